@@ -1,0 +1,34 @@
+//===- Tile.h - C API of tilelang-mlir ----------------------------*- C -*-===//
+//
+// Part of tilelang-mlir.
+//
+// The C entry points the Python module uses: registration of the tile dialect
+// with everything our pipelines need.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_CAPI_TILE_H
+#define TILE_CAPI_TILE_H
+
+#include "mlir-c/IR.h"
+#include "mlir-c/Support.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Tile, tile);
+
+/// Registers the tile dialect, the upstream dialects it lowers to, their
+/// extensions and LLVM IR translations into `registry`.
+MLIR_CAPI_EXPORTED void tileRegisterAllDialects(MlirDialectRegistry registry);
+
+/// Registers the tile passes and the upstream passes our pipelines name.
+/// Idempotent.
+MLIR_CAPI_EXPORTED void tileRegisterAllPasses(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // TILE_CAPI_TILE_H

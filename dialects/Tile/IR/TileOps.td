@@ -1,0 +1,479 @@
+//===- TileOps.td - tile dialect operations ----------------*- tablegen -*-===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_OPS_TD
+#define TILE_OPS_TD
+
+include "dialects/Tile/IR/TileDialect.td"
+include "dialects/Tile/IR/TileAttrs.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Tile_AnyBuffer : MemRefOf<[AnySignlessInteger, AnyFloat, Index]>;
+
+def Tile_InKernel : PredOpTrait<"is nested in a tile.kernel",
+    CPred<"$_op.getParentOfType<::mlir::tile::KernelOp>() != nullptr">>;
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp"]>]> {
+  let summary = "Terminator of tile regions";
+  let description = [{
+    Ends the body of `tile.kernel`, `tile.parallel` and `tile.pipelined`. It
+    is implicit in the custom syntax and carries no values.
+
+    ```mlir
+    tile.yield
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_KernelOp : Tile_Op<"kernel", [
+    AutomaticAllocationScope, RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A grid of thread blocks running one tile program";
+  let description = [{
+    Launches its body once per thread block of a grid of up to three
+    dimensions. The block arguments of the body are the block indices, one per
+    grid dimension; `threads` gives the threads of a block (one to three
+    extents, at most 1024 in total). Everything the tile program allocates
+    (shared memory, fragments) lives inside the kernel. Grid extents may be
+    dynamic (symbolic sizes).
+
+    ```mlir
+    %n = arith.constant 8 : index
+    tile.kernel blocks(%bx, %by) in (%n, %n) threads(128) {
+      %s = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$grid, DenseI64ArrayAttr:$threads);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::ValueRange":$grid,
+                   "::llvm::ArrayRef<int64_t>":$threads)>
+  ];
+  let extraClassDeclaration = [{
+    /// The block indices, one per grid dimension.
+    ::mlir::Block::BlockArgListType getBlockIndices() {
+      return getBody().front().getArguments();
+    }
+    /// Total number of threads of one block.
+    int64_t getNumThreads();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Allocation
+//===----------------------------------------------------------------------===//
+
+class Tile_AllocOp<string mnemonic, string scope, list<Trait> traits = []>
+    : Tile_Op<mnemonic, !listconcat(traits, [Tile_InKernel])> {
+  let results = (outs Res<Tile_AnyBuffer, "",
+                          [MemAlloc<AutomaticAllocationScopeResource>]>:$result);
+  let hasVerifier = 1;
+  code scopeName = scope;
+}
+
+def Tile_AllocSharedOp : Tile_AllocOp<"alloc_shared", "shared"> {
+  let summary = "Allocates a tile in shared memory";
+  let description = [{
+    A buffer in the shared memory of the block, visible to all its threads.
+    The result must have a static shape and the `#tile.scope<shared>` memory
+    space. The optional `swizzle` is normally left to layout inference.
+
+    ```mlir
+    %s = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
+    %t = tile.alloc_shared {swizzle = #tile.swizzle<128>}
+        : memref<64x64xf16, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<Tile_SwizzleAttr>:$swizzle);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_AllocFragmentOp : Tile_AllocOp<"alloc_fragment", "fragment"> {
+  let summary = "Allocates a register tile distributed over the block";
+  let description = [{
+    A tile held in registers, distributed over the threads of the block. Its
+    `layout` says which thread and register hold each element; layout
+    inference fills it in from the ops that use the fragment (a gemm
+    accumulator, a reduction, a parallel loop).
+
+    ```mlir
+    %acc = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<Tile_FragmentLayoutAttr>:$layout);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_AllocLocalOp : Tile_AllocOp<"alloc_local", "local"> {
+  let summary = "Allocates a small array private to each thread";
+  let description = [{
+    Every thread gets its own copy of the array (registers or local memory).
+
+    ```mlir
+    %l = tile.alloc_local : memref<8xf32, #tile.scope<local>>
+    ```
+  }];
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_AllocVarOp : Tile_AllocOp<"alloc_var", "var"> {
+  let summary = "Allocates a scalar private to each thread";
+  let description = [{
+    A per-thread scalar variable, as a rank-0 memref; read and written with
+    `memref.load` / `memref.store`.
+
+    ```mlir
+    %v = tile.alloc_var : memref<i32, #tile.scope<var>>
+    ```
+  }];
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
+  let summary = "Copies a tile between any two scopes, bounds-safe";
+  let description = [{
+    Copies the region of `src` that starts at `src_offsets` and has extents
+    `src_sizes` into the region of `dst` that starts at `dst_offsets` with
+    extents `dst_sizes`. The two regions must have the same shape once their
+    unit dimensions are dropped (a 1x128x32 slice of a 3-D tensor fills a
+    128x32 tile). Elements are converted to the destination element type.
+
+    The copy is bounds-safe: elements read outside `src` are zero, and
+    elements written outside `dst` are dropped. This is what makes tiles of
+    sizes that do not divide the problem work without guards in the program.
+
+    ```mlir
+    tile.copy %A[%row, %k] [128, 32] to %as[%c0, %c0] [128, 32]
+        : memref<?x1024xf16> to memref<128x32xf16, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins
+    Tile_AnyBuffer:$src, Variadic<Index>:$src_offsets,
+    Tile_AnyBuffer:$dst, Variadic<Index>:$dst_offsets,
+    DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes);
+  let assemblyFormat = [{
+    $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]`
+    $dst_sizes attr-dict `:` type($src) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The copied shape with unit dimensions dropped (same for both sides).
+    ::llvm::SmallVector<int64_t> getSqueezedShape();
+  }];
+}
+
+def Tile_FillOp : Tile_Op<"fill", [Tile_InKernel]> {
+  let summary = "Fills a tile buffer with a value";
+  let description = [{
+    Sets every element of `dst` to `value`, whose type is the element type of
+    `dst`. `T.clear(buf)` is a fill with zero.
+
+    ```mlir
+    %zero = arith.constant 0.0 : f32
+    tile.fill %acc, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$dst, AnyType:$value);
+  let assemblyFormat = "$dst `,` $value attr-dict `:` type($dst) `,` type($value)";
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicAddOp : Tile_Op<"atomic_add", [Tile_InKernel]> {
+  let summary = "Atomically adds a value or a tile into a buffer";
+  let description = [{
+    Adds `value` into `dst` at `offsets` atomically with respect to other
+    blocks and threads. `value` is either a scalar (one element is updated)
+    or a tile buffer (a region of its shape starting at `offsets` is updated,
+    unit dimensions of `dst` dropped as for `tile.copy`). Out-of-range updates
+    are dropped.
+
+    ```mlir
+    tile.atomic_add %v -> %out[%i] : f32 -> memref<1024xf32>
+    tile.atomic_add %part -> %out[%row, %c0]
+        : memref<64x64xf32, #tile.scope<fragment>> -> memref<?x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyType:$value, Tile_AnyBuffer:$dst,
+                       Variadic<Index>:$offsets);
+  let assemblyFormat = [{
+    $value `->` $dst `[` $offsets `]` attr-dict `:` type($value) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+def Tile_GemmOp : Tile_Op<"gemm", [Tile_InKernel]> {
+  let summary = "Tile matrix multiply-accumulate C += op(A) op(B)";
+  let description = [{
+    Multiplies the M×K tile `a` (K×M with `transpose_a`) by the K×N tile `b`
+    (N×K with `transpose_b`) and adds the product into the M×N accumulator
+    `c`, or overwrites `c` with it when `clear_accum` is set. `a` and `b` live
+    in shared memory or in fragments, `c` in a fragment. Accumulation happens
+    in the element type of `c`.
+
+    Supported (A, B) → C element types: f16 → f16/f32; bf16 → f32; f32 → f32
+    (tf32 tensor cores on GPUs); f64 → f64; i8 → i32; f8E4M3FN/f8E5M2 (any
+    mix) → f16/f32. `policy` says how warps split the output tile; `k_pack`
+    packs several K steps per instruction on targets that support it.
+
+    ```mlir
+    tile.gemm %as, %bs, %acc {transpose_b, policy = #tile.policy<full_row>}
+        : memref<64x32xf16, #tile.scope<shared>>,
+          memref<64x32xf16, #tile.scope<shared>>
+          -> memref<64x64xf32, #tile.scope<fragment>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$a, Tile_AnyBuffer:$b, Tile_AnyBuffer:$c,
+    UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+    DefaultValuedAttr<Tile_WarpPolicyAttr, "::mlir::tile::WarpPolicy::square">:$policy,
+    UnitAttr:$clear_accum,
+    DefaultValuedAttr<I64Attr, "1">:$k_pack);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `->` type($c)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    int64_t getM();
+    int64_t getN();
+    int64_t getK();
+  }];
+}
+
+def Tile_GemmSpOp : Tile_Op<"gemm_sp", [Tile_InKernel]> {
+  let summary = "2:4 structured-sparse tile matrix multiply-accumulate";
+  let description = [{
+    Like `tile.gemm`, with `a` in 2:4 structured-sparse form: `a` holds the
+    M×(K/2) kept values and `e` the metadata, the positions of the two kept
+    values in each group of four along K, two bits each. An integer element of
+    `e` with b bits covers b/4 groups, so `e` is M×(K/b). `b` is a dense K×N
+    tile (N×K with `transpose_b`), `c` the M×N accumulator fragment.
+
+    ```mlir
+    tile.gemm_sp %as, %es, %bs, %acc
+        : memref<64x32xf16, #tile.scope<shared>>,
+          memref<64x4xi16, #tile.scope<shared>>,
+          memref<64x64xf16, #tile.scope<shared>>
+          -> memref<64x64xf32, #tile.scope<fragment>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$a, Tile_AnyBuffer:$e,
+    Tile_AnyBuffer:$b, Tile_AnyBuffer:$c,
+    UnitAttr:$transpose_b,
+    DefaultValuedAttr<Tile_WarpPolicyAttr, "::mlir::tile::WarpPolicy::square">:$policy,
+    UnitAttr:$clear_accum);
+  let assemblyFormat = [{
+    $a `,` $e `,` $b `,` $c attr-dict `:` type($a) `,` type($e) `,` type($b)
+    `->` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Tile_InKernel]> {
+  let summary = "Reduces a tile along one dimension";
+  let description = [{
+    Reduces `src` along `dim` with `kind` into `dst`, whose shape is that of
+    `src` with `dim` removed (or kept with extent 1). With `clear` (the
+    default in the frontend) `dst` is overwritten; without it the result is
+    combined with the values already in `dst`.
+
+    ```mlir
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1 : i64, clear}
+        : memref<64x128xf32, #tile.scope<fragment>>
+          -> memref<64xf32, #tile.scope<fragment>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$src, Tile_AnyBuffer:$dst,
+    Tile_ReduceKindAttr:$kind, I64Attr:$dim, UnitAttr:$clear);
+  let assemblyFormat = [{
+    $src `->` $dst attr-dict `:` type($src) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_CumSumOp : Tile_Op<"cumsum", [Tile_InKernel]> {
+  let summary = "Inclusive prefix sum of a tile along one dimension";
+  let description = [{
+    Writes into `dst` the inclusive prefix sum of `src` along `dim` (from the
+    end when `reverse` is set). `src` and `dst` have the same shape and may be
+    the same buffer.
+
+    ```mlir
+    tile.cumsum %s -> %s {dim = 0 : i64}
+        : memref<256xf32, #tile.scope<shared>>
+          -> memref<256xf32, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$src, Tile_AnyBuffer:$dst,
+    I64Attr:$dim, UnitAttr:$reverse);
+  let assemblyFormat = [{
+    $src `->` $dst attr-dict `:` type($src) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loops
+//===----------------------------------------------------------------------===//
+
+def Tile_ParallelOp : Tile_Op<"parallel", [Tile_InKernel,
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "An elementwise loop nest over a tile";
+  let description = [{
+    Runs its body once for every index of a static iteration space of one or
+    more dimensions; iterations are independent. The threads of the block
+    share the iterations: which thread runs which iteration follows from the
+    layouts of the fragments the body touches (layout inference). The body
+    reads and writes tile buffers with `memref.load` / `memref.store`.
+
+    ```mlir
+    tile.parallel (%i, %j) in (64, 128) {
+      %x = memref.load %s[%i, %j] : memref<64x128xf32, #tile.scope<fragment>>
+      %y = math.exp %x : f32
+      memref.store %y, %s[%i, %j] : memref<64x128xf32, #tile.scope<fragment>>
+    }
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$extents);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::ArrayRef<int64_t>":$extents)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block::BlockArgListType getInductionVars() {
+      return getBody().front().getArguments();
+    }
+  }];
+}
+
+def Tile_PipelinedOp : Tile_Op<"pipelined", [Tile_InKernel,
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A serial loop to be software-pipelined";
+  let description = [{
+    A loop from `lower` to `upper` (exclusive) by `step` whose iterations the
+    compiler overlaps: with `num_stages = n` the copies into shared memory of
+    up to n-1 later iterations run while the current one computes, through
+    n-deep multi-buffered shared memory.
+
+    The *statements* of the body are its ops that have memory effects (copies,
+    gemms, parallel loops, ...), in order; pure ops such as index arithmetic
+    are not counted. `stage` (one entry per statement, in `[0, num_stages]`)
+    and `order` (a permutation of the statements) give manual control of the
+    schedule; `group` gathers statements that are scheduled together.
+
+    ```mlir
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      tile.copy %A[%r, %k] [64, 32] to %as[%c0, %c0] [64, 32]
+          : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+      tile.gemm %as, %bs, %acc : memref<64x32xf16, #tile.scope<shared>>,
+          memref<32x64xf16, #tile.scope<shared>>
+          -> memref<64x64xf32, #tile.scope<fragment>>
+    }
+    ```
+  }];
+  let arguments = (ins Index:$lower, Index:$upper, Index:$step,
+    I64Attr:$num_stages,
+    OptionalAttr<DenseI64ArrayAttr>:$order,
+    OptionalAttr<DenseI64ArrayAttr>:$stage,
+    OptionalAttr<ArrayAttr>:$group);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$lower, "::mlir::Value":$upper,
+                                 "::mlir::Value":$step, "int64_t":$numStages)>];
+  let extraClassDeclaration = [{
+    ::mlir::Value getInductionVar() { return getBody().front().getArgument(0); }
+    /// The statements of the body: ops with memory effects, in order.
+    ::llvm::SmallVector<::mlir::Operation *> getStatements();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Annotations and debugging
+//===----------------------------------------------------------------------===//
+
+def Tile_AnnotateLayoutOp : Tile_Op<"annotate_layout", [Tile_InKernel]> {
+  let summary = "Forces the layout of a fragment or the swizzle of a shared buffer";
+  let description = [{
+    A user annotation that layout inference must respect: a
+    `#tile.layout` for a fragment, a `#tile.swizzle` for a shared buffer.
+
+    ```mlir
+    tile.annotate_layout %as (#tile.swizzle<128>)
+        : memref<128x64xf16, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$buffer, AnyAttr:$layout);
+  let assemblyFormat = "$buffer `(` $layout `)` attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Tile_UseSwizzleOp : Tile_Op<"use_swizzle", [Tile_InKernel]> {
+  let summary = "Remaps block indices in panels for L2 reuse";
+  let description = [{
+    Threadblock rasterization: consecutive blocks walk panels of
+    `panel_size` rows (or columns with `order = #tile.raster<col>`) of the
+    grid instead of whole rows, so that blocks running at the same time share
+    tiles of the inputs in L2. Only meaningful in a kernel with a grid of at
+    least two dimensions; has no effect when `enable` is false.
+
+    ```mlir
+    tile.use_swizzle 10
+    tile.use_swizzle 8 {order = #tile.raster<col>}
+    ```
+  }];
+  let arguments = (ins I64Attr:$panel_size,
+    DefaultValuedAttr<Tile_RasterOrderAttr, "::mlir::tile::RasterOrder::row">:$order,
+    DefaultValuedAttr<BoolAttr, "true">:$enable);
+  let assemblyFormat = "$panel_size attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_PrintOp : Tile_Op<"print", [Tile_InKernel]> {
+  let summary = "Prints a scalar or a tile from the device (debugging)";
+  let description = [{
+    Prints `value` (a scalar, or every element of a tile buffer) with an
+    optional message, along with the block and thread that printed it.
+
+    ```mlir
+    tile.print %x {msg = "x ="} : f32
+    tile.print %acc : memref<16x16xf32, #tile.scope<fragment>>
+    ```
+  }];
+  let arguments = (ins AnyType:$value, OptionalAttr<StrAttr>:$msg);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+#endif // TILE_OPS_TD

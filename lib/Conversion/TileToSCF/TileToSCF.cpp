@@ -1,0 +1,907 @@
+//===- TileToSCF.cpp - lower tile programs to serial loops ----------------===//
+//
+// Part of tilelang-mlir.
+//
+// The CPU backend and the semantic reference of the tile dialect. A thread
+// block runs as one iteration of the grid loop nest; tile ops become loop
+// nests over their tiles. Every choice made here (bounds-safe copies, the
+// accumulation type of gemm, reduction identities, the 2:4 metadata encoding)
+// is the meaning that GPU backends must reproduce.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Conversion/TileToSCF/TileToSCF.h"
+
+#include "dialects/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "convert-tile-to-scf"
+
+namespace mlir {
+namespace tile {
+#define GEN_PASS_DEF_CONVERTTILETOSCF
+#include "dialects/Conversion/Passes.h.inc"
+} // namespace tile
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers
+//===----------------------------------------------------------------------===//
+
+static Value constIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// The zero of a scalar type.
+static Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+}
+
+/// Converts a scalar to another scalar type with the usual C rules (floats
+/// round to nearest, floats to ints truncate toward zero, ints are signed
+/// except i1, which is a boolean).
+static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (from.isIndex()) {
+    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+    return convertScalar(b, loc, asInt, to);
+  }
+  if (to.isIndex()) {
+    if (isa<FloatType>(from))
+      v = convertScalar(b, loc, v, b.getI64Type());
+    return arith::IndexCastOp::create(b, loc, to, v);
+  }
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    if (fromFloat.getWidth() > toFloat.getWidth())
+      return arith::TruncFOp::create(b, loc, to, v);
+    // Same width, different format (f16 <-> bf16): go through f32.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, to, wide);
+  }
+  if (toFloat) {
+    if (from.isInteger(1))
+      return arith::UIToFPOp::create(b, loc, to, v);
+    return arith::SIToFPOp::create(b, loc, to, v);
+  }
+  if (fromFloat) {
+    if (to.isInteger(1)) {
+      Value zero = zeroOf(b, loc, from);
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v, zero);
+    }
+    return arith::FPToSIOp::create(b, loc, to, v);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (to.isInteger(1)) {
+    Value zero = zeroOf(b, loc, from);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  if (fromWidth < toWidth) {
+    if (from.isInteger(1))
+      return arith::ExtUIOp::create(b, loc, to, v);
+    return arith::ExtSIOp::create(b, loc, to, v);
+  }
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+static Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+static Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MulFOp::create(b, loc, x, y);
+  return arith::MulIOp::create(b, loc, x, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Loop and region helpers
+//===----------------------------------------------------------------------===//
+
+/// Builds a loop nest over `shape` (zero loops for an empty shape) and calls
+/// `body` with the induction variables in the innermost loop.
+static void
+buildNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+          function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  if (shape.empty()) {
+    body(b, loc, {});
+    return;
+  }
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t extent : shape) {
+    lbs.push_back(constIndex(b, loc, 0));
+    ubs.push_back(constIndex(b, loc, extent));
+    steps.push_back(constIndex(b, loc, 1));
+  }
+  scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+}
+
+/// One side of a region-based op: the buffer, where the region starts and
+/// its extents. Unit extents are dimensions the iteration space skips.
+struct RegionSide {
+  Value buffer;
+  ValueRange offsets;
+  ArrayRef<int64_t> sizes;
+
+  /// Maps the induction variables of the squeezed iteration space to indices
+  /// into the buffer.
+  SmallVector<Value> indices(OpBuilder &b, Location loc,
+                             ValueRange ivs) const {
+    SmallVector<Value> result;
+    size_t next = 0;
+    for (auto [offset, size] : llvm::zip(offsets, sizes)) {
+      if (size == 1) {
+        result.push_back(offset);
+        continue;
+      }
+      result.push_back(arith::AddIOp::create(b, loc, offset, ivs[next++]));
+    }
+    return result;
+  }
+
+  /// An i1 that is true when `idx` lies inside the buffer, or a null value
+  /// when the region provably lies inside it (static shape, constant
+  /// offsets).
+  Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> idx) const {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value cond;
+    for (auto [d, index] : llvm::enumerate(idx)) {
+      int64_t dimSize = type.getDimSize(d);
+      APInt offset;
+      if (!ShapedType::isDynamic(dimSize) &&
+          matchPattern(offsets[d], m_ConstantInt(&offset)) &&
+          offset.getSExtValue() >= 0 &&
+          offset.getSExtValue() + sizes[d] <= dimSize)
+        continue;
+      Value bound = ShapedType::isDynamic(dimSize)
+                        ? memref::DimOp::create(b, loc, buffer, d).getResult()
+                        : constIndex(b, loc, dimSize);
+      // Unsigned compare: a negative index is out of bounds too.
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       index, bound);
+      cond = cond ? arith::AndIOp::create(b, loc, cond, ok).getResult() : ok;
+    }
+    return cond;
+  }
+};
+
+/// Loads `idx` from `buffer`, or zero when `inBounds` is false.
+static Value loadOrZero(OpBuilder &b, Location loc, Value buffer,
+                        ArrayRef<Value> idx, Value inBounds) {
+  Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+  if (!inBounds)
+    return memref::LoadOp::create(b, loc, buffer, idx);
+  auto ifOp = scf::IfOp::create(
+      b, loc, inBounds,
+      [&](OpBuilder &tb, Location l) {
+        Value v = memref::LoadOp::create(tb, l, buffer, idx);
+        scf::YieldOp::create(tb, l, v);
+      },
+      [&](OpBuilder &eb, Location l) {
+        scf::YieldOp::create(eb, l, zeroOf(eb, l, elementType));
+      });
+  return ifOp.getResult(0);
+}
+
+/// Runs `body` only when `inBounds` is true (always when it is null).
+static void guarded(OpBuilder &b, Location loc, Value inBounds,
+                    function_ref<void(OpBuilder &, Location)> body) {
+  if (!inBounds) {
+    body(b, loc);
+    return;
+  }
+  scf::IfOp::create(b, loc, inBounds, [&](OpBuilder &tb, Location l) {
+    body(tb, l);
+    scf::YieldOp::create(tb, l);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Type conversion
+//===----------------------------------------------------------------------===//
+
+void mlir::tile::populateTileToSCFTypeConversion(TypeConverter &converter) {
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](MemRefType type) -> Type {
+    if (!isa_and_nonnull<MemoryScopeAttr>(type.getMemorySpace()))
+      return type;
+    return MemRefType::get(type.getShape(), type.getElementType(),
+                           type.getLayout());
+  });
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Kernel, allocation, loops
+//===----------------------------------------------------------------------===//
+
+/// Formats a scalar for printf: returns the format directive and the value
+/// extended to what C varargs expect.
+static std::pair<StringRef, Value> printfArgument(OpBuilder &b, Location loc,
+                                                  Value v) {
+  Type type = v.getType();
+  if (isa<FloatType>(type))
+    return {"%g", convertScalar(b, loc, v, b.getF64Type())};
+  if (type.isInteger(1))
+    return {"%d", arith::ExtUIOp::create(b, loc, b.getI32Type(), v)};
+  return {"%lld", convertScalar(b, loc, v, b.getI64Type())};
+}
+
+/// Returns the `printf` declaration of the module, creating it if needed.
+static LLVM::LLVMFuncOp getOrCreatePrintf(OpBuilder &b, ModuleOp module) {
+  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>("printf"))
+    return fn;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  MLIRContext *ctx = module.getContext();
+  auto type = LLVM::LLVMFunctionType::get(IntegerType::get(ctx, 32),
+                                          {LLVM::LLVMPointerType::get(ctx)},
+                                          /*isVarArg=*/true);
+  return LLVM::LLVMFuncOp::create(b, module.getLoc(), "printf", type);
+}
+
+/// Emits one printf call with a fresh format-string global.
+static void emitPrintf(OpBuilder &b, Location loc, ModuleOp module,
+                       StringRef format, ValueRange args) {
+  LLVM::LLVMFuncOp printf = getOrCreatePrintf(b, module);
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = "__tile_print_fmt_" + std::to_string(i);
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  std::string terminated = format.str();
+  terminated.push_back('\0');
+  Value fmt = LLVM::createGlobalString(loc, b, name, terminated,
+                                       LLVM::Linkage::Internal);
+  SmallVector<Value> operands{fmt};
+  operands.append(args.begin(), args.end());
+  LLVM::CallOp::create(b, loc, printf, operands);
+}
+
+/// Replaces a tile.print by printf calls that name the block that printed
+/// (`blockIndices`, padded to three dimensions) and thread 0, the one thread
+/// a CPU block has.
+static void lowerPrint(RewriterBase &rewriter, PrintOp op,
+                       ValueRange blockIndices) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string prefix = "block (%lld, %lld, %lld) thread 0";
+  SmallVector<Value> header;
+  for (int i = 0; i < 3; ++i) {
+    Value idx = i < static_cast<int>(blockIndices.size())
+                    ? blockIndices[i]
+                    : constIndex(rewriter, loc, 0);
+    header.push_back(convertScalar(rewriter, loc, idx, rewriter.getI64Type()));
+  }
+  std::string msg = op.getMsg() ? (": " + *op.getMsg()).str() : "";
+  // printf's format must not interpret the user's message.
+  std::string escaped;
+  for (char c : msg) {
+    escaped.push_back(c);
+    if (c == '%')
+      escaped.push_back('%');
+  }
+  Value value = op.getValue();
+  if (auto type = dyn_cast<MemRefType>(value.getType())) {
+    emitPrintf(rewriter, loc, module, prefix + escaped + "\n", header);
+    buildNest(rewriter, loc, type.getShape(),
+              [&](OpBuilder &b, Location l, ValueRange ivs) {
+                Value v = memref::LoadOp::create(b, l, value, ivs);
+                auto [directive, arg] = printfArgument(b, l, v);
+                std::string format = "  [";
+                SmallVector<Value> args;
+                for (auto [i, iv] : llvm::enumerate(ivs)) {
+                  format += i ? ", %lld" : "%lld";
+                  args.push_back(convertScalar(b, l, iv, b.getI64Type()));
+                }
+                format += "] = " + directive.str() + "\n";
+                args.push_back(arg);
+                emitPrintf(b, l, module, format, args);
+              });
+  } else {
+    auto [directive, arg] = printfArgument(rewriter, loc, value);
+    SmallVector<Value> args(header);
+    args.push_back(arg);
+    emitPrintf(rewriter, loc, module,
+               prefix + escaped + " " + directive.str() + "\n", args);
+  }
+  rewriter.eraseOp(op);
+}
+
+/// tile.kernel -> allocations hoisted before a loop nest over the grid (one
+/// iteration per block, z outermost), deallocated after it.
+struct KernelLowering : public OpConversionPattern<KernelOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(KernelOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Block &body = op.getBody().front();
+
+    SmallVector<PrintOp> prints;
+    op.walk([&](PrintOp p) { prints.push_back(p); });
+    for (PrintOp p : prints)
+      lowerPrint(rewriter, p, body.getArguments());
+
+    // Blocks run one after the other, so one buffer per allocation serves
+    // every block.
+    SmallVector<Operation *> allocs;
+    op.walk([&](Operation *nested) {
+      if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp>(
+              nested))
+        allocs.push_back(nested);
+    });
+    for (Operation *alloc : allocs)
+      rewriter.moveOpBefore(alloc, op);
+
+    SmallVector<Value> lbs, ubs, steps;
+    ValueRange grid = adaptor.getGrid();
+    for (int i = grid.size() - 1; i >= 0; --i) {
+      lbs.push_back(constIndex(rewriter, loc, 0));
+      ubs.push_back(grid[i]);
+      steps.push_back(constIndex(rewriter, loc, 1));
+    }
+    scf::LoopNest nest = scf::buildLoopNest(rewriter, loc, lbs, ubs, steps);
+    SmallVector<Value> blockIndices;
+    for (int i = nest.loops.size() - 1; i >= 0; --i)
+      blockIndices.push_back(nest.loops[i].getInductionVar());
+    Block *inner = nest.loops.back().getBody();
+    rewriter.eraseOp(body.getTerminator());
+    rewriter.inlineBlockBefore(&body, inner->getTerminator(), blockIndices);
+
+    rewriter.setInsertionPoint(op);
+    for (Operation *alloc : allocs)
+      memref::DeallocOp::create(rewriter, loc, alloc->getResult(0));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+template <typename AllocOpTy>
+struct AllocLowering : public OpConversionPattern<AllocOpTy> {
+  using OpConversionPattern<AllocOpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AllocOpTy op, typename AllocOpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast_or_null<MemRefType>(
+        this->getTypeConverter()->convertType(op.getType()));
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "cannot convert the buffer type");
+    rewriter.replaceOpWithNewOp<memref::AllocOp>(
+        op, type, /*alignment=*/rewriter.getI64IntegerAttr(64));
+    return success();
+  }
+};
+
+/// Replaces a region op (parallel, pipelined) by `loops` and moves its body
+/// into the innermost one.
+static void inlineBodyInto(ConversionPatternRewriter &rewriter, Region &region,
+                           Block *inner, ValueRange ivs) {
+  Block &body = region.front();
+  rewriter.eraseOp(body.getTerminator());
+  rewriter.inlineBlockBefore(&body, inner->getTerminator(), ivs);
+}
+
+struct ParallelLowering : public OpConversionPattern<ParallelOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ParallelOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t extent : op.getExtents()) {
+      lbs.push_back(constIndex(rewriter, loc, 0));
+      ubs.push_back(constIndex(rewriter, loc, extent));
+      steps.push_back(constIndex(rewriter, loc, 1));
+    }
+    scf::LoopNest nest = scf::buildLoopNest(rewriter, loc, lbs, ubs, steps);
+    SmallVector<Value> ivs;
+    for (scf::ForOp loop : nest.loops)
+      ivs.push_back(loop.getInductionVar());
+    inlineBodyInto(rewriter, op.getBody(), nest.loops.back().getBody(), ivs);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct PipelinedLowering : public OpConversionPattern<PipelinedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PipelinedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // Stages only matter where copies can overlap compute; on the CPU the
+    // loop runs in program order.
+    auto loop =
+        scf::ForOp::create(rewriter, op.getLoc(), adaptor.getLower(),
+                           adaptor.getUpper(), adaptor.getStep());
+    inlineBodyInto(rewriter, op.getBody(), loop.getBody(),
+                   loop.getInductionVar());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Ops that only guide GPU code generation: no effect on the CPU.
+template <typename OpTy>
+struct EraseLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+struct CopyLowering : public OpConversionPattern<CopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RegionSide src{adaptor.getSrc(), adaptor.getSrcOffsets(),
+                   op.getSrcSizes()};
+    RegionSide dst{adaptor.getDst(), adaptor.getDstOffsets(),
+                   op.getDstSizes()};
+    Type dstElement = op.getDst().getType().getElementType();
+    buildNest(rewriter, op.getLoc(), op.getSqueezedShape(),
+              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                SmallVector<Value> srcIdx = src.indices(b, loc, ivs);
+                SmallVector<Value> dstIdx = dst.indices(b, loc, ivs);
+                Value v = loadOrZero(b, loc, src.buffer, srcIdx,
+                                     src.inBounds(b, loc, srcIdx));
+                v = convertScalar(b, loc, v, dstElement);
+                guarded(b, loc, dst.inBounds(b, loc, dstIdx),
+                        [&](OpBuilder &gb, Location l) {
+                          memref::StoreOp::create(gb, l, v, dst.buffer,
+                                                  dstIdx);
+                        });
+              });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct FillLowering : public OpConversionPattern<FillOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(FillOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value dst = adaptor.getDst();
+    Value value = adaptor.getValue();
+    auto type = cast<MemRefType>(dst.getType());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic fills are unsupported");
+    buildNest(rewriter, op.getLoc(), type.getShape(),
+              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                memref::StoreOp::create(b, loc, value, dst, ivs);
+              });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AtomicAddLowering : public OpConversionPattern<AtomicAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AtomicAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value dst = adaptor.getDst();
+    auto dstType = cast<MemRefType>(dst.getType());
+    Type element = dstType.getElementType();
+    arith::AtomicRMWKind kind = isa<FloatType>(element)
+                                    ? arith::AtomicRMWKind::addf
+                                    : arith::AtomicRMWKind::addi;
+    Value value = adaptor.getValue();
+    auto valueType = dyn_cast<MemRefType>(value.getType());
+    // The updated region: a scalar updates one element; a tile updates a
+    // region of its shape, aligned with the trailing dimensions of dst.
+    SmallVector<int64_t> sizes(dstType.getRank(), 1);
+    if (valueType)
+      llvm::copy(valueType.getShape(),
+                 sizes.begin() + (dstType.getRank() - valueType.getRank()));
+    RegionSide side{dst, adaptor.getOffsets(), sizes};
+    SmallVector<int64_t> iteration =
+        valueType ? SmallVector<int64_t>(valueType.getShape())
+                  : SmallVector<int64_t>();
+    buildNest(rewriter, op.getLoc(), iteration,
+              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                Value v = valueType
+                              ? memref::LoadOp::create(b, loc, value, ivs)
+                              : value;
+                v = convertScalar(b, loc, v, element);
+                // Unit dims of the value tile are iterated too: map all of
+                // its dims (not only the non-unit ones) onto dst.
+                SmallVector<Value> idx;
+                size_t lead = dstType.getRank() - ivs.size();
+                for (auto [d, offset] : llvm::enumerate(side.offsets)) {
+                  if (d < lead) {
+                    idx.push_back(offset);
+                    continue;
+                  }
+                  idx.push_back(
+                      arith::AddIOp::create(b, loc, offset, ivs[d - lead]));
+                }
+                guarded(b, loc, side.inBounds(b, loc, idx),
+                        [&](OpBuilder &gb, Location l) {
+                          memref::AtomicRMWOp::create(gb, l, kind, v, dst,
+                                                      idx);
+                        });
+              });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+/// Zeroes `c` (static shape) with a loop nest.
+static void zeroFill(OpBuilder &b, Location loc, Value c) {
+  auto type = cast<MemRefType>(c.getType());
+  Value zero = zeroOf(b, loc, type.getElementType());
+  buildNest(b, loc, type.getShape(), [&](OpBuilder &nb, Location l,
+                                         ValueRange ivs) {
+    memref::StoreOp::create(nb, l, zero, c, ivs);
+  });
+}
+
+static bool isFloat8(Type t) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(t);
+}
+
+struct GemmLowering : public OpConversionPattern<GemmOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(GemmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type accType = op.getC().getType().getElementType();
+    if (isFloat8(op.getA().getType().getElementType()) ||
+        isFloat8(op.getB().getType().getElementType()))
+      return op.emitOpError("float8 gemm is not supported by the CPU backend");
+    Location loc = op.getLoc();
+    Value a = adaptor.getA(), b = adaptor.getB(), c = adaptor.getC();
+    if (op.getClearAccum())
+      zeroFill(rewriter, loc, c);
+    bool ta = op.getTransposeA(), tb = op.getTransposeB();
+    // m, k, n order: the innermost loop walks rows of B and C contiguously.
+    buildNest(rewriter, loc, {op.getM(), op.getK()},
+              [&](OpBuilder &builder, Location l, ValueRange mk) {
+                Value m = mk[0], k = mk[1];
+                Value av = memref::LoadOp::create(
+                    builder, l, a, ta ? ValueRange{k, m} : ValueRange{m, k});
+                av = convertScalar(builder, l, av, accType);
+                buildNest(builder, l, {op.getN()},
+                          [&](OpBuilder &nb, Location nl, ValueRange nIv) {
+                            Value n = nIv[0];
+                            Value bv = memref::LoadOp::create(
+                                nb, nl, b,
+                                tb ? ValueRange{n, k} : ValueRange{k, n});
+                            bv = convertScalar(nb, nl, bv, accType);
+                            Value cv = memref::LoadOp::create(
+                                nb, nl, c, ValueRange{m, n});
+                            cv = add(nb, nl, cv, mul(nb, nl, av, bv));
+                            memref::StoreOp::create(nb, nl, cv, c,
+                                                    ValueRange{m, n});
+                          });
+              });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// 2:4 sparse gemm. Metadata encoding (the dialect's logical one): group g
+/// of row m (elements 4g..4g+3 of K) is described by 4 bits at bit offset
+/// 4 * (g mod (b/4)) of E[m, g / (b/4)] for b-bit metadata elements; the low
+/// two bits give the position in the group of the first kept value
+/// (A[m, 2g]), the high two bits that of the second (A[m, 2g+1]).
+struct GemmSpLowering : public OpConversionPattern<GemmSpOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(GemmSpOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type accType = op.getC().getType().getElementType();
+    Value a = adaptor.getA(), e = adaptor.getE(), b = adaptor.getB(),
+          c = adaptor.getC();
+    auto aType = op.getA().getType();
+    auto eType = cast<IntegerType>(op.getE().getType().getElementType());
+    int64_t m = aType.getDimSize(0), groups = aType.getDimSize(1) / 2;
+    int64_t n = op.getC().getType().getDimSize(1);
+    int64_t groupsPerElement = eType.getWidth() / 4;
+    bool tb = op.getTransposeB();
+    if (op.getClearAccum())
+      zeroFill(rewriter, loc, c);
+    buildNest(
+        rewriter, loc, {m, groups, 2},
+        [&](OpBuilder &builder, Location l, ValueRange ivs) {
+          Value mi = ivs[0], g = ivs[1], j = ivs[2];
+          Value perElement = constIndex(builder, l, groupsPerElement);
+          Value eCol = arith::DivUIOp::create(builder, l, g, perElement);
+          Value eRaw = memref::LoadOp::create(builder, l, e,
+                                              ValueRange{mi, eCol});
+          Value eWide = arith::ExtUIOp::create(builder, l,
+                                               builder.getI64Type(), eRaw);
+          // shift = 4 * (g mod groupsPerElement) + 2 * j
+          Value within = arith::RemUIOp::create(builder, l, g, perElement);
+          Value shift = arith::AddIOp::create(
+              builder, l,
+              arith::MulIOp::create(builder, l, within,
+                                    constIndex(builder, l, 4)),
+              arith::MulIOp::create(builder, l, j, constIndex(builder, l, 2)));
+          Value shift64 = arith::IndexCastOp::create(
+              builder, l, builder.getI64Type(), shift);
+          Value bits = arith::AndIOp::create(
+              builder, l, arith::ShRUIOp::create(builder, l, eWide, shift64),
+              arith::ConstantIntOp::create(builder, l, builder.getI64Type(),
+                                           3));
+          Value pos = arith::IndexCastOp::create(
+              builder, l, builder.getIndexType(), bits);
+          Value k = arith::AddIOp::create(
+              builder, l,
+              arith::MulIOp::create(builder, l, g, constIndex(builder, l, 4)),
+              pos);
+          Value aCol = arith::AddIOp::create(
+              builder, l,
+              arith::MulIOp::create(builder, l, g, constIndex(builder, l, 2)),
+              j);
+          Value av = memref::LoadOp::create(builder, l, a,
+                                            ValueRange{mi, aCol});
+          av = convertScalar(builder, l, av, accType);
+          buildNest(builder, l, {n},
+                    [&](OpBuilder &nb, Location nl, ValueRange nIv) {
+                      Value ni = nIv[0];
+                      Value bv = memref::LoadOp::create(
+                          nb, nl, b, tb ? ValueRange{ni, k} : ValueRange{k, ni});
+                      bv = convertScalar(nb, nl, bv, accType);
+                      Value cv =
+                          memref::LoadOp::create(nb, nl, c, ValueRange{mi, ni});
+                      cv = add(nb, nl, cv, mul(nb, nl, av, bv));
+                      memref::StoreOp::create(nb, nl, cv, c,
+                                              ValueRange{mi, ni});
+                    });
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The identity of a reduction kind for `type`.
+static Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind,
+                            Type type) {
+  bool isMax = kind == ReduceKind::max;
+  bool isMin = kind == ReduceKind::min;
+  if (!isMax && !isMin)
+    return zeroOf(b, loc, type);
+  if (auto f = dyn_cast<FloatType>(type)) {
+    APFloat inf = APFloat::getInf(f.getFloatSemantics(), /*Negative=*/isMax);
+    return arith::ConstantFloatOp::create(b, loc, f, inf);
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt v = isMax ? APInt::getSignedMinValue(width)
+                  : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+}
+
+/// Combines an accumulated value with a new element.
+static Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind,
+                           Value acc, Value x) {
+  bool isFloat = isa<FloatType>(x.getType());
+  if (kind == ReduceKind::abssum || kind == ReduceKind::absmax)
+    x = isFloat ? math::AbsFOp::create(b, loc, x).getResult()
+                : math::AbsIOp::create(b, loc, x).getResult();
+  switch (kind) {
+  case ReduceKind::sum:
+  case ReduceKind::abssum:
+    return add(b, loc, acc, x);
+  case ReduceKind::max:
+  case ReduceKind::absmax:
+    return isFloat ? arith::MaxNumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+  case ReduceKind::min:
+    return isFloat ? arith::MinNumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+struct ReduceLowering : public OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value src = adaptor.getSrc(), dst = adaptor.getDst();
+    auto srcType = cast<MemRefType>(src.getType());
+    auto dstType = cast<MemRefType>(dst.getType());
+    Type accType = dstType.getElementType();
+    int64_t dim = op.getDim();
+    ReduceKind kind = op.getKind();
+    SmallVector<int64_t> outer(srcType.getShape());
+    outer.erase(outer.begin() + dim);
+    bool keepsDim = dstType.getRank() == srcType.getRank();
+    buildNest(
+        rewriter, loc, outer, [&](OpBuilder &b, Location l, ValueRange ivs) {
+          SmallVector<Value> dstIdx(ivs.begin(), ivs.end());
+          if (keepsDim)
+            dstIdx.insert(dstIdx.begin() + dim, constIndex(b, l, 0));
+          else if (dstType.getRank() == 1 && ivs.empty())
+            dstIdx.push_back(constIndex(b, l, 0));
+          Value init = op.getClear()
+                           ? reduceIdentity(b, l, kind, accType)
+                           : memref::LoadOp::create(b, l, dst, dstIdx);
+          auto loop = scf::ForOp::create(
+              b, l, constIndex(b, l, 0),
+              constIndex(b, l, srcType.getDimSize(dim)), constIndex(b, l, 1),
+              ValueRange{init},
+              [&](OpBuilder &lb, Location ll, Value iv, ValueRange acc) {
+                SmallVector<Value> srcIdx(ivs.begin(), ivs.end());
+                srcIdx.insert(srcIdx.begin() + dim, iv);
+                Value x = memref::LoadOp::create(lb, ll, src, srcIdx);
+                x = convertScalar(lb, ll, x, accType);
+                scf::YieldOp::create(lb, ll,
+                                     reduceCombine(lb, ll, kind, acc[0], x));
+              });
+          memref::StoreOp::create(b, l, loop.getResult(0), dst, dstIdx);
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct CumSumLowering : public OpConversionPattern<CumSumOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CumSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value src = adaptor.getSrc(), dst = adaptor.getDst();
+    auto srcType = cast<MemRefType>(src.getType());
+    Type accType = cast<MemRefType>(dst.getType()).getElementType();
+    int64_t dim = op.getDim();
+    int64_t extent = srcType.getDimSize(dim);
+    SmallVector<int64_t> outer(srcType.getShape());
+    outer.erase(outer.begin() + dim);
+    bool reverse = op.getReverse();
+    buildNest(
+        rewriter, loc, outer, [&](OpBuilder &b, Location l, ValueRange ivs) {
+          Value zero = zeroOf(b, l, accType);
+          scf::ForOp::create(
+              b, l, constIndex(b, l, 0), constIndex(b, l, extent),
+              constIndex(b, l, 1), ValueRange{zero},
+              [&](OpBuilder &lb, Location ll, Value iv, ValueRange acc) {
+                Value pos = iv;
+                if (reverse)
+                  pos = arith::SubIOp::create(
+                      lb, ll, constIndex(lb, ll, extent - 1), iv);
+                SmallVector<Value> idx(ivs.begin(), ivs.end());
+                idx.insert(idx.begin() + dim, pos);
+                Value x = memref::LoadOp::create(lb, ll, src, idx);
+                Value sum =
+                    add(lb, ll, acc[0], convertScalar(lb, ll, x, accType));
+                memref::StoreOp::create(lb, ll, sum, dst, idx);
+                scf::YieldOp::create(lb, ll, sum);
+              });
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Everything else: strip tile memory spaces from operand and result types.
+//===----------------------------------------------------------------------===//
+
+struct ConvertAnyOpTypes : public ConversionPattern {
+  ConvertAnyOpTypes(const TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {
+  }
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (isa<TileDialect>(op->getDialect()))
+      return rewriter.notifyMatchFailure(op, "tile ops have their own pattern");
+    SmallVector<Type> resultTypes;
+    if (failed(getTypeConverter()->convertTypes(op->getResultTypes(),
+                                                resultTypes)))
+      return rewriter.notifyMatchFailure(op, "cannot convert result types");
+    OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
+                         op->getAttrs(), op->getSuccessors());
+    for (Region &region : op->getRegions()) {
+      Region *newRegion = state.addRegion();
+      rewriter.inlineRegionBefore(region, *newRegion, newRegion->end());
+      if (failed(rewriter.convertRegionTypes(newRegion, *getTypeConverter())))
+        return rewriter.notifyMatchFailure(op, "cannot convert region types");
+    }
+    Operation *newOp = rewriter.create(state);
+    rewriter.replaceOp(op, newOp->getResults());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
+                                           RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<KernelLowering, AllocLowering<AllocSharedOp>,
+               AllocLowering<AllocFragmentOp>, AllocLowering<AllocLocalOp>,
+               AllocLowering<AllocVarOp>, ParallelLowering, PipelinedLowering,
+               EraseLowering<AnnotateLayoutOp>, EraseLowering<UseSwizzleOp>,
+               CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
+               GemmSpLowering, ReduceLowering, CumSumLowering>(converter, ctx);
+  patterns.add<ConvertAnyOpTypes>(converter, ctx);
+}
+
+namespace {
+struct ConvertTileToSCFPass
+    : public tile::impl::ConvertTileToSCFBase<ConvertTileToSCFPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    TypeConverter converter;
+    populateTileToSCFTypeConversion(converter);
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<TileDialect>();
+    auto isLegal = [&](Operation *op) {
+      if (!converter.isLegal(op->getOperandTypes()) ||
+          !converter.isLegal(op->getResultTypes()))
+        return false;
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          if (!converter.isLegal(block.getArgumentTypes()))
+            return false;
+      return true;
+    };
+    target.markUnknownOpDynamicallyLegal(isLegal);
+
+    RewritePatternSet patterns(ctx);
+    populateTileToSCFPatterns(converter, patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

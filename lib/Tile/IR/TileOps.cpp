@@ -1,0 +1,887 @@
+//===- TileOps.cpp - tile dialect operations ------------------------------===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define GET_OP_CLASSES
+#include "dialects/Tile/IR/TileOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Formats a shape as "128x32" for diagnostics ("scalar" for rank 0).
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      "x");
+  return result;
+}
+
+static SmallVector<int64_t> squeeze(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> result;
+  for (int64_t d : shape)
+    if (d != 1)
+      result.push_back(d);
+  return result;
+}
+
+static bool isTileScope(Type type) { return !isGlobal(type); }
+
+/// Parses `(%a, %b)` block arguments of index type.
+static ParseResult
+parseIndexArguments(OpAsmParser &parser,
+                    SmallVectorImpl<OpAsmParser::Argument> &args) {
+  if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren))
+    return failure();
+  Type index = parser.getBuilder().getIndexType();
+  for (OpAsmParser::Argument &arg : args)
+    arg.type = index;
+  return success();
+}
+
+/// Parses `(1, 2, 3)` into a list of integers.
+static ParseResult parseIntegerList(OpAsmParser &parser,
+                                    SmallVectorImpl<int64_t> &values,
+                                    OpAsmParser::Delimiter delimiter) {
+  return parser.parseCommaSeparatedList(delimiter, [&]() -> ParseResult {
+    int64_t v;
+    if (parser.parseInteger(v))
+      return failure();
+    values.push_back(v);
+    return success();
+  });
+}
+
+static void printIndexArguments(OpAsmPrinter &p, ValueRange args) {
+  p << "(";
+  llvm::interleaveComma(args, p, [&](Value v) { p.printOperand(v); });
+  p << ")";
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &result,
+                     ValueRange grid, ArrayRef<int64_t> threads) {
+  result.addOperands(grid);
+  result.addAttribute(getThreadsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(threads));
+  Region *body = result.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value v : grid)
+    block->addArgument(builder.getIndexType(), v.getLoc());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(block);
+  YieldOp::create(builder, result.location);
+}
+
+int64_t KernelOp::getNumThreads() {
+  int64_t n = 1;
+  for (int64_t t : getThreads())
+    n *= t;
+  return n;
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> blockIndices;
+  SmallVector<OpAsmParser::UnresolvedOperand> grid;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword("blocks") ||
+      parseIndexArguments(parser, blockIndices) || parser.parseKeyword("in") ||
+      parser.parseOperandList(grid, OpAsmParser::Delimiter::Paren))
+    return failure();
+  if (blockIndices.size() != grid.size())
+    return parser.emitError(loc)
+           << "expected one block index per grid extent, got "
+           << blockIndices.size() << " indices and " << grid.size()
+           << " extents";
+  Type index = parser.getBuilder().getIndexType();
+  if (parser.resolveOperands(grid, index, result.operands))
+    return failure();
+  SmallVector<int64_t> threads;
+  if (parser.parseKeyword("threads") ||
+      parseIntegerList(parser, threads, OpAsmParser::Delimiter::Paren))
+    return failure();
+  result.addAttribute(getThreadsAttrName(result.name),
+                      parser.getBuilder().getDenseI64ArrayAttr(threads));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, blockIndices))
+    return failure();
+  KernelOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  p << " blocks";
+  printIndexArguments(p, getBlockIndices());
+  p << " in (" << getGrid() << ") threads(";
+  llvm::interleaveComma(getThreads(), p);
+  p << ")";
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                     {getThreadsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+}
+
+LogicalResult KernelOp::verify() {
+  size_t rank = getGrid().size();
+  if (rank < 1 || rank > 3)
+    return emitOpError("expects 1 to 3 grid dimensions, got ") << rank;
+  Block &body = getBody().front();
+  if (body.getNumArguments() != rank ||
+      llvm::any_of(body.getArgumentTypes(),
+                   [](Type t) { return !t.isIndex(); }))
+    return emitOpError("expects ")
+           << rank << " block indices of type index (one per grid dimension), "
+           << "got " << body.getNumArguments() << " block arguments";
+  ArrayRef<int64_t> threads = getThreads();
+  if (threads.empty() || threads.size() > 3)
+    return emitOpError("expects 1 to 3 thread extents, got ")
+           << threads.size();
+  for (int64_t t : threads)
+    if (t <= 0)
+      return emitOpError("thread extents must be positive, got ") << t;
+  if (getNumThreads() > 1024)
+    return emitOpError("expects at most 1024 threads per block, got ")
+           << getNumThreads();
+  if ((*this)->getParentOfType<KernelOp>())
+    return emitOpError("cannot be nested in another tile.kernel");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Allocation ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyAlloc(Operation *op, MemRefType type,
+                                 MemoryScope scope) {
+  FailureOr<std::optional<MemoryScope>> actual = getMemoryScope(type);
+  if (failed(actual) || !*actual || **actual != scope)
+    return op->emitOpError("result must be in #tile.scope<")
+           << stringifyMemoryScope(scope) << "> memory, got " << type;
+  if (!type.hasStaticShape())
+    return op->emitOpError("result must have a static shape, got ") << type;
+  if (!type.getLayout().isIdentity())
+    return op->emitOpError("result must have the identity layout, got ")
+           << type;
+  if (scope == MemoryScope::var && type.getRank() != 0)
+    return op->emitOpError("result must be a rank-0 memref (a scalar), got "
+                           "rank ")
+           << type.getRank();
+  if (scope != MemoryScope::var && type.getRank() == 0)
+    return op->emitOpError("result must have rank at least 1; use "
+                           "tile.alloc_var for scalars");
+  return success();
+}
+
+LogicalResult AllocSharedOp::verify() {
+  return verifyAlloc(*this, getType(), MemoryScope::shared);
+}
+
+LogicalResult AllocFragmentOp::verify() {
+  if (failed(verifyAlloc(*this, getType(), MemoryScope::fragment)))
+    return failure();
+  FragmentLayoutAttr layout = getLayoutAttr();
+  if (!layout)
+    return success();
+  if (failed(layout.verifyForShape(getType().getShape(),
+                                   [&]() { return emitOpError(); })))
+    return failure();
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (layout.getThreads() != kernel.getNumThreads())
+    return emitOpError("layout is for ")
+           << layout.getThreads() << " threads but the kernel has "
+           << kernel.getNumThreads();
+  return success();
+}
+
+LogicalResult AllocLocalOp::verify() {
+  return verifyAlloc(*this, getType(), MemoryScope::local);
+}
+
+LogicalResult AllocVarOp::verify() {
+  return verifyAlloc(*this, getType(), MemoryScope::var);
+}
+
+//===----------------------------------------------------------------------===//
+// CopyOp
+//===----------------------------------------------------------------------===//
+
+/// Verifies one side (source or destination) of a region-based op.
+static LogicalResult verifyRegionSide(Operation *op, StringRef side,
+                                      MemRefType type, size_t numOffsets,
+                                      ArrayRef<int64_t> sizes) {
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(numOffsets) != rank)
+    return op->emitOpError("expects ")
+           << rank << " " << side << " offsets (the " << side
+           << " rank), got " << numOffsets;
+  if (static_cast<int64_t>(sizes.size()) != rank)
+    return op->emitOpError("expects ")
+           << rank << " " << side << " sizes (the " << side << " rank), got "
+           << sizes.size();
+  for (int64_t s : sizes)
+    if (s <= 0)
+      return op->emitOpError() << side << " sizes must be positive, got ["
+                               << formatShape(sizes) << "]";
+  // Tile buffers have static shapes: a region larger than the buffer is a
+  // bug in the program. Global tensors may be smaller than a tile (ragged
+  // edges), which the bounds-safe semantics handle.
+  if (isTileScope(type)) {
+    for (auto [s, d] : llvm::zip(sizes, type.getShape()))
+      if (!ShapedType::isDynamic(d) && s > d)
+        return op->emitOpError()
+               << side << " region " << formatShape(sizes) << " exceeds the "
+               << getScopeName(type) << " buffer of shape "
+               << formatShape(type.getShape());
+  }
+  return success();
+}
+
+SmallVector<int64_t> CopyOp::getSqueezedShape() {
+  return squeeze(getSrcSizes());
+}
+
+LogicalResult CopyOp::verify() {
+  if (failed(verifyRegionSide(*this, "source", getSrc().getType(),
+                              getSrcOffsets().size(), getSrcSizes())) ||
+      failed(verifyRegionSide(*this, "destination", getDst().getType(),
+                              getDstOffsets().size(), getDstSizes())))
+    return failure();
+  if (squeeze(getSrcSizes()) != squeeze(getDstSizes()))
+    return emitOpError("source region ")
+           << formatShape(getSrcSizes()) << " and destination region "
+           << formatShape(getDstSizes())
+           << " have different shapes (unit dimensions dropped)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FillOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FillOp::verify() {
+  Type elementType = getDst().getType().getElementType();
+  if (getValue().getType() != elementType)
+    return emitOpError("fill value type ")
+           << getValue().getType() << " does not match the element type "
+           << elementType << " of the buffer";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AtomicAddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AtomicAddOp::verify() {
+  MemRefType dstType = getDst().getType();
+  if (!isGlobal(dstType) && !isInScope(dstType, MemoryScope::shared))
+    return emitOpError("destination must be in global or shared memory, got ")
+           << getScopeName(dstType);
+  if (static_cast<int64_t>(getOffsets().size()) != dstType.getRank())
+    return emitOpError("expects ")
+           << dstType.getRank() << " offsets (the destination rank), got "
+           << getOffsets().size();
+  Type valueType = getValue().getType();
+  if (auto tileType = dyn_cast<MemRefType>(valueType)) {
+    if (!tileType.hasStaticShape())
+      return emitOpError("value tile must have a static shape, got ")
+             << tileType;
+    if (tileType.getRank() > dstType.getRank())
+      return emitOpError("value tile of rank ")
+             << tileType.getRank()
+             << " cannot be added into a destination of rank "
+             << dstType.getRank();
+    return success();
+  }
+  if (!valueType.isIntOrIndexOrFloat())
+    return emitOpError("value must be a scalar or a tile buffer, got ")
+           << valueType;
+  if (valueType != dstType.getElementType())
+    return emitOpError("value type ")
+           << valueType << " does not match the destination element type "
+           << dstType.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+/// True if (a, b) -> c is a supported combination of gemm element types.
+static bool isSupportedGemmTypes(Type a, Type b, Type c) {
+  auto isF8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
+  if (isF8(a) && isF8(b))
+    return c.isF32() || c.isF16();
+  if (a != b)
+    return false;
+  if (a.isF16())
+    return c.isF32() || c.isF16();
+  if (a.isBF16())
+    return c.isF32();
+  if (a.isF32())
+    return c.isF32();
+  if (a.isF64())
+    return c.isF64();
+  if (a.isInteger(8))
+    return c.isInteger(32);
+  return false;
+}
+
+static constexpr StringLiteral kSupportedGemmTypes =
+    "f16 -> f16/f32, bf16 -> f32, f32 -> f32, f64 -> f64, i8 -> i32, "
+    "f8E4M3FN/f8E5M2 -> f16/f32";
+
+/// Checks that `type` is a 2-D tile operand of a gemm in an allowed scope.
+static LogicalResult verifyGemmOperand(Operation *op, StringRef name,
+                                       MemRefType type, bool isAccumulator) {
+  if (type.getRank() != 2)
+    return op->emitOpError("operand ")
+           << name << " must be a 2-D tile, got rank " << type.getRank();
+  if (isAccumulator) {
+    if (!isInScope(type, MemoryScope::fragment))
+      return op->emitOpError("accumulator ")
+             << name << " must be a fragment, got " << getScopeName(type);
+    return success();
+  }
+  if (!isInScope(type, MemoryScope::shared) &&
+      !isInScope(type, MemoryScope::fragment))
+    return op->emitOpError("operand ")
+           << name << " must be in shared memory or a fragment, got "
+           << getScopeName(type);
+  return success();
+}
+
+int64_t GemmOp::getM() {
+  ArrayRef<int64_t> a = getA().getType().getShape();
+  return getTransposeA() ? a[1] : a[0];
+}
+
+int64_t GemmOp::getK() {
+  ArrayRef<int64_t> a = getA().getType().getShape();
+  return getTransposeA() ? a[0] : a[1];
+}
+
+int64_t GemmOp::getN() {
+  ArrayRef<int64_t> b = getB().getType().getShape();
+  return getTransposeB() ? b[0] : b[1];
+}
+
+LogicalResult GemmOp::verify() {
+  MemRefType a = getA().getType(), b = getB().getType(), c = getC().getType();
+  if (failed(verifyGemmOperand(*this, "A", a, false)) ||
+      failed(verifyGemmOperand(*this, "B", b, false)) ||
+      failed(verifyGemmOperand(*this, "C", c, true)))
+    return failure();
+  int64_t kB = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
+  if (getK() != kB)
+    return emitOpError("A is ")
+           << formatShape(a.getShape())
+           << (getTransposeA() ? " (KxM)" : " (MxK)") << " and B is "
+           << formatShape(b.getShape())
+           << (getTransposeB() ? " (NxK)" : " (KxN)")
+           << ": the K dimensions " << getK() << " and " << kB << " differ";
+  if (c.getDimSize(0) != getM() || c.getDimSize(1) != getN())
+    return emitOpError("C must be ")
+           << getM() << "x" << getN() << " (MxN), got "
+           << formatShape(c.getShape());
+  if (!isSupportedGemmTypes(a.getElementType(), b.getElementType(),
+                            c.getElementType()))
+    return emitOpError("unsupported element types: A ")
+           << a.getElementType() << ", B " << b.getElementType() << ", C "
+           << c.getElementType() << " (supported: " << kSupportedGemmTypes
+           << ")";
+  if (getKPack() < 1)
+    return emitOpError("k_pack must be positive, got ") << getKPack();
+  return success();
+}
+
+namespace {
+/// `fill C, 0` right before `gemm A, B, C` (with only pure ops in between)
+/// is a gemm that overwrites its accumulator.
+struct FoldZeroFillIntoGemm : public OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GemmOp gemm,
+                                PatternRewriter &rewriter) const override {
+    if (gemm.getClearAccum())
+      return rewriter.notifyMatchFailure(gemm, "already clears its accumulator");
+    Operation *prev = gemm->getPrevNode();
+    while (prev && isMemoryEffectFree(prev) && prev->getNumRegions() == 0)
+      prev = prev->getPrevNode();
+    auto fill = dyn_cast_or_null<FillOp>(prev);
+    if (!fill || fill.getDst() != gemm.getC())
+      return rewriter.notifyMatchFailure(
+          gemm, "not preceded by a fill of its accumulator");
+    if (!matchPattern(fill.getValue(), m_AnyZeroFloat()) &&
+        !matchPattern(fill.getValue(), m_Zero()))
+      return rewriter.notifyMatchFailure(gemm, "the fill value is not zero");
+    rewriter.modifyOpInPlace(gemm, [&]() { gemm.setClearAccum(true); });
+    rewriter.eraseOp(fill);
+    return success();
+  }
+};
+} // namespace
+
+void GemmOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<FoldZeroFillIntoGemm>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// GemmSpOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmSpOp::verify() {
+  MemRefType a = getA().getType(), e = getE().getType(), b = getB().getType(),
+             c = getC().getType();
+  if (failed(verifyGemmOperand(*this, "A", a, false)) ||
+      failed(verifyGemmOperand(*this, "E", e, false)) ||
+      failed(verifyGemmOperand(*this, "B", b, false)) ||
+      failed(verifyGemmOperand(*this, "C", c, true)))
+    return failure();
+  Type aType = a.getElementType();
+  if (!aType.isF16() && !aType.isBF16())
+    return emitOpError("sparse A must be f16 or bf16, got ") << aType;
+  if (b.getElementType() != aType)
+    return emitOpError("B element type ")
+           << b.getElementType() << " must match A's " << aType;
+  if (!c.getElementType().isF32() &&
+      !(aType.isF16() && c.getElementType().isF16()))
+    return emitOpError("unsupported accumulator type ")
+           << c.getElementType() << " for " << aType << " inputs";
+  auto eType = dyn_cast<IntegerType>(e.getElementType());
+  if (!eType || (eType.getWidth() != 8 && eType.getWidth() != 16 &&
+                 eType.getWidth() != 32))
+    return emitOpError("metadata E must have i8, i16 or i32 elements, got ")
+           << e.getElementType();
+  int64_t m = a.getDimSize(0), kHalf = a.getDimSize(1);
+  int64_t k = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
+  int64_t n = getTransposeB() ? b.getDimSize(0) : b.getDimSize(1);
+  if (2 * kHalf != k)
+    return emitOpError("sparse A must be MxK/2 = ")
+           << m << "x" << k / 2 << " for B with K = " << k << ", got "
+           << formatShape(a.getShape());
+  int64_t bits = eType.getWidth();
+  if (k % bits != 0 || e.getDimSize(0) != m || e.getDimSize(1) != k / bits)
+    return emitOpError("metadata E must be MxK/")
+           << bits << " = " << m << "x" << k / bits << " for " << bits
+           << "-bit metadata, got " << formatShape(e.getShape());
+  if (c.getDimSize(0) != m || c.getDimSize(1) != n)
+    return emitOpError("C must be ")
+           << m << "x" << n << " (MxN), got " << formatShape(c.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp / CumSumOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyNotGlobal(Operation *op, StringRef name,
+                                     MemRefType type) {
+  if (isGlobal(type))
+    return op->emitOpError()
+           << name << " must be a fragment, shared or local buffer, got global";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  MemRefType src = getSrc().getType(), dst = getDst().getType();
+  if (failed(verifyNotGlobal(*this, "source", src)) ||
+      failed(verifyNotGlobal(*this, "destination", dst)))
+    return failure();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= src.getRank())
+    return emitOpError("reduce dim ")
+           << dim << " is out of range for a rank-" << src.getRank()
+           << " source";
+  SmallVector<int64_t> removed(src.getShape());
+  removed.erase(removed.begin() + dim);
+  SmallVector<int64_t> kept(src.getShape());
+  kept[dim] = 1;
+  ArrayRef<int64_t> actual = dst.getShape();
+  bool ok = actual == ArrayRef<int64_t>(removed) ||
+            actual == ArrayRef<int64_t>(kept) ||
+            (removed.empty() && actual == ArrayRef<int64_t>{1});
+  if (!ok)
+    return emitOpError("destination shape must be ")
+           << formatShape(removed) << " (source shape with dim " << dim
+           << " removed) or " << formatShape(kept) << ", got "
+           << formatShape(actual);
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
+  MemRefType src = getSrc().getType(), dst = getDst().getType();
+  if (failed(verifyNotGlobal(*this, "source", src)) ||
+      failed(verifyNotGlobal(*this, "destination", dst)))
+    return failure();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= src.getRank())
+    return emitOpError("cumsum dim ")
+           << dim << " is out of range for a rank-" << src.getRank()
+           << " source";
+  if (src.getShape() != dst.getShape())
+    return emitOpError("source shape ")
+           << formatShape(src.getShape()) << " and destination shape "
+           << formatShape(dst.getShape()) << " differ";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ParallelOp
+//===----------------------------------------------------------------------===//
+
+void ParallelOp::build(OpBuilder &builder, OperationState &result,
+                       ArrayRef<int64_t> extents) {
+  result.addAttribute(getExtentsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(extents));
+  Region *body = result.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (size_t i = 0; i < extents.size(); ++i)
+    block->addArgument(builder.getIndexType(), result.location);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(block);
+  YieldOp::create(builder, result.location);
+}
+
+ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> ivs;
+  SmallVector<int64_t> extents;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parseIndexArguments(parser, ivs) || parser.parseKeyword("in") ||
+      parseIntegerList(parser, extents, OpAsmParser::Delimiter::Paren))
+    return failure();
+  if (ivs.size() != extents.size())
+    return parser.emitError(loc)
+           << "expected one induction variable per extent, got " << ivs.size()
+           << " variables and " << extents.size() << " extents";
+  result.addAttribute(getExtentsAttrName(result.name),
+                      parser.getBuilder().getDenseI64ArrayAttr(extents));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, ivs))
+    return failure();
+  ParallelOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void ParallelOp::print(OpAsmPrinter &p) {
+  p << " ";
+  printIndexArguments(p, getInductionVars());
+  p << " in (";
+  llvm::interleaveComma(getExtents(), p);
+  p << ")";
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                     {getExtentsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+}
+
+LogicalResult ParallelOp::verify() {
+  ArrayRef<int64_t> extents = getExtents();
+  if (extents.empty())
+    return emitOpError("expects at least one extent");
+  for (int64_t e : extents)
+    if (e <= 0)
+      return emitOpError("extents must be positive, got ") << e;
+  Block &body = getBody().front();
+  if (body.getNumArguments() != extents.size() ||
+      llvm::any_of(body.getArgumentTypes(),
+                   [](Type t) { return !t.isIndex(); }))
+    return emitOpError("expects ")
+           << extents.size() << " induction variables of type index, got "
+           << body.getNumArguments() << " block arguments";
+  return success();
+}
+
+namespace {
+/// A parallel loop or pipelined loop whose body holds only its terminator
+/// does nothing.
+template <typename LoopOp>
+struct EraseEmptyLoop : public OpRewritePattern<LoopOp> {
+  using OpRewritePattern<LoopOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LoopOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!llvm::hasSingleElement(op.getBody().front()))
+      return rewriter.notifyMatchFailure(op, "the body is not empty");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A pipelined loop whose constant bounds give no iteration does nothing.
+struct EraseZeroTripPipelined : public OpRewritePattern<PipelinedOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PipelinedOp op,
+                                PatternRewriter &rewriter) const override {
+    APInt lower, upper;
+    if (!matchPattern(op.getLower(), m_ConstantInt(&lower)) ||
+        !matchPattern(op.getUpper(), m_ConstantInt(&upper)))
+      return rewriter.notifyMatchFailure(op, "bounds are not constant");
+    if (lower.slt(upper))
+      return rewriter.notifyMatchFailure(op, "the loop runs at least once");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void ParallelOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                             MLIRContext *context) {
+  results.add<EraseEmptyLoop<ParallelOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// PipelinedOp
+//===----------------------------------------------------------------------===//
+
+void PipelinedOp::build(OpBuilder &builder, OperationState &result,
+                        Value lower, Value upper, Value step,
+                        int64_t numStages) {
+  result.addOperands({lower, upper, step});
+  result.addAttribute(getNumStagesAttrName(result.name),
+                      builder.getI64IntegerAttr(numStages));
+  Region *body = result.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  block->addArgument(builder.getIndexType(), result.location);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(block);
+  YieldOp::create(builder, result.location);
+}
+
+SmallVector<Operation *> PipelinedOp::getStatements() {
+  SmallVector<Operation *> statements;
+  for (Operation &op : getBody().front().without_terminator())
+    if (!isMemoryEffectFree(&op))
+      statements.push_back(&op);
+  return statements;
+}
+
+ParseResult PipelinedOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::Argument iv;
+  OpAsmParser::UnresolvedOperand lower, upper, step;
+  Type index = parser.getBuilder().getIndexType();
+  if (parser.parseArgument(iv) || parser.parseEqual() ||
+      parser.parseOperand(lower) || parser.parseKeyword("to") ||
+      parser.parseOperand(upper) || parser.parseKeyword("step") ||
+      parser.parseOperand(step) ||
+      parser.resolveOperand(lower, index, result.operands) ||
+      parser.resolveOperand(upper, index, result.operands) ||
+      parser.resolveOperand(step, index, result.operands))
+    return failure();
+  iv.type = index;
+  int64_t numStages;
+  if (parser.parseKeyword("num_stages") || parser.parseEqual() ||
+      parser.parseInteger(numStages))
+    return failure();
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getNumStagesAttrName(result.name),
+                      b.getI64IntegerAttr(numStages));
+  for (StringRef key : {"order", "stage"}) {
+    if (failed(parser.parseOptionalKeyword(key)))
+      continue;
+    SmallVector<int64_t> values;
+    if (parser.parseEqual() ||
+        parseIntegerList(parser, values, OpAsmParser::Delimiter::Square))
+      return failure();
+    result.addAttribute(key, b.getDenseI64ArrayAttr(values));
+  }
+  if (succeeded(parser.parseOptionalKeyword("group"))) {
+    SmallVector<Attribute> groups;
+    if (parser.parseEqual() ||
+        parser.parseCommaSeparatedList(
+            OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+              SmallVector<int64_t> members;
+              if (parseIntegerList(parser, members,
+                                   OpAsmParser::Delimiter::Square))
+                return failure();
+              groups.push_back(b.getDenseI64ArrayAttr(members));
+              return success();
+            }))
+      return failure();
+    result.addAttribute(getGroupAttrName(result.name), b.getArrayAttr(groups));
+  }
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, {iv}))
+    return failure();
+  PipelinedOp::ensureTerminator(*body, b, result.location);
+  return success();
+}
+
+void PipelinedOp::print(OpAsmPrinter &p) {
+  p << " " << getInductionVar() << " = " << getLower() << " to " << getUpper()
+    << " step " << getStep() << " num_stages = " << getNumStages();
+  if (std::optional<ArrayRef<int64_t>> order = getOrder()) {
+    p << " order = [";
+    llvm::interleaveComma(*order, p);
+    p << "]";
+  }
+  if (std::optional<ArrayRef<int64_t>> stage = getStage()) {
+    p << " stage = [";
+    llvm::interleaveComma(*stage, p);
+    p << "]";
+  }
+  if (ArrayAttr groups = getGroupAttr()) {
+    p << " group = [";
+    llvm::interleaveComma(groups, p, [&](Attribute g) {
+      p << "[";
+      llvm::interleaveComma(cast<DenseI64ArrayAttr>(g).asArrayRef(), p);
+      p << "]";
+    });
+    p << "]";
+  }
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(), {getNumStagesAttrName(), getOrderAttrName(),
+                            getStageAttrName(), getGroupAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+}
+
+LogicalResult PipelinedOp::verify() {
+  int64_t numStages = getNumStages();
+  if (numStages < 0)
+    return emitOpError("num_stages must be non-negative, got ") << numStages;
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
+    return emitOpError("expects one induction variable of type index");
+  size_t numStatements = getStatements().size();
+  auto checkLength = [&](StringRef name,
+                         ArrayRef<int64_t> values) -> LogicalResult {
+    if (values.size() != numStatements)
+      return emitOpError()
+             << name << " has " << values.size()
+             << " entries but the loop body has " << numStatements
+             << " statements (ops with memory effects)";
+    return success();
+  };
+  if (std::optional<ArrayRef<int64_t>> stage = getStage()) {
+    if (failed(checkLength("stage", *stage)))
+      return failure();
+    for (int64_t s : *stage)
+      if (s < 0 || s > numStages)
+        return emitOpError("stage entries must be in [0, ")
+               << numStages << "], got " << s;
+  }
+  if (std::optional<ArrayRef<int64_t>> order = getOrder()) {
+    if (failed(checkLength("order", *order)))
+      return failure();
+    SmallVector<int64_t> sorted(*order);
+    llvm::sort(sorted);
+    for (size_t i = 0; i < sorted.size(); ++i)
+      if (sorted[i] != static_cast<int64_t>(i))
+        return emitOpError("order must be a permutation of 0..")
+               << static_cast<int64_t>(numStatements) - 1;
+  }
+  if (ArrayAttr groups = getGroupAttr()) {
+    llvm::SmallSet<int64_t, 8> seen;
+    for (Attribute g : groups) {
+      auto members = dyn_cast<DenseI64ArrayAttr>(g);
+      if (!members)
+        return emitOpError("group entries must be arrays of statement indices");
+      for (int64_t m : members.asArrayRef()) {
+        if (m < 0 || m >= static_cast<int64_t>(numStatements))
+          return emitOpError("group refers to statement ")
+                 << m << " but the loop body has " << numStatements
+                 << " statements";
+        if (!seen.insert(m).second)
+          return emitOpError("statement ")
+                 << m << " appears in more than one group";
+      }
+    }
+  }
+  return success();
+}
+
+void PipelinedOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<EraseEmptyLoop<PipelinedOp>, EraseZeroTripPipelined>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// AnnotateLayoutOp, UseSwizzleOp, PrintOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AnnotateLayoutOp::verify() {
+  MemRefType type = getBuffer().getType();
+  Attribute layout = getLayout();
+  if (isInScope(type, MemoryScope::fragment)) {
+    auto fragmentLayout = dyn_cast<FragmentLayoutAttr>(layout);
+    if (!fragmentLayout)
+      return emitOpError("a fragment takes a #tile.layout, got ") << layout;
+    if (failed(fragmentLayout.verifyForShape(type.getShape(), [&]() {
+          return emitOpError();
+        })))
+      return failure();
+    auto kernel = (*this)->getParentOfType<KernelOp>();
+    if (fragmentLayout.getThreads() != kernel.getNumThreads())
+      return emitOpError("layout is for ")
+             << fragmentLayout.getThreads() << " threads but the kernel has "
+             << kernel.getNumThreads();
+    return success();
+  }
+  if (isInScope(type, MemoryScope::shared)) {
+    if (!isa<SwizzleAttr>(layout))
+      return emitOpError("a shared buffer takes a #tile.swizzle, got ")
+             << layout;
+    return success();
+  }
+  return emitOpError("applies to fragments and shared buffers, got a ")
+         << getScopeName(type) << " buffer";
+}
+
+LogicalResult UseSwizzleOp::verify() {
+  if (getPanelSize() < 1)
+    return emitOpError("panel_size must be positive, got ") << getPanelSize();
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (kernel.getGrid().size() < 2)
+    return emitOpError("needs a kernel grid of at least 2 dimensions, got ")
+           << kernel.getGrid().size();
+  return success();
+}
+
+LogicalResult PrintOp::verify() {
+  Type type = getValue().getType();
+  if (!type.isIntOrIndexOrFloat() && !isa<MemRefType>(type))
+    return emitOpError("takes a scalar or a tile buffer, got ") << type;
+  return success();
+}
