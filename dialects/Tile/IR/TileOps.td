@@ -18,7 +18,11 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Tile_AnyBuffer : MemRefOf<[AnySignlessInteger, AnyFloat, Index]>;
+def Tile_AnyBuffer : ConfinedType<MemRefOf<[AnySignlessInteger, AnyFloat, Index]>,
+    [CPred<"::mlir::succeeded(::mlir::tile::getMemoryScope("
+           "::llvm::cast<::mlir::MemRefType>($_self)))">],
+    "memref of integer, float or index values in global memory or a "
+    "#tile.scope memory space", "::mlir::MemRefType">;
 
 def Tile_InKernel : PredOpTrait<"is nested in a tile.kernel",
     CPred<"$_op.getParentOfType<::mlir::tile::KernelOp>() != nullptr">>;
@@ -435,7 +439,7 @@ def Tile_AnnotateLayoutOp : Tile_Op<"annotate_layout", [Tile_InKernel]> {
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$buffer, AnyAttr:$layout);
-  let assemblyFormat = "$buffer `(` $layout `)` attr-dict `:` type($buffer)";
+  let assemblyFormat = "$buffer ` ` `(` $layout `)` attr-dict `:` type($buffer)";
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,212 @@
+// RUN: tile-opt %s -split-input-file --convert-tile-to-scf --canonicalize --cse | FileCheck %s
+
+// A kernel becomes a grid loop; buffers are allocated once before it, lose
+// their tile scope and are freed after it. A copy from a global tensor checks
+// the dynamic dimension (reads outside give zero) but not the static one it
+// provably stays inside; elements are converted to the destination type.
+// CHECK-LABEL: func.func @copy_in
+// CHECK-SAME: (%[[A:.+]]: memref<?x64xf16>, %[[N:.+]]: index)
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f16
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+// CHECK: scf.for %[[BX:.+]] = %{{.+}} to %[[N]]
+// CHECK:   scf.for %[[I:.+]] = %{{.+}} to %c32
+// CHECK:     scf.for %[[J:.+]] = %{{.+}} to %c64
+// CHECK:       %[[ROW:.+]] = arith.addi %[[BX]], %[[I]] : index
+// CHECK:       %[[DIM:.+]] = memref.dim %[[A]], %{{.+}} : memref<?x64xf16>
+// CHECK:       %[[OK:.+]] = arith.cmpi ult, %[[ROW]], %[[DIM]] : index
+// CHECK:       %[[V:.+]] = scf.if %[[OK]] -> (f16) {
+// CHECK:         memref.load %[[A]][%[[ROW]], %[[J]]]
+// CHECK:       } else {
+// CHECK:         scf.yield %[[ZERO]] : f16
+// CHECK:       %[[W:.+]] = arith.extf %[[V]] : f16 to f32
+// CHECK:       memref.store %[[W]], %[[S]][%[[I]], %[[J]]] : memref<32x64xf32>
+// CHECK: memref.dealloc %[[S]] : memref<32x64xf32>
+// CHECK-NOT: tile.
+func.func @copy_in(%A: memref<?x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<32x64xf32, #tile.scope<shared>>
+    tile.copy %A[%bx, %c0] [32, 64] to %s[%c0, %c0] [32, 64] : memref<?x64xf16> to memref<32x64xf32, #tile.scope<shared>>
+    tile.print %s : memref<32x64xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// Writes outside the destination are dropped: the store is guarded. A 1xN
+// region of a 2-D tensor is filled from a 1-D tile (unit dims dropped).
+// CHECK-LABEL: func.func @copy_out
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %c64
+// CHECK:   %[[COL:.+]] = arith.addi %{{.+}}, %[[J]] : index
+// CHECK:   %[[V:.+]] = memref.load %{{.+}}[%[[J]]] : memref<64xf32>
+// CHECK:   %[[T:.+]] = arith.truncf %[[V]] : f32 to bf16
+// CHECK:   %[[OK:.+]] = arith.andi
+// CHECK:   scf.if %[[OK]] {
+// CHECK:     memref.store %[[T]], %{{.+}}[%{{.+}}, %[[COL]]] : memref<?x?xbf16>
+func.func @copy_out(%C: memref<?x?xbf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    %col = arith.muli %bx, %bx : index
+    tile.copy %f[%c0] [64] to %C[%bx, %col] [1, 64] : memref<64xf32, #tile.scope<fragment>> to memref<?x?xbf16>
+  }
+  return
+}
+
+// -----
+
+// A gemm runs m, k, n loops and accumulates in the accumulator's type;
+// clear_accum zeroes it first. With transpose_b, B is read as B[n, k].
+// CHECK-LABEL: func.func @gemm
+// CHECK-DAG: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[A:.+]] = memref.alloc() {{.+}} : memref<16x8xf16>
+// CHECK-DAG: %[[B:.+]] = memref.alloc() {{.+}} : memref<32x8xf16>
+// CHECK-DAG: %[[C:.+]] = memref.alloc() {{.+}} : memref<16x32xf32>
+// CHECK: memref.store %[[Z]], %[[C]]
+// CHECK: scf.for %[[M:.+]] = %{{.+}} to %c16
+// CHECK:   scf.for %[[K:.+]] = %{{.+}} to %c8
+// CHECK:     %[[AV:.+]] = memref.load %[[A]][%[[M]], %[[K]]]
+// CHECK:     %[[AW:.+]] = arith.extf %[[AV]] : f16 to f32
+// CHECK:     scf.for %[[N:.+]] = %{{.+}} to %c32
+// CHECK:       %[[BV:.+]] = memref.load %[[B]][%[[N]], %[[K]]]
+// CHECK:       %[[BW:.+]] = arith.extf %[[BV]] : f16 to f32
+// CHECK:       %[[CV:.+]] = memref.load %[[C]][%[[M]], %[[N]]]
+// CHECK:       %[[P:.+]] = arith.mulf %[[AW]], %[[BW]] : f32
+// CHECK:       %[[S:.+]] = arith.addf %[[CV]], %[[P]] : f32
+// CHECK:       memref.store %[[S]], %[[C]][%[[M]], %[[N]]]
+func.func @gemm(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x8xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x8xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x32xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c {transpose_b, clear_accum} : memref<16x8xf16, #tile.scope<shared>>, memref<32x8xf16, #tile.scope<shared>> -> memref<16x32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Integer gemms widen with sign extension and accumulate with integer ops.
+// CHECK-LABEL: func.func @gemm_i8
+// CHECK: arith.extsi %{{.+}} : i8 to i32
+// CHECK: arith.extsi %{{.+}} : i8 to i32
+// CHECK: arith.muli
+// CHECK: arith.addi
+func.func @gemm_i8(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xi8, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xi32, #tile.scope<fragment>>
+    tile.gemm %a, %a, %c : memref<16x16xi8, #tile.scope<shared>>, memref<16x16xi8, #tile.scope<shared>> -> memref<16x16xi32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// A max reduction starts from -inf with clear, from the destination without;
+// it ignores NaN like the GPU's max instruction (maxnum).
+// CHECK-LABEL: func.func @reduce
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c32
+// CHECK:   %[[R:.+]] = scf.for %{{.+}} = %{{.+}} to %c64 step %{{.+}} iter_args(%[[ACC:.+]] = %[[NEGINF]]) -> (f32)
+// CHECK:     arith.maxnumf %[[ACC]], %{{.+}} : f32
+// CHECK:   memref.store %[[R]], %{{.+}}[%[[I]]] : memref<32xf32>
+// CHECK: scf.for %[[I2:.+]] = %{{.+}} to %c32
+// CHECK:   %[[INIT:.+]] = memref.load %{{.+}}[%[[I2]]] : memref<32xf32>
+// CHECK:   scf.for %{{.+}} = %{{.+}} to %c64 step %{{.+}} iter_args(%[[ACC2:.+]] = %[[INIT]]) -> (f32)
+// CHECK:     %[[ABS:.+]] = math.absf
+// CHECK:     arith.addf %[[ACC2]], %[[ABS]] : f32
+func.func @reduce(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<32x64xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<32xf32, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1, clear} : memref<32x64xf32, #tile.scope<fragment>> -> memref<32xf32, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<abssum>, dim = 1} : memref<32x64xf32, #tile.scope<fragment>> -> memref<32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// A reverse cumsum walks the dimension from its end and carries the sum.
+// CHECK-LABEL: func.func @cumsum
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c16 step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (f32)
+// CHECK:   %[[POS:.+]] = arith.subi %c15, %[[I]] : index
+// CHECK:   %[[X:.+]] = memref.load %[[BUF:.+]][%[[POS]]]
+// CHECK:   %[[SUM:.+]] = arith.addf %[[ACC]], %[[X]] : f32
+// CHECK:   memref.store %[[SUM]], %[[BUF]][%[[POS]]]
+// CHECK:   scf.yield %[[SUM]] : f32
+func.func @cumsum(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    tile.cumsum %s -> %s {dim = 0, reverse} : memref<16xf32, #tile.scope<shared>> -> memref<16xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// Atomic adds become guarded atomic read-modify-writes.
+// CHECK-LABEL: func.func @atomic
+// CHECK: %[[OK:.+]] = arith.cmpi ult, %[[I:.+]], %{{.+}} : index
+// CHECK: scf.if %[[OK]] {
+// CHECK:   memref.atomic_rmw addf %{{.+}}, %{{.+}}[%[[I]]] : (f32, memref<?xf32>) -> f32
+func.func @atomic(%out: memref<?xf32>, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %v = arith.constant 1.0 : f32
+    tile.atomic_add %v -> %out[%bx] : f32 -> memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// Parallel and pipelined loops become scf.for; their bodies move inside and
+// their tile-scoped loads and stores lose the scope.
+// CHECK-LABEL: func.func @loops
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK:   scf.for %[[I:.+]] = %{{.+}} to %c8
+// CHECK:     %[[X:.+]] = memref.load %[[F:.+]][%[[I]]] : memref<8xf32>
+// CHECK:     %[[Y:.+]] = math.exp %[[X]] : f32
+// CHECK:     memref.store %[[Y]], %[[F]][%[[I]]] : memref<8xf32>
+func.func @loops(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<8xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      tile.parallel (%i) in (8) {
+        %x = memref.load %f[%i] : memref<8xf32, #tile.scope<fragment>>
+        %y = math.exp %x : f32
+        memref.store %y, %f[%i] : memref<8xf32, #tile.scope<fragment>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Prints go through printf with the block index; raster swizzles and layout
+// annotations have no effect on the CPU.
+// CHECK-LABEL: llvm.mlir.global internal constant @__tile_print_fmt_0("block (%lld, %lld, %lld) thread 0: x = 100%% %g\0A\00")
+// CHECK: llvm.func @printf(!llvm.ptr, ...) -> i32
+// CHECK-LABEL: func.func @print
+// CHECK-NOT: tile.use_swizzle
+// CHECK-NOT: tile.annotate_layout
+// CHECK: scf.for %[[BY:.+]] =
+// CHECK:   scf.for %[[BX:.+]] =
+// CHECK:     %[[X:.+]] = arith.index_cast %[[BX]] : index to i64
+// CHECK:     %[[Y:.+]] = arith.index_cast %[[BY]] : index to i64
+// CHECK:     llvm.call @printf(%{{.+}}, %[[X]], %[[Y]], %{{.+}}, %{{.+}}) vararg
+func.func @print(%n: index) {
+  tile.kernel blocks(%bx, %by) in (%n, %n) threads(128) {
+    tile.use_swizzle 4
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    tile.annotate_layout %s (#tile.swizzle<64>) : memref<16xf32, #tile.scope<shared>>
+    %v = arith.constant 2.0 : f32
+    tile.print %v {msg = "x = 100%"} : f32
+  }
+  return
+}

@@ -1,0 +1,908 @@
+// RUN: tile-opt %s -split-input-file -verify-diagnostics
+
+// A kernel needs 1 to 3 grid dimensions.
+func.func @kernel_grid_rank(%n: index) {
+  // expected-error @+1 {{'tile.kernel' op expects 1 to 3 grid dimensions, got 4}}
+  tile.kernel blocks(%a, %b, %c, %d) in (%n, %n, %n, %n) threads(128) {
+  }
+  return
+}
+
+// -----
+
+// The custom syntax pairs each block index with a grid extent.
+func.func @kernel_index_count(%n: index) {
+  // expected-error @+1 {{expected one block index per grid extent, got 2 indices and 1 extents}}
+  tile.kernel blocks(%a, %b) in (%n) threads(128) {
+  }
+  return
+}
+
+// -----
+
+// The generic form can disagree: one block argument per grid dimension.
+func.func @kernel_block_args(%n: index) {
+  // expected-error @+1 {{'tile.kernel' op expects 1 block indices of type index (one per grid dimension), got 2 block arguments}}
+  "tile.kernel"(%n) <{threads = array<i64: 128>}> ({
+  ^bb0(%a: index, %b: index):
+    "tile.yield"() : () -> ()
+  }) : (index) -> ()
+  return
+}
+
+// -----
+
+func.func @kernel_thread_rank(%n: index) {
+  // expected-error @+1 {{'tile.kernel' op expects 1 to 3 thread extents, got 4}}
+  tile.kernel blocks(%a) in (%n) threads(2, 2, 2, 2) {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_thread_positive(%n: index) {
+  // expected-error @+1 {{'tile.kernel' op thread extents must be positive, got 0}}
+  tile.kernel blocks(%a) in (%n) threads(0) {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_thread_limit(%n: index) {
+  // expected-error @+1 {{'tile.kernel' op expects at most 1024 threads per block, got 2048}}
+  tile.kernel blocks(%a) in (%n) threads(64, 32) {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_nested(%n: index) {
+  tile.kernel blocks(%a) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.kernel' op cannot be nested in another tile.kernel}}
+    tile.kernel blocks(%b) in (%n) threads(128) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Tile ops only make sense inside a kernel.
+func.func @outside_kernel() {
+  // expected-error @+1 {{'tile.alloc_shared' op failed to verify that is nested in a tile.kernel}}
+  %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+  return
+}
+
+// -----
+
+// Buffers must be in global memory or a tile scope.
+func.func @foreign_memory_space(%a: memref<16xf32, 3>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op operand #0 must be memref of integer, float or index values in global memory or a #tile.scope memory space, but got 'memref<16xf32, 3>'}}
+    tile.copy %a[%c0] [16] to %s[%c0] [16] : memref<16xf32, 3> to memref<16xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_wrong_scope(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_shared' op result must be in #tile.scope<shared> memory, got 'memref<16xf32, #tile.scope<fragment>>'}}
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_dynamic(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_fragment' op result must have a static shape, got 'memref<?xf32, #tile.scope<fragment>>'}}
+    %s = tile.alloc_fragment : memref<?xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_strided(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_shared' op result must have the identity layout}}
+    %s = tile.alloc_shared : memref<16x16xf32, strided<[32, 1]>, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_var_rank(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_var' op result must be a rank-0 memref (a scalar), got rank 1}}
+    %v = tile.alloc_var : memref<1xf32, #tile.scope<var>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_local_rank(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_local' op result must have rank at least 1; use tile.alloc_var for scalars}}
+    %v = tile.alloc_local : memref<f32, #tile.scope<local>>
+  }
+  return
+}
+
+// -----
+
+// A layout must cover the fragment's rank.
+func.func @layout_rank(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout has 1 dimension(s) but the fragment has rank 2}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i) -> (i, 0)>, threads = 32>} : memref<4x4xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Every element must go to a thread of the block.
+func.func @layout_thread_range(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout maps element (32) to thread 32, outside [0, 32)}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i) -> (i, 0)>, threads = 32>} : memref<64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @layout_negative_register(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout maps element (1) to negative register -1}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i) -> (0, 0 - i)>, threads = 32>} : memref<4xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @layout_divides_by_zero(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32)  {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout divides by zero at element (0)}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i)[s] -> (i mod s, 0)>, threads = 32, replicate = 2>} : memref<4xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @layout_threads_mismatch(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout is for 32 threads but the kernel has 128}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i) -> (i, 0)>, threads = 32>} : memref<32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout map must have 2 results (thread, register), got 1}}
+func.func @layout_results() attributes {l = #tile.layout<affine_map<(i) -> (i)>, threads = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout map must have at least one dimension}}
+func.func @layout_no_dims() attributes {l = #tile.layout<affine_map<() -> (0, 0)>, threads = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout threads must be positive, got 0}}
+func.func @layout_threads() attributes {l = #tile.layout<affine_map<(i) -> (i, 0)>, threads = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout replicate must be positive, got 0}}
+func.func @layout_replicate() attributes {l = #tile.layout<affine_map<(i) -> (i, 0)>, threads = 32, replicate = 0>} {
+  return
+}
+
+// -----
+
+// A replicated layout takes the replica index as its symbol.
+// expected-error @+1 {{layout map must have 1 symbol(s) (the replica index) with replicate = 2, got 0}}
+func.func @layout_symbols() attributes {l = #tile.layout<affine_map<(i) -> (i, 0)>, threads = 32, replicate = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{swizzle span must be 0, 32, 64 or 128 bytes, got 16}}
+func.func @swizzle_span() attributes {s = #tile.swizzle<16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a swizzled buffer cannot also be padded (swizzle 128 bytes, pad 8)}}
+func.func @swizzle_and_pad() attributes {s = #tile.swizzle<128, pad = 8>} {
+  return
+}
+
+// -----
+
+func.func @copy_offsets(%a: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op expects 2 source offsets (the source rank), got 1}}
+    tile.copy %a[%c0] [16, 16] to %s[%c0, %c0] [16, 16] : memref<64x64xf16> to memref<16x16xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_sizes(%a: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op expects 2 destination sizes (the destination rank), got 1}}
+    tile.copy %a[%c0, %c0] [16, 16] to %s[%c0, %c0] [256] : memref<64x64xf16> to memref<16x16xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_positive_sizes(%a: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op source sizes must be positive, got [0x16]}}
+    tile.copy %a[%c0, %c0] [0, 16] to %s[%c0, %c0] [16, 16] : memref<64x64xf16> to memref<16x16xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// A region larger than a tile buffer is a bug (global tensors may be ragged).
+func.func @copy_exceeds_tile(%a: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op destination region 32x16 exceeds the shared buffer of shape 16x16}}
+    tile.copy %a[%c0, %c0] [32, 16] to %s[%c0, %c0] [32, 16] : memref<64x64xf16> to memref<16x16xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_shape_mismatch(%a: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op source region 16x8 and destination region 16x16 have different shapes (unit dimensions dropped)}}
+    tile.copy %a[%c0, %c0] [16, 8] to %s[%c0, %c0] [16, 16] : memref<64x64xf16> to memref<16x16xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @fill_type(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    %v = arith.constant 0.0 : f16
+    // expected-error @+1 {{'tile.fill' op fill value type 'f16' does not match the element type 'f32' of the buffer}}
+    tile.fill %f, %v : memref<16xf32, #tile.scope<fragment>>, f16
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_scope(%n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    %v = arith.constant 1.0 : f32
+    // expected-error @+1 {{'tile.atomic_add' op destination must be in global or shared memory, got fragment}}
+    tile.atomic_add %v -> %f[%c0] : f32 -> memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_offsets(%out: memref<16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %v = arith.constant 1.0 : f32
+    // expected-error @+1 {{'tile.atomic_add' op expects 1 offsets (the destination rank), got 2}}
+    tile.atomic_add %v -> %out[%c0, %c0] : f32 -> memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_dynamic_value(%out: memref<16xf32>, %in: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.atomic_add' op value tile must have a static shape, got 'memref<?xf32>'}}
+    tile.atomic_add %in -> %out[%c0] : memref<?xf32> -> memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_rank(%out: memref<16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<4x4xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.atomic_add' op value tile of rank 2 cannot be added into a destination of rank 1}}
+    tile.atomic_add %f -> %out[%c0] : memref<4x4xf32, #tile.scope<fragment>> -> memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_value_kind(%out: memref<16xf32>, %n: index, %v: vector<4xf32>) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.atomic_add' op value must be a scalar or a tile buffer, got 'vector<4xf32>'}}
+    tile.atomic_add %v -> %out[%c0] : vector<4xf32> -> memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_value_type(%out: memref<16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %v = arith.constant 1.0 : f16
+    // expected-error @+1 {{'tile.atomic_add' op value type 'f16' does not match the destination element type 'f32'}}
+    tile.atomic_add %v -> %out[%c0] : f16 -> memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_rank(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<2x16x16xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op operand A must be a 2-D tile, got rank 3}}
+    tile.gemm %a, %b, %c : memref<2x16x16xf16, #tile.scope<shared>>, memref<16x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_accumulator_scope(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_shared : memref<16x16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.gemm' op accumulator C must be a fragment, got shared}}
+    tile.gemm %a, %a, %c : memref<16x16xf16, #tile.scope<shared>>, memref<16x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_operand_scope(%g: memref<16x16xf16>, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %b = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op operand A must be in shared memory or a fragment, got global}}
+    tile.gemm %g, %b, %c : memref<16x16xf16>, memref<16x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_k_mismatch(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A is 64x32 (MxK) and B is 64x64 (KxN): the K dimensions 32 and 64 differ}}
+    tile.gemm %a, %b, %c : memref<64x32xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// With transpose_b, B is NxK.
+func.func @gemm_c_shape(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op C must be 64x128 (MxN), got 64x64}}
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x32xf16, #tile.scope<shared>>, memref<128x32xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_types(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<16x16xbf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op unsupported element types: A 'f16', B 'bf16', C 'f32' (supported: f16 -> f16/f32, bf16 -> f32, f32 -> f32, f64 -> f64, i8 -> i32, f8E4M3FN/f8E5M2 -> f16/f32)}}
+    tile.gemm %a, %b, %c : memref<16x16xf16, #tile.scope<shared>>, memref<16x16xbf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_k_pack(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op k_pack must be positive, got 0}}
+    tile.gemm %a, %a, %c {k_pack = 0} : memref<16x16xf16, #tile.scope<shared>>, memref<16x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_sp_a_type(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf32, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<16x2xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x16xf32, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op sparse A must be f16 or bf16, got 'f32'}}
+    tile.gemm_sp %a, %e, %b, %c : memref<16x16xf32, #tile.scope<shared>>, memref<16x2xi16, #tile.scope<shared>>, memref<32x16xf32, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_sp_b_type(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<16x2xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x16xbf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op B element type 'bf16' must match A's 'f16'}}
+    tile.gemm_sp %a, %e, %b, %c : memref<16x16xf16, #tile.scope<shared>>, memref<16x2xi16, #tile.scope<shared>>, memref<32x16xbf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_sp_acc_type(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xbf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<16x2xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x16xbf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf16, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op unsupported accumulator type 'f16' for 'bf16' inputs}}
+    tile.gemm_sp %a, %e, %b, %c : memref<16x16xbf16, #tile.scope<shared>>, memref<16x2xi16, #tile.scope<shared>>, memref<32x16xbf16, #tile.scope<shared>> -> memref<16x16xf16, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_sp_meta_type(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<16x2xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op metadata E must have i8, i16 or i32 elements, got 'f16'}}
+    tile.gemm_sp %a, %e, %b, %c : memref<16x16xf16, #tile.scope<shared>>, memref<16x2xf16, #tile.scope<shared>>, memref<32x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_sp_a_shape(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x32xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<16x2xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op sparse A must be MxK/2 = 16x16 for B with K = 32, got 16x32}}
+    tile.gemm_sp %a, %e, %b, %c : memref<16x32xf16, #tile.scope<shared>>, memref<16x2xi16, #tile.scope<shared>>, memref<32x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_sp_meta_shape(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<16x4xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op metadata E must be MxK/16 = 16x2 for 16-bit metadata, got 16x4}}
+    tile.gemm_sp %a, %e, %b, %c : memref<16x16xf16, #tile.scope<shared>>, memref<16x4xi16, #tile.scope<shared>>, memref<32x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_sp_c_shape(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<16x2xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x32xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op C must be 16x16 (MxN), got 16x32}}
+    tile.gemm_sp %a, %e, %b, %c : memref<16x16xf16, #tile.scope<shared>>, memref<16x2xi16, #tile.scope<shared>>, memref<32x16xf16, #tile.scope<shared>> -> memref<16x32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_global(%g: memref<16x16xf32>, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %m = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.reduce' op source must be a fragment, shared or local buffer, got global}}
+    tile.reduce %g -> %m {kind = #tile.reduce<sum>, dim = 1} : memref<16x16xf32> -> memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_dim(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.reduce' op reduce dim 2 is out of range for a rank-2 source}}
+    tile.reduce %s -> %m {kind = #tile.reduce<sum>, dim = 2} : memref<16x16xf32, #tile.scope<fragment>> -> memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<64x16xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.reduce' op destination shape must be 64 (source shape with dim 1 removed) or 64x1, got 16}}
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1} : memref<64x16xf32, #tile.scope<fragment>> -> memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @cumsum_dim(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cumsum' op cumsum dim 1 is out of range for a rank-1 source}}
+    tile.cumsum %s -> %s {dim = 1} : memref<16xf32, #tile.scope<shared>> -> memref<16xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @cumsum_shape(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    %t = tile.alloc_shared : memref<8xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cumsum' op source shape 16 and destination shape 8 differ}}
+    tile.cumsum %s -> %t {dim = 0} : memref<16xf32, #tile.scope<shared>> -> memref<8xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_extents(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.parallel' op extents must be positive, got 0}}
+    tile.parallel (%i) in (0) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_no_extent(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.parallel' op expects at least one extent}}
+    "tile.parallel"() <{extents = array<i64>}> ({
+      "tile.yield"() : () -> ()
+    }) : () -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_ivs(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.parallel' op expects 2 induction variables of type index, got 1 block arguments}}
+    "tile.parallel"() <{extents = array<i64: 4, 4>}> ({
+    ^bb0(%i: index):
+      "tile.yield"() : () -> ()
+    }) : () -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_parse(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{expected one induction variable per extent, got 1 variables and 2 extents}}
+    tile.parallel (%i) in (4, 4) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_stages(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.pipelined' op num_stages must be non-negative, got -1}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = -1 {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_iv(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.pipelined' op expects one induction variable of type index}}
+    "tile.pipelined"(%c0, %n, %c1) <{num_stages = 2 : i64}> ({
+    ^bb0(%k: i32):
+      "tile.yield"() : () -> ()
+    }) : (index, index, index) -> ()
+  }
+  return
+}
+
+// -----
+
+// Index arithmetic is not a statement: this body has 2 statements.
+func.func @pipelined_stage_length(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    %t = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.pipelined' op stage has 1 entries but the loop body has 2 statements (ops with memory effects)}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 stage = [0] {
+      %off = arith.muli %k, %c1 : index
+      tile.copy %a[%off] [16] to %s[%c0] [16] : memref<?xf32> to memref<16xf32, #tile.scope<shared>>
+      tile.copy %s[%c0] [16] to %t[%c0] [16] : memref<16xf32, #tile.scope<shared>> to memref<16xf32, #tile.scope<shared>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_order_length(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.pipelined' op order has 2 entries but the loop body has 1 statements (ops with memory effects)}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 order = [0, 1] {
+      tile.copy %a[%k] [16] to %s[%c0] [16] : memref<?xf32> to memref<16xf32, #tile.scope<shared>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_stage_range(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.pipelined' op stage entries must be in [0, 2], got 3}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 stage = [3] {
+      tile.copy %a[%k] [16] to %s[%c0] [16] : memref<?xf32> to memref<16xf32, #tile.scope<shared>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_order_permutation(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.pipelined' op order must be a permutation of 0..1}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 order = [0, 0] {
+      tile.copy %a[%k] [16] to %s[%c0] [16] : memref<?xf32> to memref<16xf32, #tile.scope<shared>>
+      tile.copy %a[%k] [16] to %s[%c0] [16] : memref<?xf32> to memref<16xf32, #tile.scope<shared>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_group_kind(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.pipelined' op group entries must be arrays of statement indices}}
+    "tile.pipelined"(%c0, %n, %c1) <{num_stages = 2 : i64, group = [1 : i64]}> ({
+    ^bb0(%k: index):
+      "tile.yield"() : () -> ()
+    }) : (index, index, index) -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_group_range(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.pipelined' op group refers to statement 5 but the loop body has 1 statements}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 group = [[5]] {
+      tile.copy %a[%k] [16] to %s[%c0] [16] : memref<?xf32> to memref<16xf32, #tile.scope<shared>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_group_overlap(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.pipelined' op statement 0 appears in more than one group}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 group = [[0], [0]] {
+      tile.copy %a[%k] [16] to %s[%c0] [16] : memref<?xf32> to memref<16xf32, #tile.scope<shared>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @annotate_fragment_kind(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.annotate_layout' op a fragment takes a #tile.layout, got #tile.swizzle<128>}}
+    tile.annotate_layout %f (#tile.swizzle<128>) : memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @annotate_fragment_threads(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.annotate_layout' op layout is for 32 threads but the kernel has 128}}
+    tile.annotate_layout %f (#tile.layout<affine_map<(i) -> (i, 0)>, threads = 32>) : memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @annotate_fragment_shape(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %f = tile.alloc_fragment : memref<16x2xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.annotate_layout' op layout has 1 dimension(s) but the fragment has rank 2}}
+    tile.annotate_layout %f (#tile.layout<affine_map<(i) -> (i, 0)>, threads = 32>) : memref<16x2xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @annotate_shared_kind(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %s = tile.alloc_shared : memref<16xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.annotate_layout' op a shared buffer takes a #tile.swizzle, got #tile.layout}}
+    tile.annotate_layout %s (#tile.layout<affine_map<(i) -> (i, 0)>, threads = 32>) : memref<16xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @annotate_global(%g: memref<16xf32>, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{'tile.annotate_layout' op applies to fragments and shared buffers, got a global buffer}}
+    tile.annotate_layout %g (#tile.swizzle<128>) : memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @swizzle_panel(%n: index) {
+  tile.kernel blocks(%bx, %by) in (%n, %n) threads(128) {
+    // expected-error @+1 {{'tile.use_swizzle' op panel_size must be positive, got 0}}
+    tile.use_swizzle 0
+  }
+  return
+}
+
+// -----
+
+func.func @swizzle_grid(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.use_swizzle' op needs a kernel grid of at least 2 dimensions, got 1}}
+    tile.use_swizzle 4
+  }
+  return
+}
+
+// -----
+
+func.func @print_kind(%v: vector<4xf32>, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.print' op takes a scalar or a tile buffer, got 'vector<4xf32>'}}
+    tile.print %v : vector<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @yield_parent() {
+  // expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined'}}
+  tile.yield
+}
