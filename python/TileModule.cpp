@@ -13,6 +13,8 @@
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 
+#include <string>
+
 namespace nb = nanobind;
 
 NB_MODULE(_tile, m) {
@@ -24,6 +26,21 @@ NB_MODULE(_tile, m) {
       nb::arg("registry"),
       "Registers the tile dialect and every dialect, extension and "
       "translation its pipelines use.");
+
+  m.def(
+      "translate_to_llvmir",
+      [](MlirOperation module) {
+        std::string text;
+        auto append = [](MlirStringRef part, void *data) {
+          static_cast<std::string *>(data)->append(part.data, part.length);
+        };
+        if (!tileTranslateToLLVMIR(module, append, &text))
+          throw nb::value_error("translation to LLVM IR failed (see the "
+                                "diagnostics emitted on the module)");
+        return text;
+      },
+      nb::arg("module"),
+      "Translates an LLVM-dialect module to LLVM IR text.");
 
   m.def(
       "register_passes", []() { tileRegisterAllPasses(); },

@@ -27,6 +27,13 @@ MLIR_CAPI_EXPORTED void tileRegisterAllDialects(MlirDialectRegistry registry);
 /// Idempotent.
 MLIR_CAPI_EXPORTED void tileRegisterAllPasses(void);
 
+/// Translates `module` (in the LLVM dialect, with translations registered)
+/// to LLVM IR and calls `callback` with its text. Returns false, with the
+/// reason emitted as a diagnostic on the module, on failure.
+MLIR_CAPI_EXPORTED bool tileTranslateToLLVMIR(MlirOperation module,
+                                              MlirStringCallback callback,
+                                              void *userData);
+
 #ifdef __cplusplus
 }
 #endif

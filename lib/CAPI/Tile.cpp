@@ -11,7 +11,12 @@
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
+#include "mlir/CAPI/Support.h"
+#include "mlir/CAPI/Utils.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 
 #include <mutex>
 
@@ -24,4 +29,17 @@ void tileRegisterAllDialects(MlirDialectRegistry registry) {
 void tileRegisterAllPasses(void) {
   static std::once_flag once;
   std::call_once(once, []() { mlir::tile::registerAllPasses(); });
+}
+
+bool tileTranslateToLLVMIR(MlirOperation module, MlirStringCallback callback,
+                           void *userData) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(unwrap(module), context);
+  if (!llvmModule)
+    return false;
+  mlir::detail::CallbackOstream stream(callback, userData);
+  llvmModule->print(stream, nullptr);
+  stream.flush();
+  return true;
 }

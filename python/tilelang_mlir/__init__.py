@@ -1,7 +1,42 @@
 """tilelang-mlir: an MLIR-based tile compiler.
 
-`import tilelang_mlir` gives MLIR's Python bindings with the tile dialect
-inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
+    import tilelang_mlir as tl
+    import tilelang_mlir.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((1024,), "float32"), B: T.Tensor((1024,), "float32")):
+        with T.Kernel(8, threads=128) as bx:
+            for i in T.Parallel(128):
+                B[bx * 128 + i] = A[bx * 128 + i] * 2.0
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+
+`import tilelang_mlir` also gives MLIR's Python bindings with the tile
+dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["compile", "jit", "Kernel", "TileLangError", "CompilationError", "language",
+           "__version__"]
+
+
+def __getattr__(name):
+    # Lazy: importing the package must not load MLIR until it is needed.
+    if name in ("compile", "jit"):
+        from .compiler import compile as _c
+
+        return getattr(_c, name)
+    if name == "Kernel":
+        from .runtime.kernel import Kernel
+
+        return Kernel
+    if name in ("TileLangError", "CompilationError"):
+        from .frontend import errors
+
+        return getattr(errors, name)
+    if name == "language":
+        import importlib
+
+        return importlib.import_module(".language", __name__)
+    raise AttributeError(f"module 'tilelang_mlir' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Compilation: pass pipelines per target, the lower trace, tl.compile."""

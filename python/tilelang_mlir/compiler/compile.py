@@ -1,0 +1,247 @@
+"""`tl.compile` and `@tl.jit`: from a tile program to a callable kernel.
+
+Compiled kernels are cached in memory and on disk, keyed by the program's
+source, its closure values, the target, the pass configs and the compiler
+build. The disk cache lives in $TILELANG_MLIR_CACHE_DIR (default
+~/.cache/tilelang_mlir); TILELANG_MLIR_DISABLE_CACHE=1 turns it off.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from ..frontend.errors import TileLangError
+from ..frontend.prim_func import Param, PrimFunc
+from ..runtime.kernel import Kernel
+from .pipeline import PipelineRunner, Stage, diagnostics_error, trace_dir
+from .target import Target, parse_target
+
+_MEMORY_CACHE: Dict[str, Kernel] = {}
+_LOCK = threading.Lock()
+
+
+def _compiler_id() -> str:
+    """Identifies the compiler build: a rebuilt native library invalidates
+    cached kernels."""
+    from .. import __version__
+    from .._mlir_libs import _tile
+
+    path = _tile.__file__
+    libdir = os.path.dirname(path)
+    parts = [__version__]
+    for name in sorted(os.listdir(libdir)):
+        if name.startswith("libTilePythonCAPI") or name.startswith("_tile"):
+            st = os.stat(os.path.join(libdir, name))
+            parts.append(f"{name}:{st.st_size}:{int(st.st_mtime)}")
+    here = os.path.dirname(os.path.dirname(__file__))
+    for sub in ("compiler", "frontend", "language"):
+        for name in sorted(os.listdir(os.path.join(here, sub))):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(here, sub, name))
+                parts.append(f"{sub}/{name}:{st.st_size}:{int(st.st_mtime)}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _cache_dir() -> Optional[str]:
+    if os.environ.get("TILELANG_MLIR_DISABLE_CACHE", "") not in ("", "0"):
+        return None
+    return os.environ.get("TILELANG_MLIR_CACHE_DIR",
+                          os.path.join(os.path.expanduser("~"), ".cache", "tilelang_mlir"))
+
+
+def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
+    if out_idx is None:
+        return []
+    if isinstance(out_idx, int):
+        out_idx = [out_idx]
+    result = []
+    for i in out_idx:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"out_idx entries must be ints, got {i!r}")
+        j = i + len(params) if i < 0 else i
+        if not 0 <= j < len(params):
+            raise ValueError(f"out_idx {i} is out of range for {len(params)} arguments")
+        if params[j].kind != "tensor":
+            raise ValueError(f"out_idx {i} names scalar argument {params[j].name!r}; "
+                             "only tensors can be outputs")
+        if j in result:
+            raise ValueError(f"out_idx lists argument {params[j].name!r} twice")
+        result.append(j)
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Pipelines
+# ---------------------------------------------------------------------------
+
+
+def cpu_stages() -> List[Stage]:
+    return [
+        Stage("tile-opt", ["canonicalize", "cse"]),
+        Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
+                        "loop-invariant-code-motion"]),
+        Stage("llvm", ["arith-expand{include-bf16=true}", "math-expand-ops",
+                       "convert-scf-to-cf", "convert-to-llvm",
+                       "reconcile-unrealized-casts", "canonicalize"]),
+    ]
+
+
+def _mark_c_interface(module) -> None:
+    from .. import ir
+
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            op.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+
+
+def _emit(func: PrimFunc) -> Tuple[Any, str]:
+    """Emits and verifies the tile IR; errors point at the user's line."""
+    from .. import ir
+
+    module = func.emit()
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        raise diagnostics_error(e, "the tile program does not verify") from None
+    return module, str(module)
+
+
+def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str, str], str]:
+    """Runs the pipeline of `target`: returns the IR of every stage and the
+    final code."""
+    from .. import ir
+    from .._mlir_libs import _tile
+    from .context import make_context
+
+    runner = PipelineRunner(trace_dir(pass_configs))
+    with make_context(), ir.Location.unknown():
+        module, tile_text = _emit(func)
+        runner.dump(module, "tile")
+        if target.kind == "cpu":
+            _mark_c_interface(module)
+            stages = {"tile": tile_text}
+            stages.update(runner.run(module, cpu_stages()))
+            try:
+                source = _tile.translate_to_llvmir(module.operation)
+            except ValueError as e:
+                raise TileLangError(f"translation to LLVM IR failed: {e}") from None
+            return stages, source
+    raise TileLangError(f"target {target} is not supported by this build yet")
+
+
+def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], target: Target,
+                  stages: Dict[str, str], source: str) -> Kernel:
+    if target.kind == "cpu":
+        from ..runtime.cpu import CPUExecutable
+
+        exe = CPUExecutable(stages["llvm"], func_name)
+        return Kernel(func_name, params, out_idx, target, stages, source, exe, "cpu")
+    raise TileLangError(f"target {target} is not supported by this build yet")
+
+
+def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # noqa: A001
+            target: Union[str, Target] = "auto", pass_configs: Optional[dict] = None,
+            execution_backend: Optional[str] = None) -> Kernel:
+    """Compiles a tile program for `target` ("auto", "cpu", "cuda",
+    "cuda:sm_90a", "rocm:gfx942") and returns a callable kernel."""
+    if not isinstance(func, PrimFunc):
+        raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
+    tgt = parse_target(target)
+    pass_configs = dict(pass_configs or {})
+    outs = _normalize_out_idx(out_idx, func.params)
+    config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
+                             if k != "tl.trace_dir"}, default=str)
+    key = hashlib.sha256("|".join([func.fingerprint(), str(tgt), config_key, str(outs),
+                                   _compiler_id()]).encode()).hexdigest()
+    traced = trace_dir(pass_configs) is not None
+    with _LOCK:
+        if key in _MEMORY_CACHE and not traced:
+            return _MEMORY_CACHE[key]
+    cached = None if traced else _load_from_disk(key)
+    if cached is not None:
+        stages, source = cached
+    else:
+        stages, source = _lower(func, tgt, pass_configs)
+        if not traced:
+            _save_to_disk(key, stages, source)
+    kernel = _build_kernel(func.name, func.params, outs, tgt, stages, source)
+    with _LOCK:
+        _MEMORY_CACHE[key] = kernel
+    return kernel
+
+
+def _load_from_disk(key: str):
+    d = _cache_dir()
+    if d is None:
+        return None
+    path = os.path.join(d, key + ".json")
+    try:
+        with open(path) as f:
+            entry = json.load(f)
+        return entry["stages"], entry["source"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _save_to_disk(key: str, stages: Dict[str, str], source: str) -> None:
+    d = _cache_dir()
+    if d is None:
+        return
+    try:
+        os.makedirs(d, exist_ok=True)
+        tmp = os.path.join(d, f".{key}.{os.getpid()}.tmp")
+        with open(tmp, "w") as f:
+            json.dump({"stages": stages, "source": source}, f)
+        os.replace(tmp, os.path.join(d, key + ".json"))
+    except OSError:
+        pass  # a read-only home is not an error
+
+
+# ---------------------------------------------------------------------------
+# @tl.jit
+# ---------------------------------------------------------------------------
+
+
+class JITFunction:
+    """`@tl.jit` on a factory (returns a prim_func when called with its
+    parameters: compiled then, cached by the program) or on a prim_func
+    (compiled on first call and run)."""
+
+    def __init__(self, fn, out_idx, target, pass_configs):
+        self.fn = fn
+        self.out_idx = out_idx
+        self.target = target
+        self.pass_configs = pass_configs
+        functools.update_wrapper(self, fn.fn if isinstance(fn, PrimFunc) else fn)
+
+    def compile(self, *args, **kwargs) -> Kernel:
+        if isinstance(self.fn, PrimFunc):
+            if args or kwargs:
+                raise TypeError("a jitted prim_func takes its arguments when called")
+            return compile(self.fn, self.out_idx, self.target, self.pass_configs)
+        program = self.fn(*args, **kwargs)
+        if not isinstance(program, PrimFunc):
+            raise TypeError(f"@tl.jit factory {self.fn.__name__!r} must return a "
+                            f"@T.prim_func, got {type(program).__name__}")
+        return compile(program, self.out_idx, self.target, self.pass_configs)
+
+    def __call__(self, *args, **kwargs):
+        if isinstance(self.fn, PrimFunc):
+            return self.compile()(*args, **kwargs)
+        return self.compile(*args, **kwargs)
+
+
+def jit(func=None, *, out_idx=None, target="auto", pass_configs=None):
+    """Decorator: `@tl.jit(out_idx=[2])` on a kernel factory or a prim_func."""
+
+    def wrap(fn):
+        return JITFunction(fn, out_idx, target, pass_configs)
+
+    if func is not None:
+        return wrap(func)
+    return wrap

@@ -1,0 +1,111 @@
+"""Running pass pipelines, with the lower trace and errors at the user's line.
+
+Passes run one at a time so that a failure names the failing pass and keeps
+its input IR. With tracing on (pass config `tl.trace_dir` or the environment
+variable TILELANG_MLIR_TRACE=<dir>) the IR after every pass is written,
+numbered, into that folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+from ..frontend.errors import CompilationError, SourceLocation, TileLangError
+
+_LOC_RE = re.compile(r'loc\("(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)')
+
+
+def source_location(loc) -> Optional[SourceLocation]:
+    """The Python source position of an MLIR location, if it has one."""
+    m = _LOC_RE.search(str(loc))
+    if not m:
+        return None
+    return SourceLocation(m.group("file"), int(m.group("line")), int(m.group("col")))
+
+
+def diagnostics_error(err, what: str, cls=TileLangError) -> TileLangError:
+    """Turns an MLIRError into an error at the user's line."""
+    diags = list(getattr(err, "error_diagnostics", []) or [])
+    if not diags:
+        return cls(f"{what}: {err}")
+    first = diags[0]
+    notes = []
+    for n in getattr(first, "notes", []) or []:
+        nloc = source_location(n.location)
+        notes.append(f"{nloc}: {n.message}" if nloc else n.message)
+    for d in diags[1:]:
+        dloc = source_location(d.location)
+        notes.append(f"{dloc}: {d.message}" if dloc else d.message)
+    return cls(first.message, source_location(first.location), tuple(notes))
+
+
+@dataclass
+class Stage:
+    """A named group of passes; the IR after it is kept as `kernel.mlir(name)`."""
+
+    name: str
+    passes: Sequence[str]
+
+
+def trace_dir(pass_configs: Optional[dict]) -> Optional[str]:
+    d = (pass_configs or {}).get("tl.trace_dir") or os.environ.get("TILELANG_MLIR_TRACE")
+    return d or None
+
+
+class PipelineRunner:
+    def __init__(self, trace: Optional[str] = None):
+        self.trace = trace
+        self.step = 0
+        self.last_path: Optional[str] = None
+        if trace:
+            os.makedirs(trace, exist_ok=True)
+
+    def dump(self, module, label: str) -> None:
+        if not self.trace:
+            return
+        path = os.path.join(self.trace, f"{self.step:02d}-{label}.mlir")
+        with open(path, "w") as f:
+            f.write(str(module))
+        self.last_path = path
+        self.step += 1
+
+    def run(self, module, stages: List[Stage]) -> Dict[str, str]:
+        from .. import ir
+        from ..passmanager import PassManager
+
+        snapshots: Dict[str, str] = {}
+        for stage in stages:
+            for p in stage.passes:
+                anchor = p if p.startswith("builtin.module(") else f"builtin.module({p})"
+                pm = PassManager.parse(anchor)
+                before = str(module) if not self.trace else None
+                try:
+                    pm.run(module.operation)
+                except ir.MLIRError as e:
+                    path = self._keep_input(before, module, p)
+                    err = diagnostics_error(e, f"pass {p!r} failed", CompilationError)
+                    raise CompilationError(
+                        f"pass '{_flag(p)}' failed: {err.message}", err.location,
+                        err.notes + (f"the input IR of the failing pass is in {path}",)
+                    ) from None
+                self.dump(module, _flag(p))
+            snapshots[stage.name] = str(module)
+        return snapshots
+
+    def _keep_input(self, before: Optional[str], module, p: str) -> str:
+        if self.trace and self.last_path:
+            return self.last_path  # the numbered dump before this step
+        fd, path = tempfile.mkstemp(prefix=f"tilelang-{_flag(p)}-input-", suffix=".mlir")
+        with os.fdopen(fd, "w") as f:
+            f.write(before if before is not None else str(module))
+        return path
+
+
+def _flag(p: str) -> str:
+    """The pass flag of a pipeline element ("func.func(canonicalize)" -> canonicalize)."""
+    m = re.match(r"(?:[\w.]+\()?([\w-]+)", p)
+    return m.group(1) if m else p

@@ -1,0 +1,1 @@
+"""The Python frontend: tile programs parsed from their AST into tile IR."""

@@ -1,0 +1,369 @@
+"""The semantic layer of the frontend: builds tile ops from frontend values.
+
+The AST visitor (parser.py) handles control flow and scoping and calls into
+this layer for everything that creates ops: allocations, tile operations,
+loops and kernels. Checks that need the user's intent (which side of a copy
+gives the extent, whether an op is inside a kernel) live here and report
+errors at the user's line; shape and type rules of single ops are left to the
+dialect verifiers, whose messages are mapped back to the same line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ..language import dtypes as dt
+from ..language.dtypes import DType
+from .errors import SourceLocation, TileLangError
+from .values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
+                     static_int, to_index, to_scalar)
+
+SCOPES = ("shared", "fragment", "local", "var")
+
+
+def _ir():
+    from .. import ir
+
+    return ir
+
+
+def _tile():
+    from ..dialects import tile
+
+    return tile
+
+
+class Builder:
+    """Emits the tile IR of one function."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.location: Optional[SourceLocation] = None
+        self.kernel_depth = 0
+        self.kernel_threads: Optional[int] = None
+        self.block_indices: Tuple[IndexExpr, ...] = ()
+        self.symbols: Dict[object, IndexExpr] = {}
+        self._names: Dict[str, int] = {}
+
+    # -- locations -----------------------------------------------------------
+    def source_location(self) -> Optional[SourceLocation]:
+        return self.location
+
+    def error(self, message: str, notes: tuple = ()) -> TileLangError:
+        return TileLangError(message, self.location, notes)
+
+    def ir_location(self, loc: SourceLocation):
+        return _ir().Location.file(loc.filename, loc.line, loc.col)
+
+    def unique_name(self, base: str) -> str:
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        return base if n == 0 else f"{base}_{n}"
+
+    # -- kernel ----------------------------------------------------------------
+    def require_kernel(self, what: str) -> None:
+        if self.kernel_depth == 0:
+            raise self.error(f"{what} must be inside `with T.Kernel(...)`")
+
+    @contextlib.contextmanager
+    def kernel(self, grid: Sequence, threads) -> Tuple[IndexExpr, ...]:
+        if self.kernel_depth:
+            raise self.error("T.Kernel cannot be nested in another T.Kernel")
+        if not 1 <= len(grid) <= 3:
+            raise self.error(f"T.Kernel takes 1 to 3 grid extents, got {len(grid)}")
+        if isinstance(threads, (list, tuple)):
+            thread_extents = [static_int(t, "threads") for t in threads]
+        else:
+            thread_extents = [static_int(threads, "threads")]
+        total = 1
+        for t in thread_extents:
+            if t <= 0:
+                raise self.error(f"thread extents must be positive, got {t}")
+            total *= t
+        if total > 1024:
+            raise self.error(f"a block has at most 1024 threads, got {total}")
+        extents = []
+        for i, g in enumerate(grid):
+            e = to_index(g, f"grid extent {i}")
+            if e.is_const() and e.const <= 0:
+                raise self.error(f"grid extent {i} must be positive, got {e.const}")
+            extents.append(e.materialize())
+        op = _tile().kernel(extents, thread_extents)
+        block = op.body.blocks[0]
+        names = ("bx", "by", "bz")
+        indices = tuple(IndexExpr.of(block.arguments[i], names[i]) for i in range(len(grid)))
+        self.kernel_depth += 1
+        self.kernel_threads = total
+        self.block_indices = indices
+        try:
+            with _ir().InsertionPoint.at_block_terminator(block):
+                yield indices
+        finally:
+            self.kernel_depth -= 1
+            self.kernel_threads = None
+
+    # -- allocation ----------------------------------------------------------
+    def alloc(self, shape, dtype, scope: str, name: str = "") -> Buffer:
+        what = f"T.alloc_{scope}"
+        self.require_kernel(what)
+        if scope not in SCOPES:
+            raise self.error(f"unknown scope {scope!r}; expected one of {SCOPES}")
+        if isinstance(shape, (int, IndexExpr)):
+            shape = (shape,)
+        if not isinstance(shape, (tuple, list)):
+            raise self.error(f"{what}: shape must be a tuple of integers, got {_describe(shape)}")
+        dims = [static_int(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        if scope == "var":
+            dims = []
+        for i, d in enumerate(dims):
+            if d <= 0:
+                raise self.error(f"{what}: dimension {i} must be positive, got {d}")
+        try:
+            dtype = dt.as_dtype(dtype)
+        except TypeError as e:
+            raise self.error(f"{what}: {e}") from None
+        tile = _tile()
+        ty = tile.buffer_type(dims, dtype.ir_type(), scope)
+        op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
+                    "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
+        value = op_class(ty).result
+        return Buffer(value, dims, dtype, scope, name or self.unique_name(scope))
+
+    # -- regions ---------------------------------------------------------------
+    def _region(self, x, what: str):
+        """(buffer, offsets, extents-or-None) of a buffer or subscript."""
+        if isinstance(x, Buffer):
+            return x, [IndexExpr(0)] * x.ndim, list(x.static_shape(what))
+        if isinstance(x, BufferRef):
+            offsets, extents = x.region()
+            return x.buffer, offsets, extents
+        raise self.error(f"{what} expects a buffer or a buffer region, got {_describe(x)}")
+
+    @staticmethod
+    def _fill_extents(extents, other: List[int]) -> Optional[List[int]]:
+        """Completes point extents (None) from the squeezed shape of the other
+        side, aligned to the trailing dimensions."""
+        if all(e is not None for e in extents):
+            return list(extents)
+        if any(e is not None for e in extents):
+            return None
+        squeezed = [e for e in other if e != 1]
+        if len(squeezed) > len(extents):
+            return None
+        return [1] * (len(extents) - len(squeezed)) + squeezed
+
+    def copy(self, src, dst) -> None:
+        self.require_kernel("T.copy")
+        sbuf, soff, sext = self._region(src, "T.copy source")
+        dbuf, doff, dext = self._region(dst, "T.copy destination")
+        if any(e is None for e in sext) and any(e is None for e in dext):
+            if all(e is None for e in sext) and all(e is None for e in dext):
+                raise self.error("T.copy needs the extent of at least one side: pass a "
+                                 "whole buffer or slices, not two element positions")
+        s_full = self._fill_extents(sext, dext) if None in sext else sext
+        d_full = self._fill_extents(dext, s_full or []) if None in dext else dext
+        if s_full is None or d_full is None:
+            raise self.error(
+                f"T.copy cannot match the region of {sbuf.name!r} ({_fmt(sext)}) "
+                f"with the region of {dbuf.name!r} ({_fmt(dext)}); mix of point "
+                "indices and slices on one side is not supported")
+        if [e for e in s_full if e != 1] != [e for e in d_full if e != 1]:
+            raise self.error(
+                f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
+                f"region of {dbuf.name!r} has shape {_fmt(d_full)}")
+        ir = _ir()
+        _tile().CopyOp(sbuf.value, [o.materialize() for o in soff],
+                       dbuf.value, [o.materialize() for o in doff],
+                       ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full))
+
+    def fill(self, buf, value) -> None:
+        self.require_kernel("T.fill")
+        if isinstance(buf, BufferRef):
+            raise self.error("T.fill / T.clear take a whole buffer")
+        if not isinstance(buf, Buffer):
+            raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
+        if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
+            raise self.error(f"T.fill: buffer {buf.name!r} has a dynamic shape")
+        v = to_scalar(value, buf.dtype)
+        _tile().FillOp(buf.value, v.value)
+
+    def _whole(self, x, what: str) -> Buffer:
+        if isinstance(x, Buffer):
+            return x
+        if isinstance(x, BufferRef):
+            raise self.error(f"{what} takes whole buffers, got a region of {x.buffer.name!r}")
+        raise self.error(f"{what} expects a buffer, got {_describe(x)}")
+
+    def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
+             clear_accum=False, k_pack=1) -> None:
+        self.require_kernel("T.gemm")
+        a, b, c = (self._whole(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B"), (C, "C")))
+        ir = _ir()
+        kwargs = {}
+        if transpose_A:
+            kwargs["transpose_a"] = True
+        if transpose_B:
+            kwargs["transpose_b"] = True
+        if clear_accum:
+            kwargs["clear_accum"] = True
+        if policy is not None:
+            kwargs["policy"] = ir.Attribute.parse(f"#tile.policy<{_policy_name(policy)}>")
+        k_pack = static_int(k_pack, "k_pack")
+        if k_pack != 1:
+            kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
+        _tile().GemmOp(a.value, b.value, c.value, **kwargs)
+
+    def gemm_sp(self, A, E, B, C, transpose_B=False, policy=None, clear_accum=False) -> None:
+        self.require_kernel("T.gemm_sp")
+        a, e, b, c = (self._whole(x, f"T.gemm_sp operand {n}")
+                      for x, n in ((A, "A"), (E, "E"), (B, "B"), (C, "C")))
+        ir = _ir()
+        kwargs = {}
+        if transpose_B:
+            kwargs["transpose_b"] = True
+        if clear_accum:
+            kwargs["clear_accum"] = True
+        if policy is not None:
+            kwargs["policy"] = ir.Attribute.parse(f"#tile.policy<{_policy_name(policy)}>")
+        _tile().GemmSpOp(a.value, e.value, b.value, c.value, **kwargs)
+
+    def reduce(self, kind: str, src, dst, dim: int, clear: bool) -> None:
+        self.require_kernel(f"T.reduce_{kind}")
+        s = self._whole(src, f"T.reduce_{kind} source")
+        d = self._whole(dst, f"T.reduce_{kind} destination")
+        dim = static_int(dim, "dim")
+        if dim < 0:
+            dim += s.ndim
+        ir = _ir()
+        kwargs = {"clear": True} if clear else {}
+        _tile().ReduceOp(s.value, d.value, ir.Attribute.parse(f"#tile.reduce<{kind}>"),
+                         ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+
+    def cumsum(self, src, dst, dim: int, reverse: bool) -> None:
+        self.require_kernel("T.cumsum")
+        s = self._whole(src, "T.cumsum source")
+        d = self._whole(dst if dst is not None else src, "T.cumsum destination")
+        dim = static_int(dim, "dim")
+        if dim < 0:
+            dim += s.ndim
+        ir = _ir()
+        kwargs = {"reverse": True} if reverse else {}
+        _tile().CumSumOp(s.value, d.value,
+                         ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+
+    def atomic_add(self, dst, value) -> None:
+        self.require_kernel("T.atomic_add")
+        if isinstance(dst, Buffer):
+            buf, offsets = dst, [IndexExpr(0)] * dst.ndim
+        elif isinstance(dst, BufferRef):
+            buf = dst.buffer
+            offsets, extents = dst.region()
+            if any(e is not None for e in extents):
+                raise self.error("T.atomic_add: give the destination as a buffer or an "
+                                 "element position, not slices")
+        else:
+            raise self.error(f"T.atomic_add expects a buffer destination, got {_describe(dst)}")
+        if isinstance(value, Buffer):
+            v = value.value
+        elif isinstance(value, BufferRef):
+            v = to_scalar(value, buf.dtype).value
+        else:
+            v = to_scalar(value, buf.dtype).value
+        _tile().AtomicAddOp(v, buf.value, [o.materialize() for o in offsets])
+
+    # -- loops -------------------------------------------------------------------
+    @contextlib.contextmanager
+    def parallel(self, extents: Sequence):
+        self.require_kernel("T.Parallel")
+        ext = [static_int(e, "T.Parallel extent") for e in extents]
+        for e in ext:
+            if e <= 0:
+                raise self.error(f"T.Parallel extents must be positive, got {e}")
+        op = _tile().parallel(ext)
+        block = op.body.blocks[0]
+        ivs = tuple(IndexExpr.of(block.arguments[i], f"i{i}") for i in range(len(ext)))
+        with _ir().InsertionPoint.at_block_terminator(block):
+            yield ivs
+
+    @contextlib.contextmanager
+    def pipelined(self, start, stop, num_stages, order=None, stage=None, group=None):
+        self.require_kernel("T.Pipelined")
+        lo, hi = to_index(start, "T.Pipelined start"), to_index(stop, "T.Pipelined stop")
+        num_stages = static_int(num_stages, "num_stages")
+        conv = lambda seq, what: None if seq is None else [static_int(x, what) for x in seq]
+        op = _tile().pipelined(
+            lo.materialize(), hi.materialize(), constant(1, dt.index), num_stages,
+            order=conv(order, "order entry"), stage=conv(stage, "stage entry"),
+            group=None if group is None else [conv(g, "group entry") for g in group])
+        block = op.body.blocks[0]
+        with _ir().InsertionPoint.at_block_terminator(block):
+            yield IndexExpr.of(block.arguments[0], "k")
+
+    @contextlib.contextmanager
+    def serial(self, start, stop, step, annotation: Optional[str] = None):
+        from ..dialects import scf
+
+        lo = to_index(start, "loop start")
+        hi = to_index(stop, "loop stop")
+        st = to_index(step, "loop step")
+        if st.is_const() and st.const <= 0:
+            raise self.error(f"loop step must be positive, got {st.const}")
+        loop = scf.ForOp(lo.materialize(), hi.materialize(), st.materialize())
+        if annotation:
+            loop.operation.attributes[annotation] = _ir().UnitAttr.get()
+        with _ir().InsertionPoint(loop.body):
+            yield IndexExpr.of(loop.induction_variable, "i")
+            scf.YieldOp([])
+
+    # -- annotations and debugging -----------------------------------------------
+    def use_swizzle(self, panel_size, order: str = "row", enable=True) -> None:
+        self.require_kernel("T.use_swizzle")
+        ir = _ir()
+        if order not in ("row", "col"):
+            raise self.error(f"T.use_swizzle order must be 'row' or 'col', got {order!r}")
+        kwargs = {}
+        if order != "row":
+            kwargs["order"] = ir.Attribute.parse(f"#tile.raster<{order}>")
+        if not enable:
+            kwargs["enable"] = ir.BoolAttr.get(False)
+        _tile().UseSwizzleOp(
+            ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                               static_int(panel_size, "panel_size")), **kwargs)
+
+    def annotate_layout(self, mapping) -> None:
+        self.require_kernel("T.annotate_layout")
+        if not isinstance(mapping, dict):
+            raise self.error("T.annotate_layout expects a dict {buffer: layout}")
+        for buf, layout in mapping.items():
+            if not isinstance(buf, Buffer):
+                raise self.error(f"T.annotate_layout keys must be buffers, got {_describe(buf)}")
+            attr = layout.to_attr(buf) if hasattr(layout, "to_attr") else layout
+            if isinstance(attr, str):
+                attr = _ir().Attribute.parse(attr)
+            _tile().AnnotateLayoutOp(buf.value, attr)
+
+    def print(self, value, msg: str = "") -> None:
+        self.require_kernel("T.print")
+        ir = _ir()
+        if isinstance(value, Buffer):
+            v = value.value
+        else:
+            v = to_scalar(value).value
+        kwargs = {"msg": ir.StringAttr.get(msg)} if msg else {}
+        _tile().PrintOp(v, **kwargs)
+
+
+def _fmt(extents) -> str:
+    return "x".join("?" if e is None else str(e) for e in extents)
+
+
+def _policy_name(policy) -> str:
+    name = getattr(policy, "value", policy)
+    if isinstance(name, str):
+        key = name.replace("_", "").lower()
+        table = {"square": "square", "fullrow": "full_row", "fullcol": "full_col"}
+        if key in table:
+            return table[key]
+    raise TileLangError(f"unknown gemm warp policy {policy!r}; use T.GemmWarpPolicy."
+                        "Square, FullRow or FullCol")

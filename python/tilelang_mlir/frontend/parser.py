@@ -1,0 +1,581 @@
+"""The AST visitor of tile programs: control flow and scoping.
+
+A `T.prim_func` is not traced: its Python source is parsed once and walked
+here. Compile-time Python (constants, closure values, arithmetic on them,
+`if` on constants, helper calls) is evaluated as Python; everything that
+touches runtime values emits IR through the semantic layer (builder.py and
+values.py). Every statement and call runs under the MLIR location of the
+user's line, so verifier errors point back at it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import operator
+from typing import Any, Dict, List, Optional
+
+from ..language import dtypes as dt
+from . import state
+from .errors import SourceLocation, TileLangError
+from .source import FunctionSource
+from .values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, binary,
+                     compare, is_runtime, logical, select, to_scalar, unary)
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
+           ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&",
+           ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+           ast.NotEq: "!="}
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class Scope:
+    """A block of the program. Loop and runtime-`if` bodies are barriers:
+    names bound outside cannot be rebound inside them (the IR is SSA; a
+    value that changes across iterations lives in a T.alloc_var)."""
+
+    def __init__(self, parent: Optional["Scope"], barrier: bool = False, what: str = ""):
+        self.parent = parent
+        self.vars: Dict[str, Any] = {}
+        self.barrier = barrier
+        self.what = what
+
+    def lookup(self, name: str):
+        scope = self
+        while scope is not None:
+            if name in scope.vars:
+                return scope.vars[name], scope
+            scope = scope.parent
+        raise KeyError(name)
+
+
+class Parser:
+    """Walks one function (a prim_func or an inlined macro)."""
+
+    def __init__(self, builder, source: FunctionSource, env: Dict[str, Any]):
+        self.builder = builder
+        self.source = source
+        self.env = env  # the function's globals and closure values
+        self.scope = Scope(None, what="function")
+
+    # -- locations ---------------------------------------------------------------
+    def location_of(self, node: ast.AST) -> SourceLocation:
+        return self.source.location(node)
+
+    @contextlib.contextmanager
+    def at(self, node: ast.AST):
+        """Sets the user's location for errors and for the ops created."""
+        saved = self.builder.location
+        loc = self.location_of(node)
+        self.builder.location = loc
+        try:
+            with self.builder.ir_location(loc):
+                yield
+        except TileLangError as e:
+            if e.location is None:
+                raise TileLangError(e.message, loc, e.notes) from None
+            raise
+        finally:
+            self.builder.location = saved
+
+    def error(self, node: ast.AST, message: str) -> TileLangError:
+        return TileLangError(message, self.location_of(node))
+
+    # -- scopes --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def child_scope(self, barrier: bool, what: str):
+        saved = self.scope
+        self.scope = Scope(saved, barrier, what)
+        try:
+            yield self.scope
+        finally:
+            self.scope = saved
+
+    def lookup(self, node: ast.Name):
+        name = node.id
+        try:
+            value, _ = self.scope.lookup(name)
+        except KeyError:
+            if name in self.env:
+                value = self.env[name]
+            elif hasattr(builtins, name):
+                value = getattr(builtins, name)
+            else:
+                raise self.error(node, f"name {name!r} is not defined") from None
+        return self._resolve_symbol(value)
+
+    def _resolve_symbol(self, value):
+        from ..language.types import SymbolicDim
+
+        if isinstance(value, SymbolicDim):
+            if value not in self.builder.symbols:
+                raise TileLangError(f"symbolic size {value.name!r} does not appear in "
+                                    "the shape of any tensor argument",
+                                    self.builder.location)
+            return self.builder.symbols[value]
+        return value
+
+    def bind(self, node: ast.AST, name: str, value) -> None:
+        """`name = value`: stores into a var buffer, or binds a new name."""
+        try:
+            current, owner = self.scope.lookup(name)
+        except KeyError:
+            current, owner = None, None
+        if isinstance(current, Buffer) and current.scope == "var" and not isinstance(value, Buffer):
+            current[()].store(value)
+            return
+        if owner is not None and owner is not self.scope and is_runtime(value):
+            # Crossing a loop or runtime-if barrier?
+            s = self.scope
+            while s is not owner:
+                if s.barrier:
+                    raise self.error(
+                        node, f"variable {name!r} is assigned inside a {s.what} but was "
+                        f"defined outside it; a value that changes at run time must live "
+                        f"in a buffer: `{name} = T.alloc_var(dtype)`")
+                s = s.parent
+            owner.vars[name] = value
+            return
+        self.scope.vars[name] = value
+
+    # -- statements ----------------------------------------------------------------
+    def visit_body(self, body: List[ast.stmt]) -> None:
+        for stmt in body:
+            with self.at(stmt):
+                self.visit_stmt(stmt)
+
+    def visit_stmt(self, node: ast.stmt) -> None:
+        handler = getattr(self, "stmt_" + type(node).__name__, None)
+        if handler is None:
+            raise self.error(node, f"unsupported statement in a tile program: "
+                                   f"{type(node).__name__}")
+        handler(node)
+
+    def stmt_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.eval(node.value)
+
+    def stmt_Pass(self, node) -> None:
+        pass
+
+    def stmt_Assign(self, node: ast.Assign) -> None:
+        value = self.eval(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            raise self.error(node, "a declaration without a value is not supported; "
+                                   "use T.alloc_var(dtype)")
+        value = self.eval(node.value)
+        ann = self.eval(node.annotation)
+        try:
+            dtype = dt.as_dtype(ann)
+        except TypeError:
+            dtype = None
+        if dtype is not None:
+            value = to_scalar(value, dtype)
+        self.assign(node.target, value)
+
+    def assign(self, target: ast.expr, value) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target, target.id, value)
+        elif isinstance(target, ast.Subscript):
+            base = self.eval(target.value)
+            if not isinstance(base, Buffer):
+                raise self.error(target, f"cannot assign into {_describe(base)}")
+            key = self.eval_subscript_key(target.slice)
+            base[key].store(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if is_runtime(value) or not isinstance(value, (tuple, list)):
+                raise self.error(target, f"cannot unpack {_describe(value)}")
+            if len(value) != len(target.elts):
+                raise self.error(target, f"cannot unpack {len(value)} values into "
+                                         f"{len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            raise self.error(target, f"unsupported assignment target {type(target).__name__}")
+
+    def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        op = _BINOPS[type(node.op)]
+        if isinstance(node.target, ast.Subscript):
+            base = self.eval(node.target.value)
+            if not isinstance(base, Buffer):
+                raise self.error(node.target, f"cannot assign into {_describe(base)}")
+            ref = base[self.eval_subscript_key(node.target.slice)]
+            ref.store(binary(op, ref.load(), self.eval(node.value)))
+            return
+        if isinstance(node.target, ast.Name):
+            current = self.lookup(node.target)
+            self.bind(node.target, node.target.id, binary(op, current, self.eval(node.value)))
+            return
+        raise self.error(node, "unsupported augmented assignment target")
+
+    def stmt_Return(self, node: ast.Return) -> None:
+        s = self.scope
+        while s is not None:
+            if s.barrier:
+                raise self.error(node, f"`return` inside a {s.what} is not supported")
+            s = s.parent
+        raise _Return(None if node.value is None else self.eval(node.value))
+
+    def stmt_Break(self, node) -> None:
+        raise self.error(node, "`break` is not supported in tile programs")
+
+    def stmt_Continue(self, node) -> None:
+        raise self.error(node, "`continue` is not supported in tile programs")
+
+    def stmt_Assert(self, node: ast.Assert) -> None:
+        cond = self.eval(node.test)
+        if is_runtime(cond):
+            raise self.error(node, "`assert` on a runtime value is not supported; use "
+                                   "T.device_assert")
+        if not cond:
+            msg = self.eval(node.msg) if node.msg is not None else "assertion failed"
+            raise self.error(node, str(msg))
+
+    def stmt_FunctionDef(self, node) -> None:
+        raise self.error(node, "nested function definitions are not supported in a tile "
+                               "program; define a T.macro outside it")
+
+    def stmt_If(self, node: ast.If) -> None:
+        cond = self.eval(node.test)
+        if not is_runtime(cond):
+            # A compile-time condition picks a branch; its bindings stay visible.
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        from ..dialects import scf
+
+        c = to_scalar(cond, dt.boolean)
+        if_op = scf.IfOp(c.value, [], hasElse=bool(node.orelse))
+        from .. import ir
+
+        with ir.InsertionPoint(if_op.then_block), self.child_scope(True, "runtime `if`"):
+            self.visit_body(node.body)
+            scf.YieldOp([])
+        if node.orelse:
+            with ir.InsertionPoint(if_op.else_block), self.child_scope(True, "runtime `if`"):
+                self.visit_body(node.orelse)
+                scf.YieldOp([])
+
+    def stmt_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error(node, "`while ... else` is not supported")
+        from .. import ir
+        from ..dialects import scf
+
+        op = scf.WhileOp([], [])
+        before = op.before.blocks.append()
+        after = op.after.blocks.append()
+        with ir.InsertionPoint(before), self.child_scope(True, "`while` loop"):
+            cond = self.eval(node.test)
+            if not is_runtime(cond):
+                raise self.error(node.test, "a `while` condition must depend on runtime "
+                                            "values (a constant condition never ends or "
+                                            "never runs)")
+            scf.ConditionOp(to_scalar(cond, dt.boolean).value, [])
+        with ir.InsertionPoint(after), self.child_scope(True, "`while` loop"):
+            self.visit_body(node.body)
+            scf.YieldOp([])
+
+    def stmt_For(self, node: ast.For) -> None:
+        from ..language import loops
+
+        if node.orelse:
+            raise self.error(node, "`for ... else` is not supported")
+        it = self.eval(node.iter)
+        if isinstance(it, range):
+            it = loops.serial(it.start, it.stop, it.step)
+        if isinstance(it, loops.Parallel):
+            with self.builder.parallel(it.extents) as ivs, \
+                    self.child_scope(True, "T.Parallel loop"):
+                self.bind_loop_target(node.target, ivs)
+                self.visit_body(node.body)
+            return
+        if isinstance(it, loops.Pipelined):
+            with self.builder.pipelined(it.start, it.stop, it.num_stages, it.order,
+                                        it.stage, it.group) as iv, \
+                    self.child_scope(True, "T.Pipelined loop"):
+                self.bind_loop_target(node.target, (iv,))
+                self.visit_body(node.body)
+            return
+        if isinstance(it, loops.Serial):
+            with self.builder.serial(it.start, it.stop, it.step, it.annotation) as iv, \
+                    self.child_scope(True, "loop"):
+                self.bind_loop_target(node.target, (iv,))
+                self.visit_body(node.body)
+            return
+        if is_runtime(it):
+            raise self.error(node.iter, f"cannot iterate over {_describe(it)}")
+        # Compile-time iteration (a list or tuple): the body is unrolled.
+        try:
+            items = list(it)
+        except TypeError:
+            raise self.error(node.iter, f"cannot iterate over {_describe(it)}") from None
+        for item in items:
+            self.assign(node.target, item)
+            self.visit_body(node.body)
+
+    def bind_loop_target(self, target: ast.expr, ivs) -> None:
+        if isinstance(target, ast.Name):
+            if len(ivs) == 1:
+                self.scope.vars[target.id] = ivs[0]
+            else:
+                self.scope.vars[target.id] = tuple(ivs)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)) and all(
+                isinstance(e, ast.Name) for e in target.elts):
+            if len(target.elts) != len(ivs):
+                raise self.error(target, f"the loop has {len(ivs)} induction variables "
+                                         f"but {len(target.elts)} names are given")
+            for e, iv in zip(target.elts, ivs):
+                self.scope.vars[e.id] = iv
+            return
+        raise self.error(target, "loop variables must be names")
+
+    def stmt_With(self, node: ast.With) -> None:
+        from ..language.kernel import KernelLaunch
+
+        if len(node.items) != 1:
+            raise self.error(node, "`with` takes one T.Kernel(...)")
+        item = node.items[0]
+        ctx = self.eval(item.context_expr)
+        if not isinstance(ctx, KernelLaunch):
+            raise self.error(item.context_expr, "only `with T.Kernel(...)` is supported "
+                                                "in a tile program")
+        with self.builder.kernel(ctx.grid, ctx.threads) as indices, \
+                self.child_scope(False, "kernel"):
+            if item.optional_vars is not None:
+                self.bind_loop_target(item.optional_vars, indices)
+            self.visit_body(node.body)
+
+    # -- expressions ------------------------------------------------------------------
+    def eval(self, node: ast.expr):
+        handler = getattr(self, "expr_" + type(node).__name__, None)
+        if handler is None:
+            return self.eval_python(node)
+        return handler(node)
+
+    def eval_python(self, node: ast.expr):
+        """Evaluates an expression with no runtime values as plain Python
+        (comprehensions, lambdas, ...)."""
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        local_env = {}
+        for name in names:
+            try:
+                value, _ = self.scope.lookup(name)
+            except KeyError:
+                continue
+            if is_runtime(value):
+                raise self.error(node, f"unsupported expression "
+                                       f"({type(node).__name__}) on runtime value {name!r}")
+            local_env[name] = value
+        code = compile(ast.Expression(body=node), self.source.filename, "eval")
+        try:
+            return eval(code, dict(self.env), local_env)  # noqa: S307 (user code)
+        except TileLangError:
+            raise
+        except Exception as e:
+            raise self.error(node, f"{type(e).__name__}: {e}") from None
+
+    def expr_Constant(self, node: ast.Constant):
+        return node.value
+
+    def expr_Name(self, node: ast.Name):
+        return self.lookup(node)
+
+    def expr_Attribute(self, node: ast.Attribute):
+        base = self.eval(node.value)
+        try:
+            return self._resolve_symbol(getattr(base, node.attr))
+        except AttributeError:
+            raise self.error(node, f"{_describe(base)} has no attribute {node.attr!r}") from None
+
+    def expr_Tuple(self, node: ast.Tuple):
+        return tuple(self.eval(e) for e in node.elts)
+
+    def expr_List(self, node: ast.List):
+        return [self.eval(e) for e in node.elts]
+
+    def expr_Dict(self, node: ast.Dict):
+        if any(k is None for k in node.keys):
+            raise self.error(node, "`**` in a dict is not supported")
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+
+    def expr_BinOp(self, node: ast.BinOp):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+        return binary(op, self.eval(node.left), self.eval(node.right))
+
+    def expr_UnaryOp(self, node: ast.UnaryOp):
+        v = self.eval(node.operand)
+        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}[type(node.op)]
+        return unary(op, v)
+
+    def expr_Compare(self, node: ast.Compare):
+        left = self.eval(node.left)
+        result = None
+        for op_node, right_node in zip(node.ops, node.comparators):
+            op = _CMPOPS.get(type(op_node))
+            right = self.eval(right_node)
+            if op is None:
+                if is_runtime(left) or is_runtime(right):
+                    raise self.error(node, f"unsupported comparison "
+                                           f"{type(op_node).__name__} on runtime values")
+                fn = {ast.Is: operator.is_, ast.IsNot: operator.is_not,
+                      ast.In: lambda a, b: a in b,
+                      ast.NotIn: lambda a, b: a not in b}[type(op_node)]
+                c = fn(left, right)
+            else:
+                c = compare(op, left, right)
+            result = c if result is None else self._and(result, c)
+            left = right
+        return result
+
+    @staticmethod
+    def _and(a, b):
+        if not is_runtime(a):
+            return b if a else a
+        if not is_runtime(b):
+            return a if b else b
+        return logical("and", a, b)
+
+    def expr_BoolOp(self, node: ast.BoolOp):
+        is_and = isinstance(node.op, ast.And)
+        result = self.eval(node.values[0])
+        for v_node in node.values[1:]:
+            if not is_runtime(result):
+                # Python short-circuit on compile-time values.
+                if is_and and not result:
+                    return result
+                if not is_and and result:
+                    return result
+                result = self.eval(v_node)
+                continue
+            v = self.eval(v_node)
+            if not is_runtime(v):
+                if is_and and not v:
+                    return False
+                if not is_and and v:
+                    return True
+                continue
+            result = logical("and" if is_and else "or", result, v)
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp):
+        cond = self.eval(node.test)
+        if not is_runtime(cond):
+            return self.eval(node.body if cond else node.orelse)
+        return select(cond, self.eval(node.body), self.eval(node.orelse))
+
+    def expr_Subscript(self, node: ast.Subscript):
+        base = self.eval(node.value)
+        key = self.eval_subscript_key(node.slice)
+        if isinstance(base, Buffer):
+            return base[key]
+        if is_runtime(key):
+            raise self.error(node, f"cannot index {_describe(base)} with a runtime value")
+        try:
+            return base[key]
+        except Exception as e:
+            raise self.error(node, f"{type(e).__name__}: {e}") from None
+
+    def eval_subscript_key(self, node: ast.expr):
+        if isinstance(node, ast.Tuple):
+            return tuple(self.eval_subscript_item(e) for e in node.elts)
+        return self.eval_subscript_item(node)
+
+    def eval_subscript_item(self, node: ast.expr):
+        if isinstance(node, ast.Slice):
+            return slice(None if node.lower is None else self.eval(node.lower),
+                         None if node.upper is None else self.eval(node.upper),
+                         None if node.step is None else self.eval(node.step))
+        return self.eval(node)
+
+    def expr_Call(self, node: ast.Call):
+        with self.at(node):
+            fn = self.eval(node.func)
+            args = []
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    args.extend(self.eval(a.value))
+                else:
+                    args.append(self.eval(a))
+            kwargs = {}
+            for kw in node.keywords:
+                if kw.arg is None:
+                    kwargs.update(self.eval(kw.value))
+                else:
+                    kwargs[kw.arg] = self.eval(kw.value)
+            return self.call(node, fn, args, kwargs)
+
+    def call(self, node: ast.Call, fn, args, kwargs):
+        from ..language import math as tmath
+        from .prim_func import Macro
+
+        if isinstance(fn, Macro):
+            return self.inline_macro(node, fn, args, kwargs)
+        runtime = any(is_runtime(a) for a in args) or any(
+            is_runtime(v) for v in kwargs.values())
+        # Python builtins on runtime values map to the tile math functions.
+        if runtime and fn in (builtins.max, builtins.min, builtins.abs):
+            fn = {builtins.max: tmath.max, builtins.min: tmath.min,
+                  builtins.abs: tmath.abs}[fn]
+        if runtime and fn in (builtins.int, builtins.float, builtins.bool):
+            target = {builtins.int: dt.int32, builtins.float: dt.float32,
+                      builtins.bool: dt.boolean}[fn]
+            return to_scalar(args[0], target)
+        try:
+            return fn(*args, **kwargs)
+        except TileLangError:
+            raise
+        except TypeError as e:
+            if getattr(fn, "__tile_builtin__", False):
+                raise self.error(node, f"{_name(fn)}: {e}") from None
+            raise self.error(node, f"{type(e).__name__} in call to {_name(fn)}: {e}") from None
+        except Exception as e:
+            raise self.error(node, f"{type(e).__name__} in call to {_name(fn)}: {e}") from None
+
+    def inline_macro(self, node: ast.Call, macro, args, kwargs):
+        import inspect
+
+        try:
+            bound = inspect.signature(macro.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"macro {macro.name}: {e}") from None
+        bound.apply_defaults()
+        source = macro.source()
+        sub = Parser(self.builder, source, macro.env())
+        for name, value in bound.arguments.items():
+            sub.scope.vars[name] = value
+        try:
+            sub.visit_body(source.body)
+        except _Return as r:
+            return r.value
+        return None
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def run_function(parser: Parser, body: List[ast.stmt]) -> None:
+    """Walks a prim_func body; a bare `return` ends it."""
+    state.push(parser.builder)
+    try:
+        parser.visit_body(body)
+    except _Return as r:
+        if r.value is not None:
+            raise TileLangError("a T.prim_func cannot return a value; write results "
+                                "into an output tensor", parser.builder.location) from None
+    finally:
+        state.pop()

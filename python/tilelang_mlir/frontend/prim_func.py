@@ -1,0 +1,293 @@
+"""`@T.prim_func` and `@T.macro`: tile programs as Python functions.
+
+The decorator only records the function; its source is parsed lazily, when
+the program is first compiled, and the result is the tile-dialect module plus
+the signature the runtime needs to call the kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+from ..language import dtypes as dt
+from ..language.dtypes import DType
+from ..language.types import ScalarType, SymbolicDim, TensorType
+from .errors import SourceLocation, TileLangError
+from .source import FunctionSource, parse_function
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel argument: a tensor (shape entries are ints or symbol
+    names) or a scalar."""
+
+    name: str
+    kind: str  # "tensor" | "scalar"
+    dtype: DType
+    shape: Tuple[Union[int, str], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "dtype": self.dtype.name,
+                "shape": list(self.shape)}
+
+    @staticmethod
+    def from_json(d: dict) -> "Param":
+        return Param(d["name"], d["kind"], dt.as_dtype(d["dtype"]), tuple(d["shape"]))
+
+
+def _closure_env(fn: Callable) -> Dict[str, Any]:
+    env = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:  # an unassigned cell
+                pass
+    return env
+
+
+def _closure_values(fn: Callable) -> Dict[str, Any]:
+    values = {}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                values[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return values
+
+
+def _fingerprint(value, depth: int = 0) -> str:
+    """A stable text for a closure value, for cache keys."""
+    if depth > 4:
+        return "..."
+    if isinstance(value, (int, float, bool, str, type(None), DType)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return type(value).__name__ + "(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_fingerprint(k, depth + 1)}:{_fingerprint(v, depth + 1)}"
+                              for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
+    if isinstance(value, (Macro, PrimFunc)):
+        return value.fingerprint()
+    if isinstance(value, SymbolicDim):
+        return f"dyn({value.name})"
+    if isinstance(value, TensorType):
+        return f"tensor({_fingerprint(value.shape)},{value.dtype})"
+    if inspect.ismodule(value):
+        return f"module({value.__name__})"
+    if inspect.isfunction(value):
+        try:
+            return "fn(" + hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16] + ")"
+        except (OSError, TypeError):
+            return f"fn({value.__qualname__})"
+    if hasattr(value, "value") and hasattr(type(value), "__members__"):  # enums
+        return repr(value)
+    return f"{type(value).__qualname__}"
+
+
+class Macro:
+    """`@T.macro`: a helper written in the DSL, inlined where it is called."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.name = fn.__name__
+        self._source: Optional[FunctionSource] = None
+
+    def source(self) -> FunctionSource:
+        if self._source is None:
+            self._source = parse_function(self.fn)
+        return self._source
+
+    def env(self) -> Dict[str, Any]:
+        return _closure_env(self.fn)
+
+    def fingerprint(self) -> str:
+        closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
+                           sorted(_closure_values(self.fn).items()))
+        return f"macro({self.source().digest()[:16]},{closure})"
+
+    def __call__(self, *args, **kwargs):
+        raise TileLangError(f"macro {self.name!r} can only be called inside a T.prim_func")
+
+
+def macro(fn: Callable) -> Macro:
+    return Macro(fn)
+
+
+class PrimFunc:
+    """A tile program: a Python function whose arguments are annotated with
+    T.Tensor (or scalar dtypes)."""
+
+    def __init__(self, fn: Callable):
+        if not callable(fn):
+            raise TypeError("@T.prim_func decorates a function")
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+        self._source: Optional[FunctionSource] = None
+        self.params = self._params()
+
+    # -- signature ------------------------------------------------------------------
+    def _params(self) -> List[Param]:
+        sig = inspect.signature(self.fn)
+        env = None
+        params = []
+        for name, p in sig.parameters.items():
+            ann = p.annotation
+            if ann is inspect.Parameter.empty:
+                raise TileLangError(f"argument {name!r} of {self.name!r} needs a type "
+                                    "annotation such as T.Tensor((M, N), 'float16')",
+                                    self._def_location())
+            if isinstance(ann, str):
+                env = env if env is not None else _closure_env(self.fn)
+                try:
+                    ann = eval(ann, env)  # noqa: S307 (user annotation)
+                except Exception as e:
+                    raise TileLangError(f"cannot evaluate the annotation of {name!r}: {e}",
+                                        self._def_location()) from None
+            params.append(self._param(name, ann))
+        return params
+
+    def _param(self, name: str, ann) -> Param:
+        if isinstance(ann, TensorType):
+            if ann.dtype is None:
+                raise TileLangError(f"tensor argument {name!r} needs a dtype",
+                                    self._def_location())
+            shape = tuple(d.name if isinstance(d, SymbolicDim) else d for d in ann.shape)
+            return Param(name, "tensor", ann.dtype, shape)
+        if isinstance(ann, ScalarType):
+            return Param(name, "scalar", ann.dtype)
+        try:
+            return Param(name, "scalar", dt.as_dtype(ann))
+        except TypeError:
+            raise TileLangError(f"argument {name!r}: unsupported annotation {ann!r}; use "
+                                "T.Tensor(shape, dtype) or a scalar dtype such as T.int32",
+                                self._def_location()) from None
+
+    def _def_location(self) -> Optional[SourceLocation]:
+        try:
+            return SourceLocation(inspect.getsourcefile(self.fn) or "<unknown>",
+                                  self.fn.__code__.co_firstlineno, 1)
+        except TypeError:
+            return None
+
+    def source(self) -> FunctionSource:
+        if self._source is None:
+            self._source = parse_function(self.fn)
+        return self._source
+
+    def fingerprint(self) -> str:
+        """Hash of everything that determines the IR: source, closure values
+        and the signature."""
+        closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
+                           sorted(_closure_values(self.fn).items()))
+        params = ",".join(f"{p.name}:{p.kind}:{p.dtype}:{p.shape}" for p in self.params)
+        text = f"{self.source().digest()}|{closure}|{params}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def symbols(self) -> List[str]:
+        seen = []
+        for p in self.params:
+            for d in p.shape:
+                if isinstance(d, str) and d not in seen:
+                    seen.append(d)
+        return seen
+
+    # -- IR emission --------------------------------------------------------------
+    def emit(self):
+        """Emits this program as a tile-dialect module in the active Context."""
+        from .builder import Builder
+
+        source = self.source()
+        builder = Builder(source.filename)
+        def_loc = source.location(source.node)
+        builder.location = def_loc
+        with builder.ir_location(def_loc):
+            return self._emit_module(builder, source)
+
+    def _emit_module(self, builder, source):
+        from .. import ir
+        from ..dialects import func, memref
+        from .parser import Parser, run_function
+        from .values import Buffer, IndexExpr, Scalar
+
+        module = ir.Module.create()
+        arg_types = []
+        for p in self.params:
+            if p.kind == "tensor":
+                shape = [ir.ShapedType.get_dynamic_size() if isinstance(d, str) else d
+                         for d in p.shape]
+                arg_types.append(ir.MemRefType.get(shape, p.dtype.ir_type()))
+            else:
+                arg_types.append(p.dtype.ir_type())
+        with ir.InsertionPoint(module.body):
+            fn_op = func.FuncOp(self.name, (arg_types, []))
+            entry = fn_op.add_entry_block()
+            parser = Parser(builder, source, _closure_env(self.fn))
+            env = parser.scope.vars
+            symbols_by_name = self._symbol_objects()
+            with ir.InsertionPoint(entry):
+                for i, p in enumerate(self.params):
+                    arg = entry.arguments[i]
+                    if p.kind == "scalar":
+                        env[p.name] = Scalar(arg, p.dtype)
+                        continue
+                    dims = []
+                    for d_i, d in enumerate(p.shape):
+                        if isinstance(d, str):
+                            sym = symbols_by_name[d]
+                            if sym not in builder.symbols:
+                                dim = memref.DimOp(arg, _index_const(d_i)).result
+                                builder.symbols[sym] = IndexExpr.of(dim, d)
+                            dims.append(builder.symbols[sym])
+                        else:
+                            dims.append(d)
+                    env[p.name] = Buffer(arg, dims, p.dtype, "global", p.name)
+                run_function(parser, source.body)
+                func.ReturnOp([])
+        return module
+
+    def _symbol_objects(self) -> Dict[str, SymbolicDim]:
+        """The SymbolicDim objects of the annotations, by name."""
+        result = {}
+        for name, p in inspect.signature(self.fn).parameters.items():
+            ann = p.annotation
+            if isinstance(ann, str):
+                ann = eval(ann, _closure_env(self.fn))  # noqa: S307
+            if isinstance(ann, TensorType):
+                for d in ann.shape:
+                    if isinstance(d, SymbolicDim):
+                        if d.name in result and result[d.name] is not d:
+                            raise TileLangError(
+                                f"two different symbolic sizes are named {d.name!r}",
+                                self._def_location())
+                        result[d.name] = d
+        return result
+
+    def script(self) -> str:
+        """The tile-dialect IR of this program, as text."""
+        from ..compiler.context import make_context
+
+        with make_context():
+            return str(self.emit())
+
+    def __call__(self, *args, **kwargs):
+        raise TileLangError(f"{self.name!r} is a tile program: compile it with "
+                            "tl.compile(...) (or decorate with @tl.jit) to run it")
+
+
+def _index_const(v: int):
+    from .values import constant
+
+    return constant(v, dt.index)
+
+
+def prim_func(fn: Callable = None):
+    """Decorator: marks a function as a tile program."""
+    if fn is None:
+        return prim_func
+    return PrimFunc(fn)

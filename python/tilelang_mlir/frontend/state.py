@@ -1,0 +1,33 @@
+"""The builder that is emitting IR right now (one per thread)."""
+
+from __future__ import annotations
+
+import threading
+
+from .errors import TileLangError
+
+_local = threading.local()
+
+
+def push(builder) -> None:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    stack.append(builder)
+
+
+def pop() -> None:
+    _local.stack.pop()
+
+
+def current():
+    """The active builder; tile operations outside a T.prim_func fail."""
+    stack = getattr(_local, "stack", None)
+    if not stack:
+        raise TileLangError("tile operations can only be used inside a function "
+                            "decorated with @T.prim_func (or a T.macro called from one)")
+    return stack[-1]
+
+
+def active() -> bool:
+    return bool(getattr(_local, "stack", None))

@@ -1,0 +1,835 @@
+"""Values of tile programs during IR emission.
+
+Three kinds of values flow through a tile program:
+
+- `IndexExpr`: an integer index expression kept symbolic (a constant plus a
+  linear combination of atoms: block indices, loop variables, symbolic sizes,
+  and non-linear sub-expressions). Keeping indices symbolic is what lets
+  `A[bx * 64:(bx + 1) * 64]` have the static extent 64, and lets the compiler
+  see constant offsets; IR is emitted only when a value is needed.
+- `Scalar`: any other scalar, an MLIR SSA value with a dtype.
+- `Buffer` / `BufferRef`: a tile buffer or a subscript of one; a subscript is
+  a load when used as a value and a region when passed to `T.copy`.
+
+Operators on these build `arith`/`math` ops at the current insertion point;
+Python numbers mix in and are converted with TileLang's promotion rules.
+"""
+
+from __future__ import annotations
+
+import math as _pymath
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+from ..language import dtypes as dt
+from ..language.dtypes import DType
+from . import state
+from .errors import TileLangError
+
+Number = Union[int, float, bool]
+
+
+def _ir():
+    from .. import ir
+
+    return ir
+
+
+def _arith():
+    from ..dialects import arith
+
+    return arith
+
+
+def _error(message: str) -> TileLangError:
+    builder = state.current() if state.active() else None
+    return TileLangError(message, builder.source_location() if builder else None)
+
+
+# ---------------------------------------------------------------------------
+# Constants
+# ---------------------------------------------------------------------------
+
+
+def constant(value: Number, dtype: DType):
+    """An arith.constant of `dtype` at the current insertion point."""
+    ir, arith = _ir(), _arith()
+    dtype = dt.as_dtype(dtype)
+    ty = dtype.ir_type()
+    if dtype.is_float:
+        if _pymath.isinf(value) or _pymath.isnan(value):
+            return arith.ConstantOp(ty, ir.FloatAttr.get(ty, float(value))).result
+        return arith.ConstantOp(ty, float(value)).result
+    if dtype.kind == "index":
+        return arith.ConstantOp(ty, ir.IntegerAttr.get(ty, int(value))).result
+    if dtype.is_bool:
+        return arith.ConstantOp(ty, ir.IntegerAttr.get(ty, 1 if value else 0)).result
+    bits = dtype.bits
+    v = int(value) & ((1 << bits) - 1)
+    if v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return arith.ConstantOp(ty, ir.IntegerAttr.get(ty, v)).result
+
+
+# ---------------------------------------------------------------------------
+# Symbolic index expressions
+# ---------------------------------------------------------------------------
+
+
+class Atom:
+    """A leaf of an IndexExpr that is not a constant."""
+
+    def materialize(self):
+        raise NotImplementedError
+
+
+class ValueAtom(Atom):
+    """An index-typed SSA value (block index, loop variable, size, ...)."""
+
+    __slots__ = ("value", "name")
+
+    def __init__(self, value, name: str = ""):
+        self.value = value
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, ValueAtom) and self.value == other.value
+
+    def __hash__(self):
+        return hash(("value", self.value))
+
+    def materialize(self):
+        return self.value
+
+    def __repr__(self):
+        return self.name or "%v"
+
+
+class OpAtom(Atom):
+    """A non-linear sub-expression: mul, floordiv, mod, min, max."""
+
+    __slots__ = ("op", "lhs", "rhs")
+
+    def __init__(self, op: str, lhs: "IndexExpr", rhs: "IndexExpr"):
+        self.op, self.lhs, self.rhs = op, lhs, rhs
+
+    def __eq__(self, other):
+        return (isinstance(other, OpAtom) and self.op == other.op
+                and self.lhs == other.lhs and self.rhs == other.rhs)
+
+    def __hash__(self):
+        return hash((self.op, self.lhs, self.rhs))
+
+    def materialize(self):
+        arith = _arith()
+        a, b = self.lhs.materialize(), self.rhs.materialize()
+        if self.op == "mul":
+            return arith.MulIOp(a, b).result
+        if self.op == "floordiv":
+            return arith.FloorDivSIOp(a, b).result
+        if self.op == "mod":
+            q = arith.FloorDivSIOp(a, b).result
+            return arith.SubIOp(a, arith.MulIOp(q, b).result).result
+        if self.op == "max":
+            return arith.MaxSIOp(a, b).result
+        if self.op == "min":
+            return arith.MinSIOp(a, b).result
+        raise AssertionError(self.op)
+
+    def __repr__(self):
+        return f"{self.op}({self.lhs}, {self.rhs})"
+
+
+class IndexExpr:
+    """const + sum(coeff * atom), with exact integer (floor) semantics."""
+
+    __slots__ = ("const", "terms")
+    dtype = dt.index
+
+    def __init__(self, const: int = 0, terms: Optional[Dict[Atom, int]] = None):
+        self.const = int(const)
+        self.terms = {a: c for a, c in (terms or {}).items() if c != 0}
+
+    @staticmethod
+    def of(value, name: str = "") -> "IndexExpr":
+        return IndexExpr(0, {ValueAtom(value, name): 1})
+
+    @staticmethod
+    def lift(x) -> Optional["IndexExpr"]:
+        if isinstance(x, IndexExpr):
+            return x
+        if isinstance(x, bool):
+            return None
+        if isinstance(x, int):
+            return IndexExpr(x)
+        return None
+
+    def is_const(self) -> bool:
+        return not self.terms
+
+    def __eq__(self, other):
+        return (isinstance(other, IndexExpr) and self.const == other.const
+                and self.terms == other.terms)
+
+    def __hash__(self):
+        return hash((self.const, frozenset(self.terms.items())))
+
+    def __repr__(self):
+        parts = [f"{c}*{a}" if c != 1 else repr(a) for a, c in self.terms.items()]
+        if self.const or not parts:
+            parts.append(str(self.const))
+        return " + ".join(parts)
+
+    # -- arithmetic (all exact on integers) --------------------------------
+    def add(self, other: "IndexExpr", sign: int = 1) -> "IndexExpr":
+        terms = dict(self.terms)
+        for a, c in other.terms.items():
+            terms[a] = terms.get(a, 0) + sign * c
+        return IndexExpr(self.const + sign * other.const, terms)
+
+    def scale(self, k: int) -> "IndexExpr":
+        return IndexExpr(self.const * k, {a: c * k for a, c in self.terms.items()})
+
+    def mul(self, other: "IndexExpr") -> "IndexExpr":
+        if other.is_const():
+            return self.scale(other.const)
+        if self.is_const():
+            return other.scale(self.const)
+        return IndexExpr(0, {OpAtom("mul", self, other): 1})
+
+    def floordiv(self, other: "IndexExpr") -> "IndexExpr":
+        if other.is_const():
+            d = other.const
+            if d == 0:
+                raise _error("integer division by zero")
+            if self.is_const():
+                return IndexExpr(self.const // d)
+            if all(c % d == 0 for c in self.terms.values()) and self.const % d == 0:
+                return IndexExpr(self.const // d, {a: c // d for a, c in self.terms.items()})
+            if d == 1:
+                return self
+        return IndexExpr(0, {OpAtom("floordiv", self, other): 1})
+
+    def mod(self, other: "IndexExpr") -> "IndexExpr":
+        if other.is_const():
+            d = other.const
+            if d == 0:
+                raise _error("integer modulo by zero")
+            if self.is_const():
+                return IndexExpr(self.const % d)
+            if all(c % d == 0 for c in self.terms.values()):
+                return IndexExpr(self.const % d)
+        return IndexExpr(0, {OpAtom("mod", self, other): 1})
+
+    def minmax(self, other: "IndexExpr", op: str) -> "IndexExpr":
+        if self.is_const() and other.is_const():
+            f = max if op == "max" else min
+            return IndexExpr(f(self.const, other.const))
+        if self == other:
+            return self
+        return IndexExpr(0, {OpAtom(op, self, other): 1})
+
+    # -- IR emission -------------------------------------------------------
+    def materialize(self):
+        """An `index` SSA value computing this expression."""
+        arith = _arith()
+        result = None
+        for atom, coeff in self.terms.items():
+            v = atom.materialize()
+            if coeff != 1:
+                v = arith.MulIOp(v, constant(coeff, dt.index)).result
+            result = v if result is None else arith.AddIOp(result, v).result
+        if result is None:
+            return constant(self.const, dt.index)
+        if self.const:
+            result = arith.AddIOp(result, constant(self.const, dt.index)).result
+        return result
+
+    def to_scalar(self) -> "Scalar":
+        return Scalar(self.materialize(), dt.index)
+
+    # Python operators delegate to the generic promotion rules.
+    def __add__(self, o): return binary("+", self, o)
+    def __radd__(self, o): return binary("+", o, self)
+    def __sub__(self, o): return binary("-", self, o)
+    def __rsub__(self, o): return binary("-", o, self)
+    def __mul__(self, o): return binary("*", self, o)
+    def __rmul__(self, o): return binary("*", o, self)
+    def __floordiv__(self, o): return binary("//", self, o)
+    def __rfloordiv__(self, o): return binary("//", o, self)
+    def __mod__(self, o): return binary("%", self, o)
+    def __rmod__(self, o): return binary("%", o, self)
+    def __truediv__(self, o): return binary("/", self, o)
+    def __rtruediv__(self, o): return binary("/", o, self)
+    def __neg__(self): return self.scale(-1)
+    def __lt__(self, o): return compare("<", self, o)
+    def __le__(self, o): return compare("<=", self, o)
+    def __gt__(self, o): return compare(">", self, o)
+    def __ge__(self, o): return compare(">=", self, o)
+
+    def __bool__(self):
+        raise _error("a runtime index value has no compile-time truth value; "
+                     "use it in an `if` on the device or in T.if_then_else")
+
+
+# ---------------------------------------------------------------------------
+# Runtime scalars
+# ---------------------------------------------------------------------------
+
+
+class Scalar:
+    """An SSA scalar value with its tile dtype."""
+
+    __slots__ = ("value", "dtype")
+
+    def __init__(self, value, dtype: DType):
+        self.value = value
+        self.dtype = dt.as_dtype(dtype)
+
+    def __repr__(self):
+        return f"Scalar({self.dtype})"
+
+    def __add__(self, o): return binary("+", self, o)
+    def __radd__(self, o): return binary("+", o, self)
+    def __sub__(self, o): return binary("-", self, o)
+    def __rsub__(self, o): return binary("-", o, self)
+    def __mul__(self, o): return binary("*", self, o)
+    def __rmul__(self, o): return binary("*", o, self)
+    def __truediv__(self, o): return binary("/", self, o)
+    def __rtruediv__(self, o): return binary("/", o, self)
+    def __floordiv__(self, o): return binary("//", self, o)
+    def __rfloordiv__(self, o): return binary("//", o, self)
+    def __mod__(self, o): return binary("%", self, o)
+    def __rmod__(self, o): return binary("%", o, self)
+    def __pow__(self, o): return binary("**", self, o)
+    def __and__(self, o): return binary("&", self, o)
+    def __rand__(self, o): return binary("&", o, self)
+    def __or__(self, o): return binary("|", self, o)
+    def __ror__(self, o): return binary("|", o, self)
+    def __xor__(self, o): return binary("^", self, o)
+    def __lshift__(self, o): return binary("<<", self, o)
+    def __rshift__(self, o): return binary(">>", self, o)
+    def __neg__(self): return unary("-", self)
+    def __invert__(self): return unary("~", self)
+    def __lt__(self, o): return compare("<", self, o)
+    def __le__(self, o): return compare("<=", self, o)
+    def __gt__(self, o): return compare(">", self, o)
+    def __ge__(self, o): return compare(">=", self, o)
+
+    def __bool__(self):
+        raise _error("a runtime value has no compile-time truth value; use it "
+                     "in an `if` on the device or in T.if_then_else")
+
+
+Value = Union[int, float, bool, IndexExpr, Scalar]
+
+
+def is_runtime(x) -> bool:
+    return isinstance(x, (Scalar, BufferRef, Buffer)) or (
+        isinstance(x, IndexExpr) and not x.is_const())
+
+
+def _dtype_of(x) -> Optional[DType]:
+    if isinstance(x, (Scalar, IndexExpr)):
+        return x.dtype
+    return None
+
+
+def _convert_value(v, src: DType, dst: DType):
+    """Converts SSA value `v` of tile dtype `src` to `dst` (C-like rules:
+    floats round to nearest, float to int truncates, bools are 0/1)."""
+    arith = _arith()
+    if src == dst or (src.mlir == dst.mlir and src.kind == dst.kind):
+        return v
+    ir = _ir()
+    dty = dst.ir_type()
+    if src.mlir == dst.mlir:  # int8 <-> uint8: same bits
+        return v
+    if src.kind == "index":
+        i64 = arith.IndexCastOp(ir.IntegerType.get_signless(64), v).result
+        return _convert_value(i64, dt.int64, dst)
+    if dst.kind == "index":
+        if src.is_float:
+            v = _convert_value(v, src, dt.int64)
+            src = dt.int64
+        if src.is_unsigned:
+            return arith.IndexCastUIOp(dty, v).result
+        return arith.IndexCastOp(dty, v).result
+    if src.is_float and dst.is_float:
+        if src.bits < dst.bits:
+            return arith.ExtFOp(dty, v).result
+        if src.bits > dst.bits:
+            return arith.TruncFOp(dty, v).result
+        wide = arith.ExtFOp(ir.F32Type.get(), v).result
+        return arith.TruncFOp(dty, wide).result
+    if dst.is_float:
+        if src.is_unsigned:
+            return arith.UIToFPOp(dty, v).result
+        return arith.SIToFPOp(dty, v).result
+    if dst.is_bool:
+        zero = constant(0, src)
+        if src.is_float:
+            return arith.CmpFOp(arith.CmpFPredicate.UNE, v, zero).result
+        return arith.CmpIOp(arith.CmpIPredicate.ne, v, zero).result
+    if src.is_float:
+        if dst.is_unsigned:
+            return arith.FPToUIOp(dty, v).result
+        return arith.FPToSIOp(dty, v).result
+    if src.bits < dst.bits:
+        if src.is_unsigned:
+            return arith.ExtUIOp(dty, v).result
+        return arith.ExtSIOp(dty, v).result
+    if src.bits > dst.bits:
+        return arith.TruncIOp(dty, v).result
+    return v
+
+
+def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
+    """Turns any value (Python number, index expression, load) into a
+    Scalar, converted to `dtype` when given."""
+    if isinstance(x, (BufferRef, Buffer)):
+        x = x.load()
+    if isinstance(x, IndexExpr):
+        x = x.to_scalar()
+    if isinstance(x, Scalar):
+        if dtype is None:
+            return x
+        dtype = dt.as_dtype(dtype)
+        return Scalar(_convert_value(x.value, x.dtype, dtype), dtype)
+    if isinstance(x, (bool, int, float)):
+        if dtype is None:
+            dtype = dt.boolean if isinstance(x, bool) else (
+                dt.int32 if isinstance(x, int) else dt.float32)
+        dtype = dt.as_dtype(dtype)
+        if dtype.is_int and isinstance(x, float) and not float(x).is_integer():
+            raise _error(f"cannot use {x} as a value of integer type {dtype}")
+        return Scalar(constant(x, dtype), dtype)
+    raise _error(f"expected a scalar value, got {_describe(x)}")
+
+
+def cast(x, dtype) -> Union[Scalar, Number]:
+    """T.cast(x, dtype): converts a value; Python numbers stay Python numbers
+    outside tile programs."""
+    dtype = dt.as_dtype(dtype)
+    if not state.active() and isinstance(x, (bool, int, float)):
+        return float(x) if dtype.is_float else int(x)
+    return to_scalar(x, dtype)
+
+
+def _describe(x) -> str:
+    if isinstance(x, Buffer):
+        return f"buffer {x.name!r} ({x.scope}, {x.dtype})"
+    if isinstance(x, BufferRef):
+        return f"an element of buffer {x.buffer.name!r}"
+    if isinstance(x, Scalar):
+        return f"a {x.dtype} value"
+    if isinstance(x, IndexExpr):
+        return "an index value"
+    return f"{type(x).__name__} {x!r}"
+
+
+# ---------------------------------------------------------------------------
+# Promotion and operators
+# ---------------------------------------------------------------------------
+
+
+def promote(a: DType, b: DType) -> DType:
+    """The common dtype of a binary operation."""
+    if a == b:
+        return a
+    if a.is_float or b.is_float:
+        if not a.is_float:
+            return b
+        if not b.is_float:
+            return a
+        if a.bits != b.bits:
+            return a if a.bits > b.bits else b
+        return dt.float32  # float16 with bfloat16
+    if a.is_bool:
+        return b
+    if b.is_bool:
+        return a
+    if a.kind == "index" or b.kind == "index":
+        return dt.index
+    if a.bits != b.bits:
+        return a if a.bits > b.bits else b
+    return a if a.kind == "int" else b
+
+
+def _python_dtype(x, other: DType) -> DType:
+    """The dtype a Python number takes next to a value of dtype `other`."""
+    if isinstance(x, bool):
+        return other if other.is_bool else dt.boolean
+    if isinstance(x, int):
+        return other
+    if other.is_float:
+        return other
+    return dt.float32
+
+
+_PY_OPS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b,
+    "**": lambda a, b: a ** b, "&": lambda a, b: a & b, "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+}
+
+
+def _unwrap_ref(x):
+    if isinstance(x, (BufferRef, Buffer)):
+        return x.load()
+    return x
+
+
+def binary(op: str, a, b):
+    a, b = _unwrap_ref(a), _unwrap_ref(b)
+    if not isinstance(a, (Scalar, IndexExpr)) and not isinstance(b, (Scalar, IndexExpr)):
+        return _PY_OPS[op](a, b)
+    ia, ib = IndexExpr.lift(a), IndexExpr.lift(b)
+    if ia is not None and ib is not None:
+        if op == "+":
+            return ia.add(ib)
+        if op == "-":
+            return ia.add(ib, -1)
+        if op == "*":
+            return ia.mul(ib)
+        if op == "//":
+            return ia.floordiv(ib)
+        if op == "%":
+            return ia.mod(ib)
+        if op == "/":
+            raise _error("'/' on integer indices is ambiguous: use '//' (floor "
+                         "division) or T.ceildiv")
+    # Runtime scalar arithmetic.
+    da, db = _dtype_of(a), _dtype_of(b)
+    if da is None:
+        da = _python_dtype(a, db)
+    if db is None:
+        db = _python_dtype(b, da)
+    dtype = promote(da, db)
+    if op == "/" and not dtype.is_float:
+        raise _error(f"'/' on {dtype} values is ambiguous: use '//' (floor "
+                     "division), or cast to a float type first")
+    sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
+    return Scalar(_emit_binary(op, sa.value, sb.value, dtype), dtype)
+
+
+def _emit_binary(op: str, x, y, dtype: DType):
+    arith = _arith()
+    f = dtype.is_float
+    u = dtype.is_unsigned
+    if op == "+":
+        return (arith.AddFOp if f else arith.AddIOp)(x, y).result
+    if op == "-":
+        return (arith.SubFOp if f else arith.SubIOp)(x, y).result
+    if op == "*":
+        return (arith.MulFOp if f else arith.MulIOp)(x, y).result
+    if op == "/":
+        return arith.DivFOp(x, y).result
+    if op == "//":
+        if f:
+            from ..dialects import math
+
+            return math.FloorOp(arith.DivFOp(x, y).result).result
+        return (arith.DivUIOp if u else arith.FloorDivSIOp)(x, y).result
+    if op == "%":
+        if f:
+            from ..dialects import math
+
+            q = math.FloorOp(arith.DivFOp(x, y).result).result
+            return arith.SubFOp(x, arith.MulFOp(q, y).result).result
+        if u:
+            return arith.RemUIOp(x, y).result
+        q = arith.FloorDivSIOp(x, y).result
+        return arith.SubIOp(x, arith.MulIOp(q, y).result).result
+    if op == "**":
+        from ..dialects import math
+
+        if not f:
+            raise _error("'**' needs float operands")
+        return math.PowFOp(x, y).result
+    if f:
+        raise _error(f"operator {op!r} needs integer or bool operands, got {dtype}")
+    if op == "&":
+        return arith.AndIOp(x, y).result
+    if op == "|":
+        return arith.OrIOp(x, y).result
+    if op == "^":
+        return arith.XOrIOp(x, y).result
+    if op == "<<":
+        return arith.ShLIOp(x, y).result
+    if op == ">>":
+        return (arith.ShRUIOp if u else arith.ShRSIOp)(x, y).result
+    raise _error(f"unsupported operator {op!r}")
+
+
+def unary(op: str, a):
+    a = _unwrap_ref(a)
+    if not isinstance(a, (Scalar, IndexExpr)):
+        return {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x,
+                "not": lambda x: not x}[op](a)
+    if op == "+":
+        return a
+    if op == "-":
+        if isinstance(a, IndexExpr):
+            return a.scale(-1)
+        return binary("-", 0 if not a.dtype.is_float else 0.0, a)
+    s = to_scalar(a)
+    if op == "not":
+        b = to_scalar(s, dt.boolean)
+        return Scalar(_arith().XOrIOp(b.value, constant(1, dt.boolean)).result, dt.boolean)
+    if op == "~":
+        if s.dtype.is_float:
+            raise _error("'~' needs an integer operand")
+        return Scalar(_arith().XOrIOp(s.value, constant(-1, s.dtype)).result, s.dtype)
+    raise _error(f"unsupported unary operator {op!r}")
+
+
+_CMP_PY = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+           ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+           "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+
+
+def compare(op: str, a, b):
+    a, b = _unwrap_ref(a), _unwrap_ref(b)
+    ia, ib = IndexExpr.lift(a), IndexExpr.lift(b)
+    if ia is not None and ib is not None and ia.is_const() and ib.is_const():
+        return _CMP_PY[op](ia.const, ib.const)
+    if not isinstance(a, (Scalar, IndexExpr)) and not isinstance(b, (Scalar, IndexExpr)):
+        return _CMP_PY[op](a, b)
+    arith = _arith()
+    da, db = _dtype_of(a), _dtype_of(b)
+    if da is None:
+        da = _python_dtype(a, db)
+    if db is None:
+        db = _python_dtype(b, da)
+    dtype = promote(da, db)
+    sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
+    if dtype.is_float:
+        pred = {"<": "OLT", "<=": "OLE", ">": "OGT", ">=": "OGE", "==": "OEQ", "!=": "UNE"}[op]
+        v = arith.CmpFOp(getattr(arith.CmpFPredicate, pred), sa.value, sb.value).result
+    else:
+        if dtype.is_unsigned:
+            pred = {"<": "ult", "<=": "ule", ">": "ugt", ">=": "uge", "==": "eq", "!=": "ne"}[op]
+        else:
+            pred = {"<": "slt", "<=": "sle", ">": "sgt", ">=": "sge", "==": "eq", "!=": "ne"}[op]
+        v = arith.CmpIOp(getattr(arith.CmpIPredicate, pred), sa.value, sb.value).result
+    return Scalar(v, dt.boolean)
+
+
+def logical(op: str, a, b):
+    """`and` / `or` on runtime booleans (both sides are evaluated)."""
+    sa, sb = to_scalar(a, dt.boolean), to_scalar(b, dt.boolean)
+    arith = _arith()
+    fn = arith.AndIOp if op == "and" else arith.OrIOp
+    return Scalar(fn(sa.value, sb.value).result, dt.boolean)
+
+
+def select(cond, a, b):
+    """cond ? a : b on runtime values (T.if_then_else)."""
+    cond = _unwrap_ref(cond)
+    if not isinstance(cond, (Scalar, IndexExpr)):
+        return a if cond else b
+    c = to_scalar(cond, dt.boolean)
+    a, b = _unwrap_ref(a), _unwrap_ref(b)
+    da, db = _dtype_of(a), _dtype_of(b)
+    if da is None and db is None:
+        da = db = dt.float32 if isinstance(a, float) or isinstance(b, float) else dt.int32
+    if da is None:
+        da = _python_dtype(a, db)
+    if db is None:
+        db = _python_dtype(b, da)
+    dtype = promote(da, db)
+    sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
+    return Scalar(_arith().SelectOp(c.value, sa.value, sb.value).result, dtype)
+
+
+def to_index(x, what: str = "index") -> IndexExpr:
+    """Turns an integer value into an IndexExpr (loads and int scalars are
+    cast to `index`)."""
+    x = _unwrap_ref(x)
+    if isinstance(x, IndexExpr):
+        return x
+    if isinstance(x, bool):
+        raise _error(f"{what} must be an integer, got a bool")
+    if isinstance(x, int):
+        return IndexExpr(x)
+    if isinstance(x, float):
+        if x.is_integer():
+            return IndexExpr(int(x))
+        raise _error(f"{what} must be an integer, got {x}")
+    if isinstance(x, Scalar):
+        if x.dtype.is_float:
+            raise _error(f"{what} must be an integer, got a {x.dtype} value")
+        return IndexExpr.of(_convert_value(x.value, x.dtype, dt.index))
+    raise _error(f"{what} must be an integer, got {_describe(x)}")
+
+
+def static_int(x, what: str) -> int:
+    """A compile-time integer, or an error naming `what`."""
+    x = _unwrap_ref(x)
+    if isinstance(x, IndexExpr) and x.is_const():
+        return x.const
+    if isinstance(x, bool) or not isinstance(x, int):
+        if isinstance(x, float) and x.is_integer():
+            return int(x)
+        raise _error(f"{what} must be a compile-time integer, got {_describe(x)}")
+    return x
+
+
+# ---------------------------------------------------------------------------
+# Buffers
+# ---------------------------------------------------------------------------
+
+
+class Buffer:
+    """A tile buffer: a global tensor argument or an allocation in a scope."""
+
+    def __init__(self, value, shape: Sequence, dtype: DType, scope: str, name: str = ""):
+        self.value = value
+        self.shape = tuple(shape)  # ints, or IndexExpr for dynamic sizes
+        self.dtype = dt.as_dtype(dtype)
+        self.scope = scope
+        self.name = name
+
+    def __repr__(self):
+        return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def static_shape(self, what: str) -> List[int]:
+        out = []
+        for d in self.shape:
+            if isinstance(d, IndexExpr):
+                if not d.is_const():
+                    raise _error(f"{what}: buffer {self.name!r} has a dynamic shape; "
+                                 "give the region with slices or point indices")
+                d = d.const
+            out.append(d)
+        return out
+
+    def __getitem__(self, key) -> "BufferRef":
+        if not isinstance(key, tuple):
+            key = (key,)
+        return BufferRef(self, key)
+
+    # A rank-0 `var` buffer behaves as its value in expressions.
+    def load(self) -> Scalar:
+        if self.ndim != 0:
+            raise _error(f"buffer {self.name!r} of shape {self.shape} used as a "
+                         "scalar; index it")
+        return BufferRef(self, ()).load()
+
+    def __add__(self, o): return binary("+", self, o)
+    def __radd__(self, o): return binary("+", o, self)
+    def __sub__(self, o): return binary("-", self, o)
+    def __rsub__(self, o): return binary("-", o, self)
+    def __mul__(self, o): return binary("*", self, o)
+    def __rmul__(self, o): return binary("*", o, self)
+    def __truediv__(self, o): return binary("/", self, o)
+    def __rtruediv__(self, o): return binary("/", o, self)
+    def __floordiv__(self, o): return binary("//", self, o)
+    def __mod__(self, o): return binary("%", self, o)
+    def __neg__(self): return unary("-", self)
+    def __lt__(self, o): return compare("<", self, o)
+    def __le__(self, o): return compare("<=", self, o)
+    def __gt__(self, o): return compare(">", self, o)
+    def __ge__(self, o): return compare(">=", self, o)
+
+
+class BufferRef:
+    """`buffer[indices]`: a load when used as a value, a region (its start, or
+    slices) when passed to a tile operation."""
+
+    def __init__(self, buffer: Buffer, items: tuple):
+        self.buffer = buffer
+        self.items = items
+
+    def __repr__(self):
+        return f"{self.buffer.name}[{', '.join(map(str, self.items))}]"
+
+    def _point_indices(self, what: str) -> List[IndexExpr]:
+        items = self.items
+        b = self.buffer
+        if b.ndim == 0:
+            if items in ((), (0,)) or (len(items) == 1 and
+                                       isinstance(items[0], IndexExpr) and
+                                       items[0] == IndexExpr(0)):
+                return []
+            raise _error(f"scalar buffer {b.name!r} can only be indexed with [0]")
+        if len(items) != b.ndim:
+            raise _error(f"{what} buffer {b.name!r} of rank {b.ndim} with "
+                         f"{len(items)} indices")
+        out = []
+        for i, item in enumerate(items):
+            if isinstance(item, slice):
+                raise _error(f"{what} a slice of buffer {b.name!r}; slices are "
+                             "regions for tile operations such as T.copy")
+            out.append(to_index(item, f"index {i} of {b.name!r}"))
+        return out
+
+    def load(self) -> Scalar:
+        from ..dialects import memref
+
+        idx = [i.materialize() for i in self._point_indices("cannot load from")]
+        return Scalar(memref.LoadOp(self.buffer.value, idx).result, self.buffer.dtype)
+
+    def store(self, value) -> None:
+        from ..dialects import memref
+
+        idx = self._point_indices("cannot store into")
+        v = to_scalar(value, self.buffer.dtype)
+        memref.StoreOp(v.value, self.buffer.value, [i.materialize() for i in idx])
+
+    def region(self) -> Tuple[List[IndexExpr], List[Optional[int]]]:
+        """Offsets and extents; an extent is None for a point index (the
+        extent then comes from the other side of the operation)."""
+        b = self.buffer
+        if len(self.items) != b.ndim:
+            raise _error(f"buffer {b.name!r} of rank {b.ndim} indexed with "
+                         f"{len(self.items)} indices")
+        offsets, extents = [], []
+        for i, item in enumerate(self.items):
+            if isinstance(item, slice):
+                if item.step is not None:
+                    raise _error(f"strided slices of {b.name!r} are not supported")
+                start = to_index(0 if item.start is None else item.start)
+                if item.stop is None:
+                    dim = b.shape[i]
+                    stop = dim if isinstance(dim, IndexExpr) else IndexExpr(dim)
+                else:
+                    stop = to_index(item.stop)
+                extent = stop.add(start, -1)
+                if not extent.is_const():
+                    raise _error(f"the extent of slice {i} of {b.name!r} must be a "
+                                 f"compile-time constant, got {extent}")
+                if extent.const <= 0:
+                    raise _error(f"slice {i} of {b.name!r} is empty")
+                offsets.append(start)
+                extents.append(extent.const)
+            else:
+                offsets.append(to_index(item, f"index {i} of {b.name!r}"))
+                extents.append(None)
+        return offsets, extents
+
+    # Arithmetic: a subscript used as a value is a load.
+    def __add__(self, o): return binary("+", self, o)
+    def __radd__(self, o): return binary("+", o, self)
+    def __sub__(self, o): return binary("-", self, o)
+    def __rsub__(self, o): return binary("-", o, self)
+    def __mul__(self, o): return binary("*", self, o)
+    def __rmul__(self, o): return binary("*", o, self)
+    def __truediv__(self, o): return binary("/", self, o)
+    def __rtruediv__(self, o): return binary("/", o, self)
+    def __floordiv__(self, o): return binary("//", self, o)
+    def __rfloordiv__(self, o): return binary("//", o, self)
+    def __mod__(self, o): return binary("%", self, o)
+    def __pow__(self, o): return binary("**", self, o)
+    def __and__(self, o): return binary("&", self, o)
+    def __or__(self, o): return binary("|", self, o)
+    def __neg__(self): return unary("-", self)
+    def __lt__(self, o): return compare("<", self, o)
+    def __le__(self, o): return compare("<=", self, o)
+    def __gt__(self, o): return compare(">", self, o)
+    def __ge__(self, o): return compare(">=", self, o)

@@ -1,0 +1,46 @@
+"""Annotations and debugging aids."""
+
+from __future__ import annotations
+
+from ._builtin import builtin
+
+
+@builtin
+def use_swizzle(b, panel_size: int = 8, order: str = "row", enable: bool = True):
+    """Rasterizes blocks in panels of `panel_size` for L2 reuse."""
+    b.use_swizzle(panel_size, order, enable)
+
+
+@builtin
+def annotate_layout(b, layout_map: dict):
+    """Forces layouts: {fragment: T.Fragment(...) or attribute,
+    shared buffer: T.make_swizzled_layout(buf)}."""
+    b.annotate_layout(layout_map)
+
+
+@builtin
+def print(b, value, msg: str = ""):  # noqa: A001 (TileLang's name)
+    """Prints a value or a tile with the block that printed it."""
+    b.print(value, msg)
+
+
+class SwizzleLayout:
+    def __init__(self, bytes_: int, pad: int = 0):
+        self.bytes, self.pad = bytes_, pad
+
+    def to_attr(self, buf):
+        from .. import ir
+
+        text = f"#tile.swizzle<{self.bytes}" + (f", pad = {self.pad}" if self.pad else "") + ">"
+        return ir.Attribute.parse(text)
+
+
+def make_swizzled_layout(buffer, swizzle_bytes: int = 128) -> SwizzleLayout:
+    """A shared-memory layout with the given swizzle span (128 bytes by
+    default, what TMA and wgmma read best)."""
+    return SwizzleLayout(swizzle_bytes)
+
+
+def make_padded_layout(buffer, pad: int) -> SwizzleLayout:
+    """A shared-memory layout that pads every row by `pad` elements."""
+    return SwizzleLayout(0, pad)

@@ -1,0 +1,32 @@
+"""Data movement: copy, fill, clear, atomic add."""
+
+from __future__ import annotations
+
+from ._builtin import builtin
+
+
+@builtin
+def copy(b, src, dst, coalesced_width=None, disable_tma: bool = False):
+    """Copies a region between any two scopes; out-of-range reads give zero
+    and out-of-range writes are dropped. `A[i, j]` names the start of a region
+    whose extent is the other side's shape; slices give explicit extents."""
+    b.copy(src, dst)
+
+
+@builtin
+def fill(b, buffer, value):
+    """Sets every element of `buffer` to `value`."""
+    b.fill(buffer, value)
+
+
+@builtin
+def clear(b, buffer):
+    """Sets every element of `buffer` to zero."""
+    b.fill(buffer, 0)
+
+
+@builtin
+def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False):
+    """Atomically adds a scalar into `dst[i, ...]`, or a tile into the region
+    of `dst` starting there."""
+    b.atomic_add(dst, value)

@@ -1,0 +1,37 @@
+"""Tile matrix multiplication."""
+
+from __future__ import annotations
+
+import enum
+
+from ._builtin import builtin
+
+
+class GemmWarpPolicy(enum.Enum):
+    """How the warps of a block split a gemm's output tile."""
+
+    Square = "square"
+    FullRow = "full_row"
+    FullCol = "full_col"
+
+
+@builtin
+def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
+         policy=GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1,
+         wg_wait: int = 0):
+    """C += op(A) @ op(B), accumulated in C's dtype."""
+    b.gemm(A, B, C, transpose_A=transpose_A, transpose_B=transpose_B, policy=policy,
+           clear_accum=clear_accum, k_pack=k_pack)
+
+
+@builtin
+def gemm_sp(b, A_sparse, E, B, C, transpose_A: bool = False, transpose_B: bool = False,
+            policy=GemmWarpPolicy.Square, clear_accum: bool = False):
+    """2:4 structured-sparse C += A @ B: A_sparse holds the kept values, E the
+    2-bit positions of each kept pair in its group of four."""
+    if transpose_A:
+        from ..frontend.errors import TileLangError
+
+        raise TileLangError("T.gemm_sp does not support transpose_A", b.location)
+    b.gemm_sp(A_sparse, E, B, C, transpose_B=transpose_B, policy=policy,
+              clear_accum=clear_accum)

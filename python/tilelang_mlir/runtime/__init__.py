@@ -1,0 +1,1 @@
+"""Runtime: launching compiled kernels (needs no MLIR for saved GPU kernels)."""

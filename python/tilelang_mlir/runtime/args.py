@@ -1,0 +1,178 @@
+"""Checking kernel arguments and allocating outputs.
+
+Every launch checks its arguments against the kernel's signature before any
+device work happens: count, kind (array or scalar), dtype, rank, static sizes,
+agreement of symbolic sizes, contiguity and device. Errors are TypeError
+(wrong kind or dtype) or ValueError (wrong shape, layout or device) and name
+the argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..language import dtypes as dt
+
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+@dataclass
+class BoundTensor:
+    """A tensor argument ready to be passed to a kernel."""
+
+    obj: Any  # the numpy array or torch tensor (kept alive for the call)
+    data_ptr: int
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]  # in elements
+
+
+@dataclass
+class Binding:
+    values: List[Any]  # BoundTensor or Python scalar, one per parameter
+    outputs: List[Any]  # the allocated output arrays, in out_idx order
+    symbols: Dict[str, int]
+    use_torch: bool
+
+
+def _shape_str(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[str, str],
+                  device: str) -> BoundTensor:
+    name = f"argument {p.name!r} of kernel {kernel_name!r}"
+    if _is_torch(x):
+        import torch
+
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
+        try:
+            got = dt.as_dtype(x.dtype)
+        except TypeError:
+            raise TypeError(f"{name} must have dtype {p.dtype}, got {x.dtype}") from None
+        shape = tuple(x.shape)
+        strides = tuple(x.stride())
+        contiguous = x.is_contiguous()
+        if device == "cpu" and x.device.type != "cpu":
+            raise ValueError(f"{name} is on {x.device}, but the kernel was compiled for "
+                             "the CPU; move it with .cpu() or compile for a CUDA target")
+        if device == "cuda" and x.device.type != "cuda":
+            raise ValueError(f"{name} is on {x.device}, but the kernel runs on the GPU; "
+                             "move it with .cuda()")
+        ptr = x.data_ptr()
+    elif isinstance(x, np.ndarray):
+        if device == "cuda":
+            raise ValueError(f"{name} is a NumPy array, but the kernel runs on the GPU; "
+                             "pass a CUDA torch tensor")
+        try:
+            got = dt.from_numpy(x.dtype)
+        except TypeError:
+            raise TypeError(f"{name} must have dtype {p.dtype}, got {x.dtype}") from None
+        shape = tuple(x.shape)
+        itemsize = x.dtype.itemsize
+        strides = tuple(s // itemsize for s in x.strides)
+        contiguous = x.flags["C_CONTIGUOUS"]
+        ptr = x.ctypes.data
+    else:
+        raise TypeError(f"{name} must be a NumPy array or a torch tensor, got "
+                        f"{type(x).__name__}")
+    if got != p.dtype and not (got.mlir == p.dtype.mlir and got.kind == p.dtype.kind):
+        raise TypeError(f"{name} must have dtype {p.dtype}, got {got}")
+    if len(shape) != len(p.shape):
+        raise ValueError(f"{name} must have rank {len(p.shape)} (shape "
+                         f"{_shape_str(p.shape)}), got rank {len(shape)} with shape "
+                         f"{_shape_str(shape)}")
+    for i, (want, have) in enumerate(zip(p.shape, shape)):
+        if isinstance(want, str):
+            if want in symbols and symbols[want] != have:
+                raise ValueError(f"{name}: dimension {i} is the symbolic size {want!r} = "
+                                 f"{have}, but {where[want]} gave {want!r} = {symbols[want]}")
+            symbols.setdefault(want, have)
+            where.setdefault(want, f"argument {p.name!r}")
+        elif want != have:
+            raise ValueError(f"{name} must have shape {_shape_str(p.shape)}, got "
+                             f"{_shape_str(shape)}")
+    if not contiguous:
+        raise ValueError(f"{name} must be contiguous (row-major); call .contiguous() or "
+                         "np.ascontiguousarray() first")
+    return BoundTensor(x, ptr, shape, strides)
+
+
+def _check_scalar(kernel_name: str, p, x):
+    name = f"argument {p.name!r} of kernel {kernel_name!r}"
+    if isinstance(x, np.generic):
+        x = x.item()
+    if _is_torch(x) or isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a scalar of type {p.dtype}, got an array")
+    if p.dtype.is_float:
+        if not isinstance(x, (int, float)) or isinstance(x, bool):
+            raise TypeError(f"{name} must be a number, got {type(x).__name__}")
+        return float(x)
+    if p.dtype.is_bool:
+        if not isinstance(x, (bool, int)):
+            raise TypeError(f"{name} must be a bool, got {type(x).__name__}")
+        return bool(x)
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
+    bits = p.dtype.bits
+    lo, hi = (0, 2 ** bits - 1) if p.dtype.is_unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    if not lo <= x <= hi:
+        raise ValueError(f"{name} = {x} does not fit in {p.dtype}")
+    return x
+
+
+def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Sequence,
+         device: str) -> Binding:
+    inputs = [p for i, p in enumerate(params) if i not in out_idx]
+    if len(args) != len(inputs):
+        names = ", ".join(p.name for p in inputs)
+        raise TypeError(f"kernel {kernel_name!r} takes {len(inputs)} argument(s) ({names}), "
+                        f"got {len(args)}")
+    symbols: Dict[str, int] = {}
+    where: Dict[str, str] = {}
+    values: List[Any] = [None] * len(params)
+    use_torch = device == "cuda"
+    it = iter(args)
+    for i, p in enumerate(params):
+        if i in out_idx:
+            continue
+        x = next(it)
+        if p.kind == "tensor":
+            if _is_torch(x):
+                use_torch = True
+            values[i] = _check_tensor(kernel_name, p, x, symbols, where, device)
+        else:
+            values[i] = _check_scalar(kernel_name, p, x)
+    outputs = []
+    for i in out_idx:
+        p = params[i]
+        shape = []
+        for d in p.shape:
+            if isinstance(d, str):
+                if d not in symbols:
+                    raise ValueError(f"cannot allocate output {p.name!r}: its size {d!r} "
+                                     "does not appear in any input")
+                shape.append(symbols[d])
+            else:
+                shape.append(d)
+        if use_torch:
+            import torch
+
+            out = torch.empty(shape, dtype=dt.to_torch(p.dtype),
+                              device="cuda" if device == "cuda" else "cpu")
+            # Outputs are uninitialized; on the CPU, poison float outputs so
+            # that elements a kernel forgot to write show up as NaN.
+            if device == "cpu" and out.is_floating_point():
+                out.fill_(float("nan"))
+        else:
+            out = np.empty(shape, dtype=dt.to_numpy(p.dtype))
+            if p.dtype.is_float:
+                out.fill(np.nan)
+        outputs.append(out)
+        values[i] = _check_tensor(kernel_name, p, out, symbols, where, device)
+    return Binding(values, outputs, symbols, use_torch)

@@ -1,0 +1,77 @@
+"""Running CPU kernels through MLIR's ExecutionEngine.
+
+The entry function is emitted with `llvm.emit_c_interface`: every tensor is
+passed as a pointer to a strided memref descriptor {allocated pointer, aligned
+pointer, offset, sizes[rank], strides[rank]}, scalars by value.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Dict, Sequence
+
+from ..language import dtypes as dt
+
+_DESCRIPTORS: Dict[int, type] = {}
+
+
+def descriptor_type(rank: int) -> type:
+    """The ctypes struct of a rank-`rank` memref descriptor."""
+    if rank not in _DESCRIPTORS:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_longlong)]
+        if rank:
+            fields += [("sizes", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+        _DESCRIPTORS[rank] = type(f"MemRefDescriptor{rank}", (ctypes.Structure,),
+                                  {"_fields_": fields})
+    return _DESCRIPTORS[rank]
+
+
+_SCALAR_CTYPES = {
+    "float16": None, "bfloat16": None, "float32": ctypes.c_float, "float64": ctypes.c_double,
+    "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "bool": ctypes.c_bool,
+}
+
+
+class CPUExecutable:
+    """A JIT-compiled CPU module (LLVM dialect text) and its entry point."""
+
+    def __init__(self, llvm_dialect_text: str, entry: str, opt_level: int = 3):
+        from .. import ir
+        from .._mlir_libs._mlirExecutionEngine import ExecutionEngine
+
+        self.entry = entry
+        self._ctx = ir.Context()
+        with self._ctx:
+            self._module = ir.Module.parse(llvm_dialect_text)
+            self._engine = ExecutionEngine(self._module, opt_level=opt_level)
+        address = self._engine.raw_lookup("_mlir_ciface_" + entry)
+        if not address:
+            raise RuntimeError(f"the JIT module has no entry point {entry!r}")
+        self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+
+    def __call__(self, params: Sequence, values: Sequence) -> None:
+        keep = []
+        packed = (ctypes.c_void_p * len(params))()
+        for i, (p, v) in enumerate(zip(params, values)):
+            if p.kind == "tensor":
+                rank = len(v.shape)
+                desc = descriptor_type(rank)()
+                desc.allocated = desc.aligned = v.data_ptr
+                desc.offset = 0
+                for d in range(rank):
+                    desc.sizes[d] = v.shape[d]
+                    desc.strides[d] = v.strides[d]
+                ptr = ctypes.pointer(desc)
+                slot = ctypes.pointer(ptr)
+                keep.extend([desc, ptr, slot])
+            else:
+                ctype = _SCALAR_CTYPES.get(p.dtype.name)
+                if ctype is None:
+                    raise TypeError(f"scalar arguments of type {p.dtype} are not supported")
+                value = ctype(v)
+                slot = ctypes.pointer(value)
+                keep.extend([value, slot])
+            packed[i] = ctypes.cast(slot, ctypes.c_void_p)
+        self._fn(packed)

@@ -1,0 +1,68 @@
+"""The compiled kernel object returned by tl.compile / tl.jit."""
+
+from __future__ import annotations
+
+import time
+from typing import Dict, List, Optional, Sequence
+
+from . import args as argmod
+
+
+class Kernel:
+    """A compiled tile program: call it with NumPy arrays or torch tensors.
+
+    `out_idx` arguments are not passed; they are allocated and returned (one
+    output alone, several as a tuple), as NumPy arrays when every input is a
+    NumPy array and as torch tensors otherwise.
+    """
+
+    def __init__(self, name: str, params, out_idx: Sequence[int], target,
+                 stages: Dict[str, str], source: str, executable, device: str):
+        self.name = name
+        self.params = list(params)
+        self.out_idx = list(out_idx)
+        self.target = target
+        self._stages = stages
+        self._source = source
+        self._executable = executable
+        self.device = device
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{p.name}: {p.dtype}{list(p.shape) if p.kind == 'tensor' else ''}"
+                        for p in self.params)
+        return f"<tilelang_mlir.Kernel {self.name}({sig}) target={self.target}>"
+
+    def __call__(self, *args):
+        binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device)
+        self._executable(self.params, binding.values)
+        if not binding.outputs:
+            return None
+        if len(binding.outputs) == 1:
+            return binding.outputs[0]
+        return tuple(binding.outputs)
+
+    def mlir(self, stage: str = "tile") -> str:
+        """The IR at a named stage of the pipeline (see `stages`)."""
+        if stage not in self._stages:
+            raise KeyError(f"unknown stage {stage!r}; this kernel has {list(self._stages)}")
+        return self._stages[stage]
+
+    @property
+    def stages(self) -> List[str]:
+        return list(self._stages)
+
+    def get_source(self) -> str:
+        """The final code: LLVM IR on the CPU, PTX on NVIDIA GPUs."""
+        return self._source
+
+    def time(self, *args, repeat: int = 10) -> float:
+        """Median wall time of one call in seconds (CPU; the GPU profiler
+        uses events)."""
+        self(*args)
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            self(*args)
+            times.append(time.perf_counter() - t0)
+        times.sort()
+        return times[len(times) // 2]
