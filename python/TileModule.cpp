@@ -13,9 +13,44 @@
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace nb = nanobind;
+
+//===----------------------------------------------------------------------===//
+// Runtime support for JIT-compiled CPU kernels
+//===----------------------------------------------------------------------===//
+
+// LLVM lowers float -> bfloat truncation (and bfloat values moved through
+// phis and selects, which it promotes to float) to the compiler-rt/libgcc
+// routines below on x86 without AVX512-BF16; the libgcc of older toolchains
+// lacks them. bfloat is returned in XMM0 like _Float16, hence the type.
+
+static uint16_t floatToBFloatBits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  uint32_t lsb = (bits >> 16) & 1u; // round to nearest, ties to even
+  bits += 0x7fffu + lsb;
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+static _Float16 bitsAsHalfRegister(uint16_t bits) {
+  _Float16 out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+
+extern "C" _Float16 tileTruncSFBF2(float x) {
+  return bitsAsHalfRegister(floatToBFloatBits(x));
+}
+
+extern "C" _Float16 tileTruncDFBF2(double x) {
+  return bitsAsHalfRegister(floatToBFloatBits(static_cast<float>(x)));
+}
 
 NB_MODULE(_tile, m) {
   m.doc() = "tilelang-mlir native module: dialect and pass registration";
@@ -41,6 +76,16 @@ NB_MODULE(_tile, m) {
       },
       nb::arg("module"),
       "Translates an LLVM-dialect module to LLVM IR text.");
+
+  m.def(
+      "runtime_symbols",
+      []() {
+        nb::dict symbols;
+        symbols["__truncsfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncSFBF2);
+        symbols["__truncdfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncDFBF2);
+        return symbols;
+      },
+      "Addresses of the runtime routines JIT-compiled CPU kernels may call.");
 
   m.def(
       "register_passes", []() { tileRegisterAllPasses(); },

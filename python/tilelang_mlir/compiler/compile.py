@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ..frontend.errors import TileLangError
+from ..frontend.errors import CompilationError, TileLangError
 from ..frontend.prim_func import Param, PrimFunc
 from ..runtime.kernel import Kernel
 from .pipeline import PipelineRunner, Stage, diagnostics_error, trace_dir
@@ -52,6 +52,20 @@ def _cache_dir() -> Optional[str]:
         return None
     return os.environ.get("TILELANG_MLIR_CACHE_DIR",
                           os.path.join(os.path.expanduser("~"), ".cache", "tilelang_mlir"))
+
+
+# Pass configs this compiler understands (TileLang's spelling where one exists).
+KNOWN_PASS_CONFIGS = {
+    "tl.trace_dir": "write the IR after every pass, numbered, into this folder",
+    "tl.disable_cache": "compile even if a cached kernel exists (and do not cache it)",
+}
+
+
+def _check_pass_configs(pass_configs: dict) -> None:
+    for key in pass_configs:
+        if key not in KNOWN_PASS_CONFIGS:
+            known = ", ".join(sorted(KNOWN_PASS_CONFIGS))
+            raise ValueError(f"unknown pass config {key!r}; known: {known}")
 
 
 def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
@@ -126,12 +140,27 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
             _mark_c_interface(module)
             stages = {"tile": tile_text}
             stages.update(runner.run(module, cpu_stages()))
-            try:
-                source = _tile.translate_to_llvmir(module.operation)
-            except ValueError as e:
-                raise TileLangError(f"translation to LLVM IR failed: {e}") from None
-            return stages, source
+            return stages, _translate_to_llvmir(module)
     raise TileLangError(f"target {target} is not supported by this build yet")
+
+
+def _translate_to_llvmir(module) -> str:
+    from .._mlir_libs import _tile
+
+    messages = []
+
+    def collect(diag):
+        messages.append(f"{diag.location}: {diag.message}")
+        return True
+
+    handler = module.context.attach_diagnostic_handler(collect)
+    try:
+        return _tile.translate_to_llvmir(module.operation)
+    except ValueError:
+        raise CompilationError("translation to LLVM IR failed", None,
+                               tuple(messages)) from None
+    finally:
+        handler.detach()
 
 
 def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], target: Target,
@@ -153,25 +182,28 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
         raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
     tgt = parse_target(target)
     pass_configs = dict(pass_configs or {})
+    _check_pass_configs(pass_configs)
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
-                             if k != "tl.trace_dir"}, default=str)
+                             if k not in ("tl.trace_dir", "tl.disable_cache")}, default=str)
     key = hashlib.sha256("|".join([func.fingerprint(), str(tgt), config_key, str(outs),
                                    _compiler_id()]).encode()).hexdigest()
-    traced = trace_dir(pass_configs) is not None
+    # A traced compile must run the passes; so must an uncached one.
+    use_cache = trace_dir(pass_configs) is None and not pass_configs.get("tl.disable_cache")
     with _LOCK:
-        if key in _MEMORY_CACHE and not traced:
+        if use_cache and key in _MEMORY_CACHE:
             return _MEMORY_CACHE[key]
-    cached = None if traced else _load_from_disk(key)
+    cached = _load_from_disk(key) if use_cache else None
     if cached is not None:
         stages, source = cached
     else:
         stages, source = _lower(func, tgt, pass_configs)
-        if not traced:
+        if use_cache:
             _save_to_disk(key, stages, source)
     kernel = _build_kernel(func.name, func.params, outs, tgt, stages, source)
-    with _LOCK:
-        _MEMORY_CACHE[key] = kernel
+    if use_cache:
+        with _LOCK:
+            _MEMORY_CACHE[key] = kernel
     return kernel
 
 

@@ -27,6 +27,13 @@ def source_location(loc) -> Optional[SourceLocation]:
     return SourceLocation(m.group("file"), int(m.group("line")), int(m.group("col")))
 
 
+def _short(text: str, max_lines: int = 12) -> str:
+    lines = text.splitlines()
+    if len(lines) <= max_lines:
+        return text
+    return "\n".join(lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines)"])
+
+
 def diagnostics_error(err, what: str, cls=TileLangError) -> TileLangError:
     """Turns an MLIRError into an error at the user's line."""
     diags = list(getattr(err, "error_diagnostics", []) or [])
@@ -36,10 +43,10 @@ def diagnostics_error(err, what: str, cls=TileLangError) -> TileLangError:
     notes = []
     for n in getattr(first, "notes", []) or []:
         nloc = source_location(n.location)
-        notes.append(f"{nloc}: {n.message}" if nloc else n.message)
+        notes.append(_short(f"{nloc}: {n.message}" if nloc else n.message))
     for d in diags[1:]:
         dloc = source_location(d.location)
-        notes.append(f"{dloc}: {d.message}" if dloc else d.message)
+        notes.append(_short(f"{dloc}: {d.message}" if dloc else d.message))
     return cls(first.message, source_location(first.location), tuple(notes))
 
 

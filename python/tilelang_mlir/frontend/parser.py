@@ -255,7 +255,7 @@ class Parser:
         from ..dialects import scf
 
         c = to_scalar(cond, dt.boolean)
-        if_op = scf.IfOp(c.value, [], hasElse=bool(node.orelse))
+        if_op = scf.IfOp(c.value, [], has_else=bool(node.orelse))
         from .. import ir
 
         with ir.InsertionPoint(if_op.then_block), self.child_scope(True, "runtime `if`"):

@@ -39,6 +39,7 @@ class CPUExecutable:
 
     def __init__(self, llvm_dialect_text: str, entry: str, opt_level: int = 3):
         from .. import ir
+        from .._mlir_libs import _tile
         from .._mlir_libs._mlirExecutionEngine import ExecutionEngine
 
         self.entry = entry
@@ -46,6 +47,8 @@ class CPUExecutable:
         with self._ctx:
             self._module = ir.Module.parse(llvm_dialect_text)
             self._engine = ExecutionEngine(self._module, opt_level=opt_level)
+        for name, address in _tile.runtime_symbols().items():
+            self._engine.raw_register_runtime(name, ctypes.c_void_p(address))
         address = self._engine.raw_lookup("_mlir_ciface_" + entry)
         if not address:
             raise RuntimeError(f"the JIT module has no entry point {entry!r}")

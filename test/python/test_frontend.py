@@ -1,0 +1,342 @@
+"""The DSL: Python control flow, closures, macros, math, and errors that point
+at the user's line."""
+
+import inspect
+
+import numpy as np
+import pytest
+import torch
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.frontend.errors import TileLangError
+
+
+def line_of(fn, needle: str) -> int:
+    """The file line of the first source line of `fn` containing `needle`."""
+    lines, first = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if needle in line:
+            return first + i
+    raise AssertionError(f"{needle!r} not in source")
+
+
+def test_closure_constants_python_if_and_macro(rng):
+    N = 64
+    scale = 3.0
+
+    @T.macro
+    def axpy(x, y, a):
+        for i in T.Parallel(N):
+            y[i] = a * x[i] + y[i]
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((N,), "float32")
+            y = T.alloc_fragment((N,), "float32")
+            T.copy(X, x)
+            T.clear(y)
+            if scale > 2:  # compile-time: only this branch is emitted
+                axpy(x, y, scale)
+            else:
+                axpy(x, y, 1.0)
+            T.copy(y, Y)
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    assert "arith.constant 3.0" in kernel.mlir("tile") or "3.000000e+00" in kernel.mlir("tile")
+    x = rng.standard_normal(N).astype(np.float32)
+    np.testing.assert_allclose(kernel(x), 3.0 * x, rtol=1e-6)
+
+
+def test_runtime_if_while_serial_var_and_math(rng):
+    N = 40
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32"),
+             Steps: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.serial(N):
+                v = X[i]
+                if v > 0:
+                    Y[i] = T.sqrt(v) + T.exp2(1.0)
+                else:
+                    Y[i] = T.max(v, -0.5) * T.abs(v)
+            # Collatz-like loop with a var: count halvings of 1000 + i.
+            for i in range(N):
+                n = T.alloc_var("int32", init=1000 + i)
+                count = T.alloc_var("int32", init=0)
+                while n > 1:
+                    n = n // 2
+                    count = count + 1
+                Steps[i] = count
+
+    kernel = tl.compile(main, out_idx=[1, 2], target="cpu")
+    x = rng.standard_normal(N).astype(np.float32)
+    y, steps = kernel(x)
+    ref = np.where(x > 0, np.sqrt(np.maximum(x, 0)) + 2.0, np.maximum(x, -0.5) * np.abs(x))
+    np.testing.assert_allclose(y, ref, rtol=1e-6)
+    np.testing.assert_array_equal(steps, [int(np.floor(np.log2(1000 + i))) for i in range(N)])
+
+
+def test_if_then_else_cast_and_integer_ops(rng):
+    N = 32
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "int32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                a = A[i]
+                B[i] = T.if_then_else(a % 3 == 0, T.cast(a // 3, "float32"),
+                                      T.cast(a, "float32") * 0.5)
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    a = rng.integers(-50, 50, N).astype(np.int32)
+    ref = np.where(a % 3 == 0, (a // 3).astype(np.float32), a.astype(np.float32) * 0.5)
+    np.testing.assert_array_equal(kernel(a), ref)
+
+
+def test_slices_give_static_extents(rng):
+    M, N, bm = 64, 32, 16
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(M // bm, threads=32) as bx:
+            s = T.alloc_shared((bm, N), "float32")
+            T.copy(A[bx * bm:(bx + 1) * bm, :], s)
+            T.copy(s, B[bx * bm:(bx + 1) * bm, 0:N])
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    np.testing.assert_array_equal(kernel(a), a)
+
+
+def test_bounds_safe_copy_zero_fills_and_drops(rng):
+    """A 16x16 tile read at the ragged edge sees zeros past the tensor; the
+    write back drops elements past it."""
+
+    @T.prim_func
+    def main(A: T.Tensor((20, 20), "float32"), B: T.Tensor((20, 20), "float32"),
+             Sums: T.Tensor((2, 2), "float32")):
+        with T.Kernel(2, 2, threads=32) as (bx, by):
+            t = T.alloc_fragment((16, 16), "float32")
+            row = T.alloc_fragment((16,), "float32")
+            total = T.alloc_fragment((1,), "float32")
+            T.copy(A[by * 16, bx * 16], t)
+            T.reduce_sum(t, row, dim=1)
+            T.reduce_sum(row, total, dim=0)
+            Sums[by, bx] = total[0]
+            T.copy(t, B[by * 16, bx * 16])
+
+    kernel = tl.compile(main, out_idx=[1, 2], target="cpu")
+    a = rng.standard_normal((20, 20)).astype(np.float32)
+    b, sums = kernel(a)
+    np.testing.assert_array_equal(b, a)
+    for by in range(2):
+        for bx in range(2):
+            ref = a[by * 16:by * 16 + 16, bx * 16:bx * 16 + 16].astype(np.float64).sum()
+            np.testing.assert_allclose(sums[by, bx], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_all_reductions(rng):
+    M, N = 8, 24
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Out: T.Tensor((5, M), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((M, N), "float32")
+            r = T.alloc_fragment((M,), "float32")
+            T.copy(X, x)
+            T.reduce_sum(x, r, dim=1)
+            T.copy(r, Out[0, 0])
+            T.reduce_max(x, r, dim=1)
+            T.copy(r, Out[1, 0])
+            T.reduce_min(x, r, dim=-1)
+            T.copy(r, Out[2, 0])
+            T.reduce_abssum(x, r, dim=1)
+            T.copy(r, Out[3, 0])
+            T.reduce_absmax(x, r, dim=1)
+            T.copy(r, Out[4, 0])
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    out = kernel(x)
+    refs = [x.sum(1), x.max(1), x.min(1), np.abs(x).sum(1), np.abs(x).max(1)]
+    for got, ref in zip(out, refs):
+        np.testing.assert_allclose(got, ref, rtol=1e-5)
+
+
+def test_reduce_without_clear_accumulates(rng):
+    @T.prim_func
+    def main(X: T.Tensor((4, 8), "float32"), Y: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((4, 8), "float32")
+            r = T.alloc_fragment((4,), "float32")
+            T.copy(X, x)
+            T.fill(r, 10.0)
+            T.reduce_sum(x, r, dim=1, clear=False)
+            T.copy(r, Y)
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_allclose(kernel(x), 10.0 + x.sum(1), rtol=1e-5)
+
+
+def test_scalar_argument(rng):
+    @T.prim_func
+    def main(X: T.Tensor((16,), "float32"), alpha: T.float32, Y: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(16):
+                Y[i] = X[i] * alpha
+
+    kernel = tl.compile(main, out_idx=[2], target="cpu")
+    x = rng.standard_normal(16).astype(np.float32)
+    np.testing.assert_allclose(kernel(x, 1.5), x * 1.5, rtol=1e-6)
+
+
+def test_dtype_objects_and_strings_are_interchangeable():
+    @T.prim_func
+    def a(X: T.Tensor((4,), T.float16)):
+        with T.Kernel(1, threads=32) as bx:
+            T.alloc_shared((4,), T.bfloat16)
+
+    @T.prim_func
+    def b(X: T.Tensor((4,), "float16")):
+        with T.Kernel(1, threads=32) as bx:
+            T.alloc_shared((4,), "bfloat16")
+
+    assert a.script().replace("@a", "@b") == b.script()
+
+
+# ---------------------------------------------------------------------------
+# Errors point at the user's line
+# ---------------------------------------------------------------------------
+
+
+def test_undefined_name_points_at_line():
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((16,), "float32")
+            T.copy(A, not_defined)  # noqa: F821
+
+    with pytest.raises(TileLangError) as info:
+        tl.compile(main, target="cpu")
+    err = info.value
+    assert "name 'not_defined' is not defined" in err.message
+    assert err.location.line == line_of(main.fn, "not_defined")
+    assert err.location.filename == __file__
+    assert "T.copy(A, not_defined)" in str(err)
+
+
+def test_verifier_error_maps_to_the_gemm_line():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_shared((64, 32), "float16")
+            b = T.alloc_shared((64, 64), "float16")
+            c = T.alloc_fragment((64, 64), "float32")
+            T.gemm(a, b, c)
+
+    with pytest.raises(TileLangError) as info:
+        tl.compile(main, target="cpu")
+    assert "the K dimensions 32 and 64 differ" in info.value.message
+    assert info.value.location.line == line_of(main.fn, "T.gemm(a, b, c)")
+
+
+def test_runtime_reassignment_in_loop_is_rejected():
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            acc = A[0]
+            for i in T.serial(16):
+                acc = acc + A[i]
+
+    with pytest.raises(TileLangError, match="assigned inside a loop but was defined outside"):
+        tl.compile(main, target="cpu")
+
+
+def test_tile_op_outside_kernel_is_rejected():
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32")):
+        x = T.alloc_fragment((16,), "float32")
+
+    with pytest.raises(TileLangError, match=r"T.alloc_fragment must be inside `with T.Kernel"):
+        tl.compile(main, target="cpu")
+
+
+def test_copy_shape_mismatch_is_rejected():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            s = T.alloc_shared((16, 16), "float32")
+            T.copy(A[0:16, 0:8], s)
+
+    with pytest.raises(TileLangError) as info:
+        tl.compile(main, target="cpu")
+    assert "has shape 16x8" in info.value.message and "16x16" in info.value.message
+    assert info.value.location.line == line_of(main.fn, "T.copy(A[0:16, 0:8], s)")
+
+
+def test_unsupported_syntax_is_rejected():
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.serial(16):
+                if A[i] > 0:
+                    break
+
+    with pytest.raises(TileLangError, match="`break` is not supported"):
+        tl.compile(main, target="cpu")
+
+
+def test_missing_annotation_and_bad_dtype():
+    with pytest.raises(TileLangError, match="argument 'A' of 'f' needs a type annotation"):
+        @T.prim_func
+        def f(A):
+            pass
+
+    with pytest.raises(TypeError, match="unknown dtype 'float12'"):
+        T.Tensor((4,), "float12")
+
+
+def test_calling_a_prim_func_directly_explains_what_to_do():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            pass
+
+    with pytest.raises(TileLangError, match="compile it with tl.compile"):
+        main(np.zeros(4, np.float32))
+
+
+def test_gemm_k_pack_and_policy_reach_the_ir():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_shared((64, 64), "float16")
+            c = T.alloc_fragment((64, 64), "float32")
+            T.gemm(a, a, c, transpose_B=True, policy=T.GemmWarpPolicy.FullCol, clear_accum=True)
+
+    text = main.script()
+    assert "policy = #tile.policy<full_col>" in text and "clear_accum" in text
+    assert "transpose_b" in text
+
+
+def test_symbolic_size_shared_between_tensors_must_agree(rng):
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(A: T.Tensor((M, 8), "float32"), B: T.Tensor((M, 8), "float32")):
+        with T.Kernel(T.ceildiv(M, 4), threads=32) as bx:
+            t = T.alloc_fragment((4, 8), "float32")
+            T.copy(A[bx * 4, 0], t)
+            T.copy(t, B[bx * 4, 0])
+
+    kernel = tl.compile(main, target="cpu")
+    a = rng.standard_normal((10, 8)).astype(np.float32)
+    b = np.zeros((10, 8), np.float32)
+    kernel(a, b)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="symbolic size 'M' = 12, but argument 'A' gave 'M' = 10"):
+        kernel(a, np.zeros((12, 8), np.float32))
