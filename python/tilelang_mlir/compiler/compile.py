@@ -105,6 +105,37 @@ def cpu_stages() -> List[Stage]:
     ]
 
 
+def _check_cpu_support(module) -> None:
+    """The CPU backend computes float8 values nowhere: LLVM has no float8
+    arithmetic. Say so at the user's line instead of failing in LLVM."""
+    from .. import ir
+    from .pipeline import source_location
+
+    def is_f8(t) -> bool:
+        text = str(t)
+        return "f8E4M3FN" in text or "f8E5M2" in text
+
+    found = []
+
+    def visit(op):
+        name = op.name
+        if name.startswith("arith.") or name.startswith("math.") or name in (
+                "tile.gemm", "tile.copy", "tile.reduce", "tile.cumsum", "tile.atomic_add",
+                "tile.fill"):
+            types = [v.type for v in op.operands] + [r.type for r in op.results]
+            if any(is_f8(t) for t in types) and name != "arith.constant":
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if found:
+        op = found[0]
+        raise TileLangError(f"float8 data cannot be computed on or converted by the CPU "
+                            f"backend ({op.name}); float8 kernels need a CUDA target",
+                            source_location(op.location))
+
+
 def _mark_c_interface(module) -> None:
     from .. import ir
 
@@ -137,6 +168,7 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
         module, tile_text = _emit(func)
         runner.dump(module, "tile")
         if target.kind == "cpu":
+            _check_cpu_support(module)
             _mark_c_interface(module)
             stages = {"tile": tile_text}
             stages.update(runner.run(module, cpu_stages()))

@@ -17,7 +17,7 @@ from ..language import dtypes as dt
 from ..language.dtypes import DType
 from .errors import SourceLocation, TileLangError
 from .values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
-                     static_int, to_index, to_scalar)
+                     static_int, to_index, to_scalar, to_storage)
 
 SCOPES = ("shared", "fragment", "local", "var")
 
@@ -124,7 +124,7 @@ class Builder:
         except TypeError as e:
             raise self.error(f"{what}: {e}") from None
         tile = _tile()
-        ty = tile.buffer_type(dims, dtype.ir_type(), scope)
+        ty = tile.buffer_type(dims, dtype.storage_ir_type(), scope)
         op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
                     "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
         value = op_class(ty).result
@@ -185,8 +185,7 @@ class Builder:
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
         if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
             raise self.error(f"T.fill: buffer {buf.name!r} has a dynamic shape")
-        v = to_scalar(value, buf.dtype)
-        _tile().FillOp(buf.value, v.value)
+        _tile().FillOp(buf.value, to_storage(value, buf.dtype))
 
     def _whole(self, x, what: str) -> Buffer:
         if isinstance(x, Buffer):
@@ -266,10 +265,8 @@ class Builder:
             raise self.error(f"T.atomic_add expects a buffer destination, got {_describe(dst)}")
         if isinstance(value, Buffer):
             v = value.value
-        elif isinstance(value, BufferRef):
-            v = to_scalar(value, buf.dtype).value
         else:
-            v = to_scalar(value, buf.dtype).value
+            v = to_storage(value, buf.dtype)
         _tile().AtomicAddOp(v, buf.value, [o.materialize() for o in offsets])
 
     # -- loops -------------------------------------------------------------------

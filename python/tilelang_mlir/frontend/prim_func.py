@@ -221,7 +221,7 @@ class PrimFunc:
             if p.kind == "tensor":
                 shape = [ir.ShapedType.get_dynamic_size() if isinstance(d, str) else d
                          for d in p.shape]
-                arg_types.append(ir.MemRefType.get(shape, p.dtype.ir_type()))
+                arg_types.append(ir.MemRefType.get(shape, p.dtype.storage_ir_type()))
             else:
                 arg_types.append(p.dtype.ir_type())
         with ir.InsertionPoint(module.body):

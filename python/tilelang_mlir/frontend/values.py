@@ -406,6 +406,22 @@ def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
     raise _error(f"expected a scalar value, got {_describe(x)}")
 
 
+def to_storage(value, dtype: DType):
+    """The SSA value to store into a buffer of `dtype` (bools as i8)."""
+    v = to_scalar(value, dtype)
+    if dtype.is_bool:
+        ir = _ir()
+        return _arith().ExtUIOp(ir.IntegerType.get_signless(8), v.value).result
+    return v.value
+
+
+def from_storage(raw, dtype: DType) -> Scalar:
+    """The Scalar of a value loaded from a buffer of `dtype`."""
+    if dtype.is_bool:
+        return Scalar(_convert_value(raw, dt.int8, dt.boolean), dt.boolean)
+    return Scalar(raw, dtype)
+
+
 def cast(x, dtype) -> Union[Scalar, Number]:
     """T.cast(x, dtype): converts a value; Python numbers stay Python numbers
     outside tile programs."""
@@ -773,14 +789,15 @@ class BufferRef:
         from ..dialects import memref
 
         idx = [i.materialize() for i in self._point_indices("cannot load from")]
-        return Scalar(memref.LoadOp(self.buffer.value, idx).result, self.buffer.dtype)
+        raw = memref.LoadOp(self.buffer.value, idx).result
+        return from_storage(raw, self.buffer.dtype)
 
     def store(self, value) -> None:
         from ..dialects import memref
 
         idx = self._point_indices("cannot store into")
-        v = to_scalar(value, self.buffer.dtype)
-        memref.StoreOp(v.value, self.buffer.value, [i.materialize() for i in idx])
+        memref.StoreOp(to_storage(value, self.buffer.dtype), self.buffer.value,
+                       [i.materialize() for i in idx])
 
     def region(self) -> Tuple[List[IndexExpr], List[Optional[int]]]:
         """Offsets and extents; an extent is None for a point index (the

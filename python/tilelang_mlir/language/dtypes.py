@@ -39,10 +39,17 @@ class DType:
         return self.kind in ("uint", "bool")
 
     def ir_type(self):
-        """The MLIR type (needs an active Context)."""
+        """The MLIR type of a value (needs an active Context)."""
         from ..ir import Type
 
         return Type.parse(self.mlir)
+
+    def storage_ir_type(self):
+        """The element type of buffers of this dtype: bools are stored as one
+        byte (i8), as in NumPy and PyTorch."""
+        from ..ir import Type
+
+        return Type.parse("i8" if self.kind == "bool" else self.mlir)
 
     def __str__(self) -> str:
         return self.name

@@ -53,6 +53,12 @@ class CPUExecutable:
         if not address:
             raise RuntimeError(f"the JIT module has no entry point {entry!r}")
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        # Kernels with T.print write through C's stdio: flush it after each
+        # call so that output interleaves with Python's.
+        self._flush = None
+        if "@printf" in llvm_dialect_text:
+            libc = ctypes.CDLL(None)
+            self._flush = lambda: libc.fflush(None)
 
     def __call__(self, params: Sequence, values: Sequence) -> None:
         keep = []
@@ -78,3 +84,5 @@ class CPUExecutable:
                 keep.extend([value, slot])
             packed[i] = ctypes.cast(slot, ctypes.c_void_p)
         self._fn(packed)
+        if self._flush:
+            self._flush()

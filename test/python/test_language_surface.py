@@ -1,0 +1,170 @@
+"""The rest of the T.* surface on the CPU: dtypes, loop kinds, schedules,
+annotations and device print."""
+
+import numpy as np
+import pytest
+import torch
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.frontend.errors import TileLangError
+
+
+def copy_scale_kernel(dtype, n=24):
+    @T.prim_func
+    def main(X: T.Tensor((n,), dtype), Y: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=32) as bx:
+            s = T.alloc_shared((n,), dtype)
+            T.copy(X, s)
+            for i in T.Parallel(n):
+                Y[i] = s[i] + s[i]
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8",
+                                   "int32", "int64", "uint8"])
+def test_tensor_dtypes(dtype, rng):
+    kernel = tl.compile(copy_scale_kernel(dtype), out_idx=[1], target="cpu")
+    if dtype in ("int8", "uint8"):
+        x = rng.integers(0, 60, 24)
+    elif dtype in ("int32", "int64"):
+        x = rng.integers(-1000, 1000, 24)
+    else:
+        x = rng.standard_normal(24)
+    xt = torch.from_numpy(x).to(getattr(torch, dtype))
+    y = kernel(xt)
+    assert y.dtype == xt.dtype
+    torch.testing.assert_close(y, xt + xt, rtol=0, atol=0)
+
+
+def test_bool_tensor(rng):
+    @T.prim_func
+    def main(X: T.Tensor((16,), "float32"), M: T.Tensor((16,), "bool")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(16):
+                M[i] = X[i] > 0
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    x = rng.standard_normal(16).astype(np.float32)
+    m = kernel(x)
+    assert m.dtype == np.bool_
+    np.testing.assert_array_equal(m, x > 0)
+
+
+def test_float8_types_are_types_but_not_cpu_arithmetic():
+    @T.prim_func
+    def main(X: T.Tensor((16,), T.float8_e4m3), Y: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            T.copy(X, Y)
+
+    assert "memref<16xf8E4M3FN>" in main.script()
+    with pytest.raises(TileLangError, match="float8 data cannot be computed on or converted by the CPU"):
+        tl.compile(main, target="cpu")
+
+
+def test_unroll_vectorized_and_scheduled_pipeline(rng):
+    N, B = 64, 16
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            s = T.alloc_shared((B,), "float32")
+            f = T.alloc_fragment((B,), "float32")
+            for k in T.Pipelined(N // B, num_stages=2, order=[0, 1, 2], stage=[0, 0, 1]):
+                T.copy(X[k * B], s)
+                for i in T.Parallel(B):
+                    f[i] = s[i] * 3.0
+                T.copy(f, Y[k * B])
+            for i in T.unroll(4):
+                Y[i] = Y[i] + 1.0
+            for i in T.vectorized(4, 8):
+                Y[i] = Y[i] - 1.0
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    text = kernel.mlir("tile")
+    assert "order = [0, 1, 2] stage = [0, 0, 1]" in text
+    assert "tile.unroll" in text and "tile.vectorize" in text
+    x = rng.standard_normal(N).astype(np.float32)
+    ref = 3 * x
+    ref[:4] += 1.0
+    ref[4:8] -= 1.0
+    np.testing.assert_allclose(kernel(x), ref, rtol=1e-6)
+
+
+def test_annotations_are_recorded_and_harmless_on_cpu(rng):
+    @T.prim_func
+    def main(X: T.Tensor((64, 64), "float16"), Y: T.Tensor((64, 64), "float16")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            T.use_swizzle(panel_size=4, order="col")
+            s = T.alloc_shared((32, 32), "float16")
+            T.annotate_layout({s: T.make_swizzled_layout(s)})
+            T.copy(X[by * 32, bx * 32], s)
+            T.copy(s, Y[by * 32, bx * 32])
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    text = kernel.mlir("tile")
+    assert "tile.use_swizzle 4 {order = #tile.raster<col>}" in text
+    assert "tile.annotate_layout" in text and "#tile.swizzle<128>" in text
+    x = rng.standard_normal((64, 64)).astype(np.float16)
+    np.testing.assert_array_equal(kernel(x), x)
+
+
+def test_device_print(capfd):
+    @T.prim_func
+    def main(X: T.Tensor((4,), "float32")):
+        with T.Kernel(2, threads=32) as bx:
+            f = T.alloc_fragment((2,), "float32")
+            T.copy(X[bx * 2], f)
+            T.print(bx, msg="block")
+            T.print(f, msg="tile of X")
+
+    kernel = tl.compile(main, target="cpu")
+    kernel(np.array([1.5, 2.5, 3.5, 4.5], np.float32))
+    out = capfd.readouterr().out
+    assert "block (0, 0, 0) thread 0: block 0" in out
+    assert "block (1, 0, 0) thread 0: block 1" in out
+    assert "block (1, 0, 0) thread 0: tile of X" in out
+    assert "  [1] = 4.5" in out
+
+
+def test_math_functions(rng):
+    @T.prim_func
+    def main(X: T.Tensor((32,), "float32"), Y: T.Tensor((8, 32), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(32):
+                x = X[i]
+                Y[0, i] = T.exp(x)
+                Y[1, i] = T.log(T.abs(x) + 1.0)
+                Y[2, i] = T.log2(T.abs(x) + 1.0)
+                Y[3, i] = T.rsqrt(T.abs(x) + 1.0)
+                Y[4, i] = T.tanh(x)
+                Y[5, i] = T.min(x, 0.25) + T.max(x, -0.25)
+                Y[6, i] = T.if_then_else(x > 0, T.infinity("float32"), -T.infinity("float32"))
+                Y[7, i] = T.sigmoid(x)
+
+    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    x = rng.standard_normal(32).astype(np.float32)
+    y = kernel(x)
+    x64 = x.astype(np.float64)
+    refs = [np.exp(x64), np.log(np.abs(x64) + 1), np.log2(np.abs(x64) + 1),
+            1 / np.sqrt(np.abs(x64) + 1), np.tanh(x64),
+            np.minimum(x64, 0.25) + np.maximum(x64, -0.25),
+            np.where(x64 > 0, np.inf, -np.inf), 1 / (1 + np.exp(-x64))]
+    for row, ref in zip(y, refs):
+        np.testing.assert_allclose(row, ref, rtol=2e-6, atol=1e-6)
+
+
+def test_floordiv_and_floormod_on_negative_values(rng):
+    @T.prim_func
+    def main(A: T.Tensor((32,), "int32"), Q: T.Tensor((32,), "int32"), R: T.Tensor((32,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(32):
+                Q[i] = T.floordiv(A[i], 7)
+                R[i] = T.floormod(A[i], 7)
+
+    kernel = tl.compile(main, out_idx=[1, 2], target="cpu")
+    a = rng.integers(-100, 100, 32).astype(np.int32)
+    q, r = kernel(a)
+    np.testing.assert_array_equal(q, a // 7)
+    np.testing.assert_array_equal(r, a % 7)
