@@ -2,7 +2,8 @@
 
 Every launch checks its arguments against the kernel's signature before any
 device work happens: count, kind (array or scalar), dtype, rank, static sizes,
-agreement of symbolic sizes, contiguity and device. Errors are TypeError
+agreement of symbolic sizes, contiguity and device (for CUDA kernels: the
+current CUDA device, where outputs are allocated too). Errors are TypeError
 (wrong kind or dtype) or ValueError (wrong shape, layout or device) and name
 the argument.
 """
@@ -64,6 +65,13 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
         if device == "cuda" and x.device.type != "cuda":
             raise ValueError(f"{name} is on {x.device}, but the kernel runs on the GPU; "
                              "move it with .cuda()")
+        if device == "cuda":
+            current = torch.cuda.current_device()
+            if x.device.index != current:
+                raise ValueError(f"{name} is on {x.device}, but the current CUDA device is "
+                                 f"cuda:{current}; move it with .to('cuda:{current}') or "
+                                 f"select its device with torch.cuda.set_device("
+                                 f"{x.device.index})")
         ptr = x.data_ptr()
     elif isinstance(x, np.ndarray):
         if device == "cuda":

@@ -17,7 +17,10 @@ class Kernel:
     """
 
     def __init__(self, name: str, params, out_idx: Sequence[int], target,
-                 stages: Dict[str, str], source: str, executable, device: str):
+                 stages: Dict[str, str], source: str, executable, device: str, *,
+                 entry: Optional[str] = None, block: Optional[Sequence[int]] = None,
+                 grid: Optional[List[dict]] = None, shared_bytes: Optional[int] = None,
+                 cubin: Optional[bytes] = None, ptx: Optional[str] = None):
         self.name = name
         self.params = list(params)
         self.out_idx = list(out_idx)
@@ -26,6 +29,13 @@ class Kernel:
         self._source = source
         self._executable = executable
         self.device = device
+        # CUDA kernels: the launch configuration and the code (None elsewhere).
+        self.entry = entry
+        self.block = tuple(block) if block is not None else None
+        self.grid = list(grid) if grid is not None else None
+        self.shared_bytes = shared_bytes
+        self.cubin = cubin
+        self.ptx = ptx
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.dtype}{list(p.shape) if p.kind == 'tensor' else ''}"
