@@ -11,14 +11,17 @@
 
     kernel = tl.compile(main, out_idx=[1], target="cpu")
 
+`kernel.save(path)` writes a CUDA kernel as an ahead-of-time artifact and
+`tl.load(path)` loads it back without the compiler (no MLIR needed).
+
 `import tilelang_mlir` also gives MLIR's Python bindings with the tile
 dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 """
 
 __version__ = "0.1.0"
 
-__all__ = ["compile", "jit", "Kernel", "TileLangError", "CompilationError", "language",
-           "__version__"]
+__all__ = ["compile", "jit", "load", "Kernel", "TileLangError", "CompilationError",
+           "language", "__version__"]
 
 
 def __getattr__(name):
@@ -27,6 +30,11 @@ def __getattr__(name):
         from .compiler import compile as _c
 
         return getattr(_c, name)
+    if name == "load":
+        # Ahead-of-time artifacts (Kernel.save): needs no MLIR.
+        from .runtime.artifact import load
+
+        return load
     if name == "Kernel":
         from .runtime.kernel import Kernel
 

@@ -53,6 +53,9 @@ class Kernel:
 
     def mlir(self, stage: str = "tile") -> str:
         """The IR at a named stage of the pipeline (see `stages`)."""
+        if not self._stages:
+            raise KeyError(f"kernel {self.name!r} keeps no IR (it was loaded from an "
+                           "ahead-of-time artifact); get_source() gives its code")
         if stage not in self._stages:
             raise KeyError(f"unknown stage {stage!r}; this kernel has {list(self._stages)}")
         return self._stages[stage]
@@ -65,9 +68,27 @@ class Kernel:
         """The final code: LLVM IR on the CPU, PTX on NVIDIA GPUs."""
         return self._source
 
+    def save(self, path: str) -> None:
+        """Writes the kernel as an ahead-of-time artifact into the folder
+        `path` (manifest.json, the cubin and the PTX); `tl.load(path)` gives
+        it back without the compiler. CUDA kernels only."""
+        from . import artifact
+
+        artifact.save(self, path)
+
+    def get_profiler(self):
+        """A `Profiler` for this kernel: `do_bench` times it, `assert_allclose`
+        checks it against a reference."""
+        from .profiler import Profiler
+
+        return Profiler(self)
+
     def time(self, *args, repeat: int = 10) -> float:
-        """Median wall time of one call in seconds (CPU; the GPU profiler
-        uses events)."""
+        """Median time of one call in seconds (wall time on the CPU, CUDA
+        events on the GPU)."""
+        if self.device == "cuda":
+            return self.get_profiler().do_bench(*args, warmup=1, rep=repeat,
+                                                flush_l2=False) / 1e3
         self(*args)
         times = []
         for _ in range(repeat):

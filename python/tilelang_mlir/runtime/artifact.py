@@ -1,0 +1,210 @@
+"""Ahead-of-time artifacts of CUDA kernels: save a compiled kernel to a
+folder, load it back on a machine without the compiler (no MLIR needed).
+
+The folder holds
+
+- `manifest.json`: the format version, the kernel's name and entry point,
+  the target ("cuda:sm_90a"), the parameters, `out_idx`, the launch
+  configuration (block, grid expressions, dynamic shared memory bytes) and
+  the file names of the code;
+- `<name>.cubin`: the code the runtime loads;
+- `<name>.ptx`: the PTX it was assembled from (for reading; optional).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from typing import Any, Dict, Optional
+
+from .kernel import Kernel
+
+FORMAT = "tilelang_mlir.kernel"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+
+_REQUIRED = ("format_version", "name", "entry", "target", "params", "out_idx", "block",
+             "grid", "shared_bytes", "cubin")
+
+
+def _file_stem(name: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".")
+    return stem or "kernel"
+
+
+def _write(path: str, data, mode: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, mode) as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def save(kernel: Kernel, path: str) -> None:
+    """Writes `kernel` (a CUDA kernel) into the folder `path`, creating it.
+
+    Existing files of the same names are replaced.
+    """
+    if getattr(kernel, "device", None) != "cuda" or getattr(kernel, "cubin", None) is None:
+        raise NotImplementedError(
+            f"only CUDA kernels can be saved as artifacts; kernel {kernel.name!r} targets "
+            f"{kernel.target} (CPU kernels are cached on disk by tl.compile instead)")
+    path = os.fspath(path)
+    os.makedirs(path, exist_ok=True)
+    stem = _file_stem(kernel.name)
+    cubin_file = stem + ".cubin"
+    ptx_file = stem + ".ptx" if kernel.ptx is not None else None
+    from .. import __version__
+
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "tilelang_mlir_version": __version__,
+        "name": kernel.name,
+        "entry": kernel.entry,
+        "target": str(kernel.target),
+        "params": [p.to_json() for p in kernel.params],
+        "out_idx": list(kernel.out_idx),
+        "block": list(kernel.block),
+        "grid": list(kernel.grid),
+        "shared_bytes": kernel.shared_bytes,
+        "cubin": cubin_file,
+        "cubin_sha256": hashlib.sha256(kernel.cubin).hexdigest(),
+        "ptx": ptx_file,
+    }
+    _write(os.path.join(path, cubin_file), bytes(kernel.cubin), "wb")
+    if ptx_file is not None:
+        _write(os.path.join(path, ptx_file), kernel.ptx, "w")
+    # The manifest last: a folder with a manifest is complete.
+    _write(os.path.join(path, MANIFEST), json.dumps(manifest, indent=2) + "\n", "w")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _file_in(path: str, manifest_path: str, field: str, value: Any) -> str:
+    if (not isinstance(value, str) or not value or os.path.basename(value) != value
+            or value in (".", "..")):
+        raise ValueError(f"{manifest_path}: {field!r} must be a file name in the artifact's "
+                         f"folder, got {value!r}")
+    full = os.path.join(path, value)
+    if not os.path.isfile(full):
+        raise ValueError(f"{manifest_path}: {field!r} names {value!r}, which is missing from "
+                         f"{path}")
+    return full
+
+
+def read_manifest(path: str) -> Dict[str, Any]:
+    """Reads and validates `path`/manifest.json; raises ValueError naming the
+    file for anything malformed (FileNotFoundError if there is none)."""
+    from ..frontend.prim_func import Param
+    from .cuda import check_grid
+
+    mpath = os.path.join(path, MANIFEST)
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"no kernel artifact at {path}: not a folder")
+    if not os.path.isfile(mpath):
+        raise FileNotFoundError(f"no kernel artifact at {path}: {MANIFEST} is missing")
+    try:
+        with open(mpath) as f:
+            m = json.load(f)
+    except ValueError as e:
+        raise ValueError(f"{mpath} is not valid JSON: {e}") from None
+    if not isinstance(m, dict):
+        raise ValueError(f"{mpath}: the manifest must be a JSON object")
+    if m.get("format", FORMAT) != FORMAT:
+        raise ValueError(f"{mpath}: not a tilelang_mlir kernel manifest (format "
+                         f"{m.get('format')!r})")
+    missing = [k for k in _REQUIRED if k not in m]
+    if missing:
+        raise ValueError(f"{mpath}: missing field(s) {', '.join(missing)}")
+    version = m["format_version"]
+    if version != FORMAT_VERSION:
+        raise ValueError(f"{mpath}: unknown format version {version!r} (this tilelang_mlir "
+                         f"reads version {FORMAT_VERSION})")
+    for key in ("name", "entry", "target"):
+        if not isinstance(m[key], str) or not m[key]:
+            raise ValueError(f"{mpath}: {key!r} must be a non-empty string, got {m[key]!r}")
+    if not m["target"].startswith("cuda"):
+        raise ValueError(f"{mpath}: target {m['target']!r} is not a CUDA target; only CUDA "
+                         "kernels are loaded from artifacts")
+    if not isinstance(m["params"], list):
+        raise ValueError(f"{mpath}: 'params' must be a list")
+    params = []
+    for i, d in enumerate(m["params"]):
+        try:
+            p = Param.from_json(d)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ValueError(f"{mpath}: parameter {i} ({d!r}) is malformed: {e}") from None
+        if p.kind not in ("tensor", "scalar") or not all(
+                isinstance(s, str) or (_is_int(s) and s >= 0) for s in p.shape):
+            raise ValueError(f"{mpath}: parameter {i} ({d!r}) is malformed: kind must be "
+                             "'tensor' or 'scalar', shape entries ints or symbol names")
+        params.append(p)
+    names = [p.name for p in params]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{mpath}: parameter names repeat: {names}")
+    out_idx = m["out_idx"]
+    if not isinstance(out_idx, list) or not all(
+            _is_int(i) and 0 <= i < len(params) and params[i].kind == "tensor"
+            for i in out_idx) or len(set(out_idx)) != len(out_idx):
+        raise ValueError(f"{mpath}: 'out_idx' must list distinct indices of tensor "
+                         f"parameters, got {out_idx!r}")
+    block = m["block"]
+    if (not isinstance(block, list) or not 1 <= len(block) <= 3
+            or not all(_is_int(b) and b >= 1 for b in block)):
+        raise ValueError(f"{mpath}: 'block' must be 1 to 3 positive ints, got {block!r}")
+    if not _is_int(m["shared_bytes"]) or m["shared_bytes"] < 0:
+        raise ValueError(f"{mpath}: 'shared_bytes' must be a non-negative int, got "
+                         f"{m['shared_bytes']!r}")
+    symbols = [d for p in params if p.kind == "tensor" for d in p.shape if isinstance(d, str)]
+    scalars = [p.name for p in params if p.kind == "scalar" and p.dtype.is_int]
+    try:
+        check_grid(m["grid"], symbols, scalars)
+    except ValueError as e:
+        raise ValueError(f"{mpath}: {e}") from None
+    m["params"] = params
+    m["cubin_path"] = _file_in(path, mpath, "cubin", m["cubin"])
+    ptx = m.get("ptx")
+    m["ptx_path"] = _file_in(path, mpath, "ptx", ptx) if ptx is not None else None
+    return m
+
+
+def load(path: str, sync: Optional[bool] = None) -> Kernel:
+    """Loads a kernel saved with `Kernel.save` / `save` from the folder
+    `path` (or its manifest.json). Needs neither MLIR nor a GPU to load; the
+    cubin is loaded onto the GPU at the first call.
+
+    `sync=True` synchronizes and checks errors after every launch (default:
+    the TILELANG_MLIR_SYNC environment variable).
+    """
+    from ..compiler.target import parse_target
+    from .cuda import make_kernel
+
+    path = os.fspath(path)
+    if os.path.basename(path) == MANIFEST and os.path.isfile(path):
+        path = os.path.dirname(path) or "."
+    m = read_manifest(path)
+    mpath = os.path.join(path, MANIFEST)
+    try:
+        target = parse_target(m["target"])
+    except ValueError as e:
+        raise ValueError(f"{mpath}: {e}") from None
+    with open(m["cubin_path"], "rb") as f:
+        cubin = f.read()
+    digest = m.get("cubin_sha256")
+    if digest is not None and hashlib.sha256(cubin).hexdigest() != digest:
+        raise ValueError(f"{mpath}: {m['cubin_path']} does not match the manifest's "
+                         "cubin_sha256 (the file was changed or truncated)")
+    ptx = None
+    if m["ptx_path"] is not None:
+        with open(m["ptx_path"]) as f:
+            ptx = f.read()
+    try:
+        return make_kernel(m["name"], m["params"], m["out_idx"], target, cubin=cubin,
+                           entry=m["entry"], block=m["block"], grid=m["grid"],
+                           shared_bytes=m["shared_bytes"], ptx=ptx, sync=sync)
+    except TypeError as e:
+        raise TypeError(f"{mpath}: {e}") from None

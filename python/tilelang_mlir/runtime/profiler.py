@@ -1,0 +1,259 @@
+"""Timing kernels and checking them against a reference: `kernel.get_profiler()`.
+
+    profiler = kernel.get_profiler()
+    ms = profiler.do_bench(A, B)            # median milliseconds of one call
+    profiler.assert_allclose(lambda A, B: A @ B, rtol=1e-2, atol=1e-2)
+
+On the GPU, each timed call is bracketed by CUDA events on torch's current
+stream and, by default, preceded by an (untimed) write of a 256 MB buffer that
+flushes the L2 cache. CPU kernels are timed with `time.perf_counter`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import args as argmod
+
+RETURN_MODES = ("median", "mean", "min", "all")
+
+# Bytes written before each timed call to evict the L2 cache (H100/H200 have
+# 50 MB of L2; B200 126 MB).
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+
+
+def _is_tensor_like(x) -> bool:
+    return isinstance(x, np.ndarray) or argmod._is_torch(x)
+
+
+class Profiler:
+    """Times a kernel (`do_bench`) and compares it with a reference
+    (`assert_allclose`). Obtain one with `kernel.get_profiler()`."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __repr__(self) -> str:
+        return f"<Profiler of {self.kernel!r}>"
+
+    @property
+    def device(self) -> str:
+        return self.kernel.device
+
+    # -- inputs -------------------------------------------------------------------------
+    def random_inputs(self) -> List[Any]:
+        """Fresh random inputs for every non-output parameter: torch.randn for
+        floats, torch.randint for integers and bools, on the kernel's device.
+
+        Raises ValueError when a parameter has a symbolic size or is a scalar:
+        such inputs must be passed explicitly.
+        """
+        import torch
+
+        from ..language import dtypes as dt
+
+        device = "cuda" if self.device == "cuda" else "cpu"
+        inputs = []
+        for i, p in enumerate(self.kernel.params):
+            if i in self.kernel.out_idx:
+                continue
+            if p.kind != "tensor":
+                raise ValueError(f"cannot make a random value for scalar argument {p.name!r} of "
+                                 f"kernel {self.kernel.name!r}; pass the inputs explicitly")
+            symbolic = [d for d in p.shape if isinstance(d, str)]
+            if symbolic:
+                raise ValueError(f"cannot make a random input for argument {p.name!r} of kernel "
+                                 f"{self.kernel.name!r}: its size {symbolic[0]!r} is symbolic; "
+                                 "pass the inputs explicitly")
+            shape = tuple(p.shape)
+            tdtype = dt.to_torch(p.dtype)
+            if p.dtype.is_float:
+                x = torch.randn(shape, dtype=torch.float32, device=device).to(tdtype)
+            elif p.dtype.is_bool:
+                x = torch.randint(0, 2, shape, device=device).to(torch.bool)
+            elif p.dtype.is_unsigned:
+                x = torch.randint(0, 16, shape, dtype=tdtype, device=device)
+            else:
+                x = torch.randint(-8, 8, shape, dtype=tdtype, device=device)
+            inputs.append(x)
+        return inputs
+
+    # -- timing -------------------------------------------------------------------------
+    def do_bench(self, *args, warmup: int = 25, rep: int = 100, flush_l2: bool = True,
+                 return_mode: str = "median") -> Union[float, List[float]]:
+        """Times the kernel on `args` (random inputs when none are given; see
+        `random_inputs`) or, when the only argument is a callable, times
+        calling it. Returns milliseconds.
+
+        `warmup` untimed calls come first, then `rep` timed calls; with
+        `flush_l2` (GPU only) a 256 MB buffer is written before each timed
+        call, outside the timed region. `return_mode` is "median" (default),
+        "mean", "min" or "all" (the list of every call's time).
+        """
+        if return_mode not in RETURN_MODES:
+            raise ValueError(f"return_mode must be one of {', '.join(RETURN_MODES)}, got "
+                             f"{return_mode!r}")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
+        if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
+            raise ValueError(f"rep must be a positive int, got {rep!r}")
+        if len(args) == 1 and callable(args[0]) and not _is_tensor_like(args[0]):
+            fn = args[0]
+        else:
+            fn = self._launcher(list(args) if args else self.random_inputs())
+        if self.device == "cuda":
+            times = self._bench_cuda(fn, warmup, rep, flush_l2)
+        else:
+            times = self._bench_cpu(fn, warmup, rep)
+        if return_mode == "all":
+            return times
+        if return_mode == "mean":
+            return statistics.fmean(times)
+        if return_mode == "min":
+            return min(times)
+        return statistics.median(times)
+
+    def _launcher(self, inputs: Sequence) -> Callable[[], None]:
+        """Checks the arguments and allocates the outputs once; the returned
+        function only launches."""
+        k = self.kernel
+        binding = argmod.bind(k.name, k.params, k.out_idx, inputs, k.device)
+        exe, params, values = k._executable, k.params, binding.values
+
+        def launch():
+            exe(params, values)
+
+        launch.binding = binding  # keeps the inputs and outputs alive
+        return launch
+
+    @staticmethod
+    def _bench_cuda(fn: Callable[[], Any], warmup: int, rep: int,
+                    flush_l2: bool) -> List[float]:
+        import torch
+
+        fn()  # loads the module and surfaces errors before timing
+        torch.cuda.synchronize()
+        cache = (torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+                 if flush_l2 else None)
+        for _ in range(warmup):
+            fn()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
+        for i in range(rep):
+            if cache is not None:
+                cache.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+    @staticmethod
+    def _bench_cpu(fn: Callable[[], Any], warmup: int, rep: int) -> List[float]:
+        fn()
+        for _ in range(warmup):
+            fn()
+        times = []
+        for _ in range(rep):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        return times
+
+    # -- checking -----------------------------------------------------------------------
+    def assert_allclose(self, ref_fn: Callable, *args, rtol: float = 1e-2,
+                        atol: float = 1e-2) -> None:
+        """Runs the kernel and `ref_fn` on the same inputs (`args`, or fresh
+        random ones when omitted) and raises AssertionError, with the largest
+        error, where they differ by more than `atol + rtol * |reference|`.
+
+        `ref_fn` gets copies of the inputs and returns the expected output(s)
+        (one tensor or a tuple, in `out_idx` order). For a kernel without
+        outputs, which writes into its arguments, `ref_fn` must write into its
+        copies the same way and return None; every tensor argument is then
+        compared.
+        """
+        k = self.kernel
+        inputs = list(args) if args else self.random_inputs()
+        copies = [_clone(x) for x in inputs]
+        got = k(*inputs)
+        expected = ref_fn(*copies)
+        if k.out_idx:
+            names = [k.params[i].name for i in k.out_idx]
+            got = [got] if len(k.out_idx) == 1 else list(got)
+            if isinstance(expected, (list, tuple)):
+                expected = list(expected)
+            else:
+                expected = [expected]
+            if len(expected) != len(got):
+                raise AssertionError(f"kernel {k.name!r} has {len(got)} output(s) "
+                                     f"({', '.join(names)}), the reference returned "
+                                     f"{len(expected)}")
+        else:
+            if expected is not None:
+                raise ValueError(f"kernel {k.name!r} has no outputs (out_idx is empty): the "
+                                 "reference must write into its copies of the arguments and "
+                                 "return None")
+            inputs_params = [p for i, p in enumerate(k.params) if i not in k.out_idx]
+            pairs = [(p.name, x, c) for p, x, c in zip(inputs_params, inputs, copies)
+                     if p.kind == "tensor"]
+            names = [n for n, _, _ in pairs]
+            got = [x for _, x, _ in pairs]
+            expected = [c for _, _, c in pairs]
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+        for name, a, b in zip(names, got, expected):
+            _compare(k.name, name, a, b, rtol, atol)
+
+
+def _clone(x):
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if argmod._is_torch(x):
+        return x.clone()
+    return x
+
+
+def _as_float64(x, device: Optional[Any]):
+    import torch
+
+    if argmod._is_torch(x):
+        t = x.detach()
+    else:
+        # float64 first: torch cannot take ml_dtypes arrays (bfloat16, float8).
+        t = torch.from_numpy(np.ascontiguousarray(np.asarray(x).astype(np.float64)))
+    t = t.to(torch.float64)
+    return t.to(device) if device is not None else t
+
+
+def _compare(kernel_name: str, name: str, got, expected, rtol: float, atol: float) -> None:
+    import torch
+
+    a = _as_float64(got, None)
+    b = _as_float64(expected, a.device)
+    if tuple(a.shape) != tuple(b.shape):
+        raise AssertionError(f"kernel {kernel_name!r}: output {name!r} has shape "
+                             f"{tuple(a.shape)}, the reference {tuple(b.shape)}")
+    if a.numel() == 0:
+        return
+    diff = (a - b).abs()
+    ok = (a == b) | (diff <= atol + rtol * b.abs()) | (a.isnan() & b.isnan())
+    bad = int((~ok).sum())
+    if bad == 0:
+        return
+    masked = torch.where(ok, torch.zeros_like(diff), diff.nan_to_num(nan=float("inf")))
+    flat = int(masked.argmax())
+    index = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape)))
+    rel = (diff / b.abs()).nan_to_num(nan=float("inf"))
+    rel = torch.where(ok, torch.zeros_like(rel), rel)
+    raise AssertionError(
+        f"kernel {kernel_name!r}: output {name!r} differs from the reference in {bad} of "
+        f"{a.numel()} elements (rtol={rtol}, atol={atol}); max abs error "
+        f"{float(masked.max()):.6g} at index {index} (kernel {float(a.flatten()[flat]):.6g}, "
+        f"reference {float(b.flatten()[flat]):.6g}); max rel error {float(rel.max()):.6g}")
