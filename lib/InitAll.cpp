@@ -8,6 +8,7 @@
 
 #include "dialects/Conversion/Passes.h"
 #include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/Tile/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -92,6 +93,7 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::tile::registerAllPasses() {
   tile::registerTileConversionPasses();
+  tile::registerTileTransformsPasses();
 
   // Generic transformations (canonicalize, cse, inline, ...).
   registerTransformsPasses();

@@ -7,6 +7,7 @@
 #ifndef TILE_CONVERSION_PASSES_H
 #define TILE_CONVERSION_PASSES_H
 
+#include "dialects/Conversion/TileToNVVM/TileToNVVM.h"
 #include "dialects/Conversion/TileToSCF/TileToSCF.h"
 
 namespace mlir {

@@ -51,4 +51,66 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "ModuleOp"> {
   ];
 }
 
+def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
+  let summary = "Lower tile programs to GPU kernels for NVIDIA GPUs";
+  let description = [{
+    Outlines every `tile.kernel` into a `gpu.func` kernel inside a
+    `gpu.module` (with an `#nvvm.target` for `chip`), replaces it in the host
+    function by a `gpu.launch_func` (grid, block, dynamic shared memory, and
+    the function's arguments as kernel arguments), and lowers every tile op to
+    per-thread code, following the layouts and swizzles chosen by
+    `tile-layout-inference`:
+
+    - shared buffers are views into dynamic shared memory at planned
+      offsets, addressed with their XOR swizzle; fragments are per-thread
+      register arrays (`memref.alloca` with constant indices only);
+    - `tile.parallel` runs one instance of its body per register of its
+      layout, with the logical index computed from the thread id;
+    - copies between memories are cooperative, coalesced and vectorized to
+      16 bytes where alignment allows, bounds-checked on global memory;
+      asynchronous ones become `cp.async` with zero-fill for out-of-range
+      elements; copies between fragments and memory follow the fragment
+      layout; other combinations go through shared memory;
+    - `tile.gemm` with a `warp_partition` becomes `ldmatrix` + `mma.sync`
+      (f16/bf16 m16n8k16, tf32 m16n8k8, int8 m16n8k32), other gemms a loop of
+      fused multiply-adds per accumulator register;
+    - reductions combine each thread's registers, then lanes with
+      `gpu.shuffle xor`, then warps through shared memory; `tile.print`
+      becomes `gpu.printf` from one thread; `tile.use_swizzle` remaps block
+      indices in panels.
+
+    ```mlir
+    // Before
+    func.func @f(%A: memref<?xf32>, %n: index) {
+      tile.kernel blocks(%bx) in (%n) threads(128) { ... }
+    }
+    // After
+    gpu.module @f_kernel [#nvvm.target<chip = "sm_80">] {
+      gpu.func @f_kernel(%A: memref<?xf32>, %n: index) kernel { ... }
+    }
+    func.func @f(%A: memref<?xf32>, %n: index) {
+      gpu.launch_func @f_kernel::@f_kernel blocks in (%n, %c1, %c1)
+          threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c0
+          args(%A : memref<?xf32>, %n : index)
+    }
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "The NVIDIA architecture (sm_80, sm_90a, ...)">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "PTX features of the target">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // TILE_CONVERSION_PASSES_TD

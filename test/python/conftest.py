@@ -1,4 +1,12 @@
-"""Shared pytest configuration: the `gpu` marker and random seeds."""
+"""Shared pytest configuration: targets, the `gpu` marker, random seeds.
+
+Tests that run kernels take the `target` fixture: "cpu", and "cuda" marked
+`gpu`. Without a GPU the `gpu` tests are skipped, except in AOT-prepare mode
+(TILELANG_MLIR_AOT_PREPARE=1, with TILELANG_MLIR_CUDA_ARCH and a cache dir):
+then they compile their kernels into the kernel cache and stop at the
+launch, so that a GPU machine without the compiler can run them from the
+cache (TILELANG_MLIR_OFFLINE=1). See tools/gpu_check.sh.
+"""
 
 import os
 
@@ -15,17 +23,37 @@ def _has_cuda_gpu() -> bool:
         return False
 
 
+HAS_GPU = _has_cuda_gpu()
+AOT_PREPARE = os.environ.get("TILELANG_MLIR_AOT_PREPARE", "") not in ("", "0")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU; skipped where none is present")
 
 
 def pytest_collection_modifyitems(config, items):
-    if _has_cuda_gpu():
+    if HAS_GPU or AOT_PREPARE:
         return
     skip = pytest.mark.skip(reason="no CUDA GPU on this machine")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    outcome = yield
+    if AOT_PREPARE and outcome.excinfo is not None:
+        from tilelang_mlir.runtime.cuda import NoCUDADevice
+
+        if issubclass(outcome.excinfo[0], NoCUDADevice):
+            outcome.force_exception(pytest.skip.Exception("compiled for the GPU (AOT prepare)"))
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def target(request):
+    """The target a kernel test compiles for."""
+    return request.param
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from devices import get, put
 from tilelang_mlir.frontend.errors import TileLangError
 
 
@@ -21,7 +22,7 @@ def line_of(fn, needle: str) -> int:
     raise AssertionError(f"{needle!r} not in source")
 
 
-def test_closure_constants_python_if_and_macro(rng):
+def test_closure_constants_python_if_and_macro(target, rng):
     N = 64
     scale = 3.0
 
@@ -43,13 +44,13 @@ def test_closure_constants_python_if_and_macro(rng):
                 axpy(x, y, 1.0)
             T.copy(y, Y)
 
-    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    kernel = tl.compile(main, out_idx=[1], target=target)
     assert "arith.constant 3.0" in kernel.mlir("tile") or "3.000000e+00" in kernel.mlir("tile")
     x = rng.standard_normal(N).astype(np.float32)
-    np.testing.assert_allclose(kernel(x), 3.0 * x, rtol=1e-6)
+    np.testing.assert_allclose(get(kernel(put(x, target))), 3.0 * x, rtol=1e-6)
 
 
-def test_runtime_if_while_serial_var_and_math(rng):
+def test_runtime_if_while_serial_var_and_math(target, rng):
     N = 40
 
     @T.prim_func
@@ -71,15 +72,15 @@ def test_runtime_if_while_serial_var_and_math(rng):
                     count = count + 1
                 Steps[i] = count
 
-    kernel = tl.compile(main, out_idx=[1, 2], target="cpu")
+    kernel = tl.compile(main, out_idx=[1, 2], target=target)
     x = rng.standard_normal(N).astype(np.float32)
-    y, steps = kernel(x)
+    y, steps = get(kernel(put(x, target)))
     ref = np.where(x > 0, np.sqrt(np.maximum(x, 0)) + 2.0, np.maximum(x, -0.5) * np.abs(x))
     np.testing.assert_allclose(y, ref, rtol=1e-6)
     np.testing.assert_array_equal(steps, [int(np.floor(np.log2(1000 + i))) for i in range(N)])
 
 
-def test_if_then_else_cast_and_integer_ops(rng):
+def test_if_then_else_cast_and_integer_ops(target, rng):
     N = 32
 
     @T.prim_func
@@ -90,13 +91,13 @@ def test_if_then_else_cast_and_integer_ops(rng):
                 B[i] = T.if_then_else(a % 3 == 0, T.cast(a // 3, "float32"),
                                       T.cast(a, "float32") * 0.5)
 
-    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    kernel = tl.compile(main, out_idx=[1], target=target)
     a = rng.integers(-50, 50, N).astype(np.int32)
     ref = np.where(a % 3 == 0, (a // 3).astype(np.float32), a.astype(np.float32) * 0.5)
-    np.testing.assert_array_equal(kernel(a), ref)
+    np.testing.assert_array_equal(get(kernel(put(a, target))), ref)
 
 
-def test_slices_give_static_extents(rng):
+def test_slices_give_static_extents(target, rng):
     M, N, bm = 64, 32, 16
 
     @T.prim_func
@@ -106,12 +107,12 @@ def test_slices_give_static_extents(rng):
             T.copy(A[bx * bm:(bx + 1) * bm, :], s)
             T.copy(s, B[bx * bm:(bx + 1) * bm, 0:N])
 
-    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    kernel = tl.compile(main, out_idx=[1], target=target)
     a = rng.standard_normal((M, N)).astype(np.float32)
-    np.testing.assert_array_equal(kernel(a), a)
+    np.testing.assert_array_equal(get(kernel(put(a, target))), a)
 
 
-def test_bounds_safe_copy_zero_fills_and_drops(rng):
+def test_bounds_safe_copy_zero_fills_and_drops(target, rng):
     """A 16x16 tile read at the ragged edge sees zeros past the tensor; the
     write back drops elements past it."""
 
@@ -128,9 +129,9 @@ def test_bounds_safe_copy_zero_fills_and_drops(rng):
             Sums[by, bx] = total[0]
             T.copy(t, B[by * 16, bx * 16])
 
-    kernel = tl.compile(main, out_idx=[1, 2], target="cpu")
+    kernel = tl.compile(main, out_idx=[1, 2], target=target)
     a = rng.standard_normal((20, 20)).astype(np.float32)
-    b, sums = kernel(a)
+    b, sums = get(kernel(put(a, target)))
     np.testing.assert_array_equal(b, a)
     for by in range(2):
         for bx in range(2):
@@ -138,7 +139,7 @@ def test_bounds_safe_copy_zero_fills_and_drops(rng):
             np.testing.assert_allclose(sums[by, bx], ref, rtol=1e-5, atol=1e-5)
 
 
-def test_all_reductions(rng):
+def test_all_reductions(target, rng):
     M, N = 8, 24
 
     @T.prim_func
@@ -158,15 +159,15 @@ def test_all_reductions(rng):
             T.reduce_absmax(x, r, dim=1)
             T.copy(r, Out[4, 0])
 
-    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    kernel = tl.compile(main, out_idx=[1], target=target)
     x = rng.standard_normal((M, N)).astype(np.float32)
-    out = kernel(x)
+    out = get(kernel(put(x, target)))
     refs = [x.sum(1), x.max(1), x.min(1), np.abs(x).sum(1), np.abs(x).max(1)]
     for got, ref in zip(out, refs):
         np.testing.assert_allclose(got, ref, rtol=1e-5)
 
 
-def test_reduce_without_clear_accumulates(rng):
+def test_reduce_without_clear_accumulates(target, rng):
     @T.prim_func
     def main(X: T.Tensor((4, 8), "float32"), Y: T.Tensor((4,), "float32")):
         with T.Kernel(1, threads=32) as bx:
@@ -177,21 +178,21 @@ def test_reduce_without_clear_accumulates(rng):
             T.reduce_sum(x, r, dim=1, clear=False)
             T.copy(r, Y)
 
-    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    kernel = tl.compile(main, out_idx=[1], target=target)
     x = rng.standard_normal((4, 8)).astype(np.float32)
-    np.testing.assert_allclose(kernel(x), 10.0 + x.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(get(kernel(put(x, target))), 10.0 + x.sum(1), rtol=1e-5)
 
 
-def test_scalar_argument(rng):
+def test_scalar_argument(target, rng):
     @T.prim_func
     def main(X: T.Tensor((16,), "float32"), alpha: T.float32, Y: T.Tensor((16,), "float32")):
         with T.Kernel(1, threads=32) as bx:
             for i in T.Parallel(16):
                 Y[i] = X[i] * alpha
 
-    kernel = tl.compile(main, out_idx=[2], target="cpu")
+    kernel = tl.compile(main, out_idx=[2], target=target)
     x = rng.standard_normal(16).astype(np.float32)
-    np.testing.assert_allclose(kernel(x, 1.5), x * 1.5, rtol=1e-6)
+    np.testing.assert_allclose(get(kernel(put(x, target), 1.5)), x * 1.5, rtol=1e-6)
 
 
 def test_dtype_objects_and_strings_are_interchangeable():
@@ -323,7 +324,7 @@ def test_gemm_k_pack_and_policy_reach_the_ir():
     assert "transpose_b" in text
 
 
-def test_symbolic_size_shared_between_tensors_must_agree(rng):
+def test_symbolic_size_shared_between_tensors_must_agree(target, rng):
     M = T.dynamic("M")
 
     @T.prim_func
@@ -333,10 +334,10 @@ def test_symbolic_size_shared_between_tensors_must_agree(rng):
             T.copy(A[bx * 4, 0], t)
             T.copy(t, B[bx * 4, 0])
 
-    kernel = tl.compile(main, target="cpu")
+    kernel = tl.compile(main, target=target)
     a = rng.standard_normal((10, 8)).astype(np.float32)
-    b = np.zeros((10, 8), np.float32)
-    kernel(a, b)
-    np.testing.assert_array_equal(a, b)
+    b = put(np.zeros((10, 8), np.float32), target)
+    kernel(put(a, target), b)
+    np.testing.assert_array_equal(a, get(b))
     with pytest.raises(ValueError, match="symbolic size 'M' = 12, but argument 'A' gave 'M' = 10"):
-        kernel(a, np.zeros((12, 8), np.float32))
+        kernel(put(a, target), put(np.zeros((12, 8), np.float32), target))

@@ -178,7 +178,8 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
   let arguments = (ins
     Tile_AnyBuffer:$src, Variadic<Index>:$src_offsets,
     Tile_AnyBuffer:$dst, Variadic<Index>:$dst_offsets,
-    DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes);
+    DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes,
+    UnitAttr:$async);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]`
     $dst_sizes attr-dict `:` type($src) `to` type($dst)
@@ -188,6 +189,50 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
     /// The copied shape with unit dimensions dropped (same for both sides).
     ::llvm::SmallVector<int64_t> getSqueezedShape();
   }];
+}
+
+def Tile_AsyncCommitOp : Tile_Op<"async_commit", [Tile_InKernel]> {
+  let summary = "Closes a group of asynchronous copies";
+  let description = [{
+    Every `tile.copy {async}` issued by a thread since its previous commit
+    forms one group. Emitted by the pipeliner.
+
+    ```mlir
+    tile.async_commit
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_AsyncWaitOp : Tile_Op<"async_wait", [Tile_InKernel]> {
+  let summary = "Waits for groups of asynchronous copies";
+  let description = [{
+    Blocks the thread until at most `pending` of its most recent groups of
+    asynchronous copies are still in flight; the copies of all older groups
+    are then complete (for this thread: a block barrier makes them visible
+    to the others). Emitted by the pipeliner.
+
+    ```mlir
+    tile.async_wait 1
+    ```
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_BarrierOp : Tile_Op<"barrier", [Tile_InKernel]> {
+  let summary = "Synchronizes the threads of a block";
+  let description = [{
+    All threads of the block wait here; shared-memory writes before it are
+    visible to every thread after it. Inserted by the compiler where shared
+    memory written by some threads is read by others.
+
+    ```mlir
+    tile.barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 def Tile_FillOp : Tile_Op<"fill", [Tile_InKernel]> {

@@ -870,6 +870,8 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                AllocLowering<AllocFragmentOp>, AllocLowering<AllocLocalOp>,
                AllocLowering<AllocVarOp>, ParallelLowering, PipelinedLowering,
                EraseLowering<AnnotateLayoutOp>, EraseLowering<UseSwizzleOp>,
+               EraseLowering<AsyncCommitOp>, EraseLowering<AsyncWaitOp>,
+               EraseLowering<BarrierOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
                GemmSpLowering, ReduceLowering, CumSumLowering>(converter, ctx);
   patterns.add<ConvertAnyOpTypes>(converter, ctx);

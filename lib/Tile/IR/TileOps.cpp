@@ -273,6 +273,13 @@ SmallVector<int64_t> CopyOp::getSqueezedShape() {
 }
 
 LogicalResult CopyOp::verify() {
+  if (getAsync() &&
+      !(isGlobal(getSrc().getType()) &&
+        isInScope(getDst().getType(), MemoryScope::shared)))
+    return emitOpError("only copies from global to shared memory can be "
+                       "async, got ")
+           << getScopeName(getSrc().getType()) << " to "
+           << getScopeName(getDst().getType());
   if (failed(verifyRegionSide(*this, "source", getSrc().getType(),
                               getSrcOffsets().size(), getSrcSizes())) ||
       failed(verifyRegionSide(*this, "destination", getDst().getType(),
@@ -283,6 +290,16 @@ LogicalResult CopyOp::verify() {
            << formatShape(getSrcSizes()) << " and destination region "
            << formatShape(getDstSizes())
            << " have different shapes (unit dimensions dropped)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AsyncWaitOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AsyncWaitOp::verify() {
+  if (getPending() < 0)
+    return emitOpError("pending must be non-negative, got ") << getPending();
   return success();
 }
 

@@ -8,6 +8,7 @@ build. The disk cache lives in $TILELANG_MLIR_CACHE_DIR (default
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import json
@@ -25,9 +26,32 @@ _MEMORY_CACHE: Dict[str, Kernel] = {}
 _LOCK = threading.Lock()
 
 
+def offline() -> bool:
+    """True where no compiler is available (or TILELANG_MLIR_OFFLINE=1):
+    kernels then come from the disk cache only, as compiled elsewhere."""
+    if os.environ.get("TILELANG_MLIR_OFFLINE", "") not in ("", "0"):
+        return True
+    try:
+        from .._mlir_libs import _tile  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
 def _compiler_id() -> str:
     """Identifies the compiler build: a rebuilt native library invalidates
-    cached kernels."""
+    cached kernels. Offline, the id of the compiler that filled the cache
+    (its COMPILER_ID file) is used."""
+    if offline():
+        d = _cache_dir()
+        try:
+            with open(os.path.join(d or "", "COMPILER_ID")) as f:
+                return f.read().strip()
+        except OSError:
+            raise TileLangError(
+                f"no compiler is available here and the kernel cache {d!r} holds no "
+                "COMPILER_ID: compile the kernels on a machine with the compiler into "
+                "this cache first (TILELANG_MLIR_CACHE_DIR)") from None
     from .. import __version__
     from .._mlir_libs import _tile
 
@@ -156,23 +180,33 @@ def _emit(func: PrimFunc) -> Tuple[Any, str]:
     return module, str(module)
 
 
-def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str, str], str]:
-    """Runs the pipeline of `target`: returns the IR of every stage and the
-    final code."""
+def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str, str], str, dict]:
+    """Runs the pipeline of `target`: returns the IR of every stage, the
+    final code (LLVM IR or PTX) and what the runtime needs besides."""
     from .. import ir
-    from .._mlir_libs import _tile
     from .context import make_context
 
     runner = PipelineRunner(trace_dir(pass_configs))
     with make_context(), ir.Location.unknown():
         module, tile_text = _emit(func)
         runner.dump(module, "tile")
+        stages = {"tile": tile_text}
         if target.kind == "cpu":
             _check_cpu_support(module)
             _mark_c_interface(module)
-            stages = {"tile": tile_text}
             stages.update(runner.run(module, cpu_stages()))
-            return stages, _translate_to_llvmir(module)
+            return stages, _translate_to_llvmir(module), {}
+        if target.kind == "cuda":
+            from . import cuda
+
+            all_stages = cuda.cuda_stages(target)
+            stages.update(runner.run(module, all_stages[:-1]))
+            launch = cuda.extract_launch(module, func.params)
+            stages.update(runner.run(module, all_stages[-1:]))
+            entry, ptx = cuda.extract_ptx(module)
+            cubin, report = cuda.assemble(ptx, target.arch)
+            extra = dict(launch, entry=entry, cubin=cubin, ptxas=report)
+            return stages, ptx, extra
     raise TileLangError(f"target {target} is not supported by this build yet")
 
 
@@ -196,12 +230,20 @@ def _translate_to_llvmir(module) -> str:
 
 
 def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], target: Target,
-                  stages: Dict[str, str], source: str) -> Kernel:
+                  stages: Dict[str, str], source: str, extra: dict) -> Kernel:
     if target.kind == "cpu":
         from ..runtime.cpu import CPUExecutable
 
         exe = CPUExecutable(stages["llvm"], func_name)
         return Kernel(func_name, params, out_idx, target, stages, source, exe, "cpu")
+    if target.kind == "cuda":
+        from ..runtime.cuda import make_kernel
+
+        kernel = make_kernel(func_name, params, out_idx, target, cubin=extra["cubin"],
+                             entry=extra["entry"], block=extra["block"], grid=extra["grid"],
+                             shared_bytes=extra["shared_bytes"], ptx=source, stages=stages)
+        kernel.ptxas_info = extra.get("ptxas", "")
+        return kernel
     raise TileLangError(f"target {target} is not supported by this build yet")
 
 
@@ -225,14 +267,19 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
     with _LOCK:
         if use_cache and key in _MEMORY_CACHE:
             return _MEMORY_CACHE[key]
-    cached = _load_from_disk(key) if use_cache else None
+    cached = _load_from_disk(key) if use_cache or offline() else None
     if cached is not None:
-        stages, source = cached
+        stages, source, extra = cached
+    elif offline():
+        raise TileLangError(
+            f"no compiler is available here and kernel {func.name!r} for {tgt} is not in "
+            f"the kernel cache {_cache_dir()!r}; compile it on a machine with the compiler "
+            "into that cache first")
     else:
-        stages, source = _lower(func, tgt, pass_configs)
+        stages, source, extra = _lower(func, tgt, pass_configs)
         if use_cache:
-            _save_to_disk(key, stages, source)
-    kernel = _build_kernel(func.name, func.params, outs, tgt, stages, source)
+            _save_to_disk(key, stages, source, extra)
+    kernel = _build_kernel(func.name, func.params, outs, tgt, stages, source, extra)
     if use_cache:
         with _LOCK:
             _MEMORY_CACHE[key] = kernel
@@ -247,20 +294,28 @@ def _load_from_disk(key: str):
     try:
         with open(path) as f:
             entry = json.load(f)
-        return entry["stages"], entry["source"]
+        extra = dict(entry.get("extra", {}))
+        if "cubin" in extra:
+            extra["cubin"] = base64.b64decode(extra["cubin"])
+        return entry["stages"], entry["source"], extra
     except (OSError, ValueError, KeyError):
         return None
 
 
-def _save_to_disk(key: str, stages: Dict[str, str], source: str) -> None:
+def _save_to_disk(key: str, stages: Dict[str, str], source: str, extra: dict) -> None:
     d = _cache_dir()
     if d is None:
         return
+    extra = dict(extra)
+    if "cubin" in extra:
+        extra["cubin"] = base64.b64encode(extra["cubin"]).decode()
     try:
         os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "COMPILER_ID"), "w") as f:
+            f.write(_compiler_id())
         tmp = os.path.join(d, f".{key}.{os.getpid()}.tmp")
         with open(tmp, "w") as f:
-            json.dump({"stages": stages, "source": source}, f)
+            json.dump({"stages": stages, "source": source, "extra": extra}, f)
         os.replace(tmp, os.path.join(d, key + ".json"))
     except OSError:
         pass  # a read-only home is not an error

@@ -24,6 +24,10 @@ class Target:
 
 
 def _cuda_arch_of_device() -> Optional[str]:
+    """The architecture of the current GPU; without one, the
+    TILELANG_MLIR_CUDA_ARCH environment variable (compile-only machines)."""
+    import os
+
     try:
         import torch
 
@@ -33,7 +37,7 @@ def _cuda_arch_of_device() -> Optional[str]:
             return arch + "a" if major == 9 else arch
     except ImportError:
         pass
-    return None
+    return os.environ.get("TILELANG_MLIR_CUDA_ARCH") or None
 
 
 def parse_target(target) -> Target:

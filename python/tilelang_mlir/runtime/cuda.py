@@ -30,6 +30,25 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 # Grid expressions
 # ---------------------------------------------------------------------------
 
+class NoCUDADevice(RuntimeError):
+    """A CUDA kernel was launched on a machine without a CUDA GPU."""
+
+
+def require_device(name: str, target) -> None:
+    """Raises NoCUDADevice unless torch sees a CUDA GPU."""
+    try:
+        import torch
+
+        ok = torch.cuda.is_available()
+    except ImportError:
+        ok = False
+    if not ok:
+        raise NoCUDADevice(
+            f"kernel {name!r} was compiled for {target}, but this machine has no CUDA GPU "
+            "(compiling works without one): run it on a GPU machine, e.g. save it with "
+            "kernel.save(path) and load it there with tl.load(path)")
+
+
 GRID_OPS = ("add", "sub", "mul", "floordiv", "ceildiv", "mod", "max", "min")
 
 # Largest grid extents the hardware accepts (x, y, z).

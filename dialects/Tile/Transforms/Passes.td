@@ -1,0 +1,149 @@
+//===- Passes.td - tile dialect transformations ------------*- tablegen -*-===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_TRANSFORMS_PASSES_TD
+#define TILE_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileLayoutInference : Pass<"tile-layout-inference", "func::FuncOp"> {
+  let summary = "Chooses the layout of every fragment and the swizzle of "
+                "every shared buffer";
+  let description = [{
+    Decides, for every `tile.alloc_fragment`, which thread and register hold
+    each element (`layout`), for every `tile.parallel`, which thread runs
+    which iteration (`layout` over the iteration space), and for every
+    `tile.alloc_shared` the XOR swizzle that keeps 16-byte accesses of rows
+    and columns free of bank conflicts (`swizzle`).
+
+    Anchors come first: user annotations (`tile.annotate_layout`), then the
+    accumulator of every `tile.gemm`, whose layout is that of the tensor-core
+    instruction for the gemm's warp partition (`warp_partition`, chosen from
+    its policy: `square` balances the warp tiles, `full_row` stacks warps
+    along M, `full_col` side by side along N, across warpgroups when there
+    are more than four warps). Layouts then propagate to a fixpoint through
+    parallel loops (a loop takes the layout of a fragment it indexes with its
+    induction variables; fragments indexed by a subset of them get the
+    projection, replicated over the other threads), reductions (the
+    destination is the source layout without the reduced dimension) and
+    fragment-to-fragment copies. What stays unconstrained gets a blocked
+    layout. When a loop indexes a fragment whose layout does not hold the
+    elements each thread needs, the pass inserts an explicit conversion: a
+    fragment in the loop's layout filled by a `tile.copy` before the loop
+    (and copied back after it if the loop writes it).
+
+    Before:
+    ```mlir
+    %acc = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %acc : ... -> memref<64x64xf32, #tile.scope<fragment>>
+    ```
+    After:
+    ```mlir
+    %acc = tile.alloc_fragment {layout = #tile.layout<affine_map<(d0, d1) ->
+        ((d0 mod 8) * 4 + (d1 floordiv 2) mod 4 + ..., ...)>, threads = 128>}
+        : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %acc {warp_partition = array<i64: 2, 2>} : ...
+    ```
+  }];
+  let options = [
+    Option<"mma", "mma", "bool", /*default=*/"true",
+           "Use tensor-core (mma.sync) accumulator layouts for gemms whose "
+           "element types support them">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TilePipelineSchedule : Pass<"tile-pipeline-schedule", "func::FuncOp"> {
+  let summary = "Assigns pipeline stages to the statements of pipelined loops";
+  let description = [{
+    First phase of software pipelining. For every `tile.pipelined` loop with
+    `num_stages = n >= 2` and no user schedule, the copies from global to
+    shared memory (and the statements they depend on) get stage 0 and every
+    other statement stage n - 1: the copies of iteration k + n - 1 run while
+    iteration k computes. The decision is written on the loop as `stage` and
+    `order`; a schedule the user gave is kept and checked (a statement may
+    not run in an earlier stage than one whose result it uses).
+
+    ```mlir
+    // After:
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3
+        order = [0, 1, 2] stage = [0, 0, 2] { copy A; copy B; gemm }
+    ```
+  }];
+}
+
+def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
+  let summary = "Expands scheduled pipelined loops into prologue, steady "
+                "state and epilogue";
+  let description = [{
+    Second phase of software pipelining. A `tile.pipelined` loop with a
+    schedule becomes: shared buffers written by stage-0 copies get
+    `num_stages` slots (a leading dimension; statements use slot
+    `iteration mod num_stages`), the copies become asynchronous
+    (`tile.copy {async}`, when source and destination have the same element
+    type), the loop runs `n + max_stage` steps split into a prologue (the
+    first `max_stage` steps, unrolled, guarded by the trip count), a steady
+    state `scf.for` where every statement runs, and an epilogue (the last
+    `max_stage` steps, unrolled). Each step waits for the copy group its
+    consumers need (`tile.async_wait`), synchronizes the block
+    (`tile.barrier`), runs the consumers, then issues and commits the next
+    copies (`tile.async_commit`). Loops with one stage become `scf.for`.
+
+    ```mlir
+    // After (schematically, num_stages = 2):
+    %a2 = tile.alloc_shared : memref<2x64x32xf16, #tile.scope<shared>>
+    tile.copy %A[...] [64, 32] to %a2[%c0, %c0, %c0] [1, 64, 32] {async}
+    tile.async_commit
+    scf.for %t = %c1 to %n step %c1 {
+      tile.async_wait 0
+      tile.barrier
+      tile.gemm %slot(t-1), ...
+      tile.copy ... {async}
+      tile.async_commit
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def TilePipeline : Pass<"tile-pipeline", "func::FuncOp"> {
+  let summary = "Software-pipelines tile.pipelined loops (schedule + expand)";
+  let description = [{
+    Runs `tile-pipeline-schedule` then `tile-pipeline-expand`.
+
+    ```mlir
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 { ... }
+    // becomes multi-buffered shared memory, async copies and an scf.for
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def TileInsertBarriers : Pass<"tile-insert-barriers", "func::FuncOp"> {
+  let summary = "Inserts block barriers between conflicting shared-memory "
+                "accesses";
+  let description = [{
+    Threads of a block read and write shared memory in different patterns
+    from one tile op to the next (a cooperative copy, then a gemm), so a
+    `tile.barrier` must separate a write of a shared buffer from a later read
+    of it, and a read from a later write (the next loop iteration's copy).
+    The pass tracks, per shared buffer, whether it was read or written since
+    the last barrier, through structured control flow (loops to a fixpoint,
+    both branches of an if), and inserts a barrier before the first op that
+    conflicts. Asynchronous copies are synchronized by the pipeliner and are
+    skipped.
+
+    ```mlir
+    tile.copy %A[...] [64, 32] to %s[%c0, %c0] [64, 32] : ...
+    tile.barrier            // inserted: the gemm reads what the copy wrote
+    tile.gemm %s, %t, %acc : ...
+    ```
+  }];
+}
+
+#endif // TILE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,183 @@
+//===- LayoutUtils.h - fragment layouts as digit structures -----*- C++ -*-===//
+//
+// Part of tilelang-mlir.
+//
+// A fragment layout distributes the elements of a tile over the threads of a
+// block and the registers of each thread. Every layout tilelang-mlir builds
+// is a *digit structure*: each logical index is written in a mixed radix,
+// and every digit goes either to the thread index or to the register index
+// with a stride (like a CuTe thread-value layout). Replicated layouts have
+// extra thread digits that come from the replica index instead of a logical
+// dimension. From the digits both directions are closed forms:
+//
+//   forward:  (index, replica) -> (thread, register)   [#tile.layout map]
+//   inverse:  (thread, register) -> index              [code generation]
+//
+// The attribute prints the forward map as an affine map whose results are
+// sums of terms `((d floordiv a) mod b) * c`, one per digit; `fromAttr`
+// parses that form back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_UTILS_LAYOUTUTILS_H
+#define TILE_UTILS_LAYOUTUTILS_H
+
+#include "dialects/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir {
+namespace tile {
+
+/// One digit of a layout: with `v = (x floordiv dimStride) mod size`, where x
+/// is the logical index along `dim` (or the replica index when `dim` is
+/// kReplica), the digit adds `v * stride` to the thread index (`onThread`)
+/// or to the register index.
+struct LayoutDigit {
+  static constexpr int64_t kReplica = -1;
+  int64_t dim;
+  int64_t dimStride;
+  int64_t size;
+  bool onThread;
+  int64_t stride;
+
+  bool isReplica() const { return dim == kReplica; }
+  bool operator==(const LayoutDigit &o) const {
+    return dim == o.dim && dimStride == o.dimStride && size == o.size &&
+           onThread == o.onThread && stride == o.stride;
+  }
+};
+
+/// A fragment layout of a tile of static `shape` over `numThreads` threads.
+class TileLayout {
+public:
+  TileLayout() = default;
+  TileLayout(ArrayRef<int64_t> shape, int64_t numThreads,
+             ArrayRef<LayoutDigit> digits);
+
+  //===--------------------------------------------------------------------===//
+  // Construction
+  //===--------------------------------------------------------------------===//
+
+  /// Threads take consecutive groups of `vector` elements of the innermost
+  /// dimension, row-major over the tile; when the tile has fewer groups than
+  /// threads the extra threads hold replicas. Padding covers shapes that do
+  /// not divide.
+  static TileLayout blocked(ArrayRef<int64_t> shape, int64_t numThreads,
+                            int64_t vector = 1);
+
+  /// Every thread holds every element (a fully replicated tile).
+  static TileLayout replicated(ArrayRef<int64_t> shape, int64_t numThreads);
+
+  /// The accumulator layout of a warp-level `mma.sync` with m16n8 tiles over
+  /// an M x N tile whose warps form a warpsM x warpsN grid (warp index
+  /// warpM * warpsN + warpN). Fails if the warp tiles are not multiples of
+  /// 16 x 8.
+  static FailureOr<TileLayout> mmaAccumulator(int64_t m, int64_t n,
+                                              int64_t warpsM, int64_t warpsN);
+
+  /// Parses the digits of a layout attribute for a tile of `shape`.
+  static FailureOr<TileLayout> fromAttr(FragmentLayoutAttr attr,
+                                        ArrayRef<int64_t> shape,
+                                        std::string *why = nullptr);
+
+  /// The attribute printing this layout's forward map.
+  FragmentLayoutAttr toAttr(MLIRContext *ctx) const;
+
+  //===--------------------------------------------------------------------===//
+  // Properties
+  //===--------------------------------------------------------------------===//
+
+  ArrayRef<int64_t> getShape() const { return shape; }
+  int64_t getNumThreads() const { return numThreads; }
+  ArrayRef<LayoutDigit> getDigits() const { return digits; }
+  int64_t getNumRegs() const;
+  int64_t getReplicate() const;
+
+  /// Checks the mixed-radix invariants; returns a reason on failure.
+  LogicalResult verify(std::string *why = nullptr) const;
+
+  bool operator==(const TileLayout &o) const {
+    return shape == o.shape && numThreads == o.numThreads &&
+           digits == o.digits;
+  }
+  bool operator!=(const TileLayout &o) const { return !(*this == o); }
+
+  //===--------------------------------------------------------------------===//
+  // Evaluation (compile time)
+  //===--------------------------------------------------------------------===//
+
+  /// The (thread, register) of `index` for replica `replica`.
+  std::pair<int64_t, int64_t> forward(ArrayRef<int64_t> index,
+                                      int64_t replica = 0) const;
+
+  /// The logical index held by register `reg` of thread `thread`; it may lie
+  /// outside the shape (padding), see `inBounds`.
+  SmallVector<int64_t> inverse(int64_t thread, int64_t reg) const;
+
+  bool inBounds(ArrayRef<int64_t> index) const;
+
+  /// The register holding `index` in thread `thread`, if that thread holds it.
+  std::optional<int64_t> registerOf(ArrayRef<int64_t> index,
+                                    int64_t thread) const;
+
+  //===--------------------------------------------------------------------===//
+  // Code generation
+  //===--------------------------------------------------------------------===//
+
+  /// Emits the logical index held by register `reg` of the thread `tid`
+  /// (an index value), as index values.
+  SmallVector<Value> emitInverse(OpBuilder &b, Location loc, Value tid,
+                                 int64_t reg) const;
+
+  //===--------------------------------------------------------------------===//
+  // Transformations
+  //===--------------------------------------------------------------------===//
+
+  /// The layout of the tile with dimension `dim` removed (what a reduction
+  /// along `dim` produces): thread digits of `dim` become replica digits,
+  /// register digits of `dim` disappear.
+  TileLayout dropDim(int64_t dim) const;
+
+  /// The layout of the tile with a unit dimension inserted at `dim`.
+  TileLayout insertUnitDim(int64_t dim) const;
+
+  /// The layout induced on a tile accessed through the projection `dims`
+  /// (the accessed tile's dimension k is this layout's dimension dims[k]);
+  /// dimensions not in `dims` are dropped as by `dropDim`.
+  TileLayout project(ArrayRef<int64_t> dims) const;
+
+  /// A human-readable description, for diagnostics.
+  std::string describe() const;
+
+private:
+  void canonicalize();
+
+  SmallVector<int64_t> shape;
+  int64_t numThreads = 0;
+  SmallVector<LayoutDigit> digits;
+};
+
+//===----------------------------------------------------------------------===//
+// Shared-memory swizzles
+//===----------------------------------------------------------------------===//
+
+/// The linear element offset of a row-major element offset `linear` in a
+/// buffer with a `swizzleBytes` (0/32/64/128) XOR swizzle on 16-byte chunks,
+/// for elements of `elementBytes`: byte bits [4, 4 + b) are XORed with bits
+/// [7, 7 + b), b = log2(swizzleBytes / 16) — the TMA/wgmma definition.
+int64_t swizzleOffset(int64_t linear, int64_t elementBytes,
+                      int64_t swizzleBytes);
+
+/// The same on index values.
+Value emitSwizzleOffset(OpBuilder &b, Location loc, Value linear,
+                        int64_t elementBytes, int64_t swizzleBytes);
+
+} // namespace tile
+} // namespace mlir
+
+#endif // TILE_UTILS_LAYOUTUTILS_H

@@ -1,0 +1,2478 @@
+//===- TileToNVVM.cpp - lower tile programs to NVIDIA GPU kernels ---------===//
+//
+// Part of tilelang-mlir.
+//
+// Every tile.kernel becomes a gpu.func; its body is re-emitted op by op as
+// per-thread code (a "lowering clone"): tile ops expand into loops over the
+// registers a thread owns, ldmatrix/mma.sync, cp.async, shuffles and shared
+// memory; ops of other dialects are cloned, their nested regions lowered the
+// same way. The layouts and swizzles come from tile-layout-inference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Conversion/TileToNVVM/TileToNVVM.h"
+
+#include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/LayoutUtils.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <numeric>
+
+#define DEBUG_TYPE "convert-tile-to-nvvm"
+
+namespace mlir {
+namespace tile {
+#define GEN_PASS_DEF_CONVERTTILETONVVM
+#include "dialects/Conversion/Passes.h.inc"
+} // namespace tile
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+Value cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+}
+
+int64_t elementBytes(Type t) {
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+/// Same conversion rules as the CPU backend (the reference).
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (auto vt = dyn_cast<VectorType>(from)) {
+    // Elementwise on vectors.
+    SmallVector<Value> elems;
+    for (int64_t i = 0; i < vt.getNumElements(); ++i)
+      elems.push_back(convertScalar(
+          b, loc, vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}),
+          to));
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get(vt.getShape(), to), elems);
+  }
+  if (from.isIndex()) {
+    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+    return convertScalar(b, loc, asInt, to);
+  }
+  if (to.isIndex()) {
+    if (isa<FloatType>(from))
+      v = convertScalar(b, loc, v, b.getI64Type());
+    return arith::IndexCastOp::create(b, loc, to, v);
+  }
+  auto ff = dyn_cast<FloatType>(from);
+  auto tf = dyn_cast<FloatType>(to);
+  if (ff && tf) {
+    if (ff.getWidth() < tf.getWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    if (ff.getWidth() > tf.getWidth())
+      return arith::TruncFOp::create(b, loc, to, v);
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, to, wide);
+  }
+  if (tf) {
+    if (from.isInteger(1))
+      return arith::UIToFPOp::create(b, loc, to, v);
+    return arith::SIToFPOp::create(b, loc, to, v);
+  }
+  if (ff) {
+    if (to.isInteger(1))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                   zeroOf(b, loc, from));
+    return arith::FPToSIOp::create(b, loc, to, v);
+  }
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (to.isInteger(1))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                 zeroOf(b, loc, from));
+  if (fw < tw)
+    return from.isInteger(1) ? arith::ExtUIOp::create(b, loc, to, v).getResult()
+                             : arith::ExtSIOp::create(b, loc, to, v).getResult();
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
+/// Runs `fn` under `cond` (always when null).
+void guarded(OpBuilder &b, Location loc, Value cond,
+             function_ref<void(OpBuilder &)> fn) {
+  if (!cond) {
+    fn(b);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder inner = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+  fn(inner);
+}
+
+/// The largest power of two dividing the value (statically known), capped.
+int64_t knownDivisor(Value v, int64_t cap = 1 << 20) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c))) {
+    int64_t x = std::abs(c.getSExtValue());
+    return x == 0 ? cap : std::min<int64_t>(cap, x & -x);
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return 1;
+  if (auto mul = dyn_cast<arith::MulIOp>(def))
+    return std::min(cap, knownDivisor(mul.getLhs(), cap) *
+                             knownDivisor(mul.getRhs(), cap));
+  if (auto add = dyn_cast<arith::AddIOp>(def))
+    return std::min(knownDivisor(add.getLhs(), cap),
+                    knownDivisor(add.getRhs(), cap));
+  if (auto sub = dyn_cast<arith::SubIOp>(def))
+    return std::min(knownDivisor(sub.getLhs(), cap),
+                    knownDivisor(sub.getRhs(), cap));
+  if (auto shl = dyn_cast<arith::ShLIOp>(def)) {
+    APInt s;
+    if (matchPattern(shl.getRhs(), m_ConstantInt(&s)))
+      return std::min(cap, knownDivisor(shl.getLhs(), cap)
+                               << s.getSExtValue());
+  }
+  return 1;
+}
+
+SmallVector<int64_t> squeeze(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> out;
+  for (int64_t d : shape)
+    if (d != 1)
+      out.push_back(d);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+enum class Kind { Global, Shared, Fragment, Local, Var };
+
+/// How a tile buffer of the source program is reached in the kernel.
+struct Buffer {
+  Kind kind;
+  Value memref;            // kernel argument, flat shared view, or alloca
+  SmallVector<int64_t> shape; // logical shape (dynamic dims for global)
+  Type elementType;
+  // Shared: element offset of the buffer's origin in `memref` (null: 0),
+  // row-major strides of the logical shape within the allocation, swizzle.
+  Value base;
+  SmallVector<int64_t> strides;
+  int64_t swizzle = 0;
+  // Fragment: the layout.
+  std::optional<TileLayout> layout;
+
+  int64_t rank() const { return shape.size(); }
+};
+
+/// Where code is being emitted: at block level (every thread runs it) or
+/// inside an instance of a parallel loop (one register of its layout).
+struct Context {
+  const TileLayout *loopLayout = nullptr;
+  int64_t reg = -1;
+  /// Loop dimension values of this instance (the induction variables).
+  SmallVector<Value> ivs;
+  /// Original parallel body, to recognize induction variables.
+  Block *body = nullptr;
+  /// i1 true in exactly one copy of a replicated instance (null: all).
+  Value leader;
+  bool inParallel() const { return loopLayout != nullptr; }
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel lowering
+//===----------------------------------------------------------------------===//
+
+class KernelLowering {
+public:
+  KernelLowering(KernelOp kernel, func::FuncOp func, Attribute target)
+      : kernel(kernel), func(func), target(target), loc(kernel.getLoc()),
+        numThreads(kernel.getNumThreads()) {}
+
+  LogicalResult run();
+
+private:
+  // Setup.
+  LogicalResult outline();
+  LogicalResult planSharedMemory(OpBuilder &b);
+  LogicalResult allocateBuffers(OpBuilder &b);
+  void setupBlockIndices(OpBuilder &b);
+
+  // The lowering clone.
+  LogicalResult lowerBlock(Block &src, OpBuilder &b, IRMapping &map,
+                           Context &ctx);
+  LogicalResult lowerOp(Operation *op, OpBuilder &b, IRMapping &map,
+                        Context &ctx);
+  LogicalResult cloneWithRegions(Operation *op, OpBuilder &b, IRMapping &map,
+                                 Context &ctx);
+
+  // Buffers and element access.
+  FailureOr<Buffer> bufferOf(Value v, OpBuilder &b, IRMapping &map);
+  Value sharedOffset(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
+  Value loadElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
+  void storeElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                    Value v);
+  Value loadVector(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                   int64_t width);
+  void storeVector(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                   Value v);
+  Value inBounds(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                 ArrayRef<int64_t> skip = {});
+  Value regLoad(OpBuilder &b, const Buffer &frag, int64_t reg);
+  void regStore(OpBuilder &b, const Buffer &frag, int64_t reg, Value v);
+  LogicalResult lowerAccess(Operation *op, OpBuilder &b, IRMapping &map,
+                            Context &ctx);
+  std::optional<int64_t> fragmentRegister(const Buffer &frag,
+                                          ArrayRef<int64_t> dims,
+                                          const Context &ctx);
+  Value isThreadZero(OpBuilder &b);
+  Value sideEffectGuard(OpBuilder &b, const Context &ctx);
+
+  // Tile ops.
+  LogicalResult lowerParallel(ParallelOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerCopy(CopyOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerFill(FillOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerGemm(GemmOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerCumSum(CumSumOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerAtomicAdd(AtomicAddOp op, OpBuilder &b, IRMapping &map,
+                               Context &ctx);
+  LogicalResult lowerPrint(PrintOp op, OpBuilder &b, IRMapping &map,
+                           Context &ctx);
+
+  // Copies.
+  struct Side {
+    Buffer buf;
+    SmallVector<Value> offsets;
+    SmallVector<int64_t> sizes;
+  };
+  FailureOr<Side> sideOf(Value buffer, ValueRange offsets,
+                         ArrayRef<int64_t> sizes, OpBuilder &b,
+                         IRMapping &map);
+  SmallVector<Value> sideIndex(OpBuilder &b, const Side &s,
+                               ArrayRef<Value> squeezed);
+  void copyMemoryToMemory(OpBuilder &b, const Side &src, const Side &dst,
+                          bool async);
+  void copyFragmentMemory(OpBuilder &b, const Side &frag, const Side &mem,
+                          bool toMemory);
+  void copyThroughScratch(OpBuilder &b, const Side &src, const Side &dst);
+  void copyPerThread(OpBuilder &b, const Side &src, const Side &dst);
+  Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
+  Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
+  void barrier(OpBuilder &b) { gpu::BarrierOp::create(b, loc); }
+
+  // Gemm helpers.
+  LogicalResult gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
+                        const Buffer &bb, const Buffer &c);
+  void gemmSimt(GemmOp op, OpBuilder &b, const Buffer &a, const Buffer &bb,
+                const Buffer &c);
+  FailureOr<Buffer> stageOperand(OpBuilder &b, const Buffer &buf);
+
+  KernelOp kernel;
+  func::FuncOp func;
+  Attribute target;
+  Location loc;
+  int64_t numThreads;
+
+  gpu::GPUModuleOp gpuModule;
+  gpu::GPUFuncOp gpuFunc;
+  IRMapping outer; // host values -> kernel values
+  Value tid;
+  SmallVector<Value> blockIndices;
+  DenseMap<Value, Buffer> buffers; // original buffer values -> buffers
+  DenseMap<Value, int64_t> sharedOffsets; // alloc_shared -> byte offset
+  int64_t sharedBytes = 0;
+  int64_t scratchOffset = 0, scratchBytes = 0;
+  Value smem;                      // the dynamic shared memory (i8)
+  SmallVector<Operation *> allocas; // fragment/local/var allocations
+};
+
+//===----------------------------------------------------------------------===//
+// Setup
+//===----------------------------------------------------------------------===//
+
+/// Scratch needed by an op lowered through shared memory, in bytes.
+int64_t scratchNeed(Operation *op, int64_t numThreads) {
+  auto bytesOf = [](MemRefType t) {
+    return t.hasStaticShape() ? t.getNumElements() *
+                                    std::max<int64_t>(1, t.getElementTypeBitWidth() / 8)
+                              : 0;
+  };
+  auto isFragment = [](Type t) { return isInScope(t, MemoryScope::fragment); };
+  auto isPerThread = [](Type t) {
+    return isInScope(t, MemoryScope::local) || isInScope(t, MemoryScope::var);
+  };
+  if (auto copy = dyn_cast<CopyOp>(op)) {
+    Type s = copy.getSrc().getType(), d = copy.getDst().getType();
+    bool staged = (isFragment(s) && (isFragment(d) || isPerThread(d))) ||
+                  (isFragment(d) && isPerThread(s));
+    if (!staged)
+      return 0;
+    int64_t elems = 1;
+    for (int64_t e : copy.getSrcSizes())
+      elems *= e;
+    return elems * std::max<int64_t>(1, copy.getDst().getType().getElementTypeBitWidth() / 8);
+  }
+  if (auto gemm = dyn_cast<GemmOp>(op)) {
+    int64_t need = 0;
+    if (isFragment(gemm.getA().getType()))
+      need += llvm::alignTo(bytesOf(gemm.getA().getType()), 128);
+    if (isFragment(gemm.getB().getType()))
+      need += bytesOf(gemm.getB().getType());
+    return need;
+  }
+  if (auto r = dyn_cast<ReduceOp>(op)) {
+    MemRefType dst = r.getDst().getType();
+    int64_t accBytes = std::max<int64_t>(4, dst.getElementTypeBitWidth() / 8);
+    return std::max(dst.getNumElements() * accBytes * std::max<int64_t>(1, numThreads / 32),
+                    2 * bytesOf(dst));
+  }
+  if (auto c = dyn_cast<CumSumOp>(op))
+    if (isFragment(c.getSrc().getType()) || isFragment(c.getDst().getType()))
+      return bytesOf(c.getDst().getType());
+  if (auto p = dyn_cast<PrintOp>(op))
+    if (auto t = dyn_cast<MemRefType>(p.getValue().getType()))
+      if (isFragment(t))
+        return bytesOf(t);
+  return 0;
+}
+
+LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
+  int64_t offset = 0;
+  WalkResult result = kernel.walk([&](AllocSharedOp alloc) -> WalkResult {
+    MemRefType type = alloc.getType();
+    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+    int64_t align = 128;
+    if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getBytes() == 128)
+      align = 1024;
+    offset = llvm::alignTo(offset, align);
+    sharedOffsets[alloc.getResult()] = offset;
+    offset += bytes;
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  kernel.walk([&](Operation *op) {
+    scratchBytes = std::max(scratchBytes, scratchNeed(op, numThreads));
+  });
+  scratchOffset = llvm::alignTo(offset, 128);
+  sharedBytes = scratchOffset + scratchBytes;
+  // 227 KB is the most any NVIDIA GPU gives one block (sm_90); sm_80 has 163.
+  if (sharedBytes > 227 * 1024)
+    return kernel.emitOpError("needs ")
+           << sharedBytes << " bytes of shared memory ("
+           << offset << " for its shared buffers, " << scratchBytes
+           << " of scratch), more than the 227 KB a block can have";
+  return success();
+}
+
+LogicalResult KernelLowering::outline() {
+  MLIRContext *ctx = kernel.getContext();
+  auto module = func->getParentOfType<ModuleOp>();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  std::string name = (func.getName() + "_kernel").str();
+  gpuModule = gpu::GPUModuleOp::create(b, loc, name,
+                                       ArrayAttr::get(ctx, {target}));
+  b.setInsertionPointToStart(gpuModule.getBody());
+  FunctionType type = func.getFunctionType();
+  gpuFunc = gpu::GPUFuncOp::create(b, loc, name,
+                                   FunctionType::get(ctx, type.getInputs(), {}));
+  gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  SmallVector<int32_t> block;
+  for (int64_t t : kernel.getThreads())
+    block.push_back(t);
+  while (block.size() < 3)
+    block.push_back(1);
+  gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(block));
+  Block &entry = gpuFunc.getBody().front();
+  for (auto [host, dev] :
+       llvm::zip(func.getArguments(), entry.getArguments()))
+    outer.map(host, dev);
+  return success();
+}
+
+void KernelLowering::setupBlockIndices(OpBuilder &b) {
+  ArrayRef<int64_t> threads = kernel.getThreads();
+  Value tx = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  tid = tx;
+  if (threads.size() > 1) {
+    Value ty = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
+    tid = arith::AddIOp::create(
+        b, loc, tid, arith::MulIOp::create(b, loc, ty, cIdx(b, loc, threads[0])));
+  }
+  if (threads.size() > 2) {
+    Value tz = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::z);
+    tid = arith::AddIOp::create(
+        b, loc, tid,
+        arith::MulIOp::create(b, loc, tz,
+                              cIdx(b, loc, threads[0] * threads[1])));
+  }
+  gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                           gpu::Dimension::z};
+  for (size_t i = 0; i < kernel.getGrid().size(); ++i)
+    blockIndices.push_back(gpu::BlockIdOp::create(b, loc, dims[i]));
+  // Threadblock rasterization (use_swizzle): blocks walk panels of `P` rows
+  // (or columns), column by column (row by row) within a panel.
+  UseSwizzleOp swizzle;
+  kernel.walk([&](UseSwizzleOp op) { swizzle = op; });
+  if (!swizzle || !swizzle.getEnable() || blockIndices.size() < 2)
+    return;
+  bool rowOrder = swizzle.getOrder() == RasterOrder::row;
+  int64_t p = swizzle.getPanelSize();
+  Value gx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value gy = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value major = rowOrder ? gy : gx, minor = rowOrder ? gx : gy;
+  Value bx = blockIndices[0], by = blockIndices[1];
+  Value linear = rowOrder ? arith::AddIOp::create(
+                                b, loc, bx, arith::MulIOp::create(b, loc, by, gx))
+                          : arith::AddIOp::create(
+                                b, loc, by, arith::MulIOp::create(b, loc, bx, gy));
+  Value panelBlocks = arith::MulIOp::create(b, loc, minor, cIdx(b, loc, p));
+  Value panel = arith::DivUIOp::create(b, loc, linear, panelBlocks);
+  Value within = arith::RemUIOp::create(b, loc, linear, panelBlocks);
+  Value first = arith::MulIOp::create(b, loc, panel, cIdx(b, loc, p));
+  Value height = arith::MinUIOp::create(
+      b, loc, cIdx(b, loc, p), arith::SubIOp::create(b, loc, major, first));
+  Value majorIdx = arith::AddIOp::create(
+      b, loc, first, arith::RemUIOp::create(b, loc, within, height));
+  Value minorIdx = arith::DivUIOp::create(b, loc, within, height);
+  blockIndices[0] = rowOrder ? minorIdx : majorIdx;
+  blockIndices[1] = rowOrder ? majorIdx : minorIdx;
+}
+
+LogicalResult KernelLowering::allocateBuffers(OpBuilder &b) {
+  MLIRContext *ctx = kernel.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
+    Buffer buf;
+    Value result;
+    if (auto alloc = dyn_cast<AllocSharedOp>(op)) {
+      MemRefType type = alloc.getType();
+      buf.kind = Kind::Shared;
+      auto flat = MemRefType::get({type.getNumElements()},
+                                  type.getElementType(),
+                                  MemRefLayoutAttrInterface(), workgroup);
+      buf.memref = memref::ViewOp::create(
+          b, loc, flat, smem,
+          cIdx(b, loc, sharedOffsets.lookup(alloc.getResult())), ValueRange{});
+      int64_t stride = 1;
+      buf.strides.assign(type.getRank(), 1);
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        buf.strides[d] = stride;
+        stride *= type.getDimSize(d);
+      }
+      if (SwizzleAttr s = alloc.getSwizzleAttr())
+        buf.swizzle = s.getBytes();
+      result = alloc.getResult();
+    } else if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
+      MemRefType type = alloc.getType();
+      FragmentLayoutAttr attr = alloc.getLayoutAttr();
+      if (!attr)
+        return alloc.emitOpError("has no layout: run tile-layout-inference "
+                                 "before convert-tile-to-nvvm");
+      std::string why;
+      FailureOr<TileLayout> layout =
+          TileLayout::fromAttr(attr, type.getShape(), &why);
+      if (failed(layout))
+        return alloc.emitOpError("layout is not a digit structure: ") << why;
+      buf.kind = Kind::Fragment;
+      buf.layout = *layout;
+      buf.memref = memref::AllocaOp::create(
+          b, loc, MemRefType::get({layout->getNumRegs()}, type.getElementType()));
+      result = alloc.getResult();
+    } else if (auto alloc = dyn_cast<AllocLocalOp>(op)) {
+      buf.kind = Kind::Local;
+      buf.memref = memref::AllocaOp::create(
+          b, loc, MemRefType::get(alloc.getType().getShape(),
+                                  alloc.getType().getElementType()));
+      result = alloc.getResult();
+    } else if (auto alloc = dyn_cast<AllocVarOp>(op)) {
+      buf.kind = Kind::Var;
+      buf.memref = memref::AllocaOp::create(
+          b, loc, MemRefType::get({}, alloc.getType().getElementType()));
+      result = alloc.getResult();
+    } else {
+      return WalkResult::advance();
+    }
+    auto type = cast<MemRefType>(result.getType());
+    buf.shape.assign(type.getShape().begin(), type.getShape().end());
+    buf.elementType = type.getElementType();
+    buffers[result] = buf;
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers and element access
+//===----------------------------------------------------------------------===//
+
+FailureOr<Buffer> KernelLowering::bufferOf(Value v, OpBuilder &b,
+                                           IRMapping &map) {
+  auto it = buffers.find(v);
+  if (it != buffers.end())
+    return it->second;
+  if (auto cast = v.getDefiningOp<memref::CastOp>())
+    return bufferOf(cast.getSource(), b, map);
+  if (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    FailureOr<Buffer> src = bufferOf(sub.getSource(), b, map);
+    if (failed(src) || src->kind != Kind::Shared)
+      return sub.emitOpError("views are only supported on shared buffers on "
+                             "GPU targets"),
+             failure();
+    if (!llvm::all_of(sub.getStaticStrides(), [](int64_t s) { return s == 1; }))
+      return sub.emitOpError("strided views are not supported"), failure();
+    Buffer buf = *src;
+    // Offsets move the origin; dropped unit dimensions disappear.
+    Value base = buf.base ? buf.base : cIdx(b, loc, 0);
+    SmallVector<OpFoldResult> offsets = sub.getMixedOffsets();
+    for (auto [d, o] : llvm::enumerate(offsets)) {
+      Value ov = isa<Value>(o) ? map.lookupOrDefault(cast<Value>(o))
+                               : cIdx(b, loc, *getConstantIntValue(o));
+      base = arith::AddIOp::create(
+          b, loc, base,
+          arith::MulIOp::create(b, loc, ov, cIdx(b, loc, buf.strides[d])));
+    }
+    buf.base = base;
+    auto resultType = sub.getType();
+    llvm::SmallBitVector dropped = sub.getDroppedDims();
+    SmallVector<int64_t> strides;
+    for (int64_t d = 0; d < src->rank(); ++d)
+      if (!dropped.test(d))
+        strides.push_back(buf.strides[d]);
+    buf.strides = strides;
+    buf.shape.assign(resultType.getShape().begin(), resultType.getShape().end());
+    return buf;
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner()->getParentOp() == func.getOperation()) {
+      auto type = cast<MemRefType>(v.getType());
+      Buffer buf;
+      buf.kind = Kind::Global;
+      buf.memref = outer.lookup(v);
+      buf.shape.assign(type.getShape().begin(), type.getShape().end());
+      buf.elementType = type.getElementType();
+      return buf;
+    }
+  }
+  return emitError(v.getLoc(), "cannot lower buffer ")
+             << v << " for a GPU target: it must be a kernel argument or a "
+             << "tile allocation",
+         failure();
+}
+
+Value KernelLowering::sharedOffset(OpBuilder &b, const Buffer &buf,
+                                   ArrayRef<Value> idx) {
+  Value linear = buf.base ? buf.base : Value();
+  for (auto [i, s] : llvm::zip(idx, buf.strides)) {
+    Value term = s == 1 ? i : arith::MulIOp::create(b, loc, i, cIdx(b, loc, s));
+    linear = linear ? arith::AddIOp::create(b, loc, linear, term) : term;
+  }
+  if (!linear)
+    linear = cIdx(b, loc, 0);
+  return emitSwizzleOffset(b, loc, linear, elementBytes(buf.elementType),
+                           buf.swizzle);
+}
+
+Value KernelLowering::loadElement(OpBuilder &b, const Buffer &buf,
+                                  ArrayRef<Value> idx) {
+  if (buf.kind == Kind::Shared)
+    return memref::LoadOp::create(b, loc, buf.memref,
+                                  ValueRange{sharedOffset(b, buf, idx)});
+  return memref::LoadOp::create(b, loc, buf.memref, idx);
+}
+
+void KernelLowering::storeElement(OpBuilder &b, const Buffer &buf,
+                                  ArrayRef<Value> idx, Value v) {
+  if (buf.kind == Kind::Shared) {
+    memref::StoreOp::create(b, loc, v, buf.memref,
+                            ValueRange{sharedOffset(b, buf, idx)});
+    return;
+  }
+  memref::StoreOp::create(b, loc, v, buf.memref, idx);
+}
+
+Value KernelLowering::loadVector(OpBuilder &b, const Buffer &buf,
+                                 ArrayRef<Value> idx, int64_t width) {
+  auto type = VectorType::get({width}, buf.elementType);
+  if (width == 1) {
+    Value e = loadElement(b, buf, idx);
+    return vector::FromElementsOp::create(b, loc, type, ValueRange{e});
+  }
+  int64_t align = width * elementBytes(buf.elementType);
+  if (buf.kind == Kind::Shared)
+    return vector::LoadOp::create(b, loc, type, buf.memref,
+                                  ValueRange{sharedOffset(b, buf, idx)},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(align));
+  return vector::LoadOp::create(b, loc, type, buf.memref, idx, false,
+                                llvm::MaybeAlign(align));
+}
+
+void KernelLowering::storeVector(OpBuilder &b, const Buffer &buf,
+                                 ArrayRef<Value> idx, Value v) {
+  auto type = cast<VectorType>(v.getType());
+  int64_t width = type.getNumElements();
+  if (width == 1) {
+    storeElement(b, buf, idx,
+                 vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0}));
+    return;
+  }
+  int64_t align = width * elementBytes(buf.elementType);
+  if (buf.kind == Kind::Shared) {
+    vector::StoreOp::create(b, loc, v, buf.memref,
+                            ValueRange{sharedOffset(b, buf, idx)}, false,
+                            llvm::MaybeAlign(align));
+    return;
+  }
+  vector::StoreOp::create(b, loc, v, buf.memref, idx, false,
+                          llvm::MaybeAlign(align));
+}
+
+/// An i1 that holds when `idx` lies inside `buf` (null: statically true).
+/// Dimensions in `skip` are known to be in range.
+Value KernelLowering::inBounds(OpBuilder &b, const Buffer &buf,
+                               ArrayRef<Value> idx, ArrayRef<int64_t> skip) {
+  Value cond;
+  for (auto [d, i] : llvm::enumerate(idx)) {
+    if (llvm::is_contained(skip, (int64_t)d))
+      continue;
+    int64_t extent = buf.shape[d];
+    Value bound;
+    APInt c;
+    if (!ShapedType::isDynamic(extent)) {
+      if (matchPattern(i, m_ConstantInt(&c)) && c.getSExtValue() >= 0 &&
+          c.getSExtValue() < extent)
+        continue;
+      bound = cIdx(b, loc, extent);
+    } else {
+      bound = memref::DimOp::create(b, loc, buf.memref, d);
+    }
+    cond = andOf(b, loc, cond,
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                       bound));
+  }
+  return cond;
+}
+
+Value KernelLowering::regLoad(OpBuilder &b, const Buffer &frag, int64_t reg) {
+  return memref::LoadOp::create(b, loc, frag.memref,
+                                ValueRange{cIdx(b, loc, reg)});
+}
+
+void KernelLowering::regStore(OpBuilder &b, const Buffer &frag, int64_t reg,
+                              Value v) {
+  memref::StoreOp::create(b, loc, v, frag.memref, ValueRange{cIdx(b, loc, reg)});
+}
+
+Value KernelLowering::isThreadZero(OpBuilder &b) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                               cIdx(b, loc, 0));
+}
+
+/// The condition under which a side effect on global or shared memory
+/// happens: one thread at block level, the leader copy in a parallel loop.
+Value KernelLowering::sideEffectGuard(OpBuilder &b, const Context &ctx) {
+  if (!ctx.inParallel())
+    return isThreadZero(b);
+  return ctx.leader;
+}
+
+/// The register of `frag` holding the element this parallel instance
+/// accesses through the projection `dims`, if it is the same in every thread.
+std::optional<int64_t>
+KernelLowering::fragmentRegister(const Buffer &frag, ArrayRef<int64_t> dims,
+                                 const Context &ctx) {
+  std::optional<int64_t> reg;
+  for (int64_t t = 0; t < numThreads; ++t) {
+    SmallVector<int64_t> idx = ctx.loopLayout->inverse(t, ctx.reg);
+    if (!ctx.loopLayout->inBounds(idx))
+      continue;
+    SmallVector<int64_t> fidx;
+    for (int64_t d : dims)
+      fidx.push_back(idx[d]);
+    std::optional<int64_t> r = frag.layout->registerOf(fidx, t);
+    if (!r || (reg && *reg != *r))
+      return std::nullopt;
+    reg = r;
+  }
+  return reg ? reg : std::optional<int64_t>(0);
+}
+
+/// memref.load / memref.store on tile buffers.
+LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
+                                          IRMapping &map, Context &ctx) {
+  bool isLoad = isa<memref::LoadOp>(op);
+  Value memref = isLoad ? cast<memref::LoadOp>(op).getMemRef()
+                        : cast<memref::StoreOp>(op).getMemRef();
+  ValueRange indices = isLoad ? cast<memref::LoadOp>(op).getIndices()
+                              : cast<memref::StoreOp>(op).getIndices();
+  FailureOr<Buffer> buf = bufferOf(memref, b, map);
+  if (failed(buf))
+    return failure();
+  SmallVector<Value> idx;
+  for (Value i : indices)
+    idx.push_back(map.lookupOrDefault(i));
+  if (buf->kind == Kind::Fragment) {
+    std::optional<int64_t> reg;
+    if (ctx.inParallel()) {
+      SmallVector<int64_t> dims;
+      for (Value i : indices) {
+        auto arg = dyn_cast<BlockArgument>(i);
+        if (!arg || arg.getOwner() != ctx.body)
+          return op->emitError("a fragment indexed inside T.Parallel must be "
+                               "indexed by the loop's variables");
+        dims.push_back(arg.getArgNumber());
+      }
+      reg = fragmentRegister(*buf, dims, ctx);
+      if (!reg)
+        return op->emitError("this thread does not hold the fragment element "
+                             "it accesses (layout ")
+               << buf->layout->describe()
+               << "); tile-layout-inference should have inserted a "
+                  "conversion";
+    } else {
+      // Outside parallel loops every thread must hold the element.
+      if (buf->layout->getReplicate() != numThreads)
+        return op->emitError("a fragment element is accessed outside "
+                             "T.Parallel, but its elements are spread over "
+                             "the threads (")
+               << buf->layout->describe()
+               << "); access it inside a T.Parallel loop or copy it to "
+                  "shared memory";
+      // Replicated: the register is the row-major index.
+      Value lin;
+      for (auto [d, i] : llvm::enumerate(idx)) {
+        int64_t stride = 1;
+        for (int64_t e = d + 1; e < buf->rank(); ++e)
+          stride *= buf->shape[e];
+        Value term = arith::MulIOp::create(b, loc, i, cIdx(b, loc, stride));
+        lin = lin ? arith::AddIOp::create(b, loc, lin, term) : term;
+      }
+      if (!lin)
+        lin = cIdx(b, loc, 0);
+      if (isLoad) {
+        Value v = memref::LoadOp::create(b, loc, buf->memref, ValueRange{lin});
+        map.map(op->getResult(0), v);
+      } else {
+        memref::StoreOp::create(
+            b, loc, map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()),
+            buf->memref, ValueRange{lin});
+      }
+      return success();
+    }
+    if (isLoad)
+      map.map(op->getResult(0), regLoad(b, *buf, *reg));
+    else
+      regStore(b, *buf, *reg,
+               map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()));
+    return success();
+  }
+  if (isLoad) {
+    map.map(op->getResult(0), loadElement(b, *buf, idx));
+    return success();
+  }
+  Value v = map.lookupOrDefault(cast<memref::StoreOp>(op).getValue());
+  if (buf->kind == Kind::Local || buf->kind == Kind::Var) {
+    storeElement(b, *buf, idx, v);
+    return success();
+  }
+  // Global and shared memory: one copy of the store, dropped out of bounds
+  // (the CPU reference does not check these, but programs written for it
+  // guard their stores; keep them cheap and safe here).
+  guarded(b, loc, sideEffectGuard(b, ctx),
+          [&](OpBuilder &gb) { storeElement(gb, *buf, idx, v); });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The lowering clone
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
+                                         IRMapping &map, Context &ctx) {
+  for (Operation &op : src.without_terminator())
+    if (failed(lowerOp(&op, b, map, ctx)))
+      return failure();
+  return success();
+}
+
+LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
+                                               IRMapping &map, Context &ctx) {
+  Operation *clone = b.cloneWithoutRegions(*op, map);
+  for (auto [src, dst] : llvm::zip(op->getRegions(), clone->getRegions())) {
+    for (Block &block : src) {
+      Block *nb = new Block();
+      dst.push_back(nb);
+      for (BlockArgument arg : block.getArguments())
+        map.map(arg, nb->addArgument(arg.getType(), arg.getLoc()));
+    }
+    for (auto [sb, db] : llvm::zip(src, dst)) {
+      OpBuilder inner = OpBuilder::atBlockEnd(&db);
+      for (Operation &nested : sb)
+        if (failed(lowerOp(&nested, inner, map, ctx)))
+          return failure();
+    }
+  }
+  for (auto [o, n] : llvm::zip(op->getResults(), clone->getResults()))
+    map.map(o, n);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
+                                      IRMapping &map, Context &ctx) {
+  loc = op->getLoc();
+  if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+          UseSwizzleOp, AnnotateLayoutOp>(op))
+    return success();
+  if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+    Value m = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
+                                      : cast<memref::StoreOp>(op).getMemRef();
+    if (isa<MemRefType>(m.getType()))
+      return lowerAccess(op, b, map, ctx);
+  }
+  if (isa<memref::SubViewOp, memref::CastOp>(op))
+    return success(); // resolved by bufferOf
+  if (auto dim = dyn_cast<memref::DimOp>(op)) {
+    FailureOr<Buffer> buf = bufferOf(dim.getSource(), b, map);
+    if (failed(buf))
+      return failure();
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (d && !ShapedType::isDynamic(buf->shape[*d])) {
+      map.map(dim.getResult(), cIdx(b, loc, buf->shape[*d]));
+      return success();
+    }
+    map.map(dim.getResult(),
+            memref::DimOp::create(b, loc, buf->memref,
+                                  map.lookupOrDefault(dim.getIndex())));
+    return success();
+  }
+  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()))
+    return op->emitError("tile operations cannot be nested in T.Parallel on "
+                         "GPU targets");
+  if (auto o = dyn_cast<ParallelOp>(op))
+    return lowerParallel(o, b, map);
+  if (auto o = dyn_cast<CopyOp>(op))
+    return lowerCopy(o, b, map);
+  if (auto o = dyn_cast<FillOp>(op))
+    return lowerFill(o, b, map);
+  if (auto o = dyn_cast<GemmOp>(op))
+    return lowerGemm(o, b, map);
+  if (auto o = dyn_cast<ReduceOp>(op))
+    return lowerReduce(o, b, map);
+  if (auto o = dyn_cast<CumSumOp>(op))
+    return lowerCumSum(o, b, map);
+  if (auto o = dyn_cast<AtomicAddOp>(op))
+    return lowerAtomicAdd(o, b, map, ctx);
+  if (auto o = dyn_cast<PrintOp>(op))
+    return lowerPrint(o, b, map, ctx);
+  if (isa<BarrierOp>(op)) {
+    barrier(b);
+    return success();
+  }
+  if (isa<AsyncCommitOp>(op)) {
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    return success();
+  }
+  if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, wait.getPending());
+    return success();
+  }
+  if (isa<GemmSpOp>(op))
+    return op->emitError("T.gemm_sp is not supported on CUDA targets yet");
+  if (isa<TileDialect>(op->getDialect()))
+    return op->emitError("cannot lower this op for CUDA targets");
+  if (op->getNumRegions())
+    return cloneWithRegions(op, b, map, ctx);
+  b.clone(*op, map);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Parallel loops
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
+                                            IRMapping &map) {
+  auto attr = op->getAttrOfType<FragmentLayoutAttr>("layout");
+  if (!attr)
+    return op.emitOpError("has no layout: run tile-layout-inference first");
+  FailureOr<TileLayout> layout = TileLayout::fromAttr(attr, op.getExtents());
+  if (failed(layout))
+    return op.emitOpError("layout is not a digit structure");
+  // The leader of a replicated instance: replica digits all zero.
+  Value leader;
+  for (const LayoutDigit &d : layout->getDigits()) {
+    if (!d.isReplica())
+      continue;
+    Value digit = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
+        cIdx(b, loc, d.size));
+    leader = andOf(b, loc, leader,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         digit, cIdx(b, loc, 0)));
+  }
+  Block &body = op.getBody().front();
+  for (int64_t r = 0; r < layout->getNumRegs(); ++r) {
+    // Which dimensions can run out of range for some thread (padding)?
+    SmallVector<bool> mayExceed(layout->getShape().size(), false);
+    bool anyInBounds = false;
+    for (int64_t t = 0; t < numThreads; ++t) {
+      SmallVector<int64_t> idx = layout->inverse(t, r);
+      bool ok = true;
+      for (auto [d, i] : llvm::enumerate(idx))
+        if (i >= layout->getShape()[d]) {
+          mayExceed[d] = true;
+          ok = false;
+        }
+      anyInBounds |= ok;
+    }
+    if (!anyInBounds)
+      continue;
+    SmallVector<Value> ivs = layout->emitInverse(b, loc, tid, r);
+    Value cond;
+    for (auto [d, exceed] : llvm::enumerate(mayExceed))
+      if (exceed)
+        cond = andOf(b, loc, cond,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           ivs[d],
+                                           cIdx(b, loc, layout->getShape()[d])));
+    LogicalResult result = success();
+    guarded(b, loc, cond, [&](OpBuilder &gb) {
+      IRMapping inner = map;
+      for (auto [arg, v] : llvm::zip(body.getArguments(), ivs))
+        inner.map(arg, v);
+      Context ctx;
+      ctx.loopLayout = &*layout;
+      ctx.reg = r;
+      ctx.body = &body;
+      ctx.ivs = ivs;
+      ctx.leader = leader;
+      result = lowerBlock(body, gb, inner, ctx);
+    });
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Copies
+//===----------------------------------------------------------------------===//
+
+FailureOr<KernelLowering::Side>
+KernelLowering::sideOf(Value buffer, ValueRange offsets,
+                       ArrayRef<int64_t> sizes, OpBuilder &b, IRMapping &map) {
+  FailureOr<Buffer> buf = bufferOf(buffer, b, map);
+  if (failed(buf))
+    return failure();
+  Side s{*buf, {}, SmallVector<int64_t>(sizes)};
+  for (Value o : offsets)
+    s.offsets.push_back(map.lookupOrDefault(o));
+  return s;
+}
+
+/// Indices into `s` of the element at `squeezed` (positions along the
+/// non-unit dimensions of the region).
+SmallVector<Value> KernelLowering::sideIndex(OpBuilder &b, const Side &s,
+                                             ArrayRef<Value> squeezed) {
+  SmallVector<Value> idx;
+  size_t next = 0;
+  for (auto [o, size] : llvm::zip(s.offsets, s.sizes)) {
+    if (size == 1) {
+      idx.push_back(o);
+      continue;
+    }
+    idx.push_back(arith::AddIOp::create(b, loc, o, squeezed[next++]));
+  }
+  return idx;
+}
+
+/// Cooperative copy between memories: threads take consecutive vectors of
+/// the innermost dimension (coalesced), bounds-checked on global memory.
+void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
+                                        const Side &dst, bool async) {
+  SmallVector<int64_t> shape = squeeze(src.sizes);
+  int64_t total = 1;
+  for (int64_t e : shape)
+    total *= e;
+  // Vector width: 16 bytes where both sides' innermost dimension is the
+  // copied one, contiguous, and aligned.
+  int64_t v = 1;
+  if (!shape.empty() && src.sizes.back() != 1 && dst.sizes.back() != 1) {
+    int64_t maxBytes = std::max(elementBytes(src.buf.elementType),
+                                elementBytes(dst.buf.elementType));
+    v = std::min<int64_t>(16 / maxBytes, shape.back());
+    auto alignedSide = [&](const Side &s) {
+      int64_t a = knownDivisor(s.offsets.back());
+      if (s.buf.kind == Kind::Global) {
+        int64_t last = s.buf.shape.back();
+        a = std::min(a, ShapedType::isDynamic(last) ? 1 : (last & -last));
+      } else if (s.buf.kind == Kind::Shared) {
+        if (s.buf.base)
+          a = std::min(a, knownDivisor(s.buf.base));
+        for (int64_t st : ArrayRef<int64_t>(s.buf.strides).drop_back())
+          a = std::min(a, st & -st);
+      } else {
+        a = 1;
+      }
+      return a;
+    };
+    int64_t align = std::min(alignedSide(src), alignedSide(dst));
+    while (v > 1 && (shape.back() % v || align % v))
+      v /= 2;
+  }
+  int64_t vectors = total / v;
+  int64_t rounds = (vectors + numThreads - 1) / numThreads;
+  Type srcElem = src.buf.elementType, dstElem = dst.buf.elementType;
+  bool useAsync = async && srcElem == dstElem &&
+                  (v * elementBytes(srcElem) == 4 ||
+                   v * elementBytes(srcElem) == 8 ||
+                   v * elementBytes(srcElem) == 16);
+  auto body = [&](OpBuilder &rb, Value q) {
+    // q: the vector id; decompose into the squeezed index.
+    SmallVector<Value> pos(shape.size());
+    Value rem = q;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      int64_t extent = d == (int64_t)shape.size() - 1 ? shape[d] / v : shape[d];
+      Value digit = arith::RemUIOp::create(rb, loc, rem, cIdx(rb, loc, extent));
+      rem = arith::DivUIOp::create(rb, loc, rem, cIdx(rb, loc, extent));
+      pos[d] = d == (int64_t)shape.size() - 1
+                   ? arith::MulIOp::create(rb, loc, digit, cIdx(rb, loc, v))
+                         .getResult()
+                   : digit;
+    }
+    SmallVector<Value> si = sideIndex(rb, src, pos);
+    SmallVector<Value> di = sideIndex(rb, dst, pos);
+    Value srcOk = src.buf.kind == Kind::Global ? inBounds(rb, src.buf, si)
+                                                : Value();
+    Value dstOk = dst.buf.kind == Kind::Global ? inBounds(rb, dst.buf, di)
+                                                : Value();
+    if (useAsync) {
+      // Out-of-range sources copy zero bytes (zero fill) from a clamped,
+      // valid address.
+      Value count = cIdx(rb, loc, v);
+      SmallVector<Value> clamped = si;
+      if (srcOk) {
+        count = arith::SelectOp::create(rb, loc, srcOk, count, cIdx(rb, loc, 0));
+        for (Value &i : clamped)
+          i = arith::SelectOp::create(rb, loc, srcOk, i, cIdx(rb, loc, 0));
+      }
+      Value dstOffset = sharedOffset(rb, dst.buf, di);
+      auto tokenType = nvgpu::DeviceAsyncTokenType::get(rb.getContext());
+      nvgpu::DeviceAsyncCopyOp::create(
+          rb, loc, tokenType, dst.buf.memref, ValueRange{dstOffset},
+          src.buf.memref, clamped, rb.getIndexAttr(v), count,
+          v * elementBytes(srcElem) == 16 ? rb.getUnitAttr() : UnitAttr());
+      return;
+    }
+    Value value;
+    if (srcOk) {
+      auto ifOp = scf::IfOp::create(
+          rb, loc, srcOk,
+          [&](OpBuilder &tb, Location l) {
+            scf::YieldOp::create(tb, l, loadVector(tb, src.buf, si, v));
+          },
+          [&](OpBuilder &eb, Location l) {
+            auto vt = VectorType::get({v}, srcElem);
+            scf::YieldOp::create(
+                eb, l,
+                arith::ConstantOp::create(eb, l, vt, eb.getZeroAttr(vt))
+                    .getResult());
+          });
+      value = ifOp.getResult(0);
+    } else {
+      value = loadVector(rb, src.buf, si, v);
+    }
+    value = convertScalar(rb, loc, value, VectorType::get({v}, dstElem));
+    guarded(rb, loc, dstOk,
+            [&](OpBuilder &gb) { storeVector(gb, dst.buf, di, value); });
+  };
+  auto round = [&](OpBuilder &rb, Value k) {
+    Value q = arith::AddIOp::create(
+        rb, loc, tid, arith::MulIOp::create(rb, loc, k, cIdx(rb, loc, numThreads)));
+    Value cond;
+    if (vectors % numThreads)
+      cond = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, q,
+                                   cIdx(rb, loc, vectors));
+    guarded(rb, loc, cond, [&](OpBuilder &gb) { body(gb, q); });
+  };
+  if (rounds <= 16) {
+    for (int64_t k = 0; k < rounds; ++k)
+      round(b, cIdx(b, loc, k));
+  } else {
+    auto loop = scf::ForOp::create(b, loc, cIdx(b, loc, 0), cIdx(b, loc, rounds),
+                                   cIdx(b, loc, 1));
+    OpBuilder inner = OpBuilder::atBlockTerminator(loop.getBody());
+    round(inner, loop.getInductionVar());
+  }
+}
+
+/// Copy between a fragment and global/shared memory following the
+/// fragment's layout: each thread moves the elements of its registers,
+/// vectorized over registers holding consecutive elements.
+void KernelLowering::copyFragmentMemory(OpBuilder &b, const Side &frag,
+                                        const Side &mem, bool toMemory) {
+  const TileLayout &layout = *frag.buf.layout;
+  int64_t rank = frag.buf.rank();
+  bool fullRegion = llvm::all_of(frag.offsets, [](Value o) {
+    APInt c;
+    return matchPattern(o, m_ConstantInt(&c)) && c.isZero();
+  }) && ArrayRef<int64_t>(frag.sizes) == ArrayRef<int64_t>(frag.buf.shape);
+  // Group registers that hold consecutive elements of the last fragment
+  // dimension, when it maps onto the memory's last dimension.
+  int64_t group = 1;
+  if (fullRegion && rank > 0 && frag.sizes.back() != 1 &&
+      mem.sizes.back() != 1) {
+    for (const LayoutDigit &d : layout.getDigits())
+      if (!d.onThread && d.dim == rank - 1 && d.dimStride == 1 && d.stride == 1)
+        group = d.size;
+    int64_t maxBytes = std::max(elementBytes(frag.buf.elementType),
+                                elementBytes(mem.buf.elementType));
+    group = std::min<int64_t>(group, 16 / maxBytes);
+    int64_t align = knownDivisor(mem.offsets.back());
+    if (mem.buf.kind == Kind::Global) {
+      int64_t last = mem.buf.shape.back();
+      align = std::min(align, ShapedType::isDynamic(last) ? 1 : (last & -last));
+    } else {
+      if (mem.buf.base)
+        align = std::min(align, knownDivisor(mem.buf.base));
+      for (int64_t st : ArrayRef<int64_t>(mem.buf.strides).drop_back())
+        align = std::min(align, st & -st);
+    }
+    while (group > 1 && align % group)
+      group /= 2;
+    if (group < 1)
+      group = 1;
+  }
+  // Dimensions that padding can push out of range.
+  SmallVector<bool> padded(rank, false);
+  for (const LayoutDigit &d : layout.getDigits())
+    if (!d.isReplica()) {
+      int64_t top = 0;
+      for (const LayoutDigit &e : layout.getDigits())
+        if (e.dim == d.dim)
+          top = std::max(top, e.dimStride * e.size);
+      padded[d.dim] = top > frag.buf.shape[d.dim];
+    }
+  // Replicas store once.
+  Value leader;
+  if (toMemory)
+    for (const LayoutDigit &d : layout.getDigits()) {
+      if (!d.isReplica())
+        continue;
+      Value digit = arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
+          cIdx(b, loc, d.size));
+      leader = andOf(b, loc, leader,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           digit, cIdx(b, loc, 0)));
+    }
+  Type memType = mem.buf.elementType, fragType = frag.buf.elementType;
+  for (int64_t r = 0; r < layout.getNumRegs(); r += group) {
+    SmallVector<Value> fidx = layout.emitInverse(b, loc, tid, r);
+    Value cond = leader;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (padded[d])
+        cond = andOf(b, loc, cond,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           fidx[d],
+                                           cIdx(b, loc, frag.buf.shape[d])));
+    }
+    // Position inside the region.
+    SmallVector<Value> pos;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value p = arith::SubIOp::create(b, loc, fidx[d], frag.offsets[d]);
+      if (!fullRegion)
+        cond = andOf(b, loc, cond,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, p,
+                                           cIdx(b, loc, frag.sizes[d])));
+      if (frag.sizes[d] != 1)
+        pos.push_back(p);
+    }
+    SmallVector<Value> midx = sideIndex(b, mem, pos);
+    if (mem.buf.kind == Kind::Global)
+      cond = andOf(b, loc, cond, inBounds(b, mem.buf, midx));
+    if (toMemory) {
+      guarded(b, loc, cond, [&](OpBuilder &gb) {
+        SmallVector<Value> elems;
+        for (int64_t g = 0; g < group; ++g)
+          elems.push_back(convertScalar(gb, loc, regLoad(gb, frag.buf, r + g),
+                                        memType));
+        Value vec = vector::FromElementsOp::create(
+            gb, loc, VectorType::get({group}, memType), elems);
+        storeVector(gb, mem.buf, midx, vec);
+      });
+      continue;
+    }
+    // Loads: zero outside the source.
+    auto vt = VectorType::get({group}, memType);
+    Value vec;
+    if (cond) {
+      auto ifOp = scf::IfOp::create(
+          b, loc, cond,
+          [&](OpBuilder &tb, Location l) {
+            scf::YieldOp::create(tb, l, loadVector(tb, mem.buf, midx, group));
+          },
+          [&](OpBuilder &eb, Location l) {
+            scf::YieldOp::create(
+                eb, l, arith::ConstantOp::create(eb, l, vt, eb.getZeroAttr(vt))
+                           .getResult());
+          });
+      vec = ifOp.getResult(0);
+    } else {
+      vec = loadVector(b, mem.buf, midx, group);
+    }
+    for (int64_t g = 0; g < group; ++g) {
+      Value e = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{g});
+      Value fv = convertScalar(b, loc, e, fragType);
+      if (!fullRegion && cond) {
+        // Registers outside a partial region keep their value.
+        Value old = regLoad(b, frag.buf, r + g);
+        fv = arith::SelectOp::create(b, loc, cond, fv, old);
+      }
+      regStore(b, frag.buf, r + g, fv);
+    }
+  }
+}
+
+Buffer KernelLowering::scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape,
+                                     Type type) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  int64_t n = 1;
+  for (int64_t e : shape)
+    n *= e;
+  Buffer buf;
+  buf.kind = Kind::Shared;
+  buf.memref = memref::ViewOp::create(
+      b, loc, MemRefType::get({n}, type, MemRefLayoutAttrInterface(), workgroup),
+      smem, cIdx(b, loc, scratchOffset), ValueRange{});
+  buf.shape.assign(shape.begin(), shape.end());
+  buf.elementType = type;
+  buf.strides.assign(shape.size(), 1);
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    buf.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return buf;
+}
+
+KernelLowering::Side KernelLowering::scratchSide(OpBuilder &b,
+                                                 ArrayRef<int64_t> shape,
+                                                 Type elementType) {
+  Side s{scratchBuffer(b, shape, elementType), {}, SmallVector<int64_t>(shape)};
+  for (size_t i = 0; i < shape.size(); ++i)
+    s.offsets.push_back(cIdx(b, loc, 0));
+  return s;
+}
+
+/// Per-thread copies (local/var on a side): every thread copies the whole
+/// region; writes to global or shared memory come from thread 0.
+void KernelLowering::copyPerThread(OpBuilder &b, const Side &src,
+                                   const Side &dst) {
+  SmallVector<int64_t> shape = squeeze(src.sizes);
+  bool shared = dst.buf.kind == Kind::Global || dst.buf.kind == Kind::Shared;
+  auto emit = [&](OpBuilder &eb) {
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t e : shape) {
+      lbs.push_back(cIdx(eb, loc, 0));
+      ubs.push_back(cIdx(eb, loc, e));
+      steps.push_back(cIdx(eb, loc, 1));
+    }
+    auto fn = [&](OpBuilder &nb, Location l, ValueRange pos) {
+      SmallVector<Value> posv(pos.begin(), pos.end());
+      SmallVector<Value> si = sideIndex(nb, src, posv);
+      SmallVector<Value> di = sideIndex(nb, dst, posv);
+      Value ok = src.buf.kind == Kind::Global ? inBounds(nb, src.buf, si) : Value();
+      Value v;
+      if (ok) {
+        auto ifOp = scf::IfOp::create(
+            nb, l, ok,
+            [&](OpBuilder &tb, Location il) {
+              scf::YieldOp::create(tb, il, loadElement(tb, src.buf, si));
+            },
+            [&](OpBuilder &fb, Location il) {
+              scf::YieldOp::create(fb, il, zeroOf(fb, il, src.buf.elementType));
+            });
+        v = ifOp.getResult(0);
+      } else {
+        v = loadElement(nb, src.buf, si);
+      }
+      v = convertScalar(nb, l, v, dst.buf.elementType);
+      Value dok = dst.buf.kind == Kind::Global ? inBounds(nb, dst.buf, di) : Value();
+      guarded(nb, l, dok, [&](OpBuilder &gb) { storeElement(gb, dst.buf, di, v); });
+    };
+    if (shape.empty())
+      fn(eb, loc, {});
+    else
+      scf::buildLoopNest(eb, loc, lbs, ubs, steps, fn);
+  };
+  guarded(b, loc, shared ? isThreadZero(b) : Value(), emit);
+}
+
+/// Stages a copy through shared scratch memory: src -> scratch, barrier,
+/// scratch -> dst, barrier.
+void KernelLowering::copyThroughScratch(OpBuilder &b, const Side &src,
+                                        const Side &dst) {
+  SmallVector<int64_t> shape = squeeze(src.sizes);
+  if (shape.empty())
+    shape.push_back(1);
+  Side scratch = scratchSide(b, shape, dst.buf.elementType);
+  auto move = [&](const Side &from, const Side &to) {
+    bool fromFrag = from.buf.kind == Kind::Fragment;
+    bool toFrag = to.buf.kind == Kind::Fragment;
+    if (fromFrag)
+      copyFragmentMemory(b, from, to, /*toMemory=*/true);
+    else if (toFrag)
+      copyFragmentMemory(b, to, from, /*toMemory=*/false);
+    else if (from.buf.kind == Kind::Local || from.buf.kind == Kind::Var ||
+             to.buf.kind == Kind::Local || to.buf.kind == Kind::Var)
+      copyPerThread(b, from, to);
+    else
+      copyMemoryToMemory(b, from, to, false);
+  };
+  // Scratch regions are squeezed; give them the other side's unit dims back
+  // through sideIndex by matching the squeezed shape only.
+  barrier(b);
+  move(src, scratch);
+  barrier(b);
+  move(scratch, dst);
+  barrier(b);
+}
+
+LogicalResult KernelLowering::lowerCopy(CopyOp op, OpBuilder &b,
+                                        IRMapping &map) {
+  FailureOr<Side> src = sideOf(op.getSrc(), op.getSrcOffsets(),
+                               op.getSrcSizes(), b, map);
+  FailureOr<Side> dst = sideOf(op.getDst(), op.getDstOffsets(),
+                               op.getDstSizes(), b, map);
+  if (failed(src) || failed(dst))
+    return failure();
+  Kind sk = src->buf.kind, dk = dst->buf.kind;
+  auto isMemory = [](Kind k) { return k == Kind::Global || k == Kind::Shared; };
+  auto isPerThread = [](Kind k) { return k == Kind::Local || k == Kind::Var; };
+  if (isMemory(sk) && isMemory(dk)) {
+    copyMemoryToMemory(b, *src, *dst, op.getAsync());
+    return success();
+  }
+  if (sk == Kind::Fragment && isMemory(dk)) {
+    copyFragmentMemory(b, *src, *dst, /*toMemory=*/true);
+    return success();
+  }
+  if (isMemory(sk) && dk == Kind::Fragment) {
+    copyFragmentMemory(b, *dst, *src, /*toMemory=*/false);
+    return success();
+  }
+  if (sk == Kind::Fragment && dk == Kind::Fragment &&
+      *src->buf.layout == *dst->buf.layout &&
+      ArrayRef<int64_t>(src->sizes) == ArrayRef<int64_t>(src->buf.shape) &&
+      ArrayRef<int64_t>(dst->sizes) == ArrayRef<int64_t>(dst->buf.shape)) {
+    for (int64_t r = 0; r < src->buf.layout->getNumRegs(); ++r)
+      regStore(b, dst->buf, r,
+               convertScalar(b, loc, regLoad(b, src->buf, r),
+                             dst->buf.elementType));
+    return success();
+  }
+  if ((isPerThread(sk) && (isMemory(dk) || isPerThread(dk))) ||
+      (isMemory(sk) && isPerThread(dk))) {
+    copyPerThread(b, *src, *dst);
+    return success();
+  }
+  copyThroughScratch(b, *src, *dst);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerFill(FillOp op, OpBuilder &b,
+                                        IRMapping &map) {
+  FailureOr<Buffer> buf = bufferOf(op.getDst(), b, map);
+  if (failed(buf))
+    return failure();
+  Value v = map.lookupOrDefault(op.getValue());
+  if (buf->kind == Kind::Fragment) {
+    for (int64_t r = 0; r < buf->layout->getNumRegs(); ++r)
+      regStore(b, *buf, r, v);
+    return success();
+  }
+  if (buf->kind == Kind::Var) {
+    memref::StoreOp::create(b, loc, v, buf->memref, ValueRange{});
+    return success();
+  }
+  if (buf->kind == Kind::Local) {
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t e : buf->shape) {
+      lbs.push_back(cIdx(b, loc, 0));
+      ubs.push_back(cIdx(b, loc, e));
+      steps.push_back(cIdx(b, loc, 1));
+    }
+    scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                       [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                         memref::StoreOp::create(nb, l, v, buf->memref, ivs);
+                       });
+    return success();
+  }
+  // Shared or global: a cooperative copy from a register splat. Shared
+  // buffers are filled through their flat view (a swizzle permutes within).
+  if (buf->kind == Kind::Shared && !buf->base) {
+    int64_t n = 1;
+    for (int64_t e : buf->shape)
+      n *= e;
+    int64_t width = 16 / elementBytes(buf->elementType);
+    while (width > 1 && n % width)
+      width /= 2;
+    auto vt = VectorType::get({width}, buf->elementType);
+    Value splat = vector::BroadcastOp::create(b, loc, vt, v);
+    int64_t vectors = n / width;
+    for (int64_t k = 0; k * numThreads < vectors; ++k) {
+      Value q = arith::AddIOp::create(b, loc, tid, cIdx(b, loc, k * numThreads));
+      Value cond;
+      if ((k + 1) * numThreads > vectors)
+        cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q,
+                                     cIdx(b, loc, vectors));
+      guarded(b, loc, cond, [&](OpBuilder &gb) {
+        Value off = arith::MulIOp::create(gb, loc, q, cIdx(gb, loc, width));
+        vector::StoreOp::create(gb, loc, splat, buf->memref, ValueRange{off});
+      });
+    }
+    return success();
+  }
+  return op.emitOpError("filling this buffer kind is not supported on CUDA "
+                        "targets");
+}
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+/// Copies a fragment operand into shared scratch so that the gemm can read
+/// it like a shared operand.
+FailureOr<Buffer> KernelLowering::stageOperand(OpBuilder &b,
+                                               const Buffer &buf) {
+  if (buf.kind == Kind::Shared)
+    return buf;
+  if (buf.kind != Kind::Fragment)
+    return failure();
+  Side frag{buf, {}, buf.shape};
+  for (int64_t i = 0; i < buf.rank(); ++i)
+    frag.offsets.push_back(cIdx(b, loc, 0));
+  // Place A at the start of the scratch and B after it.
+  static_assert(true, "");
+  Side scratch = scratchSide(b, buf.shape, buf.elementType);
+  copyFragmentMemory(b, frag, scratch, /*toMemory=*/true);
+  return scratch.buf;
+}
+
+LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
+                                        IRMapping &map) {
+  FailureOr<Buffer> a = bufferOf(op.getA(), b, map);
+  FailureOr<Buffer> bb = bufferOf(op.getB(), b, map);
+  FailureOr<Buffer> c = bufferOf(op.getC(), b, map);
+  if (failed(a) || failed(bb) || failed(c))
+    return failure();
+  if (c->kind != Kind::Fragment)
+    return op.emitOpError("the accumulator must be a fragment");
+  // Fragment operands go through scratch (A first, B after it).
+  bool staged = a->kind == Kind::Fragment || bb->kind == Kind::Fragment;
+  if (staged)
+    barrier(b);
+  int64_t aBytes = 0;
+  if (a->kind == Kind::Fragment) {
+    FailureOr<Buffer> s = stageOperand(b, *a);
+    if (failed(s))
+      return failure();
+    a = s;
+    aBytes = llvm::alignTo(
+        a->shape[0] * a->shape[1] * elementBytes(a->elementType), 128);
+  }
+  if (bb->kind == Kind::Fragment) {
+    int64_t saved = scratchOffset;
+    scratchOffset += aBytes;
+    FailureOr<Buffer> s = stageOperand(b, *bb);
+    scratchOffset = saved;
+    if (failed(s))
+      return failure();
+    bb = s;
+  }
+  if (staged)
+    barrier(b);
+  if (a->kind != Kind::Shared || bb->kind != Kind::Shared)
+    return op.emitOpError("gemm operands must be shared buffers or fragments");
+  if (op->hasAttr("warp_partition")) {
+    if (failed(gemmMma(op, b, *a, *bb, *c)))
+      return failure();
+  } else {
+    gemmSimt(op, b, *a, *bb, *c);
+  }
+  if (staged)
+    barrier(b);
+  return success();
+}
+
+void KernelLowering::gemmSimt(GemmOp op, OpBuilder &b, const Buffer &a,
+                              const Buffer &bb, const Buffer &c) {
+  Type acc = c.elementType;
+  const TileLayout &layout = *c.layout;
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  int64_t k = op.getK();
+  for (int64_t r = 0; r < layout.getNumRegs(); ++r) {
+    SmallVector<Value> idx = layout.emitInverse(b, loc, tid, r);
+    Value cond;
+    for (int d = 0; d < 2; ++d)
+      cond = andOf(b, loc, cond,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         idx[d], cIdx(b, loc, c.shape[d])));
+    Value init = op.getClearAccum() ? zeroOf(b, loc, acc) : regLoad(b, c, r);
+    auto loop = scf::ForOp::create(
+        b, loc, cIdx(b, loc, 0), cIdx(b, loc, k), cIdx(b, loc, 1),
+        ValueRange{init},
+        [&](OpBuilder &lb, Location l, Value kk, ValueRange args) {
+          Value av = loadElement(lb, a, ta ? SmallVector<Value>{kk, idx[0]}
+                                            : SmallVector<Value>{idx[0], kk});
+          Value bv = loadElement(lb, bb, tb ? SmallVector<Value>{idx[1], kk}
+                                             : SmallVector<Value>{kk, idx[1]});
+          av = convertScalar(lb, l, av, acc);
+          bv = convertScalar(lb, l, bv, acc);
+          Value prod = isa<FloatType>(acc)
+                           ? arith::MulFOp::create(lb, l, av, bv).getResult()
+                           : arith::MulIOp::create(lb, l, av, bv).getResult();
+          Value sum = isa<FloatType>(acc)
+                          ? arith::AddFOp::create(lb, l, args[0], prod).getResult()
+                          : arith::AddIOp::create(lb, l, args[0], prod).getResult();
+          scf::YieldOp::create(lb, l, sum);
+        });
+    // Padded registers keep garbage that nobody reads; the guard keeps the
+    // loads of out-of-range rows from reading past the operands.
+    (void)cond;
+    regStore(b, c, r, loop.getResult(0));
+  }
+}
+
+/// Splits the rows of a fragment vector (vector<R x P x T>) into the 32-bit
+/// registers mma.sync takes: f16 pairs stay vector<2xf16>, everything else
+/// is bitcast to i32.
+SmallVector<Value> mmaRegisters(OpBuilder &b, Location loc, Value frag) {
+  auto type = cast<VectorType>(frag.getType());
+  Type elem = type.getElementType();
+  SmallVector<Value> regs;
+  for (int64_t r = 0; r < type.getDimSize(0); ++r) {
+    Value row = vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{r});
+    if (elem.isF16()) {
+      regs.push_back(row);
+      continue;
+    }
+    Value bits = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), row);
+    regs.push_back(vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0}));
+  }
+  return regs;
+}
+
+/// One m16n8k`kStep` mma.sync on four accumulator scalars.
+SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag, Value bFrag,
+                           ArrayRef<Value> c, Type elem, Type acc,
+                           int64_t kStep) {
+  NVVM::MMATypes ptx = elem.isF16()    ? NVVM::MMATypes::f16
+                       : elem.isBF16() ? NVVM::MMATypes::bf16
+                       : elem.isF32()  ? NVVM::MMATypes::tf32
+                                       : NVVM::MMATypes::s8;
+  SmallVector<Value> aRegs = mmaRegisters(b, loc, aFrag);
+  SmallVector<Value> bRegs = mmaRegisters(b, loc, bFrag);
+  SmallVector<Value> cRegs;
+  Type resultType;
+  MLIRContext *ctx = b.getContext();
+  if (acc.isF16()) {
+    auto pair = VectorType::get({2}, acc);
+    for (int i = 0; i < 2; ++i)
+      cRegs.push_back(vector::FromElementsOp::create(b, loc, pair,
+                                                     ValueRange{c[2 * i], c[2 * i + 1]}));
+    resultType = LLVM::LLVMStructType::getLiteral(ctx, {pair, pair});
+  } else {
+    cRegs.assign(c.begin(), c.end());
+    resultType = LLVM::LLVMStructType::getLiteral(ctx, {acc, acc, acc, acc});
+  }
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (ptx == NVVM::MMATypes::s8)
+    overflow = NVVM::MMAIntOverflow::wrapped;
+  auto mma = NVVM::MmaOp::create(
+      b, loc, resultType, aRegs, bRegs, cRegs, {16, 8, kStep}, std::nullopt,
+      overflow, std::array<NVVM::MMATypes, 2>{ptx, ptx},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  if (acc.isF16()) {
+    for (int64_t i = 0; i < 2; ++i) {
+      Value pair = LLVM::ExtractValueOp::create(b, loc, mma, i);
+      for (int64_t j = 0; j < 2; ++j)
+        out.push_back(vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{j}));
+    }
+  } else {
+    for (int64_t i = 0; i < 4; ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, mma, i));
+  }
+  return out;
+}
+
+LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
+                                      const Buffer &bb, const Buffer &c) {
+  auto partition = op->getAttrOfType<DenseI64ArrayAttr>("warp_partition");
+  int64_t warpsM = partition[0], warpsN = partition[1];
+  int64_t m = op.getM(), n = op.getN(), k = op.getK();
+  int64_t wm = m / warpsM, wn = n / warpsN;
+  int64_t mTiles = wm / 16, nTiles = wn / 8;
+  Type elem = a.elementType, acc = c.elementType;
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  bool is16 = elem.isF16() || elem.isBF16();
+  bool isTf32 = elem.isF32();
+  int64_t kStep = is16 ? 16 : (isTf32 ? 8 : 32);
+  MLIRContext *ctx = b.getContext();
+
+  Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  Value warpM = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, warpsN));
+  Value warpN = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, warpsN));
+  Value rowBase = arith::MulIOp::create(b, loc, warpM, cIdx(b, loc, wm));
+  Value colBase = arith::MulIOp::create(b, loc, warpN, cIdx(b, loc, wn));
+  auto add = [&](Value x, int64_t cst) -> Value {
+    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
+               : x;
+  };
+  auto addv = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  Value g = arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 4)); // groupID
+  Value t4 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 4));
+  Value l16 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 16));
+  Value l8 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 8));
+  Value q = arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 8)); // 0..3
+  Value qHalf = arith::DivUIOp::create(b, loc, q, cIdx(b, loc, 2));
+  Value qOdd = arith::RemUIOp::create(b, loc, q, cIdx(b, loc, 2));
+  auto times8 = [&](Value x) -> Value {
+    return arith::MulIOp::create(b, loc, x, cIdx(b, loc, 8));
+  };
+
+  if (op.getClearAccum())
+    for (int64_t r = 0; r < c.layout->getNumRegs(); ++r)
+      regStore(b, c, r, zeroOf(b, loc, acc));
+
+  // Element (row, col) of the logical A (M x K) / B (K x N).
+  auto aAt = [&](Value row, Value col) {
+    return ta ? SmallVector<Value>{col, row} : SmallVector<Value>{row, col};
+  };
+  auto bAt = [&](Value kk, Value col) {
+    return tb ? SmallVector<Value>{col, kk} : SmallVector<Value>{kk, col};
+  };
+
+  for (int64_t k0 = 0; k0 < k; k0 += kStep) {
+    // A fragments, one per m tile.
+    SmallVector<Value> aFrags;
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      Value m0 = add(rowBase, mt * 16);
+      if (is16) {
+        Value off;
+        if (!ta) // rows m0 + lane % 16, columns k0 + (lane / 16) * 8
+          off = sharedOffset(b, a, {addv(m0, l16),
+                                    add(times8(arith::DivUIOp::create(
+                                            b, loc, lane, cIdx(b, loc, 16))),
+                                        k0)});
+        else // stored K x M: rows k0 + lane % 8 + (q / 2) * 8, cols m0 + (q % 2) * 8
+          off = sharedOffset(b, a, {add(addv(l8, times8(qHalf)), k0),
+                                    addv(m0, times8(qOdd))});
+        aFrags.push_back(nvgpu::LdMatrixOp::create(
+            b, loc, VectorType::get({4, 2}, elem), a.memref, ValueRange{off},
+            /*transpose=*/ta, /*numTiles=*/4));
+        continue;
+      }
+      // tf32 / int8: element loads following the mma fragment layout.
+      int64_t per = isTf32 ? 1 : 4;
+      SmallVector<Value> elems;
+      for (int64_t reg = 0; reg < 4; ++reg) {
+        Value row = addv(m0, add(g, (reg % 2) * 8));
+        for (int64_t e = 0; e < per; ++e) {
+          Value col = isTf32
+                          ? add(t4, k0 + (reg / 2) * 4)
+                          : add(arith::MulIOp::create(b, loc, t4, cIdx(b, loc, 4)),
+                                k0 + (reg / 2) * 16 + e);
+          elems.push_back(loadElement(b, a, aAt(row, col)));
+        }
+      }
+      aFrags.push_back(vector::FromElementsOp::create(
+          b, loc, VectorType::get({4, per}, elem), elems));
+    }
+    // B fragments, one per n tile.
+    SmallVector<Value> bFrags;
+    for (int64_t nt = 0; nt < nTiles; ++nt) {
+      Value n0 = add(colBase, nt * 8);
+      if (is16) {
+        Value off;
+        if (!tb) // stored K x N, transposed load: rows k0 + lane % 16, col n0
+          off = sharedOffset(b, bb, {add(l16, k0), n0});
+        else // stored N x K: rows n0 + lane % 8, cols k0 + ((lane / 8) % 2) * 8
+          off = sharedOffset(b, bb, {addv(n0, l8), add(times8(qOdd), k0)});
+        bFrags.push_back(nvgpu::LdMatrixOp::create(
+            b, loc, VectorType::get({2, 2}, elem), bb.memref, ValueRange{off},
+            /*transpose=*/!tb, /*numTiles=*/2));
+        continue;
+      }
+      int64_t per = isTf32 ? 1 : 4;
+      SmallVector<Value> elems;
+      for (int64_t reg = 0; reg < 2; ++reg) {
+        Value col = addv(n0, g);
+        for (int64_t e = 0; e < per; ++e) {
+          Value kk = isTf32
+                         ? add(t4, k0 + reg * 4)
+                         : add(arith::MulIOp::create(b, loc, t4, cIdx(b, loc, 4)),
+                               k0 + reg * 16 + e);
+          elems.push_back(loadElement(b, bb, bAt(kk, col)));
+        }
+      }
+      bFrags.push_back(vector::FromElementsOp::create(
+          b, loc, VectorType::get({2, per}, elem), elems));
+    }
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        int64_t base = mt * 4 * nTiles + nt * 4;
+        SmallVector<Value> cs;
+        for (int64_t i = 0; i < 4; ++i)
+          cs.push_back(regLoad(b, c, base + i));
+        SmallVector<Value> ds = emitMma(b, loc, aFrags[mt], bFrags[nt], cs, elem, acc,
+                                        kStep);
+        for (int64_t i = 0; i < 4; ++i)
+          regStore(b, c, base + i, ds[i]);
+      }
+    }
+  }
+  (void)ctx;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
+  bool isMax = kind == ReduceKind::max, isMin = kind == ReduceKind::min;
+  if (!isMax && !isMin)
+    return zeroOf(b, loc, type);
+  if (auto f = dyn_cast<FloatType>(type))
+    return arith::ConstantFloatOp::create(
+        b, loc, f, APFloat::getInf(f.getFloatSemantics(), isMax));
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt v = isMax ? APInt::getSignedMinValue(width)
+                  : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+}
+
+Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
+                    Value x) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case ReduceKind::sum:
+  case ReduceKind::abssum:
+    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
+                   : arith::AddIOp::create(b, loc, acc, x).getResult();
+  case ReduceKind::max:
+  case ReduceKind::absmax:
+    return isFloat ? arith::MaxNumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+  case ReduceKind::min:
+    return isFloat ? arith::MinNumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
+  }
+  llvm_unreachable("reduce kind");
+}
+
+Value absOf(OpBuilder &b, Location loc, ReduceKind kind, Value x) {
+  if (kind != ReduceKind::abssum && kind != ReduceKind::absmax)
+    return x;
+  return isa<FloatType>(x.getType())
+             ? math::AbsFOp::create(b, loc, x).getResult()
+             : math::AbsIOp::create(b, loc, x).getResult();
+}
+
+/// Shuffles a value of any 16/32/64-bit type (others through f32/i32).
+Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset) {
+  Type type = v.getType();
+  Value x = v;
+  if (type.getIntOrFloatBitWidth() < 32)
+    x = convertScalar(b, loc, v, isa<FloatType>(type) ? Type(b.getF32Type())
+                                                      : Type(b.getI32Type()));
+  Value off = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
+  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+  Value s = gpu::ShuffleOp::create(b, loc, x, off, width, gpu::ShuffleMode::XOR)
+                .getShuffleResult();
+  return convertScalar(b, loc, s, type);
+}
+
+LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
+                                          IRMapping &map) {
+  FailureOr<Buffer> src = bufferOf(op.getSrc(), b, map);
+  FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
+  if (failed(src) || failed(dst))
+    return failure();
+  ReduceKind kind = op.getKind();
+  int64_t dim = op.getDim();
+  Type acc = dst->elementType;
+  if (src->kind != Kind::Fragment || dst->kind != Kind::Fragment) {
+    // From memory (or into memory): stage fragments through scratch, then
+    // each thread computes whole rows of the destination.
+    return op.emitOpError("reductions are supported between fragments on "
+                          "CUDA targets; copy shared data to a fragment "
+                          "first");
+  }
+  const TileLayout &ls = *src->layout;
+  // The natural result layout: the source without `dim`.
+  TileLayout natural = ls.dropDim(dim);
+  if (dst->rank() == src->rank())
+    natural = natural.insertUnitDim(dim);
+  else if (dst->rank() == 1 && natural.getShape().empty())
+    natural = natural.insertUnitDim(0);
+  bool direct = natural == *dst->layout;
+  // Partials per natural register.
+  int64_t nregs = natural.getNumRegs();
+  SmallVector<Value> partial(nregs);
+  // The natural register of each source register (the same in every
+  // thread), and whether the source register can be padding.
+  auto naturalIndex = [&](ArrayRef<int64_t> sidx) {
+    SmallVector<int64_t> out(sidx);
+    if (dst->rank() == src->rank())
+      out[dim] = 0;
+    else
+      out.erase(out.begin() + dim);
+    if (out.empty())
+      out.push_back(0);
+    return out;
+  };
+  for (int64_t rs = 0; rs < ls.getNumRegs(); ++rs) {
+    std::optional<int64_t> rd;
+    bool mayPad = false, anyIn = false;
+    for (int64_t t = 0; t < numThreads; ++t) {
+      SmallVector<int64_t> sidx = ls.inverse(t, rs);
+      if (!ls.inBounds(sidx)) {
+        mayPad = true;
+        continue;
+      }
+      anyIn = true;
+      if (!rd)
+        rd = natural.registerOf(naturalIndex(sidx), t);
+    }
+    if (!anyIn || !rd)
+      continue;
+    Value x = convertScalar(b, loc, regLoad(b, *src, rs), acc);
+    x = absOf(b, loc, kind, x);
+    if (mayPad) {
+      SmallVector<Value> sidx = ls.emitInverse(b, loc, tid, rs);
+      Value ok;
+      for (int64_t d = 0; d < src->rank(); ++d)
+        ok = andOf(b, loc, ok,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         sidx[d], cIdx(b, loc, src->shape[d])));
+      x = arith::SelectOp::create(b, loc, ok, x,
+                                  reduceIdentity(b, loc, kind, acc));
+    }
+    partial[*rd] = partial[*rd] ? reduceCombine(b, loc, kind, partial[*rd], x)
+                                : x;
+  }
+  for (Value &p : partial)
+    if (!p)
+      p = reduceIdentity(b, loc, kind, acc);
+  // Threads that hold parts of the same output differ in the thread digits
+  // of `dim`: lanes combine with shuffles, warps through shared memory.
+  SmallVector<LayoutDigit> laneDigits, warpDigits;
+  for (const LayoutDigit &d : ls.getDigits()) {
+    if (!d.onThread || d.dim != dim)
+      continue;
+    if (d.stride < 32 && d.stride * d.size > 32 && llvm::isPowerOf2_64(d.size) &&
+        llvm::isPowerOf2_64(d.stride)) {
+      // A digit spanning lanes and warps: split it at the warp boundary.
+      int64_t lanes = 32 / d.stride;
+      laneDigits.push_back({d.dim, d.dimStride, lanes, true, d.stride});
+      warpDigits.push_back({d.dim, d.dimStride * lanes, d.size / lanes, true, 32});
+      continue;
+    }
+    (d.stride < 32 ? laneDigits : warpDigits).push_back(d);
+  }
+  for (const LayoutDigit &d : laneDigits) {
+    if (!llvm::isPowerOf2_64(d.size) || !llvm::isPowerOf2_64(d.stride) ||
+        d.stride * d.size > 32)
+      return op.emitOpError("cannot reduce across lanes of this layout (")
+             << ls.describe() << ")";
+    for (int64_t o = d.stride; o < d.stride * d.size; o *= 2)
+      for (Value &p : partial)
+        p = reduceCombine(b, loc, kind, p, shuffleXor(b, loc, p, o));
+  }
+  if (!warpDigits.empty()) {
+    // scratch[w][e]: partial of output element e from warp-digit value w.
+    int64_t ways = 1;
+    for (const LayoutDigit &d : warpDigits)
+      ways *= d.size;
+    int64_t elems = 1;
+    for (int64_t e : natural.getShape())
+      elems *= e;
+    Buffer scratch = scratchBuffer(b, {ways, elems}, acc);
+    Value w;
+    int64_t radix = 1;
+    for (const LayoutDigit &d : warpDigits) {
+      Value digit = arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
+          cIdx(b, loc, d.size));
+      Value term = arith::MulIOp::create(b, loc, digit, cIdx(b, loc, radix));
+      w = w ? arith::AddIOp::create(b, loc, w, term).getResult() : term;
+      radix *= d.size;
+    }
+    auto linear = [&](ArrayRef<Value> idx) {
+      Value lin = cIdx(b, loc, 0);
+      int64_t stride = 1;
+      for (int64_t d = idx.size() - 1; d >= 0; --d) {
+        lin = arith::AddIOp::create(
+            b, loc, lin,
+            arith::MulIOp::create(b, loc, idx[d], cIdx(b, loc, stride)));
+        stride *= natural.getShape()[d];
+      }
+      return lin;
+    };
+    barrier(b);
+    SmallVector<Value> lins;
+    for (int64_t r = 0; r < nregs; ++r) {
+      SmallVector<Value> idx = natural.emitInverse(b, loc, tid, r);
+      Value lin = linear(idx);
+      lins.push_back(lin);
+      Value ok;
+      for (auto [d, i] : llvm::enumerate(idx))
+        ok = andOf(b, loc, ok,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                         cIdx(b, loc, natural.getShape()[d])));
+      guarded(b, loc, ok, [&](OpBuilder &gb) {
+        storeElement(gb, scratch, {w, lin}, partial[r]);
+      });
+    }
+    barrier(b);
+    for (int64_t r = 0; r < nregs; ++r) {
+      Value total;
+      Value safe = arith::MinUIOp::create(b, loc, lins[r],
+                                          cIdx(b, loc, elems - 1));
+      for (int64_t i = 0; i < ways; ++i) {
+        Value x = loadElement(b, scratch, {cIdx(b, loc, i), safe});
+        total = total ? reduceCombine(b, loc, kind, total, x) : x;
+      }
+      partial[r] = total;
+    }
+    barrier(b);
+  }
+  if (direct) {
+    for (int64_t r = 0; r < nregs; ++r) {
+      Value v = partial[r];
+      if (!op.getClear())
+        v = reduceCombine(b, loc, kind, regLoad(b, *dst, r), v);
+      regStore(b, *dst, r, v);
+    }
+    return success();
+  }
+  // Convert the natural result to the destination's layout through scratch.
+  Buffer tmp = *dst;
+  tmp.layout = natural;
+  tmp.memref = memref::AllocaOp::create(
+      b, loc, MemRefType::get({nregs}, acc));
+  for (int64_t r = 0; r < nregs; ++r)
+    regStore(b, tmp, r, partial[r]);
+  Side from{tmp, {}, dst->shape}, to{*dst, {}, dst->shape};
+  for (int64_t i = 0; i < dst->rank(); ++i) {
+    from.offsets.push_back(cIdx(b, loc, 0));
+    to.offsets.push_back(cIdx(b, loc, 0));
+  }
+  if (!op.getClear()) {
+    // Combine with the old values: convert those to the natural layout.
+    Buffer old = tmp;
+    old.memref = memref::AllocaOp::create(b, loc, MemRefType::get({nregs}, acc));
+    Side oldSide{old, from.offsets, dst->shape};
+    copyThroughScratch(b, to, oldSide);
+    for (int64_t r = 0; r < nregs; ++r)
+      regStore(b, tmp, r,
+               reduceCombine(b, loc, kind, regLoad(b, old, r),
+                             regLoad(b, tmp, r)));
+  }
+  copyThroughScratch(b, from, to);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
+                                          IRMapping &map) {
+  FailureOr<Buffer> src = bufferOf(op.getSrc(), b, map);
+  FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
+  if (failed(src) || failed(dst))
+    return failure();
+  SmallVector<int64_t> shape = src->shape;
+  int64_t dim = op.getDim(), extent = shape[dim];
+  Type acc = dst->elementType;
+  auto sideFor = [&](const Buffer &buf) {
+    Side s{buf, {}, shape};
+    for (size_t i = 0; i < shape.size(); ++i)
+      s.offsets.push_back(cIdx(b, loc, 0));
+    return s;
+  };
+  // Work in shared memory: fragments go through scratch.
+  Buffer work = *dst;
+  bool dstFrag = dst->kind == Kind::Fragment;
+  if (src->kind == Kind::Fragment || dstFrag) {
+    Side scratch = scratchSide(b, shape, acc);
+    work = scratch.buf;
+    barrier(b);
+    if (src->kind == Kind::Fragment)
+      copyFragmentMemory(b, sideFor(*src), scratch, true);
+    else
+      copyMemoryToMemory(b, sideFor(*src), scratch, false);
+  } else if (src->memref != dst->memref) {
+    barrier(b);
+    copyMemoryToMemory(b, sideFor(*src), sideFor(*dst), false);
+  }
+  if (work.kind != Kind::Shared)
+    return op.emitOpError("cumsum needs shared or fragment buffers on CUDA "
+                          "targets");
+  barrier(b);
+  // One thread scans each line.
+  int64_t lines = 1;
+  SmallVector<int64_t> outer;
+  for (auto [d, e] : llvm::enumerate(shape))
+    if ((int64_t)d != dim) {
+      lines *= e;
+      outer.push_back(e);
+    }
+  for (int64_t k = 0; k * numThreads < lines; ++k) {
+    Value line = arith::AddIOp::create(b, loc, tid, cIdx(b, loc, k * numThreads));
+    Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, line,
+                                       cIdx(b, loc, lines));
+    guarded(b, loc, cond, [&](OpBuilder &gb) {
+      SmallVector<Value> pos(shape.size());
+      Value rem = line;
+      for (int64_t d = shape.size() - 1; d >= 0; --d) {
+        if (d == dim)
+          continue;
+        pos[d] = arith::RemUIOp::create(gb, loc, rem, cIdx(gb, loc, shape[d]));
+        rem = arith::DivUIOp::create(gb, loc, rem, cIdx(gb, loc, shape[d]));
+      }
+      scf::ForOp::create(
+          gb, loc, cIdx(gb, loc, 0), cIdx(gb, loc, extent), cIdx(gb, loc, 1),
+          ValueRange{zeroOf(gb, loc, acc)},
+          [&](OpBuilder &lb, Location l, Value i, ValueRange args) {
+            Value p = op.getReverse()
+                          ? arith::SubIOp::create(lb, l, cIdx(lb, l, extent - 1), i)
+                                .getResult()
+                          : i;
+            SmallVector<Value> idx(pos);
+            idx[dim] = p;
+            Value x = convertScalar(lb, l, loadElement(lb, work, idx), acc);
+            Value s = isa<FloatType>(acc)
+                          ? arith::AddFOp::create(lb, l, args[0], x).getResult()
+                          : arith::AddIOp::create(lb, l, args[0], x).getResult();
+            storeElement(lb, work, idx, s);
+            scf::YieldOp::create(lb, l, s);
+          });
+    });
+  }
+  barrier(b);
+  if (dstFrag) {
+    copyFragmentMemory(b, sideFor(*dst), sideFor(work), false);
+    barrier(b);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics and printing
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
+                                             IRMapping &map, Context &ctx) {
+  FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
+  if (failed(dst))
+    return failure();
+  Type elem = dst->elementType;
+  arith::AtomicRMWKind kind = isa<FloatType>(elem) ? arith::AtomicRMWKind::addf
+                                                   : arith::AtomicRMWKind::addi;
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(map.lookupOrDefault(o));
+  auto atomicAt = [&](OpBuilder &ab, ArrayRef<Value> idx, Value v) {
+    Value ok = dst->kind == Kind::Global ? inBounds(ab, *dst, idx) : Value();
+    guarded(ab, loc, ok, [&](OpBuilder &gb) {
+      if (dst->kind == Kind::Shared)
+        memref::AtomicRMWOp::create(gb, loc, kind, v, dst->memref,
+                                    ValueRange{sharedOffset(gb, *dst, idx)});
+      else
+        memref::AtomicRMWOp::create(gb, loc, kind, v, dst->memref, idx);
+    });
+  };
+  Value value = map.lookupOrDefault(op.getValue());
+  if (!isa<MemRefType>(op.getValue().getType())) {
+    guarded(b, loc, sideEffectGuard(b, ctx), [&](OpBuilder &gb) {
+      atomicAt(gb, offsets, convertScalar(gb, loc, value, elem));
+    });
+    return success();
+  }
+  FailureOr<Buffer> src = bufferOf(op.getValue(), b, map);
+  if (failed(src))
+    return failure();
+  if (src->kind != Kind::Fragment)
+    return op.emitOpError("atomic adds of tiles need a fragment value on CUDA "
+                          "targets");
+  const TileLayout &layout = *src->layout;
+  int64_t lead = dst->rank() - src->rank();
+  Value leader;
+  for (const LayoutDigit &d : layout.getDigits()) {
+    if (!d.isReplica())
+      continue;
+    Value digit = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
+        cIdx(b, loc, d.size));
+    leader = andOf(b, loc, leader,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, digit,
+                                         cIdx(b, loc, 0)));
+  }
+  for (int64_t r = 0; r < layout.getNumRegs(); ++r) {
+    SmallVector<Value> fidx = layout.emitInverse(b, loc, tid, r);
+    Value cond = leader;
+    for (int64_t d = 0; d < src->rank(); ++d)
+      cond = andOf(b, loc, cond,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         fidx[d], cIdx(b, loc, src->shape[d])));
+    SmallVector<Value> idx;
+    for (int64_t d = 0; d < dst->rank(); ++d)
+      idx.push_back(d < lead ? offsets[d]
+                             : arith::AddIOp::create(b, loc, offsets[d],
+                                                     fidx[d - lead])
+                                   .getResult());
+    guarded(b, loc, cond, [&](OpBuilder &gb) {
+      atomicAt(gb, idx, convertScalar(gb, loc, regLoad(gb, *src, r), elem));
+    });
+  }
+  return success();
+}
+
+LogicalResult KernelLowering::lowerPrint(PrintOp op, OpBuilder &b,
+                                         IRMapping &map, Context &ctx) {
+  std::string msg = op.getMsg() ? (": " + *op.getMsg()).str() : "";
+  std::string escaped;
+  for (char ch : msg) {
+    escaped.push_back(ch);
+    if (ch == '%')
+      escaped.push_back('%');
+  }
+  auto blockArgs = [&](OpBuilder &pb) {
+    SmallVector<Value> args;
+    for (int i = 0; i < 3; ++i) {
+      Value v = i < (int)blockIndices.size() ? blockIndices[i] : cIdx(pb, loc, 0);
+      args.push_back(arith::IndexCastOp::create(pb, loc, pb.getI64Type(), v));
+    }
+    args.push_back(arith::IndexCastOp::create(pb, loc, pb.getI64Type(), tid));
+    return args;
+  };
+  auto formatOf = [&](OpBuilder &pb, Value v, SmallVectorImpl<Value> &args) {
+    Type t = v.getType();
+    if (isa<FloatType>(t)) {
+      args.push_back(convertScalar(pb, loc, v, pb.getF64Type()));
+      return std::string("%g");
+    }
+    args.push_back(convertScalar(pb, loc, v, pb.getI64Type()));
+    return std::string("%lld");
+  };
+  std::string prefix = "block (%lld, %lld, %lld) thread %lld";
+  Value value = map.lookupOrDefault(op.getValue());
+  if (!isa<MemRefType>(op.getValue().getType())) {
+    // Scalars: the thread that runs it (one per block at block level).
+    Value guard = ctx.inParallel() ? ctx.leader : isThreadZero(b);
+    guarded(b, loc, guard, [&](OpBuilder &pb) {
+      SmallVector<Value> args = blockArgs(pb);
+      std::string fmt = prefix + escaped + " " + formatOf(pb, value, args) + "\n";
+      gpu::PrintfOp::create(pb, loc, pb.getStringAttr(fmt), args);
+    });
+    return success();
+  }
+  FailureOr<Buffer> buf = bufferOf(op.getValue(), b, map);
+  if (failed(buf))
+    return failure();
+  // Tiles: gather into shared memory, thread 0 prints every element.
+  Buffer view = *buf;
+  if (buf->kind == Kind::Fragment) {
+    Side frag{*buf, {}, buf->shape};
+    for (int64_t i = 0; i < buf->rank(); ++i)
+      frag.offsets.push_back(cIdx(b, loc, 0));
+    Side scratch = scratchSide(b, buf->shape, buf->elementType);
+    barrier(b);
+    copyFragmentMemory(b, frag, scratch, true);
+    view = scratch.buf;
+  } else if (buf->kind == Kind::Global) {
+    return op.emitOpError("printing a global tensor is not supported; print "
+                          "a tile of it");
+  }
+  barrier(b);
+  guarded(b, loc, isThreadZero(b), [&](OpBuilder &pb) {
+    SmallVector<Value> args = blockArgs(pb);
+    gpu::PrintfOp::create(pb, loc, pb.getStringAttr(prefix + escaped + "\n"),
+                          args);
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t e : view.shape) {
+      lbs.push_back(cIdx(pb, loc, 0));
+      ubs.push_back(cIdx(pb, loc, e));
+      steps.push_back(cIdx(pb, loc, 1));
+    }
+    scf::buildLoopNest(pb, loc, lbs, ubs, steps,
+                       [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                         SmallVector<Value> eargs;
+                         std::string fmt = "  [";
+                         for (auto [i, iv] : llvm::enumerate(ivs)) {
+                           fmt += i ? ", %lld" : "%lld";
+                           eargs.push_back(arith::IndexCastOp::create(
+                               nb, l, nb.getI64Type(), iv));
+                         }
+                         Value x = loadElement(nb, view, SmallVector<Value>(ivs));
+                         fmt += "] = " + formatOf(nb, x, eargs) + "\n";
+                         gpu::PrintfOp::create(nb, l, nb.getStringAttr(fmt), eargs);
+                       });
+  });
+  barrier(b);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Math: fast hardware approximations instead of libdevice
+//===----------------------------------------------------------------------===//
+
+/// math ops on f32 (f16/bf16 go through f32) become the PTX approximate
+/// instructions (ex2, lg2, rsqrt, sin, cos: relative error about 2^-22).
+struct MathToNVVMApprox : public RewritePattern {
+  MathToNVVMApprox(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  static Value call(PatternRewriter &r, Location loc, StringRef name, Value x) {
+    return LLVM::CallIntrinsicOp::create(r, loc, r.getF32Type(),
+                                         r.getStringAttr(name), ValueRange{x})
+        .getResult(0);
+  }
+  static Value c(PatternRewriter &r, Location loc, double v) {
+    return arith::ConstantFloatOp::create(r, loc, r.getF32Type(),
+                                          APFloat((float)v));
+  }
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &r) const override {
+    if (!isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
+             math::RsqrtOp, math::SinOp, math::CosOp, math::TanhOp>(op))
+      return failure();
+    Type type = op->getResult(0).getType();
+    auto ft = dyn_cast<FloatType>(type);
+    if (!ft || ft.getWidth() > 32)
+      return r.notifyMatchFailure(op, "only f16/bf16/f32 have approximations");
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0);
+    if (!type.isF32())
+      x = arith::ExtFOp::create(r, loc, r.getF32Type(), x);
+    Value y;
+    if (isa<math::ExpOp>(op))
+      y = call(r, loc, "llvm.nvvm.ex2.approx.f32",
+               arith::MulFOp::create(r, loc, x, c(r, loc, 1.4426950408889634)));
+    else if (isa<math::Exp2Op>(op))
+      y = call(r, loc, "llvm.nvvm.ex2.approx.f32", x);
+    else if (isa<math::LogOp>(op))
+      y = arith::MulFOp::create(r, loc, call(r, loc, "llvm.nvvm.lg2.approx.f", x),
+                                c(r, loc, 0.6931471805599453));
+    else if (isa<math::Log2Op>(op))
+      y = call(r, loc, "llvm.nvvm.lg2.approx.f", x);
+    else if (isa<math::RsqrtOp>(op))
+      y = call(r, loc, "llvm.nvvm.rsqrt.approx.f", x);
+    else if (isa<math::SinOp>(op))
+      y = call(r, loc, "llvm.nvvm.sin.approx.f", x);
+    else if (isa<math::CosOp>(op))
+      y = call(r, loc, "llvm.nvvm.cos.approx.f", x);
+    else {
+      // tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|); near zero the
+      // series x (1 - x^2 / 3) is more accurate.
+      Value ax = math::AbsFOp::create(r, loc, x);
+      Value e = call(r, loc, "llvm.nvvm.ex2.approx.f32",
+                     arith::MulFOp::create(r, loc, ax,
+                                           c(r, loc, -2.8853900817779268)));
+      Value one = c(r, loc, 1.0);
+      Value t = arith::DivFOp::create(r, loc,
+                                      arith::SubFOp::create(r, loc, one, e),
+                                      arith::AddFOp::create(r, loc, one, e));
+      t = math::CopySignOp::create(r, loc, t, x);
+      Value x2 = arith::MulFOp::create(r, loc, x, x);
+      Value series = arith::MulFOp::create(
+          r, loc, x,
+          arith::SubFOp::create(
+              r, loc, one, arith::MulFOp::create(r, loc, x2, c(r, loc, 1.0 / 3))));
+      Value small = arith::CmpFOp::create(r, loc, arith::CmpFPredicate::OLT, ax,
+                                          c(r, loc, 0.04));
+      y = arith::SelectOp::create(r, loc, small, series, t);
+    }
+    if (!type.isF32())
+      y = arith::TruncFOp::create(r, loc, type, y);
+    r.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::run() {
+  if (failed(outline()))
+    return failure();
+  Block &entry = gpuFunc.getBody().front();
+  OpBuilder b = OpBuilder::atBlockEnd(&entry);
+  if (failed(planSharedMemory(b)))
+    return failure();
+  setupBlockIndices(b);
+  if (failed(allocateBuffers(b)))
+    return failure();
+  // Values of the host function the kernel uses: clone their pure
+  // definitions into the kernel.
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(kernel.getBody(), above);
+  IRMapping map = outer;
+  std::function<LogicalResult(Value)> bring = [&](Value v) -> LogicalResult {
+    if (map.contains(v))
+      return success();
+    Operation *def = v.getDefiningOp();
+    if (!def || !isMemoryEffectFree(def) || def->getNumRegions())
+      return kernel.emitOpError("uses ")
+             << v << ", which is computed outside the kernel by an op that "
+             << "cannot be recomputed inside it";
+    for (Value o : def->getOperands())
+      if (failed(bring(o)))
+        return failure();
+    b.clone(*def, map);
+    return success();
+  };
+  for (Value v : above) {
+    if (isa<MemRefType>(v.getType()) && isa<BlockArgument>(v))
+      continue; // global tensors: reached through buffers
+    if (failed(bring(v)))
+      return failure();
+  }
+  for (auto [arg, idx] :
+       llvm::zip(kernel.getBody().front().getArguments(), blockIndices))
+    map.map(arg, idx);
+  Context ctx;
+  if (failed(lowerBlock(kernel.getBody().front(), b, map, ctx)))
+    return failure();
+  gpu::ReturnOp::create(b, kernel.getLoc());
+  {
+    RewritePatternSet patterns(gpuFunc.getContext());
+    patterns.add<MathToNVVMApprox>(gpuFunc.getContext());
+    if (failed(applyPatternsGreedily(gpuFunc, std::move(patterns))))
+      return gpuFunc.emitOpError("math lowering did not converge");
+    WalkResult f64 = gpuFunc.walk([&](Operation *op) {
+      if (isa<math::MathDialect>(op->getDialect()) &&
+          !isa<math::AbsFOp, math::AbsIOp, math::FloorOp, math::CeilOp,
+               math::SqrtOp, math::CopySignOp, math::FmaOp>(op)) {
+        op->emitError("this math function on ")
+            << op->getResult(0).getType()
+            << " is not supported on CUDA targets yet";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (f64.wasInterrupted())
+      return failure();
+  }
+
+  // The launch in the host function.
+  OpBuilder hb(kernel);
+  Location kl = kernel.getLoc();
+  SmallVector<Value> grid(kernel.getGrid());
+  while (grid.size() < 3)
+    grid.push_back(cIdx(hb, kl, 1));
+  SmallVector<int64_t> threads(kernel.getThreads());
+  while (threads.size() < 3)
+    threads.push_back(1);
+  gpu::KernelDim3 gridDim{grid[0], grid[1], grid[2]};
+  gpu::KernelDim3 blockDim{cIdx(hb, kl, threads[0]), cIdx(hb, kl, threads[1]),
+                           cIdx(hb, kl, threads[2])};
+  Value smemSize = arith::ConstantIntOp::create(hb, kl, hb.getI32Type(),
+                                                sharedBytes);
+  gpu::LaunchFuncOp::create(hb, kl, gpuFunc, gridDim, blockDim, smemSize,
+                            ValueRange(func.getArguments()));
+  kernel.erase();
+  return success();
+}
+
+struct ConvertTileToNVVMPass
+    : public tile::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    std::string text = "#nvvm.target<O = 3, chip = \"" + chip +
+                       "\", features = \"" + features + "\">";
+    Attribute target = parseAttribute(text, ctx);
+    if (!target) {
+      module.emitError("invalid NVVM target ") << text;
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      SmallVector<KernelOp> kernels;
+      func.walk([&](KernelOp k) { kernels.push_back(k); });
+      if (kernels.empty())
+        continue;
+      if (kernels.size() > 1) {
+        kernels[1].emitOpError("a tile program for CUDA targets may contain "
+                               "one T.Kernel");
+        return signalPassFailure();
+      }
+      if (kernels[0]->getParentOp() != func.getOperation()) {
+        kernels[0].emitOpError("must be at the top level of its function on "
+                               "CUDA targets");
+        return signalPassFailure();
+      }
+      if (failed(KernelLowering(kernels[0], func, target).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,182 @@
+//===- InsertBarriers.cpp - barriers between shared-memory accesses -------===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/MapVector.h"
+
+#define DEBUG_TYPE "tile-insert-barriers"
+
+namespace mlir {
+namespace tile {
+#define GEN_PASS_DEF_TILEINSERTBARRIERS
+#include "dialects/Tile/Transforms/Passes.h.inc"
+} // namespace tile
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Read/written flags of each shared buffer since the last barrier.
+struct Access {
+  bool read = false, written = false;
+};
+using State = llvm::MapVector<Value, Access>;
+
+/// The shared allocation a value views (through subviews and casts).
+Value sharedRoot(Value v) {
+  while (true) {
+    if (auto sub = v.getDefiningOp<memref::SubViewOp>())
+      v = sub.getSource();
+    else if (auto cast = v.getDefiningOp<memref::CastOp>())
+      v = cast.getSource();
+    else
+      break;
+  }
+  return isInScope(v.getType(), MemoryScope::shared) ? v : Value();
+}
+
+/// The shared buffers an op reads and writes (for regions: their bodies).
+void collectAccesses(Operation *op, State &acc) {
+  auto note = [&](Value v, bool write) {
+    if (Value root = sharedRoot(v)) {
+      Access &a = acc[root];
+      (write ? a.written : a.read) = true;
+    }
+  };
+  op->walk([&](Operation *inner) {
+    if (auto copy = dyn_cast<CopyOp>(inner)) {
+      if (copy.getAsync())
+        return; // synchronized by the pipeliner
+      note(copy.getSrc(), false);
+      note(copy.getDst(), true);
+    } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      note(load.getMemRef(), false);
+    } else if (auto store = dyn_cast<memref::StoreOp>(inner)) {
+      note(store.getMemRef(), true);
+    } else if (auto gemm = dyn_cast<GemmOp>(inner)) {
+      note(gemm.getA(), false);
+      note(gemm.getB(), false);
+    } else if (auto gemm = dyn_cast<GemmSpOp>(inner)) {
+      note(gemm.getA(), false);
+      note(gemm.getE(), false);
+      note(gemm.getB(), false);
+    } else if (auto fill = dyn_cast<FillOp>(inner)) {
+      note(fill.getDst(), true);
+    } else if (auto r = dyn_cast<ReduceOp>(inner)) {
+      note(r.getSrc(), false);
+      note(r.getDst(), true);
+    } else if (auto c = dyn_cast<CumSumOp>(inner)) {
+      note(c.getSrc(), false);
+      note(c.getDst(), true);
+    } else if (auto a = dyn_cast<AtomicAddOp>(inner)) {
+      note(a.getDst(), true);
+      note(a.getValue(), false);
+    } else if (auto p = dyn_cast<PrintOp>(inner)) {
+      note(p.getValue(), false);
+    }
+  });
+}
+
+bool conflicts(const State &before, const State &op) {
+  for (auto &[buf, a] : op) {
+    auto it = before.find(buf);
+    if (it == before.end())
+      continue;
+    if ((a.written && (it->second.read || it->second.written)) ||
+        (a.read && it->second.written))
+      return true;
+  }
+  return false;
+}
+
+void merge(State &into, const State &from) {
+  for (auto &[buf, a] : from) {
+    Access &x = into[buf];
+    x.read |= a.read;
+    x.written |= a.written;
+  }
+}
+
+class BarrierInserter {
+public:
+  /// Processes `block` starting from `state`; returns the state at its end.
+  State run(Block &block, State state) {
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (isa<BarrierOp>(op)) {
+        state.clear();
+        continue;
+      }
+      if (isa<scf::ForOp, scf::WhileOp, PipelinedOp>(op)) {
+        // The body may follow itself: iterate to a fixpoint.
+        State entry = state;
+        for (int i = 0; i < 3; ++i) {
+          State end = entry;
+          for (Region &r : op.getRegions())
+            for (Block &b : r)
+              end = run(b, end);
+          State next = state;
+          merge(next, end);
+          if (next.size() == entry.size() &&
+              llvm::all_of(next, [&](auto &kv) {
+                auto it = entry.find(kv.first);
+                return it != entry.end() && it->second.read == kv.second.read &&
+                       it->second.written == kv.second.written;
+              }))
+            break;
+          entry = next;
+        }
+        // Insertion during the iterations is idempotent; the state after
+        // the loop covers zero and more trips.
+        State end = entry;
+        for (Region &r : op.getRegions())
+          for (Block &b : r)
+            end = run(b, end);
+        merge(state, end);
+        continue;
+      }
+      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+        State out = run(*ifOp.thenBlock(), state);
+        if (ifOp.elseBlock())
+          merge(out, run(*ifOp.elseBlock(), state));
+        else
+          merge(out, state);
+        state = out;
+        continue;
+      }
+      State acc;
+      collectAccesses(&op, acc);
+      if (acc.empty())
+        continue;
+      if (conflicts(state, acc)) {
+        Operation *prev = op.getPrevNode();
+        if (!prev || !isa<BarrierOp>(prev)) {
+          OpBuilder b(&op);
+          BarrierOp::create(b, op.getLoc());
+        }
+        state.clear();
+      }
+      merge(state, acc);
+    }
+    return state;
+  }
+};
+
+struct TileInsertBarriersPass
+    : public tile::impl::TileInsertBarriersBase<TileInsertBarriersPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](KernelOp kernel) {
+      BarrierInserter().run(kernel.getBody().front(), State());
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,495 @@
+//===- LayoutInference.cpp - choose fragment layouts and swizzles ---------===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/IR/TileOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Utils/LayoutUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tile-layout-inference"
+
+namespace mlir {
+namespace tile {
+#define GEN_PASS_DEF_TILELAYOUTINFERENCE
+#include "dialects/Tile/Transforms/Passes.h.inc"
+} // namespace tile
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// How a parallel loop indexes a fragment.
+struct FragmentAccess {
+  Operation *op;     // memref.load or memref.store
+  Value buffer;      // the fragment
+  bool isWrite;
+  /// For each fragment dimension, the loop dimension indexing it; empty when
+  /// the indices are not distinct induction variables of the loop.
+  SmallVector<int64_t> dims;
+  bool isProjection() const { return !dims.empty() || rank == 0; }
+  int64_t rank = 0;
+};
+
+/// Whether `(a, b) -> c` can run on mma.sync, and its K step.
+static std::optional<int64_t> mmaKStep(Type a, Type b, Type c) {
+  if (a != b)
+    return std::nullopt;
+  if (a.isF16() && (c.isF32() || c.isF16()))
+    return 16;
+  if (a.isBF16() && c.isF32())
+    return 16;
+  if (a.isF32() && c.isF32())
+    return 8; // tf32
+  if (a.isInteger(8) && c.isInteger(32))
+    return 32;
+  return std::nullopt;
+}
+
+/// The warp grid of a gemm: warpsM x warpsN with warp tiles that are
+/// multiples of 16 x 8.
+static std::optional<std::pair<int64_t, int64_t>>
+choosePartition(int64_t m, int64_t n, int64_t warps, WarpPolicy policy) {
+  auto fits = [&](int64_t wm, int64_t wn) {
+    return wm * wn == warps && m % wm == 0 && n % wn == 0 &&
+           (m / wm) % 16 == 0 && (n / wn) % 8 == 0;
+  };
+  SmallVector<std::pair<int64_t, int64_t>> candidates;
+  for (int64_t wm = 1; wm <= warps; ++wm)
+    if (warps % wm == 0 && fits(wm, warps / wm))
+      candidates.push_back({wm, warps / wm});
+  if (candidates.empty())
+    return std::nullopt;
+  switch (policy) {
+  case WarpPolicy::full_row:
+    // As many warps along M as possible: each warp owns whole rows.
+    return candidates.back();
+  case WarpPolicy::full_col:
+    // As many warps along N as possible: each warp owns whole columns.
+    return candidates.front();
+  case WarpPolicy::square:
+    break;
+  }
+  auto cost = [&](std::pair<int64_t, int64_t> p) {
+    return std::abs(m / p.first - n / p.second);
+  };
+  return *llvm::min_element(candidates, [&](auto a, auto b) {
+    return cost(a) < cost(b) || (cost(a) == cost(b) && a.first > b.first);
+  });
+}
+
+/// The swizzle span that suits a shared buffer: the largest of 128/64/32
+/// bytes dividing both its rows and its size.
+static unsigned chooseSwizzle(MemRefType type) {
+  if (type.getRank() < 2)
+    return 0;
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  if (elementBytes == 0 || elementBytes > 16)
+    return 0;
+  int64_t rowBytes = type.getShape().back() * elementBytes;
+  int64_t totalBytes = type.getNumElements() * elementBytes;
+  for (unsigned span : {128u, 64u, 32u})
+    if (rowBytes % span == 0 && totalBytes % span == 0)
+      return span;
+  return 0;
+}
+
+class LayoutInference {
+public:
+  LayoutInference(KernelOp kernel, bool useMma)
+      : kernel(kernel), threads(kernel.getNumThreads()), useMma(useMma) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult setLayout(Value frag, const TileLayout &layout, Operation *by);
+  bool hasLayout(Value v) const { return layouts.count(v); }
+  LogicalResult collect();
+  LogicalResult anchorGemms();
+  bool propagate();
+  LogicalResult convertNonLocalAccesses();
+  void writeBack();
+
+  bool isLocal(const TileLayout &loop, const FragmentAccess &access) const;
+
+  KernelOp kernel;
+  int64_t threads;
+  bool useMma;
+  SmallVector<Value> fragments;
+  llvm::MapVector<Value, TileLayout> layouts;
+  DenseMap<Value, Operation *> origin;
+  SmallVector<ParallelOp> loops;
+  llvm::MapVector<Operation *, TileLayout> loopLayouts;
+  DenseMap<Operation *, SmallVector<FragmentAccess>> accesses;
+};
+
+LogicalResult LayoutInference::setLayout(Value frag, const TileLayout &layout,
+                                         Operation *by) {
+  auto it = layouts.find(frag);
+  if (it != layouts.end()) {
+    if (it->second == layout)
+      return success();
+    InFlightDiagnostic diag = by->emitError()
+                              << "needs fragment " << frag
+                              << " in the layout " << layout.describe()
+                              << ", but it already has the layout "
+                              << it->second.describe();
+    diag.attachNote(origin[frag]->getLoc()) << "layout required here";
+    return failure();
+  }
+  layouts.insert(std::make_pair(frag, layout));
+  origin[frag] = by;
+  return success();
+}
+
+/// Returns the alloc_fragment defining `v`, if any.
+static AllocFragmentOp fragmentAlloc(Value v) {
+  return v.getDefiningOp<AllocFragmentOp>();
+}
+
+LogicalResult LayoutInference::collect() {
+  WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
+    if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
+      fragments.push_back(alloc.getResult());
+      if (FragmentLayoutAttr attr = alloc.getLayoutAttr()) {
+        std::string why;
+        FailureOr<TileLayout> layout =
+            TileLayout::fromAttr(attr, alloc.getType().getShape(), &why);
+        if (failed(layout))
+          return alloc.emitOpError("has a layout that is not a digit "
+                                   "structure: ")
+                 << why;
+        if (failed(setLayout(alloc.getResult(), *layout, op)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    if (auto annotate = dyn_cast<AnnotateLayoutOp>(op)) {
+      Value buffer = annotate.getBuffer();
+      if (auto swizzle = dyn_cast<SwizzleAttr>(annotate.getLayout())) {
+        auto alloc = buffer.getDefiningOp<AllocSharedOp>();
+        if (!alloc)
+          return annotate.emitOpError("the annotated buffer must come from a "
+                                      "tile.alloc_shared");
+        alloc.setSwizzleAttr(swizzle);
+        return WalkResult::advance();
+      }
+      auto attr = cast<FragmentLayoutAttr>(annotate.getLayout());
+      if (!fragmentAlloc(buffer))
+        return annotate.emitOpError("the annotated buffer must come from a "
+                                    "tile.alloc_fragment");
+      std::string why;
+      FailureOr<TileLayout> layout = TileLayout::fromAttr(
+          attr, cast<MemRefType>(buffer.getType()).getShape(), &why);
+      if (failed(layout))
+        return annotate.emitOpError("layout is not a digit structure: ") << why;
+      if (failed(setLayout(buffer, *layout, op)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    }
+    if (auto loop = dyn_cast<ParallelOp>(op)) {
+      if (loop->getParentOfType<ParallelOp>())
+        return loop.emitOpError("nested T.Parallel loops are not supported on "
+                                "GPU targets; use one T.Parallel over all "
+                                "dimensions");
+      loops.push_back(loop);
+      Block &body = loop.getBody().front();
+      SmallVector<FragmentAccess> &list = accesses[loop];
+      loop.getBody().walk([&](Operation *inner) {
+        Value memref;
+        ValueRange indices;
+        bool isWrite = false;
+        if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+          memref = load.getMemRef();
+          indices = load.getIndices();
+        } else if (auto store = dyn_cast<memref::StoreOp>(inner)) {
+          memref = store.getMemRef();
+          indices = store.getIndices();
+          isWrite = true;
+        } else {
+          return;
+        }
+        if (!fragmentAlloc(memref))
+          return;
+        FragmentAccess access{inner, memref, isWrite, {}, (int64_t)indices.size()};
+        SmallVector<int64_t> dims;
+        for (Value idx : indices) {
+          auto arg = dyn_cast<BlockArgument>(idx);
+          if (!arg || arg.getOwner() != &body ||
+              llvm::is_contained(dims, arg.getArgNumber())) {
+            dims.clear();
+            break;
+          }
+          dims.push_back(arg.getArgNumber());
+        }
+        if (dims.size() == indices.size())
+          access.dims = dims;
+        list.push_back(access);
+      });
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult LayoutInference::anchorGemms() {
+  WalkResult result = kernel.walk([&](GemmOp gemm) -> WalkResult {
+    Value c = gemm.getC();
+    if (!fragmentAlloc(c))
+      return gemm.emitOpError("the accumulator must be a tile.alloc_fragment "
+                              "on GPU targets");
+    Type a = gemm.getA().getType().getElementType();
+    Type b = gemm.getB().getType().getElementType();
+    Type acc = gemm.getC().getType().getElementType();
+    std::optional<int64_t> kStep = mmaKStep(a, b, acc);
+    if (!useMma || !kStep || threads % 32 || gemm.getK() % *kStep)
+      return WalkResult::advance(); // SIMT gemm: any accumulator layout
+    auto partition = choosePartition(gemm.getM(), gemm.getN(), threads / 32,
+                                     gemm.getPolicy());
+    if (!partition)
+      return WalkResult::advance();
+    FailureOr<TileLayout> layout = TileLayout::mmaAccumulator(
+        gemm.getM(), gemm.getN(), partition->first, partition->second);
+    if (failed(layout))
+      return WalkResult::advance();
+    Builder builder(gemm.getContext());
+    gemm->setAttr("warp_partition", builder.getDenseI64ArrayAttr(
+                                        {partition->first, partition->second}));
+    if (failed(setLayout(c, *layout, gemm)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// Inverts a permutation projection: the loop layout that makes `dims` (a
+/// permutation) an identity access of `frag`.
+static TileLayout loopLayoutFrom(const TileLayout &frag,
+                                 ArrayRef<int64_t> dims) {
+  // frag dimension k is loop dimension dims[k]; the loop's dimension j is
+  // the fragment's dimension k with dims[k] = j.
+  SmallVector<int64_t> inverse(dims.size());
+  for (auto [k, d] : llvm::enumerate(dims))
+    inverse[d] = k;
+  return frag.project(inverse);
+}
+
+bool LayoutInference::propagate() {
+  bool changed = false;
+  for (ParallelOp loop : loops) {
+    auto &list = accesses[loop];
+    int64_t rank = loop.getExtents().size();
+    if (!loopLayouts.count(loop)) {
+      for (const FragmentAccess &a : list) {
+        if (a.dims.size() != static_cast<size_t>(rank) || !hasLayout(a.buffer))
+          continue;
+        TileLayout l = loopLayoutFrom(layouts.find(a.buffer)->second, a.dims);
+        if (SmallVector<int64_t>(l.getShape()) !=
+            SmallVector<int64_t>(loop.getExtents()))
+          continue; // the loop covers only part of the fragment
+        loopLayouts.insert(std::make_pair(loop.getOperation(), l));
+        changed = true;
+        break;
+      }
+    }
+    auto it = loopLayouts.find(loop);
+    if (it == loopLayouts.end())
+      continue;
+    for (const FragmentAccess &a : list) {
+      if (hasLayout(a.buffer) || !a.isProjection())
+        continue;
+      TileLayout projected = it->second.project(a.dims);
+      if (SmallVector<int64_t>(projected.getShape()) !=
+          SmallVector<int64_t>(
+              cast<MemRefType>(a.buffer.getType()).getShape()))
+        continue;
+      layouts.insert(std::make_pair(a.buffer, projected));
+      origin[a.buffer] = loop;
+      changed = true;
+    }
+  }
+  kernel.walk([&](Operation *op) {
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      Value src = reduce.getSrc(), dst = reduce.getDst();
+      if (!fragmentAlloc(src) || !fragmentAlloc(dst) || !hasLayout(src) ||
+          hasLayout(dst))
+        return;
+      int64_t dim = reduce.getDim();
+      TileLayout l = layouts.find(src)->second.dropDim(dim);
+      auto dstType = cast<MemRefType>(dst.getType());
+      if (dstType.getRank() == reduce.getSrc().getType().getRank())
+        l = l.insertUnitDim(dim);
+      else if (dstType.getRank() == 1 && l.getShape().empty())
+        l = l.insertUnitDim(0);
+      layouts.insert(std::make_pair(dst, l));
+      origin[dst] = op;
+      changed = true;
+    } else if (auto copy = dyn_cast<CopyOp>(op)) {
+      Value src = copy.getSrc(), dst = copy.getDst();
+      if (!fragmentAlloc(src) || !fragmentAlloc(dst) ||
+          cast<MemRefType>(src.getType()).getShape() !=
+              cast<MemRefType>(dst.getType()).getShape())
+        return;
+      if (hasLayout(src) && !hasLayout(dst)) {
+        layouts.insert(std::make_pair(dst, layouts.find(src)->second));
+        origin[dst] = op;
+        changed = true;
+      } else if (hasLayout(dst) && !hasLayout(src)) {
+        layouts.insert(std::make_pair(src, layouts.find(dst)->second));
+        origin[src] = op;
+        changed = true;
+      }
+    }
+  });
+  return changed;
+}
+
+bool LayoutInference::isLocal(const TileLayout &loop,
+                              const FragmentAccess &access) const {
+  if (!access.isProjection())
+    return false;
+  const TileLayout &frag = layouts.find(access.buffer)->second;
+  for (int64_t r = 0; r < loop.getNumRegs(); ++r) {
+    std::optional<int64_t> reg;
+    for (int64_t t = 0; t < threads; ++t) {
+      SmallVector<int64_t> idx = loop.inverse(t, r);
+      if (!loop.inBounds(idx))
+        continue;
+      SmallVector<int64_t> fidx;
+      for (int64_t d : access.dims)
+        fidx.push_back(idx[d]);
+      std::optional<int64_t> got = frag.registerOf(fidx, t);
+      if (!got || (reg && *reg != *got))
+        return false;
+      reg = got;
+    }
+  }
+  return true;
+}
+
+LogicalResult LayoutInference::convertNonLocalAccesses() {
+  OpBuilder builder(kernel.getContext());
+  for (ParallelOp loop : loops) {
+    const TileLayout &loopLayout = loopLayouts.find(loop)->second;
+    // Group the non-local accesses by buffer.
+    llvm::MapVector<Value, SmallVector<FragmentAccess>> nonLocal;
+    for (const FragmentAccess &a : accesses[loop])
+      if (!isLocal(loopLayout, a))
+        nonLocal[a.buffer].push_back(a);
+    for (auto &[buffer, list] : nonLocal) {
+      auto type = cast<MemRefType>(buffer.getType());
+      bool projection = llvm::all_of(
+          list, [&](const FragmentAccess &a) { return a.isProjection() &&
+                                                      a.dims == list[0].dims; });
+      bool reads = llvm::any_of(list, [](auto &a) { return !a.isWrite; });
+      bool writes = llvm::any_of(list, [](auto &a) { return a.isWrite; });
+      Location loc = loop.getLoc();
+      // The conversion buffer: a fragment in the loop's layout when every
+      // access is the same projection, else a shared-memory copy.
+      builder.setInsertionPointToStart(&kernel.getBody().front());
+      Value converted;
+      if (projection) {
+        auto alloc = AllocFragmentOp::create(builder, loc, type, nullptr);
+        TileLayout l = loopLayout.project(list[0].dims);
+        layouts.insert(std::make_pair(alloc.getResult(), l));
+        origin[alloc.getResult()] = loop;
+        converted = alloc.getResult();
+      } else {
+        auto sharedType = MemRefType::get(
+            type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
+            MemoryScopeAttr::get(kernel.getContext(), MemoryScope::shared));
+        converted = AllocSharedOp::create(builder, loc, sharedType, nullptr);
+      }
+      LLVM_DEBUG(llvm::dbgs() << "converting " << buffer << " for " << loop
+                              << "\n");
+      SmallVector<Value> zeros;
+      SmallVector<int64_t> sizes(type.getShape());
+      builder.setInsertionPoint(loop);
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        zeros.push_back(arith::ConstantIndexOp::create(builder, loc, 0));
+      auto copy = [&](Value from, Value to) {
+        CopyOp::create(builder, loc, from, zeros, to, zeros,
+                       builder.getDenseI64ArrayAttr(sizes),
+                       builder.getDenseI64ArrayAttr(sizes), false);
+      };
+      if (reads || !projection)
+        copy(buffer, converted);
+      for (const FragmentAccess &a : list)
+        a.op->replaceUsesOfWith(buffer, converted);
+      if (writes) {
+        builder.setInsertionPointAfter(loop);
+        copy(converted, buffer);
+      }
+    }
+  }
+  return success();
+}
+
+void LayoutInference::writeBack() {
+  MLIRContext *ctx = kernel.getContext();
+  for (auto &[frag, layout] : layouts)
+    frag.getDefiningOp<AllocFragmentOp>().setLayoutAttr(layout.toAttr(ctx));
+  for (auto &[op, layout] : loopLayouts)
+    op->setAttr("layout", layout.toAttr(ctx));
+  kernel.walk([&](AllocSharedOp alloc) {
+    if (!alloc.getSwizzleAttr())
+      alloc.setSwizzleAttr(SwizzleAttr::get(ctx, chooseSwizzle(alloc.getType()), 0));
+  });
+  SmallVector<AnnotateLayoutOp> annotations;
+  kernel.walk([&](AnnotateLayoutOp op) { annotations.push_back(op); });
+  for (AnnotateLayoutOp op : annotations)
+    op.erase();
+}
+
+LogicalResult LayoutInference::run() {
+  if (failed(collect()) || failed(anchorGemms()))
+    return failure();
+  while (propagate()) {
+  }
+  // Unconstrained loops get a blocked layout; propagate from them too.
+  for (ParallelOp loop : loops) {
+    if (loopLayouts.count(loop))
+      continue;
+    loopLayouts.insert(std::make_pair(
+        loop.getOperation(), TileLayout::blocked(loop.getExtents(), threads, 4)));
+    while (propagate()) {
+    }
+  }
+  for (Value frag : fragments)
+    if (!hasLayout(frag))
+      layouts.insert(std::make_pair(
+          frag, TileLayout::blocked(cast<MemRefType>(frag.getType()).getShape(),
+                                    threads, 4)));
+  if (failed(convertNonLocalAccesses()))
+    return failure();
+  writeBack();
+  return success();
+}
+
+struct TileLayoutInferencePass
+    : public tile::impl::TileLayoutInferenceBase<TileLayoutInferencePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](KernelOp kernel) {
+      if (failed(LayoutInference(kernel, mma).run()))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

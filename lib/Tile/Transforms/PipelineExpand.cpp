@@ -1,0 +1,347 @@
+//===- PipelineExpand.cpp - expand scheduled pipelined loops --------------===//
+//
+// Part of tilelang-mlir.
+//
+// Phase 2 of software pipelining. Statement s of iteration j runs at step
+// j + stage(s); the loop runs steps [0, n + max_stage): the first max_stage
+// steps (prologue) and the last max_stage (epilogue) are unrolled with
+// guards, the steps in between form an scf.for where every statement runs.
+// Every step: wait for the copy group its consumers need, barrier, consumers
+// (stage > 0), producers (stage 0, asynchronous copies into slot
+// `iteration mod slots` of multi-buffered shared memory), commit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Transforms/PipelineUtils.h"
+#include "dialects/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+
+#define DEBUG_TYPE "tile-pipeline-expand"
+
+namespace mlir {
+namespace tile {
+#define GEN_PASS_DEF_TILEPIPELINEEXPAND
+#include "dialects/Tile/Transforms/Passes.h.inc"
+} // namespace tile
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+class LoopExpander {
+public:
+  explicit LoopExpander(PipelinedOp loop)
+      : loop(loop), loc(loop.getLoc()), body(&loop.getBody().front()),
+        iv(body->getArgument(0)) {}
+
+  LogicalResult run();
+
+private:
+  enum class StepKind { Prologue, Steady, Epilogue };
+
+  Value index(OpBuilder &b, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  LogicalResult prepare();
+  void emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k);
+  void emitInstance(OpBuilder &b, size_t statement, Value j);
+  Value mapValue(OpBuilder &b, Value v, IRMapping &map);
+  void guarded(OpBuilder &b, Value cond, function_ref<void(OpBuilder &)> fn);
+
+  PipelinedOp loop;
+  Location loc;
+  Block *body;
+  Value iv;
+  SmallVector<Operation *> statements;
+  SmallVector<int64_t> stage;
+  SmallVector<size_t> sequence; // statements in execution order
+  DenseSet<Operation *> producers;
+  llvm::MapVector<Value, Value> multiBuffered; // old alloc -> slotted alloc
+  int64_t maxStage = 0, slots = 1, pending = 0;
+  Value lower, step, tripCount;
+  std::optional<int64_t> constTripCount;
+};
+
+LogicalResult LoopExpander::prepare() {
+  std::optional<ArrayRef<int64_t>> stageAttr = loop.getStage();
+  std::optional<ArrayRef<int64_t>> orderAttr = loop.getOrder();
+  if (!stageAttr || !orderAttr)
+    return loop.emitOpError("has no schedule: run tile-pipeline-schedule "
+                            "first");
+  statements = loop.getStatements();
+  stage.assign(stageAttr->begin(), stageAttr->end());
+  for (size_t i = 0; i < statements.size(); ++i)
+    sequence.push_back(i);
+  llvm::sort(sequence, [&](size_t a, size_t b) {
+    return (*orderAttr)[a] < (*orderAttr)[b];
+  });
+  maxStage = stage.empty() ? 0 : *llvm::max_element(stage);
+  slots = maxStage + 1;
+  int64_t minConsumerStage = maxStage;
+  for (auto [i, s] : llvm::enumerate(statements)) {
+    if (stage[i] == 0 && maxStage > 0 && isPipelineProducer(loop, s))
+      producers.insert(s);
+    else if (stage[i] > 0)
+      minConsumerStage = std::min(minConsumerStage, stage[i]);
+    if (s->getNumResults() && !isMemoryEffectFree(s) &&
+        !llvm::all_of(s->getResults(),
+                      [](Value v) { return v.use_empty(); }) &&
+        !isa<memref::LoadOp>(s))
+      return s->emitError("a statement of a pipelined loop whose results "
+                          "are used must be a load");
+  }
+  // Consumers of stage s need the copies issued s steps ago: groups
+  // committed since then may still be pending.
+  pending = std::max<int64_t>(minConsumerStage - 1, 0);
+  // Multi-buffer the destinations of producers.
+  OpBuilder b(loop.getContext());
+  for (Operation *p : producers) {
+    Value dst = cast<CopyOp>(p).getDst();
+    if (multiBuffered.count(dst))
+      continue;
+    auto alloc = dst.getDefiningOp<AllocSharedOp>();
+    MemRefType type = alloc.getType();
+    SmallVector<int64_t> shape = {slots};
+    llvm::append_range(shape, type.getShape());
+    auto slotted = MemRefType::get(shape, type.getElementType(),
+                                   MemRefLayoutAttrInterface(),
+                                   type.getMemorySpace());
+    b.setInsertionPointAfter(alloc);
+    auto newAlloc = AllocSharedOp::create(b, alloc.getLoc(), slotted, nullptr);
+    if (alloc.getSwizzleAttr())
+      newAlloc.setSwizzleAttr(alloc.getSwizzleAttr());
+    multiBuffered.insert(std::make_pair(dst, newAlloc.getResult()));
+  }
+  // Only producers may write multi-buffered memory.
+  for (auto [i, s] : llvm::enumerate(statements)) {
+    if (producers.contains(s))
+      continue;
+    for (auto &[old, slotted] : multiBuffered) {
+      bool writes = false;
+      s->walk([&](Operation *inner) {
+        if (auto store = dyn_cast<memref::StoreOp>(inner))
+          writes |= store.getMemRef() == old;
+        if (auto copy = dyn_cast<CopyOp>(inner))
+          writes |= copy.getDst() == old;
+      });
+      if (writes)
+        return s->emitError("writes shared buffer ")
+               << old << ", which the pipeliner multi-buffers for the copy "
+               << "that fills it; only that copy may write it";
+    }
+  }
+  return success();
+}
+
+/// Returns the value of `v` for the instance being cloned: mapped values,
+/// clones of the pure ops (and loads) of the body that compute it, or `v`
+/// itself when it is defined outside the loop.
+Value LoopExpander::mapValue(OpBuilder &b, Value v, IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return v;
+  for (Value operand : def->getOperands())
+    mapValue(b, operand, map);
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(def->getRegions(), above);
+  for (Value operand : above)
+    mapValue(b, operand, map);
+  b.clone(*def, map);
+  return map.lookup(v);
+}
+
+void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
+  Operation *s = statements[which];
+  IRMapping map;
+  Value value = arith::AddIOp::create(
+      b, loc, lower, arith::MulIOp::create(b, loc, j, step));
+  map.map(iv, value);
+  Value slot;
+  if (!multiBuffered.empty())
+    slot = arith::RemUIOp::create(b, loc, j, index(b, slots));
+  if (producers.contains(s)) {
+    auto copy = cast<CopyOp>(s);
+    SmallVector<Value> srcOffsets, dstOffsets = {slot};
+    for (Value o : copy.getSrcOffsets())
+      srcOffsets.push_back(mapValue(b, o, map));
+    for (Value o : copy.getDstOffsets())
+      dstOffsets.push_back(mapValue(b, o, map));
+    SmallVector<int64_t> dstSizes = {1};
+    llvm::append_range(dstSizes, copy.getDstSizes());
+    Value src = mapValue(b, copy.getSrc(), map);
+    bool async = copy.getSrc().getType().getElementType() ==
+                 copy.getDst().getType().getElementType();
+    CopyOp::create(b, copy.getLoc(), src, srcOffsets,
+                   multiBuffered.lookup(copy.getDst()), dstOffsets,
+                   copy.getSrcSizesAttr(), b.getDenseI64ArrayAttr(dstSizes),
+                   async);
+    return;
+  }
+  // Consumers see the slot of their iteration as a 2-D (...) view.
+  SetVector<Value> used;
+  for (Value v : s->getOperands())
+    used.insert(v);
+  getUsedValuesDefinedAbove(s->getRegions(), used);
+  for (Value v : used) {
+    Value slotted = multiBuffered.lookup(v);
+    if (!slotted)
+      continue;
+    auto type = cast<MemRefType>(v.getType());
+    auto slottedType = cast<MemRefType>(slotted.getType());
+    SmallVector<OpFoldResult> offsets = {slot}, sizes = {b.getIndexAttr(1)},
+                              strides = {b.getIndexAttr(1)};
+    for (int64_t d : type.getShape()) {
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(d));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    auto viewType = memref::SubViewOp::inferRankReducedResultType(
+        type.getShape(), slottedType, offsets, sizes, strides);
+    map.map(v, memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
+                                         slotted, offsets, sizes, strides));
+  }
+  for (Value v : used)
+    mapValue(b, v, map);
+  b.clone(*s, map);
+}
+
+void LoopExpander::guarded(OpBuilder &b, Value cond,
+                           function_ref<void(OpBuilder &)> fn) {
+  if (!cond) {
+    fn(b);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder inner = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+  fn(inner);
+}
+
+void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
+  // Which statements run at this step, for which iteration, under which
+  // guard (a null guard: unconditionally).
+  struct Instance {
+    size_t statement;
+    Value j;
+    Value guard;
+  };
+  SmallVector<Instance> consumers, producerInstances;
+  for (size_t i : sequence) {
+    int64_t s = stage[i];
+    Value j, guard;
+    switch (kind) {
+    case StepKind::Prologue: {
+      int64_t jc = k - s; // step k, iteration k - s
+      if (jc < 0)
+        continue;
+      if (constTripCount && jc >= *constTripCount)
+        continue;
+      j = index(b, jc);
+      if (!constTripCount)
+        guard = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
+                                      tripCount);
+      break;
+    }
+    case StepKind::Steady:
+      j = arith::SubIOp::create(b, loc, t, index(b, s));
+      break;
+    case StepKind::Epilogue: {
+      // step n + k runs the statements with stage > k, for iteration
+      // n + k - stage, unless the prologue already covered that step.
+      if (s <= k)
+        continue;
+      if (constTripCount && *constTripCount + k < maxStage)
+        continue;
+      j = arith::SubIOp::create(b, loc, t, index(b, s));
+      if (!constTripCount)
+        guard = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, t, index(b, maxStage));
+      break;
+    }
+    }
+    Instance inst{i, j, guard};
+    if (producers.contains(statements[i]))
+      producerInstances.push_back(inst);
+    else
+      consumers.push_back(inst);
+  }
+  if (!producers.empty()) {
+    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(pending));
+    BarrierOp::create(b, loc);
+  }
+  for (ArrayRef<Instance> list : {ArrayRef(consumers), ArrayRef(producerInstances)})
+    for (const Instance &inst : list)
+      guarded(b, inst.guard,
+              [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
+  if (!producers.empty())
+    AsyncCommitOp::create(b, loc);
+}
+
+LogicalResult LoopExpander::run() {
+  if (failed(prepare()))
+    return failure();
+  OpBuilder b(loop);
+  lower = loop.getLower();
+  step = loop.getStep();
+  // Trip count, clamped at zero.
+  Value diff = arith::SubIOp::create(b, loc, loop.getUpper(), lower);
+  Value count = arith::CeilDivSIOp::create(b, loc, diff, step);
+  tripCount = arith::MaxSIOp::create(b, loc, count, index(b, 0));
+  APInt lo, hi, st;
+  if (matchPattern(lower, m_ConstantInt(&lo)) &&
+      matchPattern(loop.getUpper(), m_ConstantInt(&hi)) &&
+      matchPattern(step, m_ConstantInt(&st)) && st.getSExtValue() > 0) {
+    int64_t d = hi.getSExtValue() - lo.getSExtValue();
+    constTripCount = std::max<int64_t>(0, (d + st.getSExtValue() - 1) /
+                                              st.getSExtValue());
+  }
+
+  for (int64_t k = 0; k < maxStage; ++k)
+    emitStep(b, StepKind::Prologue, Value(), k);
+  auto steady = scf::ForOp::create(b, loc, index(b, maxStage), tripCount,
+                                   index(b, 1));
+  {
+    OpBuilder inner = OpBuilder::atBlockTerminator(steady.getBody());
+    emitStep(inner, StepKind::Steady, steady.getInductionVar(), 0);
+  }
+  for (int64_t k = 0; k < maxStage; ++k) {
+    Value t = arith::AddIOp::create(b, loc, tripCount, index(b, k));
+    emitStep(b, StepKind::Epilogue, t, k);
+  }
+  if (!producers.empty())
+    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(0));
+
+  loop.erase();
+  for (auto &[old, slotted] : multiBuffered)
+    if (old.use_empty())
+      old.getDefiningOp()->erase();
+  return success();
+}
+
+struct TilePipelineExpandPass
+    : public tile::impl::TilePipelineExpandBase<TilePipelineExpandPass> {
+  void runOnOperation() override {
+    SmallVector<PipelinedOp> loops;
+    getOperation().walk([&](PipelinedOp loop) { loops.push_back(loop); });
+    for (PipelinedOp loop : loops)
+      if (failed(expandPipelinedLoop(loop)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::tile::expandPipelinedLoop(PipelinedOp loop) {
+  return LoopExpander(loop).run();
+}

@@ -1,0 +1,588 @@
+//===- LayoutUtils.cpp - fragment layouts as digit structures -------------===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/Utils/LayoutUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t nextPowerOf2(int64_t x) {
+  return x <= 1 ? 1 : static_cast<int64_t>(llvm::PowerOf2Ceil(x));
+}
+
+TileLayout::TileLayout(ArrayRef<int64_t> shape, int64_t numThreads,
+                       ArrayRef<LayoutDigit> digits)
+    : shape(shape), numThreads(numThreads), digits(digits) {
+  canonicalize();
+}
+
+/// Sorts digits (replica digits first, then by dim and dim stride) and merges
+/// neighbours that form one larger digit.
+void TileLayout::canonicalize() {
+  llvm::erase_if(digits, [](const LayoutDigit &d) { return d.size == 1; });
+  llvm::sort(digits, [](const LayoutDigit &a, const LayoutDigit &b) {
+    return std::make_tuple(a.dim, a.dimStride) <
+           std::make_tuple(b.dim, b.dimStride);
+  });
+  SmallVector<LayoutDigit> merged;
+  for (const LayoutDigit &d : digits) {
+    if (!merged.empty()) {
+      LayoutDigit &prev = merged.back();
+      if (prev.dim == d.dim && prev.onThread == d.onThread &&
+          d.dimStride == prev.dimStride * prev.size &&
+          d.stride == prev.stride * prev.size) {
+        prev.size *= d.size;
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  digits = std::move(merged);
+}
+
+int64_t TileLayout::getNumRegs() const {
+  int64_t n = 1;
+  for (const LayoutDigit &d : digits)
+    if (!d.onThread)
+      n *= d.size;
+  return n;
+}
+
+int64_t TileLayout::getReplicate() const {
+  int64_t n = 1;
+  for (const LayoutDigit &d : digits)
+    if (d.isReplica())
+      n *= d.size;
+  return n;
+}
+
+/// Checks that `list` (size, stride) pairs form a mixed radix system from 1
+/// whose product is `total` (0: any product).
+static bool isMixedRadix(SmallVector<std::pair<int64_t, int64_t>> list,
+                         int64_t total) {
+  llvm::sort(list, [](auto a, auto b) { return a.second < b.second; });
+  int64_t expect = 1;
+  for (auto [size, stride] : list) {
+    if (stride != expect)
+      return false;
+    expect *= size;
+  }
+  return total == 0 || expect == total;
+}
+
+LogicalResult TileLayout::verify(std::string *why) const {
+  auto fail = [&](const Twine &msg) {
+    if (why)
+      *why = msg.str();
+    return failure();
+  };
+  SmallVector<std::pair<int64_t, int64_t>> threads, regs, replicas;
+  for (const LayoutDigit &d : digits) {
+    if (d.size <= 0 || d.stride <= 0 || d.dimStride <= 0)
+      return fail("digit sizes and strides must be positive");
+    if (d.dim >= static_cast<int64_t>(shape.size()))
+      return fail("digit of dimension " + Twine(d.dim) + " for rank " +
+                  Twine(shape.size()));
+    if (d.isReplica() && !d.onThread)
+      return fail("a replica digit must be on the thread index");
+    (d.onThread ? threads : regs).push_back({d.size, d.stride});
+    if (d.isReplica())
+      replicas.push_back({d.size, d.dimStride});
+  }
+  if (!isMixedRadix(threads, numThreads))
+    return fail("thread digits do not cover [0, " + Twine(numThreads) +
+                ") exactly once");
+  if (!isMixedRadix(regs, 0))
+    return fail("register digits are not a mixed radix");
+  if (!isMixedRadix(replicas, 0))
+    return fail("replica digits are not a mixed radix");
+  for (auto [dim, extent] : llvm::enumerate(shape)) {
+    SmallVector<std::pair<int64_t, int64_t>> of;
+    int64_t product = 1;
+    for (const LayoutDigit &d : digits)
+      if (d.dim == static_cast<int64_t>(dim)) {
+        of.push_back({d.size, d.dimStride});
+        product *= d.size;
+      }
+    if (!isMixedRadix(of, 0))
+      return fail("digits of dimension " + Twine(dim) +
+                  " are not a mixed radix");
+    if (product < extent)
+      return fail("digits of dimension " + Twine(dim) + " cover " +
+                  Twine(product) + " of " + Twine(extent) + " indices");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Construction
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A digit of the linear (row-major) element index, being assigned to
+/// dimensions by `TileLayout::blocked`.
+struct LinearDigit {
+  int64_t size; // 0: unbounded
+  bool onThread;
+  int64_t stride;
+};
+} // namespace
+
+TileLayout TileLayout::blocked(ArrayRef<int64_t> shape, int64_t numThreads,
+                               int64_t vector) {
+  SmallVector<int64_t> padded;
+  for (int64_t e : shape)
+    padded.push_back(nextPowerOf2(e));
+  int64_t inner = padded.empty() ? 1 : padded.back();
+  vector = std::max<int64_t>(1, std::min(nextPowerOf2(vector), inner));
+  // Linear index = element-in-vector + vector * (thread + threads * q).
+  SmallVector<LinearDigit> queue = {{vector, false, 1},
+                                    {numThreads, true, 1},
+                                    {0, false, vector}};
+  SmallVector<LayoutDigit> out;
+  size_t head = 0;
+  for (int64_t dim = padded.size() - 1; dim >= 0; --dim) {
+    int64_t left = padded[dim], dimStride = 1;
+    while (left > 1) {
+      LinearDigit &q = queue[head];
+      if (q.size == 1) {
+        ++head;
+        continue;
+      }
+      int64_t take = q.size == 0 ? left : std::gcd(q.size, left);
+      out.push_back({dim, dimStride, take, q.onThread, q.stride});
+      dimStride *= take;
+      left /= take;
+      q.stride *= take;
+      if (q.size != 0)
+        q.size /= take;
+    }
+  }
+  // Threads left over hold replicas.
+  int64_t replicaStride = 1;
+  for (; head < queue.size(); ++head) {
+    LinearDigit &q = queue[head];
+    if (q.onThread && q.size > 1) {
+      out.push_back({LayoutDigit::kReplica, replicaStride, q.size, true,
+                     q.stride});
+      replicaStride *= q.size;
+    }
+  }
+  return TileLayout(shape, numThreads, out);
+}
+
+TileLayout TileLayout::replicated(ArrayRef<int64_t> shape,
+                                  int64_t numThreads) {
+  SmallVector<LayoutDigit> out;
+  int64_t regStride = 1;
+  for (int64_t dim = shape.size() - 1; dim >= 0; --dim) {
+    out.push_back({dim, 1, shape[dim], false, regStride});
+    regStride *= shape[dim];
+  }
+  out.push_back({LayoutDigit::kReplica, 1, numThreads, true, 1});
+  return TileLayout(shape, numThreads, out);
+}
+
+FailureOr<TileLayout> TileLayout::mmaAccumulator(int64_t m, int64_t n,
+                                                 int64_t warpsM,
+                                                 int64_t warpsN) {
+  if (m % warpsM || n % warpsN)
+    return failure();
+  int64_t wm = m / warpsM, wn = n / warpsN;
+  if (wm % 16 || wn % 8)
+    return failure();
+  int64_t nTiles = wn / 8, mTiles = wm / 16;
+  SmallVector<LayoutDigit> d = {
+      // rows: lane / 4, then +8 in registers 2-3, then m tiles, then warps
+      {0, 1, 8, true, 4},
+      {0, 8, 2, false, 2},
+      {0, 16, mTiles, false, 4 * nTiles},
+      {0, wm, warpsM, true, 32 * warpsN},
+      // columns: pairs in registers 0-1, lane % 4, n tiles, warps
+      {1, 1, 2, false, 1},
+      {1, 2, 4, true, 1},
+      {1, 8, nTiles, false, 4},
+      {1, wn, warpsN, true, 32},
+  };
+  return TileLayout({m, n}, 32 * warpsM * warpsN, d);
+}
+
+//===----------------------------------------------------------------------===//
+// Attribute round trip
+//===----------------------------------------------------------------------===//
+
+static AffineExpr digitTerm(const LayoutDigit &d, ArrayRef<int64_t> shape,
+                            int64_t replicate, MLIRContext *ctx) {
+  AffineExpr x = d.isReplica() ? getAffineSymbolExpr(0, ctx)
+                               : getAffineDimExpr(d.dim, ctx);
+  int64_t bound = d.isReplica() ? replicate : shape[d.dim];
+  if (d.dimStride != 1)
+    x = x.floorDiv(d.dimStride);
+  // The top digit of a dimension needs no `mod` when it ends exactly at the
+  // extent; a padded one keeps it so that parsing recovers its size.
+  if (d.dimStride * d.size != bound)
+    x = x % d.size;
+  if (d.stride != 1)
+    x = x * d.stride;
+  return x;
+}
+
+FragmentLayoutAttr TileLayout::toAttr(MLIRContext *ctx) const {
+  int64_t replicate = getReplicate();
+  AffineExpr thread = getAffineConstantExpr(0, ctx);
+  AffineExpr reg = getAffineConstantExpr(0, ctx);
+  for (const LayoutDigit &d : digits) {
+    AffineExpr term = digitTerm(d, shape, replicate, ctx);
+    if (d.onThread)
+      thread = thread + term;
+    else
+      reg = reg + term;
+  }
+  AffineMap map = AffineMap::get(shape.size(), replicate > 1 ? 1 : 0,
+                                 {thread, reg}, ctx);
+  return FragmentLayoutAttr::get(ctx, AffineMapAttr::get(map), numThreads,
+                                 replicate);
+}
+
+/// Splits a sum into its terms.
+static void flattenSum(AffineExpr e, SmallVectorImpl<AffineExpr> &terms) {
+  if (e.getKind() == AffineExprKind::Add) {
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    flattenSum(bin.getLHS(), terms);
+    flattenSum(bin.getRHS(), terms);
+    return;
+  }
+  terms.push_back(e);
+}
+
+/// Parses `((x floordiv a) mod b) * c` into a digit (x a dim or symbol 0).
+static std::optional<LayoutDigit> parseTerm(AffineExpr e, bool onThread,
+                                            ArrayRef<int64_t> shape,
+                                            int64_t replicate) {
+  int64_t stride = 1, size = -1, dimStride = 1;
+  if (e.getKind() == AffineExprKind::Mul) {
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (!c)
+      return std::nullopt;
+    stride = c.getValue();
+    e = bin.getLHS();
+  }
+  if (e.getKind() == AffineExprKind::Mod) {
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (!c)
+      return std::nullopt;
+    size = c.getValue();
+    e = bin.getLHS();
+  }
+  if (e.getKind() == AffineExprKind::FloorDiv) {
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (!c)
+      return std::nullopt;
+    dimStride = c.getValue();
+    e = bin.getLHS();
+  }
+  int64_t dim, bound;
+  if (auto d = dyn_cast<AffineDimExpr>(e)) {
+    dim = d.getPosition();
+    bound = shape[dim];
+  } else if (auto s = dyn_cast<AffineSymbolExpr>(e)) {
+    if (s.getPosition() != 0)
+      return std::nullopt;
+    dim = LayoutDigit::kReplica;
+    bound = replicate;
+  } else {
+    return std::nullopt;
+  }
+  if (size < 0)
+    size = ceilDiv(bound, dimStride);
+  if (dim == LayoutDigit::kReplica && !onThread)
+    return std::nullopt;
+  return LayoutDigit{dim, dimStride, size, onThread, stride};
+}
+
+FailureOr<TileLayout> TileLayout::fromAttr(FragmentLayoutAttr attr,
+                                           ArrayRef<int64_t> shape,
+                                           std::string *why) {
+  AffineMap map = attr.getMap().getValue();
+  auto fail = [&](const Twine &msg) -> FailureOr<TileLayout> {
+    if (why)
+      *why = msg.str();
+    return failure();
+  };
+  if (map.getNumDims() != shape.size())
+    return fail("layout rank does not match the tile rank");
+  SmallVector<LayoutDigit> digits;
+  for (auto [i, result] : llvm::enumerate(map.getResults())) {
+    SmallVector<AffineExpr> terms;
+    flattenSum(result, terms);
+    for (AffineExpr t : terms) {
+      if (auto c = dyn_cast<AffineConstantExpr>(t)) {
+        if (c.getValue() == 0)
+          continue;
+        return fail("a constant offset in the layout map is not supported");
+      }
+      std::optional<LayoutDigit> d =
+          parseTerm(t, i == 0, shape, attr.getReplicate());
+      if (!d)
+        return fail("layout term is not of the form "
+                    "((d floordiv a) mod b) * c");
+      digits.push_back(*d);
+    }
+  }
+  TileLayout layout(shape, attr.getThreads(), digits);
+  std::string reason;
+  if (failed(layout.verify(&reason)))
+    return fail(reason);
+  if (layout.getReplicate() != attr.getReplicate())
+    return fail("replica digits do not multiply to replicate = " +
+                Twine(attr.getReplicate()));
+  return layout;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+std::pair<int64_t, int64_t> TileLayout::forward(ArrayRef<int64_t> index,
+                                                int64_t replica) const {
+  int64_t thread = 0, reg = 0;
+  for (const LayoutDigit &d : digits) {
+    int64_t x = d.isReplica() ? replica : index[d.dim];
+    int64_t v = (x / d.dimStride) % d.size;
+    (d.onThread ? thread : reg) += v * d.stride;
+  }
+  return {thread, reg};
+}
+
+SmallVector<int64_t> TileLayout::inverse(int64_t thread, int64_t reg) const {
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (const LayoutDigit &d : digits) {
+    if (d.isReplica())
+      continue;
+    int64_t v = ((d.onThread ? thread : reg) / d.stride) % d.size;
+    index[d.dim] += v * d.dimStride;
+  }
+  return index;
+}
+
+bool TileLayout::inBounds(ArrayRef<int64_t> index) const {
+  for (auto [i, e] : llvm::zip(index, shape))
+    if (i < 0 || i >= e)
+      return false;
+  return true;
+}
+
+std::optional<int64_t> TileLayout::registerOf(ArrayRef<int64_t> index,
+                                              int64_t thread) const {
+  int64_t reg = 0;
+  for (const LayoutDigit &d : digits) {
+    if (d.isReplica())
+      continue;
+    int64_t v = (index[d.dim] / d.dimStride) % d.size;
+    if (d.onThread) {
+      if ((thread / d.stride) % d.size != v)
+        return std::nullopt;
+    } else {
+      reg += v * d.stride;
+    }
+  }
+  return reg;
+}
+
+SmallVector<Value> TileLayout::emitInverse(OpBuilder &b, Location loc,
+                                           Value tid, int64_t reg) const {
+  SmallVector<int64_t> constant(shape.size(), 0);
+  SmallVector<Value> dynamic(shape.size());
+  for (const LayoutDigit &d : digits) {
+    if (d.isReplica())
+      continue;
+    if (!d.onThread) {
+      constant[d.dim] += ((reg / d.stride) % d.size) * d.dimStride;
+      continue;
+    }
+    Value v = tid;
+    if (d.stride != 1)
+      v = arith::DivUIOp::create(b, loc, v,
+                                 arith::ConstantIndexOp::create(b, loc, d.stride));
+    if (d.stride * d.size < numThreads)
+      v = arith::RemUIOp::create(b, loc, v,
+                                 arith::ConstantIndexOp::create(b, loc, d.size));
+    if (d.dimStride != 1)
+      v = arith::MulIOp::create(
+          b, loc, v, arith::ConstantIndexOp::create(b, loc, d.dimStride));
+    dynamic[d.dim] =
+        dynamic[d.dim] ? arith::AddIOp::create(b, loc, dynamic[d.dim], v) : v;
+  }
+  SmallVector<Value> result;
+  for (auto [dyn, c] : llvm::zip(dynamic, constant)) {
+    Value cv = arith::ConstantIndexOp::create(b, loc, c);
+    if (!dyn)
+      result.push_back(cv);
+    else if (c == 0)
+      result.push_back(dyn);
+    else
+      result.push_back(arith::AddIOp::create(b, loc, dyn, cv));
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Transformations
+//===----------------------------------------------------------------------===//
+
+/// Recomputes register strides (keeping their order) and replica dim
+/// strides (in thread-stride order) after digits were removed or added.
+static void repack(SmallVectorImpl<LayoutDigit> &digits) {
+  SmallVector<LayoutDigit *> regs, replicas;
+  for (LayoutDigit &d : digits) {
+    if (!d.onThread)
+      regs.push_back(&d);
+    else if (d.isReplica())
+      replicas.push_back(&d);
+  }
+  llvm::sort(regs, [](auto *a, auto *b) { return a->stride < b->stride; });
+  int64_t stride = 1;
+  for (LayoutDigit *d : regs) {
+    d->stride = stride;
+    stride *= d->size;
+  }
+  llvm::sort(replicas,
+             [](auto *a, auto *b) { return a->stride < b->stride; });
+  int64_t dimStride = 1;
+  for (LayoutDigit *d : replicas) {
+    d->dimStride = dimStride;
+    dimStride *= d->size;
+  }
+}
+
+TileLayout TileLayout::dropDim(int64_t dim) const {
+  SmallVector<int64_t> newShape(shape);
+  newShape.erase(newShape.begin() + dim);
+  SmallVector<LayoutDigit> out;
+  for (LayoutDigit d : digits) {
+    if (d.dim == dim) {
+      if (!d.onThread)
+        continue;
+      d.dim = LayoutDigit::kReplica;
+    } else if (d.dim > dim) {
+      --d.dim;
+    }
+    out.push_back(d);
+  }
+  repack(out);
+  return TileLayout(newShape, numThreads, out);
+}
+
+TileLayout TileLayout::insertUnitDim(int64_t dim) const {
+  SmallVector<int64_t> newShape(shape);
+  newShape.insert(newShape.begin() + dim, 1);
+  SmallVector<LayoutDigit> out;
+  for (LayoutDigit d : digits) {
+    if (d.dim >= dim)
+      ++d.dim;
+    out.push_back(d);
+  }
+  return TileLayout(newShape, numThreads, out);
+}
+
+TileLayout TileLayout::project(ArrayRef<int64_t> dims) const {
+  TileLayout current = *this;
+  // Drop the dimensions that are not accessed, highest first.
+  SmallVector<int64_t> kept;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    if (!llvm::is_contained(dims, d))
+      current = current.dropDim(d);
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (llvm::is_contained(dims, d))
+      kept.push_back(d);
+  // `kept[k]` is now dimension k; the accessed tile's dimension j is
+  // dims[j], i.e. dimension position(dims[j]) of `current`.
+  SmallVector<int64_t> newShape;
+  SmallVector<int64_t> toNew(kept.size());
+  for (auto [j, d] : llvm::enumerate(dims)) {
+    int64_t pos = llvm::find(kept, d) - kept.begin();
+    toNew[pos] = j;
+    newShape.push_back(shape[d]);
+  }
+  SmallVector<LayoutDigit> out;
+  for (LayoutDigit d : current.digits) {
+    if (!d.isReplica())
+      d.dim = toNew[d.dim];
+    out.push_back(d);
+  }
+  return TileLayout(newShape, numThreads, out);
+}
+
+std::string TileLayout::describe() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleave(shape, os, "x");
+  os << "] over " << numThreads << " threads, " << getNumRegs()
+     << " registers each";
+  if (getReplicate() > 1)
+    os << ", replicated " << getReplicate() << "x";
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Swizzles
+//===----------------------------------------------------------------------===//
+
+static int64_t swizzleBits(int64_t swizzleBytes) {
+  switch (swizzleBytes) {
+  case 32:
+    return 1;
+  case 64:
+    return 2;
+  case 128:
+    return 3;
+  default:
+    return 0;
+  }
+}
+
+int64_t mlir::tile::swizzleOffset(int64_t linear, int64_t elementBytes,
+                                  int64_t swizzleBytes) {
+  int64_t bits = swizzleBits(swizzleBytes);
+  if (bits == 0)
+    return linear;
+  int64_t byte = linear * elementBytes;
+  int64_t mask = (int64_t(1) << bits) - 1;
+  byte ^= ((byte >> 7) & mask) << 4;
+  return byte / elementBytes;
+}
+
+Value mlir::tile::emitSwizzleOffset(OpBuilder &b, Location loc, Value linear,
+                                    int64_t elementBytes,
+                                    int64_t swizzleBytes) {
+  int64_t bits = swizzleBits(swizzleBytes);
+  if (bits == 0)
+    return linear;
+  // In elements: chunk = 16 / elementBytes elements, row = 128 bytes.
+  int64_t chunk = 16 / elementBytes, row = 128 / elementBytes;
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value rowBits = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, linear, c(row)), c(1 << bits));
+  Value xorTerm = arith::MulIOp::create(b, loc, rowBits, c(chunk));
+  return arith::XOrIOp::create(b, loc, linear, xorTerm);
+}

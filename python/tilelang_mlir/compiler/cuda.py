@@ -1,0 +1,221 @@
+"""The CUDA path of the compiler: pass pipeline, PTX, launch description, cubin.
+
+    tile IR -> tile-pipeline -> tile-layout-inference -> tile-insert-barriers
+            -> convert-tile-to-nvvm (gpu.module + gpu.launch_func)
+            -> NVVM/LLVM dialect -> PTX (gpu-module-to-binary, LLVM NVPTX)
+            -> cubin (ptxas)
+
+The host function is never compiled: the runtime launches the cubin itself,
+so the launch (grid as expressions over symbolic sizes and scalar arguments,
+block, dynamic shared memory) is read off the `gpu.launch_func`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from typing import Dict, List, Optional, Tuple
+
+from ..frontend.errors import CompilationError, TileLangError
+from .pipeline import Stage, source_location
+from .target import Target
+
+
+def ptx_features(target: Target) -> str:
+    # PTX 8.0 covers sm_80 and sm_90a (wgmma, setmaxnreg) and CUDA 12+ ptxas.
+    return "+ptx80"
+
+
+def cuda_stages(target: Target) -> List[Stage]:
+    chip = target.arch
+    gm = lambda p: f"gpu.module({p})"  # noqa: E731
+    return [
+        Stage("tile-opt", ["canonicalize", "cse"]),
+        Stage("pipelined", ["func.func(tile-pipeline)", "canonicalize", "cse"]),
+        Stage("layout", ["func.func(tile-layout-inference)", "func.func(tile-insert-barriers)"]),
+        Stage("gpu", [f"convert-tile-to-nvvm{{chip={chip} features={ptx_features(target)}}}",
+                      "canonicalize", "cse"]),
+        Stage("nvvm", [gm("convert-nvgpu-to-nvvm"), gm("convert-scf-to-cf"),
+                       gm("convert-gpu-to-nvvm{index-bitwidth=64}"),
+                       gm("convert-nvvm-to-llvm"), gm("canonicalize"), gm("cse"),
+                       gm("reconcile-unrealized-casts")]),
+        Stage("binary", ["gpu-module-to-binary{format=isa}"]),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Reading the result
+# ---------------------------------------------------------------------------
+
+_ASSEMBLY_RE = re.compile(r'assembly = "((?:[^"\\]|\\.)*)"', re.S)
+
+
+def _unescape(text: str) -> str:
+    """Decodes an MLIR string literal body (\\XX hex escapes, \\\\, \\")."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            nxt = text[i + 1]
+            if nxt in '\\"':
+                out.append(ord(nxt))
+                i += 2
+                continue
+            if nxt == "n":
+                out.append(10)
+                i += 2
+                continue
+            out.append(int(text[i + 1:i + 3], 16))
+            i += 3
+            continue
+        out.extend(ch.encode())
+        i += 1
+    return out.decode()
+
+
+def extract_ptx(module) -> Tuple[str, str]:
+    """The (kernel name, PTX) of the gpu.binary in `module`."""
+    for op in module.body.operations:
+        if op.operation.name == "gpu.binary":
+            name = op.operation.attributes["sym_name"].value
+            m = _ASSEMBLY_RE.search(str(op.operation.attributes["objects"]))
+            if not m:
+                raise CompilationError("the GPU binary holds no PTX assembly")
+            return name, _unescape(m.group(1))
+    raise CompilationError("the compiled module holds no GPU binary")
+
+
+_GRID_OPS = {
+    "arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul",
+    "arith.divui": "floordiv", "arith.divsi": "floordiv", "arith.floordivsi": "floordiv",
+    "arith.ceildivsi": "ceildiv", "arith.ceildivui": "ceildiv", "arith.remui": "mod",
+    "arith.remsi": "mod", "arith.maxsi": "max", "arith.maxui": "max", "arith.minsi": "min",
+    "arith.minui": "min",
+}
+
+
+def _expression(value, func, params) -> dict:
+    """The JSON expression of a host index value (grid extents)."""
+    from .. import ir
+
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        arg = ir.BlockArgument(value)
+        p = params[arg.arg_number]
+        if p.kind != "scalar" or not p.dtype.is_int:
+            raise TileLangError(f"the grid depends on argument {p.name!r}, which is not an "
+                                "integer scalar")
+        return {"scalar": p.name}
+    op = owner.operation if hasattr(owner, "operation") else owner
+    name = op.name
+    if name == "arith.constant":
+        return {"const": int(ir.IntegerAttr(op.attributes["value"]).value)}
+    if name in ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
+                "arith.trunci"):
+        return _expression(op.operands[0], func, params)
+    if name == "memref.dim":
+        src, idx = op.operands[0], op.operands[1]
+        if not isinstance(src.owner, ir.Block):
+            raise TileLangError("the grid depends on the size of a non-argument buffer")
+        p = params[ir.BlockArgument(src).arg_number]
+        d = _expression(idx, func, params)
+        if "const" not in d:
+            raise TileLangError("the grid depends on a dynamic dimension index")
+        dim = p.shape[d["const"]]
+        return {"sym": dim} if isinstance(dim, str) else {"const": dim}
+    if name in _GRID_OPS:
+        return {"op": _GRID_OPS[name],
+                "args": [_expression(o, func, params) for o in op.operands]}
+    raise TileLangError(f"the grid is computed with {name}, which the runtime cannot "
+                        "evaluate", source_location(op.location))
+
+
+def extract_launch(module, params) -> Dict:
+    """Grid expressions, block and dynamic shared memory of the launch."""
+    from .. import ir
+
+    launches = []
+    for op in module.body.operations:
+        if op.operation.name != "func.func":
+            continue
+
+        def visit(inner):
+            if inner.name == "gpu.launch_func":
+                launches.append(inner)
+            return ir.WalkResult.ADVANCE
+
+        op.operation.walk(visit)
+    if len(launches) != 1:
+        raise CompilationError(f"expected one kernel launch, found {len(launches)}")
+    launch = launches[0]
+    operands = list(launch.operands)
+    grid = [_expression(v, None, params) for v in operands[0:3]]
+    block = [_expression(v, None, params) for v in operands[3:6]]
+    smem = _expression(operands[6], None, params)
+    if any("const" not in b for b in block) or "const" not in smem:
+        raise CompilationError("the block size and shared memory must be constants")
+    return {"grid": grid, "block": [b["const"] for b in block], "shared_bytes": smem["const"]}
+
+
+# ---------------------------------------------------------------------------
+# ptxas
+# ---------------------------------------------------------------------------
+
+
+def find_ptxas() -> str:
+    """ptxas from $TILELANG_MLIR_PTXAS, the PATH, CUDA_HOME, or the
+    nvidia-cuda-nvcc wheel."""
+    candidates = []
+    if os.environ.get("TILELANG_MLIR_PTXAS"):
+        candidates.append(os.environ["TILELANG_MLIR_PTXAS"])
+    which = shutil.which("ptxas")
+    if which:
+        candidates.append(which)
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            candidates.append(os.path.join(home, "bin", "ptxas"))
+    try:
+        import nvidia.cuda_nvcc as nvcc  # the nvidia-cuda-nvcc wheel
+
+        for base in list(getattr(nvcc, "__path__", [])):
+            candidates.append(os.path.join(base, "bin", "ptxas"))
+    except ImportError:
+        pass
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise CompilationError(
+        "ptxas not found: install the CUDA toolkit (ptxas on PATH or in CUDA_HOME/bin) or "
+        "the nvidia-cuda-nvcc wheel (pip install nvidia-cuda-nvcc), or set TILELANG_MLIR_PTXAS")
+
+
+_PTXAS_INFO = re.compile(r"Used (\d+) registers")
+_SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def assemble(ptx: str, arch: str) -> Tuple[bytes, str]:
+    """Runs ptxas; returns the cubin and its resource report."""
+    ptxas = find_ptxas()
+    with tempfile.TemporaryDirectory(prefix="tilelang-ptxas-") as d:
+        src, out = os.path.join(d, "kernel.ptx"), os.path.join(d, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "-v", src, "-o", out],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompilationError(f"ptxas failed for {arch}:\n{proc.stderr.strip()}")
+        with open(out, "rb") as f:
+            return f.read(), proc.stderr.strip()
+
+
+def resource_report(info: str) -> Dict[str, int]:
+    """Registers and spill bytes from a ptxas -v report."""
+    regs = _PTXAS_INFO.search(info)
+    spills = _SPILLS.search(info)
+    return {"registers": int(regs.group(1)) if regs else -1,
+            "spill_stores": int(spills.group(1)) if spills else 0,
+            "spill_loads": int(spills.group(2)) if spills else 0}
