@@ -62,6 +62,12 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
         if device == "cpu" and x.device.type != "cpu":
             raise ValueError(f"{name} is on {x.device}, but the kernel was compiled for "
                              "the CPU; move it with .cpu() or compile for a CUDA target")
+        if device == "cuda" and x.device.type != "cuda" and not torch.cuda.is_available():
+            from .cuda import NoCUDADevice
+
+            raise NoCUDADevice(f"kernel {kernel_name!r} runs on a CUDA GPU, but this machine "
+                               "has none (kernels compile without a GPU: save one with "
+                               "kernel.save(path) and load it on a GPU machine)")
         if device == "cuda" and x.device.type != "cuda":
             raise ValueError(f"{name} is on {x.device}, but the kernel runs on the GPU; "
                              "move it with .cuda()")

@@ -34,21 +34,6 @@ class NoCUDADevice(RuntimeError):
     """A CUDA kernel was launched on a machine without a CUDA GPU."""
 
 
-def require_device(name: str, target) -> None:
-    """Raises NoCUDADevice unless torch sees a CUDA GPU."""
-    try:
-        import torch
-
-        ok = torch.cuda.is_available()
-    except ImportError:
-        ok = False
-    if not ok:
-        raise NoCUDADevice(
-            f"kernel {name!r} was compiled for {target}, but this machine has no CUDA GPU "
-            "(compiling works without one): run it on a GPU machine, e.g. save it with "
-            "kernel.save(path) and load it there with tl.load(path)")
-
-
 GRID_OPS = ("add", "sub", "mul", "floordiv", "ceildiv", "mod", "max", "min")
 
 # Largest grid extents the hardware accepts (x, y, z).
@@ -252,8 +237,10 @@ def current_context(name: str = "kernel") -> Tuple[Any, int]:
     global _INITIALIZED
     if not _INITIALIZED:
         if not torch.cuda.is_available():
-            raise RuntimeError(f"{name} needs a CUDA GPU, but torch sees none (torch "
-                               f"{torch.__version__}, torch.cuda.is_available() is False)")
+            raise NoCUDADevice(f"{name} needs a CUDA GPU, but torch sees none (torch "
+                               f"{torch.__version__}, torch.cuda.is_available() is False); "
+                               "kernels compile without a GPU: save one with kernel.save(path) "
+                               "and load it on a GPU machine with tl.load(path)")
         torch.cuda.init()
         check_result(driver.cuInit(0), "cuInit")
         _INITIALIZED = True

@@ -43,10 +43,6 @@ class Kernel:
         return f"<tilelang_mlir.Kernel {self.name}({sig}) target={self.target}>"
 
     def __call__(self, *args):
-        if self.device == "cuda":
-            from .cuda import require_device
-
-            require_device(self.name, self.target)
         binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device)
         self._executable(self.params, binding.values)
         if not binding.outputs:
