@@ -111,6 +111,27 @@ def test_annotations_are_recorded_and_respected(target, rng):
     np.testing.assert_array_equal(get(kernel(put(x, target))), x)
 
 
+@pytest.mark.gpu
+def test_device_print_gpu(capfd):
+    """On the GPU, thread 0 of each block prints scalars and whole tiles."""
+    @T.prim_func
+    def main(X: T.Tensor((4,), "float32")):
+        with T.Kernel(2, threads=64) as bx:
+            f = T.alloc_fragment((2,), "float32")
+            T.copy(X[bx * 2], f)
+            T.print(bx, msg="block")
+            T.print(f, msg="tile of X")
+
+    kernel = tl.compile(main, target="cuda")
+    kernel(put(np.array([1.5, 2.5, 3.5, 4.5], np.float32), "cuda"))
+    torch.cuda.synchronize()
+    out = capfd.readouterr().out
+    assert "block (0, 0, 0) thread 0: block 0" in out
+    assert "block (1, 0, 0) thread 0: block 1" in out
+    assert "block (1, 0, 0) thread 0: tile of X" in out
+    assert "  [1] = 4.5" in out
+
+
 def test_device_print(capfd):
     @T.prim_func
     def main(X: T.Tensor((4,), "float32")):

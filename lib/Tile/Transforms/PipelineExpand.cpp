@@ -236,7 +236,7 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     Value j;
     Value guard;
   };
-  SmallVector<Instance> consumers, producerInstances;
+  SmallVector<Instance> consumers, producerInstances, sameStage;
   for (size_t i : sequence) {
     int64_t s = stage[i];
     Value j, guard;
@@ -273,6 +273,8 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     Instance inst{i, j, guard};
     if (producers.contains(statements[i]))
       producerInstances.push_back(inst);
+    else if (s == 0 && !producers.empty())
+      sameStage.push_back(inst);
     else
       consumers.push_back(inst);
   }
@@ -286,6 +288,24 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
               [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
   if (!producers.empty())
     AsyncCommitOp::create(b, loc);
+  // Stage-0 statements that are not copies run after the copies of their own
+  // iteration: when they read multi-buffered memory, those copies must land.
+  if (sameStage.empty())
+    return;
+  bool readsCopies = llvm::any_of(sameStage, [&](const Instance &inst) {
+    SetVector<Value> used;
+    for (Value v : statements[inst.statement]->getOperands())
+      used.insert(v);
+    getUsedValuesDefinedAbove(statements[inst.statement]->getRegions(), used);
+    return llvm::any_of(used, [&](Value v) { return multiBuffered.count(v); });
+  });
+  if (readsCopies) {
+    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(0));
+    BarrierOp::create(b, loc);
+  }
+  for (const Instance &inst : sameStage)
+    guarded(b, inst.guard,
+            [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
 }
 
 LogicalResult LoopExpander::run() {

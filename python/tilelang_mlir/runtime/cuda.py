@@ -411,7 +411,9 @@ class CUDAExecutable:
             fn = check_result(driver.cuModuleGetFunction(module, self.entry.encode()),
                               "cuModuleGetFunction",
                               f"the cubin of kernel {self.name!r} has no entry {self.entry!r}")
-            if self.shared_bytes > _DEFAULT_SHARED_LIMIT:
+            # The static shared memory of the kernel counts against the 48 KB
+            # default too: opt in whenever dynamic shared memory is used.
+            if self.shared_bytes > 0:
                 attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
                 result = driver.cuFuncSetAttribute(fn, attr, self.shared_bytes)
                 if int(result[0]) != 0:
