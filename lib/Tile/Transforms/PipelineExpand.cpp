@@ -278,7 +278,12 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     else
       consumers.push_back(inst);
   }
-  if (!producers.empty()) {
+  // Consumers need the copies they read to have landed (for this thread:
+  // the wait; for all threads: the barrier, which also keeps the producers
+  // below from overwriting a slot another thread still reads). A step with
+  // no consumer (early in the prologue) needs neither: its producers fill
+  // slots nothing has read yet.
+  if (!producers.empty() && !consumers.empty()) {
     AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(pending));
     BarrierOp::create(b, loc);
   }

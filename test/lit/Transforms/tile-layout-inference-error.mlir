@@ -1,0 +1,51 @@
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-layout-inference))' -verify-diagnostics
+
+// Two gemms that want different accumulator layouts for the same buffer:
+// nothing fits both, and the error names the buffer and both ops.
+func.func @accumulator_conflict(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-note @+1 {{layout required here}}
+    tile.gemm %a, %b, %c {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{needs fragment}}
+    tile.gemm %a, %b, %c {policy = #tile.policy<full_col>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// A user layout that is not a sum of digit terms cannot be used.
+func.func @non_digit_layout(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{has a layout that is not a digit structure: layout term is not of the form ((d floordiv a) mod b) * c}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i) -> ((i mod 4) floordiv 2, 0)>, threads = 32>} : memref<32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Digits whose thread strides overlap do not give every thread one index.
+func.func @overlapping_digits(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{has a layout that is not a digit structure: thread digits do not cover [0, 32) exactly once}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i) -> (i floordiv 2 + i floordiv 4, 0)>, threads = 32>} : memref<32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @nested_parallel(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    tile.parallel (%i) in (4) {
+      // expected-error @+1 {{nested T.Parallel loops are not supported on GPU targets}}
+      tile.parallel (%j) in (4) {
+      }
+    }
+  }
+  return
+}

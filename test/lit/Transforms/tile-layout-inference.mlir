@@ -1,0 +1,124 @@
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-layout-inference))' | FileCheck %s
+
+// A square policy splits 4 warps 2x2 over a 128x128 accumulator: each warp
+// owns a 64x64 quarter of m16n8 mma tiles (lane = 4 * (row % 8) + (col / 2) % 4,
+// warp = 2 * (row / 64) + col / 64). The row maximum is the projection: the 4
+// lanes of a quad and the 2 warps along N hold each row (replicate = 8). The
+// loop takes the accumulator's layout; shared buffers get the widest XOR
+// swizzle their rows allow.
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 64) * 64 + (d1 floordiv 2) mod 4 + (d1 floordiv 64) * 32, ((d0 floordiv 8) mod 2) * 2 + ((d0 floordiv 16) mod 4) * 32 + d1 mod 2 + ((d1 floordiv 8) mod 8) * 4)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0)[s0] -> ((d0 mod 8) * 4 + (d0 floordiv 64) * 64 + s0 mod 4 + (s0 floordiv 4) * 32, (d0 floordiv 8) mod 8)>
+// CHECK-LABEL: func.func @square
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<128x32xf16
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<32x128xf16
+// CHECK: %[[C:.+]] = tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 128>} : memref<128x128xf32
+// CHECK: tile.gemm %{{.+}}, %{{.+}}, %[[C]] {warp_partition = array<i64: 2, 2>}
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ROW]], threads = 128, replicate = 8>} : memref<128xf32
+// CHECK: tile.parallel (%{{.+}}, %{{.+}}) in (128, 128) attributes {layout = #tile.layout<#[[ACC]], threads = 128>}
+func.func @square(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x128xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<128xf32, #tile.scope<fragment>>
+    tile.reduce %c -> %m {kind = #tile.reduce<max>, dim = 1, clear} : memref<128x128xf32, #tile.scope<fragment>> -> memref<128xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (128, 128) {
+      %x = memref.load %c[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+      %y = memref.load %m[%i] : memref<128xf32, #tile.scope<fragment>>
+      %z = arith.subf %x, %y : f32
+      memref.store %z, %c[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// FullCol with 8 warps (two warpgroups): warps stand side by side along N, so
+// warp w owns columns [64 w, 64 w + 64): the first warpgroup (threads 0-127)
+// holds columns 0-255, the second 256-511. This is the MLA decode split.
+// CHECK: #[[MAP:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d1 floordiv 2) mod 4 + (d1 floordiv 64) * 32, ((d0 floordiv 8) mod 2) * 2 + (d0 floordiv 16) * 32 + d1 mod 2 + ((d1 floordiv 8) mod 8) * 4)>
+// CHECK-LABEL: func.func @full_col_two_warpgroups
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[MAP]], threads = 256>} : memref<64x512xf32
+// CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_col>, warp_partition = array<i64: 1, 8>}
+func.func @full_col_two_warpgroups(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %a = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x512xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x512xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c {policy = #tile.policy<full_col>} : memref<64x64xf16, #tile.scope<shared>>, memref<64x512xf16, #tile.scope<shared>> -> memref<64x512xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// FullRow stacks the warps along M.
+// CHECK-LABEL: func.func @full_row
+// CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_row>, warp_partition = array<i64: 4, 1>}
+func.func @full_row(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Two accumulators with different warp partitions meet in one loop: the loop
+// takes the first one's layout, and the second is converted into a new
+// fragment in that layout by an explicit copy before the loop.
+// CHECK-LABEL: func.func @conversion
+// CHECK: %[[CONV:.+]] = tile.alloc_fragment {layout = #tile.layout<#[[ROWS:.+]], threads = 128>}
+// CHECK: %[[C:.+]] = tile.alloc_fragment {layout = #tile.layout<#[[ROWS]], threads = 128>}
+// CHECK: %[[D:.+]] = tile.alloc_fragment {layout = #tile.layout<#[[COLS:.+]], threads = 128>}
+// CHECK: tile.copy %[[D]][{{.+}}] [64, 64] to %[[CONV]][{{.+}}] [64, 64]
+// CHECK: tile.parallel
+// CHECK:   memref.load %[[C]]
+// CHECK:   memref.load %[[CONV]]
+func.func @conversion(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %d = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %d {policy = #tile.policy<full_col>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (64, 64) {
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+      %y = memref.load %d[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+      %z = arith.addf %x, %y : f32
+      memref.store %z, %c[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Nothing anchors an elementwise loop: it gets a blocked layout (4
+// consecutive elements of a row per thread, 16 threads per row, 8 rows per
+// pass of the block) and passes it to the fragment it fills.
+// User annotations win over the choice of swizzle.
+// CHECK: #[[BLOCKED:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 4, (d0 floordiv 8) * 4 + d1 mod 4)>
+// CHECK-LABEL: func.func @blocked_and_annotated
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<32>} : memref<64x64xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[BLOCKED]], threads = 128>} : memref<32x64xf32
+// CHECK-NOT: tile.annotate_layout
+// CHECK: tile.parallel (%{{.+}}, %{{.+}}) in (32, 64) attributes {layout = #tile.layout<#[[BLOCKED]], threads = 128>}
+func.func @blocked_and_annotated(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    tile.annotate_layout %s (#tile.swizzle<32>) : memref<64x64xf16, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<32x64xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (32, 64) {
+      %v = arith.constant 1.0 : f32
+      memref.store %v, %f[%i, %j] : memref<32x64xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
