@@ -31,11 +31,18 @@ def matmul(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="flo
     return main
 
 
-def main():
+def programs(n=4096):
+    """(name, program, out_idx) of every kernel of this example (CI compiles
+    them for sm_80 and sm_90a)."""
+    return [("gemm_f16", matmul(n, n, n, 128, 128, 32), [2]),
+            ("gemm_bf16", matmul(n, n, n, 128, 128, 32, dtype="bfloat16"), [2])]
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--target", default="auto")
     parser.add_argument("--size", type=int, default=1024)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     n = args.size
 
     t0 = time.perf_counter()

@@ -62,3 +62,18 @@ def rng():
     seed = int.from_bytes(os.urandom(4), "little")
     print(f"random seed: {seed}")
     return np.random.default_rng(seed)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The ptxas register report of the examples (test_examples.py)."""
+    import sys
+
+    module = sys.modules.get("test_examples")
+    rows = getattr(module, "PTXAS_REPORT", None)
+    if not rows:
+        return
+    terminalreporter.section("ptxas: examples")
+    for name, arch, report, smem in rows:
+        terminalreporter.write_line(
+            f"{name:36} {arch:7} {report['registers']:4} registers  "
+            f"{report['spill_stores']}/{report['spill_loads']} B spill store/load  {smem} B shared")

@@ -16,12 +16,12 @@
 #include "dialects/Tile/Utils/LayoutUtils.h"
 
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -30,6 +30,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Debug.h"
@@ -167,7 +168,54 @@ int64_t knownDivisor(Value v, int64_t cap = 1 << 20) {
       return std::min(cap, knownDivisor(shl.getLhs(), cap)
                                << s.getSExtValue());
   }
+  // x mod c: both x and c are multiples of min(divisor(x), divisor(c)).
+  if (isa<arith::RemUIOp, arith::RemSIOp>(def))
+    return std::min(knownDivisor(def->getOperand(0), cap),
+                    knownDivisor(def->getOperand(1), cap));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp>(def))
+    return knownDivisor(def->getOperand(0), cap);
+  if (auto sel = dyn_cast<arith::SelectOp>(def))
+    return std::min(knownDivisor(sel.getTrueValue(), cap),
+                    knownDivisor(sel.getFalseValue(), cap));
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineMap map = apply.getAffineMap();
+    unsigned numDims = map.getNumDims();
+    std::function<int64_t(AffineExpr)> of = [&](AffineExpr e) -> int64_t {
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        int64_t x = std::abs(c.getValue());
+        return x == 0 ? cap : std::min<int64_t>(cap, x & -x);
+      }
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        return knownDivisor(apply.getOperand(d.getPosition()), cap);
+      if (auto sym = dyn_cast<AffineSymbolExpr>(e))
+        return knownDivisor(apply.getOperand(numDims + sym.getPosition()),
+                            cap);
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      switch (e.getKind()) {
+      case AffineExprKind::Add:
+      case AffineExprKind::Mod:
+        return std::min(of(bin.getLHS()), of(bin.getRHS()));
+      case AffineExprKind::Mul:
+        return std::min(cap, of(bin.getLHS()) * of(bin.getRHS()));
+      default:
+        return 1; // floordiv, ceildiv
+      }
+    };
+    return of(map.getResult(0));
+  }
   return 1;
+}
+
+/// The most dynamic shared memory one block may opt in to on `chip` (CUDA
+/// programming guide, compute capabilities table).
+int64_t maxSharedBytesPerBlock(StringRef chip) {
+  if (chip.starts_with("sm_90") || chip.starts_with("sm_100") ||
+      chip.starts_with("sm_103"))
+    return 227 * 1024;
+  if (chip.starts_with("sm_80") || chip.starts_with("sm_87"))
+    return 163 * 1024;
+  return 99 * 1024; // sm_86, sm_89, sm_120
 }
 
 SmallVector<int64_t> squeeze(ArrayRef<int64_t> shape) {
@@ -393,12 +441,14 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
   });
   scratchOffset = llvm::alignTo(offset, 128);
   sharedBytes = scratchOffset + scratchBytes;
-  // 227 KB is the most any NVIDIA GPU gives one block (sm_90); sm_80 has 163.
-  if (sharedBytes > 227 * 1024)
+  StringRef chip = cast<NVVM::NVVMTargetAttr>(target).getChip();
+  int64_t limit = maxSharedBytesPerBlock(chip);
+  if (sharedBytes > limit)
     return kernel.emitOpError("needs ")
            << sharedBytes << " bytes of shared memory ("
            << offset << " for its shared buffers, " << scratchBytes
-           << " of scratch), more than the 227 KB a block can have";
+           << " of scratch), more than the " << limit / 1024
+           << " KB a block can have on " << chip;
   return success();
 }
 

@@ -179,10 +179,11 @@ def find_ptxas() -> str:
         if home:
             candidates.append(os.path.join(home, "bin", "ptxas"))
     try:
-        import nvidia.cuda_nvcc as nvcc  # the nvidia-cuda-nvcc wheel
+        import nvidia  # namespace of the nvidia-cuda-nvcc wheel (nvidia/cu13/bin/ptxas)
 
-        for base in list(getattr(nvcc, "__path__", [])):
-            candidates.append(os.path.join(base, "bin", "ptxas"))
+        for base in list(getattr(nvidia, "__path__", [])):
+            for sub in ("cu13", "cuda_nvcc"):
+                candidates.append(os.path.join(base, sub, "bin", "ptxas"))
     except ImportError:
         pass
     for c in candidates:

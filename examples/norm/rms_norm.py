@@ -1,0 +1,76 @@
+"""RMS norm, y = x / sqrt(mean(x^2) + eps) * w, bfloat16 in and out,
+float32 inside. A block owns `block_M` whole rows; the weight is loaded once
+per block.
+
+    python examples/norm/rms_norm.py [--target cpu|cuda] [--rows R --cols C]
+"""
+
+import argparse
+
+import numpy as np
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.testing import relative_error, to_device, to_numpy
+
+
+def rms_norm(M, N, eps=1e-6, block_M=4, dtype="bfloat16"):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), W: T.Tensor((N,), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            x = T.alloc_fragment((block_M, N), dtype)
+            sq = T.alloc_fragment((block_M, N), "float32")
+            w = T.alloc_fragment((N,), dtype)
+            ms = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], x)
+            T.copy(W, w)
+            for i, j in T.Parallel(block_M, N):
+                sq[i, j] = T.float32(x[i, j]) * T.float32(x[i, j])
+            T.reduce_sum(sq, ms, dim=1)
+            for i in T.Parallel(block_M):
+                ms[i] = T.rsqrt(ms[i] / N + eps)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = T.cast(T.float32(x[i, j]) * ms[i] * T.float32(w[j]), dtype)
+            T.copy(x, Y[bx * block_M, 0])
+
+    return main
+
+
+def programs(M=8192, N=4096):
+    return [("rms_norm_bf16", rms_norm(M, N), [2])]
+
+
+def main(argv=None):
+    import ml_dtypes
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--rows", type=int, default=8192)
+    parser.add_argument("--cols", type=int, default=4096)
+    args = parser.parse_args(argv)
+    M, N, eps = args.rows, args.cols, 1e-6
+    kernel = tl.compile(rms_norm(M, N, eps), out_idx=[2], target=args.target)
+    rng = np.random.default_rng()
+    x = rng.standard_normal((M, N)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal(N).astype(ml_dtypes.bfloat16)
+    if kernel.device == "cuda":
+        import torch
+
+        dx = to_device(torch.from_numpy(x.astype(np.float32)).bfloat16(), "cuda")
+        dw = to_device(torch.from_numpy(w.astype(np.float32)).bfloat16(), "cuda")
+    else:
+        dx, dw = x, w
+    y = to_numpy(kernel(dx, dw)).astype(np.float64)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    ref = x64 / np.sqrt((x64 * x64).mean(axis=1, keepdims=True) + eps) * w64
+    err = relative_error(y, ref)
+    seconds = kernel.time(dx, dw)
+    print(f"target {kernel.target}: rms norm over {M}x{N} bfloat16, relative error {err:.1e}, "
+          f"{seconds * 1e3:.3f} ms ({2 * M * N * 2 / seconds / 1e9:.0f} GB/s)")
+    if not err < 1e-2:
+        raise SystemExit(f"FAILED: relative error {err:.1e}")
+    return err
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline,tile-layout-inference,tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
+
+// A pipelined f16 GEMM tile (128x128x32, 4 warps, 2 stages). The kernel is
+// outlined into a gpu.module for the requested chip and launched with its
+// grid, block and dynamic shared memory (2 stages x (8 + 8) KB); the copies
+// into shared memory are 16-byte cp.async (the offsets are provably
+// multiples of 8 elements), committed and waited on in groups; the gemm
+// loads A with ldmatrix.x4, B (K-major in shared memory) with transposing
+// ldmatrix, and issues m16n8k16 mma.sync.
+// CHECK: module attributes {gpu.container_module}
+// CHECK-LABEL: func.func @gemm
+// CHECK: gpu.launch_func @gemm_kernel::@gemm_kernel blocks in (%[[C2:.+]], %[[C2]], %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %c32768_i32 args(%{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf32>)
+// CHECK: gpu.module @gemm_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.func @gemm_kernel({{.+}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK-DAG: gpu.thread_id x
+// CHECK-DAG: gpu.block_id x
+// CHECK-DAG: gpu.block_id y
+// CHECK: %[[SMEM:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[A:.+]] = memref.view %[[SMEM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[B:.+]] = memref.view %[[SMEM]][%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.+}}, %[[A]][%{{.+}}], 8, %{{.+}} {bypassL1} : memref<256x256xf16> to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK:   nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK:   nvgpu.ldmatrix %[[A]][%{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK:   nvgpu.ldmatrix %[[B]][%{{.+}}] {numTiles = 2 : i32, transpose = true} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK:   nvvm.mma.sync A[{{.+}}] B[{{.+}}] C[{{.+}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK: gpu.return
+// CHECK-NOT: tile.
+func.func @gemm(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx, %by) in (%c2, %c2) threads(128) {
+    %a = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x128xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    tile.fill %c, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
+    %m = affine.apply affine_map<(d0) -> (d0 * 128)>(%by)
+    %n = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 2 {
+      %kk = affine.apply affine_map<(d0) -> (d0 * 32)>(%k)
+      tile.copy %A[%m, %kk] [128, 32] to %a[%c0, %c0] [128, 32] : memref<256x256xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%kk, %n] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x256xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %a, %b, %c : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [128, 128] to %C[%m, %n] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<256x256xf32>
+  }
+  return
+}
+
+// -----
+
+// A row maximum of a 64x128 fragment: each warp's 32 lanes span a row
+// (4 columns each) and each thread holds 16 rows, so the maximum is 16
+// butterflies of xor-shuffles over lane distances 1..16; the result changes layout through the scratch area of
+// shared memory (1 KB) between barriers; exp becomes ex2.approx of a scaled
+// argument.
+// CHECK-LABEL: func.func @row_max
+// CHECK: gpu.launch_func @row_max_kernel::@row_max_kernel {{.+}} dynamic_shared_memory_size %c1024_i32
+// CHECK: vector.load %{{.+}} {alignment = 16 : i64} : memref<64x128xf32>, vector<4xf32>
+// CHECK: arith.maxnumf
+// CHECK-COUNT-16: gpu.shuffle xor %{{.+}}, %c1_i32, %c32_i32 : f32
+// CHECK-COUNT-16: gpu.shuffle xor %{{.+}}, %c2_i32, %c32_i32 : f32
+// CHECK-COUNT-16: gpu.shuffle xor %{{.+}}, %c4_i32, %c32_i32 : f32
+// CHECK-COUNT-16: gpu.shuffle xor %{{.+}}, %c8_i32, %c32_i32 : f32
+// CHECK-COUNT-16: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32 : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.barrier
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-NOT: math.exp
+func.func @row_max(%X: memref<64x128xf32>, %Y: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc_fragment : memref<64x128xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] [64, 128] to %x[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<fragment>>
+    tile.reduce %x -> %m {kind = #tile.reduce<max>, dim = 1, clear} : memref<64x128xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
+    tile.parallel (%i) in (64) {
+      %v = memref.load %m[%i] : memref<64xf32, #tile.scope<fragment>>
+      %e = math.exp %v : f32
+      memref.store %e, %m[%i] : memref<64xf32, #tile.scope<fragment>>
+    }
+    tile.copy %m[%c0] [64] to %Y[%c0] [64] : memref<64xf32, #tile.scope<fragment>> to memref<64xf32>
+  }
+  return
+}
+
+// -----
+
+// T.print of a fragment: every thread prints which thread it is, then the
+// elements it holds with their flat index (widened to f64 for printf).
+// CHECK-LABEL: func.func @print_fragment
+// CHECK: gpu.printf "block (%lld, %lld, %lld) thread %lld\0A"
+// CHECK: gpu.printf "  [%lld] = %g\0A", %{{.+}}, %{{.+}} : i64, f64
+func.func @print_fragment(%n: index) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %f = tile.alloc_fragment : memref<32xf32, #tile.scope<fragment>>
+    tile.fill %f, %one : memref<32xf32, #tile.scope<fragment>>, f32
+    tile.print %f : memref<32xf32, #tile.scope<fragment>>
+  }
+  return
+}

@@ -1,0 +1,65 @@
+"""Every example: runs on the CPU at a small size (checking its own result),
+and compiles to PTX that ptxas assembles for sm_80 and sm_90a with no
+register spills. The register report is printed at the end of the run."""
+
+import glob
+import importlib.util
+import os
+
+import pytest
+
+import tilelang_mlir as tl
+from tilelang_mlir.compiler.cuda import resource_report
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "*.py")))
+# Small problem sizes for the CPU runs (the defaults are GPU-sized).
+CPU_ARGS = {"gemm.py": ["--size", "128"]}
+SMALL = ["--rows", "64", "--cols", "512"]
+
+PTXAS_REPORT = []
+
+
+def _load(path):
+    name = "example_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _id(path):
+    return os.path.relpath(path, os.path.join(ROOT, "examples"))
+
+
+def test_examples_exist():
+    assert len(EXAMPLES) >= 4, EXAMPLES
+    for path in EXAMPLES:
+        module = _load(path)
+        assert callable(getattr(module, "main", None)), f"{path} has no main()"
+        assert module.programs(), f"{path} lists no programs"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=_id)
+def test_example_runs_on_cpu(path, capsys):
+    module = _load(path)
+    argv = ["--target", "cpu"] + CPU_ARGS.get(os.path.basename(path), SMALL)
+    module.main(argv)  # raises SystemExit when its result is wrong
+    out = capsys.readouterr().out
+    assert "cpu" in out and "error" in out, out
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=_id)
+def test_example_assembles(path, arch):
+    module = _load(path)
+    for name, program, out_idx in module.programs():
+        kernel = tl.compile(program, out_idx=out_idx, target=f"cuda:{arch}",
+                            pass_configs={"tl.disable_cache": True})
+        assert kernel.cubin[:4] == b"\x7fELF", f"{name}: ptxas gave no cubin"
+        assert f".target {arch}" in kernel.get_source()
+        report = resource_report(kernel.ptxas_info)
+        PTXAS_REPORT.append((f"{_id(path)}:{name}", arch, report, kernel.shared_bytes))
+        assert 0 < report["registers"] <= 255, (name, kernel.ptxas_info)
+        assert report["spill_stores"] == 0 and report["spill_loads"] == 0, \
+            f"{name} spills registers on {arch}:\n{kernel.ptxas_info}"
