@@ -2,8 +2,9 @@
 
 GEMM 4096^3 (float16 and bfloat16 in, float32 accumulate, 3-stage cp.async
 pipeline, mma.sync), row softmax and layer norm. Every kernel is checked
-against PyTorch first (fresh random inputs), then timed with CUDA events
-(median, L2 flushed). Prints one table.
+against PyTorch first (fresh random inputs), then timed on the device with
+CUDA events around CUDA-graph replays (median, L2 flushed before each), and
+the host cost of one call is measured apart. Prints one table.
 
     python benchmarks/basic_kernels.py            # on a GPU machine
     TILELANG_MLIR_AOT_PREPARE=1 ...               # compile only (see scripts/gpu_check.sh)
@@ -20,23 +21,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "python
 import kernels  # noqa: E402
 import tilelang_mlir as tl  # noqa: E402
 from tilelang_mlir.runtime.cuda import NoCUDADevice  # noqa: E402
+from tilelang_mlir.runtime.profiler import bench_cuda, host_launch_us  # noqa: E402
 
 
-def bench(fn, warmup=10, rep=50):
-    """Median milliseconds of fn() with CUDA events, L2 flushed before each."""
-    flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(rep):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return float(np.median(times))
+def bench(fn):
+    """Median device milliseconds of fn(): CUDA events around replays of a
+    CUDA graph of it, L2 flushed before each (host launch cost excluded)."""
+    return float(np.median(bench_cuda(fn, warmup=10, rep=50, cuda_graph=True)))
 
 
 def rel(out, ref):
@@ -62,6 +53,7 @@ def main():
         print("compiled", len(compiled), "kernels; no GPU here (AOT prepare)")
         return
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    launch = {}
     for name, kernel in compiled.items():
         if name.startswith("gemm"):
             dt = torch.float16 if "fp16" in name else torch.bfloat16
@@ -71,6 +63,7 @@ def main():
             err = rel(c, a.float() @ b.float())
             ours = bench(lambda: kernel(a, b))
             theirs = bench(lambda: torch.matmul(a, b))
+            launch[name] = (host_launch_us(lambda: kernel(a, b)), host_launch_us(lambda: torch.matmul(a, b)))
             flop = 2 * n ** 3
             rows.append((name, err, ours, theirs, f"{flop / ours / 1e9:.0f} / {flop / theirs / 1e9:.0f} TFLOP/s"))
         elif name.startswith("softmax"):
@@ -78,6 +71,7 @@ def main():
             err = rel(kernel(x), torch.softmax(x.double(), 1))
             ours = bench(lambda: kernel(x))
             theirs = bench(lambda: torch.softmax(x, 1))
+            launch[name] = (host_launch_us(lambda: kernel(x)), host_launch_us(lambda: torch.softmax(x, 1)))
             gb = 2 * x.numel() * 4
             rows.append((name, err, ours, theirs, f"{gb / ours / 1e6:.0f} / {gb / theirs / 1e6:.0f} GB/s"))
         else:
@@ -88,11 +82,14 @@ def main():
             err = rel(kernel(x, w, bias), ref)
             ours = bench(lambda: kernel(x, w, bias))
             theirs = bench(lambda: torch.nn.functional.layer_norm(x, (1024,), w, bias, eps=1e-5))
+            launch[name] = (host_launch_us(lambda: kernel(x, w, bias)),
+                            host_launch_us(lambda: torch.nn.functional.layer_norm(x, (1024,), w, bias, eps=1e-5)))
             gb = 2 * x.numel() * 4
             rows.append((name, err, ours, theirs, f"{gb / ours / 1e6:.0f} / {gb / theirs / 1e6:.0f} GB/s"))
-    print(f"{'case':28} {'rel err':>9} {'ours ms':>9} {'torch ms':>9}  ours / torch")
+    print("device time: median of CUDA-graph replays, L2 flushed; launch: host microseconds per call")
+    print(f"{'case':28} {'rel err':>9} {'ours ms':>9} {'torch ms':>9}  {'ours / torch':26} launch us ours/torch")
     for name, err, ours, theirs, rate in rows:
-        print(f"{name:28} {err:9.2e} {ours:9.3f} {theirs:9.3f}  {rate}")
+        print(f"{name:28} {err:9.2e} {ours:9.3f} {theirs:9.3f}  {rate:26} {launch[name][0]:.0f} / {launch[name][1]:.0f}")
 
 
 if __name__ == "__main__":

@@ -6,14 +6,15 @@
 #       sm_90a into .gpu-cache/ (the kernel cache), with no GPU needed;
 #   scripts/gpu_check.sh run       (on the GPU machine, no compiler there)
 #       runs the GPU tests from that cache, compute-sanitizer memcheck and
-#       racecheck on the GEMM and softmax kernels, and the benchmark, and
-#       prints a table.
+#       racecheck on the GEMM and softmax kernels, the benchmark and every
+#       example, and prints a table.
 #
 # Only .gpu-cache/ and the source tree travel (python/ is importable as is:
 # the runtime needs no MLIR).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
+EXAMPLES=$(ls examples/*/*.py)
 TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py"
 
 case "${1:-}" in
@@ -23,6 +24,18 @@ prepare)
   .venv/bin/python -m pytest -q -m gpu $TESTS || exit 1
   .venv/bin/python scripts/sanitize_kernels.py || exit 1
   .venv/bin/python benchmarks/basic_kernels.py || exit 1
+  .venv/bin/python benchmarks/launch_overhead.py || exit 1
+  for ex in $EXAMPLES; do
+    .venv/bin/python - "$ex" <<'PY' || exit 1
+import runpy, sys
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+sys.argv = [sys.argv[1], "--target", "cuda"]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except NoCUDADevice:
+    print(f"compiled {sys.argv[0]} (no GPU here)")
+PY
+  done
   echo "prepared $(ls "$CACHE" | wc -l) cache files ($(du -sh "$CACHE" | cut -f1))"
   ;;
 run)
@@ -38,7 +51,13 @@ run)
     echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log") summaries; $(grep 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1))"
   done
   python3 benchmarks/basic_kernels.py 2>&1 | tee "$OUT/bench.log"
-  exit $tests
+  python3 benchmarks/launch_overhead.py --profile 2>&1 | tee "$OUT/launch.log" | head -8
+  examples=0
+  for ex in $EXAMPLES; do
+    python3 "$ex" --target cuda 2>&1 | tail -3 | tee -a "$OUT/examples.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || examples=1
+  done
+  [ $tests -eq 0 ] && [ $examples -eq 0 ]
   ;;
 *)
   echo "usage: $0 prepare|run" >&2

@@ -12,6 +12,7 @@ import numpy as np
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from tilelang_mlir.testing import relative_error, to_device, to_numpy
 
 
 def matmul(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float32"):
@@ -50,18 +51,11 @@ def main(argv=None):
     compile_s = time.perf_counter() - t0
 
     rng = np.random.default_rng()
-    a = rng.standard_normal((n, n)).astype(np.float16)
-    b = rng.standard_normal((n, n)).astype(np.float16)
-    if kernel.device == "cuda":
-        import torch
-
-        a, b = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    c = kernel(a, b)
-    c = c.cpu().numpy() if hasattr(c, "cpu") else c
-    a_np = a.cpu().numpy() if hasattr(a, "cpu") else a
-    b_np = b.cpu().numpy() if hasattr(b, "cpu") else b
-    ref = a_np.astype(np.float64) @ b_np.astype(np.float64)
-    rel = np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref)
+    a_np = rng.standard_normal((n, n)).astype(np.float16)
+    b_np = rng.standard_normal((n, n)).astype(np.float16)
+    a, b = to_device(a_np, kernel.device), to_device(b_np, kernel.device)
+    c = to_numpy(kernel(a, b))
+    rel = relative_error(c, a_np.astype(np.float64) @ b_np.astype(np.float64))
     seconds = kernel.time(a, b)
     print(f"target          : {kernel.target}")
     print(f"problem         : C[{n}x{n}] = A[{n}x{n}] @ B[{n}x{n}], float16 in, float32 accumulate")

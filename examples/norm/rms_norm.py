@@ -41,8 +41,6 @@ def programs(M=8192, N=4096):
 
 
 def main(argv=None):
-    import ml_dtypes
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", default="auto")
     parser.add_argument("--rows", type=int, default=8192)
@@ -51,17 +49,20 @@ def main(argv=None):
     M, N, eps = args.rows, args.cols, 1e-6
     kernel = tl.compile(rms_norm(M, N, eps), out_idx=[2], target=args.target)
     rng = np.random.default_rng()
-    x = rng.standard_normal((M, N)).astype(ml_dtypes.bfloat16)
-    w = rng.standard_normal(N).astype(ml_dtypes.bfloat16)
+    x32 = rng.standard_normal((M, N)).astype(np.float32)
+    w32 = rng.standard_normal(N).astype(np.float32)
     if kernel.device == "cuda":
         import torch
 
-        dx = to_device(torch.from_numpy(x.astype(np.float32)).bfloat16(), "cuda")
-        dw = to_device(torch.from_numpy(w.astype(np.float32)).bfloat16(), "cuda")
+        dx = to_device(torch.from_numpy(x32).bfloat16(), "cuda")
+        dw = to_device(torch.from_numpy(w32).bfloat16(), "cuda")
     else:
-        dx, dw = x, w
+        import ml_dtypes
+
+        dx, dw = x32.astype(ml_dtypes.bfloat16), w32.astype(ml_dtypes.bfloat16)
+    x64 = to_numpy(dx).astype(np.float64)  # the bfloat16-rounded inputs
+    w64 = to_numpy(dw).astype(np.float64)
     y = to_numpy(kernel(dx, dw)).astype(np.float64)
-    x64, w64 = x.astype(np.float64), w.astype(np.float64)
     ref = x64 / np.sqrt((x64 * x64).mean(axis=1, keepdims=True) + eps) * w64
     err = relative_error(y, ref)
     seconds = kernel.time(dx, dw)

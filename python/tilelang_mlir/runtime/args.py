@@ -44,75 +44,97 @@ def _shape_str(shape) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+_TORCH_DTYPES: Dict[Any, Any] = {}  # torch dtype -> DType
+
+
+def _torch_dtype(x):
+    got = _TORCH_DTYPES.get(x.dtype)
+    if got is None:
+        got = _TORCH_DTYPES[x.dtype] = dt.as_dtype(x.dtype)
+    return got
+
+
 def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[str, str],
-                  device: str) -> BoundTensor:
-    name = f"argument {p.name!r} of kernel {kernel_name!r}"
+                  device: str, state: Optional[Dict[str, int]] = None) -> BoundTensor:
+    # Launch latency matters: the common case (a torch tensor that passes
+    # every check) does no string formatting.
+    def name():
+        return f"argument {p.name!r} of kernel {kernel_name!r}"
+
     if _is_torch(x):
         import torch
 
         if not isinstance(x, torch.Tensor):
-            raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
+            raise TypeError(f"{name()} must be a tensor, got {type(x).__name__}")
         try:
-            got = dt.as_dtype(x.dtype)
+            got = _torch_dtype(x)
         except TypeError:
-            raise TypeError(f"{name} must have dtype {p.dtype}, got {x.dtype}") from None
+            raise TypeError(f"{name()} must have dtype {p.dtype}, got {x.dtype}") from None
         shape = tuple(x.shape)
-        strides = tuple(x.stride())
+        strides = x.stride()
         contiguous = x.is_contiguous()
-        if device == "cpu" and x.device.type != "cpu":
-            raise ValueError(f"{name} is on {x.device}, but the kernel was compiled for "
+        where_is = x.device
+        kind = where_is.type
+        if device == "cpu" and kind != "cpu":
+            raise ValueError(f"{name()} is on {where_is}, but the kernel was compiled for "
                              "the CPU; move it with .cpu() or compile for a CUDA target")
-        if device == "cuda" and x.device.type != "cuda" and not torch.cuda.is_available():
-            from .cuda import NoCUDADevice
-
-            raise NoCUDADevice(f"kernel {kernel_name!r} runs on a CUDA GPU, but this machine "
-                               "has none (kernels compile without a GPU: save one with "
-                               "kernel.save(path) and load it on a GPU machine)")
-        if device == "cuda" and x.device.type != "cuda":
-            raise ValueError(f"{name} is on {x.device}, but the kernel runs on the GPU; "
-                             "move it with .cuda()")
         if device == "cuda":
-            current = torch.cuda.current_device()
-            if x.device.index != current:
-                raise ValueError(f"{name} is on {x.device}, but the current CUDA device is "
+            if kind != "cuda":
+                if not torch.cuda.is_available():
+                    from .cuda import NoCUDADevice
+
+                    raise NoCUDADevice(f"kernel {kernel_name!r} runs on a CUDA GPU, but this "
+                                       "machine has none (kernels compile without a GPU: save "
+                                       "one with kernel.save(path) and load it on a GPU machine)")
+                raise ValueError(f"{name()} is on {where_is}, but the kernel runs on the GPU; "
+                                 "move it with .cuda()")
+            state = {} if state is None else state
+            current = state.get("device")
+            if current is None:
+                current = state["device"] = torch.cuda.current_device()
+            if where_is.index != current:
+                raise ValueError(f"{name()} is on {where_is}, but the current CUDA device is "
                                  f"cuda:{current}; move it with .to('cuda:{current}') or "
                                  f"select its device with torch.cuda.set_device("
-                                 f"{x.device.index})")
+                                 f"{where_is.index})")
         ptr = x.data_ptr()
     elif isinstance(x, np.ndarray):
         if device == "cuda":
-            raise ValueError(f"{name} is a NumPy array, but the kernel runs on the GPU; "
+            raise ValueError(f"{name()} is a NumPy array, but the kernel runs on the GPU; "
                              "pass a CUDA torch tensor")
         try:
             got = dt.from_numpy(x.dtype)
         except TypeError:
-            raise TypeError(f"{name} must have dtype {p.dtype}, got {x.dtype}") from None
+            raise TypeError(f"{name()} must have dtype {p.dtype}, got {x.dtype}") from None
         shape = tuple(x.shape)
         itemsize = x.dtype.itemsize
         strides = tuple(s // itemsize for s in x.strides)
         contiguous = x.flags["C_CONTIGUOUS"]
         ptr = x.ctypes.data
     else:
-        raise TypeError(f"{name} must be a NumPy array or a torch tensor, got "
+        raise TypeError(f"{name()} must be a NumPy array or a torch tensor, got "
                         f"{type(x).__name__}")
-    if got != p.dtype and not (got.mlir == p.dtype.mlir and got.kind == p.dtype.kind):
-        raise TypeError(f"{name} must have dtype {p.dtype}, got {got}")
+    if got is not p.dtype and got != p.dtype and not (got.mlir == p.dtype.mlir
+                                                      and got.kind == p.dtype.kind):
+        raise TypeError(f"{name()} must have dtype {p.dtype}, got {got}")
     if len(shape) != len(p.shape):
-        raise ValueError(f"{name} must have rank {len(p.shape)} (shape "
+        raise ValueError(f"{name()} must have rank {len(p.shape)} (shape "
                          f"{_shape_str(p.shape)}), got rank {len(shape)} with shape "
                          f"{_shape_str(shape)}")
-    for i, (want, have) in enumerate(zip(p.shape, shape)):
-        if isinstance(want, str):
-            if want in symbols and symbols[want] != have:
-                raise ValueError(f"{name}: dimension {i} is the symbolic size {want!r} = "
-                                 f"{have}, but {where[want]} gave {want!r} = {symbols[want]}")
-            symbols.setdefault(want, have)
-            where.setdefault(want, f"argument {p.name!r}")
-        elif want != have:
-            raise ValueError(f"{name} must have shape {_shape_str(p.shape)}, got "
-                             f"{_shape_str(shape)}")
+    if shape != p.shape:
+        for i, (want, have) in enumerate(zip(p.shape, shape)):
+            if isinstance(want, str):
+                if want in symbols and symbols[want] != have:
+                    raise ValueError(f"{name()}: dimension {i} is the symbolic size {want!r} = "
+                                     f"{have}, but {where[want]} gave {want!r} = {symbols[want]}")
+                if want not in symbols:
+                    symbols[want] = have
+                    where[want] = f"argument {p.name!r}"
+            elif want != have:
+                raise ValueError(f"{name()} must have shape {_shape_str(p.shape)}, got "
+                                 f"{_shape_str(shape)}")
     if not contiguous:
-        raise ValueError(f"{name} must be contiguous (row-major); call .contiguous() or "
+        raise ValueError(f"{name()} must be contiguous (row-major); call .contiguous() or "
                          "np.ascontiguousarray() first")
     return BoundTensor(x, ptr, shape, strides)
 
@@ -149,6 +171,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                         f"got {len(args)}")
     symbols: Dict[str, int] = {}
     where: Dict[str, str] = {}
+    state: Dict[str, int] = {}  # the current CUDA device, looked up once
     values: List[Any] = [None] * len(params)
     use_torch = device == "cuda"
     it = iter(args)
@@ -159,7 +182,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
         if p.kind == "tensor":
             if _is_torch(x):
                 use_torch = True
-            values[i] = _check_tensor(kernel_name, p, x, symbols, where, device)
+            values[i] = _check_tensor(kernel_name, p, x, symbols, where, device, state)
         else:
             values[i] = _check_scalar(kernel_name, p, x)
     outputs = []
@@ -188,5 +211,5 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
             if p.dtype.is_float:
                 out.fill(np.nan)
         outputs.append(out)
-        values[i] = _check_tensor(kernel_name, p, out, symbols, where, device)
+        values[i] = _check_tensor(kernel_name, p, out, symbols, where, device, state)
     return Binding(values, outputs, symbols, use_torch)

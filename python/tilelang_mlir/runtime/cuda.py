@@ -223,6 +223,9 @@ def check_result(result: tuple, call: str, what: str = "") -> Any:
 
 
 _LOCK = threading.Lock()
+# The context made current on this thread for a device (checked once per
+# thread and device; torch keeps its primary context current).
+_THREAD = threading.local()
 _PRIMARY: Dict[int, Any] = {}  # device ordinal -> retained primary context
 _CTX_DEVICE: Dict[int, int] = {}  # context handle -> device ordinal
 _INITIALIZED = False
@@ -245,6 +248,15 @@ def current_context(name: str = "kernel") -> Tuple[Any, int]:
         check_result(driver.cuInit(0), "cuInit")
         _INITIALIZED = True
     device = torch.cuda.current_device()
+    known = getattr(_THREAD, "context", None)
+    if known is not None and known[1] == device:
+        return known
+    ctx = _current_context_of(driver, device)
+    _THREAD.context = ctx
+    return ctx
+
+
+def _current_context_of(driver, device: int) -> Tuple[Any, int]:
     ctx = check_result(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
     handle = int(ctx) if ctx is not None else 0
     if handle:
@@ -293,35 +305,75 @@ def scalar_ctype(param) -> type:
 
 def pack_arguments(params: Sequence, values: Sequence) -> Tuple[ctypes.Array, list]:
     """Builds the `kernelParams` array of a launch (one `void*` per kernel
-    parameter, each pointing at the value) following the kernel ABI.
+    parameter, each pointing at the value) following the kernel ABI: a
+    tensor is its memref descriptor flattened (allocated and aligned
+    pointer, offset 0, sizes, strides, each 64 bits), a scalar its C value.
 
     Returns (array, keep): `keep` holds the storage the pointers point into;
     both must live until the launch call returns.
     """
-    keep = []
-    slots: List[int] = []
+    words: List[int] = []
+    scalars = []
     for p, v in zip(params, values):
         if p.kind == "tensor":
-            rank = len(v.shape)
-            desc = (ctypes.c_uint64 * (3 + 2 * rank))()
-            desc[0] = desc[1] = v.data_ptr & _U64
-            desc[2] = 0
-            for d in range(rank):
-                desc[3 + d] = v.shape[d] & _U64
-                desc[3 + rank + d] = v.strides[d] & _U64
-            base = ctypes.addressof(desc)
-            slots.extend(base + 8 * k for k in range(3 + 2 * rank))
-            keep.append(desc)
+            ptr = v.data_ptr & _U64
+            words += (ptr, ptr, 0)
+            words += [d & _U64 for d in v.shape]
+            words += [d & _U64 for d in v.strides]
         else:
-            value = scalar_ctype(p)(v)
-            slots.append(ctypes.addressof(value))
-            keep.append(value)
+            scalars.append(scalar_ctype(p)(v))
+    storage = (ctypes.c_uint64 * max(len(words), 1))(*words)
+    base = ctypes.addressof(storage)
+    slots: List[int] = []
+    w = 0
+    it = iter(scalars)
+    for p, v in zip(params, values):
+        if p.kind == "tensor":
+            n = 3 + 2 * len(v.shape)
+            slots += range(base + 8 * w, base + 8 * (w + n), 8)
+            w += n
+        else:
+            slots.append(ctypes.addressof(next(it)))
     array = (ctypes.c_void_p * max(len(slots), 1))(*slots)
-    return array, keep
+    return array, [storage, scalars]
+
+
+_LAUNCH = None
+
+
+def _libcuda_launch():
+    """cuLaunchKernel of libcuda through ctypes (a few microseconds cheaper
+    per launch than the cuda-python wrapper); None where libcuda cannot be
+    opened, and the cuda-python call is used."""
+    global _LAUNCH
+    if _LAUNCH is None:
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            fn = lib.cuLaunchKernel
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+            _LAUNCH = fn
+        except (OSError, AttributeError):
+            _LAUNCH = False
+    return _LAUNCH or None
+
+
+def _current_stream(device: int) -> int:
+    """The handle of torch's current stream on `device`."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device)
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 def _sync_from_env() -> bool:
     return os.environ.get("TILELANG_MLIR_SYNC", "") not in ("", "0")
+
+
+# Read once, at import (launches do not look at the environment).
+_SYNC_ENV = _sync_from_env()
 
 
 # ---------------------------------------------------------------------------
@@ -368,7 +420,12 @@ class CUDAExecutable:
         self.shared_bytes = shared_bytes
         self.grid = [dict(e) for e in grid]
         self.sync = sync
+        # A grid of constants is evaluated once.
+        self._static_grid = (evaluate_grid(self.grid, {}, {})
+                             if all("const" in e for e in self.grid) else None)
+        self._what = f"kernel {self.name!r}"
         self._functions: Dict[int, Any] = {}  # context handle -> CUfunction
+        self._handles: Dict[int, int] = {}  # context handle -> CUfunction as an int
         self._modules: Dict[int, Any] = {}
         self._lock = threading.Lock()
 
@@ -431,29 +488,36 @@ class CUDAExecutable:
                                  f"kernel {self.name!r} asks for {self.shared_bytes} bytes of "
                                  f"dynamic shared memory{limit}")
             self._modules[handle] = module
+            self._handles[handle] = int(fn)
             self._functions[handle] = fn
         return fn
 
     def __call__(self, params: Sequence, values: Sequence) -> None:
-        grid = self.launch_grid(params, values)
+        grid = self._static_grid or self.launch_grid(params, values)
         if 0 in grid:
             return  # an empty grid launches nothing
-        driver = _driver()
-        import torch
-
-        ctx, device = current_context(f"kernel {self.name!r}")
+        ctx, device = current_context(self._what)
         fn = self._function(ctx, device)
-        stream = torch.cuda.current_stream().cuda_stream
+        stream = _current_stream(device)
         array, keep = pack_arguments(params, values)
-        check_result(driver.cuLaunchKernel(fn, grid[0], grid[1], grid[2], self.block[0],
-                                           self.block[1], self.block[2], self.shared_bytes,
-                                           stream, ctypes.addressof(array), 0),
-                     "cuLaunchKernel",
-                     f"kernel {self.name!r} with grid {grid}, block {self.block}, "
-                     f"{self.shared_bytes} bytes of dynamic shared memory")
+        launch = _libcuda_launch()
+        block = self.block
+        if launch is not None:
+            code = launch(self._handles[int(ctx)], grid[0], grid[1], grid[2], block[0],
+                          block[1], block[2], self.shared_bytes, stream,
+                          ctypes.addressof(array), None)
+            result = None if code == 0 else (_driver().CUresult(code),)
+        else:
+            result = _driver().cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                              block[2], self.shared_bytes, stream,
+                                              ctypes.addressof(array), 0)
+        if result is not None and int(result[0]) != 0:
+            check_result(result, "cuLaunchKernel",
+                         f"kernel {self.name!r} with grid {grid}, block {self.block}, "
+                         f"{self.shared_bytes} bytes of dynamic shared memory")
         del keep
-        if self.sync if self.sync is not None else _sync_from_env():
-            check_result(driver.cuStreamSynchronize(stream), "cuStreamSynchronize",
+        if self.sync if self.sync is not None else _SYNC_ENV:
+            check_result(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize",
                          f"kernel {self.name!r} failed (grid {grid}, block {self.block})")
 
 

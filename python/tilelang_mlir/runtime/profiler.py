@@ -26,6 +26,63 @@ RETURN_MODES = ("median", "mean", "min", "all")
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
+def bench_cuda(fn: Callable[[], Any], warmup: int = 25, rep: int = 100, flush_l2: bool = True,
+               cuda_graph: bool = False) -> List[float]:
+    """Milliseconds of each of `rep` calls of `fn` (any CUDA work on torch's
+    current stream), bracketed by CUDA events after `warmup` calls.
+
+    `flush_l2` writes a 256 MB buffer before each timed call (untimed). The
+    host's cost of issuing `fn` is hidden only while that flush runs; with
+    `cuda_graph`, `fn` is captured once into a CUDA graph and its replays are
+    timed, so what is measured is the device time alone.
+    """
+    import torch
+
+    fn()  # loads modules and surfaces errors before timing
+    torch.cuda.synchronize()
+    run = fn
+    if cuda_graph:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm up off the default stream, as capture wants
+            fn()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        run = graph.replay
+    cache = (torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+             if flush_l2 else None)
+    for _ in range(warmup):
+        run()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
+    for i in range(rep):
+        if cache is not None:
+            cache.zero_()
+        starts[i].record()
+        run()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+def host_launch_us(fn: Callable[[], Any], calls: int = 200) -> float:
+    """Microseconds of host time per call of `fn`, issued back to back
+    (the device is synchronized before and after; for launch-bound work this
+    is the time per call a caller sees)."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return host / calls * 1e6
+
+
 def _is_tensor_like(x) -> bool:
     return isinstance(x, np.ndarray) or argmod._is_torch(x)
 
@@ -84,7 +141,8 @@ class Profiler:
 
     # -- timing -------------------------------------------------------------------------
     def do_bench(self, *args, warmup: int = 25, rep: int = 100, flush_l2: bool = True,
-                 return_mode: str = "median") -> Union[float, List[float]]:
+                 return_mode: str = "median", cuda_graph: bool = False
+                 ) -> Union[float, List[float]]:
         """Times the kernel on `args` (random inputs when none are given; see
         `random_inputs`) or, when the only argument is a callable, times
         calling it. Returns milliseconds.
@@ -92,7 +150,9 @@ class Profiler:
         `warmup` untimed calls come first, then `rep` timed calls; with
         `flush_l2` (GPU only) a 256 MB buffer is written before each timed
         call, outside the timed region. `return_mode` is "median" (default),
-        "mean", "min" or "all" (the list of every call's time).
+        "mean", "min" or "all" (the list of every call's time). With
+        `cuda_graph` the call is captured once in a CUDA graph and the graph's
+        replays are timed: the host's launch cost leaves the measurement.
         """
         if return_mode not in RETURN_MODES:
             raise ValueError(f"return_mode must be one of {', '.join(RETURN_MODES)}, got "
@@ -106,7 +166,8 @@ class Profiler:
         else:
             fn = self._launcher(list(args) if args else self.random_inputs())
         if self.device == "cuda":
-            times = self._bench_cuda(fn, warmup, rep, flush_l2)
+            times = bench_cuda(fn, warmup=warmup, rep=rep, flush_l2=flush_l2,
+                               cuda_graph=cuda_graph)
         else:
             times = self._bench_cpu(fn, warmup, rep)
         if return_mode == "all":
@@ -129,28 +190,6 @@ class Profiler:
 
         launch.binding = binding  # keeps the inputs and outputs alive
         return launch
-
-    @staticmethod
-    def _bench_cuda(fn: Callable[[], Any], warmup: int, rep: int,
-                    flush_l2: bool) -> List[float]:
-        import torch
-
-        fn()  # loads the module and surfaces errors before timing
-        torch.cuda.synchronize()
-        cache = (torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-                 if flush_l2 else None)
-        for _ in range(warmup):
-            fn()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
-        for i in range(rep):
-            if cache is not None:
-                cache.zero_()
-            starts[i].record()
-            fn()
-            ends[i].record()
-        torch.cuda.synchronize()
-        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
     @staticmethod
     def _bench_cpu(fn: Callable[[], Any], warmup: int, rep: int) -> List[float]:
