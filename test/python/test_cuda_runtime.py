@@ -301,7 +301,8 @@ def test_artifact_round_trip(tmp_path):
     assert files == ["gemm.cubin", "gemm.ptx", "manifest.json"]
     with open(tmp_path / "gemm" / "manifest.json") as f:
         m = json.load(f)
-    assert m["format_version"] == artifact.FORMAT_VERSION
+    assert m["format_version"] == 1  # no tensor maps: the version older runtimes read
+    assert artifact.FORMAT_VERSION in artifact.READ_VERSIONS
     assert m["name"] == "gemm" and m["entry"] == "gemm_kernel" and m["target"] == "cuda:sm_90a"
     assert m["params"][0] == {"name": "A", "kind": "tensor", "dtype": "float16", "shape": ["M", 64]}
     assert m["params"][3] == {"name": "alpha", "kind": "scalar", "dtype": "float32", "shape": []}
@@ -403,6 +404,392 @@ def test_manifest_with_unsupported_scalar_type(tmp_path):
     with pytest.raises(TypeError, match="scalar parameter 'alpha' has type bfloat16") as info:
         tl.load(folder)
     assert str(info.value).startswith(path)
+
+
+# ---------------------------------------------------------------------------
+# TMA tensor maps without a GPU
+# ---------------------------------------------------------------------------
+
+
+def tmap(param, box, swizzle=0):
+    return {"param": param, "box": list(box), "swizzle": swizzle}
+
+
+ALIGNED = 0x7F00_0000_1000  # a 16-byte aligned device address
+
+
+def test_tensormap_encoding_reverses_dims_strides_and_box():
+    p = tensor("A", ("M", "K"), "float16")
+    enc = cuda.tensormap_encoding("gemm", p, BoundTensor(None, ALIGNED, (100, 72), (72, 1)),
+                                  (64, 32), 64)
+    assert enc.data_type == "CU_TENSOR_MAP_DATA_TYPE_FLOAT16" and enc.rank == 2
+    assert enc.address == ALIGNED
+    assert enc.global_dim == (72, 100)  # innermost first
+    assert enc.global_strides == (144,)  # bytes, without the innermost dimension
+    assert enc.box_dim == (32, 64) and enc.element_strides == (1, 1)
+    assert enc.swizzle == "CU_TENSOR_MAP_SWIZZLE_64B"
+    assert enc.interleave == "CU_TENSOR_MAP_INTERLEAVE_NONE"
+    assert enc.l2_promotion == "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"
+    assert enc.oob_fill == "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"
+    # Rank 3 float32: strides of dimensions 1 and 0, innermost first.
+    p3 = tensor("X", (4, 6, 8), "float32")
+    enc = cuda.tensormap_encoding("k", p3, BoundTensor(None, ALIGNED, (4, 6, 8), (48, 8, 1)),
+                                  (2, 3, 8), 32)
+    assert enc.global_dim == (8, 6, 4) and enc.global_strides == (32, 192)
+    assert enc.box_dim == (8, 3, 2) and enc.swizzle == "CU_TENSOR_MAP_SWIZZLE_32B"
+    assert enc.data_type == "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
+    # Rank 1: no strides at all.
+    enc = cuda.tensormap_encoding("k", tensor("v", ("n",), "bfloat16"),
+                                  BoundTensor(None, ALIGNED, (1000,), (1,)), (64,), 128)
+    assert enc.global_dim == (1000,) and enc.global_strides == () and enc.box_dim == (64,)
+    assert enc.data_type == "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
+    assert enc.swizzle == "CU_TENSOR_MAP_SWIZZLE_128B"
+
+
+def test_tensormap_encoding_ignores_strides_of_size_one_dimensions():
+    # A single row of 7 float16 has a 14-byte row stride, which TMA would
+    # refuse; the row is never stepped over, so it does not matter.
+    p = tensor("A", ("M", "K"), "float16")
+    enc = cuda.tensormap_encoding("k", p, BoundTensor(None, ALIGNED, (1, 7), (7, 1)), (8, 8), 0)
+    assert enc.global_dim == (7, 1) and enc.global_strides == (16,)
+    # torch calls (4, 1) with strides (1, 5) contiguous: the innermost
+    # dimension has one element, but rows are 2 bytes apart.
+    with pytest.raises(ValueError, match="dimension 0 has a stride of 1 elements = 2 bytes"):
+        cuda.tensormap_encoding("k", p, BoundTensor(None, ALIGNED, (4, 1), (1, 5)), (8, 8), 0)
+    enc = cuda.tensormap_encoding("k", tensor("X", (2, 1, 8), "float32"),
+                                  BoundTensor(None, ALIGNED, (2, 1, 8), (8, 99, 1)), (1, 1, 8), 0)
+    assert enc.global_strides == (32, 32)
+
+
+@pytest.mark.parametrize("dtype, data_type", [
+    ("float16", "FLOAT16"), ("bfloat16", "BFLOAT16"), ("float32", "FLOAT32"),
+    ("float64", "FLOAT64"), ("int8", "UINT8"), ("uint8", "UINT8"), ("bool", "UINT8"),
+    ("float8_e4m3", "UINT8"), ("float8_e5m2", "UINT8"), ("int16", "UINT16"),
+    ("int32", "INT32"), ("int64", "INT64"),
+])
+def test_tensormap_data_types(dtype, data_type):
+    size = cuda.element_bytes(dt.as_dtype(dtype))
+    cols = 64 // size  # 64-byte rows
+    enc = cuda.tensormap_encoding("k", tensor("A", (8, cols), dtype),
+                                  BoundTensor(None, ALIGNED, (8, cols), (cols, 1)), (8, cols), 64)
+    assert enc.data_type == "CU_TENSOR_MAP_DATA_TYPE_" + data_type
+    assert enc.global_strides == (64,)
+    driver = pytest.importorskip("cuda.bindings.driver")
+    for name in set(cuda.TENSORMAP_DATA_TYPES.values()):
+        getattr(driver.CUtensorMapDataType, name)  # every name is an enumerator
+    assert getattr(driver.CUtensorMapSwizzle, enc.swizzle) is not None
+
+
+def test_encode_tensormap_passes_the_driver_its_types():
+    """cuda-python takes the dimension lists as cuuint64_t/cuuint32_t only:
+    the call gets past its argument conversion (to the driver, or to a
+    missing libcuda here)."""
+    pytest.importorskip("cuda.bindings.driver")
+    enc = cuda.tensormap_encoding("k", tensor("A", (64, 64), "float16"),
+                                  BoundTensor(None, ALIGNED, (64, 64), (64, 1)), (64, 64), 128)
+    try:
+        cuda.encode_tensormap(enc)
+    except TypeError as e:
+        pytest.fail(f"cuTensorMapEncodeTiled refused the arguments: {e}")
+    except RuntimeError:
+        pass  # no libcuda, no context, or an address the driver refuses
+
+
+@pytest.mark.parametrize("shape, strides, address, message", [
+    ((64, 100), (100, 1), ALIGNED, r"dimension 0 has a stride of 100 elements = 200 bytes; TMA "
+     r"needs every stride to be a positive multiple of 16 bytes below 2\^40 \(rows of a "
+     r"float16 tensor need a length that is a multiple of 8 elements; this one has 100\)"),
+    ((64, 64), (64, 1), ALIGNED + 2, r"its address 0x7f0000001002 is not 16-byte aligned"),
+    ((64, 64), (1, 64), ALIGNED, r"its innermost dimension has stride 64; TMA needs it "
+     r"contiguous \(stride 1\)"),
+    ((64, 64), (2 ** 39, 1), ALIGNED, r"dimension 0 has a stride of 549755813888 elements"),
+    ((0, 64), (64, 1), ALIGNED, r"dimension 0 has size 0; TMA needs sizes of 1 to 2\^32"),
+    ((2 ** 32 + 1, 8), (8, 1), ALIGNED, r"dimension 0 has size 4294967297"),
+    ((64,), (1,), ALIGNED, r"the tensor has rank 1, but the tensor map's box \[64, 64\] has 2"),
+])
+def test_tensormap_encoding_checks_tma_rules(shape, strides, address, message):
+    p = tensor("A", ("M", "K"), "float16")
+    with pytest.raises(ValueError, match=r"^argument 'A' of kernel 'gemm' cannot be copied with "
+                                         r"TMA: " + message):
+        cuda.tensormap_encoding("gemm", p, BoundTensor(None, address, shape, strides), (64, 64), 0)
+
+
+TMA_PARAMS = [tensor("A", ("M", "K"), "float16"), tensor("B", (64, 64), "float16"),
+              scalar("n", "int32"), tensor("V", (256,), "float32")]
+
+
+@pytest.mark.parametrize("maps, message", [
+    ([tmap(4, (64, 64))], r"'param' must be the index of a parameter \(0 to 3\), got 4"),
+    ([tmap(-1, (64, 64))], r"'param' must be the index of a parameter"),
+    ([tmap(True, (64, 64))], r"'param' must be the index of a parameter"),
+    ([tmap(2, (64,))], r"tensor map 0 of argument 'n': 'n' is a scalar"),
+    ([tmap(0, (64,))], r"the box \[64\] has 1 extent\(s\), but 'A' has rank 2"),
+    ([tmap(0, (64, 0))], r"every box extent must be 1 to 256 elements, got \[64, 0\]"),
+    ([tmap(0, (512, 64))], r"every box extent must be 1 to 256 elements, got \[512, 64\]"),
+    ([tmap(0, (64, 64), 16)], r"'swizzle' must be one of 0, 32, 64, 128 \(bytes\), got 16"),
+    ([tmap(0, (64, 64), 64)], r"innermost extent spans 128 bytes, more than the 64-byte swizzle"),
+    ([tmap(3, (64,), 32)], r"argument 'V': the box's innermost extent spans 256 bytes, more "
+                           r"than the 32-byte swizzle span"),
+    ([tmap(0, (64, 4))], r"innermost extent spans 4 x 2 = 8 bytes; TMA needs a multiple of 16"),
+    ([tmap(0, (64, "64"))], r"'box' must be a list of ints"),
+    ([{"param": 0, "box": [64, 64]}], r"exactly the keys 'param', 'box' and 'swizzle'"),
+    ([{"param": 0, "box": [64, 64], "swizzle": 0, "mode": "tile"}], r"exactly the keys"),
+    ("maps", r"tensormaps must be a list"),
+])
+def test_tensormaps_are_checked(maps, message):
+    with pytest.raises(ValueError, match=r"^kernel 'gemm': .*" + message):
+        CUDAExecutable(FAKE_CUBIN, "f", [128], 0, [const(1)], TMA_PARAMS, name="gemm",
+                       tensormaps=maps)
+
+
+def test_tensormaps_are_kept_normalized():
+    maps = [tmap(1, (64, 64), 128), tmap(0, (128, 32), 64), tmap(3, (8,), 32)]
+    exe = CUDAExecutable(FAKE_CUBIN, "f", [128], 0, [const(1)], TMA_PARAMS,
+                         tensormaps=[dict(m, box=tuple(m["box"])) for m in maps])
+    assert exe.tensormaps == maps
+    assert "tensormaps=3" in repr(exe)
+    assert CUDAExecutable(FAKE_CUBIN, "f", [1], 0, [const(1)], TMA_PARAMS).tensormaps == []
+    k = _fake_kernel(params=TMA_PARAMS, out_idx=[1], grid=[const(1)], tensormaps=maps)
+    assert k.tensormaps == maps
+
+
+def test_pack_arguments_puts_tensor_maps_first():
+    params = [tensor("A", (2, 3)), scalar("n", "int32")]
+    values = [BoundTensor(None, ALIGNED, (2, 3), (3, 1)), 7]
+    maps = [cuda.TensorMap(bytes(range(128))), cuda.TensorMap(bytes(range(128, 256)))]
+    for m in maps:
+        assert m.address % 64 == 0
+    array, keep = cuda.pack_arguments(params, values, maps)
+    assert len(array) == 2 + 7 + 1
+    assert ctypes.string_at(array[0], 128) == bytes(range(128))
+    assert ctypes.string_at(array[1], 128) == bytes(range(128, 256))
+    assert [ctypes.c_uint64.from_address(array[i]).value for i in range(2, 9)] == [
+        ALIGNED, ALIGNED, 0, 2, 3, 3, 1]
+    assert ctypes.c_int32.from_address(array[9]).value == 7
+    assert maps[0] in keep[-1]
+    with pytest.raises(ValueError, match="a tensor map has 128 bytes, got 3"):
+        cuda.TensorMap(b"abc")
+
+
+def _fake_launch(monkeypatch, exe, maps, words):
+    """Replaces the driver under `exe.__call__`: a launch records what its
+    kernelParams point at (the bytes of `maps` tensor maps, then `words`
+    64-bit words) instead of running."""
+    launches = []
+
+    def launch(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        slots = (ctypes.c_void_p * (maps + words)).from_address(params)
+        launches.append({"grid": (gx, gy, gz),
+                         "maps": [ctypes.string_at(a, 128) for a in slots[:maps]],
+                         "words": [ctypes.c_uint64.from_address(a).value for a in slots[maps:]]})
+        return 0
+
+    monkeypatch.setattr(cuda, "current_context", lambda what: (1, 0))
+    monkeypatch.setattr(cuda, "_current_stream", lambda device: 0)
+    monkeypatch.setattr(cuda, "_libcuda_launch", lambda: launch)
+    monkeypatch.setattr(exe, "_function", lambda ctx, device: None)
+    exe._handles[1] = 0
+    return launches
+
+
+def test_launch_encodes_tensor_maps_once(monkeypatch):
+    params = [tensor("A", ("M", "K"), "float16"), tensor("B", ("M", "K"), "float16")]
+    exe = CUDAExecutable(FAKE_CUBIN, "copy", [128], 0, [const(2)], params, name="copy",
+                         tensormaps=[tmap(1, (64, 64), 128), tmap(0, (32, 64))])
+    encoded = []
+
+    def fake_encode(enc, what=""):
+        encoded.append(enc)
+        return cuda.TensorMap(bytes([len(encoded)]) * 128)
+
+    monkeypatch.setattr(cuda, "encode_tensormap", fake_encode)
+    monkeypatch.setattr(cuda, "_TENSORMAP_CACHE", {})
+    launches = _fake_launch(monkeypatch, exe, 2, 14)
+    a = BoundTensor(None, ALIGNED, (100, 64), (64, 1))
+    b = BoundTensor(None, ALIGNED + 0x10000, (100, 64), (64, 1))
+    exe(params, [a, b])
+    assert [e.address for e in encoded] == [b.data_ptr, a.data_ptr]  # in the list's order
+    assert encoded[0].box_dim == (64, 64) and encoded[1].box_dim == (64, 32)
+    assert encoded[0].swizzle == "CU_TENSOR_MAP_SWIZZLE_128B"
+    assert launches[0]["maps"] == [bytes([1]) * 128, bytes([2]) * 128]  # B's map, then A's
+    assert launches[0]["words"] == [a.data_ptr, a.data_ptr, 0, 100, 64, 64, 1,
+                                    b.data_ptr, b.data_ptr, 0, 100, 64, 64, 1]
+    # The same tensors again: nothing is encoded.
+    exe(params, [a, b])
+    assert len(encoded) == 2 and len(launches) == 2
+    assert launches[1]["maps"] == launches[0]["maps"]
+    # Another tensor (a new address, or another shape) gets its own map.
+    exe(params, [BoundTensor(None, ALIGNED + 0x20000, (100, 64), (64, 1)), b])
+    exe(params, [BoundTensor(None, ALIGNED, (50, 64), (64, 1)), b])
+    assert len(encoded) == 4 and encoded[3].global_dim == (64, 50)
+    # The cache is bounded.
+    for i in range(cuda.TENSORMAP_CACHE_SIZE + 3):
+        exe(params, [BoundTensor(None, ALIGNED + 0x100000 * (i + 1), (100, 64), (64, 1)), b])
+    assert len(cuda._TENSORMAP_CACHE) <= cuda.TENSORMAP_CACHE_SIZE
+    # A tensor TMA cannot copy is refused before the launch.
+    with pytest.raises(ValueError, match="argument 'B' of kernel 'copy' cannot be copied with "
+                                         "TMA: its address 0x7f0000011008 is not 16-byte"):
+        exe(params, [a, BoundTensor(None, ALIGNED + 0x10008, (100, 64), (64, 1))])
+    # An empty tensor under a grid that is not empty: TMA cannot describe it.
+    with pytest.raises(ValueError, match="argument 'A' of kernel 'copy' cannot be copied with "
+                                         "TMA: dimension 0 has size 0"):
+        exe(params, [BoundTensor(None, ALIGNED, (0, 64), (64, 1)), b])
+
+
+def test_launch_without_tensor_maps_encodes_nothing(monkeypatch):
+    params = [tensor("A", (4,), "float32")]
+    exe = CUDAExecutable(FAKE_CUBIN, "f", [128], 0, [const(1)], params)
+
+    def no_encode(*a):
+        raise AssertionError("no tensor map to encode")
+
+    monkeypatch.setattr(cuda, "encode_tensormap", no_encode)
+    launches = _fake_launch(monkeypatch, exe, 0, 5)
+    exe(params, [BoundTensor(None, ALIGNED, (4,), (1,))])
+    assert launches[0]["words"] == [ALIGNED, ALIGNED, 0, 4, 1]
+
+
+def test_artifact_round_trip_with_tensor_maps(tmp_path):
+    maps = [tmap(1, (64, 64), 128), tmap(0, (128, 64), 128)]
+    k = _fake_kernel(tensormaps=maps)
+    k.save(tmp_path / "gemm")
+    with open(tmp_path / "gemm" / "manifest.json") as f:
+        m = json.load(f)
+    assert m["format_version"] == 2 and m["tensormaps"] == maps
+    loaded = tl.load(tmp_path / "gemm")
+    assert loaded.tensormaps == maps and loaded._executable.tensormaps == maps
+    # Without tensor maps the artifact stays version 1 (older runtimes read it).
+    _fake_kernel().save(tmp_path / "plain")
+    with open(tmp_path / "plain" / "manifest.json") as f:
+        m = json.load(f)
+    assert m["format_version"] == 1 and m["tensormaps"] == []
+    assert tl.load(tmp_path / "plain").tensormaps == []
+    # A version-1 manifest of before tensor maps has no such field.
+    _edit_manifest(str(tmp_path / "plain"), lambda m: m.pop("tensormaps"))
+    assert tl.load(tmp_path / "plain").tensormaps == []
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: m.update(tensormaps={"param": 0}), "tensormaps must be a list"),
+    (lambda m: m.update(tensormaps=[{"param": 0, "box": [64, 64]}]),
+     "tensor map 0 .* must be an object with exactly the keys"),
+    (lambda m: m.update(tensormaps=[tmap(9, (64, 64))]), "'param' must be the index of a "
+                                                         r"parameter \(0 to 3\), got 9"),
+    (lambda m: m.update(tensormaps=[tmap(3, (64, 64))]), "'alpha' is a scalar"),
+    (lambda m: m.update(tensormaps=[tmap(0, (64, 64, 1))]), r"has 3 extent\(s\), but 'A' has "
+                                                            "rank 2"),
+    (lambda m: m.update(tensormaps=[tmap(0, (64, 300))]), "every box extent must be 1 to 256"),
+    (lambda m: m.update(tensormaps=[tmap(0, (64, 64), 256)]), "'swizzle' must be one of"),
+    (lambda m: m.update(tensormaps=[tmap(0, (64, 64), 32)]), "more than the 32-byte swizzle"),
+])
+def test_manifest_tensormaps_validation(tmp_path, edit, message):
+    folder = str(tmp_path / "gemm")
+    _fake_kernel(tensormaps=[tmap(0, (64, 64), 128)]).save(folder)
+    path = _edit_manifest(folder, edit)
+    with pytest.raises(ValueError, match=message) as info:
+        tl.load(folder)
+    assert str(info.value).startswith(path + ": 'tensormaps': kernel 'gemm': ")
+
+
+LAUNCH_MLIR = """
+module attributes {gpu.container_module} {
+  func.func @main(%arg0: memref<?x64xf16>, %arg1: memref<64x64xf16>, %arg2: i32) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %c0 = arith.constant 0 : index
+    %c0_i32 = arith.constant 0 : i32
+    %m = memref.dim %arg0, %c0 : memref<?x64xf16>
+    %zero = llvm.mlir.zero : !llvm.ptr
+    gpu.launch_func @main_kernel::@main_kernel blocks in (%m, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c0_i32 args(%zero : !llvm.ptr, %zero : !llvm.ptr, %arg0 : memref<?x64xf16>, %arg1 : memref<64x64xf16>, %arg2 : i32) ATTRS
+    return
+  }
+  gpu.module @main_kernel {
+    gpu.func @main_kernel(%t0: !llvm.ptr, %t1: !llvm.ptr, %arg0: memref<?x64xf16>, %arg1: memref<64x64xf16>, %arg2: i32) kernel {
+      gpu.return
+    }
+  }
+}
+"""
+
+LAUNCH_PARAMS = [tensor("A", ("M", 64), "float16"), tensor("B", (64, 64), "float16"),
+                 scalar("n", "int32")]
+
+
+def _launch_of(attrs):
+    from tilelang_mlir import ir
+    from tilelang_mlir.compiler import cuda as compiler_cuda
+    from tilelang_mlir.compiler.context import make_context
+
+    with make_context():
+        module = ir.Module.parse(LAUNCH_MLIR.replace("ATTRS", attrs))
+        return compiler_cuda.extract_launch(module, LAUNCH_PARAMS)
+
+
+def test_extract_launch_reads_tensor_maps():
+    launch = _launch_of('{tile.tensormaps = [{param = 1 : i64, box = array<i64: 64, 64>, '
+                        'swizzle = 128 : i64}, {box = array<i64: 32, 64>, param = 0 : i64, '
+                        'swizzle = 0 : i64}]}')
+    assert launch["tensormaps"] == [tmap(1, (64, 64), 128), tmap(0, (32, 64), 0)]
+    assert launch["grid"] == [sym("M"), const(1), const(1)]
+    assert launch["block"] == [128, 1, 1] and launch["shared_bytes"] == 0
+    # Without the attribute: no tensor maps.
+    assert _launch_of("")["tensormaps"] == []
+    # A box written as an array of integers reads the same.
+    launch = _launch_of("{tile.tensormaps = [{param = 0 : i64, box = [64 : i64, 64 : i32], "
+                        "swizzle = 128 : i32}]}")
+    assert launch["tensormaps"] == [tmap(0, (64, 64), 128)]
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ("{tile.tensormaps = {param = 0 : i64}}", "tile.tensormaps must be an array of dictionaries"),
+    ("{tile.tensormaps = [{param = 0 : i64, box = array<i64: 64, 64>}]}",
+     r"tile.tensormaps\[0\] must be a dictionary with exactly the keys param, box and swizzle"),
+    ('{tile.tensormaps = [{param = 0 : i64, box = "64x64", swizzle = 0 : i64}]}',
+     r"tile.tensormaps\[0\].box must be an array of integers"),
+    ("{tile.tensormaps = [{param = 0.0 : f32, box = array<i64: 64, 64>, swizzle = 0 : i64}]}",
+     r"tile.tensormaps\[0\].param must be an integer attribute"),
+    ("{tile.tensormaps = [{param = 2 : i64, box = array<i64: 64, 64>, swizzle = 0 : i64}]}",
+     r"inconsistent with the parameters: kernel 'main_kernel': tensor map 0 of argument 'n': "
+     r"'n' is a scalar"),
+    ("{tile.tensormaps = [{param = 0 : i64, box = array<i64: 64, 64>, swizzle = 64 : i64}]}",
+     r"more than the 64-byte swizzle span"),
+])
+def test_extract_launch_checks_tensor_maps(attrs, message):
+    from tilelang_mlir.frontend.errors import CompilationError
+
+    with pytest.raises(CompilationError, match=message):
+        _launch_of(attrs)
+
+
+def test_tensor_maps_survive_the_disk_cache_and_offline_mode(tmp_path, monkeypatch):
+    """The compiler's launch description, tensor maps included, is what a
+    kernel loaded from the disk cache (also offline, without the compiler)
+    launches with."""
+    import kernels
+    from tilelang_mlir.compiler import compile as compile_mod
+    from tilelang_mlir.compiler import cuda as compiler_cuda
+
+    maps = [tmap(0, (16, 16), 64), tmap(1, (16, 16), 0)]
+    real = compiler_cuda.extract_launch
+    monkeypatch.setattr(compiler_cuda, "extract_launch",
+                        lambda module, params: dict(real(module, params), tensormaps=maps))
+    monkeypatch.setattr(compile_mod, "_MEMORY_CACHE", {})
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TILELANG_MLIR_DISABLE_CACHE", raising=False)
+    monkeypatch.delenv("TILELANG_MLIR_OFFLINE", raising=False)
+    program = kernels.elementwise_add(48, 32, 16, 16)
+    k1 = tl.compile(program, out_idx=[2], target="cuda:sm_90a")
+    assert k1.tensormaps == maps and k1._executable.tensormaps == maps
+    compile_mod._MEMORY_CACHE.clear()
+    monkeypatch.setattr(compile_mod, "_lower", lambda *a: pytest.fail("compiled again"))
+    k2 = tl.compile(program, out_idx=[2], target="cuda:sm_90a")
+    assert k2 is not k1 and k2.tensormaps == maps and k2._executable.tensormaps == maps
+    compile_mod._MEMORY_CACHE.clear()
+    monkeypatch.setenv("TILELANG_MLIR_OFFLINE", "1")
+    k3 = tl.compile(program, out_idx=[2], target="cuda:sm_90a")
+    assert k3._executable.tensormaps == maps and k3.cubin == k1.cubin
+    k3.save(tmp_path / "artifact")
+    assert tl.load(tmp_path / "artifact").tensormaps == maps
 
 
 # ---------------------------------------------------------------------------
@@ -701,6 +1088,72 @@ TRAP_PTX = r"""
 }
 """
 
+# Its box's innermost start coordinate (col) must be a multiple of 16 bytes:
+# an unaligned one traps with an illegal instruction (seen on the H200).
+TMA_LOAD_PTX = r"""
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.shared .align 1024 .b8 tma_tile[8192];
+.shared .align 8 .b64 tma_bar;
+
+// out = the 8192 bytes of the tensor map's box at (row, col) of src, as the
+// bulk tensor copy leaves them in shared memory (swizzled if the map is).
+// Thread 0 initializes an mbarrier (one arrival), arms it with the byte
+// count and issues the copy; every thread waits for phase 0 to complete,
+// then the 128 threads copy the tile out, 4 bytes at a time.
+.visible .entry tma_load(
+    .param .align 64 .b8 tmap[128],
+    .param .u64 src_allocated, .param .u64 src_aligned, .param .u64 src_offset,
+    .param .u64 src_size0, .param .u64 src_size1, .param .u64 src_stride0, .param .u64 src_stride1,
+    .param .u64 out_allocated, .param .u64 out_aligned, .param .u64 out_offset,
+    .param .u64 out_size0, .param .u64 out_size1, .param .u64 out_stride0, .param .u64 out_stride1,
+    .param .s32 row, .param .s32 col)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, tma_tile;
+    mov.u32 %r3, tma_bar;
+    setp.eq.u32 %p1, %r1, 0;
+    @!%p1 bra INITIALIZED;
+    mov.u32 %r4, 1;
+    mbarrier.init.shared::cta.b64 [%r3], %r4;
+    fence.mbarrier_init.release.cluster;
+    fence.proxy.async.shared::cta;
+INITIALIZED:
+    bar.sync 0;
+    @!%p1 bra WAIT;
+    mov.b64 %rd1, tmap;
+    cvta.param.u64 %rd2, %rd1;
+    ld.param.s32 %r5, [row];
+    ld.param.s32 %r6, [col];
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r3], 8192;
+    cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r2], [%rd2, {%r6, %r5}], [%r3];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+    @!%p2 bra WAIT;
+
+    ld.param.u64 %rd4, [out_aligned];
+    cvta.to.global.u64 %rd4, %rd4;
+    mov.u32 %r7, %r1;
+COPY:
+    shl.b32 %r8, %r7, 2;
+    add.s32 %r9, %r2, %r8;
+    ld.shared.u32 %r10, [%r9];
+    mul.wide.u32 %rd5, %r7, 4;
+    add.s64 %rd6, %rd4, %rd5;
+    st.global.u32 [%rd6], %r10;
+    add.u32 %r7, %r7, 128;
+    setp.lt.u32 %p3, %r7, 2048;
+    @%p3 bra COPY;
+    ret;
+}
+"""
+
 SMEM_BYTES = 64 * 1024
 
 
@@ -727,12 +1180,14 @@ def assemble(ptx: str, folder) -> bytes:
         return f.read()
 
 
-def ptx_kernel(tmp_path, ptx, entry, params, out_idx, block, grid, shared_bytes=0, sync=None):
+def ptx_kernel(tmp_path, ptx, entry, params, out_idx, block, grid, shared_bytes=0, sync=None,
+               tensormaps=()):
     """Assembles `ptx` and returns it as a Kernel that went through
     Kernel.save and tl.load."""
     cubin = assemble(ptx, tmp_path / f"{entry}-build")
     k = make_kernel(entry, params, out_idx, "cuda:sm_90a", cubin=cubin, entry=entry,
-                    block=block, grid=grid, shared_bytes=shared_bytes, ptx=ptx)
+                    block=block, grid=grid, shared_bytes=shared_bytes, ptx=ptx,
+                    tensormaps=tensormaps)
     k.save(tmp_path / entry)
     return tl.load(tmp_path / entry, sync=sync)
 
@@ -767,11 +1222,75 @@ def smem_kernel(tmp_path, shared_bytes=SMEM_BYTES):
                       [256], [const(1)], shared_bytes=shared_bytes)
 
 
+# The box of each TMA test: 8192 bytes (what the kernel expects), rows of
+# `cols * element bytes` no wider than the swizzle; `src_cols` makes rows of
+# the source a multiple of 16 bytes that is not a multiple of the box.
+TMA_CASES = [
+    # dtype, box (rows, cols), swizzle, source columns
+    ("float16", (64, 64), 0, 136),
+    ("float16", (64, 64), 128, 136),
+    ("bfloat16", (128, 32), 64, 72),
+    ("float32", (256, 8), 32, 20),
+    ("int8", (64, 128), 128, 208),
+]
+
+
+def tma_kernel(tmp_path, dtype, box, swizzle):
+    """The TMA_LOAD_PTX kernel with a map of `src` (M x N) of `box` and
+    `swizzle`; called as k(src, row, col), it returns the box's bytes as
+    they land in shared memory, shaped like the box."""
+    return ptx_kernel(tmp_path, TMA_LOAD_PTX, "tma_load",
+                      [tensor("src", ("M", "N"), dtype), tensor("out", box, dtype),
+                       scalar("row", "int32"), scalar("col", "int32")], [1], [128], [const(1)],
+                      tensormaps=[{"param": 0, "box": list(box), "swizzle": swizzle}])
+
+
+def unswizzle(tile, swizzle):
+    """The box in row-major order from its bytes in shared memory under a
+    TMA swizzle of `swizzle` bytes (the tile starting at a 1024-byte
+    boundary): byte offset o holds what belongs at o ^ (((o >> 7) & (s/16 - 1))
+    << 4), i.e. the 16-byte chunk c of a 128-byte line l sits at chunk
+    c ^ (l mod s/16); for 128B, chunk c of row r at c ^ (r % 8)."""
+    import torch
+
+    if swizzle == 0:
+        return tile
+    raw = tile.contiguous().view(torch.uint8).reshape(-1)
+    o = torch.arange(raw.numel(), device=raw.device)
+    src = o ^ (((o >> 7) & (swizzle // 16 - 1)) << 4)
+    return raw[src].view(tile.dtype).reshape(tile.shape)
+
+
+def box_of(src, row, col, rows, cols):
+    """src[row:row + rows, col:col + cols], zero where that leaves src
+    (negative coordinates too): what TMA loads."""
+    import torch
+
+    out = torch.zeros(rows, cols, dtype=src.dtype, device=src.device)
+    r0, c0 = max(row, 0), max(col, 0)
+    r1, c1 = min(row + rows, src.shape[0]), min(col + cols, src.shape[1])
+    if r0 < r1 and c0 < c1:
+        out[r0 - row:r1 - row, c0 - col:c1 - col] = src[r0:r1, c0:c1]
+    return out
+
+
+def test_unswizzle_inverts_the_128b_swizzle():
+    import torch
+
+    logical = torch.arange(64 * 64, dtype=torch.int16).reshape(64, 64)  # 128-byte rows
+    chunks = logical.view(torch.uint8).reshape(64, 8, 16)
+    rows = torch.arange(64)[:, None]
+    stored = torch.empty_like(chunks)
+    stored[rows, torch.arange(8)[None, :] ^ (rows % 8)] = chunks  # chunk c of row r at c ^ (r % 8)
+    assert torch.equal(unswizzle(stored.reshape(64, 128).view(torch.int16), 128), logical)
+
+
 def test_test_kernels_assemble(tmp_path):
     """The PTX of the GPU tests assembles for sm_90a, and the cubins make
     artifacts (runs wherever ptxas is, GPU or not)."""
     for ptx, entry in ((AXPB_PTX, "axpb"), (TRANSPOSE_PTX, "transpose"),
-                       (SCALARS_PTX, "scalars"), (SMEM_PTX, "smem_reverse"), (TRAP_PTX, "boom")):
+                       (SCALARS_PTX, "scalars"), (SMEM_PTX, "smem_reverse"), (TRAP_PTX, "boom"),
+                       (TMA_LOAD_PTX, "tma_load")):
         cubin = assemble(ptx, tmp_path / entry)
         assert cubin[:4] == b"\x7fELF" and entry.encode() in cubin
     k = transpose_kernel(tmp_path)
@@ -947,3 +1466,75 @@ def test_assert_allclose(gpu, tmp_path):
     axpb = axpb_kernel(tmp_path / "axpb")
     x = torch.randn(1000, device="cuda")
     axpb.get_profiler().assert_allclose(lambda x, a, b: a * x + b, x, 2.0, 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, box, swizzle, cols", TMA_CASES)
+def test_tma_load_through_a_tensor_map(gpu, tmp_path, monkeypatch, dtype, box, swizzle, cols):
+    """A hand-written TMA kernel loads the tensor map's box, in bounds and
+    past the tensor's edges (zero fill), swizzled as the map says."""
+    torch = gpu
+    k = tma_kernel(tmp_path, dtype, box, swizzle)
+    assert k.tensormaps == [{"param": 0, "box": list(box), "swizzle": swizzle}]
+    encoded = []
+    real = cuda.encode_tensormap
+    monkeypatch.setattr(cuda, "encode_tensormap",
+                        lambda enc, what="": encoded.append(enc) or real(enc, what))
+    monkeypatch.setattr(cuda, "_TENSORMAP_CACHE", {})
+    torch_dtype = getattr(torch, dtype)
+    M = 300
+    if dtype == "int8":
+        src = torch.randint(-128, 128, (M, cols), dtype=torch_dtype, device="cuda")
+    else:
+        src = torch.randn(M, cols, device="cuda").to(torch_dtype)
+    rows, width = box
+    # The innermost coordinate must be a multiple of 16 bytes (an unaligned
+    # one traps with an illegal instruction on the H200); rows may be any.
+    a = 16 // cuda.element_bytes(dt.as_dtype(dtype))
+    fit, edge = (cols - width) // a * a, (cols - 1) // a * a
+    for row, col in ((0, 0), (17, a), (M - rows, fit), (M - 5, edge), (250, 0), (-3, -a),
+                     (M + 10, 0), (0, cols + a)):
+        tile = unswizzle(k(src, row, col), swizzle)
+        expected = box_of(src, row, col, rows, width)
+        assert torch.equal(tile.view(torch.uint8), expected.view(torch.uint8)), (row, col)
+    # One encoding for every launch on the same tensor; a new tensor gets its own.
+    assert len(encoded) == 1 and encoded[0].global_dim == (cols, M)
+    other = src[:200].clone() + 1
+    torch.testing.assert_close(unswizzle(k(other, 190, 0), swizzle),
+                               box_of(other, 190, 0, rows, width), rtol=0, atol=0)
+    assert len(encoded) == 2
+
+
+@pytest.mark.gpu
+def test_tma_rules_are_checked_at_launch(gpu, tmp_path):
+    torch = gpu
+    k = tma_kernel(tmp_path, "float16", (64, 64), 128)
+    with pytest.raises(ValueError, match="argument 'src' of kernel 'tma_load' cannot be copied "
+                                         "with TMA: dimension 0 has a stride of 100 elements = "
+                                         "200 bytes.*multiple of 8 elements"):
+        k(torch.zeros(64, 100, dtype=torch.float16, device="cuda"), 0, 0)
+    flat = torch.zeros(64 * 64 + 1, dtype=torch.float16, device="cuda")
+    with pytest.raises(ValueError, match="its address 0x[0-9a-f]+ is not 16-byte aligned"):
+        k(flat[1:].view(64, 64), 0, 0)
+    src = torch.randn(64, 64, device="cuda").to(torch.float16)
+    torch.testing.assert_close(unswizzle(k(src, 0, 0), 128), src, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+def test_tma_kernel_in_a_cuda_graph(gpu, tmp_path):
+    """The tensor map bytes are copied at capture: a replay loads the box."""
+    torch = gpu
+    k = tma_kernel(tmp_path, "float16", (64, 64), 0)
+    src = torch.randn(128, 64, device="cuda").to(torch.float16)
+    out = k(src, 0, 0)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(side):
+        with torch.cuda.graph(graph):
+            out = k(src, 64, 0)
+    torch.cuda.current_stream().wait_stream(side)
+    src.copy_(torch.randn(128, 64, device="cuda").to(torch.float16))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, src[64:], rtol=0, atol=0)

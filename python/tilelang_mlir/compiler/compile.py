@@ -241,7 +241,8 @@ def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], targe
 
         kernel = make_kernel(func_name, params, out_idx, target, cubin=extra["cubin"],
                              entry=extra["entry"], block=extra["block"], grid=extra["grid"],
-                             shared_bytes=extra["shared_bytes"], ptx=source, stages=stages)
+                             shared_bytes=extra["shared_bytes"], ptx=source, stages=stages,
+                             tensormaps=extra.get("tensormaps", ()))
         kernel.ptxas_info = extra.get("ptxas", "")
         return kernel
     raise TileLangError(f"target {target} is not supported by this build yet")

@@ -134,8 +134,62 @@ def _expression(value, func, params) -> dict:
                         "evaluate", source_location(op.location))
 
 
+def _int_attr(attr, what: str) -> int:
+    from .. import ir
+
+    if not isinstance(attr, ir.IntegerAttr):
+        raise CompilationError(f"{what} must be an integer attribute, got {attr}")
+    return int(attr.value)
+
+
+def extract_tensormaps(launch, params) -> List[Dict]:
+    """The TMA tensor maps of a `gpu.launch_func`: its `tile.tensormaps`
+    attribute, an array of dictionaries `{param = <i64: index of a tensor
+    parameter>, box = array<i64: extents, outermost first>, swizzle = <i64:
+    0, 32, 64 or 128>}`, one per 128-byte tensor-map parameter the kernel
+    takes before the user's parameters, in that order. [] without the
+    attribute."""
+    from .. import ir
+    from ..runtime.cuda import check_tensormaps
+
+    if "tile.tensormaps" not in launch.attributes:
+        return []
+    attr = launch.attributes["tile.tensormaps"]
+    if not isinstance(attr, ir.ArrayAttr):
+        raise CompilationError(f"tile.tensormaps must be an array of dictionaries, got {attr}")
+    maps = []
+    for i, entry in enumerate(attr):
+        what = f"tile.tensormaps[{i}]"
+        if not isinstance(entry, ir.DictAttr) or any(
+                k not in entry for k in ("param", "box", "swizzle")) or len(entry) != 3:
+            raise CompilationError(f"{what} must be a dictionary with exactly the keys param, "
+                                   f"box and swizzle, got {entry}")
+        box = entry["box"]
+        if isinstance(box, (ir.DenseI64ArrayAttr, ir.DenseI32ArrayAttr)):
+            box = [int(b) for b in box]
+        elif isinstance(box, ir.ArrayAttr):
+            box = [_int_attr(b, f"{what}.box") for b in box]
+        else:
+            raise CompilationError(f"{what}.box must be an array of integers, got {box}")
+        maps.append({"param": _int_attr(entry["param"], f"{what}.param"), "box": box,
+                     "swizzle": _int_attr(entry["swizzle"], f"{what}.swizzle")})
+    kernel = launch.attributes["kernel"]
+    name = kernel.value[-1] if isinstance(kernel, ir.SymbolRefAttr) else str(kernel)
+    try:
+        return check_tensormaps(maps, params, name)
+    except ValueError as e:
+        raise CompilationError(f"tile.tensormaps is inconsistent with the parameters: "
+                               f"{e}") from None
+
+
 def extract_launch(module, params) -> Dict:
-    """Grid expressions, block and dynamic shared memory of the launch."""
+    """Grid expressions, block, dynamic shared memory and TMA tensor maps of
+    the launch (see `extract_tensormaps`).
+
+    Only the grid, block and shared-memory operands are read: the kernel
+    operands start with one placeholder per tensor map (the runtime passes
+    the encoded maps there) before the user's arguments.
+    """
     from .. import ir
 
     launches = []
@@ -158,7 +212,8 @@ def extract_launch(module, params) -> Dict:
     smem = _expression(operands[6], None, params)
     if any("const" not in b for b in block) or "const" not in smem:
         raise CompilationError("the block size and shared memory must be constants")
-    return {"grid": grid, "block": [b["const"] for b in block], "shared_bytes": smem["const"]}
+    return {"grid": grid, "block": [b["const"] for b in block], "shared_bytes": smem["const"],
+            "tensormaps": extract_tensormaps(launch, params)}
 
 
 # ---------------------------------------------------------------------------

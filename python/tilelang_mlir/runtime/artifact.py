@@ -5,8 +5,9 @@ The folder holds
 
 - `manifest.json`: the format version, the kernel's name and entry point,
   the target ("cuda:sm_90a"), the parameters, `out_idx`, the launch
-  configuration (block, grid expressions, dynamic shared memory bytes) and
-  the file names of the code;
+  configuration (block, grid expressions, dynamic shared memory bytes, the
+  TMA tensor maps the kernel takes before its parameters) and the file names
+  of the code;
 - `<name>.cubin`: the code the runtime loads;
 - `<name>.ptx`: the PTX it was assembled from (for reading; optional).
 """
@@ -22,7 +23,12 @@ from typing import Any, Dict, Optional
 from .kernel import Kernel
 
 FORMAT = "tilelang_mlir.kernel"
-FORMAT_VERSION = 1
+# Version 2 adds "tensormaps" (a list of {"param", "box", "swizzle"}). A
+# kernel without tensor maps is written as version 1, which older runtimes
+# read; one with tensor maps as version 2, which they refuse rather than
+# launch without the maps.
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
 
 _REQUIRED = ("format_version", "name", "entry", "target", "params", "out_idx", "block",
@@ -57,9 +63,10 @@ def save(kernel: Kernel, path: str) -> None:
     ptx_file = stem + ".ptx" if kernel.ptx is not None else None
     from .. import __version__
 
+    tensormaps = [dict(m) for m in getattr(kernel, "tensormaps", None) or []]
     manifest = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if tensormaps else 1,
         "tilelang_mlir_version": __version__,
         "name": kernel.name,
         "entry": kernel.entry,
@@ -69,6 +76,7 @@ def save(kernel: Kernel, path: str) -> None:
         "block": list(kernel.block),
         "grid": list(kernel.grid),
         "shared_bytes": kernel.shared_bytes,
+        "tensormaps": tensormaps,
         "cubin": cubin_file,
         "cubin_sha256": hashlib.sha256(kernel.cubin).hexdigest(),
         "ptx": ptx_file,
@@ -100,7 +108,7 @@ def read_manifest(path: str) -> Dict[str, Any]:
     """Reads and validates `path`/manifest.json; raises ValueError naming the
     file for anything malformed (FileNotFoundError if there is none)."""
     from ..frontend.prim_func import Param
-    from .cuda import check_grid
+    from .cuda import check_grid, check_tensormaps
 
     mpath = os.path.join(path, MANIFEST)
     if not os.path.isdir(path):
@@ -121,9 +129,9 @@ def read_manifest(path: str) -> Dict[str, Any]:
     if missing:
         raise ValueError(f"{mpath}: missing field(s) {', '.join(missing)}")
     version = m["format_version"]
-    if version != FORMAT_VERSION:
+    if isinstance(version, bool) or version not in READ_VERSIONS:
         raise ValueError(f"{mpath}: unknown format version {version!r} (this tilelang_mlir "
-                         f"reads version {FORMAT_VERSION})")
+                         f"reads versions {', '.join(map(str, READ_VERSIONS))})")
     for key in ("name", "entry", "target"):
         if not isinstance(m[key], str) or not m[key]:
             raise ValueError(f"{mpath}: {key!r} must be a non-empty string, got {m[key]!r}")
@@ -165,6 +173,10 @@ def read_manifest(path: str) -> Dict[str, Any]:
         check_grid(m["grid"], symbols, scalars)
     except ValueError as e:
         raise ValueError(f"{mpath}: {e}") from None
+    try:
+        m["tensormaps"] = check_tensormaps(m.get("tensormaps", []), params, m["name"])
+    except ValueError as e:
+        raise ValueError(f"{mpath}: 'tensormaps': {e}") from None
     m["params"] = params
     m["cubin_path"] = _file_in(path, mpath, "cubin", m["cubin"])
     ptx = m.get("ptx")
@@ -205,6 +217,7 @@ def load(path: str, sync: Optional[bool] = None) -> Kernel:
     try:
         return make_kernel(m["name"], m["params"], m["out_idx"], target, cubin=cubin,
                            entry=m["entry"], block=m["block"], grid=m["grid"],
-                           shared_bytes=m["shared_bytes"], ptx=ptx, sync=sync)
+                           shared_bytes=m["shared_bytes"], ptx=ptx, sync=sync,
+                           tensormaps=m["tensormaps"])
     except TypeError as e:
         raise TypeError(f"{mpath}: {e}") from None

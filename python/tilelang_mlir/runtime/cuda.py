@@ -13,6 +13,18 @@ in order,
   always 0), r sizes (i64), r strides in elements (i64);
 - a scalar is passed by value with its own C type (bool as uint8).
 
+A kernel that copies with TMA (sm_90a) takes, before those, one 128-byte
+`CUtensorMap` per tensor map of its launch (`.param .align 64 .b8 p[128]`,
+`__grid_constant__`), in the order of the compiler's `tensormaps` list: each
+entry names a tensor parameter, a box (extents in elements, outermost first)
+and a swizzle (0, 32, 64 or 128 bytes). The runtime encodes the maps from the
+bound tensors with `cuTensorMapEncodeTiled` at launch (out-of-range elements
+read as zero), caching them by tensor address, shape and strides. What the
+runtime cannot check is the kernel's side: a box's innermost start
+coordinate must be a multiple of 16 bytes (an unaligned one traps with an
+illegal instruction on the H200); the other coordinates may be anything,
+negative or past the end.
+
 The grid is 1 to 3 JSON expressions over the symbolic sizes and the integer
 scalar arguments (see `evaluate_grid`); the launch goes to torch's current
 stream and does not synchronize, unless `sync=True` or TILELANG_MLIR_SYNC=1
@@ -24,7 +36,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 # ---------------------------------------------------------------------------
 # Grid expressions
@@ -303,11 +315,240 @@ def scalar_ctype(param) -> type:
     return ctype
 
 
-def pack_arguments(params: Sequence, values: Sequence) -> Tuple[ctypes.Array, list]:
+# ---------------------------------------------------------------------------
+# TMA tensor maps
+# ---------------------------------------------------------------------------
+
+TENSORMAP_BYTES = 128
+TENSORMAP_ALIGN = 64
+TENSORMAP_SWIZZLES = (0, 32, 64, 128)
+TENSORMAP_MAX_RANK = 5
+TENSORMAP_MAX_BOX = 256
+
+# CUtensorMapDataType of a tensor's dtype. TMA copies bits: types without an
+# enumerator of their own travel as the unsigned integer of their width
+# (there is no INT8 or INT16 either).
+TENSORMAP_DATA_TYPES = {
+    "float16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+    "bfloat16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+    "float32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+    "float64": "CU_TENSOR_MAP_DATA_TYPE_FLOAT64",
+    "float8_e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    "float8_e5m2": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    "int8": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    "uint8": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    "bool": "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+    "int16": "CU_TENSOR_MAP_DATA_TYPE_UINT16",
+    "uint16": "CU_TENSOR_MAP_DATA_TYPE_UINT16",
+    "int32": "CU_TENSOR_MAP_DATA_TYPE_INT32",
+    "uint32": "CU_TENSOR_MAP_DATA_TYPE_UINT32",
+    "int64": "CU_TENSOR_MAP_DATA_TYPE_INT64",
+    "uint64": "CU_TENSOR_MAP_DATA_TYPE_UINT64",
+}
+
+_SWIZZLE_NAMES = {0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B",
+                  64: "CU_TENSOR_MAP_SWIZZLE_64B", 128: "CU_TENSOR_MAP_SWIZZLE_128B"}
+
+
+def element_bytes(dtype) -> int:
+    """Bytes of one element in memory (bool is stored as a byte)."""
+    return max(1, dtype.bits // 8)
+
+
+def check_tensormaps(tensormaps: Any, params: Sequence, name: str = "kernel") -> List[dict]:
+    """Checks the tensor maps of a launch against the kernel's parameters
+    and returns them normalized (`{"param": int, "box": [int, ...],
+    "swizzle": int}` each); raises ValueError naming the kernel and the map.
+
+    Each map names a tensor parameter (`param`, its index), a box of one
+    extent per dimension of that tensor, outermost first, each 1 to 256
+    elements, and a swizzle of 0, 32, 64 or 128 bytes. TMA also needs the
+    box's innermost extent to span a multiple of 16 bytes and, swizzled, no
+    more than the swizzle's bytes.
+    """
+    if not isinstance(tensormaps, (list, tuple)):
+        raise ValueError(f"kernel {name!r}: tensormaps must be a list, got {tensormaps!r}")
+    out = []
+    for i, m in enumerate(tensormaps):
+        what = f"kernel {name!r}: tensor map {i} ({m!r})"
+        if not isinstance(m, dict) or set(m) != {"param", "box", "swizzle"}:
+            raise ValueError(f"{what} must be an object with exactly the keys 'param', 'box' "
+                             "and 'swizzle'")
+        index, box, swizzle = m["param"], m["box"], m["swizzle"]
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(params):
+            raise ValueError(f"{what}: 'param' must be the index of a parameter (0 to "
+                             f"{len(params) - 1}), got {index!r}")
+        p = params[index]
+        what = f"kernel {name!r}: tensor map {i} of argument {p.name!r}"
+        if p.kind != "tensor":
+            raise ValueError(f"{what}: {p.name!r} is a scalar; tensor maps describe tensors")
+        rank = len(p.shape)
+        if not 1 <= rank <= TENSORMAP_MAX_RANK:
+            raise ValueError(f"{what}: TMA handles tensors of rank 1 to {TENSORMAP_MAX_RANK}, "
+                             f"{p.name!r} has rank {rank}")
+        if p.dtype.name not in TENSORMAP_DATA_TYPES:
+            raise ValueError(f"{what}: TMA cannot copy {p.dtype} elements")
+        if (not isinstance(box, (list, tuple))
+                or any(isinstance(b, bool) or not isinstance(b, int) for b in box)):
+            raise ValueError(f"{what}: 'box' must be a list of ints, got {box!r}")
+        if len(box) != rank:
+            raise ValueError(f"{what}: the box {list(box)} has {len(box)} extent(s), but "
+                             f"{p.name!r} has rank {rank}")
+        if any(not 1 <= b <= TENSORMAP_MAX_BOX for b in box):
+            raise ValueError(f"{what}: every box extent must be 1 to {TENSORMAP_MAX_BOX} "
+                             f"elements, got {list(box)}")
+        if isinstance(swizzle, bool) or swizzle not in TENSORMAP_SWIZZLES:
+            raise ValueError(f"{what}: 'swizzle' must be one of 0, 32, 64, 128 (bytes), got "
+                             f"{swizzle!r}")
+        inner = box[-1] * element_bytes(p.dtype)
+        if inner % 16:
+            raise ValueError(f"{what}: the box's innermost extent spans {box[-1]} x "
+                             f"{element_bytes(p.dtype)} = {inner} bytes; TMA needs a multiple "
+                             "of 16 bytes")
+        if swizzle and inner > swizzle:
+            raise ValueError(f"{what}: the box's innermost extent spans {inner} bytes, more "
+                             f"than the {swizzle}-byte swizzle span")
+        out.append({"param": index, "box": list(box), "swizzle": swizzle})
+    return out
+
+
+class TensorMapEncoding(NamedTuple):
+    """The arguments of `cuTensorMapEncodeTiled` for one tensor map.
+
+    Enumerators are given by name (`CUtensorMapDataType`, ...), dimensions
+    innermost first, as the driver takes them.
+    """
+
+    data_type: str
+    rank: int
+    address: int
+    global_dim: Tuple[int, ...]  # elements, innermost first
+    global_strides: Tuple[int, ...]  # bytes, of dimensions 1 .. rank-1 (innermost first)
+    box_dim: Tuple[int, ...]  # elements, innermost first
+    element_strides: Tuple[int, ...]
+    interleave: str
+    swizzle: str
+    l2_promotion: str
+    oob_fill: str
+
+
+_MAX_GLOBAL_DIM = 2 ** 32
+_MAX_GLOBAL_STRIDE = 2 ** 40
+
+
+def tensormap_encoding(kernel_name: str, param, tensor, box: Sequence[int],
+                       swizzle: int) -> TensorMapEncoding:
+    """The encoding of a tensor map of `tensor` (a BoundTensor of `param`)
+    with `box` (outermost first) and `swizzle` (bytes), checked against
+    TMA's rules; raises ValueError naming the kernel, the argument and the
+    rule. Pure: needs neither a GPU nor cuda-python.
+
+    The rules: the tensor's address is 16-byte aligned, its innermost
+    dimension is contiguous, every other stride is a multiple of 16 bytes
+    (below 2^40), and each dimension is 1 to 2^32 elements. The stride of a
+    dimension of size 1 is never stepped; it is encoded as the span of the
+    dimensions inside it rounded up to 16 bytes.
+    """
+    dtype = param.dtype
+    size = element_bytes(dtype)
+    shape, strides = tuple(tensor.shape), tuple(tensor.strides)
+    rank = len(shape)
+
+    def fail(rule: str):
+        return ValueError(f"argument {param.name!r} of kernel {kernel_name!r} cannot be "
+                          f"copied with TMA: {rule}")
+
+    if rank != len(box):
+        raise fail(f"the tensor has rank {rank}, but the tensor map's box {list(box)} has "
+                   f"{len(box)} extent(s)")
+    address = tensor.data_ptr
+    if address % 16:
+        raise fail(f"its address {address:#x} is not 16-byte aligned (TMA needs 16-byte "
+                   "aligned tensors; a view starting inside a tensor can break this)")
+    for d, extent in enumerate(shape):
+        if not 1 <= extent <= _MAX_GLOBAL_DIM:
+            raise fail(f"dimension {d} has size {extent}; TMA needs sizes of 1 to 2^32")
+    if shape[-1] > 1 and strides[-1] != 1:
+        raise fail(f"its innermost dimension has stride {strides[-1]}; TMA needs it "
+                   "contiguous (stride 1)")
+    byte_strides: List[int] = []  # of dimensions rank-2 .. 0
+    span = shape[-1] * size  # bytes spanned by the dimensions inside the current one
+    for d in range(rank - 2, -1, -1):
+        if shape[d] == 1:
+            stride = -(-span // 16) * 16
+        else:
+            stride = strides[d] * size
+            if stride <= 0 or stride % 16 or stride >= _MAX_GLOBAL_STRIDE:
+                hint = ""
+                if d == rank - 2 and strides[d] == shape[-1]:
+                    hint = (f" (rows of a {dtype} tensor need a length that is a multiple of "
+                            f"{max(1, 16 // size)} elements; this one has {shape[-1]})")
+                raise fail(f"dimension {d} has a stride of {strides[d]} elements = {stride} "
+                           f"bytes; TMA needs every stride to be a positive multiple of 16 "
+                           f"bytes below 2^40{hint}")
+        byte_strides.append(stride)
+        span = stride * shape[d]
+    return TensorMapEncoding(
+        data_type=TENSORMAP_DATA_TYPES[dtype.name], rank=rank, address=address,
+        global_dim=shape[::-1], global_strides=tuple(byte_strides),
+        box_dim=tuple(box)[::-1], element_strides=(1,) * rank,
+        interleave="CU_TENSOR_MAP_INTERLEAVE_NONE", swizzle=_SWIZZLE_NAMES[swizzle],
+        l2_promotion="CU_TENSOR_MAP_L2_PROMOTION_L2_256B",
+        oob_fill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE")
+
+
+class TensorMap:
+    """128 bytes of an encoded CUtensorMap in host memory at a 64-byte
+    aligned `address` (what a launch's parameter slot points at)."""
+
+    __slots__ = ("_storage", "address")
+
+    def __init__(self, data: Optional[bytes] = None):
+        self._storage = (ctypes.c_uint8 * (TENSORMAP_BYTES + TENSORMAP_ALIGN - 1))()
+        base = ctypes.addressof(self._storage)
+        self.address = (base + TENSORMAP_ALIGN - 1) & ~(TENSORMAP_ALIGN - 1)
+        if data is not None:
+            if len(data) != TENSORMAP_BYTES:
+                raise ValueError(f"a tensor map has {TENSORMAP_BYTES} bytes, got {len(data)}")
+            ctypes.memmove(self.address, bytes(data), TENSORMAP_BYTES)
+
+    def raw(self) -> bytes:
+        """The 128 bytes."""
+        return ctypes.string_at(self.address, TENSORMAP_BYTES)
+
+
+def encode_tensormap(enc: TensorMapEncoding, what: str = "") -> TensorMap:
+    """Encodes a tensor map with the driver's `cuTensorMapEncodeTiled`."""
+    driver = _driver()
+    u64, u32 = driver.cuuint64_t, driver.cuuint32_t  # the lists take no plain ints
+    result = driver.cuTensorMapEncodeTiled(
+        getattr(driver.CUtensorMapDataType, enc.data_type), enc.rank, enc.address,
+        # (A rank-1 map has no strides; the driver refuses an empty list.)
+        [u64(d) for d in enc.global_dim], [u64(s) for s in enc.global_strides] or [u64(16)],
+        [u32(b) for b in enc.box_dim], [u32(e) for e in enc.element_strides],
+        getattr(driver.CUtensorMapInterleave, enc.interleave),
+        getattr(driver.CUtensorMapSwizzle, enc.swizzle),
+        getattr(driver.CUtensorMapL2promotion, enc.l2_promotion),
+        getattr(driver.CUtensorMapFloatOOBfill, enc.oob_fill))
+    encoded = check_result(result, "cuTensorMapEncodeTiled", what or repr(enc))
+    tmap = TensorMap()
+    ctypes.memmove(tmap.address, encoded.getPtr(), TENSORMAP_BYTES)
+    return tmap
+
+
+# Encoded maps by (address, shape, strides, box, swizzle, dtype): repeated
+# launches on the same tensors encode nothing. Cleared when full.
+_TENSORMAP_CACHE: Dict[tuple, TensorMap] = {}
+TENSORMAP_CACHE_SIZE = 64
+
+
+def pack_arguments(params: Sequence, values: Sequence,
+                   tensormaps: Sequence = ()) -> Tuple[ctypes.Array, list]:
     """Builds the `kernelParams` array of a launch (one `void*` per kernel
-    parameter, each pointing at the value) following the kernel ABI: a
-    tensor is its memref descriptor flattened (allocated and aligned
-    pointer, offset 0, sizes, strides, each 64 bits), a scalar its C value.
+    parameter, each pointing at the value) following the kernel ABI: first
+    the encoded tensor maps (`TensorMap`s, 128 bytes each), then per
+    parameter a tensor's memref descriptor flattened (allocated and aligned
+    pointer, offset 0, sizes, strides, each 64 bits) or a scalar's C value.
 
     Returns (array, keep): `keep` holds the storage the pointers point into;
     both must live until the launch call returns.
@@ -324,7 +565,7 @@ def pack_arguments(params: Sequence, values: Sequence) -> Tuple[ctypes.Array, li
             scalars.append(scalar_ctype(p)(v))
     storage = (ctypes.c_uint64 * max(len(words), 1))(*words)
     base = ctypes.addressof(storage)
-    slots: List[int] = []
+    slots: List[int] = [m.address for m in tensormaps]
     w = 0
     it = iter(scalars)
     for p, v in zip(params, values):
@@ -335,7 +576,7 @@ def pack_arguments(params: Sequence, values: Sequence) -> Tuple[ctypes.Array, li
         else:
             slots.append(ctypes.addressof(next(it)))
     array = (ctypes.c_void_p * max(len(slots), 1))(*slots)
-    return array, [storage, scalars]
+    return array, [storage, scalars, tensormaps]
 
 
 _LAUNCH = None
@@ -387,14 +628,15 @@ class CUDAExecutable:
     """A cubin, its entry point and launch configuration.
 
     `grid` is a list of 1 to 3 grid expressions, `block` up to 3 ints,
-    `shared_bytes` the dynamic shared memory in bytes. The module is loaded
-    lazily, once per CUDA context (one per device), and stays loaded for the
-    life of the executable.
+    `shared_bytes` the dynamic shared memory in bytes, `tensormaps` the TMA
+    tensor maps the kernel takes before its parameters (see
+    `check_tensormaps`). The module is loaded lazily, once per CUDA context
+    (one per device), and stays loaded for the life of the executable.
     """
 
     def __init__(self, cubin: bytes, entry: str, block: Sequence[int], shared_bytes: int,
                  grid: Sequence[dict], params: Sequence, *, name: Optional[str] = None,
-                 sync: Optional[bool] = None):
+                 sync: Optional[bool] = None, tensormaps: Sequence[dict] = ()):
         if not isinstance(cubin, (bytes, bytearray)) or not cubin:
             raise TypeError(f"cubin must be non-empty bytes, got {type(cubin).__name__}")
         if not isinstance(entry, str) or not entry:
@@ -420,6 +662,10 @@ class CUDAExecutable:
         self.shared_bytes = shared_bytes
         self.grid = [dict(e) for e in grid]
         self.sync = sync
+        self.tensormaps = check_tensormaps(tensormaps, self.params, self.name)
+        # (parameter index, box, swizzle, dtype name) of each map, for launches.
+        self._maps = tuple((m["param"], tuple(m["box"]), m["swizzle"],
+                            self.params[m["param"]].dtype.name) for m in self.tensormaps)
         # A grid of constants is evaluated once.
         self._static_grid = (evaluate_grid(self.grid, {}, {})
                              if all("const" in e for e in self.grid) else None)
@@ -431,8 +677,29 @@ class CUDAExecutable:
 
     def __repr__(self) -> str:
         grid = ", ".join(expr_to_str(e) for e in self.grid)
+        maps = f" tensormaps={len(self.tensormaps)}" if self.tensormaps else ""
         return (f"<CUDAExecutable {self.entry} grid=({grid}) block={self.block} "
-                f"shared={self.shared_bytes}>")
+                f"shared={self.shared_bytes}{maps}>")
+
+    def encode_tensormaps(self, params: Sequence, values: Sequence) -> List[TensorMap]:
+        """The kernel's tensor maps of a launch with these argument values,
+        encoded (or taken from the cache of encoded maps)."""
+        cache = _TENSORMAP_CACHE
+        maps = []
+        for index, box, swizzle, dtype in self._maps:
+            v = values[index]
+            key = (v.data_ptr, v.shape, v.strides, box, swizzle, dtype)
+            tmap = cache.get(key)
+            if tmap is None:
+                p = params[index]
+                enc = tensormap_encoding(self.name, p, v, box, swizzle)
+                tmap = encode_tensormap(enc, f"the tensor map of argument {p.name!r} of "
+                                             f"kernel {self.name!r} ({enc})")
+                if len(cache) >= TENSORMAP_CACHE_SIZE:
+                    cache.clear()
+                cache[key] = tmap
+            maps.append(tmap)
+        return maps
 
     def launch_grid(self, params: Sequence, values: Sequence) -> Tuple[int, int, int]:
         """The grid of a launch with these argument values."""
@@ -499,7 +766,8 @@ class CUDAExecutable:
         ctx, device = current_context(self._what)
         fn = self._function(ctx, device)
         stream = _current_stream(device)
-        array, keep = pack_arguments(params, values)
+        maps = self.encode_tensormaps(params, values) if self._maps else ()
+        array, keep = pack_arguments(params, values, maps)
         launch = _libcuda_launch()
         block = self.block
         if launch is not None:
@@ -524,16 +792,19 @@ class CUDAExecutable:
 def make_kernel(name: str, params: Sequence, out_idx: Sequence[int], target, *, cubin: bytes,
                 entry: str, block: Sequence[int], grid: Sequence[dict], shared_bytes: int,
                 ptx: Optional[str] = None, stages: Optional[Dict[str, str]] = None,
-                sync: Optional[bool] = None):
+                sync: Optional[bool] = None, tensormaps: Sequence[dict] = ()):
     """A `Kernel` running `cubin` (what the compiler and `tl.load` build).
 
     `target` is a Target or a target string ("cuda:sm_90a"); `stages` the IR
-    of the pipeline's stages when there is any (none for loaded artifacts).
+    of the pipeline's stages when there is any (none for loaded artifacts);
+    `tensormaps` the TMA tensor maps the kernel takes before its parameters.
     """
     from ..compiler.target import parse_target
     from .kernel import Kernel
 
-    exe = CUDAExecutable(cubin, entry, block, shared_bytes, grid, params, name=name, sync=sync)
+    exe = CUDAExecutable(cubin, entry, block, shared_bytes, grid, params, name=name, sync=sync,
+                         tensormaps=tensormaps)
     return Kernel(name, params, out_idx, parse_target(target), dict(stages or {}), ptx or "",
                   exe, "cuda", entry=entry, block=exe.block, grid=exe.grid,
-                  shared_bytes=shared_bytes, cubin=exe.cubin, ptx=ptx)
+                  shared_bytes=shared_bytes, cubin=exe.cubin, ptx=ptx,
+                  tensormaps=exe.tensormaps)

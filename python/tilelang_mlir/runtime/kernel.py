@@ -20,7 +20,8 @@ class Kernel:
                  stages: Dict[str, str], source: str, executable, device: str, *,
                  entry: Optional[str] = None, block: Optional[Sequence[int]] = None,
                  grid: Optional[List[dict]] = None, shared_bytes: Optional[int] = None,
-                 cubin: Optional[bytes] = None, ptx: Optional[str] = None):
+                 cubin: Optional[bytes] = None, ptx: Optional[str] = None,
+                 tensormaps: Optional[Sequence[dict]] = None):
         self.name = name
         self.params = list(params)
         self.out_idx = list(out_idx)
@@ -36,6 +37,9 @@ class Kernel:
         self.shared_bytes = shared_bytes
         self.cubin = cubin
         self.ptx = ptx
+        # TMA tensor maps the CUDA kernel takes before its parameters
+        # ({"param", "box", "swizzle"} each; see runtime/cuda.py).
+        self.tensormaps = [dict(m) for m in tensormaps] if tensormaps is not None else []
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.dtype}{list(p.shape) if p.kind == 'tensor' else ''}"
