@@ -51,7 +51,11 @@ def TileLayoutInference : Pass<"tile-layout-inference", "func::FuncOp"> {
   let options = [
     Option<"mma", "mma", "bool", /*default=*/"true",
            "Use tensor-core (mma.sync) accumulator layouts for gemms whose "
-           "element types support them">
+           "element types support them">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "Use warpgroup (wgmma, sm_90a) accumulator layouts for gemms on "
+           "shared operands that wgmma can read; the gemm gets a `wgmma` "
+           "attribute with its warpgroup grid">
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

@@ -80,6 +80,15 @@ public:
   static FailureOr<TileLayout> mmaAccumulator(int64_t m, int64_t n,
                                               int64_t warpsM, int64_t warpsN);
 
+  /// The accumulator layout of `wgmma.mma_async` m64nNk over an M x N tile
+  /// whose warpgroups form a wgM x wgN grid (warpgroup index wgMi * wgN +
+  /// wgNi): within a warpgroup, warp w holds rows [16 w, 16 w + 16) of every
+  /// 64-row tile and the registers of one instruction follow wgmma's order
+  /// (n8 chunks, then the mma.sync quad order). Fails unless each
+  /// warpgroup's tile is a multiple of 64 x 8.
+  static FailureOr<TileLayout> wgmmaAccumulator(int64_t m, int64_t n,
+                                                int64_t wgM, int64_t wgN);
+
   /// Parses the digits of a layout attribute for a tile of `shape`.
   static FailureOr<TileLayout> fromAttr(FragmentLayoutAttr attr,
                                         ArrayRef<int64_t> shape,
@@ -172,6 +181,27 @@ private:
 /// [7, 7 + b), b = log2(swizzleBytes / 16) — the TMA/wgmma definition.
 int64_t swizzleOffset(int64_t linear, int64_t elementBytes,
                       int64_t swizzleBytes);
+
+/// Shared buffers: the placement of element `index` of an allocation of
+/// shape `allocShape`. Leading dimensions are batches of the matrix formed
+/// by the last two (rows x cols). Rows wider than the swizzle span are cut
+/// into panels of `span` bytes stored one after the other (panel p holds
+/// columns [p * span, (p + 1) * span) of every row): the layout TMA boxes
+/// and wgmma descriptors read. Within that, the XOR swizzle of
+/// `swizzleOffset` applies to the linear offset.
+int64_t sharedLinear(ArrayRef<int64_t> allocShape, ArrayRef<int64_t> index,
+                     int64_t elementBytes, int64_t swizzleBytes);
+
+/// The panel width in elements of a panelled allocation (rows wider than the
+/// swizzle span), 0 otherwise.
+int64_t sharedPanelElements(ArrayRef<int64_t> allocShape, int64_t elementBytes,
+                            int64_t swizzleBytes);
+
+/// `sharedLinear` as index arithmetic (without the final XOR when
+/// `applySwizzle` is false: the address a wgmma descriptor or TMA takes).
+Value emitSharedOffset(OpBuilder &b, Location loc, ArrayRef<int64_t> allocShape,
+                       ArrayRef<Value> index, int64_t elementBytes,
+                       int64_t swizzleBytes, bool applySwizzle = true);
 
 /// The same on index values.
 Value emitSwizzleOffset(OpBuilder &b, Location loc, Value linear,

@@ -238,10 +238,14 @@ struct Buffer {
   Value memref;            // kernel argument, flat shared view, or alloca
   SmallVector<int64_t> shape; // logical shape (dynamic dims for global)
   Type elementType;
-  // Shared: element offset of the buffer's origin in `memref` (null: 0),
-  // row-major strides of the logical shape within the allocation, swizzle.
-  Value base;
-  SmallVector<int64_t> strides;
+  // Shared: the allocation this buffer views. `allocShape` is its shape,
+  // `viewOffsets` the origin of the view in it (one per allocation
+  // dimension; null: 0), `viewDims` the allocation dimension of each view
+  // dimension (views drop unit dimensions). `swizzle` is the XOR span in
+  // bytes; see sharedLinear for the placement.
+  SmallVector<int64_t> allocShape;
+  SmallVector<Value> viewOffsets;
+  SmallVector<int64_t> viewDims;
   int64_t swizzle = 0;
   // Fragment: the layout.
   std::optional<TileLayout> layout;
@@ -293,6 +297,7 @@ private:
   // Buffers and element access.
   FailureOr<Buffer> bufferOf(Value v, OpBuilder &b, IRMapping &map);
   Value sharedOffset(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
+  int64_t sharedInnerAlignment(const Buffer &buf, Value innerOffset);
   Value loadElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
   void storeElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
                     Value v);
@@ -344,12 +349,26 @@ private:
   Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
   Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
   void barrier(OpBuilder &b) { gpu::BarrierOp::create(b, loc); }
+  void proxyFence(OpBuilder &b) {
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  }
+  /// The byte offset `offset` from the (aligned) base of shared memory.
+  Value smemAt(OpBuilder &b, int64_t offset) {
+    return smemBase ? arith::AddIOp::create(b, loc, smemBase,
+                                            cIdx(b, loc, offset)).getResult()
+                    : cIdx(b, loc, offset);
+  }
 
   // Gemm helpers.
   LogicalResult gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
                         const Buffer &bb, const Buffer &c);
   void gemmSimt(GemmOp op, OpBuilder &b, const Buffer &a, const Buffer &bb,
                 const Buffer &c);
+  LogicalResult gemmWgmma(GemmOp op, OpBuilder &b, const Buffer &a,
+                          const Buffer &bb, const Buffer &c);
+  Value wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
+                        Value row, Value col);
   FailureOr<Buffer> stageOperand(OpBuilder &b, const Buffer &buf);
 
   KernelOp kernel;
@@ -368,6 +387,9 @@ private:
   int64_t sharedBytes = 0;
   int64_t scratchOffset = 0, scratchBytes = 0;
   Value smem;                      // the dynamic shared memory (i8)
+  bool usesAsyncProxy = false;     // wgmma reads shared memory
+  bool alignBase = false;          // align the base of `smem` to 1 KB
+  Value smemBase;                  // byte offset of that base (null: 0)
   SmallVector<Operation *> allocas; // fragment/local/var allocations
 };
 
@@ -427,8 +449,10 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
     MemRefType type = alloc.getType();
     int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
     int64_t align = 128;
-    if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getBytes() == 128)
+    if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getBytes() > 0) {
       align = 1024;
+      alignBase = true;
+    }
     offset = llvm::alignTo(offset, align);
     sharedOffsets[alloc.getResult()] = offset;
     offset += bytes;
@@ -441,14 +465,19 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
   });
   scratchOffset = llvm::alignTo(offset, 128);
   sharedBytes = scratchOffset + scratchBytes;
+  // 128-byte swizzles are defined on address bits up to 1 KB: the base is
+  // aligned at run time, with up to 1 KB more memory.
+  if (alignBase)
+    sharedBytes += 1024;
   StringRef chip = cast<NVVM::NVVMTargetAttr>(target).getChip();
   int64_t limit = maxSharedBytesPerBlock(chip);
   if (sharedBytes > limit)
     return kernel.emitOpError("needs ")
-           << sharedBytes << " bytes of shared memory ("
-           << offset << " for its shared buffers, " << scratchBytes
-           << " of scratch), more than the " << limit / 1024
-           << " KB a block can have on " << chip;
+           << sharedBytes << " bytes of shared memory (" << offset
+           << " for its shared buffers, " << scratchBytes << " of scratch"
+           << (alignBase ? ", 1024 to align swizzled buffers" : "")
+           << "), more than the " << limit / 1024 << " KB a block can have on "
+           << chip;
   return success();
 }
 
@@ -536,6 +565,13 @@ LogicalResult KernelLowering::allocateBuffers(OpBuilder &b) {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup));
+  if (alignBase) {
+    Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+    Value mis = arith::RemUIOp::create(b, loc, addr, cIdx(b, loc, 1024));
+    smemBase = arith::RemUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, cIdx(b, loc, 1024), mis),
+        cIdx(b, loc, 1024));
+  }
   WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
     Buffer buf;
     Value result;
@@ -547,13 +583,10 @@ LogicalResult KernelLowering::allocateBuffers(OpBuilder &b) {
                                   MemRefLayoutAttrInterface(), workgroup);
       buf.memref = memref::ViewOp::create(
           b, loc, flat, smem,
-          cIdx(b, loc, sharedOffsets.lookup(alloc.getResult())), ValueRange{});
-      int64_t stride = 1;
-      buf.strides.assign(type.getRank(), 1);
-      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-        buf.strides[d] = stride;
-        stride *= type.getDimSize(d);
-      }
+          smemAt(b, sharedOffsets.lookup(alloc.getResult())), ValueRange{});
+      buf.allocShape.assign(type.getShape().begin(), type.getShape().end());
+      buf.viewOffsets.assign(type.getRank(), Value());
+      buf.viewDims = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
       if (SwizzleAttr s = alloc.getSwizzleAttr())
         buf.swizzle = s.getBytes();
       result = alloc.getResult();
@@ -617,23 +650,23 @@ FailureOr<Buffer> KernelLowering::bufferOf(Value v, OpBuilder &b,
       return sub.emitOpError("strided views are not supported"), failure();
     Buffer buf = *src;
     // Offsets move the origin; dropped unit dimensions disappear.
-    Value base = buf.base ? buf.base : cIdx(b, loc, 0);
     SmallVector<OpFoldResult> offsets = sub.getMixedOffsets();
     for (auto [d, o] : llvm::enumerate(offsets)) {
-      Value ov = isa<Value>(o) ? map.lookupOrDefault(cast<Value>(o))
-                               : cIdx(b, loc, *getConstantIntValue(o));
-      base = arith::AddIOp::create(
-          b, loc, base,
-          arith::MulIOp::create(b, loc, ov, cIdx(b, loc, buf.strides[d])));
+      std::optional<int64_t> c = getConstantIntValue(o);
+      if (c && *c == 0)
+        continue;
+      Value ov = c ? cIdx(b, loc, *c) : map.lookupOrDefault(cast<Value>(o));
+      Value &origin = buf.viewOffsets[src->viewDims[d]];
+      origin = origin ? arith::AddIOp::create(b, loc, origin, ov).getResult()
+                      : ov;
     }
-    buf.base = base;
     auto resultType = sub.getType();
     llvm::SmallBitVector dropped = sub.getDroppedDims();
-    SmallVector<int64_t> strides;
+    SmallVector<int64_t> dims;
     for (int64_t d = 0; d < src->rank(); ++d)
       if (!dropped.test(d))
-        strides.push_back(buf.strides[d]);
-    buf.strides = strides;
+        dims.push_back(src->viewDims[d]);
+    buf.viewDims = dims;
     buf.shape.assign(resultType.getShape().begin(), resultType.getShape().end());
     return buf;
   }
@@ -656,15 +689,31 @@ FailureOr<Buffer> KernelLowering::bufferOf(Value v, OpBuilder &b,
 
 Value KernelLowering::sharedOffset(OpBuilder &b, const Buffer &buf,
                                    ArrayRef<Value> idx) {
-  Value linear = buf.base ? buf.base : Value();
-  for (auto [i, s] : llvm::zip(idx, buf.strides)) {
-    Value term = s == 1 ? i : arith::MulIOp::create(b, loc, i, cIdx(b, loc, s));
-    linear = linear ? arith::AddIOp::create(b, loc, linear, term) : term;
+  SmallVector<Value> at(buf.viewOffsets.begin(), buf.viewOffsets.end());
+  for (auto [k, i] : llvm::enumerate(idx)) {
+    Value &a = at[buf.viewDims[k]];
+    a = a ? arith::AddIOp::create(b, loc, a, i).getResult() : i;
   }
-  if (!linear)
-    linear = cIdx(b, loc, 0);
-  return emitSwizzleOffset(b, loc, linear, elementBytes(buf.elementType),
-                           buf.swizzle);
+  for (Value &a : at)
+    if (!a)
+      a = cIdx(b, loc, 0);
+  return emitSharedOffset(b, loc, buf.allocShape, at,
+                          elementBytes(buf.elementType), buf.swizzle);
+}
+
+int64_t KernelLowering::sharedInnerAlignment(const Buffer &buf,
+                                             Value innerOffset) {
+  int64_t rank = buf.allocShape.size();
+  if (buf.viewDims.empty() || buf.viewDims.back() != rank - 1)
+    return 1;
+  int64_t a = knownDivisor(innerOffset);
+  if (Value o = buf.viewOffsets.back())
+    a = std::min(a, knownDivisor(o));
+  int64_t cols = buf.allocShape.back();
+  int64_t span = sharedPanelElements(buf.allocShape,
+                                     elementBytes(buf.elementType),
+                                     buf.swizzle);
+  return std::min(a, span ? span : (cols & -cols));
 }
 
 Value KernelLowering::loadElement(OpBuilder &b, const Buffer &buf,
@@ -959,6 +1008,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   if (auto o = dyn_cast<PrintOp>(op))
     return lowerPrint(o, b, map, ctx);
   if (isa<BarrierOp>(op)) {
+    // Shared memory written by ordinary stores and read next by wgmma (the
+    // async proxy) needs a proxy fence in the writers before the barrier.
+    if (usesAsyncProxy)
+      proxyFence(b);
     barrier(b);
     return success();
   }
@@ -968,6 +1021,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   }
   if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, wait.getPending());
+    if (usesAsyncProxy)
+      proxyFence(b); // cp.async writes through the generic proxy
     return success();
   }
   if (isa<GemmSpOp>(op))
@@ -1101,10 +1156,7 @@ void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
         int64_t last = s.buf.shape.back();
         a = std::min(a, ShapedType::isDynamic(last) ? 1 : (last & -last));
       } else if (s.buf.kind == Kind::Shared) {
-        if (s.buf.base)
-          a = std::min(a, knownDivisor(s.buf.base));
-        for (int64_t st : ArrayRef<int64_t>(s.buf.strides).drop_back())
-          a = std::min(a, st & -st);
+        a = sharedInnerAlignment(s.buf, s.offsets.back());
       } else {
         a = 1;
       }
@@ -1227,10 +1279,7 @@ void KernelLowering::copyFragmentMemory(OpBuilder &b, const Side &frag,
       int64_t last = mem.buf.shape.back();
       align = std::min(align, ShapedType::isDynamic(last) ? 1 : (last & -last));
     } else {
-      if (mem.buf.base)
-        align = std::min(align, knownDivisor(mem.buf.base));
-      for (int64_t st : ArrayRef<int64_t>(mem.buf.strides).drop_back())
-        align = std::min(align, st & -st);
+      align = sharedInnerAlignment(mem.buf, mem.offsets.back());
     }
     while (group > 1 && align % group)
       group /= 2;
@@ -1339,15 +1388,12 @@ Buffer KernelLowering::scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape,
   buf.kind = Kind::Shared;
   buf.memref = memref::ViewOp::create(
       b, loc, MemRefType::get({n}, type, MemRefLayoutAttrInterface(), workgroup),
-      smem, cIdx(b, loc, scratchOffset), ValueRange{});
+      smem, smemAt(b, scratchOffset), ValueRange{});
   buf.shape.assign(shape.begin(), shape.end());
   buf.elementType = type;
-  buf.strides.assign(shape.size(), 1);
-  int64_t stride = 1;
-  for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    buf.strides[d] = stride;
-    stride *= shape[d];
-  }
+  buf.allocShape = buf.shape;
+  buf.viewOffsets.assign(shape.size(), Value());
+  buf.viewDims = llvm::to_vector(llvm::seq<int64_t>(0, shape.size()));
   return buf;
 }
 
@@ -1506,7 +1552,10 @@ LogicalResult KernelLowering::lowerFill(FillOp op, OpBuilder &b,
   }
   // Shared or global: a cooperative copy from a register splat. Shared
   // buffers are filled through their flat view (a swizzle permutes within).
-  if (buf->kind == Kind::Shared && !buf->base) {
+  bool whole = buf->kind == Kind::Shared &&
+               llvm::all_of(buf->viewOffsets, [](Value o) { return !o; }) &&
+               ArrayRef<int64_t>(buf->shape) == ArrayRef<int64_t>(buf->allocShape);
+  if (whole) {
     int64_t n = 1;
     for (int64_t e : buf->shape)
       n *= e;
@@ -1590,7 +1639,10 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
     barrier(b);
   if (a->kind != Kind::Shared || bb->kind != Kind::Shared)
     return op.emitOpError("gemm operands must be shared buffers or fragments");
-  if (op->hasAttr("warp_partition")) {
+  if (op->hasAttr("wgmma")) {
+    if (failed(gemmWgmma(op, b, *a, *bb, *c)))
+      return failure();
+  } else if (op->hasAttr("warp_partition")) {
     if (failed(gemmMma(op, b, *a, *bb, *c)))
       return failure();
   } else {
@@ -1835,6 +1887,155 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
     }
   }
   (void)ctx;
+  return success();
+}
+
+/// The wgmma shared-memory matrix descriptor of the operand `buf` starting
+/// at view element (row, col). The operand's rows are its strided dimension
+/// (M or N when K-major, K when MN-major) and its columns the contiguous one.
+/// Rows are `span` bytes apart within a panel (see sharedLinear), so a
+/// K-major operand steps 8 * span bytes per 8 rows (stride byte offset) and
+/// an MN-major one steps 8 * span bytes per 8 K rows (stride byte offset)
+/// and rows * span bytes per panel of MN (leading byte offset).
+Value KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf,
+                                      bool kMajor, Value row, Value col) {
+  int64_t eb = elementBytes(buf.elementType);
+  int64_t span = buf.swizzle;
+  int64_t rows = buf.allocShape[buf.allocShape.size() - 2];
+  SmallVector<Value> at(buf.viewOffsets.begin(), buf.viewOffsets.end());
+  Value idx[2] = {row, col};
+  for (int k = 0; k < 2; ++k) {
+    Value &a = at[buf.viewDims[k]];
+    a = a ? arith::AddIOp::create(b, loc, a, idx[k]).getResult() : idx[k];
+  }
+  for (Value &a : at)
+    if (!a)
+      a = cIdx(b, loc, 0);
+  Value elems = emitSharedOffset(b, loc, buf.allocShape, at, eb, span,
+                                 /*applySwizzle=*/false);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.memref);
+  Value addr = arith::AddIOp::create(
+      b, loc, base, arith::MulIOp::create(b, loc, elems, cIdx(b, loc, eb)));
+  Type i64 = b.getI64Type();
+  Value addr64 = arith::IndexCastUIOp::create(b, loc, i64, addr);
+  auto c64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  int64_t sbo = 8 * span;
+  int64_t lbo = kMajor ? 16 : rows * span;
+  int64_t mode = span == 128 ? 1 : span == 64 ? 2 : 3;
+  uint64_t fixed = (uint64_t((lbo >> 4) & 0x3FFF) << 16) |
+                   (uint64_t((sbo >> 4) & 0x3FFF) << 32) |
+                   (uint64_t(mode) << 62);
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, addr64, c64(0x3FFFF)), c64(4));
+  return arith::OrIOp::create(b, loc, start, c64((int64_t)fixed));
+}
+
+/// A gemm on warpgroup MMA (sm_90a): each warpgroup computes its
+/// (M / wgM) x (N / wgN) tile as 64-row wgmma.mma_async instructions reading
+/// A and B from shared memory through descriptors; the accumulator struct
+/// is the fragment's registers in wgmma's order. The instructions of one
+/// gemm form one wgmma group, waited for before the gemm ends.
+LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
+                                        const Buffer &a, const Buffer &bb,
+                                        const Buffer &c) {
+  auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
+  int64_t wgM = grid[0], wgN = grid[1];
+  int64_t m = op.getM(), n = op.getN(), k = op.getK();
+  int64_t tm = m / wgM, tn = n / wgN, mTiles = tm / 64, nTiles = tn / 8;
+  Type elem = a.elementType, acc = c.elementType;
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  MLIRContext *ctx = b.getContext();
+  NVVM::WGMMATypes wt;
+  int64_t kStep;
+  if (elem.isF16()) {
+    wt = NVVM::WGMMATypes::f16;
+    kStep = 16;
+  } else if (elem.isBF16()) {
+    wt = NVVM::WGMMATypes::bf16;
+    kStep = 16;
+  } else if (elem.isF32()) {
+    wt = NVVM::WGMMATypes::tf32;
+    kStep = 8;
+  } else if (isa<Float8E4M3FNType>(elem)) {
+    wt = NVVM::WGMMATypes::e4m3;
+    kStep = 32;
+  } else if (isa<Float8E5M2Type>(elem)) {
+    wt = NVVM::WGMMATypes::e5m2;
+    kStep = 32;
+  } else if (elem.isInteger(8)) {
+    wt = NVVM::WGMMATypes::s8;
+    kStep = 32;
+  } else {
+    return op.emitOpError("wgmma does not support ") << elem;
+  }
+  NVVM::WGMMATypes dt = acc.isF32()   ? NVVM::WGMMATypes::f32
+                        : acc.isF16() ? NVVM::WGMMATypes::f16
+                                      : NVVM::WGMMATypes::s32;
+  if (dt == NVVM::WGMMATypes::f16)
+    return op.emitOpError("wgmma with a float16 accumulator is not supported yet");
+  usesAsyncProxy = true;
+
+  Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
+  Value wgRow = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
+      cIdx(b, loc, tm));
+  Value wgCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
+      cIdx(b, loc, tn));
+  auto plus = [&](Value x, int64_t cst) -> Value {
+    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
+               : x;
+  };
+
+  int64_t regsPerTile = 4 * nTiles;
+  SmallVector<Type> members(regsPerTile, acc);
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, members);
+  if (op.getClearAccum())
+    for (int64_t r = 0; r < c.layout->getNumRegs(); ++r)
+      regStore(b, c, r, zeroOf(b, loc, acc));
+  SmallVector<Value> accs;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value st = LLVM::UndefOp::create(b, loc, structType);
+    for (int64_t i = 0; i < regsPerTile; ++i)
+      st = LLVM::InsertValueOp::create(b, loc, st,
+                                       regLoad(b, c, mt * regsPerTile + i), i);
+    accs.push_back(st);
+  }
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  auto layoutA = ta ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  auto layoutB = tb ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, tn, kStep);
+  for (int64_t k0 = 0; k0 < k; k0 += kStep) {
+    // B: K-major is stored (N, K), MN-major (K, N).
+    Value kk = cIdx(b, loc, k0);
+    Value descB = tb ? wgmmaDescriptor(b, bb, true, wgCol, kk)
+                     : wgmmaDescriptor(b, bb, false, kk, wgCol);
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      Value row = plus(wgRow, mt * 64);
+      Value descA = ta ? wgmmaDescriptor(b, a, false, kk, row)
+                       : wgmmaDescriptor(b, a, true, row, kk);
+      accs[mt] = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structType, accs[mt], descA, descB, shape,
+          NVVM::WGMMATypesAttr::get(ctx, wt), NVVM::WGMMATypesAttr::get(ctx, wt),
+          NVVM::WGMMATypesAttr::get(ctx, dt),
+          NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+          NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+          NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+          NVVM::MMALayoutAttr::get(ctx, layoutA),
+          NVVM::MMALayoutAttr::get(ctx, layoutB),
+          dt == NVVM::WGMMATypes::s32
+              ? NVVM::MMAIntOverflowAttr::get(ctx, NVVM::MMAIntOverflow::wrapped)
+              : NVVM::MMAIntOverflowAttr());
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t i = 0; i < regsPerTile; ++i)
+      regStore(b, c, mt * regsPerTile + i,
+               LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
   return success();
 }
 

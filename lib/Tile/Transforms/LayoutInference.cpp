@@ -57,6 +57,51 @@ static std::optional<int64_t> mmaKStep(Type a, Type b, Type c) {
   return std::nullopt;
 }
 
+/// Whether `(a, b) -> c` can run on wgmma, and its K step.
+static std::optional<int64_t> wgmmaKStep(Type a, Type b, Type c) {
+  if (a.isF16() && b.isF16() && c.isF32())
+    return 16;
+  if (a.isBF16() && b.isBF16() && c.isF32())
+    return 16;
+  if (a.isF32() && b.isF32() && c.isF32())
+    return 8; // tf32
+  auto isF8 = [](Type t) {
+    return isa<Float8E4M3FNType, Float8E5M2Type>(t);
+  };
+  if (isF8(a) && isF8(b) && c.isF32())
+    return 32;
+  if (a.isInteger(8) && b.isInteger(8) && c.isInteger(32))
+    return 32;
+  return std::nullopt;
+}
+
+/// The warpgroup grid of a wgmma gemm: wgM x wgN with warpgroup tiles of
+/// 64k rows and at most 256 columns (one instruction's N). Splitting M
+/// first keeps N per instruction large (fewer shared-memory reads of B).
+static std::optional<std::pair<int64_t, int64_t>>
+chooseWarpgroups(int64_t m, int64_t n, int64_t groups, WarpPolicy policy) {
+  SmallVector<std::pair<int64_t, int64_t>> candidates;
+  for (int64_t gm = 1; gm <= groups; ++gm) {
+    if (groups % gm)
+      continue;
+    int64_t gn = groups / gm;
+    if (m % gm || n % gn || (m / gm) % 64 || (n / gn) % 8 || n / gn > 256)
+      continue;
+    candidates.push_back({gm, gn});
+  }
+  if (candidates.empty())
+    return std::nullopt;
+  if (policy == WarpPolicy::full_col)
+    return candidates.front();
+  return candidates.back();
+}
+
+/// The swizzle span a shared operand will have (a user's choice, else the
+/// one writeBack picks), or nullopt when it is not an allocation wgmma can
+/// read whole: the operand must be the full matrix of its allocation (or
+/// of one of its leading-dimension slices) with swizzled rows.
+static std::optional<int64_t> wgmmaSwizzle(Value operand);
+
 /// The warp grid of a gemm: warpsM x warpsN with warp tiles that are
 /// multiples of 16 x 8.
 static std::optional<std::pair<int64_t, int64_t>>
@@ -105,10 +150,44 @@ static unsigned chooseSwizzle(MemRefType type) {
   return 0;
 }
 
+static std::optional<int64_t> wgmmaSwizzle(Value operand) {
+  Value v = operand;
+  while (true) {
+    if (auto sub = v.getDefiningOp<memref::SubViewOp>())
+      v = sub.getSource();
+    else if (auto cast = v.getDefiningOp<memref::CastOp>())
+      v = cast.getSource();
+    else
+      break;
+  }
+  auto alloc = v.getDefiningOp<AllocSharedOp>();
+  if (!alloc)
+    return std::nullopt;
+  MemRefType allocType = alloc.getType();
+  auto viewType = cast<MemRefType>(operand.getType());
+  if (viewType.getRank() != 2 || allocType.getRank() < 2 ||
+      viewType.getShape() != allocType.getShape().take_back(2))
+    return std::nullopt;
+  int64_t rowBytes =
+      allocType.getShape().back() * allocType.getElementTypeBitWidth() / 8;
+  int64_t span;
+  if (SwizzleAttr s = alloc.getSwizzleAttr()) {
+    if (s.getPad())
+      return std::nullopt;
+    span = s.getBytes();
+  } else {
+    span = chooseSwizzle(allocType);
+  }
+  if (span == 0 || rowBytes % span)
+    return std::nullopt;
+  return span;
+}
+
 class LayoutInference {
 public:
-  LayoutInference(KernelOp kernel, bool useMma)
-      : kernel(kernel), threads(kernel.getNumThreads()), useMma(useMma) {}
+  LayoutInference(KernelOp kernel, bool useMma, bool useWgmma)
+      : kernel(kernel), threads(kernel.getNumThreads()), useMma(useMma),
+        useWgmma(useWgmma) {}
 
   LogicalResult run();
 
@@ -126,6 +205,8 @@ private:
   KernelOp kernel;
   int64_t threads;
   bool useMma;
+  bool useWgmma;
+  LogicalResult anchorWgmma(GemmOp gemm, bool &done);
   SmallVector<Value> fragments;
   llvm::MapVector<Value, TileLayout> layouts;
   DenseMap<Value, Operation *> origin;
@@ -252,6 +333,11 @@ LogicalResult LayoutInference::anchorGemms() {
     Type a = gemm.getA().getType().getElementType();
     Type b = gemm.getB().getType().getElementType();
     Type acc = gemm.getC().getType().getElementType();
+    bool done = false;
+    if (failed(anchorWgmma(gemm, done)))
+      return WalkResult::interrupt();
+    if (done)
+      return WalkResult::advance();
     std::optional<int64_t> kStep = mmaKStep(a, b, acc);
     if (!useMma || !kStep || threads % 32 || gemm.getK() % *kStep)
       return WalkResult::advance(); // SIMT gemm: any accumulator layout
@@ -271,6 +357,52 @@ LogicalResult LayoutInference::anchorGemms() {
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
+}
+
+/// Anchors `gemm` on wgmma when the target has it and the gemm fits: shared
+/// operands wgmma can read (K-major, or MN-major for 16-bit types), whole
+/// warpgroups, 64-row warpgroup tiles. Sets `done` when it did.
+LogicalResult LayoutInference::anchorWgmma(GemmOp gemm, bool &done) {
+  done = false;
+  if (!useWgmma || threads % 128)
+    return success();
+  Type a = gemm.getA().getType().getElementType();
+  Type b = gemm.getB().getType().getElementType();
+  Type acc = gemm.getC().getType().getElementType();
+  std::optional<int64_t> kStep = wgmmaKStep(a, b, acc);
+  if (!kStep || gemm.getK() % *kStep)
+    return success();
+  if (!isInScope(gemm.getA().getType(), MemoryScope::shared) ||
+      !isInScope(gemm.getB().getType(), MemoryScope::shared))
+    return success();
+  // K-major A is (M, K) (not transposed); K-major B is (N, K) (transposed).
+  bool is16 = a.isF16() || a.isBF16();
+  if (!is16 && (gemm.getTransposeA() || !gemm.getTransposeB()))
+    return success();
+  if (!wgmmaSwizzle(gemm.getA()) || !wgmmaSwizzle(gemm.getB()))
+    return success();
+  auto groups = chooseWarpgroups(gemm.getM(), gemm.getN(), threads / 128,
+                                 gemm.getPolicy());
+  if (!groups)
+    return success();
+  // An MN-major operand split across warpgroups must split at its panels.
+  auto panelsSplit = [&](Value operand, int64_t extent, int64_t parts) {
+    int64_t span = *wgmmaSwizzle(operand) /
+                   (cast<MemRefType>(operand.getType()).getElementTypeBitWidth() / 8);
+    return parts == 1 || (extent / parts) % span == 0;
+  };
+  if ((gemm.getTransposeA() && !panelsSplit(gemm.getA(), gemm.getM(), groups->first)) ||
+      (!gemm.getTransposeB() && !panelsSplit(gemm.getB(), gemm.getN(), groups->second)))
+    return success();
+  FailureOr<TileLayout> layout = TileLayout::wgmmaAccumulator(
+      gemm.getM(), gemm.getN(), groups->first, groups->second);
+  if (failed(layout))
+    return success();
+  Builder builder(gemm.getContext());
+  gemm->setAttr("wgmma", builder.getDenseI64ArrayAttr(
+                             {groups->first, groups->second}));
+  done = true;
+  return setLayout(gemm.getC(), *layout, gemm);
 }
 
 /// Inverts a permutation projection: the loop layout that makes `dims` (a
@@ -483,7 +615,7 @@ struct TileLayoutInferencePass
 
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](KernelOp kernel) {
-      if (failed(LayoutInference(kernel, mma).run()))
+      if (failed(LayoutInference(kernel, mma, wgmma).run()))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

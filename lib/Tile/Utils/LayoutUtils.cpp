@@ -222,6 +222,31 @@ FailureOr<TileLayout> TileLayout::mmaAccumulator(int64_t m, int64_t n,
   return TileLayout({m, n}, 32 * warpsM * warpsN, d);
 }
 
+FailureOr<TileLayout> TileLayout::wgmmaAccumulator(int64_t m, int64_t n,
+                                                   int64_t wgM, int64_t wgN) {
+  if (wgM < 1 || wgN < 1 || m % wgM || n % wgN)
+    return failure();
+  int64_t tm = m / wgM, tn = n / wgN;
+  if (tm % 64 || tn % 8)
+    return failure();
+  int64_t mTiles = tm / 64, nTiles = tn / 8;
+  SmallVector<LayoutDigit> d = {
+      // rows: lane / 4, +8 in registers 2-3, the warp of the warpgroup,
+      // 64-row tiles (one instruction each), warpgroups along M
+      {0, 1, 8, true, 4},
+      {0, 8, 2, false, 2},
+      {0, 16, 4, true, 32},
+      {0, 64, mTiles, false, 4 * nTiles},
+      {0, tm, wgM, true, 128 * wgN},
+      // columns: pairs in registers 0-1, lane % 4, n8 chunks, warpgroups
+      {1, 1, 2, false, 1},
+      {1, 2, 4, true, 1},
+      {1, 8, nTiles, false, 4},
+      {1, tn, wgN, true, 128},
+  };
+  return TileLayout({m, n}, 128 * wgM * wgN, d);
+}
+
 //===----------------------------------------------------------------------===//
 // Attribute round trip
 //===----------------------------------------------------------------------===//
@@ -585,4 +610,81 @@ Value mlir::tile::emitSwizzleOffset(OpBuilder &b, Location loc, Value linear,
       b, loc, arith::DivUIOp::create(b, loc, linear, c(row)), c(1 << bits));
   Value xorTerm = arith::MulIOp::create(b, loc, rowBits, c(chunk));
   return arith::XOrIOp::create(b, loc, linear, xorTerm);
+}
+
+int64_t mlir::tile::sharedPanelElements(ArrayRef<int64_t> allocShape,
+                                        int64_t elementBytes,
+                                        int64_t swizzleBytes) {
+  if (allocShape.size() < 2 || swizzleBits(swizzleBytes) == 0)
+    return 0;
+  if (allocShape.back() * elementBytes <= swizzleBytes)
+    return 0;
+  return swizzleBytes / elementBytes;
+}
+
+int64_t mlir::tile::sharedLinear(ArrayRef<int64_t> allocShape,
+                                 ArrayRef<int64_t> index, int64_t elementBytes,
+                                 int64_t swizzleBytes) {
+  int64_t rank = allocShape.size();
+  int64_t linear = 0;
+  if (rank < 2) {
+    linear = rank ? index[0] : 0;
+  } else {
+    int64_t rows = allocShape[rank - 2], cols = allocShape[rank - 1];
+    int64_t batch = 0;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      batch = batch * allocShape[d] + index[d];
+    int64_t r = index[rank - 2], c = index[rank - 1];
+    linear = batch * rows * cols;
+    if (int64_t span = sharedPanelElements(allocShape, elementBytes,
+                                           swizzleBytes))
+      linear += (c / span) * rows * span + r * span + c % span;
+    else
+      linear += r * cols + c;
+  }
+  return swizzleOffset(linear, elementBytes, swizzleBytes);
+}
+
+Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
+                                   ArrayRef<int64_t> allocShape,
+                                   ArrayRef<Value> index, int64_t elementBytes,
+                                   int64_t swizzleBytes, bool applySwizzle) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto mul = [&](Value x, int64_t k) -> Value {
+    return k == 1 ? x : arith::MulIOp::create(b, loc, x, c(k)).getResult();
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return x ? arith::AddIOp::create(b, loc, x, y).getResult() : y;
+  };
+  int64_t rank = allocShape.size();
+  Value linear;
+  if (rank == 0) {
+    linear = c(0);
+  } else if (rank == 1) {
+    linear = index[0];
+  } else {
+    int64_t rows = allocShape[rank - 2], cols = allocShape[rank - 1];
+    Value batch;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      batch = add(batch ? mul(batch, allocShape[d]) : Value(), index[d]);
+    if (batch)
+      linear = mul(batch, rows * cols);
+    Value r = index[rank - 2], col = index[rank - 1];
+    if (int64_t span = sharedPanelElements(allocShape, elementBytes,
+                                           swizzleBytes)) {
+      Value panel = arith::DivUIOp::create(b, loc, col, c(span));
+      Value within = arith::RemUIOp::create(b, loc, col, c(span));
+      linear = add(linear, mul(panel, rows * span));
+      linear = add(linear, mul(r, span));
+      linear = add(linear, within);
+    } else {
+      linear = add(linear, mul(r, cols));
+      linear = add(linear, col);
+    }
+  }
+  if (!applySwizzle)
+    return linear;
+  return emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
 }

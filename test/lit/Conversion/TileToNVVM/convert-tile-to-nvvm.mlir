@@ -1,23 +1,30 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline,tile-layout-inference,tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline,tile-layout-inference,tile-insert-barriers),convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s
 
-// A pipelined f16 GEMM tile (128x128x32, 4 warps, 2 stages). The kernel is
-// outlined into a gpu.module for the requested chip and launched with its
-// grid, block and dynamic shared memory (2 stages x (8 + 8) KB); the copies
-// into shared memory are 16-byte cp.async (the offsets are provably
-// multiples of 8 elements), committed and waited on in groups; the gemm
-// loads A with ldmatrix.x4, B (K-major in shared memory) with transposing
-// ldmatrix, and issues m16n8k16 mma.sync.
+// A pipelined f16 GEMM tile (128x128x32, 4 warps, 2 stages) on sm_80. The
+// kernel is outlined into a gpu.module for the requested chip and launched
+// with its grid, block and dynamic shared memory (2 stages x (8 + 8) KB plus
+// 1 KB to align the base to the 1 KB period of the swizzle, computed at run
+// time); the copies into shared memory are 16-byte cp.async (the offsets
+// are provably multiples of 8 elements), committed and waited on in groups;
+// the gemm loads A with ldmatrix.x4, B (K-major in shared memory, cut into
+// 64-column panels) with transposing ldmatrix, and issues m16n8k16
+// mma.sync.
 // CHECK: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @gemm
-// CHECK: gpu.launch_func @gemm_kernel::@gemm_kernel blocks in (%[[C2:.+]], %[[C2]], %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %c32768_i32 args(%{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf32>)
-// CHECK: gpu.module @gemm_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.launch_func @gemm_kernel::@gemm_kernel blocks in (%[[C2:.+]], %[[C2]], %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %c33792_i32 args(%{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf32>)
+// CHECK: gpu.module @gemm_kernel [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">]
 // CHECK: gpu.func @gemm_kernel({{.+}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK-DAG: gpu.thread_id x
 // CHECK-DAG: gpu.block_id x
 // CHECK-DAG: gpu.block_id y
 // CHECK: %[[SMEM:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-// CHECK: %[[A:.+]] = memref.view %[[SMEM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[B:.+]] = memref.view %[[SMEM]][%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[ADDR:.+]] = memref.extract_aligned_pointer_as_index %[[SMEM]]
+// CHECK: %[[MIS:.+]] = arith.remui %[[ADDR]], %c1024
+// CHECK: %[[PAD0:.+]] = arith.subi %c1024, %[[MIS]]
+// CHECK: %[[PAD:.+]] = arith.remui %[[PAD0]], %c1024
+// CHECK: %[[A:.+]] = memref.view %[[SMEM]][%[[PAD]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[BOFF:.+]] = arith.addi %[[PAD]], %c16384
+// CHECK: %[[B:.+]] = memref.view %[[SMEM]][%[[BOFF]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %{{.+}}, %[[A]][%{{.+}}], 8, %{{.+}} {bypassL1} : memref<256x256xf16> to memref<8192xf16, #gpu.address_space<workgroup>>
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for

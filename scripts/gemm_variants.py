@@ -1,0 +1,101 @@
+"""Correctness (and a rough time) of GEMM variants on the GPU: every operand
+major-ness, dtype and tile shape the sm_90a (wgmma) and sm_90 (mma.sync)
+paths take. Compiles only where no GPU is present (AOT prepare).
+
+    python scripts/gemm_variants.py [--quick]
+"""
+
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "python"))
+
+import kernels  # noqa: E402
+import tilelang_mlir as tl  # noqa: E402
+from tilelang_mlir.runtime.cuda import NoCUDADevice  # noqa: E402
+from tilelang_mlir.runtime.profiler import bench_cuda  # noqa: E402
+
+TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+         "float8_e4m3": torch.float8_e4m3fn, "int8": torch.int8}
+
+# (arch, M, N, K, block_M, block_N, block_K, threads, stages, dtype, trans_A, trans_B)
+CASES = [
+    ("sm_90a", 512, 512, 512, 128, 128, 64, 128, 3, "float16", False, False),
+    ("sm_90a", 512, 512, 512, 128, 128, 64, 128, 3, "float16", False, True),
+    ("sm_90a", 512, 512, 512, 128, 128, 64, 128, 3, "float16", True, False),
+    ("sm_90a", 512, 512, 512, 128, 128, 64, 128, 3, "float16", True, True),
+    ("sm_90a", 512, 512, 512, 128, 256, 64, 256, 3, "bfloat16", False, False),
+    ("sm_90a", 512, 512, 512, 128, 128, 32, 128, 3, "float16", False, False),
+    ("sm_90a", 512, 512, 512, 64, 64, 64, 128, 2, "float16", False, False),
+    ("sm_90a", 384, 320, 200, 128, 128, 64, 128, 2, "float16", False, False),
+    ("sm_90a", 512, 512, 512, 128, 128, 32, 128, 3, "float32", False, True),
+    ("sm_90a", 512, 512, 512, 128, 128, 128, 128, 3, "float8_e4m3", False, True),
+    ("sm_90a", 512, 512, 512, 128, 128, 128, 128, 3, "int8", False, True),
+    ("sm_90", 512, 512, 512, 128, 128, 32, 128, 3, "float16", False, False),
+    ("sm_90", 512, 512, 512, 128, 128, 64, 128, 3, "bfloat16", False, True),
+    ("sm_90a", 4096, 4096, 4096, 128, 128, 64, 128, 3, "float16", False, False),
+    ("sm_90a", 4096, 4096, 4096, 128, 256, 64, 256, 3, "float16", False, False),
+]
+
+
+def main():
+    compiled = []
+    for case in CASES:
+        arch, M, N, K, bm, bn, bk, threads, stages, dtype, ta, tb = case
+        acc = "int32" if dtype == "int8" else "float32"
+        prog = kernels.matmul(M, N, K, bm, bn, bk, trans_A=ta, trans_B=tb, dtype=dtype,
+                              accum_dtype=acc, out_dtype=acc, num_stages=stages, threads=threads)
+        try:
+            kernel = tl.compile(prog, out_idx=[2], target=f"cuda:{arch}")
+            compiled.append((case, kernel, None))
+        except Exception as e:  # noqa: BLE001
+            compiled.append((case, None, f"{type(e).__name__}: {str(e).splitlines()[0]}"))
+    if not torch.cuda.is_available():
+        bad = [c for c in compiled if c[1] is None]
+        for case, _, err in bad:
+            print("FAILED to compile", case, err)
+        print(f"compiled {len(compiled) - len(bad)} of {len(compiled)} variants; no GPU here")
+        return
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    print(f"{'arch':7} {'MxNxK':16} {'tile':12} {'thr':>4} {'st':>2} {'dtype':12} {'tA':>2} {'tB':>2}"
+          f" {'rel err':>9} {'ms':>8} {'TFLOP/s':>8} path")
+    failures = 0
+    for case, kernel, err in compiled:
+        arch, M, N, K, bm, bn, bk, threads, stages, dtype, ta, tb = case
+        head = (f"{arch:7} {f'{M}x{N}x{K}':16} {f'{bm}x{bn}x{bk}':12} {threads:4} {stages:2} "
+                f"{dtype:12} {int(ta):2} {int(tb):2}")
+        if kernel is None:
+            print(head, "compile error:", err)
+            failures += 1
+            continue
+        shape_a = (K, M) if ta else (M, K)
+        shape_b = (N, K) if tb else (K, N)
+        if dtype == "int8":
+            a = torch.randint(-8, 8, shape_a, device="cuda", generator=g, dtype=torch.int8)
+            b = torch.randint(-8, 8, shape_b, device="cuda", generator=g, dtype=torch.int8)
+        else:
+            a = torch.randn(shape_a, device="cuda", generator=g).to(TORCH[dtype])
+            b = torch.randn(shape_b, device="cuda", generator=g).to(TORCH[dtype])
+        A = a.double().t() if ta else a.double()
+        B = b.double().t() if tb else b.double()
+        ref = A @ B
+        c = kernel(a, b)
+        torch.cuda.synchronize()
+        rel = ((c.double() - ref).norm() / ref.norm()).item()
+        ok = rel < (5e-2 if dtype in ("float8_e4m3",) else 1e-2)
+        failures += not ok
+        ms = float(np.median(bench_cuda(lambda: kernel(a, b), warmup=3, rep=10, cuda_graph=True)))
+        path = "wgmma" if "wgmma.mma_async" in kernel.get_source() else "mma.sync"
+        print(head, f"{rel:9.2e} {ms:8.3f} {2 * M * N * K / ms / 1e9:8.1f} {path}"
+              + ("" if ok else "  WRONG"))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except NoCUDADevice:
+        print("compiled only: no GPU here")
