@@ -9,11 +9,22 @@
 #       racecheck on the GEMM and softmax kernels, the benchmark and every
 #       example, and prints a table.
 #
-# Only .gpu-cache/ and the source tree travel (python/ is importable as is:
-# the runtime needs no MLIR).
+#   scripts/gpu_check.sh prepare-gemm [ARGS]   (here) compiles every kernel of
+#       benchmarks/gemm.py (every config of every case) into .gpu-cache-gemm/
+#       and packs it into .gpu-cache-gemm.tar.gz (the folder holds each
+#       kernel's IR at every stage, over 100 MB; the pack is a tenth of it);
+#   scripts/gpu_check.sh run-gemm [ARGS]       (on the GPU machine) unpacks it
+#       and runs the GEMM benchmark alone: one table, ours / cuBLAS / Triton.
+#       ARGS go to benchmarks/gemm.py (--quick, --shapes, --no-autotune ...);
+#       a full prepare serves any ARGS of the run.
+#
+# Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
+# (python/ is importable as is: the runtime needs no MLIR).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
+GEMM_CACHE="$PWD/.gpu-cache-gemm"
+GEMM_PACK="$PWD/.gpu-cache-gemm.tar.gz"
 EXAMPLES=$(ls examples/*/*.py)
 TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py"
 
@@ -59,8 +70,28 @@ run)
   done
   [ $tests -eq 0 ] && [ $examples -eq 0 ]
   ;;
+prepare-gemm)
+  rm -rf "$GEMM_CACHE" "$GEMM_PACK"
+  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$GEMM_CACHE"
+  start=$SECONDS
+  .venv/bin/python benchmarks/gemm.py "${@:2}" || exit 1
+  tar czf "$GEMM_PACK" -C "$GEMM_CACHE" . || exit 1
+  echo "prepared $(ls "$GEMM_CACHE" | wc -l) cache files ($(du -sh --apparent-size "$GEMM_CACHE" | cut -f1)) in $((SECONDS - start)) s;" \
+       "packed into $(basename "$GEMM_PACK") ($(du -h --apparent-size "$GEMM_PACK" | cut -f1)): carry it to the GPU machine"
+  ;;
+run-gemm)
+  if [ -f "$GEMM_PACK" ]; then
+    rm -rf "$GEMM_CACHE" && mkdir -p "$GEMM_CACHE" && tar xzf "$GEMM_PACK" -C "$GEMM_CACHE" || exit 1
+  fi
+  [ -d "$GEMM_CACHE" ] || { echo "no $GEMM_PACK or $GEMM_CACHE: run '$0 prepare-gemm' where the compiler is" >&2; exit 1; }
+  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$GEMM_CACHE"
+  export PYTHONUNBUFFERED=1
+  OUT=${OUT:-/tmp}
+  python3 benchmarks/gemm.py "${@:2}" 2>&1 | tee "$OUT/gemm_bench.log"
+  exit "${PIPESTATUS[0]}"
+  ;;
 *)
-  echo "usage: $0 prepare|run" >&2
+  echo "usage: $0 prepare|run|prepare-gemm|run-gemm [benchmark args]" >&2
   exit 2
   ;;
 esac

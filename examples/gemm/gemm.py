@@ -1,8 +1,11 @@
-"""The seed GEMM: C = A @ B as a short tile program.
+"""The seed GEMM: C = A @ B as a short tile program, with a small autotuning
+space for Hopper (block sizes, pipeline stages, threads, warp policy).
 
 Run it with `make demo` (or `python examples/gemm/gemm.py [--target cpu]`): it
 compiles for the best available target (a CUDA GPU if present, else the
-CPU), checks the result against NumPy and prints the time.
+CPU), checks the result against NumPy and prints the time. `--autotune`
+compiles every entry of CONFIGS instead, checks and times each, and keeps the
+fastest (meant for the GPU; benchmarks/gemm.py uses the same space).
 """
 
 import argparse
@@ -14,40 +17,150 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.testing import relative_error, to_device, to_numpy
 
+Square, FullRow = T.GemmWarpPolicy.Square, T.GemmWarpPolicy.FullRow
 
-def matmul(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float32"):
+
+def matmul(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128, policy=Square,
+           dtype="float16", accum_dtype="float32", out_dtype=None):
     @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), out_dtype or dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
             T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
+                T.gemm(A_shared, B_shared, C_local, policy=policy)
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
 
 
+# The demo's configuration (small and known-good on every target).
+DEFAULT = dict(block_M=128, block_N=128, block_K=32, num_stages=3, threads=128)
+
+# The autotuning space, for Hopper (sm_90a: 227 KB of shared memory a block,
+# warpgroups of 128 threads). Shared memory per block is
+# num_stages * (block_M + block_N) * block_K * 2 bytes for 16-bit inputs.
+# The first entry is what `--no-autotune` runs take.
+CONFIGS = [
+    dict(block_M=128, block_N=256, block_K=64, num_stages=3, threads=256),                  # 144 KB
+    dict(block_M=128, block_N=256, block_K=64, num_stages=4, threads=256),                  # 192 KB
+    dict(block_M=256, block_N=128, block_K=64, num_stages=3, threads=256, policy=FullRow),  # 144 KB
+    dict(block_M=128, block_N=128, block_K=64, num_stages=4, threads=128),                  # 128 KB
+    dict(block_M=128, block_N=128, block_K=64, num_stages=3, threads=256, policy=FullRow),  # 96 KB
+    dict(block_M=64, block_N=256, block_K=64, num_stages=4, threads=128),                   # 160 KB
+    dict(DEFAULT),                                                     # the demo's tile: 48 KB
+]
+
+
+def describe(config):
+    """'128x256x64 s3 t256' (plus the warp policy where it is not Square)."""
+    c = config
+    text = f"{c['block_M']}x{c['block_N']}x{c['block_K']} s{c['num_stages']} t{c['threads']}"
+    policy = c.get("policy", Square)
+    return text if policy == Square else f"{text} {policy.name}"
+
+
+def reason(exc):
+    """One line saying why a config failed (the first line of the error,
+    without the file:line prefix of the tile program)."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if ": error: " in text:
+        text = text.split(": error: ", 1)[1]
+    return text[:200]
+
+
+def compile_configs(M, N, K, dtype="float16", target="auto", configs=None, out_dtype=None,
+                    program=matmul, log=print):
+    """Compiles `program(M, N, K, **config, dtype=, out_dtype=)` for every
+    config. Returns ([(config, kernel)], [(config, reason)]): a config that
+    does not compile (shared memory too large, unsupported) is skipped with
+    a one-line reason."""
+    kernels, failures = [], []
+    for config in CONFIGS if configs is None else configs:
+        try:
+            func = program(M, N, K, **config, dtype=dtype, out_dtype=out_dtype)
+            kernels.append((config, tl.compile(func, out_idx=[2], target=target)))
+        except Exception as e:  # noqa: BLE001 (any compile failure skips the config)
+            failures.append((config, reason(e)))
+            log(f"  {describe(config):28} skipped: {reason(e)}")
+    return kernels, failures
+
+
+def autotune(M, N, K, dtype="float16", target="auto", configs=None, out_dtype=None,
+             program=matmul, trans_B=False, warmup=10, rep=50, log=print):
+    """Compiles every config, checks each on random inputs against a float32
+    reference (relative Frobenius error below 1e-2, 5e-2 for float8), times
+    the correct ones (median device time of CUDA-graph replays, L2 flushed)
+    and returns the fastest as (config, kernel, milliseconds).
+
+    `trans_B`: the program takes B as (N, K) and computes A @ B^T.
+    """
+    import torch
+
+    from tilelang_mlir.runtime.cuda import NoCUDADevice
+
+    kernels, _ = compile_configs(M, N, K, dtype, target, configs, out_dtype, program, log)
+    if not kernels:
+        raise RuntimeError(f"no configuration of the {M}x{N}x{K} {dtype} GEMM compiled")
+    if kernels[0][1].device == "cuda" and not torch.cuda.is_available():
+        raise NoCUDADevice("autotuning runs the kernels: it needs a CUDA GPU")
+    tol = 5e-2 if "float8" in dtype else 1e-2
+    a, b = kernels[0][1].get_profiler().random_inputs()
+    ref = a.float() @ (b.float().T if trans_B else b.float())
+    best = None
+    for config, kernel in kernels:
+        try:
+            c = kernel(a, b).float()
+            err = ((c - ref).norm() / ref.norm()).item()
+            if not err < tol:
+                log(f"  {describe(config):28} wrong: relative error {err:.2e}")
+                continue
+            ms = kernel.get_profiler().do_bench(a, b, warmup=warmup, rep=rep, cuda_graph=True)
+        except NoCUDADevice:
+            raise
+        except Exception as e:  # noqa: BLE001 (a failing launch skips the config)
+            log(f"  {describe(config):28} failed: {reason(e)}")
+            continue
+        log(f"  {describe(config):28} {ms:8.3f} ms  {2 * M * N * K / ms / 1e9:7.1f} TFLOP/s"
+            f"  (error {err:.1e})")
+        if best is None or ms < best[2]:
+            best = (config, kernel, ms)
+    if best is None:
+        raise RuntimeError(f"no configuration of the {M}x{N}x{K} {dtype} GEMM ran correctly")
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return best
+
+
 def programs(n=4096):
     """(name, program, out_idx) of every kernel of this example (CI compiles
     them for sm_80 and sm_90a)."""
-    return [("gemm_f16", matmul(n, n, n, 128, 128, 32), [2]),
-            ("gemm_bf16", matmul(n, n, n, 128, 128, 32, dtype="bfloat16"), [2])]
+    return [("gemm_f16", matmul(n, n, n, **DEFAULT), [2]),
+            ("gemm_bf16", matmul(n, n, n, **DEFAULT, dtype="bfloat16"), [2]),
+            ("gemm_f16_hopper", matmul(n, n, n, **CONFIGS[0]), [2])]
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", default="auto")
     parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--autotune", action="store_true",
+                        help="try every entry of CONFIGS and keep the fastest (GPU)")
     args = parser.parse_args(argv)
     n = args.size
 
     t0 = time.perf_counter()
-    kernel = tl.compile(matmul(n, n, n, 128, 128, 32), out_idx=[2], target=args.target)
+    config = DEFAULT
+    if args.autotune:
+        config, kernel, _ = autotune(n, n, n, "float16", args.target)
+    else:
+        kernel = tl.compile(matmul(n, n, n, **config), out_idx=[2], target=args.target)
     compile_s = time.perf_counter() - t0
 
     rng = np.random.default_rng()
@@ -59,7 +172,9 @@ def main(argv=None):
     seconds = kernel.time(a, b)
     print(f"target          : {kernel.target}")
     print(f"problem         : C[{n}x{n}] = A[{n}x{n}] @ B[{n}x{n}], float16 in, float32 accumulate")
-    print(f"compile         : {compile_s:.2f} s")
+    print(f"config          : {describe(config)}")
+    tuned = " (autotuning included)" if args.autotune else ""
+    print(f"compile         : {compile_s:.2f} s{tuned}")
     print(f"relative error  : {rel:.2e} (vs float64 NumPy)")
     print(f"time            : {seconds * 1e3:.2f} ms ({2 * n ** 3 / seconds / 1e9:.1f} GFLOP/s)")
     print(f"C[0, :4]        : {c[0, :4]}")

@@ -1,0 +1,511 @@
+"""GEMM on Hopper: ours next to cuBLAS (torch) and an autotuned Triton kernel.
+
+Cases: float16 and bfloat16 in (float32 accumulate, output in the input
+dtype) at M=N=K in {4096, 8192} and the LLM shapes (M, N, K) in
+{(8192, 8192, 1024), (4096, 28672, 8192), (8192, 1024, 28672)}; float8 e4m3
+in, bfloat16 out at 8192^3 (C = A @ B^T with B given (N, K), K-major, as
+Hopper's float8 tensor cores read it).
+
+Contenders: ours (the tile program of examples/gemm/gemm.py, autotuned over
+its CONFIGS; for float8 the K-major program below over the same space with
+block_K doubled), torch.matmul (cuBLAS; float8: torch._scaled_mm with unit
+scales and fast accumulation, as Triton and wgmma accumulate) and a Triton
+kernel written here, autotuned over six Hopper configs. Every contender is
+first checked on fresh random inputs (relative Frobenius error against a
+float32 reference without TF32: below 1e-2, 5e-2 for float8; a wrong result
+is reported, not timed), then timed: median device time of CUDA-graph
+replays after warm-up, L2 flushed before each. Prints one table.
+
+    python benchmarks/gemm.py [--quick] [--shapes 4096,8192x1024x28672] [--dtypes float16]
+                              [--no-autotune]
+
+Without a GPU it compiles every kernel the full run would use (every config
+of every case) into the kernel cache and exits: `scripts/gpu_check.sh
+prepare-gemm` here, `scripts/gpu_check.sh run-gemm` on the GPU machine.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+import tilelang_mlir.language as T
+from tilelang_mlir.compiler.compile import _compiler_id, offline
+from tilelang_mlir.compiler.cuda import resource_report
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.runtime.profiler import bench_cuda
+
+try:  # Triton is on the GPU machine only
+    import triton
+    import triton.language as tlang
+except ImportError:
+    triton = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load_example():
+    path = os.path.join(ROOT, "examples", "gemm", "gemm.py")
+    spec = importlib.util.spec_from_file_location("gemm_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+example = _load_example()
+describe = example.describe
+
+SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
+LLM = [(8192, 8192, 1024), (4096, 28672, 8192), (8192, 1024, 28672)]
+FP8 = "float8_e4m3"
+WARMUP, REP = 25, 100
+DEVICE = "cuda"
+SIDECAR = "gemm_benchmark.json"  # in the kernel cache: commit and compile failures of the prepare
+
+
+def matmul_nt(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128,
+              policy=T.GemmWarpPolicy.Square, dtype=FP8, accum_dtype="float32", out_dtype=None):
+    """C = A @ B^T with B given (N, K): the K-major operand Hopper's float8
+    tensor cores need."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
+             C: T.Tensor((M, N), out_dtype or "bfloat16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_N, block_K), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=policy)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+# float8: the same tiles with twice the K depth (the same shared memory, and
+# 128-byte rows of K, the widest swizzle).
+FP8_CONFIGS = [dict(c, block_K=2 * c["block_K"]) for c in example.CONFIGS]
+
+
+class Case:
+    def __init__(self, M, N, K, dtype):
+        self.M, self.N, self.K, self.dtype = M, N, K, dtype
+        self.fp8 = dtype == FP8
+        self.out_dtype = "bfloat16" if self.fp8 else dtype
+        self.program = matmul_nt if self.fp8 else example.matmul
+        self.configs = FP8_CONFIGS if self.fp8 else example.CONFIGS
+        self.tol = 5e-2 if self.fp8 else 1e-2
+
+    @property
+    def shape(self):
+        return f"{self.M}x{self.N}x{self.K}"
+
+    @property
+    def label(self):
+        return f"{self.shape} {self.dtype}"
+
+    @property
+    def flop(self):
+        return 2 * self.M * self.N * self.K
+
+
+def cases(args):
+    shapes = SQUARE if args.quick else SQUARE + LLM
+    result = [Case(*s, dt) for s in shapes for dt in ("float16", "bfloat16")]
+    if not args.quick:
+        result.append(Case(8192, 8192, 8192, FP8))
+    if args.shapes:
+        wanted = set()
+        for item in args.shapes.split(","):
+            dims = [int(d) for d in item.strip().lower().split("x")]
+            wanted.add(tuple(dims * 3 if len(dims) == 1 else dims))
+        result = [c for c in result if (c.M, c.N, c.K) in wanted]
+    if args.dtypes:
+        names = {"fp16": "float16", "bf16": "bfloat16", "fp8": FP8, "float8": FP8}
+        wanted = {names.get(d.strip(), d.strip()) for d in args.dtypes.split(",")}
+        result = [c for c in result if c.dtype in wanted]
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Triton: the classic tiled matmul (grouped block order, fp32 accumulator),
+# autotuned over a handful of Hopper configs.
+# ---------------------------------------------------------------------------
+
+if triton is not None:
+    def _triton_configs(block_k):
+        shapes = [(128, 256, 8, 3), (128, 256, 8, 4), (256, 128, 8, 3),
+                  (128, 128, 4, 4), (128, 128, 8, 3), (64, 256, 4, 4)]
+        return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": block_k, "GROUP_M": 8},
+                              num_warps=w, num_stages=s) for m, n, w, s in shapes]
+
+    def _triton_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                              stride_bn, stride_cm, stride_cn, BLOCK_M: tlang.constexpr,
+                              BLOCK_N: tlang.constexpr, BLOCK_K: tlang.constexpr,
+                              GROUP_M: tlang.constexpr):
+        pid = tlang.program_id(0)
+        num_pid_m = tlang.cdiv(M, BLOCK_M)
+        num_pid_n = tlang.cdiv(N, BLOCK_N)
+        num_pid_in_group = GROUP_M * num_pid_n
+        first_pid_m = (pid // num_pid_in_group) * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        offs_am = (pid_m * BLOCK_M + tlang.arange(0, BLOCK_M)) % M
+        offs_bn = (pid_n * BLOCK_N + tlang.arange(0, BLOCK_N)) % N
+        offs_k = tlang.arange(0, BLOCK_K)
+        a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+        acc = tlang.zeros((BLOCK_M, BLOCK_N), dtype=tlang.float32)
+        for k in range(0, tlang.cdiv(K, BLOCK_K)):
+            a = tlang.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+            b = tlang.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+            acc = tlang.dot(a, b, acc)
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+        c = acc.to(c_ptr.dtype.element_ty)
+        offs_cm = pid_m * BLOCK_M + tlang.arange(0, BLOCK_M)
+        offs_cn = pid_n * BLOCK_N + tlang.arange(0, BLOCK_N)
+        c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+        tlang.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+    _TRITON = {bits: triton.autotune(configs=_triton_configs(64 if bits == 16 else 128),
+                                     key=["M", "N", "K"])(triton.jit(_triton_matmul_kernel))
+               for bits in (16, 8)}
+
+    def triton_matmul(a, b, out_dtype):
+        """C = a @ b for a (M, K) and b (K, N) of any strides."""
+        M, K = a.shape
+        N = b.shape[1]
+        c = torch.empty((M, N), device=a.device, dtype=out_dtype)
+        kernel = _TRITON[8 if a.element_size() == 1 else 16]
+
+        def grid(meta):
+            return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
+
+        kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                     c.stride(0), c.stride(1))
+        return c
+
+    def triton_best(a):
+        cfg = _TRITON[8 if a.element_size() == 1 else 16].best_config
+        if cfg is None:
+            return "?"
+        kw = cfg.kwargs
+        return (f"{kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} "
+                f"s{cfg.num_stages}")
+
+
+# ---------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------
+
+
+def rel_error(out, ref):
+    return ((out.float() - ref).norm() / ref.norm()).item()
+
+
+def device_ms(fn):
+    return float(np.median(bench_cuda(fn, warmup=WARMUP, rep=REP, flush_l2=True, cuda_graph=True)))
+
+
+def measure(fn, ref, tol):
+    """('ok', ms, err) after checking fn() against ref; ('wrong', None, err)
+    or ('failed', None, reason) otherwise."""
+    try:
+        err = rel_error(fn(), ref)
+        if not err < tol:
+            return "wrong", None, err
+        return "ok", device_ms(fn), err
+    except NoCUDADevice:
+        raise
+    except Exception as e:  # noqa: BLE001 (a failing contender is reported, the run goes on)
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 (the context may be lost; the next case will say)
+            pass
+        return "failed", None, example.reason(e)
+
+
+def run_case(case, ours_configs, not_compiled, generator, target="cuda"):
+    """Autotunes ours, then checks and times every contender on one set of
+    fresh random inputs. Returns the table row's cells."""
+    dt = {"float16": torch.float16, "bfloat16": torch.bfloat16,
+          FP8: torch.float8_e4m3fn}[case.dtype]
+    M, N, K = case.M, case.N, case.K
+    a = torch.randn(M, K, device=DEVICE, generator=generator).to(dt)
+    if case.fp8:
+        b_nk = torch.randn(N, K, device=DEVICE, generator=generator).to(dt)
+        b = b_nk.t()  # (K, N), column-major
+        one = torch.ones((), device=DEVICE, dtype=torch.float32)
+        cublas = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,  # noqa: E731
+                                          out_dtype=torch.bfloat16, use_fast_accum=True)
+    else:
+        b = b_nk = torch.randn(K, N, device=DEVICE, generator=generator).to(dt)
+        cublas = lambda: torch.matmul(a, b)  # noqa: E731
+    ref = a.float() @ b.float()
+    out_torch = torch.bfloat16 if case.fp8 else dt
+    row = {"case": case}
+
+    if ours_configs:
+        try:
+            config, kernel, _ = example.autotune(
+                M, N, K, case.dtype, target, configs=ours_configs, out_dtype=case.out_dtype,
+                program=case.program, trans_B=case.fp8, warmup=10, rep=50,
+                log=lambda line: print("   " + line))
+            row["ours"] = measure(lambda: kernel(a, b_nk), ref, case.tol)
+            row["config"] = describe(config)
+        except NoCUDADevice:
+            raise
+        except Exception as e:  # noqa: BLE001 (no config ran correctly: reported in the row)
+            row["ours"] = ("failed", None, example.reason(e))
+            row["config"] = "none ran correctly"
+    else:
+        row["ours"] = ("failed", None, f"not compiled: {not_compiled}")
+    row["cublas"] = measure(cublas, ref, case.tol)
+    if triton is None:
+        row["triton"] = ("n/a", None, "triton is not installed")
+    else:
+        row["triton"] = measure(lambda: triton_matmul(a, b, out_torch), ref, case.tol)
+        row["triton_config"] = triton_best(a) if row["triton"][0] == "ok" else ""
+    if case.fp8:  # cuBLAS with float32 promotion of the accumulator, for the record
+        precise = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,  # noqa: E731
+                                           out_dtype=torch.bfloat16, use_fast_accum=False)
+        row["cublas_precise"] = measure(precise, ref, case.tol)
+    errs = ", ".join(f"{name} {row[key][2]:.1e}" for name, key in
+                     (("ours", "ours"), ("cuBLAS", "cublas"), ("Triton", "triton"))
+                     if isinstance(row[key][2], float))
+    print(f"  errors: {errs}")
+    del a, b, b_nk, ref
+    torch.cuda.empty_cache()
+    return row
+
+
+def tflops(result, flop):
+    status, ms, detail = result
+    if status == "ok":
+        return f"{flop / ms / 1e9:.0f}"
+    if status == "wrong":
+        return f"wrong ({detail:.1e})"
+    if status == "n/a":
+        return "n/a"
+    return "failed"
+
+
+def print_table(rows):
+    print()
+    print("| shape (MxNxK) | dtype | ours TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | ours / cuBLAS"
+          " | our config | Triton config |")
+    print("|---|---|---|---|---|---|---|---|")
+    notes = []
+    for row in rows:
+        case = row["case"]
+        ours, cublas = row["ours"], row["cublas"]
+        ratio = f"{cublas[1] / ours[1]:.2f}x" if ours[0] == "ok" and cublas[0] == "ok" else "—"
+        config = row.get("config", "")
+        if ours[0] == "failed":
+            config = f"{config}: {ours[2]}" if config else ours[2]
+        print(f"| {case.shape} | {case.dtype} | {tflops(ours, case.flop)} | "
+              f"{tflops(cublas, case.flop)} | {tflops(row['triton'], case.flop)} | {ratio} | "
+              f"{config} | {row.get('triton_config', '')} |")
+        for key, name in (("cublas", "cuBLAS"), ("triton", "Triton")):
+            if row[key][0] == "failed":
+                notes.append(f"{case.label}: {name} failed: {row[key][2]}")
+        if "cublas_precise" in row:
+            notes.append(f"{case.label}: cuBLAS without fast accumulation: "
+                         f"{tflops(row['cublas_precise'], case.flop)} TFLOP/s")
+    for note in notes:
+        print(f"  {note}")
+
+
+_TASKS = []  # (case, config, target) of compile_all, inherited by forked workers
+
+
+def _compile_task(i):
+    """Compiles task i (into the in-memory and disk caches); returns
+    (reason it failed or None, bytes of registers spilled)."""
+    case, config, target = _TASKS[i]
+    kernels, failed = example.compile_configs(case.M, case.N, case.K, case.dtype, target,
+                                              [config], case.out_dtype, case.program,
+                                              log=lambda line: None)
+    if failed:
+        return failed[0][1], 0
+    report = resource_report(getattr(kernels[0][1], "ptxas_info", "") or "")
+    return None, report["spill_stores"] + report["spill_loads"]
+
+
+def compile_all(tasks, jobs):
+    """Compiles every (case, config, target) task; `jobs` > 1 compiles in
+    forked processes (only useful to fill the disk cache: the kernels stay
+    in the workers' memory). Returns (failure reason or None, spilled
+    bytes) of each."""
+    _TASKS[:] = tasks
+    if jobs <= 1 or len(tasks) <= 1:
+        return [_compile_task(i) for i in range(len(tasks))]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(jobs, len(tasks)),
+                             mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_compile_task, range(len(tasks))))
+
+
+# ---------------------------------------------------------------------------
+# Environment
+# ---------------------------------------------------------------------------
+
+
+def _git_commit():
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _sidecar_path():
+    d = os.environ.get("TILELANG_MLIR_CACHE_DIR")
+    return os.path.join(d, SIDECAR) if d else None
+
+
+def _read_sidecar():
+    path = _sidecar_path()
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (TypeError, OSError, ValueError):
+        return {}
+
+
+def _write_sidecar(failures):
+    path = _sidecar_path()
+    if path is None:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"commit": _git_commit(), "prepared": time.strftime("%Y-%m-%d %H:%M"),
+                   "arch": os.environ.get("TILELANG_MLIR_CUDA_ARCH"), "failures": failures}, f,
+                  indent=1)
+
+
+def print_environment(prepared):
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        gpu = smi.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        gpu = f"{torch.cuda.get_device_name()} (driver unknown)"
+    commit = _git_commit() or f"{prepared.get('commit', 'unknown')} (as prepared)"
+    print(f"date    : {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"commit  : {commit}")
+    print(f"gpu     : {gpu}")
+    print(f"torch   : {torch.__version__} (CUDA {torch.version.cuda}), triton "
+          f"{triton.__version__ if triton is not None else 'not installed'}")
+    print(f"timing  : median of {REP} CUDA-graph replays after {WARMUP} warm-up, L2 flushed "
+          "before each; TF32 and reduced-precision reductions off")
+
+
+# ---------------------------------------------------------------------------
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="only 4096^3 and 8192^3, fp16/bf16")
+    parser.add_argument("--shapes", help="comma-separated MxNxK (or N for N^3) to keep")
+    parser.add_argument("--dtypes", help="comma-separated dtypes to keep (float16, bfloat16, "
+                                         "float8_e4m3)")
+    parser.add_argument("--no-autotune", action="store_true",
+                        help="ours with the first config only")
+    parser.add_argument("--jobs", type=int, default=0,
+                        help="compile processes without a GPU (default: one per core)")
+    args = parser.parse_args(argv)
+
+    try:
+        torch.cuda.init()
+    except Exception:  # noqa: BLE001
+        pass
+    gpu = torch.cuda.is_available()
+    # Without a GPU, compile for TILELANG_MLIR_CUDA_ARCH or else sm_90a: the
+    # target string (part of the cache key) is then the one a Hopper GPU gets.
+    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    todo = cases(args)
+    prepared = _read_sidecar()
+    known = prepared.get("failures", {})
+
+    # 1. Compile every kernel the run uses (all of it from the cache on a
+    #    machine without the compiler; here, in parallel processes).
+    t0 = time.perf_counter()
+    compiler = None if offline() else _compiler_id()
+    tasks = [(case, config, target) for case in todo
+             for config in (case.configs[:1] if args.no_autotune else case.configs)]
+    jobs = 1 if gpu else (args.jobs or os.cpu_count() or 1)
+    results = compile_all(tasks, jobs)
+    compiled, failures, first_failure = {case.label: [] for case in todo}, {}, {}
+    spills = []
+    for (case, config, _), (why, spilled) in zip(tasks, results):
+        if why is None:
+            compiled[case.label].append(config)
+            if spilled:
+                spills.append(f"{case.label} {describe(config)} ({spilled} B)")
+            continue
+        key = f"{case.label} {describe(config)}"
+        if "not in the kernel cache" in why and key in known:
+            why = f"{known[key]} (at prepare)"
+        failures[key] = why
+        first_failure.setdefault(case.label, why)
+    count = sum(len(v) for v in compiled.values())
+    plural = "s" if len(todo) != 1 else ""
+    print(f"compiled {count} kernels for {len(todo)} case{plural} in "
+          f"{time.perf_counter() - t0:.0f} s"
+          f"{f'; {len(failures)} configs did not compile:' if failures else ''}")
+    for key, why in failures.items():
+        print(f"  {key}: {why}")
+    if spills:
+        print(f"{len(spills)} kernels spill registers (ptxas): {'; '.join(spills)}")
+    if compiler is not None and _compiler_id() != compiler:
+        # The cache key holds the compiler's identity: kernels compiled before
+        # a rebuild would not be found by a run with the newer one.
+        raise SystemExit("the compiler was rebuilt or edited during this run: its kernels are "
+                         "keyed to different compiler ids; run it again")
+    if not gpu:
+        if offline():  # nothing compiled here: this only checked the cache
+            missing = sum("kernel cache" in why for why in failures.values())
+            if missing:
+                raise SystemExit(f"no GPU and no compiler here, and {missing} kernels are not in "
+                                 "the kernel cache (TILELANG_MLIR_CACHE_DIR)")
+            print("no GPU here, no compiler: every kernel was found in the kernel cache")
+            return
+        _write_sidecar(failures)
+        print("no GPU here: compiled only (AOT prepare)")
+        return
+
+    # 2. Measure.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    print_environment(prepared)
+    generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    rows = []
+    for case in todo:
+        print(f"{case.label}:")
+        rows.append(run_case(case, compiled[case.label], first_failure.get(case.label), generator,
+                             target))
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except NoCUDADevice as e:
+        print(f"compiled only: no GPU here (AOT prepare): {e}")

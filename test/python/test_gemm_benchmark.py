@@ -1,0 +1,106 @@
+"""The GEMM example's autotuning space (examples/gemm/gemm.py) and the GEMM
+benchmark (benchmarks/gemm.py): configs that do not compile are skipped with
+a one-line reason, autotuning keeps a correct config (on the CPU here), and
+the benchmark compiles its kernels without a GPU into the kernel cache, where
+a run without the compiler finds them (the AOT flow of scripts/gpu_check.sh)."""
+
+import importlib.util
+import json
+import os
+import types
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _load(name, relpath):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relpath))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+example = _load("gemm_example_under_test", "examples/gemm/gemm.py")
+bench = _load("gemm_benchmark_under_test", "benchmarks/gemm.py")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _has_gpu():
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def test_configs_suit_hopper():
+    assert 4 <= len(example.CONFIGS) <= 8
+    for c in example.CONFIGS + bench.FP8_CONFIGS:
+        bits = 8 if c in bench.FP8_CONFIGS else 16
+        smem = c["num_stages"] * (c["block_M"] + c["block_N"]) * c["block_K"] * bits // 8
+        assert smem <= 227 * 1024, example.describe(c)
+        assert c["threads"] % 128 == 0, "whole warpgroups"
+    assert {c.get("policy", example.Square) for c in example.CONFIGS} == {example.Square,
+                                                                         example.FullRow}
+
+
+def test_compile_configs_skips_what_does_not_compile(cache):
+    too_big = dict(block_M=128, block_N=256, block_K=128, num_stages=3, threads=256)  # 288 KB
+    lines = []
+    kernels, failures = example.compile_configs(256, 256, 256, "float16", "cuda:sm_90a",
+                                                [too_big, example.DEFAULT], log=lines.append)
+    assert [c for c, _ in kernels] == [example.DEFAULT]
+    assert [c for c, _ in failures] == [too_big]
+    assert "shared memory" in failures[0][1] and "\n" not in failures[0][1]
+    assert len(lines) == 1 and "skipped" in lines[0]
+
+
+def test_autotune_on_cpu(cache):
+    small = dict(block_M=64, block_N=64, block_K=32, num_stages=2, threads=128)
+    lines = []
+    config, kernel, ms = example.autotune(128, 128, 64, "float16", "cpu",
+                                          configs=[small, example.DEFAULT], warmup=1, rep=2,
+                                          log=lines.append)
+    assert config in (small, example.DEFAULT) and kernel.target.kind == "cpu" and ms > 0
+    assert len(lines) == 2 and all("error" in line for line in lines)
+
+
+def test_example_autotune_flag_on_cpu(cache, capsys):
+    example.main(["--target", "cpu", "--size", "128", "--autotune"])
+    out = capsys.readouterr().out
+    assert "autotuning included" in out and "OK" in out
+
+
+def test_benchmark_cases():
+    def args(**kw):
+        return types.SimpleNamespace(**{"quick": False, "shapes": None, "dtypes": None, **kw})
+
+    full = bench.cases(args())
+    assert len(full) == 11 and [c.dtype for c in full].count("float8_e4m3") == 1
+    assert {(c.M, c.N, c.K) for c in full} == set(bench.SQUARE + bench.LLM)
+    assert [c.label for c in bench.cases(args(quick=True))] == [
+        "4096x4096x4096 float16", "4096x4096x4096 bfloat16",
+        "8192x8192x8192 float16", "8192x8192x8192 bfloat16"]
+    assert len(bench.cases(args(shapes="8192x1024x28672"))) == 2
+    fp8 = bench.cases(args(shapes="8192", dtypes="fp8"))
+    assert len(fp8) == 1 and fp8[0].program is bench.matmul_nt and fp8[0].tol == 5e-2
+
+
+@pytest.mark.skipif(_has_gpu(), reason="with a GPU the benchmark measures (not a unit test)")
+def test_benchmark_prepares_then_runs_from_the_cache(cache, monkeypatch, capsys):
+    monkeypatch.setenv("TILELANG_MLIR_CUDA_ARCH", "sm_90a")
+    argv = ["--shapes", "4096", "--dtypes", "float16", "--no-autotune", "--jobs", "1"]
+    bench.main(argv)
+    out = capsys.readouterr().out
+    assert "compiled 1 kernels for 1 case " in out and "compiled only" in out, out
+    with open(cache / bench.SIDECAR) as f:
+        assert json.load(f)["failures"] == {}
+    monkeypatch.setenv("TILELANG_MLIR_OFFLINE", "1")  # as on the GPU machine
+    bench.main(argv)
+    assert "every kernel was found in the kernel cache" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="not in the kernel cache"):
+        bench.main(["--shapes", "4096", "--dtypes", "bfloat16", "--no-autotune", "--jobs", "1"])
