@@ -51,6 +51,19 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "ModuleOp"> {
   ];
 }
 
+def TileFinalizeKernelParams : Pass<"tile-finalize-kernel-params",
+                                    "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Marks the tensor-map parameters of lowered kernels";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`. On every `llvm.func` with
+    `tile.tensormap_args = n` (set by `convert-tile-to-nvvm`), the first `n`
+    parameters become 128-byte by-value `__grid_constant__` parameters
+    (`llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64`,
+    `nvvm.grid_constant`), which is how TMA tensor maps are passed (the
+    GPU-to-NVVM conversion does not carry these attributes over).
+  }];
+}
+
 def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
   let summary = "Lower tile programs to GPU kernels for NVIDIA GPUs";
   let description = [{
@@ -71,9 +84,17 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
       asynchronous ones become `cp.async` with zero-fill for out-of-range
       elements; copies between fragments and memory follow the fragment
       layout; other combinations go through shared memory;
-    - `tile.gemm` with a `warp_partition` becomes `ldmatrix` + `mma.sync`
-      (f16/bf16 m16n8k16, tf32 m16n8k8, int8 m16n8k32), other gemms a loop of
-      fused multiply-adds per accumulator register;
+    - `tile.gemm` with a `wgmma` grid becomes `wgmma.mma_async` on shared
+      memory descriptors (sm_90a); with a `warp_partition`, `ldmatrix` +
+      `mma.sync` (f16/bf16 m16n8k16, tf32 m16n8k8, int8 m16n8k32); other
+      gemms a loop of fused multiply-adds per accumulator register;
+    - `tile.warp_specialize` adds its producer threads to the block and
+      branches on the thread id (with `setmaxnreg`); barriers inside a role
+      are named barriers of that role; `tile.alloc_barrier` becomes mbarriers
+      initialized by thread 0; copies `via` a barrier become TMA loads (one
+      per panel of the destination) from tensor maps the kernel takes as its
+      first arguments (listed in `tile.tensormaps` on the launch, made by the
+      runtime);
     - reductions combine each thread's registers, then lanes with
       `gpu.shuffle xor`, then warps through shared memory; `tile.print`
       becomes `gpu.printf` from one thread; `tile.use_swizzle` remaps block

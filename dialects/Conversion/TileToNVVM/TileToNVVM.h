@@ -13,6 +13,7 @@ namespace mlir {
 namespace tile {
 
 #define GEN_PASS_DECL_CONVERTTILETONVVM
+#define GEN_PASS_DECL_TILEFINALIZEKERNELPARAMS
 #include "dialects/Conversion/Passes.h.inc"
 
 } // namespace tile

@@ -32,11 +32,13 @@ def Tile_InKernel : PredOpTrait<"is nested in a tile.kernel",
 //===----------------------------------------------------------------------===//
 
 def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp"]>]> {
+    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp",
+                 "WarpSpecializeOp"]>]> {
   let summary = "Terminator of tile regions";
   let description = [{
-    Ends the body of `tile.kernel`, `tile.parallel` and `tile.pipelined`. It
-    is implicit in the custom syntax and carries no values.
+    Ends the body of `tile.kernel`, `tile.parallel`, `tile.pipelined` and the
+    regions of `tile.warp_specialize`. It is implicit in the custom syntax
+    and carries no values.
 
     ```mlir
     tile.yield
@@ -112,6 +114,25 @@ def Tile_AllocSharedOp : Tile_AllocOp<"alloc_shared", "shared"> {
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
+def Tile_AllocBarrierOp : Tile_AllocOp<"alloc_barrier", "shared"> {
+  let summary = "Allocates transaction barriers (mbarriers) in shared memory";
+  let description = [{
+    A one-dimensional array of barrier objects in shared memory, each
+    expecting `arrivals` arrivals per phase (see `tile.barrier_arrive`) and
+    completing a phase when they have all arrived and every transaction byte
+    announced with `expect_tx` has landed (`tile.copy ... via`). Initialized
+    once by the kernel before any other use. The element type is i64 (the
+    barrier's size); the buffer is not meant to be read or written directly.
+    Emitted by `tile-warp-specialize`.
+
+    ```mlir
+    %full = tile.alloc_barrier arrivals(1) : memref<3xi64, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins I64Attr:$arrivals);
+  let assemblyFormat = "`arrivals` `(` $arrivals `)` attr-dict `:` type($result)";
+}
+
 def Tile_AllocFragmentOp : Tile_AllocOp<"alloc_fragment", "fragment"> {
   let summary = "Allocates a register tile distributed over the block";
   let description = [{
@@ -178,12 +199,25 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
   let arguments = (ins
     Tile_AnyBuffer:$src, Variadic<Index>:$src_offsets,
     Tile_AnyBuffer:$dst, Variadic<Index>:$dst_offsets,
+    Optional<Tile_AnyBuffer>:$barrier, Optional<Index>:$barrier_index,
     DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes,
-    UnitAttr:$async);
+    UnitAttr:$async, OptionalAttr<I64Attr>:$multicast);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]`
-    $dst_sizes attr-dict `:` type($src) `to` type($dst)
+    $dst_sizes (`via` $barrier^ `[` $barrier_index `]`)? attr-dict `:`
+    type($src) `to` type($dst) (`,` type($barrier)^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$src, "::mlir::ValueRange":$src_offsets,
+                   "::mlir::Value":$dst, "::mlir::ValueRange":$dst_offsets,
+                   "::llvm::ArrayRef<int64_t>":$src_sizes,
+                   "::llvm::ArrayRef<int64_t>":$dst_sizes,
+                   CArg<"bool", "false">:$async), [{
+      build($_builder, $_state, src, src_offsets, dst, dst_offsets,
+            ::mlir::Value(), ::mlir::Value(), src_sizes, dst_sizes, async,
+            ::mlir::IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The copied shape with unit dimensions dropped (same for both sides).
@@ -233,6 +267,85 @@ def Tile_BarrierOp : Tile_Op<"barrier", [Tile_InKernel]> {
     ```
   }];
   let assemblyFormat = "attr-dict";
+}
+
+def Tile_BarrierWaitOp : Tile_Op<"barrier_wait", [Tile_InKernel]> {
+  let summary = "Waits for a phase of a transaction barrier";
+  let description = [{
+    Every executing thread waits until the phase of barrier
+    `barriers[index]` with parity `parity` (0 or 1) has completed: its
+    arrivals have all come and its transaction bytes have landed. Shared
+    memory written by those copies (and by threads before they arrived) is
+    then visible. Waiting on the parity of the phase before the current one
+    returns at once (how a producer passes its first round of `empty` slots).
+
+    ```mlir
+    tile.barrier_wait %full[%slot], %parity : memref<3xi64, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$barriers, Index:$index, Index:$parity);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_BarrierArriveOp : Tile_Op<"barrier_arrive", [Tile_InKernel]> {
+  let summary = "Arrives on a transaction barrier";
+  let description = [{
+    Without `expect_tx`: each warp of the executing threads arrives once on
+    `barriers[index]`, after all its lanes got there (their earlier memory
+    accesses are ordered before the arrival). With `expect_tx(bytes)`: one
+    thread of the executing threads arrives and announces `bytes` more
+    transaction bytes, which `tile.copy ... via` the same barrier deliver.
+    With `cluster`, the arrival goes to the barrier at the same place in
+    every block of the cluster.
+
+    ```mlir
+    tile.barrier_arrive %empty[%slot] : memref<3xi64, #tile.scope<shared>>
+    tile.barrier_arrive %full[%slot] expect_tx(32768) : memref<3xi64, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$barriers, Index:$index,
+                       OptionalAttr<I64Attr>:$expect_tx, UnitAttr:$cluster);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` (`expect_tx` `(` $expect_tx^ `)`)? attr-dict `:`
+    type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [Tile_InKernel,
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "Splits the threads of a block into a producer and consumers";
+  let description = [{
+    Adds `producer_threads` threads (a multiple of 128: whole warpgroups) to
+    the block, numbered after the kernel's own threads. The added threads run
+    the `producer` region, which may only issue copies through transaction
+    barriers and wait and arrive on barriers; the kernel's threads run the
+    `consumer` region, where fragments keep the layouts inferred for them.
+    Barriers inside one region synchronize only that region's threads. The
+    producer gives up registers to the consumers (`setmaxnreg`). With
+    `cluster = [x, y, z]`, blocks are launched in clusters of that shape
+    (the grid is a multiple of it) that share multicast copies; all blocks
+    of a cluster synchronize after initializing their barriers and before
+    exiting. Emitted by `tile-warp-specialize`.
+
+    ```mlir
+    tile.warp_specialize producer(128) {
+      scf.for %k = %c0 to %n step %c1 { ... }
+    } consumer {
+      scf.for %k = %c0 to %n step %c1 { ... }
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$producer_threads,
+                       OptionalAttr<DenseI64ArrayAttr>:$cluster);
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumer);
+  let assemblyFormat = [{
+    `producer` `(` $producer_threads `)` $producer `consumer` $consumer attr-dict
+  }];
+  let hasVerifier = 1;
 }
 
 def Tile_FillOp : Tile_Op<"fill", [Tile_InKernel]> {
@@ -292,6 +405,12 @@ def Tile_GemmOp : Tile_Op<"gemm", [Tile_InKernel]> {
     mix) → f16/f32. `policy` says how warps split the output tile; `k_pack`
     packs several K steps per instruction on targets that support it.
 
+    With `async` (set by `tile-warp-specialize` where the matrix units run
+    asynchronously, wgmma), the gemm is only issued: `c` must not be read,
+    written or filled until a `tile.gemm_wait` covers it, except by further
+    async gemms into the same accumulator, which complete in order. Targets
+    without asynchronous gemms run it synchronously.
+
     ```mlir
     tile.gemm %as, %bs, %acc {transpose_b, policy = #tile.policy<full_row>}
         : memref<64x32xf16, #tile.scope<shared>>,
@@ -303,7 +422,8 @@ def Tile_GemmOp : Tile_Op<"gemm", [Tile_InKernel]> {
     UnitAttr:$transpose_a, UnitAttr:$transpose_b,
     DefaultValuedAttr<Tile_WarpPolicyAttr, "::mlir::tile::WarpPolicy::square">:$policy,
     UnitAttr:$clear_accum,
-    DefaultValuedAttr<I64Attr, "1">:$k_pack);
+    DefaultValuedAttr<I64Attr, "1">:$k_pack,
+    UnitAttr:$async);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `->` type($c)
   }];
@@ -314,6 +434,23 @@ def Tile_GemmOp : Tile_Op<"gemm", [Tile_InKernel]> {
     int64_t getN();
     int64_t getK();
   }];
+}
+
+def Tile_GemmWaitOp : Tile_Op<"gemm_wait", [Tile_InKernel]> {
+  let summary = "Waits for asynchronous gemms";
+  let description = [{
+    Blocks the executing threads until at most `pending` of their most
+    recently issued `async` gemms are still in flight; the accumulators of
+    all older ones are then up to date (and their shared operands no longer
+    read). A no-op on targets that run gemms synchronously.
+
+    ```mlir
+    tile.gemm_wait 1
+    ```
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+  let hasVerifier = 1;
 }
 
 def Tile_GemmSpOp : Tile_Op<"gemm_sp", [Tile_InKernel]> {

@@ -79,6 +79,67 @@ def TilePipelineSchedule : Pass<"tile-pipeline-schedule", "func::FuncOp"> {
   }];
 }
 
+def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
+  let summary = "Hopper pipelining: a TMA producer warpgroup and mbarrier "
+                "rings";
+  let description = [{
+    For sm_90a. A kernel's one `tile.pipelined` loop (no user schedule, at
+    the top of the kernel body, whole warpgroups of threads) whose copies
+    from global to shared memory can run on TMA (a kernel argument into a
+    whole shared allocation, same element type, boxes of at most 256 per
+    dimension whose innermost extent and start offset are provably
+    multiples of 16 bytes) is rewritten into a `tile.warp_specialize`:
+
+    - each filled buffer becomes a ring of `num_stages` slots (with its
+      swizzle fixed), and two `tile.alloc_barrier` arrays guard them:
+      `full` (one arrival: the producer's `expect_tx`) and `empty` (one
+      arrival per consumer warp);
+    - the producer region (an added warpgroup) loops over the iterations:
+      wait for slot `i mod S` to be empty (parity of round `i / S`, flipped,
+      so that the first round passes), arrive on `full` expecting the bytes
+      of the copies, and issue them `via` the barrier;
+    - the consumer region (the kernel's threads) holds the rest of the
+      kernel body, the loop waiting for `full`, running the loop's other
+      statements on the slot, and arriving on `empty`.
+
+    With `cluster-size = n > 1`, when the grid extent along some dimension
+    is a constant multiple of n and some copies do not depend on that block
+    index (and split into a multiple of n TMA boxes), blocks run in clusters
+    of n along it: those copies are multicast (each block issues its share of
+    the boxes into every block of the cluster), and consumers release slots
+    in every block of the cluster (`empty` expects their arrivals too).
+
+    Loops that do not qualify are left to `tile-pipeline`. Runs before
+    layout inference, which sees the consumer's threads as the kernel's.
+
+    ```mlir
+    // After (schematically):
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<3x128x64xf16, #tile.scope<shared>>
+    %full = tile.alloc_barrier arrivals(1) : memref<3xi64, #tile.scope<shared>>
+    %empty = tile.alloc_barrier arrivals(4) : memref<3xi64, #tile.scope<shared>>
+    tile.warp_specialize producer(128) {
+      scf.for %k = %c0 to %n step %c1 {
+        tile.barrier_wait %empty[%s], %p1 : ...
+        tile.barrier_arrive %full[%s] expect_tx(32768) : ...
+        tile.copy %A[...] [128, 64] to %slot[%c0, %c0] [128, 64] via %full[%s] : ...
+      }
+    } consumer {
+      scf.for %k = %c0 to %n step %c1 {
+        tile.barrier_wait %full[%s], %p : ...
+        tile.gemm %slot, ...
+        tile.barrier_arrive %empty[%s] : ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"clusterSize", "cluster-size", "int64_t", /*default=*/"2",
+           "Blocks per cluster sharing multicast copies (1: no clusters)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
   let summary = "Expands scheduled pipelined loops into prologue, steady "
                 "state and epilogue";

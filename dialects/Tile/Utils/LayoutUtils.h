@@ -197,6 +197,15 @@ int64_t sharedLinear(ArrayRef<int64_t> allocShape, ArrayRef<int64_t> index,
 int64_t sharedPanelElements(ArrayRef<int64_t> allocShape, int64_t elementBytes,
                             int64_t swizzleBytes);
 
+/// The largest power of two known to divide the index value `v` (at most
+/// `cap`), from constants, products, sums, shifts, remainders, casts,
+/// selects and affine.apply.
+int64_t knownDivisor(Value v, int64_t cap = 1 << 20);
+
+/// The swizzle span layout inference gives a shared buffer: the largest of
+/// 128/64/32 bytes dividing both its rows and its size (0: none).
+unsigned defaultSwizzle(MemRefType type);
+
 /// `sharedLinear` as index arithmetic (without the final XOR when
 /// `applySwizzle` is false: the address a wgmma descriptor or TMA takes).
 Value emitSharedOffset(OpBuilder &b, Location loc, ArrayRef<int64_t> allocShape,

@@ -43,6 +43,7 @@
 namespace mlir {
 namespace tile {
 #define GEN_PASS_DEF_CONVERTTILETONVVM
+#define GEN_PASS_DEF_TILEFINALIZEKERNELPARAMS
 #include "dialects/Conversion/Passes.h.inc"
 } // namespace tile
 } // namespace mlir
@@ -144,69 +145,6 @@ void guarded(OpBuilder &b, Location loc, Value cond,
 }
 
 /// The largest power of two dividing the value (statically known), capped.
-int64_t knownDivisor(Value v, int64_t cap = 1 << 20) {
-  APInt c;
-  if (matchPattern(v, m_ConstantInt(&c))) {
-    int64_t x = std::abs(c.getSExtValue());
-    return x == 0 ? cap : std::min<int64_t>(cap, x & -x);
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return 1;
-  if (auto mul = dyn_cast<arith::MulIOp>(def))
-    return std::min(cap, knownDivisor(mul.getLhs(), cap) *
-                             knownDivisor(mul.getRhs(), cap));
-  if (auto add = dyn_cast<arith::AddIOp>(def))
-    return std::min(knownDivisor(add.getLhs(), cap),
-                    knownDivisor(add.getRhs(), cap));
-  if (auto sub = dyn_cast<arith::SubIOp>(def))
-    return std::min(knownDivisor(sub.getLhs(), cap),
-                    knownDivisor(sub.getRhs(), cap));
-  if (auto shl = dyn_cast<arith::ShLIOp>(def)) {
-    APInt s;
-    if (matchPattern(shl.getRhs(), m_ConstantInt(&s)))
-      return std::min(cap, knownDivisor(shl.getLhs(), cap)
-                               << s.getSExtValue());
-  }
-  // x mod c: both x and c are multiples of min(divisor(x), divisor(c)).
-  if (isa<arith::RemUIOp, arith::RemSIOp>(def))
-    return std::min(knownDivisor(def->getOperand(0), cap),
-                    knownDivisor(def->getOperand(1), cap));
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp>(def))
-    return knownDivisor(def->getOperand(0), cap);
-  if (auto sel = dyn_cast<arith::SelectOp>(def))
-    return std::min(knownDivisor(sel.getTrueValue(), cap),
-                    knownDivisor(sel.getFalseValue(), cap));
-  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
-    AffineMap map = apply.getAffineMap();
-    unsigned numDims = map.getNumDims();
-    std::function<int64_t(AffineExpr)> of = [&](AffineExpr e) -> int64_t {
-      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-        int64_t x = std::abs(c.getValue());
-        return x == 0 ? cap : std::min<int64_t>(cap, x & -x);
-      }
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        return knownDivisor(apply.getOperand(d.getPosition()), cap);
-      if (auto sym = dyn_cast<AffineSymbolExpr>(e))
-        return knownDivisor(apply.getOperand(numDims + sym.getPosition()),
-                            cap);
-      auto bin = cast<AffineBinaryOpExpr>(e);
-      switch (e.getKind()) {
-      case AffineExprKind::Add:
-      case AffineExprKind::Mod:
-        return std::min(of(bin.getLHS()), of(bin.getRHS()));
-      case AffineExprKind::Mul:
-        return std::min(cap, of(bin.getLHS()) * of(bin.getRHS()));
-      default:
-        return 1; // floordiv, ceildiv
-      }
-    };
-    return of(map.getResult(0));
-  }
-  return 1;
-}
-
 /// The most dynamic shared memory one block may opt in to on `chip` (CUDA
 /// programming guide, compute capabilities table).
 int64_t maxSharedBytesPerBlock(StringRef chip) {
@@ -348,7 +286,24 @@ private:
   void copyPerThread(OpBuilder &b, const Side &src, const Side &dst);
   Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
   Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
-  void barrier(OpBuilder &b) { gpu::BarrierOp::create(b, loc); }
+  void barrier(OpBuilder &b) {
+    if (roleBarrier == 0) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    auto i32 = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+    };
+    NVVM::BarrierOp::create(b, loc, Type(), i32(roleBarrier), i32(roleThreads),
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+  LogicalResult collectTensorMaps();
+  Value sharedPtr(OpBuilder &b, Value memref, Value byteOffset);
+  Value barrierPtr(OpBuilder &b, Value barriers, Value index, IRMapping &map);
+  Value isRoleLeader(OpBuilder &b);
+  LogicalResult lowerWarpSpecialize(WarpSpecializeOp op, OpBuilder &b,
+                                    IRMapping &map, Context &ctx);
+  LogicalResult lowerTmaCopy(CopyOp op, OpBuilder &b, IRMapping &map);
   void proxyFence(OpBuilder &b) {
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
                                NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
@@ -388,6 +343,34 @@ private:
   int64_t scratchOffset = 0, scratchBytes = 0;
   Value smem;                      // the dynamic shared memory (i8)
   bool usesAsyncProxy = false;     // wgmma reads shared memory
+
+  // Warp specialization: threads added for the producer (0: none) and the
+  // role being lowered (its first thread, thread count and named barrier;
+  // barrier 0 is the whole block).
+  int64_t producerThreads = 0;
+  SmallVector<int64_t> clusterDims; // blocks per cluster (empty: none)
+  int64_t clusterBlocks() const {
+    int64_t n = 1;
+    for (int64_t d : clusterDims)
+      n *= d;
+    return n;
+  }
+  void clusterSync(OpBuilder &b) {
+    NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  }
+  int64_t roleBase = 0, roleThreads = 0, roleBarrier = 0;
+  // TMA: the tensor maps the kernel takes first (one per source tensor,
+  // box and swizzle), and the map of each copy through a barrier.
+  struct TensorMap {
+    int64_t param;
+    SmallVector<int64_t> box;
+    int64_t swizzle;
+  };
+  SmallVector<TensorMap> tensorMaps;
+  DenseMap<Operation *, int64_t> copyTensorMap;
+  // Barrier allocations to initialize: (buffer, arrivals).
+  SmallVector<std::pair<Value, int64_t>> barrierInits;
   bool alignBase = false;          // align the base of `smem` to 1 KB
   Value smemBase;                  // byte offset of that base (null: 0)
   SmallVector<Operation *> allocas; // fragment/local/var allocations
@@ -445,6 +428,11 @@ int64_t scratchNeed(Operation *op, int64_t numThreads) {
 
 LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
   int64_t offset = 0;
+  // Barriers first (8-byte objects).
+  kernel.walk([&](AllocBarrierOp alloc) {
+    sharedOffsets[alloc.getResult()] = offset;
+    offset += alloc.getType().getNumElements() * 8;
+  });
   WalkResult result = kernel.walk([&](AllocSharedOp alloc) -> WalkResult {
     MemRefType type = alloc.getType();
     int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
@@ -493,18 +481,33 @@ LogicalResult KernelLowering::outline() {
                                        ArrayAttr::get(ctx, {target}));
   b.setInsertionPointToStart(gpuModule.getBody());
   FunctionType type = func.getFunctionType();
+  // Tensor maps come first (by value, see tile-finalize-kernel-params).
+  SmallVector<Type> inputs(tensorMaps.size(), LLVM::LLVMPointerType::get(ctx));
+  llvm::append_range(inputs, type.getInputs());
   gpuFunc = gpu::GPUFuncOp::create(b, loc, name,
-                                   FunctionType::get(ctx, type.getInputs(), {}));
+                                   FunctionType::get(ctx, inputs, {}));
   gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   SmallVector<int32_t> block;
   for (int64_t t : kernel.getThreads())
     block.push_back(t);
+  block[0] += producerThreads;
   while (block.size() < 3)
     block.push_back(1);
   gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(block));
+  if (producerThreads) // a register cap at entry, for setmaxnreg
+    gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+  if (!clusterDims.empty()) {
+    SmallVector<int32_t> dims(clusterDims.begin(), clusterDims.end());
+    gpuFunc->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                     b.getDenseI32ArrayAttr(dims));
+  }
+  if (!tensorMaps.empty())
+    gpuFunc->setAttr("tile.tensormap_args",
+                     b.getI64IntegerAttr(tensorMaps.size()));
   Block &entry = gpuFunc.getBody().front();
   for (auto [host, dev] :
-       llvm::zip(func.getArguments(), entry.getArguments()))
+       llvm::zip(func.getArguments(),
+                 entry.getArguments().drop_front(tensorMaps.size())))
     outer.map(host, dev);
   return success();
 }
@@ -589,6 +592,20 @@ LogicalResult KernelLowering::allocateBuffers(OpBuilder &b) {
       buf.viewDims = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
       if (SwizzleAttr s = alloc.getSwizzleAttr())
         buf.swizzle = s.getBytes();
+      result = alloc.getResult();
+    } else if (auto alloc = dyn_cast<AllocBarrierOp>(op)) {
+      MemRefType type = alloc.getType();
+      buf.kind = Kind::Shared;
+      buf.memref = memref::ViewOp::create(
+          b, loc,
+          MemRefType::get({type.getNumElements()}, b.getI64Type(),
+                          MemRefLayoutAttrInterface(), workgroup),
+          smem, smemAt(b, sharedOffsets.lookup(alloc.getResult())),
+          ValueRange{});
+      buf.allocShape.assign(type.getShape().begin(), type.getShape().end());
+      buf.viewOffsets.assign(1, Value());
+      buf.viewDims = {0};
+      barrierInits.push_back({buf.memref, alloc.getArrivals()});
       result = alloc.getResult();
     } else if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
       MemRefType type = alloc.getType();
@@ -808,7 +825,28 @@ void KernelLowering::regStore(OpBuilder &b, const Buffer &frag, int64_t reg,
 
 Value KernelLowering::isThreadZero(OpBuilder &b) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                               cIdx(b, loc, 0));
+                               cIdx(b, loc, roleBase));
+}
+
+Value KernelLowering::isRoleLeader(OpBuilder &b) { return isThreadZero(b); }
+
+/// A !llvm.ptr<3> to byte `byteOffset` of the shared memref `memref`.
+Value KernelLowering::sharedPtr(OpBuilder &b, Value memref, Value byteOffset) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value addr = byteOffset ? arith::AddIOp::create(b, loc, base, byteOffset)
+                                .getResult()
+                          : base;
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
+}
+
+Value KernelLowering::barrierPtr(OpBuilder &b, Value barriers, Value index,
+                                 IRMapping &map) {
+  FailureOr<Buffer> buf = bufferOf(barriers, b, map);
+  Value off = arith::MulIOp::create(b, loc, map.lookupOrDefault(index),
+                                    cIdx(b, loc, 8));
+  return sharedPtr(b, buf->memref, off);
 }
 
 /// The condition under which a side effect on global or shared memory
@@ -964,8 +1002,74 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                       IRMapping &map, Context &ctx) {
   loc = op->getLoc();
   if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-          UseSwizzleOp, AnnotateLayoutOp>(op))
+          AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
     return success();
+  if (auto ws = dyn_cast<WarpSpecializeOp>(op))
+    return lowerWarpSpecialize(ws, b, map, ctx);
+  if (auto wait = dyn_cast<GemmWaitOp>(op)) {
+    if (usesAsyncProxy)
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, wait.getPending());
+    return success();
+  }
+  if (auto wait = dyn_cast<BarrierWaitOp>(op)) {
+    Value ptr = barrierPtr(b, wait.getBarriers(), wait.getIndex(), map);
+    Value parity = arith::IndexCastUIOp::create(
+        b, loc, b.getI32Type(), map.lookupOrDefault(wait.getParity()));
+    // Poll try_wait (which may suspend the thread for a system-defined
+    // time) until the phase completed.
+    auto scope = NVVM::MemScopeKind::CTA;
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    {
+      Block *before = b.createBlock(&loop.getBefore());
+      OpBuilder wb = OpBuilder::atBlockEnd(before);
+      Value done = NVVM::MBarrierTryWaitOp::create(
+          wb, loc, wb.getI1Type(), ptr, parity, Value(), scope, false);
+      Value pending = arith::XOrIOp::create(
+          wb, loc, done, arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1));
+      scf::ConditionOp::create(wb, loc, pending, ValueRange{});
+      Block *after = b.createBlock(&loop.getAfter());
+      OpBuilder ab = OpBuilder::atBlockEnd(after);
+      scf::YieldOp::create(ab, loc);
+    }
+    b.setInsertionPointAfter(loop);
+    return success();
+  }
+  if (auto arrive = dyn_cast<BarrierArriveOp>(op)) {
+    Value ptr = barrierPtr(b, arrive.getBarriers(), arrive.getIndex(), map);
+    if (std::optional<int64_t> tx = arrive.getExpectTx()) {
+      Value bytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), *tx);
+      guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+        NVVM::MBarrierArriveExpectTxOp::create(gb, loc, Type(), ptr, bytes,
+                                               NVVM::MemScopeKind::CTA,
+                                               /*relaxed=*/false, Value());
+      });
+      return success();
+    }
+    // One arrival per warp, after its lanes converged.
+    NVVM::SyncWarpOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
+    Value lane0 = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32)), cIdx(b, loc, 0));
+    guarded(b, loc, lane0, [&](OpBuilder &gb) {
+      if (!arrive.getCluster() || clusterDims.empty()) {
+        NVVM::MBarrierArriveOp::create(gb, loc, gb.getI64Type(), ptr, Value());
+        return;
+      }
+      // The same barrier in every block of the cluster.
+      auto clusterPtr = LLVM::LLVMPointerType::get(gb.getContext(), 7);
+      for (int64_t r = 0; r < clusterBlocks(); ++r) {
+        Value remote = NVVM::MapaOp::create(
+            gb, loc, clusterPtr, ptr,
+            arith::ConstantIntOp::create(gb, loc, gb.getI32Type(), r));
+        // Release at CTA scope (as CUTLASS does): consumers only read the
+        // slot, through wgmma, which completed before.
+        NVVM::MBarrierArriveOp::create(gb, loc, Type(), remote, Value(),
+                                       NVVM::MemScopeKind::CTA, false);
+      }
+    });
+    return success();
+  }
   if (isa<memref::LoadOp, memref::StoreOp>(op)) {
     Value m = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
                                       : cast<memref::StoreOp>(op).getMemRef();
@@ -994,7 +1098,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   if (auto o = dyn_cast<ParallelOp>(op))
     return lowerParallel(o, b, map);
   if (auto o = dyn_cast<CopyOp>(op))
-    return lowerCopy(o, b, map);
+    return o.getBarrier() ? lowerTmaCopy(o, b, map) : lowerCopy(o, b, map);
   if (auto o = dyn_cast<FillOp>(op))
     return lowerFill(o, b, map);
   if (auto o = dyn_cast<GemmOp>(op))
@@ -2031,12 +2135,196 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // An async gemm stays in flight until a tile.gemm_wait.
+  if (!op.getAsync())
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t i = 0; i < regsPerTile; ++i)
       regStore(b, c, mt * regsPerTile + i,
                LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Warp specialization and TMA
+//===----------------------------------------------------------------------===//
+
+/// The shared allocation under views of `v`.
+static Operation *sharedAllocOf(Value v) {
+  while (true) {
+    if (auto sub = v.getDefiningOp<memref::SubViewOp>())
+      v = sub.getSource();
+    else if (auto cast = v.getDefiningOp<memref::CastOp>())
+      v = cast.getSource();
+    else
+      break;
+  }
+  return v.getDefiningOp<AllocSharedOp>();
+}
+
+/// One tensor map per (source tensor, box, swizzle) of the copies through
+/// barriers. A destination whose rows are wider than its swizzle span is
+/// filled panel by panel: the box is one panel wide.
+LogicalResult KernelLowering::collectTensorMaps() {
+  WalkResult result = kernel.walk([&](CopyOp copy) -> WalkResult {
+    if (!copy.getBarrier())
+      return WalkResult::advance();
+    auto arg = dyn_cast<BlockArgument>(copy.getSrc());
+    if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
+      return copy.emitOpError("a TMA copy must read a kernel argument");
+    auto alloc = dyn_cast_or_null<AllocSharedOp>(sharedAllocOf(copy.getDst()));
+    if (!alloc)
+      return copy.emitOpError("a TMA copy must write a tile.alloc_shared");
+    int64_t swizzle = alloc.getSwizzleAttr() ? alloc.getSwizzleAttr().getBytes() : 0;
+    int64_t eb = elementBytes(alloc.getType().getElementType());
+    int64_t span = sharedPanelElements(alloc.getType().getShape(), eb, swizzle);
+    SmallVector<int64_t> box(copy.getSrcSizes());
+    if (span)
+      box.back() = span;
+    if (swizzle && box.back() * eb > swizzle)
+      return copy.emitOpError("a TMA box row of ")
+             << box.back() * eb << " bytes exceeds the " << swizzle
+             << "-byte swizzle of its destination";
+    TensorMap m{arg.getArgNumber(), box, swizzle};
+    auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
+      return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
+    });
+    if (it == tensorMaps.end()) {
+      tensorMaps.push_back(m);
+      it = std::prev(tensorMaps.end());
+    }
+    copyTensorMap[copy] = it - tensorMaps.begin();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// A copy through a barrier: the role's first thread issues one TMA load
+/// per panel of the destination (see collectTensorMaps); they complete on
+/// the barrier's transaction count.
+LogicalResult KernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
+                                           IRMapping &map) {
+  FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
+  if (failed(dst))
+    return failure();
+  const TensorMap &tm = tensorMaps[copyTensorMap.lookup(op)];
+  Value desc = gpuFunc.getArgument(copyTensorMap.lookup(op));
+  int64_t eb = elementBytes(dst->elementType);
+  int64_t cols = op.getSrcSizes().back();
+  int64_t width = tm.box.back();
+  Value bar = barrierPtr(b, op.getBarrier(), op.getBarrierIndex(), map);
+  SmallVector<Value> srcOffsets;
+  for (Value o : op.getSrcOffsets())
+    srcOffsets.push_back(map.lookupOrDefault(o));
+  SmallVector<Value> dstOffsets;
+  for (Value o : op.getDstOffsets())
+    dstOffsets.push_back(map.lookupOrDefault(o));
+  int64_t share = op.getMulticast().value_or(1);
+  int64_t boxes = (cols + width - 1) / width;
+  if (share > 1 && (clusterBlocks() != share || boxes % share))
+    return op.emitOpError("a multicast copy needs a cluster of ")
+           << share << " blocks and a multiple of " << share << " boxes";
+  Value rank;
+  if (share > 1)
+    rank = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        NVVM::ClusterId::create(b, loc, b.getI32Type()));
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &lb) {
+    for (int64_t c0 = 0; c0 < cols; c0 += width) {
+      // With multicast, block rank r issues boxes [r, r + 1) * boxes/share.
+      OpBuilder gb = lb;
+      scf::IfOp owner;
+      if (share > 1) {
+        int64_t who = (c0 / width) / (boxes / share);
+        owner = scf::IfOp::create(
+            lb, loc,
+            arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, rank,
+                                  cIdx(lb, loc, who)),
+            /*withElseRegion=*/false);
+        gb = OpBuilder::atBlockTerminator(owner.thenBlock());
+      }
+      // Coordinates, innermost first, as i32.
+      SmallVector<Value> coords;
+      for (int64_t d = srcOffsets.size() - 1; d >= 0; --d) {
+        Value o = srcOffsets[d];
+        if (d == (int64_t)srcOffsets.size() - 1 && c0)
+          o = arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0));
+        coords.push_back(arith::IndexCastOp::create(gb, loc, gb.getI32Type(), o));
+      }
+      // The destination of this panel: element (0, ..., c0) of the view.
+      SmallVector<Value> at(dst->viewOffsets.begin(), dst->viewOffsets.end());
+      for (auto [k, o] : llvm::enumerate(dstOffsets)) {
+        Value v = k + 1 == dstOffsets.size() && c0
+                      ? arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0)).getResult()
+                      : o;
+        Value &a = at[dst->viewDims[k]];
+        a = a ? arith::AddIOp::create(gb, loc, a, v).getResult() : v;
+      }
+      for (Value &a : at)
+        if (!a)
+          a = cIdx(gb, loc, 0);
+      Value elems = emitSharedOffset(gb, loc, dst->allocShape, at, eb,
+                                     dst->swizzle, /*applySwizzle=*/false);
+      Value ptr = sharedPtr(gb, dst->memref,
+                            arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
+      Value cluster = LLVM::AddrSpaceCastOp::create(
+          gb, loc, LLVM::LLVMPointerType::get(gb.getContext(), 7), ptr);
+      Value mask;
+      if (share > 1)
+        mask = arith::ConstantIntOp::create(gb, loc, gb.getI16Type(),
+                                            (1 << share) - 1);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          gb, loc, cluster, desc, coords, bar, ValueRange{}, mask, Value(),
+          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+          NVVM::CTAGroupKindAttr(), Value());
+    }
+  });
+  return success();
+}
+
+/// The producer warpgroup(s) run one region, the kernel's threads the other;
+/// the producer hands its registers to the consumers.
+LogicalResult KernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
+                                                  OpBuilder &b, IRMapping &map,
+                                                  Context &ctx) {
+  int64_t total = numThreads + producerThreads;
+  // Registers per thread: the cap at entry is 64K / total; the producer
+  // keeps 40 and the consumers share the rest (at most 240 each).
+  int64_t consumerRegs =
+      std::min<int64_t>(240, ((65536 - 40 * producerThreads) / numThreads) / 8 * 8);
+  bool adjust = total > 128 && consumerRegs > (65536 / total) / 8 * 8;
+  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           tid, cIdx(b, loc, numThreads));
+  auto ifOp = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
+  LogicalResult status = success();
+  int64_t savedBase = roleBase, savedThreads = roleThreads,
+          savedBarrier = roleBarrier;
+  {
+    OpBuilder pb = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+    if (adjust)
+      NVVM::SetMaxRegisterOp::create(pb, loc, 40,
+                                     NVVM::SetMaxRegisterAction::decrease);
+    roleBase = numThreads;
+    roleThreads = producerThreads;
+    roleBarrier = 2;
+    if (failed(lowerBlock(op.getProducer().front(), pb, map, ctx)))
+      status = failure();
+  }
+  if (succeeded(status)) {
+    OpBuilder cb = OpBuilder::atBlockTerminator(ifOp.elseBlock());
+    if (adjust)
+      NVVM::SetMaxRegisterOp::create(cb, loc, consumerRegs,
+                                     NVVM::SetMaxRegisterAction::increase);
+    roleBase = 0;
+    roleThreads = numThreads;
+    roleBarrier = 1;
+    if (failed(lowerBlock(op.getConsumer().front(), cb, map, ctx)))
+      status = failure();
+  }
+  roleBase = savedBase;
+  roleThreads = savedThreads;
+  roleBarrier = savedBarrier;
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -2609,7 +2897,19 @@ struct MathToNVVMApprox : public RewritePattern {
 //===----------------------------------------------------------------------===//
 
 LogicalResult KernelLowering::run() {
-  if (failed(outline()))
+  kernel.walk([&](WarpSpecializeOp ws) {
+    producerThreads = ws.getProducerThreads();
+    if (std::optional<ArrayRef<int64_t>> c = ws.getCluster())
+      clusterDims.assign(c->begin(), c->end());
+  });
+  // Fences before barriers are needed from the start when any gemm reads
+  // shared memory through the async proxy.
+  kernel.walk([&](GemmOp g) {
+    if (g->hasAttr("wgmma"))
+      usesAsyncProxy = true;
+  });
+  roleThreads = numThreads;
+  if (failed(collectTensorMaps()) || failed(outline()))
     return failure();
   Block &entry = gpuFunc.getBody().front();
   OpBuilder b = OpBuilder::atBlockEnd(&entry);
@@ -2618,6 +2918,29 @@ LogicalResult KernelLowering::run() {
   setupBlockIndices(b);
   if (failed(allocateBuffers(b)))
     return failure();
+  if (!barrierInits.empty()) {
+    // Thread 0 initializes every barrier; the fence makes the
+    // initialization visible to the async proxy (TMA), the barrier to all
+    // threads.
+    guarded(b, loc, isThreadZero(b), [&](OpBuilder &gb) {
+      for (auto [memref, arrivals] : barrierInits) {
+        int64_t n = cast<MemRefType>(memref.getType()).getNumElements();
+        Value count = arith::ConstantIntOp::create(gb, loc, gb.getI32Type(),
+                                                   arrivals);
+        for (int64_t i = 0; i < n; ++i)
+          NVVM::MBarrierInitOp::create(
+              gb, loc, sharedPtr(gb, memref, cIdx(gb, loc, 8 * i)), count,
+              Value());
+      }
+      NVVM::FenceMbarrierInitOp::create(gb, loc);
+    });
+    // The other blocks of a cluster multicast into this block's memory and
+    // arrive on its barriers: all must be initialized first.
+    if (clusterDims.empty())
+      gpu::BarrierOp::create(b, loc);
+    else
+      clusterSync(b);
+  }
   // Values of the host function the kernel uses: clone their pure
   // definitions into the kernel.
   SetVector<Value> above;
@@ -2649,6 +2972,10 @@ LogicalResult KernelLowering::run() {
   Context ctx;
   if (failed(lowerBlock(kernel.getBody().front(), b, map, ctx)))
     return failure();
+  // No block of a cluster may leave while another can still write to its
+  // shared memory or barriers.
+  if (!clusterDims.empty())
+    clusterSync(b);
   gpu::ReturnOp::create(b, kernel.getLoc());
   {
     RewritePatternSet patterns(gpuFunc.getContext());
@@ -2677,6 +3004,7 @@ LogicalResult KernelLowering::run() {
   while (grid.size() < 3)
     grid.push_back(cIdx(hb, kl, 1));
   SmallVector<int64_t> threads(kernel.getThreads());
+  threads[0] += producerThreads;
   while (threads.size() < 3)
     threads.push_back(1);
   gpu::KernelDim3 gridDim{grid[0], grid[1], grid[2]};
@@ -2684,8 +3012,23 @@ LogicalResult KernelLowering::run() {
                            cIdx(hb, kl, threads[2])};
   Value smemSize = arith::ConstantIntOp::create(hb, kl, hb.getI32Type(),
                                                 sharedBytes);
-  gpu::LaunchFuncOp::create(hb, kl, gpuFunc, gridDim, blockDim, smemSize,
-                            ValueRange(func.getArguments()));
+  // Tensor maps are made by the runtime: placeholders here.
+  SmallVector<Value> args;
+  for (size_t i = 0; i < tensorMaps.size(); ++i)
+    args.push_back(LLVM::ZeroOp::create(
+        hb, kl, LLVM::LLVMPointerType::get(hb.getContext())));
+  llvm::append_range(args, func.getArguments());
+  auto launch = gpu::LaunchFuncOp::create(hb, kl, gpuFunc, gridDim, blockDim,
+                                          smemSize, args);
+  if (!tensorMaps.empty()) {
+    SmallVector<Attribute> maps;
+    for (const TensorMap &m : tensorMaps)
+      maps.push_back(hb.getDictionaryAttr(
+          {hb.getNamedAttr("param", hb.getI64IntegerAttr(m.param)),
+           hb.getNamedAttr("box", hb.getDenseI64ArrayAttr(m.box)),
+           hb.getNamedAttr("swizzle", hb.getI64IntegerAttr(m.swizzle))}));
+    launch->setAttr("tile.tensormaps", hb.getArrayAttr(maps));
+  }
   kernel.erase();
   return success();
 }
@@ -2723,6 +3066,29 @@ struct ConvertTileToNVVMPass
       if (failed(KernelLowering(kernels[0], func, target).run()))
         return signalPassFailure();
     }
+  }
+};
+
+struct TileFinalizeKernelParamsPass
+    : public tile::impl::TileFinalizeKernelParamsBase<
+          TileFinalizeKernelParamsPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    getOperation().walk([&](LLVM::LLVMFuncOp fn) {
+      auto count = fn->getAttrOfType<IntegerAttr>("tile.tensormap_args");
+      if (!count)
+        return;
+      for (int64_t i = 0; i < count.getInt(); ++i) {
+        fn.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                      TypeAttr::get(LLVM::LLVMArrayType::get(
+                          IntegerType::get(ctx, 8), 128)));
+        fn.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                      IntegerAttr::get(IntegerType::get(ctx, 64), 64));
+        fn.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                      UnitAttr::get(ctx));
+      }
+      fn->removeAttr("tile.tensormap_args");
+    });
   }
 };
 

@@ -871,6 +871,7 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                AllocLowering<AllocVarOp>, ParallelLowering, PipelinedLowering,
                EraseLowering<AnnotateLayoutOp>, EraseLowering<UseSwizzleOp>,
                EraseLowering<AsyncCommitOp>, EraseLowering<AsyncWaitOp>,
+               EraseLowering<GemmWaitOp>,
                EraseLowering<BarrierOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
                GemmSpLowering, ReduceLowering, CumSumLowering>(converter, ctx);

@@ -208,6 +208,54 @@ LogicalResult AllocSharedOp::verify() {
   return verifyAlloc(*this, getType(), MemoryScope::shared);
 }
 
+LogicalResult AllocBarrierOp::verify() {
+  if (failed(verifyAlloc(*this, getType(), MemoryScope::shared)))
+    return failure();
+  if (getType().getRank() != 1 || !getType().getElementType().isInteger(64))
+    return emitOpError("must be a one-dimensional memref of i64, got ")
+           << getType();
+  if (getArrivals() < 1 || getArrivals() >= (1 << 20))
+    return emitOpError("arrivals must be in [1, 2^20), got ") << getArrivals();
+  return success();
+}
+
+/// Barrier operands: a buffer made by tile.alloc_barrier (through casts).
+static LogicalResult verifyBarrierOperand(Operation *op, Value barriers) {
+  if (!barriers.getDefiningOp<AllocBarrierOp>())
+    return op->emitOpError("barriers must come from a tile.alloc_barrier");
+  return success();
+}
+
+LogicalResult BarrierWaitOp::verify() {
+  return verifyBarrierOperand(*this, getBarriers());
+}
+
+LogicalResult BarrierArriveOp::verify() {
+  if (failed(verifyBarrierOperand(*this, getBarriers())))
+    return failure();
+  if (std::optional<int64_t> tx = getExpectTx(); tx && (*tx < 0 || *tx >= (1 << 20)))
+    return emitOpError("expect_tx must be in [0, 2^20) bytes, got ") << *tx;
+  return success();
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  int64_t p = getProducerThreads();
+  if (p < 128 || p % 128)
+    return emitOpError("producer_threads must be a positive multiple of 128, got ")
+           << p;
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (kernel.getThreads().size() != 1)
+    return emitOpError("needs a kernel with one-dimensional threads");
+  if (kernel.getNumThreads() % 128)
+    return emitOpError("needs kernel threads in whole warpgroups (a multiple "
+                       "of 128), got ")
+           << kernel.getNumThreads();
+  if (kernel.getNumThreads() + p > 1024)
+    return emitOpError("makes a block of ")
+           << kernel.getNumThreads() + p << " threads, more than 1024";
+  return success();
+}
+
 LogicalResult AllocFragmentOp::verify() {
   if (failed(verifyAlloc(*this, getType(), MemoryScope::fragment)))
     return failure();
@@ -273,6 +321,19 @@ SmallVector<int64_t> CopyOp::getSqueezedShape() {
 }
 
 LogicalResult CopyOp::verify() {
+  if (getBarrier()) {
+    if (!isGlobal(getSrc().getType()) ||
+        !isInScope(getDst().getType(), MemoryScope::shared))
+      return emitOpError("only copies from global to shared memory can "
+                         "complete on a barrier, got ")
+             << getScopeName(getSrc().getType()) << " to "
+             << getScopeName(getDst().getType());
+    if (!getBarrier().getDefiningOp<AllocBarrierOp>())
+      return emitOpError("the barrier must come from a tile.alloc_barrier");
+    if (getAsync())
+      return emitOpError("a copy through a barrier is already asynchronous; "
+                         "drop `async`");
+  }
   if (getAsync() &&
       !(isGlobal(getSrc().getType()) &&
         isInScope(getDst().getType(), MemoryScope::shared)))
@@ -296,6 +357,12 @@ LogicalResult CopyOp::verify() {
 //===----------------------------------------------------------------------===//
 // AsyncWaitOp
 //===----------------------------------------------------------------------===//
+
+LogicalResult GemmWaitOp::verify() {
+  if (getPending() < 0)
+    return emitOpError("pending must be non-negative, got ") << getPending();
+  return success();
+}
 
 LogicalResult AsyncWaitOp::verify() {
   if (getPending() < 0)

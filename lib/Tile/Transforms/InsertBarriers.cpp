@@ -54,8 +54,8 @@ void collectAccesses(Operation *op, State &acc) {
   };
   op->walk([&](Operation *inner) {
     if (auto copy = dyn_cast<CopyOp>(inner)) {
-      if (copy.getAsync())
-        return; // synchronized by the pipeliner
+      if (copy.getAsync() || copy.getBarrier())
+        return; // synchronized by the pipeliner (commit groups, barriers)
       note(copy.getSrc(), false);
       note(copy.getDst(), true);
     } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
@@ -112,6 +112,14 @@ public:
   State run(Block &block, State state) {
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isa<BarrierOp>(op)) {
+        state.clear();
+        continue;
+      }
+      if (auto ws = dyn_cast<WarpSpecializeOp>(op)) {
+        // Each role synchronizes only its own threads, and the roles share
+        // memory only through transaction barriers.
+        run(ws.getProducer().front(), State());
+        run(ws.getConsumer().front(), State());
         state.clear();
         continue;
       }

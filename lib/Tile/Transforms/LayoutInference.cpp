@@ -134,22 +134,6 @@ choosePartition(int64_t m, int64_t n, int64_t warps, WarpPolicy policy) {
   });
 }
 
-/// The swizzle span that suits a shared buffer: the largest of 128/64/32
-/// bytes dividing both its rows and its size.
-static unsigned chooseSwizzle(MemRefType type) {
-  if (type.getRank() < 2)
-    return 0;
-  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-  if (elementBytes == 0 || elementBytes > 16)
-    return 0;
-  int64_t rowBytes = type.getShape().back() * elementBytes;
-  int64_t totalBytes = type.getNumElements() * elementBytes;
-  for (unsigned span : {128u, 64u, 32u})
-    if (rowBytes % span == 0 && totalBytes % span == 0)
-      return span;
-  return 0;
-}
-
 static std::optional<int64_t> wgmmaSwizzle(Value operand) {
   Value v = operand;
   while (true) {
@@ -176,7 +160,7 @@ static std::optional<int64_t> wgmmaSwizzle(Value operand) {
       return std::nullopt;
     span = s.getBytes();
   } else {
-    span = chooseSwizzle(allocType);
+    span = defaultSwizzle(allocType);
   }
   if (span == 0 || rowBytes % span)
     return std::nullopt;
@@ -576,7 +560,7 @@ void LayoutInference::writeBack() {
     op->setAttr("layout", layout.toAttr(ctx));
   kernel.walk([&](AllocSharedOp alloc) {
     if (!alloc.getSwizzleAttr())
-      alloc.setSwizzleAttr(SwizzleAttr::get(ctx, chooseSwizzle(alloc.getType()), 0));
+      alloc.setSwizzleAttr(SwizzleAttr::get(ctx, defaultSwizzle(alloc.getType()), 0));
   });
   SmallVector<AnnotateLayoutOp> annotations;
   kernel.walk([&](AnnotateLayoutOp op) { annotations.push_back(op); });

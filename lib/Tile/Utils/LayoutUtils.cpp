@@ -6,7 +6,9 @@
 
 #include "dialects/Tile/Utils/LayoutUtils.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -687,4 +689,82 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
   if (!applySwizzle)
     return linear;
   return emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
+}
+
+int64_t mlir::tile::knownDivisor(Value v, int64_t cap) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c))) {
+    int64_t x = std::abs(c.getSExtValue());
+    return x == 0 ? cap : std::min<int64_t>(cap, x & -x);
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return 1;
+  if (auto mul = dyn_cast<arith::MulIOp>(def))
+    return std::min(cap, knownDivisor(mul.getLhs(), cap) *
+                             knownDivisor(mul.getRhs(), cap));
+  if (auto add = dyn_cast<arith::AddIOp>(def))
+    return std::min(knownDivisor(add.getLhs(), cap),
+                    knownDivisor(add.getRhs(), cap));
+  if (auto sub = dyn_cast<arith::SubIOp>(def))
+    return std::min(knownDivisor(sub.getLhs(), cap),
+                    knownDivisor(sub.getRhs(), cap));
+  if (auto shl = dyn_cast<arith::ShLIOp>(def)) {
+    APInt s;
+    if (matchPattern(shl.getRhs(), m_ConstantInt(&s)))
+      return std::min(cap, knownDivisor(shl.getLhs(), cap)
+                               << s.getSExtValue());
+  }
+  // x mod c: both x and c are multiples of min(divisor(x), divisor(c)).
+  if (isa<arith::RemUIOp, arith::RemSIOp>(def))
+    return std::min(knownDivisor(def->getOperand(0), cap),
+                    knownDivisor(def->getOperand(1), cap));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp>(def))
+    return knownDivisor(def->getOperand(0), cap);
+  if (auto sel = dyn_cast<arith::SelectOp>(def))
+    return std::min(knownDivisor(sel.getTrueValue(), cap),
+                    knownDivisor(sel.getFalseValue(), cap));
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineMap map = apply.getAffineMap();
+    unsigned numDims = map.getNumDims();
+    std::function<int64_t(AffineExpr)> of = [&](AffineExpr e) -> int64_t {
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        int64_t x = std::abs(c.getValue());
+        return x == 0 ? cap : std::min<int64_t>(cap, x & -x);
+      }
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        return knownDivisor(apply.getOperand(d.getPosition()), cap);
+      if (auto sym = dyn_cast<AffineSymbolExpr>(e))
+        return knownDivisor(apply.getOperand(numDims + sym.getPosition()),
+                            cap);
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      switch (e.getKind()) {
+      case AffineExprKind::Add:
+      case AffineExprKind::Mod:
+        return std::min(of(bin.getLHS()), of(bin.getRHS()));
+      case AffineExprKind::Mul:
+        return std::min(cap, of(bin.getLHS()) * of(bin.getRHS()));
+      default:
+        return 1; // floordiv, ceildiv
+      }
+    };
+    return of(map.getResult(0));
+  }
+  return 1;
+}
+
+
+unsigned mlir::tile::defaultSwizzle(MemRefType type) {
+  if (type.getRank() < 2)
+    return 0;
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  if (elementBytes == 0 || elementBytes > 16)
+    return 0;
+  int64_t rowBytes = type.getShape().back() * elementBytes;
+  int64_t totalBytes = type.getNumElements() * elementBytes;
+  for (unsigned span : {128u, 64u, 32u})
+    if (rowBytes % span == 0 && totalBytes % span == 0)
+      return span;
+  return 0;
 }

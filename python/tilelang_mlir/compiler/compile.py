@@ -82,6 +82,10 @@ def _cache_dir() -> Optional[str]:
 KNOWN_PASS_CONFIGS = {
     "tl.trace_dir": "write the IR after every pass, numbered, into this folder",
     "tl.disable_cache": "compile even if a cached kernel exists (and do not cache it)",
+    "tl.disable_warp_specialized": "sm_90a: pipeline with cp.async groups instead of a TMA "
+                                   "producer warpgroup (tile-warp-specialize)",
+    "tl.cluster_size": "sm_90a: blocks per cluster sharing multicast TMA copies (default 2; "
+                       "1 turns clusters off)",
 }
 
 
@@ -90,6 +94,9 @@ def _check_pass_configs(pass_configs: dict) -> None:
         if key not in KNOWN_PASS_CONFIGS:
             known = ", ".join(sorted(KNOWN_PASS_CONFIGS))
             raise ValueError(f"unknown pass config {key!r}; known: {known}")
+    size = pass_configs.get("tl.cluster_size", 2)
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 8:
+        raise ValueError(f"pass config 'tl.cluster_size' must be an int from 1 to 8, got {size!r}")
 
 
 def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
@@ -199,7 +206,7 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
         if target.kind == "cuda":
             from . import cuda
 
-            all_stages = cuda.cuda_stages(target)
+            all_stages = cuda.cuda_stages(target, pass_configs)
             stages.update(runner.run(module, all_stages[:-1]))
             launch = cuda.extract_launch(module, func.params)
             stages.update(runner.run(module, all_stages[-1:]))

@@ -29,19 +29,29 @@ def ptx_features(target: Target) -> str:
     return "+ptx80"
 
 
-def cuda_stages(target: Target) -> List[Stage]:
+def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     chip = target.arch
+    pass_configs = pass_configs or {}
+    # Warpgroup MMA, setmaxnreg and TMA pipelines exist on the arch-specific
+    # Hopper target.
+    wgmma = chip == "sm_90a"
+    specialize = wgmma and not pass_configs.get("tl.disable_warp_specialized", False)
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
+    cluster = int(pass_configs.get("tl.cluster_size", 2))
+    pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster}}})"]
+                if specialize else []) + [
+        "func.func(tile-pipeline)", "canonicalize", "cse"]
     return [
         Stage("tile-opt", ["canonicalize", "cse"]),
-        Stage("pipelined", ["func.func(tile-pipeline)", "canonicalize", "cse"]),
-        Stage("layout", ["func.func(tile-layout-inference)", "func.func(tile-insert-barriers)"]),
+        Stage("pipelined", pipeline),
+        Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}}})",
+                         "func.func(tile-insert-barriers)"]),
         Stage("gpu", [f"convert-tile-to-nvvm{{chip={chip} features={ptx_features(target)}}}",
                       "canonicalize", "cse"]),
         Stage("nvvm", [gm("convert-nvgpu-to-nvvm"), gm("convert-scf-to-cf"),
                        gm("convert-gpu-to-nvvm{index-bitwidth=64}"),
                        gm("convert-nvvm-to-llvm"), gm("canonicalize"), gm("cse"),
-                       gm("reconcile-unrealized-casts")]),
+                       gm("reconcile-unrealized-casts"), gm("tile-finalize-kernel-params")]),
         Stage("binary", ["gpu-module-to-binary{format=isa}"]),
     ]
 

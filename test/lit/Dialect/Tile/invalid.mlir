@@ -903,6 +903,6 @@ func.func @print_kind(%v: vector<4xf32>, %n: index) {
 // -----
 
 func.func @yield_parent() {
-  // expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined'}}
+  // expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined, tile.warp_specialize'}}
   tile.yield
 }

@@ -1,0 +1,510 @@
+//===- WarpSpecialize.cpp - producer/consumer pipelines ---------------------===//
+//
+// Part of tilelang-mlir.
+//
+// Hopper pipelining: a `tile.pipelined` loop whose copies from global to
+// shared memory can run on the tensor memory accelerator becomes a ring of
+// `num_stages` shared-memory slots guarded by two arrays of transaction
+// barriers, with one added warpgroup (the producer) issuing the copies and
+// the kernel's threads (the consumers) computing:
+//
+//   producer, iteration i (slot s = i mod S, round r = i / S):
+//     wait empty[s] for parity (r mod 2) xor 1   (round 0 passes at once)
+//     arrive on full[s] expecting the bytes of the copies
+//     copy ... via full[s]
+//   consumer, iteration i:
+//     wait full[s] for parity r mod 2
+//     the loop's other statements, on slot s
+//     arrive on empty[s]  (one arrival per consumer warp)
+//
+// Everything else of the kernel body moves into the consumer region; the
+// producer recomputes the copy offsets from pure ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Utils/LayoutUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tile-warp-specialize"
+
+namespace mlir {
+namespace tile {
+#define GEN_PASS_DEF_TILEWARPSPECIALIZE
+#include "dialects/Tile/Transforms/Passes.h.inc"
+} // namespace tile
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Why a loop is left to the generic pipeliner (for debugging output).
+#define SKIP(why)                                                              \
+  do {                                                                         \
+    LLVM_DEBUG(llvm::dbgs() << "tile-warp-specialize: skip: " << why << "\n");  \
+    return failure();                                                          \
+  } while (false)
+
+class Specializer {
+public:
+  Specializer(KernelOp kernel, PipelinedOp loop)
+      : kernel(kernel), loop(loop), body(&loop.getBody().front()) {}
+
+  /// Checks the loop; on success `run` rewrites the kernel.
+  LogicalResult analyze();
+  void run();
+
+private:
+  bool isTmaCopy(CopyOp copy);
+  bool recomputable(Value v);
+  bool dependsOn(Value v, Value arg);
+  void chooseCluster();
+  int64_t boxesOf(CopyOp copy);
+  Value cloneForProducer(OpBuilder &b, Value v, IRMapping &map);
+
+  KernelOp kernel;
+  PipelinedOp loop;
+  Block *body;
+  SmallVector<CopyOp> producers;
+  llvm::SmallSetVector<Value, 4> buffers; // the produced allocations
+  int64_t txBytes = 0;
+  bool overlap = false; // consumer gemms stay in flight across iterations
+  // Clusters of `clusterSize` blocks along grid dimension `clusterDim`
+  // (-1: none) share the copies in `multicast`.
+  int64_t clusterDim = -1;
+  llvm::SmallDenseSet<Operation *> multicast;
+
+public:
+  int64_t clusterSize = 1;
+};
+
+/// A copy TMA can do: from a kernel argument (a global tensor of the
+/// enclosing function) into a whole shared allocation of the kernel body,
+/// same element type, boxes of at most 256 per dimension, whose innermost
+/// extent and start are multiples of 16 bytes.
+bool Specializer::isTmaCopy(CopyOp copy) {
+  if (copy.getAsync() || copy.getBarrier())
+    return false;
+  auto arg = dyn_cast<BlockArgument>(copy.getSrc());
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return false;
+  auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+  if (!alloc || alloc->getBlock() != &kernel.getBody().front())
+    return false;
+  MemRefType src = copy.getSrc().getType(), dst = alloc.getType();
+  if (src.getElementType() != dst.getElementType() || src.getRank() > 5 ||
+      !src.getLayout().isIdentity())
+    return false;
+  if (ArrayRef<int64_t>(copy.getDstSizes()) != dst.getShape())
+    return false;
+  for (Value o : copy.getDstOffsets())
+    if (!matchPattern(o, m_Zero()))
+      return false;
+  int64_t eb = src.getElementTypeBitWidth() / 8;
+  if (eb == 0)
+    return false;
+  // Tensor maps need row strides that are multiples of 16 bytes: known at
+  // compile time (every dimension but the outermost static).
+  int64_t stride = eb;
+  for (int64_t d = src.getRank() - 1; d > 0; --d) {
+    if (ShapedType::isDynamic(src.getDimSize(d)))
+      return false;
+    stride *= src.getDimSize(d);
+    if (stride % 16)
+      return false;
+  }
+  for (int64_t s : copy.getSrcSizes())
+    if (s < 1 || s > 256)
+      return false;
+  int64_t inner = copy.getSrcSizes().back();
+  if ((inner * eb) % 16)
+    return false;
+  if ((knownDivisor(copy.getSrcOffsets().back()) * eb) % 16)
+    return false;
+  if (AllocSharedOp a = alloc; a.getSwizzleAttr() && a.getSwizzleAttr().getPad())
+    return false;
+  return true;
+}
+
+/// Whether `v` can be recomputed in the producer: defined outside the
+/// kernel, a block argument of the kernel or the loop, or the result of a
+/// pure op (no regions) whose operands are recomputable.
+bool Specializer::recomputable(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return true; // block arguments (grid indices, the loop's iv, ...)
+  if (!kernel->isAncestor(def))
+    return true;
+  if (def->getNumRegions() || !isMemoryEffectFree(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return recomputable(o); });
+}
+
+bool Specializer::dependsOn(Value v, Value arg) {
+  if (v == arg)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || !kernel->isAncestor(def))
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value o) { return dependsOn(o, arg); });
+}
+
+/// The TMA boxes of a copy: its destination's panels (one box per panel of
+/// a swizzle span; see sharedLinear), or one.
+int64_t Specializer::boxesOf(CopyOp copy) {
+  auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+  MemRefType type = alloc.getType();
+  int64_t span = alloc.getSwizzleAttr() ? alloc.getSwizzleAttr().getBytes()
+                                        : defaultSwizzle(type);
+  int64_t rowBytes = type.getShape().back() * type.getElementTypeBitWidth() / 8;
+  return span && rowBytes > span ? rowBytes / span : 1;
+}
+
+/// Clusters of blocks along a grid dimension whose index some copies do not
+/// depend on: those copies are the same for every block of the cluster and
+/// are multicast, each block issuing its share of the boxes. The grid
+/// extent must be a constant multiple of the cluster size (no padding
+/// blocks), and the block order must not be remapped (use_swizzle).
+void Specializer::chooseCluster() {
+  if (clusterSize < 2)
+    return;
+  bool remapped = false;
+  kernel.walk([&](UseSwizzleOp op) { remapped |= op.getEnable(); });
+  if (remapped)
+    return;
+  int64_t bestBytes = 0;
+  Block &kbody = kernel.getBody().front();
+  for (auto [d, extent] : llvm::enumerate(kernel.getGrid())) {
+    std::optional<int64_t> n = getConstantIntValue(extent);
+    if (!n || *n % clusterSize || *n < clusterSize)
+      continue;
+    Value arg = kbody.getArgument(d);
+    int64_t bytes = 0;
+    SmallVector<Operation *> shared;
+    for (CopyOp p : producers) {
+      bool independent = llvm::none_of(
+          p.getSrcOffsets(), [&](Value o) { return dependsOn(o, arg); });
+      if (!independent || boxesOf(p) % clusterSize)
+        continue;
+      shared.push_back(p);
+      bytes += p.getDst().getType().getNumElements() *
+               p.getDst().getType().getElementTypeBitWidth() / 8;
+    }
+    if (bytes > bestBytes) {
+      bestBytes = bytes;
+      clusterDim = d;
+      multicast.clear();
+      multicast.insert(shared.begin(), shared.end());
+    }
+  }
+}
+
+Value Specializer::cloneForProducer(OpBuilder &b, Value v, IRMapping &map) {
+  if (Value m = map.lookupOrNull(v))
+    return m;
+  Operation *def = v.getDefiningOp();
+  if (!def || !kernel->isAncestor(def))
+    return v;
+  for (Value o : def->getOperands())
+    cloneForProducer(b, o, map);
+  b.clone(*def, map);
+  return map.lookup(v);
+}
+
+LogicalResult Specializer::analyze() {
+  if (loop.getOrder() || loop.getStage())
+    SKIP("the loop has a user schedule");
+  if (loop->getBlock() != &kernel.getBody().front())
+    SKIP("the loop is nested");
+  if (!recomputable(loop.getLower()) || !recomputable(loop.getUpper()) ||
+      !recomputable(loop.getStep()))
+    SKIP("the loop bounds are not pure");
+  ArrayRef<int64_t> threads = kernel.getThreads();
+  if (threads.size() != 1 || threads[0] % 128 || threads[0] + 128 > 1024)
+    SKIP("threads are not whole warpgroups");
+  for (Operation &op : body->without_terminator()) {
+    auto copy = dyn_cast<CopyOp>(&op);
+    if (!copy || !isTmaCopy(copy))
+      continue;
+    if (!llvm::all_of(copy.getSrcOffsets(),
+                      [&](Value o) { return recomputable(o); }) ||
+        !llvm::all_of(copy.getDstOffsets(),
+                      [&](Value o) { return recomputable(o); }))
+      continue;
+    producers.push_back(copy);
+    buffers.insert(copy.getDst());
+  }
+  if (producers.empty())
+    SKIP("no copy can use TMA");
+  // One producer per buffer; the buffers are used only in the loop, where
+  // nothing else writes them.
+  llvm::SmallDenseSet<Value> seen;
+  for (CopyOp p : producers) {
+    if (!seen.insert(p.getDst()).second)
+      SKIP("two copies fill one buffer");
+    int64_t eb = p.getDst().getType().getElementTypeBitWidth() / 8;
+    txBytes += p.getDst().getType().getNumElements() * eb;
+  }
+  for (Value buf : buffers) {
+    for (OpOperand &use : buf.getUses()) {
+      Operation *user = use.getOwner();
+      if (!loop->isAncestor(user))
+        SKIP("a produced buffer is used outside the loop");
+      if (llvm::is_contained(producers, dyn_cast<CopyOp>(user)))
+        continue;
+      // Reads only: gemm operands, copy sources, loads, reduction sources.
+      bool read = false;
+      if (auto g = dyn_cast<GemmOp>(user))
+        read = use.get() != g.getC();
+      else if (auto c = dyn_cast<CopyOp>(user))
+        read = use.get() == c.getSrc() && use.get() != c.getDst();
+      else if (isa<memref::LoadOp>(user))
+        read = true;
+      else if (auto r = dyn_cast<ReduceOp>(user))
+        read = use.get() == r.getSrc();
+      if (!read)
+        SKIP("a produced buffer is used by something other than a reader");
+    }
+  }
+  if (txBytes >= (1 << 20))
+    SKIP("too many bytes per stage");
+  // The consumer can keep its gemms in flight across iterations when the
+  // loop does nothing but gemms with accumulators no other statement of the
+  // loop touches.
+  overlap = true;
+  bool anyGemm = false;
+  for (Operation &op : body->without_terminator()) {
+    if (auto copy = dyn_cast<CopyOp>(&op);
+        copy && llvm::is_contained(producers, copy))
+      continue;
+    if (auto gemm = dyn_cast<GemmOp>(&op)) {
+      anyGemm = true;
+      for (Operation *user : gemm.getC().getUsers())
+        if (loop->isAncestor(user) && !isa<GemmOp>(user))
+          overlap = false;
+      continue;
+    }
+    if (!isMemoryEffectFree(&op))
+      overlap = false;
+  }
+  overlap &= anyGemm;
+  chooseCluster();
+  return success();
+}
+
+void Specializer::run() {
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = loop.getLoc();
+  Block &kbody = kernel.getBody().front();
+  int64_t stages = std::max<int64_t>(loop.getNumStages(), 1);
+  int64_t consumerWarps = kernel.getNumThreads() / 32;
+  int64_t blocks = clusterDim >= 0 ? clusterSize : 1;
+
+  // Allocations stay at the top of the kernel body: the slotted buffers
+  // (with the swizzle fixed now, since the copies depend on it) and the
+  // barriers.
+  OpBuilder top = OpBuilder::atBlockBegin(&kbody);
+  llvm::MapVector<Value, Value> slotted;
+  for (Value buf : buffers) {
+    auto alloc = buf.getDefiningOp<AllocSharedOp>();
+    MemRefType type = alloc.getType();
+    SmallVector<int64_t> shape = {stages};
+    llvm::append_range(shape, type.getShape());
+    auto ringType = MemRefType::get(shape, type.getElementType(),
+                                    MemRefLayoutAttrInterface(),
+                                    type.getMemorySpace());
+    SwizzleAttr swizzle = alloc.getSwizzleAttr();
+    if (!swizzle)
+      swizzle = SwizzleAttr::get(ctx, defaultSwizzle(type), 0);
+    auto ring = AllocSharedOp::create(top, alloc.getLoc(), ringType, swizzle);
+    slotted.insert({buf, ring.getResult()});
+  }
+  auto barrierType = MemRefType::get(
+      {stages}, top.getI64Type(), MemRefLayoutAttrInterface(),
+      MemoryScopeAttr::get(ctx, MemoryScope::shared));
+  Value full = AllocBarrierOp::create(top, loc, barrierType,
+                                      top.getI64IntegerAttr(1));
+  // Every consumer warp of the cluster releases every block's slot: a
+  // multicast refills the slot in all of them.
+  Value empty = AllocBarrierOp::create(
+      top, loc, barrierType, top.getI64IntegerAttr(consumerWarps * blocks));
+
+  // Everything but allocations and annotations moves into the consumer.
+  Operation *firstMoved = nullptr;
+  for (Operation &op : kbody.without_terminator())
+    if (!isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+             AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op)) {
+      firstMoved = &op;
+      break;
+    }
+  OpBuilder b(firstMoved);
+  DenseI64ArrayAttr clusterAttr;
+  if (clusterDim >= 0) {
+    SmallVector<int64_t> dims(3, 1);
+    dims[clusterDim] = clusterSize;
+    clusterAttr = b.getDenseI64ArrayAttr(dims);
+  }
+  auto ws = WarpSpecializeOp::create(b, loc, b.getI64IntegerAttr(128),
+                                     clusterAttr);
+  Block *producer = new Block(), *consumer = new Block();
+  ws.getProducer().push_back(producer);
+  ws.getConsumer().push_back(consumer);
+  OpBuilder pb = OpBuilder::atBlockEnd(producer);
+  YieldOp::create(pb, loc);
+  OpBuilder cb = OpBuilder::atBlockEnd(consumer);
+  YieldOp::create(cb, loc);
+  SmallVector<Operation *> moved;
+  for (Operation *op = ws->getNextNode(); op && op != kbody.getTerminator();
+       op = op->getNextNode())
+    if (!isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+             AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
+      moved.push_back(op);
+  for (Operation *op : moved)
+    op->moveBefore(consumer->getTerminator());
+
+  // The slot and the parities of iteration `iv`.
+  auto slotAndParity = [&](OpBuilder &ib, Value iv) {
+    Value lower = loop.getLower(), step = loop.getStep();
+    Value i = arith::DivUIOp::create(
+        ib, loc, arith::SubIOp::create(ib, loc, iv, lower), step);
+    Value s = arith::ConstantIndexOp::create(ib, loc, stages);
+    Value slot = arith::RemUIOp::create(ib, loc, i, s);
+    Value round = arith::DivUIOp::create(ib, loc, i, s);
+    Value parity = arith::RemUIOp::create(
+        ib, loc, round, arith::ConstantIndexOp::create(ib, loc, 2));
+    return std::make_pair(slot, parity);
+  };
+  auto slotView = [&](OpBuilder &ib, Value old, Value slot) -> Value {
+    Value ring = slotted.lookup(old);
+    auto type = cast<MemRefType>(old.getType());
+    auto ringType = cast<MemRefType>(ring.getType());
+    SmallVector<OpFoldResult> offsets = {slot}, sizes = {ib.getIndexAttr(1)},
+                              strides = {ib.getIndexAttr(1)};
+    for (int64_t d : type.getShape()) {
+      offsets.push_back(ib.getIndexAttr(0));
+      sizes.push_back(ib.getIndexAttr(d));
+      strides.push_back(ib.getIndexAttr(1));
+    }
+    auto viewType = memref::SubViewOp::inferRankReducedResultType(
+        type.getShape(), ringType, offsets, sizes, strides);
+    return memref::SubViewOp::create(ib, loc, cast<MemRefType>(viewType), ring,
+                                     offsets, sizes, strides);
+  };
+
+  // Producer: the copies alone.
+  {
+    pb.setInsertionPoint(producer->getTerminator());
+    IRMapping pmap;
+    Value lower = cloneForProducer(pb, loop.getLower(), pmap);
+    Value upper = cloneForProducer(pb, loop.getUpper(), pmap);
+    Value step = cloneForProducer(pb, loop.getStep(), pmap);
+    auto forOp = scf::ForOp::create(pb, loc, lower, upper, step);
+    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+    pmap.map(loop.getInductionVar(), forOp.getInductionVar());
+    auto [slot, parity] = slotAndParity(fb, forOp.getInductionVar());
+    Value flipped = arith::XOrIOp::create(
+        fb, loc, parity, arith::ConstantIndexOp::create(fb, loc, 1));
+    BarrierWaitOp::create(fb, loc, empty, slot, flipped);
+    BarrierArriveOp::create(fb, loc, full, slot,
+                            fb.getI64IntegerAttr(txBytes), UnitAttr());
+    for (CopyOp p : producers) {
+      SmallVector<Value> srcOffsets, dstOffsets;
+      for (Value o : p.getSrcOffsets())
+        srcOffsets.push_back(cloneForProducer(fb, o, pmap));
+      for (Value o : p.getDstOffsets())
+        dstOffsets.push_back(cloneForProducer(fb, o, pmap));
+      CopyOp::create(fb, p.getLoc(), p.getSrc(), srcOffsets,
+                     slotView(fb, p.getDst(), slot), dstOffsets, full, slot,
+                     p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
+                     multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
+                                           : IntegerAttr());
+    }
+  }
+
+  // Consumer: the loop without the copies, between the barriers.
+  {
+    OpBuilder lb(loop);
+    auto forOp = scf::ForOp::create(lb, loc, loop.getLower(), loop.getUpper(),
+                                    loop.getStep());
+    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+    IRMapping cmap;
+    cmap.map(loop.getInductionVar(), forOp.getInductionVar());
+    auto [slot, parity] = slotAndParity(fb, forOp.getInductionVar());
+    BarrierWaitOp::create(fb, loc, full, slot, parity);
+    for (auto &[old, ring] : slotted)
+      cmap.map(old, slotView(fb, old, slot));
+    for (Operation &op : body->without_terminator()) {
+      if (auto copy = dyn_cast<CopyOp>(&op);
+          copy && llvm::is_contained(producers, copy))
+        continue;
+      Operation *clone = fb.clone(op, cmap);
+      if (overlap)
+        if (auto gemm = dyn_cast<GemmOp>(clone))
+          gemm.setAsync(true);
+    }
+    if (overlap) {
+      // Keep this iteration's gemms in flight; once the previous
+      // iteration's are done, its slot is free.
+      GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
+      Value notFirst = arith::CmpIOp::create(
+          fb, loc, arith::CmpIPredicate::ugt, forOp.getInductionVar(),
+          loop.getLower());
+      auto ifOp = scf::IfOp::create(fb, loc, notFirst, false);
+      OpBuilder ib = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+      Value s = arith::ConstantIndexOp::create(ib, loc, stages);
+      Value prev = arith::RemUIOp::create(
+          ib, loc,
+          arith::SubIOp::create(ib, loc,
+                                arith::AddIOp::create(ib, loc, slot, s),
+                                arith::ConstantIndexOp::create(ib, loc, 1)),
+          s);
+      BarrierArriveOp::create(ib, loc, empty, prev, IntegerAttr(),
+                              blocks > 1 ? ib.getUnitAttr() : UnitAttr());
+      OpBuilder after(forOp->getBlock(), std::next(forOp->getIterator()));
+      GemmWaitOp::create(after, loc, after.getI64IntegerAttr(0));
+    } else {
+      BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(),
+                              blocks > 1 ? fb.getUnitAttr() : UnitAttr());
+    }
+    loop.erase();
+  }
+  for (Value buf : buffers)
+    buf.getDefiningOp()->erase();
+}
+
+struct TileWarpSpecializePass
+    : public tile::impl::TileWarpSpecializeBase<TileWarpSpecializePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<std::pair<KernelOp, PipelinedOp>> todo;
+    getOperation().walk([&](KernelOp kernel) {
+      SmallVector<PipelinedOp> loops;
+      kernel.walk([&](PipelinedOp loop) { loops.push_back(loop); });
+      bool specialized = false;
+      kernel.walk([&](WarpSpecializeOp) { specialized = true; });
+      if (loops.size() == 1 && !specialized)
+        todo.push_back({kernel, loops.front()});
+    });
+    for (auto [kernel, loop] : todo) {
+      Specializer s(kernel, loop);
+      s.clusterSize = clusterSize;
+      if (succeeded(s.analyze()))
+        s.run();
+    }
+  }
+};
+
+} // namespace
