@@ -1,0 +1,68 @@
+// RUN: tile-opt %s --pass-pipeline='builtin.module(func.func(tile-warp-specialize,tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
+
+// The Hopper GEMM tile (128x256x64, 4 stages, 2 consumer warpgroups) after
+// tile-warp-specialize, lowered for sm_90a. The block gets the producer
+// warpgroup (384 threads), a register cap at entry (minctasm = 1) and the
+// cluster shape; the two tensor maps come first among the kernel's
+// arguments (placeholders at the launch, described in `tile.tensormaps`:
+// A boxes of 128x64, B boxes of one 64x64 panel, 128-byte swizzle). Thread 0
+// initializes the 4 full (1 arrival) and 4 empty (16 arrivals) barriers, then
+// the cluster synchronizes. The producer drops to 40 registers, waits on
+// `empty`, announces 48 KB and issues one TMA load for A and, from the
+// block of the cluster that owns them, the four B panels multicast to both
+// blocks. The consumers raise their registers to 232, wait on `full`, issue
+// four m64n256k16 wgmma (B N-major: layout row), keep one group in flight
+// and release the previous slot in both blocks (mapa + remote arrive).
+// CHECK-LABEL: func.func @gemm
+// CHECK: %[[Z:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: gpu.launch_func @gemm_kernel::@gemm_kernel blocks in (%c16, %c32, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %c198656_i32 args(%[[Z]] : !llvm.ptr, %[[Z]] : !llvm.ptr, %{{.+}} : memref<4096x4096xf16>, %{{.+}} : memref<4096x4096xf16>, %{{.+}} : memref<4096x4096xf32>, %{{.+}} : index) {tile.tensormaps = [{box = array<i64: 128, 64>, param = 0 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64>, param = 1 : i64, swizzle = 128 : i64}]}
+// CHECK: gpu.func @gemm_kernel(%[[TA:.+]]: !llvm.ptr, %[[TB:.+]]: !llvm.ptr, %{{.+}}: memref<4096x4096xf16>, %{{.+}}: memref<4096x4096xf16>, %{{.+}}: memref<4096x4096xf32>, %{{.+}}: index) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.cluster_dim = array<i32: 1, 2, 1>, nvvm.minctasm = 1 : i32, tile.tensormap_args = 2 : i64}
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.+}}, %c1_i32 : !llvm.ptr<3>, i32
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.+}}, %c16_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c49152_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[TA]], %{{.+}}, box[%{{.+}}, %{{.+}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: nvvm.read.ptx.sreg.cluster.ctarank
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[TB]], %{{.+}}, box[%{{.+}}, %{{.+}}] multicast_mask = %c3_i16
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mapa %{{.+}}, %c0_i32 : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<7>
+// CHECK: nvvm.mapa %{{.+}}, %c1_i32 : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<7>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: gpu.return
+func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx, %by) in (%c16, %c32) threads(256) {
+    %a = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x256xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x256xf32, #tile.scope<fragment>>
+    tile.fill %c, %zero : memref<128x256xf32, #tile.scope<fragment>>, f32
+    %m = arith.muli %by, %c1 : index
+    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%by)
+    %n0 = affine.apply affine_map<(d0) -> (d0 * 256)>(%bx)
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = affine.apply affine_map<(d0) -> (d0 * 64)>(%k)
+      tile.copy %A[%m0, %kk] [128, 64] to %a[%c0, %c0] [128, 64] : memref<4096x4096xf16> to memref<128x64xf16, #tile.scope<shared>>
+      tile.copy %B[%kk, %n0] [64, 256] to %b[%c0, %c0] [64, 256] : memref<4096x4096xf16> to memref<64x256xf16, #tile.scope<shared>>
+      tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x256xf16, #tile.scope<shared>> -> memref<128x256xf32, #tile.scope<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [128, 256] to %C[%m0, %n0] [128, 256] : memref<128x256xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
+  }
+  return
+}

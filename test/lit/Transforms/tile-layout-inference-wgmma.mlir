@@ -1,0 +1,60 @@
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-layout-inference{wgmma=true}))' | FileCheck %s
+
+// Two warpgroups on a 128x256 accumulator split M (each a 64x256 tile: one
+// m64n256 instruction per K step). In a warpgroup, warp w holds rows
+// [16 w, 16 w + 16) with the mma.sync quad pattern per 8-column chunk;
+// registers follow wgmma's order (chunk-major); the second warpgroup
+// (threads 128-255) holds rows 64-127. B (K x N) is read N-major through
+// 64-column panels with a 128-byte swizzle.
+// (The warp digit and the warpgroup digit merge: 8 warps of 16 rows.)
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+// CHECK-LABEL: func.func @two_warpgroups
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<128x64xf16
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x256xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 256>} : memref<128x256xf32
+// CHECK: tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {wgmma = array<i64: 2, 1>}
+func.func @two_warpgroups(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %a = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x256xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x256xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x256xf16, #tile.scope<shared>> -> memref<128x256xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// float8 needs K-major operands: with B given K x N (not transposed) wgmma
+// cannot read it, and mma.sync has no float8 here: the gemm gets neither a
+// `wgmma` grid nor a `warp_partition` (it runs as FMA loops).
+// CHECK-LABEL: func.func @fp8_needs_k_major
+// CHECK: tile.gemm %{{.+}}, %{{.+}}, %{{.+}} : memref<64x64xf8E4M3FN
+func.func @fp8_needs_k_major(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x64xf8E4M3FN, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x64xf8E4M3FN, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c : memref<64x64xf8E4M3FN, #tile.scope<shared>>, memref<64x64xf8E4M3FN, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// FullCol on 2 warpgroups splits N when each half fits one instruction:
+// 64x256 becomes two 64x128 warpgroup tiles (threads 128-255 hold columns
+// 128-255).
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4 + (d1 floordiv 128) * 128, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + ((d1 floordiv 8) mod 16) * 4)>
+// CHECK-LABEL: func.func @full_col
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[COL]], threads = 256>}
+// CHECK: tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {policy = #tile.policy<full_col>, transpose_b, wgmma = array<i64: 1, 2>}
+func.func @full_col(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %a = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<256x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x256xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c {transpose_b, policy = #tile.policy<full_col>} : memref<64x64xf16, #tile.scope<shared>>, memref<256x64xf16, #tile.scope<shared>> -> memref<64x256xf32, #tile.scope<fragment>>
+  }
+  return
+}

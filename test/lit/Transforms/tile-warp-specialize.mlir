@@ -1,0 +1,123 @@
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize),canonicalize,cse)' | FileCheck %s
+
+// A 128x256x64 GEMM tile, 4 stages, 256 threads, on a constant 16 x 32 grid.
+// Both copies can run on TMA (kernel arguments with 8 KB row strides into
+// whole shared buffers, offsets that are multiples of 64 and 256 elements):
+// the buffers become 4-slot rings with their 128-byte swizzle fixed, guarded
+// by `full` (one arrival, 48 KB of transactions per stage) and `empty`
+// barriers. B does not depend on the row block (%by), so pairs of row blocks
+// form clusters (1, 2, 1) that multicast B; `empty` then expects the 8
+// consumer warps of both blocks. The producer waits for an empty slot with
+// the flipped parity of its round, announces the bytes and issues the copies
+// via `full`; the consumer waits for `full`, issues the gemm asynchronously,
+// waits until only this iteration's gemm is in flight and releases the
+// previous slot in both blocks of the cluster.
+// CHECK-LABEL: func.func @gemm
+// CHECK: tile.kernel blocks(%[[BX:.+]], %[[BY:.+]]) in (%c16, %c32) threads(256)
+// CHECK-DAG: %[[A:.+]] = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<4x128x64xf16, #tile.scope<shared>>
+// CHECK-DAG: %[[B:.+]] = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<4x64x256xf16, #tile.scope<shared>>
+// CHECK-DAG: %[[FULL:.+]] = tile.alloc_barrier arrivals(1) : memref<4xi64, #tile.scope<shared>>
+// CHECK-DAG: %[[EMPTY:.+]] = tile.alloc_barrier arrivals(16) : memref<4xi64, #tile.scope<shared>>
+// CHECK: tile.warp_specialize producer(128) {
+// CHECK:   scf.for %[[K:.+]] = %c0 to %{{.+}} step %c1 {
+// CHECK:     %[[S:.+]] = arith.remui %[[K]], %c4
+// CHECK:     %[[R:.+]] = arith.divui %[[K]], %c4
+// CHECK:     %[[P:.+]] = arith.remui %[[R]], %c2
+// CHECK:     %[[FLIP:.+]] = arith.xori %[[P]], %c1
+// CHECK:     tile.barrier_wait %[[EMPTY]][%[[S]]], %[[FLIP]]
+// CHECK:     tile.barrier_arrive %[[FULL]][%[[S]]] expect_tx(49152)
+// CHECK:     %[[AS:.+]] = memref.subview %[[A]][%[[S]], 0, 0] [1, 128, 64] [1, 1, 1]
+// CHECK:     tile.copy %{{.+}}[%{{.+}}, %{{.+}}] [128, 64] to %[[AS]][%c0, %c0] [128, 64] via %[[FULL]][%[[S]]] :
+// CHECK:     %[[BS:.+]] = memref.subview %[[B]][%[[S]], 0, 0] [1, 64, 256] [1, 1, 1]
+// CHECK:     tile.copy %{{.+}}[%{{.+}}, %{{.+}}] [64, 256] to %[[BS]][%c0, %c0] [64, 256] via %[[FULL]][%[[S]]] {multicast = 2 : i64}
+// CHECK: } consumer {
+// CHECK:   tile.fill
+// CHECK:   scf.for %[[K2:.+]] = %c0 to %{{.+}} step %c1 {
+// CHECK:     %[[S2:.+]] = arith.remui %[[K2]], %c4
+// CHECK:     tile.barrier_wait %[[FULL]][%[[S2]]], %{{.+}}
+// CHECK:     tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {async}
+// CHECK:     tile.gemm_wait 1
+// CHECK:     %[[NOTFIRST:.+]] = arith.cmpi ugt, %[[K2]], %c0
+// CHECK:     scf.if %[[NOTFIRST]] {
+// CHECK:       tile.barrier_arrive %[[EMPTY]][%{{.+}}] {cluster}
+// CHECK:   tile.gemm_wait 0
+// CHECK:   tile.copy %{{.+}} to %{{.+}}[%{{.+}}, %{{.+}}] [128, 256]
+// CHECK: } {cluster = array<i64: 1, 2, 1>}
+// CHECK-NOT: tile.pipelined
+func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx, %by) in (%c16, %c32) threads(256) {
+    %a = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x256xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x256xf32, #tile.scope<fragment>>
+    tile.fill %c, %zero : memref<128x256xf32, #tile.scope<fragment>>, f32
+    %m = arith.muli %by, %c1 : index
+    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%by)
+    %n0 = affine.apply affine_map<(d0) -> (d0 * 256)>(%bx)
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = affine.apply affine_map<(d0) -> (d0 * 64)>(%k)
+      tile.copy %A[%m0, %kk] [128, 64] to %a[%c0, %c0] [128, 64] : memref<4096x4096xf16> to memref<128x64xf16, #tile.scope<shared>>
+      tile.copy %B[%kk, %n0] [64, 256] to %b[%c0, %c0] [64, 256] : memref<4096x4096xf16> to memref<64x256xf16, #tile.scope<shared>>
+      tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x256xf16, #tile.scope<shared>> -> memref<128x256xf32, #tile.scope<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [128, 256] to %C[%m0, %n0] [128, 256] : memref<128x256xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
+  }
+  return
+}
+
+// -----
+
+// The row stride of a 45-column f16 tensor is 90 bytes, not a multiple of 16:
+// no TMA, the loop is left to tile-pipeline.
+// CHECK-LABEL: func.func @unaligned_rows
+// CHECK-NOT: tile.warp_specialize
+// CHECK: tile.pipelined
+func.func @unaligned_rows(%A: memref<128x45xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<128x45xf16> to memref<64x32xf16, #tile.scope<shared>>
+      tile.copy %a[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf16, #tile.scope<shared>> to memref<64x32xf16, #tile.scope<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A dynamic grid: no cluster; a statement other than gemms in the loop (a
+// copy out of the slot into a fragment): the consumer releases each slot in
+// its own iteration, without async gemms.
+// CHECK-LABEL: func.func @no_overlap
+// CHECK: tile.alloc_barrier arrivals(4)
+// CHECK: tile.warp_specialize producer(128)
+// CHECK: } consumer {
+// CHECK:   tile.barrier_wait
+// CHECK-NOT: {async}
+// CHECK:   tile.copy %{{.+}} to %{{.+}} : memref<64x32xf16, strided<[32, 1], offset: ?>, #tile.scope<shared>> to memref<64x32xf16, #tile.scope<fragment>>
+// CHECK-NEXT: tile.barrier_arrive %{{.+}}[%{{.+}}] : memref<2xi64
+// CHECK-NOT: cluster
+func.func @no_overlap(%A: memref<4096x4096xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<4096x4096xf16> to memref<64x32xf16, #tile.scope<shared>>
+      tile.copy %a[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf16, #tile.scope<shared>> to memref<64x32xf16, #tile.scope<fragment>>
+    }
+  }
+  return
+}
