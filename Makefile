@@ -1,8 +1,10 @@
 # tilelang-mlir: two commands for a fresh machine.
 #   make demo   set everything up, compile and run the seed GEMM
-#   make test   set everything up, run every test (lit + pytest)
+#   make test   set everything up, run every test (lit + pytest, then the
+#               CPU tests again against the self-contained wheel)
 # Both create .venv in the checkout, install the pinned toolchain there, build
 # incrementally into build/ and install tile-opt and the package into .venv.
+#   make wheel [WHEEL_PYTHON=python3.12]   the manylinux wheel, in dist/
 
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +12,7 @@ BUILD  := build
 VPY    := $(VENV)/bin/python
 JOBS   ?= $(shell nproc)
 
-.PHONY: all demo test build lit pytest docs clean distclean
+.PHONY: all demo test build lit pytest wheel wheel-test docs clean distclean
 
 all: build
 
@@ -42,7 +44,39 @@ pytest: build
 	$(VPY) -m pytest -q test/python; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
-test: lit pytest
+test: lit pytest wheel-test
+
+# --- the self-contained wheel --------------------------------------------------
+# Built with the interpreter WHEEL_PYTHON in its own virtual environment
+# (the toolchain of requirements/wheel.txt; .venv itself when it is the
+# default interpreter), then retagged manylinux by auditwheel.
+WHEEL_PYTHON ?= $(PYTHON)
+WHEEL_TAG := $(shell $(WHEEL_PYTHON) -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
+WVENV := $(if $(filter $(WHEEL_PYTHON),$(PYTHON)),$(VENV),.venv-$(WHEEL_TAG))
+WPY := $(WVENV)/bin/python
+
+$(WVENV)/.wheel-stamp: requirements/wheel.txt requirements/build.txt
+	test -x $(WPY) || $(WHEEL_PYTHON) -m venv $(WVENV)
+	$(WPY) -m pip install --quiet --disable-pip-version-check -r requirements/wheel.txt
+	touch $@
+
+wheel: $(WVENV)/.wheel-stamp
+	rm -rf dist/raw-$(WHEEL_TAG) dist/tilelang_mlir-*-$(WHEEL_TAG)-*.whl
+	$(WPY) -m pip wheel . --quiet --no-deps --no-build-isolation -w dist/raw-$(WHEEL_TAG)
+	PATH=$(CURDIR)/$(WVENV)/bin:$$PATH $(WVENV)/bin/auditwheel repair dist/raw-$(WHEEL_TAG)/*.whl -w dist
+	@ls -l dist/tilelang_mlir-*-$(WHEEL_TAG)-*.whl
+
+# The CPU tests against the installed wheel, in a fresh environment that has
+# only the wheel and requirements/wheel-test.txt (no toolchain, no build/).
+wheel-test: wheel
+	rm -rf .venv-wheeltest
+	$(WHEEL_PYTHON) -m venv .venv-wheeltest
+	.venv-wheeltest/bin/python -m pip install --quiet --disable-pip-version-check \
+	  -r requirements/wheel-test.txt dist/tilelang_mlir-*-$(WHEEL_TAG)-*.whl
+	cd test/python && ../../.venv-wheeltest/bin/python -c \
+	  'import tilelang_mlir, os; print("testing", os.path.dirname(tilelang_mlir.__file__))'
+	.venv-wheeltest/bin/python -m pytest -q -p no:cacheprovider test/python; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
 # --- demo ---------------------------------------------------------------------
 demo: build
@@ -56,4 +90,4 @@ clean:
 	rm -rf $(BUILD) $(BUILD).configure.log
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-cp* .venv-wheeltest dist

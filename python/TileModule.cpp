@@ -12,10 +12,13 @@
 
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
+#include "nanobind/stl/string.h"
+#include "nanobind/stl/vector.h"
 
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace nb = nanobind;
 
@@ -86,6 +89,19 @@ NB_MODULE(_tile, m) {
         return symbols;
       },
       "Addresses of the runtime routines JIT-compiled CPU kernels may call.");
+
+  m.def(
+      "opt_main",
+      [](std::vector<std::string> args) {
+        std::vector<char *> argv;
+        for (std::string &a : args)
+          argv.push_back(a.data());
+        argv.push_back(nullptr);
+        return tileOptMain(static_cast<int>(args.size()), argv.data());
+      },
+      nb::arg("argv"),
+      "Runs the tile-opt driver on `argv` (argv[0] is the program name); "
+      "returns its exit code.");
 
   m.def(
       "register_passes", []() { tileRegisterAllPasses(); },

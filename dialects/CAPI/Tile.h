@@ -34,6 +34,10 @@ MLIR_CAPI_EXPORTED bool tileTranslateToLLVMIR(MlirOperation module,
                                               MlirStringCallback callback,
                                               void *userData);
 
+/// The `tile-opt` driver: parses `argv` as mlir-opt does, with every
+/// dialect and pass of tilelang-mlir registered; returns the exit code.
+MLIR_CAPI_EXPORTED int tileOptMain(int argc, char **argv);
+
 #ifdef __cplusplus
 }
 #endif

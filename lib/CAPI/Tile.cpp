@@ -15,6 +15,7 @@
 #include "mlir/CAPI/Utils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -42,4 +43,12 @@ bool tileTranslateToLLVMIR(MlirOperation module, MlirStringCallback callback,
   llvmModule->print(stream, nullptr);
   stream.flush();
   return true;
+}
+
+int tileOptMain(int argc, char **argv) {
+  tileRegisterAllPasses(); // once per process (Python may have done it)
+  mlir::DialectRegistry registry;
+  mlir::tile::registerAllDialects(registry);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "tilelang-mlir optimizer driver\n", registry));
 }

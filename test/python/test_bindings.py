@@ -102,3 +102,31 @@ def test_passes_are_registered():
         assert "tile." not in str(module)
         # Upstream passes our pipelines use are registered too.
         PassManager.parse("builtin.module(convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts)")
+
+
+def test_tile_opt_runs_from_the_package(tmp_path):
+    """`tile-opt` of an installed package is the driver inside the native
+    library (python -m tilelang_mlir.tools.tile_opt): it parses, runs a pass
+    pipeline and reports errors with a non-zero exit code."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "k.mlir"
+    src.write_text(
+        "func.func @f(%n: index) {\n"
+        "  %c2 = arith.constant 2 : index\n"
+        "  tile.kernel blocks(%bx) in (%n) threads(128) {\n"
+        "    %s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>\n"
+        "  }\n"
+        "  return\n"
+        "}\n")
+    cmd = [sys.executable, "-m", "tilelang_mlir.tools.tile_opt"]
+    out = subprocess.run(cmd + [str(src), "--pass-pipeline=builtin.module(func.func(tile-layout-inference))"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "tile.alloc_shared {swizzle = #tile.swizzle<128>}" in out.stdout
+    bad = subprocess.run(cmd + ["-"], input="func.func @f() { tile.nope }", capture_output=True,
+                         text=True)
+    assert bad.returncode != 0 and "tile.nope" in bad.stderr
+    listed = subprocess.run(cmd + ["--help"], capture_output=True, text=True)
+    assert listed.returncode == 0 and "tile-warp-specialize" in listed.stdout

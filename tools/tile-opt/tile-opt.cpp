@@ -4,15 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/InitAll.h"
+#include "dialects/CAPI/Tile.h"
 
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
-
-int main(int argc, char **argv) {
-  mlir::tile::registerAllPasses();
-  mlir::DialectRegistry registry;
-  mlir::tile::registerAllDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "tilelang-mlir optimizer driver\n", registry));
-}
+// The driver lives in the C API so that the Python package (which has no
+// separate executable) runs the same code: `tile-opt` there calls
+// tileOptMain through the `_tile` module.
+int main(int argc, char **argv) { return tileOptMain(argc, argv); }

@@ -1,18 +1,20 @@
-"""The `tile-opt` console command of an installed wheel."""
+"""`tile-opt`: the optimizer driver (every tile dialect and pass registered).
 
-import os
+Installed as a console command by the wheel; `python -m
+tilelang_mlir.tools.tile_opt` works too. It runs the driver compiled into
+the package's native library (no separate executable).
+"""
+
 import sys
 
 
-def binary_path() -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "bin", "tile-opt")
+def main(argv=None) -> None:
+    from .._mlir_libs import _tile
 
-
-def main() -> None:
-    path = binary_path()
-    if not os.path.exists(path):
-        raise SystemExit(f"tile-opt is not installed with this package ({path} is missing)")
-    os.execv(path, [path] + sys.argv[1:])
+    args = list(sys.argv if argv is None else argv)
+    args[0] = "tile-opt"
+    sys.stdout.flush()
+    raise SystemExit(_tile.opt_main(args))
 
 
 if __name__ == "__main__":
