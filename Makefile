@@ -4,7 +4,7 @@
 #               CPU tests again against the self-contained wheel)
 # Both create .venv in the checkout, install the pinned toolchain there, build
 # incrementally into build/ and install tile-opt and the package into .venv.
-#   make wheel [WHEEL_PYTHON=python3.12]   the manylinux wheel, in dist/
+#   make wheel [WHEEL_PYTHON=/path/to/python3.12]   the manylinux wheel, in dist/
 
 PYTHON ?= python3
 VENV   := .venv
@@ -56,6 +56,7 @@ WVENV := $(if $(filter $(WHEEL_PYTHON),$(PYTHON)),$(VENV),.venv-$(WHEEL_TAG))
 WPY := $(WVENV)/bin/python
 
 $(WVENV)/.wheel-stamp: requirements/wheel.txt requirements/build.txt
+	@test -n "$(WHEEL_TAG)" || { echo "WHEEL_PYTHON=$(WHEEL_PYTHON) does not run" >&2; exit 1; }
 	test -x $(WPY) || $(WHEEL_PYTHON) -m venv $(WVENV)
 	$(WPY) -m pip install --quiet --disable-pip-version-check -r requirements/wheel.txt
 	touch $@
