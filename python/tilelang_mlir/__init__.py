@@ -14,6 +14,10 @@
 `kernel.save(path)` writes a CUDA kernel as an ahead-of-time artifact and
 `tl.load(path)` loads it back without the compiler (no MLIR needed).
 
+`tl.tools` holds developer tools: pictures of fragment layouts and shared
+placements (`tl.tools.plot_layout`), the lower trace as diffs
+(`tl.tools.trace_report`).
+
 `import tilelang_mlir` also gives MLIR's Python bindings with the tile
 dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 """
@@ -21,7 +25,7 @@ dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 __version__ = "0.1.0"
 
 __all__ = ["compile", "jit", "load", "Kernel", "TileLangError", "CompilationError",
-           "language", "__version__"]
+           "language", "tools", "__version__"]
 
 
 def __getattr__(name):
@@ -43,8 +47,8 @@ def __getattr__(name):
         from .frontend import errors
 
         return getattr(errors, name)
-    if name == "language":
+    if name in ("language", "tools"):
         import importlib
 
-        return importlib.import_module(".language", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tilelang_mlir' has no attribute {name!r}")

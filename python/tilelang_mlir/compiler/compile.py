@@ -82,11 +82,19 @@ def _cache_dir() -> Optional[str]:
 KNOWN_PASS_CONFIGS = {
     "tl.trace_dir": "write the IR after every pass, numbered, into this folder",
     "tl.disable_cache": "compile even if a cached kernel exists (and do not cache it)",
+    "tl.layout_plot_dir": "CUDA targets: write a picture (PNG) of every fragment layout and "
+                          "shared-memory placement into this folder (tl.tools.plot_layout)",
     "tl.disable_warp_specialized": "sm_90a: pipeline with cp.async groups instead of a TMA "
                                    "producer warpgroup (tile-warp-specialize)",
     "tl.cluster_size": "sm_90a: blocks per cluster sharing multicast TMA copies (default 2; "
                        "1 turns clusters off)",
 }
+
+
+# Pass configs that only ask for something to be written besides the kernel:
+# they are not part of the cache key, and a compile with one of them runs
+# the passes (no cache).
+_OUTPUT_CONFIGS = ("tl.trace_dir", "tl.layout_plot_dir")
 
 
 def _check_pass_configs(pass_configs: dict) -> None:
@@ -193,6 +201,11 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
     from .. import ir
     from .context import make_context
 
+    plot_dir = pass_configs.get("tl.layout_plot_dir")
+    if plot_dir and target.kind != "cuda":
+        raise TileLangError(f"pass config 'tl.layout_plot_dir' needs a CUDA target, got "
+                            f"{target}: the {target.kind} backend chooses no layouts (target="
+                            "\"cuda:sm_80\" or \"cuda:sm_90a\" compiles without a GPU)")
     runner = PipelineRunner(trace_dir(pass_configs))
     with make_context(), ir.Location.unknown():
         module, tile_text = _emit(func)
@@ -208,6 +221,10 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
 
             all_stages = cuda.cuda_stages(target, pass_configs)
             stages.update(runner.run(module, all_stages[:-1]))
+            if plot_dir:
+                from ..tools.layout import save_layout_plots
+
+                save_layout_plots(stages["layout"], str(plot_dir))
             launch = cuda.extract_launch(module, func.params)
             stages.update(runner.run(module, all_stages[-1:]))
             entry, ptx = cuda.extract_ptx(module)
@@ -267,11 +284,13 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
     _check_pass_configs(pass_configs)
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
-                             if k not in ("tl.trace_dir", "tl.disable_cache")}, default=str)
+                             if k not in _OUTPUT_CONFIGS + ("tl.disable_cache",)},
+                            default=str)
     key = hashlib.sha256("|".join([func.fingerprint(), str(tgt), config_key, str(outs),
                                    _compiler_id()]).encode()).hexdigest()
-    # A traced compile must run the passes; so must an uncached one.
-    use_cache = trace_dir(pass_configs) is None and not pass_configs.get("tl.disable_cache")
+    # A traced or plotted compile must run the passes; so must an uncached one.
+    use_cache = (trace_dir(pass_configs) is None and not pass_configs.get("tl.layout_plot_dir")
+                 and not pass_configs.get("tl.disable_cache"))
     with _LOCK:
         if use_cache and key in _MEMORY_CACHE:
             return _MEMORY_CACHE[key]
