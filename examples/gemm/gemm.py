@@ -4,8 +4,9 @@ space for Hopper (block sizes, pipeline stages, threads, warp policy).
 Run it with `make demo` (or `python examples/gemm/gemm.py [--target cpu]`): it
 compiles for the best available target (a CUDA GPU if present, else the
 CPU), checks the result against NumPy and prints the time. `--autotune`
-compiles every entry of CONFIGS instead, checks and times each, and keeps the
-fastest (meant for the GPU; benchmarks/gemm.py uses the same space).
+tunes over CONFIGS instead with `tl.autotune` (every entry compiled in
+parallel, checked, timed; the fastest kept and cached on disk; meant for the
+GPU; benchmarks/gemm.py uses the same space).
 """
 
 import argparse
@@ -92,49 +93,56 @@ def compile_configs(M, N, K, dtype="float16", target="auto", configs=None, out_d
 
 
 def autotune(M, N, K, dtype="float16", target="auto", configs=None, out_dtype=None,
-             program=matmul, trans_B=False, warmup=10, rep=50, log=print):
-    """Compiles every config, checks each on random inputs against a float32
+             program=matmul, trans_B=False, warmup=10, rep=50, log=print, cache=True):
+    """`tl.autotune` over `configs` (default CONFIGS): compiles every config
+    in parallel processes, checks each on random inputs against a float32
     reference (relative Frobenius error below 1e-2, 5e-2 for float8), times
     the correct ones (median device time of CUDA-graph replays, L2 flushed)
-    and returns the fastest as (config, kernel, milliseconds).
+    and returns the fastest as (config, kernel, milliseconds). Logs one line
+    per config; the winner is cached on disk (`cache=False`: tune anyway).
 
     `trans_B`: the program takes B as (N, K) and computes A @ B^T.
     """
-    import torch
-
-    from tilelang_mlir.runtime.cuda import NoCUDADevice
-
-    kernels, _ = compile_configs(M, N, K, dtype, target, configs, out_dtype, program, log)
-    if not kernels:
-        raise RuntimeError(f"no configuration of the {M}x{N}x{K} {dtype} GEMM compiled")
-    if kernels[0][1].device == "cuda" and not torch.cuda.is_available():
-        raise NoCUDADevice("autotuning runs the kernels: it needs a CUDA GPU")
     tol = 5e-2 if "float8" in dtype else 1e-2
-    a, b = kernels[0][1].get_profiler().random_inputs()
-    ref = a.float() @ (b.float().T if trans_B else b.float())
-    best = None
-    for config, kernel in kernels:
-        try:
-            c = kernel(a, b).float()
-            err = ((c - ref).norm() / ref.norm()).item()
-            if not err < tol:
-                log(f"  {describe(config):28} wrong: relative error {err:.2e}")
-                continue
-            ms = kernel.get_profiler().do_bench(a, b, warmup=warmup, rep=rep, cuda_graph=True)
-        except NoCUDADevice:
-            raise
-        except Exception as e:  # noqa: BLE001 (a failing launch skips the config)
-            log(f"  {describe(config):28} failed: {reason(e)}")
-            continue
-        log(f"  {describe(config):28} {ms:8.3f} ms  {2 * M * N * K / ms / 1e9:7.1f} TFLOP/s"
-            f"  (error {err:.1e})")
-        if best is None or ms < best[2]:
-            best = (config, kernel, ms)
-    if best is None:
-        raise RuntimeError(f"no configuration of the {M}x{N}x{K} {dtype} GEMM ran correctly")
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return best
+
+    def reference(a, b):
+        return a.float() @ (b.float().T if trans_B else b.float())
+
+    def relative_error(c, ref):
+        err = ((c.float() - ref).norm() / ref.norm()).item()
+        if not err < tol:
+            raise AssertionError(f"relative error {err:.2e}")
+        return err
+
+    tuner = tl.autotune(configs=list(CONFIGS if configs is None else configs), warmup=warmup,
+                        rep=rep, ref_prog=reference, manual_check_prog=relative_error,
+                        cache=cache, out_idx=[2], target=target)(program)
+    try:
+        kernel = tuner(M, N, K, dtype=dtype, out_dtype=out_dtype)
+    except tl.AutotuneError as e:
+        _log_configs(e.skipped, [], M, N, K, log)
+        stages = {s["stage"] for s in e.skipped}
+        what = "compiled" if stages == {"compile"} else "ran correctly"
+        raise RuntimeError(f"no configuration of the {M}x{N}x{K} {dtype} GEMM {what}") from e
+    result = kernel.autotune_result
+    _log_configs(result.skipped, result.timings, M, N, K, log)
+    if result.cache_hit:
+        log(f"  (the autotuning cache's winner, tuned earlier: {result.cache_path})")
+    return result.best_config, kernel, result.best_latency
+
+
+def _log_configs(skipped, timings, M, N, K, log):
+    """One line per config, in config order, as `autotune` logs them."""
+    words = {"compile": "skipped", "check": "wrong", "run": "failed"}
+    rows = [(s["index"], f"  {describe(s['config']):28} {words[s['stage']]}: {s['reason']}")
+            for s in skipped]
+    for t in timings:
+        ms = t["latency"]
+        error = f"  (error {t['check']:.1e})" if isinstance(t["check"], float) else ""
+        rows.append((t["index"], f"  {describe(t['config']):28} {ms:8.3f} ms  "
+                                 f"{2 * M * N * K / ms / 1e9:7.1f} TFLOP/s{error}"))
+    for _, line in sorted(rows, key=lambda r: r[0]):
+        log(line)
 
 
 def programs(n=4096):

@@ -11,6 +11,10 @@
 
     kernel = tl.compile(main, out_idx=[1], target="cpu")
 
+`@tl.autotune(configs=[...], ref_prog=...)` on a kernel factory compiles
+every config in parallel, checks and times each, and returns the fastest
+(cached on disk).
+
 `kernel.save(path)` writes a CUDA kernel as an ahead-of-time artifact and
 `tl.load(path)` loads it back without the compiler (no MLIR needed).
 
@@ -24,7 +28,7 @@ dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 
 __version__ = "0.1.0"
 
-__all__ = ["compile", "jit", "load", "Kernel", "TileLangError", "CompilationError",
+__all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "CompilationError",
            "language", "tools", "__version__"]
 
 
@@ -34,6 +38,10 @@ def __getattr__(name):
         from .compiler import compile as _c
 
         return getattr(_c, name)
+    if name in ("autotune", "AutotuneResult", "AutotuneError"):
+        from . import autotuner
+
+        return getattr(autotuner, name)
     if name == "load":
         # Ahead-of-time artifacts (Kernel.save): needs no MLIR.
         from .runtime.artifact import load

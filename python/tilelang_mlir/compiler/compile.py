@@ -16,6 +16,10 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+# The language package first: frontend.prim_func and language import each
+# other, and only this order works (`tl.compile` without `import
+# tilelang_mlir.language` failed with a circular import).
+from .. import language as _language  # noqa: F401,I001
 from ..frontend.errors import CompilationError, TileLangError
 from ..frontend.prim_func import Param, PrimFunc
 from ..runtime.kernel import Kernel
@@ -272,11 +276,9 @@ def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], targe
     raise TileLangError(f"target {target} is not supported by this build yet")
 
 
-def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # noqa: A001
-            target: Union[str, Target] = "auto", pass_configs: Optional[dict] = None,
-            execution_backend: Optional[str] = None) -> Kernel:
-    """Compiles a tile program for `target` ("auto", "cpu", "cuda",
-    "cuda:sm_90a", "rocm:gfx942") and returns a callable kernel."""
+def _prepare(func: PrimFunc, out_idx, target, pass_configs: Optional[dict]):
+    """Checks the arguments of a compile; returns (target, pass configs,
+    output indices, cache key, whether the caches are used)."""
     if not isinstance(func, PrimFunc):
         raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
     tgt = parse_target(target)
@@ -291,26 +293,71 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
     # A traced or plotted compile must run the passes; so must an uncached one.
     use_cache = (trace_dir(pass_configs) is None and not pass_configs.get("tl.layout_plot_dir")
                  and not pass_configs.get("tl.disable_cache"))
-    with _LOCK:
-        if use_cache and key in _MEMORY_CACHE:
-            return _MEMORY_CACHE[key]
+    return tgt, pass_configs, outs, key, use_cache
+
+
+def _artifacts(func: PrimFunc, tgt: Target, pass_configs: dict, key: str,
+               use_cache: bool) -> Tuple[Dict[str, str], str, dict]:
+    """The stages, final code and runtime extras of a kernel: from the disk
+    cache, else lowered now (and saved there)."""
     cached = _load_from_disk(key) if use_cache or offline() else None
     if cached is not None:
-        stages, source, extra = cached
-    elif offline():
+        return cached
+    if offline():
         raise TileLangError(
             f"no compiler is available here and kernel {func.name!r} for {tgt} is not in "
             f"the kernel cache {_cache_dir()!r}; compile it on a machine with the compiler "
             "into that cache first")
-    else:
-        stages, source, extra = _lower(func, tgt, pass_configs)
-        if use_cache:
-            _save_to_disk(key, stages, source, extra)
+    stages, source, extra = _lower(func, tgt, pass_configs)
+    if use_cache:
+        _save_to_disk(key, stages, source, extra)
+    return stages, source, extra
+
+
+def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # noqa: A001
+            target: Union[str, Target] = "auto", pass_configs: Optional[dict] = None,
+            execution_backend: Optional[str] = None) -> Kernel:
+    """Compiles a tile program for `target` ("auto", "cpu", "cuda",
+    "cuda:sm_90a", "rocm:gfx942") and returns a callable kernel."""
+    tgt, pass_configs, outs, key, use_cache = _prepare(func, out_idx, target, pass_configs)
+    with _LOCK:
+        if use_cache and key in _MEMORY_CACHE:
+            return _MEMORY_CACHE[key]
+    parts = _artifacts(func, tgt, pass_configs, key, use_cache)
+    return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
+
+
+def _kernel_from_parts(func: PrimFunc, outs: List[int], tgt: Target, key: str, use_cache: bool,
+                       parts: Tuple[Dict[str, str], str, dict]) -> Kernel:
+    stages, source, extra = parts
     kernel = _build_kernel(func.name, func.params, outs, tgt, stages, source, extra)
     if use_cache:
         with _LOCK:
-            _MEMORY_CACHE[key] = kernel
+            kernel = _MEMORY_CACHE.setdefault(key, kernel)
     return kernel
+
+
+def compile_parts(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
+                  pass_configs: Optional[dict] = None) -> Tuple[Dict[str, str], str, dict]:
+    """What `compile` builds a kernel from (the IR of every stage, the final
+    code, the launch data), without building it: picklable, for compiling
+    in another process (the autotuner's workers). The disk cache is used
+    and filled as by `compile`."""
+    tgt, pass_configs, _, key, use_cache = _prepare(func, out_idx, target, pass_configs)
+    return _artifacts(func, tgt, pass_configs, key, use_cache)
+
+
+def kernel_from_parts(func: PrimFunc, parts: Tuple[Dict[str, str], str, dict], out_idx=None,
+                      target: Union[str, Target] = "auto",
+                      pass_configs: Optional[dict] = None) -> Kernel:
+    """The kernel `compile(func, ...)` would return, built from what
+    `compile_parts` (called with the same arguments, perhaps in another
+    process) returned; it enters the in-memory cache."""
+    tgt, pass_configs, outs, key, use_cache = _prepare(func, out_idx, target, pass_configs)
+    with _LOCK:
+        if use_cache and key in _MEMORY_CACHE:
+            return _MEMORY_CACHE[key]
+    return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
 
 
 def _load_from_disk(key: str):

@@ -1,0 +1,249 @@
+"""`@tl.autotune` on the CPU: configs that do not compile or compute the wrong
+thing are skipped with their reason, the winner is correct, compilation runs
+in worker processes, the winner is cached on disk (found again in this
+process and in a new one), `cache=False` tunes again, and a CUDA target
+without a GPU compiles every config, then stops (the AOT flow)."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import tilelang_mlir as tl
+from kernels import elementwise_add
+from kernels import matmul as gemm_program
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+GOOD_SMALL = dict(block_M=32, block_N=32, block_K=32, threads=128)
+TOO_MANY_THREADS = dict(block_M=64, block_N=64, block_K=32, threads=2048)  # rejected: > 1024
+WRONG_MATH = dict(block_M=64, block_N=64, block_K=32, threads=128, trans_B=True)  # A @ B^T
+GOOD_LARGE = dict(block_M=64, block_N=64, block_K=64, threads=128)
+CONFIGS = [GOOD_SMALL, TOO_MANY_THREADS, WRONG_MATH, GOOD_LARGE]
+
+
+def reference(A, B):
+    return A.float() @ B.float()
+
+
+@tl.autotune(configs=CONFIGS, warmup=1, rep=3, ref_prog=reference, rtol=1e-2, atol=1e-2,
+             max_workers=2)
+@tl.jit(out_idx=[2], target="cpu")
+def matmul(M, N, K, block_M=32, block_N=32, block_K=32, threads=128, trans_B=False):
+    """C = A @ B in float32 from float16 (A @ B^T where trans_B: wrong on purpose)."""
+    return gemm_program(M, N, K, block_M, block_N, block_K, trans_B=trans_B, threads=threads,
+                        out_dtype="float32")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
+    from tilelang_mlir import autotuner
+
+    monkeypatch.setattr(autotuner, "_MEMORY", {})  # the in-process cache, per test
+    return tmp_path
+
+
+def _check_product(kernel, n=128):
+    a = torch.randn(n, n).to(torch.float16)
+    b = torch.randn(n, n).to(torch.float16)
+    torch.testing.assert_close(kernel(a, b), reference(a, b), rtol=1e-2, atol=1e-2)
+
+
+def test_tunes_skips_and_caches(cache, caplog, monkeypatch):
+    caplog.set_level(logging.INFO, logger="tilelang_mlir.autotuner")
+    kernel = matmul(128, 128, 128)
+    result = kernel.autotune_result
+    assert not result.cache_hit
+    assert result.best_config in (GOOD_SMALL, GOOD_LARGE)
+    assert [t["config"] for t in result.timings] == [GOOD_SMALL, GOOD_LARGE]
+    assert result.best_latency == min(t["latency"] for t in result.timings) > 0
+    # One skipped config per failing stage, with its reason.
+    assert [(s["config"], s["stage"]) for s in result.skipped] == [
+        (TOO_MANY_THREADS, "compile"), (WRONG_MATH, "check")]
+    assert "at most 1024 threads, got 2048" in result.skipped[0]["reason"]
+    assert "differs from the reference" in result.skipped[1]["reason"]
+    assert "at most 1024 threads" in caplog.text and "wrong result" in caplog.text
+    # Compiled in worker processes, not here.
+    assert result.worker_pids and os.getpid() not in result.worker_pids
+    _check_product(kernel)
+    # The winner is on disk, with every timing and reason.
+    assert result.cache_path == str(cache / "autotune" / f"{result.key}.json")
+    with open(result.cache_path) as f:
+        entry = json.load(f)
+    assert entry["best_config"] == result.best_config and len(entry["skipped"]) == 2
+
+    again = matmul(128, 128, 128)
+    hit = again.autotune_result
+    assert hit.cache_hit and hit.worker_pids == []
+    assert hit.best_config == result.best_config and hit.skipped == result.skipped
+    assert "cache hit" in caplog.text
+    _check_product(again)
+
+    # A new process finds it too: it loads the winner alone, from the kernel
+    # cache, with no compiler (as the GPU machine does).
+    script = ("import json, test_autotune as t\n"
+              "k = t.matmul(128, 128, 128)\n"
+              "t._check_product(k)\n"
+              "r = k.autotune_result\n"
+              "print(json.dumps([r.cache_hit, r.best_config, r.worker_pids]))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]),
+               TILELANG_MLIR_OFFLINE="1", TILELANG_MLIR_AUTOTUNE_QUIET="1")
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=HERE, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1]) == [True, result.best_config, []]
+
+    # Another shape is another key.
+    other = matmul(64, 64, 64).autotune_result
+    assert not other.cache_hit and other.key != result.key
+
+    # Tuning again without the compiler (as on the GPU machine): the kernels
+    # come from the kernel cache, and the config that did not compile still
+    # says why.
+    monkeypatch.setenv("TILELANG_MLIR_OFFLINE", "1")
+    retuned = tl.autotune(configs=CONFIGS, warmup=0, rep=1, ref_prog=reference, cache=False,
+                          out_idx=[2], target="cpu")(matmul.factory)(128, 128, 128)
+    skipped = retuned.autotune_result.skipped
+    assert skipped[0]["reason"] == result.skipped[0]["reason"] + " (when compiled)"
+
+
+def test_cache_false_tunes_every_call(cache):
+    tuner = tl.autotune(configs=[GOOD_SMALL, GOOD_LARGE], warmup=0, rep=1, ref_prog=reference,
+                        cache=False, max_workers=2, out_idx=[2], target="cpu")(matmul.factory)
+    for _ in range(2):
+        result = tuner(64, 64, 64).autotune_result
+        assert not result.cache_hit and result.cache_path is None
+        assert len(result.worker_pids) >= 1 and os.getpid() not in result.worker_pids
+    assert not (cache / "autotune").exists()
+
+
+def add_factory(M, N, block_M=32, block_N=32):
+    return elementwise_add(M, N, block_M, block_N)
+
+
+def test_plain_factory_callable_configs_no_reference(cache, monkeypatch, caplog, capsys):
+    """Without tl.jit (out_idx and target given to autotune), configs from a
+    callable, no reference (timed unchecked), compiled here (max_workers=1);
+    without tqdm, progress goes to the log."""
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # as if tqdm were not installed
+    caplog.set_level(logging.INFO, logger="tilelang_mlir.autotuner")
+    seen = []
+
+    def configs(M, N):
+        seen.append((M, N))
+        return [dict(block_M=16, block_N=64), dict(block_M=32, block_N=32),
+                dict(block_M=32, block_N=32)]  # a duplicate is tried once
+
+    tuned = tl.autotune(configs=configs, warmup=0, rep=2, out_idx=[2], target="cpu",
+                        max_workers=1)(add_factory)
+    kernel = tuned(64, 96)
+    result = kernel.autotune_result
+    assert seen == [(64, 96)] and result.worker_pids == [] and result.skipped == []
+    assert [t["config"] for t in result.timings] == [dict(block_M=16, block_N=64),
+                                                     dict(block_M=32, block_N=32)]
+    a, b = torch.randn(64, 96), torch.randn(64, 96)
+    torch.testing.assert_close(kernel(a, b), a + b)
+    assert "bench [2/2]" in caplog.text and "%|" not in capsys.readouterr().err
+    # An argument the caller gives is fixed in every config.
+    fixed = tuned(64, 96, block_N=32).autotune_result
+    assert [t["config"] for t in fixed.timings] == [dict(block_M=16, block_N=32),
+                                                    dict(block_M=32, block_N=32)]
+
+
+def test_progress_bar(cache, monkeypatch, capsys):
+    pytest.importorskip("tqdm")
+    tuned = tl.autotune(configs=[dict(block_M=32, block_N=32)], warmup=0, rep=1, out_idx=[2],
+                        target="cpu", cache=False)(add_factory)
+    tuned(32, 32)
+    err = capsys.readouterr().err
+    assert "autotune add_factory: bench" in err and "best" in err and "block_M=32" in err
+    monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    tuned(32, 32)
+    assert capsys.readouterr().err == ""
+
+
+def test_every_config_failing_is_an_error(cache):
+    tuned = tl.autotune(configs=[TOO_MANY_THREADS, dict(GOOD_SMALL, threads=0)], out_idx=[2],
+                        target="cpu", max_workers=2)(gemm_program)
+    with pytest.raises(tl.AutotuneError) as info:
+        tuned(64, 64, 64)
+    text = str(info.value)
+    assert "at most 1024 threads, got 2048" in text and "thread extents must be positive" in text
+    assert [s["stage"] for s in info.value.skipped] == ["compile", "compile"]
+
+
+def test_usage_errors(cache):
+    with pytest.raises(TypeError, match="configs are required"):
+        tl.autotune(matmul)
+    with pytest.raises(ValueError, match="rep must be a positive int"):
+        tl.autotune(configs=CONFIGS, rep=0)
+    with pytest.raises(TypeError, match="not a prim_func"):
+        tl.autotune(configs=CONFIGS)(gemm_program(64, 64, 64, 32, 32, 32))
+    with pytest.raises(ValueError, match="contradicts"):
+        tl.autotune(configs=CONFIGS, target="cuda:sm_90a")(tl.jit(target="cpu")(add_factory))
+    with pytest.raises(TypeError, match="'block_X' is not an argument"):
+        tl.autotune(configs=[dict(block_X=1)], target="cpu")(add_factory)(32, 32)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with a GPU this tunes (GPU checks)")
+def test_cuda_without_gpu_compiles_then_stops(cache, monkeypatch):
+    """Compile-only: every config is compiled into the kernel cache (the one
+    with too much shared memory is skipped), then the missing GPU is said."""
+    from tilelang_mlir.runtime.cuda import NoCUDADevice
+
+    monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    too_big = dict(block_M=128, block_N=256, block_K=128, num_stages=3, threads=256)  # 288 KB
+    fits = dict(block_M=64, block_N=64, block_K=32, num_stages=2, threads=128)
+    tuned = tl.autotune(configs=[too_big, fits], ref_prog=reference, out_idx=[2],
+                        target="cuda:sm_90a", max_workers=2)(gemm_program)
+    with pytest.raises(NoCUDADevice, match="1 of 2 configs compiled"):
+        tuned(256, 256, 256)
+    kernels = [p for p in os.listdir(cache) if p.endswith(".json")]
+    assert len(kernels) == 1  # the one that fits, ready for the GPU machine
+
+
+_PARENT = os.getpid()
+
+
+def crashing_factory(M, N, block_M=32, block_N=32, crash=False):
+    if crash and os.getpid() != _PARENT:
+        os._exit(3)  # as a compiler crash would end a worker
+    return elementwise_add(M, N, block_M, block_N)
+
+
+def test_a_crashing_compile_skips_only_its_config(cache, monkeypatch):
+    monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    configs = [dict(block_M=16), dict(block_M=32, crash=True), dict(block_M=64)]
+    tuned = tl.autotune(configs=configs, warmup=0, rep=1, out_idx=[2], target="cpu",
+                        max_workers=2)(crashing_factory)
+    result = tuned(64, 64).autotune_result
+    assert [t["config"] for t in result.timings] == [configs[0], configs[2]]
+    assert [(s["config"], s["stage"]) for s in result.skipped] == [(configs[1], "compile")]
+    assert "died" in result.skipped[0]["reason"]
+
+
+@pytest.mark.gpu
+def test_autotune_on_the_gpu():
+    """On the GPU (kernels from the AOT cache on the GPU machine): a config
+    with too much shared memory and a wrong one are skipped, the winner is
+    correct; times are device times of CUDA-graph replays."""
+    too_big = dict(block_M=128, block_N=256, block_K=128, num_stages=3, threads=256)  # 288 KB
+    wrong = dict(block_M=64, block_N=64, block_K=32, num_stages=2, threads=128, trans_B=True)
+    good = [dict(block_M=64, block_N=64, block_K=32, num_stages=2, threads=128),
+            dict(block_M=128, block_N=128, block_K=32, num_stages=3, threads=128)]
+    tuned = tl.autotune(configs=[good[0], too_big, wrong, good[1]], warmup=2, rep=10,
+                        ref_prog=reference, cache=False, out_idx=[2], target="cuda")(gemm_program)
+    kernel = tuned(512, 512, 512, out_dtype="float32")
+    result = kernel.autotune_result
+    assert result.best_config in good and result.device_name
+    assert [t["config"] for t in result.timings] == good
+    assert [(s["config"], s["stage"]) for s in result.skipped] == [(too_big, "compile"),
+                                                                   (wrong, "check")]
+    a = torch.randn(512, 512, device="cuda").to(torch.float16)
+    b = torch.randn(512, 512, device="cuda").to(torch.float16)
+    torch.testing.assert_close(kernel(a, b), reference(a, b), rtol=1e-2, atol=1e-2)
