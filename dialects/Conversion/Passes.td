@@ -51,6 +51,42 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "ModuleOp"> {
   ];
 }
 
+def ConvertTileToROCDL : Pass<"convert-tile-to-rocdl", "ModuleOp"> {
+  let summary = "Lower tile programs to GPU kernels for AMD GPUs";
+  let description = [{
+    The same outlining and per-thread lowering as `convert-tile-to-nvvm`,
+    for an AMD `chip` (a `#rocdl.target`): waves of 64 lanes (reductions
+    shuffle across 64 lanes before going through the LDS), gemms with an
+    `mfma` wave grid become `rocdl.mfma.f32.32x32x8f16` / `.bf16.1k`
+    intrinsics on operands gathered from the LDS per lane, copies are
+    synchronous (no cp.async: asynchronous copies of the pipeliner become
+    plain loads and stores into the multi-buffered LDS, commit and wait
+    vanish), math stays in the math dialect for `convert-math-to-llvm`, and
+    the LDS budget is the chip's (64 KB; 160 KB on gfx950). NVIDIA-only
+    constructs (warp specialization, mbarriers, device printf) are errors.
+
+    ```mlir
+    gpu.module @f_kernel [#rocdl.target<chip = "gfx942">] {
+      gpu.func @f_kernel(...) kernel { ... rocdl.mfma.f32.32x32x8f16 ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"gfx942\"",
+           "The AMD architecture (gfx90a, gfx942, gfx950)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::ROCDL::ROCDLDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def TileFinalizeKernelParams : Pass<"tile-finalize-kernel-params",
                                     "::mlir::gpu::GPUModuleOp"> {
   let summary = "Marks the tensor-map parameters of lowered kernels";

@@ -14,6 +14,7 @@ namespace tile {
 
 #define GEN_PASS_DECL_CONVERTTILETONVVM
 #define GEN_PASS_DECL_TILEFINALIZEKERNELPARAMS
+#define GEN_PASS_DECL_CONVERTTILETOROCDL
 #include "dialects/Conversion/Passes.h.inc"
 
 } // namespace tile

@@ -55,7 +55,11 @@ def TileLayoutInference : Pass<"tile-layout-inference", "func::FuncOp"> {
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
            "Use warpgroup (wgmma, sm_90a) accumulator layouts for gemms on "
            "shared operands that wgmma can read; the gemm gets a `wgmma` "
-           "attribute with its warpgroup grid">
+           "attribute with its warpgroup grid">,
+    Option<"mfma", "mfma", "bool", /*default=*/"false",
+           "AMD targets: MFMA 32x32x8 accumulator layouts (wave64) for f16 "
+           "and bf16 gemms; the gemm gets an `mfma` attribute with its wave "
+           "grid">
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

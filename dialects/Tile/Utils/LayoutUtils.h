@@ -89,6 +89,13 @@ public:
   static FailureOr<TileLayout> wgmmaAccumulator(int64_t m, int64_t n,
                                                 int64_t wgM, int64_t wgN);
 
+  /// The accumulator layout of AMD MFMA 32x32x8 (wave64) over an M x N tile
+  /// whose waves form a wm x wn grid (wave index waveM * wn + waveN): each
+  /// wave owns (M / wm) x (N / wn) in 32x32 blocks; lane l holds column
+  /// l % 32 and rows 8 j + 4 (l / 32) + i of a block in register 4 j + i.
+  static FailureOr<TileLayout> mfmaAccumulator(int64_t m, int64_t n,
+                                               int64_t wm, int64_t wn);
+
   /// Parses the digits of a layout attribute for a tile of `shape`.
   static FailureOr<TileLayout> fromAttr(FragmentLayoutAttr attr,
                                         ArrayRef<int64_t> shape,

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -43,6 +44,7 @@
 namespace mlir {
 namespace tile {
 #define GEN_PASS_DEF_CONVERTTILETONVVM
+#define GEN_PASS_DEF_CONVERTTILETOROCDL
 #define GEN_PASS_DEF_TILEFINALIZEKERNELPARAMS
 #include "dialects/Conversion/Passes.h.inc"
 } // namespace tile
@@ -156,6 +158,11 @@ int64_t maxSharedBytesPerBlock(StringRef chip) {
   return 99 * 1024; // sm_86, sm_89, sm_120
 }
 
+/// The local data share one workgroup may use on an AMD `chip`.
+int64_t maxLdsBytesPerWorkgroup(StringRef chip) {
+  return chip.starts_with("gfx950") ? 160 * 1024 : 64 * 1024;
+}
+
 SmallVector<int64_t> squeeze(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> out;
   for (int64_t d : shape)
@@ -211,9 +218,11 @@ struct Context {
 
 class KernelLowering {
 public:
-  KernelLowering(KernelOp kernel, func::FuncOp func, Attribute target)
+  KernelLowering(KernelOp kernel, func::FuncOp func, Attribute target,
+                 bool amd = false)
       : kernel(kernel), func(func), target(target), loc(kernel.getLoc()),
-        numThreads(kernel.getNumThreads()) {}
+        numThreads(kernel.getNumThreads()), amd(amd),
+        warpSize(amd ? 64 : 32) {}
 
   LogicalResult run();
 
@@ -286,6 +295,16 @@ private:
   void copyPerThread(OpBuilder &b, const Side &src, const Side &dst);
   Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
   Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
+  /// Per-thread storage (promoted to registers); AMD wants it in the
+  /// private address space.
+  Value privateAlloca(OpBuilder &b, ArrayRef<int64_t> shape, Type type) {
+    Attribute space;
+    if (amd)
+      space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Private);
+    return memref::AllocaOp::create(
+        b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
+  }
   void barrier(OpBuilder &b) {
     if (roleBarrier == 0) {
       gpu::BarrierOp::create(b, loc);
@@ -322,6 +341,8 @@ private:
                 const Buffer &c);
   LogicalResult gemmWgmma(GemmOp op, OpBuilder &b, const Buffer &a,
                           const Buffer &bb, const Buffer &c);
+  LogicalResult gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
+                         const Buffer &bb, const Buffer &c);
   Value wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
                         Value row, Value col);
   FailureOr<Buffer> stageOperand(OpBuilder &b, const Buffer &buf);
@@ -331,6 +352,9 @@ private:
   Attribute target;
   Location loc;
   int64_t numThreads;
+  // AMD (ROCDL): wave64, no asynchronous copies, MFMA instead of mma.sync.
+  bool amd;
+  int64_t warpSize;
 
   gpu::GPUModuleOp gpuModule;
   gpu::GPUFuncOp gpuFunc;
@@ -413,7 +437,7 @@ int64_t scratchNeed(Operation *op, int64_t numThreads) {
   if (auto r = dyn_cast<ReduceOp>(op)) {
     MemRefType dst = r.getDst().getType();
     int64_t accBytes = std::max<int64_t>(4, dst.getElementTypeBitWidth() / 8);
-    return std::max(dst.getNumElements() * accBytes * std::max<int64_t>(1, numThreads / 32),
+    return std::max(dst.getNumElements() * accBytes * std::max<int64_t>(1, numThreads / 32 /* any warp size >= 32 */),
                     2 * bytesOf(dst));
   }
   if (auto c = dyn_cast<CumSumOp>(op))
@@ -457,8 +481,10 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
   // aligned at run time, with up to 1 KB more memory.
   if (alignBase)
     sharedBytes += 1024;
-  StringRef chip = cast<NVVM::NVVMTargetAttr>(target).getChip();
-  int64_t limit = maxSharedBytesPerBlock(chip);
+  StringRef chip = amd ? cast<ROCDL::ROCDLTargetAttr>(target).getChip()
+                       : cast<NVVM::NVVMTargetAttr>(target).getChip();
+  int64_t limit = amd ? maxLdsBytesPerWorkgroup(chip)
+                      : maxSharedBytesPerBlock(chip);
   if (sharedBytes > limit)
     return kernel.emitOpError("needs ")
            << sharedBytes << " bytes of shared memory (" << offset
@@ -620,19 +646,16 @@ LogicalResult KernelLowering::allocateBuffers(OpBuilder &b) {
         return alloc.emitOpError("layout is not a digit structure: ") << why;
       buf.kind = Kind::Fragment;
       buf.layout = *layout;
-      buf.memref = memref::AllocaOp::create(
-          b, loc, MemRefType::get({layout->getNumRegs()}, type.getElementType()));
+      buf.memref = privateAlloca(b, {layout->getNumRegs()}, type.getElementType());
       result = alloc.getResult();
     } else if (auto alloc = dyn_cast<AllocLocalOp>(op)) {
       buf.kind = Kind::Local;
-      buf.memref = memref::AllocaOp::create(
-          b, loc, MemRefType::get(alloc.getType().getShape(),
-                                  alloc.getType().getElementType()));
+      buf.memref = privateAlloca(b, alloc.getType().getShape(),
+                                 alloc.getType().getElementType());
       result = alloc.getResult();
     } else if (auto alloc = dyn_cast<AllocVarOp>(op)) {
       buf.kind = Kind::Var;
-      buf.memref = memref::AllocaOp::create(
-          b, loc, MemRefType::get({}, alloc.getType().getElementType()));
+      buf.memref = privateAlloca(b, {}, alloc.getType().getElementType());
       result = alloc.getResult();
     } else {
       return WalkResult::advance();
@@ -1004,6 +1027,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
           AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
     return success();
+  if (amd && isa<WarpSpecializeOp, BarrierWaitOp, BarrierArriveOp>(op))
+    return op->emitError("warp specialization and transaction barriers are "
+                         "NVIDIA (sm_90a) features");
   if (auto ws = dyn_cast<WarpSpecializeOp>(op))
     return lowerWarpSpecialize(ws, b, map, ctx);
   if (auto wait = dyn_cast<GemmWaitOp>(op)) {
@@ -1109,8 +1135,12 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return lowerCumSum(o, b, map);
   if (auto o = dyn_cast<AtomicAddOp>(op))
     return lowerAtomicAdd(o, b, map, ctx);
-  if (auto o = dyn_cast<PrintOp>(op))
+  if (auto o = dyn_cast<PrintOp>(op)) {
+    if (amd)
+      return op->emitError("T.print is not supported on ROCm targets yet "
+                           "(device printf needs the ROCm device libraries)");
     return lowerPrint(o, b, map, ctx);
+  }
   if (isa<BarrierOp>(op)) {
     // Shared memory written by ordinary stores and read next by wgmma (the
     // async proxy) needs a proxy fence in the writers before the barrier.
@@ -1120,10 +1150,13 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return success();
   }
   if (isa<AsyncCommitOp>(op)) {
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    if (!amd) // AMD copies are synchronous: nothing to group
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
     return success();
   }
   if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+    if (amd)
+      return success();
     NVVM::CpAsyncWaitGroupOp::create(b, loc, wait.getPending());
     if (usesAsyncProxy)
       proxyFence(b); // cp.async writes through the generic proxy
@@ -1273,7 +1306,7 @@ void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
   int64_t vectors = total / v;
   int64_t rounds = (vectors + numThreads - 1) / numThreads;
   Type srcElem = src.buf.elementType, dstElem = dst.buf.elementType;
-  bool useAsync = async && srcElem == dstElem &&
+  bool useAsync = async && !amd && srcElem == dstElem &&
                   (v * elementBytes(srcElem) == 4 ||
                    v * elementBytes(srcElem) == 8 ||
                    v * elementBytes(srcElem) == 16);
@@ -1743,7 +1776,12 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
     barrier(b);
   if (a->kind != Kind::Shared || bb->kind != Kind::Shared)
     return op.emitOpError("gemm operands must be shared buffers or fragments");
-  if (op->hasAttr("wgmma")) {
+  if (op->hasAttr("mfma")) {
+    if (!amd)
+      return op.emitOpError("an MFMA gemm needs an AMD target");
+    if (failed(gemmMfma(op, b, *a, *bb, *c)))
+      return failure();
+  } else if (op->hasAttr("wgmma")) {
     if (failed(gemmWgmma(op, b, *a, *bb, *c)))
       return failure();
   } else if (op->hasAttr("warp_partition")) {
@@ -2145,6 +2183,94 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   return success();
 }
 
+/// A gemm on AMD matrix cores (MFMA 32x32x8, wave64): waves form a
+/// wm x wn grid (the `mfma` attribute), each owning (M / wm) x (N / wn) made
+/// of 32x32 blocks. Per K step of 8, lane l holds A[row0 + l % 32][k0 +
+/// 4 (l / 32) + i] and B[k0 + 4 (l / 32) + i][col0 + l % 32] (i < 4), and
+/// the block's 16 accumulators (column l % 32, rows 8 j + 4 (l / 32) + i) in
+/// register order 4 j + i, as layout inference laid them out.
+LogicalResult KernelLowering::gemmMfma(GemmOp op, OpBuilder &b,
+                                       const Buffer &a, const Buffer &bb,
+                                       const Buffer &c) {
+  auto grid = op->getAttrOfType<DenseI64ArrayAttr>("mfma");
+  int64_t wm = grid[0], wn = grid[1];
+  int64_t m = op.getM(), n = op.getN(), k = op.getK();
+  int64_t tm = m / wm, tn = n / wn, mTiles = tm / 32, nTiles = tn / 32;
+  Type elem = a.elementType, acc = c.elementType;
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  if (!(elem.isF16() || elem.isBF16()) || !acc.isF32())
+    return op.emitOpError("MFMA gemms support f16/bf16 inputs with an f32 "
+                          "accumulator, got ")
+           << elem << " -> " << acc;
+  Value wave = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 64));
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 64));
+  Value l32 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 32));
+  Value kq = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 32)),
+      cIdx(b, loc, 4));
+  Value rowBase = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, wave, cIdx(b, loc, wn)),
+      cIdx(b, loc, tm));
+  Value colBase = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, wave, cIdx(b, loc, wn)),
+      cIdx(b, loc, tn));
+  auto add = [&](Value x, Value y, int64_t cst) -> Value {
+    Value v = arith::AddIOp::create(b, loc, x, y);
+    return cst ? arith::AddIOp::create(b, loc, v, cIdx(b, loc, cst)).getResult()
+               : v;
+  };
+  // The intrinsics take bf16 as i16.
+  Type lanes = elem.isBF16() ? Type(b.getI16Type()) : elem;
+  auto operandType = VectorType::get({4}, lanes);
+  auto accType = VectorType::get({16}, acc);
+  if (op.getClearAccum())
+    for (int64_t r = 0; r < c.layout->getNumRegs(); ++r)
+      regStore(b, c, r, zeroOf(b, loc, acc));
+  auto operand = [&](const Buffer &buf, bool transposed, Value mn, Value kk) {
+    SmallVector<Value> elems;
+    for (int64_t i = 0; i < 4; ++i) {
+      Value ki = arith::AddIOp::create(b, loc, kk, cIdx(b, loc, i));
+      Value v = transposed ? loadElement(b, buf, {ki, mn})
+                           : loadElement(b, buf, {mn, ki});
+      if (elem.isBF16())
+        v = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
+      elems.push_back(v);
+    }
+    return vector::FromElementsOp::create(b, loc, operandType, elems);
+  };
+  Value zero32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  for (int64_t k0 = 0; k0 < k; k0 += 8) {
+    Value kk = add(kq, cIdx(b, loc, 0), k0);
+    SmallVector<Value> aOps, bOps;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      aOps.push_back(operand(a, ta, add(rowBase, l32, mt * 32), kk));
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      // B is K x N (row-major K) unless transposed (stored N x K).
+      bOps.push_back(operand(bb, !tb, add(colBase, l32, nt * 32), kk));
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        int64_t base = (mt * nTiles + nt) * 16;
+        SmallVector<Value> cs;
+        for (int64_t r = 0; r < 16; ++r)
+          cs.push_back(regLoad(b, c, base + r));
+        Value cv = vector::FromElementsOp::create(b, loc, accType, cs);
+        SmallVector<Value> args = {aOps[mt], bOps[nt], cv, zero32, zero32,
+                                   zero32};
+        Value d = elem.isF16()
+                      ? ROCDL::mfma_f32_32x32x8f16::create(b, loc, accType, args)
+                            .getResult()
+                      : ROCDL::mfma_f32_32x32x8bf16_1k::create(b, loc, accType,
+                                                               args)
+                            .getResult();
+        for (int64_t r = 0; r < 16; ++r)
+          regStore(b, c, base + r,
+                   vector::ExtractOp::create(b, loc, d, ArrayRef<int64_t>{r}));
+      }
+    }
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Warp specialization and TMA
 //===----------------------------------------------------------------------===//
@@ -2372,14 +2498,15 @@ Value absOf(OpBuilder &b, Location loc, ReduceKind kind, Value x) {
 }
 
 /// Shuffles a value of any 16/32/64-bit type (others through f32/i32).
-Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset) {
+Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset,
+                 int64_t warpSize) {
   Type type = v.getType();
   Value x = v;
   if (type.getIntOrFloatBitWidth() < 32)
     x = convertScalar(b, loc, v, isa<FloatType>(type) ? Type(b.getF32Type())
                                                       : Type(b.getI32Type()));
   Value off = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), warpSize);
   Value s = gpu::ShuffleOp::create(b, loc, x, off, width, gpu::ShuffleMode::XOR)
                 .getShuffleResult();
   return convertScalar(b, loc, s, type);
@@ -2463,24 +2590,25 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   for (const LayoutDigit &d : ls.getDigits()) {
     if (!d.onThread || d.dim != dim)
       continue;
-    if (d.stride < 32 && d.stride * d.size > 32 && llvm::isPowerOf2_64(d.size) &&
-        llvm::isPowerOf2_64(d.stride)) {
+    if (d.stride < warpSize && d.stride * d.size > warpSize &&
+        llvm::isPowerOf2_64(d.size) && llvm::isPowerOf2_64(d.stride)) {
       // A digit spanning lanes and warps: split it at the warp boundary.
-      int64_t lanes = 32 / d.stride;
+      int64_t lanes = warpSize / d.stride;
       laneDigits.push_back({d.dim, d.dimStride, lanes, true, d.stride});
-      warpDigits.push_back({d.dim, d.dimStride * lanes, d.size / lanes, true, 32});
+      warpDigits.push_back(
+          {d.dim, d.dimStride * lanes, d.size / lanes, true, warpSize});
       continue;
     }
-    (d.stride < 32 ? laneDigits : warpDigits).push_back(d);
+    (d.stride < warpSize ? laneDigits : warpDigits).push_back(d);
   }
   for (const LayoutDigit &d : laneDigits) {
     if (!llvm::isPowerOf2_64(d.size) || !llvm::isPowerOf2_64(d.stride) ||
-        d.stride * d.size > 32)
+        d.stride * d.size > warpSize)
       return op.emitOpError("cannot reduce across lanes of this layout (")
              << ls.describe() << ")";
     for (int64_t o = d.stride; o < d.stride * d.size; o *= 2)
       for (Value &p : partial)
-        p = reduceCombine(b, loc, kind, p, shuffleXor(b, loc, p, o));
+        p = reduceCombine(b, loc, kind, p, shuffleXor(b, loc, p, o, warpSize));
   }
   if (!warpDigits.empty()) {
     // scratch[w][e]: partial of output element e from warp-digit value w.
@@ -2552,8 +2680,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   // Convert the natural result to the destination's layout through scratch.
   Buffer tmp = *dst;
   tmp.layout = natural;
-  tmp.memref = memref::AllocaOp::create(
-      b, loc, MemRefType::get({nregs}, acc));
+  tmp.memref = privateAlloca(b, {nregs}, acc);
   for (int64_t r = 0; r < nregs; ++r)
     regStore(b, tmp, r, partial[r]);
   Side from{tmp, {}, dst->shape}, to{*dst, {}, dst->shape};
@@ -2564,7 +2691,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   if (!op.getClear()) {
     // Combine with the old values: convert those to the natural layout.
     Buffer old = tmp;
-    old.memref = memref::AllocaOp::create(b, loc, MemRefType::get({nregs}, acc));
+    old.memref = privateAlloca(b, {nregs}, acc);
     Side oldSide{old, from.offsets, dst->shape};
     copyThroughScratch(b, to, oldSide);
     for (int64_t r = 0; r < nregs; ++r)
@@ -2820,9 +2947,16 @@ LogicalResult KernelLowering::lowerPrint(PrintOp op, OpBuilder &b,
 
 /// math ops on f32 (f16/bf16 go through f32) become the PTX approximate
 /// instructions (ex2, lg2, rsqrt, sin, cos: relative error about 2^-22).
-struct MathToNVVMApprox : public RewritePattern {
-  MathToNVVMApprox(MLIRContext *ctx)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+/// Transcendental functions (f16/bf16/f32, computed in f32) on the GPU's
+/// special-function units: NVVM's approximate intrinsics, or AMDGPU's (and
+/// LLVM intrinsics the AMDGPU backend lowers natively; MLIR's ROCDL
+/// conversion would send the math dialect's versions to device-library
+/// calls, which this build cannot link).
+struct MathToGPUIntrinsics : public RewritePattern {
+  MathToGPUIntrinsics(MLIRContext *ctx, bool amd)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx), amd(amd) {}
+
+  bool amd;
 
   static Value call(PatternRewriter &r, Location loc, StringRef name, Value x) {
     return LLVM::CallIntrinsicOp::create(r, loc, r.getF32Type(),
@@ -2837,7 +2971,8 @@ struct MathToNVVMApprox : public RewritePattern {
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &r) const override {
     if (!isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
-             math::RsqrtOp, math::SinOp, math::CosOp, math::TanhOp>(op))
+             math::RsqrtOp, math::SinOp, math::CosOp, math::TanhOp>(op) &&
+        !(amd && isa<math::FloorOp, math::CeilOp>(op)))
       return failure();
     Type type = op->getResult(0).getType();
     auto ft = dyn_cast<FloatType>(type);
@@ -2847,28 +2982,34 @@ struct MathToNVVMApprox : public RewritePattern {
     Value x = op->getOperand(0);
     if (!type.isF32())
       x = arith::ExtFOp::create(r, loc, r.getF32Type(), x);
+    StringRef ex2 = amd ? "llvm.amdgcn.exp2.f32" : "llvm.nvvm.ex2.approx.f32";
+    StringRef lg2 = amd ? "llvm.amdgcn.log.f32" : "llvm.nvvm.lg2.approx.f";
     Value y;
     if (isa<math::ExpOp>(op))
-      y = call(r, loc, "llvm.nvvm.ex2.approx.f32",
+      y = call(r, loc, ex2,
                arith::MulFOp::create(r, loc, x, c(r, loc, 1.4426950408889634)));
     else if (isa<math::Exp2Op>(op))
-      y = call(r, loc, "llvm.nvvm.ex2.approx.f32", x);
+      y = call(r, loc, ex2, x);
     else if (isa<math::LogOp>(op))
-      y = arith::MulFOp::create(r, loc, call(r, loc, "llvm.nvvm.lg2.approx.f", x),
+      y = arith::MulFOp::create(r, loc, call(r, loc, lg2, x),
                                 c(r, loc, 0.6931471805599453));
     else if (isa<math::Log2Op>(op))
-      y = call(r, loc, "llvm.nvvm.lg2.approx.f", x);
+      y = call(r, loc, lg2, x);
     else if (isa<math::RsqrtOp>(op))
-      y = call(r, loc, "llvm.nvvm.rsqrt.approx.f", x);
+      y = call(r, loc, amd ? "llvm.amdgcn.rsq.f32" : "llvm.nvvm.rsqrt.approx.f", x);
     else if (isa<math::SinOp>(op))
-      y = call(r, loc, "llvm.nvvm.sin.approx.f", x);
+      y = call(r, loc, amd ? "llvm.sin.f32" : "llvm.nvvm.sin.approx.f", x);
     else if (isa<math::CosOp>(op))
-      y = call(r, loc, "llvm.nvvm.cos.approx.f", x);
+      y = call(r, loc, amd ? "llvm.cos.f32" : "llvm.nvvm.cos.approx.f", x);
+    else if (isa<math::FloorOp>(op))
+      y = call(r, loc, "llvm.floor.f32", x);
+    else if (isa<math::CeilOp>(op))
+      y = call(r, loc, "llvm.ceil.f32", x);
     else {
       // tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|); near zero the
       // series x (1 - x^2 / 3) is more accurate.
       Value ax = math::AbsFOp::create(r, loc, x);
-      Value e = call(r, loc, "llvm.nvvm.ex2.approx.f32",
+      Value e = call(r, loc, ex2,
                      arith::MulFOp::create(r, loc, ax,
                                            c(r, loc, -2.8853900817779268)));
       Value one = c(r, loc, 1.0);
@@ -2979,7 +3120,7 @@ LogicalResult KernelLowering::run() {
   gpu::ReturnOp::create(b, kernel.getLoc());
   {
     RewritePatternSet patterns(gpuFunc.getContext());
-    patterns.add<MathToNVVMApprox>(gpuFunc.getContext());
+    patterns.add<MathToGPUIntrinsics>(gpuFunc.getContext(), amd);
     if (failed(applyPatternsGreedily(gpuFunc, std::move(patterns))))
       return gpuFunc.emitOpError("math lowering did not converge");
     WalkResult f64 = gpuFunc.walk([&](Operation *op) {
@@ -2988,7 +3129,8 @@ LogicalResult KernelLowering::run() {
                math::SqrtOp, math::CopySignOp, math::FmaOp>(op)) {
         op->emitError("this math function on ")
             << op->getResult(0).getType()
-            << " is not supported on CUDA targets yet";
+            << " is not supported on " << (amd ? "ROCm" : "CUDA")
+            << " targets yet";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
@@ -3064,6 +3206,41 @@ struct ConvertTileToNVVMPass
         return signalPassFailure();
       }
       if (failed(KernelLowering(kernels[0], func, target).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+struct ConvertTileToROCDLPass
+    : public tile::impl::ConvertTileToROCDLBase<ConvertTileToROCDLPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    std::string text = "#rocdl.target<O = 3, chip = \"" + chip + "\">";
+    Attribute target = parseAttribute(text, ctx);
+    if (!target) {
+      module.emitError("invalid ROCDL target ") << text;
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      SmallVector<KernelOp> kernels;
+      func.walk([&](KernelOp k) { kernels.push_back(k); });
+      if (kernels.empty())
+        continue;
+      if (kernels.size() > 1) {
+        kernels[1].emitOpError("a tile program for ROCm targets may contain "
+                               "one T.Kernel");
+        return signalPassFailure();
+      }
+      if (kernels[0]->getParentOp() != func.getOperation()) {
+        kernels[0].emitOpError("must be at the top level of its function on "
+                               "ROCm targets");
+        return signalPassFailure();
+      }
+      if (failed(KernelLowering(kernels[0], func, target, /*amd=*/true).run()))
         return signalPassFailure();
     }
   }

@@ -169,9 +169,9 @@ static std::optional<int64_t> wgmmaSwizzle(Value operand) {
 
 class LayoutInference {
 public:
-  LayoutInference(KernelOp kernel, bool useMma, bool useWgmma)
+  LayoutInference(KernelOp kernel, bool useMma, bool useWgmma, bool useMfma)
       : kernel(kernel), threads(kernel.getNumThreads()), useMma(useMma),
-        useWgmma(useWgmma) {}
+        useWgmma(useWgmma), useMfma(useMfma) {}
 
   LogicalResult run();
 
@@ -190,7 +190,9 @@ private:
   int64_t threads;
   bool useMma;
   bool useWgmma;
+  bool useMfma;
   LogicalResult anchorWgmma(GemmOp gemm, bool &done);
+  LogicalResult anchorMfma(GemmOp gemm, bool &done);
   SmallVector<Value> fragments;
   llvm::MapVector<Value, TileLayout> layouts;
   DenseMap<Value, Operation *> origin;
@@ -318,7 +320,7 @@ LogicalResult LayoutInference::anchorGemms() {
     Type b = gemm.getB().getType().getElementType();
     Type acc = gemm.getC().getType().getElementType();
     bool done = false;
-    if (failed(anchorWgmma(gemm, done)))
+    if (failed(anchorWgmma(gemm, done)) || failed(anchorMfma(gemm, done)))
       return WalkResult::interrupt();
     if (done)
       return WalkResult::advance();
@@ -385,6 +387,38 @@ LogicalResult LayoutInference::anchorWgmma(GemmOp gemm, bool &done) {
   Builder builder(gemm.getContext());
   gemm->setAttr("wgmma", builder.getDenseI64ArrayAttr(
                              {groups->first, groups->second}));
+  done = true;
+  return setLayout(gemm.getC(), *layout, gemm);
+}
+
+/// Anchors `gemm` on AMD MFMA 32x32x8 (f16/bf16 into f32) when the target
+/// has it: waves of 64 threads split the tile like mma.sync's warps (the
+/// warp policy), in 32x32 blocks. Fragment operands go through the LDS in
+/// the lowering, like on NVIDIA.
+LogicalResult LayoutInference::anchorMfma(GemmOp gemm, bool &done) {
+  if (done || !useMfma || threads % 64)
+    return success();
+  Type a = gemm.getA().getType().getElementType();
+  Type b = gemm.getB().getType().getElementType();
+  Type acc = gemm.getC().getType().getElementType();
+  if (a != b || !(a.isF16() || a.isBF16()) || !acc.isF32() ||
+      gemm.getK() % 8)
+    return success();
+  int64_t waves = threads / 64;
+  std::optional<std::pair<int64_t, int64_t>> grid;
+  // choosePartition wants 16 x 8 warp tiles: ask for 32 x 32 by scaling.
+  if (gemm.getM() % 2 == 0 && gemm.getN() % 4 == 0)
+    grid = choosePartition(gemm.getM() / 2, gemm.getN() / 4, waves,
+                           gemm.getPolicy());
+  if (!grid || (gemm.getM() / grid->first) % 32 ||
+      (gemm.getN() / grid->second) % 32)
+    return success();
+  FailureOr<TileLayout> layout = TileLayout::mfmaAccumulator(
+      gemm.getM(), gemm.getN(), grid->first, grid->second);
+  if (failed(layout))
+    return success();
+  Builder builder(gemm.getContext());
+  gemm->setAttr("mfma", builder.getDenseI64ArrayAttr({grid->first, grid->second}));
   done = true;
   return setLayout(gemm.getC(), *layout, gemm);
 }
@@ -599,7 +633,7 @@ struct TileLayoutInferencePass
 
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](KernelOp kernel) {
-      if (failed(LayoutInference(kernel, mma, wgmma).run()))
+      if (failed(LayoutInference(kernel, mma, wgmma, mfma).run()))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

@@ -224,6 +224,29 @@ FailureOr<TileLayout> TileLayout::mmaAccumulator(int64_t m, int64_t n,
   return TileLayout({m, n}, 32 * warpsM * warpsN, d);
 }
 
+FailureOr<TileLayout> TileLayout::mfmaAccumulator(int64_t m, int64_t n,
+                                                  int64_t wm, int64_t wn) {
+  if (wm < 1 || wn < 1 || m % wm || n % wn)
+    return failure();
+  int64_t tm = m / wm, tn = n / wn;
+  if (tm % 32 || tn % 32)
+    return failure();
+  int64_t mTiles = tm / 32, nTiles = tn / 32;
+  SmallVector<LayoutDigit> d = {
+      // rows: i in registers, lane / 32, j in registers, 32-row blocks, waves
+      {0, 1, 4, false, 1},
+      {0, 4, 2, true, 32},
+      {0, 8, 4, false, 4},
+      {0, 32, mTiles, false, 16 * nTiles},
+      {0, tm, wm, true, 64 * wn},
+      // columns: lane % 32, 32-column blocks, waves
+      {1, 1, 32, true, 1},
+      {1, 32, nTiles, false, 16},
+      {1, tn, wn, true, 64},
+  };
+  return TileLayout({m, n}, 64 * wm * wn, d);
+}
+
 FailureOr<TileLayout> TileLayout::wgmmaAccumulator(int64_t m, int64_t n,
                                                    int64_t wgM, int64_t wgN) {
   if (wgM < 1 || wgN < 1 || m % wgM || n % wgN)

@@ -235,6 +235,17 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
             cubin, report = cuda.assemble(ptx, target.arch)
             extra = dict(launch, entry=entry, cubin=cubin, ptxas=report)
             return stages, ptx, extra
+        if target.kind == "rocm":
+            from . import cuda, rocm
+
+            stages.update(runner.run(module, rocm.rocm_stages(target)))
+            launch = cuda.extract_launch(module, func.params)
+            entry, llvm_ir = rocm.gpu_module_llvm_ir(module)
+            stages["llvm"] = llvm_ir
+            asm, obj = rocm.codegen(llvm_ir, target.arch)
+            code_object = rocm.link(obj)
+            extra = dict(launch, entry=entry, cubin=code_object)
+            return stages, asm, extra
     raise TileLangError(f"target {target} is not supported by this build yet")
 
 
@@ -272,6 +283,14 @@ def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], targe
                              shared_bytes=extra["shared_bytes"], ptx=source, stages=stages,
                              tensormaps=extra.get("tensormaps", ()))
         kernel.ptxas_info = extra.get("ptxas", "")
+        return kernel
+    if target.kind == "rocm":
+        from ..runtime.rocm import CompileOnly
+
+        exe = CompileOnly(func_name, str(target))
+        kernel = Kernel(func_name, params, out_idx, target, stages, source, exe, "rocm",
+                        entry=extra["entry"], block=extra["block"], grid=extra["grid"],
+                        shared_bytes=extra["shared_bytes"], cubin=extra["cubin"])
         return kernel
     raise TileLangError(f"target {target} is not supported by this build yet")
 
