@@ -568,8 +568,26 @@ void KernelLowering::setupBlockIndices(OpBuilder &b) {
   int64_t p = swizzle.getPanelSize();
   Value gx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   Value gy = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
-  Value major = rowOrder ? gy : gx, minor = rowOrder ? gx : gy;
   Value bx = blockIndices[0], by = blockIndices[1];
+  // In clusters, the panels are walked cluster by cluster: the blocks of a
+  // cluster keep consecutive indices along the cluster dimension and share
+  // the other index (multicast copies depend on it alone). Warp
+  // specialization clusters only along a grid dimension that the cluster
+  // size divides.
+  int64_t cx = clusterDims.size() > 0 ? clusterDims[0] : 1;
+  int64_t cy = clusterDims.size() > 1 ? clusterDims[1] : 1;
+  Value rankX, rankY;
+  if (cx > 1) {
+    rankX = arith::RemUIOp::create(b, loc, bx, cIdx(b, loc, cx));
+    bx = arith::DivUIOp::create(b, loc, bx, cIdx(b, loc, cx));
+    gx = arith::DivUIOp::create(b, loc, gx, cIdx(b, loc, cx));
+  }
+  if (cy > 1) {
+    rankY = arith::RemUIOp::create(b, loc, by, cIdx(b, loc, cy));
+    by = arith::DivUIOp::create(b, loc, by, cIdx(b, loc, cy));
+    gy = arith::DivUIOp::create(b, loc, gy, cIdx(b, loc, cy));
+  }
+  Value major = rowOrder ? gy : gx, minor = rowOrder ? gx : gy;
   Value linear = rowOrder ? arith::AddIOp::create(
                                 b, loc, bx, arith::MulIOp::create(b, loc, by, gx))
                           : arith::AddIOp::create(
@@ -583,8 +601,16 @@ void KernelLowering::setupBlockIndices(OpBuilder &b) {
   Value majorIdx = arith::AddIOp::create(
       b, loc, first, arith::RemUIOp::create(b, loc, within, height));
   Value minorIdx = arith::DivUIOp::create(b, loc, within, height);
-  blockIndices[0] = rowOrder ? minorIdx : majorIdx;
-  blockIndices[1] = rowOrder ? majorIdx : minorIdx;
+  Value newX = rowOrder ? minorIdx : majorIdx;
+  Value newY = rowOrder ? majorIdx : minorIdx;
+  if (cx > 1)
+    newX = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, newX, cIdx(b, loc, cx)), rankX);
+  if (cy > 1)
+    newY = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, newY, cIdx(b, loc, cy)), rankY);
+  blockIndices[0] = newX;
+  blockIndices[1] = newY;
 }
 
 LogicalResult KernelLowering::allocateBuffers(OpBuilder &b) {

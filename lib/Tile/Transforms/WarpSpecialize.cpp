@@ -177,13 +177,10 @@ int64_t Specializer::boxesOf(CopyOp copy) {
 /// depend on: those copies are the same for every block of the cluster and
 /// are multicast, each block issuing its share of the boxes. The grid
 /// extent must be a constant multiple of the cluster size (no padding
-/// blocks), and the block order must not be remapped (use_swizzle).
+/// blocks). A block-order remap (use_swizzle) is lowered cluster by
+/// cluster, which keeps the members of a cluster together.
 void Specializer::chooseCluster() {
   if (clusterSize < 2)
-    return;
-  bool remapped = false;
-  kernel.walk([&](UseSwizzleOp op) { remapped |= op.getEnable(); });
-  if (remapped)
     return;
   int64_t bestBytes = 0;
   Block &kbody = kernel.getBody().front();
