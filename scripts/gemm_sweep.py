@@ -53,19 +53,20 @@ def swizzled(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128, poli
 
 B256 = dict(block_M=128, block_N=256, block_K=64, threads=256)
 # (label, program factory, config, pass_configs)
+NP = {"tl.persistent_sms": 0}  # not persistent
 VARIANTS = [
-    ("128x256 s3 c2", gemm.matmul, dict(B256, num_stages=3), {}),
-    ("128x256 s4 c2", gemm.matmul, dict(B256, num_stages=4), {}),
-    ("128x256 s3 c2 swz8", swizzled, dict(B256, num_stages=3, panel=8), {}),
-    ("128x256 s4 c2 swz8", swizzled, dict(B256, num_stages=4, panel=8), {}),
-    ("128x256 s4 c2 swz4", swizzled, dict(B256, num_stages=4, panel=4), {}),
-    ("128x256 s4 c2 swz16", swizzled, dict(B256, num_stages=4, panel=16), {}),
-    ("128x256 s4 c1 swz8", swizzled, dict(B256, num_stages=4, panel=8), {"tl.cluster_size": 1}),
-    ("256x128 s4 c2 swz8 FullRow", swizzled,
+    ("128x256 s4 c2", gemm.matmul, dict(B256, num_stages=4), NP),
+    ("128x256 s4 c2 swz8", swizzled, dict(B256, num_stages=4, panel=8), NP),
+    ("128x256 s4 c2 persistent", gemm.matmul, dict(B256, num_stages=4), {}),
+    ("128x256 s4 c2 swz8 persistent", swizzled, dict(B256, num_stages=4, panel=8), {}),
+    ("128x256 s3 c2 swz8 persistent", swizzled, dict(B256, num_stages=3, panel=8), {}),
+    ("128x256 s4 c1 swz8 persistent", swizzled, dict(B256, num_stages=4, panel=8),
+     {"tl.cluster_size": 1}),
+    ("128x256 s4 c2 swz4 persistent", swizzled, dict(B256, num_stages=4, panel=4), {}),
+    ("128x256 s4 c2 swz16 persistent", swizzled, dict(B256, num_stages=4, panel=16), {}),
+    ("256x128 s4 c2 swz8 FullRow persistent", swizzled,
      dict(block_M=256, block_N=128, block_K=64, threads=256, num_stages=4, policy=FullRow,
           panel=8), {}),
-    ("256x128 s4 c2 FullRow", gemm.matmul,
-     dict(block_M=256, block_N=128, block_K=64, threads=256, num_stages=4, policy=FullRow), {}),
 ]
 
 

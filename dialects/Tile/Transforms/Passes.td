@@ -113,6 +113,15 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
     the boxes into every block of the cluster), and consumers release slots
     in every block of the cluster (`empty` expects their arrivals too).
 
+    With `persistent-sms = P > 0`, a kernel with a constant grid of more
+    than P tiles (at most two grid dimensions, loop bounds independent of the
+    block indices) becomes persistent: the grid shrinks to P blocks (a
+    multiple of the cluster size), and both regions loop over the tiles
+    `cluster, cluster + P / n, ...` of the cluster grid, in the order of the
+    kernel's `tile.use_swizzle` (which is then consumed) or row-major. The
+    ring's iteration count runs on across tiles, so the producer fills the
+    next tile's slots while the consumer finishes a tile (its epilogue).
+
     Loops that do not qualify are left to `tile-pipeline`. Runs before
     layout inference, which sees the consumer's threads as the kernel's.
 
@@ -138,7 +147,10 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
   }];
   let options = [
     Option<"clusterSize", "cluster-size", "int64_t", /*default=*/"2",
-           "Blocks per cluster sharing multicast copies (1: no clusters)">
+           "Blocks per cluster sharing multicast copies (1: no clusters)">,
+    Option<"persistentSms", "persistent-sms", "int64_t", /*default=*/"0",
+           "Persistent kernels of this many blocks when the grid has more "
+           "tiles (0: never)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -70,7 +70,14 @@ private:
   bool recomputable(Value v);
   bool dependsOn(Value v, Value arg);
   void chooseCluster();
+  void choosePersistent();
   int64_t boxesOf(CopyOp copy);
+  struct TileLoop {
+    scf::ForOp forOp;
+    SmallVector<Value> coords; // the block indices of the tile
+    Value iteration;           // which tile of this block (0, 1, ...)
+  };
+  TileLoop buildTileLoop(OpBuilder &b, Location loc);
   Value cloneForProducer(OpBuilder &b, Value v, IRMapping &map);
 
   KernelOp kernel;
@@ -85,8 +92,15 @@ private:
   int64_t clusterDim = -1;
   llvm::SmallDenseSet<Operation *> multicast;
 
+  // Persistent: `numClusters` clusters of `clusterSize` blocks (one block
+  // each without clusters) walk the tiles of the constant `grid`.
+  bool persistent = false;
+  SmallVector<int64_t> grid;
+  int64_t numClusters = 0, clusterTiles = 0;
+
 public:
   int64_t clusterSize = 1;
+  int64_t persistentSms = 0;
 };
 
 /// A copy TMA can do: from a kernel argument (a global tensor of the
@@ -299,7 +313,98 @@ LogicalResult Specializer::analyze() {
   }
   overlap &= anyGemm;
   chooseCluster();
+  choosePersistent();
   return success();
+}
+
+/// A persistent kernel when the constant grid has more tiles than blocks
+/// fit (`persistentSms`) and the loop runs the same number of iterations
+/// for every tile (the ring's count runs on from tile to tile).
+void Specializer::choosePersistent() {
+  if (persistentSms <= 0)
+    return;
+  OperandRange extents = kernel.getGrid();
+  if (extents.empty() || extents.size() > 2)
+    return;
+  grid.clear();
+  int64_t tiles = 1;
+  for (Value e : extents) {
+    std::optional<int64_t> n = getConstantIntValue(e);
+    if (!n || *n < 1)
+      return;
+    grid.push_back(*n);
+    tiles *= *n;
+  }
+  int64_t blocks = clusterDim >= 0 ? clusterSize : 1;
+  if (tiles <= persistentSms || persistentSms < blocks)
+    return;
+  Block &kbody = kernel.getBody().front();
+  for (Value bound : {loop.getLower(), loop.getUpper(), loop.getStep()})
+    for (BlockArgument arg : kbody.getArguments())
+      if (dependsOn(bound, arg))
+        return;
+  int64_t swizzles = 0;
+  kernel.walk([&](UseSwizzleOp) { ++swizzles; });
+  if (swizzles > 1)
+    return;
+  clusterTiles = tiles / blocks;
+  numClusters = std::min(persistentSms / blocks, clusterTiles);
+  persistent = true;
+}
+
+/// `for t = cluster; t < clusterTiles; t += numClusters`, with the block
+/// indices of tile `t` (in the use_swizzle panel order, else row-major, over
+/// the grid of clusters; the cluster dimension adds the block's rank).
+Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t blocks = clusterDim >= 0 ? clusterSize : 1;
+  Value pid = kernel.getBody().front().getArgument(0);
+  Value cluster = pid, rank;
+  if (blocks > 1) {
+    cluster = arith::DivUIOp::create(b, loc, pid, c(blocks));
+    rank = arith::RemUIOp::create(b, loc, pid, c(blocks));
+  }
+  TileLoop tl;
+  tl.forOp = scf::ForOp::create(b, loc, cluster, c(clusterTiles), c(numClusters));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tl.forOp.getBody());
+  Value t = tl.forOp.getInductionVar();
+  tl.iteration = arith::DivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, t, cluster), c(numClusters));
+  SmallVector<int64_t> cg = grid;
+  if (clusterDim >= 0)
+    cg[clusterDim] /= blocks;
+  if (cg.size() == 1) {
+    tl.coords.push_back(t);
+  } else {
+    UseSwizzleOp swizzle;
+    kernel.walk([&](UseSwizzleOp op) { swizzle = op; });
+    if (swizzle && swizzle.getEnable()) {
+      bool rowOrder = swizzle.getOrder() == RasterOrder::row;
+      int64_t p = swizzle.getPanelSize();
+      int64_t major = rowOrder ? cg[1] : cg[0], minor = rowOrder ? cg[0] : cg[1];
+      Value panel = arith::DivUIOp::create(b, loc, t, c(minor * p));
+      Value within = arith::RemUIOp::create(b, loc, t, c(minor * p));
+      Value first = arith::MulIOp::create(b, loc, panel, c(p));
+      Value height = arith::MinUIOp::create(
+          b, loc, c(p), arith::SubIOp::create(b, loc, c(major), first));
+      Value majorIdx = arith::AddIOp::create(
+          b, loc, first, arith::RemUIOp::create(b, loc, within, height));
+      Value minorIdx = arith::DivUIOp::create(b, loc, within, height);
+      tl.coords.push_back(rowOrder ? minorIdx : majorIdx);
+      tl.coords.push_back(rowOrder ? majorIdx : minorIdx);
+    } else {
+      tl.coords.push_back(arith::RemUIOp::create(b, loc, t, c(cg[0])));
+      tl.coords.push_back(arith::DivUIOp::create(b, loc, t, c(cg[0])));
+    }
+  }
+  if (clusterDim >= 0)
+    tl.coords[clusterDim] = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, tl.coords[clusterDim], c(blocks)),
+        rank);
+  return tl;
 }
 
 void Specializer::run() {
@@ -351,7 +456,8 @@ void Specializer::run() {
   DenseI64ArrayAttr clusterAttr;
   if (clusterDim >= 0) {
     SmallVector<int64_t> dims(3, 1);
-    dims[clusterDim] = clusterSize;
+    // A persistent grid is one row of clusters.
+    dims[persistent ? 0 : clusterDim] = clusterSize;
     clusterAttr = b.getDenseI64ArrayAttr(dims);
   }
   auto ws = WarpSpecializeOp::create(b, loc, b.getI64IntegerAttr(128),
@@ -372,11 +478,46 @@ void Specializer::run() {
   for (Operation *op : moved)
     op->moveBefore(consumer->getTerminator());
 
-  // The slot and the parities of iteration `iv`.
-  auto slotAndParity = [&](OpBuilder &ib, Value iv) {
-    Value lower = loop.getLower(), step = loop.getStep();
+  // Persistent: both regions loop over the block's tiles; the consumer's
+  // statements move into its loop and read the tile's block indices.
+  IRMapping pmap;
+  TileLoop pTiles, cTiles;
+  if (persistent) {
+    pb.setInsertionPoint(producer->getTerminator());
+    pTiles = buildTileLoop(pb, loc);
+    for (auto [d, v] : llvm::enumerate(pTiles.coords))
+      pmap.map(kbody.getArgument(d), v);
+    cb.setInsertionPointToStart(consumer);
+    cTiles = buildTileLoop(cb, loc);
+    for (Operation *op : moved)
+      op->moveBefore(cTiles.forOp.getBody()->getTerminator());
+    for (auto [d, v] : llvm::enumerate(cTiles.coords)) {
+      // The producer recomputes offsets from the consumer's statements.
+      pmap.map(v, pTiles.coords[d]);
+      kbody.getArgument(d).replaceUsesWithIf(v, [&](OpOperand &use) {
+        return llvm::any_of(moved, [&](Operation *m) {
+          return m->isAncestor(use.getOwner());
+        });
+      });
+    }
+  }
+  // The loop's trip count (persistent kernels only: the same for all tiles).
+  auto tripCount = [&](OpBuilder &ib, Value lower, Value upper, Value step) {
+    Value span = arith::SubIOp::create(ib, loc, upper, lower);
+    Value up = arith::SubIOp::create(
+        ib, loc, arith::AddIOp::create(ib, loc, span, step),
+        arith::ConstantIndexOp::create(ib, loc, 1));
+    return arith::DivUIOp::create(ib, loc, up, step).getResult();
+  };
+
+  // The slot and the parities of iteration `iv` (counted from `base`, the
+  // iterations of the block's earlier tiles, when there is one).
+  auto slotAndParity = [&](OpBuilder &ib, Value iv, Value lower, Value step,
+                           Value base) {
     Value i = arith::DivUIOp::create(
         ib, loc, arith::SubIOp::create(ib, loc, iv, lower), step);
+    if (base)
+      i = arith::AddIOp::create(ib, loc, i, base);
     Value s = arith::ConstantIndexOp::create(ib, loc, stages);
     Value slot = arith::RemUIOp::create(ib, loc, i, s);
     Value round = arith::DivUIOp::create(ib, loc, i, s);
@@ -403,15 +544,20 @@ void Specializer::run() {
 
   // Producer: the copies alone.
   {
-    pb.setInsertionPoint(producer->getTerminator());
-    IRMapping pmap;
+    pb.setInsertionPoint(persistent ? pTiles.forOp.getBody()->getTerminator()
+                                    : producer->getTerminator());
     Value lower = cloneForProducer(pb, loop.getLower(), pmap);
     Value upper = cloneForProducer(pb, loop.getUpper(), pmap);
     Value step = cloneForProducer(pb, loop.getStep(), pmap);
+    Value base;
+    if (persistent)
+      base = arith::MulIOp::create(pb, loc, pTiles.iteration,
+                                   tripCount(pb, lower, upper, step));
     auto forOp = scf::ForOp::create(pb, loc, lower, upper, step);
     OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
     pmap.map(loop.getInductionVar(), forOp.getInductionVar());
-    auto [slot, parity] = slotAndParity(fb, forOp.getInductionVar());
+    auto [slot, parity] =
+        slotAndParity(fb, forOp.getInductionVar(), lower, step, base);
     Value flipped = arith::XOrIOp::create(
         fb, loc, parity, arith::ConstantIndexOp::create(fb, loc, 1));
     BarrierWaitOp::create(fb, loc, empty, slot, flipped);
@@ -434,12 +580,18 @@ void Specializer::run() {
   // Consumer: the loop without the copies, between the barriers.
   {
     OpBuilder lb(loop);
+    Value trips, base;
+    if (persistent) {
+      trips = tripCount(lb, loop.getLower(), loop.getUpper(), loop.getStep());
+      base = arith::MulIOp::create(lb, loc, cTiles.iteration, trips);
+    }
     auto forOp = scf::ForOp::create(lb, loc, loop.getLower(), loop.getUpper(),
                                     loop.getStep());
     OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
     IRMapping cmap;
     cmap.map(loop.getInductionVar(), forOp.getInductionVar());
-    auto [slot, parity] = slotAndParity(fb, forOp.getInductionVar());
+    auto [slot, parity] = slotAndParity(fb, forOp.getInductionVar(),
+                                        loop.getLower(), loop.getStep(), base);
     BarrierWaitOp::create(fb, loc, full, slot, parity);
     for (auto &[old, ring] : slotted)
       cmap.map(old, slotView(fb, old, slot));
@@ -472,6 +624,22 @@ void Specializer::run() {
                               blocks > 1 ? ib.getUnitAttr() : UnitAttr());
       OpBuilder after(forOp->getBlock(), std::next(forOp->getIterator()));
       GemmWaitOp::create(after, loc, after.getI64IntegerAttr(0));
+      if (persistent) {
+        // The tile's last slot is free once its gemms are done: the
+        // producer refills it for a later tile.
+        Value any = arith::CmpIOp::create(
+            after, loc, arith::CmpIPredicate::ugt, trips,
+            arith::ConstantIndexOp::create(after, loc, 0));
+        auto lastIf = scf::IfOp::create(after, loc, any, false);
+        OpBuilder ib = OpBuilder::atBlockTerminator(lastIf.thenBlock());
+        Value last = arith::SubIOp::create(
+            ib, loc, arith::AddIOp::create(ib, loc, base, trips),
+            arith::ConstantIndexOp::create(ib, loc, 1));
+        Value lastSlot = arith::RemUIOp::create(
+            ib, loc, last, arith::ConstantIndexOp::create(ib, loc, stages));
+        BarrierArriveOp::create(ib, loc, empty, lastSlot, IntegerAttr(),
+                                blocks > 1 ? ib.getUnitAttr() : UnitAttr());
+      }
     } else {
       BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(),
                               blocks > 1 ? fb.getUnitAttr() : UnitAttr());
@@ -480,6 +648,18 @@ void Specializer::run() {
   }
   for (Value buf : buffers)
     buf.getDefiningOp()->erase();
+  if (persistent) {
+    // One row of clusters; the tile loops did the block order.
+    OpBuilder gb(kernel);
+    kernel->setOperand(0, arith::ConstantIndexOp::create(
+                              gb, loc, numClusters * blocks));
+    for (unsigned d = 1; d < kernel.getGrid().size(); ++d)
+      kernel->setOperand(d, arith::ConstantIndexOp::create(gb, loc, 1));
+    SmallVector<UseSwizzleOp> swizzles;
+    kernel.walk([&](UseSwizzleOp op) { swizzles.push_back(op); });
+    for (UseSwizzleOp op : swizzles)
+      op.erase();
+  }
 }
 
 struct TileWarpSpecializePass
@@ -498,6 +678,7 @@ struct TileWarpSpecializePass
     for (auto [kernel, loop] : todo) {
       Specializer s(kernel, loop);
       s.clusterSize = clusterSize;
+      s.persistentSms = persistentSms;
       if (succeeded(s.analyze()))
         s.run();
     }

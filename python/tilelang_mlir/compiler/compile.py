@@ -92,6 +92,9 @@ KNOWN_PASS_CONFIGS = {
                                    "producer warpgroup (tile-warp-specialize)",
     "tl.cluster_size": "sm_90a: blocks per cluster sharing multicast TMA copies (default 2; "
                        "1 turns clusters off)",
+    "tl.persistent_sms": "sm_90a, warp-specialized kernels: a constant grid of more tiles than "
+                         "this runs as a persistent kernel of this many blocks (default 132, "
+                         "the H100/H200 multiprocessors; 0 turns it off)",
 }
 
 
@@ -109,6 +112,9 @@ def _check_pass_configs(pass_configs: dict) -> None:
     size = pass_configs.get("tl.cluster_size", 2)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 8:
         raise ValueError(f"pass config 'tl.cluster_size' must be an int from 1 to 8, got {size!r}")
+    sms = pass_configs.get("tl.persistent_sms", 0)
+    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 0:
+        raise ValueError(f"pass config 'tl.persistent_sms' must be an int >= 0, got {sms!r}")
 
 
 def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:

@@ -29,6 +29,11 @@ def ptx_features(target: Target) -> str:
     return "+ptx80"
 
 
+# Blocks of a persistent sm_90a kernel: the multiprocessors of an H100 SXM or
+# H200 (132). A grid with more tiles than this loops over them.
+PERSISTENT_SMS = 132
+
+
 def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     chip = target.arch
     pass_configs = pass_configs or {}
@@ -38,7 +43,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     specialize = wgmma and not pass_configs.get("tl.disable_warp_specialized", False)
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     cluster = int(pass_configs.get("tl.cluster_size", 2))
-    pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster}}})"]
+    persistent = int(pass_configs.get("tl.persistent_sms", PERSISTENT_SMS))
+    pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
+                 f"persistent-sms={persistent}}})"]
                 if specialize else []) + [
         "func.func(tile-pipeline)", "canonicalize", "cse"]
     return [
