@@ -134,7 +134,13 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
     - reductions combine each thread's registers, then lanes with
       `gpu.shuffle xor`, then warps through shared memory; `tile.print`
       becomes `gpu.printf` from one thread; `tile.use_swizzle` remaps block
-      indices in panels.
+      indices in panels;
+    - in the consumer of a `tile.warp_specialize`, a copy of a whole 2-d
+      fragment to a kernel argument (the epilogue) goes through a dedicated
+      128-byte-swizzled shared staging buffer and TMA stores, one per
+      panel, issued by one thread and left in flight: the next epilogue
+      waits for them to have read the buffer (`tma-store`, when the buffer
+      fits in shared memory).
 
     ```mlir
     // Before
@@ -156,7 +162,11 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "The NVIDIA architecture (sm_80, sm_90a, ...)">,
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
-           "PTX features of the target">
+           "PTX features of the target">,
+    Option<"tmaStore", "tma-store", "bool", /*default=*/"true",
+           "Warp-specialized kernels: write whole accumulator tiles to "
+           "global memory through shared memory and TMA stores when the "
+           "staging buffer fits">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -219,10 +219,10 @@ struct Context {
 class KernelLowering {
 public:
   KernelLowering(KernelOp kernel, func::FuncOp func, Attribute target,
-                 bool amd = false)
+                 bool amd = false, bool tmaStore = false)
       : kernel(kernel), func(func), target(target), loc(kernel.getLoc()),
         numThreads(kernel.getNumThreads()), amd(amd),
-        warpSize(amd ? 64 : 32) {}
+        warpSize(amd ? 64 : 32), tmaStore(tmaStore) {}
 
   LogicalResult run();
 
@@ -317,6 +317,8 @@ private:
                             NVVM::BarrierReductionAttr(), Value());
   }
   LogicalResult collectTensorMaps();
+  void chooseTmaStores();
+  LogicalResult lowerTmaStore(CopyOp op, OpBuilder &b, IRMapping &map);
   Value sharedPtr(OpBuilder &b, Value memref, Value byteOffset);
   Value barrierPtr(OpBuilder &b, Value barriers, Value index, IRMapping &map);
   Value isRoleLeader(OpBuilder &b);
@@ -373,6 +375,11 @@ private:
   // barrier 0 is the whole block).
   int64_t producerThreads = 0;
   SmallVector<int64_t> clusterDims; // blocks per cluster (empty: none)
+  // Epilogue copies that go through the staging buffer and TMA stores
+  // (see chooseTmaStores), the staging buffer's size and place.
+  bool tmaStore = false;
+  llvm::SmallDenseSet<Operation *> tmaStores;
+  int64_t stagingBytes = 0, stagingOffset = 0;
   int64_t clusterBlocks() const {
     int64_t n = 1;
     for (int64_t d : clusterDims)
@@ -472,6 +479,12 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
   });
   if (result.wasInterrupted())
     return failure();
+  if (!tmaStores.empty()) {
+    offset = llvm::alignTo(offset, 1024);
+    stagingOffset = offset;
+    offset += stagingBytes;
+    alignBase = true;
+  }
   kernel.walk([&](Operation *op) {
     scratchBytes = std::max(scratchBytes, scratchNeed(op, numThreads));
   });
@@ -1645,6 +1658,8 @@ void KernelLowering::copyThroughScratch(OpBuilder &b, const Side &src,
 
 LogicalResult KernelLowering::lowerCopy(CopyOp op, OpBuilder &b,
                                         IRMapping &map) {
+  if (tmaStores.contains(op))
+    return lowerTmaStore(op, b, map);
   FailureOr<Side> src = sideOf(op.getSrc(), op.getSrcOffsets(),
                                op.getSrcSizes(), b, map);
   FailureOr<Side> dst = sideOf(op.getDst(), op.getDstOffsets(),
@@ -2348,7 +2363,159 @@ LogicalResult KernelLowering::collectTensorMaps() {
     copyTensorMap[copy] = it - tensorMaps.begin();
     return WalkResult::advance();
   });
-  return failure(result.wasInterrupted());
+  if (result.wasInterrupted())
+    return failure();
+  // Epilogue stores: boxes of one panel of the staging buffer.
+  kernel.walk([&](CopyOp copy) {
+    if (!tmaStores.contains(copy))
+      return;
+    auto arg = cast<BlockArgument>(copy.getDst());
+    auto type = cast<MemRefType>(copy.getDst().getType());
+    int64_t eb = elementBytes(type.getElementType());
+    SmallVector<int64_t> box(copy.getDstSizes());
+    box.back() = 128 / eb;
+    TensorMap m{arg.getArgNumber(), box, 128};
+    auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
+      return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
+    });
+    if (it == tensorMaps.end()) {
+      tensorMaps.push_back(m);
+      it = std::prev(tensorMaps.end());
+    }
+    copyTensorMap[copy] = it - tensorMaps.begin();
+  });
+  return success();
+}
+
+/// Epilogues through TMA stores: in the consumer of a warp-specialized
+/// kernel, a copy of a whole 2-d fragment to a kernel argument (16-byte
+/// rows, 2- or 4-byte elements, at most 256 rows, whole 128-byte panels)
+/// when a staging buffer of the fragment's size in the output type fits in
+/// shared memory beside everything else.
+void KernelLowering::chooseTmaStores() {
+  if (amd || !tmaStore)
+    return;
+  WarpSpecializeOp ws;
+  kernel.walk([&](WarpSpecializeOp w) { ws = w; });
+  if (!ws)
+    return;
+  int64_t need = 0;
+  SmallVector<Operation *> found;
+  ws.getConsumer().walk([&](CopyOp copy) {
+    auto frag = copy.getSrc().getDefiningOp<AllocFragmentOp>();
+    auto arg = dyn_cast<BlockArgument>(copy.getDst());
+    if (!frag || !arg || arg.getOwner()->getParentOp() != func.getOperation())
+      return;
+    MemRefType src = frag.getType();
+    auto dst = cast<MemRefType>(copy.getDst().getType());
+    if (src.getRank() != 2 || dst.getRank() != 2 ||
+        !dst.getLayout().isIdentity())
+      return;
+    if (ArrayRef<int64_t>(copy.getSrcSizes()) != src.getShape() ||
+        ArrayRef<int64_t>(copy.getDstSizes()) != src.getShape())
+      return;
+    for (Value o : copy.getSrcOffsets())
+      if (!matchPattern(o, m_Zero()))
+        return;
+    int64_t eb = elementBytes(dst.getElementType());
+    if ((eb != 2 && eb != 4) || ShapedType::isDynamic(dst.getDimSize(1)) ||
+        (dst.getDimSize(1) * eb) % 16)
+      return;
+    int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
+    if (rows > 256 || cols % (128 / eb))
+      return;
+    need = std::max(need, rows * cols * eb);
+    found.push_back(copy);
+  });
+  if (found.empty())
+    return;
+  // The footprint planSharedMemory will give, with the staging buffer.
+  int64_t offset = 0, scratch = 0;
+  kernel.walk([&](AllocBarrierOp a) {
+    offset += a.getType().getNumElements() * 8;
+  });
+  kernel.walk([&](AllocSharedOp a) {
+    MemRefType type = a.getType();
+    bool swizzled = a.getSwizzleAttr() && a.getSwizzleAttr().getBytes() > 0;
+    offset = llvm::alignTo(offset, swizzled ? 1024 : 128) +
+             type.getNumElements() * elementBytes(type.getElementType());
+  });
+  kernel.walk([&](Operation *op) {
+    scratch = std::max(scratch, scratchNeed(op, numThreads));
+  });
+  int64_t total = llvm::alignTo(llvm::alignTo(offset, 1024) + need, 128) +
+                  scratch + 1024;
+  if (total > maxSharedBytesPerBlock(
+                  cast<NVVM::NVVMTargetAttr>(target).getChip()))
+    return;
+  tmaStores.insert(found.begin(), found.end());
+  stagingBytes = need;
+}
+
+/// The epilogue copy of a fragment through the staging buffer: once the
+/// previous TMA stores have read the buffer, the role's threads write the
+/// fragment into it (128-byte swizzle, panels), fence it for the async
+/// proxy, and one thread issues a TMA store per panel and commits them as
+/// one bulk group, left in flight.
+LogicalResult KernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
+                                            IRMapping &map) {
+  FailureOr<Side> src =
+      sideOf(op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), b, map);
+  if (failed(src))
+    return failure();
+  MLIRContext *ctx = b.getContext();
+  Type et = cast<MemRefType>(op.getDst().getType()).getElementType();
+  int64_t eb = elementBytes(et);
+  int64_t rows = src->buf.shape[0], cols = src->buf.shape[1];
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Buffer staging;
+  staging.kind = Kind::Shared;
+  staging.memref = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({rows * cols}, et, MemRefLayoutAttrInterface(), workgroup),
+      smem, smemAt(b, stagingOffset), ValueRange{});
+  staging.shape = {rows, cols};
+  staging.elementType = et;
+  staging.allocShape = {rows, cols};
+  staging.viewOffsets.assign(2, Value());
+  staging.viewDims = {0, 1};
+  staging.swizzle = 128;
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                         gb.getUnitAttr());
+  });
+  barrier(b);
+  Side dst{staging, {cIdx(b, loc, 0), cIdx(b, loc, 0)}, {rows, cols}};
+  copyFragmentMemory(b, *src, dst, /*toMemory=*/true);
+  proxyFence(b);
+  barrier(b);
+  unsigned mapIndex = copyTensorMap.lookup(op);
+  Value desc = gpuFunc.getArgument(mapIndex);
+  int64_t width = tensorMaps[mapIndex].box.back();
+  Value row = map.lookupOrDefault(op.getDstOffsets()[0]);
+  Value col = map.lookupOrDefault(op.getDstOffsets()[1]);
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+    for (int64_t c0 = 0; c0 < cols; c0 += width) {
+      Value c = c0 ? arith::AddIOp::create(gb, loc, col, cIdx(gb, loc, c0))
+                         .getResult()
+                   : col;
+      SmallVector<Value> coords = {
+          arith::IndexCastOp::create(gb, loc, gb.getI32Type(), c),
+          arith::IndexCastOp::create(gb, loc, gb.getI32Type(), row)};
+      Value elems = emitSharedOffset(
+          gb, loc, staging.allocShape,
+          {cIdx(gb, loc, 0), cIdx(gb, loc, c0)}, eb, 128,
+          /*applySwizzle=*/false);
+      Value ptr = sharedPtr(
+          gb, staging.memref,
+          arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          gb, loc, desc, ptr, coords, Value(),
+          NVVM::TMAStoreModeAttr::get(ctx, NVVM::TMAStoreMode::TILE), Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(gb, loc);
+  });
+  return success();
 }
 
 /// A copy through a barrier: the role's first thread issues one TMA load
@@ -2472,6 +2639,12 @@ LogicalResult KernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
     roleBarrier = 1;
     if (failed(lowerBlock(op.getConsumer().front(), cb, map, ctx)))
       status = failure();
+    // Shared memory must outlive the TMA stores reading it.
+    if (!tmaStores.empty())
+      guarded(cb, loc, isRoleLeader(cb), [&](OpBuilder &gb) {
+        NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                             UnitAttr());
+      });
   }
   roleBase = savedBase;
   roleThreads = savedThreads;
@@ -3076,6 +3249,7 @@ LogicalResult KernelLowering::run() {
       usesAsyncProxy = true;
   });
   roleThreads = numThreads;
+  chooseTmaStores();
   if (failed(collectTensorMaps()) || failed(outline()))
     return failure();
   Block &entry = gpuFunc.getBody().front();
@@ -3231,7 +3405,9 @@ struct ConvertTileToNVVMPass
                                "CUDA targets");
         return signalPassFailure();
       }
-      if (failed(KernelLowering(kernels[0], func, target).run()))
+      if (failed(KernelLowering(kernels[0], func, target, /*amd=*/false,
+                                tmaStore)
+                     .run()))
         return signalPassFailure();
     }
   }

@@ -92,6 +92,8 @@ KNOWN_PASS_CONFIGS = {
                                    "producer warpgroup (tile-warp-specialize)",
     "tl.cluster_size": "sm_90a: blocks per cluster sharing multicast TMA copies (default 2; "
                        "1 turns clusters off)",
+    "tl.disable_tma_store": "sm_90a, warp-specialized kernels: write the accumulator with direct "
+                            "stores instead of shared memory and TMA stores",
     "tl.persistent_sms": "sm_90a, warp-specialized kernels: a constant grid of more tiles than "
                          "this runs as a persistent kernel of this many blocks (default 132, "
                          "the H100/H200 multiprocessors; 0 turns it off)",

@@ -53,7 +53,8 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
         Stage("pipelined", pipeline),
         Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}}})",
                          "func.func(tile-insert-barriers)"]),
-        Stage("gpu", [f"convert-tile-to-nvvm{{chip={chip} features={ptx_features(target)}}}",
+        Stage("gpu", [f"convert-tile-to-nvvm{{chip={chip} features={ptx_features(target)} "
+                      f"tma-store={'false' if pass_configs.get('tl.disable_tma_store') else 'true'}}}",
                       "canonicalize", "cse"]),
         Stage("nvvm", [gm("convert-nvgpu-to-nvvm"), gm("convert-scf-to-cf"),
                        gm("convert-gpu-to-nvvm{index-bitwidth=64}"),
