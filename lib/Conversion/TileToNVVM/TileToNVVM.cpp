@@ -275,6 +275,9 @@ private:
                                Context &ctx);
   LogicalResult lowerPrint(PrintOp op, OpBuilder &b, IRMapping &map,
                            Context &ctx);
+  LogicalResult lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
+                                  IRMapping &map);
+  Value gpuModuleString(OpBuilder &b, StringRef prefix, StringRef value);
 
   // Copies.
   struct Side {
@@ -1157,6 +1160,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                   map.lookupOrDefault(dim.getIndex())));
     return success();
   }
+  // Asserts check per element too (each instance of a parallel body).
+  if (auto o = dyn_cast<DeviceAssertOp>(op))
+    return lowerDeviceAssert(o, b, map);
   if (ctx.inParallel() && isa<TileDialect>(op->getDialect()))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
@@ -3137,6 +3143,69 @@ LogicalResult KernelLowering::lowerPrint(PrintOp op, OpBuilder &b,
                        });
   });
   barrier(b);
+  return success();
+}
+
+/// The address of a NUL-terminated string constant of the GPU module (one
+/// global per distinct string, named `<prefix>N`).
+Value KernelLowering::gpuModuleString(OpBuilder &b, StringRef prefix,
+                                      StringRef value) {
+  std::string terminated = value.str();
+  terminated.push_back('\0');
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = (prefix + Twine(i)).str();
+    auto global = gpuModule.lookupSymbol<LLVM::GlobalOp>(name);
+    if (!global)
+      break;
+    auto existing = dyn_cast_or_null<StringAttr>(global.getValueOrNull());
+    if (existing && existing.getValue() == terminated)
+      return LLVM::AddressOfOp::create(b, loc, global);
+  }
+  OpBuilder mb = OpBuilder::atBlockBegin(gpuModule.getBody());
+  auto type = LLVM::LLVMArrayType::get(mb.getI8Type(), terminated.size());
+  auto global = LLVM::GlobalOp::create(mb, loc, type, /*isConstant=*/true,
+                                       LLVM::Linkage::Internal, name,
+                                       mb.getStringAttr(terminated));
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+/// A failing device assert: on NVIDIA, CUDA's
+/// `__assertfail(message, file, line, function, charSize)` (a ptxas system
+/// call: the driver prints "file:line: function: block: [..], thread: [..]
+/// Assertion `message` failed." and the launch fails with an assertion
+/// error); on AMD a trap (printing needs the device libraries, which are not
+/// linked), which aborts the dispatch.
+LogicalResult KernelLowering::lowerDeviceAssert(DeviceAssertOp op,
+                                                OpBuilder &b, IRMapping &map) {
+  Value cond = map.lookupOrDefault(op.getCondition());
+  Value failed = arith::XOrIOp::create(
+      b, loc, cond, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  if (amd) {
+    guarded(b, loc, failed,
+            [&](OpBuilder &gb) { LLVM::Trap::create(gb, loc); });
+    return success();
+  }
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto fail = gpuModule.lookupSymbol<LLVM::LLVMFuncOp>("__assertfail");
+  if (!fail) {
+    OpBuilder mb = OpBuilder::atBlockBegin(gpuModule.getBody());
+    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            {ptr, ptr, i32, ptr, i64});
+    fail = LLVM::LLVMFuncOp::create(mb, loc, "__assertfail", type);
+  }
+  auto [file, line] = op.getSourcePosition();
+  guarded(b, loc, failed, [&](OpBuilder &gb) {
+    SmallVector<Value> args = {
+        gpuModuleString(gb, "__tile_assert_msg_", op.getMsg()),
+        gpuModuleString(gb, "__tile_assert_file_", file),
+        arith::ConstantIntOp::create(gb, loc, i32, line),
+        gpuModuleString(gb, "__tile_assert_func_", func.getName()),
+        arith::ConstantIntOp::create(gb, loc, i64, 1)};
+    LLVM::CallOp::create(gb, loc, fail, args);
+  });
   return success();
 }
 
