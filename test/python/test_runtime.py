@@ -87,6 +87,19 @@ def test_unknown_target():
         tl.compile(kernels.elementwise_add(8, 8, 8, 8), target="tpu")
 
 
+def test_rocm_targets_are_the_cdna_chips():
+    from tilelang_mlir.compiler.target import ROCM_ARCHS, parse_target
+
+    assert ROCM_ARCHS == ("gfx90a", "gfx942", "gfx950")
+    assert [str(parse_target(f"rocm:{a}")) for a in ROCM_ARCHS] == [f"rocm:{a}" for a in
+                                                                     ROCM_ARCHS]
+    assert str(parse_target("rocm")) == "rocm:gfx942" == str(parse_target("hip:gfx942"))
+    # RDNA (wave32, no MFMA) and unknown chips would abort inside LLVM.
+    for bad in ("rocm:gfx1100", "rocm:gfx9999", "rocm:gfx908"):
+        with pytest.raises(ValueError, match="CDNA chips gfx90a, gfx942, gfx950"):
+            parse_target(bad)
+
+
 def test_memory_cache_returns_the_same_kernel():
     k1 = tl.compile(kernels.elementwise_add(8, 16, 8, 8), out_idx=[2], target="cpu")
     k2 = tl.compile(kernels.elementwise_add(8, 16, 8, 8), out_idx=[2], target="cpu")

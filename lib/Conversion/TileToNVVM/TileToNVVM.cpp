@@ -299,14 +299,19 @@ private:
   Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
   Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
   /// Per-thread storage (promoted to registers); AMD wants it in the
-  /// private address space.
+  /// private address space. Always at the top of the kernel: LLVM promotes
+  /// only allocas of the entry block, and one emitted where a reduction
+  /// runs (after scf-to-cf, some later block) stays a stack object (AMDGPU
+  /// scratch) and would grow the stack per iteration inside a loop.
   Value privateAlloca(OpBuilder &b, ArrayRef<int64_t> shape, Type type) {
     Attribute space;
     if (amd)
       space = gpu::AddressSpaceAttr::get(b.getContext(),
                                          gpu::AddressSpace::Private);
+    OpBuilder entry = OpBuilder::atBlockBegin(&gpuFunc.getBody().front());
     return memref::AllocaOp::create(
-        b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
+        entry, loc,
+        MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
   }
   void barrier(OpBuilder &b) {
     if (roleBarrier == 0) {
@@ -3489,6 +3494,13 @@ struct ConvertTileToROCDLPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    // Wave64 and MFMA 32x32x8 (bf16_1k) are what the lowering assumes.
+    if (!llvm::is_contained({"gfx90a", "gfx942", "gfx950"}, chip)) {
+      module.emitError("convert-tile-to-rocdl supports the CDNA chips gfx90a, "
+                       "gfx942 and gfx950 (wave64 with MFMA), got ")
+          << chip;
+      return signalPassFailure();
+    }
     std::string text = "#rocdl.target<O = 3, chip = \"" + chip + "\">";
     Attribute target = parseAttribute(text, ctx);
     if (!target) {
