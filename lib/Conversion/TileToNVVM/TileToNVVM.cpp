@@ -476,6 +476,16 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
     MemRefType type = alloc.getType();
     int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
     int64_t align = 128;
+    // Padded rows would change every shared address computation (copies,
+    // ldmatrix, MFMA operand gathers, the fill of a whole buffer): refuse
+    // them rather than place the buffer densely behind the user's back.
+    if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getPad() > 0)
+      return alloc.emitOpError("shared buffer ")
+             << type << " asks for " << s.getPad()
+             << " elements of padding per row (" << s
+             << "), which GPU targets do not implement; drop "
+                "T.make_padded_layout for this buffer (layout inference "
+                "picks a swizzle against bank conflicts)";
     if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getBytes() > 0) {
       align = 1024;
       alignBase = true;
