@@ -278,6 +278,7 @@ private:
   LogicalResult lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
                                   IRMapping &map);
   Value gpuModuleString(OpBuilder &b, StringRef prefix, StringRef value);
+  Value gridDim(OpBuilder &b, int d);
 
   // Copies.
   struct Side {
@@ -569,6 +570,35 @@ LogicalResult KernelLowering::outline() {
   return success();
 }
 
+/// The number of blocks of the grid along dimension `d` (0, 1, 2). On AMD,
+/// MLIR's ROCDL lowering of gpu.grid_dim calls the device library
+/// (__ockl_get_num_groups), which is not linked: the HSA dispatch packet
+/// holds the grid in work-items (u32 grid_size_x/y/z at bytes 12/16/20), a
+/// multiple of the block size, which is static here.
+Value KernelLowering::gridDim(OpBuilder &b, int d) {
+  gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                           gpu::Dimension::z};
+  if (!amd)
+    return gpu::GridDimOp::create(b, loc, dims[d]);
+  auto constant = LLVM::LLVMPointerType::get(b.getContext(), 4);
+  Value packet = LLVM::CallIntrinsicOp::create(
+                     b, loc, constant,
+                     b.getStringAttr("llvm.amdgcn.dispatch.ptr"), ValueRange{})
+                     .getResult(0);
+  Value field = LLVM::GEPOp::create(b, loc, constant, b.getI8Type(), packet,
+                                    ArrayRef<LLVM::GEPArg>{12 + 4 * d});
+  Value items = LLVM::LoadOp::create(b, loc, b.getI32Type(), field,
+                                     /*alignment=*/4, /*isVolatile=*/false,
+                                     /*isNonTemporal=*/false,
+                                     /*isInvariant=*/true);
+  ArrayRef<int64_t> threads = kernel.getThreads();
+  int64_t block = d < static_cast<int>(threads.size()) ? threads[d] : 1;
+  Value n = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), items);
+  return block == 1 ? n
+                    : arith::DivUIOp::create(b, loc, n, cIdx(b, loc, block))
+                          .getResult();
+}
+
 void KernelLowering::setupBlockIndices(OpBuilder &b) {
   ArrayRef<int64_t> threads = kernel.getThreads();
   Value tx = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -597,8 +627,8 @@ void KernelLowering::setupBlockIndices(OpBuilder &b) {
     return;
   bool rowOrder = swizzle.getOrder() == RasterOrder::row;
   int64_t p = swizzle.getPanelSize();
-  Value gx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value gy = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value gx = gridDim(b, 0);
+  Value gy = gridDim(b, 1);
   Value bx = blockIndices[0], by = blockIndices[1];
   // In clusters, the panels are walked cluster by cluster: the blocks of a
   // cluster keep consecutive indices along the cluster dimension and share

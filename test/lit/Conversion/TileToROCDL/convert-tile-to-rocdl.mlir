@@ -6,6 +6,7 @@
 // AMD-NOT: nvgpu.
 // AMD-NOT: nvvm.
 // AMD-NOT: #nvvm.target
+// AMD-NOT: gpu.grid_dim
 
 // A pipelined f16 GEMM tile (32x64x16, one wave of 64 threads, 2 stages) on
 // gfx942. The kernel is outlined into a gpu.module with a ROCDL target; the
@@ -199,6 +200,39 @@ func.func @check(%X: memref<64xf32>) {
       %ok = arith.cmpf oge, %v, %zero : f32
       tile.device_assert %ok, "X must be non-negative" loc("kernel.py":12:9)
     }
+  }
+  return
+}
+
+// -----
+
+// Block rasterization needs the grid's extent. MLIR's ROCDL conversion
+// would turn gpu.grid_dim into a device-library call (not linked): the grid
+// in work-items comes from the HSA dispatch packet (grid_size_x at byte 12,
+// grid_size_y at 16) and is divided by the static block size (64 x 2).
+// CHECK-LABEL: gpu.func @raster_kernel
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: %[[P0:.+]] = llvm.call_intrinsic "llvm.amdgcn.dispatch.ptr"() : () -> !llvm.ptr<4>
+// CHECK: %[[F0:.+]] = llvm.getelementptr %[[P0]][12] : (!llvm.ptr<4>) -> !llvm.ptr<4>, i8
+// CHECK: %[[X0:.+]] = llvm.load %[[F0]] invariant {alignment = 4 : i64} : !llvm.ptr<4> -> i32
+// CHECK: %[[X1:.+]] = arith.index_castui %[[X0]] : i32 to index
+// CHECK: %[[GX:.+]] = arith.divui %[[X1]], %[[C64]] : index
+// CHECK: %[[P1:.+]] = llvm.call_intrinsic "llvm.amdgcn.dispatch.ptr"() : () -> !llvm.ptr<4>
+// CHECK: %[[F1:.+]] = llvm.getelementptr %[[P1]][16] : (!llvm.ptr<4>) -> !llvm.ptr<4>, i8
+// CHECK: %[[Y0:.+]] = llvm.load %[[F1]] invariant {alignment = 4 : i64} : !llvm.ptr<4> -> i32
+// CHECK: %[[Y1:.+]] = arith.index_castui %[[Y0]] : i32 to index
+// CHECK: %[[GY:.+]] = arith.divui %[[Y1]], %[[C2]] : index
+// CHECK: arith.muli %{{.+}}, %[[GX]] : index
+// CHECK: arith.subi %[[GY]], %{{.+}} : index
+func.func @raster(%X: memref<256x256xf32>, %n: index) {
+  tile.kernel blocks(%bx, %by) in (%n, %n) threads(64, 2) {
+    tile.use_swizzle 4
+    %i = arith.muli %by, %n : index
+    %j = arith.addi %i, %bx : index
+    %v = arith.index_cast %j : index to i32
+    %f = arith.sitofp %v : i32 to f32
+    memref.store %f, %X[%by, %bx] : memref<256x256xf32>
   }
   return
 }
