@@ -15,7 +15,10 @@
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/vector.h"
 
+#include <csetjmp>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -55,6 +58,69 @@ extern "C" _Float16 tileTruncDFBF2(double x) {
   return bitsAsHalfRegister(floatToBFloatBits(static_cast<float>(x)));
 }
 
+// Device asserts of CPU kernels (tile.device_assert lowered by
+// convert-tile-to-scf): a failing check calls tileAssertFail, which records
+// the failure and jumps back to tileRunGuarded, so that the kernel stops and
+// the Python call raises. The frames skipped are JIT-compiled kernel code
+// (no destructors); buffers the kernel allocated on the heap leak.
+
+namespace {
+struct AssertFailure {
+  std::string message, file, function;
+  int32_t line = 0;
+  int64_t block[3] = {0, 0, 0};
+};
+
+struct AssertState {
+  std::jmp_buf *resume = nullptr;
+  AssertFailure failure;
+};
+
+thread_local AssertState assertState;
+
+void recordFailure(const char *message, const char *file, int32_t line,
+                   const char *function, int64_t bx, int64_t by, int64_t bz) {
+  AssertFailure &f = assertState.failure;
+  f.message = message;
+  f.file = file;
+  f.function = function;
+  f.line = line;
+  f.block[0] = bx;
+  f.block[1] = by;
+  f.block[2] = bz;
+}
+
+/// Runs `fn(args)`; false if a device assert stopped it.
+bool tileRunGuarded(void (*fn)(void *), void *args) {
+  std::jmp_buf here;
+  std::jmp_buf *outer = assertState.resume;
+  assertState.resume = &here;
+  if (setjmp(here)) {
+    assertState.resume = outer;
+    return false;
+  }
+  fn(args);
+  assertState.resume = outer;
+  return true;
+}
+} // namespace
+
+extern "C" void tileAssertFail(const char *message, const char *file,
+                               int32_t line, const char *function, int64_t bx,
+                               int64_t by, int64_t bz) {
+  recordFailure(message, file, line, function, bx, by, bz);
+  if (std::jmp_buf *resume = assertState.resume)
+    std::longjmp(*resume, 1);
+  // Not run through run_guarded: report and abort, as C's assert does.
+  std::fprintf(stderr,
+               "%s:%d: %s: block (%lld, %lld, %lld): device assertion failed: "
+               "%s\n",
+               file, line, function, static_cast<long long>(bx),
+               static_cast<long long>(by), static_cast<long long>(bz),
+               message);
+  std::abort();
+}
+
 NB_MODULE(_tile, m) {
   m.doc() = "tilelang-mlir native module: dialect and pass registration";
 
@@ -86,9 +152,32 @@ NB_MODULE(_tile, m) {
         nb::dict symbols;
         symbols["__truncsfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncSFBF2);
         symbols["__truncdfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncDFBF2);
+        symbols["__tile_assert_fail"] =
+            reinterpret_cast<uintptr_t>(&tileAssertFail);
         return symbols;
       },
       "Addresses of the runtime routines JIT-compiled CPU kernels may call.");
+
+  m.def(
+      "run_guarded",
+      [](uintptr_t fn, uintptr_t args) -> nb::object {
+        bool completed;
+        {
+          nb::gil_scoped_release release;
+          completed = tileRunGuarded(reinterpret_cast<void (*)(void *)>(fn),
+                                     reinterpret_cast<void *>(args));
+        }
+        if (completed)
+          return nb::none();
+        const AssertFailure &f = assertState.failure;
+        return nb::make_tuple(f.message, f.file, f.line, f.function,
+                              nb::make_tuple(f.block[0], f.block[1],
+                                             f.block[2]));
+      },
+      nb::arg("fn"), nb::arg("args"),
+      "Calls the JIT-compiled CPU kernel entry `fn` (a void(void *) address) "
+      "on the packed arguments at `args`; returns None, or (message, file, "
+      "line, function, block) of the device assert that stopped it.");
 
   m.def(
       "opt_main",

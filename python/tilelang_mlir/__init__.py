@@ -29,7 +29,7 @@ dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 __version__ = "0.1.0"
 
 __all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "CompilationError",
-           "language", "tools", "__version__"]
+           "DeviceAssertionError", "language", "tools", "__version__"]
 
 
 def __getattr__(name):
@@ -51,7 +51,7 @@ def __getattr__(name):
         from .runtime.kernel import Kernel
 
         return Kernel
-    if name in ("TileLangError", "CompilationError"):
+    if name in ("TileLangError", "CompilationError", "DeviceAssertionError"):
         from .frontend import errors
 
         return getattr(errors, name)

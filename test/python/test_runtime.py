@@ -87,6 +87,19 @@ def test_unknown_target():
         tl.compile(kernels.elementwise_add(8, 8, 8, 8), target="tpu")
 
 
+def test_rocm_targets_are_the_cdna_chips():
+    from tilelang_mlir.compiler.target import ROCM_ARCHS, parse_target
+
+    assert ROCM_ARCHS == ("gfx90a", "gfx942", "gfx950")
+    assert [str(parse_target(f"rocm:{a}")) for a in ROCM_ARCHS] == [f"rocm:{a}" for a in
+                                                                     ROCM_ARCHS]
+    assert str(parse_target("rocm")) == "rocm:gfx942" == str(parse_target("hip:gfx942"))
+    # RDNA (wave32, no MFMA) and unknown chips would abort inside LLVM.
+    for bad in ("rocm:gfx1100", "rocm:gfx9999", "rocm:gfx908"):
+        with pytest.raises(ValueError, match="CDNA chips gfx90a, gfx942, gfx950"):
+            parse_target(bad)
+
+
 def test_memory_cache_returns_the_same_kernel():
     k1 = tl.compile(kernels.elementwise_add(8, 16, 8, 8), out_idx=[2], target="cpu")
     k2 = tl.compile(kernels.elementwise_add(8, 16, 8, 8), out_idx=[2], target="cpu")
@@ -136,6 +149,69 @@ def test_lower_trace_writes_every_pass(tmp_path):
         assert "tile.kernel" in f.read()
     a = np.ones((8, 8), np.float32)
     np.testing.assert_array_equal(kernel(a, a), 2 * a)
+
+
+def test_lower_trace_holds_only_the_last_compile(tmp_path):
+    """A second compile into the same trace folder replaces the numbered
+    dumps of the first (a shorter pipeline leaves no stale steps behind);
+    other files stay."""
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "99-stale-pass.mlir").write_text("from an older compile")
+    tl.compile(kernels.elementwise_add(8, 8, 8, 8), out_idx=[2], target="cpu",
+               pass_configs={"tl.trace_dir": str(tmp_path)})
+    first = sorted(os.listdir(tmp_path))
+    assert "99-stale-pass.mlir" not in first and "notes.txt" in first
+    tl.compile(kernels.elementwise_add(8, 8, 8, 8), out_idx=[2], target="cuda:sm_80",
+               pass_configs={"tl.trace_dir": str(tmp_path)})
+    second = sorted(os.listdir(tmp_path))
+    assert "notes.txt" in second
+    dumps = [f for f in second if f.endswith(".mlir")]
+    assert any("convert-tile-to-nvvm" in f for f in dumps)
+    assert not any("convert-tile-to-scf" in f for f in dumps), dumps
+    steps = [int(f.split("-")[0]) for f in dumps]
+    assert steps == list(range(len(dumps)))
+
+
+def test_compiler_id_ignores_broken_symlinks(monkeypatch, tmp_path):
+    """An editor's lock file (a dangling symlink such as `.#compile.py`) or a
+    file that vanishes next to the compiler's sources must not break
+    compiles; the id still tracks the real sources."""
+    from tilelang_mlir.compiler import compile as compile_mod
+
+    here = os.path.dirname(compile_mod.__file__)
+    before = compile_mod._compiler_id()
+    links = [os.path.join(here, ".#compile.py"), os.path.join(here, "zz_gone.py")]
+    try:
+        for link in links:
+            os.symlink(str(tmp_path / "missing"), link)
+        assert compile_mod._compiler_id() == before
+    except OSError as e:  # a read-only install: nothing to test
+        pytest.skip(f"cannot write next to the compiler: {e}")
+    finally:
+        for link in links:
+            if os.path.islink(link):
+                os.remove(link)
+
+
+def test_padded_shared_buffers_are_refused_on_gpus():
+    @T.prim_func
+    def main(X: T.Tensor((32, 32), "float32"), Y: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((32, 32), "float32")
+            T.annotate_layout({s: T.make_padded_layout(s, 4)})
+            T.copy(X, s)
+            T.copy(s, Y)
+
+    # The CPU places buffers itself: padding means nothing there.
+    x = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    np.testing.assert_array_equal(tl.compile(main, out_idx=[1], target="cpu")(x), x)
+    for target in ("cuda:sm_80", "rocm:gfx942"):
+        if target.startswith("rocm"):
+            pytest.importorskip("llvmlite.binding")
+        with pytest.raises(CompilationError, match=r"asks for 4 elements of padding per row "
+                                                   r"\(#tile.swizzle<0, pad = 4>\), which GPU "
+                                                   r"targets do not implement"):
+            tl.compile(main, out_idx=[1], target=target, pass_configs={"tl.disable_cache": True})
 
 
 def test_failing_pass_is_named_with_its_input(monkeypatch):

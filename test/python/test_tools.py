@@ -347,6 +347,29 @@ def test_layout_text_of_replicated_and_shared_buffers(compiled):
         tl.tools.layout_text(kernel, 1, show="lanes")
 
 
+@pytest.mark.parametrize("name", ["mma_trans", "layer_norm", "wgmma"])
+def test_tile_print_layouts_matches_layout_text(compiled, name, tmp_path):
+    """tile-opt's tile-print-layouts prints, for the IR after layout
+    inference, the tables tl.tools.layout_text gives for every buffer."""
+    kernel = compiled[name]
+    src = tmp_path / "layout.mlir"
+    src.write_text(kernel.mlir("layout"))
+    run = subprocess.run([sys.executable, "-m", "tilelang_mlir.tools.tile_opt", str(src),
+                          "--pass-pipeline=builtin.module(func.func(tile-print-layouts))",
+                          "-o", os.devnull], capture_output=True, text=True, check=True)
+    lines = run.stdout.splitlines()
+    assert lines[0] == "// tile-print-layouts: @main"
+    tables = []
+    for line in lines[1:]:
+        if line.startswith("%"):
+            tables.append([])
+        tables[-1].append(line)
+    allocs = L.allocations(kernel)
+    assert len(tables) == len(allocs) > 1
+    for alloc, table in zip(allocs, tables):
+        assert "\n".join(table) == tl.tools.layout_text(kernel, alloc.index), alloc.describe()
+
+
 # ---------------------------------------------------------------------------
 # Pictures
 # ---------------------------------------------------------------------------

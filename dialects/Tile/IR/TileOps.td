@@ -662,4 +662,30 @@ def Tile_PrintOp : Tile_Op<"print", [Tile_InKernel]> {
   let hasVerifier = 1;
 }
 
+def Tile_DeviceAssertOp : Tile_Op<"device_assert", [Tile_InKernel]> {
+  let summary = "Stops the kernel with a message when a condition is false";
+  let description = [{
+    A run-time check: every thread (or every instance of a `tile.parallel`
+    body) that evaluates `condition` to false reports `msg` with the source
+    position of the op (its `FileLineColLoc`), the function and the block,
+    and the kernel stops. On NVIDIA GPUs this is CUDA's `__assertfail`
+    (the launch then fails with an assertion error), on the CPU a runtime
+    call that makes the kernel call raise, on AMD GPUs a trap (the message is
+    lost: printing needs the ROCm device libraries).
+
+    ```mlir
+    %ok = arith.cmpf oge, %x, %zero : f32
+    tile.device_assert %ok, "x must be non-negative" loc("kernel.py":12:9)
+    ```
+  }];
+  let arguments = (ins I1:$condition, StrAttr:$msg);
+  let assemblyFormat = "$condition `,` $msg attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The file and line the lowerings report: the first file position in
+    /// the op's location ("<unknown>" and 0 without one).
+    std::pair<::llvm::StringRef, unsigned> getSourcePosition();
+  }];
+}
+
 #endif // TILE_OPS_TD

@@ -227,4 +227,33 @@ def TileInsertBarriers : Pass<"tile-insert-barriers", "func::FuncOp"> {
   }];
 }
 
+def TilePrintLayouts : Pass<"tile-print-layouts", "func::FuncOp"> {
+  let summary = "Prints the inferred layout of every fragment and shared "
+                "buffer as a table";
+  let description = [{
+    A debugging aid (the text of `tl.tools.layout_text`): for every
+    `tile.alloc_fragment` with a `layout`, a table with one cell per element
+    giving `thread:register` (replica 0 of a replicated layout); for every
+    `tile.alloc_shared` with a `swizzle`, the element offset of each element
+    after panels and swizzle. Rows are the first index (the leading indices
+    for rank > 2; a long vector wraps at 32 elements). Buffers without an
+    inferred layout are skipped. The IR is not changed; the tables go to
+    standard output.
+
+    ```mlir
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(d0, d1) ->
+        (d0 * 2 + d1 floordiv 2, d1 mod 2)>, threads = 4>}
+        : memref<2x4xf32, #tile.scope<fragment>>
+    ```
+    prints
+    ```
+    // tile-print-layouts: @f
+    %0 fragment 2x4xf32: 4 threads, 2 registers/thread; cells are thread:register
+      |   0   1   2   3
+    0 | 0:0 0:1 1:0 1:1
+    1 | 2:0 2:1 3:0 3:1
+    ```
+  }];
+}
+
 #endif // TILE_TRANSFORMS_PASSES_TD

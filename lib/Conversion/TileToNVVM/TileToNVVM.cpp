@@ -275,6 +275,10 @@ private:
                                Context &ctx);
   LogicalResult lowerPrint(PrintOp op, OpBuilder &b, IRMapping &map,
                            Context &ctx);
+  LogicalResult lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
+                                  IRMapping &map);
+  Value gpuModuleString(OpBuilder &b, StringRef prefix, StringRef value);
+  Value gridDim(OpBuilder &b, int d);
 
   // Copies.
   struct Side {
@@ -296,14 +300,19 @@ private:
   Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
   Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
   /// Per-thread storage (promoted to registers); AMD wants it in the
-  /// private address space.
+  /// private address space. Always at the top of the kernel: LLVM promotes
+  /// only allocas of the entry block, and one emitted where a reduction
+  /// runs (after scf-to-cf, some later block) stays a stack object (AMDGPU
+  /// scratch) and would grow the stack per iteration inside a loop.
   Value privateAlloca(OpBuilder &b, ArrayRef<int64_t> shape, Type type) {
     Attribute space;
     if (amd)
       space = gpu::AddressSpaceAttr::get(b.getContext(),
                                          gpu::AddressSpace::Private);
+    OpBuilder entry = OpBuilder::atBlockBegin(&gpuFunc.getBody().front());
     return memref::AllocaOp::create(
-        b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
+        entry, loc,
+        MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
   }
   void barrier(OpBuilder &b) {
     if (roleBarrier == 0) {
@@ -468,6 +477,16 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
     MemRefType type = alloc.getType();
     int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
     int64_t align = 128;
+    // Padded rows would change every shared address computation (copies,
+    // ldmatrix, MFMA operand gathers, the fill of a whole buffer): refuse
+    // them rather than place the buffer densely behind the user's back.
+    if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getPad() > 0)
+      return alloc.emitOpError("shared buffer ")
+             << type << " asks for " << s.getPad()
+             << " elements of padding per row (" << s
+             << "), which GPU targets do not implement; drop "
+                "T.make_padded_layout for this buffer (layout inference "
+                "picks a swizzle against bank conflicts)";
     if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getBytes() > 0) {
       align = 1024;
       alignBase = true;
@@ -551,6 +570,35 @@ LogicalResult KernelLowering::outline() {
   return success();
 }
 
+/// The number of blocks of the grid along dimension `d` (0, 1, 2). On AMD,
+/// MLIR's ROCDL lowering of gpu.grid_dim calls the device library
+/// (__ockl_get_num_groups), which is not linked: the HSA dispatch packet
+/// holds the grid in work-items (u32 grid_size_x/y/z at bytes 12/16/20), a
+/// multiple of the block size, which is static here.
+Value KernelLowering::gridDim(OpBuilder &b, int d) {
+  gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                           gpu::Dimension::z};
+  if (!amd)
+    return gpu::GridDimOp::create(b, loc, dims[d]);
+  auto constant = LLVM::LLVMPointerType::get(b.getContext(), 4);
+  Value packet = LLVM::CallIntrinsicOp::create(
+                     b, loc, constant,
+                     b.getStringAttr("llvm.amdgcn.dispatch.ptr"), ValueRange{})
+                     .getResult(0);
+  Value field = LLVM::GEPOp::create(b, loc, constant, b.getI8Type(), packet,
+                                    ArrayRef<LLVM::GEPArg>{12 + 4 * d});
+  Value items = LLVM::LoadOp::create(b, loc, b.getI32Type(), field,
+                                     /*alignment=*/4, /*isVolatile=*/false,
+                                     /*isNonTemporal=*/false,
+                                     /*isInvariant=*/true);
+  ArrayRef<int64_t> threads = kernel.getThreads();
+  int64_t block = d < static_cast<int>(threads.size()) ? threads[d] : 1;
+  Value n = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), items);
+  return block == 1 ? n
+                    : arith::DivUIOp::create(b, loc, n, cIdx(b, loc, block))
+                          .getResult();
+}
+
 void KernelLowering::setupBlockIndices(OpBuilder &b) {
   ArrayRef<int64_t> threads = kernel.getThreads();
   Value tx = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -579,8 +627,8 @@ void KernelLowering::setupBlockIndices(OpBuilder &b) {
     return;
   bool rowOrder = swizzle.getOrder() == RasterOrder::row;
   int64_t p = swizzle.getPanelSize();
-  Value gx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value gy = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value gx = gridDim(b, 0);
+  Value gy = gridDim(b, 1);
   Value bx = blockIndices[0], by = blockIndices[1];
   // In clusters, the panels are walked cluster by cluster: the blocks of a
   // cluster keep consecutive indices along the cluster dimension and share
@@ -1157,6 +1205,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                   map.lookupOrDefault(dim.getIndex())));
     return success();
   }
+  // Asserts check per element too (each instance of a parallel body).
+  if (auto o = dyn_cast<DeviceAssertOp>(op))
+    return lowerDeviceAssert(o, b, map);
   if (ctx.inParallel() && isa<TileDialect>(op->getDialect()))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
@@ -3140,6 +3191,69 @@ LogicalResult KernelLowering::lowerPrint(PrintOp op, OpBuilder &b,
   return success();
 }
 
+/// The address of a NUL-terminated string constant of the GPU module (one
+/// global per distinct string, named `<prefix>N`).
+Value KernelLowering::gpuModuleString(OpBuilder &b, StringRef prefix,
+                                      StringRef value) {
+  std::string terminated = value.str();
+  terminated.push_back('\0');
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = (prefix + Twine(i)).str();
+    auto global = gpuModule.lookupSymbol<LLVM::GlobalOp>(name);
+    if (!global)
+      break;
+    auto existing = dyn_cast_or_null<StringAttr>(global.getValueOrNull());
+    if (existing && existing.getValue() == terminated)
+      return LLVM::AddressOfOp::create(b, loc, global);
+  }
+  OpBuilder mb = OpBuilder::atBlockBegin(gpuModule.getBody());
+  auto type = LLVM::LLVMArrayType::get(mb.getI8Type(), terminated.size());
+  auto global = LLVM::GlobalOp::create(mb, loc, type, /*isConstant=*/true,
+                                       LLVM::Linkage::Internal, name,
+                                       mb.getStringAttr(terminated));
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+/// A failing device assert: on NVIDIA, CUDA's
+/// `__assertfail(message, file, line, function, charSize)` (a ptxas system
+/// call: the driver prints "file:line: function: block: [..], thread: [..]
+/// Assertion `message` failed." and the launch fails with an assertion
+/// error); on AMD a trap (printing needs the device libraries, which are not
+/// linked), which aborts the dispatch.
+LogicalResult KernelLowering::lowerDeviceAssert(DeviceAssertOp op,
+                                                OpBuilder &b, IRMapping &map) {
+  Value cond = map.lookupOrDefault(op.getCondition());
+  Value failed = arith::XOrIOp::create(
+      b, loc, cond, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  if (amd) {
+    guarded(b, loc, failed,
+            [&](OpBuilder &gb) { LLVM::Trap::create(gb, loc); });
+    return success();
+  }
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto fail = gpuModule.lookupSymbol<LLVM::LLVMFuncOp>("__assertfail");
+  if (!fail) {
+    OpBuilder mb = OpBuilder::atBlockBegin(gpuModule.getBody());
+    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            {ptr, ptr, i32, ptr, i64});
+    fail = LLVM::LLVMFuncOp::create(mb, loc, "__assertfail", type);
+  }
+  auto [file, line] = op.getSourcePosition();
+  guarded(b, loc, failed, [&](OpBuilder &gb) {
+    SmallVector<Value> args = {
+        gpuModuleString(gb, "__tile_assert_msg_", op.getMsg()),
+        gpuModuleString(gb, "__tile_assert_file_", file),
+        arith::ConstantIntOp::create(gb, loc, i32, line),
+        gpuModuleString(gb, "__tile_assert_func_", func.getName()),
+        arith::ConstantIntOp::create(gb, loc, i64, 1)};
+    LLVM::CallOp::create(gb, loc, fail, args);
+  });
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Math: fast hardware approximations instead of libdevice
 //===----------------------------------------------------------------------===//
@@ -3420,6 +3534,13 @@ struct ConvertTileToROCDLPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    // Wave64 and MFMA 32x32x8 (bf16_1k) are what the lowering assumes.
+    if (!llvm::is_contained({"gfx90a", "gfx942", "gfx950"}, chip)) {
+      module.emitError("convert-tile-to-rocdl supports the CDNA chips gfx90a, "
+                       "gfx942 and gfx950 (wave64 with MFMA), got ")
+          << chip;
+      return signalPassFailure();
+    }
     std::string text = "#rocdl.target<O = 3, chip = \"" + chip + "\">";
     Attribute target = parseAttribute(text, ctx);
     if (!target) {

@@ -333,6 +333,80 @@ static void lowerPrint(RewriterBase &rewriter, PrintOp op,
   rewriter.eraseOp(op);
 }
 
+/// Returns the address of a NUL-terminated string global `value` of the
+/// module, reusing one with the same contents (names `<prefix>N`).
+static Value stringAddress(OpBuilder &b, Location loc, ModuleOp module,
+                           StringRef prefix, StringRef value) {
+  std::string terminated = value.str();
+  terminated.push_back('\0');
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = (prefix + Twine(i)).str();
+    auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
+    if (!global)
+      break;
+    auto existing = dyn_cast_or_null<StringAttr>(global.getValueOrNull());
+    if (existing && existing.getValue() == terminated)
+      return LLVM::AddressOfOp::create(b, loc, global);
+  }
+  LLVM::GlobalOp global;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), terminated.size());
+    global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                                    LLVM::Linkage::Internal, name,
+                                    b.getStringAttr(terminated));
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+/// Replaces a tile.device_assert by a call of the runtime's
+/// `__tile_assert_fail(msg, file, line, function, bx, by, bz)` when the
+/// condition is false. The runtime (tilelang_mlir.runtime.cpu) does not
+/// return from it: the kernel call raises DeviceAssertionError.
+static void lowerDeviceAssert(RewriterBase &rewriter, DeviceAssertOp op,
+                              ValueRange blockIndices) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  MLIRContext *ctx = rewriter.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+  auto fail = module.lookupSymbol<LLVM::LLVMFuncOp>("__tile_assert_fail");
+  if (!fail) {
+    OpBuilder::InsertionGuard moduleGuard(rewriter);
+    rewriter.setInsertionPointToStart(module.getBody());
+    auto type = LLVM::LLVMFunctionType::get(
+        LLVM::LLVMVoidType::get(ctx), {ptr, ptr, i32, ptr, i64, i64, i64});
+    fail = LLVM::LLVMFuncOp::create(rewriter, module.getLoc(),
+                                    "__tile_assert_fail", type);
+  }
+  auto [file, line] = op.getSourcePosition();
+  auto func = op->getParentOfType<func::FuncOp>();
+  Value failed = arith::XOrIOp::create(
+      rewriter, loc, op.getCondition(),
+      arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1));
+  auto ifOp =
+      scf::IfOp::create(rewriter, loc, failed, /*withElseRegion=*/false);
+  rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  SmallVector<Value> args = {
+      stringAddress(rewriter, loc, module, "__tile_assert_msg_", op.getMsg()),
+      stringAddress(rewriter, loc, module, "__tile_assert_file_", file),
+      arith::ConstantIntOp::create(rewriter, loc, i32, line),
+      stringAddress(rewriter, loc, module, "__tile_assert_func_",
+                    func ? func.getName() : "kernel")};
+  for (int i = 0; i < 3; ++i) {
+    Value idx = i < static_cast<int>(blockIndices.size())
+                    ? blockIndices[i]
+                    : constIndex(rewriter, loc, 0);
+    args.push_back(convertScalar(rewriter, loc, idx, i64));
+  }
+  LLVM::CallOp::create(rewriter, loc, fail, args);
+  rewriter.eraseOp(op);
+}
+
 /// tile.kernel -> allocations hoisted before a loop nest over the grid (one
 /// iteration per block, z outermost), deallocated after it.
 struct KernelLowering : public OpConversionPattern<KernelOp> {
@@ -348,6 +422,10 @@ struct KernelLowering : public OpConversionPattern<KernelOp> {
     op.walk([&](PrintOp p) { prints.push_back(p); });
     for (PrintOp p : prints)
       lowerPrint(rewriter, p, body.getArguments());
+    SmallVector<DeviceAssertOp> asserts;
+    op.walk([&](DeviceAssertOp a) { asserts.push_back(a); });
+    for (DeviceAssertOp a : asserts)
+      lowerDeviceAssert(rewriter, a, body.getArguments());
 
     // Blocks run one after the other, so one buffer per allocation serves
     // every block.

@@ -922,7 +922,7 @@ void PipelinedOp::getCanonicalizationPatterns(RewritePatternSet &results,
 }
 
 //===----------------------------------------------------------------------===//
-// AnnotateLayoutOp, UseSwizzleOp, PrintOp
+// AnnotateLayoutOp, UseSwizzleOp, PrintOp, DeviceAssertOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult AnnotateLayoutOp::verify() {
@@ -969,3 +969,29 @@ LogicalResult PrintOp::verify() {
     return emitOpError("takes a scalar or a tile buffer, got ") << type;
   return success();
 }
+
+LogicalResult DeviceAssertOp::verify() {
+  StringRef msg = getMsg();
+  if (msg.empty())
+    return emitOpError("needs a message: it is what a failing kernel reports");
+  // The lowerings pass the message as a C string.
+  if (msg.contains('\0'))
+    return emitOpError("message must not contain NUL characters (it becomes a "
+                       "C string), got one at offset ")
+           << msg.find('\0');
+  return success();
+}
+
+std::pair<StringRef, unsigned> DeviceAssertOp::getSourcePosition() {
+  std::pair<StringRef, unsigned> found("<unknown>", 0);
+  // The first file position, also inside name, call-site and fused locations.
+  getLoc()->walk([&](Location loc) {
+    if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+      found = {file.getFilename().getValue(), file.getLine()};
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+

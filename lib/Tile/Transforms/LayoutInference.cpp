@@ -103,12 +103,14 @@ chooseWarpgroups(int64_t m, int64_t n, int64_t groups, WarpPolicy policy) {
 static std::optional<int64_t> wgmmaSwizzle(Value operand);
 
 /// The warp grid of a gemm: warpsM x warpsN with warp tiles that are
-/// multiples of 16 x 8.
+/// multiples of the instruction tile, tileM x tileN (16 x 8 for mma.sync,
+/// 32 x 32 for MFMA). `square` compares the warp tiles in elements.
 static std::optional<std::pair<int64_t, int64_t>>
-choosePartition(int64_t m, int64_t n, int64_t warps, WarpPolicy policy) {
+choosePartition(int64_t m, int64_t n, int64_t warps, WarpPolicy policy,
+                int64_t tileM = 16, int64_t tileN = 8) {
   auto fits = [&](int64_t wm, int64_t wn) {
     return wm * wn == warps && m % wm == 0 && n % wn == 0 &&
-           (m / wm) % 16 == 0 && (n / wn) % 8 == 0;
+           (m / wm) % tileM == 0 && (n / wn) % tileN == 0;
   };
   SmallVector<std::pair<int64_t, int64_t>> candidates;
   for (int64_t wm = 1; wm <= warps; ++wm)
@@ -405,13 +407,9 @@ LogicalResult LayoutInference::anchorMfma(GemmOp gemm, bool &done) {
       gemm.getK() % 8)
     return success();
   int64_t waves = threads / 64;
-  std::optional<std::pair<int64_t, int64_t>> grid;
-  // choosePartition wants 16 x 8 warp tiles: ask for 32 x 32 by scaling.
-  if (gemm.getM() % 2 == 0 && gemm.getN() % 4 == 0)
-    grid = choosePartition(gemm.getM() / 2, gemm.getN() / 4, waves,
-                           gemm.getPolicy());
-  if (!grid || (gemm.getM() / grid->first) % 32 ||
-      (gemm.getN() / grid->second) % 32)
+  std::optional<std::pair<int64_t, int64_t>> grid = choosePartition(
+      gemm.getM(), gemm.getN(), waves, gemm.getPolicy(), 32, 32);
+  if (!grid)
     return success();
   FailureOr<TileLayout> layout = TileLayout::mfmaAccumulator(
       gemm.getM(), gemm.getN(), grid->first, grid->second);

@@ -64,15 +64,25 @@ def _compiler_id() -> str:
     parts = [__version__]
     for name in sorted(os.listdir(libdir)):
         if name.startswith("libTilePythonCAPI") or name.startswith("_tile"):
-            st = os.stat(os.path.join(libdir, name))
-            parts.append(f"{name}:{st.st_size}:{int(st.st_mtime)}")
+            parts.extend(_stat_part(os.path.join(libdir, name), name))
     here = os.path.dirname(os.path.dirname(__file__))
     for sub in ("compiler", "frontend", "language"):
         for name in sorted(os.listdir(os.path.join(here, sub))):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(here, sub, name))
-                parts.append(f"{sub}/{name}:{st.st_size}:{int(st.st_mtime)}")
+            if name.endswith(".py") and not name.startswith("."):
+                parts.extend(_stat_part(os.path.join(here, sub, name), f"{sub}/{name}"))
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _stat_part(path: str, label: str) -> List[str]:
+    """`label:size:mtime` of a file of the compiler, or nothing for an entry
+    that cannot be stat'ed: editors leave broken symlinks (emacs lock files
+    `.#name.py`) and files vanish while we list them; neither is code that
+    runs."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    return [f"{label}:{st.st_size}:{int(st.st_mtime)}"]
 
 
 def _cache_dir() -> Optional[str]:

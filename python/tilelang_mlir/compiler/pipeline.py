@@ -3,7 +3,8 @@
 Passes run one at a time so that a failure names the failing pass and keeps
 its input IR. With tracing on (pass config `tl.trace_dir` or the environment
 variable TILELANG_MLIR_TRACE=<dir>) the IR after every pass is written,
-numbered, into that folder.
+numbered, into that folder; the dumps of an earlier compile there are
+removed first.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class PipelineRunner:
         self.last_path: Optional[str] = None
         if trace:
             os.makedirs(trace, exist_ok=True)
+            _clear_trace(trace)
 
     def dump(self, module, label: str) -> None:
         if not self.trace:
@@ -110,6 +112,22 @@ class PipelineRunner:
         with os.fdopen(fd, "w") as f:
             f.write(before if before is not None else str(module))
         return path
+
+
+# The numbered dumps of a trace (tools/trace.py reads the same names).
+_TRACE_FILE_RE = re.compile(r"^\d+-.+\.mlir$")
+
+
+def _clear_trace(folder: str) -> None:
+    """Removes the dumps of an earlier compile from a trace folder, so that
+    it holds one compile's steps; other files stay."""
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if _TRACE_FILE_RE.match(name) and os.path.isfile(path):
+            try:
+                os.remove(path)
+            except FileNotFoundError:  # another process cleared it first
+                pass
 
 
 def _flag(p: str) -> str:

@@ -87,10 +87,9 @@ def codegen(llvm_ir: str, arch: str) -> Tuple[str, bytes]:
     target = llvm.Target.from_triple(triple)
     machine = target.create_target_machine(cpu=arch, opt=3, reloc="pic", codemodel="default")
 
-    def parse():
-        # Code generation consumes the module: parse it again for each use.
+    try:
         # LLVM's O3 pipeline first (promotes the per-thread arrays to
-        # registers, as the NVPTX route does inside MLIR).
+        # registers, as the NVPTX route does inside MLIR), once.
         m = llvm.parse_assembly(llvm_ir)
         m.triple = triple
         m.data_layout = str(machine.target_data)
@@ -98,11 +97,11 @@ def codegen(llvm_ir: str, arch: str) -> Tuple[str, bytes]:
         tuning = llvm.create_pipeline_tuning_options(speed_level=3)
         builder = llvm.create_pass_builder(machine, tuning)
         builder.getModulePassManager().run(m, builder)
-        return m
-
-    try:
-        asm = machine.emit_assembly(parse())
-        obj = machine.emit_object(parse())
+        optimized = str(m)
+        # Code generation consumes the module: each output parses the
+        # optimized IR again (cheap next to O3 and instruction selection).
+        asm = machine.emit_assembly(llvm.parse_assembly(optimized))
+        obj = machine.emit_object(llvm.parse_assembly(optimized))
     except RuntimeError as e:
         raise CompilationError(f"AMDGPU code generation for {arch} failed: {e}") from None
     return asm, obj

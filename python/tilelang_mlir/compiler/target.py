@@ -7,6 +7,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 
+# AMD chips the ROCm backend compiles for: CDNA 2/3/4 (MI200, MI300, MI350).
+ROCM_ARCHS = ("gfx90a", "gfx942", "gfx950")
+
+
 @dataclass(frozen=True)
 class Target:
     kind: str  # "cpu" | "cuda" | "rocm"
@@ -62,6 +66,13 @@ def parse_target(target) -> Target:
         return Target("cuda", arch)
     m = re.fullmatch(r"(?:rocm|hip)(?::(gfx[0-9a-f]+))?", text)
     if m:
-        return Target("rocm", m.group(1) or "gfx942")
+        arch = m.group(1) or "gfx942"
+        if arch not in ROCM_ARCHS:
+            # Others would reach LLVM with wave64 and MFMA assumptions they do
+            # not meet (RDNA is wave32 without MFMA), and an unknown chip
+            # aborts the process inside LLVM's instruction selection.
+            raise ValueError(f"ROCm target {arch} is not supported: the AMD backend targets "
+                             f"the CDNA chips {', '.join(ROCM_ARCHS)} (wave64, MFMA)")
+        return Target("rocm", arch)
     raise ValueError(f"unknown target {target!r}; expected 'auto', 'cpu', 'cuda', "
                      "'cuda:sm_80', 'cuda:sm_90a' or 'rocm:gfx942'")

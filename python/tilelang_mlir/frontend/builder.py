@@ -350,6 +350,27 @@ class Builder:
         kwargs = {"msg": ir.StringAttr.get(msg)} if msg else {}
         _tile().PrintOp(v, **kwargs)
 
+    def device_assert(self, cond, msg: str = "") -> None:
+        import linecache
+
+        from .values import is_runtime
+
+        self.require_kernel("T.device_assert")
+        if not isinstance(msg, str):
+            raise self.error(f"T.device_assert takes a message string, got {_describe(msg)}")
+        if not is_runtime(cond):
+            if isinstance(cond, (bool, int, float)) and cond:
+                return  # holds at compile time: nothing to check
+            if not isinstance(cond, (bool, int, float)):
+                raise self.error(f"T.device_assert takes a condition, got {_describe(cond)}")
+        if not msg:
+            # Like C's assert: the failing statement is the message.
+            loc = self.location
+            line = linecache.getline(loc.filename, loc.line).strip() if loc else ""
+            msg = line or "T.device_assert failed"
+        c = to_scalar(cond, dt.boolean)
+        _tile().DeviceAssertOp(c.value, _ir().StringAttr.get(msg))
+
 
 def _fmt(extents) -> str:
     return "x".join("?" if e is None else str(e) for e in extents)

@@ -51,3 +51,22 @@ class TileLangError(Exception):
 
 class CompilationError(TileLangError):
     """A compiler pass failed or the generated IR does not verify."""
+
+
+class DeviceAssertionError(AssertionError):
+    """A `T.device_assert` failed while a kernel ran (the CPU backend raises
+    it from the kernel call): the message, the user's file and line, the
+    function and the block whose check failed."""
+
+    def __init__(self, message: str, filename: str, line: int, function: str,
+                 block: tuple):
+        self.message = message
+        self.location = SourceLocation(filename, line, 1)
+        self.function = function
+        self.block = tuple(block)
+        text = (f"{filename}:{line}: {function}: block {self.block}: device assertion "
+                f"failed: {message}")
+        source = linecache.getline(filename, line).strip()
+        if source and source != message:
+            text += f"\n    {source}"
+        super().__init__(text)

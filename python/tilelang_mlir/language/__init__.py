@@ -5,8 +5,8 @@ Names and meanings follow TileLang where they exist.
 
 from ..frontend.prim_func import macro, prim_func
 from .allocate import alloc_fragment, alloc_local, alloc_shared, alloc_var
-from .annotations import (annotate_layout, make_padded_layout, make_swizzled_layout,
-                          print, use_swizzle)
+from .annotations import (annotate_layout, device_assert, make_padded_layout,
+                          make_swizzled_layout, print, use_swizzle)
 from .copy import atomic_add, clear, copy, fill
 from .dtypes import (DType, bfloat16, float8_e4m3, float8_e5m2, float16, float32,
                      float64, int8, int16, int32, int64, uint8)

@@ -24,6 +24,15 @@ def print(b, value, msg: str = ""):  # noqa: A001 (TileLang's name)
     b.print(value, msg)
 
 
+@builtin
+def device_assert(b, cond, msg: str = ""):
+    """Stops the kernel when `cond` is false, reporting `msg` (default: the
+    source line) with its file, line and block. CPU: the kernel call raises
+    tl.DeviceAssertionError; CUDA: `__assertfail` (the launch fails with an
+    assertion error); ROCm: a trap, without the message."""
+    b.device_assert(cond, msg)
+
+
 class SwizzleLayout:
     def __init__(self, bytes_: int, pad: int = 0):
         self.bytes, self.pad = bytes_, pad

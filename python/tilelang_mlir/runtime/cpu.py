@@ -3,6 +3,9 @@
 The entry function is emitted with `llvm.emit_c_interface`: every tensor is
 passed as a pointer to a strided memref descriptor {allocated pointer, aligned
 pointer, offset, sizes[rank], strides[rank]}, scalars by value.
+
+A failing `T.device_assert` stops the kernel and the call raises
+DeviceAssertionError (see run_guarded in the native module).
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ class CPUExecutable:
         if not address:
             raise RuntimeError(f"the JIT module has no entry point {entry!r}")
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        # Kernels with T.device_assert run through a native trampoline that
+        # the failing check jumps back to (the kernel stops, the call raises).
+        self._guarded = None
+        if "@__tile_assert_fail" in llvm_dialect_text:
+            self._guarded = (_tile.run_guarded, address)
         # Kernels with T.print write through C's stdio: flush it after each
         # call so that output interleaves with Python's.
         self._flush = None
@@ -83,6 +91,15 @@ class CPUExecutable:
                 slot = ctypes.pointer(value)
                 keep.extend([value, slot])
             packed[i] = ctypes.cast(slot, ctypes.c_void_p)
-        self._fn(packed)
+        if self._guarded is None:
+            self._fn(packed)
+            failure = None
+        else:
+            run, address = self._guarded
+            failure = run(address, ctypes.addressof(packed))
         if self._flush:
             self._flush()
+        if failure is not None:
+            from ..frontend.errors import DeviceAssertionError
+
+            raise DeviceAssertionError(*failure)

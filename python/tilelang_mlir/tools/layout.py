@@ -455,7 +455,7 @@ def _shared_title(alloc: Allocation) -> str:
     if span:
         text += f", panels of {span} columns"
     if alloc.pad:
-        text += f", pad {alloc.pad} (not applied by the lowering)"
+        text += f", pad {alloc.pad} (not implemented by the GPU lowerings)"
     return text
 
 

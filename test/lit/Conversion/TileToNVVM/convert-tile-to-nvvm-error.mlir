@@ -39,3 +39,30 @@ func.func @two_kernels(%n: index) {
   }
   return
 }
+
+// -----
+
+// Padded rows (T.make_padded_layout) are not implemented by the GPU
+// lowerings: the buffer is refused instead of being placed densely.
+func.func @padded_shared(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_shared' op shared buffer 'memref<64x64xf32, #tile.scope<shared>>' asks for 8 elements of padding per row (#tile.swizzle<0, pad = 8>), which GPU targets do not implement; drop T.make_padded_layout for this buffer (layout inference picks a swizzle against bank conflicts)}}
+    %s = tile.alloc_shared : memref<64x64xf32, #tile.scope<shared>>
+    tile.annotate_layout %s (#tile.swizzle<0, pad = 8>) : memref<64x64xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// An `mfma` wave grid (AMD layout inference) cannot be lowered for NVIDIA.
+func.func @mfma_on_nvidia(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+    %a = tile.alloc_shared : memref<32x8xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<8x32xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<affine_map<(d0, d1) -> (((d0 floordiv 4) mod 2) * 32 + d1 mod 32, d0 mod 4 + (d0 floordiv 8) * 4)>, threads = 64>} : memref<32x32xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op an MFMA gemm needs an AMD target}}
+    tile.gemm %a, %b, %c {mfma = array<i64: 1, 1>} : memref<32x8xf16, #tile.scope<shared>>, memref<8x32xf16, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
+  }
+  return
+}

@@ -115,3 +115,45 @@ func.func @print_fragment(%n: index) {
   }
   return
 }
+
+// -----
+
+// A device assert in a parallel loop checks every element a thread holds:
+// each failing check calls CUDA's __assertfail with the message, the file
+// and line of the op's location, the function and a character size of 1
+// (declared in the gpu.module; ptxas resolves it as a system call).
+// CHECK-LABEL: gpu.module @check_kernel
+// CHECK-DAG: llvm.mlir.global internal constant @[[FUNC:.+]]("check\00") {addr_space = 0 : i32}
+// CHECK-DAG: llvm.mlir.global internal constant @[[FILE:.+]]("kernel.py\00") {addr_space = 0 : i32}
+// CHECK-DAG: llvm.mlir.global internal constant @[[MSG:.+]]("X must be non-negative\00") {addr_space = 0 : i32}
+// CHECK-DAG: llvm.func @__assertfail(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i64)
+// CHECK: gpu.func @check_kernel
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1 : i64
+// CHECK-DAG: %[[F:.+]] = llvm.mlir.addressof @[[FUNC]] : !llvm.ptr
+// CHECK-DAG: %[[LINE:.+]] = arith.constant 12 : i32
+// CHECK-DAG: %[[P:.+]] = llvm.mlir.addressof @[[FILE]] : !llvm.ptr
+// CHECK-DAG: %[[M:.+]] = llvm.mlir.addressof @[[MSG]] : !llvm.ptr
+// CHECK-DAG: %[[TRUE:.+]] = arith.constant true
+// CHECK: %[[V:.+]] = memref.load %{{.+}}[%c0] : memref<4xf32>
+// CHECK: %[[OK:.+]] = arith.cmpf oge, %[[V]], %{{.+}} : f32
+// CHECK: %[[BAD:.+]] = arith.xori %[[OK]], %[[TRUE]] : i1
+// CHECK: scf.if %[[BAD]] {
+// CHECK-NEXT: llvm.call @__assertfail(%[[M]], %[[P]], %[[LINE]], %[[F]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i64) -> ()
+// CHECK-COUNT-3: llvm.call @__assertfail(%[[M]], %[[P]], %[[LINE]], %[[F]], %[[ONE]])
+// CHECK-NOT: __assertfail
+// CHECK: gpu.return
+func.func @check(%X: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    %f = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0] [64] to %f[%c0] [64] : memref<64xf32> to memref<64xf32, #tile.scope<fragment>>
+    tile.parallel (%i) in (64) {
+      %v = memref.load %f[%i] : memref<64xf32, #tile.scope<fragment>>
+      %ok = arith.cmpf oge, %v, %zero : f32
+      tile.device_assert %ok, "X must be non-negative" loc("kernel.py":12:9)
+    }
+  }
+  return
+}

@@ -210,3 +210,49 @@ func.func @print(%n: index) {
   }
   return
 }
+
+// -----
+
+// Device asserts call the runtime's __tile_assert_fail with the message,
+// the file and line of their location (the innermost file position: the
+// macro's line, not its caller's), the function and the block (padded to 3
+// dimensions); equal strings share one global. Per element inside a
+// parallel loop, once per block outside.
+// CHECK-DAG: llvm.mlir.global internal constant @[[FUNC:.+]]("check\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[FILE:.+]]("kernel.py\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[MSG:.+]]("X must be non-negative\00")
+// CHECK-DAG: llvm.func @__tile_assert_fail(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i64, i64, i64)
+// CHECK-LABEL: func.func @check
+// CHECK-DAG: %[[Z:.+]] = arith.constant 0 : i64
+// CHECK-DAG: %[[F:.+]] = llvm.mlir.addressof @[[FUNC]] : !llvm.ptr
+// CHECK-DAG: %[[P:.+]] = llvm.mlir.addressof @[[FILE]] : !llvm.ptr
+// CHECK-DAG: %[[M:.+]] = llvm.mlir.addressof @[[MSG]] : !llvm.ptr
+// CHECK-DAG: %[[L12:.+]] = arith.constant 12 : i32
+// CHECK-DAG: %[[L20:.+]] = arith.constant 20 : i32
+// CHECK: scf.for %[[BY:.+]] =
+// CHECK:   scf.for %[[BX:.+]] =
+// CHECK:     scf.for %[[I:.+]] =
+// CHECK:       %[[V:.+]] = memref.load %{{.+}}[%[[I]]]
+// CHECK:       %[[OK:.+]] = arith.cmpf oge, %[[V]]
+// CHECK:       %[[BAD:.+]] = arith.xori %[[OK]], %true : i1
+// CHECK:       scf.if %[[BAD]] {
+// CHECK:         %[[X:.+]] = arith.index_cast %[[BX]] : index to i64
+// CHECK:         %[[Y:.+]] = arith.index_cast %[[BY]] : index to i64
+// CHECK:         llvm.call @__tile_assert_fail(%[[M]], %[[P]], %[[L12]], %[[F]], %[[X]], %[[Y]], %[[Z]])
+// CHECK:     %[[OUT:.+]] = arith.cmpi uge, %[[BX]], %{{.+}} : index
+// CHECK:     scf.if %[[OUT]] {
+// CHECK:       llvm.call @__tile_assert_fail(%[[M]], %[[P]], %[[L20]], %[[F]], %{{.+}}, %{{.+}}, %[[Z]])
+// CHECK-NOT: tile.
+func.func @check(%X: memref<64xf32>, %n: index) {
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx, %by) in (%n, %n) threads(64) {
+    tile.parallel (%i) in (64) {
+      %v = memref.load %X[%i] : memref<64xf32>
+      %ok = arith.cmpf oge, %v, %zero : f32
+      tile.device_assert %ok, "X must be non-negative" loc(callsite("kernel.py":12:9 at "caller.py":3:1))
+    }
+    %in = arith.cmpi ult, %bx, %n : index
+    tile.device_assert %in, "X must be non-negative" loc("kernel.py":20:5)
+  }
+  return
+}

@@ -902,6 +902,37 @@ func.func @print_kind(%v: vector<4xf32>, %n: index) {
 
 // -----
 
+// A failing assert reports its message: it may not be empty.
+func.func @assert_empty_message(%ok: i1, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.device_assert' op needs a message: it is what a failing kernel reports}}
+    tile.device_assert %ok, ""
+  }
+  return
+}
+
+// -----
+
+// The message becomes a C string.
+func.func @assert_nul(%ok: i1, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.device_assert' op message must not contain NUL characters (it becomes a C string), got one at offset 3}}
+    tile.device_assert %ok, "bad\00message"
+  }
+  return
+}
+
+// -----
+
+// Asserts run on the device, inside a kernel.
+func.func @assert_outside_kernel(%ok: i1) {
+  // expected-error @+1 {{'tile.device_assert' op failed to verify that is nested in a tile.kernel}}
+  tile.device_assert %ok, "outside"
+  return
+}
+
+// -----
+
 func.func @yield_parent() {
   // expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined, tile.warp_specialize'}}
   tile.yield

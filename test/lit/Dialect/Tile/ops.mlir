@@ -154,7 +154,7 @@ func.func @reductions(%out: memref<1024xf32>, %out2: memref<?x64xf32>, %n: index
 }
 
 // Parallel loops with element access, pipelined loops with and without a
-// manual schedule, raster swizzle and device print.
+// manual schedule, raster swizzle, device print and device assert.
 // CHECK-LABEL: func.func @loops
 // CHECK: tile.use_swizzle 10
 // CHECK: tile.use_swizzle 8 {enable = false, order = #tile.raster<col>}
@@ -167,6 +167,8 @@ func.func @reductions(%out: memref<1024xf32>, %out2: memref<?x64xf32>, %n: index
 // CHECK: tile.pipelined %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} num_stages = 2 order = [1, 0] stage = [0, 1] group = {{\[\[}}0], [1]] {
 // CHECK: tile.print %{{.+}} {msg = "x ="} : f32
 // CHECK: tile.print %{{.+}} : memref<64x128xf32, #tile.scope<fragment>>
+// CHECK: %[[OK:.+]] = arith.cmpi
+// CHECK: tile.device_assert %[[OK]], "n must exceed the block index"
 func.func @loops(%A: memref<?x?xf16>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -193,6 +195,8 @@ func.func @loops(%A: memref<?x?xf16>, %n: index) {
     %x = arith.constant 1.0 : f32
     tile.print %x {msg = "x ="} : f32
     tile.print %s : memref<64x128xf32, #tile.scope<fragment>>
+    %ok = arith.cmpi ult, %bx, %n : index
+    tile.device_assert %ok, "n must exceed the block index"
   }
   return
 }

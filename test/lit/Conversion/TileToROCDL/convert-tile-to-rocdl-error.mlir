@@ -1,0 +1,98 @@
+// RUN: tile-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(tile-layout-inference{mma=false mfma=true}),convert-tile-to-rocdl{chip=gfx942})'
+// RUN: not tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx1100})' 2>&1 | FileCheck %s --check-prefix=CHIP
+
+// RDNA chips (wave32, no MFMA) are refused before anything is lowered.
+// CHIP: error: convert-tile-to-rocdl supports the CDNA chips gfx90a, gfx942 and gfx950 (wave64 with MFMA), got gfx1100
+
+// 96 KB of shared buffers exceed the 64 KB of LDS a gfx942 workgroup has
+// (gfx950 has 160 KB: see convert-tile-to-rocdl-lds.mlir).
+func.func @too_much_lds(%n: index) {
+  // expected-error @+1 {{needs 99328 bytes of shared memory (98304 for its shared buffers, 0 of scratch, 1024 to align swizzled buffers), more than the 64 KB a block can have on gfx942}}
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %a = tile.alloc_shared : memref<192x128xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<192x128xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// Device printf needs the ROCm device libraries, which are not linked.
+func.func @print(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+    // expected-error @+1 {{T.print is not supported on ROCm targets yet (device printf needs the ROCm device libraries)}}
+    tile.print %bx {msg = "block"} : index
+  }
+  return
+}
+
+// -----
+
+// Warp specialization (a TMA producer warpgroup) is a Hopper design.
+func.func @warp_specialize(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{warp specialization and transaction barriers are NVIDIA (sm_90a) features}}
+    tile.warp_specialize producer(128) {
+    } consumer {
+    }
+  }
+  return
+}
+
+// -----
+
+// f64 transcendental functions would need the device libraries too.
+func.func @f64_exp(%X: memref<64xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    %f = tile.alloc_fragment : memref<64xf64, #tile.scope<fragment>>
+    tile.copy %X[%c0] [64] to %f[%c0] [64] : memref<64xf64> to memref<64xf64, #tile.scope<fragment>>
+    tile.parallel (%i) in (64) {
+      %v = memref.load %f[%i] : memref<64xf64, #tile.scope<fragment>>
+      // expected-error @+1 {{this math function on 'f64' is not supported on ROCm targets yet}}
+      %e = math.exp %v : f64
+      memref.store %e, %f[%i] : memref<64xf64, #tile.scope<fragment>>
+    }
+    tile.copy %f[%c0] [64] to %X[%c0] [64] : memref<64xf64, #tile.scope<fragment>> to memref<64xf64>
+  }
+  return
+}
+
+// -----
+
+// One kernel per function, at its top level (the host side is a launch).
+func.func @two_kernels(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+  }
+  // expected-error @+1 {{'tile.kernel' op a tile program for ROCm targets may contain one T.Kernel}}
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+  }
+  return
+}
+
+// -----
+
+func.func @nested_kernel(%n: index, %flag: i1) {
+  scf.if %flag {
+    // expected-error @+1 {{'tile.kernel' op must be at the top level of its function on ROCm targets}}
+    tile.kernel blocks(%bx) in (%n) threads(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// A gemm marked for MFMA by hand on f32 inputs: MFMA 32x32x8 takes f16 or
+// bf16.
+func.func @mfma_f32(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+    %a = tile.alloc_shared : memref<32x8xf32, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<8x32xf32, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<32x32xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op MFMA gemms support f16/bf16 inputs with an f32 accumulator, got 'f32' -> 'f32'}}
+    tile.gemm %a, %b, %c {mfma = array<i64: 1, 1>} : memref<32x8xf32, #tile.scope<shared>>, memref<8x32xf32, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
+  }
+  return
+}
