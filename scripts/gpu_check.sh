@@ -26,7 +26,7 @@ CACHE="$PWD/.gpu-cache"
 GEMM_CACHE="$PWD/.gpu-cache-gemm"
 GEMM_PACK="$PWD/.gpu-cache-gemm.tar.gz"
 EXAMPLES=$(ls examples/*/*.py)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py"
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py"
 
 case "${1:-}" in
 prepare)

@@ -123,3 +123,27 @@ def test_cuda_ptx_calls_assertfail():
         strings[name] = bytes(int(b) for b in body.split(",")).decode()
     assert sorted(strings.values()) == sorted(["X must be non-negative", __file__, "main"])
     assert kernel.cubin[:4] == b"\x7fELF"  # ptxas resolved the system call
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["pass", "fail"])
+def test_cuda_device_assert_stops_the_kernel(mode):
+    """On the GPU: a passing assert is silent and the result right; a failing
+    one stops the kernel, prints the message with its position, and the
+    launch (or the next synchronization) raises in the child process."""
+    import os
+    import subprocess
+    import sys
+
+    child = os.path.join(os.path.dirname(__file__), "assert_child.py")
+    proc = subprocess.run([sys.executable, child, mode], capture_output=True, text=True,
+                          timeout=300)
+    out = proc.stdout + proc.stderr
+    if "compiled" in proc.stdout:  # AOT prepare: no GPU here
+        return
+    if mode == "pass":
+        assert proc.returncode == 0 and "ok" in proc.stdout, out
+        return
+    assert proc.returncode != 0, out
+    assert "X must be non-negative" in out, out
+    assert "assert_child.py" in out, out
