@@ -104,3 +104,20 @@ def test_benchmark_prepares_then_runs_from_the_cache(cache, monkeypatch, capsys)
     assert "every kernel was found in the kernel cache" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="not in the kernel cache"):
         bench.main(["--shapes", "4096", "--dtypes", "bfloat16", "--no-autotune", "--jobs", "1"])
+
+
+def test_too_many_registers_is_explained():
+    """Three consumer warpgroups of 64x256 fp32 accumulators plus the
+    producer (512 threads) cannot get the registers wgmma needs: ptxas's
+    refusal comes with what it means for the tile program."""
+    import tilelang_mlir as tl
+
+    program = example.matmul(2048, 2048, 2048, 192, 256, 64, num_stages=3, threads=384,
+                             policy=example.FullRow)
+    with pytest.raises(tl.CompilationError) as info:
+        tl.compile(program, out_idx=[2], target="cuda:sm_90a",
+                   pass_configs={"tl.disable_cache": True})
+    text = str(info.value)
+    assert "Insufficient registers (128)" in text
+    assert "512 threads a block" in text and "each thread gets 128 at launch" in text
+    assert "Use fewer threads or a smaller tile" in text

@@ -281,9 +281,28 @@ def assemble(ptx: str, arch: str) -> Tuple[bytes, str]:
         proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "-v", src, "-o", out],
                               capture_output=True, text=True)
         if proc.returncode != 0:
-            raise CompilationError(f"ptxas failed for {arch}:\n{proc.stderr.strip()}")
+            raise CompilationError(f"ptxas failed for {arch}:\n{proc.stderr.strip()}"
+                                   + _ptxas_hint(ptx, proc.stderr))
         with open(out, "rb") as f:
             return f.read(), proc.stderr.strip()
+
+
+_INSUFFICIENT = re.compile(r"Insufficient registers \((\d+)\).*register target of (\d+)")
+_MAXNTID = re.compile(r"\.(?:maxntid|reqntid)\s+(\d+)")
+
+
+def _ptxas_hint(ptx: str, stderr: str) -> str:
+    """What a known ptxas failure means for the tile program."""
+    m = _INSUFFICIENT.search(stderr)
+    if not m:
+        return ""
+    cap, need = int(m.group(1)), int(m.group(2))
+    threads = _MAXNTID.search(ptx)
+    block = f"{threads.group(1)} threads a block" if threads else "this block size"
+    return (f"\nThe kernel needs at least {need} registers per thread, but with {block} "
+            f"(65536 registers a multiprocessor) each thread gets {cap} at launch. Use fewer "
+            f"threads or a smaller tile (a warp-specialized sm_90a kernel adds a producer "
+            f"warpgroup of 128 threads to the block).")
 
 
 def resource_report(info: str) -> Dict[str, int]:
