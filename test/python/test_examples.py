@@ -14,7 +14,9 @@ from tilelang_mlir.compiler.cuda import resource_report
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "*.py")))
 # Small problem sizes for the CPU runs (the defaults are GPU-sized).
-CPU_ARGS = {"gemm.py": ["--size", "128"]}
+CPU_ARGS = {"gemm.py": ["--size", "128"],
+            "flash_attn.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
+                              "--dim", "64", "--causal"]}
 SMALL = ["--rows", "64", "--cols", "512"]
 
 PTXAS_REPORT = []

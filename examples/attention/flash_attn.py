@@ -1,0 +1,159 @@
+"""FlashAttention forward: O = softmax(Q K^T / sqrt(D)) V, with the
+log-sum-exp of every row (what a backward pass needs).
+
+Tensors are (batch, heads, seq, dim) as torch's scaled_dot_product_attention
+takes them; K and V have heads / groups heads (grouped-query attention: query
+head h reads KV head h // groups). A block owns `block_M` query rows of one
+(batch, head) and walks the KV sequence in `block_N` tiles with the online
+softmax: S = Q K^T on the tensor cores into a register fragment, the running
+row maximum and sum, the accumulator rescaled by exp(m_old - m_new), P = exp(S
+- m) cast to the input dtype, then O += P V. Causal attention stops at the
+diagonal and masks the scores above it with -inf. The scale is folded into
+exp2 (log2(e) / sqrt(D)).
+
+    python examples/attention/flash_attn.py [--target cpu|cuda] [--batch B --heads H
+        --seq S --dim D --groups G --causal --dtype float16|bfloat16]
+"""
+
+import argparse
+import math
+
+import torch
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.testing import relative_error, to_device, to_numpy
+
+FullRow = T.GemmWarpPolicy.FullRow
+
+
+def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=128, block_N=64,
+               num_stages=2, threads=128, dtype="float16"):
+    scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
+    q_shape = (batch, heads, seq_len, dim)
+    kv_shape = (batch, heads // groups, seq_len, dim)
+    accum = "float32"
+    mask_tail = seq_len % block_N != 0  # the last KV tile reads zeros past the end
+
+    @T.prim_func
+    def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype),
+             V: T.Tensor(kv_shape, dtype), O: T.Tensor(q_shape, dtype),
+             LSE: T.Tensor((batch, heads, seq_len), accum)):
+        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            Q_shared = T.alloc_shared((block_M, dim), dtype)
+            K_shared = T.alloc_shared((block_N, dim), dtype)
+            V_shared = T.alloc_shared((block_N, dim), dtype)
+            S = T.alloc_fragment((block_M, block_N), accum)
+            P = T.alloc_fragment((block_M, block_N), dtype)
+            acc_o = T.alloc_fragment((block_M, dim), accum)
+            m = T.alloc_fragment((block_M,), accum)        # running row maximum of S
+            m_prev = T.alloc_fragment((block_M,), accum)
+            alpha = T.alloc_fragment((block_M,), accum)    # exp2(scale * (m_prev - m))
+            l = T.alloc_fragment((block_M,), accum)        # running row sum of exp2
+            l_tile = T.alloc_fragment((block_M,), accum)
+
+            kv_head = by // groups
+            T.copy(Q[bz, by, bx * block_M, 0], Q_shared)
+            T.clear(acc_o)
+            T.clear(l)
+            T.fill(m, -T.infinity(accum))
+            n_tiles = T.ceildiv(seq_len, block_N)
+            if is_causal:  # KV tiles past the block's last row are all masked
+                n_tiles = T.min(n_tiles, T.ceildiv((bx + 1) * block_M, block_N))
+            for k in T.Pipelined(n_tiles, num_stages=num_stages):
+                T.copy(K[bz, kv_head, k * block_N, 0], K_shared)
+                T.copy(V[bz, kv_head, k * block_N, 0], V_shared)
+                T.clear(S)
+                T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
+                if is_causal or mask_tail:
+                    for i, j in T.Parallel(block_M, block_N):
+                        q_pos, k_pos = bx * block_M + i, k * block_N + j
+                        visible = (k_pos <= q_pos) if is_causal else (k_pos < seq_len)
+                        if is_causal and mask_tail:
+                            visible = visible and k_pos < seq_len
+                        S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
+                T.copy(m, m_prev)
+                T.reduce_max(S, m, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    alpha[i] = T.exp2((m_prev[i] - m[i]) * scale)
+                for i, j in T.Parallel(block_M, block_N):
+                    S[i, j] = T.exp2(S[i, j] * scale - m[i] * scale)
+                T.reduce_sum(S, l_tile, dim=1)
+                for i in T.Parallel(block_M):
+                    l[i] = l[i] * alpha[i] + l_tile[i]
+                for i, j in T.Parallel(block_M, dim):
+                    acc_o[i, j] *= alpha[i]
+                T.copy(S, P)
+                T.gemm(P, V_shared, acc_o, policy=FullRow)
+            for i, j in T.Parallel(block_M, dim):
+                acc_o[i, j] /= l[i]
+            T.copy(acc_o, O[bz, by, bx * block_M, 0])
+            for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores
+                l[i] = (T.log2(l[i]) + m[i] * scale) / math.log2(math.e)
+            T.copy(l, LSE[bz, by, bx * block_M])
+
+    return main
+
+
+def programs(batch=8, heads=32, seq_len=4096):
+    """(name, program, out_idx) of every kernel of this example (CI compiles
+    them for sm_80 and sm_90a)."""
+    return [("fa_d128", flash_attn(batch, heads, seq_len, 128), [3, 4]),
+            ("fa_d128_causal", flash_attn(batch, heads, seq_len, 128, is_causal=True), [3, 4]),
+            ("fa_d64", flash_attn(batch, heads, seq_len, 64), [3, 4]),
+            ("fa_d64_causal_gqa_bf16", flash_attn(batch, heads, seq_len, 64, is_causal=True,
+                                                  groups=4, dtype="bfloat16"), [3, 4])]
+
+
+def reference(q, k, v, is_causal=False):
+    """(O, LSE) in float64 from the (rounded) inputs; K/V heads repeated for GQA."""
+    q, k, v = (x.double() for x in (q, k, v))
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if is_causal:
+        n = q.shape[2]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v, torch.logsumexp(s, dim=-1)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=4096)
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--groups", type=int, default=1, help="query heads per KV head")
+    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
+    parser.add_argument("--block", type=int, nargs=2, default=None, metavar=("M", "N"),
+                        help="block_M block_N (default 128 64)")
+    args = parser.parse_args(argv)
+    B, H, S, D = args.batch, args.heads, args.seq, args.dim
+    blocks = dict(zip(("block_M", "block_N"), args.block)) if args.block else {}
+    program = flash_attn(B, H, S, D, args.causal, args.groups, dtype=args.dtype, **blocks)
+    kernel = tl.compile(program, out_idx=[3, 4], target=args.target)
+    torch_dtype = getattr(torch, args.dtype)
+    q = torch.randn(B, H, S, D).to(torch_dtype)
+    k = torch.randn(B, H // args.groups, S, D).to(torch_dtype)
+    v = torch.randn(B, H // args.groups, S, D).to(torch_dtype)
+    o_ref, lse_ref = reference(q, k, v, args.causal)
+    dq, dk, dv = (to_device(x, kernel.device) for x in (q, k, v))
+    o, lse = kernel(dq, dk, dv)
+    err, lse_err = relative_error(o, o_ref), relative_error(lse, lse_ref)
+    seconds = kernel.time(dq, dk, dv)
+    flop = 4 * B * H * S * S * D / (2 if args.causal else 1)
+    what = f"{'causal ' if args.causal else ''}{args.dtype} B={B} H={H} S={S} D={D}"
+    if args.groups > 1:
+        what += f" groups={args.groups}"
+    print(f"target {kernel.target}: flash attention {what}, relative error {err:.1e} "
+          f"(LSE {lse_err:.1e}), {seconds * 1e3:.3f} ms ({flop / seconds / 1e12:.1f} TFLOP/s)")
+    if not (err < 1e-2 and lse_err < 1e-3):
+        raise SystemExit(f"FAILED: relative error {err:.1e}, LSE {lse_err:.1e}")
+    return err
+
+
+if __name__ == "__main__":
+    main()

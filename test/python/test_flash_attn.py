@@ -1,0 +1,92 @@
+"""FlashAttention forward (examples/attention/flash_attn.py) on fresh random
+inputs against PyTorch: causal and not, grouped-query attention, float16 and
+bfloat16, sequence lengths that do not divide the KV tile, and the
+log-sum-exp output. Small sizes: the CPU target runs them in CI; the `cuda`
+target runs them on a GPU (and compiles them in AOT-prepare mode)."""
+
+import importlib.util
+import math
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tilelang_mlir as tl
+from devices import get, put
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _load_example():
+    path = os.path.join(ROOT, "examples", "attention", "flash_attn.py")
+    spec = importlib.util.spec_from_file_location("flash_attn_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fa = _load_example()
+
+# Relative Frobenius error of O (P is rounded to the input dtype before P V)
+# and of the LSE (float32 throughout).
+TOL = {"float16": 1e-2, "bfloat16": 2e-2}
+LSE_TOL = 1e-4
+
+
+def torch_reference(q, k, v, is_causal):
+    """O from torch's scaled_dot_product_attention and the LSE from
+    logsumexp, in float32 on the CPU, K/V heads repeated for GQA."""
+    q, k, v = (x.detach().cpu().float() for x in (q, k, v))
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if is_causal:
+        n = q.shape[2]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    return o, torch.logsumexp(s, dim=-1)
+
+
+def rel_error(out, ref):
+    out = torch.as_tensor(get(out)).double()
+    assert torch.isfinite(out).all(), "output has NaN/Inf"
+    ref = ref.double()
+    return ((out - ref).norm() / ref.norm()).item()
+
+
+def run(target, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16", **blocks):
+    kernel = tl.compile(fa.flash_attn(batch, heads, seq_len, dim, is_causal, groups, dtype=dtype,
+                                      **blocks), out_idx=[3, 4], target=target)
+    torch_dtype = getattr(torch, dtype)
+    q = torch.randn(batch, heads, seq_len, dim).to(torch_dtype)
+    k = torch.randn(batch, heads // groups, seq_len, dim).to(torch_dtype)
+    v = torch.randn(batch, heads // groups, seq_len, dim).to(torch_dtype)
+    o, lse = kernel(put(q, target), put(k, target), put(v, target))
+    assert o.shape == q.shape and o.dtype == torch_dtype
+    assert lse.shape == (batch, heads, seq_len) and lse.dtype == torch.float32
+    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
+    assert rel_error(o, o_ref) < TOL[dtype]
+    assert rel_error(lse, lse_ref) < LSE_TOL
+
+
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dim", [64, 128])
+def test_flash_attn(dim, is_causal, target):
+    run(target, 1, 2, 192, dim, is_causal, block_M=64, block_N=64)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_flash_attn_gqa(dtype, target):
+    run(target, 2, 4, 128, 64, is_causal=True, groups=4, dtype=dtype, block_M=64, block_N=32)
+
+
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_ragged_sequence(is_causal, target):
+    """A sequence that divides neither tile: the KV tail is masked and the
+    last query rows are dropped."""
+    run(target, 1, 2, 100, 64, is_causal, groups=2, block_M=64, block_N=32)
+
+
+def test_flash_attn_bfloat16_default_blocks(target):
+    run(target, 1, 1, 256, 128, is_causal=True, dtype="bfloat16")
