@@ -124,6 +124,19 @@ public:
         continue;
       }
       if (isa<scf::ForOp, scf::WhileOp, PipelinedOp>(op)) {
+        // Accesses before the loop that conflict with the body are
+        // separated by one barrier before it, not by one in every trip
+        // (a Q tile loaded before the loop over KV tiles).
+        State body;
+        collectAccesses(&op, body);
+        if (conflicts(state, body)) {
+          Operation *prev = op.getPrevNode();
+          if (!prev || !isa<BarrierOp>(prev)) {
+            OpBuilder b(&op);
+            BarrierOp::create(b, op.getLoc());
+          }
+          state.clear();
+        }
         // The body may follow itself: iterate to a fixpoint.
         State entry = state;
         for (int i = 0; i < 3; ++i) {

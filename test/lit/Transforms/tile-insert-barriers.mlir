@@ -109,3 +109,30 @@ func.func @async_skipped(%A: memref<?x?xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A tile written before a loop and only read inside it (the Q tile of
+// attention): one barrier before the loop, none in the body.
+// CHECK-LABEL: func.func @hoisted_before_loop
+// CHECK: tile.copy %{{.+}} to %[[Q:.+]][%c0, %c0] [64, 32]
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NOT: tile.barrier
+// CHECK: tile.gemm %[[Q]]
+// CHECK-NOT: tile.barrier
+// CHECK: return
+func.func @hoisted_before_loop(%A: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %q = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %A[%c0, %c0] [64, 32] to %q[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+    scf.for %i = %c0 to %n step %c1 {
+      tile.gemm %q, %k, %c : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
