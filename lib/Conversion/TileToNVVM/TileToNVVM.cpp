@@ -347,11 +347,15 @@ private:
 
   // Gemm helpers.
   LogicalResult gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
-                        const Buffer &bb, const Buffer &c);
+                        const Buffer &bb, const Buffer &c,
+                        ArrayRef<int64_t> aRegs = {});
   void gemmSimt(GemmOp op, OpBuilder &b, const Buffer &a, const Buffer &bb,
                 const Buffer &c);
   LogicalResult gemmWgmma(GemmOp op, OpBuilder &b, const Buffer &a,
-                          const Buffer &bb, const Buffer &c);
+                          const Buffer &bb, const Buffer &c,
+                          ArrayRef<int64_t> aRegs = {});
+  Value wgmmaRegisterA(OpBuilder &b, Value acc, ArrayRef<Value> aRegs,
+                       Value descB, int64_t n, Type elem, bool transB);
   LogicalResult gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
                          const Buffer &bb, const Buffer &c);
   Value wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
@@ -420,8 +424,27 @@ private:
 // Setup
 //===----------------------------------------------------------------------===//
 
-/// Scratch needed by an op lowered through shared memory, in bytes.
-int64_t scratchNeed(Operation *op, int64_t numThreads) {
+static std::optional<SmallVector<int64_t>>
+registerOperandA(GemmOp op, const TileLayout &layout, int64_t threads);
+
+/// The layout of a fragment allocation (none for other buffers, or before
+/// layout inference).
+std::optional<TileLayout> fragmentLayout(Value v) {
+  auto alloc = v.getDefiningOp<AllocFragmentOp>();
+  if (!alloc || !alloc.getLayoutAttr())
+    return std::nullopt;
+  FailureOr<TileLayout> l =
+      TileLayout::fromAttr(alloc.getLayoutAttr(), alloc.getType().getShape());
+  if (failed(l))
+    return std::nullopt;
+  return *l;
+}
+
+/// Scratch needed by an op lowered through shared memory, in bytes. What
+/// the lowering does in registers (copies between fragments of one layout,
+/// register A operands, reductions within a warp into their natural
+/// layout) needs none.
+int64_t scratchNeed(Operation *op, int64_t numThreads, int64_t warpSize) {
   auto bytesOf = [](MemRefType t) {
     return t.hasStaticShape() ? t.getNumElements() *
                                     std::max<int64_t>(1, t.getElementTypeBitWidth() / 8)
@@ -437,6 +460,12 @@ int64_t scratchNeed(Operation *op, int64_t numThreads) {
                   (isFragment(d) && isPerThread(s));
     if (!staged)
       return 0;
+    std::optional<TileLayout> ls = fragmentLayout(copy.getSrc()),
+                              ld = fragmentLayout(copy.getDst());
+    if (ls && ld && *ls == *ld &&
+        copy.getSrcSizes() == cast<MemRefType>(s).getShape() &&
+        copy.getDstSizes() == cast<MemRefType>(d).getShape())
+      return 0;
     int64_t elems = 1;
     for (int64_t e : copy.getSrcSizes())
       elems *= e;
@@ -444,7 +473,10 @@ int64_t scratchNeed(Operation *op, int64_t numThreads) {
   }
   if (auto gemm = dyn_cast<GemmOp>(op)) {
     int64_t need = 0;
-    if (isFragment(gemm.getA().getType()))
+    std::optional<TileLayout> la = fragmentLayout(gemm.getA());
+    bool registerA = la && isInScope(gemm.getB().getType(), MemoryScope::shared) &&
+                     registerOperandA(gemm, *la, numThreads);
+    if (isFragment(gemm.getA().getType()) && !registerA)
       need += llvm::alignTo(bytesOf(gemm.getA().getType()), 128);
     if (isFragment(gemm.getB().getType()))
       need += bytesOf(gemm.getB().getType());
@@ -453,6 +485,26 @@ int64_t scratchNeed(Operation *op, int64_t numThreads) {
   if (auto r = dyn_cast<ReduceOp>(op)) {
     MemRefType dst = r.getDst().getType();
     int64_t accBytes = std::max<int64_t>(4, dst.getElementTypeBitWidth() / 8);
+    std::optional<TileLayout> ls = fragmentLayout(r.getSrc()),
+                              ld = fragmentLayout(r.getDst());
+    if (ls && ld) { // as lowerReduce: warps combine, then a conversion
+      int64_t dim = r.getDim();
+      TileLayout natural = ls->dropDim(dim);
+      if (dst.getRank() == r.getSrc().getType().getRank())
+        natural = natural.insertUnitDim(dim);
+      else if (dst.getRank() == 1 && natural.getShape().empty())
+        natural = natural.insertUnitDim(0);
+      int64_t ways = 1;
+      for (const LayoutDigit &d : ls->getDigits()) {
+        if (!d.onThread || d.dim != dim || d.stride * d.size <= warpSize)
+          continue;
+        ways *= d.stride >= warpSize ? d.size : d.size / (warpSize / d.stride);
+      }
+      int64_t need = ways > 1 ? ways * dst.getNumElements() * accBytes : 0;
+      if (natural != *ld)
+        need = std::max(need, bytesOf(dst));
+      return need;
+    }
     return std::max(dst.getNumElements() * accBytes * std::max<int64_t>(1, numThreads / 32 /* any warp size >= 32 */),
                     2 * bytesOf(dst));
   }
@@ -505,7 +557,7 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
     alignBase = true;
   }
   kernel.walk([&](Operation *op) {
-    scratchBytes = std::max(scratchBytes, scratchNeed(op, numThreads));
+    scratchBytes = std::max(scratchBytes, scratchNeed(op, numThreads, warpSize));
   });
   scratchOffset = llvm::alignTo(offset, 128);
   sharedBytes = scratchOffset + scratchBytes;
@@ -1833,6 +1885,73 @@ FailureOr<Buffer> KernelLowering::stageOperand(OpBuilder &b,
   return scratch.buf;
 }
 
+/// The registers of a fragment A (in `layout`) that hold what a tensor-core
+/// gemm reads from registers, when each thread already holds the elements
+/// it reads, each in the same register in every thread: the gemm then
+/// takes them as they are, with no data movement. The result is indexed by
+/// slot ((kStep * mTiles + mTile) * 4 + reg) * per + e: `reg` is one of the
+/// four 32-bit A registers of an m16 x k instruction (mma.sync, per warp;
+/// wgmma m64 repeats it for the warp's 16 rows of each 64), `e` one of the
+/// `per` elements packed in it. Element (row, col) of register `reg` for
+/// lane l (g = l / 4, t = l % 4): row g + 8 (reg % 2); col 2t + 8 (reg / 2)
+/// + e for 16-bit types, t + 4 (reg / 2) for tf32, 4t + 16 (reg / 2) + e
+/// for 8-bit (PTX ISA, mma.m16n8k16/k8/k32 fragments).
+static std::optional<SmallVector<int64_t>>
+registerOperandA(GemmOp op, const TileLayout &layout, int64_t threads) {
+  if (op.getTransposeA())
+    return std::nullopt;
+  Type elem = op.getA().getType().getElementType();
+  bool is16 = elem.isF16() || elem.isBF16();
+  bool wgmma = op->hasAttr("wgmma");
+  int64_t kStep, per;
+  if (is16) {
+    kStep = 16;
+    per = 2;
+  } else if (elem.isF32() && !wgmma) {
+    kStep = 8;
+    per = 1;
+  } else if (elem.isInteger(8) && !wgmma) {
+    kStep = 32;
+    per = 4;
+  } else {
+    return std::nullopt;
+  }
+  auto grid =
+      op->getAttrOfType<DenseI64ArrayAttr>(wgmma ? "wgmma" : "warp_partition");
+  if (!grid || grid.size() != 2)
+    return std::nullopt;
+  int64_t gm = grid[0], gn = grid[1];
+  int64_t unit = wgmma ? 128 : 32; // threads of a warpgroup / warp
+  int64_t instRows = wgmma ? 64 : 16;
+  int64_t tileRows = op.getM() / gm;
+  int64_t mTiles = tileRows / instRows, kSteps = op.getK() / kStep;
+  if (threads != unit * gm * gn || layout.getNumThreads() != threads ||
+      tileRows % instRows || op.getK() % kStep)
+    return std::nullopt;
+  SmallVector<int64_t> regs(kSteps * mTiles * 4 * per, -1);
+  for (int64_t t = 0; t < threads; ++t) {
+    int64_t lane = t % 32, g = lane / 4, q = lane % 4;
+    int64_t rowBase = (t / unit / gn) * tileRows + (wgmma ? 16 * ((t / 32) % 4) : 0);
+    for (int64_t ks = 0; ks < kSteps; ++ks)
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        for (int64_t reg = 0; reg < 4; ++reg)
+          for (int64_t e = 0; e < per; ++e) {
+            int64_t row = rowBase + mt * instRows + g + 8 * (reg % 2);
+            int64_t col = ks * kStep + (is16      ? 2 * q + 8 * (reg / 2) + e
+                                        : per == 1 ? q + 4 * (reg / 2)
+                                                   : 4 * q + 16 * (reg / 2) + e);
+            std::optional<int64_t> r = layout.registerOf({row, col}, t);
+            if (!r)
+              return std::nullopt;
+            int64_t &slot = regs[((ks * mTiles + mt) * 4 + reg) * per + e];
+            if (slot != -1 && slot != *r)
+              return std::nullopt;
+            slot = *r;
+          }
+  }
+  return regs;
+}
+
 LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
                                         IRMapping &map) {
   FailureOr<Buffer> a = bufferOf(op.getA(), b, map);
@@ -1842,7 +1961,23 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
     return failure();
   if (c->kind != Kind::Fragment)
     return op.emitOpError("the accumulator must be a fragment");
-  // Fragment operands go through scratch (A first, B after it).
+  // A fragment A whose layout already puts each element in the thread and
+  // register the instruction reads it from feeds the tensor cores directly.
+  std::optional<SmallVector<int64_t>> aRegs;
+  if (a->kind == Kind::Fragment && bb->kind == Kind::Shared &&
+      (op->hasAttr("wgmma") || op->hasAttr("warp_partition")))
+    aRegs = registerOperandA(op, *a->layout, numThreads);
+  if (op->hasAttr("wgmma") && a->kind == Kind::Fragment && !aRegs)
+    return op.emitOpError("a wgmma gemm reads a fragment A from registers "
+                          "only in the layout of an M x K wgmma "
+                          "accumulator, but A has the layout ")
+           << a->layout->describe();
+  if (aRegs) {
+    if (op->hasAttr("wgmma"))
+      return gemmWgmma(op, b, *a, *bb, *c, *aRegs);
+    return gemmMma(op, b, *a, *bb, *c, *aRegs);
+  }
+  // Other fragment operands go through scratch (A first, B after it).
   bool staged = a->kind == Kind::Fragment || bb->kind == Kind::Fragment;
   if (staged)
     barrier(b);
@@ -1992,7 +2127,8 @@ SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag, Value bFrag,
 }
 
 LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
-                                      const Buffer &bb, const Buffer &c) {
+                                      const Buffer &bb, const Buffer &c,
+                                      ArrayRef<int64_t> aRegs) {
   auto partition = op->getAttrOfType<DenseI64ArrayAttr>("warp_partition");
   int64_t warpsM = partition[0], warpsN = partition[1];
   int64_t m = op.getM(), n = op.getN(), k = op.getK();
@@ -2045,6 +2181,16 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
     // A fragments, one per m tile.
     SmallVector<Value> aFrags;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
+      if (!aRegs.empty()) { // A in registers (see registerOperandA)
+        int64_t per = is16 ? 2 : (isTf32 ? 1 : 4);
+        int64_t first = ((k0 / kStep) * mTiles + mt) * 4 * per;
+        SmallVector<Value> elems;
+        for (int64_t i = 0; i < 4 * per; ++i)
+          elems.push_back(regLoad(b, a, aRegs[first + i]));
+        aFrags.push_back(vector::FromElementsOp::create(
+            b, loc, VectorType::get({4, per}, elem), elems));
+        continue;
+      }
       Value m0 = add(rowBase, mt * 16);
       if (is16) {
         Value off;
@@ -2173,7 +2319,8 @@ Value KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf,
 /// gemm form one wgmma group, waited for before the gemm ends.
 LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
                                         const Buffer &a, const Buffer &bb,
-                                        const Buffer &c) {
+                                        const Buffer &c,
+                                        ArrayRef<int64_t> aRegs) {
   auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
   int64_t wgM = grid[0], wgN = grid[1];
   int64_t m = op.getM(), n = op.getN(), k = op.getK();
@@ -2237,6 +2384,18 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
                                        regLoad(b, c, mt * regsPerTile + i), i);
     accs.push_back(st);
   }
+  // Register A: pack every 32-bit A register before the fence, which orders
+  // the registers' definitions before the asynchronous reads.
+  SmallVector<Value> aPacked;
+  for (int64_t i = 0; i + 1 < (int64_t)aRegs.size(); i += 2) {
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, elem),
+        ValueRange{regLoad(b, a, aRegs[i]), regLoad(b, a, aRegs[i + 1])});
+    Value bits = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), pair);
+    aPacked.push_back(
+        vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0}));
+  }
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   auto layoutA = ta ? NVVM::MMALayout::col : NVVM::MMALayout::row;
   auto layoutB = tb ? NVVM::MMALayout::col : NVVM::MMALayout::row;
@@ -2247,6 +2406,13 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
     Value descB = tb ? wgmmaDescriptor(b, bb, true, wgCol, kk)
                      : wgmmaDescriptor(b, bb, false, kk, wgCol);
     for (int64_t mt = 0; mt < mTiles; ++mt) {
+      if (!aPacked.empty()) { // A in registers (see registerOperandA)
+        int64_t first = ((k0 / kStep) * mTiles + mt) * 4;
+        accs[mt] = wgmmaRegisterA(b, accs[mt],
+                                  ArrayRef<Value>(aPacked).slice(first, 4),
+                                  descB, tn, elem, tb);
+        continue;
+      }
       Value row = plus(wgRow, mt * 64);
       Value descA = ta ? wgmmaDescriptor(b, a, false, kk, row)
                        : wgmmaDescriptor(b, a, true, row, kk);
@@ -2273,6 +2439,47 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
       regStore(b, c, mt * regsPerTile + i,
                LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
   return success();
+}
+
+/// One wgmma.mma_async with A from registers (the RS form), on the
+/// accumulator struct `acc` of an m64 x `n` tile: four 32-bit registers of
+/// packed 16-bit A (the m16k16 fragment of each warp), B through `descB`.
+/// MLIR's NVVM op has only the shared-memory form, so this is inline PTX;
+/// the accumulators are tied operands.
+Value KernelLowering::wgmmaRegisterA(OpBuilder &b, Value acc,
+                                     ArrayRef<Value> aRegs, Value descB,
+                                     int64_t n, Type elem, bool transB) {
+  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t count = structType.getBody().size();
+  std::string type = elem.isBF16() ? "bf16" : "f16";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+     << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << type << "."
+     << type << " {";
+  for (int64_t i = 0; i < count; ++i)
+    os << (i ? ", $" : "$") << i;
+  os << "}, {$" << count << ", $" << count + 1 << ", $" << count + 2 << ", $"
+     << count + 3 << "}, $" << count + 4 << ", p, 1, 1, " << (transB ? 0 : 1)
+     << ";\n}";
+  std::string constraints;
+  for (int64_t i = 0; i < count; ++i)
+    constraints += "=f,";
+  constraints += "r,r,r,r,l";
+  for (int64_t i = 0; i < count; ++i)
+    constraints += "," + std::to_string(i);
+  SmallVector<Value> operands(aRegs.begin(), aRegs.end());
+  operands.push_back(descB);
+  for (int64_t i = 0; i < count; ++i)
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  return LLVM::InlineAsmOp::create(
+             b, loc, structType, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             ArrayAttr())
+      .getRes();
 }
 
 /// A gemm on AMD matrix cores (MFMA 32x32x8, wave64): waves form a

@@ -342,6 +342,20 @@ LogicalResult LayoutInference::anchorGemms() {
                                         {partition->first, partition->second}));
     if (failed(setLayout(c, *layout, gemm)))
       return WalkResult::interrupt();
+    // A free 16-bit fragment A gets the layout mma.sync reads A from
+    // registers in: per warp, the m16k16 fragment's pairs of columns, which
+    // is the accumulator layout of an M x K gemm with the same warp rows
+    // (so P = softmax(S) feeds P @ V without shared memory). Warps along N
+    // would each need A's rows: that needs replication, so A is left to
+    // the shared-memory staging then.
+    Value aBuf = gemm.getA();
+    if (fragmentAlloc(aBuf) && !hasLayout(aBuf) && partition->second == 1 &&
+        !gemm.getTransposeA() && (a.isF16() || a.isBF16())) {
+      FailureOr<TileLayout> aLayout = TileLayout::mmaAccumulator(
+          gemm.getM(), gemm.getK(), partition->first, 1);
+      if (succeeded(aLayout) && failed(setLayout(aBuf, *aLayout, gemm)))
+        return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
@@ -360,19 +374,40 @@ LogicalResult LayoutInference::anchorWgmma(GemmOp gemm, bool &done) {
   std::optional<int64_t> kStep = wgmmaKStep(a, b, acc);
   if (!kStep || gemm.getK() % *kStep)
     return success();
-  if (!isInScope(gemm.getA().getType(), MemoryScope::shared) ||
+  // A comes from shared memory (a descriptor) or, for 16-bit types, from
+  // registers (the RS form): a fragment that is not transposed.
+  bool is16 = a.isF16() || a.isBF16();
+  bool registerA = isInScope(gemm.getA().getType(), MemoryScope::fragment);
+  if (registerA && (!is16 || gemm.getTransposeA() || !fragmentAlloc(gemm.getA())))
+    return success();
+  if ((!registerA && !isInScope(gemm.getA().getType(), MemoryScope::shared)) ||
       !isInScope(gemm.getB().getType(), MemoryScope::shared))
     return success();
   // K-major A is (M, K) (not transposed); K-major B is (N, K) (transposed).
-  bool is16 = a.isF16() || a.isBF16();
   if (!is16 && (gemm.getTransposeA() || !gemm.getTransposeB()))
     return success();
-  if (!wgmmaSwizzle(gemm.getA()) || !wgmmaSwizzle(gemm.getB()))
+  if ((!registerA && !wgmmaSwizzle(gemm.getA())) || !wgmmaSwizzle(gemm.getB()))
     return success();
   auto groups = chooseWarpgroups(gemm.getM(), gemm.getN(), threads / 128,
                                  gemm.getPolicy());
   if (!groups)
     return success();
+  // Register A: every warpgroup along N would need its own copy of A's
+  // rows, which no layout of A gives without replication; and a layout
+  // fixed elsewhere must already be the one wgmma reads.
+  std::optional<TileLayout> aLayout;
+  if (registerA) {
+    if (groups->second != 1)
+      return success();
+    FailureOr<TileLayout> l = TileLayout::wgmmaAccumulator(
+        gemm.getM(), gemm.getK(), groups->first, 1);
+    if (failed(l))
+      return success();
+    auto it = layouts.find(gemm.getA());
+    if (it != layouts.end() && it->second != *l)
+      return success();
+    aLayout = *l;
+  }
   // An MN-major operand split across warpgroups must split at its panels.
   auto panelsSplit = [&](Value operand, int64_t extent, int64_t parts) {
     int64_t span = *wgmmaSwizzle(operand) /
@@ -390,6 +425,8 @@ LogicalResult LayoutInference::anchorWgmma(GemmOp gemm, bool &done) {
   gemm->setAttr("wgmma", builder.getDenseI64ArrayAttr(
                              {groups->first, groups->second}));
   done = true;
+  if (aLayout && failed(setLayout(gemm.getA(), *aLayout, gemm)))
+    return failure();
   return setLayout(gemm.getC(), *layout, gemm);
 }
 

@@ -58,3 +58,48 @@ func.func @full_col(%n: index) {
   }
   return
 }
+
+// -----
+
+// wgmma takes a 16-bit fragment A from registers (P @ V in attention): P
+// gets the layout of a 64x32 wgmma accumulator, which is also the layout
+// of S from the first gemm, so S, P and O share one map.
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+// CHECK-LABEL: func.func @register_a
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 128>} : memref<64x32xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 128>} : memref<64x32xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 128>} : memref<64x64xf32
+// CHECK: tile.gemm {{.+}}transpose_b, wgmma = array<i64: 1, 1>}
+// CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_row>, wgmma = array<i64: 1, 1>} : memref<64x32xf16, #tile.scope<fragment>>
+func.func @register_a(%n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %q = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment : memref<64x32xf32, #tile.scope<fragment>>
+    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %q, %k, %s {transpose_b, policy = #tile.policy<full_row>} : memref<64x64xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x32xf32, #tile.scope<fragment>>
+    tile.copy %s[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.scope<fragment>> to memref<64x32xf16, #tile.scope<fragment>>
+    tile.gemm %p, %v, %o {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Register A with warpgroups side by side along N (FullCol, 64x256 on two
+// warpgroups) would need A's rows in both: no wgmma; the gemm falls back
+// to mma.sync (1x8 warps), which stages A through shared memory.
+// CHECK-LABEL: func.func @register_a_split_n
+// CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_col>, warp_partition = array<i64: 1, 8>}
+func.func @register_a_split_n(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %v = tile.alloc_shared : memref<32x256xf16, #tile.scope<shared>>
+    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x256xf32, #tile.scope<fragment>>
+    tile.gemm %p, %v, %o {policy = #tile.policy<full_col>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x256xf16, #tile.scope<shared>> -> memref<64x256xf32, #tile.scope<fragment>>
+  }
+  return
+}

@@ -122,3 +122,52 @@ func.func @blocked_and_annotated(%n: index) {
   }
   return
 }
+
+// -----
+
+// The two gemms of attention on mma.sync: S = Q K^T, P = S in 16 bits, O +=
+// P V. A 16-bit fragment A with no layout yet gets the layout mma.sync
+// reads A from registers in, which for the same 4x1 warp rows is the
+// accumulator layout: S, P and O share one map, so the copy S -> P is a
+// conversion in registers and P feeds the gemm directly.
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+// CHECK-LABEL: func.func @attention_tile
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 128>} : memref<64x32xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 128>} : memref<64x32xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ACC]], threads = 128>} : memref<64x64xf32
+// CHECK: tile.gemm {{.+}}warp_partition = array<i64: 4, 1>
+// CHECK: tile.gemm {{.+}}warp_partition = array<i64: 4, 1>
+func.func @attention_tile(%n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %q = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment : memref<64x32xf32, #tile.scope<fragment>>
+    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %q, %k, %s {transpose_b, policy = #tile.policy<full_row>} : memref<64x64xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x32xf32, #tile.scope<fragment>>
+    tile.copy %s[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.scope<fragment>> to memref<64x32xf16, #tile.scope<fragment>>
+    tile.gemm %p, %v, %o {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Warps side by side along N would each need all of A's rows (a replicated
+// layout): A is left to the default blocked layout and the lowering stages
+// it through shared memory.
+// CHECK-DAG: #[[BLOCKED:.+]] = affine_map<(d0, d1) -> ((d0 mod 16) * 8 + d1 floordiv 4, (d0 floordiv 16) * 4 + d1 mod 4)>
+// CHECK-LABEL: func.func @register_a_split_columns
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[BLOCKED]], threads = 128>} : memref<64x32xf16
+// CHECK: tile.gemm {{.+}}warp_partition = array<i64: 1, 4>
+func.func @register_a_split_columns(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %p, %v, %o {policy = #tile.policy<full_col>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}

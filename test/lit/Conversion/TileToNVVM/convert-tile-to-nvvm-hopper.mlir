@@ -1,4 +1,4 @@
-// RUN: tile-opt %s --pass-pipeline='builtin.module(func.func(tile-warp-specialize,tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize,tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
 
 // The Hopper GEMM tile (128x256x64, 4 stages, 2 consumer warpgroups) after
 // tile-warp-specialize, lowered for sm_90a. The block gets the producer
@@ -63,6 +63,48 @@ func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref
       tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x256xf16, #tile.scope<shared>> -> memref<128x256xf32, #tile.scope<fragment>>
     }
     tile.copy %c[%c0, %c0] [128, 256] to %C[%m0, %n0] [128, 256] : memref<128x256xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
+  }
+  return
+}
+
+// -----
+
+// wgmma with A from registers (the RS form, P @ V in attention): layout
+// inference gives the 16-bit fragment A the layout of a 64x32 wgmma
+// accumulator (each warp's m16k16 fragments), the lowering packs its
+// registers into four 32-bit A registers per k step before the fence and
+// issues the RS form as inline PTX (MLIR's NVVM op has only the
+// shared-memory form): accumulators tied, B (K x N, N-major) through its
+// descriptor with imm-trans-b = 1. No shared memory holds A and no barrier
+// comes between the parallel loop and the gemm.
+// CHECK-LABEL: func.func @register_a
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-8: vector.from_elements %{{.+}}, %{{.+}} : vector<2xf16>
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-2: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.+}}, $31}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;\0A}", "=f,{{.+}},=f,r,r,r,r,l,0,1,{{.+}},31"
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %V[%c0, %c0] [32, 64] to %v[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tile.scope<shared>>
+    tile.parallel (%i, %j) in (64, 32) {
+      %s = arith.addi %i, %j : index
+      %x = arith.index_cast %s : index to i32
+      %y = arith.sitofp %x : i32 to f16
+      memref.store %y, %p[%i, %j] : memref<64x32xf16, #tile.scope<fragment>>
+    }
+    tile.fill %o, %zero : memref<64x64xf32, #tile.scope<fragment>>, f32
+    tile.gemm %p, %v, %o : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
   }
   return
 }

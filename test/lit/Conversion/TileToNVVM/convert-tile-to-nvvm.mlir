@@ -64,11 +64,12 @@ func.func @gemm(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256
 
 // A row maximum of a 64x128 fragment: each warp's 32 lanes span a row
 // (4 columns each) and each thread holds 16 rows, so the maximum is 16
-// butterflies of xor-shuffles over lane distances 1..16; the result changes layout through the scratch area of
-// shared memory (1 KB) between barriers; exp becomes ex2.approx of a scaled
-// argument.
+// butterflies of xor-shuffles over lane distances 1..16; the result changes
+// layout through the scratch area of shared memory between barriers (256
+// bytes, the result only: rows need no step across warps); exp becomes
+// ex2.approx of a scaled argument.
 // CHECK-LABEL: func.func @row_max
-// CHECK: gpu.launch_func @row_max_kernel::@row_max_kernel {{.+}} dynamic_shared_memory_size %c1024_i32
+// CHECK: gpu.launch_func @row_max_kernel::@row_max_kernel {{.+}} dynamic_shared_memory_size %c256_i32
 // CHECK: vector.load %{{.+}} {alignment = 16 : i64} : memref<64x128xf32>, vector<4xf32>
 // CHECK: arith.maxnumf
 // CHECK-COUNT-16: gpu.shuffle xor %{{.+}}, %c1_i32, %c32_i32 : f32
@@ -154,6 +155,52 @@ func.func @check(%X: memref<64xf32>) {
       %ok = arith.cmpf oge, %v, %zero : f32
       tile.device_assert %ok, "X must be non-negative" loc("kernel.py":12:9)
     }
+  }
+  return
+}
+
+// -----
+
+// A gemm whose A operand is a 16-bit fragment (P @ V in attention): layout
+// inference gives P the layout mma.sync reads A from registers in (the
+// accumulator layout of a 64x32 gemm on the same 4x1 warp rows), so the
+// gemm packs P's registers into the m16k16 A fragments (two k steps, the
+// same A for the eight n tiles of a step): no staging through shared
+// memory (4 KB for V and 1 KB of alignment, no scratch), no barrier,
+// ldmatrix only for B.
+// CHECK-LABEL: func.func @register_a
+// CHECK: gpu.launch_func {{.+}} dynamic_shared_memory_size %c5120_i32
+// CHECK: gpu.func @register_a_kernel
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-8: nvgpu.ldmatrix %{{.+}} {numTiles = 2 : i32, transpose = true}
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-4: vector.from_elements %{{.+}}, %{{.+}} : vector<2xf16>
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.mma.sync A[%[[A0:.+]], %[[A1:.+]], %[[A2:.+]], %[[A3:.+]]]  B
+// CHECK-COUNT-7: nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]]  B
+// CHECK-COUNT-8: nvgpu.ldmatrix %{{.+}} {numTiles = 2 : i32, transpose = true}
+// CHECK-COUNT-8: nvvm.mma.sync
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %V[%c0, %c0] [32, 64] to %v[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tile.scope<shared>>
+    tile.parallel (%i, %j) in (64, 32) {
+      %s = arith.addi %i, %j : index
+      %x = arith.index_cast %s : index to i32
+      %y = arith.sitofp %x : i32 to f16
+      memref.store %y, %p[%i, %j] : memref<64x32xf16, #tile.scope<fragment>>
+    }
+    tile.fill %o, %zero : memref<64x64xf32, #tile.scope<fragment>>, f32
+    tile.gemm %p, %v, %o {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
   }
   return
 }
