@@ -27,8 +27,8 @@ from tilelang_mlir.testing import relative_error, to_device, to_numpy
 FullRow = T.GemmWarpPolicy.FullRow
 
 
-def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=128, block_N=64,
-               num_stages=2, threads=128, dtype="float16"):
+def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=128, block_N=128,
+               num_stages=2, threads=256, dtype="float16"):
     scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
     q_shape = (batch, heads, seq_len, dim)
     kv_shape = (batch, heads // groups, seq_len, dim)
@@ -129,7 +129,7 @@ def main(argv=None):
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     parser.add_argument("--block", type=int, nargs=2, default=None, metavar=("M", "N"),
-                        help="block_M block_N (default 128 64)")
+                        help="block_M block_N (default 128 128)")
     args = parser.parse_args(argv)
     B, H, S, D = args.batch, args.heads, args.seq, args.dim
     blocks = dict(zip(("block_M", "block_N"), args.block)) if args.block else {}
