@@ -18,6 +18,15 @@
 #       ARGS go to benchmarks/gemm.py (--quick, --shapes, --no-autotune ...);
 #       a full prepare serves any ARGS of the run.
 #
+#   scripts/gpu_check.sh prepare-attn [ARGS]   (here) compiles every kernel of
+#       benchmarks/flash_attn.py (every config of every case) into
+#       .gpu-cache-attn/ and packs it into .gpu-cache-attn.tar.gz (a few MB);
+#   scripts/gpu_check.sh run-attn [ARGS]       (on the GPU machine) unpacks it
+#       and runs the FlashAttention benchmark alone: one table, ours / cuDNN /
+#       torch's FlashAttention-2 and memory-efficient SDPA / Triton. ARGS go to
+#       benchmarks/flash_attn.py (--dims, --causal, --no-autotune); a full
+#       prepare serves any ARGS of the run.
+#
 # Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
 # (python/ is importable as is: the runtime needs no MLIR).
 set -uo pipefail
@@ -25,8 +34,10 @@ cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
 GEMM_CACHE="$PWD/.gpu-cache-gemm"
 GEMM_PACK="$PWD/.gpu-cache-gemm.tar.gz"
+ATTN_CACHE="$PWD/.gpu-cache-attn"
+ATTN_PACK="$PWD/.gpu-cache-attn.tar.gz"
 EXAMPLES=$(ls examples/*/*.py)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py"
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py"
 
 case "${1:-}" in
 prepare)
@@ -90,8 +101,28 @@ run-gemm)
   python3 benchmarks/gemm.py "${@:2}" 2>&1 | tee "$OUT/gemm_bench.log"
   exit "${PIPESTATUS[0]}"
   ;;
+prepare-attn)
+  rm -rf "$ATTN_CACHE" "$ATTN_PACK"
+  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$ATTN_CACHE"
+  start=$SECONDS
+  .venv/bin/python benchmarks/flash_attn.py "${@:2}" || exit 1
+  tar czf "$ATTN_PACK" -C "$ATTN_CACHE" . || exit 1
+  echo "prepared $(ls "$ATTN_CACHE" | wc -l) cache files ($(du -sh --apparent-size "$ATTN_CACHE" | cut -f1)) in $((SECONDS - start)) s;" \
+       "packed into $(basename "$ATTN_PACK") ($(du -h --apparent-size "$ATTN_PACK" | cut -f1)): carry it to the GPU machine"
+  ;;
+run-attn)
+  if [ -f "$ATTN_PACK" ]; then
+    rm -rf "$ATTN_CACHE" && mkdir -p "$ATTN_CACHE" && tar xzf "$ATTN_PACK" -C "$ATTN_CACHE" || exit 1
+  fi
+  [ -d "$ATTN_CACHE" ] || { echo "no $ATTN_PACK or $ATTN_CACHE: run '$0 prepare-attn' where the compiler is" >&2; exit 1; }
+  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$ATTN_CACHE"
+  export PYTHONUNBUFFERED=1
+  OUT=${OUT:-/tmp}
+  python3 benchmarks/flash_attn.py "${@:2}" 2>&1 | tee "$OUT/attn_bench.log"
+  exit "${PIPESTATUS[0]}"
+  ;;
 *)
-  echo "usage: $0 prepare|run|prepare-gemm|run-gemm [benchmark args]" >&2
+  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn [benchmark args]" >&2
   exit 2
   ;;
 esac

@@ -95,6 +95,26 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
     return main
 
 
+# The tuning space for Hopper (benchmarks/flash_attn.py tries each): query
+# rows per block on 64-row warpgroups (a producer warpgroup is added on
+# sm_90a), KV rows per step, stages of the K/V ring. Shared memory is
+# (block_M + 2 num_stages block_N) * dim * 2 bytes.
+CONFIGS = [
+    dict(block_M=128, block_N=128, num_stages=2, threads=256),
+    dict(block_M=128, block_N=64, num_stages=2, threads=256),
+    dict(block_M=128, block_N=128, num_stages=3, threads=256),
+    dict(block_M=128, block_N=64, num_stages=4, threads=256),
+    dict(block_M=192, block_N=128, num_stages=2, threads=384),
+    dict(block_M=64, block_N=128, num_stages=2, threads=128),
+]
+
+
+def describe(config):
+    """'128x128 s2 t256': block_M x block_N, stages, threads."""
+    c = config
+    return f"{c['block_M']}x{c['block_N']} s{c['num_stages']} t{c['threads']}"
+
+
 def programs(batch=8, heads=32, seq_len=4096):
     """(name, program, out_idx) of every kernel of this example (CI compiles
     them for sm_80 and sm_90a)."""
