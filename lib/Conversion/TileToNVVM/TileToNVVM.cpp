@@ -355,7 +355,8 @@ private:
                           const Buffer &bb, const Buffer &c,
                           ArrayRef<int64_t> aRegs = {});
   Value wgmmaRegisterA(OpBuilder &b, Value acc, ArrayRef<Value> aRegs,
-                       Value descB, int64_t n, Type elem, bool transB);
+                       Value descB, int64_t n, Type elem, bool transB,
+                       bool zeroAcc);
   LogicalResult gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
                          const Buffer &bb, const Buffer &c);
   Value wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
@@ -2373,15 +2374,16 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   int64_t regsPerTile = 4 * nTiles;
   SmallVector<Type> members(regsPerTile, acc);
   auto structType = LLVM::LLVMStructType::getLiteral(ctx, members);
-  if (op.getClearAccum())
-    for (int64_t r = 0; r < c.layout->getNumRegs(); ++r)
-      regStore(b, c, r, zeroOf(b, loc, acc));
+  // A cleared accumulator is not read: the first K step ignores it
+  // (scale-d = 0), so no registers are zeroed.
+  bool clear = op.getClearAccum();
   SmallVector<Value> accs;
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     Value st = LLVM::UndefOp::create(b, loc, structType);
-    for (int64_t i = 0; i < regsPerTile; ++i)
-      st = LLVM::InsertValueOp::create(b, loc, st,
-                                       regLoad(b, c, mt * regsPerTile + i), i);
+    if (!clear)
+      for (int64_t i = 0; i < regsPerTile; ++i)
+        st = LLVM::InsertValueOp::create(
+            b, loc, st, regLoad(b, c, mt * regsPerTile + i), i);
     accs.push_back(st);
   }
   // Register A: pack every 32-bit A register before the fence, which orders
@@ -2410,7 +2412,7 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
         int64_t first = ((k0 / kStep) * mTiles + mt) * 4;
         accs[mt] = wgmmaRegisterA(b, accs[mt],
                                   ArrayRef<Value>(aPacked).slice(first, 4),
-                                  descB, tn, elem, tb);
+                                  descB, tn, elem, tb, clear && k0 == 0);
         continue;
       }
       Value row = plus(wgRow, mt * 64);
@@ -2420,7 +2422,9 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
           b, loc, structType, accs[mt], descA, descB, shape,
           NVVM::WGMMATypesAttr::get(ctx, wt), NVVM::WGMMATypesAttr::get(ctx, wt),
           NVVM::WGMMATypesAttr::get(ctx, dt),
-          NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+          NVVM::WGMMAScaleOutAttr::get(ctx, clear && k0 == 0
+                                                ? NVVM::WGMMAScaleOut::zero
+                                                : NVVM::WGMMAScaleOut::one),
           NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
           NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
           NVVM::MMALayoutAttr::get(ctx, layoutA),
@@ -2443,18 +2447,20 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
 
 /// One wgmma.mma_async with A from registers (the RS form), on the
 /// accumulator struct `acc` of an m64 x `n` tile: four 32-bit registers of
-/// packed 16-bit A (the m16k16 fragment of each warp), B through `descB`.
+/// packed 16-bit A (the m16k16 fragment of each warp), B through `descB`;
+/// `zeroAcc` ignores the accumulator's input (scale-d = 0).
 /// MLIR's NVVM op has only the shared-memory form, so this is inline PTX;
 /// the accumulators are tied operands.
 Value KernelLowering::wgmmaRegisterA(OpBuilder &b, Value acc,
                                      ArrayRef<Value> aRegs, Value descB,
-                                     int64_t n, Type elem, bool transB) {
+                                     int64_t n, Type elem, bool transB,
+                                     bool zeroAcc) {
   auto structType = cast<LLVM::LLVMStructType>(acc.getType());
   int64_t count = structType.getBody().size();
   std::string type = elem.isBF16() ? "bf16" : "f16";
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (zeroAcc ? 0 : 1) << ", 0;\n"
      << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << type << "."
      << type << " {";
   for (int64_t i = 0; i < count; ++i)
@@ -2996,6 +3002,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   // Partials per natural register.
   int64_t nregs = natural.getNumRegs();
   SmallVector<Value> partial(nregs);
+  SmallVector<SmallVector<Value>> terms(nregs);
   // The natural register of each source register (the same in every
   // thread), and whether the source register can be padding.
   auto naturalIndex = [&](ArrayRef<int64_t> sidx) {
@@ -3035,12 +3042,26 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
       x = arith::SelectOp::create(b, loc, ok, x,
                                   reduceIdentity(b, loc, kind, acc));
     }
-    partial[*rd] = partial[*rd] ? reduceCombine(b, loc, kind, partial[*rd], x)
-                                : x;
+    terms[*rd].push_back(x);
   }
-  for (Value &p : partial)
-    if (!p)
-      p = reduceIdentity(b, loc, kind, acc);
+  // Each thread combines its own terms as a balanced tree: independent
+  // operations the scheduler can overlap, not one dependent chain.
+  for (int64_t r = 0; r < nregs; ++r) {
+    SmallVector<Value> level = terms[r];
+    if (level.empty()) {
+      partial[r] = reduceIdentity(b, loc, kind, acc);
+      continue;
+    }
+    while (level.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(reduceCombine(b, loc, kind, level[i], level[i + 1]));
+      if (level.size() % 2)
+        next.push_back(level.back());
+      level = std::move(next);
+    }
+    partial[r] = level.front();
+  }
   // Threads that hold parts of the same output differ in the thread digits
   // of `dim`: lanes combine with shuffles, warps through shared memory.
   SmallVector<LayoutDigit> laneDigits, warpDigits;
@@ -3658,6 +3679,18 @@ LogicalResult KernelLowering::run() {
     });
     if (f64.wasInterrupted())
       return failure();
+    // Float multiplies and adds may contract into fma, as CUDA compiles by
+    // default (-fmad=true): the softmax's x * scale - m * scale is one FFMA
+    // instead of a rounded multiply and a subtract.
+    if (!amd)
+      gpuFunc.walk([&](arith::ArithFastMathInterface op) {
+        if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op))
+          return;
+        op->setAttr(op.getFastMathAttrName(),
+                    arith::FastMathFlagsAttr::get(
+                        op->getContext(), op.getFastMathFlagsAttr().getValue() |
+                                              arith::FastMathFlags::contract));
+      });
   }
 
   // The launch in the host function.

@@ -108,3 +108,27 @@ func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A cleared wgmma accumulator (S = Q K^T in attention) is not zeroed in
+// registers: the first K step ignores it (D scale zero), the others add.
+// CHECK-LABEL: func.func @clear_accum
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 64, k = 16>, D[<f32>, <one>]
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+func.func @clear_accum(%Q: memref<64x32xf16>, %K: memref<64x32xf16>, %O: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %q = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %Q[%c0, %c0] [64, 32] to %q[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tile.scope<shared>>
+    tile.copy %K[%c0, %c0] [64, 32] to %k[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tile.scope<shared>>
+    tile.gemm %q, %k, %s {transpose_b, clear_accum} : memref<64x32xf16, #tile.scope<shared>>, memref<64x32xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %s[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}

@@ -204,3 +204,29 @@ func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// Float multiplies and adds in the kernel may contract into fma, as CUDA
+// compiles by default: the lowering marks them `contract`.
+// CHECK-LABEL: func.func @contract
+// CHECK: gpu.func @contract_kernel
+// CHECK: %[[M:.+]] = arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : f32
+// CHECK: arith.subf %[[M]], %{{.+}} fastmath<contract> : f32
+func.func @contract(%X: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %f = tile.alloc_fragment : memref<128xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0] [128] to %f[%c0] [128] : memref<128xf32> to memref<128xf32, #tile.scope<fragment>>
+    tile.parallel (%i) in (128) {
+      %v = memref.load %f[%i] : memref<128xf32, #tile.scope<fragment>>
+      %m = arith.mulf %v, %two : f32
+      %d = arith.subf %m, %v : f32
+      memref.store %d, %f[%i] : memref<128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %f[%c0] [128] to %X[%c0] [128] : memref<128xf32, #tile.scope<fragment>> to memref<128xf32>
+  }
+  return
+}
