@@ -5,7 +5,8 @@ Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
 (batch, heads, seq, dim) tensors.
 
 Contenders: ours (examples/attention/flash_attn.py, every config of its
-CONFIGS tried and the fastest kept), torch.nn.functional.
+CONFIGS tried and the fastest kept; its first config once more without the
+warpgroups' turns at the gemms, for comparison), torch.nn.functional.
 scaled_dot_product_attention with each backend that runs (CUDNN_ATTENTION,
 FLASH_ATTENTION, EFFICIENT_ATTENTION), and a Triton FlashAttention-2-style
 kernel written here (online softmax in exp2, causal blocks split into the
@@ -67,7 +68,18 @@ def _load_example():
 
 
 example = _load_example()
-describe = example.describe
+# The example's configs, and its first without warpgroup turns at the gemms
+# (pass config tl.disable_pingpong), to show what the turns bring.
+CONFIGS = example.CONFIGS + [dict(example.CONFIGS[0], pingpong=False)]
+
+
+def describe(config):
+    text = example.describe(config)
+    return text if config.get("pingpong", True) else f"{text} no-pingpong"
+
+
+def pass_configs(config):
+    return {} if config.get("pingpong", True) else {"tl.disable_pingpong": True}
 
 WARMUP, REP = 10, 50
 DEVICE = "cuda"
@@ -91,8 +103,9 @@ class Case:
         return 4 * self.batch * self.heads * self.seq ** 2 * self.dim / (2 if self.causal else 1)
 
     def program(self, config):
+        tile = {k: v for k, v in config.items() if k != "pingpong"}
         return example.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
-                                  dtype=self.dtype, **config)
+                                  dtype=self.dtype, **tile)
 
 
 def cases(args):
@@ -358,7 +371,8 @@ def _compile_task(i):
     """Compiles task i; returns (kernel or None, reason it failed, spilled bytes)."""
     case, config, target = _TASKS[i]
     try:
-        kernel = tl.compile(case.program(config), out_idx=[3, 4], target=target)
+        kernel = tl.compile(case.program(config), out_idx=[3, 4], target=target,
+                            pass_configs=pass_configs(config))
     except Exception as e:  # noqa: BLE001 (a config that does not compile is skipped)
         text = _reason(e)
         if ": error: " in text:
@@ -461,7 +475,7 @@ def main(argv=None):
     # target string, part of the cache key, is the one a Hopper GPU gets).
     target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
     todo = cases(args)
-    configs = example.CONFIGS[:1] if args.no_autotune else example.CONFIGS
+    configs = CONFIGS[:1] if args.no_autotune else CONFIGS
     prepared = _read_sidecar()
     known = prepared.get("failures", {})
 

@@ -125,6 +125,13 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
     Loops that do not qualify are left to `tile-pipeline`. Runs before
     layout inference, which sees the consumer's threads as the kernel's.
 
+    With two or more consumer warpgroups and a loop holding two or more
+    gemms with other work between them (attention: S = Q K^T, the softmax,
+    O += P V), the consumer's gemms are marked `pingpong` (unless
+    `pingpong=false`): the lowering makes the warpgroups take turns at them,
+    so that one warpgroup's softmax runs while another's gemms use the
+    tensor cores.
+
     ```mlir
     // After (schematically):
     %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<3x128x64xf16, #tile.scope<shared>>
@@ -150,7 +157,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
            "Blocks per cluster sharing multicast copies (1: no clusters)">,
     Option<"persistentSms", "persistent-sms", "int64_t", /*default=*/"0",
            "Persistent kernels of this many blocks when the grid has more "
-           "tiles (0: never)">
+           "tiles (0: never)">,
+    Option<"pingpong", "pingpong", "bool", /*default=*/"true",
+           "Mark the gemms of attention-like loops for warpgroup turns">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -361,6 +361,30 @@ private:
                          const Buffer &bb, const Buffer &c);
   Value wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
                         Value row, Value col);
+  bool takesTurns(GemmOp op);
+  /// Named barrier `kTurnBarrier + w` orders the gemms of consumer
+  /// warpgroup w after those of warpgroup w - 1 (ids 1 and 2 are the roles').
+  static constexpr int64_t kTurnBarrier = 3;
+  /// Syncs on (or arrives at) the turn barrier of warpgroup (w + shift) mod
+  /// n in consumer warpgroup w. The id is computed (as CUTLASS's named
+  /// barriers do): a branch per warpgroup would split the basic block and
+  /// keep instruction selection from pairing conversions around it.
+  void turnBarrier(OpBuilder &b, int64_t shift, bool arrive) {
+    int64_t groups = numThreads / 128;
+    Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
+    Value group = arith::RemUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, wg, cIdx(b, loc, shift)),
+        cIdx(b, loc, groups));
+    Value id = arith::IndexCastUIOp::create(
+        b, loc, b.getI32Type(),
+        arith::AddIOp::create(b, loc, group, cIdx(b, loc, kTurnBarrier)));
+    Value count = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 256);
+    if (arrive)
+      NVVM::BarrierArriveOp::create(b, loc, id, count);
+    else
+      NVVM::BarrierOp::create(b, loc, Type(), id, count,
+                              NVVM::BarrierReductionAttr(), Value());
+  }
   FailureOr<Buffer> stageOperand(OpBuilder &b, const Buffer &buf);
 
   KernelOp kernel;
@@ -2360,6 +2384,11 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   usesAsyncProxy = true;
 
   Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
+  // Warpgroups taking turns: wait for this one's turn; the next one's
+  // starts once these instructions are issued (they run in issue order).
+  bool turn = takesTurns(op);
+  if (turn)
+    turnBarrier(b, 0, /*arrive=*/false);
   Value wgRow = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
       cIdx(b, loc, tm));
@@ -2435,6 +2464,8 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  if (turn)
+    turnBarrier(b, 1, /*arrive=*/true);
   // An async gemm stays in flight until a tile.gemm_wait.
   if (!op.getAsync())
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -2443,6 +2474,24 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
       regStore(b, c, mt * regsPerTile + i,
                LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
   return success();
+}
+
+/// Whether the consumer warpgroups take turns at `op` (a gemm marked
+/// `pingpong` by tile-warp-specialize): a synchronous wgmma gemm whose
+/// warpgroups each own a band of rows (grid n x 1, n > 1) and read A from
+/// shared memory or from their registers as they are, so that nothing
+/// between the start and the end of a turn synchronizes the warpgroups.
+bool KernelLowering::takesTurns(GemmOp op) {
+  auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
+  int64_t groups = numThreads / 128;
+  if (!op->hasAttr("pingpong") || op.getAsync() || producerThreads == 0 ||
+      !grid || groups < 2 || grid[0] != groups || grid[1] != 1 ||
+      !isInScope(op.getB().getType(), MemoryScope::shared))
+    return false;
+  if (isInScope(op.getA().getType(), MemoryScope::shared))
+    return true;
+  std::optional<TileLayout> la = fragmentLayout(op.getA());
+  return la && registerOperandA(op, *la, numThreads);
 }
 
 /// One wgmma.mma_async with A from registers (the RS form), on the
@@ -2901,6 +2950,26 @@ LogicalResult KernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
     roleBase = 0;
     roleThreads = numThreads;
     roleBarrier = 1;
+    // Warpgroups taking turns at gemms (takesTurns): the last one lets the
+    // first go first, and the first takes the last one's final hand-over at
+    // the end, so that every arrival on a turn barrier is waited for.
+    bool turns = false;
+    op.getConsumer().walk([&](GemmOp g) { turns |= takesTurns(g); });
+    Value wg, isFirst;
+    auto i32 = [&](int64_t v) {
+      return arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), v);
+    };
+    if (turns) {
+      wg = arith::DivUIOp::create(cb, loc, tid, cIdx(cb, loc, 128));
+      isFirst = arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::eq, wg,
+                                      cIdx(cb, loc, 0));
+      Value isLast = arith::CmpIOp::create(
+          cb, loc, arith::CmpIPredicate::eq, wg,
+          cIdx(cb, loc, numThreads / 128 - 1));
+      guarded(cb, loc, isLast, [&](OpBuilder &gb) {
+        NVVM::BarrierArriveOp::create(gb, loc, i32(kTurnBarrier), i32(256));
+      });
+    }
     if (failed(lowerBlock(op.getConsumer().front(), cb, map, ctx)))
       status = failure();
     // Shared memory must outlive the TMA stores reading it.
@@ -2908,6 +2977,11 @@ LogicalResult KernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
       guarded(cb, loc, isRoleLeader(cb), [&](OpBuilder &gb) {
         NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
                                              UnitAttr());
+      });
+    if (turns)
+      guarded(cb, loc, isFirst, [&](OpBuilder &gb) {
+        NVVM::BarrierOp::create(gb, loc, Type(), i32(kTurnBarrier), i32(256),
+                                NVVM::BarrierReductionAttr(), Value());
       });
   }
   roleBase = savedBase;

@@ -101,6 +101,12 @@ private:
 public:
   int64_t clusterSize = 1;
   int64_t persistentSms = 0;
+  /// Consumer warpgroups may take turns at their gemms (see `pingpong`).
+  bool allowPingpong = true;
+  /// The loop's gemms are marked `pingpong`: two or more synchronous gemms
+  /// with other work between them (attention: S = Q K^T, softmax, O += P V)
+  /// on two or more consumer warpgroups.
+  bool pingpong = false;
 };
 
 /// A copy TMA can do: from a kernel argument (a global tensor of the
@@ -203,6 +209,12 @@ void Specializer::chooseCluster() {
     if (!n || *n % clusterSize || *n < clusterSize)
       continue;
     Value arg = kbody.getArgument(d);
+    // Every block of a cluster issues a share of the multicast copies of
+    // every iteration: all must run the same iterations (not so for a
+    // causal attention loop bounded by the query block's index).
+    if (dependsOn(loop.getLower(), arg) || dependsOn(loop.getUpper(), arg) ||
+        dependsOn(loop.getStep(), arg))
+      continue;
     int64_t bytes = 0;
     SmallVector<Operation *> shared;
     for (CopyOp p : producers) {
@@ -312,6 +324,10 @@ LogicalResult Specializer::analyze() {
       overlap = false;
   }
   overlap &= anyGemm;
+  int64_t gemms = llvm::count_if(body->without_terminator(),
+                                 [](Operation &op) { return isa<GemmOp>(op); });
+  pingpong = allowPingpong && !overlap && gemms >= 2 &&
+             kernel.getThreads()[0] >= 256;
   chooseCluster();
   choosePersistent();
   return success();
@@ -603,6 +619,8 @@ void Specializer::run() {
       if (overlap)
         if (auto gemm = dyn_cast<GemmOp>(clone))
           gemm.setAsync(true);
+      if (pingpong && isa<GemmOp>(clone))
+        clone->setAttr("pingpong", fb.getUnitAttr());
     }
     if (overlap) {
       // Keep this iteration's gemms in flight; once the previous
@@ -679,6 +697,7 @@ struct TileWarpSpecializePass
       Specializer s(kernel, loop);
       s.clusterSize = clusterSize;
       s.persistentSms = persistentSms;
+      s.allowPingpong = pingpong;
       if (succeeded(s.analyze()))
         s.run();
     }

@@ -44,8 +44,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     cluster = int(pass_configs.get("tl.cluster_size", 2))
     persistent = int(pass_configs.get("tl.persistent_sms", PERSISTENT_SMS))
+    pingpong = "false" if pass_configs.get("tl.disable_pingpong", False) else "true"
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
-                 f"persistent-sms={persistent}}})"]
+                 f"persistent-sms={persistent} pingpong={pingpong}}})"]
                 if specialize else []) + [
         "func.func(tile-pipeline)", "canonicalize", "cse"]
     return [

@@ -1,4 +1,5 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize),canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{pingpong=false}),canonicalize,cse)' | FileCheck %s --check-prefix=NOPP
 
 // A 128x256x64 GEMM tile, 4 stages, 256 threads, on a constant 16 x 32 grid.
 // Both copies can run on TMA (kernel arguments with 8 KB row strides into
@@ -118,6 +119,57 @@ func.func @no_overlap(%A: memref<4096x4096xf16>, %n: index) {
       tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<4096x4096xf16> to memref<64x32xf16, #tile.scope<shared>>
       tile.copy %a[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf16, #tile.scope<shared>> to memref<64x32xf16, #tile.scope<fragment>>
     }
+  }
+  return
+}
+
+// -----
+
+// Causal attention on 2 consumer warpgroups: the loop over K/V tiles ends at
+// the query block's diagonal (its trip count depends on %bx), so blocks along
+// x cannot share multicast copies (each issues a share of every iteration's
+// boxes): no cluster; the K/V copies depend on %by, so no cluster along y
+// either. Two synchronous gemms with other work between them: both are
+// marked `pingpong` (the warpgroups take turns at them), unless the option
+// is off.
+// CHECK-LABEL: func.func @causal_attention
+// CHECK: tile.warp_specialize producer(128)
+// CHECK-NOT: multicast
+// CHECK: } consumer {
+// CHECK: scf.for
+// CHECK: tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {clear_accum, pingpong, policy = #tile.policy<full_row>, transpose_b}
+// CHECK: tile.copy
+// CHECK: tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {pingpong, policy = #tile.policy<full_row>}
+// CHECK-NEXT: tile.barrier_arrive %{{.+}}[%{{.+}}] : memref<2xi64
+// CHECK-NOT: cluster
+// NOPP-LABEL: func.func @causal_attention
+// NOPP-NOT: pingpong
+func.func @causal_attention(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>, %V: memref<4x4096x128xf16>, %O: memref<4096x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx, %by) in (%c32, %c4) threads(256) {
+    %q = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
+    %v = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    %p = tile.alloc_fragment : memref<128x128xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
+    tile.copy %Q[%m0, %c0] [128, 128] to %q[%c0, %c0] [128, 128] : memref<4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
+    tile.fill %o, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
+    %n = arith.addi %bx, %c1 : index
+    tile.pipelined %j = %c0 to %n step %c1 num_stages = 2 {
+      %kk = affine.apply affine_map<(d0) -> (d0 * 128)>(%j)
+      tile.copy %K[%by, %kk, %c0] [1, 128, 128] to %k[%c0, %c0] [128, 128] : memref<4x4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
+      tile.copy %V[%by, %kk, %c0] [1, 128, 128] to %v[%c0, %c0] [128, 128] : memref<4x4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
+      tile.gemm %q, %k, %s {transpose_b, clear_accum, policy = #tile.policy<full_row>} : memref<128x128xf16, #tile.scope<shared>>, memref<128x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+      tile.copy %s[%c0, %c0] [128, 128] to %p[%c0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<128x128xf16, #tile.scope<fragment>>
+      tile.gemm %p, %v, %o {policy = #tile.policy<full_row>} : memref<128x128xf16, #tile.scope<fragment>>, memref<128x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %o[%c0, %c0] [128, 128] to %O[%m0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<4096x128xf32>
   }
   return
 }

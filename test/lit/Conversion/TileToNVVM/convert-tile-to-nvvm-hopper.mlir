@@ -132,3 +132,63 @@ func.func @clear_accum(%Q: memref<64x32xf16>, %K: memref<64x32xf16>, %O: memref<
   }
   return
 }
+
+// -----
+
+// Consumer warpgroups taking turns at the gemms of an attention loop (both
+// gemms marked `pingpong` by tile-warp-specialize; 2 warpgroups, each owning
+// 64 rows): named barrier 3 + w is warpgroup w's turn. The last warpgroup
+// lets the first go first; each gemm waits for its turn, issues its wgmma
+// group and hands the turn to the next warpgroup before waiting for the
+// results (the tensor cores run them in issue order); the first warpgroup
+// takes the last hand-over at the end, so every arrival is waited for.
+// CHECK-LABEL: func.func @pingpong
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: %[[WG:.+]] = arith.divui %{{.+}}, %c128
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[WG]], %c0
+// CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[WG]], %c1
+// CHECK: scf.if %[[LAST]] {
+// CHECK-NEXT: nvvm.barrier.arrive id = %c3_i32 number_of_threads = %c256_i32
+// CHECK: scf.for
+// CHECK: nvvm.barrier id = %[[MINE:.+]] number_of_threads = %c256_i32
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.barrier.arrive id = %[[NEXT:.+]] number_of_threads = %c256_i32
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier id = %[[MINE]] number_of_threads = %c256_i32
+// CHECK: llvm.inline_asm
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK: gpu.return
+func.func @pingpong(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>, %V: memref<4x4096x128xf16>, %O: memref<4096x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx, %by) in (%c32, %c4) threads(256) {
+    %q = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
+    %v = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    %p = tile.alloc_fragment : memref<128x128xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
+    tile.copy %Q[%m0, %c0] [128, 128] to %q[%c0, %c0] [128, 128] : memref<4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
+    tile.fill %o, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
+    %n = arith.addi %bx, %c1 : index
+    tile.pipelined %j = %c0 to %n step %c1 num_stages = 2 {
+      %kk = affine.apply affine_map<(d0) -> (d0 * 128)>(%j)
+      tile.copy %K[%by, %kk, %c0] [1, 128, 128] to %k[%c0, %c0] [128, 128] : memref<4x4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
+      tile.copy %V[%by, %kk, %c0] [1, 128, 128] to %v[%c0, %c0] [128, 128] : memref<4x4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
+      tile.gemm %q, %k, %s {transpose_b, clear_accum, policy = #tile.policy<full_row>} : memref<128x128xf16, #tile.scope<shared>>, memref<128x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+      tile.copy %s[%c0, %c0] [128, 128] to %p[%c0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<128x128xf16, #tile.scope<fragment>>
+      tile.gemm %p, %v, %o {policy = #tile.policy<full_row>} : memref<128x128xf16, #tile.scope<fragment>>, memref<128x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %o[%c0, %c0] [128, 128] to %O[%m0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<4096x128xf32>
+  }
+  return
+}
