@@ -2754,7 +2754,7 @@ void KernelLowering::chooseTmaStores() {
              type.getNumElements() * elementBytes(type.getElementType());
   });
   kernel.walk([&](Operation *op) {
-    scratch = std::max(scratch, scratchNeed(op, numThreads));
+    scratch = std::max(scratch, scratchNeed(op, numThreads, warpSize));
   });
   int64_t total = llvm::alignTo(llvm::alignTo(offset, 1024) + need, 128) +
                   scratch + 1024;

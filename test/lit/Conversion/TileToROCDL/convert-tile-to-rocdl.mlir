@@ -125,12 +125,13 @@ func.func @gemm_bf16(%A: memref<32x8xbf16>, %B: memref<8x32xbf16>, %C: memref<32
 // (4 columns each) are both waves, so the lane part is 16 butterflies (one
 // per row a thread holds) at xor distances 1..32 within the 64-lane wave,
 // and the wave part goes through the LDS scratch (16 partials per wave,
-// barriers around, the maximum of both); exp becomes the AMDGPU exp2.
+// 128 bytes as sized from the layouts, barriers around, the maximum of
+// both); exp becomes the AMDGPU exp2.
 // Every per-thread array, the reduction's own included, is allocated at the
 // top of the kernel, where LLVM promotes it to registers (an alloca in a
 // later block would stay in scratch).
 // CHECK-LABEL: func.func @row_max
-// CHECK: gpu.launch_func @row_max_kernel::@row_max_kernel {{.+}} dynamic_shared_memory_size %c256_i32
+// CHECK: gpu.launch_func @row_max_kernel::@row_max_kernel {{.+}} dynamic_shared_memory_size %c128_i32
 // CHECK: gpu.func @row_max_kernel
 // CHECK-COUNT-3: memref.alloca() : memref<{{16|4|64}}xf32, #gpu.address_space<private>>
 // CHECK-NEXT: %[[TID:.+]] = gpu.thread_id x
