@@ -51,6 +51,7 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
             alpha = T.alloc_fragment((block_M,), accum)    # exp2(scale * (m_prev - m))
             l = T.alloc_fragment((block_M,), accum)        # running row sum of exp2
             l_tile = T.alloc_fragment((block_M,), accum)
+            lse = T.alloc_fragment((block_M,), accum)
 
             kv_head = by // groups
             T.copy(Q[bz, by, bx * block_M, 0], Q_shared)
@@ -65,13 +66,13 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
                 T.copy(V[bz, kv_head, k * block_N, 0], V_shared)
                 T.clear(S)
                 T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
-                if is_causal or mask_tail:
-                    for i, j in T.Parallel(block_M, block_N):
-                        q_pos, k_pos = bx * block_M + i, k * block_N + j
-                        visible = (k_pos <= q_pos) if is_causal else (k_pos < seq_len)
-                        if is_causal and mask_tail:
-                            visible = visible and k_pos < seq_len
-                        S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
+                if is_causal or mask_tail:  # (causal rows never see keys past the end)
+                    edge = bx * block_M + 1 if is_causal else seq_len
+                    if (k + 1) * block_N > edge:  # only tiles crossing the diagonal or the end
+                        for i, j in T.Parallel(block_M, block_N):
+                            q_pos, k_pos = bx * block_M + i, k * block_N + j
+                            visible = k_pos <= q_pos if is_causal else k_pos < seq_len
+                            S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
                 T.copy(m, m_prev)
                 T.reduce_max(S, m, dim=1, clear=False)
                 for i in T.Parallel(block_M):
@@ -85,12 +86,14 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
                     acc_o[i, j] *= alpha[i]
                 T.copy(S, P)
                 T.gemm(P, V_shared, acc_o, policy=FullRow)
-            for i, j in T.Parallel(block_M, dim):
-                acc_o[i, j] /= l[i]
-            T.copy(acc_o, O[bz, by, bx * block_M, 0])
             for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores
-                l[i] = (T.log2(l[i]) + m[i] * scale) / math.log2(math.e)
-            T.copy(l, LSE[bz, by, bx * block_M])
+                lse[i] = (T.log2(l[i]) + m[i] * scale) * math.log(2)
+                l[i] = 1 / l[i]
+            for i, j in T.Parallel(block_M, dim):
+                acc_o[i, j] *= l[i]
+            T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
+            T.copy(Q_shared, O[bz, by, bx * block_M, 0])
+            T.copy(lse, LSE[bz, by, bx * block_M])
 
     return main
 
