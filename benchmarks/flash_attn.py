@@ -68,18 +68,18 @@ def _load_example():
 
 
 example = _load_example()
-# The example's configs, and its first without warpgroup turns at the gemms
-# (pass config tl.disable_pingpong), to show what the turns bring.
-CONFIGS = example.CONFIGS + [dict(example.CONFIGS[0], pingpong=False)]
+# The example's configs, and its first with warpgroup turns at the gemms
+# (pass config tl.enable_pingpong, off by default), to show what the turns do.
+CONFIGS = example.CONFIGS + [dict(example.CONFIGS[0], pingpong=True)]
 
 
 def describe(config):
     text = example.describe(config)
-    return text if config.get("pingpong", True) else f"{text} no-pingpong"
+    return f"{text} pingpong" if config.get("pingpong", False) else text
 
 
 def pass_configs(config):
-    return {} if config.get("pingpong", True) else {"tl.disable_pingpong": True}
+    return {"tl.enable_pingpong": True} if config.get("pingpong", False) else {}
 
 WARMUP, REP = 10, 50
 DEVICE = "cuda"

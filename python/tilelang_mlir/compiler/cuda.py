@@ -44,7 +44,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     cluster = int(pass_configs.get("tl.cluster_size", 2))
     persistent = int(pass_configs.get("tl.persistent_sms", PERSISTENT_SMS))
-    pingpong = "false" if pass_configs.get("tl.disable_pingpong", False) else "true"
+    pingpong = "true" if pass_configs.get("tl.enable_pingpong", False) else "false"
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
                  f"persistent-sms={persistent} pingpong={pingpong}}})"]
                 if specialize else []) + [
