@@ -39,10 +39,10 @@ def _seed():
 
 @pytest.mark.parametrize("bits,dtype,group,shape", [
     (4, "float16", 128, (16, 64, 256)),
-    (4, "bfloat16", 64, (5, 50, 192)),     # ragged M and N, block_K == group
-    (8, "float16", 32, (1, 33, 128)),      # decode, two groups per tile of K
+    (4, "bfloat16", 64, (5, 50, 384)),     # ragged M and N, block_K == group
+    (8, "float16", 64, (1, 33, 128)),      # decode, ragged N
     (8, "bfloat16", 128, (19, 64, 384)),   # M over one block
-    (4, "float16", 256, (3, 40, 512)),     # one scale per row for 4 tiles of K
+    (4, "float16", 256, (3, 40, 1024)),    # 4 tiles of K in each group
 ])
 def test_dequant_gemm_matches_reference(bits, dtype, group, shape):
     _seed()
@@ -53,6 +53,20 @@ def test_dequant_gemm_matches_reference(bits, dtype, group, shape):
     out = kernel(A, Wq, S)
     assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
     err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
+    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+
+
+@pytest.mark.parametrize("bits,dtype,group,N,K", [
+    (4, "float16", 128, 64, 512), (4, "bfloat16", 64, 45, 256), (8, "float16", 32, 70, 192),
+    (8, "bfloat16", 128, 16, 256)])
+def test_dequant_gemv_matches_reference(bits, dtype, group, N, K):
+    """The M = 1 kernel (no tensor cores), ragged N included."""
+    _seed()
+    kernel = tl.compile(dq.dequant_gemv(N, K, bits, group, block_N=8, block_K=32, threads=32,
+                                        dtype=dtype), out_idx=[3], target="cpu")
+    A, Wq, S = dq.random_problem(1, N, K, bits, group, dtype)
+    err = relative_error(kernel(A, Wq, S).float().numpy(),
+                         dq.reference(A, Wq, S, bits, group).numpy())
     assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
 
 
@@ -79,9 +93,10 @@ def test_quantize_round_trip(bits):
     back = dq.dequantize(Wq, S, bits, 64).float()
     step = S.float().repeat_interleave(64, dim=1)
     assert torch.all((back - w.float()).abs() <= 0.51 * step + 1e-3)
-    # The documented nibble order: the even k in the low nibble, offset by 8.
+    # The documented nibble order: k in the low nibble, k + K/2 in the high
+    # one, offset by 8.
     if bits == 4:
-        assert int(Wq[0, 0]) == int(q[0, 0] + 8) | (int(q[0, 1] + 8) << 4)
+        assert int(Wq[0, 5]) == int(q[0, 5] + 8) | (int(q[0, 128 + 5] + 8) << 4)
 
 
 @pytest.mark.parametrize("dtype,shape", [("float16", (64, 2048)), ("bfloat16", (37, 1000))])
@@ -144,6 +159,12 @@ def test_wrong_scale_shape_is_named(int4_kernel):
 def test_bad_problem_is_refused_before_compiling():
     with pytest.raises(ValueError, match="multiple of the group size"):
         dq.dequant_gemm(16, 32, 200, 4, 128)
+    with pytest.raises(ValueError, match="each half of K"):
+        dq.dequant_gemm(16, 32, 384, 4, 128)
+    with pytest.raises(ValueError, match="must divide the group size"):
+        dq.dequant_gemm(16, 32, 512, 4, 64, block_K=128)
+    with pytest.raises(ValueError, match="one row"):
+        dq.program(2, 32, 256, 4, 128, config=dq.GEMV[0])
     with pytest.raises(ValueError, match="bits must be 4 or 8"):
         dq.dequant_gemm(16, 32, 256, 3, 128)
     with pytest.raises(ValueError, match="multiple of the group size"):
@@ -155,7 +176,7 @@ def test_bad_problem_is_refused_before_compiling():
 def test_reference_is_float64_of_dequantized_weights():
     """The helpers agree with a direct NumPy computation."""
     _seed()
-    A, Wq, S = dq.random_problem(3, 8, 128, 4, 128)
+    A, Wq, S = dq.random_problem(3, 8, 256, 4, 128)
     q = dq.unpack(Wq, 4).numpy().astype(np.float64)
     w = (q * np.repeat(S.float().numpy(), 128, axis=1)).astype(np.float16).astype(np.float64)
     np.testing.assert_allclose(dq.reference(A, Wq, S).numpy(),
