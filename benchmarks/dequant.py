@@ -8,7 +8,8 @@ y = W x (examples/dequant/gemv.py) at (N, K) in {(8192, 8192),
 (28672, 8192)}.
 
 Contenders: ours (every config of the example's list for the regime, the
-fastest correct one reported), torch.matmul in float16 on the weights
+fastest correct one reported; M = 1 tries the GEMV kernel without tensor
+cores and the 16-row tensor-core tiles), torch.matmul in float16 on the weights
 dequantized beforehand (cuBLAS; the dequantization is not timed, so it moves
 four times the bytes of int4), and a Triton kernel written here that
 dequantizes on the way into tl.dot (autotuned over a few configs). Every
