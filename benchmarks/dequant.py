@@ -140,29 +140,42 @@ if triton is not None:
     def _triton_dequant_kernel(a_ptr, q_ptr, s_ptr, c_ptr, M, N, K, BITS: tlang.constexpr,
                                GROUP_K: tlang.constexpr, BLOCK_M: tlang.constexpr,
                                BLOCK_N: tlang.constexpr, BLOCK_K: tlang.constexpr):
+        # The example's format: int4 byte b of a row holds k = b (low nibble)
+        # and k = b + K/2 (high nibble), so each step unpacks one tile of
+        # bytes into a tile of each half of K and runs two dots.
         pid_m, pid_n = tlang.program_id(1), tlang.program_id(0)
         offs_m = pid_m * BLOCK_M + tlang.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tlang.arange(0, BLOCK_N)
         offs_k = tlang.arange(0, BLOCK_K)
-        per_byte = 8 // BITS
+        m_ok = offs_m[:, None] < M
+        n_ok = offs_n[None, :] < N
+        if BITS == 4:
+            stored = K // 2
+        else:
+            stored = K
         acc = tlang.zeros((BLOCK_M, BLOCK_N), dtype=tlang.float32)
-        for k0 in range(0, K, BLOCK_K):
+        for k0 in range(0, stored, BLOCK_K):
             kk = k0 + offs_k
-            a = tlang.load(a_ptr + offs_m[:, None] * K + kk[None, :], mask=offs_m[:, None] < M,
-                           other=0.0)
-            qb = tlang.load(q_ptr + offs_n[None, :] * (K // per_byte) + (kk // per_byte)[:, None],
-                            mask=offs_n[None, :] < N, other=0)
+            qb = tlang.load(q_ptr + offs_n[None, :] * stored + kk[:, None], mask=n_ok,
+                            other=0).to(tlang.int32)
+            s_lo = tlang.load(s_ptr + offs_n[None, :] * (K // GROUP_K) + (kk // GROUP_K)[:, None],
+                              mask=n_ok, other=0.0)
+            a_lo = tlang.load(a_ptr + offs_m[:, None] * K + kk[None, :], mask=m_ok, other=0.0)
             if BITS == 4:
-                q = ((qb.to(tlang.int32) >> ((kk % 2) * 4)[:, None]) & 15) - 8
+                w_lo = (((qb & 15) - 8).to(tlang.float32) * s_lo.to(tlang.float32))
+                acc = tlang.dot(a_lo, w_lo.to(a_ptr.dtype.element_ty), acc)
+                kh = stored + kk
+                s_hi = tlang.load(s_ptr + offs_n[None, :] * (K // GROUP_K)
+                                  + (kh // GROUP_K)[:, None], mask=n_ok, other=0.0)
+                a_hi = tlang.load(a_ptr + offs_m[:, None] * K + kh[None, :], mask=m_ok,
+                                  other=0.0)
+                w_hi = (((qb >> 4) - 8).to(tlang.float32) * s_hi.to(tlang.float32))
+                acc = tlang.dot(a_hi, w_hi.to(a_ptr.dtype.element_ty), acc)
             else:
-                q = qb.to(tlang.int32)
-            s = tlang.load(s_ptr + offs_n[None, :] * (K // GROUP_K) + (kk // GROUP_K)[:, None],
-                           mask=offs_n[None, :] < N, other=0.0)
-            w = (q.to(tlang.float32) * s.to(tlang.float32)).to(a_ptr.dtype.element_ty)
-            acc = tlang.dot(a, w, acc)
+                w = qb.to(tlang.float32) * s_lo.to(tlang.float32)
+                acc = tlang.dot(a_lo, w.to(a_ptr.dtype.element_ty), acc)
         c_ptrs = c_ptr + offs_m[:, None] * N + offs_n[None, :]
-        tlang.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
-                    mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+        tlang.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=m_ok & n_ok)
 
     def triton_dequant(A, Wq, S, bits):
         M, K = A.shape
