@@ -33,7 +33,6 @@ the end.
 
 import argparse
 
-import numpy as np
 import torch
 
 import tilelang_mlir as tl
