@@ -9,7 +9,8 @@ y = W x (examples/dequant/gemv.py) at (N, K) in {(8192, 8192),
 
 Contenders: ours (every config of the example's list for the regime, the
 fastest correct one reported; M = 1 tries the GEMV kernel without tensor
-cores and the 16-row tensor-core tiles), torch.matmul in float16 on the weights
+cores and the 16-row tensor-core tiles; every tensor-core config also runs
+with 32-bit index arithmetic, `n32`: pass config tl.narrow_index), torch.matmul in float16 on the weights
 dequantized beforehand (cuBLAS; the dequantization is not timed, so it moves
 four times the bytes of int4), and a Triton kernel written here that
 dequantizes on the way into tl.dot (autotuned over a few configs). Every
@@ -98,6 +99,17 @@ class Case:
                     dict(block_N=8, block_K=1024, threads=128)]
         return dq.configs_for(self.M)
 
+    def variants(self):
+        """The configs, and for the tensor-core programs each once more with
+        32-bit index arithmetic (pass config tl.narrow_index), which the
+        run reports as its own row ('n32')."""
+        out = []
+        for config in self.configs():
+            out.append(config)
+            if "block_M" in config:
+                out.append(dict(config, narrow_index=True))
+        return out
+
     def program(self, config):
         if self.kind == "gemv":
             return gv.gemv(self.N, self.K, dtype=self.dtype, **config), [2]
@@ -105,6 +117,9 @@ class Case:
 
 
 def describe(config):
+    config = dict(config)
+    if config.pop("narrow_index", False):
+        return describe(config) + " n32"
     return " ".join(f"{k.replace('block_', 'b').replace('num_stages', 's').replace('threads', 't')}"
                     f"{getattr(v, 'name', v)}" for k, v in config.items())
 
@@ -307,10 +322,15 @@ def compile_all(todo, target):
     compiled = {}
     for case in todo:
         compiled[case.label] = []
-        for config in case.configs():
+        for config in case.variants():
             try:
+                config = dict(config)
+                narrow = config.pop("narrow_index", False)
                 program, out_idx = case.program(config)
-                kernel = tl.compile(program, out_idx=out_idx, target=target)
+                kernel = tl.compile(program, out_idx=out_idx, target=target,
+                                    pass_configs={"tl.narrow_index": True} if narrow else None)
+                if narrow:
+                    config["narrow_index"] = True
             except Exception as e:  # noqa: BLE001
                 print(f"  {case.label} {describe(config)}: did not compile: "
                       f"{str(e).strip().splitlines()[0][:200]}")

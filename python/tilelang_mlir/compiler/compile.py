@@ -109,6 +109,9 @@ KNOWN_PASS_CONFIGS = {
                          "the H100/H200 multiprocessors; 0 turns it off)",
     "tl.disable_pingpong": "sm_90a: consumer warpgroups do not take turns at the gemms of "
                            "attention-like loops (tile-warp-specialize pingpong=false)",
+    "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
+                       "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
+                       "from 64 bits (arith-int-range-narrowing); off by default",
 }
 
 
