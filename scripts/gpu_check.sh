@@ -27,6 +27,14 @@
 #       benchmarks/flash_attn.py (--dims, --causal, --no-autotune); a full
 #       prepare serves any ARGS of the run.
 #
+#   scripts/gpu_check.sh prepare-dequant [ARGS]   (here) compiles every kernel
+#       of benchmarks/dequant.py (every config of the int4/int8 dequant GEMM
+#       and the GEMV cases) into .gpu-cache-dequant/ and packs it into
+#       .gpu-cache-dequant.tar.gz (about 2 MiB; refused over 64 MiB);
+#   scripts/gpu_check.sh run-dequant [ARGS]       (on the GPU machine) unpacks
+#       it and runs the dequant benchmark: ours / cuBLAS fp16 / Triton, GB/s
+#       against the measured copy bandwidth. ARGS go to benchmarks/dequant.py.
+#
 # Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
 # (python/ is importable as is: the runtime needs no MLIR).
 set -uo pipefail
@@ -36,6 +44,8 @@ GEMM_CACHE="$PWD/.gpu-cache-gemm"
 GEMM_PACK="$PWD/.gpu-cache-gemm.tar.gz"
 ATTN_CACHE="$PWD/.gpu-cache-attn"
 ATTN_PACK="$PWD/.gpu-cache-attn.tar.gz"
+DQ_CACHE="$PWD/.gpu-cache-dequant"
+DQ_PACK="$PWD/.gpu-cache-dequant.tar.gz"
 EXAMPLES=$(ls examples/*/*.py)
 TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py"
 
@@ -121,8 +131,30 @@ run-attn)
   python3 benchmarks/flash_attn.py "${@:2}" 2>&1 | tee "$OUT/attn_bench.log"
   exit "${PIPESTATUS[0]}"
   ;;
+prepare-dequant)
+  rm -rf "$DQ_CACHE" "$DQ_PACK"
+  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$DQ_CACHE"
+  start=$SECONDS
+  .venv/bin/python benchmarks/dequant.py "${@:2}" || exit 1
+  tar czf "$DQ_PACK" -C "$DQ_CACHE" . || exit 1
+  size=$(stat -c %s "$DQ_PACK")
+  echo "prepared $(ls "$DQ_CACHE" | wc -l) cache files in $((SECONDS - start)) s; packed into" \
+       "$(basename "$DQ_PACK") ($((size / 1048576)) MiB): carry it to the GPU machine"
+  [ "$size" -le $((64 * 1048576)) ] || { echo "the pack is over 64 MiB" >&2; exit 1; }
+  ;;
+run-dequant)
+  if [ -f "$DQ_PACK" ]; then
+    rm -rf "$DQ_CACHE" && mkdir -p "$DQ_CACHE" && tar xzf "$DQ_PACK" -C "$DQ_CACHE" || exit 1
+  fi
+  [ -d "$DQ_CACHE" ] || { echo "no $DQ_PACK or $DQ_CACHE: run '$0 prepare-dequant' where the compiler is" >&2; exit 1; }
+  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$DQ_CACHE"
+  export PYTHONUNBUFFERED=1
+  OUT=${OUT:-/tmp}
+  python3 benchmarks/dequant.py "${@:2}" 2>&1 | tee "$OUT/dequant_bench.log"
+  exit "${PIPESTATUS[0]}"
+  ;;
 *)
-  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn [benchmark args]" >&2
+  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-dequant|run-dequant [benchmark args]" >&2
   exit 2
   ;;
 esac

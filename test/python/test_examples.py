@@ -16,7 +16,9 @@ EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "*.py")))
 # Small problem sizes for the CPU runs (the defaults are GPU-sized).
 CPU_ARGS = {"gemm.py": ["--size", "128"],
             "flash_attn.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
-                              "--dim", "64", "--causal"]}
+                              "--dim", "64", "--causal"],
+            "gemv.py": ["--n", "96", "--k", "1536"],
+            "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"]}
 SMALL = ["--rows", "64", "--cols", "512"]
 
 PTXAS_REPORT = []

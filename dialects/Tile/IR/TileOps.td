@@ -539,6 +539,12 @@ def Tile_ParallelOp : Tile_Op<"parallel", [Tile_InKernel,
     layouts of the fragments the body touches (layout inference). The body
     reads and writes tile buffers with `memref.load` / `memref.store`.
 
+    `vector`, when given, is the number of consecutive innermost elements a
+    thread handles when layout inference has to invent a layout for the loop
+    (no gemm or annotation constrains it): 8 for 16-bit and 16 for 8-bit
+    data make each thread's accesses 16 bytes wide (`T.Parallel(...,
+    coalesced_width=8)`). The default is 4.
+
     ```mlir
     tile.parallel (%i, %j) in (64, 128) {
       %x = memref.load %s[%i, %j] : memref<64x128xf32, #tile.scope<fragment>>
@@ -547,7 +553,8 @@ def Tile_ParallelOp : Tile_Op<"parallel", [Tile_InKernel,
     }
     ```
   }];
-  let arguments = (ins DenseI64ArrayAttr:$extents);
+  let arguments = (ins DenseI64ArrayAttr:$extents,
+                       OptionalAttr<I64Attr>:$vector);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -702,6 +703,10 @@ LogicalResult ParallelOp::verify() {
   for (int64_t e : extents)
     if (e <= 0)
       return emitOpError("extents must be positive, got ") << e;
+  if (std::optional<int64_t> vector = getVector())
+    if (*vector <= 0 || !llvm::isPowerOf2_64(*vector))
+      return emitOpError("expects `vector` to be a positive power of two, got ")
+             << *vector;
   Block &body = getBody().front();
   if (body.getNumArguments() != extents.size() ||
       llvm::any_of(body.getArgumentTypes(),

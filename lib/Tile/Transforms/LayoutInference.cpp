@@ -642,12 +642,16 @@ LogicalResult LayoutInference::run() {
     return failure();
   while (propagate()) {
   }
-  // Unconstrained loops get a blocked layout; propagate from them too.
+  // Unconstrained loops get a blocked layout (each thread `vector`
+  // consecutive innermost elements: 4 unless the loop asks for another
+  // width); propagate from them too.
   for (ParallelOp loop : loops) {
     if (loopLayouts.count(loop))
       continue;
+    int64_t vector = loop.getVector().value_or(4);
     loopLayouts.insert(std::make_pair(
-        loop.getOperation(), TileLayout::blocked(loop.getExtents(), threads, 4)));
+        loop.getOperation(),
+        TileLayout::blocked(loop.getExtents(), threads, vector)));
     while (propagate()) {
     }
   }

@@ -49,6 +49,14 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                  f"persistent-sms={persistent} pingpong={pingpong}}})"]
                 if specialize else []) + [
         "func.func(tile-pipeline)", "canonicalize", "cse"]
+    # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit
+    # or/xor/shift is two instructions on the GPU; shared-memory offsets and
+    # swizzles fit in 32 bits, which the integer range analysis proves from
+    # the block size. Opt-in while it is measured (the dequant benchmark
+    # compiles both).
+    narrow = ([gm("int-range-optimizations"),
+               gm("arith-int-range-narrowing{int-bitwidths-supported=32}"),
+               "canonicalize", "cse"] if pass_configs.get("tl.narrow_index") else [])
     return [
         Stage("tile-opt", ["canonicalize", "cse"]),
         Stage("pipelined", pipeline),
@@ -56,7 +64,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                          "func.func(tile-insert-barriers)"]),
         Stage("gpu", [f"convert-tile-to-nvvm{{chip={chip} features={ptx_features(target)} "
                       f"tma-store={'false' if pass_configs.get('tl.disable_tma_store') else 'true'}}}",
-                      "canonicalize", "cse"]),
+                      "canonicalize", "cse"] + narrow),
         Stage("nvvm", [gm("convert-nvgpu-to-nvvm"), gm("convert-scf-to-cf"),
                        gm("convert-gpu-to-nvvm{index-bitwidth=64}"),
                        gm("convert-nvvm-to-llvm"), gm("canonicalize"), gm("cse"),

@@ -271,13 +271,21 @@ class Builder:
 
     # -- loops -------------------------------------------------------------------
     @contextlib.contextmanager
-    def parallel(self, extents: Sequence):
+    def parallel(self, extents: Sequence, vector=None):
         self.require_kernel("T.Parallel")
         ext = [static_int(e, "T.Parallel extent") for e in extents]
         for e in ext:
             if e <= 0:
                 raise self.error(f"T.Parallel extents must be positive, got {e}")
+        if vector is not None:
+            vector = static_int(vector, "T.Parallel coalesced_width")
+            if vector <= 0 or vector & (vector - 1):
+                raise self.error("T.Parallel coalesced_width must be a positive power of two, "
+                                 f"got {vector}")
         op = _tile().parallel(ext)
+        if vector is not None:
+            op.operation.attributes["vector"] = _ir().IntegerAttr.get(
+                _ir().IntegerType.get_signless(64), vector)
         block = op.body.blocks[0]
         ivs = tuple(IndexExpr.of(block.arguments[i], f"i{i}") for i in range(len(ext)))
         with _ir().InsertionPoint.at_block_terminator(block):

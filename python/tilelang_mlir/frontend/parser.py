@@ -295,7 +295,7 @@ class Parser:
         if isinstance(it, range):
             it = loops.serial(it.start, it.stop, it.step)
         if isinstance(it, loops.Parallel):
-            with self.builder.parallel(it.extents) as ivs, \
+            with self.builder.parallel(it.extents, it.coalesced_width) as ivs, \
                     self.child_scope(True, "T.Parallel loop"):
                 self.bind_loop_target(node.target, ivs)
                 self.visit_body(node.body)

@@ -7,12 +7,17 @@ from typing import Optional, Sequence
 
 class Parallel:
     """`for i, j in T.Parallel(M, N)`: an elementwise loop nest over a tile;
-    its iterations are shared by the threads of the block."""
+    its iterations are shared by the threads of the block.
+
+    `coalesced_width`: how many consecutive innermost elements each thread
+    takes when nothing else (a gemm, an annotation) fixes the layout; 8 for
+    16-bit and 16 for 8-bit data give 16-byte accesses (default 4)."""
 
     def __init__(self, *extents, coalesced_width: Optional[int] = None):
         if not extents:
             raise TypeError("T.Parallel needs at least one extent")
         self.extents = extents
+        self.coalesced_width = coalesced_width
 
 
 class Pipelined:

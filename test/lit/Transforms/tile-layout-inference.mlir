@@ -171,3 +171,28 @@ func.func @register_a_split_columns(%n: index) {
   }
   return
 }
+
+// -----
+
+// A loop that nothing constrains gets a blocked layout: by default 4
+// consecutive elements per thread; `vector = 8` gives each thread 8 (16 bytes
+// of f16, so the copy into the fragment becomes one 16-byte load per row).
+// CHECK-DAG: #[[V4:.+]] = affine_map<(d0, d1) -> ((d1 floordiv 4) mod 32, d0 * 8 + d1 mod 4 + (d1 floordiv 128) * 4)>
+// CHECK-DAG: #[[V8:.+]] = affine_map<(d0, d1) -> (d1 floordiv 8, d0 * 8 + d1 mod 8)>
+// CHECK-LABEL: func.func @loop_vector
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[V4]], threads = 32>} : memref<2x256xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[V8]], threads = 32>} : memref<2x256xf16
+func.func @loop_vector(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %a = tile.alloc_fragment : memref<2x256xf16, #tile.scope<fragment>>
+    %b = tile.alloc_fragment : memref<2x256xf16, #tile.scope<fragment>>
+    %one = arith.constant 1.0 : f16
+    tile.parallel (%i, %j) in (2, 256) {
+      memref.store %one, %a[%i, %j] : memref<2x256xf16, #tile.scope<fragment>>
+    }
+    tile.parallel (%i, %j) in (2, 256) attributes {vector = 8} {
+      memref.store %one, %b[%i, %j] : memref<2x256xf16, #tile.scope<fragment>>
+    }
+  }
+  return
+}

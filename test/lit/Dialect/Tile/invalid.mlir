@@ -644,6 +644,19 @@ func.func @parallel_extents(%n: index) {
 
 // -----
 
+// A loop's vector width (elements per thread in its invented layout) must be
+// a power of two.
+func.func @parallel_vector(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.parallel' op expects `vector` to be a positive power of two, got 6}}
+    tile.parallel (%i) in (64) attributes {vector = 6} {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @parallel_no_extent(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
     // expected-error @+1 {{'tile.parallel' op expects at least one extent}}

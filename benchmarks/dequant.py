@@ -1,0 +1,384 @@
+"""Weight-only quantized GEMM and GEMV on the GPU: ours next to cuBLAS and
+a Triton dequant kernel.
+
+Cases: C = A @ dequant(W)^T (examples/dequant/dequant_gemm.py) for int4 and
+int8 weights with group-128 scales, float16 activations, at (M, N, K) in
+{(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)}; the float16 GEMV
+y = W x (examples/dequant/gemv.py) at (N, K) in {(8192, 8192),
+(28672, 8192)}.
+
+Contenders: ours (every config of the example's list for the regime, the
+fastest correct one reported; M = 1 tries the GEMV kernel without tensor
+cores and the 16-row tensor-core tiles; every tensor-core config also runs
+with 32-bit index arithmetic, `n32`: pass config tl.narrow_index), torch.matmul in float16 on the weights
+dequantized beforehand (cuBLAS; the dequantization is not timed, so it moves
+four times the bytes of int4), and a Triton kernel written here that
+dequantizes on the way into tl.dot (autotuned over a few configs). Every
+contender is checked first on the same random inputs (relative Frobenius
+error against a float32 reference: below 1e-2), then timed: median of
+CUDA-graph replays, L2 flushed before each. Reported: TFLOP/s, GB/s of the
+bytes a kernel must move (packed W + scales + A + C; cuBLAS's row counts
+its float16 W) and that as a fraction of the copy bandwidth measured in the
+same run (torch device-to-device copy of 1 GiB: read + write).
+
+    python benchmarks/dequant.py [--cases dq,gemv] [--bits 4,8] [--quick]
+
+Without a GPU it compiles every kernel a run would use into the kernel cache
+(TILELANG_MLIR_CACHE_DIR) and exits: `scripts/gpu_check.sh prepare-dequant`
+here, `scripts/gpu_check.sh run-dequant` on the GPU machine.
+"""
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+import tilelang_mlir as tl
+from tilelang_mlir.compiler.cuda import resource_report
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.runtime.profiler import bench_cuda
+
+try:  # Triton is on the GPU machine only
+    import triton
+    import triton.language as tlang
+except ImportError:
+    triton = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _load(name):
+    path = os.path.join(ROOT, "examples", "dequant", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"dequant_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+dq = _load("dequant_gemm")
+gv = _load("gemv")
+
+DQ_SHAPES = [(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)]
+GEMV_SHAPES = [(8192, 8192), (28672, 8192)]
+GROUP = 128
+WARMUP, REP = 25, 100
+TOL = 1e-2
+
+
+class Case:
+    def __init__(self, kind, shape, bits=16, dtype="float16"):
+        self.kind, self.shape, self.bits, self.dtype = kind, shape, bits, dtype
+        if kind == "dq":
+            self.M, self.N, self.K = shape
+        else:
+            self.M, (self.N, self.K) = 1, shape
+
+    @property
+    def label(self):
+        what = f"int{self.bits} dequant" if self.kind == "dq" else "GEMV"
+        return f"{what} {self.M}x{self.N}x{self.K} {self.dtype}"
+
+    @property
+    def flop(self):
+        return 2 * self.M * self.N * self.K
+
+    def bytes(self, weight_bits=None):
+        bits = self.bits if weight_bits is None else weight_bits
+        w = self.N * self.K * bits // 8
+        scales = self.N * (self.K // GROUP) * 2 if self.kind == "dq" and bits < 16 else 0
+        return w + scales + 2 * (self.M * self.K + self.M * self.N)
+
+    def configs(self):
+        if self.kind == "gemv":
+            return [dict(block_N=4, block_K=1024, threads=128),
+                    dict(block_N=2, block_K=2048, threads=256),
+                    dict(block_N=8, block_K=1024, threads=128)]
+        return dq.configs_for(self.M)
+
+    def variants(self):
+        """The configs, and for the tensor-core programs each once more with
+        32-bit index arithmetic (pass config tl.narrow_index), which the
+        run reports as its own row ('n32')."""
+        out = []
+        for config in self.configs():
+            out.append(config)
+            if "block_M" in config:
+                out.append(dict(config, narrow_index=True))
+        return out
+
+    def program(self, config):
+        if self.kind == "gemv":
+            return gv.gemv(self.N, self.K, dtype=self.dtype, **config), [2]
+        return dq.program(self.M, self.N, self.K, self.bits, GROUP, self.dtype, config), [3]
+
+
+def describe(config):
+    config = dict(config)
+    if config.pop("narrow_index", False):
+        return describe(config) + " n32"
+    return " ".join(f"{k.replace('block_', 'b').replace('num_stages', 's').replace('threads', 't')}"
+                    f"{getattr(v, 'name', v)}" for k, v in config.items())
+
+
+def cases(args):
+    kinds = set(args.cases.split(","))
+    bits = [int(b) for b in args.bits.split(",")]
+    result = []
+    if "dq" in kinds:
+        shapes = DQ_SHAPES[:1] if args.quick else DQ_SHAPES
+        result += [Case("dq", s, b) for s in shapes for b in bits]
+    if "gemv" in kinds:
+        result += [Case("gemv", s) for s in (GEMV_SHAPES[:1] if args.quick else GEMV_SHAPES)]
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Triton: a dequantizing matmul (the packed format of the example), C = A @ W^T
+# ---------------------------------------------------------------------------
+
+if triton is not None:
+    _TRITON_CONFIGS = [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, num_warps=w,
+                                     num_stages=s)
+                       for m, n, k, w, s in [(16, 32, 128, 4, 4), (16, 64, 128, 4, 4),
+                                             (16, 128, 128, 4, 3), (16, 64, 256, 4, 3),
+                                             (128, 128, 64, 8, 3), (128, 256, 64, 8, 3),
+                                             (128, 128, 128, 8, 3)]]
+
+    @triton.autotune(configs=_TRITON_CONFIGS, key=["M", "N", "K", "BITS"],
+                     prune_configs_by={"early_config_prune": lambda configs, named, **kw: [
+                         c for c in configs if (c.kwargs["BLOCK_M"] == 16) == (named["M"] <= 16)]})
+    @triton.jit
+    def _triton_dequant_kernel(a_ptr, q_ptr, s_ptr, c_ptr, M, N, K, BITS: tlang.constexpr,
+                               GROUP_K: tlang.constexpr, BLOCK_M: tlang.constexpr,
+                               BLOCK_N: tlang.constexpr, BLOCK_K: tlang.constexpr):
+        # The example's format: int4 byte b of a row holds k = b (low nibble)
+        # and k = b + K/2 (high nibble), so each step unpacks one tile of
+        # bytes into a tile of each half of K and runs two dots.
+        pid_m, pid_n = tlang.program_id(1), tlang.program_id(0)
+        offs_m = pid_m * BLOCK_M + tlang.arange(0, BLOCK_M)
+        offs_n = pid_n * BLOCK_N + tlang.arange(0, BLOCK_N)
+        offs_k = tlang.arange(0, BLOCK_K)
+        m_ok = offs_m[:, None] < M
+        n_ok = offs_n[None, :] < N
+        if BITS == 4:
+            stored = K // 2
+        else:
+            stored = K
+        acc = tlang.zeros((BLOCK_M, BLOCK_N), dtype=tlang.float32)
+        for k0 in range(0, stored, BLOCK_K):
+            kk = k0 + offs_k
+            qb = tlang.load(q_ptr + offs_n[None, :] * stored + kk[:, None], mask=n_ok,
+                            other=0).to(tlang.int32)
+            s_lo = tlang.load(s_ptr + offs_n[None, :] * (K // GROUP_K) + (kk // GROUP_K)[:, None],
+                              mask=n_ok, other=0.0)
+            a_lo = tlang.load(a_ptr + offs_m[:, None] * K + kk[None, :], mask=m_ok, other=0.0)
+            if BITS == 4:
+                w_lo = (((qb & 15) - 8).to(tlang.float32) * s_lo.to(tlang.float32))
+                acc = tlang.dot(a_lo, w_lo.to(a_ptr.dtype.element_ty), acc)
+                kh = stored + kk
+                s_hi = tlang.load(s_ptr + offs_n[None, :] * (K // GROUP_K)
+                                  + (kh // GROUP_K)[:, None], mask=n_ok, other=0.0)
+                a_hi = tlang.load(a_ptr + offs_m[:, None] * K + kh[None, :], mask=m_ok,
+                                  other=0.0)
+                w_hi = (((qb >> 4) - 8).to(tlang.float32) * s_hi.to(tlang.float32))
+                acc = tlang.dot(a_hi, w_hi.to(a_ptr.dtype.element_ty), acc)
+            else:
+                w = qb.to(tlang.float32) * s_lo.to(tlang.float32)
+                acc = tlang.dot(a_lo, w.to(a_ptr.dtype.element_ty), acc)
+        c_ptrs = c_ptr + offs_m[:, None] * N + offs_n[None, :]
+        tlang.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=m_ok & n_ok)
+
+    def triton_dequant(A, Wq, S, bits):
+        M, K = A.shape
+        N = Wq.shape[0]
+        C = torch.empty((M, N), device=A.device, dtype=A.dtype)
+
+        def grid(meta):
+            return (triton.cdiv(N, meta["BLOCK_N"]), triton.cdiv(M, meta["BLOCK_M"]))
+
+        _triton_dequant_kernel[grid](A, Wq, S, C, M, N, K, BITS=bits, GROUP_K=GROUP)
+        return C
+
+    def triton_best():
+        cfg = _triton_dequant_kernel.best_config
+        return "?" if cfg is None else (
+            f"{cfg.kwargs['BLOCK_M']}x{cfg.kwargs['BLOCK_N']}x{cfg.kwargs['BLOCK_K']} "
+            f"w{cfg.num_warps} s{cfg.num_stages}")
+
+
+# ---------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------
+
+
+def device_ms(fn):
+    return float(np.median(bench_cuda(fn, warmup=WARMUP, rep=REP, flush_l2=True, cuda_graph=True)))
+
+
+def measure(fn, ref):
+    """('ok', ms, err) after checking fn() against ref; ('wrong', None, err)
+    or ('failed', None, reason) otherwise."""
+    try:
+        out = fn()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        if not err < TOL:
+            return "wrong", None, err
+        return "ok", device_ms(fn), err
+    except NoCUDADevice:
+        raise
+    except Exception as e:  # noqa: BLE001 (a failing contender is reported, the run goes on)
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 (the context may be lost; the next case will say)
+            pass
+        return "failed", None, str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e)
+
+
+def copy_bandwidth():
+    """GB/s of a 1 GiB device-to-device copy (bytes read + written)."""
+    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    ms = float(np.median(bench_cuda(lambda: dst.copy_(src), warmup=5, rep=20, flush_l2=False)))
+    return 2 * src.numel() * 4 / ms / 1e6
+
+
+def run_case(case, kernels, generator):
+    dt = getattr(torch, case.dtype)
+    M, N, K = case.M, case.N, case.K
+    row = {"case": case}
+    if case.kind == "dq":
+        A = torch.randn(M, K, device="cuda", generator=generator).to(dt)
+        W = (torch.randn(N, K, device="cuda", generator=generator) * 0.05).to(dt)
+        Wq, S = dq.quantize(W, case.bits, GROUP)
+        del W
+        Wd = dq.dequantize(Wq, S, case.bits, GROUP)  # (N, K) float16, on the GPU
+        ref = A.float() @ Wd.float().T
+        args = (A, Wq, S)
+        cublas = lambda: torch.matmul(A, Wd.T)  # noqa: E731
+    else:
+        Wd = torch.randn(N, K, device="cuda", generator=generator).to(dt)
+        x = torch.randn(K, device="cuda", generator=generator).to(dt)
+        ref = Wd.float() @ x.float()
+        args = (Wd, x)
+        cublas = lambda: torch.mv(Wd, x)  # noqa: E731
+    best = None
+    for config, kernel in kernels:
+        result = measure(lambda k=kernel: k(*args), ref)
+        print(f"   ours {describe(config):34} {result[0]:6} "
+              f"{'' if result[1] is None else f'{result[1] * 1e3:8.1f} us'}  err {result[2]}")
+        if result[0] == "ok" and (best is None or result[1] < best[1][1]):
+            best = (config, result)
+    row["ours"] = best[1] if best else ("failed", None, "no config ran correctly")
+    row["config"] = describe(best[0]) if best else ""
+    row["cublas"] = measure(cublas, ref)
+    if case.kind == "dq" and triton is not None:
+        row["triton"] = measure(lambda: triton_dequant(A, Wq, S, case.bits), ref)
+        row["triton_config"] = triton_best() if row["triton"][0] == "ok" else ""
+    else:
+        row["triton"] = ("n/a", None, "")
+    del args, Wd, ref
+    torch.cuda.empty_cache()
+    return row
+
+
+def cell(result, case, copy_gbs, weight_bits=None):
+    status, ms, detail = result
+    if status == "ok":
+        gbs = case.bytes(weight_bits) / ms / 1e6
+        return f"{case.flop / ms / 1e9:.1f} / {gbs:.0f} ({gbs / copy_gbs:.0%})"
+    if status == "wrong":
+        return f"wrong ({detail:.1e})"
+    return status
+
+
+def print_table(rows, copy_gbs):
+    print()
+    print(f"copy bandwidth (1 GiB device-to-device, read + write): {copy_gbs:.0f} GB/s")
+    print("cells: TFLOP/s / GB/s (fraction of the copy bandwidth); cuBLAS moves float16 W")
+    print()
+    print("| case | ours | us | cuBLAS fp16 | Triton | ours / cuBLAS | our config "
+          "| Triton config |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        case, ours, cublas = row["case"], row["ours"], row["cublas"]
+        ratio = f"{cublas[1] / ours[1]:.2f}x" if ours[0] == "ok" and cublas[0] == "ok" else "—"
+        us = f"{ours[1] * 1e3:.1f}" if ours[0] == "ok" else ""
+        config = row["config"] if ours[0] == "ok" else ours[2]
+        print(f"| {case.label} | {cell(ours, case, copy_gbs)} | {us} | "
+              f"{cell(cublas, case, copy_gbs, 16)} | {cell(row['triton'], case, copy_gbs)} | "
+              f"{ratio} | {config} | {row.get('triton_config', '')} |")
+        for key in ("cublas", "triton"):
+            if row[key][0] == "failed":
+                print(f"  {case.label}: {key} failed: {row[key][2]}")
+
+
+def compile_all(todo, target):
+    """{case label: [(config, kernel)]}; configs that do not compile are
+    reported and skipped."""
+    compiled = {}
+    for case in todo:
+        compiled[case.label] = []
+        for config in case.variants():
+            try:
+                config = dict(config)
+                narrow = config.pop("narrow_index", False)
+                program, out_idx = case.program(config)
+                kernel = tl.compile(program, out_idx=out_idx, target=target,
+                                    pass_configs={"tl.narrow_index": True} if narrow else None)
+                if narrow:
+                    config["narrow_index"] = True
+            except Exception as e:  # noqa: BLE001
+                print(f"  {case.label} {describe(config)}: did not compile: "
+                      f"{str(e).strip().splitlines()[0][:200]}")
+                continue
+            report = resource_report(getattr(kernel, "ptxas_info", "") or "")
+            if report["spill_stores"] or report["spill_loads"]:
+                print(f"  {case.label} {describe(config)} spills registers")
+            compiled[case.label].append((config, kernel))
+    return compiled
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", default="dq,gemv", help="dq, gemv or both")
+    parser.add_argument("--bits", default="4,8", help="weight bits of the dequant cases")
+    parser.add_argument("--quick", action="store_true", help="the first shape of each kind")
+    args = parser.parse_args(argv)
+    try:
+        torch.cuda.init()
+    except Exception:  # noqa: BLE001
+        pass
+    gpu = torch.cuda.is_available()
+    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    todo = cases(args)
+    t0 = time.perf_counter()
+    compiled = compile_all(todo, target)
+    count = sum(len(v) for v in compiled.values())
+    print(f"compiled {count} kernels for {len(todo)} cases in {time.perf_counter() - t0:.0f} s")
+    if not gpu:
+        print("no GPU here: compiled only (AOT prepare)")
+        return
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    print(f"gpu     : {torch.cuda.get_device_name()}; torch {torch.__version__}, triton "
+          f"{triton.__version__ if triton is not None else 'not installed'}")
+    print(f"timing  : median of {REP} CUDA-graph replays after {WARMUP} warm-up, L2 flushed")
+    copy_gbs = copy_bandwidth()
+    generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    rows = []
+    for case in todo:
+        print(f"{case.label}:")
+        rows.append(run_case(case, compiled[case.label], generator))
+    print_table(rows, copy_gbs)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1:])
+    except NoCUDADevice as e:
+        print(f"compiled only: no GPU here (AOT prepare): {e}")

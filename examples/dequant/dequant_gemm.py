@@ -1,0 +1,316 @@
+"""Weight-only quantized GEMM, as LLM inference runs it: C = A @ dequant(W)^T
+with A (M, K) in float16/bfloat16 and W (N, K) stored as int4 or int8 with
+one scale per group of `group` consecutive elements of a row (group 128).
+
+Packing (what `quantize` below produces and the kernels read):
+  * int8: `Wq` is (N, K) int8, w[n, k] = Wq[n, k] * S[n, k // group].
+  * int4: `Wq` is (N, K // 2) uint8, two weights per byte from the two
+    halves of a row: byte b holds k = b in its low nibble and k = b + K/2 in
+    its high nibble, each offset by 8 (nibble = q + 8 for q in [-8, 7]):
+    w[n, b] = ((Wq[n, b] & 15) - 8) * S[n, b // group],
+    w[n, b + K/2] = ((Wq[n, b] >> 4) - 8) * S[n, (b + K/2) // group].
+    A tile of bytes therefore unpacks into two tiles of whole rows of W
+    (one from each half of K), indexed like the bytes: no shuffles, no
+    index arithmetic on the packed tile, in registers or shared memory.
+  * S is (N, K // group) in the activations' dtype; w is the product
+    q * s rounded to that dtype (computed in float32 or in the dtype: the
+    product of two 16-bit floats is exact in float32).
+
+`dequant_gemm` copies A and the packed W tile into shared memory (the
+pipeliner overlaps those copies with compute), unpacks and scales W into
+float16/bfloat16 tiles in shared memory, and multiplies on the tensor cores
+(T.gemm with W read K-major; int4: two gemms per step, one per half of K).
+Its tile sizes serve both regimes: decode (M up to 16: block_M = 16,
+narrow blocks of N so that the grid fills the GPU) and prefill (M = 4096:
+128x128 tiles). `dequant_gemv` is the M = 1 decode kernel without tensor
+cores: the packed bytes arrive in 16-byte loads straight into registers,
+are unpacked there and multiplied with x; one reduction across threads at
+the end.
+
+    python examples/dequant/dequant_gemm.py [--target cpu|cuda] [--m M --n N --k K]
+        [--bits 4|8] [--group 128] [--dtype float16|bfloat16]
+"""
+
+import argparse
+
+import torch
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.testing import relative_error, to_device, to_numpy
+
+FullCol = T.GemmWarpPolicy.FullCol
+
+
+def dequant_gemm(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=128,
+                 num_stages=3, threads=128, policy=FullCol, dtype="float16"):
+    check_shapes(N, K, bits, group, block_K)
+    if bits == 8:
+        return _gemm_int8(M, N, K, group, block_M, block_N, block_K, num_stages, threads,
+                          policy, dtype)
+    half = K // 2  # the high nibbles hold k in [half, K)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), Wq: T.Tensor((N, half), "uint8"),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_lo = T.alloc_shared((block_M, block_K), dtype)
+            A_hi = T.alloc_shared((block_M, block_K), dtype)
+            Wq_s = T.alloc_shared((block_N, block_K), "uint8")
+            W_lo = T.alloc_shared((block_N, block_K), dtype)
+            W_hi = T.alloc_shared((block_N, block_K), dtype)
+            acc = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(half // block_K, num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_lo)
+                T.copy(A[by * block_M, half + k * block_K], A_hi)
+                T.copy(Wq[bx * block_N, k * block_K], Wq_s)
+                for n, j in T.Parallel(block_N, block_K, coalesced_width=8):
+                    row = T.min(bx * block_N + n, N - 1)  # rows past N: any scale
+                    s_lo = T.cast(S[row, k * block_K // group], dtype)  # block_K | group
+                    s_hi = T.cast(S[row, (half + k * block_K) // group], dtype)
+                    byte = T.int32(Wq_s[n, j])
+                    W_lo[n, j] = T.cast(T.cast((byte & 15) - 8, dtype) * s_lo, dtype)
+                    W_hi[n, j] = T.cast(T.cast((byte >> 4) - 8, dtype) * s_hi, dtype)
+                T.gemm(A_lo, W_lo, acc, transpose_B=True, policy=policy)
+                T.gemm(A_hi, W_hi, acc, transpose_B=True, policy=policy)
+            T.copy(acc, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def _gemm_int8(M, N, K, group, block_M, block_N, block_K, num_stages, threads, policy, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), Wq: T.Tensor((N, K), "int8"),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), dtype)
+            Wq_s = T.alloc_shared((block_N, block_K), "int8")
+            W_s = T.alloc_shared((block_N, block_K), dtype)
+            acc = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(K // block_K, num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(Wq[bx * block_N, k * block_K], Wq_s)
+                for n, j in T.Parallel(block_N, block_K, coalesced_width=8):
+                    s = T.cast(S[T.min(bx * block_N + n, N - 1), k * block_K // group], dtype)
+                    W_s[n, j] = T.cast(T.cast(Wq_s[n, j], dtype) * s, dtype)
+                T.gemm(A_s, W_s, acc, transpose_B=True, policy=policy)
+            T.copy(acc, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def dequant_gemv(N, K, bits=4, group=128, block_N=32, block_K=128, threads=128,
+                 dtype="float16"):
+    """C = A @ dequant(W)^T for M = 1 without tensor cores. Each step takes
+    `block_K` stored bytes of `block_N` rows into registers (16 bytes a
+    thread), unpacks them (int4: weights k and k + K/2 of each byte) and
+    accumulates the products with x per thread."""
+    check_shapes(N, K, bits, group, block_K)
+    storage = "uint8" if bits == 4 else "int8"
+    stored = K // 2 if bits == 4 else K  # bytes of a row
+
+    @T.prim_func
+    def main(A: T.Tensor((1, K), dtype), Wq: T.Tensor((N, stored), storage),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((1, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=threads) as bx:
+            wq = T.alloc_fragment((block_N, block_K), storage)
+            x_lo = T.alloc_fragment((block_K,), dtype)
+            x_hi = T.alloc_fragment((block_K,), dtype)
+            acc = T.alloc_fragment((block_N, block_K), "float32")
+            y = T.alloc_fragment((block_N,), "float32")
+            T.clear(acc)
+            for k in T.serial(stored // block_K):
+                T.copy(Wq[bx * block_N, k * block_K], wq)
+                T.copy(A[0, k * block_K], x_lo)
+                if bits == 4:
+                    T.copy(A[0, stored + k * block_K], x_hi)
+                for n, j in T.Parallel(block_N, block_K, coalesced_width=16):
+                    row = T.min(bx * block_N + n, N - 1)
+                    s_lo = T.cast(S[row, k * block_K // group], dtype)  # block_K | group
+                    if bits == 4:
+                        s_hi = T.cast(S[row, (stored + k * block_K) // group], dtype)
+                        byte = T.int32(wq[n, j])
+                        w_lo = T.cast(T.cast((byte & 15) - 8, dtype) * s_lo, dtype)
+                        w_hi = T.cast(T.cast((byte >> 4) - 8, dtype) * s_hi, dtype)
+                        acc[n, j] += (T.float32(w_lo) * T.float32(x_lo[j])
+                                      + T.float32(w_hi) * T.float32(x_hi[j]))
+                    else:
+                        w = T.cast(T.cast(wq[n, j], dtype) * s_lo, dtype)
+                        acc[n, j] += T.float32(w) * T.float32(x_lo[j])
+            T.reduce_sum(acc, y, dim=1)
+            T.copy(y, C[0, bx * block_N])
+
+    return main
+
+
+def check_shapes(N, K, bits, group, block_K):
+    """The rules of the packed format and the tiles (clear errors instead
+    of wrong results): whole groups, each half of K (int4) whole groups,
+    tiles of K within one group and whole tiles."""
+    if bits not in (4, 8):
+        raise ValueError(f"bits must be 4 or 8, got {bits}")
+    if group <= 0 or K % group:
+        raise ValueError(f"K = {K} is not a multiple of the group size {group}")
+    if bits == 4 and (K // 2) % group:
+        raise ValueError(f"int4: each half of K ({K // 2}) must be a multiple of the group "
+                         f"size {group}")
+    if group % block_K:
+        raise ValueError(f"block_K = {block_K} must divide the group size {group}")
+    span = K // 2 if bits == 4 else K
+    if span % block_K:
+        raise ValueError(f"K = {K} does not split into tiles of block_K = {block_K}")
+
+
+# Tile configurations: decode (M <= 16) and prefill. The benchmark tunes over
+# each list; the first entry is the default. block_K divides the group size
+# (128), so each row of a W tile has one scale (two for int4: one per half).
+# M = 1 also tries the GEMV kernel (configs without block_M).
+GEMV = [
+    dict(block_N=32, block_K=128, threads=128),
+    dict(block_N=64, block_K=128, threads=128),
+    dict(block_N=16, block_K=128, threads=128),
+    dict(block_N=64, block_K=128, threads=256),
+]
+DECODE = [
+    dict(block_M=16, block_N=64, block_K=128, num_stages=4, threads=128),
+    dict(block_M=16, block_N=32, block_K=128, num_stages=6, threads=128),
+    dict(block_M=16, block_N=64, block_K=64, num_stages=8, threads=128),
+    dict(block_M=16, block_N=128, block_K=128, num_stages=3, threads=256),
+]
+# Prefill: 256 threads keep the dequantized elements per thread (block_N *
+# block_K / threads) at 32 next to the 64-per-thread accumulator; 128
+# threads on 128x128 tiles spill.
+PREFILL = [
+    dict(block_M=128, block_N=128, block_K=64, num_stages=3, threads=256,
+         policy=T.GemmWarpPolicy.Square),
+    dict(block_M=128, block_N=256, block_K=32, num_stages=4, threads=256,
+         policy=T.GemmWarpPolicy.Square),
+    dict(block_M=128, block_N=128, block_K=32, num_stages=4, threads=256,
+         policy=T.GemmWarpPolicy.Square),
+]
+# What programs() compiles for every target (CI assembles them for sm_80,
+# sm_90a and the AMD chips): tiles that fit 64 KB of shared memory.
+PORTABLE_DECODE = dict(block_M=16, block_N=32, block_K=128, num_stages=3, threads=128)
+PORTABLE_PREFILL = dict(block_M=128, block_N=128, block_K=32, num_stages=2, threads=256,
+                        policy=T.GemmWarpPolicy.Square)
+
+
+def configs_for(M):
+    if M == 1:
+        return GEMV + DECODE
+    return DECODE if M <= 16 else PREFILL
+
+
+def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
+    """The tile program for (M, N, K) with the regime's default tiles."""
+    config = dict(configs_for(M)[0] if config is None else config)
+    span = K // 2 if bits == 4 else K
+    while (span % config["block_K"] or group % config["block_K"]) and config["block_K"] > 8:
+        config["block_K"] //= 2
+    if "block_M" not in config:  # M = 1: the GEMV kernel
+        if M != 1:
+            raise ValueError(f"the GEMV kernel computes one row, not M = {M}")
+        return dequant_gemv(N, K, bits, group, dtype=dtype, **config)
+    return dequant_gemm(M, N, K, bits, group, dtype=dtype, **config)
+
+
+# ---------------------------------------------------------------------------
+# Host side: quantize/pack and the reference
+# ---------------------------------------------------------------------------
+
+
+def quantize(w, bits=4, group=128):
+    """Symmetric per-group quantization of a float (N, K) torch tensor.
+    Returns (Wq, S) in the packed format above, S in w's dtype."""
+    if w.dim() != 2:
+        raise ValueError(f"expected a 2-D weight, got shape {tuple(w.shape)}")
+    N, K = w.shape
+    if bits not in (4, 8):
+        raise ValueError(f"bits must be 4 or 8, got {bits}")
+    if K % group:
+        raise ValueError(f"K = {K} is not a multiple of the group size {group}")
+    qmax = 7 if bits == 4 else 127
+    g = w.float().reshape(N, K // group, group)
+    scale = (g.abs().amax(dim=2) / qmax).clamp_min(1e-8).to(w.dtype)  # rounded like the kernel's
+    q = torch.round(g / scale.float()[:, :, None]).clamp(-qmax - 1, qmax).to(torch.int32)
+    q = q.reshape(N, K)
+    if bits == 8:
+        return q.to(torch.int8).contiguous(), scale.contiguous()
+    if (K // 2) % group:
+        raise ValueError(f"int4: each half of K ({K // 2}) must be a multiple of the group "
+                         f"size {group}")
+    nib = (q + 8).to(torch.uint8)
+    return (nib[:, :K // 2] | (nib[:, K // 2:] << 4)).contiguous(), scale.contiguous()
+
+
+def unpack(Wq, bits=4):
+    """The integer weights (N, K) int32 of a packed Wq (on Wq's device)."""
+    if bits == 8:
+        return Wq.to(torch.int32)
+    b = Wq.to(torch.int32)
+    return torch.cat([(b & 15) - 8, (b >> 4) - 8], dim=1)
+
+
+def dequantize(Wq, S, bits=4, group=128):
+    """dequant(W) as the kernel computes it: q * s in float32, rounded to
+    S's dtype."""
+    q = unpack(Wq, bits).float()
+    s = S.float().repeat_interleave(group, dim=1)
+    return (q * s).to(S.dtype)
+
+
+def reference(A, Wq, S, bits=4, group=128):
+    """A @ dequant(W)^T in float64."""
+    w = dequantize(Wq.cpu(), S.cpu(), bits, group).double()
+    return A.cpu().double() @ w.T
+
+
+def random_problem(M, N, K, bits=4, group=128, dtype="float16", device="cpu"):
+    """Random activations and a random quantized weight."""
+    tdt = getattr(torch, dtype)
+    A = torch.randn(M, K).to(tdt)
+    Wq, S = quantize((torch.randn(N, K) * 0.05).to(tdt), bits, group)
+    return to_device(A, device), to_device(Wq, device), to_device(S, device)
+
+
+def programs(M=16, N=8192, K=8192):
+    return [("dequant_gemm_int4_f16_decode", program(M, N, K, 4, config=PORTABLE_DECODE), [3]),
+            ("dequant_gemm_int8_bf16_decode",
+             program(M, N, K, 8, dtype="bfloat16", config=PORTABLE_DECODE), [3]),
+            ("dequant_gemm_int4_f16_prefill", program(4096, N, K, 4, config=PORTABLE_PREFILL),
+             [3]),
+            ("dequant_gemv_int4_f16", program(1, N, K, 4), [3]),
+            ("dequant_gemv_int8_bf16", program(1, N, K, 8, dtype="bfloat16"), [3])]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--m", type=int, default=16)
+    parser.add_argument("--n", type=int, default=8192)
+    parser.add_argument("--k", type=int, default=8192)
+    parser.add_argument("--bits", type=int, default=4, choices=[4, 8])
+    parser.add_argument("--group", type=int, default=128)
+    parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
+    args = parser.parse_args(argv)
+    M, N, K, bits, group = args.m, args.n, args.k, args.bits, args.group
+    kernel = tl.compile(program(M, N, K, bits, group, args.dtype), out_idx=[3],
+                        target=args.target)
+    A, Wq, S = random_problem(M, N, K, bits, group, args.dtype, kernel.device)
+    err = relative_error(to_numpy(kernel(A, Wq, S)), reference(A, Wq, S, bits, group).numpy())
+    seconds = kernel.time(A, Wq, S)
+    moved = Wq.numel() * Wq.element_size() + S.numel() * 2 + (M * K + M * N) * 2
+    what = "GEMV" if M == 1 else "GEMM"
+    print(f"target {kernel.target}: int{bits} dequant {what} {M}x{N}x{K} {args.dtype} "
+          f"(group {group}), relative error {err:.1e}, {seconds * 1e6:.1f} us "
+          f"({2 * M * N * K / seconds / 1e12:.2f} TFLOP/s, {moved / seconds / 1e9:.0f} GB/s)")
+    if not err < 1e-2:
+        raise SystemExit(f"FAILED: relative error {err:.1e}")
+    return err
+
+
+if __name__ == "__main__":
+    main()
