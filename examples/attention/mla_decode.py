@@ -1,0 +1,246 @@
+"""DeepSeek MLA decode: one query token per sequence, `heads` query heads
+sharing one latent KV head, over a paged KV cache, split along the cache.
+
+Per token the cache holds the latent c_kv (dim 512, also the value) and the
+rope key k_pe (dim 64), side by side: KV is (pages, page_size, 576). The
+query is q_nope (512) and q_pe (64); the score of a head and a token is
+q_nope . c_kv + q_pe . k_pe, scaled by 1/sqrt(576), and the output is the
+softmax-weighted sum of c_kv (dim 512). A block table (batch x max_pages,
+int32) maps a sequence's logical pages to physical ones, and each sequence
+has its own cache length.
+
+Two kernels. The split kernel owns `block_H` heads of one sequence and one
+of `num_splits` shares of its pages; it runs the online softmax over its
+pages (page = one KV tile of 64 tokens) and writes a float32 partial O
+(already divided by its row sum) and the partial log-sum-exp. The combine
+kernel weighs the partials of each head by exp(lse_s - lse).
+
+The accumulator is block_H x 512 in float32: on two warpgroups it is split
+by columns (policy FullCol: each warpgroup owns 256 of the 512 columns)
+while the score gemm (block_H x 64) uses FullRow; P goes through shared
+memory so both warpgroups read all of it.
+
+    python examples/attention/mla_decode.py [--target cpu|cuda] [--batch B --heads H
+        --cache N --splits S --dtype float16|bfloat16]
+"""
+
+import argparse
+import math
+
+import torch
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.testing import relative_error, to_device
+
+FullRow = T.GemmWarpPolicy.FullRow
+FullCol = T.GemmWarpPolicy.FullCol
+
+DV, DPE = 512, 64  # latent (value) dim, rope dim; the key dim is DV + DPE
+
+
+def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
+                     block_H=64, num_stages=2, threads=256, dtype="float16"):
+    scale = math.log2(math.e) / math.sqrt(DV + DPE)  # softmax(x / sqrt(576)) through exp2
+    accum = "float32"
+    block_N = page_size  # one KV tile per page
+
+    @T.prim_func
+    def main(Q: T.Tensor((batch, heads, DV), dtype), Q_pe: T.Tensor((batch, heads, DPE), dtype),
+             KV: T.Tensor((num_pages, page_size, DV + DPE), dtype),
+             block_table: T.Tensor((batch, max_pages), "int32"),
+             cache_seqlens: T.Tensor((batch,), "int32"),
+             O_part: T.Tensor((batch, num_splits, heads, DV), accum),
+             LSE_part: T.Tensor((batch, num_splits, heads), accum)):
+        with T.Kernel(batch, heads // block_H, num_splits, threads=threads) as (bx, by, bz):
+            Q_shared = T.alloc_shared((block_H, DV), dtype)
+            Qpe_shared = T.alloc_shared((block_H, DPE), dtype)
+            KV_shared = T.alloc_shared((block_N, DV), dtype)
+            Kpe_shared = T.alloc_shared((block_N, DPE), dtype)
+            P_shared = T.alloc_shared((block_H, block_N), dtype)
+            S = T.alloc_fragment((block_H, block_N), accum)
+            acc_o = T.alloc_fragment((block_H, DV), accum)
+            m = T.alloc_fragment((block_H,), accum)        # running row maximum of S
+            m_prev = T.alloc_fragment((block_H,), accum)
+            alpha = T.alloc_fragment((block_H,), accum)    # exp2(scale * (m_prev - m))
+            l = T.alloc_fragment((block_H,), accum)        # running row sum of exp2
+            l_tile = T.alloc_fragment((block_H,), accum)
+            lse = T.alloc_fragment((block_H,), accum)
+
+            seqlen = cache_seqlens[bx]
+            n_pages = T.ceildiv(seqlen, block_N)
+            per_split = T.ceildiv(n_pages, num_splits)
+            first = bz * per_split
+            n_tiles = T.max(T.min(per_split, n_pages - first), 0)
+            T.copy(Q[bx, by * block_H, 0], Q_shared)
+            T.copy(Q_pe[bx, by * block_H, 0], Qpe_shared)
+            T.clear(acc_o)
+            T.clear(l)
+            T.fill(m, -T.infinity(accum))
+            for k in T.Pipelined(n_tiles, num_stages=num_stages):
+                page = block_table[bx, first + k]
+                T.copy(KV[page, 0, 0], KV_shared)
+                T.copy(KV[page, 0, DV], Kpe_shared)
+                T.clear(S)
+                T.gemm(Q_shared, KV_shared, S, transpose_B=True, policy=FullRow)
+                T.gemm(Qpe_shared, Kpe_shared, S, transpose_B=True, policy=FullRow)
+                if (first + k + 1) * block_N > seqlen:  # the sequence's last page
+                    for i, j in T.Parallel(block_H, block_N):
+                        S[i, j] = T.if_then_else((first + k) * block_N + j < seqlen, S[i, j],
+                                                 -T.infinity(accum))
+                T.copy(m, m_prev)
+                T.reduce_max(S, m, dim=1, clear=False)
+                for i in T.Parallel(block_H):
+                    alpha[i] = T.exp2((m_prev[i] - m[i]) * scale)
+                for i, j in T.Parallel(block_H, block_N):
+                    S[i, j] = T.exp2(S[i, j] * scale - m[i] * scale)
+                T.reduce_sum(S, l_tile, dim=1)
+                for i in T.Parallel(block_H):
+                    l[i] = l[i] * alpha[i] + l_tile[i]
+                for i, j in T.Parallel(block_H, DV):
+                    acc_o[i, j] *= alpha[i]
+                T.copy(S, P_shared)
+                T.gemm(P_shared, KV_shared, acc_o, policy=FullCol)
+            # An empty split (a short sequence) has l = 0: O 0, LSE -inf.
+            for i in T.Parallel(block_H):
+                lse[i] = T.if_then_else(l[i] > 0, (T.log2(l[i]) + m[i] * scale) * math.log(2),
+                                        -T.infinity(accum))
+                l[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
+            for i, j in T.Parallel(block_H, DV):
+                acc_o[i, j] *= l[i]
+            T.copy(acc_o, O_part[bx, bz, by * block_H, 0])
+            T.copy(lse, LSE_part[bx, bz, by * block_H])
+
+    return main
+
+
+def mla_decode_combine(batch, heads, num_splits, block_H=16, threads=128, dtype="float16"):
+    """O[b, h] = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s)."""
+    accum = "float32"
+
+    @T.prim_func
+    def main(O_part: T.Tensor((batch, num_splits, heads, DV), accum),
+             LSE_part: T.Tensor((batch, num_splits, heads), accum),
+             O: T.Tensor((batch, heads, DV), dtype)):
+        with T.Kernel(batch, heads // block_H, threads=threads) as (bx, by):
+            lse_s = T.alloc_fragment((block_H, num_splits), accum)
+            weight = T.alloc_shared((block_H, num_splits), accum)  # read by split index
+            lse_max = T.alloc_fragment((block_H,), accum)
+            total = T.alloc_fragment((block_H,), accum)
+            part = T.alloc_fragment((block_H, DV), accum)
+            acc_o = T.alloc_fragment((block_H, DV), accum)
+            for i, s in T.Parallel(block_H, num_splits):
+                lse_s[i, s] = LSE_part[bx, s, by * block_H + i]
+            T.reduce_max(lse_s, lse_max, dim=1)
+            for i in T.Parallel(block_H):  # (every head has a non-empty split)
+                lse_max[i] = T.max(lse_max[i], -3.0e38)
+            for i, s in T.Parallel(block_H, num_splits):
+                lse_s[i, s] = T.exp(lse_s[i, s] - lse_max[i])
+            T.reduce_sum(lse_s, total, dim=1)
+            for i, s in T.Parallel(block_H, num_splits):
+                weight[i, s] = lse_s[i, s] / total[i]
+            T.clear(acc_o)
+            for s in T.serial(num_splits):
+                T.copy(O_part[bx, s, by * block_H, 0], part)
+                for i, j in T.Parallel(block_H, DV):
+                    acc_o[i, j] += part[i, j] * weight[i, s]
+            T.copy(acc_o, O[bx, by * block_H, 0])
+
+    return main
+
+
+def programs(batch=64, heads=128, cache=8192, num_splits=4):
+    """(name, program, out_idx) of every kernel of this example (CI compiles
+    them for sm_80 and sm_90a)."""
+    pages = cache // 64
+    return [("mla_split", mla_decode_split(batch, heads, batch * pages, pages, num_splits), [5, 6]),
+            ("mla_split_s1", mla_decode_split(batch, heads, batch * pages, pages, num_splits,
+                                              num_stages=1), [5, 6]),
+            ("mla_combine", mla_decode_combine(batch, heads, num_splits), [2])]
+
+
+def make_inputs(batch, heads, cache_lens, page_size=64, dtype=torch.float16, seed=None):
+    """Random q, q_pe, a paged cache KV with a shuffled block table, the
+    cache lengths (int32); every sequence owns max_pages physical pages."""
+    gen = torch.Generator().manual_seed(seed) if seed is not None else None
+    max_pages = max(math.ceil(n / page_size) for n in cache_lens)
+    q = torch.randn(batch, heads, DV, generator=gen).to(dtype)
+    q_pe = torch.randn(batch, heads, DPE, generator=gen).to(dtype)
+    kv = torch.randn(batch * max_pages, page_size, DV + DPE, generator=gen).to(dtype)
+    table = torch.randperm(batch * max_pages, generator=gen).view(batch, max_pages).to(torch.int32)
+    lens = torch.tensor(cache_lens, dtype=torch.int32)
+    return q, q_pe, kv, table, lens
+
+
+def reference(q, q_pe, kv, table, lens):
+    """O (batch, heads, 512) from the (rounded) inputs: gather each
+    sequence's pages, one sequence at a time on their device (float64 on the
+    CPU, float32 on a GPU)."""
+    wide = torch.float64 if q.device.type == "cpu" else torch.float32
+    page_size = kv.shape[1]
+    out = torch.empty(q.shape, dtype=wide, device=q.device)
+    for b in range(q.shape[0]):
+        n = int(lens[b])
+        pages = table[b, :math.ceil(n / page_size)].long()
+        cache = kv[pages].reshape(-1, DV + DPE)[:n].to(wide)
+        query = torch.cat([q[b], q_pe[b]], dim=-1).to(wide)
+        s = query @ cache.T / math.sqrt(DV + DPE)
+        out[b] = torch.softmax(s, dim=-1) @ cache[:, :DV]
+    return out
+
+
+class MlaDecode:
+    """The two kernels as one call: (q, q_pe, kv, table, lens) -> O."""
+
+    def __init__(self, batch, heads, num_pages, max_pages, num_splits, target="auto",
+                 dtype="float16", **config):
+        self.split = tl.compile(mla_decode_split(batch, heads, num_pages, max_pages, num_splits,
+                                                 dtype=dtype, **config),
+                                out_idx=[5, 6], target=target)
+        self.combine = tl.compile(mla_decode_combine(batch, heads, num_splits, dtype=dtype),
+                                  out_idx=[2], target=self.split.target)
+        self.device = self.split.device
+        self.target = self.split.target
+
+    def __call__(self, q, q_pe, kv, table, lens):
+        o_part, lse_part = self.split(q, q_pe, kv, table, lens)
+        return self.combine(o_part, lse_part)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--heads", type=int, default=128)
+    parser.add_argument("--cache", type=int, default=4096, help="longest cache length")
+    parser.add_argument("--splits", type=int, default=4)
+    parser.add_argument("--stages", type=int, default=2)
+    parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
+    args = parser.parse_args(argv)
+    B, H = args.batch, args.heads
+    # Cache lengths up to --cache, not multiples of the page size.
+    lens = [max(1, args.cache - 37 * b) for b in range(B)]
+    torch_dtype = getattr(torch, args.dtype)
+    inputs = make_inputs(B, H, lens, dtype=torch_dtype)
+    num_pages, max_pages = inputs[2].shape[0], inputs[3].shape[1]
+    kernel = MlaDecode(B, H, num_pages, max_pages, args.splits, target=args.target,
+                       dtype=args.dtype, num_stages=args.stages)
+    dev = [to_device(x, kernel.device) for x in inputs]
+    o = kernel(*dev)  # (without a GPU, a CUDA kernel stops here)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    err = relative_error(o, reference(*dev))
+    seconds = kernel.split.time(*dev) + kernel.combine.time(*kernel.split(*dev))
+    tokens = sum(lens)
+    flop = 2 * H * tokens * (DV + DPE + DV)
+    cache_bytes = tokens * (DV + DPE) * torch_dtype.itemsize
+    print(f"target {kernel.target}: MLA decode {args.dtype} B={B} H={H} cache<={args.cache} "
+          f"splits={args.splits}, relative error {err:.1e}, {seconds * 1e3:.3f} ms "
+          f"({flop / seconds / 1e12:.1f} TFLOP/s, {cache_bytes / seconds / 1e9:.0f} GB/s of cache)")
+    if not err < 1e-2:
+        raise SystemExit(f"FAILED: relative error {err:.1e}")
+    return err
+
+
+if __name__ == "__main__":
+    main()
