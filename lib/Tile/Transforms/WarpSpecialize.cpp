@@ -157,15 +157,37 @@ bool Specializer::isTmaCopy(CopyOp copy) {
   return true;
 }
 
+/// Whether `memref` is an argument of the enclosing function that the kernel
+/// only reads (element loads and copy sources): a block table or the
+/// sequence lengths of paged attention, which every role may load itself.
+static bool isReadOnlyArgument(Value memref, KernelOp kernel) {
+  auto arg = dyn_cast<BlockArgument>(memref);
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return false;
+  return llvm::all_of(arg.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (!kernel->isAncestor(user) || isa<memref::LoadOp>(user))
+      return true;
+    auto copy = dyn_cast<CopyOp>(user);
+    return copy && copy.getDst() != memref;
+  });
+}
+
 /// Whether `v` can be recomputed in the producer: defined outside the
-/// kernel, a block argument of the kernel or the loop, or the result of a
-/// pure op (no regions) whose operands are recomputable.
+/// kernel, a block argument of the kernel or the loop, the result of a
+/// pure op (no regions) whose operands are recomputable, or a load from a
+/// read-only kernel argument at recomputable indices (the page of a paged
+/// KV cache read from its block table).
 bool Specializer::recomputable(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)
     return true; // block arguments (grid indices, the loop's iv, ...)
   if (!kernel->isAncestor(def))
     return true;
+  if (auto load = dyn_cast<memref::LoadOp>(def))
+    return isReadOnlyArgument(load.getMemRef(), kernel) &&
+           llvm::all_of(load.getIndices(),
+                        [&](Value o) { return recomputable(o); });
   if (def->getNumRegions() || !isMemoryEffectFree(def))
     return false;
   return llvm::all_of(def->getOperands(),

@@ -173,3 +173,58 @@ func.func @causal_attention(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>
   }
   return
 }
+
+// -----
+
+// A paged cache: the trip count comes from a length and each tile's page from
+// a block table, both loaded from kernel arguments the kernel only reads. The
+// producer loads them itself (the loop bound before its loop, the page in
+// each iteration) and the K copy runs on TMA.
+// CHECK-LABEL: func.func @paged_cache
+// CHECK: tile.warp_specialize producer(128) {
+// CHECK:   %[[LEN:.+]] = memref.load %{{.+}}[%{{.+}}] : memref<4xindex>
+// CHECK:   scf.for %[[K:.+]] = %c0 to %[[LEN]] step %c1 {
+// CHECK:     %[[PAGE:.+]] = memref.load %{{.+}}[%{{.+}}, %[[K]]] : memref<4x16xindex>
+// CHECK:     tile.copy %{{.+}}[%[[PAGE]], %c0, %c0] [1, 64, 64] to %{{.+}} via
+// CHECK: } consumer {
+// CHECK-NOT: tile.pipelined
+func.func @paged_cache(%K: memref<64x64x64xf16>, %table: memref<4x16xindex>, %lens: memref<4xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) {
+    %k_s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<64x64xf16, #tile.scope<fragment>>
+    %n = memref.load %lens[%bx] : memref<4xindex>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %page = memref.load %table[%bx, %k] : memref<4x16xindex>
+      tile.copy %K[%page, %c0, %c0] [1, 64, 64] to %k_s[%c0, %c0] [64, 64] : memref<64x64x64xf16> to memref<64x64xf16, #tile.scope<shared>>
+      tile.copy %k_s[%c0, %c0] [64, 64] to %f[%c0, %c0] [64, 64] : memref<64x64xf16, #tile.scope<shared>> to memref<64x64xf16, #tile.scope<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// The same loop with a block table the kernel also writes: the producer
+// could read a stale page, so the loop is left to tile-pipeline.
+// CHECK-LABEL: func.func @written_table
+// CHECK-NOT: tile.warp_specialize
+// CHECK: tile.pipelined
+func.func @written_table(%K: memref<64x64x64xf16>, %table: memref<4x16xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) {
+    %k_s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<64x64xf16, #tile.scope<fragment>>
+    memref.store %c0, %table[%bx, %c0] : memref<4x16xindex>
+    tile.pipelined %k = %c0 to %c4 step %c1 num_stages = 2 {
+      %page = memref.load %table[%bx, %k] : memref<4x16xindex>
+      tile.copy %K[%page, %c0, %c0] [1, 64, 64] to %k_s[%c0, %c0] [64, 64] : memref<64x64x64xf16> to memref<64x64xf16, #tile.scope<shared>>
+      tile.copy %k_s[%c0, %c0] [64, 64] to %f[%c0, %c0] [64, 64] : memref<64x64xf16, #tile.scope<shared>> to memref<64x64xf16, #tile.scope<fragment>>
+    }
+  }
+  return
+}
