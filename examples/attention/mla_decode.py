@@ -67,7 +67,7 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
             l_tile = T.alloc_fragment((block_H,), accum)
             lse = T.alloc_fragment((block_H,), accum)
 
-            seqlen = cache_seqlens[bx]
+            seqlen = cache_seqlens[bx] + 0  # (a value: a bare element would be re-read at each use)
             n_pages = T.ceildiv(seqlen, block_N)
             per_split = T.ceildiv(n_pages, num_splits)
             first = bz * per_split
@@ -78,7 +78,7 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
             T.clear(l)
             T.fill(m, -T.infinity(accum))
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
-                page = block_table[bx, first + k]
+                page = block_table[bx, first + k] + 0
                 T.copy(KV[page, 0, 0], KV_shared)
                 T.copy(KV[page, 0, DV], Kpe_shared)
                 T.clear(S)

@@ -144,10 +144,18 @@ bool Specializer::isTmaCopy(CopyOp copy) {
     if (stride % 16)
       return false;
   }
-  for (int64_t s : copy.getSrcSizes())
+  // A destination whose rows are wider than its swizzle span is filled one
+  // panel at a time (a box one span wide), so only the boxes must fit the
+  // 256-element limit: the 64 x 512 latent tile of MLA is eight boxes.
+  int64_t inner = copy.getSrcSizes().back();
+  int64_t span = (alloc.getSwizzleAttr() ? alloc.getSwizzleAttr().getBytes()
+                                         : defaultSwizzle(dst)) /
+                 eb;
+  for (int64_t s : copy.getSrcSizes().drop_back())
     if (s < 1 || s > 256)
       return false;
-  int64_t inner = copy.getSrcSizes().back();
+  if (inner < 1 || (inner > 256 && (!span || inner % span)))
+    return false;
   if ((inner * eb) % 16)
     return false;
   if ((knownDivisor(copy.getSrcOffsets().back()) * eb) % 16)

@@ -228,3 +228,29 @@ func.func @written_table(%K: memref<64x64x64xf16>, %table: memref<4x16xindex>) {
   }
   return
 }
+
+// -----
+
+// A 64 x 512 f16 tile (MLA's latent cache) is wider than the 256-element TMA
+// box limit, but its 1 KB rows are stored as 128-byte panels and the lowering
+// issues one 64-element box per panel: the copy runs on TMA, 64 KB a stage.
+// CHECK-LABEL: func.func @wide_rows
+// CHECK: tile.alloc_barrier arrivals(1)
+// CHECK: tile.warp_specialize producer(128) {
+// CHECK:   tile.barrier_arrive %{{.+}}[%{{.+}}] expect_tx(65536)
+// CHECK:   tile.copy %{{.+}}[%{{.+}}, %c0] [64, 512] to %{{.+}} via
+func.func @wide_rows(%A: memref<4096x512xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x512xf16, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<64x512xf16, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %c64 step %c1 num_stages = 2 {
+      %row = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %c0] [64, 512] to %a[%c0, %c0] [64, 512] : memref<4096x512xf16> to memref<64x512xf16, #tile.scope<shared>>
+      tile.copy %a[%c0, %c0] [64, 512] to %f[%c0, %c0] [64, 512] : memref<64x512xf16, #tile.scope<shared>> to memref<64x512xf16, #tile.scope<fragment>>
+    }
+  }
+  return
+}
