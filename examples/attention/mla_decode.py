@@ -21,7 +21,7 @@ while the score gemm (block_H x 64) uses FullRow; P goes through shared
 memory so both warpgroups read all of it.
 
     python examples/attention/mla_decode.py [--target cpu|cuda] [--batch B --heads H
-        --cache N --splits S --dtype float16|bfloat16]
+        --cache N --splits S --block-n 64|32 --stages N --dtype float16|bfloat16]
 """
 
 import argparse
@@ -40,10 +40,10 @@ DV, DPE = 512, 64  # latent (value) dim, rope dim; the key dim is DV + DPE
 
 
 def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
-                     block_H=64, num_stages=2, threads=256, dtype="float16"):
+                     block_H=64, block_N=64, num_stages=2, threads=256, dtype="float16"):
     scale = math.log2(math.e) / math.sqrt(DV + DPE)  # softmax(x / sqrt(576)) through exp2
     accum = "float32"
-    block_N = page_size  # one KV tile per page
+    assert page_size % block_N == 0, "a KV tile lies within one page"
 
     @T.prim_func
     def main(Q: T.Tensor((batch, heads, DV), dtype), Q_pe: T.Tensor((batch, heads, DPE), dtype),
@@ -68,26 +68,26 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
             lse = T.alloc_fragment((block_H,), accum)
 
             seqlen = cache_seqlens[bx] + 0  # (a value: a bare element would be re-read at each use)
-            n_pages = T.ceildiv(seqlen, block_N)
-            per_split = T.ceildiv(n_pages, num_splits)
+            n_blocks = T.ceildiv(seqlen, block_N)  # KV tiles of the sequence
+            per_split = T.ceildiv(n_blocks, num_splits)
             first = bz * per_split
-            n_tiles = T.max(T.min(per_split, n_pages - first), 0)
+            n_tiles = T.max(T.min(per_split, n_blocks - first), 0)
             T.copy(Q[bx, by * block_H, 0], Q_shared)
             T.copy(Q_pe[bx, by * block_H, 0], Qpe_shared)
             T.clear(acc_o)
             T.clear(l)
             T.fill(m, -T.infinity(accum))
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
-                page = block_table[bx, first + k] + 0
-                T.copy(KV[page, 0, 0], KV_shared)
-                T.copy(KV[page, 0, DV], Kpe_shared)
+                token = (first + k) * block_N
+                page = block_table[bx, token // page_size] + 0
+                T.copy(KV[page, token % page_size, 0], KV_shared)
+                T.copy(KV[page, token % page_size, DV], Kpe_shared)
                 T.clear(S)
                 T.gemm(Q_shared, KV_shared, S, transpose_B=True, policy=FullRow)
                 T.gemm(Qpe_shared, Kpe_shared, S, transpose_B=True, policy=FullRow)
-                if (first + k + 1) * block_N > seqlen:  # the sequence's last page
+                if token + block_N > seqlen:  # the sequence's last tile
                     for i, j in T.Parallel(block_H, block_N):
-                        S[i, j] = T.if_then_else((first + k) * block_N + j < seqlen, S[i, j],
-                                                 -T.infinity(accum))
+                        S[i, j] = T.if_then_else(token + j < seqlen, S[i, j], -T.infinity(accum))
                 T.copy(m, m_prev)
                 T.reduce_max(S, m, dim=1, clear=False)
                 for i in T.Parallel(block_H):
@@ -149,13 +149,20 @@ def mla_decode_combine(batch, heads, num_splits, block_H=16, threads=128, dtype=
     return main
 
 
+# Shared memory is Q (block_H x 576) plus num_stages KV tiles (block_N x
+# 576) plus P, in 16 bits: 64-token tiles in 2 stages (226 KB) fit only
+# Hopper; 32-token tiles (146 KB) fit sm_80 too.
+HOPPER = dict(block_N=64, num_stages=2)
+AMPERE = dict(block_N=32, num_stages=2)
+
+
 def programs(batch=64, heads=128, cache=8192, num_splits=4):
     """(name, program, out_idx) of every kernel of this example (CI compiles
-    them for sm_80 and sm_90a)."""
+    them for sm_80 and sm_90a; test_mla_decode.py compiles the Hopper
+    configuration for sm_90a)."""
     pages = cache // 64
-    return [("mla_split", mla_decode_split(batch, heads, batch * pages, pages, num_splits), [5, 6]),
-            ("mla_split_s1", mla_decode_split(batch, heads, batch * pages, pages, num_splits,
-                                              num_stages=1), [5, 6]),
+    return [("mla_split", mla_decode_split(batch, heads, batch * pages, pages, num_splits,
+                                           **AMPERE), [5, 6]),
             ("mla_combine", mla_decode_combine(batch, heads, num_splits), [2])]
 
 
@@ -215,6 +222,7 @@ def main(argv=None):
     parser.add_argument("--heads", type=int, default=128)
     parser.add_argument("--cache", type=int, default=4096, help="longest cache length")
     parser.add_argument("--splits", type=int, default=4)
+    parser.add_argument("--block-n", type=int, default=64, help="KV tokens per step")
     parser.add_argument("--stages", type=int, default=2)
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     args = parser.parse_args(argv)
@@ -225,7 +233,7 @@ def main(argv=None):
     inputs = make_inputs(B, H, lens, dtype=torch_dtype)
     num_pages, max_pages = inputs[2].shape[0], inputs[3].shape[1]
     kernel = MlaDecode(B, H, num_pages, max_pages, args.splits, target=args.target,
-                       dtype=args.dtype, num_stages=args.stages)
+                       dtype=args.dtype, block_N=args.block_n, num_stages=args.stages)
     dev = [to_device(x, kernel.device) for x in inputs]
     o = kernel(*dev)  # (without a GPU, a CUDA kernel stops here)
     torch.backends.cuda.matmul.allow_tf32 = False

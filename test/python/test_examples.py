@@ -18,7 +18,8 @@ CPU_ARGS = {"gemm.py": ["--size", "128"],
             "flash_attn.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
                               "--dim", "64", "--causal"],
             "gemv.py": ["--n", "96", "--k", "1536"],
-            "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"]}
+            "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"],
+            "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"]}
 SMALL = ["--rows", "64", "--cols", "512"]
 
 PTXAS_REPORT = []

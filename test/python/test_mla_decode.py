@@ -63,6 +63,13 @@ def test_mla_decode_two_head_groups_one_split(target):
     assert err < TOL["float16"], err
 
 
+def test_mla_decode_half_page_tiles(target):
+    """32-token KV tiles (the sm_80 configuration): two tiles per page, the
+    second at row 32 of its page."""
+    err = run(target, 64, [90, 161], num_splits=2, **mla.AMPERE)
+    assert err < TOL["float16"], err
+
+
 def test_mla_decode_more_splits_than_pages(target):
     """Four splits of a two-page sequence and of a 63-token one: empty
     splits give LSE -inf and weigh nothing."""
@@ -82,3 +89,17 @@ def test_mla_decode_lse_of_a_split(target):
     s = torch.cat([q[0], q_pe[0]], -1).double() @ cache.T / math.sqrt(mla.DV + mla.DPE)
     lse = torch.as_tensor(get(lse_part)).double()[0, 0]
     assert torch.allclose(lse, torch.logsumexp(s, -1), rtol=1e-4, atol=1e-4)
+
+
+def test_mla_decode_hopper_config_assembles():
+    """The Hopper configuration (64-token tiles, 2 stages: 226 KB of shared
+    memory, more than sm_80 has) compiles for sm_90a with a TMA producer
+    (the block table is read by the producer) and no register spills."""
+    from tilelang_mlir.compiler.cuda import resource_report
+    kernel = tl.compile(mla.mla_decode_split(64, 128, 64 * 128, 128, 4, **mla.HOPPER),
+                        out_idx=[5, 6], target="cuda:sm_90a",
+                        pass_configs={"tl.disable_cache": True})
+    ptx = kernel.get_source()
+    assert "setmaxnreg" in ptx and "cp.async.bulk.tensor" in ptx
+    report = resource_report(kernel.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
