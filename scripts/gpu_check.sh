@@ -34,6 +34,13 @@
 #   scripts/gpu_check.sh run-dequant [ARGS]       (on the GPU machine) unpacks
 #       it and runs the dequant benchmark: ours / cuBLAS fp16 / Triton, GB/s
 #       against the measured copy bandwidth. ARGS go to benchmarks/dequant.py.
+#   scripts/gpu_check.sh prepare-mla [ARGS]    (here) compiles every kernel of
+#       benchmarks/mla_decode.py (each split count of every case) into
+#       .gpu-cache-mla/ and packs it into .gpu-cache-mla.tar.gz;
+#   scripts/gpu_check.sh run-mla [ARGS]        (on the GPU machine) unpacks it
+#       and runs the MLA decode benchmark alone: one table, ours / torch
+#       gather+bmm / Triton split-KV, in TFLOP/s and GB/s of cache. ARGS go to
+#       benchmarks/mla_decode.py (--batch, --cache, --no-autotune).
 #
 # Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
 # (python/ is importable as is: the runtime needs no MLIR).
@@ -46,8 +53,10 @@ ATTN_CACHE="$PWD/.gpu-cache-attn"
 ATTN_PACK="$PWD/.gpu-cache-attn.tar.gz"
 DQ_CACHE="$PWD/.gpu-cache-dequant"
 DQ_PACK="$PWD/.gpu-cache-dequant.tar.gz"
+MLA_CACHE="$PWD/.gpu-cache-mla"
+MLA_PACK="$PWD/.gpu-cache-mla.tar.gz"
 EXAMPLES=$(ls examples/*/*.py)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py"
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_mla_decode.py"
 
 case "${1:-}" in
 prepare)
@@ -153,8 +162,28 @@ run-dequant)
   python3 benchmarks/dequant.py "${@:2}" 2>&1 | tee "$OUT/dequant_bench.log"
   exit "${PIPESTATUS[0]}"
   ;;
+prepare-mla)
+  rm -rf "$MLA_CACHE" "$MLA_PACK"
+  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$MLA_CACHE"
+  start=$SECONDS
+  .venv/bin/python benchmarks/mla_decode.py "${@:2}" || exit 1
+  tar czf "$MLA_PACK" -C "$MLA_CACHE" . || exit 1
+  echo "prepared $(ls "$MLA_CACHE" | wc -l) cache files ($(du -sh --apparent-size "$MLA_CACHE" | cut -f1)) in $((SECONDS - start)) s;" \
+       "packed into $(basename "$MLA_PACK") ($(du -h --apparent-size "$MLA_PACK" | cut -f1)): carry it to the GPU machine"
+  ;;
+run-mla)
+  if [ -f "$MLA_PACK" ]; then
+    rm -rf "$MLA_CACHE" && mkdir -p "$MLA_CACHE" && tar xzf "$MLA_PACK" -C "$MLA_CACHE" || exit 1
+  fi
+  [ -d "$MLA_CACHE" ] || { echo "no $MLA_PACK or $MLA_CACHE: run '$0 prepare-mla' where the compiler is" >&2; exit 1; }
+  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$MLA_CACHE"
+  export PYTHONUNBUFFERED=1
+  OUT=${OUT:-/tmp}
+  python3 benchmarks/mla_decode.py "${@:2}" 2>&1 | tee "$OUT/mla_bench.log"
+  exit "${PIPESTATUS[0]}"
+  ;;
 *)
-  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-dequant|run-dequant [benchmark args]" >&2
+  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-dequant|run-dequant|prepare-mla|run-mla [benchmark args]" >&2
   exit 2
   ;;
 esac

@@ -166,16 +166,22 @@ def programs(batch=64, heads=128, cache=8192, num_splits=4):
             ("mla_combine", mla_decode_combine(batch, heads, num_splits), [2])]
 
 
-def make_inputs(batch, heads, cache_lens, page_size=64, dtype=torch.float16, seed=None):
+def make_inputs(batch, heads, cache_lens, page_size=64, dtype=torch.float16, device="cpu",
+                seed=None):
     """Random q, q_pe, a paged cache KV with a shuffled block table, the
-    cache lengths (int32); every sequence owns max_pages physical pages."""
-    gen = torch.Generator().manual_seed(seed) if seed is not None else None
+    cache lengths (int32), on `device`; every sequence owns max_pages
+    physical pages."""
+    gen = torch.Generator(device=device).manual_seed(seed) if seed is not None else None
     max_pages = max(math.ceil(n / page_size) for n in cache_lens)
-    q = torch.randn(batch, heads, DV, generator=gen).to(dtype)
-    q_pe = torch.randn(batch, heads, DPE, generator=gen).to(dtype)
-    kv = torch.randn(batch * max_pages, page_size, DV + DPE, generator=gen).to(dtype)
-    table = torch.randperm(batch * max_pages, generator=gen).view(batch, max_pages).to(torch.int32)
-    lens = torch.tensor(cache_lens, dtype=torch.int32)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen, device=device).to(dtype)
+
+    q, q_pe = randn(batch, heads, DV), randn(batch, heads, DPE)
+    kv = randn(batch * max_pages, page_size, DV + DPE)
+    table = torch.randperm(batch * max_pages, generator=gen, device=device)
+    table = table.view(batch, max_pages).to(torch.int32)
+    lens = torch.tensor(cache_lens, dtype=torch.int32, device=device)
     return q, q_pe, kv, table, lens
 
 
@@ -205,7 +211,7 @@ class MlaDecode:
                                                  dtype=dtype, **config),
                                 out_idx=[5, 6], target=target)
         self.combine = tl.compile(mla_decode_combine(batch, heads, num_splits, dtype=dtype),
-                                  out_idx=[2], target=self.split.target)
+                                  out_idx=[2], target=target)
         self.device = self.split.device
         self.target = self.split.target
 

@@ -216,7 +216,7 @@ def test_example_compiles(compiled, arch, pid):
     report = resource_report(asm)
     known = KNOWN_SCRATCH.get((arch, pid.rsplit(":", 1)[-1]))
     if known:
-        assert report["scratch_bytes"] > 0, f"{pid} no longer spills on {arch}: update KNOWN_SCRATCH"
+        assert report["scratch_bytes"] > 0, f"{pid} stopped spilling on {arch}: update KNOWN_SCRATCH"
         pytest.xfail(f"spills {report['scratch_bytes']} bytes to scratch: {known}")
     assert report["scratch_bytes"] == 0, f"{pid} spills to scratch on {arch}: {report}"
     assert 0 < report["vgprs"] <= 512 and report["sgprs"] > 0, report
