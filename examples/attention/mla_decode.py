@@ -10,10 +10,11 @@ int32) maps a sequence's logical pages to physical ones, and each sequence
 has its own cache length.
 
 Two kernels. The split kernel owns `block_H` heads of one sequence and one
-of `num_splits` shares of its pages; it runs the online softmax over its
-pages (page = one KV tile of 64 tokens) and writes a float32 partial O
-(already divided by its row sum) and the partial log-sum-exp. The combine
-kernel weighs the partials of each head by exp(lse_s - lse).
+of `num_splits` shares of its KV tiles (`block_N` tokens within one page:
+64 on Hopper, 32 to fit sm_80's shared memory); it runs the online softmax
+over them and writes a float32 partial O (already divided by its row sum)
+and the partial log-sum-exp. The combine kernel weighs the partials of each
+head by exp(lse_s - lse).
 
 The accumulator is block_H x 512 in float32: on two warpgroups it is split
 by columns (policy FullCol: each warpgroup owns 256 of the 512 columns)
