@@ -198,7 +198,7 @@ if triton is not None:
                          splits, H=H, DV=DV, DPE=DPE, PAGE=PAGE)
         o = torch.empty(B, H, DV, device=q.device, dtype=q.dtype)
         _mla_combine[(B, H)](o_part, lse_part, o, splits, H=H, DV=DV,
-                             NS=triton.next_power_of_2(splits))
+                             NS=max(2, triton.next_power_of_2(splits)))
         return o
 
     def triton_best():
