@@ -102,9 +102,11 @@ class Case:
 # ---------------------------------------------------------------------------
 
 
-def torch_mla(q, q_pe, kv, table, lens):
-    """Every sequence `lens[0]` long (the benchmark's cases)."""
-    B, n = q.shape[0], int(lens[0])
+def torch_mla(q, q_pe, kv, table, n):
+    """Every sequence `n` long (the benchmark's cases); `n` is a Python int,
+    so that the path has no host synchronization and a CUDA graph can
+    capture it (an `int()` of a device tensor failed the capture)."""
+    B = q.shape[0]
     cache = kv[table.long()].view(B, -1, DV + DPE)[:, :n]           # (B, N, 576)
     query = torch.cat([q, q_pe], dim=-1)                            # (B, H, 576)
     s = torch.bmm(query, cache.transpose(1, 2)) * (1 / math.sqrt(DV + DPE))
@@ -253,7 +255,8 @@ def run_case(case, ours):
     else:
         row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
         row["config"] = ""
-    row["torch"] = measure(lambda: torch_mla(q, q_pe, kv, table, seqlens), check(o_ref))
+    n_tokens = int(seqlens[0])
+    row["torch"] = measure(lambda: torch_mla(q, q_pe, kv, table, n_tokens), check(o_ref))
     if triton is None:
         row["triton"] = ("n/a", None, "triton is not installed")
     else:
