@@ -480,13 +480,43 @@ def test_tensormap_data_types(dtype, data_type):
     assert getattr(driver.CUtensorMapSwizzle, enc.swizzle) is not None
 
 
-def test_encode_tensormap_passes_the_driver_its_types():
-    """cuda-python takes the dimension lists as cuuint64_t/cuuint32_t only:
-    the call gets past its argument conversion (to the driver, or to a
-    missing libcuda here)."""
-    pytest.importorskip("cuda.bindings.driver")
-    enc = cuda.tensormap_encoding("k", tensor("A", (64, 64), "float16"),
-                                  BoundTensor(None, ALIGNED, (64, 64), (64, 1)), (64, 64), 128)
+def test_encode_tensormap_passes_the_driver_its_types(monkeypatch):
+    """cuda-python takes the dimension lists as cuuint64_t/cuuint32_t only
+    and the modes as its enums: a spy in place of cuTensorMapEncodeTiled
+    sees exactly those, with the encoding's values (innermost first), and a
+    failing CUresult becomes a RuntimeError naming the call. Then the real
+    call gets past its argument conversion (to the driver, or to a missing
+    libcuda here)."""
+    drv = pytest.importorskip("cuda.bindings.driver")
+    enc = cuda.tensormap_encoding("k", tensor("A", (64, 32), "float16"),
+                                  BoundTensor(None, ALIGNED, (64, 32), (32, 1)), (16, 32), 128)
+    calls = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(drv, name)
+
+        def cuTensorMapEncodeTiled(self, *args):
+            calls.append(args)
+            return (drv.CUresult.CUDA_ERROR_NOT_INITIALIZED, None)
+
+    monkeypatch.setattr(cuda, "_driver", lambda: Spy())
+    with pytest.raises(RuntimeError, match="cuTensorMapEncodeTiled failed with "
+                                           "CUDA_ERROR_NOT_INITIALIZED"):
+        cuda.encode_tensormap(enc)
+    (args,) = calls
+    dtype, rank, address, dims, strides, box, elem, interleave, swizzle, l2, oob = args
+    assert dtype == drv.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+    assert rank == 2 and address == ALIGNED
+    assert [type(x) for x in dims + strides] == [drv.cuuint64_t] * 3
+    assert [type(x) for x in box + elem] == [drv.cuuint32_t] * 4
+    assert [int(x) for x in dims] == [32, 64] and [int(x) for x in strides] == [64]
+    assert [int(x) for x in box] == [32, 16] and [int(x) for x in elem] == [1, 1]
+    assert interleave == drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE
+    assert swizzle == drv.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B
+    assert l2 == drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+    assert oob == drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+    monkeypatch.undo()
     try:
         cuda.encode_tensormap(enc)
     except TypeError as e:
