@@ -213,6 +213,14 @@ int64_t knownDivisor(Value v, int64_t cap = 1 << 20);
 /// 128/64/32 bytes dividing both its rows and its size (0: none).
 unsigned defaultSwizzle(MemRefType type);
 
+/// Block rasterization (use_swizzle): the (major, minor) indices of the
+/// `linear`-th block when blocks walk panels of `panel` rows of the major
+/// dimension (extent `major`), minor index by minor index within a panel,
+/// over a grid whose minor extent is `minor`.
+std::pair<Value, Value> emitPanelRaster(OpBuilder &b, Location loc,
+                                        Value linear, Value major, Value minor,
+                                        int64_t panel);
+
 /// `sharedLinear` as index arithmetic (without the final XOR when
 /// `applySwizzle` is false: the address a wgmma descriptor or TMA takes).
 Value emitSharedOffset(OpBuilder &b, Location loc, ArrayRef<int64_t> allocShape,

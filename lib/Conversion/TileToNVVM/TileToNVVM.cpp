@@ -230,6 +230,8 @@ private:
   // Setup.
   LogicalResult outline();
   LogicalResult planSharedMemory(OpBuilder &b);
+  int64_t placeShared(DenseMap<Value, int64_t> *offsets);
+  int64_t kernelScratchNeed();
   LogicalResult allocateBuffers(OpBuilder &b);
   void setupBlockIndices(OpBuilder &b);
 
@@ -437,6 +439,7 @@ private:
     int64_t swizzle;
   };
   SmallVector<TensorMap> tensorMaps;
+  void useTensorMap(CopyOp copy, const TensorMap &m);
   DenseMap<Operation *, int64_t> copyTensorMap;
   // Barrier allocations to initialize: (buffer, arrivals).
   SmallVector<std::pair<Value, int64_t>> barrierInits;
@@ -543,17 +546,39 @@ int64_t scratchNeed(Operation *op, int64_t numThreads, int64_t warpSize) {
   return 0;
 }
 
-LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
+/// Places the barriers (first, 8 bytes each) and the shared allocations (in
+/// order, 128-byte aligned, 1 KB when swizzled); returns where they end.
+/// With `offsets`, records each one's byte offset there.
+int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
   int64_t offset = 0;
-  // Barriers first (8-byte objects).
   kernel.walk([&](AllocBarrierOp alloc) {
-    sharedOffsets[alloc.getResult()] = offset;
+    if (offsets)
+      (*offsets)[alloc.getResult()] = offset;
     offset += alloc.getType().getNumElements() * 8;
   });
+  kernel.walk([&](AllocSharedOp alloc) {
+    MemRefType type = alloc.getType();
+    SwizzleAttr s = alloc.getSwizzleAttr();
+    offset = llvm::alignTo(offset, s && s.getBytes() > 0 ? 1024 : 128);
+    if (offsets)
+      (*offsets)[alloc.getResult()] = offset;
+    offset += type.getNumElements() * elementBytes(type.getElementType());
+  });
+  return offset;
+}
+
+/// The scratch shared memory the kernel's ops need at most.
+int64_t KernelLowering::kernelScratchNeed() {
+  int64_t need = 0;
+  kernel.walk([&](Operation *op) {
+    need = std::max(need, scratchNeed(op, numThreads, warpSize));
+  });
+  return need;
+}
+
+LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
   WalkResult result = kernel.walk([&](AllocSharedOp alloc) -> WalkResult {
     MemRefType type = alloc.getType();
-    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
-    int64_t align = 128;
     // Padded rows would change every shared address computation (copies,
     // ldmatrix, MFMA operand gathers, the fill of a whole buffer): refuse
     // them rather than place the buffer densely behind the user's back.
@@ -564,26 +589,20 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
              << "), which GPU targets do not implement; drop "
                 "T.make_padded_layout for this buffer (layout inference "
                 "picks a swizzle against bank conflicts)";
-    if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getBytes() > 0) {
-      align = 1024;
+    if (SwizzleAttr s = alloc.getSwizzleAttr(); s && s.getBytes() > 0)
       alignBase = true;
-    }
-    offset = llvm::alignTo(offset, align);
-    sharedOffsets[alloc.getResult()] = offset;
-    offset += bytes;
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
     return failure();
+  int64_t offset = placeShared(&sharedOffsets);
   if (!tmaStores.empty()) {
     offset = llvm::alignTo(offset, 1024);
     stagingOffset = offset;
     offset += stagingBytes;
     alignBase = true;
   }
-  kernel.walk([&](Operation *op) {
-    scratchBytes = std::max(scratchBytes, scratchNeed(op, numThreads, warpSize));
-  });
+  scratchBytes = kernelScratchNeed();
   scratchOffset = llvm::alignTo(offset, 128);
   sharedBytes = scratchOffset + scratchBytes;
   // 128-byte swizzles are defined on address bits up to 1 KB: the base is
@@ -730,15 +749,7 @@ void KernelLowering::setupBlockIndices(OpBuilder &b) {
                                 b, loc, bx, arith::MulIOp::create(b, loc, by, gx))
                           : arith::AddIOp::create(
                                 b, loc, by, arith::MulIOp::create(b, loc, bx, gy));
-  Value panelBlocks = arith::MulIOp::create(b, loc, minor, cIdx(b, loc, p));
-  Value panel = arith::DivUIOp::create(b, loc, linear, panelBlocks);
-  Value within = arith::RemUIOp::create(b, loc, linear, panelBlocks);
-  Value first = arith::MulIOp::create(b, loc, panel, cIdx(b, loc, p));
-  Value height = arith::MinUIOp::create(
-      b, loc, cIdx(b, loc, p), arith::SubIOp::create(b, loc, major, first));
-  Value majorIdx = arith::AddIOp::create(
-      b, loc, first, arith::RemUIOp::create(b, loc, within, height));
-  Value minorIdx = arith::DivUIOp::create(b, loc, within, height);
+  auto [majorIdx, minorIdx] = emitPanelRaster(b, loc, linear, major, minor, p);
   Value newX = rowOrder ? minorIdx : majorIdx;
   Value newY = rowOrder ? majorIdx : minorIdx;
   if (cx > 1)
@@ -2642,6 +2653,18 @@ static Operation *sharedAllocOf(Value v) {
   return v.getDefiningOp<AllocSharedOp>();
 }
 
+/// `copy` goes through tensor map `m` (one per parameter, box and swizzle).
+void KernelLowering::useTensorMap(CopyOp copy, const TensorMap &m) {
+  auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
+    return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
+  });
+  if (it == tensorMaps.end()) {
+    tensorMaps.push_back(m);
+    it = std::prev(tensorMaps.end());
+  }
+  copyTensorMap[copy] = it - tensorMaps.begin();
+}
+
 /// One tensor map per (source tensor, box, swizzle) of the copies through
 /// barriers. A destination whose rows are wider than its swizzle span is
 /// filled panel by panel: the box is one panel wide.
@@ -2665,15 +2688,7 @@ LogicalResult KernelLowering::collectTensorMaps() {
       return copy.emitOpError("a TMA box row of ")
              << box.back() * eb << " bytes exceeds the " << swizzle
              << "-byte swizzle of its destination";
-    TensorMap m{arg.getArgNumber(), box, swizzle};
-    auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
-      return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
-    });
-    if (it == tensorMaps.end()) {
-      tensorMaps.push_back(m);
-      it = std::prev(tensorMaps.end());
-    }
-    copyTensorMap[copy] = it - tensorMaps.begin();
+    useTensorMap(copy, {arg.getArgNumber(), box, swizzle});
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
@@ -2687,15 +2702,7 @@ LogicalResult KernelLowering::collectTensorMaps() {
     int64_t eb = elementBytes(type.getElementType());
     SmallVector<int64_t> box(copy.getDstSizes());
     box.back() = 128 / eb;
-    TensorMap m{arg.getArgNumber(), box, 128};
-    auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
-      return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
-    });
-    if (it == tensorMaps.end()) {
-      tensorMaps.push_back(m);
-      it = std::prev(tensorMaps.end());
-    }
-    copyTensorMap[copy] = it - tensorMaps.begin();
+    useTensorMap(copy, {arg.getArgNumber(), box, 128});
   });
   return success();
 }
@@ -2743,21 +2750,9 @@ void KernelLowering::chooseTmaStores() {
   if (found.empty())
     return;
   // The footprint planSharedMemory will give, with the staging buffer.
-  int64_t offset = 0, scratch = 0;
-  kernel.walk([&](AllocBarrierOp a) {
-    offset += a.getType().getNumElements() * 8;
-  });
-  kernel.walk([&](AllocSharedOp a) {
-    MemRefType type = a.getType();
-    bool swizzled = a.getSwizzleAttr() && a.getSwizzleAttr().getBytes() > 0;
-    offset = llvm::alignTo(offset, swizzled ? 1024 : 128) +
-             type.getNumElements() * elementBytes(type.getElementType());
-  });
-  kernel.walk([&](Operation *op) {
-    scratch = std::max(scratch, scratchNeed(op, numThreads, warpSize));
-  });
-  int64_t total = llvm::alignTo(llvm::alignTo(offset, 1024) + need, 128) +
-                  scratch + 1024;
+  int64_t total =
+      llvm::alignTo(llvm::alignTo(placeShared(nullptr), 1024) + need, 128) +
+      kernelScratchNeed() + 1024;
   if (total > maxSharedBytesPerBlock(
                   cast<NVVM::NVVMTargetAttr>(target).getChip()))
     return;
@@ -3803,41 +3798,43 @@ LogicalResult KernelLowering::run() {
   return success();
 }
 
+/// Lowers the one top-level tile.kernel of every function of `module` for
+/// `target` (`platform` names it in errors: "CUDA" or "ROCm").
+static LogicalResult lowerKernels(ModuleOp module, Attribute target,
+                                  StringRef platform, bool amd, bool tmaStore) {
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  for (func::FuncOp func : funcs) {
+    SmallVector<KernelOp> kernels;
+    func.walk([&](KernelOp k) { kernels.push_back(k); });
+    if (kernels.empty())
+      continue;
+    if (kernels.size() > 1)
+      return kernels[1].emitOpError("a tile program for ")
+             << platform << " targets may contain one T.Kernel";
+    if (kernels[0]->getParentOp() != func.getOperation())
+      return kernels[0].emitOpError("must be at the top level of its function on ")
+             << platform << " targets";
+    if (failed(KernelLowering(kernels[0], func, target, amd, tmaStore).run()))
+      return failure();
+  }
+  return success();
+}
+
 struct ConvertTileToNVVMPass
     : public tile::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
     std::string text = "#nvvm.target<O = 3, chip = \"" + chip +
                        "\", features = \"" + features + "\">";
-    Attribute target = parseAttribute(text, ctx);
+    Attribute target = parseAttribute(text, &getContext());
     if (!target) {
       module.emitError("invalid NVVM target ") << text;
       return signalPassFailure();
     }
-    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs) {
-      SmallVector<KernelOp> kernels;
-      func.walk([&](KernelOp k) { kernels.push_back(k); });
-      if (kernels.empty())
-        continue;
-      if (kernels.size() > 1) {
-        kernels[1].emitOpError("a tile program for CUDA targets may contain "
-                               "one T.Kernel");
-        return signalPassFailure();
-      }
-      if (kernels[0]->getParentOp() != func.getOperation()) {
-        kernels[0].emitOpError("must be at the top level of its function on "
-                               "CUDA targets");
-        return signalPassFailure();
-      }
-      if (failed(KernelLowering(kernels[0], func, target, /*amd=*/false,
-                                tmaStore)
-                     .run()))
-        return signalPassFailure();
-    }
+    if (failed(lowerKernels(module, target, "CUDA", /*amd=*/false, tmaStore)))
+      signalPassFailure();
   }
 };
 
@@ -3847,7 +3844,6 @@ struct ConvertTileToROCDLPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
     // Wave64 and MFMA 32x32x8 (bf16_1k) are what the lowering assumes.
     if (!llvm::is_contained({"gfx90a", "gfx942", "gfx950"}, chip)) {
       module.emitError("convert-tile-to-rocdl supports the CDNA chips gfx90a, "
@@ -3856,30 +3852,14 @@ struct ConvertTileToROCDLPass
       return signalPassFailure();
     }
     std::string text = "#rocdl.target<O = 3, chip = \"" + chip + "\">";
-    Attribute target = parseAttribute(text, ctx);
+    Attribute target = parseAttribute(text, &getContext());
     if (!target) {
       module.emitError("invalid ROCDL target ") << text;
       return signalPassFailure();
     }
-    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs) {
-      SmallVector<KernelOp> kernels;
-      func.walk([&](KernelOp k) { kernels.push_back(k); });
-      if (kernels.empty())
-        continue;
-      if (kernels.size() > 1) {
-        kernels[1].emitOpError("a tile program for ROCm targets may contain "
-                               "one T.Kernel");
-        return signalPassFailure();
-      }
-      if (kernels[0]->getParentOp() != func.getOperation()) {
-        kernels[0].emitOpError("must be at the top level of its function on "
-                               "ROCm targets");
-        return signalPassFailure();
-      }
-      if (failed(KernelLowering(kernels[0], func, target, /*amd=*/true).run()))
-        return signalPassFailure();
-    }
+    if (failed(lowerKernels(module, target, "ROCm", /*amd=*/true,
+                            /*tmaStore=*/false)))
+      signalPassFailure();
   }
 };
 

@@ -431,14 +431,8 @@ Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
       bool rowOrder = swizzle.getOrder() == RasterOrder::row;
       int64_t p = swizzle.getPanelSize();
       int64_t major = rowOrder ? cg[1] : cg[0], minor = rowOrder ? cg[0] : cg[1];
-      Value panel = arith::DivUIOp::create(b, loc, t, c(minor * p));
-      Value within = arith::RemUIOp::create(b, loc, t, c(minor * p));
-      Value first = arith::MulIOp::create(b, loc, panel, c(p));
-      Value height = arith::MinUIOp::create(
-          b, loc, c(p), arith::SubIOp::create(b, loc, c(major), first));
-      Value majorIdx = arith::AddIOp::create(
-          b, loc, first, arith::RemUIOp::create(b, loc, within, height));
-      Value minorIdx = arith::DivUIOp::create(b, loc, within, height);
+      auto [majorIdx, minorIdx] =
+          emitPanelRaster(b, loc, t, c(major), c(minor), p);
       tl.coords.push_back(rowOrder ? minorIdx : majorIdx);
       tl.coords.push_back(rowOrder ? majorIdx : minorIdx);
     } else {

@@ -670,6 +670,22 @@ int64_t mlir::tile::sharedLinear(ArrayRef<int64_t> allocShape,
   return swizzleOffset(linear, elementBytes, swizzleBytes);
 }
 
+std::pair<Value, Value> mlir::tile::emitPanelRaster(OpBuilder &b, Location loc,
+                                                    Value linear, Value major,
+                                                    Value minor, int64_t panel) {
+  Value p = arith::ConstantIndexOp::create(b, loc, panel);
+  Value panelBlocks = arith::MulIOp::create(b, loc, minor, p);
+  Value index = arith::DivUIOp::create(b, loc, linear, panelBlocks);
+  Value within = arith::RemUIOp::create(b, loc, linear, panelBlocks);
+  Value first = arith::MulIOp::create(b, loc, index, p);
+  Value height = arith::MinUIOp::create(
+      b, loc, p, arith::SubIOp::create(b, loc, major, first));
+  Value majorIdx = arith::AddIOp::create(
+      b, loc, first, arith::RemUIOp::create(b, loc, within, height));
+  Value minorIdx = arith::DivUIOp::create(b, loc, within, height);
+  return {majorIdx, minorIdx};
+}
+
 Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
                                    ArrayRef<int64_t> allocShape,
                                    ArrayRef<Value> index, int64_t elementBytes,
