@@ -47,14 +47,38 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
-GEMM_CACHE="$PWD/.gpu-cache-gemm"
-GEMM_PACK="$PWD/.gpu-cache-gemm.tar.gz"
-ATTN_CACHE="$PWD/.gpu-cache-attn"
-ATTN_PACK="$PWD/.gpu-cache-attn.tar.gz"
-DQ_CACHE="$PWD/.gpu-cache-dequant"
-DQ_PACK="$PWD/.gpu-cache-dequant.tar.gz"
-MLA_CACHE="$PWD/.gpu-cache-mla"
-MLA_PACK="$PWD/.gpu-cache-mla.tar.gz"
+# The benchmarks with a prepare/run pair of their own: name -> script.
+declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode)
+
+# prepare_bench NAME ARGS...: compiles every kernel of benchmarks/SCRIPT.py
+# into .gpu-cache-NAME/ and packs it into .gpu-cache-NAME.tar.gz (refused
+# over 64 MiB, the most a device run carries).
+prepare_bench() {
+  local name=$1 cache="$PWD/.gpu-cache-$1" pack="$PWD/.gpu-cache-$1.tar.gz" start=$SECONDS
+  shift
+  rm -rf "$cache" "$pack"
+  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$cache"
+  .venv/bin/python "benchmarks/${BENCH[$name]}.py" "$@" || exit 1
+  tar czf "$pack" -C "$cache" . || exit 1
+  echo "prepared $(ls "$cache" | wc -l) cache files ($(du -sh --apparent-size "$cache" | cut -f1)) in $((SECONDS - start)) s;" \
+       "packed into $(basename "$pack") ($(du -h --apparent-size "$pack" | cut -f1)): carry it to the GPU machine"
+  [ "$(stat -c %s "$pack")" -le $((64 * 1048576)) ] || { echo "the pack is over 64 MiB" >&2; exit 1; }
+}
+
+# run_bench NAME ARGS...: unpacks .gpu-cache-NAME.tar.gz (or uses the folder)
+# and runs benchmarks/SCRIPT.py from it without a compiler; log in $OUT.
+run_bench() {
+  local name=$1 cache="$PWD/.gpu-cache-$1" pack="$PWD/.gpu-cache-$1.tar.gz"
+  shift
+  if [ -f "$pack" ]; then
+    rm -rf "$cache" && mkdir -p "$cache" && tar xzf "$pack" -C "$cache" || exit 1
+  fi
+  [ -d "$cache" ] || { echo "no $pack or $cache: run '$0 prepare-$name' where the compiler is" >&2; exit 1; }
+  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$cache"
+  export PYTHONUNBUFFERED=1
+  python3 "benchmarks/${BENCH[$name]}.py" "$@" 2>&1 | tee "${OUT:-/tmp}/${name}_bench.log"
+  exit "${PIPESTATUS[0]}"
+}
 EXAMPLES=$(ls examples/*/*.py)
 TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_mla_decode.py"
 
@@ -100,87 +124,11 @@ run)
   done
   [ $tests -eq 0 ] && [ $examples -eq 0 ]
   ;;
-prepare-gemm)
-  rm -rf "$GEMM_CACHE" "$GEMM_PACK"
-  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$GEMM_CACHE"
-  start=$SECONDS
-  .venv/bin/python benchmarks/gemm.py "${@:2}" || exit 1
-  tar czf "$GEMM_PACK" -C "$GEMM_CACHE" . || exit 1
-  echo "prepared $(ls "$GEMM_CACHE" | wc -l) cache files ($(du -sh --apparent-size "$GEMM_CACHE" | cut -f1)) in $((SECONDS - start)) s;" \
-       "packed into $(basename "$GEMM_PACK") ($(du -h --apparent-size "$GEMM_PACK" | cut -f1)): carry it to the GPU machine"
+prepare-gemm|prepare-attn|prepare-dequant|prepare-mla)
+  prepare_bench "${1#prepare-}" "${@:2}"
   ;;
-run-gemm)
-  if [ -f "$GEMM_PACK" ]; then
-    rm -rf "$GEMM_CACHE" && mkdir -p "$GEMM_CACHE" && tar xzf "$GEMM_PACK" -C "$GEMM_CACHE" || exit 1
-  fi
-  [ -d "$GEMM_CACHE" ] || { echo "no $GEMM_PACK or $GEMM_CACHE: run '$0 prepare-gemm' where the compiler is" >&2; exit 1; }
-  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$GEMM_CACHE"
-  export PYTHONUNBUFFERED=1
-  OUT=${OUT:-/tmp}
-  python3 benchmarks/gemm.py "${@:2}" 2>&1 | tee "$OUT/gemm_bench.log"
-  exit "${PIPESTATUS[0]}"
-  ;;
-prepare-attn)
-  rm -rf "$ATTN_CACHE" "$ATTN_PACK"
-  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$ATTN_CACHE"
-  start=$SECONDS
-  .venv/bin/python benchmarks/flash_attn.py "${@:2}" || exit 1
-  tar czf "$ATTN_PACK" -C "$ATTN_CACHE" . || exit 1
-  echo "prepared $(ls "$ATTN_CACHE" | wc -l) cache files ($(du -sh --apparent-size "$ATTN_CACHE" | cut -f1)) in $((SECONDS - start)) s;" \
-       "packed into $(basename "$ATTN_PACK") ($(du -h --apparent-size "$ATTN_PACK" | cut -f1)): carry it to the GPU machine"
-  ;;
-run-attn)
-  if [ -f "$ATTN_PACK" ]; then
-    rm -rf "$ATTN_CACHE" && mkdir -p "$ATTN_CACHE" && tar xzf "$ATTN_PACK" -C "$ATTN_CACHE" || exit 1
-  fi
-  [ -d "$ATTN_CACHE" ] || { echo "no $ATTN_PACK or $ATTN_CACHE: run '$0 prepare-attn' where the compiler is" >&2; exit 1; }
-  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$ATTN_CACHE"
-  export PYTHONUNBUFFERED=1
-  OUT=${OUT:-/tmp}
-  python3 benchmarks/flash_attn.py "${@:2}" 2>&1 | tee "$OUT/attn_bench.log"
-  exit "${PIPESTATUS[0]}"
-  ;;
-prepare-dequant)
-  rm -rf "$DQ_CACHE" "$DQ_PACK"
-  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$DQ_CACHE"
-  start=$SECONDS
-  .venv/bin/python benchmarks/dequant.py "${@:2}" || exit 1
-  tar czf "$DQ_PACK" -C "$DQ_CACHE" . || exit 1
-  size=$(stat -c %s "$DQ_PACK")
-  echo "prepared $(ls "$DQ_CACHE" | wc -l) cache files in $((SECONDS - start)) s; packed into" \
-       "$(basename "$DQ_PACK") ($((size / 1048576)) MiB): carry it to the GPU machine"
-  [ "$size" -le $((64 * 1048576)) ] || { echo "the pack is over 64 MiB" >&2; exit 1; }
-  ;;
-run-dequant)
-  if [ -f "$DQ_PACK" ]; then
-    rm -rf "$DQ_CACHE" && mkdir -p "$DQ_CACHE" && tar xzf "$DQ_PACK" -C "$DQ_CACHE" || exit 1
-  fi
-  [ -d "$DQ_CACHE" ] || { echo "no $DQ_PACK or $DQ_CACHE: run '$0 prepare-dequant' where the compiler is" >&2; exit 1; }
-  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$DQ_CACHE"
-  export PYTHONUNBUFFERED=1
-  OUT=${OUT:-/tmp}
-  python3 benchmarks/dequant.py "${@:2}" 2>&1 | tee "$OUT/dequant_bench.log"
-  exit "${PIPESTATUS[0]}"
-  ;;
-prepare-mla)
-  rm -rf "$MLA_CACHE" "$MLA_PACK"
-  export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$MLA_CACHE"
-  start=$SECONDS
-  .venv/bin/python benchmarks/mla_decode.py "${@:2}" || exit 1
-  tar czf "$MLA_PACK" -C "$MLA_CACHE" . || exit 1
-  echo "prepared $(ls "$MLA_CACHE" | wc -l) cache files ($(du -sh --apparent-size "$MLA_CACHE" | cut -f1)) in $((SECONDS - start)) s;" \
-       "packed into $(basename "$MLA_PACK") ($(du -h --apparent-size "$MLA_PACK" | cut -f1)): carry it to the GPU machine"
-  ;;
-run-mla)
-  if [ -f "$MLA_PACK" ]; then
-    rm -rf "$MLA_CACHE" && mkdir -p "$MLA_CACHE" && tar xzf "$MLA_PACK" -C "$MLA_CACHE" || exit 1
-  fi
-  [ -d "$MLA_CACHE" ] || { echo "no $MLA_PACK or $MLA_CACHE: run '$0 prepare-mla' where the compiler is" >&2; exit 1; }
-  export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$MLA_CACHE"
-  export PYTHONUNBUFFERED=1
-  OUT=${OUT:-/tmp}
-  python3 benchmarks/mla_decode.py "${@:2}" 2>&1 | tee "$OUT/mla_bench.log"
-  exit "${PIPESTATUS[0]}"
+run-gemm|run-attn|run-dequant|run-mla)
+  run_bench "${1#run-}" "${@:2}"
   ;;
 *)
   echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-dequant|run-dequant|prepare-mla|run-mla [benchmark args]" >&2
