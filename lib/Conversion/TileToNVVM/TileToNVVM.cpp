@@ -3794,6 +3794,8 @@ LogicalResult KernelLowering::run() {
            hb.getNamedAttr("swizzle", hb.getI64IntegerAttr(m.swizzle))}));
     launch->setAttr("tile.tensormaps", hb.getArrayAttr(maps));
   }
+  if (Attribute persistent = kernel->getAttr("tile.persistent"))
+    launch->setAttr("tile.persistent", persistent);
   kernel.erase();
   return success();
 }
