@@ -75,11 +75,11 @@ def within(ref, tol):
     return check
 
 
-def measure(fn, check):
+def measure(fn, check, warmup=WARMUP, rep=REP):
     """('ok', ms, error) after check(fn()) returned an error (it raises
     AssertionError(error) for a wrong result: ('wrong', None, error));
     ('failed', None, reason) when fn raises. A failing contender is
-    reported and the run goes on."""
+    reported and the run goes on. ms: `device_ms(fn, warmup, rep)`."""
     try:
         err = check(fn())
     except AssertionError as e:
@@ -93,7 +93,7 @@ def measure(fn, check):
             pass
         return "failed", None, reason(e)
     try:
-        return "ok", device_ms(fn), err
+        return "ok", device_ms(fn, warmup, rep), err
     except Exception as e:  # noqa: BLE001
         return "failed", None, reason(e)
 
