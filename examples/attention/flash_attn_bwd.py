@@ -230,16 +230,21 @@ def reference(q, k, v, do, is_causal=False):
 
 def forward(q, k, v, is_causal):
     """O (rounded to the input dtype) and the natural-log LSE in float32, by
-    torch (the inputs the backward pass takes)."""
+    torch one batch element at a time (the inputs the backward pass takes)."""
     wide = torch.float64 if q.device.type == "cpu" else torch.float32
     groups = q.shape[1] // k.shape[1]
     n = q.shape[2]
-    kk = k.to(wide).repeat_interleave(groups, dim=1)
-    vv = v.to(wide).repeat_interleave(groups, dim=1)
-    s = q.to(wide) @ kk.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if is_causal:
-        s.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-    return (torch.softmax(s, dim=-1) @ vv).to(q.dtype), torch.logsumexp(s, dim=-1).float()
+    hidden = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if is_causal else None
+    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
+    for b in range(q.shape[0]):
+        kb = k[b].to(wide).repeat_interleave(groups, dim=0)
+        vb = v[b].to(wide).repeat_interleave(groups, dim=0)
+        s = q[b].to(wide) @ kb.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if is_causal:
+            s.masked_fill_(hidden, float("-inf"))
+        o[b], lse[b] = torch.softmax(s, dim=-1) @ vb, torch.logsumexp(s, dim=-1)
+    return o, lse
 
 
 def main(argv=None):
