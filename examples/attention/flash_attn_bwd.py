@@ -198,14 +198,14 @@ class FlashAttnBwd:
 def programs(batch=8, heads=32, seq_len=4096):
     """(name, program, out_idx) of every kernel of this example (CI compiles
     them for sm_80 and sm_90a)."""
-    return [("fa_bwd_pre_d128", preprocess(batch, heads, seq_len, 128), [2, 3]),
+    return [("bwd_preprocess_d128", preprocess(batch, heads, seq_len, 128), [2, 3]),
             ("fa_bwd_d128", flash_attn_bwd(batch, heads, seq_len, 128, **BLOCKS[128]), [7, 8]),
             ("fa_bwd_d128_causal", flash_attn_bwd(batch, heads, seq_len, 128, is_causal=True,
                                                   **BLOCKS[128]), [7, 8]),
             ("fa_bwd_d64_causal_gqa_bf16",
              flash_attn_bwd(batch, heads, seq_len, 64, is_causal=True, groups=4, dtype="bfloat16",
                             **BLOCKS[64]), [7, 8]),
-            ("fa_bwd_post_d128", postprocess(batch, heads, seq_len, 128), [1])]
+            ("bwd_postprocess_d128", postprocess(batch, heads, seq_len, 128), [1])]
 
 
 def reference(q, k, v, do, is_causal=False):
