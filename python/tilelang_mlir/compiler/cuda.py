@@ -25,8 +25,11 @@ from .target import Target
 
 
 def ptx_features(target: Target) -> str:
-    # PTX 8.0 covers sm_80 and sm_90a (wgmma, setmaxnreg) and CUDA 12+ ptxas.
-    return "+ptx80"
+    # PTX 8.0 covers sm_80 and sm_90a (wgmma, setmaxnreg) and CUDA 12+ ptxas;
+    # sm_90 and later take PTX 8.1 (CUDA 12.1+) for the vector reductions
+    # (red.global.add.v2.f32) that fragment atomic adds use.
+    digits = "".join(ch for ch in target.arch.split("_", 1)[-1] if ch.isdigit())
+    return "+ptx81" if digits and int(digits) >= 90 else "+ptx80"
 
 
 # Blocks of a persistent sm_90a kernel at compile time: the multiprocessors of
