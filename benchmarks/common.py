@@ -52,10 +52,12 @@ def rel_error(out, ref):
     return ((out.float() - ref).norm() / ref.norm()).item()
 
 
-def device_ms(fn, warmup=WARMUP, rep=REP):
-    """Median milliseconds of fn over `rep` CUDA-graph replays, L2 flushed."""
+def device_ms(fn, warmup=WARMUP, rep=REP, graph=True):
+    """Median milliseconds of fn over `rep` CUDA-graph replays (calls
+    without `graph`: for functions of milliseconds that a graph cannot
+    capture, such as autograd), L2 flushed before each."""
     return float(np.median(bench_cuda(fn, warmup=warmup, rep=rep, flush_l2=True,
-                                      cuda_graph=True)))
+                                      cuda_graph=graph)))
 
 
 def reason(exc):
@@ -75,11 +77,11 @@ def within(ref, tol):
     return check
 
 
-def measure(fn, check, warmup=WARMUP, rep=REP):
+def measure(fn, check, warmup=WARMUP, rep=REP, graph=True):
     """('ok', ms, error) after check(fn()) returned an error (it raises
     AssertionError(error) for a wrong result: ('wrong', None, error));
     ('failed', None, reason) when fn raises. A failing contender is
-    reported and the run goes on. ms: `device_ms(fn, warmup, rep)`."""
+    reported and the run goes on. ms: `device_ms(fn, warmup, rep, graph)`."""
     try:
         err = check(fn())
     except AssertionError as e:
@@ -93,7 +95,7 @@ def measure(fn, check, warmup=WARMUP, rep=REP):
             pass
         return "failed", None, reason(e)
     try:
-        return "ok", device_ms(fn, warmup, rep), err
+        return "ok", device_ms(fn, warmup, rep, graph), err
     except Exception as e:  # noqa: BLE001
         return "failed", None, reason(e)
 

@@ -26,36 +26,25 @@ cache and exits: `scripts/gpu_check.sh prepare-attn-bwd` here,
 """
 
 import argparse
-import importlib.util
 import os
+import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tilelang_mlir.compiler.compile import _compiler_id, offline
 from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
-from tilelang_mlir.runtime.profiler import bench_cuda
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402 (benchmarks/common.py)
 
 try:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 except ImportError:  # older torch
     SDPBackend = sdpa_kernel = None
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _load("examples/attention/flash_attn_bwd.py", "flash_attn_bwd_example")
-forward_bench = _load("benchmarks/flash_attn.py", "flash_attn_benchmark")  # its environment print
+example = common.load("examples/attention/flash_attn_bwd.py", "flash_attn_bwd_example")
 
 WARMUP, REP = 3, 20
 TOL = 1e-2
@@ -88,10 +77,6 @@ def cases(args):
     return [Case(args.batch, args.heads, args.seq, d, c) for d in dims for c in causal]
 
 
-def device_ms(fn):
-    return float(np.median(bench_cuda(fn, warmup=WARMUP, rep=REP, flush_l2=True)))
-
-
 def check_grads(refs):
     """check(grads) -> the largest relative error of dQ, dK, dV; raises
     AssertionError with it when it is not below TOL."""
@@ -104,19 +89,9 @@ def check_grads(refs):
 
 
 def measure(fn, check):
-    """('ok', ms, err), ('wrong', None, err) or ('failed', None, reason)."""
-    try:
-        err = check(fn())
-    except AssertionError as e:
-        return "wrong", None, e.args[0]
-    except NoCUDADevice:
-        raise
-    except Exception as e:  # noqa: BLE001 (a failing contender is reported, the run goes on)
-        return "failed", None, forward_bench._reason(e)
-    try:
-        return "ok", device_ms(fn), err
-    except Exception as e:  # noqa: BLE001
-        return "failed", None, forward_bench._reason(e)
+    """common.measure over plain calls (a backward takes milliseconds, and
+    autograd does not go into a CUDA graph)."""
+    return common.measure(fn, check, WARMUP, REP, graph=False)
 
 
 def sdpa_backward(backend, q, k, v, do, causal):
@@ -162,7 +137,7 @@ def run_case(case, kernels, generator):
         try:
             fn = sdpa_backward(backend, q, k, v, do, case.causal)
         except Exception as e:  # noqa: BLE001
-            row[backend] = ("failed", None, forward_bench._reason(e))
+            row[backend] = ("failed", None, common.reason(e))
             continue
         row[backend] = measure(fn, check)
         del fn
@@ -182,7 +157,7 @@ def print_table(rows):
     notes = []
     for row in rows:
         case = row["case"]
-        cells = [forward_bench.tflops(row[key], case.flop) for key in ["ours"] + SDPA_BACKENDS]
+        cells = [common.tflops(row[key], case.flop) for key in ["ours"] + SDPA_BACKENDS]
         best = min((row[b][1] for b in SDPA_BACKENDS if row[b][0] == "ok"), default=None)
         ratio = (f"{best / row['ours'][1]:.2f}x" if best and row["ours"][0] == "ok" else "—")
         config = row.get("config", "")
@@ -198,15 +173,6 @@ def print_table(rows):
         print(f"  {note}")
 
 
-def print_environment():
-    print(f"date    : {time.strftime('%Y-%m-%d %H:%M')}")
-    print(f"commit  : {forward_bench._git_commit() or 'unknown'}")
-    print(f"gpu     : {torch.cuda.get_device_name()}")
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-    print(f"torch   : {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {cudnn})")
-    print(f"timing  : median of {REP} calls after {WARMUP} warm-up, L2 flushed before each")
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -219,17 +185,12 @@ def main(argv=None):
                         help="ours with the example's default tiles only")
     args = parser.parse_args(argv)
 
-    try:
-        torch.cuda.init()
-    except Exception:  # noqa: BLE001
-        pass
-    gpu = torch.cuda.is_available()
-    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    gpu, target = common.init_cuda()
     todo = cases(args)
 
     # 1. Compile (here, or load from the kernel cache where there is no compiler).
     t0 = time.perf_counter()
-    compiler = None if offline() else _compiler_id()
+    watch = common.CompilerWatch()
     compiled, failures, spills = {}, [], []
     for case in todo:
         configs = [example.BLOCKS[case.dim]] if args.no_autotune else example.CONFIGS
@@ -239,7 +200,7 @@ def main(argv=None):
             try:
                 bwd = case.compile(config, target)
             except Exception as e:  # noqa: BLE001 (a config that does not compile is skipped)
-                failures.append(f"{key}: {forward_bench._reason(e)}")
+                failures.append(f"{key}: {common.reason(e)}")
                 continue
             compiled[case.label].append((config, bwd))
             report = resource_report(getattr(bwd.main, "ptxas_info", "") or "")
@@ -253,20 +214,19 @@ def main(argv=None):
         print(f"  {line}")
     if spills:
         print(f"{len(spills)} main kernels spill registers (ptxas): {'; '.join(spills)}")
-    if compiler is not None and _compiler_id() != compiler:
-        raise SystemExit("the compiler was rebuilt during this run; run it again")
+    watch.check()
     if not gpu:
-        if offline() and failures:
+        if common.offline() and failures:
             raise SystemExit("no GPU and no compiler here, and some kernels are not in the "
                              "kernel cache (TILELANG_MLIR_CACHE_DIR)")
         print("no GPU here: compiled only (AOT prepare)")
         return
 
     # 2. Measure.
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    print_environment()
-    generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    common.strict_math()
+    common.print_environment(timing=f"median of {REP} calls after {WARMUP} warm-up, L2 "
+                                    "flushed before each")
+    generator = common.seeded_generator()
     rows = []
     for case in todo:
         print(f"{case.label}:")

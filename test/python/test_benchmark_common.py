@@ -19,7 +19,7 @@ spec.loader.exec_module(common)
 
 def test_a_wrong_or_failing_contender_is_reported_not_timed(monkeypatch):
     timed = []
-    monkeypatch.setattr(common, "device_ms", lambda fn, warmup, rep: timed.append(fn) or 1.5)
+    monkeypatch.setattr(common, "device_ms", lambda fn, warmup, rep, graph: timed.append(fn) or 1.5)
     ref = torch.randn(64, 32, dtype=torch.float64).float()
     noise = torch.randn(64, 32)
     check = common.within(ref, 1e-2)
