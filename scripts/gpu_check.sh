@@ -79,7 +79,7 @@ run_bench() {
   python3 "benchmarks/${BENCH[$name]}.py" "$@" 2>&1 | tee "${OUT:-/tmp}/${name}_bench.log"
   exit "${PIPESTATUS[0]}"
 }
-EXAMPLES=$(ls examples/*/*.py)
+EXAMPLES=$(ls examples/*/[!_]*.py)  # (_*.py: pieces shared by examples)
 TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_mla_decode.py"
 
 case "${1:-}" in

@@ -12,7 +12,9 @@ import tilelang_mlir as tl
 from tilelang_mlir.compiler.cuda import resource_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "*.py")))
+# (a module whose name starts with "_" holds pieces shared by examples)
+EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))
+                  if not os.path.basename(p).startswith("_"))
 # Small problem sizes for the CPU runs (the defaults are GPU-sized).
 CPU_ARGS = {"gemm.py": ["--size", "128"],
             "flash_attn.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
