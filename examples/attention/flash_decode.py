@@ -15,8 +15,9 @@ sequence its own length (`cache_seqlens`, int32). Two cache layouts:
 
 The split kernel owns one KV head of one sequence and one of `num_splits`
 shares of its KV tiles (`block_N` tokens). The `groups` query heads that
-read this KV head are the rows of the score gemm (padded to `block_H`, at
-least the 64 rows of a Hopper warpgroup gemm): the tensor cores compute Q
+read this KV head are the rows of the score gemm (padded to `block_H`: 16
+or 32 rows on warp-level mma, 64 on a Hopper warpgroup gemm): the tensor
+cores compute Q
 K^T and P V for all of them from one read of the cache, which is what bounds
 decoding (it is memory-bound). Q is viewed as (batch, kv_heads, groups, dim):
 rows past `groups` read as zero and their outputs are dropped. The kernel
@@ -47,13 +48,17 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 
 def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages, num_splits,
-                       block_H=64, block_N=128, num_stages=2, threads=128, dtype="float16"):
+                       block_H=None, block_N=128, num_stages=2, threads=128, dtype="float16"):
     """The split kernel. A contiguous cache is num_pages = batch, page_size =
-    max_seq, max_pages = 1 (and the identity block table)."""
+    max_seq, max_pages = 1 (and the identity block table). block_H (the
+    gemm rows) defaults to the smallest of 16, 32, 64 that holds the group:
+    16 and 32 rows are warp-level mma, 64 a Hopper warpgroup gemm."""
     if heads % kv_heads:
         raise tl.TileLangError(f"flash_decode: {heads} query heads are not a multiple of "
                                f"{kv_heads} KV heads")
     groups = heads // kv_heads
+    if block_H is None:
+        block_H = next((n for n in (16, 32, 64) if n >= groups), groups)
     if groups > block_H:
         raise tl.TileLangError(f"flash_decode: {groups} query heads per KV head do not fit "
                                f"block_H = {block_H} rows")

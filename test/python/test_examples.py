@@ -21,6 +21,8 @@ CPU_ARGS = {"gemm.py": ["--size", "128"],
                               "--dim", "64", "--causal"],
             "gemv.py": ["--n", "96", "--k", "1536"],
             "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"],
+            "flash_decode.py": ["--batch", "3", "--heads", "8", "--kv-heads", "2", "--dim", "64",
+                                "--cache", "300", "--splits", "3", "--block-n", "64"],
             "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"]}
 SMALL = ["--rows", "64", "--cols", "512"]
 
