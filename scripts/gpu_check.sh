@@ -41,6 +41,14 @@
 #       and runs the MLA decode benchmark alone: one table, ours / torch
 #       gather+bmm / Triton split-KV, in TFLOP/s and GB/s of cache. ARGS go to
 #       benchmarks/mla_decode.py (--batch, --cache, --no-autotune).
+#   scripts/gpu_check.sh prepare-decode [ARGS] (here) compiles every kernel of
+#       benchmarks/flash_decode.py (each config and split count of every
+#       case) into .gpu-cache-decode/ and packs it into .gpu-cache-decode.tar.gz;
+#   scripts/gpu_check.sh run-decode [ARGS]     (on the GPU machine) unpacks it
+#       and runs the flash decoding benchmark alone: ours / torch SDPA (each
+#       backend) / Triton split-KV, time and GB/s of KV cache against the
+#       measured copy bandwidth. ARGS go to benchmarks/flash_decode.py
+#       (--batch, --kv-heads, --cache, --no-autotune).
 #
 # Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
 # (python/ is importable as is: the runtime needs no MLIR).
@@ -48,7 +56,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
 # The benchmarks with a prepare/run pair of their own: name -> script.
-declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode)
+declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode [decode]=flash_decode)
 
 # prepare_bench NAME ARGS...: compiles every kernel of benchmarks/SCRIPT.py
 # into .gpu-cache-NAME/ and packs it into .gpu-cache-NAME.tar.gz (refused
@@ -124,14 +132,14 @@ run)
   done
   [ $tests -eq 0 ] && [ $examples -eq 0 ]
   ;;
-prepare-gemm|prepare-attn|prepare-dequant|prepare-mla)
+prepare-gemm|prepare-attn|prepare-dequant|prepare-mla|prepare-decode)
   prepare_bench "${1#prepare-}" "${@:2}"
   ;;
-run-gemm|run-attn|run-dequant|run-mla)
+run-gemm|run-attn|run-dequant|run-mla|run-decode)
   run_bench "${1#run-}" "${@:2}"
   ;;
 *)
-  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-dequant|run-dequant|prepare-mla|run-mla [benchmark args]" >&2
+  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-dequant|run-dequant|prepare-mla|run-mla|prepare-decode|run-decode [benchmark args]" >&2
   exit 2
   ;;
 esac
