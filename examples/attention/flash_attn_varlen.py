@@ -73,47 +73,50 @@ def flash_attn_varlen(batch, heads, max_seqlen, dim, is_causal=False, groups=1, 
             start = T.cast(cu_seqlens[bz], "index")
             seqlen = cu_seqlens[bz + 1] - start
             first_row = bx * block_M  # within the sequence
-            if first_row < seqlen:  # a block past the sequence's end does nothing
-                row = start + first_row
-                kv_head = by // groups
-                T.copy(Q[row:row + block_M, by:by + 1, :], Q_shared)
-                T.clear(acc_o)
-                T.clear(l)
-                T.fill(m, -T.infinity(accum))
-                n_tiles = T.ceildiv(seqlen, block_N)
-                if is_causal:  # KV tiles past the block's last row are all masked
-                    n_tiles = T.min(n_tiles, T.ceildiv(first_row + block_M, block_N))
-                for k in T.Pipelined(n_tiles, num_stages=num_stages):
-                    key = start + k * block_N
-                    T.copy(K[key:key + block_N, kv_head:kv_head + 1, :], K_shared)
-                    T.copy(V[key:key + block_N, kv_head:kv_head + 1, :], V_shared)
-                    T.clear(S)
-                    T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
-                    # Tiles crossing the sequence's end (or the diagonal) mask keys.
-                    edge = T.min(seqlen, first_row + 1) if is_causal else seqlen
-                    if (k + 1) * block_N > edge:
-                        for i, j in T.Parallel(block_M, block_N):
-                            k_pos = k * block_N + j
-                            visible = k_pos < seqlen
-                            if is_causal:
-                                visible = visible & (k_pos <= first_row + i)
-                            S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
-                    softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_M, block_N, dim,
-                                 scale)
-                    T.copy(S, P)
-                    T.gemm(P, V_shared, acc_o, policy=FullRow)
-                for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores
-                    lse[i] = (T.log2(l[i]) + m[i] * scale) * math.log(2)
-                    l[i] = 1 / l[i]
-                for i, j in T.Parallel(block_M, dim):
-                    acc_o[i, j] *= l[i]
-                T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
-                for i, j in T.Parallel(block_M, dim):
-                    if first_row + i < seqlen:  # the rows past the end are the next sequence's
-                        O[row + i, by, j] = Q_shared[i, j]
-                for i in T.Parallel(block_M):
-                    if first_row + i < seqlen:
-                        LSE[by, row + i] = lse[i]
+            row = start + first_row
+            kv_head = by // groups
+            T.copy(Q[row:row + block_M, by:by + 1, :], Q_shared)
+            T.clear(acc_o)
+            T.clear(l)
+            T.fill(m, -T.infinity(accum))
+            n_tiles = T.ceildiv(seqlen, block_N)
+            if is_causal:  # KV tiles past the block's last row are all masked
+                n_tiles = T.min(n_tiles, T.ceildiv(first_row + block_M, block_N))
+            # A block past the sequence's end runs no KV tile and writes nothing.
+            # (Not an `if` around the body: warp specialization wants the
+            # pipelined loop at the top level of the kernel.)
+            n_tiles = T.if_then_else(first_row < seqlen, n_tiles, 0)
+            for k in T.Pipelined(n_tiles, num_stages=num_stages):
+                key = start + k * block_N
+                T.copy(K[key:key + block_N, kv_head:kv_head + 1, :], K_shared)
+                T.copy(V[key:key + block_N, kv_head:kv_head + 1, :], V_shared)
+                T.clear(S)
+                T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
+                # Tiles crossing the sequence's end (or the diagonal) mask keys.
+                edge = T.min(seqlen, first_row + 1) if is_causal else seqlen
+                if (k + 1) * block_N > edge:
+                    for i, j in T.Parallel(block_M, block_N):
+                        k_pos = k * block_N + j
+                        visible = k_pos < seqlen
+                        if is_causal:
+                            visible = visible & (k_pos <= first_row + i)
+                        S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
+                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_M, block_N, dim,
+                             scale)
+                T.copy(S, P)
+                T.gemm(P, V_shared, acc_o, policy=FullRow)
+            for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores
+                lse[i] = (T.log2(l[i]) + m[i] * scale) * math.log(2)
+                l[i] = 1 / l[i]
+            for i, j in T.Parallel(block_M, dim):
+                acc_o[i, j] *= l[i]
+            T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
+            for i, j in T.Parallel(block_M, dim):
+                if first_row + i < seqlen:  # the rows past the end are the next sequence's
+                    O[row + i, by, j] = Q_shared[i, j]
+            for i in T.Parallel(block_M):
+                if first_row + i < seqlen:
+                    LSE[by, row + i] = lse[i]
 
     return main
 
