@@ -23,6 +23,8 @@ CPU_ARGS = {"gemm.py": ["--size", "128"],
             "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"],
             "flash_decode.py": ["--batch", "3", "--heads", "8", "--kv-heads", "2", "--dim", "64",
                                 "--cache", "300", "--splits", "3", "--block-n", "64"],
+            "flash_attn_varlen.py": ["--lens", "100,37,200,1", "--heads", "4", "--dim", "64",
+                                     "--groups", "2", "--causal", "--block", "64", "32"],
             "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"]}
 SMALL = ["--rows", "64", "--cols", "512"]
 
