@@ -118,10 +118,9 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
     return main
 
 
-# KV tiles of 128 tokens in 2 stages: Q (64 x 128) and the K/V ring are 144
-# KB of shared memory at D = 128, which sm_80 has too.
+# KV tiles of 128 tokens in 2 stages (the default): Q (16 x 128) and the
+# K/V ring are 137 KB of shared memory at D = 128, which sm_80 has too.
 HOPPER = dict(block_N=128, num_stages=2)
-AMPERE = dict(block_N=64, num_stages=3)
 
 
 def default_splits(batch, kv_heads, max_seq, block_N=128, sms=132):
