@@ -101,13 +101,18 @@ def _gemm_int8(M, N, K, group, block_M, block_N, block_K, num_stages, threads, p
     return main
 
 
-def dequant_gemv(N, K, bits=4, group=128, block_N=32, block_K=128, threads=128,
+def dequant_gemv(N, K, bits=4, group=128, block_N=4, block_K=1024, threads=128,
                  dtype="float16"):
     """C = A @ dequant(W)^T for M = 1 without tensor cores. Each step takes
     `block_K` stored bytes of `block_N` rows into registers (16 bytes a
     thread), unpacks them (int4: weights k and k + K/2 of each byte) and
-    accumulates the products with x per thread."""
-    check_shapes(N, K, bits, group, block_K)
+    accumulates the products with x per thread (two fused multiply-adds a
+    byte). A step may span several groups (block_K a multiple of the group
+    size): few rows and long steps keep enough bytes in flight to stream W
+    at the memory bandwidth (the rows of one multiprocessor times block_K).
+    The nibbles become float16/bfloat16 without integer-to-float conversions
+    (tile-fast-int-to-float on the GPU)."""
+    check_gemv_shapes(N, K, bits, group, block_K)
     storage = "uint8" if bits == 4 else "int8"
     stored = K // 2 if bits == 4 else K  # bytes of a row
 
@@ -128,14 +133,16 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=32, block_K=128, threads=128,
                     T.copy(A[0, stored + k * block_K], x_hi)
                 for n, j in T.Parallel(block_N, block_K, coalesced_width=16):
                     row = T.min(bx * block_N + n, N - 1)
-                    s_lo = T.cast(S[row, k * block_K // group], dtype)  # block_K | group
+                    g = (k * block_K + j) // group
+                    s_lo = T.cast(S[row, g], dtype)
                     if bits == 4:
-                        s_hi = T.cast(S[row, (stored + k * block_K) // group], dtype)
+                        s_hi = T.cast(S[row, stored // group + g], dtype)
                         byte = T.int32(wq[n, j])
                         w_lo = T.cast(T.cast((byte & 15) - 8, dtype) * s_lo, dtype)
                         w_hi = T.cast(T.cast((byte >> 4) - 8, dtype) * s_hi, dtype)
-                        acc[n, j] += (T.float32(w_lo) * T.float32(x_lo[j])
-                                      + T.float32(w_hi) * T.float32(x_hi[j]))
+                        # Two fused multiply-adds (no separate product sum).
+                        acc[n, j] = (acc[n, j] + T.float32(w_lo) * T.float32(x_lo[j])
+                                     + T.float32(w_hi) * T.float32(x_hi[j]))
                     else:
                         w = T.cast(T.cast(wq[n, j], dtype) * s_lo, dtype)
                         acc[n, j] += T.float32(w) * T.float32(x_lo[j])
@@ -143,6 +150,18 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=32, block_K=128, threads=128,
             T.copy(y, C[0, bx * block_N])
 
     return main
+
+
+def check_gemv_shapes(N, K, bits, group, block_K):
+    """The GEMV's steps may span several groups: block_K divides the group
+    size or is a multiple of it, and the stored row splits into steps."""
+    check_shapes(N, K, bits, group, group)
+    if group % block_K and block_K % group:
+        raise ValueError(f"block_K = {block_K} must divide the group size {group} or be a "
+                         f"multiple of it")
+    span = K // 2 if bits == 4 else K
+    if span % block_K:
+        raise ValueError(f"K = {K} does not split into steps of block_K = {block_K} bytes")
 
 
 def check_shapes(N, K, bits, group, block_K):
@@ -168,10 +187,11 @@ def check_shapes(N, K, bits, group, block_K):
 # (128), so each row of a W tile has one scale (two for int4: one per half).
 # M = 1 also tries the GEMV kernel (configs without block_M).
 GEMV = [
+    dict(block_N=4, block_K=1024, threads=128),
+    dict(block_N=2, block_K=2048, threads=128),
+    dict(block_N=8, block_K=512, threads=128),
+    dict(block_N=4, block_K=512, threads=64),
     dict(block_N=32, block_K=128, threads=128),
-    dict(block_N=64, block_K=128, threads=128),
-    dict(block_N=16, block_K=128, threads=128),
-    dict(block_N=64, block_K=128, threads=256),
 ]
 DECODE = [
     dict(block_M=16, block_N=64, block_K=128, num_stages=4, threads=128),
@@ -207,9 +227,14 @@ def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
     """The tile program for (M, N, K) with the regime's default tiles."""
     config = dict(configs_for(M)[0] if config is None else config)
     span = K // 2 if bits == 4 else K
-    while (span % config["block_K"] or group % config["block_K"]) and config["block_K"] > 8:
+    gemv = "block_M" not in config  # its steps may span several groups
+
+    def fits(bk):
+        return not span % bk and (not group % bk or (gemv and not bk % group))
+
+    while not fits(config["block_K"]) and config["block_K"] > 8:
         config["block_K"] //= 2
-    if "block_M" not in config:  # M = 1: the GEMV kernel
+    if gemv:  # M = 1: the GEMV kernel
         if M != 1:
             raise ValueError(f"the GEMV kernel computes one row, not M = {M}")
         return dequant_gemv(N, K, bits, group, dtype=dtype, **config)
