@@ -101,7 +101,7 @@ def _gemm_int8(M, N, K, group, block_M, block_N, block_K, num_stages, threads, p
     return main
 
 
-def dequant_gemv(N, K, bits=4, group=128, block_N=4, block_K=1024, threads=128,
+def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                  dtype="float16"):
     """C = A @ dequant(W)^T for M = 1 without tensor cores. Each step takes
     `block_K` stored bytes of `block_N` rows into registers (16 bytes a
@@ -187,11 +187,11 @@ def check_shapes(N, K, bits, group, block_K):
 # (128), so each row of a W tile has one scale (two for int4: one per half).
 # M = 1 also tries the GEMV kernel (configs without block_M).
 GEMV = [
+    dict(block_N=8, block_K=1024, threads=128),
+    dict(block_N=16, block_K=512, threads=128),
     dict(block_N=4, block_K=1024, threads=128),
-    dict(block_N=2, block_K=2048, threads=128),
-    dict(block_N=8, block_K=512, threads=128),
-    dict(block_N=4, block_K=512, threads=64),
-    dict(block_N=32, block_K=128, threads=128),
+    dict(block_N=16, block_K=1024, threads=256),
+    dict(block_N=8, block_K=512, threads=64),
 ]
 DECODE = [
     dict(block_M=16, block_N=64, block_K=128, num_stages=4, threads=128),

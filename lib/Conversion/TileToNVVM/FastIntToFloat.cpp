@@ -41,6 +41,25 @@ struct Magic {
 Value magicConvert(OpBuilder &b, Location loc, Value x, bool isSigned,
                    int64_t lo, const Magic &m) {
   Type i32 = b.getI32Type();
+  // A signed byte spanning [-128, 127]: with the low byte of the base
+  // clear, base + (x + 128) is the zero-extended byte with its sign bit
+  // flipped, OR the base: one xor instead of a sign extension and an add.
+  Value byte = x;
+  if (auto ext = x.getDefiningOp<arith::ExtSIOp>())
+    byte = ext.getIn();
+  if (isSigned && lo == -128 && byte.getType().isInteger(8) &&
+      (m.base & 0xFF) == 0) {
+    Value z = arith::ExtUIOp::create(b, loc, i32, byte);
+    Value mask = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(m.base | 0x80)));
+    Value bits = arith::XOrIOp::create(b, loc, z, mask);
+    if (m.bits.getWidth() < 32)
+      bits = arith::TruncIOp::create(b, loc, m.bits, bits);
+    Value f = arith::BitcastOp::create(b, loc, m.type, bits);
+    Value bias = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(m.type, static_cast<double>(m.span + 128)));
+    return arith::SubFOp::create(b, loc, f, bias);
+  }
   unsigned width = cast<IntegerType>(x.getType()).getWidth();
   Value wide = x;
   if (width < 32)

@@ -40,15 +40,17 @@ func.func @high_nibble_bf16(%b: i8) -> bf16 {
 
 // -----
 
-// A signed byte to f16 ([-128, 127]: 0x6400 + 128, minus 1152), the i8
-// sign-extended first.
+// A signed byte to f16 ([-128, 127]: 0x6400 + 128 + x, minus 1152): the
+// zero-extended byte with its sign bit flipped, OR 0x6400, is one xor.
 // CHECK-LABEL: func.func @int8_f16
-// CHECK: arith.extsi %{{.*}} : i8 to i32
-// CHECK: arith.constant 25728 : i32
+// CHECK: %[[Z:.*]] = arith.extui %{{.*}} : i8 to i32
+// CHECK: %[[M:.*]] = arith.constant 25728 : i32
+// CHECK: arith.xori %[[Z]], %[[M]] : i32
 // CHECK: arith.constant 1.152000e+03 : f16
 // CHECK-NOT: sitofp
 func.func @int8_f16(%b: i8) -> f16 {
-  %f = arith.sitofp %b : i8 to f16
+  %w = arith.extsi %b : i8 to i32
+  %f = arith.sitofp %w : i32 to f16
   return %f : f16
 }
 
@@ -57,7 +59,9 @@ func.func @int8_f16(%b: i8) -> f16 {
 // A signed byte to bf16 spans 256 integers, more than bf16 holds above
 // 128.0: through f32 (2^23 = 0x4B000000) and an exact truncation.
 // CHECK-LABEL: func.func @int8_bf16
+// CHECK: arith.extui %{{.*}} : i8 to i32
 // CHECK: arith.constant 1258291328 : i32
+// CHECK: arith.xori
 // CHECK: arith.bitcast %{{.*}} : i32 to f32
 // CHECK: arith.constant 0x4B000080 : f32
 // CHECK: arith.subf %{{.*}} : f32
