@@ -190,7 +190,7 @@ GEMV = [
     dict(block_N=8, block_K=1024, threads=128),
     dict(block_N=16, block_K=512, threads=128),
     dict(block_N=4, block_K=1024, threads=128),
-    dict(block_N=16, block_K=1024, threads=256),
+    dict(block_N=8, block_K=2048, threads=256),
     dict(block_N=8, block_K=512, threads=64),
 ]
 DECODE = [
