@@ -56,6 +56,37 @@ def test_dequant_gemm_matches_reference(bits, dtype, group, shape):
     assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
 
 
+@pytest.mark.parametrize("bits,dtype,group,shape,config", [
+    (4, "float16", 128, (16, 128, 512), dict(block_N=64, block_K=64, threads=128)),
+    (4, "bfloat16", 64, (5, 50, 384), dict(block_N=32, block_K=64, threads=64)),  # ragged
+    (8, "float16", 64, (1, 70, 256), dict(block_N=64, block_K=64, threads=128)),
+    (8, "bfloat16", 128, (19, 64, 256), dict(block_N=32, block_K=128, threads=64)),  # 2 M blocks
+])
+def test_dequant_gemm_tn_matches_reference(bits, dtype, group, shape, config):
+    """The decode kernel with W as the register A operand (C^T = W X^T)."""
+    _seed()
+    M, N, K = shape
+    kernel = tl.compile(dq.dequant_gemm_tn(M, N, K, bits, group, dtype=dtype, **config),
+                        out_idx=[3], target="cpu")
+    A, Wq, S = dq.random_problem(M, N, K, bits, group, dtype)
+    out = kernel(A, Wq, S)
+    assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
+    err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
+    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+
+
+def test_dequant_gemm_tn_keeps_weights_in_registers():
+    """On sm_90a the dequantized W feeds wgmma from registers (the RS form:
+    no shared-memory store of W, no ldmatrix), and on sm_80 mma.sync; the
+    f16 dequantization runs two weights an instruction (f16x2)."""
+    program = dq.program(16, 512, 1024, 4, config=dq.PORTABLE_TN)
+    ptx = tl.compile(program, out_idx=[3], target="cuda:sm_90a").get_source()
+    assert "wgmma.mma_async" in ptx and "ldmatrix" not in ptx
+    assert "mul.f16x2" in ptx and "cvt.rn.f16.s32" not in ptx
+    ptx = tl.compile(program, out_idx=[3], target="cuda:sm_80").get_source()
+    assert "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix.sync.aligned.m8n8.x4" not in ptx
+
+
 @pytest.mark.parametrize("bits,dtype,group,N,K", [
     (4, "float16", 128, 64, 512), (4, "bfloat16", 64, 45, 256), (8, "float16", 32, 70, 192),
     (8, "bfloat16", 128, 16, 256)])
@@ -271,7 +302,8 @@ def test_cuda_dequant_converts_without_i2f(bits, dtype):
 def test_cuda_dequant_kernels_match_reference(bits, dtype):
     """The GEMV and the decode GEMM on the GPU (magic-number conversion)."""
     _seed()
-    for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE)):
+    for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE), (16, dq.DECODE[2]),
+                      (3, dq.DECODE[3])):
         N, K = 300, 2048
         kernel = tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
                             out_idx=[3], target="cuda")
