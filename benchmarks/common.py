@@ -234,6 +234,16 @@ def write_sidecar(name, failures):
                   indent=1)
 
 
+def _prepared_commit():
+    """The commit `gpu_check.sh prepare-NAME` compiled the cache at, or None."""
+    d = os.environ.get("TILELANG_MLIR_CACHE_DIR")
+    try:
+        with open(os.path.join(d, "prepared_commit")) as f:
+            return f.read().strip() or None
+    except (TypeError, OSError):
+        return None
+
+
 def print_environment(prepared=None, timing=None):
     """Date, commit (or the prepare's), GPU and driver, torch/cuDNN/Triton
     versions and how timing is done: the header of every table."""
@@ -244,7 +254,11 @@ def print_environment(prepared=None, timing=None):
         gpu = smi.stdout.strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         gpu = f"{torch.cuda.get_device_name()} (driver unknown)"
-    commit = git_commit() or f"{prepared.get('commit', 'unknown')} (as prepared)"
+    here = git_commit()
+    at_prepare = prepared.get("commit") or _prepared_commit()
+    commit = here or "unknown"
+    if at_prepare and at_prepare != here:
+        commit = f"{at_prepare} (kernels compiled there; this checkout: {commit})"
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     print(f"date    : {time.strftime('%Y-%m-%d %H:%M')}")
     print(f"commit  : {commit}")

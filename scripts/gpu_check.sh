@@ -70,6 +70,8 @@ prepare_bench() {
   rm -rf "$cache" "$pack"
   export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$cache"
   .venv/bin/python "benchmarks/${BENCH[$name]}.py" "$@" || exit 1
+  # The commit the kernels were compiled at (the benchmark's header prints it).
+  git describe --always --dirty > "$cache/prepared_commit" 2>/dev/null
   tar czf "$pack" -C "$cache" . || exit 1
   echo "prepared $(ls "$cache" | wc -l) cache files ($(du -sh --apparent-size "$cache" | cut -f1)) in $((SECONDS - start)) s;" \
        "packed into $(basename "$pack") ($(du -h --apparent-size "$pack" | cut -f1)): carry it to the GPU machine"
