@@ -39,9 +39,11 @@ LDS_LIMIT = {"gfx90a": 64 * 1024, "gfx942": 64 * 1024, "gfx950": 160 * 1024}
 EF_AMDGPU_MACH = {"gfx90a": 0x03F, "gfx942": 0x04C, "gfx950": 0x04F}
 # Programs of a GEMM example that assemble without v_mfma: the decode
 # gemms' tiles are narrower than an MFMA 32x32 block (16 rows), which layout
-# inference leaves to the generic gemm lowering; the dequant GEMVs have no
+# inference leaves to the generic gemm lowering (the transposed decode
+# kernel's Cᵀ = W Xᵀ too: its 16 columns of X); the dequant GEMVs have no
 # T.gemm at all.
 NO_MFMA = ("dequant_gemm_int4_f16_decode", "dequant_gemm_int8_bf16_decode",
+           "dequant_gemm_tn_int4_f16_decode", "dequant_gemm_tn_int8_bf16_decode",
            "dequant_gemv_int4_f16", "dequant_gemv_int8_bf16")
 MFMA_RE = re.compile(r"\bv_mfma_f32_32x32x8_?(bf16(_1k)?|f16)\b")
 
