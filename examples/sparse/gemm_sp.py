@@ -46,7 +46,7 @@ def gemm_sp(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=3, threads
 
 
 # The tile of the benchmark (sm_90a: two consumer warpgroups of 64 rows).
-FAST = dict(block_M=128, block_N=256, block_K=64, num_stages=3, threads=256,
+FAST = dict(block_M=128, block_N=256, block_K=128, num_stages=2, threads=256,
             policy=T.GemmWarpPolicy.FullRow)
 
 

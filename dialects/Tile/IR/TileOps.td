@@ -468,6 +468,7 @@ def Tile_GemmSpOp : Tile_Op<"gemm_sp", [Tile_InKernel]> {
     and `b` are shared buffers and the accumulator f32; layout inference
     picks `wgmma.mma_async.sp` (sm_90a, marks the op `wgmma`) or `mma.sp`
     m16n8k32 (marks it `warp_partition`); K must be a multiple of 32.
+    `async` means what it means on `tile.gemm` (wgmma only).
 
     ```mlir
     tile.gemm_sp %as, %es, %bs, %acc
@@ -481,7 +482,8 @@ def Tile_GemmSpOp : Tile_Op<"gemm_sp", [Tile_InKernel]> {
     Tile_AnyBuffer:$b, Tile_AnyBuffer:$c,
     UnitAttr:$transpose_b,
     DefaultValuedAttr<Tile_WarpPolicyAttr, "::mlir::tile::WarpPolicy::square">:$policy,
-    UnitAttr:$clear_accum);
+    UnitAttr:$clear_accum,
+    UnitAttr:$async);
   let assemblyFormat = [{
     $a `,` $e `,` $b `,` $c attr-dict `:` type($a) `,` type($e) `,` type($b)
     `->` type($c)

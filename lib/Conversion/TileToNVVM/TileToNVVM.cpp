@@ -2614,7 +2614,9 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // An async gemm stays in flight until a tile.gemm_wait.
+  if (!op.getAsync())
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t i = 0; i < regsPerTile; ++i)
       regStore(b, c, mt * regsPerTile + i,
