@@ -29,18 +29,18 @@ here, `scripts/gpu_check.sh run-dequant` on the GPU machine.
 """
 
 import argparse
-import importlib.util
 import os
 import sys
 import time
 
-import numpy as np
 import torch
 
 import tilelang_mlir as tl
 from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
-from tilelang_mlir.runtime.profiler import bench_cuda
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402 (benchmarks/common.py)
 
 try:  # Triton is on the GPU machine only
     import triton
@@ -48,24 +48,12 @@ try:  # Triton is on the GPU machine only
 except ImportError:
     triton = None
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load(name):
-    path = os.path.join(ROOT, "examples", "dequant", f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"dequant_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-dq = _load("dequant_gemm")
-gv = _load("gemv")
+dq = common.load("examples/dequant/dequant_gemm.py", "dequant_dequant_gemm")
+gv = common.load("examples/dequant/gemv.py", "dequant_gemv")
 
 DQ_SHAPES = [(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)]
 GEMV_SHAPES = [(8192, 8192), (28672, 8192)]
 GROUP = 128
-WARMUP, REP = 25, 100
 TOL = 1e-2
 
 
@@ -215,35 +203,9 @@ if triton is not None:
 # ---------------------------------------------------------------------------
 
 
-def device_ms(fn):
-    return float(np.median(bench_cuda(fn, warmup=WARMUP, rep=REP, flush_l2=True, cuda_graph=True)))
-
-
 def measure(fn, ref):
-    """('ok', ms, err) after checking fn() against ref; ('wrong', None, err)
-    or ('failed', None, reason) otherwise."""
-    try:
-        out = fn()
-        err = ((out.float() - ref).norm() / ref.norm()).item()
-        if not err < TOL:
-            return "wrong", None, err
-        return "ok", device_ms(fn), err
-    except NoCUDADevice:
-        raise
-    except Exception as e:  # noqa: BLE001 (a failing contender is reported, the run goes on)
-        try:
-            torch.cuda.synchronize()
-        except Exception:  # noqa: BLE001 (the context may be lost; the next case will say)
-            pass
-        return "failed", None, str(e).strip().splitlines()[0][:160] if str(e).strip() else repr(e)
-
-
-def copy_bandwidth():
-    """GB/s of a 1 GiB device-to-device copy (bytes read + written)."""
-    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_()
-    dst = torch.empty_like(src)
-    ms = float(np.median(bench_cuda(lambda: dst.copy_(src), warmup=5, rep=20, flush_l2=False)))
-    return 2 * src.numel() * 4 / ms / 1e6
+    """common.measure against a float32 reference, tolerance TOL."""
+    return common.measure(fn, common.within(ref, TOL))
 
 
 def run_case(case, kernels, generator):
@@ -333,7 +295,7 @@ def compile_all(todo, target):
                     config["narrow_index"] = True
             except Exception as e:  # noqa: BLE001
                 print(f"  {case.label} {describe(config)}: did not compile: "
-                      f"{str(e).strip().splitlines()[0][:200]}")
+                      f"{common.reason(e)}")
                 continue
             report = resource_report(getattr(kernel, "ptxas_info", "") or "")
             if report["spill_stores"] or report["spill_loads"]:
@@ -349,12 +311,7 @@ def main(argv=None):
     parser.add_argument("--bits", default="4,8", help="weight bits of the dequant cases")
     parser.add_argument("--quick", action="store_true", help="the first shape of each kind")
     args = parser.parse_args(argv)
-    try:
-        torch.cuda.init()
-    except Exception:  # noqa: BLE001
-        pass
-    gpu = torch.cuda.is_available()
-    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    gpu, target = common.init_cuda()
     todo = cases(args)
     t0 = time.perf_counter()
     compiled = compile_all(todo, target)
@@ -363,13 +320,10 @@ def main(argv=None):
     if not gpu:
         print("no GPU here: compiled only (AOT prepare)")
         return
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    print(f"gpu     : {torch.cuda.get_device_name()}; torch {torch.__version__}, triton "
-          f"{triton.__version__ if triton is not None else 'not installed'}")
-    print(f"timing  : median of {REP} CUDA-graph replays after {WARMUP} warm-up, L2 flushed")
-    copy_gbs = copy_bandwidth()
-    generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    common.strict_math()
+    common.print_environment()
+    copy_gbs = common.copy_bandwidth()
+    generator = common.seeded_generator()
     rows = []
     for case in todo:
         print(f"{case.label}:")

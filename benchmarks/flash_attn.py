@@ -28,22 +28,20 @@ prepare-attn` here, `scripts/gpu_check.sh run-attn` on the GPU machine.
 """
 
 import argparse
-import importlib.util
-import json
 import math
 import os
-import subprocess
+import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl
-from tilelang_mlir.compiler.compile import _compiler_id, offline
 from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
-from tilelang_mlir.runtime.profiler import bench_cuda
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402 (benchmarks/common.py)
 
 try:  # Triton is on the GPU machine only
     import triton
@@ -56,18 +54,7 @@ try:
 except ImportError:  # older torch
     SDPBackend = sdpa_kernel = None
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "attention", "flash_attn.py")
-    spec = importlib.util.spec_from_file_location("flash_attn_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _load_example()
+example = common.load("examples/attention/flash_attn.py", "flash_attn_example")
 # The example's configs, and its first with warpgroup turns at the gemms
 # (pass config tl.enable_pingpong, off by default), to show what the turns do.
 CONFIGS = example.CONFIGS + [dict(example.CONFIGS[0], pingpong=True)]
@@ -218,54 +205,18 @@ def reference(q, k, v, causal):
     return o, lse
 
 
-def rel_error(out, ref):
-    return ((out.float() - ref).norm() / ref.norm()).item()
-
-
-def device_ms(fn):
-    return float(np.median(bench_cuda(fn, warmup=WARMUP, rep=REP, flush_l2=True, cuda_graph=True)))
-
-
-def _reason(exc):
-    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return text[:200]
-
-
 def measure(fn, check):
-    """('ok', ms, err) after check(fn()) returned an error below tolerance
-    (it raises AssertionError otherwise); ('wrong', None, err) or ('failed',
-    None, reason)."""
-    try:
-        err = check(fn())
-    except AssertionError as e:
-        return "wrong", None, e.args[0]
-    except NoCUDADevice:
-        raise
-    except Exception as e:  # noqa: BLE001 (a failing contender is reported, the run goes on)
-        try:
-            torch.cuda.synchronize()
-        except Exception:  # noqa: BLE001
-            pass
-        return "failed", None, _reason(e)
-    try:
-        return "ok", device_ms(fn), err
-    except Exception as e:  # noqa: BLE001
-        return "failed", None, _reason(e)
+    return common.measure(fn, check, WARMUP, REP)
 
 
 def check_o(o_ref):
-    def check(o):
-        err = rel_error(o, o_ref)
-        if not err < TOL:
-            raise AssertionError(err)
-        return err
-    return check
+    return common.within(o_ref, TOL)
 
 
 def check_ours(o_ref, lse_ref):
     def check(result):
         o, lse = result
-        err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
+        err, lse_err = common.rel_error(o, o_ref), common.rel_error(lse, lse_ref)
         if not (err < TOL and lse_err < LSE_TOL):
             raise AssertionError(max(err, lse_err))
         return err
@@ -324,17 +275,6 @@ def run_case(case, kernels, not_compiled, generator):
     return row
 
 
-def tflops(result, flop):
-    status, ms, detail = result
-    if status == "ok":
-        return f"{flop / ms / 1e9:.0f}"
-    if status == "wrong":
-        return f"wrong ({detail:.1e})"
-    if status == "n/a":
-        return "n/a"
-    return "failed"
-
-
 def print_table(rows):
     print()
     print("| D | causal | ours | cuDNN | FA2 (torch) | mem-efficient | Triton | ours / cuDNN "
@@ -348,7 +288,7 @@ def print_table(rows):
         config = row.get("config", "")
         if ours[0] == "failed":
             config = f"{config}: {ours[2]}" if config else ours[2]
-        cells = [tflops(row[key], case.flop) for key in
+        cells = [common.tflops(row[key], case.flop) for key in
                  ("ours", "CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "triton")]
         print(f"| {case.dim} | {'yes' if case.causal else 'no'} | {' | '.join(cells)} | {ratio} "
               f"| {config} | {row.get('triton_config', '')} |")
@@ -364,17 +304,15 @@ def print_table(rows):
 # Compiling (here, or from the kernel cache on a machine without the compiler)
 # ---------------------------------------------------------------------------
 
-_TASKS = []  # (case, config, target) of compile_all, inherited by forked workers
-
-
-def _compile_task(i):
-    """Compiles task i; returns (kernel or None, reason it failed, spilled bytes)."""
-    case, config, target = _TASKS[i]
+def _compile_task(task):
+    """Compiles one (case, config, target); returns (kernel or None, reason
+    it failed, spilled bytes)."""
+    case, config, target = task
     try:
         kernel = tl.compile(case.program(config), out_idx=[3, 4], target=target,
                             pass_configs=pass_configs(config))
     except Exception as e:  # noqa: BLE001 (a config that does not compile is skipped)
-        text = _reason(e)
+        text = common.reason(e)
         if ": error: " in text:
             text = text.split(": error: ", 1)[1]
         return None, text, 0
@@ -382,74 +320,9 @@ def _compile_task(i):
     return kernel, None, report["spill_stores"] + report["spill_loads"]
 
 
-def compile_all(tasks, jobs):
-    """Compiles every (case, config, target); `jobs` > 1 compiles in forked
-    processes (to fill the disk cache only: kernels stay in the workers)."""
-    _TASKS[:] = tasks
-    if jobs <= 1 or len(tasks) <= 1:
-        return [_compile_task(i) for i in range(len(tasks))]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(min(jobs, len(tasks)),
-                             mp_context=multiprocessing.get_context("fork")) as pool:
-        return [(None, *r) for r in pool.map(_strip_task, range(len(tasks)))]
-
-
-def _strip_task(i):
-    """_compile_task without the kernel (it lives in the worker)."""
-    return _compile_task(i)[1:]
-
-
-def _git_commit():
-    try:
-        out = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _sidecar_path():
-    d = os.environ.get("TILELANG_MLIR_CACHE_DIR")
-    return os.path.join(d, SIDECAR) if d else None
-
-
-def _read_sidecar():
-    try:
-        with open(_sidecar_path()) as f:
-            return json.load(f)
-    except (TypeError, OSError, ValueError):
-        return {}
-
-
-def _write_sidecar(failures):
-    path = _sidecar_path()
-    if path is None:
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump({"commit": _git_commit(), "prepared": time.strftime("%Y-%m-%d %H:%M"),
-                   "arch": os.environ.get("TILELANG_MLIR_CUDA_ARCH"), "failures": failures}, f,
-                  indent=1)
-
-
-def print_environment(prepared):
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
-        gpu = smi.stdout.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
-        gpu = f"{torch.cuda.get_device_name()} (driver unknown)"
-    commit = _git_commit() or f"{prepared.get('commit', 'unknown')} (as prepared)"
-    print(f"date    : {time.strftime('%Y-%m-%d %H:%M')}")
-    print(f"commit  : {commit}")
-    print(f"gpu     : {gpu}")
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-    print(f"torch   : {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {cudnn}), triton "
-          f"{triton.__version__ if triton is not None else 'not installed'}")
-    print(f"timing  : median of {REP} CUDA-graph replays after {WARMUP} warm-up, L2 flushed "
-          "before each")
+def _compile_task_in_worker(task):
+    """_compile_task without the kernel (it stays in the worker)."""
+    return (None, *_compile_task(task)[1:])
 
 
 def main(argv=None):
@@ -466,66 +339,31 @@ def main(argv=None):
                         help="compile processes without a GPU (default: one per core)")
     args = parser.parse_args(argv)
 
-    try:
-        torch.cuda.init()
-    except Exception:  # noqa: BLE001
-        pass
-    gpu = torch.cuda.is_available()
-    # Without a GPU, compile for TILELANG_MLIR_CUDA_ARCH or else sm_90a (the
-    # target string, part of the cache key, is the one a Hopper GPU gets).
-    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    gpu, target = common.init_cuda()
     todo = cases(args)
     configs = CONFIGS[:1] if args.no_autotune else CONFIGS
-    prepared = _read_sidecar()
-    known = prepared.get("failures", {})
+    prepared = common.read_sidecar(SIDECAR)
 
     # 1. Compile every kernel the run uses (from the cache where there is no
     #    compiler; here, in parallel processes).
     t0 = time.perf_counter()
-    compiler = None if offline() else _compiler_id()
+    watch = common.CompilerWatch()
     tasks = [(case, config, target) for case in todo for config in configs]
-    jobs = 1 if gpu else (args.jobs or os.cpu_count() or 1)
-    results = compile_all(tasks, jobs)
-    compiled = {case.label: [] for case in todo}
-    failures, first_failure, spills = {}, {}, []
-    for (case, config, _), (kernel, why, spilled) in zip(tasks, results):
-        key = f"{case.label} {describe(config)}"
-        if why is None:
-            compiled[case.label].append((config, kernel))
-            if spilled:
-                spills.append(f"{key} ({spilled} B)")
-            continue
-        if "not in the kernel cache" in why and key in known:
-            why = f"{known[key]} (at prepare)"
-        failures[key] = why
-        first_failure.setdefault(case.label, why)
-    count = sum(len(v) for v in compiled.values())
-    print(f"compiled {count} kernels for {len(todo)} cases in {time.perf_counter() - t0:.0f} s"
-          f"{f'; {len(failures)} configs did not compile:' if failures else ''}")
-    for key, why in failures.items():
-        print(f"  {key}: {why}")
-    if spills:
-        print(f"{len(spills)} kernels spill registers (ptxas): {'; '.join(spills)}")
-    if compiler is not None and _compiler_id() != compiler:
-        raise SystemExit("the compiler was rebuilt or edited during this run: its kernels are "
-                         "keyed to different compiler ids; run it again")
+    jobs = common.compile_jobs(gpu, args.jobs)
+    results = common.compile_parallel(_compile_task if jobs == 1 else _compile_task_in_worker,
+                                      tasks, jobs)
+    compiled, failures, first_failure = common.collect_compiles(
+        tasks, results, describe, prepared.get("failures"), time.perf_counter() - t0)
+    watch.check()
     if not gpu:
-        if offline():
-            missing = sum("kernel cache" in why for why in failures.values())
-            if missing:
-                raise SystemExit(f"no GPU and no compiler here, and {missing} kernels are not in "
-                                 "the kernel cache (TILELANG_MLIR_CACHE_DIR)")
-            print("no GPU here, no compiler: every kernel was found in the kernel cache")
-            return
-        _write_sidecar(failures)
-        print("no GPU here: compiled only (AOT prepare)")
+        common.finish_without_gpu(failures, SIDECAR)
         return
 
     # 2. Measure.
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    print_environment(prepared)
-    generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    common.strict_math()
+    common.print_environment(prepared, f"median of {REP} CUDA-graph replays after {WARMUP} "
+                             "warm-up, L2 flushed before each")
+    generator = common.seeded_generator()
     rows = []
     for case in todo:
         print(f"{case.label}:")

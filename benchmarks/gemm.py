@@ -25,21 +25,18 @@ prepare-gemm` here, `scripts/gpu_check.sh run-gemm` on the GPU machine.
 """
 
 import argparse
-import importlib.util
-import json
 import os
-import subprocess
 import sys
 import time
 
-import numpy as np
 import torch
 
 import tilelang_mlir.language as T
-from tilelang_mlir.compiler.compile import _compiler_id, offline
 from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
-from tilelang_mlir.runtime.profiler import bench_cuda
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402 (benchmarks/common.py)
 
 try:  # Triton is on the GPU machine only
     import triton
@@ -47,24 +44,12 @@ try:  # Triton is on the GPU machine only
 except ImportError:
     triton = None
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "gemm", "gemm.py")
-    spec = importlib.util.spec_from_file_location("gemm_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _load_example()
+example = common.load("examples/gemm/gemm.py", "gemm_example")
 describe = example.describe
 
 SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 LLM = [(8192, 8192, 1024), (4096, 28672, 8192), (8192, 1024, 28672)]
 FP8 = "float8_e4m3"
-WARMUP, REP = 25, 100
 DEVICE = "cuda"
 SIDECAR = "gemm_benchmark.json"  # in the kernel cache: commit and compile failures of the prepare
 
@@ -211,30 +196,9 @@ if triton is not None:
 # ---------------------------------------------------------------------------
 
 
-def rel_error(out, ref):
-    return ((out.float() - ref).norm() / ref.norm()).item()
-
-
-def device_ms(fn):
-    return float(np.median(bench_cuda(fn, warmup=WARMUP, rep=REP, flush_l2=True, cuda_graph=True)))
-
-
 def measure(fn, ref, tol):
-    """('ok', ms, err) after checking fn() against ref; ('wrong', None, err)
-    or ('failed', None, reason) otherwise."""
-    try:
-        err = rel_error(fn(), ref)
-        if not err < tol:
-            return "wrong", None, err
-        return "ok", device_ms(fn), err
-    except NoCUDADevice:
-        raise
-    except Exception as e:  # noqa: BLE001 (a failing contender is reported, the run goes on)
-        try:
-            torch.cuda.synchronize()
-        except Exception:  # noqa: BLE001 (the context may be lost; the next case will say)
-            pass
-        return "failed", None, example.reason(e)
+    """common.measure against a float32 reference with tolerance tol."""
+    return common.measure(fn, common.within(ref, tol))
 
 
 def run_case(case, ours_configs, not_compiled, generator, target="cuda"):
@@ -291,17 +255,6 @@ def run_case(case, ours_configs, not_compiled, generator, target="cuda"):
     return row
 
 
-def tflops(result, flop):
-    status, ms, detail = result
-    if status == "ok":
-        return f"{flop / ms / 1e9:.0f}"
-    if status == "wrong":
-        return f"wrong ({detail:.1e})"
-    if status == "n/a":
-        return "n/a"
-    return "failed"
-
-
 def print_table(rows):
     print()
     print("| shape (MxNxK) | dtype | ours TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | ours / cuBLAS"
@@ -315,105 +268,32 @@ def print_table(rows):
         config = row.get("config", "")
         if ours[0] == "failed":
             config = f"{config}: {ours[2]}" if config else ours[2]
-        print(f"| {case.shape} | {case.dtype} | {tflops(ours, case.flop)} | "
-              f"{tflops(cublas, case.flop)} | {tflops(row['triton'], case.flop)} | {ratio} | "
+        print(f"| {case.shape} | {case.dtype} | {common.tflops(ours, case.flop)} | "
+              f"{common.tflops(cublas, case.flop)} | {common.tflops(row['triton'], case.flop)} | {ratio} | "
               f"{config} | {row.get('triton_config', '')} |")
         for key, name in (("cublas", "cuBLAS"), ("triton", "Triton")):
             if row[key][0] == "failed":
                 notes.append(f"{case.label}: {name} failed: {row[key][2]}")
         if "cublas_precise" in row:
             notes.append(f"{case.label}: cuBLAS without fast accumulation: "
-                         f"{tflops(row['cublas_precise'], case.flop)} TFLOP/s")
+                         f"{common.tflops(row['cublas_precise'], case.flop)} TFLOP/s")
     for note in notes:
         print(f"  {note}")
 
 
-_TASKS = []  # (case, config, target) of compile_all, inherited by forked workers
-
-
-def _compile_task(i):
-    """Compiles task i (into the in-memory and disk caches); returns
-    (reason it failed or None, bytes of registers spilled)."""
-    case, config, target = _TASKS[i]
+def _compile_task(task):
+    """Compiles one (case, config, target) into the in-memory and disk
+    caches; returns (None, reason it failed or None, bytes of registers
+    spilled): the kernel itself is compiled again from the cache by the
+    autotuner."""
+    case, config, target = task
     kernels, failed = example.compile_configs(case.M, case.N, case.K, case.dtype, target,
                                               [config], case.out_dtype, case.program,
                                               log=lambda line: None)
     if failed:
-        return failed[0][1], 0
+        return None, failed[0][1], 0
     report = resource_report(getattr(kernels[0][1], "ptxas_info", "") or "")
-    return None, report["spill_stores"] + report["spill_loads"]
-
-
-def compile_all(tasks, jobs):
-    """Compiles every (case, config, target) task; `jobs` > 1 compiles in
-    forked processes (only useful to fill the disk cache: the kernels stay
-    in the workers' memory). Returns (failure reason or None, spilled
-    bytes) of each."""
-    _TASKS[:] = tasks
-    if jobs <= 1 or len(tasks) <= 1:
-        return [_compile_task(i) for i in range(len(tasks))]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(min(jobs, len(tasks)),
-                             mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_compile_task, range(len(tasks))))
-
-
-# ---------------------------------------------------------------------------
-# Environment
-# ---------------------------------------------------------------------------
-
-
-def _git_commit():
-    try:
-        out = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _sidecar_path():
-    d = os.environ.get("TILELANG_MLIR_CACHE_DIR")
-    return os.path.join(d, SIDECAR) if d else None
-
-
-def _read_sidecar():
-    path = _sidecar_path()
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (TypeError, OSError, ValueError):
-        return {}
-
-
-def _write_sidecar(failures):
-    path = _sidecar_path()
-    if path is None:
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump({"commit": _git_commit(), "prepared": time.strftime("%Y-%m-%d %H:%M"),
-                   "arch": os.environ.get("TILELANG_MLIR_CUDA_ARCH"), "failures": failures}, f,
-                  indent=1)
-
-
-def print_environment(prepared):
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
-        gpu = smi.stdout.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
-        gpu = f"{torch.cuda.get_device_name()} (driver unknown)"
-    commit = _git_commit() or f"{prepared.get('commit', 'unknown')} (as prepared)"
-    print(f"date    : {time.strftime('%Y-%m-%d %H:%M')}")
-    print(f"commit  : {commit}")
-    print(f"gpu     : {gpu}")
-    print(f"torch   : {torch.__version__} (CUDA {torch.version.cuda}), triton "
-          f"{triton.__version__ if triton is not None else 'not installed'}")
-    print(f"timing  : median of {REP} CUDA-graph replays after {WARMUP} warm-up, L2 flushed "
-          "before each; TF32 and reduced-precision reductions off")
+    return None, None, report["spill_stores"] + report["spill_loads"]
 
 
 # ---------------------------------------------------------------------------
@@ -432,76 +312,36 @@ def main(argv=None):
                         help="compile processes without a GPU (default: one per core)")
     args = parser.parse_args(argv)
 
-    try:
-        torch.cuda.init()
-    except Exception:  # noqa: BLE001
-        pass
-    gpu = torch.cuda.is_available()
-    # Without a GPU, compile for TILELANG_MLIR_CUDA_ARCH or else sm_90a: the
-    # target string (part of the cache key) is then the one a Hopper GPU gets.
-    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    gpu, target = common.init_cuda()
     todo = cases(args)
-    prepared = _read_sidecar()
+    prepared = common.read_sidecar(SIDECAR)
     known = prepared.get("failures", {})
 
     # 1. Compile every kernel the run uses (all of it from the cache on a
     #    machine without the compiler; here, in parallel processes).
     t0 = time.perf_counter()
-    compiler = None if offline() else _compiler_id()
+    watch = common.CompilerWatch()
     tasks = [(case, config, target) for case in todo
              for config in (case.configs[:1] if args.no_autotune else case.configs)]
-    jobs = 1 if gpu else (args.jobs or os.cpu_count() or 1)
-    results = compile_all(tasks, jobs)
-    compiled, failures, first_failure = {case.label: [] for case in todo}, {}, {}
-    spills = []
-    for (case, config, _), (why, spilled) in zip(tasks, results):
-        if why is None:
-            compiled[case.label].append(config)
-            if spilled:
-                spills.append(f"{case.label} {describe(config)} ({spilled} B)")
-            continue
-        key = f"{case.label} {describe(config)}"
-        if "not in the kernel cache" in why and key in known:
-            why = f"{known[key]} (at prepare)"
-        failures[key] = why
-        first_failure.setdefault(case.label, why)
-    count = sum(len(v) for v in compiled.values())
-    plural = "s" if len(todo) != 1 else ""
-    print(f"compiled {count} kernels for {len(todo)} case{plural} in "
-          f"{time.perf_counter() - t0:.0f} s"
-          f"{f'; {len(failures)} configs did not compile:' if failures else ''}")
-    for key, why in failures.items():
-        print(f"  {key}: {why}")
-    if spills:
-        print(f"{len(spills)} kernels spill registers (ptxas): {'; '.join(spills)}")
-    if compiler is not None and _compiler_id() != compiler:
-        # The cache key holds the compiler's identity: kernels compiled before
-        # a rebuild would not be found by a run with the newer one.
-        raise SystemExit("the compiler was rebuilt or edited during this run: its kernels are "
-                         "keyed to different compiler ids; run it again")
+    results = common.compile_parallel(_compile_task, tasks, common.compile_jobs(gpu, args.jobs))
+    compiled, failures, first_failure = common.collect_compiles(
+        tasks, results, describe, known, time.perf_counter() - t0)
+    watch.check()
     if not gpu:
-        if offline():  # nothing compiled here: this only checked the cache
-            missing = sum("kernel cache" in why for why in failures.values())
-            if missing:
-                raise SystemExit(f"no GPU and no compiler here, and {missing} kernels are not in "
-                                 "the kernel cache (TILELANG_MLIR_CACHE_DIR)")
-            print("no GPU here, no compiler: every kernel was found in the kernel cache")
-            return
-        _write_sidecar(failures)
-        print("no GPU here: compiled only (AOT prepare)")
+        common.finish_without_gpu(failures, SIDECAR)
         return
 
     # 2. Measure.
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
-    print_environment(prepared)
-    generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    common.strict_math()
+    common.print_environment(prepared, f"median of {common.REP} CUDA-graph replays after "
+                             f"{common.WARMUP} warm-up, L2 flushed before each; TF32 and "
+                             "reduced-precision reductions off")
+    generator = common.seeded_generator()
     rows = []
     for case in todo:
         print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label], first_failure.get(case.label), generator,
-                             target))
+        configs = [config for config, _ in compiled[case.label]]
+        rows.append(run_case(case, configs, first_failure.get(case.label), generator, target))
     print_table(rows)
 
 

@@ -32,17 +32,20 @@ gpu_check.sh run-mla` on the GPU machine.
 """
 
 import argparse
-import importlib.util
 import math
 import os
+import sys
 import time
 
 import torch
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
-from tilelang_mlir.compiler.compile import _compiler_id, offline
 from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402 (benchmarks/common.py)
+from common import measure  # noqa: E402
 
 try:  # Triton is on the GPU machine only
     import triton
@@ -50,20 +53,7 @@ try:  # Triton is on the GPU machine only
 except ImportError:
     triton = None
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _load("examples/attention/mla_decode.py", "mla_decode_example")
-# Measuring, checking and the environment header as in the attention benchmark.
-fa_bench = _load("benchmarks/flash_attn.py", "flash_attn_benchmark")
-measure, print_environment = fa_bench.measure, fa_bench.print_environment
+example = common.load("examples/attention/mla_decode.py", "mla_decode_example")
 
 HEADS, PAGE = 128, 64
 DV, DPE = example.DV, example.DPE
@@ -224,12 +214,7 @@ def triton_splits(case):
 
 
 def check(o_ref):
-    def fn(o):
-        err = ((o.float() - o_ref).norm() / o_ref.norm()).item()
-        if not err < TOL:
-            raise AssertionError(err)
-        return err
-    return fn
+    return common.within(o_ref, TOL)
 
 
 def run_case(case, ours):
@@ -305,17 +290,12 @@ def main(argv=None):
     parser.add_argument("--cache", default="1024,4096,8192,16384")
     parser.add_argument("--no-autotune", action="store_true", help="ours with 4 splits only")
     args = parser.parse_args(argv)
-    try:
-        torch.cuda.init()
-    except Exception:  # noqa: BLE001
-        pass
-    gpu = torch.cuda.is_available()
-    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    gpu, target = common.init_cuda()
     todo = [Case(int(b), int(n)) for b in args.batch.split(",") for n in args.cache.split(",")]
     splits = [4] if args.no_autotune else SPLITS
 
     t0 = time.perf_counter()
-    compiler = None if offline() else _compiler_id()
+    watch = common.CompilerWatch()
     compiled, failures = {}, []
     for case in todo:
         compiled[case.label] = []
@@ -323,7 +303,7 @@ def main(argv=None):
             try:
                 kernel = case.ours(s, target)
             except Exception as e:  # noqa: BLE001 (reported, the run goes on)
-                failures.append(f"{case.label} splits={s}: {fa_bench._reason(e)}")
+                failures.append(f"{case.label} splits={s}: {common.reason(e)}")
                 continue
             report = resource_report(getattr(kernel.split, "ptxas_info", "") or "")
             if report["spill_stores"] or report["spill_loads"]:
@@ -333,14 +313,13 @@ def main(argv=None):
           f"cases in {time.perf_counter() - t0:.0f} s")
     for f in failures:
         print(f"  {f}")
-    if compiler is not None and _compiler_id() != compiler:
-        raise SystemExit("the compiler was rebuilt or edited during this run; run it again")
+    watch.check()
     if not gpu:
         print("no GPU here: compiled only (AOT prepare)")
         return
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    print_environment({})
+    common.strict_math()
+    common.print_environment()
     rows = []
     for case in todo:
         print(f"{case.label}:")

@@ -26,6 +26,9 @@
 #       torch's FlashAttention-2 and memory-efficient SDPA / Triton. ARGS go to
 #       benchmarks/flash_attn.py (--dims, --causal, --no-autotune); a full
 #       prepare serves any ARGS of the run.
+#   scripts/gpu_check.sh prepare-attn-bwd / run-attn-bwd [ARGS]: the same for
+#       the FlashAttention backward (benchmarks/flash_attn_bwd.py: ours /
+#       the backward of each SDPA backend; --dims, --causal, --no-autotune).
 #
 #   scripts/gpu_check.sh prepare-dequant [ARGS]   (here) compiles every kernel
 #       of benchmarks/dequant.py (every config of the int4/int8 dequant GEMM
@@ -48,7 +51,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
 # The benchmarks with a prepare/run pair of their own: name -> script.
-declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode)
+declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode [attn-bwd]=flash_attn_bwd)
 
 # prepare_bench NAME ARGS...: compiles every kernel of benchmarks/SCRIPT.py
 # into .gpu-cache-NAME/ and packs it into .gpu-cache-NAME.tar.gz (refused
@@ -80,7 +83,7 @@ run_bench() {
   exit "${PIPESTATUS[0]}"
 }
 EXAMPLES=$(ls examples/*/*.py)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_mla_decode.py"
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py"
 
 case "${1:-}" in
 prepare)
@@ -124,14 +127,14 @@ run)
   done
   [ $tests -eq 0 ] && [ $examples -eq 0 ]
   ;;
-prepare-gemm|prepare-attn|prepare-dequant|prepare-mla)
+prepare-gemm|prepare-attn|prepare-attn-bwd|prepare-dequant|prepare-mla)
   prepare_bench "${1#prepare-}" "${@:2}"
   ;;
-run-gemm|run-attn|run-dequant|run-mla)
+run-gemm|run-attn|run-attn-bwd|run-dequant|run-mla)
   run_bench "${1#run-}" "${@:2}"
   ;;
 *)
-  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-dequant|run-dequant|prepare-mla|run-mla [benchmark args]" >&2
+  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-attn-bwd|run-attn-bwd|prepare-dequant|run-dequant|prepare-mla|run-mla [benchmark args]" >&2
   exit 2
   ;;
 esac

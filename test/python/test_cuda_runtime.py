@@ -75,6 +75,20 @@ def test_grid_symbols_scalars_and_ops():
     assert evaluate_grid([nested], syms, scalars) == (28, 1, 1)
 
 
+def test_grid_multiprocessor_count():
+    # {'sms': k}: the device's multiprocessors rounded down to a multiple of
+    # k, at least k (a persistent kernel's grid, clusters of k blocks).
+    persistent = [op("min", const(512), {"sms": 2})]
+    assert evaluate_grid(persistent, {}, {}, sms=132) == (132, 1, 1)
+    assert evaluate_grid(persistent, {}, {}, sms=115) == (114, 1, 1)
+    assert evaluate_grid(persistent, {}, {}, sms=1) == (2, 1, 1)
+    assert evaluate_grid([op("min", const(100), {"sms": 1})], {}, {}, sms=132) == (100, 1, 1)
+    with pytest.raises(ValueError, match="multiprocessor count, which is not known here"):
+        evaluate_grid(persistent, {}, {})
+    with pytest.raises(ValueError, match="'sms' must be the only key and a positive integer"):
+        evaluate_grid([{"sms": 0}], {}, {}, sms=132)
+
+
 def test_grid_division_follows_python():
     # floordiv and mod of negative intermediates are Python's // and %.
     s = {"a": -7}
@@ -768,6 +782,29 @@ def test_extract_launch_reads_tensor_maps():
     launch = _launch_of("{tile.tensormaps = [{param = 0 : i64, box = [64 : i64, 64 : i32], "
                         "swizzle = 128 : i32}]}")
     assert launch["tensormaps"] == [tmap(0, (64, 64), 128)]
+
+
+def test_extract_launch_reads_persistent_kernels():
+    launch = _launch_of("{tile.persistent = {blocks = 2 : i64, tiles = 512 : i64}}")
+    assert launch["grid"] == [op("min", const(512), {"sms": 2}), const(1), const(1)]
+    from tilelang_mlir.frontend.errors import CompilationError
+
+    with pytest.raises(CompilationError, match="tile.persistent must be a dictionary with the "
+                                               "keys blocks and tiles"):
+        _launch_of("{tile.persistent = 2 : i64}")
+
+
+def test_persistent_gemm_grid_comes_from_the_device():
+    """A GEMM with more tiles than multiprocessors is persistent on sm_90a:
+    its grid is the device's multiprocessor count (a multiple of the cluster
+    size), capped by the tiles, not the 132 it was compiled with."""
+    import kernels
+
+    n = 2048  # 16 x 16 tiles of 128 x 128, clusters of 2
+    k = tl.compile(kernels.matmul(n, n, n, 128, 128, 64, num_stages=3), out_idx=[2],
+                   target="cuda:sm_90a")
+    assert k.grid[0] == op("min", const(256), {"sms": 2})
+    assert "%nctaid.x" in k.ptx  # the tile loop steps by the launched grid
 
 
 @pytest.mark.parametrize("attrs, message", [

@@ -17,6 +17,8 @@ EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "*.py")))
 CPU_ARGS = {"gemm.py": ["--size", "128"],
             "flash_attn.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
                               "--dim", "64", "--causal"],
+            "flash_attn_bwd.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
+                                  "--dim", "64", "--causal"],
             "gemv.py": ["--n", "96", "--k", "1536"],
             "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"],
             "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"]}

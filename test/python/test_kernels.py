@@ -72,6 +72,35 @@ def test_gemm_4096_three_stages(dtype, target, rng):
     assert rel_error(c, ref) < 1e-2
 
 
+@pytest.mark.gpu
+def test_persistent_gemm_runs_on_any_grid(rng):
+    """On sm_90a a GEMM with more tiles than multiprocessors is persistent,
+    and its tile loop steps by the launched grid: the same kernel is correct
+    on one block per multiprocessor and on 114, 6 and 2 blocks (fewer
+    multiprocessors faked; clusters of 2)."""
+    n = 2048
+    kernel = tl.compile(kernels.matmul(n, n, n, 128, 128, 64, num_stages=3), out_idx=[2],
+                        target="cuda")
+    a = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).half()
+    b = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).half()
+    a, b = put(a, "cuda"), put(b, "cuda")
+    ref = (a.float() @ b.float()).double().cpu().numpy()
+    assert rel_error(kernel(a, b), ref) < 1e-2
+    if kernel.target.arch != "sm_90a":
+        pytest.skip("persistent kernels are sm_90a")
+    executable = kernel._executable
+    device = torch.cuda.current_device()
+    real = executable.multiprocessors(device)
+    assert real == torch.cuda.get_device_properties(device).multi_processor_count
+    assert kernel.grid[0] == {"op": "min", "args": [{"const": 256}, {"sms": 2}]}
+    try:
+        for sms in (115, 7, 1):
+            executable._sms[device] = sms
+            assert rel_error(kernel(a, b), ref) < 1e-2, sms
+    finally:
+        executable._sms[device] = real
+
+
 def test_elementwise_add(target, rng):
     M, N = 77, 130
     kernel = tl.compile(kernels.elementwise_add(M, N, 32, 64), out_idx=[2], target=target)

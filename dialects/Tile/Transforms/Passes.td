@@ -117,10 +117,15 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
     than P tiles (at most two grid dimensions, loop bounds independent of the
     block indices) becomes persistent: the grid shrinks to P blocks (a
     multiple of the cluster size), and both regions loop over the tiles
-    `cluster, cluster + P / n, ...` of the cluster grid, in the order of the
+    `cluster, cluster + G / n, ...` of the cluster grid (G: the launch's
+    `gpu.grid_dim x`), in the order of the
     kernel's `tile.use_swizzle` (which is then consumed) or row-major. The
     ring's iteration count runs on across tiles, so the producer fills the
     next tile's slots while the consumer finishes a tile (its epilogue).
+    The kernel is marked `tile.persistent = {blocks = n, tiles = T}` (T: the
+    blocks of the original grid): the launch may use any multiple of n
+    blocks up to T, and the runtime launches one per multiprocessor of the
+    device it runs on (rounded down to a multiple of n).
 
     Loops that do not qualify are left to `tile-pipeline`. Runs before
     layout inference, which sees the consumer's threads as the kernel's.
@@ -162,7 +167,7 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
            "Mark the gemms of attention-like loops for warpgroup turns">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect"];
 }
 
 def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {

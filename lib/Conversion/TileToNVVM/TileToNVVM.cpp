@@ -273,6 +273,9 @@ private:
   LogicalResult lowerGemm(GemmOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerCumSum(CumSumOp op, OpBuilder &b, IRMapping &map);
+  bool pairedAtomicAdd(const Buffer &src, const Buffer &dst,
+                       ArrayRef<Value> offsets);
+  Value globalElementPtr(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
   LogicalResult lowerAtomicAdd(AtomicAddOp op, OpBuilder &b, IRMapping &map,
                                Context &ctx);
   LogicalResult lowerPrint(PrintOp op, OpBuilder &b, IRMapping &map,
@@ -3701,7 +3704,8 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, digit,
                                          cIdx(b, loc, 0)));
   }
-  for (int64_t r = 0; r < layout.getNumRegs(); ++r) {
+  bool pairs = pairedAtomicAdd(*src, *dst, offsets);
+  for (int64_t r = 0; r < layout.getNumRegs(); r += pairs ? 2 : 1) {
     SmallVector<Value> fidx = layout.emitInverse(b, loc, tid, r);
     Value cond = leader;
     for (int64_t d = 0; d < src->rank(); ++d)
@@ -3714,11 +3718,88 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
                              : arith::AddIOp::create(b, loc, offsets[d],
                                                      fidx[d - lead])
                                    .getResult());
+    if (!pairs) {
+      guarded(b, loc, cond, [&](OpBuilder &gb) {
+        atomicAt(gb, idx, convertScalar(gb, loc, regLoad(gb, *src, r), elem));
+      });
+      continue;
+    }
+    // Registers r and r + 1 hold elements (.., c) and (.., c + 1), c even:
+    // both are in bounds when the first is (the last extent is even).
+    cond = andOf(b, loc, cond, inBounds(b, *dst, idx));
     guarded(b, loc, cond, [&](OpBuilder &gb) {
-      atomicAt(gb, idx, convertScalar(gb, loc, regLoad(gb, *src, r), elem));
+      Value ptr = globalElementPtr(gb, *dst, idx);
+      Value lo = convertScalar(gb, loc, regLoad(gb, *src, r), elem);
+      Value hi = convertScalar(gb, loc, regLoad(gb, *src, r + 1), elem);
+      LLVM::InlineAsmOp::create(
+          gb, loc, TypeRange{}, ValueRange{ptr, lo, hi},
+          "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(gb.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr());
     });
   }
   return success();
+}
+
+/// Whether a fragment atomic add into global float32 memory can go out as
+/// pairs of registers (`red.global.add.v2.f32`, sm_90 and PTX 8.1): every
+/// even register and the next hold consecutive elements of the last
+/// dimension (as in the mma/wgmma accumulator layouts), starting at an even
+/// column of a destination whose last extent is even.
+bool KernelLowering::pairedAtomicAdd(const Buffer &src, const Buffer &dst,
+                                     ArrayRef<Value> offsets) {
+  auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target);
+  if (amd || !nvvm || dst.kind != Kind::Global || !dst.elementType.isF32() ||
+      !src.elementType.isF32() || src.rank() == 0)
+    return false;
+  StringRef chip = nvvm.getChip();
+  int sm = 0, ptx = 0;
+  if (!chip.consume_front("sm_") || chip.take_while(llvm::isDigit).getAsInteger(10, sm) ||
+      sm < 90)
+    return false;
+  StringRef features = nvvm.getFeatures();
+  size_t at = features.find("+ptx");
+  if (at == StringRef::npos ||
+      features.drop_front(at + 4).take_while(llvm::isDigit).getAsInteger(10, ptx) ||
+      ptx < 81)
+    return false;
+  auto type = cast<MemRefType>(dst.memref.getType());
+  int64_t last = dst.shape.back();
+  if (!type.getLayout().isIdentity() || ShapedType::isDynamic(last) ||
+      last % 2 || knownDivisor(offsets.back()) % 2 || src.shape.back() % 2)
+    return false;
+  const TileLayout &layout = *src.layout;
+  if (layout.getNumRegs() % 2)
+    return false;
+  return llvm::any_of(layout.getDigits(), [&](const LayoutDigit &d) {
+    return !d.onThread && d.dim == src.rank() - 1 && d.dimStride == 1 &&
+           d.stride == 1 && d.size % 2 == 0;
+  });
+}
+
+/// A global (address space 1) pointer to element `idx` of the row-major
+/// global buffer `buf`.
+Value KernelLowering::globalElementPtr(OpBuilder &b, const Buffer &buf,
+                                       ArrayRef<Value> idx) {
+  Value linear = cIdx(b, loc, 0);
+  for (int64_t d = 0; d < buf.rank(); ++d) {
+    Value extent = ShapedType::isDynamic(buf.shape[d])
+                       ? memref::DimOp::create(b, loc, buf.memref, d).getResult()
+                       : cIdx(b, loc, buf.shape[d]);
+    linear = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, linear, extent), idx[d]);
+  }
+  Value bytes = arith::MulIOp::create(
+      b, loc, linear, cIdx(b, loc, elementBytes(buf.elementType)));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.memref);
+  Value addr = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, bytes));
+  Value generic = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr);
+  return LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
 }
 
 LogicalResult KernelLowering::lowerPrint(PrintOp op, OpBuilder &b,
@@ -4112,6 +4193,8 @@ LogicalResult KernelLowering::run() {
            hb.getNamedAttr("swizzle", hb.getI64IntegerAttr(m.swizzle))}));
     launch->setAttr("tile.tensormaps", hb.getArrayAttr(maps));
   }
+  if (Attribute persistent = kernel->getAttr("tile.persistent"))
+    launch->setAttr("tile.persistent", persistent);
   kernel.erase();
   return success();
 }

@@ -28,6 +28,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -401,7 +402,9 @@ void Specializer::choosePersistent() {
   persistent = true;
 }
 
-/// `for t = cluster; t < clusterTiles; t += numClusters`, with the block
+/// `for t = cluster; t < clusterTiles; t += G / blocks` (G: the launch's
+/// grid, `numClusters` clusters at compile time, fewer on a device with
+/// fewer multiprocessors), with the block
 /// indices of tile `t` (in the use_swizzle panel order, else row-major, over
 /// the grid of clusters; the cluster dimension adds the block's rank).
 Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
@@ -415,13 +418,16 @@ Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
     cluster = arith::DivUIOp::create(b, loc, pid, c(blocks));
     rank = arith::RemUIOp::create(b, loc, pid, c(blocks));
   }
+  Value clusters = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  if (blocks > 1)
+    clusters = arith::DivUIOp::create(b, loc, clusters, c(blocks));
   TileLoop tl;
-  tl.forOp = scf::ForOp::create(b, loc, cluster, c(clusterTiles), c(numClusters));
+  tl.forOp = scf::ForOp::create(b, loc, cluster, c(clusterTiles), clusters);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(tl.forOp.getBody());
   Value t = tl.forOp.getInductionVar();
   tl.iteration = arith::DivUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, t, cluster), c(numClusters));
+      b, loc, arith::SubIOp::create(b, loc, t, cluster), clusters);
   SmallVector<int64_t> cg = grid;
   if (clusterDim >= 0)
     cg[clusterDim] /= blocks;
@@ -701,6 +707,11 @@ void Specializer::run() {
     OpBuilder gb(kernel);
     kernel->setOperand(0, arith::ConstantIndexOp::create(
                               gb, loc, numClusters * blocks));
+    kernel->setAttr("tile.persistent",
+                    gb.getDictionaryAttr(
+                        {gb.getNamedAttr("blocks", gb.getI64IntegerAttr(blocks)),
+                         gb.getNamedAttr("tiles", gb.getI64IntegerAttr(
+                                                      clusterTiles * blocks))}));
     for (unsigned d = 1; d < kernel.getGrid().size(); ++d)
       kernel->setOperand(d, arith::ConstantIndexOp::create(gb, loc, 1));
     SmallVector<UseSwizzleOp> swizzles;

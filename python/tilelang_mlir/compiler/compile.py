@@ -105,8 +105,9 @@ KNOWN_PASS_CONFIGS = {
     "tl.disable_tma_store": "sm_90a, warp-specialized kernels: write the accumulator with direct "
                             "stores instead of shared memory and TMA stores",
     "tl.persistent_sms": "sm_90a, warp-specialized kernels: a constant grid of more tiles than "
-                         "this runs as a persistent kernel of this many blocks (default 132, "
-                         "the H100/H200 multiprocessors; 0 turns it off)",
+                         "this runs as a persistent kernel (default 132, the H100/H200 "
+                         "multiprocessors; 0 turns it off); it launches one block per "
+                         "multiprocessor of the device it runs on",
     "tl.enable_pingpong": "sm_90a: consumer warpgroups take turns at the gemms of attention-like "
                           "loops (tile-warp-specialize pingpong=true; off by default: it was slower "
                           "on the H200's FlashAttention, see BENCHMARKS.md)",

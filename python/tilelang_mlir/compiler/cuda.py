@@ -25,12 +25,16 @@ from .target import Target
 
 
 def ptx_features(target: Target) -> str:
-    # PTX 8.0 covers sm_80 and sm_90a (wgmma, setmaxnreg) and CUDA 12+ ptxas.
-    return "+ptx80"
+    # PTX 8.0 covers sm_80 and sm_90a (wgmma, setmaxnreg) and CUDA 12+ ptxas;
+    # sm_90 and later take PTX 8.1 (CUDA 12.1+) for the vector reductions
+    # (red.global.add.v2.f32) that fragment atomic adds use.
+    digits = "".join(ch for ch in target.arch.split("_", 1)[-1] if ch.isdigit())
+    return "+ptx81" if digits and int(digits) >= 90 else "+ptx80"
 
 
-# Blocks of a persistent sm_90a kernel: the multiprocessors of an H100 SXM or
-# H200 (132). A grid with more tiles than this loops over them.
+# Blocks of a persistent sm_90a kernel at compile time: the multiprocessors of
+# an H100 SXM or H200 (132). A grid with more tiles than this loops over them;
+# at launch the runtime gives it one block per multiprocessor of the device.
 PERSISTENT_SMS = 132
 
 
@@ -235,6 +239,17 @@ def extract_launch(module, params) -> Dict:
     launch = launches[0]
     operands = list(launch.operands)
     grid = [_expression(v, None, params) for v in operands[0:3]]
+    if "tile.persistent" in launch.attributes:
+        # A persistent kernel loops over `tiles` blocks' worth of tiles with
+        # whatever grid it gets: one block per multiprocessor of the device,
+        # a multiple of the cluster size `blocks`.
+        attr = launch.attributes["tile.persistent"]
+        if not isinstance(attr, ir.DictAttr) or "blocks" not in attr or "tiles" not in attr:
+            raise CompilationError(f"tile.persistent must be a dictionary with the keys blocks "
+                                   f"and tiles, got {attr}")
+        blocks = _int_attr(attr["blocks"], "tile.persistent.blocks")
+        tiles = _int_attr(attr["tiles"], "tile.persistent.tiles")
+        grid[0] = {"op": "min", "args": [{"const": tiles}, {"sms": blocks}]}
     block = [_expression(v, None, params) for v in operands[3:6]]
     smem = _expression(operands[6], None, params)
     if any("const" not in b for b in block) or "const" not in smem:

@@ -61,6 +61,8 @@ def expr_to_str(expr: Any) -> str:
             return str(expr["sym"])
         if "scalar" in expr:
             return str(expr["scalar"])
+        if "sms" in expr:
+            return f"SMs rounded down to a multiple of {expr['sms']}"
         if "op" in expr and isinstance(expr.get("args"), (list, tuple)):
             return f"{expr['op']}(" + ", ".join(expr_to_str(a) for a in expr["args"]) + ")"
     return repr(expr)
@@ -75,7 +77,7 @@ def check_grid_expr(expr: Any, symbols: Optional[Sequence[str]] = None,
     """
     if not isinstance(expr, dict):
         raise ValueError(f"grid expression {expr!r} must be a JSON object such as "
-                         "{'const': 4}, {'sym': 'M'}, {'scalar': 'n'} or "
+                         "{'const': 4}, {'sym': 'M'}, {'scalar': 'n'}, {'sms': 2} or "
                          "{'op': 'ceildiv', 'args': [...]}")
     if "const" in expr:
         value = expr["const"]
@@ -100,6 +102,11 @@ def check_grid_expr(expr: Any, symbols: Optional[Sequence[str]] = None,
             known = ", ".join(repr(s) for s in scalars) or "none"
             raise ValueError(f"grid expression {expr!r} refers to {name!r}, which is not an "
                              f"integer scalar parameter (integer scalars: {known})")
+    elif "sms" in expr:
+        value = expr["sms"]
+        if len(expr) != 1 or isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"grid expression {expr!r}: 'sms' must be the only key and a "
+                             "positive integer (the multiple the count is rounded down to)")
     elif "op" in expr:
         op, args = expr["op"], expr.get("args")
         if set(expr) != {"op", "args"}:
@@ -114,7 +121,7 @@ def check_grid_expr(expr: Any, symbols: Optional[Sequence[str]] = None,
             check_grid_expr(a, symbols, scalars)
     else:
         raise ValueError(f"grid expression {expr!r} has none of the keys 'const', 'sym', "
-                         "'scalar', 'op'")
+                         "'scalar', 'sms', 'op'")
 
 
 def check_grid(grid: Any, symbols: Optional[Sequence[str]] = None,
@@ -126,9 +133,16 @@ def check_grid(grid: Any, symbols: Optional[Sequence[str]] = None,
         check_grid_expr(e, symbols, scalars)
 
 
-def _eval(expr: Any, symbols: Mapping[str, int], scalars: Mapping[str, Any]) -> int:
+def _eval(expr: Any, symbols: Mapping[str, int], scalars: Mapping[str, Any],
+          sms: Optional[int]) -> int:
     if "const" in expr:
         return expr["const"]
+    if "sms" in expr:
+        if sms is None:
+            raise ValueError("grid expression refers to the multiprocessor count, which is not "
+                             "known here (no device)")
+        k = expr["sms"]
+        return max(k, sms // k * k)
     if "sym" in expr:
         name = expr["sym"]
         if name not in symbols:
@@ -146,8 +160,8 @@ def _eval(expr: Any, symbols: Mapping[str, int], scalars: Mapping[str, Any]) -> 
                              f"not an integer ({value!r})")
         return value
     op = expr["op"]
-    a = _eval(expr["args"][0], symbols, scalars)
-    b = _eval(expr["args"][1], symbols, scalars)
+    a = _eval(expr["args"][0], symbols, scalars, sms)
+    b = _eval(expr["args"][1], symbols, scalars, sms)
     if op == "add":
         return a + b
     if op == "sub":
@@ -168,11 +182,13 @@ def _eval(expr: Any, symbols: Mapping[str, int], scalars: Mapping[str, Any]) -> 
 
 
 def evaluate_grid(grid: Sequence[dict], symbols: Mapping[str, int],
-                  scalars: Mapping[str, Any]) -> Tuple[int, int, int]:
+                  scalars: Mapping[str, Any], sms: Optional[int] = None) -> Tuple[int, int, int]:
     """Evaluates a grid (1 to 3 expressions) to three extents, padded with 1.
 
     `symbols` maps symbolic sizes to their bound values, `scalars` scalar
-    parameter names to their values. Division is Python's floor division,
+    parameter names to their values, `sms` is the multiprocessor count of
+    the device (`{'sms': k}`: that count rounded down to a multiple of k, at
+    least k; persistent kernels launch one block per multiprocessor). Division is Python's floor division,
     `mod` Python's `%`. Raises ValueError for a malformed grid, an unbound
     name, a division by zero or a negative extent; a zero extent is returned
     as is (the launch is skipped).
@@ -180,7 +196,7 @@ def evaluate_grid(grid: Sequence[dict], symbols: Mapping[str, int],
     check_grid(grid)
     extents = []
     for axis, e in enumerate(grid):
-        value = _eval(e, symbols, scalars)
+        value = _eval(e, symbols, scalars, sms)
         if value < 0:
             raise ValueError(f"grid extent {'xyz'[axis]} = {expr_to_str(e)} evaluates to "
                              f"{value}, which is negative")
@@ -669,6 +685,8 @@ class CUDAExecutable:
         # A grid of constants is evaluated once.
         self._static_grid = (evaluate_grid(self.grid, {}, {})
                              if all("const" in e for e in self.grid) else None)
+        self._uses_sms = "'sms'" in repr(self.grid)
+        self._sms: Dict[int, int] = {}  # device -> multiprocessors
         self._what = f"kernel {self.name!r}"
         self._functions: Dict[int, Any] = {}  # context handle -> CUfunction
         self._handles: Dict[int, int] = {}  # context handle -> CUfunction as an int
@@ -701,8 +719,10 @@ class CUDAExecutable:
             maps.append(tmap)
         return maps
 
-    def launch_grid(self, params: Sequence, values: Sequence) -> Tuple[int, int, int]:
-        """The grid of a launch with these argument values."""
+    def launch_grid(self, params: Sequence, values: Sequence,
+                    sms: Optional[int] = None) -> Tuple[int, int, int]:
+        """The grid of a launch with these argument values (on a device
+        with `sms` multiprocessors)."""
         symbols: Dict[str, int] = {}
         scalars: Dict[str, Any] = {}
         for p, v in zip(params, values):
@@ -712,7 +732,7 @@ class CUDAExecutable:
                         symbols.setdefault(want, have)
             else:
                 scalars[p.name] = v
-        grid = evaluate_grid(self.grid, symbols, scalars)
+        grid = evaluate_grid(self.grid, symbols, scalars, sms)
         for axis, (extent, limit) in enumerate(zip(grid, _GRID_LIMITS)):
             if extent > limit:
                 raise ValueError(f"kernel {self.name!r}: grid extent {'xyz'[axis]} = "
@@ -759,11 +779,27 @@ class CUDAExecutable:
             self._functions[handle] = fn
         return fn
 
+    def multiprocessors(self, device: int) -> int:
+        """The multiprocessor count of cuda:`device` (cached)."""
+        count = self._sms.get(device)
+        if count is None:
+            driver = _driver()
+            attr = driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+            count = check_result(driver.cuDeviceGetAttribute(attr, device),
+                                 "cuDeviceGetAttribute",
+                                 f"the multiprocessor count of cuda:{device}")
+            self._sms[device] = count = int(count)
+        return count
+
     def __call__(self, params: Sequence, values: Sequence) -> None:
-        grid = self._static_grid or self.launch_grid(params, values)
-        if 0 in grid:
-            return  # an empty grid launches nothing
-        ctx, device = current_context(self._what)
+        if self._uses_sms:  # a persistent kernel: one block per multiprocessor
+            ctx, device = current_context(self._what)
+            grid = self.launch_grid(params, values, self.multiprocessors(device))
+        else:
+            grid = self._static_grid or self.launch_grid(params, values)
+            if 0 in grid:
+                return  # an empty grid launches nothing
+            ctx, device = current_context(self._what)
         fn = self._function(ctx, device)
         stream = _current_stream(device)
         maps = self.encode_tensormaps(params, values) if self._maps else ()

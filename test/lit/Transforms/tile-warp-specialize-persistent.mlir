@@ -1,24 +1,27 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{persistent-sms=132}),canonicalize,cse)' | FileCheck %s
 
 // 16 x 32 tiles in (1, 2, 1) clusters is 256 cluster tiles: the grid becomes
-// 66 clusters of 2 (one row), and both regions loop over the cluster tiles
-// %cid, %cid + 66, ... in the order of `use_swizzle 8` (consumed), over the
+// 66 clusters of 2 (one row; the kernel is marked persistent over 512
+// blocks, so that the launch may use fewer on a smaller device), and both
+// regions loop over the cluster tiles %cid, %cid + G, ... (G = grid_dim x /
+// 2 clusters at launch) in the order of `use_swizzle 8` (consumed), over the
 // 16 x 16 grid of clusters; the y index gets the block's rank back. The
 // ring's count runs on across tiles (tile iteration * trip count + k), and
 // the consumer frees the tile's last slot after its gemms are done, before
 // the epilogue.
 // CHECK-LABEL: func.func @gemm
-// CHECK-DAG: %[[C66:.+]] = arith.constant 66 : index
 // CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
 // CHECK-DAG: %[[C132:.+]] = arith.constant 132 : index
-// CHECK: tile.kernel blocks(%[[PID:.+]], %{{.+}}) in (%[[C132]], %c1) threads(256)
+// CHECK: tile.kernel blocks(%[[PID:.+]], %{{.+}}) in (%[[C132]], %c1) threads(256) attributes {tile.persistent = {blocks = 2 : i64, tiles = 512 : i64}}
 // CHECK-NOT: tile.use_swizzle
 // CHECK: tile.warp_specialize producer(128) {
 // CHECK:   %[[CID:.+]] = arith.divui %[[PID]], %c2
 // CHECK:   %[[RANK:.+]] = arith.remui %[[PID]], %c2
-// CHECK:   scf.for %[[T:.+]] = %[[CID]] to %[[C256]] step %[[C66]] {
+// CHECK:   %[[G:.+]] = gpu.grid_dim x
+// CHECK:   %[[STEP:.+]] = arith.divui %[[G]], %c2
+// CHECK:   scf.for %[[T:.+]] = %[[CID]] to %[[C256]] step %[[STEP]] {
 // CHECK:     %[[D:.+]] = arith.subi %[[T]], %[[CID]]
-// CHECK:     %[[ITER:.+]] = arith.divui %[[D]], %[[C66]]
+// CHECK:     %[[ITER:.+]] = arith.divui %[[D]], %[[STEP]]
 // CHECK:     %[[Y2:.+]] = arith.muli %{{.+}}, %c2
 // CHECK:     %[[Y:.+]] = arith.addi %[[Y2]], %[[RANK]]
 // CHECK:     %[[BASE:.+]] = arith.muli %[[ITER]], %[[N:.+]] : index
@@ -31,7 +34,7 @@
 // CHECK:       tile.copy
 // CHECK:       tile.copy {{.+}} {multicast = 2 : i64}
 // CHECK: } consumer {
-// CHECK:   scf.for %{{.+}} = %{{.+}} to %[[C256]] step %[[C66]] {
+// CHECK:   scf.for %{{.+}} = %{{.+}} to %[[C256]] step %{{.+}} {
 // CHECK:     tile.fill
 // CHECK:     scf.for
 // CHECK:       tile.gemm {{.+}} {async}
@@ -72,7 +75,7 @@ func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref
 // depend on the block (a causal-style loop): not persistent.
 // CHECK-LABEL: func.func @few_tiles
 // CHECK: tile.kernel blocks(%{{.+}}, %{{.+}}) in (%c8, %c16)
-// CHECK-NOT: scf.for {{.+}} step %c66
+// CHECK-NOT: gpu.grid_dim
 // CHECK-LABEL: func.func @varying_trips
 // CHECK: tile.kernel blocks(%{{.+}}, %{{.+}}) in (%c16, %c32)
 func.func @few_tiles(%A: memref<4096x4096xf16>, %C: memref<4096x4096xf32>, %n: index) {

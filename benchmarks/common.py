@@ -1,0 +1,299 @@
+"""What every benchmark in this folder shares: loading an example by path,
+checking and timing a contender, compiling many kernels in parallel, the
+sidecar a prepare leaves in the kernel cache and the environment header.
+
+Each benchmark script puts this folder on sys.path and imports it as
+`common` (that works when the script runs directly and when a test loads it
+by path). A contender's result is a triple (status, ms, detail):
+('ok', ms, error), ('wrong', None, error), ('failed', None, reason) or
+('n/a', None, why).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import time
+
+import numpy as np
+import torch
+
+from tilelang_mlir.compiler.compile import _compiler_id, offline
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.runtime.profiler import bench_cuda
+
+try:  # Triton is on the GPU machine only
+    import triton
+except ImportError:
+    triton = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WARMUP, REP = 25, 100
+
+
+def load(relpath, name):
+    """The module at ROOT/relpath (an example or another benchmark), loaded
+    under `name` without touching sys.path."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relpath))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---------------------------------------------------------------------------
+# Checking and timing
+# ---------------------------------------------------------------------------
+
+
+def rel_error(out, ref):
+    """||out - ref|| / ||ref|| in float32 (ref is a float32 tensor)."""
+    return ((out.float() - ref).norm() / ref.norm()).item()
+
+
+def device_ms(fn, warmup=WARMUP, rep=REP, graph=True):
+    """Median milliseconds of fn over `rep` CUDA-graph replays (calls
+    without `graph`: for functions of milliseconds that a graph cannot
+    capture, such as autograd), L2 flushed before each."""
+    return float(np.median(bench_cuda(fn, warmup=warmup, rep=rep, flush_l2=True,
+                                      cuda_graph=graph)))
+
+
+def reason(exc):
+    """The first line of an exception's message (at most 200 characters)."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text[:200]
+
+
+def within(ref, tol):
+    """A check for `measure`: the relative error of an output against ref,
+    raising AssertionError(error) when it is not below tol."""
+    def check(out):
+        err = rel_error(out, ref)
+        if not err < tol:
+            raise AssertionError(err)
+        return err
+    return check
+
+
+def measure(fn, check, warmup=WARMUP, rep=REP, graph=True):
+    """('ok', ms, error) after check(fn()) returned an error (it raises
+    AssertionError(error) for a wrong result: ('wrong', None, error));
+    ('failed', None, reason) when fn raises. A failing contender is
+    reported and the run goes on. ms: `device_ms(fn, warmup, rep, graph)`."""
+    try:
+        err = check(fn())
+    except AssertionError as e:
+        return "wrong", None, e.args[0]
+    except NoCUDADevice:
+        raise
+    except Exception as e:  # noqa: BLE001
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 (the context may be lost; the next case will say)
+            pass
+        return "failed", None, reason(e)
+    try:
+        return "ok", device_ms(fn, warmup, rep, graph), err
+    except Exception as e:  # noqa: BLE001
+        return "failed", None, reason(e)
+
+
+def tflops(result, flop):
+    """A table cell: TFLOP/s of an 'ok' result, else what went wrong."""
+    status, ms, detail = result
+    if status == "ok":
+        return f"{flop / ms / 1e9:.0f}"
+    if status == "wrong":
+        return f"wrong ({detail:.1e})"
+    if status == "n/a":
+        return "n/a"
+    return "failed"
+
+
+def copy_bandwidth():
+    """GB/s of a 1 GiB device-to-device copy (bytes read + written)."""
+    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    ms = float(np.median(bench_cuda(lambda: dst.copy_(src), warmup=5, rep=20, flush_l2=False)))
+    return 2 * (1 << 28) * 4 / ms / 1e6
+
+
+# ---------------------------------------------------------------------------
+# Compiling (here, or from the kernel cache on a machine without the compiler)
+# ---------------------------------------------------------------------------
+
+
+def init_cuda():
+    """(gpu, target): whether a GPU is here, and the target to compile for.
+    Without a GPU that is TILELANG_MLIR_CUDA_ARCH or else sm_90a, so the
+    target string (part of the cache key) is the one a Hopper GPU gets."""
+    try:
+        torch.cuda.init()
+    except Exception:  # noqa: BLE001
+        pass
+    gpu = torch.cuda.is_available()
+    target = "cuda" if gpu or os.environ.get("TILELANG_MLIR_CUDA_ARCH") else "cuda:sm_90a"
+    return gpu, target
+
+
+_WORK = [None, []]  # (function, tasks) of compile_parallel, inherited by forked workers
+
+
+def _run_task(i):
+    return _WORK[0](_WORK[1][i])
+
+
+def compile_parallel(fn, tasks, jobs):
+    """[fn(task) for task in tasks]; with jobs > 1 in forked processes, which
+    only fills the disk cache (kernels stay in the workers): fn must then
+    return something picklable."""
+    _WORK[:] = [fn, list(tasks)]
+    if jobs <= 1 or len(tasks) <= 1:
+        return [_run_task(i) for i in range(len(tasks))]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(jobs, len(tasks)),
+                             mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_run_task, range(len(tasks))))
+
+
+def compile_jobs(gpu, requested=0):
+    """Compile processes: one where a GPU runs the kernels (they must stay in
+    this process), else `requested` or one per core."""
+    return 1 if gpu else (requested or os.cpu_count() or 1)
+
+
+class CompilerWatch:
+    """Notices a compiler rebuilt during a run: the cache key holds the
+    compiler's identity, so kernels compiled before a rebuild would not be
+    found by a run with the newer one."""
+
+    def __init__(self):
+        self.id = None if offline() else _compiler_id()
+
+    def check(self):
+        if self.id is not None and _compiler_id() != self.id:
+            raise SystemExit("the compiler was rebuilt or edited during this run: its kernels "
+                             "are keyed to different compiler ids; run it again")
+
+
+def finish_without_gpu(failures, sidecar):
+    """What a run without a GPU ends with: from the cache alone, refuse when
+    kernels are missing; with a compiler, write the sidecar (AOT prepare)."""
+    if offline():
+        missing = sum("kernel cache" in why for why in failures.values())
+        if missing:
+            raise SystemExit(f"no GPU and no compiler here, and {missing} kernels are not in "
+                             "the kernel cache (TILELANG_MLIR_CACHE_DIR)")
+        print("no GPU here, no compiler: every kernel was found in the kernel cache")
+        return
+    write_sidecar(sidecar, failures)
+    print("no GPU here: compiled only (AOT prepare)")
+
+
+# ---------------------------------------------------------------------------
+# Environment
+# ---------------------------------------------------------------------------
+
+
+def git_commit():
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _sidecar_path(name):
+    d = os.environ.get("TILELANG_MLIR_CACHE_DIR")
+    return os.path.join(d, name) if d else None
+
+
+def read_sidecar(name):
+    """What the prepare recorded in the kernel cache (commit, date, arch,
+    compile failures), or {}."""
+    try:
+        with open(_sidecar_path(name)) as f:
+            return json.load(f)
+    except (TypeError, OSError, ValueError):
+        return {}
+
+
+def write_sidecar(name, failures):
+    path = _sidecar_path(name)
+    if path is None:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"commit": git_commit(), "prepared": time.strftime("%Y-%m-%d %H:%M"),
+                   "arch": os.environ.get("TILELANG_MLIR_CUDA_ARCH"), "failures": failures}, f,
+                  indent=1)
+
+
+def print_environment(prepared=None, timing=None):
+    """Date, commit (or the prepare's), GPU and driver, torch/cuDNN/Triton
+    versions and how timing is done: the header of every table."""
+    prepared = prepared or {}
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        gpu = smi.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        gpu = f"{torch.cuda.get_device_name()} (driver unknown)"
+    commit = git_commit() or f"{prepared.get('commit', 'unknown')} (as prepared)"
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    print(f"date    : {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"commit  : {commit}")
+    print(f"gpu     : {gpu}")
+    print(f"torch   : {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {cudnn}), triton "
+          f"{triton.__version__ if triton is not None else 'not installed'}")
+    print(f"timing  : {timing or f'median of {REP} CUDA-graph replays after {WARMUP} warm-up, L2 flushed before each'}")
+
+
+def strict_math():
+    """No TF32 and no reduced-precision reductions in torch's contenders."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+
+
+def seeded_generator():
+    """A CUDA generator with a fresh random seed (new inputs every run)."""
+    return torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+
+
+def collect_compiles(tasks, results, describe, known=None, seconds=None):
+    """Sorts compile results: tasks are (case, config, ...) and results
+    (kernel or None, reason it failed or None, spilled bytes). Prints a
+    summary (with the compile time `seconds`) and returns ({case label: [(config, kernel)]}, {"label config":
+    reason}, {case label: first reason}). A kernel missing from the cache
+    is reported with the reason the prepare recorded (`known`)."""
+    known = known or {}
+    compiled = {task[0].label: [] for task in tasks}
+    failures, first_failure, spills = {}, {}, []
+    for (case, config, *_), (kernel, why, spilled) in zip(tasks, results):
+        key = f"{case.label} {describe(config)}"
+        if why is None:
+            compiled[case.label].append((config, kernel))
+            if spilled:
+                spills.append(f"{key} ({spilled} B)")
+            continue
+        if "not in the kernel cache" in why and key in known:
+            why = f"{known[key]} (at prepare)"
+        failures[key] = why
+        first_failure.setdefault(case.label, why)
+    count = sum(len(v) for v in compiled.values())
+    took = f" in {seconds:.0f} s" if seconds is not None else ""
+    print(f"compiled {count} kernels for {len(compiled)} case{'s' if len(compiled) != 1 else ''}"
+          f"{took}"
+          f"{f'; {len(failures)} configs did not compile:' if failures else ''}")
+    for key, why in failures.items():
+        print(f"  {key}: {why}")
+    if spills:
+        print(f"{len(spills)} kernels spill registers (ptxas): {'; '.join(spills)}")
+    return compiled, failures, first_failure

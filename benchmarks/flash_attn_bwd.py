@@ -1,0 +1,241 @@
+"""FlashAttention backward on Hopper: ours next to the backward of torch's
+scaled_dot_product_attention with each backend that runs.
+
+Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
+(batch, heads, seq, dim) tensors.
+
+Contenders: ours (examples/attention/flash_attn_bwd.py: preprocess, main
+kernel, postprocess; every config of its CONFIGS tried and the fastest
+kept), and torch.autograd.grad through F.scaled_dot_product_attention with
+each backend (CUDNN_ATTENTION, FLASH_ATTENTION, EFFICIENT_ATTENTION), its
+forward run once outside the timing. All take the same random Q, K, V, dO;
+ours takes O and the LSE of a float32 forward. Every contender is first
+checked against float32 autograd (one batch element at a time): relative
+Frobenius error of dQ, dK and dV each below 1e-2; a wrong result is
+reported, not timed. Then each is timed: median device time of 20 calls
+after warm-up, L2 flushed before each (no CUDA graph: a call takes
+milliseconds). TFLOP/s count 2.5x the forward's 4 B H S^2 D (two gemms
+forward, five backward), halved for causal.
+
+    python benchmarks/flash_attn_bwd.py [--dims 128,64] [--causal both|yes|no] [--no-autotune]
+                                        [--seq 4096] [--batch 8] [--heads 32]
+
+Without a GPU it compiles every kernel the run would use into the kernel
+cache and exits: `scripts/gpu_check.sh prepare-attn-bwd` here,
+`scripts/gpu_check.sh run-attn-bwd` on the GPU machine.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from tilelang_mlir.compiler.cuda import resource_report
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402 (benchmarks/common.py)
+
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # older torch
+    SDPBackend = sdpa_kernel = None
+
+example = common.load("examples/attention/flash_attn_bwd.py", "flash_attn_bwd_example")
+
+WARMUP, REP = 3, 20
+TOL = 1e-2
+SDPA_BACKENDS = ["CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION"]
+
+
+class Case:
+    def __init__(self, batch, heads, seq, dim, causal, dtype="float16"):
+        self.batch, self.heads, self.seq, self.dim = batch, heads, seq, dim
+        self.causal, self.dtype = causal, dtype
+
+    @property
+    def label(self):
+        return (f"B{self.batch} H{self.heads} S{self.seq} D{self.dim} "
+                f"{'causal' if self.causal else 'full'} {self.dtype}")
+
+    @property
+    def flop(self):  # 2.5x the forward's
+        return 2.5 * 4 * self.batch * self.heads * self.seq ** 2 * self.dim / (
+            2 if self.causal else 1)
+
+    def compile(self, config, target):
+        return example.FlashAttnBwd(self.batch, self.heads, self.seq, self.dim, self.causal,
+                                    dtype=self.dtype, target=target, **config)
+
+
+def cases(args):
+    dims = [int(d) for d in args.dims.split(",")]
+    causal = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
+    return [Case(args.batch, args.heads, args.seq, d, c) for d in dims for c in causal]
+
+
+def check_grads(refs):
+    """check(grads) -> the largest relative error of dQ, dK, dV; raises
+    AssertionError with it when it is not below TOL."""
+    def check(grads):
+        err = max(((g.float() - r).norm() / r.norm()).item() for g, r in zip(grads, refs))
+        if not err < TOL:  # (NaN fails too)
+            raise AssertionError(err)
+        return err
+    return check
+
+
+def measure(fn, check):
+    """common.measure over plain calls (a backward takes milliseconds, and
+    autograd does not go into a CUDA graph)."""
+    return common.measure(fn, check, WARMUP, REP, graph=False)
+
+
+def sdpa_backward(backend, q, k, v, do, causal):
+    """fn() -> (dq, dk, dv) of the backend's backward; its forward runs here
+    once (or raises when the backend does not take the case)."""
+    leaves = [x.detach().requires_grad_() for x in (q, k, v)]
+    with sdpa_kernel([getattr(SDPBackend, backend)]):
+        out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+
+    def fn():
+        return torch.autograd.grad(out, leaves, do, retain_graph=True)
+    return fn
+
+
+def run_case(case, kernels, generator):
+    dt = getattr(torch, case.dtype)
+    shape = (case.batch, case.heads, case.seq, case.dim)
+    q, k, v, do = (torch.randn(shape, device="cuda", generator=generator).to(dt)
+                   for _ in range(4))
+    o, lse = example.forward(q, k, v, case.causal)
+    refs = example.reference(q, k, v, do, case.causal)
+    check = check_grads(refs)
+    row = {"case": case}
+    results = []
+    for config, bwd in kernels:
+        result = measure(lambda: bwd(q, k, v, o, do, lse), check)
+        status, ms, detail = result
+        text = (f"{ms:8.3f} ms {case.flop / ms / 1e9:6.0f} TFLOP/s (error {detail:.1e})"
+                if status == "ok" else f"{status}: {detail}")
+        print(f"   ours {example.describe(config):20} {text}")
+        results.append((config, result))
+    ok = [r for r in results if r[1][0] == "ok"]
+    if ok:
+        config, row["ours"] = min(ok, key=lambda r: r[1][1])
+        row["config"] = example.describe(config)
+    else:
+        row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
+        row["config"] = "none ran correctly"
+    for backend in SDPA_BACKENDS:
+        if sdpa_kernel is None:
+            row[backend] = ("n/a", None, "torch.nn.attention is missing")
+            continue
+        try:
+            fn = sdpa_backward(backend, q, k, v, do, case.causal)
+        except Exception as e:  # noqa: BLE001
+            row[backend] = ("failed", None, common.reason(e))
+            continue
+        row[backend] = measure(fn, check)
+        del fn
+    errs = ", ".join(f"{key.split('_')[0].lower()} {row[key][2]:.1e}"
+                     for key in ["ours"] + SDPA_BACKENDS if isinstance(row[key][2], float))
+    print(f"  errors (largest of dQ, dK, dV): {errs}")
+    del q, k, v, do, o, lse, refs
+    torch.cuda.empty_cache()
+    return row
+
+
+def print_table(rows):
+    print()
+    print("| D | causal | ours | cuDNN | FA2 (torch) | mem-efficient | ours / best torch "
+          "| our config |")
+    print("|---|---|---|---|---|---|---|---|")
+    notes = []
+    for row in rows:
+        case = row["case"]
+        cells = [common.tflops(row[key], case.flop) for key in ["ours"] + SDPA_BACKENDS]
+        best = min((row[b][1] for b in SDPA_BACKENDS if row[b][0] == "ok"), default=None)
+        ratio = (f"{best / row['ours'][1]:.2f}x" if best and row["ours"][0] == "ok" else "—")
+        config = row.get("config", "")
+        if row["ours"][0] == "failed":
+            config = f"{config}: {row['ours'][2]}"
+        print(f"| {case.dim} | {'yes' if case.causal else 'no'} | {' | '.join(cells)} | {ratio} "
+              f"| {config} |")
+        for key in SDPA_BACKENDS:
+            if row[key][0] == "failed":
+                notes.append(f"{case.label}: {key} failed: {row[key][2]}")
+    print("(TFLOP/s counted as 2.5x the forward's FLOPs; ratio = ours / fastest torch backend)")
+    for note in notes:
+        print(f"  {note}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dims", default="128,64", help="comma-separated head dims")
+    parser.add_argument("--causal", default="both", choices=["both", "yes", "no"])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=4096)
+    parser.add_argument("--no-autotune", action="store_true",
+                        help="ours with the example's default tiles only")
+    args = parser.parse_args(argv)
+
+    gpu, target = common.init_cuda()
+    todo = cases(args)
+
+    # 1. Compile (here, or load from the kernel cache where there is no compiler).
+    t0 = time.perf_counter()
+    watch = common.CompilerWatch()
+    compiled, failures, spills = {}, [], []
+    for case in todo:
+        configs = [example.BLOCKS[case.dim]] if args.no_autotune else example.CONFIGS
+        compiled[case.label] = []
+        for config in configs:
+            key = f"{case.label} {example.describe(config)}"
+            try:
+                bwd = case.compile(config, target)
+            except Exception as e:  # noqa: BLE001 (a config that does not compile is skipped)
+                failures.append(f"{key}: {common.reason(e)}")
+                continue
+            compiled[case.label].append((config, bwd))
+            report = resource_report(getattr(bwd.main, "ptxas_info", "") or "")
+            spilled = report["spill_stores"] + report["spill_loads"]
+            if spilled:
+                spills.append(f"{key} ({spilled} B)")
+    count = sum(len(v) for v in compiled.values())
+    print(f"compiled {count} configs for {len(todo)} cases in {time.perf_counter() - t0:.0f} s"
+          f"{f'; {len(failures)} did not compile:' if failures else ''}")
+    for line in failures:
+        print(f"  {line}")
+    if spills:
+        print(f"{len(spills)} main kernels spill registers (ptxas): {'; '.join(spills)}")
+    watch.check()
+    if not gpu:
+        if common.offline() and failures:
+            raise SystemExit("no GPU and no compiler here, and some kernels are not in the "
+                             "kernel cache (TILELANG_MLIR_CACHE_DIR)")
+        print("no GPU here: compiled only (AOT prepare)")
+        return
+
+    # 2. Measure.
+    common.strict_math()
+    common.print_environment(timing=f"median of {REP} calls after {WARMUP} warm-up, L2 "
+                                    "flushed before each")
+    generator = common.seeded_generator()
+    rows = []
+    for case in todo:
+        print(f"{case.label}:")
+        rows.append(run_case(case, compiled[case.label], generator))
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except NoCUDADevice as e:
+        print(f"compiled only: no GPU here (AOT prepare): {e}")

@@ -1,0 +1,112 @@
+"""FlashAttention backward (examples/attention/flash_attn_bwd.py) on fresh
+random inputs against torch autograd: dQ, dK, dV for causal and not,
+grouped-query attention (dK, dV summed over a group's query heads), float16
+and bfloat16, head dims 64 and 128, sequence lengths that divide neither
+tile. O and the LSE come from a float64 forward (O rounded to the input
+dtype, as a forward kernel returns it). The CPU target checks against
+float64 autograd at small sizes; the `cuda` target (marked gpu) runs the
+same and, at realistic sizes, checks against float32 autograd."""
+
+import importlib.util
+import os
+
+import pytest
+import torch
+
+from devices import put
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _load_example():
+    path = os.path.join(ROOT, "examples", "attention", "flash_attn_bwd.py")
+    spec = importlib.util.spec_from_file_location("flash_attn_bwd_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fab = _load_example()
+
+# Relative Frobenius error of each gradient: P and dS are rounded to the
+# input dtype before their gemms (about 3e-4 in float16, 3e-3 in bfloat16
+# measured); a wrong scale, mask or group sum is off by more than 1e-1.
+TOL = {"float16": 3e-3, "bfloat16": 2e-2}
+
+
+def rel_error(out, ref):
+    out = out.detach().cpu().double()
+    assert torch.isfinite(out).all(), "gradient has NaN/Inf"
+    ref = ref.detach().cpu().double()
+    return ((out - ref).norm() / ref.norm()).item()
+
+
+def run(target, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16", **blocks):
+    """Runs the three kernels on random inputs; returns the relative errors
+    of dQ, dK, dV against autograd (after checking shapes and dtypes)."""
+    bwd = fab.FlashAttnBwd(batch, heads, seq_len, dim, is_causal, groups, dtype, target=target,
+                           **blocks)
+    torch_dtype = getattr(torch, dtype)
+    q = torch.randn(batch, heads, seq_len, dim).to(torch_dtype)
+    k = torch.randn(batch, heads // groups, seq_len, dim).to(torch_dtype)
+    v = torch.randn(batch, heads // groups, seq_len, dim).to(torch_dtype)
+    do = torch.randn(batch, heads, seq_len, dim).to(torch_dtype)
+    q, k, v, do = (put(x, target) for x in (q, k, v, do))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    o, lse = fab.forward(q, k, v, is_causal)
+    dq, dk, dv = bwd(q, k, v, o, do, lse)
+    for grad, x in zip((dq, dk, dv), (q, k, v)):
+        assert grad.shape == x.shape and grad.dtype == torch_dtype, (grad.shape, grad.dtype)
+    refs = fab.reference(q, k, v, do, is_causal)
+    return tuple(rel_error(g, r) for g, r in zip((dq, dk, dv), refs))
+
+
+SMALL = dict(block_M=32, block_N=32, threads=128)
+
+
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dim", [64, 128])
+def test_flash_attn_bwd(dim, is_causal, target):
+    errors = run(target, 1, 2, 128, dim, is_causal)
+    assert max(errors) < TOL["float16"], errors
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_flash_attn_bwd_gqa(dtype, target):
+    """Four query heads per KV head: dK, dV sum over the group."""
+    errors = run(target, 2, 8, 96, 64, is_causal=True, groups=4, dtype=dtype, **SMALL)
+    assert max(errors) < TOL[dtype], errors
+
+
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_bwd_ragged_sequence(is_causal, target):
+    """A sequence that divides neither tile (KV block 64, Q block 32): the
+    last KV block and the last Q block run past the end."""
+    errors = run(target, 1, 4, 100, 64, is_causal, groups=2, block_M=64, block_N=32)
+    assert max(errors) < TOL["float16"], errors
+
+
+def test_flash_attn_bwd_bfloat16_d128(target):
+    errors = run(target, 1, 2, 160, 128, is_causal=True, dtype="bfloat16")
+    assert max(errors) < TOL["bfloat16"], errors
+
+
+def test_flash_attn_bwd_bad_groups():
+    with pytest.raises(ValueError, match="multiple of groups"):
+        fab.flash_attn_bwd(1, 6, 128, 64, groups=4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dim", [64, 128])
+def test_flash_attn_bwd_realistic(dim, is_causal):
+    """The example's default tiles at a realistic size against float32
+    autograd on the GPU."""
+    errors = run("cuda", 2, 8, 1024, dim, is_causal)
+    assert max(errors) < TOL["float16"], errors
+
+
+@pytest.mark.gpu
+def test_flash_attn_bwd_realistic_gqa_bf16():
+    errors = run("cuda", 2, 8, 1000, 128, is_causal=True, groups=2, dtype="bfloat16")
+    assert max(errors) < TOL["bfloat16"], errors
