@@ -44,6 +44,13 @@
 #       and runs the MLA decode benchmark alone: one table, ours / torch
 #       gather+bmm / Triton split-KV, in TFLOP/s and GB/s of cache. ARGS go to
 #       benchmarks/mla_decode.py (--batch, --cache, --no-autotune).
+#   scripts/gpu_check.sh prepare-gemm-sp [ARGS]   (here) compiles every kernel
+#       of benchmarks/gemm_sp.py into .gpu-cache-gemm-sp/ and packs it into
+#       .gpu-cache-gemm-sp.tar.gz;
+#   scripts/gpu_check.sh run-gemm-sp [ARGS]       (on the GPU machine) runs
+#       the 2:4 sparse GEMM benchmark: ours / dense cuBLAS / torch's
+#       semi-structured sparse (cuSPARSELt, CUTLASS), dense-equivalent
+#       TFLOP/s. ARGS go to benchmarks/gemm_sp.py (--sizes, --dtypes).
 #
 # Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
 # (python/ is importable as is: the runtime needs no MLIR).
@@ -51,7 +58,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
 # The benchmarks with a prepare/run pair of their own: name -> script.
-declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode [attn-bwd]=flash_attn_bwd)
+declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode [attn-bwd]=flash_attn_bwd [gemm-sp]=gemm_sp)
 
 # prepare_bench NAME ARGS...: compiles every kernel of benchmarks/SCRIPT.py
 # into .gpu-cache-NAME/ and packs it into .gpu-cache-NAME.tar.gz (refused
@@ -83,7 +90,7 @@ run_bench() {
   exit "${PIPESTATUS[0]}"
 }
 EXAMPLES=$(ls examples/*/*.py)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py"
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_gemm_sp.py"
 
 case "${1:-}" in
 prepare)
@@ -127,14 +134,14 @@ run)
   done
   [ $tests -eq 0 ] && [ $examples -eq 0 ]
   ;;
-prepare-gemm|prepare-attn|prepare-attn-bwd|prepare-dequant|prepare-mla)
+prepare-gemm|prepare-attn|prepare-attn-bwd|prepare-dequant|prepare-mla|prepare-gemm-sp)
   prepare_bench "${1#prepare-}" "${@:2}"
   ;;
-run-gemm|run-attn|run-attn-bwd|run-dequant|run-mla)
+run-gemm|run-attn|run-attn-bwd|run-dequant|run-mla|run-gemm-sp)
   run_bench "${1#run-}" "${@:2}"
   ;;
 *)
-  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-attn-bwd|run-attn-bwd|prepare-dequant|run-dequant|prepare-mla|run-mla [benchmark args]" >&2
+  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-attn-bwd|run-attn-bwd|prepare-dequant|run-dequant|prepare-mla|run-mla|prepare-gemm-sp|run-gemm-sp [benchmark args]" >&2
   exit 2
   ;;
 esac
