@@ -21,7 +21,8 @@ CPU_ARGS = {"gemm.py": ["--size", "128"],
                                   "--dim", "64", "--causal"],
             "gemv.py": ["--n", "96", "--k", "1536"],
             "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"],
-            "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"]}
+            "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"],
+            "gemm_sp.py": ["--m", "128", "--n", "128", "--k", "256"]}
 SMALL = ["--rows", "64", "--cols", "512"]
 
 PTXAS_REPORT = []
