@@ -111,6 +111,67 @@ def test_compress_refuses_dense_groups():
         compress(torch.zeros(4, 16), "int64")
 
 
+# Emulator of the per-thread semantics ----------------------------------------
+
+
+def _mma_sp_emulate(a_frags, b_frags, metas, selector):
+    """One mma.sp m16n8k32 (f16/bf16) from per-lane operands, as PTX defines
+    it: lane l = 4g + t holds compressed A (16 x 16) at rows g, g + 8 and
+    columns 2t, 2t + 1, +8 (a0..a7 as the dense m16k16 fragment), B (32 x 8)
+    rows 2t + e + 8i of column g (b0..b7), and, when t // 2 == selector,
+    the metadata of rows g (bits 0-15) and g + 8 (bits 16-31) for columns
+    16 (t % 2) .. +15, four bits per group of four columns."""
+    ac = np.zeros((16, 16))
+    b = np.zeros((32, 8))
+    meta = np.zeros((16, 8), dtype=np.int64)  # nibble per (row, group)
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i, v in enumerate(a_frags[lane]):
+            ac[g + 8 * ((i // 2) % 2), 2 * t + i % 2 + 8 * (i // 4)] = v
+        for i, v in enumerate(b_frags[lane]):
+            b[2 * t + i % 2 + 8 * (i // 2), g] = v
+        if t // 2 == selector:
+            for half, row in ((0, g), (1, g + 8)):
+                chunk = (metas[lane] >> (16 * half)) & 0xFFFF
+                for q in range(4):
+                    meta[row, 4 * (t % 2) + q] = (chunk >> (4 * q)) & 0xF
+    a = np.zeros((16, 32))
+    for r in range(16):
+        for q in range(8):
+            a[r, 4 * q + (meta[r, q] & 3)] = ac[r, 2 * q]
+            a[r, 4 * q + (meta[r, q] >> 2)] = ac[r, 2 * q + 1]
+    return a @ b
+
+
+def test_metadata_registers_emulated():
+    """The register fill of the CUDA lowering (gemmSpMetadata, ldmatrix
+    fragments), emulated per lane on a 16 x 64 tile: two K steps of 32, one
+    metadata register per lane for both (lanes 2, 3 hold the second step's
+    chunks; selectors 0 then 1), reproduces A @ B from compress()'s E."""
+    _seed()
+    a = random_2_4(16, 64, "float16").double()
+    bmat = torch.randn(64, 8, dtype=torch.float64)
+    a_sparse, e = compress(a)
+    e16 = e.numpy().astype(np.int64) & 0xFFFF
+    acs = a_sparse.numpy()
+    metas = []
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        chunk = t % 2 + 2 * (t // 2)  # k0 = 0, paired with the next step
+        metas.append(int(e16[g, chunk] | (e16[g + 8, chunk] << 16)))
+    out = np.zeros((16, 8))
+    for step in range(2):
+        k0 = 32 * step
+        a_frags, b_frags = [], []
+        for lane in range(32):
+            g, t = divmod(lane, 4)
+            a_frags.append([acs[g + 8 * ((i // 2) % 2), k0 // 2 + 2 * t + i % 2 + 8 * (i // 4)]
+                            for i in range(8)])
+            b_frags.append([bmat[k0 + 2 * t + i % 2 + 8 * (i // 2), g].item() for i in range(8)])
+        out += _mma_sp_emulate(a_frags, b_frags, metas, selector=step)
+    np.testing.assert_allclose(out, (a @ bmat).numpy(), rtol=1e-12, atol=1e-9)
+
+
 # CPU -------------------------------------------------------------------------
 
 
