@@ -388,6 +388,9 @@ LogicalResult LayoutInference::anchorGemmSp(GemmSpOp gemm) {
   if (!shared(gemm.getA()) || !shared(gemm.getE()) || !shared(gemm.getB()))
     return gemm.emitOpError("on GPU targets A_sparse, E and B must be shared "
                             "buffers (T.alloc_shared)");
+  if (useMfma)
+    return gemm.emitOpError("is not supported on ROCm targets (it needs "
+                            "NVIDIA's sparse tensor cores)");
   if (!gemm.getC().getType().getElementType().isF32())
     return gemm.emitOpError("on GPU targets the accumulator must be float32");
   if (!useMma || threads % 32 || gemm.getK() % 32)
