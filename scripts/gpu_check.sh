@@ -44,6 +44,14 @@
 #       and runs the MLA decode benchmark alone: one table, ours / torch
 #       gather+bmm / Triton split-KV, in TFLOP/s and GB/s of cache. ARGS go to
 #       benchmarks/mla_decode.py (--batch, --cache, --no-autotune).
+#   scripts/gpu_check.sh prepare-decode [ARGS] (here) compiles every kernel of
+#       benchmarks/flash_decode.py (each config and split count of every
+#       case) into .gpu-cache-decode/ and packs it into .gpu-cache-decode.tar.gz;
+#   scripts/gpu_check.sh run-decode [ARGS]     (on the GPU machine) unpacks it
+#       and runs the flash decoding benchmark alone: ours / torch SDPA (each
+#       backend) / Triton split-KV, time and GB/s of KV cache against the
+#       measured copy bandwidth. ARGS go to benchmarks/flash_decode.py
+#       (--batch, --kv-heads, --cache, --no-autotune).
 #   scripts/gpu_check.sh prepare-gemm-sp [ARGS]   (here) compiles every kernel
 #       of benchmarks/gemm_sp.py into .gpu-cache-gemm-sp/ and packs it into
 #       .gpu-cache-gemm-sp.tar.gz;
@@ -58,7 +66,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
 # The benchmarks with a prepare/run pair of their own: name -> script.
-declare -A BENCH=([gemm]=gemm [attn]=flash_attn [dequant]=dequant [mla]=mla_decode [attn-bwd]=flash_attn_bwd [gemm-sp]=gemm_sp)
+declare -A BENCH=([gemm]=gemm [attn]=flash_attn [attn-bwd]=flash_attn_bwd [dequant]=dequant [mla]=mla_decode [decode]=flash_decode [gemm-sp]=gemm_sp)
 
 # prepare_bench NAME ARGS...: compiles every kernel of benchmarks/SCRIPT.py
 # into .gpu-cache-NAME/ and packs it into .gpu-cache-NAME.tar.gz (refused
@@ -89,8 +97,8 @@ run_bench() {
   python3 "benchmarks/${BENCH[$name]}.py" "$@" 2>&1 | tee "${OUT:-/tmp}/${name}_bench.log"
   exit "${PIPESTATUS[0]}"
 }
-EXAMPLES=$(ls examples/*/*.py)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_gemm_sp.py"
+EXAMPLES=$(ls examples/*/[!_]*.py)  # (_*.py: pieces shared by examples)
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_flash_decode.py test/python/test_flash_attn_varlen.py test/python/test_gemm_sp.py"
 
 case "${1:-}" in
 prepare)
@@ -134,14 +142,13 @@ run)
   done
   [ $tests -eq 0 ] && [ $examples -eq 0 ]
   ;;
-prepare-gemm|prepare-attn|prepare-attn-bwd|prepare-dequant|prepare-mla|prepare-gemm-sp)
-  prepare_bench "${1#prepare-}" "${@:2}"
-  ;;
-run-gemm|run-attn|run-attn-bwd|run-dequant|run-mla|run-gemm-sp)
-  run_bench "${1#run-}" "${@:2}"
+prepare-*|run-*)
+  name=${1#*-}
+  [ -n "${BENCH[$name]:-}" ] || { echo "no benchmark '$name' (have: ${!BENCH[*]})" >&2; exit 2; }
+  if [ "${1%%-*}" = prepare ]; then prepare_bench "$name" "${@:2}"; else run_bench "$name" "${@:2}"; fi
   ;;
 *)
-  echo "usage: $0 prepare|run|prepare-gemm|run-gemm|prepare-attn|run-attn|prepare-attn-bwd|run-attn-bwd|prepare-dequant|run-dequant|prepare-mla|run-mla|prepare-gemm-sp|run-gemm-sp [benchmark args]" >&2
+  echo "usage: $0 prepare|run|prepare-NAME|run-NAME [benchmark args]; NAME: ${!BENCH[*]}" >&2
   exit 2
   ;;
 esac

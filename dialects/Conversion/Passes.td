@@ -100,6 +100,41 @@ def TileFinalizeKernelParams : Pass<"tile-finalize-kernel-params",
   }];
 }
 
+def TileFastIntToFloat : Pass<"tile-fast-int-to-float"> {
+  let summary = "Converts small integers to float16/bfloat16 without I2F";
+  let description = [{
+    Rewrites `arith.sitofp` / `arith.uitofp` to `f16` or `bf16` whose
+    operand the integer range analysis bounds to a narrow interval
+    `[lo, hi]` into the "magic number" sequence: the offset integer
+    `x - lo` is added to the bits of a power of two whose unit in the last
+    place is 1 (1024.0 for f16, 128.0 for bf16, 2^23 for f32), the bits are
+    reinterpreted as the float, and one exact subtraction of
+    `2^p - lo` yields `x`. The result is exact, like the conversion it
+    replaces, but costs one integer add (folded into the masks of a nibble
+    or byte extraction) and one float subtraction instead of an integer to
+    float conversion, which runs at a quarter of the rate of arithmetic on
+    NVIDIA GPUs (the dequantizing kernels convert every weight).
+
+    * f16: `hi - lo < 1024` and `lo` in `[-1024, 1024]`;
+    * bf16: `hi - lo < 128` and `lo` in `[-128, 128]`, otherwise, for
+      `|lo|, |hi| <= 256`, through f32 (`2^23`) and an exact `arith.truncf`.
+
+    Other conversions are left alone.
+
+    ```mlir
+    %n = arith.andi %b, %c15 : i32           // [0, 15]
+    %q = arith.subi %n, %c8 : i32            // [-8, 7]
+    %f = arith.sitofp %q : i32 to f16
+    // becomes
+    %u = arith.addi %q, %c25608 : i32        // 0x6400 + 8
+    %h = arith.trunci %u : i32 to i16
+    %v = arith.bitcast %h : i16 to f16       // 1024 + 8 + q
+    %f = arith.subf %v, %cst_1032 : f16
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
   let summary = "Lower tile programs to GPU kernels for NVIDIA GPUs";
   let description = [{

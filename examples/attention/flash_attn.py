@@ -17,12 +17,17 @@ exp2 (log2(e) / sqrt(D)).
 
 import argparse
 import math
+import os
+import sys
 
 import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.testing import relative_error, to_device, to_numpy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _softmax import softmax_step  # noqa: E402 (the online softmax of one KV tile)
 
 FullRow = T.GemmWarpPolicy.FullRow
 
@@ -73,17 +78,7 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
                             q_pos, k_pos = bx * block_M + i, k * block_N + j
                             visible = k_pos <= q_pos if is_causal else k_pos < seq_len
                             S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
-                T.copy(m, m_prev)
-                T.reduce_max(S, m, dim=1, clear=False)
-                for i in T.Parallel(block_M):
-                    alpha[i] = T.exp2((m_prev[i] - m[i]) * scale)
-                for i, j in T.Parallel(block_M, block_N):
-                    S[i, j] = T.exp2(S[i, j] * scale - m[i] * scale)
-                T.reduce_sum(S, l_tile, dim=1)
-                for i in T.Parallel(block_M):
-                    l[i] = l[i] * alpha[i] + l_tile[i]
-                for i, j in T.Parallel(block_M, dim):
-                    acc_o[i, j] *= alpha[i]
+                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_M, block_N, dim, scale)
                 T.copy(S, P)
                 T.gemm(P, V_shared, acc_o, policy=FullRow)
             for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores

@@ -27,12 +27,17 @@ memory so both warpgroups read all of it.
 
 import argparse
 import math
+import os
+import sys
 
 import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.testing import relative_error, to_device
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _softmax import softmax_finish, softmax_step, splitkv_combine  # noqa: E402
 
 FullRow = T.GemmWarpPolicy.FullRow
 FullCol = T.GemmWarpPolicy.FullCol
@@ -89,26 +94,10 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
                 if token + block_N > seqlen:  # the sequence's last tile
                     for i, j in T.Parallel(block_H, block_N):
                         S[i, j] = T.if_then_else(token + j < seqlen, S[i, j], -T.infinity(accum))
-                T.copy(m, m_prev)
-                T.reduce_max(S, m, dim=1, clear=False)
-                for i in T.Parallel(block_H):
-                    alpha[i] = T.exp2((m_prev[i] - m[i]) * scale)
-                for i, j in T.Parallel(block_H, block_N):
-                    S[i, j] = T.exp2(S[i, j] * scale - m[i] * scale)
-                T.reduce_sum(S, l_tile, dim=1)
-                for i in T.Parallel(block_H):
-                    l[i] = l[i] * alpha[i] + l_tile[i]
-                for i, j in T.Parallel(block_H, DV):
-                    acc_o[i, j] *= alpha[i]
+                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_H, block_N, DV, scale)
                 T.copy(S, P_shared)
                 T.gemm(P_shared, KV_shared, acc_o, policy=FullCol)
-            # An empty split (a short sequence) has l = 0: O 0, LSE -inf.
-            for i in T.Parallel(block_H):
-                lse[i] = T.if_then_else(l[i] > 0, (T.log2(l[i]) + m[i] * scale) * math.log(2),
-                                        -T.infinity(accum))
-                l[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
-            for i, j in T.Parallel(block_H, DV):
-                acc_o[i, j] *= l[i]
+            softmax_finish(acc_o, m, l, lse, block_H, DV, scale)  # empty split: O 0, LSE -inf
             T.copy(acc_o, O_part[bx, bz, by * block_H, 0])
             T.copy(lse, LSE_part[bx, bz, by * block_H])
 
@@ -117,37 +106,7 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
 
 def mla_decode_combine(batch, heads, num_splits, block_H=16, threads=128, dtype="float16"):
     """O[b, h] = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s)."""
-    accum = "float32"
-
-    @T.prim_func
-    def main(O_part: T.Tensor((batch, num_splits, heads, DV), accum),
-             LSE_part: T.Tensor((batch, num_splits, heads), accum),
-             O: T.Tensor((batch, heads, DV), dtype)):
-        with T.Kernel(batch, heads // block_H, threads=threads) as (bx, by):
-            lse_s = T.alloc_fragment((block_H, num_splits), accum)
-            weight = T.alloc_shared((block_H, num_splits), accum)  # read by split index
-            lse_max = T.alloc_fragment((block_H,), accum)
-            total = T.alloc_fragment((block_H,), accum)
-            part = T.alloc_fragment((block_H, DV), accum)
-            acc_o = T.alloc_fragment((block_H, DV), accum)
-            for i, s in T.Parallel(block_H, num_splits):
-                lse_s[i, s] = LSE_part[bx, s, by * block_H + i]
-            T.reduce_max(lse_s, lse_max, dim=1)
-            for i in T.Parallel(block_H):  # (every head has a non-empty split)
-                lse_max[i] = T.max(lse_max[i], -3.0e38)
-            for i, s in T.Parallel(block_H, num_splits):
-                lse_s[i, s] = T.exp(lse_s[i, s] - lse_max[i])
-            T.reduce_sum(lse_s, total, dim=1)
-            for i, s in T.Parallel(block_H, num_splits):
-                weight[i, s] = lse_s[i, s] / total[i]
-            T.clear(acc_o)
-            for s in T.serial(num_splits):
-                T.copy(O_part[bx, s, by * block_H, 0], part)
-                for i, j in T.Parallel(block_H, DV):
-                    acc_o[i, j] += part[i, j] * weight[i, s]
-            T.copy(acc_o, O[bx, by * block_H, 0])
-
-    return main
+    return splitkv_combine(batch, heads, num_splits, DV, block_H, threads, dtype)
 
 
 # Shared memory is Q (block_H x 576) plus num_stages KV tiles (block_N x

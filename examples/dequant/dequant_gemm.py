@@ -22,7 +22,10 @@ float16/bfloat16 tiles in shared memory, and multiplies on the tensor cores
 (T.gemm with W read K-major; int4: two gemms per step, one per half of K).
 Its tile sizes serve both regimes: decode (M up to 16: block_M = 16,
 narrow blocks of N so that the grid fills the GPU) and prefill (M = 4096:
-128x128 tiles). `dequant_gemv` is the M = 1 decode kernel without tensor
+128x128 tiles). `dequant_gemm_tn` is the decode alternative (configs with
+`tn=True`): it computes C^T = W X^T, so the dequantized weights are the
+tensor cores' A operand and stay in registers (no shared-memory round trip
+for W; X, 16 rows at most, is the shared operand). `dequant_gemv` is the M = 1 decode kernel without tensor
 cores: the packed bytes arrive in 16-byte loads straight into registers,
 are unpacked there and multiplied with x; one reduction across threads at
 the end.
@@ -40,6 +43,7 @@ import tilelang_mlir.language as T
 from tilelang_mlir.testing import relative_error, to_device, to_numpy
 
 FullCol = T.GemmWarpPolicy.FullCol
+FullRow = T.GemmWarpPolicy.FullRow
 
 
 def dequant_gemm(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=128,
@@ -101,13 +105,67 @@ def _gemm_int8(M, N, K, group, block_M, block_N, block_K, num_stages, threads, p
     return main
 
 
-def dequant_gemv(N, K, bits=4, group=128, block_N=32, block_K=128, threads=128,
+def dequant_gemm_tn(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=128,
+                    num_stages=2, threads=128, dtype="float16"):
+    """The decode kernel with the weights as the register operand: C^T = W X^T.
+    Rows of W are the tensor cores' M dimension (FullRow: each warp owns 16
+    rows), so the dequantized weights stay in registers in the layout
+    mma.sync reads its A operand in, and only the few rows of X go through
+    shared memory. No shared-memory round trip for W (no 2-byte stores, no
+    ldmatrix, no barrier between the dequantization and the gemm)."""
+    check_shapes(N, K, bits, group, block_K)
+    storage = "uint8" if bits == 4 else "int8"
+    stored = K // 2 if bits == 4 else K
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), Wq: T.Tensor((N, stored), storage),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            X_lo = T.alloc_shared((block_M, block_K), dtype)
+            X_hi = T.alloc_shared((block_M, block_K), dtype)
+            wq = T.alloc_fragment((block_N, block_K), storage)
+            W_lo = T.alloc_fragment((block_N, block_K), dtype)
+            W_hi = T.alloc_fragment((block_N, block_K), dtype)
+            acc = T.alloc_fragment((block_N, block_M), "float32")
+            C_s = T.alloc_shared((block_M, block_N), dtype)
+            T.clear(acc)
+            for k in T.Pipelined(stored // block_K, num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], X_lo)
+                if bits == 4:
+                    T.copy(A[by * block_M, stored + k * block_K], X_hi)
+                T.copy(Wq[bx * block_N, k * block_K], wq)
+                for n, j in T.Parallel(block_N, block_K):
+                    row = T.min(bx * block_N + n, N - 1)
+                    s_lo = T.cast(S[row, k * block_K // group], dtype)  # block_K | group
+                    if bits == 4:
+                        s_hi = T.cast(S[row, (stored + k * block_K) // group], dtype)
+                        byte = T.int32(wq[n, j])
+                        W_lo[n, j] = T.cast(T.cast((byte & 15) - 8, dtype) * s_lo, dtype)
+                        W_hi[n, j] = T.cast(T.cast((byte >> 4) - 8, dtype) * s_hi, dtype)
+                    else:
+                        W_lo[n, j] = T.cast(T.cast(wq[n, j], dtype) * s_lo, dtype)
+                T.gemm(W_lo, X_lo, acc, transpose_B=True, policy=FullRow)
+                if bits == 4:
+                    T.gemm(W_hi, X_hi, acc, transpose_B=True, policy=FullRow)
+            for n, m in T.Parallel(block_N, block_M):
+                C_s[m, n] = T.cast(acc[n, m], dtype)
+            T.copy(C_s, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                  dtype="float16"):
     """C = A @ dequant(W)^T for M = 1 without tensor cores. Each step takes
     `block_K` stored bytes of `block_N` rows into registers (16 bytes a
     thread), unpacks them (int4: weights k and k + K/2 of each byte) and
-    accumulates the products with x per thread."""
-    check_shapes(N, K, bits, group, block_K)
+    accumulates the products with x per thread (two fused multiply-adds a
+    byte). A step may span several groups (block_K a multiple of the group
+    size): few rows and long steps keep enough bytes in flight to stream W
+    at the memory bandwidth (the rows of one multiprocessor times block_K).
+    The nibbles become float16/bfloat16 without integer-to-float conversions
+    (tile-fast-int-to-float on the GPU)."""
+    check_gemv_shapes(N, K, bits, group, block_K)
     storage = "uint8" if bits == 4 else "int8"
     stored = K // 2 if bits == 4 else K  # bytes of a row
 
@@ -128,14 +186,16 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=32, block_K=128, threads=128,
                     T.copy(A[0, stored + k * block_K], x_hi)
                 for n, j in T.Parallel(block_N, block_K, coalesced_width=16):
                     row = T.min(bx * block_N + n, N - 1)
-                    s_lo = T.cast(S[row, k * block_K // group], dtype)  # block_K | group
+                    g = (k * block_K + j) // group
+                    s_lo = T.cast(S[row, g], dtype)
                     if bits == 4:
-                        s_hi = T.cast(S[row, (stored + k * block_K) // group], dtype)
+                        s_hi = T.cast(S[row, stored // group + g], dtype)
                         byte = T.int32(wq[n, j])
                         w_lo = T.cast(T.cast((byte & 15) - 8, dtype) * s_lo, dtype)
                         w_hi = T.cast(T.cast((byte >> 4) - 8, dtype) * s_hi, dtype)
-                        acc[n, j] += (T.float32(w_lo) * T.float32(x_lo[j])
-                                      + T.float32(w_hi) * T.float32(x_hi[j]))
+                        # Two fused multiply-adds (no separate product sum).
+                        acc[n, j] = (acc[n, j] + T.float32(w_lo) * T.float32(x_lo[j])
+                                     + T.float32(w_hi) * T.float32(x_hi[j]))
                     else:
                         w = T.cast(T.cast(wq[n, j], dtype) * s_lo, dtype)
                         acc[n, j] += T.float32(w) * T.float32(x_lo[j])
@@ -143,6 +203,18 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=32, block_K=128, threads=128,
             T.copy(y, C[0, bx * block_N])
 
     return main
+
+
+def check_gemv_shapes(N, K, bits, group, block_K):
+    """The GEMV's steps may span several groups: block_K divides the group
+    size or is a multiple of it, and the stored row splits into steps."""
+    check_shapes(N, K, bits, group, group)
+    if group % block_K and block_K % group:
+        raise ValueError(f"block_K = {block_K} must divide the group size {group} or be a "
+                         f"multiple of it")
+    span = K // 2 if bits == 4 else K
+    if span % block_K:
+        raise ValueError(f"K = {K} does not split into steps of block_K = {block_K} bytes")
 
 
 def check_shapes(N, K, bits, group, block_K):
@@ -168,12 +240,17 @@ def check_shapes(N, K, bits, group, block_K):
 # (128), so each row of a W tile has one scale (two for int4: one per half).
 # M = 1 also tries the GEMV kernel (configs without block_M).
 GEMV = [
-    dict(block_N=32, block_K=128, threads=128),
-    dict(block_N=64, block_K=128, threads=128),
-    dict(block_N=16, block_K=128, threads=128),
-    dict(block_N=64, block_K=128, threads=256),
+    dict(block_N=8, block_K=1024, threads=128),
+    dict(block_N=16, block_K=512, threads=128),
+    dict(block_N=4, block_K=1024, threads=128),
+    dict(block_N=8, block_K=2048, threads=256),
+    dict(block_N=8, block_K=512, threads=64),
 ]
 DECODE = [
+    dict(tn=True, block_M=16, block_N=64, block_K=128, num_stages=2, threads=128),
+    dict(tn=True, block_M=16, block_N=64, block_K=64, num_stages=3, threads=128),
+    dict(tn=True, block_M=16, block_N=128, block_K=64, num_stages=2, threads=256),
+    dict(tn=True, block_M=16, block_N=32, block_K=128, num_stages=2, threads=64),
     dict(block_M=16, block_N=64, block_K=128, num_stages=4, threads=128),
     dict(block_M=16, block_N=32, block_K=128, num_stages=6, threads=128),
     dict(block_M=16, block_N=64, block_K=64, num_stages=8, threads=128),
@@ -193,6 +270,7 @@ PREFILL = [
 # What programs() compiles for every target (CI assembles them for sm_80,
 # sm_90a and the AMD chips): tiles that fit 64 KB of shared memory.
 PORTABLE_DECODE = dict(block_M=16, block_N=32, block_K=128, num_stages=3, threads=128)
+PORTABLE_TN = dict(tn=True, block_M=16, block_N=64, block_K=64, num_stages=2, threads=128)
 PORTABLE_PREFILL = dict(block_M=128, block_N=128, block_K=32, num_stages=2, threads=256,
                         policy=T.GemmWarpPolicy.Square)
 
@@ -207,12 +285,19 @@ def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
     """The tile program for (M, N, K) with the regime's default tiles."""
     config = dict(configs_for(M)[0] if config is None else config)
     span = K // 2 if bits == 4 else K
-    while (span % config["block_K"] or group % config["block_K"]) and config["block_K"] > 8:
+    gemv = "block_M" not in config  # its steps may span several groups
+
+    def fits(bk):
+        return not span % bk and (not group % bk or (gemv and not bk % group))
+
+    while not fits(config["block_K"]) and config["block_K"] > 8:
         config["block_K"] //= 2
-    if "block_M" not in config:  # M = 1: the GEMV kernel
+    if gemv:  # M = 1: the GEMV kernel
         if M != 1:
             raise ValueError(f"the GEMV kernel computes one row, not M = {M}")
         return dequant_gemv(N, K, bits, group, dtype=dtype, **config)
+    if config.pop("tn", False):  # decode: W as the register A operand
+        return dequant_gemm_tn(M, N, K, bits, group, dtype=dtype, **config)
     return dequant_gemm(M, N, K, bits, group, dtype=dtype, **config)
 
 
@@ -281,6 +366,9 @@ def programs(M=16, N=8192, K=8192):
              program(M, N, K, 8, dtype="bfloat16", config=PORTABLE_DECODE), [3]),
             ("dequant_gemm_int4_f16_prefill", program(4096, N, K, 4, config=PORTABLE_PREFILL),
              [3]),
+            ("dequant_gemm_tn_int4_f16_decode", program(M, N, K, 4, config=PORTABLE_TN), [3]),
+            ("dequant_gemm_tn_int8_bf16_decode",
+             program(M, N, K, 8, dtype="bfloat16", config=PORTABLE_TN), [3]),
             ("dequant_gemv_int4_f16", program(1, N, K, 4), [3]),
             ("dequant_gemv_int8_bf16", program(1, N, K, 8, dtype="bfloat16"), [3])]
 

@@ -56,6 +56,37 @@ def test_dequant_gemm_matches_reference(bits, dtype, group, shape):
     assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
 
 
+@pytest.mark.parametrize("bits,dtype,group,shape,config", [
+    (4, "float16", 128, (16, 128, 512), dict(block_N=64, block_K=64, threads=128)),
+    (4, "bfloat16", 64, (5, 50, 384), dict(block_N=32, block_K=64, threads=64)),  # ragged
+    (8, "float16", 64, (1, 70, 256), dict(block_N=64, block_K=64, threads=128)),
+    (8, "bfloat16", 128, (19, 64, 256), dict(block_N=32, block_K=128, threads=64)),  # 2 M blocks
+])
+def test_dequant_gemm_tn_matches_reference(bits, dtype, group, shape, config):
+    """The decode kernel with W as the register A operand (C^T = W X^T)."""
+    _seed()
+    M, N, K = shape
+    kernel = tl.compile(dq.dequant_gemm_tn(M, N, K, bits, group, dtype=dtype, **config),
+                        out_idx=[3], target="cpu")
+    A, Wq, S = dq.random_problem(M, N, K, bits, group, dtype)
+    out = kernel(A, Wq, S)
+    assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
+    err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
+    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+
+
+def test_dequant_gemm_tn_keeps_weights_in_registers():
+    """On sm_90a the dequantized W feeds wgmma from registers (the RS form:
+    no shared-memory store of W, no ldmatrix), and on sm_80 mma.sync; the
+    f16 dequantization runs two weights an instruction (f16x2)."""
+    program = dq.program(16, 512, 1024, 4, config=dq.PORTABLE_TN)
+    ptx = tl.compile(program, out_idx=[3], target="cuda:sm_90a").get_source()
+    assert "wgmma.mma_async" in ptx and "ldmatrix" not in ptx
+    assert "mul.f16x2" in ptx and "cvt.rn.f16.s32" not in ptx
+    ptx = tl.compile(program, out_idx=[3], target="cuda:sm_80").get_source()
+    assert "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix.sync.aligned.m8n8.x4" not in ptx
+
+
 @pytest.mark.parametrize("bits,dtype,group,N,K", [
     (4, "float16", 128, 64, 512), (4, "bfloat16", 64, 45, 256), (8, "float16", 32, 70, 192),
     (8, "bfloat16", 128, 16, 256)])
@@ -201,3 +232,82 @@ def test_narrow_index_makes_shared_offsets_32_bit():
         report = resource_report(kernel.ptxas_info)
         assert report["spill_stores"] == 0 and report["spill_loads"] == 0
     assert counts[1] * 5 < counts[0], counts
+
+
+@pytest.mark.parametrize("bits,dtype,group,block_K", [
+    (4, "float16", 32, 128), (8, "bfloat16", 64, 256), (4, "bfloat16", 128, 64)])
+def test_dequant_gemv_steps_over_several_groups(bits, dtype, group, block_K):
+    """GEMV steps longer than a group (the per-element group index) and
+    shorter ones, ragged N."""
+    _seed()
+    N, K = 37, 1024
+    kernel = tl.compile(dq.dequant_gemv(N, K, bits, group, block_N=4, block_K=block_K,
+                                        threads=32, dtype=dtype), out_idx=[3], target="cpu")
+    A, Wq, S = dq.random_problem(1, N, K, bits, group, dtype)
+    err = relative_error(kernel(A, Wq, S).float().numpy(),
+                         dq.reference(A, Wq, S, bits, group).numpy())
+    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+
+
+def test_gemv_step_must_fit_the_groups():
+    with pytest.raises(ValueError, match="divide the group size 128 or be a multiple"):
+        dq.dequant_gemv(64, 1024, 4, 128, block_K=192)
+    with pytest.raises(ValueError, match="does not split into steps"):
+        dq.dequant_gemv(64, 1024, 4, 128, block_K=1024)  # 512 bytes a row
+
+
+@pytest.mark.parametrize("x_range,base,offset,bias,ftype", [
+    # (integers, float bits of 2^p, integer constant added, float subtracted)
+    # as tile-fast-int-to-float emits them (test/lit/.../tile-fast-int-to-float).
+    ((-8, 7), 0x6400, 25608, 1032.0, np.float16),
+    ((0, 15), 0x4300, 17152, 128.0, "bfloat16"),
+    ((-128, 127), 0x6400, 25728, 1152.0, np.float16),
+    ((-128, 127), 0x4B000000, 1258291328, float.fromhex("0x1.000100p+23"), np.float32),
+])
+def test_magic_number_conversion_is_exact(x_range, base, offset, bias, ftype):
+    """The constants of the magic-number conversion give every integer of
+    the range exactly: bits(offset + x) as the float, minus bias, is x."""
+    x = np.arange(x_range[0], x_range[1] + 1, dtype=np.int64)
+    assert offset == base - x_range[0]
+    bits = offset + x
+    if ftype == "bfloat16":
+        v = torch.tensor(bits.astype(np.int16)).view(torch.bfloat16)
+        out = (v - torch.tensor(bias, dtype=torch.bfloat16)).float().numpy()
+    elif ftype is np.float16:
+        out = (bits.astype(np.uint16).view(np.float16) - np.float16(bias)).astype(np.float64)
+    else:
+        out = (bits.astype(np.uint32).view(np.float32) - np.float32(bias)).astype(np.float64)
+        out = torch.tensor(out).to(torch.bfloat16).double().numpy()  # the exact truncf
+    np.testing.assert_array_equal(out, x.astype(np.float64))
+
+
+@pytest.mark.parametrize("bits,dtype", [(4, "float16"), (8, "float16"), (4, "bfloat16"),
+                                        (8, "bfloat16")])
+def test_cuda_dequant_converts_without_i2f(bits, dtype):
+    """On the GPU the weights become float16/bfloat16 by the magic-number
+    trick (tile-fast-int-to-float): no integer-to-float conversion of a
+    nibble or byte is left in the PTX of the GEMV or the decode GEMM."""
+    import re
+
+    for M, config in ((1, None), (16, dq.PORTABLE_DECODE)):
+        kernel = tl.compile(dq.program(M, 256, 1024, bits, dtype=dtype, config=config),
+                            out_idx=[3], target="cuda:sm_90a")
+        ptx = kernel.get_source()
+        assert not re.search(r"cvt\.rn\.(b?f16|f32)\.[su](8|16|32)", ptx), M
+        assert re.search(r"(sub|add)(\.rn)?\.(b?f16|f32)", ptx), M
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits,dtype", [(4, "float16"), (8, "bfloat16"), (4, "bfloat16")])
+def test_cuda_dequant_kernels_match_reference(bits, dtype):
+    """The GEMV and the decode GEMM on the GPU (magic-number conversion)."""
+    _seed()
+    for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE), (16, dq.DECODE[2]),
+                      (3, dq.DECODE[3])):
+        N, K = 300, 2048
+        kernel = tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
+                            out_idx=[3], target="cuda")
+        A, Wq, S = dq.random_problem(M, N, K, bits, 128, dtype, kernel.device)
+        err = relative_error(kernel(A, Wq, S).float().cpu().numpy(),
+                             dq.reference(A, Wq, S, bits, 128).numpy())
+        assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)

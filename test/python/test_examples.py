@@ -12,7 +12,9 @@ import tilelang_mlir as tl
 from tilelang_mlir.compiler.cuda import resource_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "*.py")))
+# (a module whose name starts with "_" holds pieces shared by examples)
+EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))
+                  if not os.path.basename(p).startswith("_"))
 # Small problem sizes for the CPU runs (the defaults are GPU-sized).
 CPU_ARGS = {"gemm.py": ["--size", "128"],
             "flash_attn.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
@@ -21,6 +23,10 @@ CPU_ARGS = {"gemm.py": ["--size", "128"],
                                   "--dim", "64", "--causal"],
             "gemv.py": ["--n", "96", "--k", "1536"],
             "dequant_gemm.py": ["--m", "5", "--n", "96", "--k", "256"],
+            "flash_decode.py": ["--batch", "3", "--heads", "8", "--kv-heads", "2", "--dim", "64",
+                                "--cache", "300", "--splits", "3", "--block-n", "64"],
+            "flash_attn_varlen.py": ["--lens", "100,37,200,1", "--heads", "4", "--dim", "64",
+                                     "--groups", "2", "--causal", "--block", "64", "32"],
             "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"],
             "gemm_sp.py": ["--m", "128", "--n", "128", "--k", "256"]}
 SMALL = ["--rows", "64", "--cols", "512"]

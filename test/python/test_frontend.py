@@ -341,3 +341,29 @@ def test_symbolic_size_shared_between_tensors_must_agree(target, rng):
     np.testing.assert_array_equal(a, get(b))
     with pytest.raises(ValueError, match="symbolic size 'M' = 12, but argument 'A' gave 'M' = 10"):
         kernel(put(a, target), put(np.zeros((12, 8), np.float32), target))
+
+
+def test_index_value_slice_has_static_extent(target, rng):
+    """A runtime row made an index value (T.cast(load, "index")) is one atom
+    of index arithmetic: X[row:row + 4, :] has the static extent 4 (packed
+    variable-length sequences start at such rows)."""
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(X: T.Tensor((M, 8), "float32"), Starts: T.Tensor((3,), "int32"),
+             Y: T.Tensor((3, 4, 8), "float32")):
+        with T.Kernel(3, threads=32) as bx:
+            t = T.alloc_fragment((4, 8), "float32")
+            row = T.cast(Starts[bx], "index") + 1
+            T.copy(X[row:row + 4, :], t)
+            T.copy(t, Y[bx, 0, 0])
+
+    kernel = tl.compile(main, out_idx=[2], target=target)
+    x = rng.standard_normal((13, 8)).astype(np.float32)
+    starts = np.array([0, 5, 9], np.int32)
+    y = get(kernel(put(x, target), put(starts, target)))
+    want = np.zeros((3, 4, 8), np.float32)
+    for b, s in enumerate(starts):
+        rows = x[s + 1:s + 5]
+        want[b, :len(rows)] = rows  # (rows past the end of X read as zero)
+    np.testing.assert_array_equal(y, want)

@@ -30,7 +30,8 @@ from tilelang_mlir.frontend.errors import CompilationError  # noqa: E402
 from tilelang_mlir.runtime.rocm import NoROCmRuntime  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "*.py")))
+EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))
+                  if not os.path.basename(p).startswith("_"))  # (_*.py: shared pieces)
 NO_CACHE = {"tl.disable_cache": True}
 # The LDS a workgroup may use, per chip (bytes).
 LDS_LIMIT = {"gfx90a": 64 * 1024, "gfx942": 64 * 1024, "gfx950": 160 * 1024}
@@ -94,12 +95,14 @@ def compiled():
 # alignment) and FlashAttention's 128x128 tiles (Q, two stages of K and V,
 # and the LDS staging of P, which MFMA does not take from registers).
 # MLA decode's split kernel (32-token KV tiles in 2 stages, Q of 64 heads x
-# 576) fits the 160 KB of gfx950 only.
+# 576) fits the 160 KB of gfx950 only, as does flash decoding at D=128 (two
+# stages of 128-token K and V tiles); the varlen FlashAttention is fa_*.
 # The FlashAttention backward's main kernel (K, V, two stages of Q and dO,
 # dS^T, and the LDS staging of P^T and dS^T) fits gfx950 only.
 HOPPER_SIZED = {"gemm_f16_hopper": 148480, "fa_d128": 197632, "fa_d128_causal": 197632,
                 "fa_d64": 115712, "fa_d64_causal_gqa_bf16": 115712, "mla_split": 152832,
-                "fa_bwd_d128": 117760, "fa_bwd_d128_causal": 117760,
+                "fa_varlen_d128": 197632, "fa_varlen_d64_causal_gqa_bf16": 115712,
+                "decode_d128_gqa": 140288, "fa_bwd_d128": 117760, "fa_bwd_d128_causal": 117760,
                 "fa_bwd_d64_causal_gqa_bf16": 68608}
 
 # Programs known to spill to scratch on a chip, with why (a gap to close, not

@@ -15,6 +15,7 @@ namespace tile {
 #define GEN_PASS_DECL_CONVERTTILETONVVM
 #define GEN_PASS_DECL_TILEFINALIZEKERNELPARAMS
 #define GEN_PASS_DECL_CONVERTTILETOROCDL
+#define GEN_PASS_DECL_TILEFASTINTTOFLOAT
 #include "dialects/Conversion/Passes.h.inc"
 
 } // namespace tile

@@ -558,7 +558,10 @@ def Tile_ParallelOp : Tile_Op<"parallel", [Tile_InKernel,
     thread handles when layout inference has to invent a layout for the loop
     (no gemm or annotation constrains it): 8 for 16-bit and 16 for 8-bit
     data make each thread's accesses 16 bytes wide (`T.Parallel(...,
-    coalesced_width=8)`). The default is 4.
+    coalesced_width=8)`). The default is 4. On NVIDIA GPUs a shared buffer
+    the body only reads (or only writes) at exactly the loop's indices is
+    then accessed with one `vector`-wide load (store) per group of
+    consecutive elements instead of one access per element.
 
     ```mlir
     tile.parallel (%i, %j) in (64, 128) {

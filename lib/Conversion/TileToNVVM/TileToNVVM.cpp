@@ -209,6 +209,12 @@ struct Context {
   Block *body = nullptr;
   /// i1 true in exactly one copy of a replicated instance (null: all).
   Value leader;
+  /// Vectorized shared accesses of a T.Parallel body (see lowerParallel):
+  /// loads answered by lane `lane` of a vector loaded once for the group of
+  /// registers, stores whose values are collected for one vector store.
+  const DenseMap<Operation *, Value> *preloaded = nullptr;
+  DenseMap<Operation *, SmallVector<Value>> *pendingStores = nullptr;
+  int64_t lane = 0;
   bool inParallel() const { return loopLayout != nullptr; }
 };
 
@@ -1094,6 +1100,23 @@ KernelLowering::fragmentRegister(const Buffer &frag, ArrayRef<int64_t> dims,
 LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
                                           IRMapping &map, Context &ctx) {
   bool isLoad = isa<memref::LoadOp>(op);
+  if (ctx.preloaded && isLoad) {
+    auto it = ctx.preloaded->find(op);
+    if (it != ctx.preloaded->end()) {
+      map.map(op->getResult(0),
+              vector::ExtractOp::create(b, loc, it->second,
+                                        ArrayRef<int64_t>{ctx.lane}));
+      return success();
+    }
+  }
+  if (ctx.pendingStores && !isLoad) {
+    auto it = ctx.pendingStores->find(op);
+    if (it != ctx.pendingStores->end()) {
+      it->second.push_back(
+          map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()));
+      return success();
+    }
+  }
   Value memref = isLoad ? cast<memref::LoadOp>(op).getMemRef()
                         : cast<memref::StoreOp>(op).getMemRef();
   ValueRange indices = isLoad ? cast<memref::LoadOp>(op).getIndices()
@@ -1389,7 +1412,119 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
                                          digit, cIdx(b, loc, 0)));
   }
   Block &body = op.getBody().front();
+  // Vectorized shared accesses: with `vector = w`, registers r .. r + w - 1
+  // of every thread hold w consecutive innermost indices. A shared buffer
+  // the body only loads (or only stores) at exactly the loop's indices is
+  // then read with one w-wide load before the group's bodies (or written
+  // with one w-wide store after them) instead of w scalar accesses, each
+  // with its own swizzled address.
+  int64_t width = op.getVector().value_or(1);
+  SmallVector<std::pair<Operation *, Buffer>, 2> vecLoads, vecStores;
+  if (width > 1) {
+    DenseMap<Value, int> loaded, stored; // shared root -> count
+    auto isIdentity = [&](ValueRange indices) {
+      if (indices.size() != body.getNumArguments())
+        return false;
+      for (auto [d, i] : llvm::enumerate(indices))
+        if (i != body.getArgument(d))
+          return false;
+      return true;
+    };
+    SmallVector<std::pair<Operation *, Buffer>, 2> loads, stores;
+    body.walk([&](Operation *inner) {
+      bool isLoad = isa<memref::LoadOp>(inner);
+      if (!isLoad && !isa<memref::StoreOp>(inner))
+        return;
+      Value mem = isLoad ? cast<memref::LoadOp>(inner).getMemRef()
+                         : cast<memref::StoreOp>(inner).getMemRef();
+      (isLoad ? loaded : stored)[mem]++;
+      ValueRange indices = isLoad ? cast<memref::LoadOp>(inner).getIndices()
+                                  : cast<memref::StoreOp>(inner).getIndices();
+      if (inner->getBlock() != &body || !isIdentity(indices))
+        return;
+      FailureOr<Buffer> buf = bufferOf(mem, b, map);
+      if (failed(buf) || buf->kind != Kind::Shared ||
+          width * elementBytes(buf->elementType) > 16 ||
+          sharedInnerAlignment(*buf, cIdx(b, loc, width)) % width)
+        return;
+      (isLoad ? loads : stores).push_back({inner, *buf});
+    });
+    auto memOf = [](Operation *o) {
+      return isa<memref::LoadOp>(o) ? cast<memref::LoadOp>(o).getMemRef()
+                                    : cast<memref::StoreOp>(o).getMemRef();
+    };
+    for (auto &l : loads)
+      if (!stored.count(memOf(l.first)))
+        vecLoads.push_back(l);
+    for (auto &st : stores)
+      if (!loaded.count(memOf(st.first)))
+        vecStores.push_back(st);
+  }
+  // Does the group of registers r .. r + width - 1 hold `width` consecutive
+  // innermost indices, all in range, for every thread?
+  auto isGroup = [&](int64_t r) {
+    if (vecLoads.empty() && vecStores.empty())
+      return false;
+    if (r % width || r + width > layout->getNumRegs())
+      return false;
+    int64_t last = layout->getShape().size() - 1;
+    for (int64_t t = 0; t < numThreads; ++t) {
+      SmallVector<int64_t> first = layout->inverse(t, r);
+      if (first[last] % width)
+        return false;
+      for (int64_t i = 0; i < width; ++i) {
+        SmallVector<int64_t> idx = layout->inverse(t, r + i);
+        for (auto [d, v] : llvm::enumerate(idx)) {
+          if (v >= layout->getShape()[d])
+            return false;
+          if (v != first[d] + ((int64_t)d == last ? i : 0))
+            return false;
+        }
+      }
+    }
+    return true;
+  };
   for (int64_t r = 0; r < layout->getNumRegs(); ++r) {
+    if (width > 1 && isGroup(r)) {
+      SmallVector<Value> ivs0 = layout->emitInverse(b, loc, tid, r);
+      DenseMap<Operation *, Value> preloaded;
+      DenseMap<Operation *, SmallVector<Value>> pending;
+      for (auto &[ld, buf] : vecLoads)
+        preloaded[ld] = loadVector(b, buf, ivs0, width);
+      for (auto &st : vecStores)
+        pending[st.first] = {};
+      Context ctx;
+      ctx.loopLayout = &*layout;
+      ctx.body = &body;
+      ctx.leader = leader;
+      ctx.preloaded = &preloaded;
+      ctx.pendingStores = &pending;
+      for (int64_t i = 0; i < width; ++i) {
+        IRMapping inner = map;
+        SmallVector<Value> ivs = ivs0;
+        ivs.back() = arith::AddIOp::create(b, loc, ivs0.back(), cIdx(b, loc, i));
+        for (auto [arg, v] : llvm::zip(body.getArguments(), ivs))
+          inner.map(arg, v);
+        ctx.reg = r + i;
+        ctx.ivs = ivs;
+        ctx.lane = i;
+        if (failed(lowerBlock(body, b, inner, ctx)))
+          return failure();
+      }
+      for (auto &[st, buf] : vecStores) {
+        SmallVector<Value> &values = pending[st];
+        if ((int64_t)values.size() != width)
+          return op.emitOpError("internal: a vectorized store ran ")
+                 << values.size() << " times for " << width << " lanes";
+        Value vec = vector::FromElementsOp::create(
+            b, loc, VectorType::get({width}, buf.elementType), values);
+        const Buffer &target = buf;
+        guarded(b, loc, sideEffectGuard(b, ctx),
+                [&](OpBuilder &gb) { storeVector(gb, target, ivs0, vec); });
+      }
+      r += width - 1;
+      continue;
+    }
     // Which dimensions can run out of range for some thread (padding)?
     SmallVector<bool> mayExceed(layout->getShape().size(), false);
     bool anyInBounds = false;

@@ -161,6 +161,10 @@ class IndexExpr:
             return None
         if isinstance(x, int):
             return IndexExpr(x)
+        if isinstance(x, Scalar) and x.dtype.kind == "index":
+            # An index value (T.cast(load, "index")) is an atom, so that
+            # `Q[row:row + 64]` has a static extent for a runtime row.
+            return IndexExpr.of(x.value)
         return None
 
     def is_const(self) -> bool:
@@ -676,6 +680,8 @@ def to_index(x, what: str = "index") -> IndexExpr:
     if isinstance(x, Scalar):
         if x.dtype.is_float:
             raise _error(f"{what} must be an integer, got a {x.dtype} value")
+        if x.dtype.kind == "index":
+            return IndexExpr.of(x.value)
         return IndexExpr.of(_convert_value(x.value, x.dtype, dt.index))
     raise _error(f"{what} must be an integer, got {_describe(x)}")
 

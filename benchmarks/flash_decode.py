@@ -1,0 +1,356 @@
+"""Flash decoding on the GPU: ours next to torch scaled_dot_product_attention
+(each backend that runs) and a Triton split-KV decode kernel written here.
+
+Cases: one query token per sequence, batch B in {1, 16, 64}, 32 query
+heads, 8 or 32 KV heads (grouped-query and multi-head attention), every
+sequence `cache` tokens long (4096 to 32768), head dim 128, float16, a
+contiguous (batch, kv_heads, cache, dim) KV cache.
+
+Contenders: ours (examples/attention/flash_decode.py: split kernel and
+combine; each config of CONFIGS with split counts around the two-waves
+default, the fastest kept), torch SDPA with the query as a length-1
+sequence, one column per backend (FLASH_ATTENTION, CUDNN_ATTENTION,
+EFFICIENT_ATTENTION, MATH; GQA through enable_gqa where torch has it, else
+K/V repeated per query head outside the timing), and a Triton split-KV
+kernel (one program per KV head of one sequence and one split, the group's
+query heads as the rows of tl.dot, online softmax, a second kernel
+combining the splits), autotuned over a few block/warp/stage configs. Every
+contender is checked first on the same random inputs against a float32
+reference (relative Frobenius error below 1e-2), then timed: median of
+CUDA-graph replays, L2 flushed before each. Decoding is memory-bound: the
+table gives GB/s of KV cache read (2 B KV_heads N D bytes) as a fraction
+of the copy bandwidth measured in the same run (1 GiB device-to-device copy,
+read + write), and the time.
+
+    python benchmarks/flash_decode.py [--batch 1,16,64] [--kv-heads 8,32]
+                                      [--cache 4096,16384,32768] [--no-autotune]
+
+Without a GPU it compiles every kernel a run would use into the kernel cache
+and exits: `scripts/gpu_check.sh prepare-decode` here, `scripts/
+gpu_check.sh run-decode` on the GPU machine.
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
+from tilelang_mlir.compiler.cuda import resource_report
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402 (benchmarks/common.py)
+from common import measure, within  # noqa: E402
+
+try:  # Triton is on the GPU machine only
+    import triton
+    import triton.language as tlang
+except ImportError:
+    triton = None
+
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # older torch
+    SDPBackend = sdpa_kernel = None
+
+example = common.load("examples/attention/flash_decode.py", "flash_decode_example")
+
+HEADS, DIM = 32, 128
+TOL = 1e-2
+SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "MATH"]
+# Ours: KV tile and stages (block_H is the example's default: 16 rows).
+CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
+           dict(block_N=128, num_stages=3)]
+
+
+def describe(config, splits):
+    return f"N{config['block_N']} s{config['num_stages']} splits={splits}"
+
+
+class Case:
+    def __init__(self, batch, kv_heads, cache, dtype="float16"):
+        self.batch, self.kv_heads, self.cache, self.dtype = batch, kv_heads, cache, dtype
+
+    @property
+    def label(self):
+        return f"B{self.batch} H{HEADS}/{self.kv_heads} N{self.cache} D{DIM} {self.dtype}"
+
+    @property
+    def bytes(self):
+        """K and V of every sequence read once."""
+        return 2 * self.batch * self.kv_heads * self.cache * DIM * 2
+
+    def split_counts(self, autotune=True):
+        """The two-waves default, and half and twice it."""
+        s = example.default_splits(self.batch, self.kv_heads, self.cache)
+        if not autotune:
+            return [s]
+        tiles = math.ceil(self.cache / 64)
+        return sorted({max(1, s // 2), s, min(tiles, 2 * s)})
+
+    def ours(self, config, splits, target):
+        return example.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
+                                   num_splits=splits, target=target, dtype=self.dtype, **config)
+
+
+# ---------------------------------------------------------------------------
+# Triton: split-KV decode (one program per KV head of one sequence and one
+# split; the group's query heads padded to BLOCK_H rows of tl.dot; exp2
+# online softmax), then a combine over the splits.
+# ---------------------------------------------------------------------------
+
+if triton is not None:
+    def _triton_configs():
+        shapes = [(64, 4, 2), (64, 4, 3), (128, 4, 2), (128, 8, 3), (32, 4, 4)]
+        return [triton.Config({"BLOCK_N": n}, num_warps=w, num_stages=s) for n, w, s in shapes]
+
+    @triton.autotune(configs=_triton_configs(), key=["N", "SPLITS", "GROUPS"])
+    @triton.jit
+    def _decode_split(Q, K, V, LENS, OPART, LSEPART, qk_scale, N, SPLITS,
+                      KVH: tlang.constexpr, GROUPS: tlang.constexpr, D: tlang.constexpr,
+                      BLOCK_H: tlang.constexpr, BLOCK_N: tlang.constexpr):
+        b = tlang.program_id(0)
+        g = tlang.program_id(1)
+        split = tlang.program_id(2)
+        n = tlang.load(LENS + b)
+        tiles = tlang.cdiv(n, BLOCK_N)
+        per = tlang.cdiv(tiles, SPLITS)
+        lo = split * per
+        hi = tlang.minimum(lo + per, tiles)
+        rows = tlang.arange(0, BLOCK_H)
+        real = rows < GROUPS
+        heads = g * GROUPS + rows
+        d = tlang.arange(0, D)
+        q = tlang.load(Q + (b * KVH * GROUPS + heads[:, None]) * D + d[None, :],
+                       mask=real[:, None], other=0.0)
+        m_i = tlang.full([BLOCK_H], float("-inf"), dtype=tlang.float32)
+        l_i = tlang.zeros([BLOCK_H], dtype=tlang.float32)
+        acc = tlang.zeros([BLOCK_H, D], dtype=tlang.float32)
+        offs_n = tlang.arange(0, BLOCK_N)
+        base = (b * KVH + g).to(tlang.int64) * N * D
+        for t in range(lo, hi):
+            tok = t * BLOCK_N + offs_n
+            inside = tok < n
+            k = tlang.load(K + base + tok[:, None] * D + d[None, :], mask=inside[:, None],
+                           other=0.0)
+            v = tlang.load(V + base + tok[:, None] * D + d[None, :], mask=inside[:, None],
+                           other=0.0)
+            s = tlang.dot(q, tlang.trans(k))
+            s = tlang.where(inside[None, :], s * qk_scale, float("-inf"))
+            m_new = tlang.maximum(m_i, tlang.max(s, 1))
+            p = tlang.math.exp2(s - m_new[:, None])
+            alpha = tlang.math.exp2(m_i - m_new)
+            l_i = l_i * alpha + tlang.sum(p, 1)
+            acc = acc * alpha[:, None] + tlang.dot(p.to(v.dtype), v)
+            m_i = m_new
+        empty = l_i == 0
+        o = acc / tlang.where(empty, 1.0, l_i)[:, None]
+        lse = tlang.where(empty, float("-inf"), m_i + tlang.math.log2(tlang.where(empty, 1.0, l_i)))
+        out = (b * SPLITS + split) * KVH * GROUPS + heads
+        tlang.store(OPART + out[:, None] * D + d[None, :], o, mask=real[:, None])
+        tlang.store(LSEPART + out, lse, mask=real)
+
+    @triton.jit
+    def _decode_combine(OPART, LSEPART, O, SPLITS, H: tlang.constexpr, D: tlang.constexpr,
+                        NS: tlang.constexpr):
+        b = tlang.program_id(0)
+        h = tlang.program_id(1)
+        s = tlang.arange(0, NS)
+        lse = tlang.load(LSEPART + (b * SPLITS + s) * H + h, mask=s < SPLITS,
+                         other=float("-inf"))
+        m = tlang.max(lse, 0)
+        w = tlang.math.exp2(lse - m)
+        w = w / tlang.sum(w, 0)
+        d = tlang.arange(0, D)
+        parts = tlang.load(OPART + ((b * SPLITS + s[:, None]) * H + h) * D + d[None, :],
+                           mask=(s < SPLITS)[:, None], other=0.0)
+        o = tlang.sum(parts * w[:, None], 0)
+        tlang.store(O + (b * H + h) * D + d, o.to(O.dtype.element_ty))
+
+    def triton_decode(q, k, v, lens, splits):
+        B, H, D = q.shape
+        KVH, N = k.shape[1], k.shape[2]
+        groups = H // KVH
+        o_part = torch.empty(B, splits, H, D, device=q.device, dtype=torch.float32)
+        lse_part = torch.empty(B, splits, H, device=q.device, dtype=torch.float32)
+        scale = math.log2(math.e) / math.sqrt(D)
+        _decode_split[(B, KVH, splits)](q, k, v, lens, o_part, lse_part, scale, N, splits,
+                                        KVH=KVH, GROUPS=groups, D=D,
+                                        BLOCK_H=max(16, triton.next_power_of_2(groups)))
+        o = torch.empty_like(q)
+        _decode_combine[(B, H)](o_part, lse_part, o, splits, H=H, D=D,
+                                NS=max(2, triton.next_power_of_2(splits)))
+        return o
+
+    def triton_best():
+        cfg = _decode_split.best_config
+        if cfg is None:
+            return "?"
+        return f"N{cfg.kwargs['BLOCK_N']} w{cfg.num_warps} s{cfg.num_stages}"
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+
+def sdpa(backend, q, k, v):
+    """q (B, H, D) as a length-1 sequence; GQA by enable_gqa or repeated K/V."""
+    B, H, D = q.shape
+    q4 = q.view(B, H, 1, D)
+    groups = H // k.shape[1]
+    gqa = {}
+    if groups > 1:
+        try:
+            F.scaled_dot_product_attention(q4[:1, :, :, :8], k[:1, :, :1, :8], v[:1, :, :1, :8],
+                                           enable_gqa=True)
+            gqa = dict(enable_gqa=True)
+        except TypeError:  # torch without enable_gqa: repeat (outside the timing)
+            k, v = (x.repeat_interleave(groups, dim=1) for x in (k, v))
+
+    def fn():
+        with sdpa_kernel([getattr(SDPBackend, backend)]):
+            return F.scaled_dot_product_attention(q4, k, v, **gqa).view(B, H, D)
+    return fn
+
+
+def ms_gbs(result, case, copy_gbs):
+    status, ms, detail = result
+    if status == "ok":
+        gbs = case.bytes / ms / 1e6
+        return f"{ms * 1e3:.1f} us {gbs:.0f} ({100 * gbs / copy_gbs:.0f}%)"
+    if status == "wrong":
+        return f"wrong ({detail:.1e})"
+    return status
+
+
+def run_case(case, kernels, generator):
+    B, G, N = case.batch, case.kv_heads, case.cache
+    dt = getattr(torch, case.dtype)
+    q = torch.randn(B, HEADS, DIM, device="cuda", generator=generator).to(dt)
+    k = torch.randn(B, G, N, DIM, device="cuda", generator=generator).to(dt)
+    v = torch.randn(B, G, N, DIM, device="cuda", generator=generator).to(dt)
+    lens = torch.full((B,), N, dtype=torch.int32, device="cuda")
+    o_ref = example.reference(q, k, v, lens)
+    check = within(o_ref, TOL)
+    row = {"case": case}
+    results = []
+    for (config, splits), kernel in kernels:
+        result = measure(lambda kernel=kernel: kernel(q, k, v, lens), check)
+        status, ms, detail = result
+        text = (f"{ms * 1e3:8.1f} us {case.bytes / ms / 1e6:6.0f} GB/s (error {detail:.1e})"
+                if status == "ok" else f"{status}: {detail}")
+        print(f"   ours {describe(config, splits):24} {text}")
+        results.append((describe(config, splits), result))
+    ok = [r for r in results if r[1][0] == "ok"]
+    if ok:
+        row["config"], row["ours"] = min(ok, key=lambda r: r[1][1])
+    else:
+        row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
+        row["config"] = ""
+    for backend in SDPA_BACKENDS:
+        if sdpa_kernel is None:
+            row[backend] = ("n/a", None, "torch.nn.attention is missing")
+            continue
+        try:
+            fn = sdpa(backend, q, k, v)
+        except Exception as e:  # noqa: BLE001
+            row[backend] = ("failed", None, common.reason(e))
+            continue
+        row[backend] = measure(fn, check)
+    if triton is None:
+        row["triton"] = ("n/a", None, "triton is not installed")
+    else:
+        splits = example.default_splits(B, G, N)
+        row["triton"] = measure(lambda: triton_decode(q, k, v, lens, splits), check)
+        row["triton_config"] = (f"{triton_best()} splits={splits}"
+                                if row["triton"][0] == "ok" else "")
+    del q, k, v, lens, o_ref
+    torch.cuda.empty_cache()
+    return row
+
+
+def print_table(rows, copy_gbs):
+    print()
+    print(f"copy bandwidth (1 GiB device-to-device, read + write): {copy_gbs:.0f} GB/s")
+    print("cells: time, GB/s of KV cache read (fraction of the copy bandwidth)")
+    print()
+    names = [b.split("_")[0].lower() for b in SDPA_BACKENDS]
+    print("| case | ours | " + " | ".join(f"SDPA {n}" for n in names) +
+          " | Triton split-KV | ours / best other | our config | Triton config |")
+    print("|---" * (6 + len(names)) + "|")
+    for row in rows:
+        case, ours = row["case"], row["ours"]
+        others = [row[k][1] for k in SDPA_BACKENDS + ["triton"] if row[k][0] == "ok"]
+        ratio = f"{min(others) / ours[1]:.2f}x" if ours[0] == "ok" and others else "—"
+        cells = " | ".join(ms_gbs(row[b], case, copy_gbs) for b in SDPA_BACKENDS)
+        print(f"| {case.label} | {ms_gbs(ours, case, copy_gbs)} | {cells} | "
+              f"{ms_gbs(row['triton'], case, copy_gbs)} | {ratio} | {row['config']} | "
+              f"{row.get('triton_config', '')} |")
+        for key in SDPA_BACKENDS + ["triton"]:
+            if row[key][0] == "failed":
+                print(f"  {case.label}: {key} failed: {row[key][2]}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", default="1,16,64")
+    parser.add_argument("--kv-heads", default="8,32")
+    parser.add_argument("--cache", default="4096,16384,32768")
+    parser.add_argument("--no-autotune", action="store_true",
+                        help="ours: the first config and the default split count only")
+    args = parser.parse_args(argv)
+    gpu, target = common.init_cuda()
+    todo = [Case(int(b), int(g), int(n)) for b in args.batch.split(",")
+            for g in args.kv_heads.split(",") for n in args.cache.split(",")]
+    configs = CONFIGS[:1] if args.no_autotune else CONFIGS
+
+    t0 = time.perf_counter()
+    watch = common.CompilerWatch()
+    compiled, failures = {}, []
+    for case in todo:
+        compiled[case.label] = []
+        for config in configs:
+            for splits in case.split_counts(not args.no_autotune):
+                try:
+                    kernel = case.ours(config, splits, target)
+                except Exception as e:  # noqa: BLE001 (reported, the run goes on)
+                    failures.append(f"{case.label} {describe(config, splits)}: "
+                                    f"{common.reason(e)}")
+                    continue
+                report = resource_report(getattr(kernel.split, "ptxas_info", "") or "")
+                if report["spill_stores"] or report["spill_loads"]:
+                    failures.append(f"{case.label} {describe(config, splits)}: spills "
+                                    f"({report})")
+                compiled[case.label].append(((config, splits), kernel))
+    print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
+          f"cases in {time.perf_counter() - t0:.0f} s")
+    for f in failures:
+        print(f"  {f}")
+    watch.check()
+    if not gpu:
+        print("no GPU here: compiled only (AOT prepare)")
+        return
+
+    common.strict_math()
+    common.print_environment()
+    copy_gbs = common.copy_bandwidth()
+    generator = common.seeded_generator()
+    rows = []
+    for case in todo:
+        print(f"{case.label}:")
+        rows.append(run_case(case, compiled[case.label], generator))
+    print_table(rows, copy_gbs)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except NoCUDADevice as e:
+        print(f"compiled only: no GPU here (AOT prepare): {e}")
