@@ -21,6 +21,9 @@ Groups with fewer than two nonzeros keep zeros at the lowest free positions.
 
     A_sparse, E = compress(A)            # torch tensors, int16 metadata
     assert torch.equal(decompress(A_sparse, E), A)
+
+A matrix already in torch's `SparseSemiStructuredTensor` form converts
+through its dense value: `compress(a_sp.to_dense())`.
 """
 
 from __future__ import annotations
