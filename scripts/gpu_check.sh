@@ -52,6 +52,13 @@
 #       backend) / Triton split-KV, time and GB/s of KV cache against the
 #       measured copy bandwidth. ARGS go to benchmarks/flash_decode.py
 #       (--batch, --kv-heads, --cache, --no-autotune).
+#   scripts/gpu_check.sh prepare-gemm-sp [ARGS]   (here) compiles every kernel
+#       of benchmarks/gemm_sp.py into .gpu-cache-gemm-sp/ and packs it into
+#       .gpu-cache-gemm-sp.tar.gz;
+#   scripts/gpu_check.sh run-gemm-sp [ARGS]       (on the GPU machine) runs
+#       the 2:4 sparse GEMM benchmark: ours / dense cuBLAS / torch's
+#       semi-structured sparse (cuSPARSELt, CUTLASS), dense-equivalent
+#       TFLOP/s. ARGS go to benchmarks/gemm_sp.py (--sizes, --dtypes).
 #
 # Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
 # (python/ is importable as is: the runtime needs no MLIR).
@@ -59,7 +66,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
 # The benchmarks with a prepare/run pair of their own: name -> script.
-declare -A BENCH=([gemm]=gemm [attn]=flash_attn [attn-bwd]=flash_attn_bwd [dequant]=dequant [mla]=mla_decode [decode]=flash_decode)
+declare -A BENCH=([gemm]=gemm [attn]=flash_attn [attn-bwd]=flash_attn_bwd [dequant]=dequant [mla]=mla_decode [decode]=flash_decode [gemm-sp]=gemm_sp)
 
 # prepare_bench NAME ARGS...: compiles every kernel of benchmarks/SCRIPT.py
 # into .gpu-cache-NAME/ and packs it into .gpu-cache-NAME.tar.gz (refused
@@ -93,7 +100,7 @@ run_bench() {
   exit "${PIPESTATUS[0]}"
 }
 EXAMPLES=$(ls examples/*/[!_]*.py)  # (_*.py: pieces shared by examples)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_flash_decode.py test/python/test_flash_attn_varlen.py"
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_flash_decode.py test/python/test_flash_attn_varlen.py test/python/test_gemm_sp.py test/python/test_dequant.py"
 
 case "${1:-}" in
 prepare)

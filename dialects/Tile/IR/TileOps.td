@@ -462,6 +462,14 @@ def Tile_GemmSpOp : Tile_Op<"gemm_sp", [Tile_InKernel]> {
     `e` with b bits covers b/4 groups, so `e` is M×(K/b). `b` is a dense K×N
     tile (N×K with `transpose_b`), `c` the M×N accumulator fragment.
 
+    The metadata is row-major: group g (columns 4g..4g+3 of A) sits at bit
+    4 * (g mod (b/4)) of `e[m, g / (b/4)]`, low two bits first
+    (`tilelang_mlir.sparse.compress` produces it). On CUDA targets `a`, `e`
+    and `b` are shared buffers and the accumulator f32; layout inference
+    picks `wgmma.mma_async.sp` (sm_90a, marks the op `wgmma`) or `mma.sp`
+    m16n8k32 (marks it `warp_partition`); K must be a multiple of 32.
+    `async` means what it means on `tile.gemm` (wgmma only).
+
     ```mlir
     tile.gemm_sp %as, %es, %bs, %acc
         : memref<64x32xf16, #tile.scope<shared>>,
@@ -474,10 +482,17 @@ def Tile_GemmSpOp : Tile_Op<"gemm_sp", [Tile_InKernel]> {
     Tile_AnyBuffer:$b, Tile_AnyBuffer:$c,
     UnitAttr:$transpose_b,
     DefaultValuedAttr<Tile_WarpPolicyAttr, "::mlir::tile::WarpPolicy::square">:$policy,
-    UnitAttr:$clear_accum);
+    UnitAttr:$clear_accum,
+    UnitAttr:$async);
   let assemblyFormat = [{
     $a `,` $e `,` $b `,` $c attr-dict `:` type($a) `,` type($e) `,` type($b)
     `->` type($c)
+  }];
+  let extraClassDeclaration = [{
+    /// The dense problem: M x K (A before compression) times K x N.
+    int64_t getM();
+    int64_t getN();
+    int64_t getK();
   }];
   let hasVerifier = 1;
 }

@@ -373,6 +373,17 @@ private:
   Value wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
                         Value row, Value col);
   bool takesTurns(GemmOp op);
+  Value ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0, Value k0);
+  Value ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb, Value k0,
+                    Value n0, int64_t kRows);
+  LogicalResult lowerGemmSp(GemmSpOp op, OpBuilder &b, IRMapping &map);
+  Value gemmSpMetadata(OpBuilder &b, const Buffer &e, Value row0, int64_t k0,
+                       bool pair);
+  LogicalResult gemmSpMma(GemmSpOp op, OpBuilder &b, const Buffer &a,
+                          const Buffer &e, const Buffer &bb, const Buffer &c);
+  LogicalResult gemmSpWgmma(GemmSpOp op, OpBuilder &b, const Buffer &a,
+                            const Buffer &e, const Buffer &bb,
+                            const Buffer &c);
   /// Named barrier `kTurnBarrier + w` orders the gemms of consumer
   /// warpgroup w after those of warpgroup w - 1 (ids 1 and 2 are the roles').
   static constexpr int64_t kTurnBarrier = 3;
@@ -1333,6 +1344,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return lowerFill(o, b, map);
   if (auto o = dyn_cast<GemmOp>(op))
     return lowerGemm(o, b, map);
+  if (auto o = dyn_cast<GemmSpOp>(op))
+    return lowerGemmSp(o, b, map);
   if (auto o = dyn_cast<ReduceOp>(op))
     return lowerReduce(o, b, map);
   if (auto o = dyn_cast<CumSumOp>(op))
@@ -1366,8 +1379,6 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       proxyFence(b); // cp.async writes through the generic proxy
     return success();
   }
-  if (isa<GemmSpOp>(op))
-    return op->emitError("T.gemm_sp is not supported on CUDA targets yet");
   if (isa<TileDialect>(op->getDialect()))
     return op->emitError("cannot lower this op for CUDA targets");
   if (op->getNumRegions())
@@ -2330,7 +2341,6 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
   };
   Value g = arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 4)); // groupID
   Value t4 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 4));
-  Value l16 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 16));
   Value l8 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 8));
   Value q = arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 8)); // 0..3
   Value qHalf = arith::DivUIOp::create(b, loc, q, cIdx(b, loc, 2));
@@ -2366,19 +2376,17 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
         continue;
       }
       Value m0 = add(rowBase, mt * 16);
+      if (is16 && !ta) {
+        aFrags.push_back(ldmatrixA16(b, a, m0, cIdx(b, loc, k0)));
+        continue;
+      }
       if (is16) {
-        Value off;
-        if (!ta) // rows m0 + lane % 16, columns k0 + (lane / 16) * 8
-          off = sharedOffset(b, a, {addv(m0, l16),
-                                    add(times8(arith::DivUIOp::create(
-                                            b, loc, lane, cIdx(b, loc, 16))),
-                                        k0)});
-        else // stored K x M: rows k0 + lane % 8 + (q / 2) * 8, cols m0 + (q % 2) * 8
-          off = sharedOffset(b, a, {add(addv(l8, times8(qHalf)), k0),
-                                    addv(m0, times8(qOdd))});
+        // stored K x M: rows k0 + lane % 8 + (q / 2) * 8, cols m0 + (q % 2) * 8
+        Value off = sharedOffset(b, a, {add(addv(l8, times8(qHalf)), k0),
+                                        addv(m0, times8(qOdd))});
         aFrags.push_back(nvgpu::LdMatrixOp::create(
             b, loc, VectorType::get({4, 2}, elem), a.memref, ValueRange{off},
-            /*transpose=*/ta, /*numTiles=*/4));
+            /*transpose=*/true, /*numTiles=*/4));
         continue;
       }
       // tf32 / int8: element loads following the mma fragment layout.
@@ -2402,14 +2410,7 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
     for (int64_t nt = 0; nt < nTiles; ++nt) {
       Value n0 = add(colBase, nt * 8);
       if (is16) {
-        Value off;
-        if (!tb) // stored K x N, transposed load: rows k0 + lane % 16, col n0
-          off = sharedOffset(b, bb, {add(l16, k0), n0});
-        else // stored N x K: rows n0 + lane % 8, cols k0 + ((lane / 8) % 2) * 8
-          off = sharedOffset(b, bb, {addv(n0, l8), add(times8(qOdd), k0)});
-        bFrags.push_back(nvgpu::LdMatrixOp::create(
-            b, loc, VectorType::get({2, 2}, elem), bb.memref, ValueRange{off},
-            /*transpose=*/!tb, /*numTiles=*/2));
+        bFrags.push_back(ldmatrixB16(b, bb, tb, cIdx(b, loc, k0), n0, 16));
         continue;
       }
       int64_t per = isTf32 ? 1 : 4;
@@ -2441,6 +2442,323 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
     }
   }
   (void)ctx;
+  return success();
+}
+
+/// The m16 x k16 A fragment of mma.sync (four 32-bit registers of 16-bit
+/// pairs) from a shared, row-major A at (m0, k0): one ldmatrix.x4, lanes
+/// addressing rows m0 + lane % 16 at columns k0 + (lane / 16) * 8. The
+/// sparse instructions read their compressed A (m16 x 16 kept values) the
+/// same way.
+Value KernelLowering::ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0,
+                                  Value k0) {
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  Value row = arith::AddIOp::create(
+      b, loc, m0, arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 16)));
+  Value col = arith::AddIOp::create(
+      b, loc, k0,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 16)),
+          cIdx(b, loc, 8)));
+  return nvgpu::LdMatrixOp::create(
+      b, loc, VectorType::get({4, 2}, a.elementType), a.memref,
+      ValueRange{sharedOffset(b, a, {row, col})}, /*transpose=*/false,
+      /*numTiles=*/4);
+}
+
+/// The k`kRows` x n8 B fragment of mma (kRows / 8 registers of 16-bit pairs:
+/// register r holds rows 8r + 2 (lane % 4) + {0, 1} of column lane / 4) at
+/// (k0, n0) of a shared B stored K x N (a transposing ldmatrix, lanes
+/// addressing rows k0 + lane % kRows) or N x K (`tb`: rows n0 + lane % 8 at
+/// columns k0 + ((lane / 8) % (kRows / 8)) * 8). kRows is 16 (mma.sync
+/// m16n8k16) or 32 (the sparse m16n8k32).
+Value KernelLowering::ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb,
+                                  Value k0, Value n0, int64_t kRows) {
+  int64_t tiles = kRows / 8;
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  Value off;
+  if (!tb) {
+    Value row = arith::AddIOp::create(
+        b, loc, k0, arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, kRows)));
+    off = sharedOffset(b, bb, {row, n0});
+  } else {
+    Value row = arith::AddIOp::create(
+        b, loc, n0, arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 8)));
+    Value tile = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 8)),
+        cIdx(b, loc, tiles));
+    Value col = arith::AddIOp::create(
+        b, loc, k0, arith::MulIOp::create(b, loc, tile, cIdx(b, loc, 8)));
+    off = sharedOffset(b, bb, {row, col});
+  }
+  return nvgpu::LdMatrixOp::create(
+      b, loc, VectorType::get({tiles, 2}, bb.elementType), bb.memref,
+      ValueRange{off}, /*transpose=*/!tb, /*numTiles=*/tiles);
+}
+
+//===----------------------------------------------------------------------===//
+// Sparse gemm (2:4)
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerGemmSp(GemmSpOp op, OpBuilder &b,
+                                          IRMapping &map) {
+  FailureOr<Buffer> a = bufferOf(op.getA(), b, map);
+  FailureOr<Buffer> e = bufferOf(op.getE(), b, map);
+  FailureOr<Buffer> bb = bufferOf(op.getB(), b, map);
+  FailureOr<Buffer> c = bufferOf(op.getC(), b, map);
+  if (failed(a) || failed(e) || failed(bb) || failed(c))
+    return failure();
+  if (amd)
+    return op.emitOpError("T.gemm_sp is not supported on ROCm targets");
+  if (c->kind != Kind::Fragment || a->kind != Kind::Shared ||
+      e->kind != Kind::Shared || bb->kind != Kind::Shared)
+    return op.emitOpError("needs shared A_sparse, E and B and a fragment "
+                          "accumulator");
+  if (op->hasAttr("wgmma"))
+    return gemmSpWgmma(op, b, *a, *e, *bb, *c);
+  if (op->hasAttr("warp_partition"))
+    return gemmSpMma(op, b, *a, *e, *bb, *c);
+  return op.emitOpError("was not assigned to the sparse tensor cores by "
+                        "layout inference");
+}
+
+/// The 32-bit metadata register this thread gives a sparse m16 x k32
+/// instruction (mma.sp m16n8k32, or one warp's 16 rows of wgmma.sp
+/// m64nNk32) whose rows start at `row0`, for the K step at dense column
+/// `k0` of E's tile. PTX: with sparsity selector 0 the metadata comes from
+/// threads 0 and 1 of each quad (lanes 4g, 4g + 1), with selector 1 from
+/// threads 2 and 3; thread 4g + j holds in bits 0..15 the metadata of row
+/// g of columns 16 (j % 2) .. 16 (j % 2) + 15 of the step and in bits
+/// 16..31 that of row g + 8, four bits per group of four columns, group i
+/// at bits 4i (the row-major E's 16-bit chunks as they are). With `pair`,
+/// threads 2 and 3 load the next step's metadata instead of repeating
+/// this one's, so one register serves two steps (selectors 0 then 1).
+Value KernelLowering::gemmSpMetadata(OpBuilder &b, const Buffer &e, Value row0,
+                                     int64_t k0, bool pair) {
+  Type i32 = b.getI32Type();
+  int64_t bits = e.elementType.getIntOrFloatBitWidth();
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  Value g = arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 4));
+  Value j = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 4));
+  // 16-bit chunk (16 columns of A) of the row: k0 / 16 + j % 2 (+ 2 (j / 2)).
+  Value chunk = arith::AddIOp::create(
+      b, loc, cIdx(b, loc, k0 / 16),
+      arith::RemUIOp::create(b, loc, j, cIdx(b, loc, 2)));
+  if (pair)
+    chunk = arith::AddIOp::create(
+        b, loc, chunk,
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, j, cIdx(b, loc, 2)),
+            cIdx(b, loc, 2)));
+  auto load32 = [&](Value row, Value col) -> Value {
+    Value v = loadElement(b, e, {row, col});
+    return bits == 32 ? v : arith::ExtUIOp::create(b, loc, i32, v).getResult();
+  };
+  auto i32c = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  auto chunkOf = [&](Value row) -> Value {
+    if (bits == 16)
+      return load32(row, chunk);
+    if (bits == 32) {
+      Value word =
+          load32(row, arith::DivUIOp::create(b, loc, chunk, cIdx(b, loc, 2)));
+      Value half = arith::IndexCastUIOp::create(
+          b, loc, i32, arith::RemUIOp::create(b, loc, chunk, cIdx(b, loc, 2)));
+      Value shift = arith::MulIOp::create(b, loc, half, i32c(16));
+      return arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, word, shift), i32c(0xFFFF));
+    }
+    // 8-bit metadata: two elements per chunk, low one first.
+    Value col = arith::MulIOp::create(b, loc, chunk, cIdx(b, loc, 2));
+    Value lo = load32(row, col);
+    Value hi = load32(row, arith::AddIOp::create(b, loc, col, cIdx(b, loc, 1)));
+    return arith::OrIOp::create(b, loc, lo,
+                                arith::ShLIOp::create(b, loc, hi, i32c(8)));
+  };
+  Value row = arith::AddIOp::create(b, loc, row0, g);
+  Value low = chunkOf(row);
+  Value high = chunkOf(arith::AddIOp::create(b, loc, row, cIdx(b, loc, 8)));
+  return arith::OrIOp::create(b, loc, low,
+                              arith::ShLIOp::create(b, loc, high, i32c(16)));
+}
+
+/// A sparse gemm on mma.sp m16n8k32 (sm_80): warps split the tile as for
+/// mma.sync (`warp_partition`), the accumulator is in mma's layout. Per K
+/// step of 32 the compressed A fragment is the m16k16 fragment of A_sparse
+/// (ldmatrix.x4 at column k0 / 2), B's is k32 x n8 (ldmatrix.x4), and the
+/// metadata register comes from gemmSpMetadata, one per two steps.
+LogicalResult KernelLowering::gemmSpMma(GemmSpOp op, OpBuilder &b,
+                                        const Buffer &a, const Buffer &e,
+                                        const Buffer &bb, const Buffer &c) {
+  auto partition = op->getAttrOfType<DenseI64ArrayAttr>("warp_partition");
+  int64_t warpsM = partition[0], warpsN = partition[1];
+  int64_t m = op.getM(), n = op.getN(), k = op.getK();
+  int64_t wm = m / warpsM, wn = n / warpsN;
+  int64_t mTiles = wm / 16, nTiles = wn / 8, steps = k / 32;
+  Type elem = a.elementType, acc = c.elementType;
+  bool tb = op.getTransposeB();
+  NVVM::MMATypes ptx = elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  MLIRContext *ctx = b.getContext();
+  Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  Value rowBase = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, warpsN)),
+      cIdx(b, loc, wm));
+  Value colBase = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, warpsN)),
+      cIdx(b, loc, wn));
+  auto plus = [&](Value x, int64_t cst) -> Value {
+    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
+               : x;
+  };
+  if (op.getClearAccum())
+    for (int64_t r = 0; r < c.layout->getNumRegs(); ++r)
+      regStore(b, c, r, zeroOf(b, loc, acc));
+  auto resultType = LLVM::LLVMStructType::getLiteral(ctx, {acc, acc, acc, acc});
+  SmallVector<Value> meta(mTiles);
+  for (int64_t s = 0; s < steps; ++s) {
+    int64_t k0 = s * 32;
+    // One metadata register per two steps: selector 0, then 1.
+    bool pair = s % 2 == 0 && s + 1 < steps;
+    if (s % 2 == 0)
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        meta[mt] = gemmSpMetadata(b, e, plus(rowBase, mt * 16), k0, pair);
+    Value selector =
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), s % 2);
+    SmallVector<SmallVector<Value>> aRegs;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      aRegs.push_back(mmaRegisters(
+          b, loc,
+          ldmatrixA16(b, a, plus(rowBase, mt * 16), cIdx(b, loc, k0 / 2))));
+    SmallVector<SmallVector<Value>> bRegs;
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      bRegs.push_back(mmaRegisters(
+          b, loc,
+          ldmatrixB16(b, bb, tb, cIdx(b, loc, k0), plus(colBase, nt * 8), 32)));
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        int64_t base = mt * 4 * nTiles + nt * 4;
+        SmallVector<Value> cs;
+        for (int64_t i = 0; i < 4; ++i)
+          cs.push_back(regLoad(b, c, base + i));
+        auto mma = NVVM::MmaSpOp::create(
+            b, loc, resultType, aRegs[mt], bRegs[nt], cs, meta[mt], selector,
+            {16, 8, 32}, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptx, ptx});
+        for (int64_t i = 0; i < 4; ++i)
+          regStore(b, c, base + i, LLVM::ExtractValueOp::create(b, loc, mma, i));
+      }
+  }
+  return success();
+}
+
+/// A sparse gemm on wgmma.mma_async.sp m64nNk32 (sm_90a): warpgroups split
+/// the tile as for the dense wgmma (`wgmma`); per K step of 32, A_sparse's
+/// m64 x 16 kept values and B's k32 x N come through shared-memory
+/// descriptors (the same ones as the dense instruction's, A's at column
+/// k0 / 2), the metadata from a register per warp's 16 rows, filled before
+/// the fence (gemmSpMetadata, one register per two steps). MLIR's NVVM ops
+/// have no sparse wgmma, so this is inline PTX with tied accumulators; the
+/// instructions form one wgmma group, waited for before the gemm ends.
+LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
+                                          const Buffer &a, const Buffer &e,
+                                          const Buffer &bb, const Buffer &c) {
+  auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
+  int64_t wgM = grid[0], wgN = grid[1];
+  int64_t m = op.getM(), n = op.getN(), k = op.getK();
+  int64_t tm = m / wgM, tn = n / wgN, mTiles = tm / 64, nTiles = tn / 8;
+  int64_t steps = k / 32;
+  Type elem = a.elementType, acc = c.elementType;
+  bool tb = op.getTransposeB();
+  MLIRContext *ctx = b.getContext();
+  usesAsyncProxy = true;
+  Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
+  Value wgRow = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
+      cIdx(b, loc, tm));
+  Value wgCol = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
+      cIdx(b, loc, tn));
+  // The warp's 16 rows of each 64.
+  Value warpRow = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32)),
+          cIdx(b, loc, 4)),
+      cIdx(b, loc, 16));
+  auto plus = [&](Value x, int64_t cst) -> Value {
+    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
+               : x;
+  };
+  int64_t regsPerTile = 4 * nTiles;
+  SmallVector<Type> members(regsPerTile, acc);
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, members);
+  bool clear = op.getClearAccum();
+  SmallVector<Value> accs;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value st = LLVM::UndefOp::create(b, loc, structType);
+    if (!clear)
+      for (int64_t i = 0; i < regsPerTile; ++i)
+        st = LLVM::InsertValueOp::create(
+            b, loc, st, regLoad(b, c, mt * regsPerTile + i), i);
+    accs.push_back(st);
+  }
+  // Metadata registers, [step / 2][mt].
+  SmallVector<SmallVector<Value>> meta;
+  for (int64_t s = 0; s < steps; s += 2) {
+    SmallVector<Value> row;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      row.push_back(gemmSpMetadata(
+          b, e, arith::AddIOp::create(b, loc, plus(wgRow, mt * 64), warpRow),
+          s * 32, s + 1 < steps));
+    meta.push_back(row);
+  }
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  std::string type = elem.isBF16() ? "bf16" : "f16";
+  int64_t count = regsPerTile;
+  for (int64_t s = 0; s < steps; ++s) {
+    int64_t k0 = s * 32;
+    Value kk = cIdx(b, loc, k0);
+    Value descB = tb ? wgmmaDescriptor(b, bb, true, wgCol, kk)
+                     : wgmmaDescriptor(b, bb, false, kk, wgCol);
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      Value descA = wgmmaDescriptor(b, a, true, plus(wgRow, mt * 64),
+                                    cIdx(b, loc, k0 / 2));
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (clear && s == 0 ? 0 : 1)
+         << ", 0;\nwgmma.mma_async.sp.sync.aligned.m64n" << tn << "k32.f32."
+         << type << "." << type << " {";
+      for (int64_t i = 0; i < count; ++i)
+        os << (i ? ", $" : "$") << i;
+      os << "}, $" << count << ", $" << count + 1 << ", $" << count + 2
+         << ", " << s % 2 << ", p, 1, 1, 0, " << (tb ? 0 : 1) << ";\n}";
+      std::string constraints;
+      for (int64_t i = 0; i < count; ++i)
+        constraints += "=f,";
+      constraints += "l,l,r";
+      for (int64_t i = 0; i < count; ++i)
+        constraints += "," + std::to_string(i);
+      SmallVector<Value> operands{descA, descB, meta[s / 2][mt]};
+      for (int64_t i = 0; i < count; ++i)
+        operands.push_back(LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
+      accs[mt] = LLVM::InlineAsmOp::create(
+                     b, loc, structType, operands, text, constraints,
+                     /*has_side_effects=*/true, /*is_align_stack=*/false,
+                     LLVM::tailcallkind::TailCallKind::None,
+                     LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+                     ArrayAttr())
+                     .getRes();
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  // An async gemm stays in flight until a tile.gemm_wait.
+  if (!op.getAsync())
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t i = 0; i < regsPerTile; ++i)
+      regStore(b, c, mt * regsPerTile + i,
+               LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
   return success();
 }
 
@@ -3871,8 +4189,8 @@ LogicalResult KernelLowering::run() {
   });
   // Fences before barriers are needed from the start when any gemm reads
   // shared memory through the async proxy.
-  kernel.walk([&](GemmOp g) {
-    if (g->hasAttr("wgmma"))
+  kernel.walk([&](Operation *g) {
+    if (isa<GemmOp, GemmSpOp>(g) && g->hasAttr("wgmma"))
       usesAsyncProxy = true;
   });
   roleThreads = numThreads;
@@ -4038,14 +4356,40 @@ static LogicalResult lowerKernels(ModuleOp module, Attribute target,
   return success();
 }
 
+/// `features` with its PTX version (`+ptxNN`) raised to at least `version`.
+static std::string withPtxAtLeast(StringRef features, int64_t version) {
+  SmallVector<StringRef> parts;
+  features.split(parts, ',', -1, /*KeepEmpty=*/false);
+  std::string out;
+  bool found = false;
+  for (StringRef part : parts) {
+    std::string p = part.str();
+    int64_t v;
+    if (part.consume_front("+ptx") && !part.getAsInteger(10, v)) {
+      found = true;
+      p = "+ptx" + std::to_string(std::max(v, version));
+    }
+    out += (out.empty() ? "" : ",") + p;
+  }
+  if (!found)
+    out += (out.empty() ? "+ptx" : ",+ptx") + std::to_string(version);
+  return out;
+}
+
 struct ConvertTileToNVVMPass
     : public tile::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Sparse wgmma on floating-point types needs PTX ISA 8.2.
+    std::string ptx = features;
+    module.walk([&](GemmSpOp g) {
+      if (g->hasAttr("wgmma"))
+        ptx = withPtxAtLeast(ptx, 82);
+    });
     std::string text = "#nvvm.target<O = 3, chip = \"" + chip +
-                       "\", features = \"" + features + "\">";
+                       "\", features = \"" + ptx + "\">";
     Attribute target = parseAttribute(text, &getContext());
     if (!target) {
       module.emitError("invalid NVVM target ") << text;

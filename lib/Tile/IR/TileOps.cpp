@@ -547,6 +547,15 @@ void GemmOp::getCanonicalizationPatterns(RewritePatternSet &results,
 // GemmSpOp
 //===----------------------------------------------------------------------===//
 
+int64_t GemmSpOp::getM() { return getA().getType().getDimSize(0); }
+
+int64_t GemmSpOp::getK() { return 2 * getA().getType().getDimSize(1); }
+
+int64_t GemmSpOp::getN() {
+  ArrayRef<int64_t> b = getB().getType().getShape();
+  return getTransposeB() ? b[0] : b[1];
+}
+
 LogicalResult GemmSpOp::verify() {
   MemRefType a = getA().getType(), e = getE().getType(), b = getB().getType(),
              c = getC().getType();

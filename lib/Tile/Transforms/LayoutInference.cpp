@@ -195,6 +195,7 @@ private:
   bool useMfma;
   LogicalResult anchorWgmma(GemmOp gemm, bool &done);
   LogicalResult anchorMfma(GemmOp gemm, bool &done);
+  LogicalResult anchorGemmSp(GemmSpOp gemm);
   SmallVector<Value> fragments;
   llvm::MapVector<Value, TileLayout> layouts;
   DenseMap<Value, Operation *> origin;
@@ -358,7 +359,80 @@ LogicalResult LayoutInference::anchorGemms() {
     }
     return WalkResult::advance();
   });
+  if (result.wasInterrupted())
+    return failure();
+  result = kernel.walk([&](GemmSpOp gemm) -> WalkResult {
+    return failed(anchorGemmSp(gemm)) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+  });
   return failure(result.wasInterrupted());
+}
+
+/// Anchors a 2:4 sparse gemm on the sparse tensor cores, which it needs (it
+/// has no SIMT form on GPUs): `wgmma.mma_async.sp` m64nNk32 where the target
+/// has wgmma and the operands fit (whole warpgroups, 64-row warpgroup
+/// tiles, swizzled shared A and B, a K-major B's rows at least 64 bytes
+/// swizzled since one instruction reads 32 of its K), else `mma.sp`
+/// m16n8k32 per warp. The accumulator gets the layout of the dense
+/// instruction of the same M x N (the sparse ones share it). The metadata
+/// stays in shared memory: the lowering fills each thread's metadata
+/// register from it (see gemmSpMetadata in TileToNVVM).
+LogicalResult LayoutInference::anchorGemmSp(GemmSpOp gemm) {
+  Value c = gemm.getC();
+  if (!fragmentAlloc(c))
+    return gemm.emitOpError("the accumulator must be a tile.alloc_fragment "
+                            "on GPU targets");
+  auto shared = [](Value v) {
+    return isInScope(cast<MemRefType>(v.getType()), MemoryScope::shared);
+  };
+  if (!shared(gemm.getA()) || !shared(gemm.getE()) || !shared(gemm.getB()))
+    return gemm.emitOpError("on GPU targets A_sparse, E and B must be shared "
+                            "buffers (T.alloc_shared)");
+  if (useMfma)
+    return gemm.emitOpError("is not supported on ROCm targets (it needs "
+                            "NVIDIA's sparse tensor cores)");
+  if (!gemm.getC().getType().getElementType().isF32())
+    return gemm.emitOpError("on GPU targets the accumulator must be float32");
+  if (!useMma || threads % 32 || gemm.getK() % 32)
+    return gemm.emitOpError("needs the sparse tensor cores (sm_80 or newer) "
+                            "and K a multiple of 32, got K = ")
+           << gemm.getK();
+  Builder builder(gemm.getContext());
+  if (useWgmma && threads % 128 == 0) {
+    std::optional<int64_t> spanA = wgmmaSwizzle(gemm.getA());
+    std::optional<int64_t> spanB = wgmmaSwizzle(gemm.getB());
+    auto groups = chooseWarpgroups(gemm.getM(), gemm.getN(), threads / 128,
+                                   gemm.getPolicy());
+    int64_t eb = gemm.getB().getType().getElementTypeBitWidth() / 8;
+    bool bFits = spanB && (gemm.getTransposeB()
+                               ? *spanB >= 64
+                               : groups && (gemm.getN() / groups->second) %
+                                                   (*spanB / eb) ==
+                                               0);
+    if (spanA && bFits && groups) {
+      FailureOr<TileLayout> layout = TileLayout::wgmmaAccumulator(
+          gemm.getM(), gemm.getN(), groups->first, groups->second);
+      if (succeeded(layout)) {
+        gemm->setAttr("wgmma", builder.getDenseI64ArrayAttr(
+                                   {groups->first, groups->second}));
+        return setLayout(c, *layout, gemm);
+      }
+    }
+  }
+  auto partition = choosePartition(gemm.getM(), gemm.getN(), threads / 32,
+                                   gemm.getPolicy());
+  FailureOr<TileLayout> layout =
+      partition ? TileLayout::mmaAccumulator(gemm.getM(), gemm.getN(),
+                                             partition->first,
+                                             partition->second)
+                : FailureOr<TileLayout>(failure());
+  if (failed(layout))
+    return gemm.emitOpError("found no warp partition of the ")
+           << gemm.getM() << "x" << gemm.getN() << " tile over "
+           << threads / 32 << " warps into 16x8 mma.sp tiles";
+  gemm->setAttr("warp_partition", builder.getDenseI64ArrayAttr(
+                                      {partition->first, partition->second}));
+  return setLayout(c, *layout, gemm);
 }
 
 /// Anchors `gemm` on wgmma when the target has it and the gemm fits: shared

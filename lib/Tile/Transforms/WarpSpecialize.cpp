@@ -323,6 +323,8 @@ LogicalResult Specializer::analyze() {
       bool read = false;
       if (auto g = dyn_cast<GemmOp>(user))
         read = use.get() != g.getC();
+      else if (auto g = dyn_cast<GemmSpOp>(user))
+        read = use.get() != g.getC();
       else if (auto c = dyn_cast<CopyOp>(user))
         read = use.get() == c.getSrc() && use.get() != c.getDst();
       else if (isa<memref::LoadOp>(user))
@@ -344,10 +346,11 @@ LogicalResult Specializer::analyze() {
     if (auto copy = dyn_cast<CopyOp>(&op);
         copy && llvm::is_contained(producers, copy))
       continue;
-    if (auto gemm = dyn_cast<GemmOp>(&op)) {
+    if (isa<GemmOp, GemmSpOp>(&op)) {
       anyGemm = true;
-      for (Operation *user : gemm.getC().getUsers())
-        if (loop->isAncestor(user) && !isa<GemmOp>(user))
+      Value c = op.getOperand(isa<GemmOp>(&op) ? 2 : 3);
+      for (Operation *user : c.getUsers())
+        if (loop->isAncestor(user) && !isa<GemmOp, GemmSpOp>(user))
           overlap = false;
       continue;
     }
@@ -646,9 +649,12 @@ void Specializer::run() {
           copy && llvm::is_contained(producers, copy))
         continue;
       Operation *clone = fb.clone(op, cmap);
-      if (overlap)
+      if (overlap) {
         if (auto gemm = dyn_cast<GemmOp>(clone))
           gemm.setAsync(true);
+        if (auto gemm = dyn_cast<GemmSpOp>(clone))
+          gemm.setAsync(true);
+      }
       if (pingpong && isa<GemmOp>(clone))
         clone->setAttr("pingpong", fb.getUnitAttr());
     }

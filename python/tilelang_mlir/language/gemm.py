@@ -27,8 +27,13 @@ def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
 @builtin
 def gemm_sp(b, A_sparse, E, B, C, transpose_A: bool = False, transpose_B: bool = False,
             policy=GemmWarpPolicy.Square, clear_accum: bool = False):
-    """2:4 structured-sparse C += A @ B: A_sparse holds the kept values, E the
-    2-bit positions of each kept pair in its group of four."""
+    """2:4 structured-sparse C += A @ B: A_sparse (M x K/2) holds the kept
+    values, E (M x K/b of b-bit integers, int16: M x K/16) the 2-bit
+    positions of each kept pair in its group of four, row-major
+    (`tilelang_mlir.sparse.compress` makes both from a dense 2:4 A). On
+    CUDA, A_sparse, E and B are shared buffers and C a float32 fragment;
+    it runs on wgmma.mma_async.sp (sm_90a) or mma.sp (sm_80), K a multiple
+    of 32."""
     if transpose_A:
         from ..frontend.errors import TileLangError
 

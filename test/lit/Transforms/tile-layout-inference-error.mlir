@@ -49,3 +49,49 @@ func.func @nested_parallel(%n: index) {
   }
   return
 }
+
+// -----
+
+// The sparse tensor cores read the metadata from registers filled from
+// shared memory: E in a fragment is refused.
+func.func @gemm_sp_fragment_metadata(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %e = tile.alloc_fragment : memref<64x4xi16, #tile.scope<fragment>>
+    %b = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op on GPU targets A_sparse, E and B must be shared buffers (T.alloc_shared)}}
+    tile.gemm_sp %a, %e, %b, %c : memref<64x32xf16, #tile.scope<shared>>, memref<64x4xi16, #tile.scope<fragment>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// mma.sp and wgmma.sp accumulate 16-bit inputs in float32 here.
+func.func @gemm_sp_f16_accumulator(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<64x4xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf16, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op on GPU targets the accumulator must be float32}}
+    tile.gemm_sp %a, %e, %b, %c : memref<64x32xf16, #tile.scope<shared>>, memref<64x4xi16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf16, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// K = 16 is half an instruction step of the sparse tensor cores.
+func.func @gemm_sp_short_k(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x8xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<64x1xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm_sp' op needs the sparse tensor cores (sm_80 or newer) and K a multiple of 32, got K = 16}}
+    tile.gemm_sp %a, %e, %b, %c : memref<64x8xf16, #tile.scope<shared>>, memref<64x1xi16, #tile.scope<shared>>, memref<16x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}

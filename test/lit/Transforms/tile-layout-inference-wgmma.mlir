@@ -103,3 +103,42 @@ func.func @register_a_split_n(%n: index) {
   }
   return
 }
+
+// -----
+
+// A 2:4 sparse gemm takes the dense wgmma's accumulator layout and grid
+// (here 2 warpgroups splitting M) and the `wgmma` mark: A_sparse
+// (64-byte rows) and B get swizzles, E (8-byte rows) none.
+// CHECK-LABEL: func.func @gemm_sp_wgmma
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<128x32xf16
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<0>} : memref<128x4xi16
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x128xf16
+// CHECK: tile.gemm_sp %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {policy = #tile.policy<full_row>, wgmma = array<i64: 2, 1>}
+func.func @gemm_sp_wgmma(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %a = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<128x4xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    tile.gemm_sp %a, %e, %b, %c {policy = #tile.policy<full_row>} : memref<128x32xf16, #tile.scope<shared>>, memref<128x4xi16, #tile.scope<shared>>, memref<64x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// A K-major B (N x K) swizzled in 32-byte spans (a user's choice) cannot
+// feed sparse wgmma (one instruction reads 32 of its K, 64 bytes): the
+// sparse gemm falls back to mma.sp with the warp partition of mma.sync.
+// CHECK-LABEL: func.func @gemm_sp_narrow_k_major_b
+// CHECK: tile.gemm_sp %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {policy = #tile.policy<full_row>, transpose_b, warp_partition = array<i64: 4, 1>}
+func.func @gemm_sp_narrow_k_major_b(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x16xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<64x2xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<32>} : memref<64x32xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm_sp %a, %e, %b, %c {transpose_b, policy = #tile.policy<full_row>} : memref<64x16xf16, #tile.scope<shared>>, memref<64x2xi16, #tile.scope<shared>>, memref<64x32xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
