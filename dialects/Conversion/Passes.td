@@ -101,7 +101,7 @@ def TileFinalizeKernelParams : Pass<"tile-finalize-kernel-params",
 }
 
 def TileFastIntToFloat : Pass<"tile-fast-int-to-float"> {
-  let summary = "Converts small integers to float16/bfloat16 without I2F";
+  let summary = "Converts small integers to float16/bfloat16/float32 without I2F";
   let description = [{
     Rewrites `arith.sitofp` / `arith.uitofp` to `f16` or `bf16` whose
     operand the integer range analysis bounds to a narrow interval
@@ -117,7 +117,9 @@ def TileFastIntToFloat : Pass<"tile-fast-int-to-float"> {
 
     * f16: `hi - lo < 1024` and `lo` in `[-1024, 1024]`;
     * bf16: `hi - lo < 128` and `lo` in `[-128, 128]`, otherwise, for
-      `|lo|, |hi| <= 256`, through f32 (`2^23`) and an exact `arith.truncf`.
+      `|lo|, |hi| <= 256`, through f32 (`2^23`) and an exact `arith.truncf`;
+    * f32: `lo`, `hi` in `[-2^22, 2^22]` (the dequantizing GEMV computes
+      its weights in f32).
 
     Other conversions are left alone.
 

@@ -163,8 +163,14 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
     byte). A step may span several groups (block_K a multiple of the group
     size): few rows and long steps keep enough bytes in flight to stream W
     at the memory bandwidth (the rows of one multiprocessor times block_K).
-    The nibbles become float16/bfloat16 without integer-to-float conversions
-    (tile-fast-int-to-float on the GPU)."""
+    The weights are computed in float32 without integer-to-float
+    conversions or float16 arithmetic: each nibble (byte) goes into the top
+    of a float's mantissa (v = 1 + nibble/16, T.reinterpret) and one exact
+    fused multiply-add scales it (q s = 16 s v - 24 s), one more accumulates
+    it: about half the instructions per weight of converting to float16,
+    scaling there and converting to float32 (the M = 1 kernel is bound by
+    instructions, not bytes, at int4). q s is exact in float32, so the GEMV
+    does not round the dequantized weight to float16."""
     check_gemv_shapes(N, K, bits, group, block_K)
     storage = "uint8" if bits == 4 else "int8"
     stored = K // 2 if bits == 4 else K  # bytes of a row
@@ -174,8 +180,8 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
              S: T.Tensor((N, K // group), dtype), C: T.Tensor((1, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), threads=threads) as bx:
             wq = T.alloc_fragment((block_N, block_K), storage)
-            x_lo = T.alloc_fragment((block_K,), dtype)
-            x_hi = T.alloc_fragment((block_K,), dtype)
+            x_lo = T.alloc_fragment((block_K,), "float32")  # converted once a step
+            x_hi = T.alloc_fragment((block_K,), "float32")
             acc = T.alloc_fragment((block_N, block_K), "float32")
             y = T.alloc_fragment((block_N,), "float32")
             T.clear(acc)
@@ -187,18 +193,26 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                 for n, j in T.Parallel(block_N, block_K, coalesced_width=16):
                     row = T.min(bx * block_N + n, N - 1)
                     g = (k * block_K + j) // group
-                    s_lo = T.cast(S[row, g], dtype)
+                    s_lo = T.float32(S[row, g])
                     if bits == 4:
-                        s_hi = T.cast(S[row, stored // group + g], dtype)
+                        s_hi = T.float32(S[row, stored // group + g])
                         byte = T.int32(wq[n, j])
-                        w_lo = T.cast(T.cast((byte & 15) - 8, dtype) * s_lo, dtype)
-                        w_hi = T.cast(T.cast((byte >> 4) - 8, dtype) * s_hi, dtype)
+                        # A nibble in the top of a float's mantissa: v = 1 + nib/16
+                        # (one shift and one logic op), then q * s = 16 s v - 24 s,
+                        # one exact fused multiply-add (16 s, 24 s and q s are all
+                        # exact in float32): no conversion, no separate scaling.
+                        v_lo = T.reinterpret(((byte & 15) << 19) | 0x3F800000, "float32")
+                        v_hi = T.reinterpret(((byte & 240) << 15) | 0x3F800000, "float32")
+                        w_lo = v_lo * (s_lo * 16.0) - s_lo * 24.0
+                        w_hi = v_hi * (s_hi * 16.0) - s_hi * 24.0
                         # Two fused multiply-adds (no separate product sum).
-                        acc[n, j] = (acc[n, j] + T.float32(w_lo) * T.float32(x_lo[j])
-                                     + T.float32(w_hi) * T.float32(x_hi[j]))
+                        acc[n, j] = acc[n, j] + w_lo * x_lo[j] + w_hi * x_hi[j]
                     else:
-                        w = T.cast(T.cast(wq[n, j], dtype) * s_lo, dtype)
-                        acc[n, j] += T.float32(w) * T.float32(x_lo[j])
+                        # The byte (sign bit flipped: b + 128) in the top of the
+                        # mantissa, v = 1 + (b + 128)/256: b s = 256 s v - 384 s.
+                        u = T.int32(wq[n, j]) & 255
+                        v = T.reinterpret(((u ^ 128) << 15) | 0x3F800000, "float32")
+                        acc[n, j] += (v * (s_lo * 256.0) - s_lo * 384.0) * x_lo[j]
             T.reduce_sum(acc, y, dim=1)
             T.copy(y, C[0, bx * block_N])
 
@@ -245,6 +259,7 @@ GEMV = [
     dict(block_N=4, block_K=1024, threads=128),
     dict(block_N=8, block_K=2048, threads=256),
     dict(block_N=8, block_K=512, threads=64),
+    dict(block_N=2, block_K=2048, threads=256),
 ]
 DECODE = [
     dict(tn=True, block_M=16, block_N=64, block_K=128, num_stages=2, threads=128),

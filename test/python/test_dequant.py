@@ -311,3 +311,18 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
         err = relative_error(kernel(A, Wq, S).float().cpu().numpy(),
                              dq.reference(A, Wq, S, bits, 128).numpy())
         assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_cuda_gemv_dequantizes_with_one_fma(bits):
+    """The GEMV puts each nibble (byte) into the top of a float32 mantissa
+    (T.reinterpret) and scales it with one exact fused multiply-add: no
+    float16 arithmetic, no integer-to-float conversion, two FMAs a weight."""
+    import re
+
+    ptx = tl.compile(dq.dequant_gemv(256, 1024, bits, 128, block_N=4, block_K=256,
+                                     threads=64), out_idx=[3], target="cuda:sm_90a").get_source()
+    assert not re.search(r"(add|sub|mul)(\.rn)?\.f16", ptx)
+    assert not re.search(r"cvt\.rn\.f32\.[su](8|16|32)", ptx)
+    weights = 4 * 256 // 64 * (2 if bits == 4 else 1)  # a thread's per step
+    assert len(re.findall(r"fma\.rn\.f32", ptx)) >= 2 * weights

@@ -192,3 +192,32 @@ def test_floordiv_and_floormod_on_negative_values(target, rng):
     q, r = get(kernel(put(a, target)))
     np.testing.assert_array_equal(q, a // 7)
     np.testing.assert_array_equal(r, a % 7)
+
+
+def test_reinterpret_reads_the_bits_as_another_type(target, rng):
+    """T.reinterpret: the bits of an int32 built with integer operations read
+    as a float32 (the dequantizing GEMV's 1 + nibble/16) and a float32 read
+    back as int32; the widths must match."""
+    @T.prim_func
+    def main(A: T.Tensor((32,), "int32"), F: T.Tensor((32,), "float32"),
+             B: T.Tensor((32,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(32):
+                f = T.reinterpret(((A[i] & 15) << 19) | 0x3F800000, "float32")
+                F[i] = f
+                B[i] = T.reinterpret(f * 2.0, "int32")
+
+    kernel = tl.compile(main, out_idx=[1, 2], target=target)
+    a = rng.integers(0, 1 << 20, 32).astype(np.int32)
+    f, b = get(kernel(put(a, target)))
+    np.testing.assert_array_equal(f, 1 + (a & 15) / 16)
+    np.testing.assert_array_equal(b, (2 + (a & 15) / 8).astype(np.float32).view(np.int32))
+
+    @T.prim_func
+    def bad(A: T.Tensor((32,), "int32"), F: T.Tensor((32,), "float16")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(32):
+                F[i] = T.reinterpret(A[i], "float16")
+
+    with pytest.raises((TypeError, TileLangError), match="differ in width"):
+        tl.compile(bad, target="cpu")

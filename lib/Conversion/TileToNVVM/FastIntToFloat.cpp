@@ -106,7 +106,7 @@ struct TileFastIntToFloatPass
       Value x = op->getOperand(0);
       Type to = op->getResult(0).getType();
       auto intType = dyn_cast<IntegerType>(x.getType());
-      if (!intType || !(to.isF16() || to.isBF16()))
+      if (!intType || !(to.isF16() || to.isBF16() || to.isF32()))
         continue; // vectors, index and other targets stay as they are
       auto *lattice =
           solver.lookupState<dataflow::IntegerValueRangeLattice>(x);
@@ -130,6 +130,11 @@ struct TileFastIntToFloatPass
       } else if (to.isBF16() && hi - lo < bf16.span && lo >= -128 &&
                  lo <= 128) {
         result = magicConvert(b, loc, x, isSigned, lo, bf16);
+      } else if (to.isF32() && lo >= -(int64_t(1) << 22) &&
+                 hi <= (int64_t(1) << 22)) {
+        // Within 2^23 integers of each other, all of which f32 holds above
+        // 2^23 (the GEMV's f32 dequantization: no I2F per weight).
+        result = magicConvert(b, loc, x, isSigned, lo, f32);
       } else if (to.isBF16() && lo >= -256 && hi <= 256) {
         // Through f32: |x| <= 256 has at most 8 significant bits, which
         // bf16 holds, so the truncation is exact.

@@ -158,6 +158,23 @@ def max_value(dtype):
     return to_scalar(v, dtype) if state.active() else v
 
 
+def reinterpret(x, dtype):
+    """T.reinterpret(x, dtype): the bits of the runtime scalar `x` read as a
+    value of `dtype` (same width; `arith.bitcast`), e.g. an int32 built with
+    integer operations reinterpreted as float32."""
+    from ..dialects import arith
+
+    dtype = dt.as_dtype(dtype)
+    s = to_scalar(_unwrap_ref(x))
+    if s.dtype.bits != dtype.bits or s.dtype.is_bool or dtype.is_bool or \
+            "index" in (s.dtype.kind, dtype.kind):
+        raise TypeError(f"T.reinterpret: {s.dtype} and {dtype} differ in width "
+                        f"(or one has none)")
+    if s.dtype == dtype:
+        return s
+    return Scalar(arith.BitcastOp(dtype.ir_type(), s.value).result, dtype)
+
+
 def min_value(dtype):
     """The smallest finite value of `dtype`."""
     import numpy as np
@@ -171,4 +188,4 @@ def min_value(dtype):
 __all__ = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "floor",
            "ceil", "erf", "sigmoid", "abs", "max", "min", "pow", "ceildiv", "floordiv",
            "floormod", "truncdiv", "if_then_else", "infinity", "max_value", "min_value",
-           "cast"]
+           "cast", "reinterpret"]

@@ -74,14 +74,42 @@ func.func @int8_bf16(%b: i8) -> bf16 {
 
 // -----
 
+// An int4 nibble minus 8 to f32: 2^23 + 8 added to the integer, reinterpreted
+// (2^23 + 8 + q), minus 2^23 + 8; a signed byte to f32 is the xor form.
+// CHECK-LABEL: func.func @nibble_and_byte_f32
+// CHECK: %[[OFF:.*]] = arith.constant 1258291208 : i32
+// CHECK: %[[S:.*]] = arith.addi %{{.*}}, %[[OFF]] : i32
+// CHECK: %[[V:.*]] = arith.bitcast %[[S]] : i32 to f32
+// CHECK: %[[BIAS:.*]] = arith.constant 0x4B000008 : f32
+// CHECK: arith.subf %[[V]], %[[BIAS]] : f32
+// CHECK: arith.extui %{{.*}} : i8 to i32
+// CHECK: arith.constant 1258291328 : i32
+// CHECK: arith.xori
+// CHECK: arith.constant 0x4B000080 : f32
+// CHECK-NOT: sitofp
+func.func @nibble_and_byte_f32(%b: i8) -> (f32, f32) {
+  %c15 = arith.constant 15 : i32
+  %c8 = arith.constant 8 : i32
+  %w = arith.extui %b : i8 to i32
+  %n = arith.andi %w, %c15 : i32
+  %q = arith.subi %n, %c8 : i32
+  %f = arith.sitofp %q : i32 to f32
+  %g = arith.sitofp %b : i8 to f32
+  return %f, %g : f32, f32
+}
+
+// -----
+
 // Wide or unknown ranges and other float types keep their conversion.
 // CHECK-LABEL: func.func @left_alone
 // CHECK: arith.sitofp %{{.*}} : i32 to f16
-// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: arith.sitofp %{{.*}} : i32 to f32
 // CHECK: arith.uitofp %{{.*}} : i16 to bf16
-func.func @left_alone(%x: i32, %b: i8, %h: i16) -> (f16, f32, bf16) {
+// CHECK: arith.sitofp %{{.*}} : i8 to f64
+func.func @left_alone(%x: i32, %b: i8, %h: i16) -> (f16, f32, bf16, f64) {
   %f = arith.sitofp %x : i32 to f16
-  %g = arith.sitofp %b : i8 to f32
+  %g = arith.sitofp %x : i32 to f32
   %k = arith.uitofp %h : i16 to bf16
-  return %f, %g, %k : f16, f32, bf16
+  %d = arith.sitofp %b : i8 to f64
+  return %f, %g, %k, %d : f16, f32, bf16, f64
 }
