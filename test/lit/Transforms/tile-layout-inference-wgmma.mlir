@@ -93,9 +93,9 @@ func.func @register_a(%n: index) {
 // warpgroups) needs A's rows in both: A gets the 64x32 accumulator layout
 // replicated over the two warpgroups (threads t and t + 128 hold the same
 // elements) and the gemm runs on wgmma, RS form.
-// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1)[s0] -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4 + s0 * 128, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1)[s0] -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + s0 * 128 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
 // CHECK-LABEL: func.func @register_a_split_n
-// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256>} : memref<64x32xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256, replicate = 2>} : memref<64x32xf16
 // CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_col>, wgmma = array<i64: 1, 2>}
 func.func @register_a_split_n(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(256) {
@@ -114,10 +114,10 @@ func.func @register_a_split_n(%n: index) {
 // is already A's replicated layout for the FullCol P @ V on both
 // warpgroups: S, P share one map and no conversion goes through shared
 // memory.
-// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1)[s0] -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4 + s0 * 128, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1)[s0] -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + s0 * 128 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
 // CHECK-LABEL: func.func @replicate
-// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256>} : memref<64x64xf32
-// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256>} : memref<64x64xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256, replicate = 2>} : memref<64x64xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256, replicate = 2>} : memref<64x64xf16
 // CHECK: tile.gemm {{.+}} {policy = #tile.policy<replicate>, transpose_b, wgmma = array<i64: 1, 1>}
 // CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_col>, wgmma = array<i64: 1, 2>} : memref<64x64xf16, #tile.scope<fragment>>
 func.func @replicate(%n: index) {
