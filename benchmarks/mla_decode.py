@@ -7,7 +7,8 @@ batch 64 and 128, every sequence `cache` tokens long (1024 to 16384),
 float16.
 
 Contenders: ours (examples/attention/mla_decode.py: the split kernel and
-the combine, each number of splits of SPLITS tried and the fastest kept),
+the combine, each variant of VARIANTS with each number of splits of SPLITS
+tried and the fastest kept),
 torch (gather the pages of every sequence, then scores, softmax and P V
 with bmm: the unfused path a user gets without a kernel), and a Triton
 split-KV kernel (one program per block of heads of one sequence and one
@@ -24,7 +25,7 @@ compute-bound: the table says which limit binds (the fraction of 989
 TFLOP/s dense fp16 and of 4.8 TB/s).
 
     python benchmarks/mla_decode.py [--batch 64,128] [--cache 1024,4096,8192,16384]
-                                    [--no-autotune]
+                                    [--no-autotune] [--variants split,replicate]
 
 Without a GPU it compiles every kernel the run would use into the kernel
 cache and exits: `scripts/gpu_check.sh prepare-mla` here, `scripts/
@@ -59,6 +60,11 @@ HEADS, PAGE = 128, 64
 DV, DPE = example.DV, example.DPE
 TOL = 1e-2
 SPLITS = [1, 2, 4, 8]  # ours: the split counts tried
+# ours: the variants of the split kernel tried (examples/attention/mla_decode.py,
+# `scores`): split = score columns split over the two warpgroups, row
+# statistics and P through shared memory; replicate = each warpgroup the
+# whole score tile, P in registers.
+VARIANTS = {"split": example.HOPPER, "replicate": example.HOPPER_REPLICATE}
 H200_TFLOPS, H200_TBS = 989.0, 4.8
 
 
@@ -82,9 +88,9 @@ class Case:
     def bytes(self):
         return self.batch * self.cache * (DV + DPE) * 2
 
-    def ours(self, splits, target):
+    def ours(self, variant, splits, target):
         return example.MlaDecode(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
-                                 target=target, dtype=self.dtype, **example.HOPPER)
+                                 target=target, dtype=self.dtype, **VARIANTS[variant])
 
 
 # ---------------------------------------------------------------------------
@@ -225,18 +231,18 @@ def run_case(case, ours):
     o_ref = example.reference(q, q_pe, kv, table, seqlens)
     row = {"case": case}
     results = []
-    for splits, kernel in ours:
+    for name, kernel in ours:
         result = measure(lambda k=kernel: k(q, q_pe, kv, table, seqlens), check(o_ref))
         status, ms, detail = result
         text = (f"{ms:8.3f} ms {case.flop / ms / 1e9:6.0f} TFLOP/s "
                 f"{case.bytes / ms / 1e6:6.0f} GB/s (error {detail:.1e})"
                 if status == "ok" else f"{status}: {detail}")
-        print(f"   ours splits={splits:<3} {text}")
-        results.append((splits, result))
+        print(f"   ours {name:<22} {text}")
+        results.append((name, result))
     ok = [r for r in results if r[1][0] == "ok"]
     if ok:
-        splits, row["ours"] = min(ok, key=lambda r: r[1][1])
-        row["config"] = f"splits={splits}"
+        name, row["ours"] = min(ok, key=lambda r: r[1][1])
+        row["config"] = name
     else:
         row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
         row["config"] = ""
@@ -289,26 +295,34 @@ def main(argv=None):
     parser.add_argument("--batch", default="64,128")
     parser.add_argument("--cache", default="1024,4096,8192,16384")
     parser.add_argument("--no-autotune", action="store_true", help="ours with 4 splits only")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help=f"ours: the split-kernel variants tried ({', '.join(VARIANTS)})")
     args = parser.parse_args(argv)
     gpu, target = common.init_cuda()
     todo = [Case(int(b), int(n)) for b in args.batch.split(",") for n in args.cache.split(",")]
     splits = [4] if args.no_autotune else SPLITS
+    variants = [v for v in args.variants.split(",") if v]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
 
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
     compiled, failures = {}, []
     for case in todo:
         compiled[case.label] = []
-        for s in splits:
-            try:
-                kernel = case.ours(s, target)
-            except Exception as e:  # noqa: BLE001 (reported, the run goes on)
-                failures.append(f"{case.label} splits={s}: {common.reason(e)}")
-                continue
-            report = resource_report(getattr(kernel.split, "ptxas_info", "") or "")
-            if report["spill_stores"] or report["spill_loads"]:
-                failures.append(f"{case.label} splits={s}: spills ({report})")
-            compiled[case.label].append((s, kernel))
+        for v in variants:
+            for s in splits:
+                name = f"{v} splits={s}"
+                try:
+                    kernel = case.ours(v, s, target)
+                except Exception as e:  # noqa: BLE001 (reported, the run goes on)
+                    failures.append(f"{case.label} {name}: {common.reason(e)}")
+                    continue
+                report = resource_report(getattr(kernel.split, "ptxas_info", "") or "")
+                if report["spill_stores"] or report["spill_loads"]:
+                    failures.append(f"{case.label} {name}: spills ({report})")
+                compiled[case.label].append((name, kernel))
     print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
           f"cases in {time.perf_counter() - t0:.0f} s")
     for f in failures:

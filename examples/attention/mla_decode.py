@@ -17,12 +17,21 @@ and the partial log-sum-exp. The combine kernel weighs the partials of each
 head by exp(lse_s - lse).
 
 The accumulator is block_H x 512 in float32: on two warpgroups it is split
-by columns (policy FullCol: each warpgroup owns 256 of the 512 columns)
-while the score gemm (block_H x 64) uses FullRow; P goes through shared
-memory so both warpgroups read all of it.
+by columns (policy FullCol: each warpgroup owns 256 of the 512 columns).
+Two ways to get the scores to both warpgroups (`scores`):
+- "split": the score gemm (block_H x 64) uses FullRow, each warpgroup 32 of
+  the 64 columns; the row maximum and sum cross the warpgroups through
+  shared memory every tile, and P goes through shared memory so both
+  warpgroups read all of it.
+- "replicate": every warpgroup computes the whole score tile (policy
+  Replicate: twice the score gemm's tensor work, but as 64 x 64 instead of
+  64 x 32 wgmma tiles); the softmax is then local to each warpgroup and P
+  stays in registers as the A operand of P V (wgmma RS): no exchange and no
+  barrier between the warpgroups inside the loop.
 
     python examples/attention/mla_decode.py [--target cpu|cuda] [--batch B --heads H
-        --cache N --splits S --block-n 64|32 --stages N --dtype float16|bfloat16]
+        --cache N --splits S --block-n 64|32 --stages N --scores split|replicate
+        --dtype float16|bfloat16]
 """
 
 import argparse
@@ -46,10 +55,14 @@ DV, DPE = 512, 64  # latent (value) dim, rope dim; the key dim is DV + DPE
 
 
 def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
-                     block_H=64, block_N=64, num_stages=2, threads=256, dtype="float16"):
+                     block_H=64, block_N=64, num_stages=2, threads=256, dtype="float16",
+                     scores="split"):
     scale = math.log2(math.e) / math.sqrt(DV + DPE)  # softmax(x / sqrt(576)) through exp2
     accum = "float32"
+    s_policy = T.GemmWarpPolicy.Replicate if scores == "replicate" else FullRow
     assert page_size % block_N == 0, "a KV tile lies within one page"
+    assert scores in ("split", "replicate")
+    replicate = scores == "replicate"
 
     @T.prim_func
     def main(Q: T.Tensor((batch, heads, DV), dtype), Q_pe: T.Tensor((batch, heads, DPE), dtype),
@@ -63,7 +76,10 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
             Qpe_shared = T.alloc_shared((block_H, DPE), dtype)
             KV_shared = T.alloc_shared((block_N, DV), dtype)
             Kpe_shared = T.alloc_shared((block_N, DPE), dtype)
-            P_shared = T.alloc_shared((block_H, block_N), dtype)
+            if replicate:
+                P = T.alloc_fragment((block_H, block_N), dtype)
+            else:
+                P = T.alloc_shared((block_H, block_N), dtype)
             S = T.alloc_fragment((block_H, block_N), accum)
             acc_o = T.alloc_fragment((block_H, DV), accum)
             m = T.alloc_fragment((block_H,), accum)        # running row maximum of S
@@ -89,14 +105,14 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
                 T.copy(KV[page, token % page_size, 0], KV_shared)
                 T.copy(KV[page, token % page_size, DV], Kpe_shared)
                 T.clear(S)
-                T.gemm(Q_shared, KV_shared, S, transpose_B=True, policy=FullRow)
-                T.gemm(Qpe_shared, Kpe_shared, S, transpose_B=True, policy=FullRow)
+                T.gemm(Q_shared, KV_shared, S, transpose_B=True, policy=s_policy)
+                T.gemm(Qpe_shared, Kpe_shared, S, transpose_B=True, policy=s_policy)
                 if token + block_N > seqlen:  # the sequence's last tile
                     for i, j in T.Parallel(block_H, block_N):
                         S[i, j] = T.if_then_else(token + j < seqlen, S[i, j], -T.infinity(accum))
                 softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_H, block_N, DV, scale)
-                T.copy(S, P_shared)
-                T.gemm(P_shared, KV_shared, acc_o, policy=FullCol)
+                T.copy(S, P)
+                T.gemm(P, KV_shared, acc_o, policy=FullCol)
             softmax_finish(acc_o, m, l, lse, block_H, DV, scale)  # empty split: O 0, LSE -inf
             T.copy(acc_o, O_part[bx, bz, by * block_H, 0])
             T.copy(lse, LSE_part[bx, bz, by * block_H])
@@ -113,6 +129,7 @@ def mla_decode_combine(batch, heads, num_splits, block_H=16, threads=128, dtype=
 # 576) plus P, in 16 bits: 64-token tiles in 2 stages (226 KB) fit only
 # Hopper; 32-token tiles (146 KB) fit sm_80 too.
 HOPPER = dict(block_N=64, num_stages=2)
+HOPPER_REPLICATE = dict(block_N=64, num_stages=2, scores="replicate")
 AMPERE = dict(block_N=32, num_stages=2)
 
 
@@ -190,6 +207,8 @@ def main(argv=None):
     parser.add_argument("--splits", type=int, default=4)
     parser.add_argument("--block-n", type=int, default=64, help="KV tokens per step")
     parser.add_argument("--stages", type=int, default=2)
+    parser.add_argument("--scores", default="split", choices=["split", "replicate"],
+                        help="how both warpgroups get the scores (see above)")
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     args = parser.parse_args(argv)
     B, H = args.batch, args.heads
@@ -199,7 +218,8 @@ def main(argv=None):
     inputs = make_inputs(B, H, lens, dtype=torch_dtype)
     num_pages, max_pages = inputs[2].shape[0], inputs[3].shape[1]
     kernel = MlaDecode(B, H, num_pages, max_pages, args.splits, target=args.target,
-                       dtype=args.dtype, block_N=args.block_n, num_stages=args.stages)
+                       dtype=args.dtype, block_N=args.block_n, num_stages=args.stages,
+                       scores=args.scores)
     dev = [to_device(x, kernel.device) for x in inputs]
     o = kernel(*dev)  # (without a GPU, a CUDA kernel stops here)
     torch.backends.cuda.matmul.allow_tf32 = False

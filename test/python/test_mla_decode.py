@@ -103,3 +103,26 @@ def test_mla_decode_hopper_config_assembles():
     assert "setmaxnreg" in ptx and "cp.async.bulk.tensor" in ptx
     report = resource_report(kernel.ptxas_info)
     assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+
+
+def test_mla_decode_replicated_scores(target):
+    """scores="replicate": each warpgroup computes the whole score tile and
+    P stays a fragment (the A operand of P V); same results."""
+    err = run(target, 64, [200, 64, 130], num_splits=2, scores="replicate")
+    assert err < TOL["float16"], err
+
+
+def test_mla_decode_replicate_assembles():
+    """The replicated-score Hopper configuration compiles for sm_90a: the
+    score gemm as 64x64 wgmma tiles on each warpgroup, P V in the register-A
+    form (m64n256, P from registers), no register spills."""
+    from tilelang_mlir.compiler.cuda import resource_report
+    kernel = tl.compile(mla.mla_decode_split(64, 128, 64 * 128, 128, 4,
+                                             **mla.HOPPER_REPLICATE),
+                        out_idx=[5, 6], target="cuda:sm_90a",
+                        pass_configs={"tl.disable_cache": True})
+    ptx = kernel.get_source()
+    assert "wgmma.mma_async.sync.aligned.m64n64k16" in ptx
+    assert "m64n32k16" not in ptx
+    report = resource_report(kernel.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info

@@ -60,7 +60,8 @@ def Tile_WarpPolicy : I32EnumAttr<"WarpPolicy",
     "how a gemm splits its warps over the output tile", [
     I32EnumAttrCase<"square", 0>,
     I32EnumAttrCase<"full_row", 1>,
-    I32EnumAttrCase<"full_col", 2>
+    I32EnumAttrCase<"full_col", 2>,
+    I32EnumAttrCase<"replicate", 3>
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tile";
@@ -72,7 +73,11 @@ def Tile_WarpPolicyAttr : EnumAttr<Tile_Dialect, Tile_WarpPolicy, "policy"> {
     How the warps of a block share the M×N output tile of a `tile.gemm`:
     `square` splits both dimensions as evenly as possible, `full_row` gives
     each warp whole rows (warps stacked along M), `full_col` gives each warp
-    whole columns (warps side by side along N).
+    whole columns (warps side by side along N). `replicate` (wgmma only)
+    gives each warpgroup the whole tile when it fits one warpgroup (M a
+    multiple of 64, N at most 256): every warpgroup computes all of it, so
+    its row reductions and a later register-A gemm need no exchange between
+    warpgroups, at the price of the repeated tensor-core work.
 
     ```mlir
     tile.gemm %a, %b, %c {policy = #tile.policy<full_col>} : ...

@@ -85,9 +85,12 @@ public:
   /// wgNi): within a warpgroup, warp w holds rows [16 w, 16 w + 16) of every
   /// 64-row tile and the registers of one instruction follow wgmma's order
   /// (n8 chunks, then the mma.sync quad order). Fails unless each
-  /// warpgroup's tile is a multiple of 64 x 8.
+  /// warpgroup's tile is a multiple of 64 x 8. With `replicas` > 1 the grid
+  /// repeats that many times over the next warpgroups (warpgroup w holds the
+  /// tile of warpgroup w mod (wgM wgN)).
   static FailureOr<TileLayout> wgmmaAccumulator(int64_t m, int64_t n,
-                                                int64_t wgM, int64_t wgN);
+                                                int64_t wgM, int64_t wgN,
+                                                int64_t replicas = 1);
 
   /// The accumulator layout of AMD MFMA 32x32x8 (wave64) over an M x N tile
   /// whose waves form a wm x wn grid (wave index waveM * wn + waveN): each

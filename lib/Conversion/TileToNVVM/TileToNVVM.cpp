@@ -2110,13 +2110,15 @@ registerOperandA(GemmOp op, const TileLayout &layout, int64_t threads) {
   int64_t instRows = wgmma ? 64 : 16;
   int64_t tileRows = op.getM() / gm;
   int64_t mTiles = tileRows / instRows, kSteps = op.getK() / kStep;
-  if (threads != unit * gm * gn || layout.getNumThreads() != threads ||
+  // (A replicated grid repeats over the threads past unit gm gn.)
+  if (threads % (unit * gm * gn) || layout.getNumThreads() != threads ||
       tileRows % instRows || op.getK() % kStep)
     return std::nullopt;
   SmallVector<int64_t> regs(kSteps * mTiles * 4 * per, -1);
   for (int64_t t = 0; t < threads; ++t) {
     int64_t lane = t % 32, g = lane / 4, q = lane % 4;
-    int64_t rowBase = (t / unit / gn) * tileRows + (wgmma ? 16 * ((t / 32) % 4) : 0);
+    int64_t rowBase = ((t / unit) % (gm * gn) / gn) * tileRows +
+                      (wgmma ? 16 * ((t / 32) % 4) : 0);
     for (int64_t ks = 0; ks < kSteps; ++ks)
       for (int64_t mt = 0; mt < mTiles; ++mt)
         for (int64_t reg = 0; reg < 4; ++reg)
@@ -2851,6 +2853,10 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   usesAsyncProxy = true;
 
   Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
+  // A replicated grid (policy `replicate`): warpgroup w computes the tile of
+  // w mod (wgM wgN).
+  if (numThreads / 128 > wgM * wgN)
+    wg = arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgM * wgN));
   // Warpgroups taking turns: wait for this one's turn; the next one's
   // starts once these instructions are issued (they run in issue order).
   bool turn = takesTurns(op);

@@ -78,8 +78,15 @@ static std::optional<int64_t> wgmmaKStep(Type a, Type b, Type c) {
 /// The warpgroup grid of a wgmma gemm: wgM x wgN with warpgroup tiles of
 /// 64k rows and at most 256 columns (one instruction's N). Splitting M
 /// first keeps N per instruction large (fewer shared-memory reads of B).
+/// `replicate` takes the 1 x 1 grid (every warpgroup the whole tile; the
+/// layout repeats it over the warpgroups).
 static std::optional<std::pair<int64_t, int64_t>>
 chooseWarpgroups(int64_t m, int64_t n, int64_t groups, WarpPolicy policy) {
+  if (policy == WarpPolicy::replicate) {
+    if (m % 64 || n % 8 || n > 256)
+      return std::nullopt;
+    return std::make_pair(int64_t(1), int64_t(1));
+  }
   SmallVector<std::pair<int64_t, int64_t>> candidates;
   for (int64_t gm = 1; gm <= groups; ++gm) {
     if (groups % gm)
@@ -126,6 +133,7 @@ choosePartition(int64_t m, int64_t n, int64_t warps, WarpPolicy policy,
     // As many warps along N as possible: each warp owns whole columns.
     return candidates.front();
   case WarpPolicy::square:
+  case WarpPolicy::replicate: // (a wgmma policy: square for warps)
     break;
   }
   auto cost = [&](std::pair<int64_t, int64_t> p) {
@@ -466,15 +474,19 @@ LogicalResult LayoutInference::anchorWgmma(GemmOp gemm, bool &done) {
                                  gemm.getPolicy());
   if (!groups)
     return success();
-  // Register A: every warpgroup along N would need its own copy of A's
-  // rows, which no layout of A gives without replication; and a layout
-  // fixed elsewhere must already be the one wgmma reads.
+  int64_t groupsUsed = groups->first * groups->second;
+  int64_t replicas = threads / 128 / groupsUsed;
+  // Register A: every warpgroup along N needs its own copy of A's rows: a
+  // single band of rows (wgM = 1) replicated over all warpgroups (the
+  // layout of a `replicate` gemm's accumulator); and a layout fixed
+  // elsewhere must already be the one wgmma reads.
   std::optional<TileLayout> aLayout;
   if (registerA) {
-    if (groups->second != 1)
+    if (groups->second != 1 && groups->first != 1)
       return success();
     FailureOr<TileLayout> l = TileLayout::wgmmaAccumulator(
-        gemm.getM(), gemm.getK(), groups->first, 1);
+        gemm.getM(), gemm.getK(), groups->first, 1,
+        threads / 128 / groups->first);
     if (failed(l))
       return success();
     auto it = layouts.find(gemm.getA());
@@ -492,7 +504,7 @@ LogicalResult LayoutInference::anchorWgmma(GemmOp gemm, bool &done) {
       (!gemm.getTransposeB() && !panelsSplit(gemm.getB(), gemm.getN(), groups->second)))
     return success();
   FailureOr<TileLayout> layout = TileLayout::wgmmaAccumulator(
-      gemm.getM(), gemm.getN(), groups->first, groups->second);
+      gemm.getM(), gemm.getN(), groups->first, groups->second, replicas);
   if (failed(layout))
     return success();
   Builder builder(gemm.getContext());

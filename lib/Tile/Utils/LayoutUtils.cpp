@@ -248,8 +248,9 @@ FailureOr<TileLayout> TileLayout::mfmaAccumulator(int64_t m, int64_t n,
 }
 
 FailureOr<TileLayout> TileLayout::wgmmaAccumulator(int64_t m, int64_t n,
-                                                   int64_t wgM, int64_t wgN) {
-  if (wgM < 1 || wgN < 1 || m % wgM || n % wgN)
+                                                   int64_t wgM, int64_t wgN,
+                                                   int64_t replicas) {
+  if (wgM < 1 || wgN < 1 || replicas < 1 || m % wgM || n % wgN)
     return failure();
   int64_t tm = m / wgM, tn = n / wgN;
   if (tm % 64 || tn % 8)
@@ -269,7 +270,10 @@ FailureOr<TileLayout> TileLayout::wgmmaAccumulator(int64_t m, int64_t n,
       {1, 8, nTiles, false, 4},
       {1, tn, wgN, true, 128},
   };
-  return TileLayout({m, n}, 128 * wgM * wgN, d);
+  // Replicas: whole copies of the warpgroup grid.
+  if (replicas > 1)
+    d.push_back({LayoutDigit::kReplica, 1, replicas, true, 128 * wgM * wgN});
+  return TileLayout({m, n}, 128 * wgM * wgN * replicas, d);
 }
 
 //===----------------------------------------------------------------------===//

@@ -388,8 +388,9 @@ def _policy_name(policy) -> str:
     name = getattr(policy, "value", policy)
     if isinstance(name, str):
         key = name.replace("_", "").lower()
-        table = {"square": "square", "fullrow": "full_row", "fullcol": "full_col"}
+        table = {"square": "square", "fullrow": "full_row", "fullcol": "full_col",
+                 "replicate": "replicate"}
         if key in table:
             return table[key]
     raise TileLangError(f"unknown gemm warp policy {policy!r}; use T.GemmWarpPolicy."
-                        "Square, FullRow or FullCol")
+                        "Square, FullRow, FullCol or Replicate")

@@ -13,6 +13,8 @@ class GemmWarpPolicy(enum.Enum):
     Square = "square"
     FullRow = "full_row"
     FullCol = "full_col"
+    # wgmma only: every warpgroup computes the whole tile (M % 64 == 0, N <= 256).
+    Replicate = "replicate"
 
 
 @builtin

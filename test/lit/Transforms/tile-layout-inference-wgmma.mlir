@@ -90,10 +90,13 @@ func.func @register_a(%n: index) {
 // -----
 
 // Register A with warpgroups side by side along N (FullCol, 64x256 on two
-// warpgroups) would need A's rows in both: no wgmma; the gemm falls back
-// to mma.sync (1x8 warps), which stages A through shared memory.
+// warpgroups) needs A's rows in both: A gets the 64x32 accumulator layout
+// replicated over the two warpgroups (threads t and t + 128 hold the same
+// elements) and the gemm runs on wgmma, RS form.
+// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1)[s0] -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + s0 * 128 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
 // CHECK-LABEL: func.func @register_a_split_n
-// CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_col>, warp_partition = array<i64: 1, 8>}
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256, replicate = 2>} : memref<64x32xf16
+// CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_col>, wgmma = array<i64: 1, 2>}
 func.func @register_a_split_n(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(256) {
     %v = tile.alloc_shared : memref<32x256xf16, #tile.scope<shared>>
@@ -127,6 +130,35 @@ func.func @gemm_sp_wgmma(%n: index) {
 
 // -----
 
+// Replicate: every warpgroup computes the whole 64x64 score tile (grid 1x1
+// repeated over the two warpgroups), so P, converted from S elementwise,
+// is already A's replicated layout for the FullCol P @ V on both
+// warpgroups: S, P share one map and no conversion goes through shared
+// memory.
+// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1)[s0] -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + s0 * 128 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+// CHECK-LABEL: func.func @replicate
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256, replicate = 2>} : memref<64x64xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[REP]], threads = 256, replicate = 2>} : memref<64x64xf16
+// CHECK: tile.gemm {{.+}} {policy = #tile.policy<replicate>, transpose_b, wgmma = array<i64: 1, 1>}
+// CHECK: tile.gemm {{.+}} {policy = #tile.policy<full_col>, wgmma = array<i64: 1, 2>} : memref<64x64xf16, #tile.scope<fragment>>
+func.func @replicate(%n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %q = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %v = tile.alloc_shared : memref<64x512xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %p = tile.alloc_fragment : memref<64x64xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x512xf32, #tile.scope<fragment>>
+    tile.gemm %q, %k, %s {transpose_b, policy = #tile.policy<replicate>} : memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf16, #tile.scope<fragment>>
+    tile.gemm %p, %v, %o {policy = #tile.policy<full_col>} : memref<64x64xf16, #tile.scope<fragment>>, memref<64x512xf16, #tile.scope<shared>> -> memref<64x512xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
 // A K-major B (N x K) swizzled in 32-byte spans (a user's choice) cannot
 // feed sparse wgmma (one instruction reads 32 of its K, 64 bytes): the
 // sparse gemm falls back to mma.sp with the warp partition of mma.sync.
@@ -139,6 +171,22 @@ func.func @gemm_sp_narrow_k_major_b(%n: index) {
     %b = tile.alloc_shared {swizzle = #tile.swizzle<32>} : memref<64x32xf16, #tile.scope<shared>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
     tile.gemm_sp %a, %e, %b, %c {transpose_b, policy = #tile.policy<full_row>} : memref<64x16xf16, #tile.scope<shared>>, memref<64x2xi16, #tile.scope<shared>>, memref<64x32xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Replicate needs the tile to fit one warpgroup (N at most 256): a 64x512
+// accumulator gets no wgmma grid.
+// CHECK-LABEL: func.func @replicate_too_wide
+// CHECK-NOT: wgmma = array
+func.func @replicate_too_wide(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %a = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<512x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x512xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c {transpose_b, policy = #tile.policy<replicate>} : memref<64x64xf16, #tile.scope<shared>>, memref<512x64xf16, #tile.scope<shared>> -> memref<64x512xf32, #tile.scope<fragment>>
   }
   return
 }
