@@ -55,18 +55,27 @@ except ImportError:  # older torch
     SDPBackend = sdpa_kernel = None
 
 example = common.load("examples/attention/flash_attn.py", "flash_attn_example")
-# The example's configs, and its first with warpgroup turns at the gemms
-# (pass config tl.enable_pingpong, off by default), to show what the turns do.
-CONFIGS = example.CONFIGS + [dict(example.CONFIGS[0], pingpong=True)]
+# The example's configs, and variants of its 128x128 ones under pass
+# configs that are off by default, to show what each does: warpgroup turns
+# at the gemms (tl.enable_pingpong) and the rotated consumer loop, S = Q K^T
+# of the next tile in flight with O += P V during the softmax
+# (tl.enable_rotate).
+VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate"}
+CONFIGS = example.CONFIGS + [
+    dict(example.CONFIGS[0], pingpong=True),
+    dict(example.CONFIGS[0], rotate=True),
+    dict(example.CONFIGS[2], rotate=True),
+    dict(example.CONFIGS[1], rotate=True),
+]
 
 
 def describe(config):
     text = example.describe(config)
-    return f"{text} pingpong" if config.get("pingpong", False) else text
+    return " ".join([text] + [v for v in VARIANTS if config.get(v, False)])
 
 
 def pass_configs(config):
-    return {"tl.enable_pingpong": True} if config.get("pingpong", False) else {}
+    return {key: True for v, key in VARIANTS.items() if config.get(v, False)}
 
 WARMUP, REP = 10, 50
 DEVICE = "cuda"
@@ -90,7 +99,7 @@ class Case:
         return 4 * self.batch * self.heads * self.seq ** 2 * self.dim / (2 if self.causal else 1)
 
     def program(self, config):
-        tile = {k: v for k, v in config.items() if k != "pingpong"}
+        tile = {k: v for k, v in config.items() if k not in VARIANTS}
         return example.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
                                   dtype=self.dtype, **tile)
 

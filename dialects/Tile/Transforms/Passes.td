@@ -137,6 +137,17 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
     so that one warpgroup's softmax runs while another's gemms use the
     tensor cores.
 
+    With `rotate=true`, such a loop whose second gemm is its last statement
+    and reads its A and accumulator from registers (O += P V) is rotated
+    in the consumer (the intra-warpgroup overlap of FlashAttention-3):
+    iteration k issues S_k = Q K_k^T and the O += P V of iteration k - 1
+    as asynchronous gemms, waits for the first (`tile.gemm_wait 1`), runs
+    the statements between the gemms that touch neither P nor O (the
+    maximum, exp2, the row sums) while O += P V is on the tensor cores,
+    then waits for it, frees slot k - 1 and runs the rest (O rescaled,
+    P written). The first iteration's gemm is peeled before the loop and
+    the last O += P V after it; turns (`pingpong`) are not used then.
+
     ```mlir
     // After (schematically):
     %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<3x128x64xf16, #tile.scope<shared>>
@@ -164,7 +175,10 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
            "Persistent kernels of this many blocks when the grid has more "
            "tiles (0: never)">,
     Option<"pingpong", "pingpong", "bool", /*default=*/"true",
-           "Mark the gemms of attention-like loops for warpgroup turns">
+           "Mark the gemms of attention-like loops for warpgroup turns">,
+    Option<"rotate", "rotate", "bool", /*default=*/"false",
+           "Rotate attention-like consumer loops: S = Q K^T of the next "
+           "tile and O += P V of this one in flight together">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect"];

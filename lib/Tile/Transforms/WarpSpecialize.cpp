@@ -108,6 +108,22 @@ public:
   /// with other work between them (attention: S = Q K^T, softmax, O += P V)
   /// on two or more consumer warpgroups.
   bool pingpong = false;
+  /// The consumer may rotate an attention-like loop (see `rotate`).
+  bool allowRotate = false;
+  /// The consumer loop is rotated: iteration k issues S_k = Q K_k^T and
+  /// the previous iteration's O += P V together, runs the part of the
+  /// softmax that leaves O and P alone while O += P V is on the tensor
+  /// cores, and waits for it only before rescaling O and writing P.
+  bool rotate = false;
+
+private:
+  bool analyzeRotation();
+  // The rotated loop body: the statements before the first gemm, the first
+  // gemm, the statements between the gemms that leave the second gemm's
+  // operands alone (`middle`) and those that do not or depend on them
+  // (`late`), the second gemm (the last statement).
+  SmallVector<Operation *> early, middle, late;
+  GemmOp first, second;
 };
 
 /// A copy TMA can do: from a kernel argument (a global tensor of the
@@ -360,11 +376,107 @@ LogicalResult Specializer::analyze() {
   overlap &= anyGemm;
   int64_t gemms = llvm::count_if(body->without_terminator(),
                                  [](Operation &op) { return isa<GemmOp>(op); });
-  pingpong = allowPingpong && !overlap && gemms >= 2 &&
+  rotate = allowRotate && !overlap && analyzeRotation();
+  // (Turns would have to span the two gemms a rotated iteration issues.)
+  pingpong = allowPingpong && !overlap && !rotate && gemms >= 2 &&
              kernel.getThreads()[0] >= 256;
   chooseCluster();
   choosePersistent();
   return success();
+}
+
+/// The buffer (or value) an operand stands for: views traced to their
+/// source.
+static Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Every value `op` (and the statements nested in it) reads or writes that
+/// is defined outside it, views traced to their buffers.
+static llvm::SmallDenseSet<Value> touchedBy(Operation *op) {
+  llvm::SmallDenseSet<Value> out;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!op->isAncestor(v.getParentBlock()->getParentOp()))
+        out.insert(rootOf(v));
+  });
+  return out;
+}
+
+/// Whether the consumer's statements (the loop without the produced
+/// copies) are [early...] gemm [between...] gemm, the second gemm's
+/// operands other than its shared B untouched before the first gemm, and
+/// its A and accumulator in registers (attention: S = Q K^T, the softmax,
+/// O += P V); splits the statements between the gemms into `middle` and
+/// `late` (those that touch the second gemm's A or C, or anything a late
+/// statement touched or defined: moving them after the middle ones keeps
+/// every dependence).
+bool Specializer::analyzeRotation() {
+  SmallVector<Operation *> ops;
+  for (Operation &op : body->without_terminator())
+    if (auto copy = dyn_cast<CopyOp>(&op);
+        !copy || !llvm::is_contained(producers, copy))
+      ops.push_back(&op);
+  SmallVector<GemmOp> gemms;
+  for (Operation *op : ops)
+    if (auto g = dyn_cast<GemmOp>(op))
+      gemms.push_back(g);
+  if (gemms.size() != 2 || ops.back() != gemms[1].getOperation() ||
+      kernel.getThreads()[0] < 128)
+    return false;
+  first = gemms[0];
+  second = gemms[1];
+  if (first.getAsync() || second.getAsync() ||
+      !isInScope(second.getA().getType(), MemoryScope::fragment) ||
+      !isInScope(second.getC().getType(), MemoryScope::fragment) ||
+      !isInScope(first.getC().getType(), MemoryScope::fragment))
+    return false;
+  // The second gemm runs one iteration late: it may read nothing the loop
+  // defines but its own operands.
+  for (Value v : second->getOperands())
+    if (Operation *def = v.getDefiningOp(); def && body->findAncestorOpInBlock(*def))
+      return false;
+  llvm::SmallDenseSet<Value> lateSet = {rootOf(second.getA()),
+                                        rootOf(second.getC())};
+  early.clear();
+  middle.clear();
+  late.clear();
+  bool between = false;
+  for (Operation *op : ops) {
+    if (op == second.getOperation())
+      break;
+    if (op == first.getOperation()) {
+      between = true;
+      continue;
+    }
+    llvm::SmallDenseSet<Value> touched = touchedBy(op);
+    bool isLate = llvm::any_of(touched, [&](Value v) { return lateSet.contains(v); });
+    if (!between) {
+      if (isLate)
+        return false; // the in-flight O += P V would see it
+      early.push_back(op);
+      continue;
+    }
+    if (!isLate) {
+      middle.push_back(op);
+      continue;
+    }
+    late.push_back(op);
+    lateSet.insert(touched.begin(), touched.end());
+    for (Value r : op->getResults())
+      lateSet.insert(r);
+  }
+  // The first gemm's accumulator is in flight during the second gemm.
+  if (lateSet.contains(rootOf(first.getA())) ||
+      lateSet.contains(rootOf(first.getB())))
+    return false;
+  return true;
 }
 
 /// A persistent kernel when the constant grid has more tiles than blocks
@@ -626,8 +738,87 @@ void Specializer::run() {
     }
   }
 
+  // Consumer, rotated (see `rotate`): when the loop runs at all, the first
+  // iteration but its second gemm; then per iteration k > 0: wait for slot
+  // k, the early statements, S_k (async), O += P V of iteration k - 1 on
+  // slot k - 1 (async), wait for S_k, the middle statements, wait for
+  // O += P V, free slot k - 1, the late statements; then the last O += P V.
+  if (rotate) {
+    OpBuilder lb(loop);
+    Value lower = loop.getLower(), upper = loop.getUpper(),
+          step = loop.getStep();
+    Value trips = tripCount(lb, lower, upper, step), base;
+    if (persistent)
+      base = arith::MulIOp::create(lb, loc, cTiles.iteration, trips);
+    auto runs = scf::IfOp::create(
+        lb, loc,
+        arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, lower,
+                              upper),
+        false);
+    OpBuilder gb = OpBuilder::atBlockTerminator(runs.thenBlock());
+    // The statements of iteration `iv` read slot `slot` of the ring.
+    auto iterationMap = [&](OpBuilder &ib, Value iv, Value slot) {
+      IRMapping m;
+      m.map(loop.getInductionVar(), iv);
+      for (auto &[old, ring] : slotted)
+        m.map(old, slotView(ib, old, slot));
+      return m;
+    };
+    auto cloneAll = [&](OpBuilder &ib, ArrayRef<Operation *> ops,
+                        IRMapping &m) {
+      for (Operation *op : ops)
+        ib.clone(*op, m);
+    };
+    {
+      auto [slot, parity] = slotAndParity(gb, lower, lower, step, base);
+      BarrierWaitOp::create(gb, loc, full, slot, parity);
+      IRMapping m = iterationMap(gb, lower, slot);
+      cloneAll(gb, early, m);
+      gb.clone(*first, m);
+      cloneAll(gb, middle, m);
+      cloneAll(gb, late, m);
+    }
+    auto forOp = scf::ForOp::create(
+        gb, loc, arith::AddIOp::create(gb, loc, lower, step), upper, step);
+    {
+      OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+      Value iv = forOp.getInductionVar();
+      Value prevIv = arith::SubIOp::create(fb, loc, iv, step);
+      auto [slot, parity] = slotAndParity(fb, iv, lower, step, base);
+      auto [prevSlot, prevParity] =
+          slotAndParity(fb, prevIv, lower, step, base);
+      (void)prevParity;
+      BarrierWaitOp::create(fb, loc, full, slot, parity);
+      IRMapping m = iterationMap(fb, iv, slot);
+      IRMapping prev = iterationMap(fb, prevIv, prevSlot);
+      cloneAll(fb, early, m);
+      cast<GemmOp>(fb.clone(*first, m)).setAsync(true);
+      cast<GemmOp>(fb.clone(*second, prev)).setAsync(true);
+      GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
+      cloneAll(fb, middle, m);
+      GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(0));
+      BarrierArriveOp::create(fb, loc, empty, prevSlot, IntegerAttr(),
+                              blocks > 1 ? fb.getUnitAttr() : UnitAttr());
+      cloneAll(fb, late, m);
+    }
+    {
+      Value lastIv = arith::AddIOp::create(
+          gb, loc, lower,
+          arith::MulIOp::create(
+              gb, loc,
+              arith::SubIOp::create(gb, loc, trips,
+                                    arith::ConstantIndexOp::create(gb, loc, 1)),
+              step));
+      auto [slot, parity] = slotAndParity(gb, lastIv, lower, step, base);
+      (void)parity;
+      IRMapping m = iterationMap(gb, lastIv, slot);
+      gb.clone(*second, m);
+      BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(),
+                              blocks > 1 ? gb.getUnitAttr() : UnitAttr());
+    }
+    loop.erase();
+  } else {
   // Consumer: the loop without the copies, between the barriers.
-  {
     OpBuilder lb(loop);
     Value trips, base;
     if (persistent) {
@@ -739,6 +930,7 @@ struct TileWarpSpecializePass
       s.clusterSize = clusterSize;
       s.persistentSms = persistentSms;
       s.allowPingpong = pingpong;
+      s.allowRotate = rotate;
       if (succeeded(s.analyze()))
         s.run();
     }

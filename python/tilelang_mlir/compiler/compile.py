@@ -111,6 +111,9 @@ KNOWN_PASS_CONFIGS = {
     "tl.enable_pingpong": "sm_90a: consumer warpgroups take turns at the gemms of attention-like "
                           "loops (tile-warp-specialize pingpong=true; off by default: it was slower "
                           "on the H200's FlashAttention, see BENCHMARKS.md)",
+    "tl.enable_rotate": "sm_90a: rotate attention-like consumer loops so that S = Q K^T of the "
+                        "next tile and O += P V of this one are in flight while the softmax runs "
+                        "(tile-warp-specialize rotate=true; off by default while measured)",
     "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
                        "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
                        "from 64 bits (arith-int-range-narrowing); off by default",

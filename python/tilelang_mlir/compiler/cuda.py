@@ -49,8 +49,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     cluster = int(pass_configs.get("tl.cluster_size", 2))
     persistent = int(pass_configs.get("tl.persistent_sms", PERSISTENT_SMS))
     pingpong = "true" if pass_configs.get("tl.enable_pingpong", False) else "false"
+    rotate = "true" if pass_configs.get("tl.enable_rotate", False) else "false"
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
-                 f"persistent-sms={persistent} pingpong={pingpong}}})"]
+                 f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate}}})"]
                 if specialize else []) + [
         "func.func(tile-pipeline)", "canonicalize", "cse"]
     # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit
