@@ -468,7 +468,9 @@ def Tile_GemmSpOp : Tile_Op<"gemm_sp", [Tile_InKernel]> {
     and `b` are shared buffers and the accumulator f32; layout inference
     picks `wgmma.mma_async.sp` (sm_90a, marks the op `wgmma`) or `mma.sp`
     m16n8k32 (marks it `warp_partition`); K must be a multiple of 32.
-    `async` means what it means on `tile.gemm` (wgmma only).
+    `async` is accepted but changes nothing: the sparse wgmma reads its
+    metadata registers while in flight, so the op always completes before
+    the next one (`tile-warp-specialize` never sets it).
 
     ```mlir
     tile.gemm_sp %as, %es, %bs, %acc

@@ -2754,9 +2754,11 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  // An async gemm stays in flight until a tile.gemm_wait.
-  if (!op.getAsync())
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // Done before the gemm ends, `async` or not: the instructions read the
+  // metadata registers while in flight, and whatever comes next (the next
+  // K tile's metadata) may reuse them (see tile-warp-specialize, which
+  // keeps no sparse gemm in flight).
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t i = 0; i < regsPerTile; ++i)
       regStore(b, c, mt * regsPerTile + i,

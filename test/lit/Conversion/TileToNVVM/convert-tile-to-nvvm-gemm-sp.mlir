@@ -64,3 +64,35 @@ func.func @gemm_sp_wgmma(%n: index) {
   }
   return
 }
+
+// -----
+
+// K = 128 (block_K = 128 of the benchmark): four wgmma.mma_async.sp, steps
+// 0 and 1 on the first metadata register (E's 16-bit chunks 0..3 of the
+// row, selectors 0 then 1), steps 2 and 3 on a second one (chunks 4..7),
+// both filled before the fence. Even `async`, the group is waited for
+// before the gemm ends: the instructions read the metadata registers while
+// in flight, so they must not outlive the op (issue 8).
+// SM90-LABEL: func.func @gemm_sp_wgmma_k128
+// SM90: %[[M0:.+]] = arith.ori %{{.+}}, %{{.+}} : i32
+// SM90: %[[M1:.+]] = arith.ori %{{.+}}, %{{.+}} : i32
+// SM90: nvvm.wgmma.fence.aligned
+// SM90: wgmma.mma_async.sp{{.+}}, 0, p, 1, 1, 0, 1;{{.+}} %{{.+}}, %{{.+}}, %[[M0]],
+// SM90: wgmma.mma_async.sp{{.+}}, 1, p, 1, 1, 0, 1;{{.+}} %{{.+}}, %{{.+}}, %[[M0]],
+// SM90: wgmma.mma_async.sp{{.+}}, 0, p, 1, 1, 0, 1;{{.+}} %{{.+}}, %{{.+}}, %[[M1]],
+// SM90: wgmma.mma_async.sp{{.+}}, 1, p, 1, 1, 0, 1;{{.+}} %{{.+}}, %{{.+}}, %[[M1]],
+// SM90: nvvm.wgmma.commit.group.sync.aligned
+// SM90-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// SM90-NOT: wgmma.mma_async
+// SM80-LABEL: func.func @gemm_sp_wgmma_k128
+// SM80: nvvm.mma.sp.sync
+func.func @gemm_sp_wgmma_k128(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %e = tile.alloc_shared : memref<64x8xi16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm_sp %a, %e, %b, %c {clear_accum, async} : memref<64x64xf16, #tile.scope<shared>>, memref<64x8xi16, #tile.scope<shared>>, memref<128x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
