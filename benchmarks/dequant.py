@@ -9,7 +9,8 @@ y = W x (examples/dequant/gemv.py) at (N, K) in {(8192, 8192),
 
 Contenders: ours (every config of the example's list for the regime, the
 fastest correct one reported; M = 1 tries the GEMV kernel without tensor
-cores and the 16-row tensor-core tiles; every tensor-core config also runs
+cores and the 16-row tensor-core tiles; configs with `word` read the weights
+repacked beforehand by dq.pack_words, the same bytes; every tensor-core config also runs
 with 32-bit index arithmetic, `n32`: pass config tl.narrow_index), torch.matmul in float16 on the weights
 dequantized beforehand (cuBLAS; the dequantization is not timed, so it moves
 four times the bytes of int4), and a Triton kernel written here that
@@ -227,9 +228,18 @@ def run_case(case, kernels, generator):
         ref = Wd.float() @ x.float()
         args = (Wd, x)
         cublas = lambda: torch.mv(Wd, x)  # noqa: E731
+    packed = {}  # word -> W in the word-packed format (dq.pack_words), packed once
+
+    def args_for(config):
+        if case.kind != "dq" or "word" not in config:
+            return args
+        if config["word"] not in packed:
+            packed[config["word"]] = dq.pack_words(Wq, case.bits, config["word"])
+        return (A, packed[config["word"]], S)
+
     best = None
     for config, kernel in kernels:
-        result = measure(lambda k=kernel: k(*args), ref)
+        result = measure(lambda k=kernel, a=args_for(config): k(*a), ref)
         print(f"   ours {describe(config):34} {result[0]:6} "
               f"{'' if result[1] is None else f'{result[1] * 1e3:8.1f} us'}  err {result[2]}")
         if result[0] == "ok" and (best is None or result[1] < best[1][1]):
@@ -242,7 +252,7 @@ def run_case(case, kernels, generator):
         row["triton_config"] = triton_best() if row["triton"][0] == "ok" else ""
     else:
         row["triton"] = ("n/a", None, "")
-    del args, Wd, ref
+    del args, Wd, ref, packed
     torch.cuda.empty_cache()
     return row
 

@@ -25,7 +25,11 @@ narrow blocks of N so that the grid fills the GPU) and prefill (M = 4096:
 128x128 tiles). `dequant_gemm_tn` is the decode alternative (configs with
 `tn=True`): it computes C^T = W X^T, so the dequantized weights are the
 tensor cores' A operand and stay in registers (no shared-memory round trip
-for W; X, 16 rows at most, is the shared operand). `dequant_gemv` is the M = 1 decode kernel without tensor
+for W; X, 16 rows at most, is the shared operand). `dequant_gemm_packed` (configs with `word`, first in the decode list) is
+`dequant_gemm_tn` on weights repacked once, offline, by `pack_words` into
+int64 words (16 nibbles or 8 bytes, from 16 or 8 slices of K), so that a
+thread's operand fragment arrives in 16-byte loads straight into registers,
+the next step's prefetched while this one computes. `dequant_gemv` is the M = 1 decode kernel without tensor
 cores: the packed bytes arrive in 16-byte loads straight into registers,
 are unpacked there and multiplied with x; one reduction across threads at
 the end.
@@ -154,6 +158,73 @@ def dequant_gemm_tn(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=
     return main
 
 
+def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=16,
+                        num_stages=2, threads=128, word="int64", prefetch=True,
+                        dtype="float16"):
+    """The decode kernel of `dequant_gemm_tn` (C^T = W X^T, the dequantized
+    W the register A operand) on weights in the word-packed format of
+    `pack_words` (done once, offline): a `word` (int64 or int32) of row n,
+    column b holds the weights k = b + i * K/P of the row for i < P (P =
+    word bits / `bits`, part i in bits [i*bits, (i+1)*bits), each offset by
+    2^(bits-1)). A thread's operand fragment of one gemm holds pairs of
+    adjacent columns, so with int64 words each pair is one 16-byte load
+    (ld.global.v2.b64; int32: 8 bytes), straight into registers; the same
+    word feeds P gemms (block_K columns each), one per part, against P tiles
+    of X (block_M x block_K from the P slices of K, in shared memory). With
+    `prefetch` the words of step k + 1 are loaded into a second register
+    fragment before step k computes (the loads stay in flight for a whole
+    step). `block_K` counts words; it divides the group size."""
+    check_packed_shapes(N, K, bits, group, block_K, word)
+    wbits = 64 if word == "int64" else 32
+    parts = wbits // bits
+    span = K // parts  # words of a row
+    steps = span // block_K
+    mask, off = (1 << bits) - 1, 1 << (bits - 1)
+    P = tuple(range(parts))
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), Wq: T.Tensor((N, span), word),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            Xs = []
+            Ws = []
+            for i in P:
+                Xs.append(T.alloc_shared((block_M, block_K), dtype))
+                Ws.append(T.alloc_fragment((block_N, block_K), dtype))
+            wq = T.alloc_fragment((block_N, block_K), word)
+            wq_next = T.alloc_fragment((block_N, block_K), word)
+            acc = T.alloc_fragment((block_N, block_M), "float32")
+            C_s = T.alloc_shared((block_M, block_N), dtype)
+            T.clear(acc)
+            if prefetch:
+                T.copy(Wq[bx * block_N, 0], wq_next)
+            for k in T.Pipelined(steps, num_stages=num_stages):
+                for i in P:
+                    T.copy(A[by * block_M, i * span + k * block_K], Xs[i])
+                if prefetch:  # this step's words, then the next step's in flight
+                    for n, j in T.Parallel(block_N, block_K):
+                        wq[n, j] = wq_next[n, j]
+                    T.copy(Wq[bx * block_N, T.min(k + 1, steps - 1) * block_K], wq_next)
+                else:
+                    T.copy(Wq[bx * block_N, k * block_K], wq)
+                for i in P:
+                    for n, j in T.Parallel(block_N, block_K):
+                        row = T.min(bx * block_N + n, N - 1)
+                        s = T.cast(S[row, (i * span + k * block_K) // group], dtype)
+                        if wbits == 64:  # the 32-bit half that holds part i
+                            half = T.cast(wq[n, j] >> (32 * (i * bits // 32)), "int32")
+                        else:
+                            half = wq[n, j]
+                        q = ((half >> (i * bits % 32)) & mask) - off
+                        Ws[i][n, j] = T.cast(T.cast(q, dtype) * s, dtype)
+                    T.gemm(Ws[i], Xs[i], acc, transpose_B=True, policy=FullRow)
+            for n, m in T.Parallel(block_N, block_M):
+                C_s[m, n] = T.cast(acc[n, m], dtype)
+            T.copy(C_s, C[by * block_M, bx * block_N])
+
+    return main
+
+
 def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                  dtype="float16"):
     """C = A @ dequant(W)^T for M = 1 without tensor cores. Each step takes
@@ -231,6 +302,20 @@ def check_gemv_shapes(N, K, bits, group, block_K):
         raise ValueError(f"K = {K} does not split into steps of block_K = {block_K} bytes")
 
 
+def check_packed_shapes(N, K, bits, group, block_K, word):
+    """The word-packed format's rules: P slices of K (P = word bits / bits),
+    each whole groups; steps of block_K words within one group."""
+    if word not in ("int64", "int32"):
+        raise ValueError(f"word must be int64 or int32, got {word}")
+    check_shapes(N, K, bits, group, group)
+    parts = (64 if word == "int64" else 32) // bits
+    if K % (parts * group):
+        raise ValueError(f"K = {K} does not split into {parts} slices of whole groups "
+                         f"({group}) for {word} words of int{bits}")
+    if group % block_K:
+        raise ValueError(f"block_K = {block_K} must divide the group size {group}")
+
+
 def check_shapes(N, K, bits, group, block_K):
     """The rules of the packed format and the tiles (clear errors instead
     of wrong results): whole groups, each half of K (int4) whole groups,
@@ -261,7 +346,18 @@ GEMV = [
     dict(block_N=8, block_K=512, threads=64),
     dict(block_N=2, block_K=2048, threads=256),
 ]
-DECODE = [
+# Word-packed weights (`pack_words`, configs with `word`): 16-byte loads of
+# W straight into registers, the next step's words prefetched; block_K in words.
+PACKED = [
+    dict(word="int64", block_M=16, block_N=64, block_K=16, num_stages=2, threads=128),
+    dict(word="int64", block_M=16, block_N=128, block_K=16, num_stages=2, threads=256),
+    dict(word="int64", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128),
+    dict(word="int64", block_M=16, block_N=32, block_K=16, num_stages=3, threads=64),
+    dict(word="int64", block_M=16, block_N=64, block_K=16, num_stages=2, threads=128,
+         prefetch=False),
+    dict(word="int32", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128),
+]
+DECODE = PACKED + [
     dict(tn=True, block_M=16, block_N=64, block_K=128, num_stages=2, threads=128),
     dict(tn=True, block_M=16, block_N=64, block_K=64, num_stages=3, threads=128),
     dict(tn=True, block_M=16, block_N=128, block_K=64, num_stages=2, threads=256),
@@ -296,21 +392,39 @@ def configs_for(M):
     return DECODE if M <= 16 else PREFILL
 
 
+def default_config(M, N, K, bits=4, group=128):
+    """The regime's first config that fits the shape (the word-packed ones
+    need K in P slices of whole groups)."""
+    for config in configs_for(M):
+        if "word" not in config:
+            return config
+        parts = (64 if config["word"] == "int64" else 32) // bits
+        if not K % (parts * group) and not group % config["block_K"]:
+            return config
+    return configs_for(M)[0]
+
+
 def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
-    """The tile program for (M, N, K) with the regime's default tiles."""
-    config = dict(configs_for(M)[0] if config is None else config)
+    """The tile program for (M, N, K) with the regime's default tiles
+    (`default_config`). Configs with `word` read word-packed weights
+    (`weights_for(config, Wq)`)."""
+    if config is None:
+        config = default_config(M, N, K, bits, group)
+    config = dict(config)
     span = K // 2 if bits == 4 else K
     gemv = "block_M" not in config  # its steps may span several groups
 
     def fits(bk):
         return not span % bk and (not group % bk or (gemv and not bk % group))
 
-    while not fits(config["block_K"]) and config["block_K"] > 8:
+    while "word" not in config and not fits(config["block_K"]) and config["block_K"] > 8:
         config["block_K"] //= 2
     if gemv:  # M = 1: the GEMV kernel
         if M != 1:
             raise ValueError(f"the GEMV kernel computes one row, not M = {M}")
         return dequant_gemv(N, K, bits, group, dtype=dtype, **config)
+    if "word" in config:  # decode on word-packed weights (pack_words)
+        return dequant_gemm_packed(M, N, K, bits, group, dtype=dtype, **config)
     if config.pop("tn", False):  # decode: W as the register A operand
         return dequant_gemm_tn(M, N, K, bits, group, dtype=dtype, **config)
     return dequant_gemm(M, N, K, bits, group, dtype=dtype, **config)
@@ -351,6 +465,42 @@ def unpack(Wq, bits=4):
         return Wq.to(torch.int32)
     b = Wq.to(torch.int32)
     return torch.cat([(b & 15) - 8, (b >> 4) - 8], dim=1)
+
+
+def pack_words(Wq, bits=4, word="int64"):
+    """The word-packed format `dequant_gemm_packed` reads, from Wq in the
+    format above (done once, offline, at quantization time; on Wq's
+    device): (N, K / P) int64 (int32) words, P = 16 (8) nibbles or 8 (4)
+    bytes a word; word b of row n holds q[n, b + i * K/P] + 2^(bits-1) in
+    bits [i*bits, (i+1)*bits). `unpack_words` is its inverse."""
+    q = unpack(Wq, bits).to(torch.int64)
+    wbits = 64 if word == "int64" else 32
+    parts = wbits // bits
+    N, K = q.shape
+    if K % parts:
+        raise ValueError(f"K = {K} does not split into {parts} slices")
+    span = K // parts
+    u = q + (1 << (bits - 1))
+    w = torch.zeros((N, span), dtype=torch.int64, device=q.device)
+    for i in range(parts):
+        w |= u[:, i * span:(i + 1) * span] << (i * bits)  # wraps into the sign bit
+    if wbits == 32:
+        w = torch.where(w >= 2 ** 31, w - 2 ** 32, w).to(torch.int32)
+    return w.contiguous()
+
+
+def unpack_words(Wp, bits=4):
+    """The integer weights (N, K) int32 of word-packed Wp (pack_words)."""
+    wbits = Wp.element_size() * 8
+    w = Wp.to(torch.int64)
+    mask, off = (1 << bits) - 1, 1 << (bits - 1)
+    return torch.cat([((w >> (i * bits)) & mask) - off for i in range(wbits // bits)],
+                     dim=1).to(torch.int32)
+
+
+def weights_for(config, Wq, bits=4):
+    """The weight tensor a config's kernel reads: Wq, or its word packing."""
+    return pack_words(Wq, bits, config["word"]) if config and "word" in config else Wq
 
 
 def dequantize(Wq, S, bits=4, group=128):
@@ -400,11 +550,13 @@ def main(argv=None):
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     args = parser.parse_args(argv)
     M, N, K, bits, group = args.m, args.n, args.k, args.bits, args.group
-    kernel = tl.compile(program(M, N, K, bits, group, args.dtype), out_idx=[3],
+    config = default_config(M, N, K, bits, group)
+    kernel = tl.compile(program(M, N, K, bits, group, args.dtype, config), out_idx=[3],
                         target=args.target)
     A, Wq, S = random_problem(M, N, K, bits, group, args.dtype, kernel.device)
-    err = relative_error(to_numpy(kernel(A, Wq, S)), reference(A, Wq, S, bits, group).numpy())
-    seconds = kernel.time(A, Wq, S)
+    W = weights_for(config, Wq, bits)  # what the kernel reads (word-packed or not)
+    err = relative_error(to_numpy(kernel(A, W, S)), reference(A, Wq, S, bits, group).numpy())
+    seconds = kernel.time(A, W, S)
     moved = Wq.numel() * Wq.element_size() + S.numel() * 2 + (M * K + M * N) * 2
     what = "GEMV" if M == 1 else "GEMM"
     print(f"target {kernel.target}: int{bits} dequant {what} {M}x{N}x{K} {args.dtype} "

@@ -75,6 +75,89 @@ def test_dequant_gemm_tn_matches_reference(bits, dtype, group, shape, config):
     assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
 
 
+@pytest.mark.parametrize("bits,word", [(4, "int64"), (8, "int64"), (4, "int32"),
+                                       (8, "int32")])
+def test_pack_words_round_trip(bits, word):
+    """pack_words puts q[n, b + i K/P] (offset) into part i of word b, and
+    unpack_words inverts it: the same integers as the byte format."""
+    _seed()
+    _, Wq, _ = dq.random_problem(1, 6, 1024, bits, 64)
+    Wp = dq.pack_words(Wq, bits, word)
+    parts = Wp.element_size() * 8 // bits
+    assert Wp.dtype == getattr(torch, word) and tuple(Wp.shape) == (6, 1024 // parts)
+    q = dq.unpack(Wq, bits)
+    assert torch.equal(dq.unpack_words(Wp, bits), q)
+    # one word by hand: part i of word 3 of row 2 holds q[2, 3 + i * K/P] + 2^(bits-1)
+    w = int(Wp[2, 3]) & ((1 << (parts * bits)) - 1)
+    for i in range(parts):
+        assert (w >> (i * bits)) & ((1 << bits) - 1) == int(q[2, 3 + i * 1024 // parts]) + \
+            (1 << (bits - 1))
+
+
+@pytest.mark.parametrize("bits,dtype,group,shape,config", [
+    (4, "float16", 64, (16, 64, 1024), dict(block_N=32, block_K=16, threads=32)),
+    (4, "bfloat16", 32, (5, 50, 512), dict(block_N=32, block_K=16, threads=32)),  # ragged
+    (8, "float16", 64, (1, 70, 512), dict(block_N=64, block_K=16, threads=128,
+                                          prefetch=False)),
+    (8, "bfloat16", 32, (19, 64, 256), dict(block_N=32, block_K=32, threads=64)),  # 2 M blocks
+    (4, "float16", 32, (3, 40, 512), dict(block_N=32, block_K=16, threads=32, word="int32")),
+    (8, "float16", 32, (16, 32, 256), dict(block_N=32, block_K=32, threads=32, word="int32",
+                                           num_stages=3)),
+])
+def test_dequant_gemm_packed_matches_reference(bits, dtype, group, shape, config):
+    """The decode kernel on word-packed weights (16-byte register loads,
+    the next step prefetched), against the float64 reference of the
+    unpacked weights."""
+    _seed()
+    M, N, K = shape
+    kernel = tl.compile(dq.dequant_gemm_packed(M, N, K, bits, group, dtype=dtype, **config),
+                        out_idx=[3], target="cpu")
+    A, Wq, S = dq.random_problem(M, N, K, bits, group, dtype)
+    out = kernel(A, dq.pack_words(Wq, bits, config.get("word", "int64")), S)
+    assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
+    err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
+    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+
+
+def test_packed_shapes_are_checked():
+    with pytest.raises(ValueError, match="does not split into 16 slices"):
+        dq.dequant_gemm_packed(16, 64, 1024, 4, 128)
+    with pytest.raises(ValueError, match="must divide the group size"):
+        dq.dequant_gemm_packed(16, 64, 2048, 4, 128, block_K=256)
+    with pytest.raises(ValueError, match="word must be"):
+        dq.dequant_gemm_packed(16, 64, 2048, 4, 128, word="int16")
+    assert dq.default_config(16, 64, 1024, 4, 128)["word"] == "int32"  # 8 slices fit
+    assert "word" not in dq.default_config(16, 64, 512, 4, 128)  # falls back to tn
+    assert dq.default_config(16, 64, 2048, 4, 128) == dq.PACKED[0]
+
+
+@pytest.mark.parametrize("bits,word,width", [(4, "int64", "v2.b64"), (8, "int64", "v2.b64"),
+                                             (4, "int32", "v2.b32")])
+def test_cuda_packed_weights_load_16_bytes(bits, word, width):
+    """sm_90a PTX of the packed decode kernel: W arrives in 16-byte
+    (int32 words: 8-byte) vector loads and nothing else (no byte or
+    16-bit loads of W; the 16-bit loads left are the scales), twice
+    per step with the prefetch (prologue and loop); packed f16x2
+    dequantization; wgmma from registers; no spills."""
+    import re
+
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    config = dict(block_N=64, block_K=16, threads=128)
+    kernel = tl.compile(dq.dequant_gemm_packed(16, 512, 2048, bits, 128, word=word, **config),
+                        out_idx=[3], target="cuda:sm_90a")
+    ptx = kernel.get_source()
+    per_thread = 64 * 16 * (8 if word == "int64" else 4) // 128  # bytes a step
+    vec = 16 if word == "int64" else 8
+    loads = re.findall(r"ld\.global(?:\.nc)?\.(\S+)", ptx)
+    assert loads.count(width) == 2 * per_thread // vec, loads
+    assert not [w for w in loads if w.endswith(("b8", "u8", "s8"))], loads
+    assert re.search(r"(mul|fma\.rn)\.f16x2", ptx)
+    assert "wgmma.mma_async" in ptx and "ldmatrix" not in ptx
+    report = resource_report(kernel.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0
+
+
 def test_dequant_gemm_tn_keeps_weights_in_registers():
     """On sm_90a the dequantized W feeds wgmma from registers (the RS form:
     no shared-memory store of W, no ldmatrix), and on sm_80 mma.sync; the
@@ -304,13 +387,17 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
     _seed()
     N, K = 300, 2048
     # Every kernel compiled before the first launch (an AOT prepare stops there).
-    kernels = [(M, tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
-                              out_idx=[3], target="cuda"))
+    tn = [c for c in dq.DECODE if c.get("tn")]
+    kernels = [(M, config, tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
+                                      out_idx=[3], target="cuda"))
                for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE),
-                                 (16, dq.DECODE[2]), (3, dq.DECODE[3]))]
-    for M, kernel in kernels:
+                                 (16, tn[2]), (3, tn[3]), (16, dq.PACKED[1]),
+                                 (7, dq.PACKED[5]))]
+    for M, config, kernel in kernels:
         A, Wq, S = dq.random_problem(M, N, K, bits, 128, dtype, kernel.device)
-        err = relative_error(kernel(A, Wq, S).float().cpu().numpy(),
+        config = config or dq.default_config(M, N, K, bits, 128)
+        W = dq.weights_for(config, Wq, bits)
+        err = relative_error(kernel(A, W, S).float().cpu().numpy(),
                              dq.reference(A, Wq, S, bits, 128).numpy())
         assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)
 
