@@ -59,13 +59,17 @@ example = common.load("examples/attention/flash_attn.py", "flash_attn_example")
 # configs that are off by default, to show what each does: warpgroup turns
 # at the gemms (tl.enable_pingpong) and the rotated consumer loop, S = Q K^T
 # of the next tile in flight with O += P V during the softmax
-# (tl.enable_rotate).
-VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate"}
+# (tl.enable_rotate), and the rotated loop with a zero nanosleep before its
+# wait for O += P V, so that ptxas keeps the softmax before that wait
+# (tl.rotate_sched_barrier).
+VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate",
+            "sched": "tl.rotate_sched_barrier"}
 CONFIGS = example.CONFIGS + [
     dict(example.CONFIGS[0], pingpong=True),
     dict(example.CONFIGS[0], rotate=True),
     dict(example.CONFIGS[2], rotate=True),
-    dict(example.CONFIGS[1], rotate=True),
+    dict(example.CONFIGS[0], rotate=True, sched=True),
+    dict(example.CONFIGS[2], rotate=True, sched=True),
 ]
 
 

@@ -147,6 +147,10 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
     then waits for it, frees slot k - 1 and runs the rest (O rescaled,
     P written). The first iteration's gemm is peeled before the loop and
     the last O += P V after it; turns (`pingpong`) are not used then.
+    ptxas hoists that second wait above most of the softmax's exp2 (the
+    PTX order is lost in the SASS); with `rotate-sched-barrier=true` the
+    wait is marked `tile.sched_barrier` and the lowering puts a zero
+    `nanosleep` before it, which ptxas keeps in place.
 
     ```mlir
     // After (schematically):
@@ -178,7 +182,12 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
            "Mark the gemms of attention-like loops for warpgroup turns">,
     Option<"rotate", "rotate", "bool", /*default=*/"false",
            "Rotate attention-like consumer loops: S = Q K^T of the next "
-           "tile and O += P V of this one in flight together">
+           "tile and O += P V of this one in flight together">,
+    Option<"rotateSchedBarrier", "rotate-sched-barrier", "bool",
+           /*default=*/"false",
+           "In a rotated loop, mark the wait for O += P V "
+           "`tile.sched_barrier` (the lowering puts a zero nanosleep before "
+           "it, which ptxas does not move the wait above)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect"];

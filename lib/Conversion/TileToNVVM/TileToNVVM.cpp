@@ -1245,8 +1245,15 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   if (auto ws = dyn_cast<WarpSpecializeOp>(op))
     return lowerWarpSpecialize(ws, b, map, ctx);
   if (auto wait = dyn_cast<GemmWaitOp>(op)) {
-    if (usesAsyncProxy)
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, wait.getPending());
+    if (!usesAsyncProxy)
+      return success();
+    // ptxas moves a wgmma wait above independent work that the PTX puts
+    // before it (the rotated attention loop's softmax); it keeps the order
+    // across a nanosleep.
+    if (wait->hasAttr("tile.sched_barrier"))
+      NVVM::NanosleepOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, wait.getPending());
     return success();
   }
   if (auto wait = dyn_cast<BarrierWaitOp>(op)) {

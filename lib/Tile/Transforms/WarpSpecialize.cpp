@@ -115,6 +115,8 @@ public:
   /// softmax that leaves O and P alone while O += P V is on the tensor
   /// cores, and waits for it only before rescaling O and writing P.
   bool rotate = false;
+  /// The rotated loop's wait for O += P V is marked `tile.sched_barrier`.
+  bool schedBarrier = false;
 
 private:
   bool analyzeRotation();
@@ -808,7 +810,9 @@ void Specializer::run() {
       cast<GemmOp>(fb.clone(*second, prev)).setAsync(true);
       GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
       cloneAll(fb, middle, m);
-      GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(0));
+      auto pvWait = GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(0));
+      if (schedBarrier)
+        pvWait->setAttr("tile.sched_barrier", fb.getUnitAttr());
       BarrierArriveOp::create(fb, loc, empty, prevSlot, IntegerAttr(),
                               blocks > 1 ? fb.getUnitAttr() : UnitAttr());
       cloneAll(fb, late, m);
@@ -941,6 +945,7 @@ struct TileWarpSpecializePass
       s.persistentSms = persistentSms;
       s.allowPingpong = pingpong;
       s.allowRotate = rotate;
+      s.schedBarrier = rotateSchedBarrier;
       if (succeeded(s.analyze()))
         s.run();
     }

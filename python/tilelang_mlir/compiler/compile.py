@@ -114,6 +114,9 @@ KNOWN_PASS_CONFIGS = {
     "tl.enable_rotate": "sm_90a: rotate attention-like consumer loops so that S = Q K^T of the "
                         "next tile and O += P V of this one are in flight while the softmax runs "
                         "(tile-warp-specialize rotate=true; off by default while measured)",
+    "tl.rotate_sched_barrier": "sm_90a, with tl.enable_rotate: a zero nanosleep before the rotated "
+                               "loop's wait for O += P V, so that ptxas keeps the softmax "
+                               "between the two waits (off by default while measured)",
     "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
                        "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
                        "from 64 bits (arith-int-range-narrowing); off by default",

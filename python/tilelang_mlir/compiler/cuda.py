@@ -50,8 +50,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     persistent = int(pass_configs.get("tl.persistent_sms", PERSISTENT_SMS))
     pingpong = "true" if pass_configs.get("tl.enable_pingpong", False) else "false"
     rotate = "true" if pass_configs.get("tl.enable_rotate", False) else "false"
+    sched = "true" if pass_configs.get("tl.rotate_sched_barrier", False) else "false"
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
-                 f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate}}})"]
+                 f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched}}})"]
                 if specialize else []) + [
         "func.func(tile-pipeline)", "canonicalize", "cse"]
     # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit

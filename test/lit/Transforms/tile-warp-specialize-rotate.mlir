@@ -1,5 +1,6 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{rotate=true}),canonicalize,cse)' | FileCheck %s
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize),canonicalize,cse)' | FileCheck %s --check-prefix=OFF
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{rotate=true rotate-sched-barrier=true},tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s --check-prefix=SCHED
 
 // Attention on 2 consumer warpgroups, rotated: the row maximum of S and the
 // exp of S touch neither P nor O (middle: they run while O += P V is in
@@ -41,9 +42,19 @@
 // CHECK:   tile.gemm %[[P]], %{{.+}}, %[[O]] {policy = #tile.policy<full_row>}
 // CHECK-NEXT: tile.barrier_arrive %[[EMPTY]]
 // CHECK-NOT: pingpong
+// CHECK-NOT: tile.sched_barrier
 // OFF-LABEL: func.func @attention
 // OFF-NOT: async
 // OFF-NOT: gemm_wait
+// With rotate-sched-barrier the rotated loop's wait for O += P V (and only
+// it) comes after a zero nanosleep, which ptxas does not hoist the wait
+// above: the softmax stays between the two waits.
+// SCHED-LABEL: func.func @attention
+// SCHED: nvvm.wgmma.wait.group.sync.aligned 1
+// SCHED-NOT: nvvm.wgmma.wait.group.sync.aligned
+// SCHED: nvvm.nanosleep %{{.+}}
+// SCHED-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// SCHED-NOT: nvvm.nanosleep
 func.func @attention(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>, %V: memref<4x4096x128xf16>, %O: memref<4096x128xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
