@@ -228,14 +228,20 @@ def run_case(case, kernels, generator):
         ref = Wd.float() @ x.float()
         args = (Wd, x)
         cublas = lambda: torch.mv(Wd, x)  # noqa: E731
-    packed = {}  # word -> W in the word-packed format (dq.pack_words), packed once
+    packed = {}  # word (and scales) -> the word-packed W (dq.pack_words), packed once
 
     def args_for(config):
         if case.kind != "dq" or "word" not in config:
             return args
         if config["word"] not in packed:
             packed[config["word"]] = dq.pack_words(Wq, case.bits, config["word"])
-        return (A, packed[config["word"]], S)
+        scales = S
+        if config.get("packed_scales"):
+            key = ("scales", config["word"])
+            if key not in packed:
+                packed[key] = dq.pack_scales(S, case.bits, config["word"])
+            scales = packed[key]
+        return (A, packed[config["word"]], scales)
 
     best = None
     for config, kernel in kernels:

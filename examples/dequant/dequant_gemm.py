@@ -29,7 +29,10 @@ for W; X, 16 rows at most, is the shared operand). `dequant_gemm_packed` (config
 `dequant_gemm_tn` on weights repacked once, offline, by `pack_words` into
 int64 words (16 nibbles or 8 bytes, from 16 or 8 slices of K), so that a
 thread's operand fragment arrives in 16-byte loads straight into registers,
-the next step's prefetched while this one computes. `dequant_gemv` is the M = 1 decode kernel without tensor
+the next step's prefetched while this one computes; with `overlap` its
+gemms are asynchronous (the next part dequantizes while the tensor cores
+multiply, one wait a step) and with `packed_scales` the scales come in the
+same word order (`pack_scales`, int64 words of 4). `dequant_gemv` is the M = 1 decode kernel without tensor
 cores: the packed bytes arrive in 16-byte loads straight into registers,
 are unpacked there and multiplied with x; one reduction across threads at
 the end.
@@ -160,7 +163,7 @@ def dequant_gemm_tn(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=
 
 def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=16,
                         num_stages=2, threads=128, word="int64", prefetch=True,
-                        dtype="float16"):
+                        overlap=False, packed_scales=False, dtype="float16"):
     """The decode kernel of `dequant_gemm_tn` (C^T = W X^T, the dequantized
     W the register A operand) on weights in the word-packed format of
     `pack_words` (done once, offline): a `word` (int64 or int32) of row n,
@@ -173,7 +176,16 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
     of X (block_M x block_K from the P slices of K, in shared memory). With
     `prefetch` the words of step k + 1 are loaded into a second register
     fragment before step k computes (the loads stay in flight for a whole
-    step). `block_K` counts words; it divides the group size."""
+    step). With `overlap` the P gemms of a step are only issued
+    (asynchronous wgmma, `T.gemm(..., wg_wait=-1)`), so the dequantization
+    of part i + 1 runs while the tensor cores multiply part i; one
+    `T.wait_wgmma(0)` ends the step, before the next step's copies and
+    dequantization overwrite the X tiles and the P register fragments
+    (each in-flight gemm reads its own fragment). With `packed_scales` S
+    is `pack_scales(S)` (same shape, offline): the P scales of a word
+    column are adjacent, so a thread's scales of one row come in one
+    P-element vector load per step instead of P scalar loads. `block_K`
+    counts words; it divides the group size."""
     check_packed_shapes(N, K, bits, group, block_K, word)
     wbits = 64 if word == "int64" else 32
     parts = wbits // bits
@@ -181,10 +193,14 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
     steps = span // block_K
     mask, off = (1 << bits) - 1, 1 << (bits - 1)
     P = tuple(range(parts))
+    Q = tuple(range(parts // 4))  # the int64 words of packed scales
+
+    s_shape = (N, K // group // 4) if packed_scales else (N, K // group)
+    s_dtype = "int64" if packed_scales else dtype
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), Wq: T.Tensor((N, span), word),
-             S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
+             S: T.Tensor(s_shape, s_dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             Xs = []
             Ws = []
@@ -193,6 +209,8 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
                 Ws.append(T.alloc_fragment((block_N, block_K), dtype))
             wq = T.alloc_fragment((block_N, block_K), word)
             wq_next = T.alloc_fragment((block_N, block_K), word)
+            if packed_scales:  # int64 words of 4 scales, per row of the thread
+                sw = [T.alloc_fragment((block_N,), "int64") for _ in Q]
             acc = T.alloc_fragment((block_N, block_M), "float32")
             C_s = T.alloc_shared((block_M, block_N), dtype)
             T.clear(acc)
@@ -207,17 +225,29 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
                     T.copy(Wq[bx * block_N, T.min(k + 1, steps - 1) * block_K], wq_next)
                 else:
                     T.copy(Wq[bx * block_N, k * block_K], wq)
+                if packed_scales:  # the P scales of each row: P / 4 word loads
+                    for w in Q:
+                        for n in T.Parallel(block_N):
+                            row = T.min(bx * block_N + n, N - 1)
+                            sw[w][n] = S[row, (k * block_K) // group * (parts // 4) + w]
                 for i in P:
                     for n, j in T.Parallel(block_N, block_K):
                         row = T.min(bx * block_N + n, N - 1)
-                        s = T.cast(S[row, (i * span + k * block_K) // group], dtype)
+                        if packed_scales:
+                            s = T.reinterpret(T.cast(sw[i // 4][n] >> (16 * (i % 4)), "int16"),
+                                              dtype)
+                        else:
+                            s = T.cast(S[row, (i * span + k * block_K) // group], dtype)
                         if wbits == 64:  # the 32-bit half that holds part i
                             half = T.cast(wq[n, j] >> (32 * (i * bits // 32)), "int32")
                         else:
                             half = wq[n, j]
                         q = ((half >> (i * bits % 32)) & mask) - off
                         Ws[i][n, j] = T.cast(T.cast(q, dtype) * s, dtype)
-                    T.gemm(Ws[i], Xs[i], acc, transpose_B=True, policy=FullRow)
+                    T.gemm(Ws[i], Xs[i], acc, transpose_B=True, policy=FullRow,
+                           wg_wait=-1 if overlap else 0)
+                if overlap:  # the step's gemms done: its X tiles and fragments free
+                    T.wait_wgmma(0)
             for n, m in T.Parallel(block_N, block_M):
                 C_s[m, n] = T.cast(acc[n, m], dtype)
             T.copy(C_s, C[by * block_M, bx * block_N])
@@ -347,15 +377,22 @@ GEMV = [
     dict(block_N=2, block_K=2048, threads=256),
 ]
 # Word-packed weights (`pack_words`, configs with `word`): 16-byte loads of
-# W straight into registers, the next step's words prefetched; block_K in words.
+# W straight into registers, the next step's words prefetched; block_K in
+# words. `overlap`: the step's P gemms asynchronous, one wait a step;
+# `packed_scales`: S in `pack_scales` order, word loads of the scales.
+OVERLAP = dict(overlap=True, packed_scales=True)
 PACKED = [
-    dict(word="int64", block_M=16, block_N=64, block_K=16, num_stages=2, threads=128),
-    dict(word="int64", block_M=16, block_N=128, block_K=16, num_stages=2, threads=256),
+    dict(word="int64", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128, **OVERLAP),
+    dict(word="int64", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128,
+         overlap=True),
+    dict(word="int64", block_M=16, block_N=64, block_K=16, num_stages=2, threads=128, **OVERLAP),
+    dict(word="int64", block_M=16, block_N=128, block_K=16, num_stages=2, threads=256,
+         **OVERLAP),
+    dict(word="int64", block_M=16, block_N=32, block_K=16, num_stages=3, threads=64, **OVERLAP),
+    dict(word="int32", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128, **OVERLAP),
+    # round 3's best (int4 118.8 us, int8 138.4 us at 16x28672x8192), kept
     dict(word="int64", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128),
-    dict(word="int64", block_M=16, block_N=32, block_K=16, num_stages=3, threads=64),
-    dict(word="int64", block_M=16, block_N=64, block_K=16, num_stages=2, threads=128,
-         prefetch=False),
-    dict(word="int32", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128),
+    dict(word="int64", block_M=16, block_N=128, block_K=16, num_stages=2, threads=256),
 ]
 DECODE = PACKED + [
     dict(tn=True, block_M=16, block_N=64, block_K=128, num_stages=2, threads=128),
@@ -363,8 +400,6 @@ DECODE = PACKED + [
     dict(tn=True, block_M=16, block_N=128, block_K=64, num_stages=2, threads=256),
     dict(tn=True, block_M=16, block_N=32, block_K=128, num_stages=2, threads=64),
     dict(block_M=16, block_N=64, block_K=128, num_stages=4, threads=128),
-    dict(block_M=16, block_N=32, block_K=128, num_stages=6, threads=128),
-    dict(block_M=16, block_N=64, block_K=64, num_stages=8, threads=128),
     dict(block_M=16, block_N=128, block_K=128, num_stages=3, threads=256),
 ]
 # Prefill: 256 threads keep the dequantized elements per thread (block_N *
@@ -407,7 +442,8 @@ def default_config(M, N, K, bits=4, group=128):
 def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
     """The tile program for (M, N, K) with the regime's default tiles
     (`default_config`). Configs with `word` read word-packed weights
-    (`weights_for(config, Wq)`)."""
+    (`weights_for(config, Wq)`) and, with `packed_scales`, packed scales
+    (`scales_for(config, S)`)."""
     if config is None:
         config = default_config(M, N, K, bits, group)
     config = dict(config)
@@ -501,6 +537,27 @@ def unpack_words(Wp, bits=4):
 def weights_for(config, Wq, bits=4):
     """The weight tensor a config's kernel reads: Wq, or its word packing."""
     return pack_words(Wq, bits, config["word"]) if config and "word" in config else Wq
+
+
+def pack_scales(S, bits=4, word="int64"):
+    """The scales in the order of the word-packed format (offline, same
+    shape): with P parts a word and G = K / P / group groups in a slice of
+    K, S_packed[n, g * P + i] = S[n, i * G + g], the P scales of word
+    column b (group g = b / group) adjacent, viewed as (N, groups / 4) int64
+    words of 4 scales (what `dequant_gemm_packed(packed_scales=True)` reads)."""
+    parts = (64 if word == "int64" else 32) // bits
+    N, groups = S.shape
+    if groups % parts:
+        raise ValueError(f"{groups} groups do not split into {parts} slices")
+    S = S.reshape(N, parts, groups // parts).transpose(1, 2).reshape(N, groups).contiguous()
+    return S.view(torch.int64)
+
+
+def scales_for(config, S, bits=4):
+    """The scale tensor a config's kernel reads: S, or pack_scales(S)."""
+    if config and config.get("packed_scales"):
+        return pack_scales(S, bits, config["word"])
+    return S
 
 
 def dequantize(Wq, S, bits=4, group=128):

@@ -103,6 +103,14 @@ def test_pack_words_round_trip(bits, word):
     (4, "float16", 32, (3, 40, 512), dict(block_N=32, block_K=16, threads=32, word="int32")),
     (8, "float16", 32, (16, 32, 256), dict(block_N=32, block_K=32, threads=32, word="int32",
                                            num_stages=3)),
+    # asynchronous gemms (one wait a step) and packed scales (word loads)
+    (4, "float16", 64, (16, 64, 2048), dict(block_N=32, block_K=16, threads=32, overlap=True,
+                                            packed_scales=True)),
+    (4, "bfloat16", 32, (5, 50, 1024), dict(block_N=32, block_K=32, threads=32,
+                                            packed_scales=True)),
+    (8, "float16", 32, (3, 70, 512), dict(block_N=64, block_K=16, threads=128, overlap=True)),
+    (8, "bfloat16", 32, (16, 32, 256), dict(block_N=32, block_K=32, threads=32, word="int32",
+                                            overlap=True, packed_scales=True)),
 ])
 def test_dequant_gemm_packed_matches_reference(bits, dtype, group, shape, config):
     """The decode kernel on word-packed weights (16-byte register loads,
@@ -113,7 +121,13 @@ def test_dequant_gemm_packed_matches_reference(bits, dtype, group, shape, config
     kernel = tl.compile(dq.dequant_gemm_packed(M, N, K, bits, group, dtype=dtype, **config),
                         out_idx=[3], target="cpu")
     A, Wq, S = dq.random_problem(M, N, K, bits, group, dtype)
-    out = kernel(A, dq.pack_words(Wq, bits, config.get("word", "int64")), S)
+    word = config.get("word", "int64")
+    if config.get("packed_scales"):
+        S_in = dq.pack_scales(S, bits, word)
+        assert S_in.dtype == torch.int64 and S_in.shape == (N, K // group // 4)
+    else:
+        S_in = S
+    out = kernel(A, dq.pack_words(Wq, bits, word), S_in)
     assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
     err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
     assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
@@ -156,6 +170,52 @@ def test_cuda_packed_weights_load_16_bytes(bits, word, width):
     assert "wgmma.mma_async" in ptx and "ldmatrix" not in ptx
     report = resource_report(kernel.ptxas_info)
     assert report["spill_stores"] == 0 and report["spill_loads"] == 0
+
+
+@pytest.mark.parametrize("bits,word", [(4, "int64"), (8, "int64"), (4, "int32")])
+def test_cuda_packed_overlap_waits_once_a_step(bits, word):
+    """sm_90a PTX of the packed decode kernel with `overlap` and
+    `packed_scales`: the P register-A wgmmas of a step are each committed
+    without a wait and one wgmma.wait_group 0 ends the step (P commits a
+    wait), ptxas does not serialize them (no performance-loss note); the
+    scales arrive as 32-bit loads (halves of the packed int64 words, never
+    16-bit loads); no spills. Without `overlap` every commit waits."""
+    import re
+
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    parts = (64 if word == "int64" else 32) // bits
+    config = dict(block_N=64, block_K=16, threads=128, word=word)
+    for overlap in (True, False):
+        kernel = tl.compile(dq.dequant_gemm_packed(16, 512, 2048, bits, 128, overlap=overlap,
+                                                   packed_scales=overlap, **config),
+                            out_idx=[3], target="cuda:sm_90a")
+        ptx = kernel.get_source()
+        commits = ptx.count("wgmma.commit_group")
+        waits = re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", ptx)
+        assert commits and set(waits) == {"0"}, waits
+        assert commits == len(waits) * (parts if overlap else 1), (commits, len(waits))
+        loads = re.findall(r"ld\.global(?:\.nc)?\.(\S+)", ptx)
+        assert ("b16" not in loads) == overlap, loads
+        assert "Potential Performance Loss" not in kernel.ptxas_info, kernel.ptxas_info
+        report = resource_report(kernel.ptxas_info)
+        assert report["spill_stores"] == 0 and report["spill_loads"] == 0
+
+
+def test_pack_scales_orders_the_parts_of_a_word_column():
+    """pack_scales: the P scales of word column b adjacent, as int64 words
+    of 4 (little-endian halves)."""
+    N, K, group = 3, 4096, 128
+    S = torch.arange(N * K // group, dtype=torch.int16).reshape(N, K // group).view(torch.float16)
+    for bits, word in ((4, "int64"), (8, "int64"), (4, "int32"), (8, "int32")):
+        parts = (64 if word == "int64" else 32) // bits
+        G = K // parts // group
+        P = dq.pack_scales(S, bits, word)
+        assert P.dtype == torch.int64 and P.shape == (N, K // group // 4)
+        halves = P.view(torch.float16)
+        for g in range(G):
+            for i in range(parts):
+                assert torch.equal(halves[:, g * parts + i], S[:, i * G + g])
 
 
 def test_dequant_gemm_tn_keeps_weights_in_registers():
@@ -392,12 +452,13 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
                                       out_idx=[3], target="cuda"))
                for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE),
                                  (16, tn[2]), (3, tn[3]), (16, dq.PACKED[1]),
-                                 (7, dq.PACKED[5]))]
+                                 (7, dq.PACKED[2]), (9, dq.PACKED[3]), (16, dq.PACKED[4]),
+                                 (16, dq.PACKED[5]), (16, dq.PACKED[6]))]
     for M, config, kernel in kernels:
         A, Wq, S = dq.random_problem(M, N, K, bits, 128, dtype, kernel.device)
         config = config or dq.default_config(M, N, K, bits, 128)
         W = dq.weights_for(config, Wq, bits)
-        err = relative_error(kernel(A, W, S).float().cpu().numpy(),
+        err = relative_error(kernel(A, W, dq.scales_for(config, S, bits)).float().cpu().numpy(),
                              dq.reference(A, Wq, S, bits, 128).numpy())
         assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)
 

@@ -225,3 +225,52 @@ def test_reinterpret_needs_equal_widths():
 
     with pytest.raises((TypeError, TileLangError), match="differ in width"):
         tl.compile(bad, target="cpu")
+
+
+def async_gemm_kernel(wg_wait, wait_after=None):
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"),
+             C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_shared((64, 32), "float16")
+            b = T.alloc_shared((32, 64), "float16")
+            c = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.clear(c)
+            T.gemm(a, b, c, wg_wait=wg_wait)
+            if wait_after is not None:
+                T.wait_wgmma(wait_after)
+            T.copy(c, C)
+
+    return main
+
+
+@pytest.mark.parametrize("wg_wait,wait_after,expect", [
+    (0, None, []),                      # synchronous: no async, no wait op
+    (-1, 0, ["{async}", "tile.gemm_wait 0"]),
+    (2, None, ["{async}", "tile.gemm_wait 2"]),
+    (-1, 1, ["{async}", "tile.gemm_wait 1"]),
+])
+def test_gemm_wg_wait_issues_async_gemms(wg_wait, wait_after, expect, rng):
+    """T.gemm's wg_wait (TileLang's meaning): 0 synchronous, -1 only
+    issued (tile.gemm {async}) until a T.wait_wgmma(n) (tile.gemm_wait n),
+    n > 0 issued and followed by a wait for all but n. Where gemms run
+    synchronously (the CPU) the result is the same."""
+    main = async_gemm_kernel(wg_wait, wait_after)
+    text = main.script()
+    assert ("async" in text) == bool(expect) and ("gemm_wait" in text) == bool(expect), text
+    for e in expect:
+        assert e in text, text
+    kernel = tl.compile(main, out_idx=[2], target="cpu")
+    A = torch.from_numpy(rng.standard_normal((64, 32))).half()
+    B = torch.from_numpy(rng.standard_normal((32, 64))).half()
+    np.testing.assert_allclose(kernel(A, B).numpy(), (A.double() @ B.double()).numpy(),
+                               rtol=1e-3, atol=1e-3)
+
+
+def test_gemm_wg_wait_is_checked():
+    with pytest.raises(TileLangError, match="wg_wait must be"):
+        async_gemm_kernel(-2).script()
+    with pytest.raises(TileLangError, match="pending must be non-negative"):
+        async_gemm_kernel(-1, -1).script()

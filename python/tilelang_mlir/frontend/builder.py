@@ -195,7 +195,7 @@ class Builder:
         raise self.error(f"{what} expects a buffer, got {_describe(x)}")
 
     def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
-             clear_accum=False, k_pack=1) -> None:
+             clear_accum=False, k_pack=1, async_=False) -> None:
         self.require_kernel("T.gemm")
         a, b, c = (self._whole(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B"), (C, "C")))
         ir = _ir()
@@ -211,7 +211,16 @@ class Builder:
         k_pack = static_int(k_pack, "k_pack")
         if k_pack != 1:
             kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
+        if async_:
+            kwargs["async_"] = True
         _tile().GemmOp(a.value, b.value, c.value, **kwargs)
+
+    def gemm_wait(self, pending) -> None:
+        self.require_kernel("T.wait_wgmma")
+        pending = static_int(pending, "pending")
+        if pending < 0:
+            raise self.error(f"T.wait_wgmma: pending must be non-negative, got {pending}")
+        _tile().GemmWaitOp(_ir().IntegerAttr.get(_ir().IntegerType.get_signless(64), pending))
 
     def gemm_sp(self, A, E, B, C, transpose_B=False, policy=None, clear_accum=False) -> None:
         self.require_kernel("T.gemm_sp")

@@ -11,7 +11,7 @@ from .copy import atomic_add, clear, copy, fill
 from .dtypes import (DType, bfloat16, float8_e4m3, float8_e5m2, float16, float32,
                      float64, int8, int16, int32, int64, uint8)
 from .dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
-from .gemm import GemmWarpPolicy, gemm, gemm_sp
+from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma
 from .kernel import Kernel
 from .loops import Parallel, Pipelined, serial, unroll, vectorized
 from .math import (abs, cast, ceil, ceildiv, cos, erf, exp, exp2, floor, floordiv,

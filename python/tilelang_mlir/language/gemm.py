@@ -21,9 +21,35 @@ class GemmWarpPolicy(enum.Enum):
 def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
          policy=GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1,
          wg_wait: int = 0):
-    """C += op(A) @ op(B), accumulated in C's dtype."""
+    """C += op(A) @ op(B), accumulated in C's dtype.
+
+    `wg_wait` (TileLang's meaning, wgmma targets): 0 waits for the gemm
+    to finish; -1 only issues it (asynchronous: C, and A when it is a
+    fragment, must not be touched until a `T.wait_wgmma` covers it, except
+    by further asynchronous gemms into the same C, which complete in
+    order; shared operands must not be overwritten either); n > 0 issues
+    it and waits until at most n asynchronous gemms are in flight
+    (`T.wait_wgmma(n)`). Targets without asynchronous gemms run every gemm
+    synchronously."""
+    from ..frontend.values import static_int
+
+    wg_wait = static_int(wg_wait, "wg_wait")
+    if wg_wait < -1:
+        raise b.error(f"T.gemm: wg_wait must be -1, 0 or a count of gemms left in "
+                      f"flight, got {wg_wait}")
     b.gemm(A, B, C, transpose_A=transpose_A, transpose_B=transpose_B, policy=policy,
-           clear_accum=clear_accum, k_pack=k_pack)
+           clear_accum=clear_accum, k_pack=k_pack, async_=wg_wait != 0)
+    if wg_wait > 0:
+        b.gemm_wait(wg_wait)
+
+
+@builtin
+def wait_wgmma(b, pending: int = 0):
+    """Waits until at most `pending` of this thread's asynchronous gemms
+    (`T.gemm(..., wg_wait=-1)`) are still in flight (tile.gemm_wait); the
+    accumulators and operands of all older ones are then free. A no-op
+    where gemms run synchronously."""
+    b.gemm_wait(pending)
 
 
 @builtin

@@ -192,3 +192,59 @@ func.func @pingpong(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>, %V: me
   }
   return
 }
+
+// -----
+
+// Asynchronous register-A gemms (T.gemm(..., wg_wait=-1), the dequant
+// decode kernel's overlap): each is fenced, issued and committed without a
+// wait, so the second fragment's math runs while the first wgmma is in
+// flight; each in-flight wgmma reads its own fragment's registers, and one
+// tile.gemm_wait 0 (T.wait_wgmma(0)) waits for both before the accumulator
+// is read.
+// CHECK-LABEL: func.func @async_register_a
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: arith.sitofp
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: gpu.return
+func.func @async_register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %v0 = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
+    %v1 = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
+    %p0 = tile.alloc_fragment : memref<64x16xf16, #tile.scope<fragment>>
+    %p1 = tile.alloc_fragment : memref<64x16xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %V[%c0, %c0] [16, 64] to %v0[%c0, %c0] [16, 64] : memref<32x64xf16> to memref<16x64xf16, #tile.scope<shared>>
+    tile.copy %V[%c16, %c0] [16, 64] to %v1[%c0, %c0] [16, 64] : memref<32x64xf16> to memref<16x64xf16, #tile.scope<shared>>
+    tile.fill %o, %zero : memref<64x64xf32, #tile.scope<fragment>>, f32
+    tile.parallel (%i, %j) in (64, 16) {
+      %s = arith.addi %i, %j : index
+      %x = arith.index_cast %s : index to i32
+      %y = arith.uitofp %x : i32 to f16
+      memref.store %y, %p0[%i, %j] : memref<64x16xf16, #tile.scope<fragment>>
+    }
+    tile.gemm %p0, %v0, %o {async} : memref<64x16xf16, #tile.scope<fragment>>, memref<16x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (64, 16) {
+      %s = arith.muli %i, %j : index
+      %x = arith.index_cast %s : index to i32
+      %y = arith.sitofp %x : i32 to f16
+      memref.store %y, %p1[%i, %j] : memref<64x16xf16, #tile.scope<fragment>>
+    }
+    tile.gemm %p1, %v1, %o {async} : memref<64x16xf16, #tile.scope<fragment>>, memref<16x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm_wait 0
+    tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
+  }
+  return
+}
