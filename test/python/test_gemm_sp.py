@@ -321,4 +321,6 @@ def test_gemm_sp_gpu(M, N, K, config, dtype, meta, trans_B):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_example_main_on_gpu(dtype):
-    ex.main(["--target", "cuda", "--m", "256", "--n", "256", "--k", "512", "--dtype", dtype])
+    err = ex.main(["--target", "cuda", "--m", "256", "--n", "256", "--k", "512",
+                   "--dtype", dtype])
+    assert 0 <= err < 1e-2, err
