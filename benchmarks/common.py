@@ -160,6 +160,24 @@ def compile_parallel(fn, tasks, jobs):
         return list(pool.map(_run_task, range(len(tasks))))
 
 
+def try_compile(build, ptxas_of=lambda kernel: kernel):
+    """(kernel, None, bytes of registers spilled) of build(), or (None,
+    the reason it failed, 0): a config that does not compile is reported
+    and skipped. `ptxas_of(kernel)` is the compiled kernel whose ptxas
+    report counts (a wrapper's main kernel)."""
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    try:
+        kernel = build()
+    except Exception as e:  # noqa: BLE001
+        text = reason(e)
+        if ": error: " in text:
+            text = text.split(": error: ", 1)[1]
+        return None, text, 0
+    report = resource_report(getattr(ptxas_of(kernel), "ptxas_info", "") or "")
+    return kernel, None, report["spill_stores"] + report["spill_loads"]
+
+
 def compile_jobs(gpu, requested=0):
     """Compile processes: one where a GPU runs the kernels (they must stay in
     this process), else `requested` or one per core."""
@@ -180,9 +198,10 @@ class CompilerWatch:
                              "are keyed to different compiler ids; run it again")
 
 
-def finish_without_gpu(failures, sidecar):
+def finish_without_gpu(failures, sidecar=None):
     """What a run without a GPU ends with: from the cache alone, refuse when
-    kernels are missing; with a compiler, write the sidecar (AOT prepare)."""
+    kernels are missing; with a compiler, write the sidecar (AOT prepare),
+    if the benchmark keeps one."""
     if offline():
         missing = sum("kernel cache" in why for why in failures.values())
         if missing:
@@ -190,7 +209,8 @@ def finish_without_gpu(failures, sidecar):
                              "the kernel cache (TILELANG_MLIR_CACHE_DIR)")
         print("no GPU here, no compiler: every kernel was found in the kernel cache")
         return
-    write_sidecar(sidecar, failures)
+    if sidecar is not None:
+        write_sidecar(sidecar, failures)
     print("no GPU here: compiled only (AOT prepare)")
 
 

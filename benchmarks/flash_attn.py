@@ -37,7 +37,6 @@ import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl
-from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -321,16 +320,9 @@ def _compile_task(task):
     """Compiles one (case, config, target); returns (kernel or None, reason
     it failed, spilled bytes)."""
     case, config, target = task
-    try:
-        kernel = tl.compile(case.program(config), out_idx=[3, 4], target=target,
-                            pass_configs=pass_configs(config))
-    except Exception as e:  # noqa: BLE001 (a config that does not compile is skipped)
-        text = common.reason(e)
-        if ": error: " in text:
-            text = text.split(": error: ", 1)[1]
-        return None, text, 0
-    report = resource_report(getattr(kernel, "ptxas_info", "") or "")
-    return kernel, None, report["spill_stores"] + report["spill_loads"]
+    return common.try_compile(lambda: tl.compile(case.program(config), out_idx=[3, 4],
+                                                 target=target,
+                                                 pass_configs=pass_configs(config)))
 
 
 def _compile_task_in_worker(task):

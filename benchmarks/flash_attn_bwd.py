@@ -33,7 +33,6 @@ import time
 import torch
 import torch.nn.functional as F
 
-from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -191,35 +190,16 @@ def main(argv=None):
     # 1. Compile (here, or load from the kernel cache where there is no compiler).
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
-    compiled, failures, spills = {}, [], []
-    for case in todo:
-        configs = [example.BLOCKS[case.dim]] if args.no_autotune else example.CONFIGS
-        compiled[case.label] = []
-        for config in configs:
-            key = f"{case.label} {example.describe(config)}"
-            try:
-                bwd = case.compile(config, target)
-            except Exception as e:  # noqa: BLE001 (a config that does not compile is skipped)
-                failures.append(f"{key}: {common.reason(e)}")
-                continue
-            compiled[case.label].append((config, bwd))
-            report = resource_report(getattr(bwd.main, "ptxas_info", "") or "")
-            spilled = report["spill_stores"] + report["spill_loads"]
-            if spilled:
-                spills.append(f"{key} ({spilled} B)")
-    count = sum(len(v) for v in compiled.values())
-    print(f"compiled {count} configs for {len(todo)} cases in {time.perf_counter() - t0:.0f} s"
-          f"{f'; {len(failures)} did not compile:' if failures else ''}")
-    for line in failures:
-        print(f"  {line}")
-    if spills:
-        print(f"{len(spills)} main kernels spill registers (ptxas): {'; '.join(spills)}")
+    tasks = [(case, config) for case in todo
+             for config in ([example.BLOCKS[case.dim]] if args.no_autotune
+                            else example.CONFIGS)]
+    results = [common.try_compile(lambda: case.compile(config, target), lambda bwd: bwd.main)
+               for case, config in tasks]
+    compiled, failures, _ = common.collect_compiles(tasks, results, example.describe,
+                                                    seconds=time.perf_counter() - t0)
     watch.check()
     if not gpu:
-        if common.offline() and failures:
-            raise SystemExit("no GPU and no compiler here, and some kernels are not in the "
-                             "kernel cache (TILELANG_MLIR_CACHE_DIR)")
-        print("no GPU here: compiled only (AOT prepare)")
+        common.finish_without_gpu(failures)
         return
 
     # 2. Measure.

@@ -37,7 +37,6 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
-from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 from tilelang_mlir.sparse import compress
 
@@ -189,35 +188,15 @@ def main(argv=None):
 
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
-    compiled, failures, spills = {}, [], []
-    for case in todo:
-        compiled[case.label] = []
-        for config in configs:
-            key = f"{case.label} {describe(config)}"
-            try:
-                program = example.gemm_sp(case.M, case.N, case.K, dtype=case.dtype, **config)
-                kernel = tl.compile(program, out_idx=[3], target=target)
-            except Exception as ex:  # noqa: BLE001 (a config that does not compile is skipped)
-                failures.append(f"{key}: {common.reason(ex)}")
-                continue
-            compiled[case.label].append((config, kernel))
-            report = resource_report(getattr(kernel, "ptxas_info", "") or "")
-            spilled = report["spill_stores"] + report["spill_loads"]
-            if spilled:
-                spills.append(f"{key} ({spilled} B)")
-    count = sum(len(v) for v in compiled.values())
-    print(f"compiled {count} configs for {len(todo)} cases in {time.perf_counter() - t0:.0f} s"
-          f"{f'; {len(failures)} did not compile:' if failures else ''}")
-    for line in failures:
-        print(f"  {line}")
-    if spills:
-        print(f"{len(spills)} kernels spill registers (ptxas): {'; '.join(spills)}")
+    tasks = [(case, config) for case in todo for config in configs]
+    results = [common.try_compile(lambda: tl.compile(
+        example.gemm_sp(case.M, case.N, case.K, dtype=case.dtype, **config), out_idx=[3],
+        target=target)) for case, config in tasks]
+    compiled, failures, _ = common.collect_compiles(tasks, results, describe,
+                                                    seconds=time.perf_counter() - t0)
     watch.check()
     if not gpu:
-        if common.offline() and failures:
-            raise SystemExit("no GPU and no compiler here, and some kernels are not in the "
-                             "kernel cache (TILELANG_MLIR_CACHE_DIR)")
-        print("no GPU here: compiled only (AOT prepare)")
+        common.finish_without_gpu(failures)
         return
 
     common.strict_math()

@@ -88,3 +88,19 @@ def test_without_a_gpu_kernels_are_compiled_for_hopper(monkeypatch):
     assert common.init_cuda() == (False, "cuda:sm_90a")
     monkeypatch.setenv("TILELANG_MLIR_CUDA_ARCH", "sm_80")
     assert common.init_cuda() == (False, "cuda")
+
+
+def test_try_compile_reports_and_skips_a_failing_config():
+    def broken():
+        raise RuntimeError("kernel.py:12:5: error: needs 233472 bytes of shared memory\nmore")
+    assert common.try_compile(broken) == (None, "needs 233472 bytes of shared memory", 0)
+
+    class Kernel:
+        ptxas_info = ("ptxas info    : Used 168 registers, used 1 barriers, 40 bytes spill "
+                      "stores, 24 bytes spill loads")
+
+    class Wrapper:
+        main = Kernel()
+    wrapper = Wrapper()
+    kernel, why, spilled = common.try_compile(lambda: wrapper, lambda w: w.main)
+    assert kernel is wrapper and why is None and spilled == 64
