@@ -90,7 +90,8 @@ def test_unroll_vectorized_and_scheduled_pipeline(target, rng):
     ref = 3 * x
     ref[:4] += 1.0
     ref[4:8] -= 1.0
-    np.testing.assert_allclose(get(kernel(put(x, target))), ref, rtol=1e-6)
+    # 3x + 1 may be fused into one fma on the GPU: absolute slack near cancellation.
+    np.testing.assert_allclose(get(kernel(put(x, target))), ref, rtol=1e-6, atol=1e-6)
 
 
 def test_annotations_are_recorded_and_respected(target, rng):
