@@ -8,8 +8,9 @@ y = W x (examples/dequant/gemv.py) at (N, K) in {(8192, 8192),
 (28672, 8192)}.
 
 Contenders: ours (every config of the example's list for the regime, the
-fastest correct one reported; M = 1 tries the GEMV kernel without tensor
-cores and the 16-row tensor-core tiles; configs with `word` read the weights
+fastest correct one reported; M = 1 tries the GEMV kernels without tensor
+cores (chunked, reading views of A and W, and per byte) and the 16-row
+tensor-core tiles; configs with `word` read the weights
 repacked beforehand by dq.pack_words, the same bytes; every tensor-core config also runs
 with 32-bit index arithmetic, `n32`: pass config tl.narrow_index), torch.matmul in float16 on the weights
 dequantized beforehand (cuBLAS; the dequantization is not timed, so it moves
@@ -228,20 +229,15 @@ def run_case(case, kernels, generator):
         ref = Wd.float() @ x.float()
         args = (Wd, x)
         cublas = lambda: torch.mv(Wd, x)  # noqa: E731
-    packed = {}  # word (and scales) -> the word-packed W (dq.pack_words), packed once
+    packed = {}  # the inputs of a config (word-packed once; views for the chunked GEMV)
 
     def args_for(config):
-        if case.kind != "dq" or "word" not in config:
+        if case.kind != "dq":
             return args
-        if config["word"] not in packed:
-            packed[config["word"]] = dq.pack_words(Wq, case.bits, config["word"])
-        scales = S
-        if config.get("packed_scales"):
-            key = ("scales", config["word"])
-            if key not in packed:
-                packed[key] = dq.pack_scales(S, case.bits, config["word"])
-            scales = packed[key]
-        return (A, packed[config["word"]], scales)
+        key = (config.get("word"), config.get("packed_scales"), dq.is_chunked_gemv(config))
+        if key not in packed:
+            packed[key] = dq.inputs_for(config, A, Wq, S, case.bits)
+        return packed[key]
 
     best = None
     for config, kernel in kernels:

@@ -33,9 +33,10 @@ the next step's prefetched while this one computes; with `overlap` its
 gemms are asynchronous (the next part dequantizes while the tensor cores
 multiply, one wait a step) and with `packed_scales` the scales come in the
 same word order (`pack_scales`, int64 words of 4). `dequant_gemv` is the M = 1 decode kernel without tensor
-cores: the packed bytes arrive in 16-byte loads straight into registers,
-are unpacked there and multiplied with x; one reduction across threads at
-the end.
+cores: the packed bytes arrive in 16-byte chunks straight into registers,
+each thread owning whole chunks; a weight costs a shift, a logic op and one
+fused multiply-add, the scale is applied once a chunk, and one reduction
+across threads ends it (`inputs_for` gives its arguments: views of A and W).
 
     python examples/dequant/dequant_gemm.py [--target cpu|cuda] [--m M --n N --k K]
         [--bits 4|8] [--group 128] [--dtype float16|bfloat16]
@@ -256,8 +257,97 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
 
 
 def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
-                 dtype="float16"):
-    """C = A @ dequant(W)^T for M = 1 without tensor cores. Each step takes
+                 dtype="float16", prefetch=True):
+    """C = A @ dequant(W)^T for M = 1 without tensor cores, accumulated per
+    chunk. A chunk is 16 stored bytes of a row (four int32 words, one
+    16-byte load), always within one group; each step takes `block_K`
+    stored bytes of `block_N` rows and every thread owns whole chunks (the
+    loop's coalesced_width covers a chunk, so the chunk sums stay in the
+    thread). For each byte the weight goes into the top of a float's
+    mantissa, v = 1 + u / 2^b (u the nibble, or the byte with its sign bit
+    flipped: one shift and one logic op, T.reinterpret) and one fused
+    multiply-add accumulates v * x; the scale is applied once per chunk:
+    sum q x = 2^b sum v x - (2^b + 2^(b-1)) sum x (b = 4 or 8), so a weight
+    costs a shift, a logic op and an FMA. sum x is per chunk and shared by
+    the rows. With `prefetch` the next step's words are loaded before this
+    step computes (they stay in flight for a whole step).
+
+    The kernel reads views (no copies): A as (K / 16, 4, 4) and W as
+    (N, stored / 16, 4) int32 words (`inputs_for`)."""
+    check_gemv_shapes(N, K, bits, group, block_K)
+    if group % 16 or block_K % 16:
+        raise ValueError(f"the chunked GEMV needs the group size ({group}) and block_K "
+                         f"({block_K}) in whole chunks of 16 bytes")
+    stored = K // 2 if bits == 4 else K  # bytes of a row
+    chunks = block_K // 16
+    steps = stored // block_K
+    top, mid = (16.0, 24.0) if bits == 4 else (256.0, 384.0)  # 2^b, 2^b + 2^(b-1)
+
+    @T.prim_func
+    def main(A: T.Tensor((K // 16, 4, 4), dtype), Wq: T.Tensor((N, stored // 16, 4), "int32"),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((1, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=threads) as bx:
+            wq = T.alloc_fragment((block_N, chunks, 4), "int32")
+            wq_next = T.alloc_fragment((block_N, chunks, 4), "int32")
+            x_lo = T.alloc_fragment((chunks, 4, 4), "float32")  # int4: k = b
+            x_hi = T.alloc_fragment((chunks, 4, 4), "float32")  # int4: k = b + K/2
+            part_lo = T.alloc_fragment((block_N, chunks), "float32")  # sum v x of a chunk
+            part_hi = T.alloc_fragment((block_N, chunks), "float32")
+            sum_lo = T.alloc_fragment((chunks,), "float32")  # sum x of a chunk
+            sum_hi = T.alloc_fragment((chunks,), "float32")
+            acc = T.alloc_fragment((block_N, chunks), "float32")
+            y = T.alloc_fragment((block_N,), "float32")
+            T.clear(acc)
+            if prefetch:
+                T.copy(Wq[bx * block_N, 0, 0], wq_next)
+            for k in T.serial(steps):
+                if prefetch:  # this step's words, then the next step's in flight
+                    for n, c, i in T.Parallel(block_N, chunks, 4, coalesced_width=4):
+                        wq[n, c, i] = wq_next[n, c, i]
+                    T.copy(Wq[bx * block_N, T.min(k + 1, steps - 1) * chunks, 0], wq_next)
+                else:
+                    T.copy(Wq[bx * block_N, k * chunks, 0], wq)
+                T.copy(A[k * chunks, 0, 0], x_lo)
+                if bits == 4:
+                    T.copy(A[stored // 16 + k * chunks, 0, 0], x_hi)
+                T.clear(part_lo)
+                T.clear(part_hi)
+                # byte p of word i of chunk c: a thread owns the chunk whole
+                for n, c, i, p in T.Parallel(block_N, chunks, 4, 4, coalesced_width=16):
+                    shift = T.int32(p) * 8
+                    w = wq[n, c, i] >> shift
+                    if bits == 4:
+                        v_lo = T.reinterpret((w & 15) << 19 | 0x3F800000, "float32")
+                        v_hi = T.reinterpret((w & 240) << 15 | 0x3F800000, "float32")
+                        part_lo[n, c] += v_lo * x_lo[c, i, p]
+                        part_hi[n, c] += v_hi * x_hi[c, i, p]
+                    else:
+                        v = T.reinterpret(((w & 255) ^ 128) << 15 | 0x3F800000, "float32")
+                        part_lo[n, c] += v * x_lo[c, i, p]
+                T.clear(sum_lo)
+                T.clear(sum_hi)
+                for c, i, p in T.Parallel(chunks, 4, 4, coalesced_width=16):
+                    sum_lo[c] += x_lo[c, i, p]
+                    if bits == 4:
+                        sum_hi[c] += x_hi[c, i, p]
+                for n, c in T.Parallel(block_N, chunks):
+                    row = T.min(bx * block_N + n, N - 1)
+                    g = (k * block_K + c * 16) // group
+                    acc[n, c] += T.float32(S[row, g]) * (part_lo[n, c] * top - sum_lo[c] * mid)
+                    if bits == 4:
+                        s_hi = T.float32(S[row, stored // group + g])
+                        acc[n, c] += s_hi * (part_hi[n, c] * top - sum_hi[c] * mid)
+            T.reduce_sum(acc, y, dim=1)
+            T.copy(y, C[0, bx * block_N])
+
+    return main
+
+
+def dequant_gemv_elementwise(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
+                             dtype="float16"):
+    """The first M = 1 kernel (configs with `elementwise`), kept for
+    comparison with `dequant_gemv`: one float32 accumulator per stored byte
+    (the scale applied to every weight). C = A @ dequant(W)^T. Each step takes
     `block_K` stored bytes of `block_N` rows into registers (16 bytes a
     thread), unpacks them (int4: weights k and k + K/2 of each byte) and
     accumulates the products with x per thread (two fused multiply-adds a
@@ -370,11 +460,14 @@ def check_shapes(N, K, bits, group, block_K):
 # M = 1 also tries the GEMV kernel (configs without block_M).
 GEMV = [
     dict(block_N=8, block_K=1024, threads=128),
-    dict(block_N=16, block_K=512, threads=128),
-    dict(block_N=4, block_K=1024, threads=128),
+    dict(block_N=16, block_K=1024, threads=256),
     dict(block_N=8, block_K=2048, threads=256),
-    dict(block_N=8, block_K=512, threads=64),
-    dict(block_N=2, block_K=2048, threads=256),
+    dict(block_N=16, block_K=512, threads=128),
+    dict(block_N=4, block_K=1024, threads=64),
+    dict(block_N=8, block_K=1024, threads=128, prefetch=False),
+    # the per-byte kernel (dequant_gemv_elementwise), for comparison
+    dict(elementwise=True, block_N=8, block_K=1024, threads=128),
+    dict(elementwise=True, block_N=16, block_K=512, threads=128),
 ]
 # Word-packed weights (`pack_words`, configs with `word`): 16-byte loads of
 # W straight into registers, the next step's words prefetched; block_K in
@@ -441,9 +534,9 @@ def default_config(M, N, K, bits=4, group=128):
 
 def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
     """The tile program for (M, N, K) with the regime's default tiles
-    (`default_config`). Configs with `word` read word-packed weights
-    (`weights_for(config, Wq)`) and, with `packed_scales`, packed scales
-    (`scales_for(config, S)`)."""
+    (`default_config`). Its arguments are `inputs_for(config, A, Wq, S)`:
+    configs with `word` read word-packed weights and, with `packed_scales`,
+    packed scales; the chunked GEMV reads views of A and Wq."""
     if config is None:
         config = default_config(M, N, K, bits, group)
     config = dict(config)
@@ -458,6 +551,8 @@ def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
     if gemv:  # M = 1: the GEMV kernel
         if M != 1:
             raise ValueError(f"the GEMV kernel computes one row, not M = {M}")
+        if config.pop("elementwise", False):
+            return dequant_gemv_elementwise(N, K, bits, group, dtype=dtype, **config)
         return dequant_gemv(N, K, bits, group, dtype=dtype, **config)
     if "word" in config:  # decode on word-packed weights (pack_words)
         return dequant_gemm_packed(M, N, K, bits, group, dtype=dtype, **config)
@@ -560,6 +655,21 @@ def scales_for(config, S, bits=4):
     return S
 
 
+def is_chunked_gemv(config):
+    """Whether a config is the chunked GEMV (`dequant_gemv`)."""
+    return config is not None and "block_M" not in config and not config.get("elementwise")
+
+
+def inputs_for(config, A, Wq, S, bits=4):
+    """The kernel arguments of a config (M = 1 with no config: the default
+    GEMV): word-packed weights and scales (done once, offline) or, for the
+    chunked GEMV, views of A as (K / 16, 4, 4) and of Wq as (N, bytes / 16, 4)
+    int32 words."""
+    if is_chunked_gemv(config):
+        return (A.reshape(-1, 4, 4), Wq.view(torch.int32).view(Wq.shape[0], -1, 4), S)
+    return A, weights_for(config, Wq, bits), scales_for(config, S, bits)
+
+
 def dequantize(Wq, S, bits=4, group=128):
     """dequant(W) as the kernel computes it: q * s in float32, rounded to
     S's dtype."""
@@ -611,9 +721,9 @@ def main(argv=None):
     kernel = tl.compile(program(M, N, K, bits, group, args.dtype, config), out_idx=[3],
                         target=args.target)
     A, Wq, S = random_problem(M, N, K, bits, group, args.dtype, kernel.device)
-    W = weights_for(config, Wq, bits)  # what the kernel reads (word-packed or not)
-    err = relative_error(to_numpy(kernel(A, W, S)), reference(A, Wq, S, bits, group).numpy())
-    seconds = kernel.time(A, W, S)
+    args = inputs_for(config, A, Wq, S, bits)  # what the kernel reads (packed, views)
+    err = relative_error(to_numpy(kernel(*args)), reference(A, Wq, S, bits, group).numpy())
+    seconds = kernel.time(*args)
     moved = Wq.numel() * Wq.element_size() + S.numel() * 2 + (M * K + M * N) * 2
     what = "GEMV" if M == 1 else "GEMM"
     print(f"target {kernel.target}: int{bits} dequant {what} {M}x{N}x{K} {args.dtype} "

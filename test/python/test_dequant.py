@@ -236,12 +236,15 @@ def test_dequant_gemm_tn_keeps_weights_in_registers():
 def test_dequant_gemv_matches_reference(bits, dtype, group, N, K):
     """The M = 1 kernel (no tensor cores), ragged N included."""
     _seed()
-    kernel = tl.compile(dq.dequant_gemv(N, K, bits, group, block_N=8, block_K=32, threads=32,
-                                        dtype=dtype), out_idx=[3], target="cpu")
-    A, Wq, S = dq.random_problem(1, N, K, bits, group, dtype)
-    err = relative_error(kernel(A, Wq, S).float().numpy(),
-                         dq.reference(A, Wq, S, bits, group).numpy())
-    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+    for config in (dict(block_N=8, block_K=32, threads=32),
+                   dict(block_N=8, block_K=32, threads=32, prefetch=False),
+                   dict(block_N=8, block_K=32, threads=32, elementwise=True)):
+        kernel = tl.compile(dq.program(1, N, K, bits, group, dtype, config), out_idx=[3],
+                            target="cpu")
+        A, Wq, S = dq.random_problem(1, N, K, bits, group, dtype)
+        out = kernel(*dq.inputs_for(config, A, Wq, S, bits))
+        err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
+        assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (config, err)
 
 
 def test_prefill_tiles_on_cpu():
@@ -384,10 +387,11 @@ def test_dequant_gemv_steps_over_several_groups(bits, dtype, group, block_K):
     shorter ones, ragged N."""
     _seed()
     N, K = 37, 1024
-    kernel = tl.compile(dq.dequant_gemv(N, K, bits, group, block_N=4, block_K=block_K,
-                                        threads=32, dtype=dtype), out_idx=[3], target="cpu")
+    config = dict(block_N=4, block_K=block_K, threads=32)
+    kernel = tl.compile(dq.program(1, N, K, bits, group, dtype, config), out_idx=[3],
+                        target="cpu")
     A, Wq, S = dq.random_problem(1, N, K, bits, group, dtype)
-    err = relative_error(kernel(A, Wq, S).float().numpy(),
+    err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().numpy(),
                          dq.reference(A, Wq, S, bits, group).numpy())
     assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
 
@@ -457,22 +461,31 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
     for M, config, kernel in kernels:
         A, Wq, S = dq.random_problem(M, N, K, bits, 128, dtype, kernel.device)
         config = config or dq.default_config(M, N, K, bits, 128)
-        W = dq.weights_for(config, Wq, bits)
-        err = relative_error(kernel(A, W, dq.scales_for(config, S, bits)).float().cpu().numpy(),
+        err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().cpu().numpy(),
                              dq.reference(A, Wq, S, bits, 128).numpy())
         assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)
 
 
 @pytest.mark.parametrize("bits", [4, 8])
 def test_cuda_gemv_dequantizes_with_one_fma(bits):
-    """The GEMV puts each nibble (byte) into the top of a float32 mantissa
-    (T.reinterpret) and scales it with one exact fused multiply-add: no
-    float16 arithmetic, no integer-to-float conversion, two FMAs a weight."""
+    """The chunked GEMV puts each nibble (byte) into the top of a float32
+    mantissa (T.reinterpret) and accumulates it with one fused multiply-add,
+    the scale applied once a chunk: no float16 arithmetic, no integer-to-float
+    conversion, one FMA a weight (the per-byte kernel takes two), the words
+    in 16-byte loads."""
     import re
 
-    ptx = tl.compile(dq.dequant_gemv(256, 1024, bits, 128, block_N=4, block_K=256,
-                                     threads=64), out_idx=[3], target="cuda:sm_90a").get_source()
-    assert not re.search(r"(add|sub|mul)(\.rn)?\.f16", ptx)
-    assert not re.search(r"cvt\.rn\.f32\.[su](8|16|32)", ptx)
-    weights = 4 * 256 // 64 * (2 if bits == 4 else 1)  # a thread's per step
-    assert len(re.findall(r"fma\.rn\.f32", ptx)) >= 2 * weights
+    def fmas(config):
+        ptx = tl.compile(dq.program(1, 256, 1024, bits, 128, "float16", config), out_idx=[3],
+                         target="cuda:sm_90a").get_source()
+        assert not re.search(r"(add|sub|mul)(\.rn)?\.f16", ptx)
+        assert not re.search(r"cvt\.rn\.f32\.[su](8|16|32)", ptx)
+        return ptx, len(re.findall(r"fma\.rn\.f32", ptx))
+
+    config = dict(block_N=4, block_K=256, threads=64)
+    weights = 4 * 256 // 64 * (2 if bits == 4 else 1)  # a thread's per step (one chunk)
+    ptx, count = fmas(config)
+    assert weights <= count <= weights + 4, count  # + the chunk's scaling
+    assert "ld.global.v4.b32" in ptx
+    _, count = fmas(dict(config, elementwise=True))
+    assert count >= 2 * weights

@@ -66,9 +66,11 @@ public:
   /// Threads take consecutive groups of `vector` elements of the innermost
   /// dimension, row-major over the tile; when the tile has fewer groups than
   /// threads the extra threads hold replicas. Padding covers shapes that do
-  /// not divide.
+  /// not divide. With `acrossDims` a group may span trailing dimensions
+  /// (vector 16 over a ... x 4 x 4 tile gives each thread whole 4 x 4
+  /// blocks); otherwise it stops at the innermost extent.
   static TileLayout blocked(ArrayRef<int64_t> shape, int64_t numThreads,
-                            int64_t vector = 1);
+                            int64_t vector = 1, bool acrossDims = false);
 
   /// Every thread holds every element (a fully replicated tile).
   static TileLayout replicated(ArrayRef<int64_t> shape, int64_t numThreads);

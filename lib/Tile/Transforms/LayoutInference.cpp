@@ -191,6 +191,7 @@ private:
   LogicalResult collect();
   LogicalResult anchorGemms();
   bool propagate();
+  LogicalResult checkCrossThreadWrites();
   LogicalResult convertNonLocalAccesses();
   void writeBack();
 
@@ -649,6 +650,72 @@ bool LayoutInference::isLocal(const TileLayout &loop,
   return true;
 }
 
+/// A write in a parallel loop that does not index by every loop variable
+/// stores each element from several iterations. That is well defined when
+/// those iterations run on one thread (in order: a per-thread accumulation
+/// such as `part[n, c] += w[n, c, i] * x[c, i]` with the loop's width
+/// covering i) or when they all store the same value. When they run on
+/// different threads and the value depends on a dropped variable or on the
+/// element itself, each thread would keep its own partial result: refuse
+/// it rather than compute a silently wrong one.
+LogicalResult LayoutInference::checkCrossThreadWrites() {
+  for (ParallelOp loop : loops) {
+    const TileLayout &loopLayout = loopLayouts.find(loop)->second;
+    int64_t rank = loop.getExtents().size();
+    Block &body = loop.getBody().front();
+    for (const FragmentAccess &a : accesses[loop]) {
+      if (!a.isWrite || !a.isProjection() ||
+          static_cast<int64_t>(a.dims.size()) == rank)
+        continue;
+      if (loopLayout.project(a.dims).getReplicate() <=
+          loopLayout.getReplicate())
+        continue; // the iterations of one element share a thread
+      SmallVector<int64_t> dropped;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!llvm::is_contained(a.dims, d))
+          dropped.push_back(d);
+      // Does the stored value depend on a dropped variable or on a load of
+      // the written fragment?
+      bool varies = false;
+      SmallVector<Value> work = {cast<memref::StoreOp>(a.op).getValueToStore()};
+      DenseSet<Value> seen;
+      while (!work.empty() && !varies) {
+        Value v = work.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        if (auto arg = dyn_cast<BlockArgument>(v)) {
+          varies = arg.getOwner() == &body &&
+                   llvm::is_contained(dropped, arg.getArgNumber());
+          continue;
+        }
+        Operation *def = v.getDefiningOp();
+        if (!def || !loop->isProperAncestor(def))
+          continue;
+        if (auto load = dyn_cast<memref::LoadOp>(def))
+          if (load.getMemRef() == a.buffer) {
+            varies = true;
+            continue;
+          }
+        llvm::append_range(work, def->getOperands());
+      }
+      if (!varies)
+        continue;
+      std::string names;
+      llvm::raw_string_ostream os(names);
+      llvm::interleaveComma(dropped, os, [&](int64_t d) { os << "#" << d; });
+      return a.op->emitOpError()
+             << "writes a fragment element from iterations on different "
+                "threads: the index leaves out loop variable(s) "
+             << names << " of the T.Parallel, whose layout spreads them over "
+             << "threads, and the stored value depends on them (or on the "
+                "element itself). Use T.reduce_* across threads, or give the "
+                "loop a coalesced_width that covers those dimensions so each "
+                "thread owns them whole";
+    }
+  }
+  return success();
+}
+
 LogicalResult LayoutInference::convertNonLocalAccesses() {
   OpBuilder builder(kernel.getContext());
   for (ParallelOp loop : loops) {
@@ -734,10 +801,14 @@ LogicalResult LayoutInference::run() {
   for (ParallelOp loop : loops) {
     if (loopLayouts.count(loop))
       continue;
-    int64_t vector = loop.getVector().value_or(4);
+    // A width the loop asks for (coalesced_width) may span its trailing
+    // dimensions: each thread then owns whole blocks of them, which is how
+    // a program keeps a per-thread chunk (and a reduction over it) local.
+    std::optional<int64_t> asked = loop.getVector();
     loopLayouts.insert(std::make_pair(
         loop.getOperation(),
-        TileLayout::blocked(loop.getExtents(), threads, vector)));
+        TileLayout::blocked(loop.getExtents(), threads, asked.value_or(4),
+                            /*acrossDims=*/asked.has_value())));
     while (propagate()) {
     }
   }
@@ -746,7 +817,7 @@ LogicalResult LayoutInference::run() {
       layouts.insert(std::make_pair(
           frag, TileLayout::blocked(cast<MemRefType>(frag.getType()).getShape(),
                                     threads, 4)));
-  if (failed(convertNonLocalAccesses()))
+  if (failed(checkCrossThreadWrites()) || failed(convertNonLocalAccesses()))
     return failure();
   writeBack();
   return success();

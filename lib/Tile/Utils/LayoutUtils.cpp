@@ -146,11 +146,14 @@ struct LinearDigit {
 } // namespace
 
 TileLayout TileLayout::blocked(ArrayRef<int64_t> shape, int64_t numThreads,
-                               int64_t vector) {
+                               int64_t vector, bool acrossDims) {
   SmallVector<int64_t> padded;
   for (int64_t e : shape)
     padded.push_back(nextPowerOf2(e));
   int64_t inner = padded.empty() ? 1 : padded.back();
+  if (acrossDims)
+    for (int64_t e : ArrayRef<int64_t>(padded).drop_back())
+      inner *= e;
   vector = std::max<int64_t>(1, std::min(nextPowerOf2(vector), inner));
   // Linear index = element-in-vector + vector * (thread + threads * q).
   SmallVector<LinearDigit> queue = {{vector, false, 1},

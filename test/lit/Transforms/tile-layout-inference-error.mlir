@@ -95,3 +95,38 @@ func.func @gemm_sp_short_k(%n: index) {
   }
   return
 }
+
+// -----
+
+// An accumulation over a loop variable the layout spreads over threads:
+// each thread would keep its own partial sum. Refused, naming the variable.
+func.func @cross_thread_accumulation(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %x = tile.alloc_fragment : memref<8x16xf32, #tile.scope<fragment>>
+    %part = tile.alloc_fragment : memref<8xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (8, 16) {
+      %v = memref.load %x[%i, %j] : memref<8x16xf32, #tile.scope<fragment>>
+      %s = memref.load %part[%i] : memref<8xf32, #tile.scope<fragment>>
+      %t = arith.addf %s, %v : f32
+      // expected-error @+1 {{writes a fragment element from iterations on different threads: the index leaves out loop variable(s) #1}}
+      memref.store %t, %part[%i] : memref<8xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// The same store of a value that does not depend on the dropped variable is
+// fine (every thread writes the same value).
+func.func @cross_thread_same_value(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %part = tile.alloc_fragment : memref<8xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (8, 16) {
+      %c = arith.index_cast %i : index to i32
+      %f = arith.sitofp %c : i32 to f32
+      memref.store %f, %part[%i] : memref<8xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}

@@ -196,3 +196,29 @@ func.func @loop_vector(%n: index) {
   }
   return
 }
+
+// -----
+
+// A width the loop asks for spans its trailing dimensions: `vector = 16`
+// over (8, 4, 4) gives each thread one whole 4x4 block, so the per-block sum
+// `%part[i]` (indexed by the first variable only) stays in the thread: its
+// layout holds one element per thread, not replicated.
+// CHECK-DAG: #[[CHUNK:.+]] = affine_map<(d0, d1, d2) -> (d0, d1 * 4 + d2)>
+// CHECK-DAG: #[[PART:.+]] = affine_map<(d0) -> (d0, 0)>
+// CHECK-LABEL: func.func @vector_spans_dims
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[CHUNK]], threads = 8>} : memref<8x4x4xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[PART]], threads = 8>} : memref<8xf32
+// CHECK: tile.parallel {{.*}} in (8, 4, 4) attributes {layout = #tile.layout<#[[CHUNK]], threads = 8>, vector = 16
+func.func @vector_spans_dims(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(8) {
+    %x = tile.alloc_fragment : memref<8x4x4xf32, #tile.scope<fragment>>
+    %part = tile.alloc_fragment : memref<8xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j, %k) in (8, 4, 4) attributes {vector = 16} {
+      %v = memref.load %x[%i, %j, %k] : memref<8x4x4xf32, #tile.scope<fragment>>
+      %s = memref.load %part[%i] : memref<8xf32, #tile.scope<fragment>>
+      %t = arith.addf %s, %v : f32
+      memref.store %t, %part[%i] : memref<8xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
