@@ -12,7 +12,8 @@ fastest correct one reported; M = 1 tries the GEMV kernels without tensor
 cores (chunked, reading views of A and W, and per byte) and the 16-row
 tensor-core tiles; configs with `word` read the weights
 repacked beforehand by dq.pack_words, the same bytes; every tensor-core config also runs
-with 32-bit index arithmetic, `n32`: pass config tl.narrow_index), torch.matmul in float16 on the weights
+with 32-bit index arithmetic, `n32`: pass config tl.narrow_index; every chunked GEMV
+config also runs without tile-fuse-lop3, `no-lop3`: pass config tl.disable_lop3), torch.matmul in float16 on the weights
 dequantized beforehand (cuBLAS; the dequantization is not timed, so it moves
 four times the bytes of int4), and a Triton kernel written here that
 dequantizes on the way into tl.dot (autotuned over a few configs). Every
@@ -98,6 +99,8 @@ class Case:
             out.append(config)
             if "block_M" in config:
                 out.append(dict(config, narrow_index=True))
+            elif self.kind == "dq" and dq.is_chunked_gemv(config):
+                out.append(dict(config, disable_lop3=True))
         return out
 
     def program(self, config):
@@ -110,6 +113,8 @@ def describe(config):
     config = dict(config)
     if config.pop("narrow_index", False):
         return describe(config) + " n32"
+    if config.pop("disable_lop3", False):
+        return describe(config) + " no-lop3"
     return " ".join(f"{k.replace('block_', 'b').replace('num_stages', 's').replace('threads', 't')}"
                     f"{getattr(v, 'name', v)}" for k, v in config.items())
 
@@ -299,12 +304,12 @@ def compile_all(todo, target):
         for config in case.variants():
             try:
                 config = dict(config)
-                narrow = config.pop("narrow_index", False)
+                flags = {k: config.pop(k) for k in ("narrow_index", "disable_lop3")
+                         if config.get(k)}
                 program, out_idx = case.program(config)
                 kernel = tl.compile(program, out_idx=out_idx, target=target,
-                                    pass_configs={"tl.narrow_index": True} if narrow else None)
-                if narrow:
-                    config["narrow_index"] = True
+                                    pass_configs={f"tl.{k}": True for k in flags} or None)
+                config.update(flags)
             except Exception as e:  # noqa: BLE001
                 print(f"  {case.label} {describe(config)}: did not compile: "
                       f"{common.reason(e)}")

@@ -137,6 +137,34 @@ def TileFastIntToFloat : Pass<"tile-fast-int-to-float"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileFuseLop3 : Pass<"tile-fuse-lop3"> {
+  let summary = "Fuses (x & M) | C and (x & M) ^ C with constant M, C into one lop3";
+  let description = [{
+    Rewrites `arith.ori` / `arith.xori` of an `arith.andi` with a constant
+    mask (used only there) and a constant into one `lop3.b32` (inline PTX):
+    the mask as the instruction's immediate, the other constant as a
+    register operand. A SASS LOP3 holds a single 32-bit immediate, so ptxas
+    turns the two logic ops with two immediates into two LOP3s; with the
+    second constant in a register (materialized once) it is one. The
+    dequantizing GEMV builds every weight this way (a nibble or byte masked
+    into the mantissa of a float, the exponent OR-ed in), one instruction
+    less per weight. i32 only, and only where the result leaves integer
+    arithmetic (a bitcast, a store): a result that is shifted or combined
+    further is left to LLVM, which folds such chains better as a whole.
+    The lop3's truth table computes the same bits for all inputs.
+
+    ```mlir
+    %a = arith.andi %x, %c7864320 : i32      // 15 << 19
+    %v = arith.ori %a, %c1065353216 : i32    // 0x3F800000
+    // becomes
+    %c = arith.constant 1065353216 : i32
+    %v = llvm.inline_asm "lop3.b32 $0, $1, 0x00780000, $2, 0xea;", "=r,r,r" %x, %c
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
   let summary = "Lower tile programs to GPU kernels for NVIDIA GPUs";
   let description = [{

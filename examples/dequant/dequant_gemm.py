@@ -265,7 +265,8 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
     loop's coalesced_width covers a chunk, so the chunk sums stay in the
     thread). For each byte the weight goes into the top of a float's
     mantissa, v = 1 + u / 2^b (u the nibble, or the byte with its sign bit
-    flipped: one shift and one logic op, T.reinterpret) and one fused
+    flipped: one shift and one logic op, T.reinterpret; the mask and the
+    exponent are one lop3, tile-fuse-lop3) and one fused
     multiply-add accumulates v * x; the scale is applied once per chunk:
     sum q x = 2^b sum v x - (2^b + 2^(b-1)) sum x (b = 4 or 8), so a weight
     costs a shift, a logic op and an FMA. sum x is per chunk and shared by
@@ -314,15 +315,21 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                 T.clear(part_hi)
                 # byte p of word i of chunk c: a thread owns the chunk whole
                 for n, c, i, p in T.Parallel(block_N, chunks, 4, 4, coalesced_width=16):
-                    shift = T.int32(p) * 8
-                    w = wq[n, c, i] >> shift
+                    w = wq[n, c, i]
+                    # The bits of byte p moved to the top of the mantissa (bit
+                    # 19 for a nibble, 15 for a byte; a constant shift per p),
+                    # masked, the exponent of 1.0 OR-ed in (one lop3).
+                    up = 19 - T.int32(p) * 8  # low nibble / byte: bit 8p -> 19
                     if bits == 4:
-                        v_lo = T.reinterpret((w & 15) << 19 | 0x3F800000, "float32")
-                        v_hi = T.reinterpret((w & 240) << 15 | 0x3F800000, "float32")
+                        lo = T.if_then_else(up >= 0, w << up, w >> (0 - up))
+                        hi = T.if_then_else(up >= 4, w << (up - 4), w >> (4 - up))
+                        v_lo = T.reinterpret(lo & 0x780000 | 0x3F800000, "float32")
+                        v_hi = T.reinterpret(hi & 0x780000 | 0x3F800000, "float32")
                         part_lo[n, c] += v_lo * x_lo[c, i, p]
                         part_hi[n, c] += v_hi * x_hi[c, i, p]
-                    else:
-                        v = T.reinterpret(((w & 255) ^ 128) << 15 | 0x3F800000, "float32")
+                    else:  # the byte at bit 15, its sign bit flipped
+                        b = T.if_then_else(up >= 4, w << (up - 4), w >> (4 - up))
+                        v = T.reinterpret(b & 0x7F8000 ^ 0x3FC00000, "float32")
                         part_lo[n, c] += v * x_lo[c, i, p]
                 T.clear(sum_lo)
                 T.clear(sum_hi)
@@ -721,9 +728,9 @@ def main(argv=None):
     kernel = tl.compile(program(M, N, K, bits, group, args.dtype, config), out_idx=[3],
                         target=args.target)
     A, Wq, S = random_problem(M, N, K, bits, group, args.dtype, kernel.device)
-    args = inputs_for(config, A, Wq, S, bits)  # what the kernel reads (packed, views)
-    err = relative_error(to_numpy(kernel(*args)), reference(A, Wq, S, bits, group).numpy())
-    seconds = kernel.time(*args)
+    inputs = inputs_for(config, A, Wq, S, bits)  # what the kernel reads (packed, views)
+    err = relative_error(to_numpy(kernel(*inputs)), reference(A, Wq, S, bits, group).numpy())
+    seconds = kernel.time(*inputs)
     moved = Wq.numel() * Wq.element_size() + S.numel() * 2 + (M * K + M * N) * 2
     what = "GEMV" if M == 1 else "GEMM"
     print(f"target {kernel.target}: int{bits} dequant {what} {M}x{N}x{K} {args.dtype} "

@@ -487,5 +487,10 @@ def test_cuda_gemv_dequantizes_with_one_fma(bits):
     ptx, count = fmas(config)
     assert weights <= count <= weights + 4, count  # + the chunk's scaling
     assert "ld.global.v4.b32" in ptx
+    # mask and exponent in one lop3 a weight (tile-fuse-lop3), unless turned off
+    assert len(re.findall(r"lop3\.b32", ptx)) == weights, ptx.count("lop3")
+    off = tl.compile(dq.program(1, 256, 1024, bits, 128, "float16", config), out_idx=[3],
+                     target="cuda:sm_90a", pass_configs={"tl.disable_lop3": True}).get_source()
+    assert "lop3" not in off
     _, count = fmas(dict(config, elementwise=True))
     assert count >= 2 * weights

@@ -9,6 +9,7 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from devices import get, put
 from tilelang_mlir.frontend.errors import TileLangError
+from tilelang_mlir.testing import to_device, to_numpy
 
 
 def copy_scale_kernel(dtype, n=24):
@@ -275,3 +276,44 @@ def test_gemm_wg_wait_is_checked():
         async_gemm_kernel(-2).script()
     with pytest.raises(TileLangError, match="pending must be non-negative"):
         async_gemm_kernel(-1, -1).script()
+
+
+def _row_sums(width):
+    @T.prim_func
+    def main(X: T.Tensor((8, 16), "float32"), Y: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((8, 16), "float32")
+            s = T.alloc_fragment((8,), "float32")
+            T.copy(X, x)
+            T.clear(s)
+            for i, j in T.Parallel(8, 16, coalesced_width=width):
+                s[i] += x[i, j]
+            T.copy(s, Y)
+
+    return main
+
+
+def test_parallel_accumulation_across_threads_is_refused(rng):
+    """An accumulation into s[i] over j, with j spread over threads by the
+    loop's layout, would leave each thread its own partial sum: the GPU
+    compile refuses it, naming the line; with coalesced_width=16 a thread
+    owns a whole row, and the same program is a per-thread sum."""
+    with pytest.raises(Exception, match="iterations on different threads") as info:
+        tl.compile(_row_sums(None), out_idx=[1], target="cuda:sm_90a")
+    assert "s[i] += x[i, j]" in str(info.value)  # the source line
+    tl.compile(_row_sums(16), out_idx=[1], target="cuda:sm_90a")
+    kernel = tl.compile(_row_sums(16), out_idx=[1], target="cpu")
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    got = kernel(torch.from_numpy(x)).numpy()
+    tol = 16 * np.finfo(np.float32).eps * np.abs(x).sum(1)
+    assert np.all(np.abs(got - x.sum(1)) <= tol), (got, x.sum(1))
+
+
+@pytest.mark.gpu
+def test_per_thread_row_sums_on_gpu(rng):
+    """The per-thread accumulation (coalesced_width covering the row) on the GPU."""
+    kernel = tl.compile(_row_sums(16), out_idx=[1], target="cuda")
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    got = to_numpy(kernel(to_device(x, kernel.device)))
+    tol = 16 * np.finfo(np.float32).eps * np.abs(x).sum(1)
+    assert np.all(np.abs(got - x.sum(1)) <= tol), (got, x.sum(1))

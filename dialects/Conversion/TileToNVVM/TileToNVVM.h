@@ -16,6 +16,7 @@ namespace tile {
 #define GEN_PASS_DECL_TILEFINALIZEKERNELPARAMS
 #define GEN_PASS_DECL_CONVERTTILETOROCDL
 #define GEN_PASS_DECL_TILEFASTINTTOFLOAT
+#define GEN_PASS_DECL_TILEFUSELOP3
 #include "dialects/Conversion/Passes.h.inc"
 
 } // namespace tile

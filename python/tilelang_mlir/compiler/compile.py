@@ -117,6 +117,8 @@ KNOWN_PASS_CONFIGS = {
     "tl.rotate_sched_barrier": "sm_90a, with tl.enable_rotate: a zero nanosleep before the rotated "
                                "loop's wait for O += P V, so that ptxas keeps the softmax "
                                "between the two waits (off by default while measured)",
+    "tl.disable_lop3": "CUDA targets: leave (x & M) | C with constant M and C as two logic "
+                       "ops instead of one lop3.b32 (tile-fuse-lop3; on by default)",
     "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
                        "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
                        "from 64 bits (arith-int-range-narrowing); off by default",

@@ -73,7 +73,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                       "canonicalize", "cse"] + narrow
                      # Narrow integers (quantized weights) to f16/bf16 by the
                      # magic-number trick instead of I2F (quarter rate).
-                     + [gm("tile-fast-int-to-float"), gm("canonicalize")]),
+                     + [gm("tile-fast-int-to-float"), gm("canonicalize")]
+                     # (x & M) | C with two constants: one LOP3, not two.
+                     + ([] if pass_configs.get("tl.disable_lop3") else [gm("tile-fuse-lop3")])),
         Stage("nvvm", [gm("convert-nvgpu-to-nvvm"), gm("convert-scf-to-cf"),
                        gm("convert-gpu-to-nvvm{index-bitwidth=64}"),
                        gm("convert-nvvm-to-llvm"), gm("canonicalize"), gm("cse"),
