@@ -24,7 +24,7 @@ bytes a kernel must move (packed W + scales + A + C; cuBLAS's row counts
 its float16 W) and that as a fraction of the copy bandwidth measured in the
 same run (torch device-to-device copy of 1 GiB: read + write).
 
-    python benchmarks/dequant.py [--cases dq,gemv] [--bits 4,8] [--quick]
+    python benchmarks/dequant.py [--cases dq,gemv] [--bits 4,8] [--quick] [--gemv-sweep]
 
 Without a GPU it compiles every kernel a run would use into the kernel cache
 (TILELANG_MLIR_CACHE_DIR) and exits: `scripts/gpu_check.sh prepare-dequant`
@@ -60,7 +60,26 @@ GROUP = 128
 TOL = 1e-2
 
 
+def gemv_sweep(bits, K):
+    """The chunked GEMV's tile space (--gemv-sweep): rows, stored bytes a
+    step, threads, prefetch; each thread 2 to 8 (row, chunk) pairs."""
+    stored = K // 2 if bits == 4 else K
+    out = []
+    for block_N in (4, 8, 16, 32):
+        for block_K in (256, 512, 1024, 2048):
+            for threads in (32, 64, 128, 256):
+                pairs = block_N * block_K // 16
+                if stored % block_K or pairs % threads or pairs // threads not in (2, 4, 8):
+                    continue
+                for prefetch in (False, True):
+                    out.append(dict(block_N=block_N, block_K=block_K, threads=threads,
+                                    prefetch=prefetch))
+    return out
+
+
 class Case:
+    sweep = False  # M = 1: the GEMV sweep instead of the example's configs
+
     def __init__(self, kind, shape, bits=16, dtype="float16"):
         self.kind, self.shape, self.bits, self.dtype = kind, shape, bits, dtype
         if kind == "dq":
@@ -84,10 +103,16 @@ class Case:
         return w + scales + 2 * (self.M * self.K + self.M * self.N)
 
     def configs(self):
+        if self.kind == "gemv" and Case.sweep:
+            return [dict(block_N=n, block_K=k, threads=t)
+                    for n in (1, 2, 4, 8) for k in (1024, 2048, 4096) for t in (64, 128, 256)
+                    if n * k // t in (8, 16, 32)]
         if self.kind == "gemv":
             return [dict(block_N=4, block_K=1024, threads=128),
                     dict(block_N=2, block_K=2048, threads=256),
                     dict(block_N=8, block_K=1024, threads=128)]
+        if self.M == 1 and Case.sweep:
+            return gemv_sweep(self.bits, self.K)
         return dq.configs_for(self.M)
 
     def variants(self):
@@ -99,7 +124,7 @@ class Case:
             out.append(config)
             if "block_M" in config:
                 out.append(dict(config, narrow_index=True))
-            elif self.kind == "dq" and dq.is_chunked_gemv(config):
+            elif self.kind == "dq" and dq.is_chunked_gemv(config) and not Case.sweep:
                 out.append(dict(config, disable_lop3=True))
         return out
 
@@ -327,7 +352,11 @@ def main(argv=None):
     parser.add_argument("--cases", default="dq,gemv", help="dq, gemv or both")
     parser.add_argument("--bits", default="4,8", help="weight bits of the dequant cases")
     parser.add_argument("--quick", action="store_true", help="the first shape of each kind")
+    parser.add_argument("--gemv-sweep", action="store_true",
+                        help="M = 1: sweep the chunked GEMV's tiles instead of the example's "
+                             "list (and the float16 GEMV's)")
     args = parser.parse_args(argv)
+    Case.sweep = args.gemv_sweep
     gpu, target = common.init_cuda()
     todo = cases(args)
     t0 = time.perf_counter()

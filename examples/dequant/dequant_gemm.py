@@ -263,14 +263,18 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
     16-byte load), always within one group; each step takes `block_K`
     stored bytes of `block_N` rows and every thread owns whole chunks (the
     loop's coalesced_width covers a chunk, so the chunk sums stay in the
-    thread). For each byte the weight goes into the top of a float's
-    mantissa, v = 1 + u / 2^b (u the nibble, or the byte with its sign bit
-    flipped: one shift and one logic op, T.reinterpret; the mask and the
-    exponent are one lop3, tile-fuse-lop3) and one fused
-    multiply-add accumulates v * x; the scale is applied once per chunk:
-    sum q x = 2^b sum v x - (2^b + 2^(b-1)) sum x (b = 4 or 8), so a weight
-    costs a shift, a logic op and an FMA. sum x is per chunk and shared by
-    the rows. With `prefetch` the next step's words are loaded before this
+    thread). One shift puts byte p of a word at bits 15..22, the top of a
+    float's mantissa; masked into the bits of 1.0 (T.reinterpret; mask and
+    exponent are one lop3, tile-fuse-lop3) it is v = 1 + u / 256 (int8: u
+    the byte with its sign bit flipped, q + 128) or, for int4, v_hi = 1 +
+    hi / 16 and v_lo = 1 + lo / 256 from the same shifted word, and one
+    fused multiply-add accumulates v * x. The scale is applied once per
+    chunk: sum q x = t sum v x - m sum x (t = 256, m = 384 for int8; t =
+    16, m = 24 for the high nibbles and t = 256, m = 264 for the low ones;
+    the low nibble's four-bit smaller v costs four bits of the float32
+    chunk sum, far below the float16 result's rounding). A weight costs an
+    FMA, a logic op and a shift (int4: half a shift); sum x is per chunk
+    and shared by the rows. With `prefetch` the next step's words are loaded before this
     step computes (they stay in flight for a whole step).
 
     The kernel reads views (no copies): A as (K / 16, 4, 4) and W as
@@ -282,7 +286,9 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
     stored = K // 2 if bits == 4 else K  # bytes of a row
     chunks = block_K // 16
     steps = stored // block_K
-    top, mid = (16.0, 24.0) if bits == 4 else (256.0, 384.0)  # 2^b, 2^b + 2^(b-1)
+    # sum q x = top * sum v x - mid * sum x for v = 1 + (q + off) / top
+    top_lo, mid_lo = (256.0, 264.0) if bits == 4 else (256.0, 384.0)
+    top_hi, mid_hi = 16.0, 24.0
 
     @T.prim_func
     def main(A: T.Tensor((K // 16, 4, 4), dtype), Wq: T.Tensor((N, stored // 16, 4), "int32"),
@@ -315,20 +321,17 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                 T.clear(part_hi)
                 # byte p of word i of chunk c: a thread owns the chunk whole
                 for n, c, i, p in T.Parallel(block_N, chunks, 4, 4, coalesced_width=16):
+                    # Byte p moved to bits 15..22 (a constant shift per p): its
+                    # bits masked into the mantissa of 1.0 (one lop3 each).
+                    up = 15 - T.int32(p) * 8
                     w = wq[n, c, i]
-                    # The bits of byte p moved to the top of the mantissa (bit
-                    # 19 for a nibble, 15 for a byte; a constant shift per p),
-                    # masked, the exponent of 1.0 OR-ed in (one lop3).
-                    up = 19 - T.int32(p) * 8  # low nibble / byte: bit 8p -> 19
-                    if bits == 4:
-                        lo = T.if_then_else(up >= 0, w << up, w >> (0 - up))
-                        hi = T.if_then_else(up >= 4, w << (up - 4), w >> (4 - up))
-                        v_lo = T.reinterpret(lo & 0x780000 | 0x3F800000, "float32")
-                        v_hi = T.reinterpret(hi & 0x780000 | 0x3F800000, "float32")
+                    b = T.if_then_else(up >= 0, w << up, w >> (0 - up))
+                    if bits == 4:  # high nibble at the top: 1 + hi/16; low: 1 + lo/256
+                        v_hi = T.reinterpret(b & 0x780000 | 0x3F800000, "float32")
+                        v_lo = T.reinterpret(b & 0x078000 | 0x3F800000, "float32")
                         part_lo[n, c] += v_lo * x_lo[c, i, p]
                         part_hi[n, c] += v_hi * x_hi[c, i, p]
-                    else:  # the byte at bit 15, its sign bit flipped
-                        b = T.if_then_else(up >= 4, w << (up - 4), w >> (4 - up))
+                    else:  # the byte, its sign bit flipped: 1 + (q + 128)/256
                         v = T.reinterpret(b & 0x7F8000 ^ 0x3FC00000, "float32")
                         part_lo[n, c] += v * x_lo[c, i, p]
                 T.clear(sum_lo)
@@ -340,10 +343,11 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                 for n, c in T.Parallel(block_N, chunks):
                     row = T.min(bx * block_N + n, N - 1)
                     g = (k * block_K + c * 16) // group
-                    acc[n, c] += T.float32(S[row, g]) * (part_lo[n, c] * top - sum_lo[c] * mid)
+                    acc[n, c] += T.float32(S[row, g]) * (part_lo[n, c] * top_lo -
+                                                         sum_lo[c] * mid_lo)
                     if bits == 4:
                         s_hi = T.float32(S[row, stored // group + g])
-                        acc[n, c] += s_hi * (part_hi[n, c] * top - sum_hi[c] * mid)
+                        acc[n, c] += s_hi * (part_hi[n, c] * top_hi - sum_hi[c] * mid_hi)
             T.reduce_sum(acc, y, dim=1)
             T.copy(y, C[0, bx * block_N])
 
