@@ -469,16 +469,16 @@ def check_shapes(N, K, bits, group, block_K):
 # each list; the first entry is the default. block_K divides the group size
 # (128), so each row of a W tile has one scale (two for int4: one per half).
 # M = 1 also tries the GEMV kernel (configs without block_M).
+# The chunked GEMV: the fastest of the --gemv-sweep on the H200 (BENCHMARKS.md;
+# int4 18.4-18.9 us, int8 27.4-28.0 us at 1x8192x8192); the first is the default.
 GEMV = [
-    dict(block_N=8, block_K=1024, threads=128),
-    dict(block_N=16, block_K=1024, threads=256),
-    dict(block_N=8, block_K=2048, threads=256),
-    dict(block_N=16, block_K=512, threads=128),
-    dict(block_N=4, block_K=1024, threads=64),
     dict(block_N=8, block_K=1024, threads=128, prefetch=False),
+    dict(block_N=4, block_K=1024, threads=64, prefetch=True),
+    dict(block_N=16, block_K=1024, threads=256, prefetch=False),
+    dict(block_N=8, block_K=1024, threads=64, prefetch=True),
+    dict(block_N=16, block_K=1024, threads=128, prefetch=True),
     # the per-byte kernel (dequant_gemv_elementwise), for comparison
     dict(elementwise=True, block_N=8, block_K=1024, threads=128),
-    dict(elementwise=True, block_N=16, block_K=512, threads=128),
 ]
 # Word-packed weights (`pack_words`, configs with `word`): 16-byte loads of
 # W straight into registers, the next step's words prefetched; block_K in
