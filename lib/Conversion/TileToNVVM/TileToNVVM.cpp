@@ -264,6 +264,11 @@ private:
                  ArrayRef<int64_t> skip = {});
   Value regLoad(OpBuilder &b, const Buffer &frag, int64_t reg);
   void regStore(OpBuilder &b, const Buffer &frag, int64_t reg, Value v);
+  SmallVector<Value> wgmmaAccumulators(OpBuilder &b, const Buffer &c,
+                                       int64_t mTiles, int64_t regsPerTile,
+                                       Type acc, bool clear);
+  void storeWgmmaAccumulators(OpBuilder &b, const Buffer &c,
+                              ArrayRef<Value> accs, int64_t regsPerTile);
   LogicalResult lowerAccess(Operation *op, OpBuilder &b, IRMapping &map,
                             Context &ctx);
   std::optional<int64_t> fragmentRegister(const Buffer &frag,
@@ -1029,6 +1034,39 @@ Value KernelLowering::inBounds(OpBuilder &b, const Buffer &buf,
                                        bound));
   }
   return cond;
+}
+
+/// The accumulator of a wgmma gemm as one LLVM struct per 64-row tile
+/// (`regsPerTile` members of type `acc`, the registers of `c` in order). A
+/// cleared accumulator is not read: the first K step ignores it (scale-d =
+/// 0), so its registers are left undefined instead of zeroed.
+SmallVector<Value> KernelLowering::wgmmaAccumulators(OpBuilder &b,
+                                                     const Buffer &c,
+                                                     int64_t mTiles,
+                                                     int64_t regsPerTile,
+                                                     Type acc, bool clear) {
+  SmallVector<Type> members(regsPerTile, acc);
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), members);
+  SmallVector<Value> accs;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value st = LLVM::UndefOp::create(b, loc, structType);
+    if (!clear)
+      for (int64_t i = 0; i < regsPerTile; ++i)
+        st = LLVM::InsertValueOp::create(
+            b, loc, st, regLoad(b, c, mt * regsPerTile + i), i);
+    accs.push_back(st);
+  }
+  return accs;
+}
+
+/// Writes the structs of `wgmmaAccumulators` back into the registers of `c`.
+void KernelLowering::storeWgmmaAccumulators(OpBuilder &b, const Buffer &c,
+                                            ArrayRef<Value> accs,
+                                            int64_t regsPerTile) {
+  for (auto [mt, st] : llvm::enumerate(accs))
+    for (int64_t i = 0; i < regsPerTile; ++i)
+      regStore(b, c, mt * regsPerTile + i,
+               LLVM::ExtractValueOp::create(b, loc, st, i));
 }
 
 Value KernelLowering::regLoad(OpBuilder &b, const Buffer &frag, int64_t reg) {
@@ -2700,18 +2738,10 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
                : x;
   };
   int64_t regsPerTile = 4 * nTiles;
-  SmallVector<Type> members(regsPerTile, acc);
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, members);
   bool clear = op.getClearAccum();
-  SmallVector<Value> accs;
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    Value st = LLVM::UndefOp::create(b, loc, structType);
-    if (!clear)
-      for (int64_t i = 0; i < regsPerTile; ++i)
-        st = LLVM::InsertValueOp::create(
-            b, loc, st, regLoad(b, c, mt * regsPerTile + i), i);
-    accs.push_back(st);
-  }
+  SmallVector<Value> accs =
+      wgmmaAccumulators(b, c, mTiles, regsPerTile, acc, clear);
+  auto structType = cast<LLVM::LLVMStructType>(accs.front().getType());
   // Metadata registers, [step / 2][mt].
   SmallVector<SmallVector<Value>> meta;
   for (int64_t s = 0; s < steps; s += 2) {
@@ -2766,10 +2796,7 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
   // K tile's metadata) may reuse them (see tile-warp-specialize, which
   // keeps no sparse gemm in flight).
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t i = 0; i < regsPerTile; ++i)
-      regStore(b, c, mt * regsPerTile + i,
-               LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
+  storeWgmmaAccumulators(b, c, accs, regsPerTile);
   return success();
 }
 
@@ -2883,20 +2910,10 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   };
 
   int64_t regsPerTile = 4 * nTiles;
-  SmallVector<Type> members(regsPerTile, acc);
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, members);
-  // A cleared accumulator is not read: the first K step ignores it
-  // (scale-d = 0), so no registers are zeroed.
   bool clear = op.getClearAccum();
-  SmallVector<Value> accs;
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    Value st = LLVM::UndefOp::create(b, loc, structType);
-    if (!clear)
-      for (int64_t i = 0; i < regsPerTile; ++i)
-        st = LLVM::InsertValueOp::create(
-            b, loc, st, regLoad(b, c, mt * regsPerTile + i), i);
-    accs.push_back(st);
-  }
+  SmallVector<Value> accs =
+      wgmmaAccumulators(b, c, mTiles, regsPerTile, acc, clear);
+  auto structType = cast<LLVM::LLVMStructType>(accs.front().getType());
   // Register A: pack every 32-bit A register before the fence, which orders
   // the registers' definitions before the asynchronous reads.
   SmallVector<Value> aPacked;
@@ -2951,10 +2968,7 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   // An async gemm stays in flight until a tile.gemm_wait.
   if (!op.getAsync())
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t i = 0; i < regsPerTile; ++i)
-      regStore(b, c, mt * regsPerTile + i,
-               LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
+  storeWgmmaAccumulators(b, c, accs, regsPerTile);
   return success();
 }
 
