@@ -25,12 +25,28 @@ atomic adds are dropped.
 
 import argparse
 import math
+import os
 
 import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.testing import relative_error, to_device
+
+
+def _sibling(name):
+    """examples/attention/NAME.py as a module (by path: the name flash_attn
+    may be an installed package)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(f"_tilelang_example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+flash_attn = _sibling("flash_attn")  # the forward reference
 
 FullRow = T.GemmWarpPolicy.FullRow
 LOG2E = math.log2(math.e)
@@ -229,22 +245,10 @@ def reference(q, k, v, do, is_causal=False):
 
 
 def forward(q, k, v, is_causal):
-    """O (rounded to the input dtype) and the natural-log LSE in float32, by
-    torch one batch element at a time (the inputs the backward pass takes)."""
-    wide = torch.float64 if q.device.type == "cpu" else torch.float32
-    groups = q.shape[1] // k.shape[1]
-    n = q.shape[2]
-    hidden = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if is_causal else None
-    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
-    for b in range(q.shape[0]):
-        kb = k[b].to(wide).repeat_interleave(groups, dim=0)
-        vb = v[b].to(wide).repeat_interleave(groups, dim=0)
-        s = q[b].to(wide) @ kb.transpose(-1, -2) / math.sqrt(q.shape[-1])
-        if is_causal:
-            s.masked_fill_(hidden, float("-inf"))
-        o[b], lse[b] = torch.softmax(s, dim=-1) @ vb, torch.logsumexp(s, dim=-1)
-    return o, lse
+    """O (rounded to the input dtype) and the natural-log LSE in float32 (the
+    inputs the backward pass takes): flash_attn.reference, cast."""
+    o, lse = flash_attn.reference(q, k, v, is_causal)
+    return o.to(q.dtype), lse.float()
 
 
 def main(argv=None):
