@@ -40,7 +40,6 @@ import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
-from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -318,16 +317,14 @@ def main(argv=None):
         compiled[case.label] = []
         for config in configs:
             for splits in case.split_counts(not args.no_autotune):
-                try:
-                    kernel = case.ours(config, splits, target)
-                except Exception as e:  # noqa: BLE001 (reported, the run goes on)
-                    failures.append(f"{case.label} {describe(config, splits)}: "
-                                    f"{common.reason(e)}")
+                kernel, why, spilled = common.try_compile(
+                    lambda: case.ours(config, splits, target), lambda k: k.split)
+                name = f"{case.label} {describe(config, splits)}"
+                if kernel is None:  # reported, the run goes on
+                    failures.append(f"{name}: {why}")
                     continue
-                report = resource_report(getattr(kernel.split, "ptxas_info", "") or "")
-                if report["spill_stores"] or report["spill_loads"]:
-                    failures.append(f"{case.label} {describe(config, splits)}: spills "
-                                    f"({report})")
+                if spilled:
+                    failures.append(f"{name}: spills {spilled} bytes")
                 compiled[case.label].append(((config, splits), kernel))
     print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
           f"cases in {time.perf_counter() - t0:.0f} s")

@@ -41,7 +41,6 @@ import time
 import torch
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
-from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -314,14 +313,13 @@ def main(argv=None):
         for v in variants:
             for s in splits:
                 name = f"{v} splits={s}"
-                try:
-                    kernel = case.ours(v, s, target)
-                except Exception as e:  # noqa: BLE001 (reported, the run goes on)
-                    failures.append(f"{case.label} {name}: {common.reason(e)}")
+                kernel, why, spilled = common.try_compile(
+                    lambda: case.ours(v, s, target), lambda k: k.split)
+                if kernel is None:  # reported, the run goes on
+                    failures.append(f"{case.label} {name}: {why}")
                     continue
-                report = resource_report(getattr(kernel.split, "ptxas_info", "") or "")
-                if report["spill_stores"] or report["spill_loads"]:
-                    failures.append(f"{case.label} {name}: spills ({report})")
+                if spilled:
+                    failures.append(f"{case.label} {name}: spills {spilled} bytes")
                 compiled[case.label].append((name, kernel))
     print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
           f"cases in {time.perf_counter() - t0:.0f} s")
