@@ -317,3 +317,50 @@ def test_per_thread_row_sums_on_gpu(rng):
     got = to_numpy(kernel(to_device(x, kernel.device)))
     tol = 16 * np.finfo(np.float32).eps * np.abs(x).sum(1)
     assert np.all(np.abs(got - x.sum(1)) <= tol), (got, x.sum(1))
+
+
+def _chunk_sums(width):
+    """part[n, c] = sum over the 16 j of chunk c of x[n, j] * (j % 16)."""
+    @T.prim_func
+    def main(X: T.Tensor((8, 64), "float32"), Y: T.Tensor((8, 4), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((8, 64), "float32")
+            part = T.alloc_fragment((8, 4), "float32")
+            T.copy(X, x)
+            T.clear(part)
+            for n, j in T.Parallel(8, 64, coalesced_width=width):
+                part[n, j // 16] += x[n, j] * T.float32(j % 16)
+            T.copy(part, Y)
+
+    return main
+
+
+def _check_chunk_sums(got, x):
+    """Against float64, within the float32 summation bound (16 eps sum|terms|)."""
+    terms = (x.astype(np.float64) * (np.arange(64) % 16)).reshape(8, 4, 16)
+    tol = 16 * np.finfo(np.float32).eps * np.abs(terms).sum(-1)
+    assert np.all(np.abs(got - terms.sum(-1)) <= tol), (got, terms.sum(-1))
+
+
+def test_divided_index_keeps_chunks_in_the_thread(rng):
+    """Fragment indices j // 16 and j % 16 inside T.Parallel: with
+    coalesced_width=16 each thread owns whole chunks, layout inference gives
+    `part` one element a thread (no shared-memory conversion) and the sums
+    are right; with width 4 a chunk spans four threads and the accumulation
+    is refused."""
+    kernel = tl.compile(_chunk_sums(16), out_idx=[1], target="cuda:sm_90a")
+    text = kernel.mlir("layout")
+    assert "tile.alloc_shared" not in text
+    assert "memref<8x4xf32, #tile.scope<fragment>>" in text
+    with pytest.raises(Exception, match="iterations on different threads"):
+        tl.compile(_chunk_sums(4), out_idx=[1], target="cuda:sm_90a")
+    cpu = tl.compile(_chunk_sums(16), out_idx=[1], target="cpu")
+    x = rng.standard_normal((8, 64)).astype(np.float32)
+    _check_chunk_sums(cpu(torch.from_numpy(x)).numpy(), x)
+
+
+@pytest.mark.gpu
+def test_divided_index_on_gpu(rng):
+    kernel = tl.compile(_chunk_sums(16), out_idx=[1], target="cuda")
+    x = rng.standard_normal((8, 64)).astype(np.float32)
+    _check_chunk_sums(to_numpy(kernel(to_device(x, kernel.device))), x)

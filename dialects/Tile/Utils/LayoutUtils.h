@@ -37,6 +37,25 @@ namespace tile {
 /// is the logical index along `dim` (or the replica index when `dim` is
 /// kReplica), the digit adds `v * stride` to the thread index (`onThread`)
 /// or to the register index.
+/// How a parallel loop computes one fragment index from its variables:
+/// (iv[dim] floordiv div) mod mod, no modulus when mod is 0. The plain
+/// variable is {dim, 1, 0}.
+struct IndexMap {
+  int64_t dim;
+  int64_t div = 1;
+  int64_t mod = 0;
+
+  bool isIdentity() const { return div == 1 && mod == 0; }
+  bool operator==(const IndexMap &o) const {
+    return dim == o.dim && div == o.div && mod == o.mod;
+  }
+};
+
+/// Matches `index` as (iv floordiv c1) mod c2 of an argument iv of `body`
+/// (arith.floordivsi / divsi / divui and remsi / remui by positive
+/// constants; loop variables are non-negative).
+std::optional<IndexMap> matchIndexMap(Value index, Block *body);
+
 struct LayoutDigit {
   static constexpr int64_t kReplica = -1;
   int64_t dim;
@@ -171,6 +190,15 @@ public:
   /// (the accessed tile's dimension k is this layout's dimension dims[k]);
   /// dimensions not in `dims` are dropped as by `dropDim`.
   TileLayout project(ArrayRef<int64_t> dims) const;
+
+  /// The generalization of `project` to indices that divide or wrap a loop
+  /// variable (`maps`, one per dimension of the accessed tile, whose shape
+  /// is `shape`): digits are split where a map's boundaries cut them, each
+  /// piece becomes a digit of the tile dimension it feeds, and pieces that
+  /// feed none are dropped (on threads: replicas). Fails when a digit
+  /// cannot be split at a boundary or feeds two tile dimensions.
+  FailureOr<TileLayout> projectMapped(ArrayRef<IndexMap> maps,
+                                      ArrayRef<int64_t> shape) const;
 
   /// A human-readable description, for diagnostics.
   std::string describe() const;

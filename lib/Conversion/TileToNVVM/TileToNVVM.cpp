@@ -272,7 +272,7 @@ private:
   LogicalResult lowerAccess(Operation *op, OpBuilder &b, IRMapping &map,
                             Context &ctx);
   std::optional<int64_t> fragmentRegister(const Buffer &frag,
-                                          ArrayRef<int64_t> dims,
+                                          ArrayRef<IndexMap> maps,
                                           const Context &ctx);
   Value isThreadZero(OpBuilder &b);
   Value sideEffectGuard(OpBuilder &b, const Context &ctx);
@@ -1116,7 +1116,7 @@ Value KernelLowering::sideEffectGuard(OpBuilder &b, const Context &ctx) {
 /// The register of `frag` holding the element this parallel instance
 /// accesses through the projection `dims`, if it is the same in every thread.
 std::optional<int64_t>
-KernelLowering::fragmentRegister(const Buffer &frag, ArrayRef<int64_t> dims,
+KernelLowering::fragmentRegister(const Buffer &frag, ArrayRef<IndexMap> maps,
                                  const Context &ctx) {
   std::optional<int64_t> reg;
   for (int64_t t = 0; t < numThreads; ++t) {
@@ -1124,8 +1124,10 @@ KernelLowering::fragmentRegister(const Buffer &frag, ArrayRef<int64_t> dims,
     if (!ctx.loopLayout->inBounds(idx))
       continue;
     SmallVector<int64_t> fidx;
-    for (int64_t d : dims)
-      fidx.push_back(idx[d]);
+    for (const IndexMap &m : maps) {
+      int64_t v = idx[m.dim] / m.div;
+      fidx.push_back(m.mod ? v % m.mod : v);
+    }
     std::optional<int64_t> r = frag.layout->registerOf(fidx, t);
     if (!r || (reg && *reg != *r))
       return std::nullopt;
@@ -1168,15 +1170,17 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
   if (buf->kind == Kind::Fragment) {
     std::optional<int64_t> reg;
     if (ctx.inParallel()) {
-      SmallVector<int64_t> dims;
+      SmallVector<IndexMap> maps;
       for (Value i : indices) {
-        auto arg = dyn_cast<BlockArgument>(i);
-        if (!arg || arg.getOwner() != ctx.body)
+        std::optional<IndexMap> m = matchIndexMap(i, ctx.body);
+        if (!m)
           return op->emitError("a fragment indexed inside T.Parallel must be "
-                               "indexed by the loop's variables");
-        dims.push_back(arg.getArgNumber());
+                               "indexed by the loop's variables (each "
+                               "possibly divided and wrapped by constants: "
+                               "j // c, j % c)");
+        maps.push_back(*m);
       }
-      reg = fragmentRegister(*buf, dims, ctx);
+      reg = fragmentRegister(*buf, maps, ctx);
       if (!reg)
         return op->emitError("this thread does not hold the fragment element "
                              "it accesses (layout ")

@@ -40,6 +40,11 @@ struct FragmentAccess {
   SmallVector<int64_t> dims;
   bool isProjection() const { return !dims.empty() || rank == 0; }
   int64_t rank = 0;
+  /// For each fragment dimension, how it is computed from a loop variable
+  /// (`matchIndexMap`); empty when some index is not of that form. A
+  /// projection's maps are all identities.
+  SmallVector<IndexMap> maps;
+  bool isMapped() const { return !maps.empty() && !isProjection(); }
 };
 
 /// Whether `(a, b) -> c` can run on mma.sync, and its K step.
@@ -314,6 +319,14 @@ LogicalResult LayoutInference::collect() {
         }
         if (dims.size() == indices.size())
           access.dims = dims;
+        for (Value idx : indices) {
+          std::optional<IndexMap> m = matchIndexMap(idx, &body);
+          if (!m) {
+            access.maps.clear();
+            break;
+          }
+          access.maps.push_back(*m);
+        }
         list.push_back(access);
       });
     }
@@ -557,6 +570,38 @@ static TileLayout loopLayoutFrom(const TileLayout &frag,
   return frag.project(inverse);
 }
 
+/// The fragment index a projection or mapped access reads at loop index
+/// `idx`.
+static SmallVector<int64_t> mappedIndex(const FragmentAccess &access,
+                                        ArrayRef<int64_t> idx) {
+  SmallVector<int64_t> fidx;
+  if (access.isProjection()) {
+    for (int64_t d : access.dims)
+      fidx.push_back(idx[d]);
+    return fidx;
+  }
+  for (const IndexMap &m : access.maps) {
+    int64_t v = idx[m.dim] / m.div;
+    fidx.push_back(m.mod ? v % m.mod : v);
+  }
+  return fidx;
+}
+
+/// Whether a mapped access stays within its fragment for every loop index
+/// (a map whose result can exceed the fragment's extent is not a layout
+/// the loop induces).
+static bool inRange(const TileLayout &loop, const FragmentAccess &access,
+                    const TileLayout &frag) {
+  for (auto [f, m] : llvm::enumerate(access.maps)) {
+    int64_t extent = loop.getShape()[m.dim];
+    int64_t quotient = static_cast<int64_t>(llvm::divideCeil(extent, m.div));
+    int64_t top = m.mod ? std::min(m.mod, quotient) : quotient;
+    if (top != frag.getShape()[f])
+      return false;
+  }
+  return true;
+}
+
 bool LayoutInference::propagate() {
   bool changed = false;
   for (ParallelOp loop : loops) {
@@ -579,8 +624,18 @@ bool LayoutInference::propagate() {
     if (it == loopLayouts.end())
       continue;
     for (const FragmentAccess &a : list) {
-      if (hasLayout(a.buffer) || !a.isProjection())
+      if (hasLayout(a.buffer) || !(a.isProjection() || a.isMapped()))
         continue;
+      if (a.isMapped()) {
+        FailureOr<TileLayout> mapped = it->second.projectMapped(
+            a.maps, cast<MemRefType>(a.buffer.getType()).getShape());
+        if (failed(mapped) || !inRange(it->second, a, *mapped))
+          continue;
+        layouts.insert(std::make_pair(a.buffer, *mapped));
+        origin[a.buffer] = loop;
+        changed = true;
+        continue;
+      }
       TileLayout projected = it->second.project(a.dims);
       if (SmallVector<int64_t>(projected.getShape()) !=
           SmallVector<int64_t>(
@@ -629,7 +684,7 @@ bool LayoutInference::propagate() {
 
 bool LayoutInference::isLocal(const TileLayout &loop,
                               const FragmentAccess &access) const {
-  if (!access.isProjection())
+  if (!access.isProjection() && !access.isMapped())
     return false;
   const TileLayout &frag = layouts.find(access.buffer)->second;
   for (int64_t r = 0; r < loop.getNumRegs(); ++r) {
@@ -638,9 +693,7 @@ bool LayoutInference::isLocal(const TileLayout &loop,
       SmallVector<int64_t> idx = loop.inverse(t, r);
       if (!loop.inBounds(idx))
         continue;
-      SmallVector<int64_t> fidx;
-      for (int64_t d : access.dims)
-        fidx.push_back(idx[d]);
+      SmallVector<int64_t> fidx = mappedIndex(access, idx);
       std::optional<int64_t> got = frag.registerOf(fidx, t);
       if (!got || (reg && *reg != *got))
         return false;
@@ -664,16 +717,34 @@ LogicalResult LayoutInference::checkCrossThreadWrites() {
     int64_t rank = loop.getExtents().size();
     Block &body = loop.getBody().front();
     for (const FragmentAccess &a : accesses[loop]) {
-      if (!a.isWrite || !a.isProjection() ||
+      if (!a.isWrite || !(a.isProjection() || a.isMapped()) ||
           static_cast<int64_t>(a.dims.size()) == rank)
         continue;
-      if (loopLayout.project(a.dims).getReplicate() <=
-          loopLayout.getReplicate())
-        continue; // the iterations of one element share a thread
+      // The loop dimensions the index does not take whole.
       SmallVector<int64_t> dropped;
-      for (int64_t d = 0; d < rank; ++d)
-        if (!llvm::is_contained(a.dims, d))
+      for (int64_t d = 0; d < rank; ++d) {
+        bool whole = a.isProjection()
+                         ? llvm::is_contained(a.dims, d)
+                         : llvm::any_of(a.maps, [&](const IndexMap &m) {
+                             return m.dim == d && m.isIdentity();
+                           });
+        if (!whole)
           dropped.push_back(d);
+      }
+      if (dropped.empty())
+        continue;
+      int64_t replicate;
+      if (a.isProjection()) {
+        replicate = loopLayout.project(a.dims).getReplicate();
+      } else {
+        FailureOr<TileLayout> mapped = loopLayout.projectMapped(
+            a.maps, cast<MemRefType>(a.buffer.getType()).getShape());
+        if (failed(mapped))
+          continue;
+        replicate = mapped->getReplicate();
+      }
+      if (replicate <= loopLayout.getReplicate())
+        continue; // the iterations of one element share a thread
       // Does the stored value depend on a dropped variable or on a load of
       // the written fragment?
       bool varies = false;
@@ -730,6 +801,17 @@ LogicalResult LayoutInference::convertNonLocalAccesses() {
       bool projection = llvm::all_of(
           list, [&](const FragmentAccess &a) { return a.isProjection() &&
                                                       a.dims == list[0].dims; });
+      // Every access through the same index maps: a fragment in the layout
+      // the maps induce.
+      std::optional<TileLayout> mappedLayout;
+      if (!projection && llvm::all_of(list, [&](const FragmentAccess &a) {
+            return a.isMapped() && a.maps == list[0].maps;
+          })) {
+        FailureOr<TileLayout> m =
+            loopLayout.projectMapped(list[0].maps, type.getShape());
+        if (succeeded(m) && inRange(loopLayout, list[0], *m))
+          mappedLayout = *m;
+      }
       bool reads = llvm::any_of(list, [](auto &a) { return !a.isWrite; });
       bool writes = llvm::any_of(list, [](auto &a) { return a.isWrite; });
       Location loc = loop.getLoc();
@@ -737,9 +819,10 @@ LogicalResult LayoutInference::convertNonLocalAccesses() {
       // access is the same projection, else a shared-memory copy.
       builder.setInsertionPointToStart(&kernel.getBody().front());
       Value converted;
-      if (projection) {
+      if (projection || mappedLayout) {
         auto alloc = AllocFragmentOp::create(builder, loc, type, nullptr);
-        TileLayout l = loopLayout.project(list[0].dims);
+        TileLayout l = mappedLayout ? *mappedLayout
+                                    : loopLayout.project(list[0].dims);
         layouts.insert(std::make_pair(alloc.getResult(), l));
         origin[alloc.getResult()] = loop;
         converted = alloc.getResult();
@@ -761,7 +844,7 @@ LogicalResult LayoutInference::convertNonLocalAccesses() {
                        builder.getDenseI64ArrayAttr(sizes),
                        builder.getDenseI64ArrayAttr(sizes), false);
       };
-      if (reads || !projection)
+      if (reads || !(projection || mappedLayout))
         copy(buffer, converted);
       for (const FragmentAccess &a : list)
         a.op->replaceUsesOfWith(buffer, converted);

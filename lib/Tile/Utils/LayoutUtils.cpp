@@ -589,6 +589,101 @@ TileLayout TileLayout::project(ArrayRef<int64_t> dims) const {
   return TileLayout(newShape, numThreads, out);
 }
 
+FailureOr<TileLayout>
+TileLayout::projectMapped(ArrayRef<IndexMap> maps,
+                          ArrayRef<int64_t> tileShape) const {
+  if (maps.size() != tileShape.size())
+    return failure();
+  // Split digits at every boundary (div, div * mod) of a map of their dim.
+  SmallVector<LayoutDigit> work(digits.begin(), digits.end());
+  for (const IndexMap &m : maps) {
+    if (m.dim < 0 || m.dim >= static_cast<int64_t>(shape.size()) || m.div <= 0 ||
+        m.mod < 0)
+      return failure();
+    SmallVector<int64_t> cuts = {m.div};
+    if (m.mod)
+      cuts.push_back(m.div * m.mod);
+    for (int64_t cut : cuts) {
+      SmallVector<LayoutDigit> next;
+      for (LayoutDigit d : work) {
+        int64_t lo = d.dimStride, hi = d.dimStride * d.size;
+        if (d.isReplica() || d.dim != m.dim || cut <= lo || cut >= hi) {
+          next.push_back(d);
+          continue;
+        }
+        if (cut % lo || d.size % (cut / lo))
+          return failure();
+        int64_t inner = cut / lo;
+        next.push_back({d.dim, lo, inner, d.onThread, d.stride});
+        next.push_back({d.dim, cut, d.size / inner, d.onThread, d.stride * inner});
+      }
+      work = std::move(next);
+    }
+  }
+  SmallVector<LayoutDigit> out;
+  for (LayoutDigit d : work) {
+    if (d.isReplica()) {
+      out.push_back(d);
+      continue;
+    }
+    int64_t lo = d.dimStride, hi = d.dimStride * d.size;
+    std::optional<int64_t> target;
+    LayoutDigit mapped = d;
+    for (auto [f, m] : llvm::enumerate(maps)) {
+      if (m.dim != d.dim || lo < m.div || (m.mod && hi > m.div * m.mod))
+        continue;
+      if (target || lo % m.div)
+        return failure(); // feeds two dimensions, or not at a digit boundary
+      target = f;
+      mapped.dim = f;
+      mapped.dimStride = lo / m.div;
+    }
+    if (target) {
+      out.push_back(mapped);
+    } else if (d.onThread) {
+      d.dim = LayoutDigit::kReplica;
+      out.push_back(d);
+    }
+  }
+  repack(out);
+  TileLayout result(tileShape, numThreads, out);
+  if (failed(result.verify()))
+    return failure();
+  return result;
+}
+
+std::optional<IndexMap> mlir::tile::matchIndexMap(Value index, Block *body) {
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c)) && c.getSExtValue() > 0)
+      return c.getSExtValue();
+    return std::nullopt;
+  };
+  int64_t mod = 0, div = 1;
+  Value v = index;
+  if (isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(v.getDefiningOp())) {
+    Operation *op = v.getDefiningOp();
+    std::optional<int64_t> c = constant(op->getOperand(1));
+    if (!c)
+      return std::nullopt;
+    mod = *c;
+    v = op->getOperand(0);
+  }
+  if (isa_and_nonnull<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp>(
+          v.getDefiningOp())) {
+    Operation *op = v.getDefiningOp();
+    std::optional<int64_t> c = constant(op->getOperand(1));
+    if (!c)
+      return std::nullopt;
+    div = *c;
+    v = op->getOperand(0);
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != body)
+    return std::nullopt;
+  return IndexMap{static_cast<int64_t>(arg.getArgNumber()), div, mod};
+}
+
 std::string TileLayout::describe() const {
   std::string s;
   llvm::raw_string_ostream os(s);

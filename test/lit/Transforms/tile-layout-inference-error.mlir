@@ -130,3 +130,24 @@ func.func @cross_thread_same_value(%n: index) {
   }
   return
 }
+
+// -----
+
+// The same through a divided index (j // 16) when the loop's layout puts
+// 4 consecutive j on a thread: the 16 j of one element span 4 threads.
+func.func @cross_thread_divided(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %x = tile.alloc_fragment : memref<8x64xf32, #tile.scope<fragment>>
+    %part = tile.alloc_fragment : memref<8x4xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (8, 64) attributes {vector = 4} {
+      %c16 = arith.constant 16 : index
+      %q = arith.floordivsi %j, %c16 : index
+      %v = memref.load %x[%i, %j] : memref<8x64xf32, #tile.scope<fragment>>
+      %s = memref.load %part[%i, %q] : memref<8x4xf32, #tile.scope<fragment>>
+      %t = arith.addf %s, %v : f32
+      // expected-error @+1 {{writes a fragment element from iterations on different threads: the index leaves out loop variable(s) #1}}
+      memref.store %t, %part[%i, %q] : memref<8x4xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}

@@ -222,3 +222,37 @@ func.func @vector_spans_dims(%n: index) {
   }
   return
 }
+
+// -----
+
+// Indices that divide or wrap a loop variable by constants (j // 16, j % 16)
+// induce layouts too: the digits of j below 16 (a thread's registers) drop
+// out of %part, which gets one element a thread; %w, indexed by j % 16,
+// gets the in-thread digits, replicated over every thread.
+// CHECK-DAG: #[[LOOP:.+]] = affine_map<(d0, d1) -> (d0 * 4 + d1 floordiv 16, d1 mod 16)>
+// CHECK-DAG: #[[PART:.+]] = affine_map<(d0, d1) -> (d0 * 4 + d1, 0)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0)[s0] -> (s0, d0)>
+// CHECK-LABEL: func.func @divided_index
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[LOOP]], threads = 32>} : memref<8x64xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[PART]], threads = 32>} : memref<8x4xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[W]], threads = 32, replicate = 32>} : memref<16xf32
+// CHECK-NOT: tile.alloc_shared
+func.func @divided_index(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %x = tile.alloc_fragment : memref<8x64xf32, #tile.scope<fragment>>
+    %part = tile.alloc_fragment : memref<8x4xf32, #tile.scope<fragment>>
+    %w = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (8, 64) attributes {vector = 16} {
+      %c16 = arith.constant 16 : index
+      %q = arith.floordivsi %j, %c16 : index
+      %r = arith.remsi %j, %c16 : index
+      %v = memref.load %x[%i, %j] : memref<8x64xf32, #tile.scope<fragment>>
+      %wv = memref.load %w[%r] : memref<16xf32, #tile.scope<fragment>>
+      %s = memref.load %part[%i, %q] : memref<8x4xf32, #tile.scope<fragment>>
+      %p = arith.mulf %v, %wv : f32
+      %t = arith.addf %s, %p : f32
+      memref.store %t, %part[%i, %q] : memref<8x4xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
