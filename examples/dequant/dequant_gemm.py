@@ -277,27 +277,31 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
     and shared by the rows. With `prefetch` the next step's words are loaded before this
     step computes (they stay in flight for a whole step).
 
-    The kernel reads views (no copies): A as (K / 16, 4, 4) and W as
-    (N, stored / 16, 4) int32 words (`inputs_for`)."""
+    W arrives as int32 words, (N, stored / 4): `Wq.view(torch.int32)`
+    (`inputs_for`). The chunk is expressed by the indices alone: byte j of a
+    step is byte j % 4 of word j // 4 and belongs to chunk j // 16, and the
+    loop's coalesced_width=16 gives each thread whole chunks, so layout
+    inference keeps the chunk sums part[n, j // 16] in the thread."""
     check_gemv_shapes(N, K, bits, group, block_K)
     if group % 16 or block_K % 16:
         raise ValueError(f"the chunked GEMV needs the group size ({group}) and block_K "
                          f"({block_K}) in whole chunks of 16 bytes")
     stored = K // 2 if bits == 4 else K  # bytes of a row
     chunks = block_K // 16
+    words = block_K // 4
     steps = stored // block_K
     # sum q x = top * sum v x - mid * sum x for v = 1 + (q + off) / top
     top_lo, mid_lo = (256.0, 264.0) if bits == 4 else (256.0, 384.0)
     top_hi, mid_hi = 16.0, 24.0
 
     @T.prim_func
-    def main(A: T.Tensor((K // 16, 4, 4), dtype), Wq: T.Tensor((N, stored // 16, 4), "int32"),
+    def main(A: T.Tensor((1, K), dtype), Wq: T.Tensor((N, stored // 4), "int32"),
              S: T.Tensor((N, K // group), dtype), C: T.Tensor((1, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), threads=threads) as bx:
-            wq = T.alloc_fragment((block_N, chunks, 4), "int32")
-            wq_next = T.alloc_fragment((block_N, chunks, 4), "int32")
-            x_lo = T.alloc_fragment((chunks, 4, 4), "float32")  # int4: k = b
-            x_hi = T.alloc_fragment((chunks, 4, 4), "float32")  # int4: k = b + K/2
+            wq = T.alloc_fragment((block_N, words), "int32")
+            wq_next = T.alloc_fragment((block_N, words), "int32")
+            x_lo = T.alloc_fragment((block_K,), "float32")  # int4: k = b
+            x_hi = T.alloc_fragment((block_K,), "float32")  # int4: k = b + K/2
             part_lo = T.alloc_fragment((block_N, chunks), "float32")  # sum v x of a chunk
             part_hi = T.alloc_fragment((block_N, chunks), "float32")
             sum_lo = T.alloc_fragment((chunks,), "float32")  # sum x of a chunk
@@ -306,40 +310,41 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
             y = T.alloc_fragment((block_N,), "float32")
             T.clear(acc)
             if prefetch:
-                T.copy(Wq[bx * block_N, 0, 0], wq_next)
+                T.copy(Wq[bx * block_N, 0], wq_next)
             for k in T.serial(steps):
                 if prefetch:  # this step's words, then the next step's in flight
-                    for n, c, i in T.Parallel(block_N, chunks, 4, coalesced_width=4):
-                        wq[n, c, i] = wq_next[n, c, i]
-                    T.copy(Wq[bx * block_N, T.min(k + 1, steps - 1) * chunks, 0], wq_next)
+                    for n, w in T.Parallel(block_N, words, coalesced_width=4):
+                        wq[n, w] = wq_next[n, w]
+                    T.copy(Wq[bx * block_N, T.min(k + 1, steps - 1) * words], wq_next)
                 else:
-                    T.copy(Wq[bx * block_N, k * chunks, 0], wq)
-                T.copy(A[k * chunks, 0, 0], x_lo)
+                    T.copy(Wq[bx * block_N, k * words], wq)
+                T.copy(A[0, k * block_K], x_lo)
                 if bits == 4:
-                    T.copy(A[stored // 16 + k * chunks, 0, 0], x_hi)
+                    T.copy(A[0, stored + k * block_K], x_hi)
                 T.clear(part_lo)
                 T.clear(part_hi)
-                # byte p of word i of chunk c: a thread owns the chunk whole
-                for n, c, i, p in T.Parallel(block_N, chunks, 4, 4, coalesced_width=16):
-                    # Byte p moved to bits 15..22 (a constant shift per p): its
-                    # bits masked into the mantissa of 1.0 (one lop3 each).
-                    up = 15 - T.int32(p) * 8
-                    w = wq[n, c, i]
+                # byte j of the step: byte j % 4 of word j // 4 of chunk j // 16,
+                # a thread owns the chunk whole (coalesced_width=16)
+                for n, j in T.Parallel(block_N, block_K, coalesced_width=16):
+                    # The byte moved to bits 15..22 (a constant shift a byte):
+                    # its bits masked into the mantissa of 1.0 (one lop3 each).
+                    up = 15 - T.int32(j % 4) * 8
+                    w = wq[n, j // 4]
                     b = T.if_then_else(up >= 0, w << up, w >> (0 - up))
                     if bits == 4:  # high nibble at the top: 1 + hi/16; low: 1 + lo/256
                         v_hi = T.reinterpret(b & 0x780000 | 0x3F800000, "float32")
                         v_lo = T.reinterpret(b & 0x078000 | 0x3F800000, "float32")
-                        part_lo[n, c] += v_lo * x_lo[c, i, p]
-                        part_hi[n, c] += v_hi * x_hi[c, i, p]
+                        part_lo[n, j // 16] += v_lo * x_lo[j]
+                        part_hi[n, j // 16] += v_hi * x_hi[j]
                     else:  # the byte, its sign bit flipped: 1 + (q + 128)/256
                         v = T.reinterpret(b & 0x7F8000 ^ 0x3FC00000, "float32")
-                        part_lo[n, c] += v * x_lo[c, i, p]
+                        part_lo[n, j // 16] += v * x_lo[j]
                 T.clear(sum_lo)
                 T.clear(sum_hi)
-                for c, i, p in T.Parallel(chunks, 4, 4, coalesced_width=16):
-                    sum_lo[c] += x_lo[c, i, p]
+                for j in T.Parallel(block_K, coalesced_width=16):
+                    sum_lo[j // 16] += x_lo[j]
                     if bits == 4:
-                        sum_hi[c] += x_hi[c, i, p]
+                        sum_hi[j // 16] += x_hi[j]
                 for n, c in T.Parallel(block_N, chunks):
                     row = T.min(bx * block_N + n, N - 1)
                     g = (k * block_K + c * 16) // group
@@ -674,10 +679,9 @@ def is_chunked_gemv(config):
 def inputs_for(config, A, Wq, S, bits=4):
     """The kernel arguments of a config (M = 1 with no config: the default
     GEMV): word-packed weights and scales (done once, offline) or, for the
-    chunked GEMV, views of A as (K / 16, 4, 4) and of Wq as (N, bytes / 16, 4)
-    int32 words."""
+    chunked GEMV, Wq viewed as int32 words (N, bytes / 4)."""
     if is_chunked_gemv(config):
-        return (A.reshape(-1, 4, 4), Wq.view(torch.int32).view(Wq.shape[0], -1, 4), S)
+        return A, Wq.view(torch.int32), S
     return A, weights_for(config, Wq, bits), scales_for(config, S, bits)
 
 
