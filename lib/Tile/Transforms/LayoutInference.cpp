@@ -773,15 +773,17 @@ LogicalResult LayoutInference::checkCrossThreadWrites() {
         continue;
       std::string names;
       llvm::raw_string_ostream os(names);
-      llvm::interleaveComma(dropped, os, [&](int64_t d) { os << "#" << d; });
+      llvm::interleaveComma(dropped, os, [&](int64_t d) { os << d + 1; });
       return a.op->emitOpError()
              << "writes a fragment element from iterations on different "
-                "threads: the index leaves out loop variable(s) "
-             << names << " of the T.Parallel, whose layout spreads them over "
-             << "threads, and the stored value depends on them (or on the "
-                "element itself). Use T.reduce_* across threads, or give the "
-                "loop a coalesced_width that covers those dimensions so each "
-                "thread owns them whole";
+                "threads: the index leaves out (or divides) the T.Parallel's "
+                "variable "
+             << names << " (of " << rank
+             << "), which its layout spreads over threads, "
+                "and the stored value depends on it (or on the element "
+                "itself). Use T.reduce_* across threads, or give the loop a "
+                "coalesced_width that covers those iterations so each thread "
+                "owns them whole";
     }
   }
   return success();

@@ -108,7 +108,7 @@ func.func @cross_thread_accumulation(%n: index) {
       %v = memref.load %x[%i, %j] : memref<8x16xf32, #tile.scope<fragment>>
       %s = memref.load %part[%i] : memref<8xf32, #tile.scope<fragment>>
       %t = arith.addf %s, %v : f32
-      // expected-error @+1 {{writes a fragment element from iterations on different threads: the index leaves out loop variable(s) #1}}
+      // expected-error @+1 {{writes a fragment element from iterations on different threads: the index leaves out (or divides) the T.Parallel's variable 2 (of 2), which its layout spreads over threads}}
       memref.store %t, %part[%i] : memref<8xf32, #tile.scope<fragment>>
     }
   }
@@ -145,7 +145,7 @@ func.func @cross_thread_divided(%n: index) {
       %v = memref.load %x[%i, %j] : memref<8x64xf32, #tile.scope<fragment>>
       %s = memref.load %part[%i, %q] : memref<8x4xf32, #tile.scope<fragment>>
       %t = arith.addf %s, %v : f32
-      // expected-error @+1 {{writes a fragment element from iterations on different threads: the index leaves out loop variable(s) #1}}
+      // expected-error @+1 {{writes a fragment element from iterations on different threads: the index leaves out (or divides) the T.Parallel's variable 2 (of 2), which its layout spreads over threads}}
       memref.store %t, %part[%i, %q] : memref<8x4xf32, #tile.scope<fragment>>
     }
   }
