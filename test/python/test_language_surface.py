@@ -364,3 +364,38 @@ def test_divided_index_on_gpu(rng):
     kernel = tl.compile(_chunk_sums(16), out_idx=[1], target="cuda")
     x = rng.standard_normal((8, 64)).astype(np.float32)
     _check_chunk_sums(to_numpy(kernel(to_device(x, kernel.device))), x)
+
+
+def _block_transpose():
+    """y[n, (j % 4) * 4 + j // 4] = x[n, j]: each 4x4 block of a row transposed."""
+    @T.prim_func
+    def main(X: T.Tensor((8, 16), "float32"), Y: T.Tensor((8, 16), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((8, 16), "float32")
+            y = T.alloc_fragment((8, 16), "float32")
+            T.copy(X, x)
+            for n, j in T.Parallel(8, 16, coalesced_width=16):
+                y[n, (j % 4) * 4 + j // 4] = x[n, j]
+            T.copy(y, Y)
+
+    return main
+
+
+def test_summed_index_permutes_registers(rng):
+    """A fragment index that is a sum of divided, wrapped and scaled loop
+    variables permutes a thread's registers: no shared-memory conversion on
+    the GPU, the right permutation on the CPU."""
+    text = tl.compile(_block_transpose(), out_idx=[1], target="cuda:sm_90a").mlir("layout")
+    assert "tile.alloc_shared" not in text
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    ref = x.reshape(8, 4, 4).transpose(0, 2, 1).reshape(8, 16)
+    cpu = tl.compile(_block_transpose(), out_idx=[1], target="cpu")
+    np.testing.assert_array_equal(cpu(torch.from_numpy(x)).numpy(), ref)
+
+
+@pytest.mark.gpu
+def test_summed_index_on_gpu(rng):
+    kernel = tl.compile(_block_transpose(), out_idx=[1], target="cuda")
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    ref = x.reshape(8, 4, 4).transpose(0, 2, 1).reshape(8, 16)
+    np.testing.assert_array_equal(to_numpy(kernel(to_device(x, kernel.device))), ref)

@@ -37,23 +37,44 @@ namespace tile {
 /// is the logical index along `dim` (or the replica index when `dim` is
 /// kReplica), the digit adds `v * stride` to the thread index (`onThread`)
 /// or to the register index.
-/// How a parallel loop computes one fragment index from its variables:
-/// (iv[dim] floordiv div) mod mod, no modulus when mod is 0. The plain
-/// variable is {dim, 1, 0}.
-struct IndexMap {
+/// One term of a fragment index computed from a parallel loop's variables:
+/// ((iv[dim] floordiv div) mod mod) * mul, no modulus when mod is 0.
+struct IndexTerm {
   int64_t dim;
   int64_t div = 1;
   int64_t mod = 0;
+  int64_t mul = 1;
 
-  bool isIdentity() const { return div == 1 && mod == 0; }
-  bool operator==(const IndexMap &o) const {
-    return dim == o.dim && div == o.div && mod == o.mod;
+  bool operator==(const IndexTerm &o) const {
+    return dim == o.dim && div == o.div && mod == o.mod && mul == o.mul;
   }
 };
 
-/// Matches `index` as (iv floordiv c1) mod c2 of an argument iv of `body`
-/// (arith.floordivsi / divsi / divui and remsi / remui by positive
-/// constants; loop variables are non-negative).
+/// A fragment index as a sum of terms (`matchIndexMap`): `j`, `j // 16`,
+/// `j % 4`, `(j % 4) * 4 + j // 4`. The plain variable is one term
+/// {dim, 1, 0, 1}.
+struct IndexMap {
+  SmallVector<IndexTerm, 1> terms;
+
+  bool isIdentity() const {
+    return terms.size() == 1 && terms[0].div == 1 && terms[0].mod == 0 &&
+           terms[0].mul == 1;
+  }
+  /// The index at loop index `idx`.
+  int64_t evaluate(ArrayRef<int64_t> idx) const {
+    int64_t v = 0;
+    for (const IndexTerm &t : terms) {
+      int64_t q = idx[t.dim] / t.div;
+      v += (t.mod ? q % t.mod : q) * t.mul;
+    }
+    return v;
+  }
+  bool operator==(const IndexMap &o) const { return terms == o.terms; }
+};
+
+/// Matches `index` as a sum of terms ((iv floordiv c1) mod c2) * c3 of
+/// arguments iv of `body` (arith.floordivsi / divsi / divui, remsi / remui
+/// and muli by positive constants, addi; loop variables are non-negative).
 std::optional<IndexMap> matchIndexMap(Value index, Block *body);
 
 struct LayoutDigit {

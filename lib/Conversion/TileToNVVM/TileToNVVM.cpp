@@ -1124,10 +1124,8 @@ KernelLowering::fragmentRegister(const Buffer &frag, ArrayRef<IndexMap> maps,
     if (!ctx.loopLayout->inBounds(idx))
       continue;
     SmallVector<int64_t> fidx;
-    for (const IndexMap &m : maps) {
-      int64_t v = idx[m.dim] / m.div;
-      fidx.push_back(m.mod ? v % m.mod : v);
-    }
+    for (const IndexMap &m : maps)
+      fidx.push_back(m.evaluate(idx));
     std::optional<int64_t> r = frag.layout->registerOf(fidx, t);
     if (!r || (reg && *reg != *r))
       return std::nullopt;
@@ -1175,9 +1173,9 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
         std::optional<IndexMap> m = matchIndexMap(i, ctx.body);
         if (!m)
           return op->emitError("a fragment indexed inside T.Parallel must be "
-                               "indexed by the loop's variables (each "
-                               "possibly divided and wrapped by constants: "
-                               "j // c, j % c)");
+                               "indexed by the loop's variables (or sums of "
+                               "them divided, wrapped and scaled by "
+                               "constants: j // c, j % c, (j % 4) * 4 + j // 4)");
         maps.push_back(*m);
       }
       reg = fragmentRegister(*buf, maps, ctx);

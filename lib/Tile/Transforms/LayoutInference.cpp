@@ -580,10 +580,8 @@ static SmallVector<int64_t> mappedIndex(const FragmentAccess &access,
       fidx.push_back(idx[d]);
     return fidx;
   }
-  for (const IndexMap &m : access.maps) {
-    int64_t v = idx[m.dim] / m.div;
-    fidx.push_back(m.mod ? v % m.mod : v);
-  }
+  for (const IndexMap &m : access.maps)
+    fidx.push_back(m.evaluate(idx));
   return fidx;
 }
 
@@ -593,10 +591,13 @@ static SmallVector<int64_t> mappedIndex(const FragmentAccess &access,
 static bool inRange(const TileLayout &loop, const FragmentAccess &access,
                     const TileLayout &frag) {
   for (auto [f, m] : llvm::enumerate(access.maps)) {
-    int64_t extent = loop.getShape()[m.dim];
-    int64_t quotient = static_cast<int64_t>(llvm::divideCeil(extent, m.div));
-    int64_t top = m.mod ? std::min(m.mod, quotient) : quotient;
-    if (top != frag.getShape()[f])
+    int64_t top = 0; // the largest index
+    for (const IndexTerm &t : m.terms) {
+      int64_t extent = loop.getShape()[t.dim];
+      int64_t q = static_cast<int64_t>(llvm::divideCeil(extent, t.div));
+      top += ((t.mod ? std::min(t.mod, q) : q) - 1) * t.mul;
+    }
+    if (top + 1 != frag.getShape()[f])
       return false;
   }
   return true;
@@ -726,7 +727,7 @@ LogicalResult LayoutInference::checkCrossThreadWrites() {
         bool whole = a.isProjection()
                          ? llvm::is_contained(a.dims, d)
                          : llvm::any_of(a.maps, [&](const IndexMap &m) {
-                             return m.dim == d && m.isIdentity();
+                             return m.isIdentity() && m.terms[0].dim == d;
                            });
         if (!whole)
           dropped.push_back(d);

@@ -594,32 +594,37 @@ TileLayout::projectMapped(ArrayRef<IndexMap> maps,
                           ArrayRef<int64_t> tileShape) const {
   if (maps.size() != tileShape.size())
     return failure();
-  // Split digits at every boundary (div, div * mod) of a map of their dim.
+  // Split digits at every boundary (div, div * mod) of a term of their dim.
   SmallVector<LayoutDigit> work(digits.begin(), digits.end());
   for (const IndexMap &m : maps) {
-    if (m.dim < 0 || m.dim >= static_cast<int64_t>(shape.size()) || m.div <= 0 ||
-        m.mod < 0)
-      return failure();
-    SmallVector<int64_t> cuts = {m.div};
-    if (m.mod)
-      cuts.push_back(m.div * m.mod);
-    for (int64_t cut : cuts) {
-      SmallVector<LayoutDigit> next;
-      for (LayoutDigit d : work) {
-        int64_t lo = d.dimStride, hi = d.dimStride * d.size;
-        if (d.isReplica() || d.dim != m.dim || cut <= lo || cut >= hi) {
-          next.push_back(d);
-          continue;
+    for (const IndexTerm &t : m.terms) {
+      if (t.dim < 0 || t.dim >= static_cast<int64_t>(shape.size()) ||
+          t.div <= 0 || t.mod < 0 || t.mul <= 0)
+        return failure();
+      SmallVector<int64_t> cuts = {t.div};
+      if (t.mod)
+        cuts.push_back(t.div * t.mod);
+      for (int64_t cut : cuts) {
+        SmallVector<LayoutDigit> next;
+        for (LayoutDigit d : work) {
+          int64_t lo = d.dimStride, hi = d.dimStride * d.size;
+          if (d.isReplica() || d.dim != t.dim || cut <= lo || cut >= hi) {
+            next.push_back(d);
+            continue;
+          }
+          if (cut % lo || d.size % (cut / lo))
+            return failure();
+          int64_t inner = cut / lo;
+          next.push_back({d.dim, lo, inner, d.onThread, d.stride});
+          next.push_back(
+              {d.dim, cut, d.size / inner, d.onThread, d.stride * inner});
         }
-        if (cut % lo || d.size % (cut / lo))
-          return failure();
-        int64_t inner = cut / lo;
-        next.push_back({d.dim, lo, inner, d.onThread, d.stride});
-        next.push_back({d.dim, cut, d.size / inner, d.onThread, d.stride * inner});
+        work = std::move(next);
       }
-      work = std::move(next);
     }
   }
+  // Each piece feeds the tile dimension of the term whose range holds it,
+  // its index stride scaled by the term's multiplier.
   SmallVector<LayoutDigit> out;
   for (LayoutDigit d : work) {
     if (d.isReplica()) {
@@ -627,18 +632,20 @@ TileLayout::projectMapped(ArrayRef<IndexMap> maps,
       continue;
     }
     int64_t lo = d.dimStride, hi = d.dimStride * d.size;
-    std::optional<int64_t> target;
+    bool fed = false;
     LayoutDigit mapped = d;
     for (auto [f, m] : llvm::enumerate(maps)) {
-      if (m.dim != d.dim || lo < m.div || (m.mod && hi > m.div * m.mod))
-        continue;
-      if (target || lo % m.div)
-        return failure(); // feeds two dimensions, or not at a digit boundary
-      target = f;
-      mapped.dim = f;
-      mapped.dimStride = lo / m.div;
+      for (const IndexTerm &t : m.terms) {
+        if (t.dim != d.dim || lo < t.div || (t.mod && hi > t.div * t.mod))
+          continue;
+        if (fed || lo % t.div)
+          return failure(); // feeds two terms, or not at a digit boundary
+        fed = true;
+        mapped.dim = f;
+        mapped.dimStride = lo / t.div * t.mul;
+      }
     }
-    if (target) {
+    if (fed) {
       out.push_back(mapped);
     } else if (d.onThread) {
       d.dim = LayoutDigit::kReplica;
@@ -648,7 +655,7 @@ TileLayout::projectMapped(ArrayRef<IndexMap> maps,
   repack(out);
   TileLayout result(tileShape, numThreads, out);
   if (failed(result.verify()))
-    return failure();
+    return failure(); // terms that overlap or leave holes in a dimension
   return result;
 }
 
@@ -659,29 +666,77 @@ std::optional<IndexMap> mlir::tile::matchIndexMap(Value index, Block *body) {
       return c.getSExtValue();
     return std::nullopt;
   };
-  int64_t mod = 0, div = 1;
-  Value v = index;
-  if (isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(v.getDefiningOp())) {
-    Operation *op = v.getDefiningOp();
-    std::optional<int64_t> c = constant(op->getOperand(1));
-    if (!c)
+  // One term: ((iv floordiv div) mod mod) * mul.
+  auto term = [&](Value v) -> std::optional<IndexTerm> {
+    IndexTerm t{0, 1, 0, 1};
+    if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+      std::optional<int64_t> c = constant(mul.getRhs());
+      Value other = mul.getLhs();
+      if (!c) {
+        c = constant(mul.getLhs());
+        other = mul.getRhs();
+      }
+      if (!c)
+        return std::nullopt;
+      t.mul = *c;
+      v = other;
+    }
+    if (isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(v.getDefiningOp())) {
+      Operation *op = v.getDefiningOp();
+      std::optional<int64_t> c = constant(op->getOperand(1));
+      if (!c)
+        return std::nullopt;
+      t.mod = *c;
+      v = op->getOperand(0);
+    } else if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+      // a - (a floordiv c) * c, how the canonicalizer rewrites a % c once
+      // a floordiv c exists too.
+      auto prod = sub.getRhs().getDefiningOp<arith::MulIOp>();
+      if (!prod)
+        return std::nullopt;
+      Value quot = prod.getLhs();
+      std::optional<int64_t> c = constant(prod.getRhs());
+      if (!c) {
+        quot = prod.getRhs();
+        c = constant(prod.getLhs());
+      }
+      auto div = quot.getDefiningOp<arith::FloorDivSIOp>();
+      if (!c || !div || div.getLhs() != sub.getLhs() ||
+          constant(div.getRhs()) != c)
+        return std::nullopt;
+      t.mod = *c;
+      v = sub.getLhs();
+    }
+    if (isa_and_nonnull<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp>(
+            v.getDefiningOp())) {
+      Operation *op = v.getDefiningOp();
+      std::optional<int64_t> c = constant(op->getOperand(1));
+      if (!c)
+        return std::nullopt;
+      t.div = *c;
+      v = op->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != body)
       return std::nullopt;
-    mod = *c;
-    v = op->getOperand(0);
-  }
-  if (isa_and_nonnull<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp>(
-          v.getDefiningOp())) {
-    Operation *op = v.getDefiningOp();
-    std::optional<int64_t> c = constant(op->getOperand(1));
-    if (!c)
+    t.dim = arg.getArgNumber();
+    return t;
+  };
+  IndexMap map;
+  SmallVector<Value> work = {index};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+      work.push_back(add.getRhs());
+      work.push_back(add.getLhs());
+      continue;
+    }
+    std::optional<IndexTerm> t = term(v);
+    if (!t || map.terms.size() >= 8)
       return std::nullopt;
-    div = *c;
-    v = op->getOperand(0);
+    map.terms.push_back(*t);
   }
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != body)
-    return std::nullopt;
-  return IndexMap{static_cast<int64_t>(arg.getArgNumber()), div, mod};
+  return map;
 }
 
 std::string TileLayout::describe() const {

@@ -256,3 +256,36 @@ func.func @divided_index(%n: index) {
   }
   return
 }
+
+// -----
+
+// A sum of such terms, (j mod 4) * 4 + j floordiv 4 (written the way the
+// canonicalizer leaves j mod 4 next to j floordiv 4: j - (j floordiv 4) * 4),
+// permutes the registers of a thread's 4x4 block: %y gets that permuted
+// layout, with no shared-memory conversion.
+// CHECK-DAG: #[[PERM:.+]] = affine_map<(d0, d1) -> (d0 * 2 + d1 floordiv 16, (d1 mod 4) * 4 + (d1 floordiv 4) mod 4)>
+// CHECK-LABEL: func.func @summed_index
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[PERM]], threads = 16>} : memref<8x32xf32
+// CHECK-NOT: tile.alloc_shared
+func.func @summed_index(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(16) {
+    %x = tile.alloc_fragment : memref<8x32xf32, #tile.scope<fragment>>
+    %y = tile.alloc_fragment : memref<8x32xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (8, 32) attributes {vector = 16} {
+      %c4 = arith.constant 4 : index
+      %c16 = arith.constant 16 : index
+      %blk = arith.floordivsi %j, %c16 : index
+      %base = arith.muli %blk, %c16 : index
+      %q = arith.floordivsi %j, %c4 : index
+      %qm = arith.remsi %q, %c4 : index
+      %p = arith.muli %q, %c4 : index
+      %r = arith.subi %j, %p : index
+      %r4 = arith.muli %r, %c4 : index
+      %s = arith.addi %r4, %qm : index
+      %k = arith.addi %base, %s : index
+      %v = memref.load %x[%i, %j] : memref<8x32xf32, #tile.scope<fragment>>
+      memref.store %v, %y[%i, %k] : memref<8x32xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
