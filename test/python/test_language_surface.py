@@ -293,6 +293,12 @@ def _row_sums(width):
     return main
 
 
+def _check_row_sums(got, x):
+    """Against the exact row sums, within the float32 summation bound."""
+    tol = x.shape[1] * np.finfo(np.float32).eps * np.abs(x).sum(1)
+    assert np.all(np.abs(got - x.sum(1)) <= tol), (got, x.sum(1))
+
+
 def test_parallel_accumulation_across_threads_is_refused(rng):
     """An accumulation into s[i] over j, with j spread over threads by the
     loop's layout, would leave each thread its own partial sum: the GPU
@@ -304,9 +310,7 @@ def test_parallel_accumulation_across_threads_is_refused(rng):
     tl.compile(_row_sums(16), out_idx=[1], target="cuda:sm_90a")
     kernel = tl.compile(_row_sums(16), out_idx=[1], target="cpu")
     x = rng.standard_normal((8, 16)).astype(np.float32)
-    got = kernel(torch.from_numpy(x)).numpy()
-    tol = 16 * np.finfo(np.float32).eps * np.abs(x).sum(1)
-    assert np.all(np.abs(got - x.sum(1)) <= tol), (got, x.sum(1))
+    _check_row_sums(kernel(torch.from_numpy(x)).numpy(), x)
 
 
 @pytest.mark.gpu
@@ -314,9 +318,7 @@ def test_per_thread_row_sums_on_gpu(rng):
     """The per-thread accumulation (coalesced_width covering the row) on the GPU."""
     kernel = tl.compile(_row_sums(16), out_idx=[1], target="cuda")
     x = rng.standard_normal((8, 16)).astype(np.float32)
-    got = to_numpy(kernel(to_device(x, kernel.device)))
-    tol = 16 * np.finfo(np.float32).eps * np.abs(x).sum(1)
-    assert np.all(np.abs(got - x.sum(1)) <= tol), (got, x.sum(1))
+    _check_row_sums(to_numpy(kernel(to_device(x, kernel.device))), x)
 
 
 def _chunk_sums(width):
@@ -381,6 +383,10 @@ def _block_transpose():
     return main
 
 
+def _transposed_blocks(x):
+    return x.reshape(8, 4, 4).transpose(0, 2, 1).reshape(8, 16)
+
+
 def test_summed_index_permutes_registers(rng):
     """A fragment index that is a sum of divided, wrapped and scaled loop
     variables permutes a thread's registers: no shared-memory conversion on
@@ -388,14 +394,13 @@ def test_summed_index_permutes_registers(rng):
     text = tl.compile(_block_transpose(), out_idx=[1], target="cuda:sm_90a").mlir("layout")
     assert "tile.alloc_shared" not in text
     x = rng.standard_normal((8, 16)).astype(np.float32)
-    ref = x.reshape(8, 4, 4).transpose(0, 2, 1).reshape(8, 16)
     cpu = tl.compile(_block_transpose(), out_idx=[1], target="cpu")
-    np.testing.assert_array_equal(cpu(torch.from_numpy(x)).numpy(), ref)
+    np.testing.assert_array_equal(cpu(torch.from_numpy(x)).numpy(), _transposed_blocks(x))
 
 
 @pytest.mark.gpu
 def test_summed_index_on_gpu(rng):
     kernel = tl.compile(_block_transpose(), out_idx=[1], target="cuda")
     x = rng.standard_normal((8, 16)).astype(np.float32)
-    ref = x.reshape(8, 4, 4).transpose(0, 2, 1).reshape(8, 16)
-    np.testing.assert_array_equal(to_numpy(kernel(to_device(x, kernel.device))), ref)
+    np.testing.assert_array_equal(to_numpy(kernel(to_device(x, kernel.device))),
+                                  _transposed_blocks(x))

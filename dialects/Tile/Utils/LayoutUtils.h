@@ -33,10 +33,6 @@
 namespace mlir {
 namespace tile {
 
-/// One digit of a layout: with `v = (x floordiv dimStride) mod size`, where x
-/// is the logical index along `dim` (or the replica index when `dim` is
-/// kReplica), the digit adds `v * stride` to the thread index (`onThread`)
-/// or to the register index.
 /// One term of a fragment index computed from a parallel loop's variables:
 /// ((iv[dim] floordiv div) mod mod) * mul, no modulus when mod is 0.
 struct IndexTerm {
@@ -77,6 +73,10 @@ struct IndexMap {
 /// and muli by positive constants, addi; loop variables are non-negative).
 std::optional<IndexMap> matchIndexMap(Value index, Block *body);
 
+/// One digit of a layout: with `v = (x floordiv dimStride) mod size`, where x
+/// is the logical index along `dim` (or the replica index when `dim` is
+/// kReplica), the digit adds `v * stride` to the thread index (`onThread`)
+/// or to the register index.
 struct LayoutDigit {
   static constexpr int64_t kReplica = -1;
   int64_t dim;

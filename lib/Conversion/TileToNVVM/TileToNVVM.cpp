@@ -1114,7 +1114,7 @@ Value KernelLowering::sideEffectGuard(OpBuilder &b, const Context &ctx) {
 }
 
 /// The register of `frag` holding the element this parallel instance
-/// accesses through the projection `dims`, if it is the same in every thread.
+/// accesses through the index maps `maps`, if it is the same in every thread.
 std::optional<int64_t>
 KernelLowering::fragmentRegister(const Buffer &frag, ArrayRef<IndexMap> maps,
                                  const Context &ctx) {

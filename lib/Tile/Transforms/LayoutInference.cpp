@@ -307,18 +307,6 @@ LogicalResult LayoutInference::collect() {
         if (!fragmentAlloc(memref))
           return;
         FragmentAccess access{inner, memref, isWrite, {}, (int64_t)indices.size()};
-        SmallVector<int64_t> dims;
-        for (Value idx : indices) {
-          auto arg = dyn_cast<BlockArgument>(idx);
-          if (!arg || arg.getOwner() != &body ||
-              llvm::is_contained(dims, arg.getArgNumber())) {
-            dims.clear();
-            break;
-          }
-          dims.push_back(arg.getArgNumber());
-        }
-        if (dims.size() == indices.size())
-          access.dims = dims;
         for (Value idx : indices) {
           std::optional<IndexMap> m = matchIndexMap(idx, &body);
           if (!m) {
@@ -327,6 +315,15 @@ LogicalResult LayoutInference::collect() {
           }
           access.maps.push_back(*m);
         }
+        // A projection: every index a distinct loop variable.
+        SmallVector<int64_t> dims;
+        for (const IndexMap &m : access.maps) {
+          if (!m.isIdentity() || llvm::is_contained(dims, m.terms[0].dim))
+            break;
+          dims.push_back(m.terms[0].dim);
+        }
+        if (!dims.empty() && dims.size() == indices.size())
+          access.dims = dims;
         list.push_back(access);
       });
     }

@@ -666,55 +666,50 @@ std::optional<IndexMap> mlir::tile::matchIndexMap(Value index, Block *body) {
       return c.getSExtValue();
     return std::nullopt;
   };
+  // x op c for a positive constant c: (x, c); for a commutative op the
+  // constant may come first.
+  auto splitConstant = [&](Operation *op, bool commutative)
+      -> std::optional<std::pair<Value, int64_t>> {
+    if (std::optional<int64_t> c = constant(op->getOperand(1)))
+      return std::make_pair(op->getOperand(0), *c);
+    if (commutative)
+      if (std::optional<int64_t> c = constant(op->getOperand(0)))
+        return std::make_pair(op->getOperand(1), *c);
+    return std::nullopt;
+  };
   // One term: ((iv floordiv div) mod mod) * mul.
   auto term = [&](Value v) -> std::optional<IndexTerm> {
     IndexTerm t{0, 1, 0, 1};
     if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
-      std::optional<int64_t> c = constant(mul.getRhs());
-      Value other = mul.getLhs();
-      if (!c) {
-        c = constant(mul.getLhs());
-        other = mul.getRhs();
-      }
-      if (!c)
+      auto split = splitConstant(mul, /*commutative=*/true);
+      if (!split)
         return std::nullopt;
-      t.mul = *c;
-      v = other;
+      std::tie(v, t.mul) = *split;
     }
     if (isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(v.getDefiningOp())) {
-      Operation *op = v.getDefiningOp();
-      std::optional<int64_t> c = constant(op->getOperand(1));
-      if (!c)
+      auto split = splitConstant(v.getDefiningOp(), /*commutative=*/false);
+      if (!split)
         return std::nullopt;
-      t.mod = *c;
-      v = op->getOperand(0);
+      std::tie(v, t.mod) = *split;
     } else if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
       // a - (a floordiv c) * c, how the canonicalizer rewrites a % c once
       // a floordiv c exists too.
       auto prod = sub.getRhs().getDefiningOp<arith::MulIOp>();
-      if (!prod)
+      auto quot = prod ? splitConstant(prod, /*commutative=*/true) : std::nullopt;
+      auto div = quot ? quot->first.getDefiningOp<arith::FloorDivSIOp>() : nullptr;
+      auto divisor = div ? splitConstant(div, /*commutative=*/false) : std::nullopt;
+      if (!divisor || divisor->first != sub.getLhs() ||
+          divisor->second != quot->second)
         return std::nullopt;
-      Value quot = prod.getLhs();
-      std::optional<int64_t> c = constant(prod.getRhs());
-      if (!c) {
-        quot = prod.getRhs();
-        c = constant(prod.getLhs());
-      }
-      auto div = quot.getDefiningOp<arith::FloorDivSIOp>();
-      if (!c || !div || div.getLhs() != sub.getLhs() ||
-          constant(div.getRhs()) != c)
-        return std::nullopt;
-      t.mod = *c;
+      t.mod = quot->second;
       v = sub.getLhs();
     }
     if (isa_and_nonnull<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp>(
             v.getDefiningOp())) {
-      Operation *op = v.getDefiningOp();
-      std::optional<int64_t> c = constant(op->getOperand(1));
-      if (!c)
+      auto split = splitConstant(v.getDefiningOp(), /*commutative=*/false);
+      if (!split)
         return std::nullopt;
-      t.div = *c;
-      v = op->getOperand(0);
+      std::tie(v, t.div) = *split;
     }
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner() != body)
