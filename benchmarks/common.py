@@ -60,6 +60,48 @@ def device_ms(fn, warmup=WARMUP, rep=REP, graph=True):
                                       cuda_graph=graph)))
 
 
+L2_BYTES = 50 << 20  # the H100/H200 L2 (a copy set larger than it is cold)
+
+
+def copies_for(nbytes):
+    """How many copies of inputs of `nbytes` a rotation needs so that one
+    call's bytes are gone from the L2 when it comes round again (at least
+    twice the L2 between two calls on the same copy)."""
+    return max(2, -(-2 * L2_BYTES // max(nbytes, 1)) + 1)
+
+
+def rotate_ms(fns, calls=None, rep=30):
+    """Median milliseconds per call of a CUDA graph calling fns[0], fns[1],
+    ... round robin (`calls` calls, default 4 rounds), each fn on its own
+    copy of the inputs: every call reads cold data (the copies exceed the
+    L2) and no flush runs in the timed region. The benchmarks' usual flush
+    (`device_ms`: a buffer zeroed before each replay) leaves the L2 full of
+    dirty lines that a short kernel's reads must write back, about 3-5 us
+    on the H200: that is most of the difference for a 10-20 us kernel, and
+    none of it is the kernel's. The per-launch cost of the graph (about
+    2 us for an empty kernel) stays in."""
+    calls = calls or 4 * len(fns)
+    for fn in fns:
+        fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(calls):
+            fns[i % len(fns)]()
+    for _ in range(3):
+        graph.replay()
+    times = []
+    for _ in range(rep):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / calls)
+    return float(np.median(times))
+
+
 def reason(exc):
     """The first line of an exception's message (at most 200 characters)."""
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -22,7 +22,12 @@ error against a float32 reference: below 1e-2), then timed: median of
 CUDA-graph replays, L2 flushed before each. Reported: TFLOP/s, GB/s of the
 bytes a kernel must move (packed W + scales + A + C; cuBLAS's row counts
 its float16 W) and that as a fraction of the copy bandwidth measured in the
-same run (torch device-to-device copy of 1 GiB: read + write).
+same run (torch device-to-device copy of 1 GiB: read + write). The
+memory-bound cases (M <= 16) are timed a second way, in a table of their
+own: the best config, cuBLAS and Triton each over copies of the weights
+larger than the L2, called round robin in one graph, no flush
+(`common.rotate_ms`): the flush zeroes a buffer, and the dirty lines it
+leaves in the L2 cost a 10-20 us kernel 3-5 us of write-backs.
 
     python benchmarks/dequant.py [--cases dq,gemv] [--bits 4,8] [--quick] [--gemv-sweep]
 
@@ -61,8 +66,9 @@ TOL = 1e-2
 
 
 def gemv_sweep(bits, K):
-    """The chunked GEMV's tile space (--gemv-sweep): rows, stored bytes a
-    step, threads, prefetch; each thread 2 to 8 (row, chunk) pairs."""
+    """The GEMVs' tile space (--gemv-sweep): rows, stored bytes a step,
+    threads, prefetch, float32 chunks or float16 pairs; each thread 2 to 8
+    (row, chunk) pairs."""
     stored = K // 2 if bits == 4 else K
     out = []
     for block_N in (4, 8, 16, 32):
@@ -74,6 +80,8 @@ def gemv_sweep(bits, K):
                 for prefetch in (False, True):
                     out.append(dict(block_N=block_N, block_K=block_K, threads=threads,
                                     prefetch=prefetch))
+                    out.append(dict(pairs=True, block_N=block_N, block_K=block_K,
+                                    threads=threads, prefetch=prefetch))
     return out
 
 
@@ -264,7 +272,7 @@ def run_case(case, kernels, generator):
     def args_for(config):
         if case.kind != "dq":
             return args
-        key = (config.get("word"), config.get("packed_scales"), dq.is_chunked_gemv(config))
+        key = dq.input_key(config)
         if key not in packed:
             packed[key] = dq.inputs_for(config, A, Wq, S, case.bits)
         return packed[key]
@@ -275,7 +283,7 @@ def run_case(case, kernels, generator):
         print(f"   ours {describe(config):34} {result[0]:6} "
               f"{'' if result[1] is None else f'{result[1] * 1e3:8.1f} us'}  err {result[2]}")
         if result[0] == "ok" and (best is None or result[1] < best[1][1]):
-            best = (config, result)
+            best = (config, result, kernel)
     row["ours"] = best[1] if best else ("failed", None, "no config ran correctly")
     row["config"] = describe(best[0]) if best else ""
     row["cublas"] = measure(cublas, ref)
@@ -286,7 +294,50 @@ def run_case(case, kernels, generator):
         row["triton"] = ("n/a", None, "")
     del args, Wd, ref, packed
     torch.cuda.empty_cache()
+    if case.M <= 16:  # memory-bound: also timed cold without a flush
+        row.update(cold_times(case, row, best, generator))
     return row
+
+
+def cold_times(case, row, best, generator):
+    """Per-call ms of the best config and of cuBLAS (and Triton) with
+    `common.rotate_ms`: a graph of calls over copies of the weights that
+    together exceed the L2 (new random weights; the check above covered the
+    kernels), so every call reads cold bytes and no flush runs in the timed
+    region. {'ours_cold': ms, 'cublas_cold': ms, 'triton_cold': ms}, for
+    the contenders that ran correctly."""
+    dt = getattr(torch, case.dtype)
+    M, N, K = case.M, case.N, case.K
+    copies = common.copies_for(case.bytes())
+    out = {}
+    x = torch.randn(M, K, device="cuda", generator=generator).to(dt)
+    sets = []
+    for _ in range(copies):
+        W = (torch.randn(N, K, device="cuda", generator=generator) * 0.05).to(dt)
+        if case.kind == "dq":
+            Wq, S = dq.quantize(W, case.bits, GROUP)
+            sets.append((Wq, S, dq.dequantize(Wq, S, case.bits, GROUP)))
+        else:
+            sets.append((None, None, W))
+        del W
+    if best is not None:
+        config, _, kernel = best
+        if case.kind == "dq":
+            ins = [dq.inputs_for(config, x, Wq, S, case.bits) for Wq, S, _ in sets]
+        else:
+            ins = [(Wd, x[0]) for _, _, Wd in sets]
+        out["ours_cold"] = common.rotate_ms([lambda k=kernel, a=a: k(*a) for a in ins])
+        del ins
+    if row["cublas"][0] == "ok":
+        fns = ([lambda w=Wd: torch.matmul(x, w.T) for _, _, Wd in sets] if case.kind == "dq"
+               else [lambda w=Wd: torch.mv(w, x[0]) for _, _, Wd in sets])
+        out["cublas_cold"] = common.rotate_ms(fns)
+    if row["triton"][0] == "ok":
+        out["triton_cold"] = common.rotate_ms(
+            [lambda q=Wq, s=S: triton_dequant(x, q, s, case.bits) for Wq, S, _ in sets])
+    del sets
+    torch.cuda.empty_cache()
+    return out
 
 
 def cell(result, case, copy_gbs, weight_bits=None):
@@ -297,6 +348,15 @@ def cell(result, case, copy_gbs, weight_bits=None):
     if status == "wrong":
         return f"wrong ({detail:.1e})"
     return status
+
+
+def cold_cell(row, key, case, copy_gbs, weight_bits=None):
+    """'us / GB/s (fraction)' of a cold (rotating, unflushed) time."""
+    ms = row.get(key)
+    if ms is None:
+        return ""
+    gbs = case.bytes(weight_bits) / ms / 1e6
+    return f"{ms * 1e3:.1f} / {gbs:.0f} ({gbs / copy_gbs:.0%})"
 
 
 def print_table(rows, copy_gbs):
@@ -318,6 +378,21 @@ def print_table(rows, copy_gbs):
         for key in ("cublas", "triton"):
             if row[key][0] == "failed":
                 print(f"  {case.label}: {key} failed: {row[key][2]}")
+    cold = [row for row in rows if "ours_cold" in row or "cublas_cold" in row]
+    if cold:
+        print()
+        print("cold, no flush (common.rotate_ms: a graph of calls over weight copies larger "
+              "than the L2): us / GB/s (fraction of the copy bandwidth)")
+        print()
+        print("| case | ours | cuBLAS fp16 | Triton | ours / cuBLAS |")
+        print("|---|---|---|---|---|")
+        for row in cold:
+            case = row["case"]
+            ratio = (f"{row['cublas_cold'] / row['ours_cold']:.2f}x"
+                     if "ours_cold" in row and "cublas_cold" in row else "—")
+            print(f"| {case.label} | {cold_cell(row, 'ours_cold', case, copy_gbs)} | "
+                  f"{cold_cell(row, 'cublas_cold', case, copy_gbs, 16)} | "
+                  f"{cold_cell(row, 'triton_cold', case, copy_gbs)} | {ratio} |")
 
 
 def compile_all(todo, target):

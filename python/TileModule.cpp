@@ -58,6 +58,10 @@ extern "C" _Float16 tileTruncDFBF2(double x) {
   return bitsAsHalfRegister(floatToBFloatBits(static_cast<float>(x)));
 }
 
+// float64 to float16 (LLVM computes a float16 fma in float64 on x86), by
+// the C++ compiler's correctly rounded conversion.
+extern "C" _Float16 tileTruncDFHF2(double x) { return static_cast<_Float16>(x); }
+
 // Device asserts of CPU kernels (tile.device_assert lowered by
 // convert-tile-to-scf): a failing check calls tileAssertFail, which records
 // the failure and jumps back to tileRunGuarded, so that the kernel stops and
@@ -152,6 +156,7 @@ NB_MODULE(_tile, m) {
         nb::dict symbols;
         symbols["__truncsfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncSFBF2);
         symbols["__truncdfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncDFBF2);
+        symbols["__truncdfhf2"] = reinterpret_cast<uintptr_t>(&tileTruncDFHF2);
         symbols["__tile_assert_fail"] =
             reinterpret_cast<uintptr_t>(&tileAssertFail);
         return symbols;

@@ -7,7 +7,7 @@ weights, each timed
                replay (the L2 is left full of dirty lines, which the kernel's
                reads must write back), events around the replay;
   flush-read   a 256 MB buffer read (summed) instead: the L2 left clean;
-  rotate       no flush: a graph of 8 calls over 4 copies of the weights
+  rotate       no flush: a graph of 16 calls over 4 copies of the weights
                (4 x the bytes > the 50 MB L2), time / 8;
 and an empty kernel with the first two (what a replay costs by itself).
 
@@ -19,12 +19,15 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples", "dequant"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import dequant_gemm as dq  # noqa: E402
+from common import rotate_ms  # noqa: E402
 import tilelang_mlir as tl  # noqa: E402
 import tilelang_mlir.language as T  # noqa: E402
 
 M, N, K, BITS = 1, 8192, 8192, 4
-CONFIG = dict(block_N=8, block_K=1024, threads=128, prefetch=False)
+CONFIGS = {"pairs": dq.GEMV[0],  # the default: float16 pairs
+           "chunked": dict(block_N=8, block_K=1024, threads=128, prefetch=False)}
 
 
 @T.prim_func
@@ -33,8 +36,11 @@ def empty(X: T.Tensor((128,), "float32")):
         X[0] = 1.0
 
 
-gemv = tl.compile(dq.program(M, N, K, BITS, 128, "float16", CONFIG), out_idx=[3], target="cuda")
+gemvs = {name: tl.compile(dq.program(M, N, K, BITS, 128, "float16", c), out_idx=[3],
+                          target="cuda") for name, c in CONFIGS.items()}
 nop = tl.compile(empty, target="cuda")
+if not torch.cuda.is_available():
+    sys.exit("no GPU here: compiled only (AOT prepare)")
 dev = "cuda"
 A = torch.randn(M, K, device=dev).half()
 copies = []
@@ -43,7 +49,7 @@ for _ in range(4):
     copies.append((Wq, S))
 Wd = dq.dequantize(*copies[0], BITS, 128)
 Wds = [dq.dequantize(w, s, BITS, 128) for w, s in copies]
-ins = [dq.inputs_for(CONFIG, A, w, s, BITS) for w, s in copies]
+ins = {name: [dq.inputs_for(c, A, w, s, BITS) for w, s in copies] for name, c in CONFIGS.items()}
 x = torch.zeros(128, device=dev)
 big = torch.empty(256 * 2**20 // 4, dtype=torch.float32, device=dev)
 sink = torch.empty((), device=dev)
@@ -69,35 +75,16 @@ def replay_ms(fn, flush, rep=100):
     return float(np.median(times))
 
 
-def rotate_ms(fns, calls=8, rep=30):
-    g = torch.cuda.CUDAGraph()
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    with torch.cuda.graph(g):
-        for i in range(calls):
-            fns[i % len(fns)]()
-    for _ in range(3):
-        g.replay()
-    times = []
-    for _ in range(rep):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        g.replay()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / calls)
-    return float(np.median(times))
-
-
 flush_write = big.zero_
 flush_read = lambda: torch.sum(big, 0, out=sink)  # noqa: E731
 moved = copies[0][0].numel() + copies[0][1].numel() * 2 + (K + N) * 2
-cases = {
-    "ours int4": (lambda: gemv(*ins[0]), [lambda i=i: gemv(*i) for i in ins], moved),
+cases = {f"ours int4 {name}": (lambda g=g, i=ins[name][0]: g(*i),
+                              [lambda g=g, i=i: g(*i) for i in ins[name]], moved)
+         for name, g in gemvs.items()}
+cases.update({
     "cuBLAS fp16": (lambda: torch.matmul(A, Wd.T), [lambda w=w: torch.matmul(A, w.T) for w in Wds],
                     N * K * 2),
-}
+})
 print("| kernel | flush-write µs | flush-read µs | rotate µs | GB/s (rotate) |")
 print("|---|---|---|---|---|")
 for name, (one, many, nbytes) in cases.items():

@@ -137,6 +137,37 @@ def TileFastIntToFloat : Pass<"tile-fast-int-to-float"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileFoldDivisibleIndex : Pass<"tile-fold-divisible-index"> {
+  let summary = "Folds a // d and a % d where a is a multiple of d plus a constant";
+  let description = [{
+    A thread's elements of a `T.Parallel` are the thread's base index plus
+    a constant, the base a multiple of the thread's run of elements. An
+    index such as `j // 2` or `j % 8` (a lane of a packed pair, a nibble of
+    a word) is then a constant for each element, but `arith`'s folders do
+    not see it: `(t * 32 + 5) floordiv 8` stays a division and the
+    remainder `a - (a floordiv 8) * 8` stays three ops, and the shift
+    amounts and masks derived from them stay dynamic until LLVM.
+
+    Rewrites `arith.floordivsi %a, d` (index, constant d > 1) where `%a` is
+    a sum of terms times constants that are all multiples of d, plus a
+    constant c, into the sum of the terms times `k / d` plus `floor(c / d)`,
+    and the remainder `%a - (%a floordiv d) * d` built on it into the
+    constant `c mod d`. Other divisions are left alone.
+
+    ```mlir
+    %a = arith.muli %t, %c32 : index
+    %b = arith.addi %a, %c5 : index
+    %q = arith.floordivsi %b, %c8 : index
+    %p = arith.muli %q, %c8 : index
+    %r = arith.subi %b, %p : index
+    // becomes
+    %q = arith.muli %t, %c4 : index          // (t * 32 + 5) // 8
+    %r = arith.constant 5 : index            // (t * 32 + 5) % 8
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileFuseLop3 : Pass<"tile-fuse-lop3"> {
   let summary = "Fuses (x & M) | C and (x & M) ^ C with constant M, C into one lop3";
   let description = [{

@@ -359,6 +359,94 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
     return main
 
 
+def dequant_gemv_pairs(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
+                       dtype="float16", prefetch=False):
+    """C = A @ dequant(W)^T for M = 1 in float16 pairs (half2 arithmetic),
+    on weights repacked by `pack_pairs`: an int32 word holds the weights of
+    8 (int4) or 4 (int8) consecutive k, arranged so that one mask takes two
+    adjacent k into the two 16-bit halves of the word, each ORed into the
+    bits of 1024.0 (a float16 whose unit in the last place is 1): one lop3
+    makes the pair (1024 + u0, 1024 + u1). One half2 subtraction makes it
+    (q0, q1) exactly, one half2 fused multiply-add accumulates (q0 x0, q1
+    x1): three instructions for two weights, against the float32 GEMV's
+    three for one. int4 pairs p = 0, 2 are nibbles (p, p + 4) of the word
+    shifted by 4p, masked with 0x000F000F; pairs 1, 3 come from the same
+    shifted word masked with 0x00F000F0 (1024 + 16 u, exact too, minus 1152
+    is 16 q), so one shift serves four weights; their sums are scaled by
+    1/16. The half2 sums cover one 16-byte chunk (16 k a lane for int4, 8
+    for int8), then go to float32 with the group scale; their float16
+    rounding (|q x| <= 8 |x| for int4) stays far below the result's.
+    float16 only: bfloat16's 8-bit significand holds neither 1024 + 255
+    nor the sums (`dequant_gemv` serves bfloat16).
+
+    `block_K` counts stored bytes a step, as in `dequant_gemv`; every thread
+    owns whole chunks (coalesced_width), so its sums stay in the thread."""
+    if dtype != "float16":
+        raise ValueError(f"dequant_gemv_pairs computes in float16 pairs; {dtype} activations "
+                         f"need dequant_gemv")
+    check_gemv_shapes(N, K, bits, group, block_K)
+    per_word = 8 if bits == 4 else 4  # k of a word
+    cw = 4 * per_word                 # k of a 16-byte chunk
+    if group % cw:
+        raise ValueError(f"the pair GEMV needs the group size ({group}) in whole chunks of "
+                         f"{cw} weights")
+    kstep = block_K * (2 if bits == 4 else 1)  # k of a step
+    chunks = kstep // cw
+    words = kstep // per_word
+    steps = K // kstep
+    classes = 2 if bits == 4 else 1  # int4: pairs masked at bit 0 or bit 4 (16 u)
+
+    pairs_word = per_word // 2       # pairs of a word
+    bias = 0x64086408 if bits == 4 else 0x64806480  # (1032, 1032) or (1152, 1152)
+
+    @T.prim_func
+    def main(A: T.Tensor((1, K // 2), "int32"), Wp: T.Tensor((N, K // per_word), "int32"),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((1, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=threads) as bx:
+            wq = T.alloc_fragment((block_N, words), "int32")
+            wq_next = T.alloc_fragment((block_N, words), "int32")
+            xw = T.alloc_fragment((kstep // 2,), "int32")  # x pairs
+            part = T.alloc_fragment((block_N, chunks, classes), "int32")  # half2 sums
+            acc = T.alloc_fragment((block_N, chunks), "float32")
+            y = T.alloc_fragment((block_N,), "float32")
+            T.clear(acc)
+            if prefetch:
+                T.copy(Wp[bx * block_N, 0], wq_next)
+            for k in T.serial(steps):
+                if prefetch:  # this step's words, then the next step's in flight
+                    for n, w in T.Parallel(block_N, words, coalesced_width=4):
+                        wq[n, w] = wq_next[n, w]
+                    T.copy(Wp[bx * block_N, T.min(k + 1, steps - 1) * words], wq_next)
+                else:
+                    T.copy(Wp[bx * block_N, k * words], wq)
+                T.copy(A[0, k * (kstep // 2)], xw)
+                T.clear(part)
+                # pair i of the step (k 2i, 2i + 1): pair i % pairs_word of
+                # word i // pairs_word, in chunk i // (cw / 2)
+                for n, i in T.Parallel(block_N, kstep // 2, coalesced_width=cw // 2):
+                    w = wq[n, i // pairs_word]
+                    if bits == 4:  # pair p = i % 4: shift (p % 2) * 8, mask at bit 4 (p // 2)
+                        cls = T.int32(i // 2 % 2)
+                        pair = (w >> T.int32(i % 2) * 8) & (0x000F000F << cls * 4) | 0x64006400
+                        q = T.hsub2(pair, T.if_then_else(cls == 0, 0x64086408, 0x64806480))
+                    else:  # the signed bytes, their sign bits flipped: 1024 + q + 128
+                        pair = (w >> T.int32(i % 2) * 8) & 0x00FF00FF ^ 0x64806480
+                        q = T.hsub2(pair, bias)
+                    part[n, i // (cw // 2), i // 2 % classes] = T.hfma2(
+                        q, xw[i], part[n, i // (cw // 2), i // 2 % classes])
+                for n, c, m in T.Parallel(block_N, chunks, classes):
+                    row = T.min(bx * block_N + n, N - 1)
+                    s = T.float32(S[row, (k * kstep + c * cw) // group])
+                    if bits == 4:  # the second class holds 16 q
+                        s = s * T.if_then_else(m == 0, 1.0, 0.0625)
+                    acc[n, c] += s * (T.float32(T.unpack2(part[n, c, m], 0)) +
+                                      T.float32(T.unpack2(part[n, c, m], 1)))
+            T.reduce_sum(acc, y, dim=1)
+            T.copy(y, C[0, bx * block_N])
+
+    return main
+
+
 def dequant_gemv_elementwise(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                              dtype="float16"):
     """The first M = 1 kernel (configs with `elementwise`), kept for
@@ -474,9 +562,14 @@ def check_shapes(N, K, bits, group, block_K):
 # each list; the first entry is the default. block_K divides the group size
 # (128), so each row of a W tile has one scale (two for int4: one per half).
 # M = 1 also tries the GEMV kernel (configs without block_M).
-# The chunked GEMV: the fastest of the --gemv-sweep on the H200 (BENCHMARKS.md;
-# int4 18.4-18.9 us, int8 27.4-28.0 us at 1x8192x8192); the first is the default.
+# M = 1: the pair GEMV (float16; the first is the default, 12.2-12.5 us cold
+# at int4 1x8192x8192 on the H200, BENCHMARKS.md), then the chunked float32
+# GEMV (the bfloat16 default; the fastest of its --gemv-sweep, 14.7 us cold).
 GEMV = [
+    dict(pairs=True, block_N=4, block_K=1024, threads=64, prefetch=True),
+    dict(pairs=True, block_N=8, block_K=1024, threads=128, prefetch=True),
+    dict(pairs=True, block_N=16, block_K=1024, threads=256, prefetch=True),
+    dict(pairs=True, block_N=8, block_K=1024, threads=128),
     dict(block_N=8, block_K=1024, threads=128, prefetch=False),
     dict(block_N=4, block_K=1024, threads=64, prefetch=True),
     dict(block_N=16, block_K=1024, threads=256, prefetch=False),
@@ -536,10 +629,15 @@ def configs_for(M):
     return DECODE if M <= 16 else PREFILL
 
 
-def default_config(M, N, K, bits=4, group=128):
-    """The regime's first config that fits the shape (the word-packed ones
-    need K in P slices of whole groups)."""
+def default_config(M, N, K, bits=4, group=128, dtype="float16"):
+    """The regime's first config that fits the shape and dtype (the
+    word-packed ones need K in P slices of whole groups, the pair GEMV
+    float16 and groups of whole chunks)."""
     for config in configs_for(M):
+        if config.get("pairs"):
+            if dtype == "float16" and not group % (32 if bits == 4 else 16):
+                return config
+            continue
         if "word" not in config:
             return config
         parts = (64 if config["word"] == "int64" else 32) // bits
@@ -554,7 +652,7 @@ def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
     configs with `word` read word-packed weights and, with `packed_scales`,
     packed scales; the chunked GEMV reads views of A and Wq."""
     if config is None:
-        config = default_config(M, N, K, bits, group)
+        config = default_config(M, N, K, bits, group, dtype)
     config = dict(config)
     span = K // 2 if bits == 4 else K
     gemv = "block_M" not in config  # its steps may span several groups
@@ -569,6 +667,8 @@ def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
             raise ValueError(f"the GEMV kernel computes one row, not M = {M}")
         if config.pop("elementwise", False):
             return dequant_gemv_elementwise(N, K, bits, group, dtype=dtype, **config)
+        if config.pop("pairs", False):
+            return dequant_gemv_pairs(N, K, bits, group, dtype=dtype, **config)
         return dequant_gemv(N, K, bits, group, dtype=dtype, **config)
     if "word" in config:  # decode on word-packed weights (pack_words)
         return dequant_gemm_packed(M, N, K, bits, group, dtype=dtype, **config)
@@ -645,8 +745,47 @@ def unpack_words(Wp, bits=4):
                      dim=1).to(torch.int32)
 
 
+def pack_pairs(Wq, bits=4):
+    """The pair-packed format `dequant_gemv_pairs` reads (offline, on Wq's
+    device): (N, K / 8) int32 words for int4, (N, K / 4) for int8; word w
+    of row n holds consecutive k. int4: k = 8w + 2p in bits [4p, 4p + 4)
+    and k = 8w + 2p + 1 in bits [16 + 4p, 20 + 4p), as q + 8, p = 0..3.
+    int8: k = 4w + 2p in byte p and k = 4w + 2p + 1 in byte p + 2, as the
+    signed byte, p = 0, 1. `unpack_pairs` is its inverse."""
+    q = unpack(Wq, bits).to(torch.int64)
+    N, K = q.shape
+    per_word = 8 if bits == 4 else 4
+    if K % per_word:
+        raise ValueError(f"K = {K} is not a multiple of {per_word}")
+    field = 4 if bits == 4 else 8
+    u = (q + 8 if bits == 4 else q & 255).reshape(N, K // per_word, per_word // 2, 2)
+    w = torch.zeros((N, K // per_word), dtype=torch.int64, device=q.device)
+    for p in range(per_word // 2):
+        at = field * (2 * (p % 2) + p // 2 if bits == 4 else p)
+        w |= u[:, :, p, 0] << at
+        w |= u[:, :, p, 1] << (16 + at)
+    return torch.where(w >= 2 ** 31, w - 2 ** 32, w).to(torch.int32).contiguous()
+
+
+def unpack_pairs(Wp, bits=4):
+    """The integer weights (N, K) int32 of pair-packed Wp (pack_pairs)."""
+    w = Wp.to(torch.int64) & 0xFFFFFFFF
+    field = 4 if bits == 4 else 8
+    mask = (1 << field) - 1
+    lanes = []
+    for p in range(16 // field):
+        at = field * (2 * (p % 2) + p // 2 if bits == 4 else p)
+        lanes.append(torch.stack([(w >> at) & mask, (w >> (16 + at)) & mask], dim=-1))
+    u = torch.stack(lanes, dim=2).reshape(Wp.shape[0], -1)
+    q = u - 8 if bits == 4 else torch.where(u >= 128, u - 256, u)
+    return q.to(torch.int32)
+
+
 def weights_for(config, Wq, bits=4):
-    """The weight tensor a config's kernel reads: Wq, or its word packing."""
+    """The weight tensor a config's kernel reads: Wq, or its word or pair
+    packing."""
+    if config and config.get("pairs"):
+        return pack_pairs(Wq, bits)
     return pack_words(Wq, bits, config["word"]) if config and "word" in config else Wq
 
 
@@ -672,8 +811,16 @@ def scales_for(config, S, bits=4):
 
 
 def is_chunked_gemv(config):
-    """Whether a config is the chunked GEMV (`dequant_gemv`)."""
-    return config is not None and "block_M" not in config and not config.get("elementwise")
+    """Whether a config is the chunked float32 GEMV (`dequant_gemv`)."""
+    return (config is not None and "block_M" not in config and not config.get("elementwise")
+            and not config.get("pairs"))
+
+
+def input_key(config):
+    """Configs with equal keys read the same arguments (`inputs_for`)."""
+    config = config or {}
+    return (config.get("word"), config.get("packed_scales"), bool(config.get("pairs")),
+            is_chunked_gemv(config))
 
 
 def inputs_for(config, A, Wq, S, bits=4):
@@ -682,6 +829,8 @@ def inputs_for(config, A, Wq, S, bits=4):
     chunked GEMV, Wq viewed as int32 words (N, bytes / 4)."""
     if is_chunked_gemv(config):
         return A, Wq.view(torch.int32), S
+    if config and config.get("pairs"):  # A as pairs of float16 (int32 words)
+        return A.view(torch.int32), pack_pairs(Wq, bits), S
     return A, weights_for(config, Wq, bits), scales_for(config, S, bits)
 
 
@@ -717,6 +866,7 @@ def programs(M=16, N=8192, K=8192):
             ("dequant_gemm_tn_int8_bf16_decode",
              program(M, N, K, 8, dtype="bfloat16", config=PORTABLE_TN), [3]),
             ("dequant_gemv_int4_f16", program(1, N, K, 4), [3]),
+            ("dequant_gemv_int8_f16", program(1, N, K, 8), [3]),
             ("dequant_gemv_int8_bf16", program(1, N, K, 8, dtype="bfloat16"), [3])]
 
 
@@ -732,7 +882,7 @@ def main(argv=None):
     parser.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     args = parser.parse_args(argv)
     M, N, K, bits, group = args.m, args.n, args.k, args.bits, args.group
-    config = default_config(M, N, K, bits, group)
+    config = default_config(M, N, K, bits, group, args.dtype)
     kernel = tl.compile(program(M, N, K, bits, group, args.dtype, config), out_idx=[3],
                         target=args.target)
     A, Wq, S = random_problem(M, N, K, bits, group, args.dtype, kernel.device)

@@ -247,6 +247,72 @@ def test_dequant_gemv_matches_reference(bits, dtype, group, N, K):
         assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (config, err)
 
 
+@pytest.mark.parametrize("bits", [4, 8])
+def test_pack_pairs_round_trip(bits):
+    """pack_pairs puts k = 2p and 2p + 1 of a word in the two 16-bit
+    halves (int4: nibbles at 2 * (p % 2) + p // 2 and 4 above; int8: bytes
+    p and p + 2); unpack_pairs inverts it."""
+    _seed()
+    _, Wq, _ = dq.random_problem(1, 24, 256, bits)
+    q = dq.unpack(Wq, bits)
+    Wp = dq.pack_pairs(Wq, bits)
+    assert Wp.dtype == torch.int32 and Wp.shape == (24, 256 // (8 if bits == 4 else 4))
+    assert torch.equal(dq.unpack_pairs(Wp, bits), q)
+    w = Wp[3, 5].item() & 0xFFFFFFFF
+    if bits == 4:  # word 5 holds k = 40..47; pair 2 (k 44, 45) at nibbles 1 and 5
+        assert (w >> 4) & 15 == q[3, 44] + 8 and (w >> 20) & 15 == q[3, 45] + 8
+    else:  # word 5 holds k = 20..23; pair 1 (k 22, 23) in bytes 1 and 3
+        assert (w >> 8) & 255 == q[3, 22] & 255 and (w >> 24) & 255 == q[3, 23] & 255
+
+
+@pytest.mark.parametrize("bits,group,N,K,config", [
+    (4, 128, 64, 1024, dict(block_N=4, block_K=256, threads=32)),
+    (4, 32, 37, 512, dict(block_N=8, block_K=64, threads=32, prefetch=True)),
+    (8, 64, 45, 512, dict(block_N=4, block_K=256, threads=32, prefetch=True)),
+    (8, 128, 16, 1024, dict(block_N=8, block_K=1024, threads=64)),
+    (4, 128, 70, 2048, dict(block_N=4, block_K=1024, threads=64, prefetch=True))])
+def test_dequant_gemv_pairs_matches_reference(bits, group, N, K, config):
+    """The float16-pair GEMV (T.hsub2/T.hfma2 on pair-packed weights):
+    ragged N, steps shorter and longer than a group, with and without
+    prefetch. Its half2 chunk sums add about one float16 rounding to the
+    result's (the float32 GEMV's error is about half of it)."""
+    _seed()
+    config = dict(config, pairs=True)
+    kernel = tl.compile(dq.program(1, N, K, bits, group, "float16", config), out_idx=[3],
+                        target="cpu")
+    A, Wq, S = dq.random_problem(1, N, K, bits, group, "float16")
+    err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().numpy(),
+                         dq.reference(A, Wq, S, bits, group).numpy())
+    assert err < 1.5e-3, err
+
+
+def test_dequant_gemv_pairs_is_float16_only():
+    with pytest.raises(ValueError, match="bfloat16 activations need dequant_gemv"):
+        dq.dequant_gemv_pairs(64, 1024, 4, 128, dtype="bfloat16")
+    # the defaults: pairs for float16, the float32 GEMV for bfloat16
+    assert dq.default_config(1, 64, 1024, 4, 128, "float16").get("pairs")
+    assert not dq.default_config(1, 64, 1024, 4, 128, "bfloat16").get("pairs")
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_cuda_gemv_pairs_take_three_instructions_a_pair(bits):
+    """A pair of weights costs one lop3 (mask and the exponent of 1024),
+    one sub.f16x2 (the bias) and one fma.rn.f16x2 in the PTX; the words
+    and x arrive in 16-byte loads, and nothing goes through shared memory
+    in the step loop (the chunk sums stay in the thread)."""
+    import re
+
+    config = dict(pairs=True, block_N=4, block_K=256, threads=64)
+    ptx = tl.compile(dq.program(1, 256, 4096, bits, 128, "float16", config), out_idx=[3],
+                     target="cuda:sm_90a").get_source()  # 8 or 16 steps: a loop
+    pairs = 4 * 256 * (2 if bits == 4 else 1) // 64 // 2  # a thread's per step
+    assert len(re.findall(r"fma\.rn\.f16x2", ptx)) == pairs
+    assert len(re.findall(r"lop3\.b32", ptx)) == pairs
+    assert len(re.findall(r"(sub|add)\.f16x2", ptx)) == pairs
+    assert ptx.count("ld.global.v4.b32") >= 2
+    assert "st.shared" not in ptx.split("bar.sync")[0]  # the loop, before the reduction
+
+
 def test_prefill_tiles_on_cpu():
     """The prefill configuration (128x128 tiles, 256 threads) computes the
     same thing, on a ragged M."""
@@ -460,7 +526,7 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
                                  (16, dq.PACKED[5]), (16, dq.PACKED[6]))]
     for M, config, kernel in kernels:
         A, Wq, S = dq.random_problem(M, N, K, bits, 128, dtype, kernel.device)
-        config = config or dq.default_config(M, N, K, bits, 128)
+        config = config or dq.default_config(M, N, K, bits, 128, dtype)
         err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().cpu().numpy(),
                              dq.reference(A, Wq, S, bits, 128).numpy())
         assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)
@@ -497,13 +563,14 @@ def test_cuda_gemv_dequantizes_with_one_fma(bits):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("bits", [4, 8])
-def test_cuda_gemv_lop3_changes_no_bit(bits):
-    """tile-fuse-lop3 computes the same bits: the GEMV with and without it
-    gives identical outputs (and both match the reference)."""
+@pytest.mark.parametrize("bits,config", [(4, dq.GEMV[0]), (8, dq.GEMV[0]),
+                                         (4, dict(block_N=8, block_K=1024, threads=128))])
+def test_cuda_gemv_lop3_changes_no_bit(bits, config):
+    """tile-fuse-lop3 computes the same bits: the GEMV (pairs, float32
+    chunks) with and without it gives identical outputs (and both match the
+    reference)."""
     _seed()
     N, K = 320, 2048
-    config = dq.GEMV[0]
     program = dq.program(1, N, K, bits, 128, "float16", config)
     fused = tl.compile(program, out_idx=[3], target="cuda")
     plain = tl.compile(program, out_idx=[3], target="cuda",
@@ -512,4 +579,4 @@ def test_cuda_gemv_lop3_changes_no_bit(bits):
     inputs = dq.inputs_for(config, A, Wq, S, bits)
     a, b = fused(*inputs).float().cpu().numpy(), plain(*inputs).float().cpu().numpy()
     np.testing.assert_array_equal(a, b)
-    assert relative_error(a, dq.reference(A, Wq, S, bits, 128).numpy()) < 1e-3
+    assert relative_error(a, dq.reference(A, Wq, S, bits, 128).numpy()) < 1.5e-3

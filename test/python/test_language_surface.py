@@ -229,6 +229,77 @@ def test_reinterpret_needs_equal_widths():
         tl.compile(bad, target="cpu")
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pair_ops_work_lane_by_lane(dtype, target, rng):
+    """T.hadd2/hsub2/hmul2/hfma2 on int32 words holding two 16-bit floats
+    (lane 0 in bits 0..15), T.unpack2 and T.pack2, against torch on the
+    same bits. add/sub/mul are exact roundings of exact results here; the
+    fma is one rounding on the GPU and within one unit in the last place
+    on the CPU (a float32 fma rounded again)."""
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "int32"), B: T.Tensor((n,), "int32"),
+             C: T.Tensor((n,), "int32"), R: T.Tensor((5, n), "int32"),
+             L: T.Tensor((2, n), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                R[0, i] = T.hadd2(A[i], B[i], dtype=dtype)
+                R[1, i] = T.hsub2(A[i], B[i], dtype=dtype)
+                R[2, i] = T.hmul2(A[i], B[i], dtype=dtype)
+                R[3, i] = T.hfma2(A[i], B[i], C[i], dtype=dtype)
+                lo = T.unpack2(A[i], 0, dtype=dtype)
+                hi = T.unpack2(A[i], 1, dtype=dtype)
+                L[0, i] = T.float32(lo)
+                L[1, i] = T.float32(hi)
+                R[4, i] = T.pack2(hi, lo * 2.0, dtype=dtype)
+
+    kernel = tl.compile(main, out_idx=[3, 4], target=target)
+    tdt = getattr(torch, dtype)
+
+    def words(x):  # (n, 2) floats -> (n,) int32 words
+        return torch.from_numpy(np.ascontiguousarray(x)).to(tdt).view(torch.int32).reshape(n)
+
+    def pairs(w):  # (n,) int32 -> (n, 2) float64
+        return torch.from_numpy(np.ascontiguousarray(w)).view(tdt).reshape(n, 2).double()
+
+    a, b, c = (words(rng.standard_normal((n, 2)) * 4) for _ in range(3))
+    r, lanes = (get(t) for t in kernel(put(a, target), put(b, target), put(c, target)))
+    fa, fb, fc = pairs(a.numpy()), pairs(b.numpy()), pairs(c.numpy())
+    for k, want in enumerate([fa + fb, fa - fb, fa * fb]):
+        torch.testing.assert_close(pairs(r[k]), want.to(tdt).double(), rtol=0, atol=0)
+    ulp = 2.0 ** (-10 if dtype == "float16" else -7)
+    torch.testing.assert_close(pairs(r[3]), (fa * fb + fc).to(tdt).double(), rtol=ulp, atol=0)
+    np.testing.assert_array_equal(lanes, fa.T.numpy())
+    torch.testing.assert_close(pairs(r[4]), torch.stack([fa[:, 1], fa[:, 0] * 2], dim=1),
+                               rtol=0, atol=0)
+
+
+def test_pair_ops_name_bad_operands():
+    """(Not per target: the errors come from the frontend.)"""
+    def build(body):
+        @T.prim_func
+        def bad(A: T.Tensor((32,), "int32"), F: T.Tensor((32,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.Parallel(32):
+                    body(A, F, i)
+        return bad
+
+    def float_operand(A, F, i):
+        A[i] = T.hadd2(A[i], F[i])
+
+    def bad_lane(A, F, i):
+        F[i] = T.float32(T.unpack2(A[i], 2))
+
+    def bad_dtype(A, F, i):
+        A[i] = T.hmul2(A[i], A[i], dtype="float32")
+
+    for body, match in ((float_operand, "int32 words holding two 16-bit floats"),
+                        (bad_lane, "lane is 0 or 1"), (bad_dtype, "float16 or bfloat16")):
+        with pytest.raises((TypeError, ValueError, TileLangError), match=match):
+            tl.compile(build(body), target="cpu")
+
+
 def async_gemm_kernel(wg_wait, wait_after=None):
     @T.prim_func
     def main(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"),

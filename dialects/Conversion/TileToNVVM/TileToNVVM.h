@@ -17,6 +17,7 @@ namespace tile {
 #define GEN_PASS_DECL_CONVERTTILETOROCDL
 #define GEN_PASS_DECL_TILEFASTINTTOFLOAT
 #define GEN_PASS_DECL_TILEFUSELOP3
+#define GEN_PASS_DECL_TILEFOLDDIVISIBLEINDEX
 #include "dialects/Conversion/Passes.h.inc"
 
 } // namespace tile

@@ -29,6 +29,27 @@ namespace {
 /// lop3's truth table for f(a, b, c), a = 0xF0, b = 0xCC, c = 0xAA.
 constexpr uint8_t kA = 0xF0, kB = 0xCC, kC = 0xAA;
 
+/// Whether every use of the 32-bit `word` takes one of its 16-bit halves:
+/// trunci to i16 (the low half) or shrui by 16 whose only uses are such
+/// truncations (the high half).
+bool allHalfExtractions(Value word) {
+  auto isLowHalf = [](Operation *user) {
+    auto trunc = dyn_cast<arith::TruncIOp>(user);
+    return trunc && trunc.getType().isInteger(16);
+  };
+  return !word.use_empty() &&
+         llvm::all_of(word.getUsers(), [&](Operation *user) {
+           if (isLowHalf(user))
+             return true;
+           auto shift = dyn_cast<arith::ShRUIOp>(user);
+           APInt amount;
+           return shift && shift.getLhs() == word &&
+                  matchPattern(shift.getRhs(), m_ConstantInt(&amount)) &&
+                  amount == 16 && !shift->use_empty() &&
+                  llvm::all_of(shift->getUsers(), isLowHalf);
+         });
+}
+
 struct TileFuseLop3Pass
     : public tile::impl::TileFuseLop3Base<TileFuseLop3Pass> {
   void runOnOperation() override {
@@ -63,7 +84,11 @@ struct TileFuseLop3Pass
       // Only at the end of a chain of integer ops: where the result is
       // shifted or combined further, LLVM folds the whole chain (into a
       // prmt or different masks), which the opaque lop3 would prevent.
-      if (llvm::any_of(op->getUsers(), [](Operation *user) {
+      // Taking its 16-bit halves apart (a pair of float16 built in one
+      // word) does not count: LLVM would narrow the chain into 16-bit lanes
+      // and pack them again.
+      if (!allHalfExtractions(op->getResult(0)) &&
+          llvm::any_of(op->getUsers(), [](Operation *user) {
             return isa<arith::ShLIOp, arith::ShRUIOp, arith::ShRSIOp,
                        arith::AndIOp, arith::OrIOp, arith::XOrIOp,
                        arith::AddIOp, arith::SubIOp, arith::MulIOp,

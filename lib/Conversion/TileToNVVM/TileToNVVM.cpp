@@ -4320,6 +4320,19 @@ LogicalResult KernelLowering::run() {
     // Float multiplies and adds may contract into fma, as CUDA compiles by
     // default (-fmad=true): the softmax's x * scale - m * scale is one FFMA
     // instead of a rounded multiply and a subtract.
+    // A 16-bit float fma (T.hfma2's pairs) is one instruction; left to the
+    // math lowering it would become a float32 libdevice call.
+    if (!amd)
+      gpuFunc.walk([&](math::FmaOp op) {
+        Type element = getElementTypeOrSelf(op.getType());
+        if (!element.isF16() && !element.isBF16())
+          return;
+        OpBuilder b(op);
+        op.replaceAllUsesWith(LLVM::FMAOp::create(b, op.getLoc(), op.getA(),
+                                                  op.getB(), op.getC())
+                                  .getResult());
+        op.erase();
+      });
     if (!amd)
       gpuFunc.walk([&](arith::ArithFastMathInterface op) {
         if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op))

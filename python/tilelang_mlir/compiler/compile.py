@@ -175,10 +175,18 @@ def cpu_stages() -> List[Stage]:
         Stage("tile-opt", ["canonicalize", "cse"]),
         Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
                         "loop-invariant-code-motion"]),
-        Stage("llvm", ["arith-expand{include-bf16=true}", "math-expand-ops",
+        # Every expansion but fma's (mul + add, two roundings): T.hfma2's
+        # pairs become llvm.fma (one rounding in float32, then to 16 bits).
+        Stage("llvm", ["arith-expand{include-bf16=true}",
+                       "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
                        "convert-scf-to-cf", "convert-to-llvm",
                        "reconcile-unrealized-casts", "canonicalize"]),
     ]
+
+
+# math-expand-ops' expansions (MLIR 22) without fma.
+_CPU_EXPANSIONS = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
+                   "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt", "clampf")
 
 
 def _check_cpu_support(module) -> None:

@@ -16,7 +16,8 @@ from .kernel import Kernel
 from .loops import Parallel, Pipelined, serial, unroll, vectorized
 from .math import (abs, cast, ceil, ceildiv, cos, erf, exp, exp2, floor, floordiv,
                    floormod, if_then_else, infinity, log, log2, max, max_value, min,
-                   min_value, pow, reinterpret, rsqrt, sigmoid, sin, sqrt, tanh, truncdiv)
+                   min_value, pow, reinterpret, rsqrt, sigmoid, sin, sqrt, tanh, truncdiv,
+                   hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
 from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
                      reduce_min, reduce_sum)
 from .types import Buffer, Tensor, dynamic, symbolic

@@ -175,6 +175,98 @@ def reinterpret(x, dtype):
     return Scalar(arith.BitcastOp(dtype.ir_type(), s.value).result, dtype)
 
 
+def _pair_word(x, what):
+    """A runtime int32 (or a Python int: its 32 bits) carrying two 16-bit
+    floats, as a vector<2xf16|bf16> value."""
+    x = _unwrap_ref(x)
+    if not is_runtime(x):
+        if not isinstance(x, int) or isinstance(x, bool):
+            raise TypeError(f"T.{what}: a constant operand must be the int bits of a pair, "
+                            f"got {x!r}")
+        x = x & 0xFFFFFFFF
+        x = to_scalar(x - (1 << 32) if x >= 1 << 31 else x, dt.int32)
+    s = to_scalar(x)
+    if s.dtype.bits != 32 or s.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"T.{what}: operands are int32 words holding two 16-bit floats, "
+                        f"got {s.dtype}")
+    return s
+
+
+def _pair_op(name: str, arity: int, doc: str):
+    def fn(*xs, dtype="float16"):
+        from ..dialects import arith, vector
+        from ..dialects import math as mmath
+        from .. import ir
+
+        if len(xs) != arity:
+            raise TypeError(f"T.{name} takes {arity} pair words, got {len(xs)}")
+        half = dt.as_dtype(dtype)
+        if half.name not in ("float16", "bfloat16"):
+            raise TypeError(f"T.{name}: pairs of float16 or bfloat16, not {half}")
+        words = [_pair_word(x, name) for x in xs]
+        i32 = dt.int32.ir_type()
+        one = ir.VectorType.get([1], i32)
+        two = ir.VectorType.get([2], half.ir_type())
+        vals = [vector.BitCastOp(two, vector.BroadcastOp(one, w.value).result).result
+                for w in words]
+        if name == "hfma2":
+            r = mmath.FmaOp(*vals).result
+        else:
+            op = {"hadd2": arith.AddFOp, "hsub2": arith.SubFOp, "hmul2": arith.MulFOp}[name]
+            r = op(*vals).result
+        r = vector.BitCastOp(one, r).result
+        return Scalar(vector.ExtractOp(r, [], [0]).result, words[0].dtype)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+hadd2 = _pair_op("hadd2", 2, "T.hadd2(a, b, dtype='float16'): the two 16-bit floats packed "
+                 "in int32 `a` plus those of `b`, lane by lane (low half, high half), "
+                 "packed again (one add.f16x2); constants are the int bits of a pair")
+hsub2 = _pair_op("hsub2", 2, "T.hsub2(a, b): lane-wise a - b on pairs packed in int32 words")
+hmul2 = _pair_op("hmul2", 2, "T.hmul2(a, b): lane-wise a * b on pairs packed in int32 words")
+hfma2 = _pair_op("hfma2", 3, "T.hfma2(a, b, c): lane-wise a * b + c, one rounding (fma.rn."
+                 "f16x2), on pairs packed in int32 words")
+
+
+def unpack2(x, lane, dtype="float16"):
+    """T.unpack2(word, lane, dtype='float16'): lane 0 (bits 0..15) or 1 (bits
+    16..31) of an int32 word holding two 16-bit floats, as a `dtype` scalar."""
+    from ..dialects import arith
+
+    half = dt.as_dtype(dtype)
+    if half.name not in ("float16", "bfloat16"):
+        raise TypeError(f"T.unpack2: pairs of float16 or bfloat16, not {half}")
+    if lane not in (0, 1):
+        raise ValueError(f"T.unpack2: lane is 0 or 1, got {lane!r}")
+    w = _pair_word(x, "unpack2")
+    if lane:
+        w = binary(">>", w, 16)
+    h = Scalar(arith.TruncIOp(dt.int16.ir_type(), to_scalar(w).value).result, dt.int16)
+    return Scalar(arith.BitcastOp(half.ir_type(), h.value).result, half)
+
+
+def pack2(lo, hi, dtype="float16"):
+    """T.pack2(lo, hi, dtype='float16'): an int32 word holding `lo` in bits
+    0..15 and `hi` in bits 16..31, both rounded to `dtype` (float16 or
+    bfloat16); the word the pair operations (T.hfma2, ...) take."""
+    from ..dialects import arith
+
+    half = dt.as_dtype(dtype)
+    if half.name not in ("float16", "bfloat16"):
+        raise TypeError(f"T.pack2: pairs of float16 or bfloat16, not {half}")
+    i32 = dt.int32.ir_type()
+    parts = []
+    for v in (lo, hi):
+        h = to_scalar(_unwrap_ref(v), half) if state.active() else v
+        h = cast(h, half)
+        bits = arith.BitcastOp(dt.int16.ir_type(), to_scalar(h).value).result
+        parts.append(Scalar(arith.ExtUIOp(i32, bits).result, dt.int32))
+    return binary("|", parts[0], binary("<<", parts[1], 16))
+
+
 def min_value(dtype):
     """The smallest finite value of `dtype`."""
     import numpy as np
@@ -188,4 +280,4 @@ def min_value(dtype):
 __all__ = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "floor",
            "ceil", "erf", "sigmoid", "abs", "max", "min", "pow", "ceildiv", "floordiv",
            "floormod", "truncdiv", "if_then_else", "infinity", "max_value", "min_value",
-           "cast", "reinterpret"]
+           "cast", "reinterpret", "hadd2", "hsub2", "hmul2", "hfma2", "pack2", "unpack2"]

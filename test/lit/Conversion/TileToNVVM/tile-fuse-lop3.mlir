@@ -49,3 +49,39 @@ func.func @left_alone(%x: i32, %y: i32, %z: i64) -> (i32, i32, i32, i32, i64) {
   %t = arith.ori %e, %c64 : i64
   return %s, %w, %b, %u, %t : i32, i32, i32, i32, i64
 }
+
+// A pair of float16 built in one word: the result only taken apart into its
+// 16-bit halves (trunci, and shrui 16 then trunci) is fused too; LLVM would
+// otherwise narrow the chain into 16-bit lanes and pack them again.
+// CHECK-LABEL: func.func @halves
+// CHECK: %[[V:.+]] = llvm.inline_asm asm_dialect = att "lop3.b32 $0, $1, 0x000f000f, $2, 0xea;"
+// CHECK: arith.trunci %[[V]] : i32 to i16
+// CHECK: arith.shrui %[[V]], %{{.+}} : i32
+func.func @halves(%x: i32) -> (f16, f16) {
+  %m = arith.constant 983055 : i32
+  %c = arith.constant 1677747200 : i32
+  %sixteen = arith.constant 16 : i32
+  %a = arith.andi %x, %m : i32
+  %v = arith.ori %a, %c : i32
+  %lo = arith.trunci %v : i32 to i16
+  %s = arith.shrui %v, %sixteen : i32
+  %hi = arith.trunci %s : i32 to i16
+  %f0 = arith.bitcast %lo : i16 to f16
+  %f1 = arith.bitcast %hi : i16 to f16
+  return %f0, %f1 : f16, f16
+}
+
+// A shift by 8 before the truncation is not a half: left alone.
+// CHECK-LABEL: func.func @not_halves
+// CHECK-NOT: llvm.inline_asm
+// CHECK: return
+func.func @not_halves(%x: i32) -> i16 {
+  %m = arith.constant 983055 : i32
+  %c = arith.constant 1677747200 : i32
+  %eight = arith.constant 8 : i32
+  %a = arith.andi %x, %m : i32
+  %v = arith.ori %a, %c : i32
+  %s = arith.shrui %v, %eight : i32
+  %t = arith.trunci %s : i32 to i16
+  return %t : i16
+}
