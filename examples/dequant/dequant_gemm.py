@@ -359,6 +359,101 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
     return main
 
 
+def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, block_K=128,
+                       num_stages=4, threads=256, prefetch=True, w_shared=True,
+                       dtype="float16"):
+    """The decode GEMM (M up to 16) on tensor cores with the weights as the
+    register A operand (C^T = W X^T, like `dequant_gemm_tn`), dequantized in
+    float16 pairs from the pair-packed format of `pack_pairs_mma` (offline):
+    a 32-bit register of the operand holds two adjacent k of a row, and
+    each thread's words hold exactly its registers' pairs, in 16-byte loads.
+    A pair costs one lop3 (its two nibbles or bytes masked into the bits of
+    1024.0) and one half2 operation that leaves (q0, q1) exactly: sub.f16x2
+    of 1032 (int4 pairs at bit 0; int8: 1152), or, for int4 pairs masked at
+    bit 4 (1024 + 16 u: one shift serves four pairs), fma.rn.f16x2 by 1/16
+    minus 72. The gemm of a step (one group or part of one) accumulates
+    into a float32 tile of its own, added to the total times the rows'
+    scales: no multiply a weight. With `w_shared` (the default) the words
+    go through shared memory, `num_stages` steps in flight (TMA), then into
+    registers in 16-byte loads; without it they go straight into
+    registers, the next step's prefetched (`prefetch`), which keeps too few
+    bytes in flight at 16 rows (2.7x slower on the H200). float16 only: the
+    pairs need float16's 10-bit significand (1024 + 255 for a byte, 1024 +
+    16 u for a high nibble); bfloat16 activations take the other decode
+    kernels.
+
+    Word order (`pack_pairs_mma`): in each step of `block_K` k (a multiple
+    of 32) of row n, thread t (0..3 of a quad) owns the pairs at k = 32 b +
+    8 p + 2 t (+ 0, 1) for p < 4 and the blocks b; its word (t, b) (int8:
+    two, (t, b, p // 2)) sits at t * block_K / 32 + b (int8: times 2 plus
+    p // 2), so the words of a thread are adjacent."""
+    if dtype != "float16":
+        raise ValueError(f"dequant_gemm_pairs computes in float16 pairs; {dtype} activations "
+                         f"need the other decode kernels")
+    check_shapes(N, K, bits, group, block_K if not group % block_K else group)
+    if block_K % 32 or group % block_K:
+        raise ValueError(f"block_K = {block_K} must be a multiple of 32 dividing the group "
+                         f"size {group}")
+    per_word = 8 if bits == 4 else 4
+    words = block_K // per_word   # of a row, a step
+    blocks = block_K // 32
+    steps = K // block_K
+    sub = 0x64086408 if bits == 4 else 0x64806480  # (1032, 1032) or (1152, 1152)
+    sixteenth, m72 = 0x2C002C00, 0xD480D480        # (1/16, 1/16), (-72, -72)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), Wp: T.Tensor((N, K // per_word), "int32"),
+             S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            Xs = T.alloc_shared((block_M, block_K), dtype)
+            Ws = T.alloc_fragment((block_N, block_K), dtype)
+            wq = T.alloc_fragment((block_N, words), "int32")
+            wq_next = T.alloc_fragment((block_N, words), "int32")
+            part = T.alloc_fragment((block_N, block_M), "float32")  # a step's sums
+            acc = T.alloc_fragment((block_N, block_M), "float32")
+            C_s = T.alloc_shared((block_M, block_N), dtype)
+            if w_shared:  # the words through shared memory, num_stages deep
+                W_s = T.alloc_shared((block_N, words), "int32")
+            T.clear(acc)
+            if prefetch and not w_shared:
+                T.copy(Wp[bx * block_N, 0], wq_next)
+            for k in T.Pipelined(steps, num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], Xs)
+                if w_shared:
+                    T.copy(Wp[bx * block_N, k * words], W_s)
+                    T.copy(W_s, wq)
+                elif prefetch:  # this step's words, then the next step's in flight
+                    for n, w in T.Parallel(block_N, words):
+                        wq[n, w] = wq_next[n, w]
+                    T.copy(Wp[bx * block_N, T.min(k + 1, steps - 1) * words], wq_next)
+                else:
+                    T.copy(Wp[bx * block_N, k * words], wq)
+                # k j of the step: lane j % 2 of pair p = j // 8 % 4 of thread
+                # t = j // 2 % 4's word in block b = j // 32
+                for n, j in T.Parallel(block_N, block_K):
+                    if bits == 4:
+                        w = wq[n, j // 2 % 4 * blocks + j // 32]
+                        cls = T.int32(j // 16 % 2)  # p // 2: mask at bit 0 or 4
+                        pair = (w >> T.int32(j // 8 % 2) * 8) & (0x000F000F << cls * 4) \
+                            | 0x64006400
+                        q = T.if_then_else(cls == 0, T.hsub2(pair, sub),
+                                           T.hfma2(pair, sixteenth, m72))
+                    else:
+                        w = wq[n, (j // 2 % 4 * blocks + j // 32) * 2 + j // 16 % 2]
+                        pair = (w >> T.int32(j // 8 % 2) * 8) & 0x00FF00FF ^ 0x64806480
+                        q = T.hsub2(pair, sub)
+                    Ws[n, j] = T.unpack2(q, j % 2)
+                T.gemm(Ws, Xs, part, transpose_B=True, policy=FullRow, clear_accum=True)
+                for n, m in T.Parallel(block_N, block_M):
+                    row = T.min(bx * block_N + n, N - 1)
+                    acc[n, m] += T.float32(S[row, k * block_K // group]) * part[n, m]
+            for n, m in T.Parallel(block_N, block_M):
+                C_s[m, n] = T.cast(acc[n, m], dtype)
+            T.copy(C_s, C[by * block_M, bx * block_N])
+
+    return main
+
+
 def dequant_gemv_pairs(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
                        dtype="float16", prefetch=False):
     """C = A @ dequant(W)^T for M = 1 in float16 pairs (half2 arithmetic),
@@ -596,7 +691,18 @@ PACKED = [
     dict(word="int64", block_M=16, block_N=64, block_K=32, num_stages=2, threads=128),
     dict(word="int64", block_M=16, block_N=128, block_K=16, num_stages=2, threads=256),
 ]
-DECODE = PACKED + [
+# float16 decode (M <= 16): the pair-packed GEMM (`dequant_gemm_pairs`,
+# weights through shared memory num_stages deep), 2.7x the word-packed
+# kernel at 16x28672x8192 int4 on the H200 (BENCHMARKS.md).
+PAIRS = [
+    dict(pairs=True, w_shared=True, block_M=16, block_N=256, block_K=128, num_stages=4,
+         threads=256),
+    dict(pairs=True, w_shared=True, block_M=16, block_N=256, block_K=128, num_stages=3,
+         threads=256),
+    dict(pairs=True, w_shared=True, block_M=16, block_N=128, block_K=128, num_stages=4,
+         threads=256),
+]
+DECODE = PAIRS + PACKED + [
     dict(tn=True, block_M=16, block_N=64, block_K=128, num_stages=2, threads=128),
     dict(tn=True, block_M=16, block_N=64, block_K=64, num_stages=3, threads=128),
     dict(tn=True, block_M=16, block_N=128, block_K=64, num_stages=2, threads=256),
@@ -635,7 +741,11 @@ def default_config(M, N, K, bits=4, group=128, dtype="float16"):
     float16 and groups of whole chunks)."""
     for config in configs_for(M):
         if config.get("pairs"):
-            if dtype == "float16" and not group % (32 if bits == 4 else 16):
+            if "block_M" in config:  # the pair GEMM: steps of whole 32s within a group
+                fits = not K % config["block_K"] and not group % config["block_K"]
+            else:  # the pair GEMV: groups of whole chunks
+                fits = not group % (32 if bits == 4 else 16)
+            if dtype == "float16" and fits:
                 return config
             continue
         if "word" not in config:
@@ -660,7 +770,9 @@ def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
     def fits(bk):
         return not span % bk and (not group % bk or (gemv and not bk % group))
 
-    while "word" not in config and not fits(config["block_K"]) and config["block_K"] > 8:
+    # (the word- and pair-packed decode formats depend on block_K: kept)
+    fixed = "word" in config or (config.get("pairs") and not gemv)
+    while not fixed and not fits(config["block_K"]) and config["block_K"] > 8:
         config["block_K"] //= 2
     if gemv:  # M = 1: the GEMV kernel
         if M != 1:
@@ -670,6 +782,8 @@ def program(M, N, K, bits=4, group=128, dtype="float16", config=None):
         if config.pop("pairs", False):
             return dequant_gemv_pairs(N, K, bits, group, dtype=dtype, **config)
         return dequant_gemv(N, K, bits, group, dtype=dtype, **config)
+    if config.pop("pairs", False):  # decode on pair-packed weights (pack_pairs_mma)
+        return dequant_gemm_pairs(M, N, K, bits, group, dtype=dtype, **config)
     if "word" in config:  # decode on word-packed weights (pack_words)
         return dequant_gemm_packed(M, N, K, bits, group, dtype=dtype, **config)
     if config.pop("tn", False):  # decode: W as the register A operand
@@ -767,6 +881,54 @@ def pack_pairs(Wq, bits=4):
     return torch.where(w >= 2 ** 31, w - 2 ** 32, w).to(torch.int32).contiguous()
 
 
+def pack_pairs_mma(Wq, bits=4, block_K=128):
+    """The pair-packed format `dequant_gemm_pairs` reads (offline): (N, K / 8)
+    int32 words for int4, (N, K / 4) for int8, each word's pairs laid out as
+    in `pack_pairs`, the words of a step of `block_K` ordered so that the
+    pairs of one thread of the tensor cores' A operand are adjacent (see
+    `dequant_gemm_pairs`). `unpack_pairs_mma` is its inverse."""
+    q = unpack(Wq, bits)
+    N, K = q.shape
+    if K % block_K or block_K % 32:
+        raise ValueError(f"K = {K} does not split into steps of block_K = {block_K} "
+                         f"(a multiple of 32)")
+    order = _mma_pair_order(K, bits, block_K)
+    return pack_pairs(_requantized(q[:, order], bits), bits)
+
+
+def unpack_pairs_mma(Wp, bits=4, block_K=128):
+    """The integer weights (N, K) int32 of `pack_pairs_mma` words."""
+    q = unpack_pairs(Wp, bits)
+    out = torch.empty_like(q)
+    out[:, _mma_pair_order(q.shape[1], bits, block_K)] = q
+    return out
+
+
+def _mma_pair_order(K, bits, block_K):
+    """k of each position of the pair stream (pack_pairs order): the words
+    of a step as (t, b) (int8: (t, b, p // 2)), each word's pairs p (int8:
+    p % 2 of the two), lanes."""
+    blocks = block_K // 32
+    order = []
+    for step in range(K // block_K):
+        for t in range(4):
+            for b in range(blocks):
+                for p in range(4):  # int4: the word's 4 pairs; int8: 2 words of 2
+                    for lane in range(2):
+                        order.append(step * block_K + 32 * b + 8 * p + 2 * t + lane)
+    return torch.tensor(order)  # int8: words (t, b, p // 2) hold pairs p % 2
+
+
+def _requantized(q, bits):
+    """Integer weights (N, K) back in the format of `quantize` (Wq), for
+    the packers that take it."""
+    if bits == 8:
+        return q.to(torch.int8).contiguous()
+    K = q.shape[1]
+    nib = (q + 8).to(torch.uint8)
+    return (nib[:, :K // 2] | (nib[:, K // 2:] << 4)).contiguous()
+
+
 def unpack_pairs(Wp, bits=4):
     """The integer weights (N, K) int32 of pair-packed Wp (pack_pairs)."""
     w = Wp.to(torch.int64) & 0xFFFFFFFF
@@ -785,6 +947,8 @@ def weights_for(config, Wq, bits=4):
     """The weight tensor a config's kernel reads: Wq, or its word or pair
     packing."""
     if config and config.get("pairs"):
+        if "block_M" in config:
+            return pack_pairs_mma(Wq, bits, config["block_K"])
         return pack_pairs(Wq, bits)
     return pack_words(Wq, bits, config["word"]) if config and "word" in config else Wq
 
@@ -820,6 +984,7 @@ def input_key(config):
     """Configs with equal keys read the same arguments (`inputs_for`)."""
     config = config or {}
     return (config.get("word"), config.get("packed_scales"), bool(config.get("pairs")),
+            config.get("block_K") if config.get("pairs") and "block_M" in config else None,
             is_chunked_gemv(config))
 
 
@@ -829,7 +994,7 @@ def inputs_for(config, A, Wq, S, bits=4):
     chunked GEMV, Wq viewed as int32 words (N, bytes / 4)."""
     if is_chunked_gemv(config):
         return A, Wq.view(torch.int32), S
-    if config and config.get("pairs"):  # A as pairs of float16 (int32 words)
+    if config and config.get("pairs") and "block_M" not in config:  # x as float16 pairs
         return A.view(torch.int32), pack_pairs(Wq, bits), S
     return A, weights_for(config, Wq, bits), scales_for(config, S, bits)
 

@@ -140,9 +140,11 @@ def test_packed_shapes_are_checked():
         dq.dequant_gemm_packed(16, 64, 2048, 4, 128, block_K=256)
     with pytest.raises(ValueError, match="word must be"):
         dq.dequant_gemm_packed(16, 64, 2048, 4, 128, word="int16")
-    assert dq.default_config(16, 64, 1024, 4, 128)["word"] == "int32"  # 8 slices fit
-    assert "word" not in dq.default_config(16, 64, 512, 4, 128)  # falls back to tn
-    assert dq.default_config(16, 64, 2048, 4, 128) == dq.PACKED[0]
+    # (bfloat16: the float16 pair GEMM comes first for float16)
+    assert dq.default_config(16, 64, 1024, 4, 128, "bfloat16")["word"] == "int32"  # 8 slices
+    assert "word" not in dq.default_config(16, 64, 512, 4, 128, "bfloat16")  # falls back to tn
+    assert dq.default_config(16, 64, 2048, 4, 128, "bfloat16") == dq.PACKED[0]
+    assert dq.default_config(16, 64, 2048, 4, 128) == dq.PAIRS[0]
 
 
 @pytest.mark.parametrize("bits,word,width", [(4, "int64", "v2.b64"), (8, "int64", "v2.b64"),
@@ -284,6 +286,55 @@ def test_dequant_gemv_pairs_matches_reference(bits, group, N, K, config):
     err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().numpy(),
                          dq.reference(A, Wq, S, bits, group).numpy())
     assert err < 1.5e-3, err
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_pack_pairs_mma_round_trip(bits):
+    """pack_pairs_mma orders each step's words by the thread of the tensor
+    cores' A operand that owns their pairs; unpack_pairs_mma inverts it."""
+    _seed()
+    _, Wq, _ = dq.random_problem(1, 16, 512, bits)
+    q = dq.unpack(Wq, bits)
+    for block_K in (32, 128):
+        Wp = dq.pack_pairs_mma(Wq, bits, block_K)
+        assert torch.equal(dq.unpack_pairs_mma(Wp, bits, block_K), q)
+    # int4, block_K 128: word 1 of row 2 is thread 0's pairs of block 1
+    # (k = 32 + 8 p, 33 + 8 p), pair p = 1 at nibbles 2 and 6
+    w = dq.pack_pairs_mma(Wq, 4, 128)[2, 1].item() & 0xFFFFFFFF if bits == 4 else None
+    if bits == 4:
+        assert (w >> 8) & 15 == q[2, 40] + 8 and (w >> 24) & 15 == q[2, 41] + 8
+    with pytest.raises(ValueError, match="multiple of 32"):
+        dq.pack_pairs_mma(Wq, bits, 48)
+
+
+@pytest.mark.parametrize("bits,M,N,K,group,config", [
+    (4, 16, 128, 512, 128, dict(block_N=64, block_K=128, threads=128, num_stages=2)),
+    (4, 5, 70, 1024, 64, dict(block_N=128, block_K=64, threads=256, num_stages=3)),
+    (8, 16, 96, 512, 128, dict(block_N=64, block_K=128, threads=128, w_shared=False)),
+    (8, 3, 64, 256, 32, dict(block_N=64, block_K=32, threads=128, num_stages=2))])
+def test_dequant_gemm_pairs_matches_reference(bits, M, N, K, group, config):
+    """The pair-packed decode GEMM: steps of one group and of part of one,
+    ragged N and M, the words through shared memory or straight into
+    registers. The weights are exact in float16, so the error is the
+    float32 accumulation's and the output's rounding."""
+    _seed()
+    config = dict(config, pairs=True, block_M=16)
+    kernel = tl.compile(dq.program(M, N, K, bits, group, "float16", config), out_idx=[3],
+                        target="cpu")
+    A, Wq, S = dq.random_problem(M, N, K, bits, group, "float16")
+    err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().numpy(),
+                         dq.reference(A, Wq, S, bits, group).numpy())
+    assert err < 1e-3, err
+
+
+def test_dequant_gemm_pairs_checks_its_steps():
+    with pytest.raises(ValueError, match="multiple of 32 dividing the group size"):
+        dq.dequant_gemm_pairs(16, 64, 1024, 4, 128, block_K=48)
+    with pytest.raises(ValueError, match="bfloat16 activations need the other decode"):
+        dq.dequant_gemm_pairs(16, 64, 1024, 4, 128, dtype="bfloat16")
+    assert dq.default_config(16, 64, 1024, 4, 128, "float16").get("pairs")
+    assert not dq.default_config(16, 64, 1024, 4, 128, "bfloat16").get("pairs")
+    assert not dq.default_config(16, 64, 1024, 4, 64, "float16").get("pairs")  # 128 > group
 
 
 def test_dequant_gemv_pairs_is_float16_only():
@@ -521,6 +572,7 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
     kernels = [(M, config, tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
                                       out_idx=[3], target="cuda"))
                for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE),
+                                 (7, dq.PAIRS[2]), (16, dict(dq.PAIRS[0], w_shared=False)),
                                  (16, tn[2]), (3, tn[3]), (16, dq.PACKED[1]),
                                  (7, dq.PACKED[2]), (9, dq.PACKED[3]), (16, dq.PACKED[4]),
                                  (16, dq.PACKED[5]), (16, dq.PACKED[6]))]

@@ -8,6 +8,9 @@
 
 #include "dialects/Conversion/Passes.h"
 
+#include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
+#include "mlir/Analysis/DataFlow/Utils.h"
+#include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -67,12 +70,27 @@ int64_t floorDiv(int64_t a, int64_t d) {
   return a / d - ((a % d != 0) && ((a < 0) != (d < 0)));
 }
 
-/// floordivsi(a, d) with a = sum k_i * t_i + c and every k_i a multiple of
-/// d > 0: sum (k_i / d) * t_i + floor(c / d). The remainder a - (a // d) * d
-/// (how `%` reaches here) is the constant c mod d; it is folded first,
-/// while its pattern is still visible.
+/// floordivsi(a, d) with a = sum k_i * t_i + c, d > 0: the terms whose
+/// k_i is a multiple of d divide exactly; the others ("small") must have a
+/// known range (integer range analysis) that keeps c plus their sum within
+/// one multiple of d, [q0 * d, (q0 + 1) * d). Then a // d is the sum of
+/// (k_i / d) * t_i over the divisible terms plus q0, and the remainder
+/// a - (a // d) * d (how `%` reaches here) is the small terms plus
+/// c - q0 * d; it is folded first, while its pattern is still visible.
 struct FoldDivisibleFloorDiv : OpRewritePattern<arith::FloorDivSIOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldDivisibleFloorDiv(MLIRContext *ctx, DataFlowSolver &solver)
+      : OpRewritePattern(ctx), solver(solver) {}
+
+  /// The signed range of an index value, if the analysis bounds it.
+  std::optional<std::pair<int64_t, int64_t>> range(Value v) const {
+    auto *lattice = solver.lookupState<dataflow::IntegerValueRangeLattice>(v);
+    if (!lattice || lattice->getValue().isUninitialized())
+      return std::nullopt;
+    const ConstantIntRanges &r = lattice->getValue().getValue();
+    if (!r.smin().isSignedIntN(48) || !r.smax().isSignedIntN(48))
+      return std::nullopt;
+    return std::make_pair(r.smin().getSExtValue(), r.smax().getSExtValue());
+  }
 
   LogicalResult matchAndRewrite(arith::FloorDivSIOp op,
                                 PatternRewriter &rewriter) const override {
@@ -83,8 +101,26 @@ struct FoldDivisibleFloorDiv : OpRewritePattern<arith::FloorDivSIOp> {
       return failure();
     int64_t d = divisor.getSExtValue();
     LinearForm form;
-    if (d <= 1 || !decompose(op.getLhs(), 1, form) ||
-        llvm::any_of(form.terms, [&](auto term) { return term.second % d; }))
+    if (d <= 1 || !decompose(op.getLhs(), 1, form))
+      return failure();
+    // The small terms' range, added to c.
+    int64_t lo = form.constant, hi = form.constant;
+    SmallVector<std::pair<Value, int64_t>> divisible, small;
+    for (auto [term, k] : form.terms) {
+      if (k % d == 0) {
+        divisible.push_back({term, k});
+        continue;
+      }
+      std::optional<std::pair<int64_t, int64_t>> r = range(term);
+      if (!r || std::abs(k) > (int64_t(1) << 16))
+        return failure();
+      int64_t a = k * r->first, b = k * r->second;
+      lo += std::min(a, b);
+      hi += std::max(a, b);
+      small.push_back({term, k});
+    }
+    int64_t q0 = floorDiv(lo, d);
+    if (floorDiv(hi, d) != q0)
       return failure();
     Location loc = op.getLoc();
     Type type = op.getType();
@@ -92,8 +128,19 @@ struct FoldDivisibleFloorDiv : OpRewritePattern<arith::FloorDivSIOp> {
       return arith::ConstantOp::create(rewriter, loc, type,
                                        rewriter.getIndexAttr(value));
     };
+    auto sum = [&](ArrayRef<std::pair<Value, int64_t>> terms, int64_t scaleDown,
+                   int64_t base) {
+      Value result = constant(base);
+      for (auto [term, k] : terms) {
+        Value scaled = k / scaleDown == 1
+                           ? term
+                           : arith::MulIOp::create(rewriter, loc, term,
+                                                   constant(k / scaleDown));
+        result = arith::AddIOp::create(rewriter, loc, result, scaled);
+      }
+      return result;
+    };
     // a - (a // d) * d: the users' muli by d, subtracted from a.
-    int64_t mod = form.constant - floorDiv(form.constant, d) * d;
     for (Operation *user : llvm::to_vector(op->getUsers())) {
       auto mul = dyn_cast<arith::MulIOp>(user);
       APInt k;
@@ -106,29 +153,31 @@ struct FoldDivisibleFloorDiv : OpRewritePattern<arith::FloorDivSIOp> {
         if (sub && sub.getLhs() == op.getLhs() &&
             sub.getRhs() == mul.getResult()) {
           rewriter.setInsertionPoint(sub);
-          rewriter.replaceOp(sub, constant(mod));
+          rewriter.replaceOp(sub, sum(small, 1, form.constant - q0 * d));
         }
       }
     }
     rewriter.setInsertionPoint(op);
-    Value result = constant(floorDiv(form.constant, d));
-    for (auto [term, k] : form.terms) {
-      Value scaled = k / d == 1 ? term
-                                : arith::MulIOp::create(rewriter, loc, term,
-                                                        constant(k / d));
-      result = arith::AddIOp::create(rewriter, loc, result, scaled);
-    }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, sum(divisible, d, q0));
     return success();
   }
+
+  DataFlowSolver &solver;
 };
 
 struct TileFoldDivisibleIndexPass
     : public tile::impl::TileFoldDivisibleIndexBase<
           TileFoldDivisibleIndexPass> {
   void runOnOperation() override {
+    // Ranges of the values present now (a thread id's digit, a lane); the
+    // values the rewrites create have none and are not folded through.
+    DataFlowSolver solver;
+    dataflow::loadBaselineAnalyses(solver);
+    solver.load<dataflow::IntegerRangeAnalysis>();
+    if (failed(solver.initializeAndRun(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldDivisibleFloorDiv>(&getContext());
+    patterns.add<FoldDivisibleFloorDiv>(&getContext(), solver);
     arith::AddIOp::getCanonicalizationPatterns(patterns, &getContext());
     arith::MulIOp::getCanonicalizationPatterns(patterns, &getContext());
     arith::SubIOp::getCanonicalizationPatterns(patterns, &getContext());

@@ -652,6 +652,13 @@ TileLayout::projectMapped(ArrayRef<IndexMap> maps,
       out.push_back(d);
     }
   }
+  // The registers are the fragment's own to number: the run of consecutive
+  // innermost elements (if a register digit holds one) comes first, so
+  // that copies of the fragment move it in one vector access.
+  int64_t inner = static_cast<int64_t>(tileShape.size()) - 1;
+  for (LayoutDigit &d : out)
+    if (!d.onThread && d.dim == inner && d.dimStride == 1)
+      d.stride = 0;
   repack(out);
   TileLayout result(tileShape, numThreads, out);
   if (failed(result.verify()))

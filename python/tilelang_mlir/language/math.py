@@ -233,17 +233,21 @@ hfma2 = _pair_op("hfma2", 3, "T.hfma2(a, b, c): lane-wise a * b + c, one roundin
 
 def unpack2(x, lane, dtype="float16"):
     """T.unpack2(word, lane, dtype='float16'): lane 0 (bits 0..15) or 1 (bits
-    16..31) of an int32 word holding two 16-bit floats, as a `dtype` scalar."""
+    16..31) of an int32 word holding two 16-bit floats, as a `dtype` scalar;
+    the lane may be an index expression of the loop (`j % 2`)."""
     from ..dialects import arith
 
     half = dt.as_dtype(dtype)
     if half.name not in ("float16", "bfloat16"):
         raise TypeError(f"T.unpack2: pairs of float16 or bfloat16, not {half}")
-    if lane not in (0, 1):
-        raise ValueError(f"T.unpack2: lane is 0 or 1, got {lane!r}")
     w = _pair_word(x, "unpack2")
-    if lane:
-        w = binary(">>", w, 16)
+    if isinstance(lane, int):
+        if lane not in (0, 1):
+            raise ValueError(f"T.unpack2: lane is 0 or 1, got {lane!r}")
+        if lane:
+            w = binary(">>", w, 16)
+    else:  # an index expression (j % 2): the shift is folded per element
+        w = binary(">>", w, binary("*", cast(lane, dt.int32), 16))
     h = Scalar(arith.TruncIOp(dt.int16.ir_type(), to_scalar(w).value).result, dt.int16)
     return Scalar(arith.BitcastOp(half.ir_type(), h.value).result, half)
 

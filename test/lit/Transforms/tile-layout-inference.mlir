@@ -261,9 +261,11 @@ func.func @divided_index(%n: index) {
 
 // A sum of such terms, (j mod 4) * 4 + j floordiv 4 (written the way the
 // canonicalizer leaves j mod 4 next to j floordiv 4: j - (j floordiv 4) * 4),
-// permutes the registers of a thread's 4x4 block: %y gets that permuted
-// layout, with no shared-memory conversion.
-// CHECK-DAG: #[[PERM:.+]] = affine_map<(d0, d1) -> (d0 * 2 + d1 floordiv 16, (d1 mod 4) * 4 + (d1 floordiv 4) mod 4)>
+// permutes the elements of a thread's 4x4 block: %y stays on the threads
+// of the loop, with no shared-memory conversion, its registers numbered
+// in element order (the derived layout's innermost run first, for vector
+// copies).
+// CHECK-DAG: #[[PERM:.+]] = affine_map<(d0, d1) -> (d0 * 2 + d1 floordiv 16, d1 mod 16)>
 // CHECK-LABEL: func.func @summed_index
 // CHECK: tile.alloc_fragment {layout = #tile.layout<#[[PERM]], threads = 16>} : memref<8x32xf32
 // CHECK-NOT: tile.alloc_shared
