@@ -360,7 +360,7 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
 
 
 def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, block_K=128,
-                       num_stages=4, threads=256, prefetch=True, w_shared=True,
+                       num_stages=4, threads=256, prefetch=True, w_shared=True, splits=1,
                        dtype="float16"):
     """The decode GEMM (M up to 16) on tensor cores with the weights as the
     register A operand (C^T = W X^T, like `dequant_gemm_tn`), dequantized in
@@ -373,7 +373,12 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
     bit 4 (1024 + 16 u: one shift serves four pairs), fma.rn.f16x2 by 1/16
     minus 72. The gemm of a step (one group or part of one) accumulates
     into a float32 tile of its own, added to the total times the rows'
-    scales: no multiply a weight. With `w_shared` (the default) the words
+    scales: no multiply a weight; a step may hold `splits` such gemms
+    (their words adjacent), which spreads the step's fixed costs (waits,
+    the scale epilogue) over more weights (3.4 SASS instructions a weight
+    instead of 4.5 at int4, bN256 t256, but no faster on the H200: 42.9
+    against 43.3 us cold at 16x28672x8192, where 112 blocks leave 20 of
+    132 multiprocessors idle). With `w_shared` (the default) the words
     go through shared memory, `num_stages` steps in flight (TMA), then into
     registers in 16-byte loads; without it they go straight into
     registers, the next step's prefetched (`prefetch`), which keeps too few
@@ -395,9 +400,15 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
         raise ValueError(f"block_K = {block_K} must be a multiple of 32 dividing the group "
                          f"size {group}")
     per_word = 8 if bits == 4 else 4
-    words = block_K // per_word   # of a row, a step
+    if splits < 1 or K % (block_K * splits):
+        raise ValueError(f"K = {K} does not split into steps of {splits} x block_K = "
+                         f"{block_K}")
+    span = block_K * splits       # k of a step
+    gwords = block_K // per_word  # words of a row, a gemm
+    words = gwords * splits       # words of a row, a step
     blocks = block_K // 32
-    steps = K // block_K
+    steps = K // span
+    G = tuple(range(splits))
     sub = 0x64086408 if bits == 4 else 0x64806480  # (1032, 1032) or (1152, 1152)
     sixteenth, m72 = 0x2C002C00, 0xD480D480        # (1/16, 1/16), (-72, -72)
 
@@ -405,48 +416,59 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
     def main(A: T.Tensor((M, K), dtype), Wp: T.Tensor((N, K // per_word), "int32"),
              S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-            Xs = T.alloc_shared((block_M, block_K), dtype)
-            Ws = T.alloc_fragment((block_N, block_K), dtype)
-            wq = T.alloc_fragment((block_N, words), "int32")
-            wq_next = T.alloc_fragment((block_N, words), "int32")
-            part = T.alloc_fragment((block_N, block_M), "float32")  # a step's sums
+            Xs = [T.alloc_shared((block_M, block_K), dtype) for _ in G]
+            Ws = [T.alloc_fragment((block_N, block_K), dtype) for _ in G]
+            part = [T.alloc_fragment((block_N, block_M), "float32") for _ in G]  # gemm sums
+            # a gemm's words (each its own fragment: the layouts its loop induces)
+            wq = [T.alloc_fragment((block_N, gwords), "int32") for _ in G]
+            wq_next = [T.alloc_fragment((block_N, gwords), "int32") for _ in G]
             acc = T.alloc_fragment((block_N, block_M), "float32")
             C_s = T.alloc_shared((block_M, block_N), dtype)
             if w_shared:  # the words through shared memory, num_stages deep
                 W_s = T.alloc_shared((block_N, words), "int32")
             T.clear(acc)
             if prefetch and not w_shared:
-                T.copy(Wp[bx * block_N, 0], wq_next)
+                for g in G:
+                    T.copy(Wp[bx * block_N, g * gwords], wq_next[g])
             for k in T.Pipelined(steps, num_stages=num_stages):
-                T.copy(A[by * block_M, k * block_K], Xs)
+                for g in G:
+                    T.copy(A[by * block_M, k * span + g * block_K], Xs[g])
                 if w_shared:
                     T.copy(Wp[bx * block_N, k * words], W_s)
-                    T.copy(W_s, wq)
+                    for g in G:
+                        T.copy(W_s[0, g * gwords], wq[g])
                 elif prefetch:  # this step's words, then the next step's in flight
-                    for n, w in T.Parallel(block_N, words):
-                        wq[n, w] = wq_next[n, w]
-                    T.copy(Wp[bx * block_N, T.min(k + 1, steps - 1) * words], wq_next)
+                    for g in G:
+                        for n, w in T.Parallel(block_N, gwords):
+                            wq[g][n, w] = wq_next[g][n, w]
+                        T.copy(Wp[bx * block_N, T.min(k + 1, steps - 1) * words + g * gwords],
+                               wq_next[g])
                 else:
-                    T.copy(Wp[bx * block_N, k * words], wq)
-                # k j of the step: lane j % 2 of pair p = j // 8 % 4 of thread
-                # t = j // 2 % 4's word in block b = j // 32
-                for n, j in T.Parallel(block_N, block_K):
-                    if bits == 4:
-                        w = wq[n, j // 2 % 4 * blocks + j // 32]
-                        cls = T.int32(j // 16 % 2)  # p // 2: mask at bit 0 or 4
-                        pair = (w >> T.int32(j // 8 % 2) * 8) & (0x000F000F << cls * 4) \
-                            | 0x64006400
-                        q = T.if_then_else(cls == 0, T.hsub2(pair, sub),
-                                           T.hfma2(pair, sixteenth, m72))
-                    else:
-                        w = wq[n, (j // 2 % 4 * blocks + j // 32) * 2 + j // 16 % 2]
-                        pair = (w >> T.int32(j // 8 % 2) * 8) & 0x00FF00FF ^ 0x64806480
-                        q = T.hsub2(pair, sub)
-                    Ws[n, j] = T.unpack2(q, j % 2)
-                T.gemm(Ws, Xs, part, transpose_B=True, policy=FullRow, clear_accum=True)
+                    for g in G:
+                        T.copy(Wp[bx * block_N, k * words + g * gwords], wq[g])
+                for g in G:
+                    # k j of gemm g: lane j % 2 of pair p = j // 8 % 4 of
+                    # thread t = j // 2 % 4's word in block b = j // 32
+                    for n, j in T.Parallel(block_N, block_K):
+                        if bits == 4:
+                            w = wq[g][n, j // 2 % 4 * blocks + j // 32]
+                            cls = T.int32(j // 16 % 2)  # p // 2: mask at bit 0 or 4
+                            pair = (w >> T.int32(j // 8 % 2) * 8) & (0x000F000F << cls * 4) \
+                                | 0x64006400
+                            q = T.if_then_else(cls == 0, T.hsub2(pair, sub),
+                                               T.hfma2(pair, sixteenth, m72))
+                        else:
+                            w = wq[g][n, (j // 2 % 4 * blocks + j // 32) * 2 + j // 16 % 2]
+                            pair = (w >> T.int32(j // 8 % 2) * 8) & 0x00FF00FF ^ 0x64806480
+                            q = T.hsub2(pair, sub)
+                        Ws[g][n, j] = T.unpack2(q, j % 2)
+                    T.gemm(Ws[g], Xs[g], part[g], transpose_B=True, policy=FullRow,
+                           clear_accum=True)
                 for n, m in T.Parallel(block_N, block_M):
                     row = T.min(bx * block_N + n, N - 1)
-                    acc[n, m] += T.float32(S[row, k * block_K // group]) * part[n, m]
+                    for g in G:
+                        s = T.float32(S[row, (k * span + g * block_K) // group])
+                        acc[n, m] += s * part[g][n, m]
             for n, m in T.Parallel(block_N, block_M):
                 C_s[m, n] = T.cast(acc[n, m], dtype)
             T.copy(C_s, C[by * block_M, bx * block_N])

@@ -311,11 +311,13 @@ def test_pack_pairs_mma_round_trip(bits):
     (4, 16, 128, 512, 128, dict(block_N=64, block_K=128, threads=128, num_stages=2)),
     (4, 5, 70, 1024, 64, dict(block_N=128, block_K=64, threads=256, num_stages=3)),
     (8, 16, 96, 512, 128, dict(block_N=64, block_K=128, threads=128, w_shared=False)),
-    (8, 3, 64, 256, 32, dict(block_N=64, block_K=32, threads=128, num_stages=2))])
+    (8, 3, 64, 256, 32, dict(block_N=64, block_K=32, threads=128, num_stages=2)),
+    (4, 16, 64, 1024, 128, dict(block_N=64, block_K=128, threads=128, splits=2)),
+    (8, 9, 64, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=4, w_shared=False))])
 def test_dequant_gemm_pairs_matches_reference(bits, M, N, K, group, config):
     """The pair-packed decode GEMM: steps of one group and of part of one,
-    ragged N and M, the words through shared memory or straight into
-    registers. The weights are exact in float16, so the error is the
+    several gemms a step (splits), ragged N and M, the words through shared
+    memory or straight into registers. The weights are exact in float16, so the error is the
     float32 accumulation's and the output's rounding."""
     _seed()
     config = dict(config, pairs=True, block_M=16)
