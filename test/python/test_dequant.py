@@ -635,3 +635,28 @@ def test_cuda_gemv_lop3_changes_no_bit(bits, config):
     a, b = fused(*inputs).float().cpu().numpy(), plain(*inputs).float().cpu().numpy()
     np.testing.assert_array_equal(a, b)
     assert relative_error(a, dq.reference(A, Wq, S, bits, 128).numpy()) < 1.5e-3
+
+
+PAIRS_T = dict(pairs=True, w_shared=True, block_M=16, block_N=256, block_K=128, num_stages=3)
+
+
+@pytest.mark.parametrize("threads", [256, 512])
+def test_cuda_setmaxnreg_asks_only_what_the_producer_frees(threads):
+    """A warp-specialized kernel starts with 64K / threads registers a
+    thread (in steps of 8); setmaxnreg.inc can only give the consumers what
+    the producer warpgroup's setmaxnreg.dec released in the same block, and
+    asking for more blocks forever (512 consumer threads used to ask for
+    112 with 96 at entry and hang on the H200)."""
+    import re
+
+    config = dict(PAIRS_T, threads=threads)
+    ptx = tl.compile(dq.program(16, 1024, 1024, 4, 128, "float16", config), out_idx=[3],
+                     target="cuda:sm_90a").get_source()
+    total = int(re.search(r"\.maxntid\s+(\d+)", ptx).group(1))
+    dec = int(re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+(\d+)", ptx).group(1))
+    inc = int(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+(\d+)", ptx).group(1))
+    entry = 65536 // total // 8 * 8
+    producers = total - threads
+    assert producers == 128 and inc > entry > dec
+    assert (inc - entry) * threads <= (entry - dec) * producers, (entry, dec, inc)
+

@@ -3402,11 +3402,15 @@ LogicalResult KernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
                                                   OpBuilder &b, IRMapping &map,
                                                   Context &ctx) {
   int64_t total = numThreads + producerThreads;
-  // Registers per thread: the cap at entry is 64K / total; the producer
-  // keeps 40 and the consumers share the rest (at most 240 each).
-  int64_t consumerRegs =
-      std::min<int64_t>(240, ((65536 - 40 * producerThreads) / numThreads) / 8 * 8);
-  bool adjust = total > 128 && consumerRegs > (65536 / total) / 8 * 8;
+  // Registers per thread: the cap at entry is 64K / total in steps of 8
+  // (ptxas allocates that much when setmaxnreg is used); the producer keeps
+  // 40, and setmaxnreg.inc can only hand the consumers what the block's own
+  // producers released: asking for more blocks forever (640 threads: 96 at
+  // entry, 112 asked, 104 possible). At most 240 each.
+  int64_t entryRegs = (65536 / total) / 8 * 8;
+  int64_t consumerRegs = std::min<int64_t>(
+      240, (entryRegs + (entryRegs - 40) * producerThreads / numThreads) / 8 * 8);
+  bool adjust = total > 128 && consumerRegs > entryRegs;
   Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
                                            tid, cIdx(b, loc, numThreads));
   auto ifOp = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
