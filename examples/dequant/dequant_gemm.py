@@ -54,6 +54,20 @@ FullCol = T.GemmWarpPolicy.FullCol
 FullRow = T.GemmWarpPolicy.FullRow
 
 
+@T.macro
+def step_words(W, row, col, next_col, wq, wq_next, rows, words, width, prefetch):
+    """A step's words of W (rows x words at (row, col)) into the fragment
+    wq. With `prefetch` they come from wq_next, loaded a step before, and
+    the next step's (at (row, next_col)) go into wq_next, in flight while
+    this step computes; `width`: the coalesced_width of the move."""
+    if prefetch:
+        for n, w in T.Parallel(rows, words, coalesced_width=width):
+            wq[n, w] = wq_next[n, w]
+        T.copy(W[row, next_col], wq_next)
+    else:
+        T.copy(W[row, col], wq)
+
+
 def dequant_gemm(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=128,
                  num_stages=3, threads=128, policy=FullCol, dtype="float16"):
     check_shapes(N, K, bits, group, block_K)
@@ -220,12 +234,8 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
             for k in T.Pipelined(steps, num_stages=num_stages):
                 for i in P:
                     T.copy(A[by * block_M, i * span + k * block_K], Xs[i])
-                if prefetch:  # this step's words, then the next step's in flight
-                    for n, j in T.Parallel(block_N, block_K):
-                        wq[n, j] = wq_next[n, j]
-                    T.copy(Wq[bx * block_N, T.min(k + 1, steps - 1) * block_K], wq_next)
-                else:
-                    T.copy(Wq[bx * block_N, k * block_K], wq)
+                step_words(Wq, bx * block_N, k * block_K, T.min(k + 1, steps - 1) * block_K,
+                           wq, wq_next, block_N, block_K, None, prefetch)
                 if packed_scales:  # the P scales of each row: P / 4 word loads
                     for w in Q:
                         for n in T.Parallel(block_N):
@@ -312,12 +322,8 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
             if prefetch:
                 T.copy(Wq[bx * block_N, 0], wq_next)
             for k in T.serial(steps):
-                if prefetch:  # this step's words, then the next step's in flight
-                    for n, w in T.Parallel(block_N, words, coalesced_width=4):
-                        wq[n, w] = wq_next[n, w]
-                    T.copy(Wq[bx * block_N, T.min(k + 1, steps - 1) * words], wq_next)
-                else:
-                    T.copy(Wq[bx * block_N, k * words], wq)
+                step_words(Wq, bx * block_N, k * words, T.min(k + 1, steps - 1) * words,
+                           wq, wq_next, block_N, words, 4, prefetch)
                 T.copy(A[0, k * block_K], x_lo)
                 if bits == 4:
                     T.copy(A[0, stored + k * block_K], x_hi)
@@ -437,15 +443,11 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                     T.copy(Wp[bx * block_N, k * words], W_s)
                     for g in G:
                         T.copy(W_s[0, g * gwords], wq[g])
-                elif prefetch:  # this step's words, then the next step's in flight
-                    for g in G:
-                        for n, w in T.Parallel(block_N, gwords):
-                            wq[g][n, w] = wq_next[g][n, w]
-                        T.copy(Wp[bx * block_N, T.min(k + 1, steps - 1) * words + g * gwords],
-                               wq_next[g])
                 else:
                     for g in G:
-                        T.copy(Wp[bx * block_N, k * words + g * gwords], wq[g])
+                        step_words(Wp, bx * block_N, k * words + g * gwords,
+                                   T.min(k + 1, steps - 1) * words + g * gwords,
+                                   wq[g], wq_next[g], block_N, gwords, None, prefetch)
                 for g in G:
                     # k j of gemm g: lane j % 2 of pair p = j // 8 % 4 of
                     # thread t = j // 2 % 4's word in block b = j // 32
@@ -530,12 +532,8 @@ def dequant_gemv_pairs(N, K, bits=4, group=128, block_N=8, block_K=1024, threads
             if prefetch:
                 T.copy(Wp[bx * block_N, 0], wq_next)
             for k in T.serial(steps):
-                if prefetch:  # this step's words, then the next step's in flight
-                    for n, w in T.Parallel(block_N, words, coalesced_width=4):
-                        wq[n, w] = wq_next[n, w]
-                    T.copy(Wp[bx * block_N, T.min(k + 1, steps - 1) * words], wq_next)
-                else:
-                    T.copy(Wp[bx * block_N, k * words], wq)
+                step_words(Wp, bx * block_N, k * words, T.min(k + 1, steps - 1) * words,
+                           wq, wq_next, block_N, words, 4, prefetch)
                 T.copy(A[0, k * (kstep // 2)], xw)
                 T.clear(part)
                 # pair i of the step (k 2i, 2i + 1): pair i % pairs_word of
