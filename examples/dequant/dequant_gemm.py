@@ -367,7 +367,7 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
 
 def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, block_K=128,
                        num_stages=4, threads=256, prefetch=True, w_shared=True, splits=1,
-                       dtype="float16"):
+                       scale_weights=False, dtype="float16"):
     """The decode GEMM (M up to 16) on tensor cores with the weights as the
     register A operand (C^T = W X^T, like `dequant_gemm_tn`), dequantized in
     float16 pairs from the pair-packed format of `pack_pairs_mma` (offline):
@@ -379,7 +379,11 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
     bit 4 (1024 + 16 u: one shift serves four pairs), fma.rn.f16x2 by 1/16
     minus 72. The gemm of a step (one group or part of one) accumulates
     into a float32 tile of its own, added to the total times the rows'
-    scales: no multiply a weight; a step may hold `splits` such gemms
+    scales: no multiply a weight (with `scale_weights` the pairs are
+    multiplied by their row's scale instead, one mul.f16x2 a pair, and the
+    gemms accumulate into the result: the better trade for wide tiles of X,
+    where the per-step scaling of the result tile costs more than the
+    weights' multiplies); a step may hold `splits` such gemms
     (their words adjacent), which spreads the step's fixed costs (waits,
     the scale epilogue) over more weights (3.4 SASS instructions a weight
     instead of 4.5 at int4, bN256 t256, but no faster on the H200: 42.9
@@ -424,7 +428,8 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             Xs = [T.alloc_shared((block_M, block_K), dtype) for _ in G]
             Ws = [T.alloc_fragment((block_N, block_K), dtype) for _ in G]
-            part = [T.alloc_fragment((block_N, block_M), "float32") for _ in G]  # gemm sums
+            if not scale_weights:  # each gemm's own sums, scaled after it
+                part = [T.alloc_fragment((block_N, block_M), "float32") for _ in G]
             # a gemm's words (each its own fragment: the layouts its loop induces)
             wq = [T.alloc_fragment((block_N, gwords), "int32") for _ in G]
             wq_next = [T.alloc_fragment((block_N, gwords), "int32") for _ in G]
@@ -463,14 +468,22 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                             w = wq[g][n, (j // 2 % 4 * blocks + j // 32) * 2 + j // 16 % 2]
                             pair = (w >> T.int32(j // 8 % 2) * 8) & 0x00FF00FF ^ 0x64806480
                             q = T.hsub2(pair, sub)
+                        if scale_weights:  # (q0 s, q1 s): one mul.f16x2 more a pair
+                            row = T.min(bx * block_N + n, N - 1)
+                            s = S[row, (k * span + g * block_K) // group]
+                            q = T.hmul2(q, T.pack2(s, s))
                         Ws[g][n, j] = T.unpack2(q, j % 2)
-                    T.gemm(Ws[g], Xs[g], part[g], transpose_B=True, policy=FullRow,
-                           clear_accum=True)
-                for n, m in T.Parallel(block_N, block_M):
-                    row = T.min(bx * block_N + n, N - 1)
-                    for g in G:
-                        s = T.float32(S[row, (k * span + g * block_K) // group])
-                        acc[n, m] += s * part[g][n, m]
+                    if scale_weights:
+                        T.gemm(Ws[g], Xs[g], acc, transpose_B=True, policy=FullRow)
+                    else:
+                        T.gemm(Ws[g], Xs[g], part[g], transpose_B=True, policy=FullRow,
+                               clear_accum=True)
+                if not scale_weights:
+                    for n, m in T.Parallel(block_N, block_M):
+                        row = T.min(bx * block_N + n, N - 1)
+                        for g in G:
+                            s = T.float32(S[row, (k * span + g * block_K) // group])
+                            acc[n, m] += s * part[g][n, m]
             for n, m in T.Parallel(block_N, block_M):
                 C_s[m, n] = T.cast(acc[n, m], dtype)
             T.copy(C_s, C[by * block_M, bx * block_N])
@@ -734,6 +747,14 @@ DECODE = PAIRS + PACKED + [
 # block_K / threads) at 32 next to the 64-per-thread accumulator; 128
 # threads on 128x128 tiles spill.
 PREFILL = [
+    # float16: the pair GEMM with scaled weights (642 TFLOP/s int4 on the
+    # H200, 1.8x the shared-memory dequant below; BENCHMARKS.md)
+    dict(pairs=True, scale_weights=True, block_M=256, block_N=128, block_K=64, num_stages=3,
+         threads=256),
+    dict(pairs=True, scale_weights=True, block_M=128, block_N=128, block_K=128, num_stages=3,
+         threads=256),
+    dict(pairs=True, scale_weights=True, block_M=128, block_N=256, block_K=64, num_stages=3,
+         threads=256),
     dict(block_M=128, block_N=128, block_K=64, num_stages=3, threads=256,
          policy=T.GemmWarpPolicy.Square),
     dict(block_M=128, block_N=256, block_K=32, num_stages=4, threads=256,
@@ -747,6 +768,10 @@ PORTABLE_DECODE = dict(block_M=16, block_N=32, block_K=128, num_stages=3, thread
 PORTABLE_TN = dict(tn=True, block_M=16, block_N=64, block_K=64, num_stages=2, threads=128)
 PORTABLE_PREFILL = dict(block_M=128, block_N=128, block_K=32, num_stages=2, threads=256,
                         policy=T.GemmWarpPolicy.Square)
+PORTABLE_PAIRS = dict(pairs=True, block_M=16, block_N=128, block_K=128, num_stages=2,
+                      threads=256)
+PORTABLE_PAIRS_PREFILL = dict(pairs=True, scale_weights=True, block_M=64, block_N=128,
+                              block_K=32, num_stages=2, threads=256)
 
 
 def configs_for(M):
@@ -1050,6 +1075,10 @@ def programs(M=16, N=8192, K=8192):
             ("dequant_gemm_tn_int4_f16_decode", program(M, N, K, 4, config=PORTABLE_TN), [3]),
             ("dequant_gemm_tn_int8_bf16_decode",
              program(M, N, K, 8, dtype="bfloat16", config=PORTABLE_TN), [3]),
+            ("dequant_gemm_pairs_int4_f16_decode", program(M, N, K, 4, config=PORTABLE_PAIRS),
+             [3]),
+            ("dequant_gemm_pairs_int8_f16_prefill",
+             program(4096, N, K, 8, config=PORTABLE_PAIRS_PREFILL), [3]),
             ("dequant_gemv_int4_f16", program(1, N, K, 4), [3]),
             ("dequant_gemv_int8_f16", program(1, N, K, 8), [3]),
             ("dequant_gemv_int8_bf16", program(1, N, K, 8, dtype="bfloat16"), [3])]

@@ -313,14 +313,19 @@ def test_pack_pairs_mma_round_trip(bits):
     (8, 16, 96, 512, 128, dict(block_N=64, block_K=128, threads=128, w_shared=False)),
     (8, 3, 64, 256, 32, dict(block_N=64, block_K=32, threads=128, num_stages=2)),
     (4, 16, 64, 1024, 128, dict(block_N=64, block_K=128, threads=128, splits=2)),
-    (8, 9, 64, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=4, w_shared=False))])
+    (8, 9, 64, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=4, w_shared=False)),
+    (4, 200, 256, 512, 128, dict(block_M=128, block_N=128, block_K=64, threads=256,
+                                 num_stages=3, scale_weights=True)),
+    (8, 16, 64, 256, 64, dict(block_N=64, block_K=64, threads=128, splits=2,
+                              scale_weights=True))])
 def test_dequant_gemm_pairs_matches_reference(bits, M, N, K, group, config):
-    """The pair-packed decode GEMM: steps of one group and of part of one,
-    several gemms a step (splits), ragged N and M, the words through shared
-    memory or straight into registers. The weights are exact in float16, so the error is the
+    """The pair-packed GEMM: steps of one group and of part of one, several
+    gemms a step (splits), ragged N and M, the words through shared memory
+    or straight into registers, the scales on the sums or on the weights
+    (the prefill's tiles). The weights are exact in float16, so the error is the
     float32 accumulation's and the output's rounding."""
     _seed()
-    config = dict(config, pairs=True, block_M=16)
+    config = dict({"block_M": 16}, **config, pairs=True)
     kernel = tl.compile(dq.program(M, N, K, bits, group, "float16", config), out_idx=[3],
                         target="cpu")
     A, Wq, S = dq.random_problem(M, N, K, bits, group, "float16")
@@ -366,15 +371,20 @@ def test_cuda_gemv_pairs_take_three_instructions_a_pair(bits):
     assert "st.shared" not in ptx.split("bar.sync")[0]  # the loop, before the reduction
 
 
-def test_prefill_tiles_on_cpu():
-    """The prefill configuration (128x128 tiles, 256 threads) computes the
-    same thing, on a ragged M."""
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_prefill_tiles_on_cpu(dtype):
+    """The prefill configurations compute the same thing, on a ragged M:
+    the default (float16: the pair GEMM with scaled weights; bfloat16: the
+    shared-memory dequant, 128x128 tiles, 256 threads)."""
     _seed()
     M, N, K = 130, 128, 256
-    kernel = tl.compile(dq.program(M, N, K, 4, 128), out_idx=[3], target="cpu")
-    A, Wq, S = dq.random_problem(M, N, K, 4, 128)
-    err = relative_error(kernel(A, Wq, S).float().numpy(), dq.reference(A, Wq, S).numpy())
-    assert err < 1e-3, err
+    config = dq.default_config(M, N, K, 4, 128, dtype)
+    assert bool(config.get("pairs")) == (dtype == "float16")
+    kernel = tl.compile(dq.program(M, N, K, 4, 128, dtype, config), out_idx=[3], target="cpu")
+    A, Wq, S = dq.random_problem(M, N, K, 4, 128, dtype)
+    err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S)).float().numpy(),
+                         dq.reference(A, Wq, S).numpy())
+    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
 
 
 @pytest.mark.parametrize("bits", [4, 8])
@@ -574,7 +584,8 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
     kernels = [(M, config, tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
                                       out_idx=[3], target="cuda"))
                for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE),
-                                 *(((7, dq.PAIRS[2]), (16, dict(dq.PAIRS[0], w_shared=False)))
+                                 *(((7, dq.PAIRS[2]), (16, dict(dq.PAIRS[0], w_shared=False)),
+                                    (130, dq.PREFILL[0]))
                                    if dtype == "float16" else ()),
                                  (16, tn[2]), (3, tn[3]), (16, dq.PACKED[1]),
                                  (7, dq.PACKED[2]), (9, dq.PACKED[3]), (16, dq.PACKED[4]),

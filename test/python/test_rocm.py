@@ -44,6 +44,7 @@ EF_AMDGPU_MACH = {"gfx90a": 0x03F, "gfx942": 0x04C, "gfx950": 0x04F}
 # T.gemm at all.
 NO_MFMA = ("dequant_gemm_int4_f16_decode", "dequant_gemm_int8_bf16_decode",
            "dequant_gemm_tn_int4_f16_decode", "dequant_gemm_tn_int8_bf16_decode",
+           "dequant_gemm_pairs_int4_f16_decode",
            "dequant_gemv_int4_f16", "dequant_gemv_int8_f16", "dequant_gemv_int8_bf16")
 # Example programs with no ROCm lowering, and the error that says so.
 CUDA_ONLY = {"sparse/gemm_sp.py": "'tile.gemm_sp' op is not supported on ROCm targets"}
