@@ -165,6 +165,18 @@ struct FoldDivisibleFloorDiv : OpRewritePattern<arith::FloorDivSIOp> {
   DataFlowSolver &solver;
 };
 
+/// Forgets the ranges of erased values: a value created later at the same
+/// address must not inherit them.
+struct ForgetErased : public RewriterBase::Listener {
+  explicit ForgetErased(DataFlowSolver &solver) : solver(solver) {}
+  void notifyOperationErased(Operation *op) override {
+    solver.eraseState(solver.getProgramPointAfter(op));
+    for (Value result : op->getResults())
+      solver.eraseState(result);
+  }
+  DataFlowSolver &solver;
+};
+
 struct TileFoldDivisibleIndexPass
     : public tile::impl::TileFoldDivisibleIndexBase<
           TileFoldDivisibleIndexPass> {
@@ -181,7 +193,10 @@ struct TileFoldDivisibleIndexPass
     arith::AddIOp::getCanonicalizationPatterns(patterns, &getContext());
     arith::MulIOp::getCanonicalizationPatterns(patterns, &getContext());
     arith::SubIOp::getCanonicalizationPatterns(patterns, &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    ForgetErased forget(solver);
+    GreedyRewriteConfig config;
+    config.setListener(&forget);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };
