@@ -175,9 +175,17 @@ def reinterpret(x, dtype):
     return Scalar(arith.BitcastOp(dtype.ir_type(), s.value).result, dtype)
 
 
+def _half(dtype, what):
+    """The 16-bit float type of a pair operation."""
+    half = dt.as_dtype(dtype)
+    if half.name not in ("float16", "bfloat16"):
+        raise TypeError(f"T.{what}: pairs of float16 or bfloat16, not {half}")
+    return half
+
+
 def _pair_word(x, what):
-    """A runtime int32 (or a Python int: its 32 bits) carrying two 16-bit
-    floats, as a vector<2xf16|bf16> value."""
+    """The int32 scalar of a pair word: a runtime int32, or a Python int
+    (its 32 bits, as a constant)."""
     x = _unwrap_ref(x)
     if not is_runtime(x):
         if not isinstance(x, int) or isinstance(x, bool):
@@ -200,9 +208,7 @@ def _pair_op(name: str, arity: int, doc: str):
 
         if len(xs) != arity:
             raise TypeError(f"T.{name} takes {arity} pair words, got {len(xs)}")
-        half = dt.as_dtype(dtype)
-        if half.name not in ("float16", "bfloat16"):
-            raise TypeError(f"T.{name}: pairs of float16 or bfloat16, not {half}")
+        half = _half(dtype, name)
         words = [_pair_word(x, name) for x in xs]
         i32 = dt.int32.ir_type()
         one = ir.VectorType.get([1], i32)
@@ -237,9 +243,7 @@ def unpack2(x, lane, dtype="float16"):
     the lane may be an index expression of the loop (`j % 2`)."""
     from ..dialects import arith
 
-    half = dt.as_dtype(dtype)
-    if half.name not in ("float16", "bfloat16"):
-        raise TypeError(f"T.unpack2: pairs of float16 or bfloat16, not {half}")
+    half = _half(dtype, "unpack2")
     w = _pair_word(x, "unpack2")
     if isinstance(lane, int):
         if lane not in (0, 1):
@@ -258,14 +262,11 @@ def pack2(lo, hi, dtype="float16"):
     bfloat16); the word the pair operations (T.hfma2, ...) take."""
     from ..dialects import arith
 
-    half = dt.as_dtype(dtype)
-    if half.name not in ("float16", "bfloat16"):
-        raise TypeError(f"T.pack2: pairs of float16 or bfloat16, not {half}")
+    half = _half(dtype, "pack2")
     i32 = dt.int32.ir_type()
     parts = []
     for v in (lo, hi):
-        h = to_scalar(_unwrap_ref(v), half) if state.active() else v
-        h = cast(h, half)
+        h = cast(to_scalar(_unwrap_ref(v), half), half)
         bits = arith.BitcastOp(dt.int16.ir_type(), to_scalar(h).value).result
         parts.append(Scalar(arith.ExtUIOp(i32, bits).result, dt.int32))
     return binary("|", parts[0], binary("<<", parts[1], 16))
