@@ -4321,9 +4321,6 @@ LogicalResult KernelLowering::run() {
     });
     if (f64.wasInterrupted())
       return failure();
-    // Float multiplies and adds may contract into fma, as CUDA compiles by
-    // default (-fmad=true): the softmax's x * scale - m * scale is one FFMA
-    // instead of a rounded multiply and a subtract.
     // A 16-bit float fma (T.hfma2's pairs) is one instruction; left to the
     // math lowering it would become a float32 libdevice call.
     if (!amd)
@@ -4337,6 +4334,9 @@ LogicalResult KernelLowering::run() {
                                   .getResult());
         op.erase();
       });
+    // Float multiplies and adds may contract into fma, as CUDA compiles by
+    // default (-fmad=true): the softmax's x * scale - m * scale is one FFMA
+    // instead of a rounded multiply and a subtract.
     if (!amd)
       gpuFunc.walk([&](arith::ArithFastMathInterface op) {
         if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op))
