@@ -37,6 +37,14 @@ cores: the packed bytes arrive in 16-byte chunks straight into registers,
 each thread owning whole chunks; a weight costs a shift, a logic op and one
 fused multiply-add, the scale is applied once a chunk, and one reduction
 across threads ends it (`inputs_for` gives its arguments: views of A and W).
+The float16 kernels of every regime compute in pairs of float16
+(`T.hsub2`, `T.hfma2`, ... on int32 words) on weights repacked offline so
+that two adjacent k of a row share one word's 16-bit halves: the GEMV
+`dequant_gemv_pairs` (`pack_pairs`) and the decode and prefill GEMM
+`dequant_gemm_pairs` (`pack_pairs_mma`: a register of the tensor cores'
+A operand per pair, the words of a thread adjacent). A pair costs one lop3
+and one half2 operation; configs with `pairs` select them, first in each
+float16 list.
 
     python examples/dequant/dequant_gemm.py [--target cpu|cuda] [--m M --n N --k K]
         [--bits 4|8] [--group 128] [--dtype float16|bfloat16]
