@@ -375,3 +375,34 @@ def test_index_value_slice_has_static_extent(target, rng):
         rows = x[s + 1:s + 5]
         want[b, :len(rows)] = rows  # (rows past the end of X read as zero)
     np.testing.assert_array_equal(y, want)
+
+
+def test_source_edited_after_import_is_named(tmp_path, monkeypatch):
+    """A tile program's source is read when it is compiled: when its file
+    changed since the import, the lines there belong to another function
+    and the error says so instead of a confusing one from those lines."""
+    import importlib
+
+    path = tmp_path / "edited_module.py"
+    body = '''import tilelang_mlir.language as T
+
+
+def make(n):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                Y[i] = X[i] * 2.0
+
+    return main
+'''
+    path.write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("edited_module")
+    x = torch.arange(8, dtype=torch.float32)
+    assert torch.equal(tl.compile(module.make(8), out_idx=[1], target="cpu")(x), 2 * x)
+    # Lines inserted above: the program's old line now holds another def.
+    path.write_text(body.replace("\n\ndef make(n):",
+                                 "\n\ndef other(A, B):\n    return A\n\n\ndef make(n):"))
+    with pytest.raises(TileLangError, match="changed since it was imported"):
+        tl.compile(module.make(8), out_idx=[1], target="cpu")

@@ -50,4 +50,14 @@ def parse_function(fn: Callable) -> FunctionSource:
     if len(defs) != 1 or isinstance(defs[0], ast.AsyncFunctionDef):
         raise TileLangError(f"{fn.__qualname__!r} must be a single (non-async) function",
                             SourceLocation(filename, first_line, indent + 1))
+    # The source is read from the file now, the code was compiled at import:
+    # a file edited since then would be parsed at the wrong lines.
+    code = getattr(fn, "__code__", None)
+    params = [a.arg for a in defs[0].args.posonlyargs + defs[0].args.args]
+    if code is not None and (defs[0].name != fn.__name__ or
+                             params != list(code.co_varnames[:code.co_argcount])):
+        raise TileLangError(f"the source of {fn.__qualname__!r} in {filename} changed since "
+                            f"it was imported: line {first_line} now defines "
+                            f"{defs[0].name}({', '.join(params)}); reload the module",
+                            SourceLocation(filename, first_line, indent + 1))
     return FunctionSource(filename, first_line, indent, text, defs[0])
