@@ -27,7 +27,9 @@ memory-bound cases (M <= 16) are timed a second way, in a table of their
 own: the best config, cuBLAS and Triton each over copies of the weights
 larger than the L2, called round robin in one graph, no flush
 (`common.rotate_ms`): the flush zeroes a buffer, and the dirty lines it
-leaves in the L2 cost a 10-20 us kernel 3-5 us of write-backs.
+leaves in the L2 cost a 10-20 us kernel 3-5 us of write-backs. That table
+also times a kernel that only reads the packed weights (`read_floor`):
+what the bytes cost with no arithmetic.
 
     python benchmarks/dequant.py [--cases dq,gemv] [--bits 4,8] [--quick] [--gemv-sweep]
 
@@ -44,6 +46,7 @@ import time
 import torch
 
 import tilelang_mlir as tl
+import tilelang_mlir.language as T
 from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
@@ -63,6 +66,38 @@ DQ_SHAPES = [(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)]
 GEMV_SHAPES = [(8192, 8192), (28672, 8192)]
 GROUP = 128
 TOL = 1e-2
+
+
+def read_floor(N, words, block_N=8, block_W=256, threads=128):
+    """The "read floor" of a memory-bound case: a kernel that only reads an
+    (N, words) int32 tensor the way the GEMVs read weights (16-byte chunks,
+    block_N rows a block, block_W words a step) and sums each row; timed
+    cold on the weights' words, it is what those bytes cost with no
+    arithmetic at all."""
+    block_W = min(block_W, words)
+    if words % block_W:
+        raise ValueError(f"{words} words do not split into steps of {block_W}")
+
+    @T.prim_func
+    def main(W: T.Tensor((N, words), "int32"), R: T.Tensor((N,), "int32")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=threads) as bx:
+            w = T.alloc_fragment((block_N, block_W), "int32")
+            acc = T.alloc_fragment((block_N, block_W // 4), "int32")
+            r = T.alloc_fragment((block_N,), "int32")
+            T.clear(acc)
+            for k in T.serial(words // block_W):
+                T.copy(W[bx * block_N, k * block_W], w)
+                for n, j in T.Parallel(block_N, block_W, coalesced_width=4):
+                    acc[n, j // 4] += w[n, j]
+            T.reduce_sum(acc, r, dim=1)
+            T.copy(r, R[bx * block_N])
+
+    return main
+
+
+def floor_words(case):
+    """The int32 words of a case's packed weights (N, words)."""
+    return case.N, case.K * case.bits // 32
 
 
 def gemv_sweep(bits, K):
@@ -248,7 +283,7 @@ def measure(fn, ref):
     return common.measure(fn, common.within(ref, TOL))
 
 
-def run_case(case, kernels, generator):
+def run_case(case, kernels, generator, floor=None):
     dt = getattr(torch, case.dtype)
     M, N, K = case.M, case.N, case.K
     row = {"case": case}
@@ -295,11 +330,11 @@ def run_case(case, kernels, generator):
     del args, Wd, ref, packed
     torch.cuda.empty_cache()
     if case.M <= 16:  # memory-bound: also timed cold without a flush
-        row.update(cold_times(case, row, best, generator))
+        row.update(cold_times(case, row, best, generator, floor))
     return row
 
 
-def cold_times(case, row, best, generator):
+def cold_times(case, row, best, generator, floor=None):
     """Per-call ms of the best config and of cuBLAS (and Triton) with
     `common.rotate_ms`: a graph of calls over copies of the weights that
     together exceed the L2 (new random weights; the check above covered the
@@ -335,6 +370,13 @@ def cold_times(case, row, best, generator):
     if row["triton"][0] == "ok":
         out["triton_cold"] = common.rotate_ms(
             [lambda q=Wq, s=S: triton_dequant(x, q, s, case.bits) for Wq, S, _ in sets])
+    if floor is not None:  # the weights' words only, read and summed
+        words = [Wq.view(torch.int32).reshape(floor_words(case)) for Wq, _, _ in sets]
+        want = words[0].to(torch.int64).sum(dim=1).to(torch.int32)  # wraps like the kernel
+        if torch.equal(floor(words[0]), want):
+            out["floor_cold"] = common.rotate_ms([lambda w=w: floor(w) for w in words])
+        else:
+            print(f"  {case.label}: the read floor kernel summed wrongly")
     del sets
     torch.cuda.empty_cache()
     return out
@@ -384,15 +426,18 @@ def print_table(rows, copy_gbs):
         print("cold, no flush (common.rotate_ms: a graph of calls over weight copies larger "
               "than the L2): us / GB/s (fraction of the copy bandwidth)")
         print()
-        print("| case | ours | cuBLAS fp16 | Triton | ours / cuBLAS |")
-        print("|---|---|---|---|---|")
+        print("| case | ours | cuBLAS fp16 | Triton | read floor | ours / cuBLAS |")
+        print("|---|---|---|---|---|---|")
         for row in cold:
             case = row["case"]
             ratio = (f"{row['cublas_cold'] / row['ours_cold']:.2f}x"
                      if "ours_cold" in row and "cublas_cold" in row else "—")
             print(f"| {case.label} | {cold_cell(row, 'ours_cold', case, copy_gbs)} | "
                   f"{cold_cell(row, 'cublas_cold', case, copy_gbs, 16)} | "
-                  f"{cold_cell(row, 'triton_cold', case, copy_gbs)} | {ratio} |")
+                  f"{cold_cell(row, 'triton_cold', case, copy_gbs)} | "
+                  f"{cold_cell(row, 'floor_cold', case, copy_gbs)} | {ratio} |")
+        print("(read floor: `read_floor`, the weights' words only read and summed, no "
+              "arithmetic; its GB/s count the case's bytes, as ours)")
 
 
 def compile_all(todo, target):
@@ -418,6 +463,13 @@ def compile_all(todo, target):
             if report["spill_stores"] or report["spill_loads"]:
                 print(f"  {case.label} {describe(config)} spills registers")
             compiled[case.label].append((config, kernel))
+        if case.kind == "dq" and case.M <= 16:  # the read floor of the cold table
+            try:
+                compiled[f"{case.label} floor"] = [
+                    (None, tl.compile(read_floor(*floor_words(case)), out_idx=[1],
+                                      target=target))]
+            except Exception as e:  # noqa: BLE001
+                print(f"  {case.label} read floor: did not compile: {common.reason(e)}")
     return compiled
 
 
@@ -448,7 +500,9 @@ def main(argv=None):
     rows = []
     for case in todo:
         print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label], generator))
+        floor = compiled.get(f"{case.label} floor")
+        rows.append(run_case(case, compiled[case.label], generator,
+                             floor[0][1] if floor else None))
     print_table(rows, copy_gbs)
 
 

@@ -671,3 +671,27 @@ def test_cuda_setmaxnreg_asks_only_what_the_producer_frees(threads):
     assert producers == 128 and inc > entry > dec
     assert (inc - entry) * threads <= (entry - dec) * producers, (entry, dec, inc)
 
+
+
+def test_benchmark_read_floor_sums_rows():
+    """The dequant benchmark's read-floor kernel (the weights' words read and
+    summed, no arithmetic) sums each row, wrapping like int32, on a ragged
+    N; its words are the packed weights' (int4: K / 8 a row)."""
+    import importlib.util
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location(
+        "dequant_benchmark_under_test", os.path.join(root, "benchmarks", "dequant.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    case = bench.Case("dq", (1, 44, 2048), 4)
+    assert bench.floor_words(case) == (44, 256)
+    kernel = tl.compile(bench.read_floor(*bench.floor_words(case), block_W=64), out_idx=[1],
+                        target="cpu")
+    _seed()
+    w = torch.randint(-2 ** 31, 2 ** 31 - 1, (44, 256), dtype=torch.int32)
+    want = w.to(torch.int64).sum(dim=1).to(torch.int32)
+    assert torch.equal(kernel(w), want)
+    with pytest.raises(ValueError, match="do not split into steps"):
+        bench.read_floor(44, 96, block_W=64)
