@@ -76,6 +76,21 @@ def step_words(W, row, col, next_col, wq, wq_next, rows, words, width, prefetch)
         T.copy(W[row, col], wq)
 
 
+@T.macro
+def store_transposed(acc, C_s, C, row, col, rows, cols, dtype):
+    """C[row:, col:] = acc^T in `dtype`: the kernels that compute C^T = W X^T
+    (acc is rows x cols of C^T) store it through the shared tile C_s."""
+    for n, m in T.Parallel(rows, cols):
+        C_s[m, n] = T.cast(acc[n, m], dtype)
+    T.copy(C_s, C[row, col])
+
+
+# Float16 pairs the pair kernels build or subtract, as int32 bits:
+# (1024, 1024), (1032, 1032), (1152, 1152), (1/16, 1/16), (-72, -72).
+H2_1024, H2_1032, H2_1152 = 0x64006400, 0x64086408, 0x64806480
+H2_SIXTEENTH, H2_MINUS_72 = 0x2C002C00, 0xD480D480
+
+
 def dequant_gemm(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=128,
                  num_stages=3, threads=128, policy=FullCol, dtype="float16"):
     check_shapes(N, K, bits, group, block_K)
@@ -177,9 +192,7 @@ def dequant_gemm_tn(M, N, K, bits=4, group=128, block_M=16, block_N=64, block_K=
                 T.gemm(W_lo, X_lo, acc, transpose_B=True, policy=FullRow)
                 if bits == 4:
                     T.gemm(W_hi, X_hi, acc, transpose_B=True, policy=FullRow)
-            for n, m in T.Parallel(block_N, block_M):
-                C_s[m, n] = T.cast(acc[n, m], dtype)
-            T.copy(C_s, C[by * block_M, bx * block_N])
+            store_transposed(acc, C_s, C, by * block_M, bx * block_N, block_N, block_M, dtype)
 
     return main
 
@@ -267,9 +280,7 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
                            wg_wait=-1 if overlap else 0)
                 if overlap:  # the step's gemms done: its X tiles and fragments free
                     T.wait_wgmma(0)
-            for n, m in T.Parallel(block_N, block_M):
-                C_s[m, n] = T.cast(acc[n, m], dtype)
-            T.copy(C_s, C[by * block_M, bx * block_N])
+            store_transposed(acc, C_s, C, by * block_M, bx * block_N, block_N, block_M, dtype)
 
     return main
 
@@ -427,8 +438,7 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
     blocks = block_K // 32
     steps = K // span
     G = tuple(range(splits))
-    sub = 0x64086408 if bits == 4 else 0x64806480  # (1032, 1032) or (1152, 1152)
-    sixteenth, m72 = 0x2C002C00, 0xD480D480        # (1/16, 1/16), (-72, -72)
+    sub = H2_1032 if bits == 4 else H2_1152
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), Wp: T.Tensor((N, K // per_word), "int32"),
@@ -469,12 +479,12 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                             w = wq[g][n, j // 2 % 4 * blocks + j // 32]
                             cls = T.int32(j // 16 % 2)  # p // 2: mask at bit 0 or 4
                             pair = (w >> T.int32(j // 8 % 2) * 8) & (0x000F000F << cls * 4) \
-                                | 0x64006400
+                                | H2_1024
                             q = T.if_then_else(cls == 0, T.hsub2(pair, sub),
-                                               T.hfma2(pair, sixteenth, m72))
+                                               T.hfma2(pair, H2_SIXTEENTH, H2_MINUS_72))
                         else:
                             w = wq[g][n, (j // 2 % 4 * blocks + j // 32) * 2 + j // 16 % 2]
-                            pair = (w >> T.int32(j // 8 % 2) * 8) & 0x00FF00FF ^ 0x64806480
+                            pair = (w >> T.int32(j // 8 % 2) * 8) & 0x00FF00FF ^ H2_1152
                             q = T.hsub2(pair, sub)
                         if scale_weights:  # (q0 s, q1 s): one mul.f16x2 more a pair
                             row = T.min(bx * block_N + n, N - 1)
@@ -492,9 +502,7 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                         for g in G:
                             s = T.float32(S[row, (k * span + g * block_K) // group])
                             acc[n, m] += s * part[g][n, m]
-            for n, m in T.Parallel(block_N, block_M):
-                C_s[m, n] = T.cast(acc[n, m], dtype)
-            T.copy(C_s, C[by * block_M, bx * block_N])
+            store_transposed(acc, C_s, C, by * block_M, bx * block_N, block_N, block_M, dtype)
 
     return main
 
@@ -535,9 +543,7 @@ def dequant_gemv_pairs(N, K, bits=4, group=128, block_N=8, block_K=1024, threads
     words = kstep // per_word
     steps = K // kstep
     classes = 2 if bits == 4 else 1  # int4: pairs masked at bit 0 or bit 4 (16 u)
-
     pairs_word = per_word // 2       # pairs of a word
-    bias = 0x64086408 if bits == 4 else 0x64806480  # (1032, 1032) or (1152, 1152)
 
     @T.prim_func
     def main(A: T.Tensor((1, K // 2), "int32"), Wp: T.Tensor((N, K // per_word), "int32"),
@@ -563,11 +569,11 @@ def dequant_gemv_pairs(N, K, bits=4, group=128, block_N=8, block_K=1024, threads
                     w = wq[n, i // pairs_word]
                     if bits == 4:  # pair p = i % 4: shift (p % 2) * 8, mask at bit 4 (p // 2)
                         cls = T.int32(i // 2 % 2)
-                        pair = (w >> T.int32(i % 2) * 8) & (0x000F000F << cls * 4) | 0x64006400
-                        q = T.hsub2(pair, T.if_then_else(cls == 0, 0x64086408, 0x64806480))
+                        pair = (w >> T.int32(i % 2) * 8) & (0x000F000F << cls * 4) | H2_1024
+                        q = T.hsub2(pair, T.if_then_else(cls == 0, H2_1032, H2_1152))
                     else:  # the signed bytes, their sign bits flipped: 1024 + q + 128
-                        pair = (w >> T.int32(i % 2) * 8) & 0x00FF00FF ^ 0x64806480
-                        q = T.hsub2(pair, bias)
+                        pair = (w >> T.int32(i % 2) * 8) & 0x00FF00FF ^ H2_1152
+                        q = T.hsub2(pair, H2_1152)
                     part[n, i // (cw // 2), i // 2 % classes] = T.hfma2(
                         q, xw[i], part[n, i // (cw // 2), i // 2 % classes])
                 for n, c, m in T.Parallel(block_N, chunks, classes):
@@ -912,26 +918,38 @@ def unpack_words(Wp, bits=4):
                      dim=1).to(torch.int32)
 
 
-def pack_pairs(Wq, bits=4):
-    """The pair-packed format `dequant_gemv_pairs` reads (offline, on Wq's
-    device): (N, K / 8) int32 words for int4, (N, K / 4) for int8; word w
-    of row n holds consecutive k. int4: k = 8w + 2p in bits [4p, 4p + 4)
-    and k = 8w + 2p + 1 in bits [16 + 4p, 20 + 4p), as q + 8, p = 0..3.
-    int8: k = 4w + 2p in byte p and k = 4w + 2p + 1 in byte p + 2, as the
-    signed byte, p = 0, 1. `unpack_pairs` is its inverse."""
-    q = unpack(Wq, bits).to(torch.int64)
+def _pair_shift(p, bits):
+    """Bit position of lane 0 of pair p in a pair-packed word (lane 1 is 16
+    above): int4 pairs 0, 1 at nibbles 0, 2 (shifts 0 and 8), pairs 2, 3 at
+    nibbles 1, 3 (masked at bit 4); int8 pair p at byte p."""
+    return 4 * (2 * (p % 2) + p // 2) if bits == 4 else 8 * p
+
+
+def _pair_words(q, bits):
+    """Integer weights q (N, K) as pair-packed int32 words (`pack_pairs`)."""
+    q = q.to(torch.int64)
     N, K = q.shape
     per_word = 8 if bits == 4 else 4
     if K % per_word:
         raise ValueError(f"K = {K} is not a multiple of {per_word}")
-    field = 4 if bits == 4 else 8
     u = (q + 8 if bits == 4 else q & 255).reshape(N, K // per_word, per_word // 2, 2)
     w = torch.zeros((N, K // per_word), dtype=torch.int64, device=q.device)
     for p in range(per_word // 2):
-        at = field * (2 * (p % 2) + p // 2 if bits == 4 else p)
+        at = _pair_shift(p, bits)
         w |= u[:, :, p, 0] << at
         w |= u[:, :, p, 1] << (16 + at)
     return torch.where(w >= 2 ** 31, w - 2 ** 32, w).to(torch.int32).contiguous()
+
+
+def pack_pairs(Wq, bits=4):
+    """The pair-packed format `dequant_gemv_pairs` reads (offline, on Wq's
+    device): (N, K / 8) int32 words for int4, (N, K / 4) for int8; word w
+    of row n holds consecutive k. int4: k = 8w + 2p and 8w + 2p + 1, as
+    q + 8, in the nibbles at bit `_pair_shift(p)` and 16 above, p = 0..3
+    (nibbles 0, 2, 1, 3); int8: k = 4w + 2p in byte p and k = 4w + 2p + 1 in
+    byte p + 2, as the signed byte, p = 0, 1. `unpack_pairs` is its
+    inverse."""
+    return _pair_words(unpack(Wq, bits), bits)
 
 
 def pack_pairs_mma(Wq, bits=4, block_K=128):
@@ -941,56 +959,43 @@ def pack_pairs_mma(Wq, bits=4, block_K=128):
     pairs of one thread of the tensor cores' A operand are adjacent (see
     `dequant_gemm_pairs`). `unpack_pairs_mma` is its inverse."""
     q = unpack(Wq, bits)
-    N, K = q.shape
+    K = q.shape[1]
     if K % block_K or block_K % 32:
         raise ValueError(f"K = {K} does not split into steps of block_K = {block_K} "
                          f"(a multiple of 32)")
-    order = _mma_pair_order(K, bits, block_K)
-    return pack_pairs(_requantized(q[:, order], bits), bits)
+    return _pair_words(q[:, _mma_pair_order(K, block_K)], bits)
 
 
 def unpack_pairs_mma(Wp, bits=4, block_K=128):
     """The integer weights (N, K) int32 of `pack_pairs_mma` words."""
     q = unpack_pairs(Wp, bits)
     out = torch.empty_like(q)
-    out[:, _mma_pair_order(q.shape[1], bits, block_K)] = q
+    out[:, _mma_pair_order(q.shape[1], block_K)] = q
     return out
 
 
-def _mma_pair_order(K, bits, block_K):
+def _mma_pair_order(K, block_K):
     """k of each position of the pair stream (pack_pairs order): the words
-    of a step as (t, b) (int8: (t, b, p // 2)), each word's pairs p (int8:
-    p % 2 of the two), lanes."""
+    of a step as (t, b), each word's pairs p, lanes (int8: words (t, b,
+    p // 2) hold pairs p % 2, the same stream)."""
     blocks = block_K // 32
     order = []
     for step in range(K // block_K):
         for t in range(4):
             for b in range(blocks):
-                for p in range(4):  # int4: the word's 4 pairs; int8: 2 words of 2
+                for p in range(4):
                     for lane in range(2):
                         order.append(step * block_K + 32 * b + 8 * p + 2 * t + lane)
-    return torch.tensor(order)  # int8: words (t, b, p // 2) hold pairs p % 2
-
-
-def _requantized(q, bits):
-    """Integer weights (N, K) back in the format of `quantize` (Wq), for
-    the packers that take it."""
-    if bits == 8:
-        return q.to(torch.int8).contiguous()
-    K = q.shape[1]
-    nib = (q + 8).to(torch.uint8)
-    return (nib[:, :K // 2] | (nib[:, K // 2:] << 4)).contiguous()
+    return torch.tensor(order)
 
 
 def unpack_pairs(Wp, bits=4):
     """The integer weights (N, K) int32 of pair-packed Wp (pack_pairs)."""
     w = Wp.to(torch.int64) & 0xFFFFFFFF
-    field = 4 if bits == 4 else 8
-    mask = (1 << field) - 1
-    lanes = []
-    for p in range(16 // field):
-        at = field * (2 * (p % 2) + p // 2 if bits == 4 else p)
-        lanes.append(torch.stack([(w >> at) & mask, (w >> (16 + at)) & mask], dim=-1))
+    mask = 15 if bits == 4 else 255
+    lanes = [torch.stack([(w >> _pair_shift(p, bits)) & mask,
+                          (w >> (16 + _pair_shift(p, bits))) & mask], dim=-1)
+             for p in range(4 if bits == 4 else 2)]
     u = torch.stack(lanes, dim=2).reshape(Wp.shape[0], -1)
     q = u - 8 if bits == 4 else torch.where(u >= 128, u - 256, u)
     return q.to(torch.int32)
