@@ -63,12 +63,26 @@ example = common.load("examples/attention/flash_attn.py", "flash_attn_example")
 # (tl.rotate_sched_barrier).
 VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate",
             "sched": "tl.rotate_sched_barrier"}
+# The rotated loop holds one K and one V slot of the ring (they have
+# barriers of their own), so 2 stages suffice and wider KV tiles fit.
+_W160 = dict(block_M=128, block_N=160, num_stages=2, threads=256)
+_W176 = dict(block_M=128, block_N=176, num_stages=2, threads=256)
 CONFIGS = example.CONFIGS + [
     dict(example.CONFIGS[0], pingpong=True),
     dict(example.CONFIGS[0], rotate=True),
-    dict(example.CONFIGS[2], rotate=True),
     dict(example.CONFIGS[0], rotate=True, sched=True),
     dict(example.CONFIGS[2], rotate=True, sched=True),
+    dict(_W160, rotate=True, sched=True),
+    dict(example.CONFIGS[0], rotate=True, pingpong=True),
+    dict(example.CONFIGS[0], rotate=True, pingpong=True, sched=True),
+    dict(example.CONFIGS[2], rotate=True, pingpong=True, sched=True),
+    dict(_W160, rotate=True, pingpong=True, sched=True),
+    dict(_W176, rotate=True, pingpong=True),
+    dict(example.CONFIGS[4], rotate=True, sched=True),
+    dict(example.CONFIGS[4], rotate=True),
+    # Causal blocks in launch order instead of the longest first.
+    dict(example.CONFIGS[0], heavy_first=False),
+    dict(example.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),
 ]
 
 

@@ -33,18 +33,21 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 
 def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=128, block_N=128,
-               num_stages=2, threads=256, dtype="float16"):
+               num_stages=2, threads=256, dtype="float16", heavy_first=None):
     scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
     q_shape = (batch, heads, seq_len, dim)
     kv_shape = (batch, heads // groups, seq_len, dim)
     accum = "float32"
     mask_tail = seq_len % block_N != 0  # the last KV tile reads zeros past the end
+    q_blocks = -(-seq_len // block_M)
+    if heavy_first is None:  # causal blocks' work grows with their index
+        heavy_first = is_causal
 
     @T.prim_func
     def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype),
              V: T.Tensor(kv_shape, dtype), O: T.Tensor(q_shape, dtype),
              LSE: T.Tensor((batch, heads, seq_len), accum)):
-        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+        with T.Kernel(q_blocks, heads, batch, threads=threads) as (bx_launch, by, bz):
             Q_shared = T.alloc_shared((block_M, dim), dtype)
             K_shared = T.alloc_shared((block_N, dim), dtype)
             V_shared = T.alloc_shared((block_N, dim), dtype)
@@ -59,6 +62,8 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
             lse = T.alloc_fragment((block_M,), accum)
 
             kv_head = by // groups
+            # Causal: the longest blocks first, so the last wave is short.
+            bx = q_blocks - 1 - bx_launch if heavy_first else bx_launch
             T.copy(Q[bz, by, bx * block_M, 0], Q_shared)
             T.clear(acc_o)
             T.clear(l)
@@ -108,9 +113,11 @@ CONFIGS = [
 
 
 def describe(config):
-    """'128x128 s2 t256': block_M x block_N, stages, threads."""
+    """'128x128 s2 t256': block_M x block_N, stages, threads (and 'launch
+    order' where causal blocks are not taken longest first)."""
     c = config
-    return f"{c['block_M']}x{c['block_N']} s{c['num_stages']} t{c['threads']}"
+    order = " launch order" if c.get("heavy_first") is False else ""
+    return f"{c['block_M']}x{c['block_N']} s{c['num_stages']} t{c['threads']}{order}"
 
 
 def programs(batch=8, heads=32, seq_len=4096):

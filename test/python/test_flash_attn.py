@@ -105,3 +105,32 @@ def test_flash_attn_ragged_sequence(is_causal, target):
 def test_flash_attn_bfloat16_default_blocks(target):
     o_err, lse_err = run(target, 1, 1, 256, 128, is_causal=True, dtype="bfloat16")
     assert o_err < TOL["bfloat16"] and lse_err < LSE_TOL, (o_err, lse_err)
+
+
+# The rotated consumer loop on sm_90a (pass configs, off by default): S_k and
+# the previous tile's O += P V in flight together, K and V on barrier rings
+# of their own; with the warpgroups taking one turn for the two gemms
+# (tl.enable_pingpong); on a 160-wide KV tile, which leaves a masked tail at
+# S = 1000. Several laps of the 2-slot ring per block.
+ROTATED = {
+    "rotate": ({"tl.enable_rotate": True}, {}),
+    "rotate_turns": ({"tl.enable_rotate": True, "tl.enable_pingpong": True}, {}),
+    "rotate_turns_sched_160": ({"tl.enable_rotate": True, "tl.enable_pingpong": True,
+                                "tl.rotate_sched_barrier": True}, dict(block_N=160)),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", ROTATED)
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("seq_len", [1024, 1000])
+def test_flash_attn_rotated(variant, is_causal, seq_len):
+    pass_configs, blocks = ROTATED[variant]
+    kernel = tl.compile(fa.flash_attn(2, 4, seq_len, 128, is_causal, groups=2, **blocks),
+                        out_idx=[3, 4], target="cuda", pass_configs=pass_configs)
+    q = torch.randn(2, 4, seq_len, 128).half()
+    k, v = torch.randn(2, 2, seq_len, 128).half(), torch.randn(2, 2, seq_len, 128).half()
+    o, lse = kernel(put(q, "cuda"), put(k, "cuda"), put(v, "cuda"))
+    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
+    o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
+    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)

@@ -2897,8 +2897,12 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
     wg = arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgM * wgN));
   // Warpgroups taking turns: wait for this one's turn; the next one's
   // starts once these instructions are issued (they run in issue order).
+  // A turn spans one gemm (`pingpong`) or the gemms from one marked
+  // `pingpong_begin` to one marked `pingpong_end` (a rotated loop's pair).
   bool turn = takesTurns(op);
-  if (turn)
+  bool turnStarts = turn && !op->hasAttr("pingpong_end");
+  bool turnEnds = turn && !op->hasAttr("pingpong_begin");
+  if (turnStarts)
     turnBarrier(b, 0, /*arrive=*/false);
   Value wgRow = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
@@ -2965,7 +2969,7 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  if (turn)
+  if (turnEnds)
     turnBarrier(b, 1, /*arrive=*/true);
   // An async gemm stays in flight until a tile.gemm_wait.
   if (!op.getAsync())
@@ -2975,14 +2979,17 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
 }
 
 /// Whether the consumer warpgroups take turns at `op` (a gemm marked
-/// `pingpong` by tile-warp-specialize): a synchronous wgmma gemm whose
-/// warpgroups each own a band of rows (grid n x 1, n > 1) and read A from
-/// shared memory or from their registers as they are, so that nothing
+/// `pingpong` by tile-warp-specialize, or `pingpong_begin`/`pingpong_end`:
+/// async gemms of a rotated loop, one turn for the two): a wgmma gemm
+/// whose warpgroups each own a band of rows (grid n x 1, n > 1) and read A
+/// from shared memory or from their registers as they are, so that nothing
 /// between the start and the end of a turn synchronizes the warpgroups.
 bool KernelLowering::takesTurns(GemmOp op) {
   auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
   int64_t groups = numThreads / 128;
-  if (!op->hasAttr("pingpong") || op.getAsync() || producerThreads == 0 ||
+  bool marked = (op->hasAttr("pingpong") && !op.getAsync()) ||
+                op->hasAttr("pingpong_begin") || op->hasAttr("pingpong_end");
+  if (!marked || producerThreads == 0 ||
       !grid || groups < 2 || grid[0] != groups || grid[1] != 1 ||
       !isInScope(op.getB().getType(), MemoryScope::shared))
     return false;
@@ -3439,6 +3446,19 @@ LogicalResult KernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
     // Warpgroups taking turns at gemms (takesTurns): the last one lets the
     // first go first, and the first takes the last one's final hand-over at
     // the end, so that every arrival on a turn barrier is waited for.
+    // A turn spanning two gemms needs both to take turns; otherwise
+    // neither does (an unmatched arrival or wait would hang).
+    bool spansOk = true;
+    op.getConsumer().walk([&](GemmOp g) {
+      if ((g->hasAttr("pingpong_begin") || g->hasAttr("pingpong_end")) &&
+          !takesTurns(g))
+        spansOk = false;
+    });
+    if (!spansOk)
+      op.getConsumer().walk([&](GemmOp g) {
+        g->removeAttr("pingpong_begin");
+        g->removeAttr("pingpong_end");
+      });
     bool turns = false;
     op.getConsumer().walk([&](GemmOp g) { turns |= takesTurns(g); });
     Value wg, isFirst;

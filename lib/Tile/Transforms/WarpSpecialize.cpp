@@ -117,6 +117,9 @@ public:
   bool rotate = false;
   /// The rotated loop's wait for O += P V is marked `tile.sched_barrier`.
   bool schedBarrier = false;
+  /// The consumer warpgroups of a rotated loop take turns at the pair of
+  /// gemms an iteration issues (`pingpong_begin` .. `pingpong_end`).
+  bool rotatePingpong = false;
 
 private:
   bool analyzeRotation();
@@ -126,6 +129,15 @@ private:
   // (`late`), the second gemm (the last statement).
   SmallVector<Operation *> early, middle, late;
   GemmOp first, second;
+  // Rotated: the copies into the second gemm's shared operand (V) have a
+  // ring of barriers of their own (`splitRing`), so slot k - 1's V and slot
+  // k's K are held, not two whole slots: V is freed after O += P V, K once
+  // S = Q K^T is done (`freeFirstEarly`: nothing after the first gemm reads
+  // the other copies' buffers) or at the end of the iteration.
+  void analyzeSplitRing();
+  bool splitRing = false, freeFirstEarly = false;
+  llvm::SmallDenseSet<Operation *> secondCopies;
+  int64_t secondBytes = 0;
 };
 
 /// A copy TMA can do: from a kernel argument (a global tensor of the
@@ -391,7 +403,10 @@ LogicalResult Specializer::analyze() {
   int64_t gemms = llvm::count_if(body->without_terminator(),
                                  [](Operation &op) { return isa<GemmOp>(op); });
   rotate = allowRotate && !overlap && analyzeRotation();
-  // (Turns would have to span the two gemms a rotated iteration issues.)
+  if (rotate)
+    analyzeSplitRing();
+  rotatePingpong = rotate && allowPingpong && kernel.getThreads()[0] >= 256;
+  // (A rotated loop's turns span the two gemms an iteration issues.)
   pingpong = allowPingpong && !overlap && !rotate && gemms >= 2 &&
              kernel.getThreads()[0] >= 256;
   chooseCluster();
@@ -491,6 +506,32 @@ bool Specializer::analyzeRotation() {
       lateSet.contains(rootOf(first.getB())))
     return false;
   return true;
+}
+
+void Specializer::analyzeSplitRing() {
+  Value b = rootOf(second.getB());
+  secondCopies.clear();
+  secondBytes = 0;
+  for (CopyOp p : producers)
+    if (p.getDst() == b) {
+      secondCopies.insert(p);
+      secondBytes += p.getDst().getType().getNumElements() *
+                     p.getDst().getType().getElementTypeBitWidth() / 8;
+    }
+  if (secondCopies.empty() || secondCopies.size() == producers.size())
+    return;
+  // The second gemm alone reads its operand's buffer.
+  for (OpOperand &use : b.getUses())
+    if (use.getOwner() != second.getOperation() &&
+        !secondCopies.contains(use.getOwner()))
+      return;
+  splitRing = true;
+  freeFirstEarly = true;
+  for (ArrayRef<Operation *> ops : {ArrayRef(middle), ArrayRef(late)})
+    for (Operation *op : ops)
+      for (Value v : touchedBy(op))
+        if (buffers.contains(v))
+          freeFirstEarly = false;
 }
 
 /// A persistent kernel when the constant grid has more tiles than blocks
@@ -618,6 +659,15 @@ void Specializer::run() {
   // multicast refills the slot in all of them.
   Value empty = AllocBarrierOp::create(
       top, loc, barrierType, top.getI64IntegerAttr(consumerWarps * blocks));
+  // The second gemm's copies on a ring of their own (see `splitRing`).
+  Value fullV = full, emptyV = empty;
+  if (splitRing) {
+    fullV = AllocBarrierOp::create(top, loc, barrierType,
+                                   top.getI64IntegerAttr(1));
+    emptyV = AllocBarrierOp::create(
+        top, loc, barrierType, top.getI64IntegerAttr(consumerWarps * blocks));
+  }
+  UnitAttr remote = blocks > 1 ? top.getUnitAttr() : UnitAttr();
 
   // Everything but allocations and annotations moves into the consumer.
   Operation *firstMoved = nullptr;
@@ -735,20 +785,32 @@ void Specializer::run() {
         slotAndParity(fb, forOp.getInductionVar(), lower, step, base);
     Value flipped = arith::XOrIOp::create(
         fb, loc, parity, arith::ConstantIndexOp::create(fb, loc, 1));
-    BarrierWaitOp::create(fb, loc, empty, slot, flipped);
-    BarrierArriveOp::create(fb, loc, full, slot,
-                            fb.getI64IntegerAttr(txBytes), UnitAttr());
-    for (CopyOp p : producers) {
-      SmallVector<Value> srcOffsets, dstOffsets;
-      for (Value o : p.getSrcOffsets())
-        srcOffsets.push_back(cloneForProducer(fb, o, pmap));
-      for (Value o : p.getDstOffsets())
-        dstOffsets.push_back(cloneForProducer(fb, o, pmap));
-      CopyOp::create(fb, p.getLoc(), p.getSrc(), srcOffsets,
-                     slotView(fb, p.getDst(), slot), dstOffsets, full, slot,
-                     p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
-                     multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
-                                           : IntegerAttr());
+    // One ring: every copy; split: the first gemm's copies, then the
+    // second's on their own barriers.
+    for (bool ofSecond : {false, true}) {
+      if (ofSecond && !splitRing)
+        break;
+      Value f = ofSecond ? fullV : full, e = ofSecond ? emptyV : empty;
+      int64_t bytes = !splitRing ? txBytes
+                      : ofSecond ? secondBytes
+                                 : txBytes - secondBytes;
+      BarrierWaitOp::create(fb, loc, e, slot, flipped);
+      BarrierArriveOp::create(fb, loc, f, slot, fb.getI64IntegerAttr(bytes),
+                              UnitAttr());
+      for (CopyOp p : producers) {
+        if (splitRing && secondCopies.contains(p) != ofSecond)
+          continue;
+        SmallVector<Value> srcOffsets, dstOffsets;
+        for (Value o : p.getSrcOffsets())
+          srcOffsets.push_back(cloneForProducer(fb, o, pmap));
+        for (Value o : p.getDstOffsets())
+          dstOffsets.push_back(cloneForProducer(fb, o, pmap));
+        CopyOp::create(fb, p.getLoc(), p.getSrc(), srcOffsets,
+                       slotView(fb, p.getDst(), slot), dstOffsets, f, slot,
+                       p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
+                       multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
+                                             : IntegerAttr());
+      }
     }
   }
 
@@ -789,8 +851,12 @@ void Specializer::run() {
       IRMapping m = iterationMap(gb, lower, slot);
       cloneAll(gb, early, m);
       gb.clone(*first, m);
+      if (splitRing && freeFirstEarly)
+        BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(), remote);
       cloneAll(gb, middle, m);
       cloneAll(gb, late, m);
+      if (splitRing && !freeFirstEarly)
+        BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(), remote);
     }
     auto forOp = scf::ForOp::create(
         gb, loc, arith::AddIOp::create(gb, loc, lower, step), upper, step);
@@ -801,21 +867,34 @@ void Specializer::run() {
       auto [slot, parity] = slotAndParity(fb, iv, lower, step, base);
       auto [prevSlot, prevParity] =
           slotAndParity(fb, prevIv, lower, step, base);
-      (void)prevParity;
       BarrierWaitOp::create(fb, loc, full, slot, parity);
       IRMapping m = iterationMap(fb, iv, slot);
       IRMapping prev = iterationMap(fb, prevIv, prevSlot);
       cloneAll(fb, early, m);
-      cast<GemmOp>(fb.clone(*first, m)).setAsync(true);
-      cast<GemmOp>(fb.clone(*second, prev)).setAsync(true);
+      auto firstClone = cast<GemmOp>(fb.clone(*first, m));
+      firstClone.setAsync(true);
+      if (splitRing)
+        BarrierWaitOp::create(fb, loc, fullV, prevSlot, prevParity);
+      auto secondClone = cast<GemmOp>(fb.clone(*second, prev));
+      secondClone.setAsync(true);
+      if (rotatePingpong) {
+        // One turn for the pair: the other warpgroups' softmax runs while
+        // this one's S_k and O += P V are on the tensor cores.
+        firstClone->setAttr("pingpong_begin", fb.getUnitAttr());
+        secondClone->setAttr("pingpong_end", fb.getUnitAttr());
+      }
       GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
+      if (splitRing && freeFirstEarly)
+        BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(), remote);
       cloneAll(fb, middle, m);
       auto pvWait = GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(0));
       if (schedBarrier)
         pvWait->setAttr("tile.sched_barrier", fb.getUnitAttr());
-      BarrierArriveOp::create(fb, loc, empty, prevSlot, IntegerAttr(),
-                              blocks > 1 ? fb.getUnitAttr() : UnitAttr());
+      BarrierArriveOp::create(fb, loc, emptyV, prevSlot, IntegerAttr(),
+                              remote);
       cloneAll(fb, late, m);
+      if (splitRing && !freeFirstEarly)
+        BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(), remote);
     }
     {
       Value lastIv = arith::AddIOp::create(
@@ -826,11 +905,11 @@ void Specializer::run() {
                                     arith::ConstantIndexOp::create(gb, loc, 1)),
               step));
       auto [slot, parity] = slotAndParity(gb, lastIv, lower, step, base);
-      (void)parity;
+      if (splitRing)
+        BarrierWaitOp::create(gb, loc, fullV, slot, parity);
       IRMapping m = iterationMap(gb, lastIv, slot);
       gb.clone(*second, m);
-      BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(),
-                              blocks > 1 ? gb.getUnitAttr() : UnitAttr());
+      BarrierArriveOp::create(gb, loc, emptyV, slot, IntegerAttr(), remote);
     }
     loop.erase();
   } else {

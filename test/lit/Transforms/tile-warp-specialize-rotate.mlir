@@ -1,6 +1,7 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{rotate=true}),canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{rotate=true pingpong=false}),canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{rotate=true},tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s --check-prefix=TURNS
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize),canonicalize,cse)' | FileCheck %s --check-prefix=OFF
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{rotate=true rotate-sched-barrier=true},tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s --check-prefix=SCHED
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize{rotate=true pingpong=false rotate-sched-barrier=true},tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s --check-prefix=SCHED
 
 // Attention on 2 consumer warpgroups, rotated: the row maximum of S and the
 // exp of S touch neither P nor O (middle: they run while O += P V is in
@@ -11,12 +12,27 @@
 // runs the middle statements, waits for O += P V, frees slot k - 1 and runs
 // the late statements; the last O += P V and the release of its slot
 // follow the loop. No warpgroup turns. Without the option the loop is not
-// rotated.
+// rotated. K and V have rings of barriers of their own: the producer fills
+// K's slot, then V's; the consumer frees K's slot k once S_k is done and
+// waits for V's slot k - 1 just before O += P V, so the loop holds one K
+// and one V slot, not two whole slots.
 // CHECK-LABEL: func.func @attention
+// CHECK: %[[FULL:.+]] = tile.alloc_barrier arrivals(1)
+// CHECK: %[[EMPTY:.+]] = tile.alloc_barrier arrivals(8)
+// CHECK: %[[FULLV:.+]] = tile.alloc_barrier arrivals(1)
+// CHECK: %[[EMPTYV:.+]] = tile.alloc_barrier arrivals(8)
+// CHECK: producer(128)
+// CHECK:   tile.barrier_wait %[[EMPTY]]
+// CHECK:   tile.barrier_arrive %[[FULL]][%{{.+}}] expect_tx(32768)
+// CHECK:   tile.copy %arg1{{.+}} via %[[FULL]]
+// CHECK:   tile.barrier_wait %[[EMPTYV]]
+// CHECK:   tile.barrier_arrive %[[FULLV]][%{{.+}}] expect_tx(32768)
+// CHECK:   tile.copy %arg2{{.+}} via %[[FULLV]]
 // CHECK: } consumer {
 // CHECK: scf.if
-// CHECK:   tile.barrier_wait
+// CHECK:   tile.barrier_wait %[[FULL]]
 // CHECK:   tile.gemm %{{.+}}, %{{.+}}, %[[S:.+]] {clear_accum, policy = #tile.policy<full_row>, transpose_b}
+// CHECK-NEXT: tile.barrier_arrive %[[EMPTY]]
 // CHECK:   tile.reduce %[[S]]
 // CHECK:   tile.parallel
 // CHECK:   tile.parallel
@@ -26,21 +42,25 @@
 // CHECK:     %[[PREV:.+]] = arith.subi %[[K]], %c1
 // CHECK:     %[[SLOT:.+]] = arith.remui %[[K]], %c2
 // CHECK:     %[[PSLOT:.+]] = arith.remui %[[PREV]], %c2
-// CHECK:     tile.barrier_wait %[[FULL:.+]][%[[SLOT]]], %{{.+}}
+// CHECK:     tile.barrier_wait %[[FULL]][%[[SLOT]]], %{{.+}}
 // CHECK:     %[[KNOW:.+]] = memref.subview %{{.+}}[%[[SLOT]], 0, 0]
 // CHECK:     %[[VPREV:.+]] = memref.subview %{{.+}}[%[[PSLOT]], 0, 0]
 // CHECK:     tile.gemm %{{.+}}, %[[KNOW]], %[[S]] {async, clear_accum, policy = #tile.policy<full_row>, transpose_b}
+// CHECK-NEXT: tile.barrier_wait %[[FULLV]][%[[PSLOT]]]
 // CHECK-NEXT: tile.gemm %[[P:.+]], %[[VPREV]], %[[O:.+]] {async, policy = #tile.policy<full_row>}
 // CHECK-NEXT: tile.gemm_wait 1
+// CHECK-NEXT: tile.barrier_arrive %[[EMPTY]][%[[SLOT]]]
 // CHECK-NEXT: tile.reduce %[[S]]
 // CHECK-NEXT: tile.parallel
 // CHECK:     tile.gemm_wait 0
-// CHECK-NEXT: tile.barrier_arrive %[[EMPTY:.+]][%[[PSLOT]]] : memref<2xi64
+// CHECK-NEXT: tile.barrier_arrive %[[EMPTYV]][%[[PSLOT]]] : memref<2xi64
 // CHECK-NEXT: tile.parallel
 // CHECK:     tile.copy %[[S]]
 // CHECK-NEXT: }
-// CHECK:   tile.gemm %[[P]], %{{.+}}, %[[O]] {policy = #tile.policy<full_row>}
-// CHECK-NEXT: tile.barrier_arrive %[[EMPTY]]
+// CHECK:   tile.barrier_wait %[[FULLV]]
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: tile.gemm %[[P]], %{{.+}}, %[[O]] {policy = #tile.policy<full_row>}
+// CHECK-NEXT: tile.barrier_arrive %[[EMPTYV]]
 // CHECK-NOT: pingpong
 // CHECK-NOT: tile.sched_barrier
 // OFF-LABEL: func.func @attention
@@ -49,6 +69,30 @@
 // With rotate-sched-barrier the rotated loop's wait for O += P V (and only
 // it) comes after a zero nanosleep, which ptxas does not hoist the wait
 // above: the softmax stays between the two waits.
+// With warpgroup turns too, a rotated iteration's two gemms are one turn:
+// the warpgroup waits for its turn before S_k, and hands it on once
+// O += P V of iteration k - 1 is issued, before waiting for S_k; the
+// peeled first iteration and the last O += P V take no turns.
+// TURNS-LABEL: func.func @attention
+// TURNS: nvvm.barrier.arrive id = %c3_i32 number_of_threads = %c256_i32
+// TURNS: nvvm.wgmma.commit.group.sync.aligned
+// TURNS-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// TURNS-NOT: nvvm.barrier id = %{{[0-9]+}}
+// TURNS: scf.for %{{.+}} = %c1 to
+// TURNS: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %c256_i32
+// TURNS-NEXT: nvvm.wgmma.fence.aligned
+// TURNS: nvvm.wgmma.commit.group.sync.aligned
+// TURNS: nvvm.mbarrier.try_wait
+// TURNS: nvvm.wgmma.fence.aligned
+// TURNS: nvvm.wgmma.commit.group.sync.aligned
+// TURNS-NOT: nvvm.wgmma.wait.group
+// TURNS: nvvm.barrier.arrive id = %{{[0-9]+}} number_of_threads = %c256_i32
+// TURNS-NOT: nvvm.barrier.arrive
+// TURNS: nvvm.wgmma.wait.group.sync.aligned 1
+// TURNS: nvvm.wgmma.wait.group.sync.aligned 0
+// TURNS-NOT: nvvm.barrier id = %{{[0-9]+}}
+// TURNS: nvvm.wgmma.wait.group.sync.aligned 0
+// TURNS: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
 // SCHED-LABEL: func.func @attention
 // SCHED: nvvm.wgmma.wait.group.sync.aligned 1
 // SCHED-NOT: nvvm.wgmma.wait.group.sync.aligned
