@@ -193,6 +193,8 @@ def cases(args):
     result = []
     if "dq" in kinds:
         shapes = DQ_SHAPES[:1] if args.quick else DQ_SHAPES
+        if args.m:
+            shapes = [s for s in DQ_SHAPES if s[0] in {int(m) for m in args.m.split(",")}]
         result += [Case("dq", s, b) for s in shapes for b in bits]
     if "gemv" in kinds:
         result += [Case("gemv", s) for s in (GEMV_SHAPES[:1] if args.quick else GEMV_SHAPES)]
@@ -479,6 +481,8 @@ def main(argv=None):
     parser.add_argument("--cases", default="dq,gemv", help="dq, gemv or both")
     parser.add_argument("--bits", default="4,8", help="weight bits of the dequant cases")
     parser.add_argument("--quick", action="store_true", help="the first shape of each kind")
+    parser.add_argument("--m", default="",
+                        help="comma-separated M: only the dequant shapes with these M")
     parser.add_argument("--gemv-sweep", action="store_true",
                         help="M = 1: sweep the chunked GEMV's tiles instead of the example's "
                              "list (and the float16 GEMV's)")

@@ -112,6 +112,17 @@ CONFIGS = [
 ]
 
 
+# The Hopper schedule (sm_90a; other targets ignore these): the consumer loop
+# rotated, S_k = Q K_k^T in flight with the previous tile's O += P V while
+# the softmax runs, K and V on barrier rings of their own, and the two
+# consumer warpgroups taking turns at each iteration's pair of gemms, so one
+# warpgroup's softmax runs under the other's gemms. With 128x128 tiles on two
+# warpgroups it is the fastest schedule in every case of
+# benchmarks/flash_attn.py (BENCHMARKS.md); it is not the default of the
+# compiler because three consumer warpgroups (192-row tiles) spill with it.
+PASS_CONFIGS = {"tl.enable_rotate": True, "tl.enable_pingpong": True}
+
+
 def describe(config):
     """'128x128 s2 t256': block_M x block_N, stages, threads (and 'launch
     order' where causal blocks are not taken longest first)."""
@@ -167,7 +178,7 @@ def main(argv=None):
     B, H, S, D = args.batch, args.heads, args.seq, args.dim
     blocks = dict(zip(("block_M", "block_N"), args.block)) if args.block else {}
     program = flash_attn(B, H, S, D, args.causal, args.groups, dtype=args.dtype, **blocks)
-    kernel = tl.compile(program, out_idx=[3, 4], target=args.target)
+    kernel = tl.compile(program, out_idx=[3, 4], target=args.target, pass_configs=PASS_CONFIGS)
     torch_dtype = getattr(torch, args.dtype)
     q = torch.randn(B, H, S, D).to(torch_dtype)
     k = torch.randn(B, H // args.groups, S, D).to(torch_dtype)
