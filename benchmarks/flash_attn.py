@@ -66,7 +66,11 @@ example = common.load("examples/attention/flash_attn.py", "flash_attn_example")
 # the ring (they have barriers of their own), so 2 stages suffice and wider
 # KV tiles fit.
 VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate",
-            "sched": "tl.rotate_sched_barrier"}
+            "sched": "tl.rotate_sched_barrier", "narrow": "tl.narrow_index"}
+# Variants that set a pass config to a value: name -> (key, value) (none in
+# CONFIGS now: clusters of 1 or 4 instead of 2 and 32-bit index arithmetic
+# moved the Hopper schedule by no more than run-to-run noise, BENCHMARKS.md).
+VALUED = {"nocluster": ("tl.cluster_size", 1), "cluster4": ("tl.cluster_size", 4)}
 assert example.PASS_CONFIGS == {VARIANTS["rotate"]: True, VARIANTS["pingpong"]: True}
 _W160 = dict(block_M=128, block_N=160, num_stages=2, threads=256)
 _W176 = dict(block_M=128, block_N=176, num_stages=2, threads=256)
@@ -88,11 +92,13 @@ CONFIGS = [dict(example.CONFIGS[0], rotate=True, pingpong=True)] + example.CONFI
 
 def describe(config):
     text = example.describe(config)
-    return " ".join([text] + [v for v in VARIANTS if config.get(v, False)])
+    return " ".join([text] + [v for v in (*VARIANTS, *VALUED) if config.get(v, False)])
 
 
 def pass_configs(config):
-    return {key: True for v, key in VARIANTS.items() if config.get(v, False)}
+    out = {key: True for v, key in VARIANTS.items() if config.get(v, False)}
+    out.update(VALUED[v] for v in VALUED if config.get(v, False))
+    return out
 
 WARMUP, REP = 10, 50
 DEVICE = "cuda"
@@ -116,7 +122,7 @@ class Case:
         return 4 * self.batch * self.heads * self.seq ** 2 * self.dim / (2 if self.causal else 1)
 
     def program(self, config):
-        tile = {k: v for k, v in config.items() if k not in VARIANTS}
+        tile = {k: v for k, v in config.items() if k not in VARIANTS and k not in VALUED}
         return example.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
                                   dtype=self.dtype, **tile)
 

@@ -109,11 +109,14 @@ KNOWN_PASS_CONFIGS = {
                          "multiprocessors; 0 turns it off); it launches one block per "
                          "multiprocessor of the device it runs on",
     "tl.enable_pingpong": "sm_90a: consumer warpgroups take turns at the gemms of attention-like "
-                          "loops (tile-warp-specialize pingpong=true; off by default: it was slower "
-                          "on the H200's FlashAttention, see BENCHMARKS.md)",
+                          "loops, one turn for both gemms of a rotated iteration "
+                          "(tile-warp-specialize pingpong=true; off by default: alone it is "
+                          "slower on the H200's FlashAttention; with tl.enable_rotate it is the "
+                          "fastest schedule of two consumer warpgroups, see BENCHMARKS.md)",
     "tl.enable_rotate": "sm_90a: rotate attention-like consumer loops so that S = Q K^T of the "
-                        "next tile and O += P V of this one are in flight while the softmax runs "
-                        "(tile-warp-specialize rotate=true; off by default while measured)",
+                        "next tile and O += P V of this one are in flight while the softmax runs; "
+                        "K and V get barrier rings of their own (tile-warp-specialize rotate=true; "
+                        "off by default: three consumer warpgroups spill with it)",
     "tl.rotate_sched_barrier": "sm_90a, with tl.enable_rotate: a zero nanosleep before the rotated "
                                "loop's wait for O += P V, so that ptxas keeps the softmax "
                                "between the two waits (off by default while measured)",
