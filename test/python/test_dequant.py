@@ -144,7 +144,8 @@ def test_packed_shapes_are_checked():
     assert dq.default_config(16, 64, 1024, 4, 128, "bfloat16")["word"] == "int32"  # 8 slices
     assert "word" not in dq.default_config(16, 64, 512, 4, 128, "bfloat16")  # falls back to tn
     assert dq.default_config(16, 64, 2048, 4, 128, "bfloat16") == dq.PACKED[0]
-    assert dq.default_config(16, 64, 2048, 4, 128) == dq.PAIRS[0]
+    assert dq.default_config(16, 64, 2048, 4, 128) == dq.PAIRS[2]  # (64 rows: no whole tile)
+    assert dq.default_config(16, 512, 2048, 4, 128) == dq.PAIRS[0]
 
 
 @pytest.mark.parametrize("bits,word,width", [(4, "int64", "v2.b64"), (8, "int64", "v2.b64"),
@@ -305,6 +306,16 @@ def test_pack_pairs_mma_round_trip(bits):
         assert (w >> 8) & 15 == q[2, 40] + 8 and (w >> 24) & 15 == q[2, 41] + 8
     with pytest.raises(ValueError, match="multiple of 32"):
         dq.pack_pairs_mma(Wq, bits, 48)
+    # tiled: the words of (row tile, step) contiguous, the same words
+    Wp = dq.pack_pairs_mma(Wq, bits, 32)
+    for splits in (1, 2):
+        Wt = dq.pack_pairs_mma_tiled(Wq, bits, 32, 8, splits)
+        words = Wp.shape[1] // Wt.shape[1]
+        assert Wt.shape == (2, Wp.shape[1] // words, 8, words)
+        assert torch.equal(Wt[1, 3], Wp[8:16, 3 * words:4 * words])
+        assert torch.equal(dq.unpack_pairs_mma_tiled(Wt, bits, 32), q)
+    with pytest.raises(ValueError, match="tiles of 32 rows"):
+        dq.pack_pairs_mma_tiled(Wq, bits, 32, 32)
 
 
 @pytest.mark.parametrize("bits,M,N,K,group,config", [
@@ -317,7 +328,9 @@ def test_pack_pairs_mma_round_trip(bits):
     (4, 200, 256, 512, 128, dict(block_M=128, block_N=128, block_K=64, threads=256,
                                  num_stages=3, scale_weights=True)),
     (8, 16, 64, 256, 64, dict(block_N=64, block_K=64, threads=128, splits=2,
-                              scale_weights=True))])
+                              scale_weights=True)),
+    (4, 7, 128, 1024, 128, dict(block_N=64, block_K=128, threads=128, tiled=True)),
+    (8, 16, 128, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=2, tiled=True))])
 def test_dequant_gemm_pairs_matches_reference(bits, M, N, K, group, config):
     """The pair-packed GEMM: steps of one group and of part of one, several
     gemms a step (splits), ragged N and M, the words through shared memory
@@ -342,6 +355,12 @@ def test_dequant_gemm_pairs_checks_its_steps():
     assert dq.default_config(16, 64, 1024, 4, 128, "float16").get("pairs")
     assert not dq.default_config(16, 64, 1024, 4, 128, "bfloat16").get("pairs")
     assert not dq.default_config(16, 64, 1024, 4, 64, "float16").get("pairs")  # 128 > group
+    # tiled weights need N in whole tiles; a ragged N takes the untiled layout
+    assert dq.default_config(16, 512, 1024, 4, 128, "float16").get("tiled")
+    ragged = dq.default_config(16, 300, 1024, 4, 128, "float16")
+    assert ragged.get("pairs") and not ragged.get("tiled")
+    with pytest.raises(ValueError, match="N = 300 in whole tiles"):
+        dq.dequant_gemm_pairs(16, 300, 1024, 4, 128, block_N=128, tiled=True)
 
 
 def test_dequant_gemv_pairs_is_float16_only():
@@ -584,7 +603,7 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
     kernels = [(M, config, tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
                                       out_idx=[3], target="cuda"))
                for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE),
-                                 *(((7, dq.PAIRS[2]), (16, dict(dq.PAIRS[0], w_shared=False)),
+                                 *(((7, dq.PAIRS[4]), (16, dict(dq.PAIRS[2], w_shared=False)),
                                     (130, dq.PREFILL[0]))
                                    if dtype == "float16" else ()),
                                  (16, tn[2]), (3, tn[3]), (16, dq.PACKED[1]),
@@ -596,6 +615,24 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
         err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().cpu().numpy(),
                              dq.reference(A, Wq, S, bits, 128).numpy())
         assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bits", [4, 8])
+def test_cuda_dequant_gemm_pairs_tiled(bits):
+    """The pair GEMM on tiled weights (one contiguous TMA box a step), the
+    decode list's first configs: 256 and 512 threads, one and two gemms a
+    step."""
+    _seed()
+    M, N, K = 16, 512, 2048
+    configs = dq.PAIRS[:2] if bits == 4 else dq.PAIRS[:1]  # (int8 x 2 splits: too big)
+    kernels = [(c, tl.compile(dq.program(M, N, K, bits, config=c), out_idx=[3], target="cuda"))
+               for c in configs]
+    for config, kernel in kernels:
+        A, Wq, S = dq.random_problem(M, N, K, bits, 128, "float16", kernel.device)
+        err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().cpu().numpy(),
+                             dq.reference(A, Wq, S, bits, 128).numpy())
+        assert err < 1e-3, (config, err)
 
 
 @pytest.mark.parametrize("bits", [4, 8])
