@@ -425,7 +425,9 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
     `tiled` (with `w_shared`): the words in `pack_pairs_mma_tiled` order,
     (N / block_N, steps, block_N, words), so that the tile a step copies is
     one contiguous run of memory instead of block_N runs of 64 bytes (128
-    with two splits) 4 KB apart."""
+    with two splits) 4 KB apart, and the scales in `tile_scales` order,
+    (N / block_N, groups, block_N), copied with the words (TMA) instead of
+    loaded by the consumers, each step a fresh miss they would wait for."""
     if dtype != "float16":
         raise ValueError(f"dequant_gemm_pairs computes in float16 pairs; {dtype} activations "
                          f"need the other decode kernels")
@@ -448,10 +450,12 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
         raise ValueError(f"tiled weights need w_shared and N = {N} in whole tiles of "
                          f"block_N = {block_N}")
     w_shape = (N // block_N, steps, block_N, words) if tiled else (N, K // per_word)
+    gps = max(1, span // group)  # groups of a step
+    s_shape = (N // block_N, K // group, block_N) if tiled else (N, K // group)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), Wp: T.Tensor(w_shape, "int32"),
-             S: T.Tensor((N, K // group), dtype), C: T.Tensor((M, N), dtype)):
+             S: T.Tensor(s_shape, dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             Xs = [T.alloc_shared((block_M, block_K), dtype) for _ in G]
             Ws = [T.alloc_fragment((block_N, block_K), dtype) for _ in G]
@@ -464,6 +468,8 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
             C_s = T.alloc_shared((block_M, block_N), dtype)
             if w_shared:  # the words through shared memory, num_stages deep
                 W_s = T.alloc_shared((block_N, words), "int32")
+            if tiled:  # the step's scales too, one TMA box
+                S_s = T.alloc_shared((gps, block_N), dtype)
             T.clear(acc)
             if prefetch and not w_shared:
                 for g in G:
@@ -474,6 +480,7 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                 if w_shared:
                     if tiled:
                         T.copy(Wp[bx, k, 0, 0], W_s)
+                        T.copy(S[bx, k * span // group, 0], S_s)
                     else:
                         T.copy(Wp[bx * block_N, k * words], W_s)
                     for g in G:
@@ -500,7 +507,10 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                             q = T.hsub2(pair, sub)
                         if scale_weights:  # (q0 s, q1 s): one mul.f16x2 more a pair
                             row = T.min(bx * block_N + n, N - 1)
-                            s = S[row, (k * span + g * block_K) // group]
+                            if tiled:
+                                s = S_s[g * block_K // group, n]
+                            else:
+                                s = S[row, (k * span + g * block_K) // group]
                             q = T.hmul2(q, T.pack2(s, s))
                         Ws[g][n, j] = T.unpack2(q, j % 2)
                     if scale_weights:
@@ -512,7 +522,10 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                     for n, m in T.Parallel(block_N, block_M):
                         row = T.min(bx * block_N + n, N - 1)
                         for g in G:
-                            s = T.float32(S[row, (k * span + g * block_K) // group])
+                            if tiled:
+                                s = T.float32(S_s[g * block_K // group, n])
+                            else:
+                                s = T.float32(S[row, (k * span + g * block_K) // group])
                             acc[n, m] += s * part[g][n, m]
             store_transposed(acc, C_s, C, by * block_M, bx * block_N, block_N, block_M, dtype)
 
@@ -1071,10 +1084,23 @@ def pack_scales(S, bits=4, word="int64"):
     return S.view(torch.int64)
 
 
+def tile_scales(S, block_N):
+    """The scales (N, groups) in the tiled pair GEMM's order (offline):
+    (N / block_N, groups, block_N), the scales of a tile's rows for one
+    group contiguous."""
+    N, groups = S.shape
+    if N % block_N:
+        raise ValueError(f"N = {N} is not whole tiles of {block_N} rows")
+    return S.reshape(N // block_N, block_N, groups).transpose(1, 2).contiguous()
+
+
 def scales_for(config, S, bits=4):
-    """The scale tensor a config's kernel reads: S, or pack_scales(S)."""
+    """The scale tensor a config's kernel reads: S, pack_scales(S) or
+    tile_scales(S)."""
     if config and config.get("packed_scales"):
         return pack_scales(S, bits, config["word"])
+    if config and config.get("tiled"):
+        return tile_scales(S, config["block_N"])
     return S
 
 

@@ -316,6 +316,10 @@ def test_pack_pairs_mma_round_trip(bits):
         assert torch.equal(dq.unpack_pairs_mma_tiled(Wt, bits, 32), q)
     with pytest.raises(ValueError, match="tiles of 32 rows"):
         dq.pack_pairs_mma_tiled(Wq, bits, 32, 32)
+    # the scales of a tile's rows for one group contiguous
+    S = torch.randn(16, 4)
+    St = dq.tile_scales(S, 8)
+    assert St.shape == (2, 4, 8) and torch.equal(St[1, 2], S[8:16, 2])
 
 
 @pytest.mark.parametrize("bits,M,N,K,group,config", [
@@ -330,7 +334,9 @@ def test_pack_pairs_mma_round_trip(bits):
     (8, 16, 64, 256, 64, dict(block_N=64, block_K=64, threads=128, splits=2,
                               scale_weights=True)),
     (4, 7, 128, 1024, 128, dict(block_N=64, block_K=128, threads=128, tiled=True)),
-    (8, 16, 128, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=2, tiled=True))])
+    (8, 16, 128, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=2, tiled=True)),
+    (4, 40, 128, 512, 128, dict(block_M=64, block_N=64, block_K=64, threads=128, tiled=True,
+                                scale_weights=True))])
 def test_dequant_gemm_pairs_matches_reference(bits, M, N, K, group, config):
     """The pair-packed GEMM: steps of one group and of part of one, several
     gemms a step (splits), ragged N and M, the words through shared memory
