@@ -122,6 +122,7 @@ def gemv_sweep(bits, K):
 
 class Case:
     sweep = False  # M = 1: the GEMV sweep instead of the example's configs
+    cold_all = False  # M <= 16: every correct config timed cold
 
     def __init__(self, kind, shape, bits=16, dtype="float16"):
         self.kind, self.shape, self.bits, self.dtype = kind, shape, bits, dtype
@@ -315,10 +316,13 @@ def run_case(case, kernels, generator, floor=None):
         return packed[key]
 
     best = None
+    correct = []
     for config, kernel in kernels:
         result = measure(lambda k=kernel, a=args_for(config): k(*a), ref)
         print(f"   ours {describe(config):34} {result[0]:6} "
               f"{'' if result[1] is None else f'{result[1] * 1e3:8.1f} us'}  err {result[2]}")
+        if result[0] == "ok":
+            correct.append((config, result, kernel))
         if result[0] == "ok" and (best is None or result[1] < best[1][1]):
             best = (config, result, kernel)
     row["ours"] = best[1] if best else ("failed", None, "no config ran correctly")
@@ -332,17 +336,20 @@ def run_case(case, kernels, generator, floor=None):
     del args, Wd, ref, packed
     torch.cuda.empty_cache()
     if case.M <= 16:  # memory-bound: also timed cold without a flush
-        row.update(cold_times(case, row, best, generator, floor))
+        row.update(cold_times(case, row, best, generator, floor,
+                              correct if Case.cold_all else None))
     return row
 
 
-def cold_times(case, row, best, generator, floor=None):
+def cold_times(case, row, best, generator, floor=None, candidates=None):
     """Per-call ms of the best config and of cuBLAS (and Triton) with
     `common.rotate_ms`: a graph of calls over copies of the weights that
     together exceed the L2 (new random weights; the check above covered the
     kernels), so every call reads cold bytes and no flush runs in the timed
     region. {'ours_cold': ms, 'cublas_cold': ms, 'triton_cold': ms}, for
-    the contenders that ran correctly."""
+    the contenders that ran correctly. With `candidates` (--cold-all: every
+    correct config) each is timed cold and the fastest kept (its config in
+    'cold_config')."""
     dt = getattr(torch, case.dtype)
     M, N, K = case.M, case.N, case.K
     copies = common.copies_for(case.bytes())
@@ -357,14 +364,18 @@ def cold_times(case, row, best, generator, floor=None):
         else:
             sets.append((None, None, W))
         del W
-    if best is not None:
-        config, _, kernel = best
+    for config, _, kernel in (candidates or ([best] if best is not None else [])):
         if case.kind == "dq":
             ins = [dq.inputs_for(config, x, Wq, S, case.bits) for Wq, S, _ in sets]
         else:
             ins = [(Wd, x[0]) for _, _, Wd in sets]
-        out["ours_cold"] = common.rotate_ms([lambda k=kernel, a=a: k(*a) for a in ins])
+        ms = common.rotate_ms([lambda k=kernel, a=a: k(*a) for a in ins])
         del ins
+        if candidates:
+            print(f"   cold {describe(config):34} {ms * 1e3:8.1f} us")
+        if "ours_cold" not in out or ms < out["ours_cold"]:
+            out["ours_cold"] = ms
+            out["cold_config"] = describe(config)
     if row["cublas"][0] == "ok":
         fns = ([lambda w=Wd: torch.matmul(x, w.T) for _, _, Wd in sets] if case.kind == "dq"
                else [lambda w=Wd: torch.mv(w, x[0]) for _, _, Wd in sets])
@@ -428,8 +439,8 @@ def print_table(rows, copy_gbs):
         print("cold, no flush (common.rotate_ms: a graph of calls over weight copies larger "
               "than the L2): us / GB/s (fraction of the copy bandwidth)")
         print()
-        print("| case | ours | cuBLAS fp16 | Triton | read floor | ours / cuBLAS |")
-        print("|---|---|---|---|---|---|")
+        print("| case | ours | cuBLAS fp16 | Triton | read floor | ours / cuBLAS | our config |")
+        print("|---|---|---|---|---|---|---|")
         for row in cold:
             case = row["case"]
             ratio = (f"{row['cublas_cold'] / row['ours_cold']:.2f}x"
@@ -437,7 +448,8 @@ def print_table(rows, copy_gbs):
             print(f"| {case.label} | {cold_cell(row, 'ours_cold', case, copy_gbs)} | "
                   f"{cold_cell(row, 'cublas_cold', case, copy_gbs, 16)} | "
                   f"{cold_cell(row, 'triton_cold', case, copy_gbs)} | "
-                  f"{cold_cell(row, 'floor_cold', case, copy_gbs)} | {ratio} |")
+                  f"{cold_cell(row, 'floor_cold', case, copy_gbs)} | {ratio} | "
+                  f"{row.get('cold_config', '')} |")
         print("(read floor: `read_floor`, the weights' words only read and summed, no "
               "arithmetic; its GB/s count the case's bytes, as ours)")
 
@@ -483,11 +495,15 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="the first shape of each kind")
     parser.add_argument("--m", default="",
                         help="comma-separated M: only the dequant shapes with these M")
+    parser.add_argument("--cold-all", action="store_true",
+                        help="M <= 16: time every correct config cold and keep the fastest "
+                             "(default: the fastest flushed one)")
     parser.add_argument("--gemv-sweep", action="store_true",
                         help="M = 1: sweep the chunked GEMV's tiles instead of the example's "
                              "list (and the float16 GEMV's)")
     args = parser.parse_args(argv)
     Case.sweep = args.gemv_sweep
+    Case.cold_all = args.cold_all
     gpu, target = common.init_cuda()
     todo = cases(args)
     t0 = time.perf_counter()
