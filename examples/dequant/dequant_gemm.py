@@ -386,7 +386,7 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
 
 def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, block_K=128,
                        num_stages=4, threads=256, prefetch=True, w_shared=True, splits=1,
-                       scale_weights=False, tiled=False, dtype="float16"):
+                       scale_weights=False, tiled=False, overlap=False, dtype="float16"):
     """The decode GEMM (M up to 16) on tensor cores with the weights as the
     register A operand (C^T = W X^T, like `dequant_gemm_tn`), dequantized in
     float16 pairs from the pair-packed format of `pack_pairs_mma` (offline):
@@ -427,7 +427,12 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
     one contiguous run of memory instead of block_N runs of 64 bytes (128
     with two splits) 4 KB apart, and the scales in `tile_scales` order,
     (N / block_N, groups, block_N), copied with the words (TMA) instead of
-    loaded by the consumers, each step a fresh miss they would wait for."""
+    loaded by the consumers, each step a fresh miss they would wait for.
+
+    `overlap` (sm_90a; wgmma): a step's gemms are only issued (`wg_wait=-1`)
+    and each one's sums are scaled once `T.wait_wgmma` says it is done, so
+    the dequantization of gemm g + 1 runs while the tensor cores multiply
+    gemm g (with `splits` > 1), and the step ends with all of them done."""
     if dtype != "float16":
         raise ValueError(f"dequant_gemm_pairs computes in float16 pairs; {dtype} activations "
                          f"need the other decode kernels")
@@ -514,11 +519,24 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                             q = T.hmul2(q, T.pack2(s, s))
                         Ws[g][n, j] = T.unpack2(q, j % 2)
                     if scale_weights:
-                        T.gemm(Ws[g], Xs[g], acc, transpose_B=True, policy=FullRow)
+                        T.gemm(Ws[g], Xs[g], acc, transpose_B=True, policy=FullRow,
+                               wg_wait=-1 if overlap else 0)
                     else:
                         T.gemm(Ws[g], Xs[g], part[g], transpose_B=True, policy=FullRow,
-                               clear_accum=True)
-                if not scale_weights:
+                               clear_accum=True, wg_wait=-1 if overlap else 0)
+                if scale_weights and overlap:
+                    T.wait_wgmma(0)
+                if not scale_weights and overlap:  # each gemm's sums once it is done
+                    for g in G:
+                        T.wait_wgmma(splits - 1 - g)
+                        for n, m in T.Parallel(block_N, block_M):
+                            row = T.min(bx * block_N + n, N - 1)
+                            if tiled:
+                                s = T.float32(S_s[g * block_K // group, n])
+                            else:
+                                s = T.float32(S[row, (k * span + g * block_K) // group])
+                            acc[n, m] += s * part[g][n, m]
+                if not scale_weights and not overlap:
                     for n, m in T.Parallel(block_N, block_M):
                         row = T.min(bx * block_N + n, N - 1)
                         for g in G:
@@ -766,10 +784,13 @@ PACKED = [
 # float16 decode (M <= 16): the pair-packed GEMM (`dequant_gemm_pairs`,
 # weights through shared memory num_stages deep), 2.7x the word-packed
 # kernel at 16x28672x8192 int4 on the H200 (BENCHMARKS.md); tiled weights
-# (each step's tile contiguous) 2-4% faster than row-major ones; 512
-# threads with two gemms a step the fastest at int4 (its 4 stages of 32 KB
-# do not fit int8). The untiled ones serve an N that is not whole tiles.
+# and scales (each step's tile one TMA box) 4-8% faster than row-major
+# ones; at int4 two gemms a step, asynchronous (`overlap`), the fastest
+# (their 4 stages of 32 KB do not fit int8: `default_config` skips them).
+# The untiled ones serve an N that is not whole tiles.
 PAIRS = [
+    dict(pairs=True, w_shared=True, tiled=True, block_M=16, block_N=256, block_K=128,
+         num_stages=4, threads=256, splits=2, overlap=True),
     dict(pairs=True, w_shared=True, tiled=True, block_M=16, block_N=256, block_K=128,
          num_stages=4, threads=256),
     dict(pairs=True, w_shared=True, tiled=True, block_M=16, block_N=256, block_K=128,
@@ -826,6 +847,12 @@ def configs_for(M):
     return DECODE if M <= 16 else PREFILL
 
 
+def _pair_ring_bytes(config, bits):
+    """Shared memory of the pair GEMM's ring of weight tiles."""
+    return (config.get("num_stages", 4) * config["block_N"] * config["block_K"] *
+            config.get("splits", 1) * bits // 8)
+
+
 def default_config(M, N, K, bits=4, group=128, dtype="float16"):
     """The regime's first config that fits the shape and dtype (the
     word-packed ones need K in P slices of whole groups, the pair GEMV
@@ -835,6 +862,7 @@ def default_config(M, N, K, bits=4, group=128, dtype="float16"):
             if "block_M" in config:  # the pair GEMM: steps of whole 32s within a group
                 fits = not K % config["block_K"] and not group % config["block_K"]
                 fits &= not config.get("tiled") or not N % config["block_N"]
+                fits &= _pair_ring_bytes(config, bits) <= 160 * 1024
             else:  # the pair GEMV: groups of whole chunks
                 fits = not group % (32 if bits == 4 else 16)
             if dtype == "float16" and fits:

@@ -4,6 +4,7 @@ float64 reference on random inputs; the packing helpers; bad inputs."""
 
 import importlib.util
 import os
+import re
 
 import numpy as np
 import pytest
@@ -144,8 +145,9 @@ def test_packed_shapes_are_checked():
     assert dq.default_config(16, 64, 1024, 4, 128, "bfloat16")["word"] == "int32"  # 8 slices
     assert "word" not in dq.default_config(16, 64, 512, 4, 128, "bfloat16")  # falls back to tn
     assert dq.default_config(16, 64, 2048, 4, 128, "bfloat16") == dq.PACKED[0]
-    assert dq.default_config(16, 64, 2048, 4, 128) == dq.PAIRS[2]  # (64 rows: no whole tile)
+    assert dq.default_config(16, 64, 2048, 4, 128) == dq.PAIRS[3]  # (64 rows: no whole tile)
     assert dq.default_config(16, 512, 2048, 4, 128) == dq.PAIRS[0]
+    assert dq.default_config(16, 512, 2048, 8, 128) == dq.PAIRS[1]  # (int8: 2 splits too big)
 
 
 @pytest.mark.parametrize("bits,word,width", [(4, "int64", "v2.b64"), (8, "int64", "v2.b64"),
@@ -231,6 +233,25 @@ def test_dequant_gemm_tn_keeps_weights_in_registers():
     assert "mul.f16x2" in ptx and "cvt.rn.f16.s32" not in ptx
     ptx = tl.compile(program, out_idx=[3], target="cuda:sm_80").get_source()
     assert "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix.sync.aligned.m8n8.x4" not in ptx
+
+
+def test_dequant_gemm_pairs_overlap_waits_per_gemm():
+    """With `overlap` a step's two gemms are issued asynchronously and each
+    one's sums are scaled after a wait that leaves only the later gemms in
+    flight (wait_group 1, then 0), and the tiled weights and scales arrive
+    by TMA (sm_90a PTX; no GPU needed). Without it every gemm waits for
+    itself (wait_group 0 only)."""
+    config = dict(dq.PAIRS[0])
+    assert config.get("overlap") and config.get("splits") == 2 and config.get("tiled")
+    ptx = tl.compile(dq.program(16, 512, 1024, 4, config=config), out_idx=[3],
+                     target="cuda:sm_90a").get_source()
+    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", ptx)
+    assert waits == ["1", "0"], waits
+    assert ptx.count("cp.async.bulk.tensor") >= 3  # X, the words' and the scales' tiles
+    config.pop("overlap")
+    ptx = tl.compile(dq.program(16, 512, 1024, 4, config=config), out_idx=[3],
+                     target="cuda:sm_90a").get_source()
+    assert set(re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", ptx)) == {"0"}
 
 
 @pytest.mark.parametrize("bits,dtype,group,N,K", [
@@ -336,7 +357,11 @@ def test_pack_pairs_mma_round_trip(bits):
     (4, 7, 128, 1024, 128, dict(block_N=64, block_K=128, threads=128, tiled=True)),
     (8, 16, 128, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=2, tiled=True)),
     (4, 40, 128, 512, 128, dict(block_M=64, block_N=64, block_K=64, threads=128, tiled=True,
-                                scale_weights=True))])
+                                scale_weights=True)),
+    (4, 16, 128, 1024, 128, dict(block_N=64, block_K=128, threads=128, splits=2, tiled=True,
+                                 overlap=True)),
+    (8, 16, 128, 512, 64, dict(block_N=64, block_K=64, threads=128, splits=2, overlap=True,
+                               scale_weights=True))])
 def test_dequant_gemm_pairs_matches_reference(bits, M, N, K, group, config):
     """The pair-packed GEMM: steps of one group and of part of one, several
     gemms a step (splits), ragged N and M, the words through shared memory
@@ -609,7 +634,7 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
     kernels = [(M, config, tl.compile(dq.program(M, N, K, bits, dtype=dtype, config=config),
                                       out_idx=[3], target="cuda"))
                for M, config in ((1, None), (16, None), (5, dq.PORTABLE_DECODE),
-                                 *(((7, dq.PAIRS[4]), (16, dict(dq.PAIRS[2], w_shared=False)),
+                                 *(((7, dq.PAIRS[5]), (16, dict(dq.PAIRS[3], w_shared=False)),
                                     (130, dq.PREFILL[0]))
                                    if dtype == "float16" else ()),
                                  (16, tn[2]), (3, tn[3]), (16, dq.PACKED[1]),
@@ -626,12 +651,14 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("bits", [4, 8])
 def test_cuda_dequant_gemm_pairs_tiled(bits):
-    """The pair GEMM on tiled weights (one contiguous TMA box a step), the
-    decode list's first configs: 256 and 512 threads, one and two gemms a
-    step."""
+    """The pair GEMM on tiled weights and scales (one contiguous TMA box
+    each a step), the decode list's tiled configs that fit: 256 and 512
+    threads, one and two gemms a step, synchronous or not."""
     _seed()
     M, N, K = 16, 512, 2048
-    configs = dq.PAIRS[:2] if bits == 4 else dq.PAIRS[:1]  # (int8 x 2 splits: too big)
+    configs = [c for c in dq.PAIRS
+               if c.get("tiled") and dq._pair_ring_bytes(c, bits) <= 160 * 1024]
+    assert len(configs) == (3 if bits == 4 else 1)
     kernels = [(c, tl.compile(dq.program(M, N, K, bits, config=c), out_idx=[3], target="cuda"))
                for c in configs]
     for config, kernel in kernels:
