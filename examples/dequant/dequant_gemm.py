@@ -526,20 +526,12 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                                clear_accum=True, wg_wait=-1 if overlap else 0)
                 if scale_weights and overlap:
                     T.wait_wgmma(0)
-                if not scale_weights and overlap:  # each gemm's sums once it is done
+                if not scale_weights:  # each gemm's sums (once it is done) times its scales
                     for g in G:
-                        T.wait_wgmma(splits - 1 - g)
+                        if overlap:
+                            T.wait_wgmma(splits - 1 - g)
                         for n, m in T.Parallel(block_N, block_M):
                             row = T.min(bx * block_N + n, N - 1)
-                            if tiled:
-                                s = T.float32(S_s[g * block_K // group, n])
-                            else:
-                                s = T.float32(S[row, (k * span + g * block_K) // group])
-                            acc[n, m] += s * part[g][n, m]
-                if not scale_weights and not overlap:
-                    for n, m in T.Parallel(block_N, block_M):
-                        row = T.min(bx * block_N + n, N - 1)
-                        for g in G:
                             if tiled:
                                 s = T.float32(S_s[g * block_K // group, n])
                             else:
