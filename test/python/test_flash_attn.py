@@ -6,6 +6,7 @@ target runs them on a GPU (and compiles them in AOT-prepare mode)."""
 
 import importlib.util
 import math
+import re
 import os
 
 import pytest
@@ -134,3 +135,22 @@ def test_flash_attn_rotated(variant, is_causal, seq_len):
     o_ref, lse_ref = torch_reference(q, k, v, is_causal)
     o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
     assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
+
+
+@pytest.mark.parametrize("dim,is_causal", [(128, False), (128, True), (64, True)])
+def test_flash_attn_hopper_schedule_assembles(dim, is_causal):
+    """The example's Hopper schedule (PASS_CONFIGS: the rotated loop with
+    K and V on rings of their own, one warpgroup turn for an iteration's two
+    gemms) assembles for sm_90a without spills (no GPU needed): the PTX has
+    the second pair of barrier rings' waits and the turns' named barriers
+    (a wait before S_k, an arrival after O += P V, in each iteration)."""
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    kernel = tl.compile(fa.flash_attn(8, 32, 4096, dim, is_causal), out_idx=[3, 4],
+                        target="cuda:sm_90a", pass_configs=fa.PASS_CONFIGS)
+    report = resource_report(kernel.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+    ptx = kernel.get_source()
+    assert "bar.arrive" in ptx and "wgmma.wait_group.sync.aligned \t1" in ptx
+    # turn barriers take a computed id (3 + warpgroup): bar.sync/bar.arrive on a register
+    assert re.search(r"bar\.sync\s+%r\d+, 256", ptx) and re.search(r"bar\.arrive\s+%r\d+, 256", ptx)
