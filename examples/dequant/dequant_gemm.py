@@ -511,11 +511,11 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                             pair = (w >> T.int32(j // 8 % 2) * 8) & 0x00FF00FF ^ H2_1152
                             q = T.hsub2(pair, sub)
                         if scale_weights:  # (q0 s, q1 s): one mul.f16x2 more a pair
-                            row = T.min(bx * block_N + n, N - 1)
                             if tiled:
                                 s = S_s[g * block_K // group, n]
                             else:
-                                s = S[row, (k * span + g * block_K) // group]
+                                s = S[T.min(bx * block_N + n, N - 1),
+                                      (k * span + g * block_K) // group]
                             q = T.hmul2(q, T.pack2(s, s))
                         Ws[g][n, j] = T.unpack2(q, j % 2)
                     if scale_weights:
@@ -531,11 +531,11 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
                         if overlap:
                             T.wait_wgmma(splits - 1 - g)
                         for n, m in T.Parallel(block_N, block_M):
-                            row = T.min(bx * block_N + n, N - 1)
                             if tiled:
                                 s = T.float32(S_s[g * block_K // group, n])
                             else:
-                                s = T.float32(S[row, (k * span + g * block_K) // group])
+                                s = T.float32(S[T.min(bx * block_N + n, N - 1),
+                                                (k * span + g * block_K) // group])
                             acc[n, m] += s * part[g][n, m]
             store_transposed(acc, C_s, C, by * block_M, bx * block_N, block_N, block_M, dtype)
 
@@ -839,10 +839,15 @@ def configs_for(M):
     return DECODE if M <= 16 else PREFILL
 
 
-def _pair_ring_bytes(config, bits):
-    """Shared memory of the pair GEMM's ring of weight tiles."""
+# The most shared memory a pair GEMM's ring of weight tiles may take and
+# leave room for the X tiles and the C tile (227 KB in all on the H200).
+PAIR_RING_BYTES = 160 * 1024
+
+
+def pair_ring_fits(config, bits):
+    """Whether the pair GEMM's ring of weight tiles fits PAIR_RING_BYTES."""
     return (config.get("num_stages", 4) * config["block_N"] * config["block_K"] *
-            config.get("splits", 1) * bits // 8)
+            config.get("splits", 1) * bits // 8) <= PAIR_RING_BYTES
 
 
 def default_config(M, N, K, bits=4, group=128, dtype="float16"):
@@ -854,7 +859,7 @@ def default_config(M, N, K, bits=4, group=128, dtype="float16"):
             if "block_M" in config:  # the pair GEMM: steps of whole 32s within a group
                 fits = not K % config["block_K"] and not group % config["block_K"]
                 fits &= not config.get("tiled") or not N % config["block_N"]
-                fits &= _pair_ring_bytes(config, bits) <= 160 * 1024
+                fits &= pair_ring_fits(config, bits)
             else:  # the pair GEMV: groups of whole chunks
                 fits = not group % (32 if bits == 4 else 16)
             if dtype == "float16" and fits:

@@ -657,7 +657,7 @@ def test_cuda_dequant_gemm_pairs_tiled(bits):
     _seed()
     M, N, K = 16, 512, 2048
     configs = [c for c in dq.PAIRS
-               if c.get("tiled") and dq._pair_ring_bytes(c, bits) <= 160 * 1024]
+               if c.get("tiled") and dq.pair_ring_fits(c, bits)]
     assert len(configs) == (3 if bits == 4 else 1)
     kernels = [(c, tl.compile(dq.program(M, N, K, bits, config=c), out_idx=[3], target="cuda"))
                for c in configs]

@@ -140,6 +140,12 @@ private:
   int64_t secondBytes = 0;
 };
 
+/// The bytes a produced copy writes (its whole destination allocation).
+static int64_t copyBytes(CopyOp copy) {
+  MemRefType type = copy.getDst().getType();
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+}
+
 /// A copy TMA can do: from a kernel argument (a global tensor of the
 /// enclosing function) into a whole shared allocation of the kernel body,
 /// same element type, boxes of at most 256 per dimension, whose innermost
@@ -284,8 +290,7 @@ void Specializer::chooseCluster() {
       if (!independent || boxesOf(p) % clusterSize)
         continue;
       shared.push_back(p);
-      bytes += p.getDst().getType().getNumElements() *
-               p.getDst().getType().getElementTypeBitWidth() / 8;
+      bytes += copyBytes(p);
     }
     if (bytes > bestBytes) {
       bestBytes = bytes;
@@ -339,8 +344,7 @@ LogicalResult Specializer::analyze() {
   for (CopyOp p : producers) {
     if (!seen.insert(p.getDst()).second)
       SKIP("two copies fill one buffer");
-    int64_t eb = p.getDst().getType().getElementTypeBitWidth() / 8;
-    txBytes += p.getDst().getType().getNumElements() * eb;
+    txBytes += copyBytes(p);
   }
   for (Value buf : buffers) {
     for (OpOperand &use : buf.getUses()) {
@@ -515,8 +519,7 @@ void Specializer::analyzeSplitRing() {
   for (CopyOp p : producers)
     if (p.getDst() == b) {
       secondCopies.insert(p);
-      secondBytes += p.getDst().getType().getNumElements() *
-                     p.getDst().getType().getElementTypeBitWidth() / 8;
+      secondBytes += copyBytes(p);
     }
   if (secondCopies.empty() || secondCopies.size() == producers.size())
     return;
