@@ -375,8 +375,14 @@ private:
                        bool zeroAcc);
   LogicalResult gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
                          const Buffer &bb, const Buffer &c);
-  Value wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
-                        Value row, Value col);
+  /// A descriptor, and the element offset it starts at (see
+  /// wgmmaDescriptor).
+  struct WgmmaDesc {
+    Value desc, elems;
+  };
+  WgmmaDesc wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
+                            Value row, Value col,
+                            const WgmmaDesc *from = nullptr);
   bool takesTurns(GemmOp op);
   Value ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0, Value k0);
   Value ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb, Value k0,
@@ -2760,11 +2766,13 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
   for (int64_t s = 0; s < steps; ++s) {
     int64_t k0 = s * 32;
     Value kk = cIdx(b, loc, k0);
-    Value descB = tb ? wgmmaDescriptor(b, bb, true, wgCol, kk)
-                     : wgmmaDescriptor(b, bb, false, kk, wgCol);
+    Value descB = (tb ? wgmmaDescriptor(b, bb, true, wgCol, kk)
+                      : wgmmaDescriptor(b, bb, false, kk, wgCol))
+                      .desc;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       Value descA = wgmmaDescriptor(b, a, true, plus(wgRow, mt * 64),
-                                    cIdx(b, loc, k0 / 2));
+                                    cIdx(b, loc, k0 / 2))
+                        .desc;
       std::string text;
       llvm::raw_string_ostream os(text);
       os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (clear && s == 0 ? 0 : 1)
@@ -2809,8 +2817,17 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
 /// K-major operand steps 8 * span bytes per 8 rows (stride byte offset) and
 /// an MN-major one steps 8 * span bytes per 8 K rows (stride byte offset)
 /// and rows * span bytes per panel of MN (leading byte offset).
-Value KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf,
-                                      bool kMajor, Value row, Value col) {
+///
+/// With `from` (a descriptor of the same operand) the result is `from`'s
+/// plus the distance between the two starts in 16-byte units: the start
+/// address field is the low 14 bits (shared addresses stay below 2^18, so
+/// the sum never carries out of it), and where the two starts differ only
+/// by constants, as the K steps of one gemm do, LLVM folds the distance to
+/// a constant: one add per wgmma instead of rebuilding the descriptor from
+/// the address (64-bit and, shift and or).
+KernelLowering::WgmmaDesc
+KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
+                                Value row, Value col, const WgmmaDesc *from) {
   int64_t eb = elementBytes(buf.elementType);
   int64_t span = buf.swizzle;
   int64_t rows = buf.allocShape[buf.allocShape.size() - 2];
@@ -2825,10 +2842,21 @@ Value KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf,
       a = cIdx(b, loc, 0);
   Value elems = emitSharedOffset(b, loc, buf.allocShape, at, eb, span,
                                  /*applySwizzle=*/false);
+  Type i64 = b.getI64Type();
+  if (from) {
+    // Starts are 16-byte aligned, so the byte distance divides exactly.
+    Value units = arith::DivSIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, elems, from->elems),
+            cIdx(b, loc, eb)),
+        cIdx(b, loc, 16));
+    Value units64 = arith::IndexCastOp::create(b, loc, i64, units);
+    return {arith::AddIOp::create(b, loc, from->desc, units64), elems};
+  }
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.memref);
   Value addr = arith::AddIOp::create(
       b, loc, base, arith::MulIOp::create(b, loc, elems, cIdx(b, loc, eb)));
-  Type i64 = b.getI64Type();
   Value addr64 = arith::IndexCastUIOp::create(b, loc, i64, addr);
   auto c64 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i64, v);
@@ -2841,7 +2869,7 @@ Value KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf,
                    (uint64_t(mode) << 62);
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, addr64, c64(0x3FFFF)), c64(4));
-  return arith::OrIOp::create(b, loc, start, c64((int64_t)fixed));
+  return {arith::OrIOp::create(b, loc, start, c64((int64_t)fixed)), elems};
 }
 
 /// A gemm on warpgroup MMA (sm_90a): each warpgroup computes its
@@ -2936,11 +2964,18 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   auto layoutA = ta ? NVVM::MMALayout::col : NVVM::MMALayout::row;
   auto layoutB = tb ? NVVM::MMALayout::col : NVVM::MMALayout::row;
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, tn, kStep);
+  // The first K step's descriptors; the later ones add to them.
+  std::optional<WgmmaDesc> firstB;
+  SmallVector<WgmmaDesc> firstA;
   for (int64_t k0 = 0; k0 < k; k0 += kStep) {
     // B: K-major is stored (N, K), MN-major (K, N).
     Value kk = cIdx(b, loc, k0);
-    Value descB = tb ? wgmmaDescriptor(b, bb, true, wgCol, kk)
-                     : wgmmaDescriptor(b, bb, false, kk, wgCol);
+    const WgmmaDesc *fromB = firstB ? &*firstB : nullptr;
+    WgmmaDesc db = tb ? wgmmaDescriptor(b, bb, true, wgCol, kk, fromB)
+                      : wgmmaDescriptor(b, bb, false, kk, wgCol, fromB);
+    if (!firstB)
+      firstB = db;
+    Value descB = db.desc;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       if (!aPacked.empty()) { // A in registers (see registerOperandA)
         int64_t first = ((k0 / kStep) * mTiles + mt) * 4;
@@ -2950,8 +2985,12 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
         continue;
       }
       Value row = plus(wgRow, mt * 64);
-      Value descA = ta ? wgmmaDescriptor(b, a, false, kk, row)
-                       : wgmmaDescriptor(b, a, true, row, kk);
+      const WgmmaDesc *fromA = k0 ? &firstA[mt] : nullptr;
+      WgmmaDesc da = ta ? wgmmaDescriptor(b, a, false, kk, row, fromA)
+                        : wgmmaDescriptor(b, a, true, row, kk, fromA);
+      if (!k0)
+        firstA.push_back(da);
+      Value descA = da.desc;
       accs[mt] = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, structType, accs[mt], descA, descB, shape,
           NVVM::WGMMATypesAttr::get(ctx, wt), NVVM::WGMMATypesAttr::get(ctx, wt),

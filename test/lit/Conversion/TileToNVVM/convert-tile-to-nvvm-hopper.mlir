@@ -30,8 +30,20 @@
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[TB]], %{{.+}}, box[%{{.+}}, %{{.+}}] multicast_mask = %c3_i16
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.mbarrier.try_wait
+// Only the first K step's descriptors are built from the addresses (and,
+// shift, or with the fixed fields); the later ones add the distance in
+// 16-byte units to them (constants once LLVM folds the index arithmetic).
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK: %[[DB:.+]] = arith.ori %{{.+}}, %c4611686293338849280_i64 : i64
+// CHECK: %[[DA:.+]] = arith.ori %{{.+}}, %c4611686293305360384_i64 : i64
+// CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.+}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK-NOT: arith.shrui
+// CHECK: %[[DB1:.+]] = arith.addi %[[DB]], %{{.+}} : i64
+// CHECK-NOT: arith.shrui
+// CHECK: %[[DA1:.+]] = arith.addi %[[DA]], %{{.+}} : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[DA1]], %[[DB1]], %{{.+}}, <m = 64, n = 256, k = 16>
+// CHECK-NOT: arith.shrui
+// CHECK-COUNT-2: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.mapa %{{.+}}, %c0_i32 : !llvm.ptr<3> -> !llvm.ptr<7>
