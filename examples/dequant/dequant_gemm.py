@@ -777,16 +777,17 @@ PACKED = [
 # weights through shared memory num_stages deep), 2.7x the word-packed
 # kernel at 16x28672x8192 int4 on the H200 (BENCHMARKS.md); tiled weights
 # and scales (each step's tile one TMA box) 4-8% faster than row-major
-# ones; at int4 two gemms a step, asynchronous (`overlap`), the fastest
-# (their 4 stages of 32 KB do not fit int8: `default_config` skips them).
+# ones; at int4 two gemms a step the fastest, on 512 threads or, close
+# behind, on 256 with the gemms asynchronous (`overlap`) (their 4 stages of
+# 32 KB do not fit int8: `default_config` skips them).
 # The untiled ones serve an N that is not whole tiles.
 PAIRS = [
+    dict(pairs=True, w_shared=True, tiled=True, block_M=16, block_N=256, block_K=128,
+         num_stages=4, threads=512, splits=2),
     dict(pairs=True, w_shared=True, tiled=True, block_M=16, block_N=256, block_K=128,
          num_stages=4, threads=256, splits=2, overlap=True),
     dict(pairs=True, w_shared=True, tiled=True, block_M=16, block_N=256, block_K=128,
          num_stages=4, threads=256),
-    dict(pairs=True, w_shared=True, tiled=True, block_M=16, block_N=256, block_K=128,
-         num_stages=4, threads=512, splits=2),
     dict(pairs=True, w_shared=True, block_M=16, block_N=256, block_K=128, num_stages=4,
          threads=256),
     dict(pairs=True, w_shared=True, block_M=16, block_N=256, block_K=128, num_stages=3,

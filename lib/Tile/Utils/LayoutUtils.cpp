@@ -860,6 +860,13 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
   };
   int64_t rank = allocShape.size();
   Value linear;
+  // The leading dimensions' part of the offset (a stage of a pipelined
+  // buffer), kept out of the swizzle when it is a whole number of swizzle
+  // periods (the XOR reads the bits of 128-byte rows below 2^(7 + bits)
+  // bytes): the swizzled rest is then the same for every stage, and LLVM
+  // hoists it out of the loop instead of swizzling the stage's address
+  // again at each access.
+  Value outer;
   if (rank == 0) {
     linear = c(0);
   } else if (rank == 1) {
@@ -869,7 +876,11 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
     Value batch;
     for (int64_t d = 0; d < rank - 2; ++d)
       batch = add(batch ? mul(batch, allocShape[d]) : Value(), index[d]);
-    if (batch)
+    int64_t bits = swizzleBits(swizzleBytes);
+    bool wholePeriods = !bits || (rows * cols * elementBytes) % (128 << bits) == 0;
+    if (batch && applySwizzle && wholePeriods)
+      outer = mul(batch, rows * cols);
+    else if (batch)
       linear = mul(batch, rows * cols);
     Value r = index[rank - 2], col = index[rank - 1];
     if (int64_t span = sharedPanelElements(allocShape, elementBytes,
@@ -886,7 +897,8 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
   }
   if (!applySwizzle)
     return linear;
-  return emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
+  Value swizzled = emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
+  return outer ? add(outer, swizzled) : swizzled;
 }
 
 int64_t mlir::tile::knownDivisor(Value v, int64_t cap) {
