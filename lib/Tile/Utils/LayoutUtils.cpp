@@ -860,13 +860,6 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
   };
   int64_t rank = allocShape.size();
   Value linear;
-  // The leading dimensions' part of the offset (a stage of a pipelined
-  // buffer), kept out of the swizzle when it is a whole number of swizzle
-  // periods (the XOR reads the bits of 128-byte rows below 2^(7 + bits)
-  // bytes): the swizzled rest is then the same for every stage, and LLVM
-  // hoists it out of the loop instead of swizzling the stage's address
-  // again at each access.
-  Value outer;
   if (rank == 0) {
     linear = c(0);
   } else if (rank == 1) {
@@ -876,11 +869,7 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
     Value batch;
     for (int64_t d = 0; d < rank - 2; ++d)
       batch = add(batch ? mul(batch, allocShape[d]) : Value(), index[d]);
-    int64_t bits = swizzleBits(swizzleBytes);
-    bool wholePeriods = !bits || (rows * cols * elementBytes) % (128 << bits) == 0;
-    if (batch && applySwizzle && wholePeriods)
-      outer = mul(batch, rows * cols);
-    else if (batch)
+    if (batch)
       linear = mul(batch, rows * cols);
     Value r = index[rank - 2], col = index[rank - 1];
     if (int64_t span = sharedPanelElements(allocShape, elementBytes,
@@ -897,8 +886,7 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
   }
   if (!applySwizzle)
     return linear;
-  Value swizzled = emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
-  return outer ? add(outer, swizzled) : swizzled;
+  return emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
 }
 
 int64_t mlir::tile::knownDivisor(Value v, int64_t cap) {
