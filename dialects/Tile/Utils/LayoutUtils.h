@@ -277,9 +277,15 @@ std::pair<Value, Value> emitPanelRaster(OpBuilder &b, Location loc,
 
 /// `sharedLinear` as index arithmetic (without the final XOR when
 /// `applySwizzle` is false: the address a wgmma descriptor or TMA takes).
+/// With `stageOutside`, the leading dimensions' part (a pipeline stage) is
+/// added after the XOR when it spans whole swizzle periods (the same
+/// address): the swizzled rest is then the same for every stage, and LLVM
+/// hoists it out of a loop (fewer instructions a step, more registers live
+/// across the loop).
 Value emitSharedOffset(OpBuilder &b, Location loc, ArrayRef<int64_t> allocShape,
                        ArrayRef<Value> index, int64_t elementBytes,
-                       int64_t swizzleBytes, bool applySwizzle = true);
+                       int64_t swizzleBytes, bool applySwizzle = true,
+                       bool stageOutside = false);
 
 /// The same on index values.
 Value emitSwizzleOffset(OpBuilder &b, Location loc, Value linear,

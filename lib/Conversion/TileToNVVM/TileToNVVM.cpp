@@ -251,7 +251,8 @@ private:
 
   // Buffers and element access.
   FailureOr<Buffer> bufferOf(Value v, OpBuilder &b, IRMapping &map);
-  Value sharedOffset(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
+  Value sharedOffset(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                     bool stageOutside = false);
   int64_t sharedInnerAlignment(const Buffer &buf, Value innerOffset);
   Value loadElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
   void storeElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
@@ -934,7 +935,7 @@ FailureOr<Buffer> KernelLowering::bufferOf(Value v, OpBuilder &b,
 }
 
 Value KernelLowering::sharedOffset(OpBuilder &b, const Buffer &buf,
-                                   ArrayRef<Value> idx) {
+                                   ArrayRef<Value> idx, bool stageOutside) {
   SmallVector<Value> at(buf.viewOffsets.begin(), buf.viewOffsets.end());
   for (auto [k, i] : llvm::enumerate(idx)) {
     Value &a = at[buf.viewDims[k]];
@@ -944,7 +945,8 @@ Value KernelLowering::sharedOffset(OpBuilder &b, const Buffer &buf,
     if (!a)
       a = cIdx(b, loc, 0);
   return emitSharedOffset(b, loc, buf.allocShape, at,
-                          elementBytes(buf.elementType), buf.swizzle);
+                          elementBytes(buf.elementType), buf.swizzle,
+                          /*applySwizzle=*/true, stageOutside);
 }
 
 int64_t KernelLowering::sharedInnerAlignment(const Buffer &buf,
@@ -964,9 +966,10 @@ int64_t KernelLowering::sharedInnerAlignment(const Buffer &buf,
 
 Value KernelLowering::loadElement(OpBuilder &b, const Buffer &buf,
                                   ArrayRef<Value> idx) {
-  if (buf.kind == Kind::Shared)
-    return memref::LoadOp::create(b, loc, buf.memref,
-                                  ValueRange{sharedOffset(b, buf, idx)});
+  if (buf.kind == Kind::Shared) // (stage outside the swizzle: see loadVector)
+    return memref::LoadOp::create(
+        b, loc, buf.memref,
+        ValueRange{sharedOffset(b, buf, idx, /*stageOutside=*/true)});
   return memref::LoadOp::create(b, loc, buf.memref, idx);
 }
 
@@ -988,10 +991,16 @@ Value KernelLowering::loadVector(OpBuilder &b, const Buffer &buf,
     return vector::FromElementsOp::create(b, loc, type, ValueRange{e});
   }
   int64_t align = width * elementBytes(buf.elementType);
+  // Loads from a staged buffer into registers (a warp-specialized
+  // consumer's copy, the decode GEMM's words and scales) swizzle only
+  // within a stage; the gemm operand paths (ldmatrix) keep the stage
+  // inside, where the hoisted offsets cost registers that sm_80 attention
+  // kernels lack.
   if (buf.kind == Kind::Shared)
-    return vector::LoadOp::create(b, loc, type, buf.memref,
-                                  ValueRange{sharedOffset(b, buf, idx)},
-                                  /*nontemporal=*/false, llvm::MaybeAlign(align));
+    return vector::LoadOp::create(
+        b, loc, type, buf.memref,
+        ValueRange{sharedOffset(b, buf, idx, /*stageOutside=*/true)},
+        /*nontemporal=*/false, llvm::MaybeAlign(align));
   return vector::LoadOp::create(b, loc, type, buf.memref, idx, false,
                                 llvm::MaybeAlign(align));
 }

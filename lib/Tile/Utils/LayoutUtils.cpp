@@ -848,7 +848,8 @@ std::pair<Value, Value> mlir::tile::emitPanelRaster(OpBuilder &b, Location loc,
 Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
                                    ArrayRef<int64_t> allocShape,
                                    ArrayRef<Value> index, int64_t elementBytes,
-                                   int64_t swizzleBytes, bool applySwizzle) {
+                                   int64_t swizzleBytes, bool applySwizzle,
+                                   bool stageOutside) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -860,6 +861,7 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
   };
   int64_t rank = allocShape.size();
   Value linear;
+  Value outer; // the stage's part, added after the XOR (stageOutside)
   if (rank == 0) {
     linear = c(0);
   } else if (rank == 1) {
@@ -869,7 +871,13 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
     Value batch;
     for (int64_t d = 0; d < rank - 2; ++d)
       batch = add(batch ? mul(batch, allocShape[d]) : Value(), index[d]);
-    if (batch)
+    // The XOR reads the bits of the 128-byte row index below 2^(7 + bits)
+    // bytes; a multiple of that is left alone by it.
+    int64_t bits = swizzleBits(swizzleBytes);
+    bool wholePeriods = (rows * cols * elementBytes) % (int64_t(128) << bits) == 0;
+    if (batch && stageOutside && applySwizzle && wholePeriods)
+      outer = mul(batch, rows * cols);
+    else if (batch)
       linear = mul(batch, rows * cols);
     Value r = index[rank - 2], col = index[rank - 1];
     if (int64_t span = sharedPanelElements(allocShape, elementBytes,
@@ -886,7 +894,8 @@ Value mlir::tile::emitSharedOffset(OpBuilder &b, Location loc,
   }
   if (!applySwizzle)
     return linear;
-  return emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
+  Value swizzled = emitSwizzleOffset(b, loc, linear, elementBytes, swizzleBytes);
+  return outer ? add(outer, swizzled) : swizzled;
 }
 
 int64_t mlir::tile::knownDivisor(Value v, int64_t cap) {

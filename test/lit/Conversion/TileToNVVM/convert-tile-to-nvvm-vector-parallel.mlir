@@ -58,3 +58,34 @@ func.func @main(%W: memref<64x128xf16>) {
   }
   return
 }
+
+// -----
+
+// Loads from one stage of a staged shared buffer (2 x 64 x 128 bytes, a
+// stage is 8 KB, whole 1 KB periods of the 128-byte swizzle; a 3-d access
+// stays scalar): the stage's
+// offset is added after the XOR, so the swizzled rest does not depend on
+// the stage and LLVM can keep it out of a pipelined loop.
+// CHECK-LABEL: gpu.func @main_kernel
+// (The stage the loads read is a kernel argument here, and nothing fills
+// it: only the addresses matter.)
+// CHECK: %[[STAGE:.+]] = arith.muli %{{.+}}, %c8192 : index
+// CHECK: %[[SW:.+]] = arith.xori %{{.+}}, %{{.+}} : index
+// CHECK-NEXT: %[[AT:.+]] = arith.addi %[[STAGE]], %[[SW]] : index
+// CHECK-NEXT: memref.load %{{.+}}[%[[AT]]] : memref<16384xi8, #gpu.address_space<workgroup>>
+// CHECK: gpu.return
+func.func @main(%W: memref<64x128xf16>, %s: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %q = tile.alloc_shared : memref<2x64x128xi8, #tile.scope<shared>>
+    %w = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
+    tile.parallel (%i, %j) in (64, 128) attributes {vector = 8 : i64} {
+      %b = memref.load %q[%s, %i, %j] : memref<2x64x128xi8, #tile.scope<shared>>
+      %f = arith.sitofp %b : i8 to f16
+      memref.store %f, %w[%i, %j] : memref<64x128xf16, #tile.scope<shared>>
+    }
+    tile.copy %w[%c0, %c0] [64, 128] to %W[%c0, %c0] [64, 128] : memref<64x128xf16, #tile.scope<shared>> to memref<64x128xf16>
+  }
+  return
+}
