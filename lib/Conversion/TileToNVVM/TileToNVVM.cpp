@@ -969,7 +969,7 @@ Value KernelLowering::loadElement(OpBuilder &b, const Buffer &buf,
   if (buf.kind == Kind::Shared) // (stage outside the swizzle: see loadVector)
     return memref::LoadOp::create(
         b, loc, buf.memref,
-        ValueRange{sharedOffset(b, buf, idx, /*stageOutside=*/true)});
+        ValueRange{sharedOffset(b, buf, idx, /*stageOutside=*/!amd)});
   return memref::LoadOp::create(b, loc, buf.memref, idx);
 }
 
@@ -993,13 +993,13 @@ Value KernelLowering::loadVector(OpBuilder &b, const Buffer &buf,
   int64_t align = width * elementBytes(buf.elementType);
   // Loads from a staged buffer into registers (a warp-specialized
   // consumer's copy, the decode GEMM's words and scales) swizzle only
-  // within a stage; the gemm operand paths (ldmatrix) keep the stage
-  // inside, where the hoisted offsets cost registers that sm_80 attention
-  // kernels lack.
+  // within a stage; the gemm operand paths (ldmatrix) and AMD keep the
+  // stage inside, where the hoisted offsets cost registers that sm_80
+  // attention kernels and gfx950's wave64 kernels lack.
   if (buf.kind == Kind::Shared)
     return vector::LoadOp::create(
         b, loc, type, buf.memref,
-        ValueRange{sharedOffset(b, buf, idx, /*stageOutside=*/true)},
+        ValueRange{sharedOffset(b, buf, idx, /*stageOutside=*/!amd)},
         /*nontemporal=*/false, llvm::MaybeAlign(align));
   return vector::LoadOp::create(b, loc, type, buf.memref, idx, false,
                                 llvm::MaybeAlign(align));
