@@ -100,6 +100,42 @@ def test_rocm_targets_are_the_cdna_chips():
             parse_target(bad)
 
 
+def test_cuda_targets_are_the_known_chips(monkeypatch):
+    """An unknown or malformed CUDA chip is one ValueError listing the chips
+    the backend compiles for, before any pass runs (LLVM's NVPTX backend
+    aborts the process on sm_999 and on Blackwell with PTX 8.1)."""
+    from tilelang_mlir.compiler.target import CUDA_ARCHS, parse_target
+
+    assert CUDA_ARCHS == ("sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a")
+    for arch in CUDA_ARCHS:
+        assert str(parse_target(f"cuda:{arch}")) == f"cuda:{arch}"
+        assert str(parse_target(f" CUDA:{arch.upper()} ")) == f"cuda:{arch}"
+    listed = "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a"
+    for bad in ("cuda:sm_999", "cuda:sm_100", "cuda:sm_120", "cuda:sm_80a", "cuda:sm_91"):
+        with pytest.raises(ValueError, match=f"is an unknown chip; the CUDA backend compiles "
+                                             f"for {listed}"):
+            tl.compile(kernels.elementwise_add(8, 8, 8, 8), target=bad)
+    for bad in ("cuda:sm90", "cuda:90a", "cuda:sm_90a:x", "cuda: sm_90a", "cuda:gfx942"):
+        with pytest.raises(ValueError, match=f"is not a chip name .*compiles for {listed}"):
+            parse_target(bad)
+    with pytest.raises(ValueError, match=f"names no chip.*{listed}"):
+        parse_target("cuda:")
+    with pytest.raises(ValueError, match=f"sm_80 or newer is needed .*{listed}"):
+        parse_target("cuda:sm_75")
+    with pytest.raises(ValueError, match="'rocm:sm_90a' is malformed.*gfx90a, gfx942, gfx950"):
+        parse_target("rocm:sm_90a")
+    with pytest.raises(ValueError, match=f"unknown target 'cud:sm_90a'.*{listed}"):
+        parse_target("cud:sm_90a")
+    # The chip of "auto"/"cuda" without a GPU comes from the environment.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("TILELANG_MLIR_CUDA_ARCH", "sm_999")
+    for target in ("auto", "cuda"):
+        with pytest.raises(ValueError, match="TILELANG_MLIR_CUDA_ARCH.*unknown chip"):
+            parse_target(target)
+    monkeypatch.setenv("TILELANG_MLIR_CUDA_ARCH", "sm_89")
+    assert str(parse_target("auto")) == "cuda:sm_89"
+
+
 def test_memory_cache_returns_the_same_kernel():
     k1 = tl.compile(kernels.elementwise_add(8, 16, 8, 8), out_idx=[2], target="cpu")
     k2 = tl.compile(kernels.elementwise_add(8, 16, 8, 8), out_idx=[2], target="cpu")
