@@ -40,8 +40,9 @@ lit: build
 	$(VENV)/bin/lit -sv $(BUILD)/test/lit
 
 # pytest exits with 5 when it collects no test: that is not a failure.
+# test/fuzz: a fixed-seed slice of each fuzzer (test/fuzz/README.md).
 pytest: build
-	$(VPY) -m pytest -q test/python; rc=$$?; \
+	$(VPY) -m pytest -q test/python test/fuzz; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
 test: lit pytest wheel-test
