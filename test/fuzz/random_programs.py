@@ -8,7 +8,7 @@ worker process under a memory limit and a timeout, so that a segfault or a
 hang is recorded, not fatal. A program is compiled with tl.compile for the
 CPU, run on its inputs and compared with NumPy; then compiled (not run) for
 one GPU target (cuda:sm_80, cuda:sm_90a or rocm:gfx942, chosen by the seed;
---no-gpu-compile turns it off).
+--all-gpu-targets: all three; --no-gpu-compile: none).
 
 Families (a program is one of them, chosen by the seed):
   elementwise  a random expression over one or two inputs, every dtype,
@@ -182,16 +182,21 @@ def classify_exception(e):
 
 def run_case(gpu=True, stage=lambda s: None):
     result = _run_cpu(stage)
-    if gpu and GPU_TARGET and result["verdict"] in ("OK", "MISMATCH", "DIAGNOSTIC"):
-        stage("cpu-result " + json.dumps(result))
-        stage("gpu-compile " + GPU_TARGET)
+    if not (gpu and GPU_TARGETS and result["verdict"] in ("OK", "MISMATCH", "DIAGNOSTIC")):
+        return result
+    stage("cpu-result " + json.dumps(result))
+    result["gpu"] = []
+    for target in GPU_TARGETS:
+        stage("gpu-compile " + target)
         try:
-            tl.compile(main, out_idx=OUT_IDX, target=GPU_TARGET)
-            result["gpu"] = {"verdict": "OK", "target": GPU_TARGET}
+            tl.compile(main, out_idx=OUT_IDX, target=target)
+            r = {"verdict": "OK", "target": target}
         except Exception as e:
             verdict, sig = classify_exception(e)
-            result["gpu"] = {"verdict": verdict, "target": GPU_TARGET, "signature": sig,
-                             "detail": str(e)[:3000], "traceback": traceback.format_exc()[-3000:]}
+            r = {"verdict": verdict, "target": target, "signature": sig,
+                 "detail": str(e)[:3000], "traceback": traceback.format_exc()[-3000:]}
+        stage("gpu-result " + json.dumps(r))
+        result["gpu"].append(r)
     return result
 
 
@@ -230,8 +235,8 @@ MAIN_BLOCK = r'''
 if __name__ == "__main__":
     res = run_case(gpu="--no-gpu" not in sys.argv)
     print(json.dumps(res, indent=1))
-    bad = res["verdict"] not in ("OK", "DIAGNOSTIC") or (
-        "gpu" in res and res["gpu"]["verdict"] not in ("OK", "DIAGNOSTIC"))
+    bad = res["verdict"] not in ("OK", "DIAGNOSTIC") or any(
+        g["verdict"] not in ("OK", "DIAGNOSTIC") for g in res.get("gpu", []))
     sys.exit(1 if bad else 0)
 '''
 
@@ -256,7 +261,12 @@ class Program:
     features: Dict[str, object] = field(default_factory=dict)
     inplace: List[int] = field(default_factory=list)  # with out_idx None
 
-    def source(self, seed: int, index: int, input_seed: int) -> str:
+    def gpu_targets(self, all_gpu: bool) -> List[str]:
+        if not self.gpu_target:
+            return []
+        return list(GPU_TARGETS) if all_gpu else [self.gpu_target]
+
+    def source(self, seed: int, index: int, input_seed: int, all_gpu: bool = False) -> str:
         head = (f'"""random_programs.py --seed {seed}: program {index}, family {self.family}.\n'
                 f"{self.desc}\n\nRun: .venv/bin/python <this file> [--no-gpu]  (prints the "
                 'verdict; exit status 1 on a failure)\n"""\n')
@@ -264,7 +274,8 @@ class Program:
         return (head + IMPORTS + "\n\n" + self.kernel.strip() + "\n\n\n"
                 + f"OUT_IDX = {self.out_idx!r}\nINPLACE = {self.inplace!r}\n"
                 + f"INPUT_SEED = {input_seed}\n"
-                + f"GPU_TARGET = {self.gpu_target!r}\nRTOL = {self.rtol!r}\nATOL = {self.atol!r}\n"
+                + f"GPU_TARGETS = {self.gpu_targets(all_gpu)!r}\n"
+                + f"RTOL = {self.rtol!r}\nATOL = {self.atol!r}\n"
                 + f"MISMATCH_KEY = {self.mismatch_key!r}\n\n\n"
                 + "def make_inputs(rng):\n" + textwrap.indent(self.inputs.strip(), "    ")
                 + "\n\n\n" + f"def reference({args}):\n"
@@ -1141,6 +1152,9 @@ class Worker:
                 text = line.decode(errors="replace")
                 if text.startswith("STAGE cpu-result "):
                     cpu_result = json.loads(text[len("STAGE cpu-result "):])
+                    cpu_result["gpu"] = []
+                elif text.startswith("STAGE gpu-result "):
+                    cpu_result["gpu"].append(json.loads(text[len("STAGE gpu-result "):]))
                 elif text.startswith("STAGE "):
                     last_stage = text[6:]
                     deadline = max(deadline, time.monotonic() + timeout / 2)
@@ -1154,7 +1168,7 @@ def _after_cpu(cpu_result: Optional[dict], failure: dict) -> dict:
     if cpu_result is None:
         return failure
     res = dict(cpu_result)
-    res["gpu"] = {**failure, "target": failure["stage"].split()[-1]}
+    res["gpu"] = list(res.get("gpu", [])) + [{**failure, "target": failure["stage"].split()[-1]}]
     return res
 
 
@@ -1208,8 +1222,7 @@ def trace_rerun(prog: Path, gpu: bool, timeout: float, mem_mb: int, dest: Path) 
 def _verdicts(res: dict) -> List[Tuple[str, str, dict]]:
     """(verdict, signature, record) of the CPU part and of the GPU part."""
     out = [(res["verdict"], res.get("signature", ""), res)]
-    g = res.get("gpu")
-    if g:
+    for g in res.get("gpu", []):
         out.append(("GPU_" + g["verdict"], f"{g.get('target')}: {g.get('signature', '')}", g))
     return out
 
@@ -1224,6 +1237,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mem-mb", type=int, default=4000)
     ap.add_argument("--families", help="comma-separated subset of " + ",".join(FAMILIES))
     ap.add_argument("--no-gpu-compile", action="store_true")
+    ap.add_argument("--all-gpu-targets", action="store_true",
+                    help="compile every program for every GPU target (default: one, by seed)")
     ap.add_argument("--out-of-range", action="store_true",
                     help="convert: include float values outside the integer range "
                          "(expected: saturation, NaN -> 0)")
@@ -1295,13 +1310,19 @@ def main(argv=None) -> int:
 
     try:
         for index, prog in programs():
-            src = prog.source(args.seed, index, input_seed(args.seed, index))
+            src = prog.source(args.seed, index, input_seed(args.seed, index), args.all_gpu_targets)
             path = out / "programs" / f"p{index}.py"
             path.write_text(src)
             t1 = time.monotonic()
             res = worker.run(path, gpu, args.timeout)
             res["seconds"] = round(time.monotonic() - t1, 2)
             summary["programs"] += 1
+            if res["seconds"] > 10 and len(summary.setdefault("slow", [])) < 200:
+                keep = out / "slow" / f"p{index}.py"
+                keep.parent.mkdir(exist_ok=True)
+                shutil.copy(path, keep)
+                summary["slow"].append({"seconds": res["seconds"], "file": str(keep),
+                                        "desc": prog.desc})
             done += 1
             fam = summary["by_family"].setdefault(prog.family, {})
             failed_here = False
@@ -1352,7 +1373,7 @@ def main(argv=None) -> int:
                 path.unlink()
             if args.verbose:
                 print(f"[{index}] {prog.family}: cpu {res['verdict']}"
-                      f"{' / gpu ' + res['gpu']['verdict'] if 'gpu' in res else ''} "
+                      f"{' / gpu ' + ','.join(g['verdict'] for g in res.get('gpu', []))} "
                       f"({res['seconds']} s) {prog.desc[:100]}", flush=True)
             if done % 5 == 0:
                 save()

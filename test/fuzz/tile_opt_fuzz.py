@@ -1279,6 +1279,9 @@ class Campaign:
         entry = self.summary["signatures"].get(sig)
         if entry is not None:
             entry["count"] += 1
+            if entry.get("last_mutant") != meta["mutant"]:
+                entry["mutants"] = entry.get("mutants", 1) + 1
+                entry["last_mutant"] = meta["mutant"]
             if pipeline not in entry["pipelines"]:
                 entry["pipelines"].append(pipeline)
             if meta["seed_case"] not in entry["seed_cases"] and len(entry["seed_cases"]) < 20:
@@ -1294,7 +1297,8 @@ class Campaign:
         (d / "sig.txt").write_text(sig + "\n")
         frames = stack_frames(res.stderr)
         files = sorted({f for _, f in frames[:6] if f})
-        entry = {"class": cls, "count": 1, "dir": str(d), "pipelines": [pipeline],
+        entry = {"class": cls, "count": 1, "mutants": 1, "last_mutant": meta["mutant"],
+                 "dir": str(d), "pipelines": [pipeline],
                  "seed_cases": [meta["seed_case"]], "first": meta, "source_files": files,
                  "frames": [f for f, _ in frames[:6]]}
         self.summary["signatures"][sig] = entry
