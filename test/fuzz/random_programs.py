@@ -309,7 +309,9 @@ class Gen:
         return self.rng.choice(GPU_TARGETS) if self.gpu else None
 
     def threads(self) -> int:
-        return self.rng.choice([32, 64, 128, 128, 128, 256])
+        # Mostly warp multiples; sometimes counts that only some layouts
+        # divide (96, 160: three and five warps).
+        return self.rng.choice([32, 64, 128, 128, 128, 256, 32, 64, 128, 256, 96, 160])
 
     def extent(self, tile: int, ragged_p=0.6) -> int:
         """A problem size for tiles of `tile`: often not a multiple of it."""
@@ -435,6 +437,9 @@ class Gen:
         if mode == "local" and any(t > 16 for t in tile):
             mode = "fragment"
         out_dtype = dtype
+        if dtype in FLOATS and rng.random() < 0.3:  # the result cast to another float type
+            out_dtype = rng.choice([d for d in FLOATS if d != dtype])
+            e_t = f"T.cast({e_t}, {out_dtype!r})"
         names = ["X", "Y"][:nin]
         threads = self.threads()
         idx = ", ".join(f"i{k}" for k in range(rank))
@@ -481,8 +486,8 @@ class Gen:
         ref.append(f"return [np.asarray(R).astype(NP[{out_dtype!r}])]")
         if dtype in FLOATS:
             depth_n = e_t.count("(") + 2
-            rtol = 4 * EPS[dtype] * depth_n
-            atol = 4 * EPS[dtype] * depth_n * max(4.0, bound)
+            rtol = 4 * EPS[dtype] * depth_n + 2 * EPS[out_dtype]
+            atol = 4 * EPS[dtype] * depth_n * max(4.0, bound) + 2 * EPS[out_dtype] * bound
             if dtype in ("float32", "float64"):
                 atol = max(atol, 1e-6 if dtype == "float32" else 1e-12)
         else:
@@ -1006,13 +1011,16 @@ class Gen:
         K = rng.choice([bk, 2 * bk, 3 * bk + rng.randrange(0, bk), rng.randrange(1, 4 * bk)])
         stages = rng.choice([1, 2, 3, 4])
         steps = -(-K // bk)
+        loop = (f"T.Pipelined({steps}, num_stages={stages})" if rng.random() < 0.75
+                else f"T.serial({steps})")
+        init = rng.choice([0.0, 0.0, 1.5, -2.0])
         lines = ["@T.prim_func",
                  f"def main(X: T.Tensor(({M}, {K}), {dtype!r}), Out: T.Tensor(({M}, {bk}), 'float32')):",
                  f"    with T.Kernel(T.ceildiv({M}, {bm}), threads={self.threads()}) as bx:",
                  f"        s = T.alloc_shared(({bm}, {bk}), {dtype!r})",
                  f"        acc = T.alloc_fragment(({bm}, {bk}), 'float32')",
-                 f"        T.clear(acc)",
-                 f"        for k in T.Pipelined({steps}, num_stages={stages}):",
+                 "        T.clear(acc)" if init == 0.0 else f"        T.fill(acc, {init})",
+                 f"        for k in {loop}:",
                  f"            T.copy(X[bx * {bm}, k * {bk}], s)",
                  f"            for i, j in T.Parallel({bm}, {bk}):",
                  f"                acc[i, j] += T.cast(s[i, j], 'float32') * 2.0",
@@ -1020,11 +1028,11 @@ class Gen:
         kernel = "\n".join(lines)
         inputs = f"return [{_values(dtype, (M, K), lo=-1.0, hi=1.0)}]"
         ref = "\n".join([f"P = np.pad(X.astype(np.float64), [(0, 0), (0, (-{K}) % {bk})])",
-                         f"R = 2.0 * P.reshape({M}, {steps}, {bk}).sum(axis=1)",
+                         f"R = {init} + 2.0 * P.reshape({M}, {steps}, {bk}).sum(axis=1)",
                          "return [R.astype(np.float32)]"])
-        return Program("pipelined", f"pipelined accumulate {dtype} M={M} K={K} tile {bm}x{bk} "
-                                    f"stages={stages}", kernel, inputs, ref, [1], ["X"],
-                       1e-5, 1e-5 * steps * 2, f"pipelined stages={stages}",
+        return Program("pipelined", f"{loop} accumulate {dtype} M={M} K={K} tile {bm}x{bk} "
+                                    f"init={init}", kernel, inputs, ref, [1], ["X"],
+                       1e-5, 1e-5 * (steps * 2 + 2), f"pipelined {loop.split('(')[0]}",
                        self.gpu_target(), {"stages": stages})
 
 

@@ -68,6 +68,10 @@ FAILURE_CLASSES = ("CRASH", "TIMEOUT", "MEMORY", "ROUNDTRIP")
 # upstream pass or the LLVM translation rejects (exit 1 with an error, but
 # the error is about IR our lowering built, not about the input).
 REPORTED_CLASSES = ("INTERNAL_DIAG",)
+# A mutant that hangs or blows up in one pipeline mostly does so in all the
+# pipelines that share the pass (each costs the timeout and a rerun): after
+# this many, its other pipelines are skipped (counted in the summary).
+MAX_HANGS_PER_MUTANT = 2
 _INTERNAL_DIAG = re.compile(
     r"error: .*(?:'(?:llvm|arith|memref|vector|gpu|nvvm|rocdl|scf|math|func|cf|nvgpu|amdgpu|ub)"
     r"\.[\w.]+' op|failed to legalize|LLVM Translation failed|unrealized_conversion_cast|"
@@ -1364,13 +1368,20 @@ class Campaign:
         runs = [(f"RUN:{' '.join(a)[:80]}", a) for a in seed.run_pipelines if a]
         runs += [(name, args) for name, args in pipelines.items() if not only or name in only]
         seen_args = set()
+        hangs = 0
         for name, args in runs:
             key = tuple(args)
             if key in seen_args:
                 continue
             seen_args.add(key)
+            if hangs >= MAX_HANGS_PER_MUTANT:
+                sk = self.summary.setdefault("skipped_after_hangs", 0)
+                self.summary["skipped_after_hangs"] = sk + 1
+                continue
             res = self.tool.run(str(path), args)
             self.summary["runs"] += 1
+            if res.cls in ("TIMEOUT", "MEMORY"):
+                hangs += 1
             sig = self.record(res.cls, res, text, args, name, meta)
             if self.verbose and res.cls not in ("ok", "diagnostic"):
                 print(f"  mutant {index} {name}: {res.cls} {res.signature}", flush=True)
