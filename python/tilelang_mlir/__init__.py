@@ -29,7 +29,7 @@ dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 __version__ = "0.1.0"
 
 __all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "CompilationError",
-           "DeviceAssertionError", "language", "tools", "__version__"]
+           "DeviceAssertionError", "KernelCacheWarning", "language", "tools", "__version__"]
 
 
 def __getattr__(name):
@@ -51,6 +51,10 @@ def __getattr__(name):
         from .runtime.kernel import Kernel
 
         return Kernel
+    if name == "KernelCacheWarning":
+        from .runtime.cache import KernelCacheWarning
+
+        return KernelCacheWarning
     if name in ("TileLangError", "CompilationError", "DeviceAssertionError"):
         from .frontend import errors
 

@@ -24,7 +24,9 @@ Each call with new arguments (a new shape):
 3. times the correct ones one after the other here with the profiler's
    `do_bench` (on CUDA: device time of CUDA-graph replays, L2 flushed),
    the median of `rep` calls after `warmup`;
-4. keeps the fastest, and writes it to `<kernel cache>/autotune/<key>.json`.
+4. keeps the fastest, and writes it to `<kernel cache>/autotune/<key>.json`
+   (with a sha256 of its contents; a file that fails its checks is deleted
+   with a KernelCacheWarning and tuning runs again).
 
 A config that does not compile, fails the check or fails to run is skipped;
 its reason is logged ("tilelang_mlir.autotuner", INFO) and kept in the
@@ -59,7 +61,8 @@ from .frontend.prim_func import PrimFunc, _closure_values, _fingerprint
 
 logger = logging.getLogger("tilelang_mlir.autotuner")
 
-CACHE_VERSION = 1
+# Version 2: entries carry a sha256 of their contents and are schema-checked.
+CACHE_VERSION = 2
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "AutotuneError"]
 
@@ -182,23 +185,107 @@ _MEMORY: Dict[str, dict] = {}  # key -> the entry written to disk
 _MEMORY_LOCK = threading.Lock()
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x
+
+
+# The fields of an entry and a check of each value (see AutoTuner._entry).
+_ENTRY_FIELDS = {
+    "version": lambda v: v == CACHE_VERSION and _is_int(v),
+    "key": lambda v: isinstance(v, str),
+    "factory": lambda v: isinstance(v, str),
+    "target": lambda v: isinstance(v, str),
+    "device": lambda v: v is None or isinstance(v, str),
+    "best": lambda v: _is_int(v) and v >= 0,
+    "best_config": lambda v: isinstance(v, dict),
+    "best_latency": lambda v: _is_number(v) and v >= 0,
+    "timings": lambda v: isinstance(v, list) and all(
+        isinstance(t, dict) and set(t) == {"index", "config", "latency", "check"}
+        and _is_int(t["index"]) and t["index"] >= 0 and isinstance(t["config"], dict)
+        and _is_number(t["latency"]) for t in v),
+    "skipped": lambda v: isinstance(v, list) and all(
+        isinstance(t, dict) and set(t) == {"index", "config", "stage", "reason"}
+        and _is_int(t["index"]) and t["index"] >= 0 and isinstance(t["config"], dict)
+        and t["stage"] in ("compile", "check", "run") and isinstance(t["reason"], str)
+        for t in v),
+    "worker_pids": lambda v: isinstance(v, list) and all(_is_int(p) for p in v),
+    "compile_seconds": _is_number,
+    "tuned": lambda v: isinstance(v, str),
+    "sha256": lambda v: isinstance(v, str),
+}
+
+
+def _check_entry(entry, key: str) -> None:
+    """Raises BadEntry unless `entry` (read from JSON) is a winner record of
+    this version for `key` whose sha256 matches its contents."""
+    from .runtime.cache import BadEntry, digest
+
+    if not isinstance(entry, dict):
+        raise BadEntry(f"is a JSON {type(entry).__name__}, not an autotune record")
+    if entry.get("version") != CACHE_VERSION or not _is_int(entry.get("version")):
+        raise BadEntry(f"has version {entry.get('version')!r}; this tilelang_mlir reads "
+                       f"version {CACHE_VERSION}")
+    if set(entry) != set(_ENTRY_FIELDS):
+        fields = sorted(set(entry) ^ set(_ENTRY_FIELDS))
+        raise BadEntry(f"does not have the fields of an autotune record ({', '.join(fields)})")
+    if entry["key"] != key:
+        raise BadEntry(f"holds the winner of key {entry['key']!r}, not {key!r}")
+    wrong = [k for k, check in _ENTRY_FIELDS.items() if not check(entry[k])]
+    if wrong:
+        raise BadEntry(f"has malformed field(s) {', '.join(wrong)}")
+    if entry["sha256"] != digest({k: v for k, v in entry.items() if k != "sha256"}):
+        raise BadEntry("does not match its sha256 (it was changed)")
+
+
+def _entry_path(key: str) -> Optional[str]:
+    root = _cache_root()
+    return os.path.join(root, key + ".json") if root else None
+
+
 def _load_entry(key: str) -> Optional[dict]:
+    """The winner record of `key`, from memory or disk; None when there is
+    none. One that fails its checks is discarded with a warning (tuning
+    then runs again)."""
+    from .runtime.cache import BadEntry, read_json
+
     with _MEMORY_LOCK:
         if key in _MEMORY:
             return _MEMORY[key]
-    root = _cache_root()
-    if root is None:
+    path = _entry_path(key)
+    if path is None:
         return None
+    st = None
     try:
-        with open(os.path.join(root, key + ".json")) as f:
-            entry = json.load(f)
-    except (OSError, ValueError):
-        return None
-    if entry.get("version") != CACHE_VERSION or entry.get("key") != key:
+        entry, st = read_json(path)
+        if st is None:
+            return None
+        _check_entry(entry, key)
+    except BadEntry as e:
+        _discard_entry(key, str(e), e.stat or st)
         return None
     with _MEMORY_LOCK:
         _MEMORY[key] = entry
     return entry
+
+
+def _discard_entry(key: str, reason: str, stat=None) -> None:
+    """Forgets the winner record of `key` and deletes its file, warning."""
+    from .runtime.cache import discard
+
+    with _MEMORY_LOCK:
+        _MEMORY.pop(key, None)
+    path = _entry_path(key)
+    if path is not None:
+        if stat is None:
+            try:
+                stat = os.stat(path)
+            except OSError:
+                return
+        discard(path, reason, stat, "autotune cache entry", "tuning again", stacklevel=3)
 
 
 def _save_entry(key: str, entry: dict) -> Optional[str]:
@@ -573,7 +660,9 @@ class AutoTuner:
 
     # -- the cache --------------------------------------------------------------------
     def _entry(self, key, result: AutotuneResult, best: _Candidate) -> dict:
-        return {
+        from .runtime.cache import digest
+
+        entry = {
             "version": CACHE_VERSION, "key": key,
             "factory": f"{getattr(self.factory, '__module__', '?')}."
                        f"{getattr(self.factory, '__qualname__', '?')}",
@@ -589,6 +678,8 @@ class AutoTuner:
             "compile_seconds": result.compile_seconds,
             "tuned": time.strftime("%Y-%m-%d %H:%M:%S"),
         }
+        entry["sha256"] = digest(entry)
+        return entry
 
     def _from_cache(self, key, candidates, args, kwargs, target, device):
         from .compiler.compile import compile as tl_compile
@@ -596,19 +687,22 @@ class AutoTuner:
         entry = _load_entry(key)
         if entry is None:
             return None
-        try:
-            best = candidates[entry["best"]]
-            if _jsonable(best.config) != entry["best_config"]:
-                raise ValueError("config mismatch")
-            timings = [{"index": t["index"], "config": candidates[t["index"]].config,
-                        "latency": t["latency"], "check": t.get("check")}
-                       for t in entry["timings"]]
-            skipped = [{"index": s["index"], "config": candidates[s["index"]].config,
-                        "stage": s["stage"], "reason": s["reason"]} for s in entry["skipped"]]
-        except (KeyError, IndexError, TypeError, ValueError):
-            logger.info("autotune %s: ignoring an unreadable cache entry %s",
-                        self.factory.__name__, key)
+        # The key covers the configs: an entry whose configs are not this
+        # call's is not what its name says.
+        rows = [entry["best"]] + [t["index"] for t in entry["timings"] + entry["skipped"]]
+        if max(rows) >= len(candidates):
+            _discard_entry(key, f"names config {max(rows)} of {len(candidates)}")
             return None
+        best = candidates[entry["best"]]
+        mismatch = [t["index"] for t in entry["timings"] + entry["skipped"]
+                    if _jsonable(candidates[t["index"]].config) != t["config"]]
+        if _jsonable(best.config) != entry["best_config"] or mismatch:
+            _discard_entry(key, "records configs other than this call's")
+            return None
+        timings = [{"index": t["index"], "config": candidates[t["index"]].config,
+                    "latency": t["latency"], "check": t["check"]} for t in entry["timings"]]
+        skipped = [{"index": s["index"], "config": candidates[s["index"]].config,
+                    "stage": s["stage"], "reason": s["reason"]} for s in entry["skipped"]]
         try:
             program = _make_program(self.factory, args, {**kwargs, **best.call_kwargs})
             kernel = tl_compile(program, self.out_idx, target, self.pass_configs)

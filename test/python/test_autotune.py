@@ -247,3 +247,53 @@ def test_autotune_on_the_gpu():
     a = torch.randn(512, 512, device="cuda").to(torch.float16)
     b = torch.randn(512, 512, device="cuda").to(torch.float16)
     torch.testing.assert_close(kernel(a, b), reference(a, b), rtol=1e-2, atol=1e-2)
+
+
+def _resigned(entry):
+    from tilelang_mlir.runtime.cache import digest
+
+    entry = {k: v for k, v in entry.items() if k != "sha256"}
+    return dict(entry, sha256=digest(entry))
+
+
+WINNER_DAMAGE = [
+    (lambda e: [1, 2, 3], "is a JSON list, not an autotune record"),
+    (lambda e: {"version": 2}, "does not have the fields of an autotune record"),
+    (lambda e: json.dumps(e)[:40], "is not JSON: truncated or overwritten"),
+    (lambda e: dict(e, version=1), "has version 1; this tilelang_mlir reads version 2"),
+    (lambda e: dict(e, key="0" * 32), "holds the winner of key '" + "0" * 32),
+    (lambda e: dict(e, best_latency=1e-9), "does not match its sha256"),
+    (lambda e: _resigned(dict(e, best="0")), "has malformed field(s) best"),
+    (lambda e: _resigned(dict(e, timings=[{"index": 0}])), "has malformed field(s) timings"),
+    (lambda e: _resigned(dict(e, best=7)), "names config 7 of 2"),
+    (lambda e: _resigned(dict(e, best_config={"block_M": 1})), "records configs other than"),
+]
+
+
+@pytest.mark.parametrize("change, message", WINNER_DAMAGE)
+def test_a_damaged_winner_is_discarded_and_tuned_again(cache, monkeypatch, change, message):
+    """A winner file that is not the record of its key is deleted with a
+    warning naming it, and tuning runs again (and rewrites it)."""
+    from tilelang_mlir import autotuner
+
+    monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    configs = [dict(block_M=16, block_N=64), dict(block_M=32, block_N=32)]
+    tuned = tl.autotune(configs=configs, warmup=0, rep=1, out_idx=[2], target="cpu",
+                        max_workers=1, ref_prog=lambda a, b: a + b)(add_factory)
+    first = tuned(64, 64).autotune_result
+    path = first.cache_path
+    with open(path) as f:
+        damaged = change(json.load(f))
+    with open(path, "w") as f:
+        f.write(damaged if isinstance(damaged, str) else json.dumps(damaged))
+    monkeypatch.setattr(autotuner, "_MEMORY", {})  # as a new process
+    with pytest.warns(tl.KernelCacheWarning) as record:
+        kernel = tuned(64, 64)
+    text = str(record[0].message)
+    assert text.startswith(f"autotune cache entry {path} ") and message in text, text
+    assert "tuning again" in text
+    assert not kernel.autotune_result.cache_hit and kernel.autotune_result.cache_path == path
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    torch.testing.assert_close(kernel(a, b), a + b)
+    monkeypatch.setattr(autotuner, "_MEMORY", {})
+    assert tuned(64, 64).autotune_result.cache_hit  # the rewritten entry is good

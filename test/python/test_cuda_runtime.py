@@ -411,6 +411,24 @@ def test_manifest_that_is_not_json_or_missing(tmp_path):
         tl.load(tmp_path / "gemm")
 
 
+def test_manifest_digests(tmp_path):
+    """A well-formed edit of a saved manifest (a launch value, the PTX) is
+    refused by the digests; manifests of before the digests load."""
+    folder = str(tmp_path / "gemm")
+    _fake_kernel().save(folder)
+    path = _edit_manifest(folder, lambda m: m.update(shared_bytes=1024))
+    with pytest.raises(ValueError, match="does not match its manifest_sha256") as info:
+        tl.load(folder)
+    assert str(info.value).startswith(path)
+    _edit_manifest(folder, lambda m: m.pop("manifest_sha256"))
+    assert tl.load(folder).shared_bytes == 1024
+    _fake_kernel().save(folder)
+    with open(os.path.join(folder, "gemm.ptx"), "a") as f:
+        f.write("// edited\n")
+    with pytest.raises(ValueError, match="gemm.ptx does not match the manifest's ptx_sha256"):
+        tl.load(folder)
+
+
 def test_manifest_with_unsupported_scalar_type(tmp_path):
     folder = str(tmp_path / "gemm")
     _fake_kernel().save(folder)
@@ -708,8 +726,10 @@ def test_artifact_round_trip_with_tensor_maps(tmp_path):
         m = json.load(f)
     assert m["format_version"] == 1 and m["tensormaps"] == []
     assert tl.load(tmp_path / "plain").tensormaps == []
-    # A version-1 manifest of before tensor maps has no such field.
-    _edit_manifest(str(tmp_path / "plain"), lambda m: m.pop("tensormaps"))
+    # A version-1 manifest of before tensor maps has no such field (nor the
+    # digests).
+    _edit_manifest(str(tmp_path / "plain"), lambda m: [m.pop("tensormaps"),
+                                                       m.pop("manifest_sha256")])
     assert tl.load(tmp_path / "plain").tensormaps == []
 
 

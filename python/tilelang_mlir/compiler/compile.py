@@ -3,12 +3,13 @@
 Compiled kernels are cached in memory and on disk, keyed by the program's
 source, its closure values, the target, the pass configs and the compiler
 build. The disk cache lives in $TILELANG_MLIR_CACHE_DIR (default
-~/.cache/tilelang_mlir); TILELANG_MLIR_DISABLE_CACHE=1 turns it off.
+~/.cache/tilelang_mlir); TILELANG_MLIR_DISABLE_CACHE=1 turns it off. Its
+entries are checked before use (runtime/cache.py): one that is not the
+kernel of its key is deleted with a warning and compiled again.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import json
@@ -22,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from .. import language as _language  # noqa: F401,I001
 from ..frontend.errors import CompilationError, TileLangError
 from ..frontend.prim_func import Param, PrimFunc
+from ..runtime import cache as _entries
 from ..runtime.kernel import Kernel
 from .pipeline import PipelineRunner, Stage, diagnostics_error, trace_dir
 from .target import Target, parse_target
@@ -175,7 +177,7 @@ def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
 
 def cpu_stages() -> List[Stage]:
     return [
-        Stage("tile-opt", ["canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "canonicalize", "cse"]),
         Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
                         "loop-invariant-code-motion"]),
         # Every expansion but fma's (mul + add, two roundings): T.hfma2's
@@ -192,9 +194,18 @@ _CPU_EXPANSIONS = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "ata
                    "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt", "clampf")
 
 
-def _check_cpu_support(module) -> None:
-    """The CPU backend computes float8 values nowhere: LLVM has no float8
-    arithmetic. Say so at the user's line instead of failing in LLVM."""
+# Ops that only move or convert float8 values: every target lowers them
+# (conversions through tile-legalize-conversions and ConversionUtils.h).
+_F8_CONVERSIONS = ("arith.constant", "arith.bitcast", "arith.select", "arith.extf",
+                   "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi",
+                   "arith.fptoui")
+
+
+def _check_float8(module, target: Target) -> None:
+    """Float8 values can be loaded, stored, copied and converted on every
+    target, and read by the tensor cores on CUDA targets; nothing computes on
+    them directly (LLVM has no float8 arithmetic). Say so at the user's line
+    instead of failing in LLVM."""
     from .. import ir
     from .pipeline import source_location
 
@@ -203,14 +214,18 @@ def _check_cpu_support(module) -> None:
         return "f8E4M3FN" in text or "f8E5M2" in text
 
     found = []
+    # The CPU backend's gemm, reductions and atomics compute in the element
+    # type; CUDA's gemm hands float8 to the tensor cores.
+    tile_compute = ("tile.reduce", "tile.cumsum", "tile.atomic_add")
+    if target.kind != "cuda":
+        tile_compute += ("tile.gemm",)
 
     def visit(op):
         name = op.name
-        if name.startswith("arith.") or name.startswith("math.") or name in (
-                "tile.gemm", "tile.copy", "tile.reduce", "tile.cumsum", "tile.atomic_add",
-                "tile.fill"):
+        if (name.startswith("arith.") and name not in _F8_CONVERSIONS) or \
+                name.startswith("math.") or name in tile_compute:
             types = [v.type for v in op.operands] + [r.type for r in op.results]
-            if any(is_f8(t) for t in types) and name != "arith.constant":
+            if any(is_f8(t) for t in types):
                 found.append(op)
                 return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
@@ -218,9 +233,10 @@ def _check_cpu_support(module) -> None:
     module.operation.walk(visit)
     if found:
         op = found[0]
-        raise TileLangError(f"float8 data cannot be computed on or converted by the CPU "
-                            f"backend ({op.name}); float8 kernels need a CUDA target",
-                            source_location(op.location))
+        raise TileLangError(f"float8 values can be copied and converted but not computed on "
+                            f"({op.name}) on target {target}: convert them to float16, "
+                            f"bfloat16 or float32 first (T.copy into a tile of that dtype, or "
+                            f"T.cast)", source_location(op.location))
 
 
 def _mark_c_interface(module) -> None:
@@ -259,8 +275,8 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
         module, tile_text = _emit(func)
         runner.dump(module, "tile")
         stages = {"tile": tile_text}
+        _check_float8(module, target)
         if target.kind == "cpu":
-            _check_cpu_support(module)
             _mark_c_interface(module)
             stages.update(runner.run(module, cpu_stages()))
             return stages, _translate_to_llvmir(module), {}
@@ -341,7 +357,7 @@ def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], targe
 
 def _prepare(func: PrimFunc, out_idx, target, pass_configs: Optional[dict]):
     """Checks the arguments of a compile; returns (target, pass configs,
-    output indices, cache key, whether the caches are used)."""
+    output indices, cache key, whether the caches are used, compiler id)."""
     if not isinstance(func, PrimFunc):
         raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
     tgt = parse_target(target)
@@ -351,19 +367,20 @@ def _prepare(func: PrimFunc, out_idx, target, pass_configs: Optional[dict]):
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
                              if k not in _OUTPUT_CONFIGS + ("tl.disable_cache",)},
                             default=str)
+    compiler = _compiler_id()
     key = hashlib.sha256("|".join([func.fingerprint(), str(tgt), config_key, str(outs),
-                                   _compiler_id()]).encode()).hexdigest()
+                                   compiler]).encode()).hexdigest()
     # A traced or plotted compile must run the passes; so must an uncached one.
     use_cache = (trace_dir(pass_configs) is None and not pass_configs.get("tl.layout_plot_dir")
                  and not pass_configs.get("tl.disable_cache"))
-    return tgt, pass_configs, outs, key, use_cache
+    return tgt, pass_configs, outs, key, use_cache, compiler
 
 
-def _artifacts(func: PrimFunc, tgt: Target, pass_configs: dict, key: str,
-               use_cache: bool) -> Tuple[Dict[str, str], str, dict]:
+def _artifacts(func: PrimFunc, tgt: Target, pass_configs: dict, key: str, use_cache: bool,
+               compiler: str) -> Tuple[Dict[str, str], str, dict]:
     """The stages, final code and runtime extras of a kernel: from the disk
     cache, else lowered now (and saved there)."""
-    cached = _load_from_disk(key) if use_cache or offline() else None
+    cached = _load_from_disk(key, tgt, compiler, func) if use_cache or offline() else None
     if cached is not None:
         return cached
     if offline():
@@ -373,7 +390,7 @@ def _artifacts(func: PrimFunc, tgt: Target, pass_configs: dict, key: str,
             "into that cache first")
     stages, source, extra = _lower(func, tgt, pass_configs)
     if use_cache:
-        _save_to_disk(key, stages, source, extra)
+        _save_to_disk(key, tgt, compiler, (stages, source, extra))
     return stages, source, extra
 
 
@@ -382,11 +399,12 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
             execution_backend: Optional[str] = None) -> Kernel:
     """Compiles a tile program for `target` ("auto", "cpu", "cuda",
     "cuda:sm_90a", "rocm:gfx942") and returns a callable kernel."""
-    tgt, pass_configs, outs, key, use_cache = _prepare(func, out_idx, target, pass_configs)
+    tgt, pass_configs, outs, key, use_cache, compiler = _prepare(func, out_idx, target,
+                                                                 pass_configs)
     with _LOCK:
         if use_cache and key in _MEMORY_CACHE:
             return _MEMORY_CACHE[key]
-    parts = _artifacts(func, tgt, pass_configs, key, use_cache)
+    parts = _artifacts(func, tgt, pass_configs, key, use_cache, compiler)
     return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
 
 
@@ -406,8 +424,9 @@ def compile_parts(func: PrimFunc, out_idx=None, target: Union[str, Target] = "au
     code, the launch data), without building it: picklable, for compiling
     in another process (the autotuner's workers). The disk cache is used
     and filled as by `compile`."""
-    tgt, pass_configs, _, key, use_cache = _prepare(func, out_idx, target, pass_configs)
-    return _artifacts(func, tgt, pass_configs, key, use_cache)
+    tgt, pass_configs, _, key, use_cache, compiler = _prepare(func, out_idx, target,
+                                                              pass_configs)
+    return _artifacts(func, tgt, pass_configs, key, use_cache, compiler)
 
 
 def kernel_from_parts(func: PrimFunc, parts: Tuple[Dict[str, str], str, dict], out_idx=None,
@@ -416,44 +435,47 @@ def kernel_from_parts(func: PrimFunc, parts: Tuple[Dict[str, str], str, dict], o
     """The kernel `compile(func, ...)` would return, built from what
     `compile_parts` (called with the same arguments, perhaps in another
     process) returned; it enters the in-memory cache."""
-    tgt, pass_configs, outs, key, use_cache = _prepare(func, out_idx, target, pass_configs)
+    tgt, pass_configs, outs, key, use_cache, _ = _prepare(func, out_idx, target, pass_configs)
     with _LOCK:
         if use_cache and key in _MEMORY_CACHE:
             return _MEMORY_CACHE[key]
     return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
 
 
-def _load_from_disk(key: str):
+def _load_from_disk(key: str, tgt: Target, compiler: str, func: PrimFunc):
+    """The parts of the kernel of `key` from the disk cache; None when it is
+    not there. An entry that fails its checks (runtime/cache.py) is deleted
+    with a warning, so that the kernel is compiled again; offline, where
+    nothing can compile it, that is an error naming the file."""
     d = _cache_dir()
     if d is None:
         return None
     path = os.path.join(d, key + ".json")
     try:
-        with open(path) as f:
-            entry = json.load(f)
-        extra = dict(entry.get("extra", {}))
-        if "cubin" in extra:
-            extra["cubin"] = base64.b64decode(extra["cubin"])
-        return entry["stages"], entry["source"], extra
-    except (OSError, ValueError, KeyError):
+        return _entries.read(path, key, str(tgt), compiler, func.params, func.name)
+    except _entries.BadEntry as e:
+        if offline():
+            raise TileLangError(
+                f"the kernel cache entry {path} of kernel {func.name!r} for {tgt} {e}, and no "
+                "compiler is available here to compile it again: compile the kernel into "
+                "this cache on a machine with the compiler (or delete the file)") from None
+        # The warning points at the caller of tl.compile.
+        _entries.discard(path, str(e), e.stat, "kernel cache entry", "compiling the kernel again",
+                         stacklevel=4)
         return None
 
 
-def _save_to_disk(key: str, stages: Dict[str, str], source: str, extra: dict) -> None:
+def _save_to_disk(key: str, tgt: Target, compiler: str,
+                  parts: Tuple[Dict[str, str], str, dict]) -> None:
     d = _cache_dir()
     if d is None:
         return
-    extra = dict(extra)
-    if "cubin" in extra:
-        extra["cubin"] = base64.b64encode(extra["cubin"]).decode()
+    entry = _entries.encode(key, str(tgt), compiler, parts)
     try:
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "COMPILER_ID"), "w") as f:
-            f.write(_compiler_id())
-        tmp = os.path.join(d, f".{key}.{os.getpid()}.tmp")
-        with open(tmp, "w") as f:
-            json.dump({"stages": stages, "source": source, "extra": extra}, f)
-        os.replace(tmp, os.path.join(d, key + ".json"))
+            f.write(compiler)
+        _entries.write(os.path.join(d, key + ".json"), entry)
     except OSError:
         pass  # a read-only home is not an error
 

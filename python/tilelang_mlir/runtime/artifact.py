@@ -10,6 +10,11 @@ The folder holds
   of the code;
 - `<name>.cubin`: the code the runtime loads;
 - `<name>.ptx`: the PTX it was assembled from (for reading; optional).
+
+The manifest carries the sha256 of the cubin and the PTX, and its own
+(`manifest_sha256`, over every other field), so that an edited or truncated
+artifact is refused rather than launched. Manifests written before these
+fields load without the check.
 """
 
 from __future__ import annotations
@@ -81,11 +86,20 @@ def save(kernel: Kernel, path: str) -> None:
         "cubin_sha256": hashlib.sha256(kernel.cubin).hexdigest(),
         "ptx": ptx_file,
     }
+    if ptx_file is not None:
+        manifest["ptx_sha256"] = hashlib.sha256(kernel.ptx.encode()).hexdigest()
+    manifest["manifest_sha256"] = _manifest_digest(manifest)
     _write(os.path.join(path, cubin_file), bytes(kernel.cubin), "wb")
     if ptx_file is not None:
         _write(os.path.join(path, ptx_file), kernel.ptx, "w")
     # The manifest last: a folder with a manifest is complete.
     _write(os.path.join(path, MANIFEST), json.dumps(manifest, indent=2) + "\n", "w")
+
+
+def _manifest_digest(manifest: Dict[str, Any]) -> str:
+    from .cache import digest
+
+    return digest({k: v for k, v in manifest.items() if k != "manifest_sha256"})
 
 
 def _is_int(x: Any) -> bool:
@@ -122,6 +136,8 @@ def read_manifest(path: str) -> Dict[str, Any]:
         raise ValueError(f"{mpath} is not valid JSON: {e}") from None
     if not isinstance(m, dict):
         raise ValueError(f"{mpath}: the manifest must be a JSON object")
+    sealed = m.get("manifest_sha256")
+    m["manifest_intact"] = sealed is None or sealed == _manifest_digest(m)
     if m.get("format", FORMAT) != FORMAT:
         raise ValueError(f"{mpath}: not a tilelang_mlir kernel manifest (format "
                          f"{m.get('format')!r})")
@@ -214,10 +230,20 @@ def load(path: str, sync: Optional[bool] = None) -> Kernel:
     if m["ptx_path"] is not None:
         with open(m["ptx_path"]) as f:
             ptx = f.read()
+        digest = m.get("ptx_sha256")
+        if digest is not None and hashlib.sha256(ptx.encode()).hexdigest() != digest:
+            raise ValueError(f"{mpath}: {m['ptx_path']} does not match the manifest's "
+                             "ptx_sha256 (the file was changed or truncated)")
     try:
-        return make_kernel(m["name"], m["params"], m["out_idx"], target, cubin=cubin,
-                           entry=m["entry"], block=m["block"], grid=m["grid"],
-                           shared_bytes=m["shared_bytes"], ptx=ptx, sync=sync,
-                           tensormaps=m["tensormaps"])
+        kernel = make_kernel(m["name"], m["params"], m["out_idx"], target, cubin=cubin,
+                             entry=m["entry"], block=m["block"], grid=m["grid"],
+                             shared_bytes=m["shared_bytes"], ptx=ptx, sync=sync,
+                             tensormaps=m["tensormaps"])
     except TypeError as e:
         raise TypeError(f"{mpath}: {e}") from None
+    # Last, so that a malformed field is named by the checks above.
+    if not m["manifest_intact"]:
+        raise ValueError(f"{mpath} does not match its manifest_sha256: the manifest was "
+                         "edited after it was saved (save the kernel again, or remove the "
+                         "field to load it unchecked)")
+    return kernel
