@@ -1302,7 +1302,7 @@ class Campaign:
         frames = stack_frames(res.stderr)
         files = sorted({f for _, f in frames[:6] if f})
         entry = {"class": cls, "count": 1, "mutants": 1, "last_mutant": meta["mutant"],
-                 "dir": str(d), "pipelines": [pipeline],
+                 "dir": str(d), "pipelines": [pipeline], "args": args, "sig": sig,
                  "seed_cases": [meta["seed_case"]], "first": meta, "source_files": files,
                  "frames": [f for f, _ in frames[:6]]}
         self.summary["signatures"][sig] = entry
@@ -1444,7 +1444,7 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"unknown pipelines {unknown}; known: {', '.join(pipelines)}")
     minimize_classes = () if args.no_minimize else (
-        ("CRASH", "ROUNDTRIP") + (("TIMEOUT", "MEMORY") if args.minimize_hangs else ()))
+        ("CRASH", "ROUNDTRIP", "INTERNAL_DIAG") + (("TIMEOUT", "MEMORY") if args.minimize_hangs else ()))
     pipelines = check_pipelines(tool, pipelines)
     camp = Campaign(args.out, tool, minimize_classes, args.verbose)
     with open(binary, "rb") as f:
