@@ -1080,9 +1080,16 @@ def worker_main() -> int:
 
 class Worker:
     """A worker subprocess under the memory limit; restarted after a crash
-    or a timeout."""
+    or a timeout, and after every PROGRAMS_PER_WORKER programs: tl.compile
+    keeps every kernel in an unbounded in-memory cache, and a CPU kernel
+    holds two threads and about 18 MB of address space, so after a few
+    hundred programs one process hits the limit (LLVM aborts with
+    "pthread_create failed")."""
+
+    PROGRAMS_PER_WORKER = 100
 
     def __init__(self, mem_mb: int, log_dir: Path):
+        self.ran = 0
         self.mem_mb = mem_mb
         self.log_dir = log_dir
         self.proc: Optional[subprocess.Popen] = None
@@ -1122,8 +1129,12 @@ class Worker:
         return data[-n:].decode(errors="replace")
 
     def run(self, path: Path, gpu: bool, timeout: float) -> dict:
+        if self.ran >= self.PROGRAMS_PER_WORKER:
+            self.stop()
         if self.proc is None or self.proc.poll() is not None:
             self.start()
+            self.ran = 0
+        self.ran += 1
         self.err.truncate(0)
         self.err.seek(0)
         self.proc.stdin.write(f"{path}\t{'1' if gpu else '0'}\n".encode())
