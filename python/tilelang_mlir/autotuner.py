@@ -13,11 +13,14 @@
 
 Each call with new arguments (a new shape):
 
-1. compiles every config (the factory called with the call's arguments plus
-   the config) in worker processes forked from this one, at most
-   `max_workers` at a time (default: one per CPU, at most one per config);
-   the workers send back what the kernel is built from (and fill the disk
-   kernel cache), this process builds the kernels;
+1. builds every config's program here (the factory called with the call's
+   arguments plus the config) and emits its tile IR, then compiles them in
+   worker processes started by forkserver (spawn where there is none, never
+   fork), at most `max_workers` at a time (default: one per CPU, at most one
+   per config); the workers send back what the kernel is built from (and
+   fill the disk kernel cache), this process builds the kernels. As with
+   any worker started that way, they import the main module: a script that
+   tunes when it is run needs `if __name__ == "__main__":`;
 2. checks each against `ref_prog` on the same random inputs
    (`kernel.get_profiler().random_inputs()`, or `supply_prog`), with
    rtol/atol (or `manual_check_prog`);
@@ -350,27 +353,17 @@ class _Candidate:
     compile_seconds: float = 0.0
 
 
-# Set before the pool forks; the workers read their task from it. One pool
-# at a time (threads tuning at once take turns).
-_TASKS: List[tuple] = []
-_POOL_LOCK = threading.Lock()
-
-
-def _compile_one(factory, args, kwargs, out_idx, target, pass_configs, in_worker: bool) -> dict:
-    """Builds and compiles one candidate: {"parts"} (in a worker: what the
-    kernel is built from) or {"kernel"}, else {"reason", "kernel_key"}; with
-    "pid" and "seconds"."""
-    from .compiler.compile import _prepare, compile_parts
+def _compile_here(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
+    """Builds and compiles one candidate in this process: {"kernel"}, else
+    {"reason", "kernel_key"}; with "pid" and "seconds"."""
+    from .compiler.compile import _prepare
     from .compiler.compile import compile as tl_compile
 
     t0 = time.perf_counter()
     program = None
     try:
         program = _make_program(factory, args, kwargs)
-        if in_worker:
-            out = {"parts": compile_parts(program, out_idx, target, pass_configs)}
-        else:
-            out = {"kernel": tl_compile(program, out_idx, target, pass_configs)}
+        out = {"kernel": tl_compile(program, out_idx, target, pass_configs)}
     except Exception as e:  # noqa: BLE001 (any failure skips the config)
         out = {"reason": _reason(e)}
         if program is not None:
@@ -382,9 +375,88 @@ def _compile_one(factory, args, kwargs, out_idx, target, pass_configs, in_worker
     return out
 
 
-def _compile_task(i: int) -> dict:
-    """In a worker: compiles candidate i."""
-    return _compile_one(*_TASKS[i], in_worker=True)
+# ---------------------------------------------------------------------------
+# Compile workers
+#
+# Workers are started by "forkserver" (or "spawn"), never forked from this
+# process: a fork copies the locks other threads hold at that moment (torch,
+# tqdm, logging, the MLIR thread pool), and a worker forked while one was
+# held waited for it forever (Python 3.12 warns that fork() of a
+# multi-threaded process may deadlock). A worker is a fresh interpreter, so
+# it cannot call the factory, which may be a closure or live in a script;
+# instead this process builds each program and emits its tile IR (the
+# frontend, fast), and the worker runs the passes and ptxas on that text
+# (the slow part), fills the disk cache and sends back the parts.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Emitted:
+    """What a worker compiles: a program's tile IR with the user's source
+    locations (errors in the passes still point at the user's lines), what
+    `compile` decided for it here (key, target, configs), and this
+    process's environment (the forkserver's children inherit the server's,
+    from when it started: the cache folder, ptxas, ... may have changed)."""
+
+    name: str
+    params: list
+    text: str
+    key: str
+    target: Any
+    pass_configs: dict
+    use_cache: bool
+    compiler: str
+    env: Dict[str, str]
+
+    def emit(self):
+        """The module (as PrimFunc.emit: in the current MLIR context)."""
+        from . import ir
+
+        return ir.Module.parse(self.text)
+
+
+def _emit_for_worker(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
+    """In this process: builds the program of a candidate, then returns
+    {"parts"} when the disk cache has its kernel, else {"task": _Emitted};
+    {"reason", "kernel_key"} when it cannot be built or emitted."""
+    from . import ir
+    from .compiler.compile import _emit, _load_from_disk, _prepare
+    from .compiler.context import make_context
+
+    program, key = None, None
+    try:
+        program = _make_program(factory, args, kwargs)
+        tgt, configs, _, key, use_cache, compiler = _prepare(program, out_idx, target,
+                                                             pass_configs)
+        parts = _load_from_disk(key, tgt, compiler, program) if use_cache else None
+        if parts is not None:
+            return {"parts": parts}
+        with make_context(), ir.Location.unknown():
+            module, _ = _emit(program)
+            text = module.operation.get_asm(enable_debug_info=True)
+        return {"task": _Emitted(program.name, list(program.params), text, key, tgt, configs,
+                                 use_cache, compiler, dict(os.environ))}
+    except Exception as e:  # noqa: BLE001 (any failure skips the config)
+        return {"reason": _reason(e), "kernel_key": key}
+
+
+def _compile_emitted(task: _Emitted) -> dict:
+    """In a worker: lowers an emitted program as `compile_parts` would
+    (the disk cache is used and filled): {"parts"} or {"reason",
+    "kernel_key"}, with "pid" and "seconds"."""
+    from .compiler.compile import _artifacts
+
+    t0 = time.perf_counter()
+    if dict(os.environ) != task.env:
+        os.environ.clear()
+        os.environ.update(task.env)
+    try:
+        out = {"parts": _artifacts(task, task.target, task.pass_configs, task.key,
+                                   task.use_cache, task.compiler)}
+    except Exception as e:  # noqa: BLE001
+        out = {"reason": _reason(e), "kernel_key": task.key}
+    out.update(pid=os.getpid(), seconds=time.perf_counter() - t0)
+    return out
 
 
 def _remembered(reason: str, kernel_key: Optional[str]) -> str:
@@ -421,21 +493,29 @@ def _make_program(factory, args, kwargs) -> PrimFunc:
     return program
 
 
-def _can_fork() -> bool:
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return False
-    return not multiprocessing.current_process().daemon
+def _worker_context():
+    """The start method of compile workers: forkserver, else spawn (both
+    start from a fresh interpreter; see above)."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-def _run_pool(indices: List[int], workers: int, on_done: Callable[[int, dict], None]) -> List[int]:
-    """Runs `_compile_task` for `indices` in a fork pool of `workers`;
-    returns the indices whose worker died (the pool broke under them)."""
+def _can_start_workers() -> bool:
+    return not multiprocessing.current_process().daemon  # daemons may have no children
+
+
+def _run_pool(tasks: Dict[int, _Emitted], workers: int,
+              on_done: Callable[[int, dict], None]) -> List[int]:
+    """Runs `_compile_emitted` on `tasks` (by candidate index) in a pool of
+    `workers` processes; returns the indices whose worker died (the pool
+    broke under them)."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     broken = []
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(_compile_task, i): i for i in indices}
+    with ProcessPoolExecutor(workers, mp_context=_worker_context()) as pool:
+        # Looked up now, not bound at import: a test replaces it.
+        futures = {pool.submit(_compile_emitted, task): i for i, task in tasks.items()}
         for future in as_completed(futures):
             i = futures[future]
             try:
@@ -464,7 +544,7 @@ class _Progress:
         self.desc = desc
         self.total = total
         self.done = 0
-        self.bar = None  # made at the first step: after the compile pool has forked
+        self.bar = None  # made at the first step
 
     def _make_bar(self):
         if _quiet():
@@ -635,6 +715,13 @@ class AutoTuner:
         returns the best kernel, with `autotune_result` set."""
         from .compiler.target import parse_target
 
+        if getattr(multiprocessing.current_process(), "_inheriting", False):
+            # A compile worker importing the main module of the process that
+            # started it: the script tunes outside `if __name__ == "__main__":`.
+            raise RuntimeError(
+                f"@tl.autotune of {self.factory.__name__!r} was called while a worker process "
+                "imported the main module: compile workers start fresh interpreters that "
+                "import it, so a script must tune under `if __name__ == \"__main__\":`")
         configs = self._configs(args, kwargs)
         config_keys = {k for c in configs for k in c}
         fixed, rest = self._bind(args, kwargs, config_keys)
@@ -732,39 +819,55 @@ class AutoTuner:
         from .compiler.compile import kernel_from_parts, offline
 
         workers = self._workers(len(candidates))
-        in_pool = workers > 1 and len(candidates) > 1 and not offline() and _can_fork()
+        in_pool = (workers > 1 and len(candidates) > 1 and not offline()
+                   and _can_start_workers())
         progress = _Progress(len(candidates), f"autotune {name}: compile")
         results: Dict[int, dict] = {}
+        here_seconds: Dict[int, float] = {}  # building and emitting a program here
 
         def done(i, r):
             c = candidates[i]
             if "reason" in r:
                 r["reason"] = _remembered(r["reason"], r.get("kernel_key"))
             results[i] = r
-            c.pid, c.compile_seconds = r.get("pid"), r.get("seconds", 0.0)
+            c.pid = r.get("pid")
+            c.compile_seconds = r.get("seconds", 0.0) + here_seconds.get(i, 0.0)
             text = _config_text(c.config)
             if "reason" in r:
                 progress.step(f"{text}: skipped, does not compile: {r['reason']}")
             else:
-                where = f" (pid {c.pid})" if in_pool else ""
+                where = f" (pid {c.pid})" if in_pool and c.pid else ""
                 progress.step(f"{text}: compiled in {c.compile_seconds:.2f} s{where}")
 
         tasks = [(self.factory, args, {**kwargs, **c.call_kwargs}, self.out_idx, target,
                   self.pass_configs) for c in candidates]
         try:
             if in_pool:
-                with _POOL_LOCK:
-                    _TASKS[:] = tasks
-                    try:
-                        broken = _run_pool(list(range(len(candidates))), workers, done)
-                        for i in broken:  # a worker died: retry each alone to find the culprit
-                            if _run_pool([i], 1, done):
-                                done(i, {"reason": "the compiler process died on this config"})
-                    finally:
-                        _TASKS.clear()
+                shipped: Dict[int, _Emitted] = {}
+                for c in candidates:
+                    t0 = time.perf_counter()
+                    r = _emit_for_worker(*tasks[c.index])
+                    here_seconds[c.index] = time.perf_counter() - t0
+                    if "task" in r:
+                        shipped[c.index] = r["task"]
+                    else:  # it does not build, or its kernel is in the disk cache
+                        done(c.index, r)
+                try:
+                    broken = _run_pool(shipped, min(workers, len(shipped)), done) if shipped else []
+                except Exception as e:  # noqa: BLE001 (no worker could start)
+                    logger.warning("autotune %s: compile workers could not start (%s); "
+                                   "compiling here", name, _reason(e))
+                    for i in shipped:
+                        if i not in results:
+                            done(i, _compile_here(*tasks[i]))
+                    broken = []
+                for i in broken:  # a worker died: retry each alone to find the culprit
+                    if _run_pool({i: shipped[i]}, 1, done):
+                        done(i, {"reason": "the compiler process died on this config",
+                                 "kernel_key": shipped[i].key})
             else:  # here, one after the other
                 for c in candidates:
-                    done(c.index, _compile_one(*tasks[c.index], in_worker=False))
+                    done(c.index, _compile_here(*tasks[c.index]))
             # The kernels are built here (workers send what they are built from).
             for c in candidates:
                 r = results[c.index]
@@ -786,7 +889,8 @@ class AutoTuner:
                                 _config_text(c.config), _reason(e))
         finally:
             progress.close()
-        return sorted({r["pid"] for r in results.values() if r.get("pid")}) if in_pool else []
+        pids = {r["pid"] for r in results.values() if r.get("pid")} - {os.getpid()}
+        return sorted(pids) if in_pool else []
 
     def _inputs(self, kernel, cache: dict):
         """The inputs for kernels of this signature (made once) and the

@@ -10,10 +10,12 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
 import tilelang_mlir as tl
+import tilelang_mlir.language as T
 from kernels import elementwise_add
 from kernels import matmul as gemm_program
 
@@ -115,10 +117,13 @@ def test_tunes_skips_and_caches(cache, caplog, monkeypatch):
 def test_cache_false_tunes_every_call(cache):
     tuner = tl.autotune(configs=[GOOD_SMALL, GOOD_LARGE], warmup=0, rep=1, ref_prog=reference,
                         cache=False, max_workers=2, out_idx=[2], target="cpu")(matmul.factory)
-    for _ in range(2):
+    for call in range(2):
         result = tuner(64, 64, 64).autotune_result
-        assert not result.cache_hit and result.cache_path is None
-        assert len(result.worker_pids) >= 1 and os.getpid() not in result.worker_pids
+        assert not result.cache_hit and result.cache_path is None and len(result.timings) == 2
+        if call == 0:
+            assert len(result.worker_pids) >= 1 and os.getpid() not in result.worker_pids
+        else:  # the kernels are in the kernel cache now: loaded here, no worker needed
+            assert result.worker_pids == []
     assert not (cache / "autotune").exists()
 
 
@@ -207,17 +212,28 @@ def test_cuda_without_gpu_compiles_then_stops(cache, monkeypatch):
     assert len(kernels) == 1  # the one that fits, ready for the GPU machine
 
 
-_PARENT = os.getpid()
-
-
 def crashing_factory(M, N, block_M=32, block_N=32, crash=False):
-    if crash and os.getpid() != _PARENT:
-        os._exit(3)  # as a compiler crash would end a worker
-    return elementwise_add(M, N, block_M, block_N)
+    program = elementwise_add(M, N, block_M, block_N)
+    if crash:
+        program.name = "crash_me"  # the compile worker dies on it (crash_in_worker)
+    return program
+
+
+def crash_in_worker(task):
+    """The compile worker's entry point, ending the worker on one program
+    as a compiler crash would."""
+    from tilelang_mlir import autotuner
+
+    if task.name == "crash_me":
+        os._exit(3)
+    return autotuner._compile_emitted(task)
 
 
 def test_a_crashing_compile_skips_only_its_config(cache, monkeypatch):
+    from tilelang_mlir import autotuner
+
     monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    monkeypatch.setattr(autotuner, "_compile_emitted", crash_in_worker)
     configs = [dict(block_M=16), dict(block_M=32, crash=True), dict(block_M=64)]
     tuned = tl.autotune(configs=configs, warmup=0, rep=1, out_idx=[2], target="cpu",
                         max_workers=2)(crashing_factory)
@@ -297,3 +313,77 @@ def test_a_damaged_winner_is_discarded_and_tuned_again(cache, monkeypatch, chang
     torch.testing.assert_close(kernel(a, b), a + b)
     monkeypatch.setattr(autotuner, "_MEMORY", {})
     assert tuned(64, 64).autotune_result.cache_hit  # the rewritten entry is good
+
+
+@pytest.mark.filterwarnings("error:.*use of fork\\(\\) may lead to deadlocks:DeprecationWarning")
+def test_workers_are_not_forked_and_closures_compile(cache, monkeypatch, rng):
+    """Compile workers start from a fresh interpreter (forkserver or spawn):
+    this process, multi-threaded, never calls fork() (Python 3.12 warns
+    that it may deadlock, and a forked worker did hang on a lock), and a
+    factory that is a closure still compiles in them, since the workers get
+    the emitted tile IR, not the factory."""
+    import threading
+
+    from tilelang_mlir import autotuner
+
+    def no_fork():
+        raise AssertionError("the autotuner forked this process")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    assert autotuner._worker_context().get_start_method() in ("forkserver", "spawn")
+    scale = float(rng.integers(2, 9))
+
+    def scaled_add(M, N, block_M=32, block_N=32):  # a closure over `scale`
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+                 C: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+                for i, j in T.Parallel(block_M, block_N):
+                    C[by * block_M + i, bx * block_N + j] = (
+                        A[by * block_M + i, bx * block_N + j] * scale
+                        + B[by * block_M + i, bx * block_N + j])
+
+        return main
+
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait)  # another thread while the workers start
+    busy.start()
+    try:
+        configs = lambda M, N: [dict(block_M=16, block_N=32), dict(block_M=32, block_N=16)]  # noqa: E731
+        tuned = tl.autotune(configs=configs, warmup=0, rep=1, out_idx=[2], target="cpu",
+                            max_workers=2, ref_prog=lambda a, b: a * scale + b)(scaled_add)
+        kernel = tuned(64, 64)
+    finally:
+        stop.set()
+        busy.join()
+    result = kernel.autotune_result
+    assert len(result.timings) == 2 and result.skipped == []
+    assert result.worker_pids and os.getpid() not in result.worker_pids
+    a = torch.from_numpy(rng.standard_normal((64, 64)).astype(np.float32))
+    b = torch.from_numpy(rng.standard_normal((64, 64)).astype(np.float32))
+    torch.testing.assert_close(kernel(a, b), a * scale + b)
+
+
+
+def test_emitted_programs_keep_the_users_lines(cache):
+    """What a worker compiles is tile IR text with the source locations: an
+    error in a pass still names the user's line, and the tile stage is the
+    one tl.compile shows."""
+    from tilelang_mlir import autotuner
+    from tilelang_mlir.compiler import compile as compile_mod
+    from tilelang_mlir.frontend.errors import TileLangError
+
+    too_big = dict(block_M=128, block_N=256, block_K=128, num_stages=3, threads=256)  # 288 KB
+    task = autotuner._emit_for_worker(gemm_program, (256, 256, 256), too_big, [2],
+                                      "cuda:sm_90a", None)["task"]
+    with pytest.raises(TileLangError, match="more than the 227 KB") as info:
+        compile_mod._artifacts(task, task.target, task.pass_configs, task.key, task.use_cache,
+                               task.compiler)
+    assert str(info.value).startswith(os.path.join(HERE, "kernels.py") + ":17:9: error: pass "
+                                      "'convert-tile-to-nvvm' failed")
+    fits = dict(block_M=64, block_N=64, block_K=32, threads=128)
+    task = autotuner._emit_for_worker(gemm_program, (64, 64, 64), fits, [2], "cpu", None)["task"]
+    result = autotuner._compile_emitted(task)
+    kernel = tl.compile(gemm_program(64, 64, 64, **fits), out_idx=[2], target="cpu")
+    assert result["parts"][0]["tile"] == kernel.mlir("tile")
