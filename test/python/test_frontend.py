@@ -406,3 +406,93 @@ def make(n):
                                  "\n\ndef other(A, B):\n    return A\n\n\ndef make(n):"))
     with pytest.raises(TileLangError, match="changed since it was imported"):
         tl.compile(module.make(8), out_idx=[1], target="cpu")
+
+
+STALE_MODULE = '''import tilelang_mlir.language as T
+from tilelang_mlir.language import Tensor
+
+
+def make(n, scale):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                Y[i] = X[i] * scale + 1.0
+
+    return main
+
+
+@T.prim_func
+def double(X: T.Tensor((8,), "float32"), Y: T.Tensor((8,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        for i in T.Parallel(8):
+            Y[i] = X[i] * 2.0
+
+
+NOTE = "unrelated"
+'''
+
+
+def test_source_edited_in_place_is_an_error(tmp_path, monkeypatch, rng):
+    """An edit that keeps the lines in place (issue 17): the text in the
+    file is compiled and compared with the code Python loaded, so the kernel
+    is never built from code that is not the one that runs. Edits outside
+    the function, and a reload, are fine."""
+    import importlib
+
+    path = tmp_path / "stale_module.py"
+    path.write_text(STALE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("stale_module")
+    scale = float(rng.integers(2, 9))
+    x = torch.from_numpy(rng.standard_normal(8).astype(np.float32))
+    torch.testing.assert_close(tl.compile(module.make(8, scale), out_idx=[1], target="cpu")(x),
+                               x * scale + 1.0)
+    # Elsewhere in the file, lines kept: the functions are still the code loaded.
+    path.write_text(STALE_MODULE.replace('"unrelated"', '"edited too"'))
+    torch.testing.assert_close(tl.compile(module.make(16, scale), out_idx=[1], target="cpu")(
+        torch.cat([x, x])), torch.cat([x, x]) * scale + 1.0)
+    # The same lines, other code: in a factory's closure and at module level.
+    for old, new, program in [("* scale + 1.0", "* scale - 1.0", lambda: module.make(24, scale)),
+                              ("X[i] * 2.0", "X[i] * 3.0", lambda: module.double)]:
+        path.write_text(STALE_MODULE.replace(old, new))
+        with pytest.raises(TileLangError, match=r"changed since it was imported: the file no "
+                                                r"longer holds the code Python loaded") as info:
+            tl.compile(program(), out_idx=[1], target="cpu")
+        assert str(path) in str(info.value)
+        assert str(info.value).startswith(f"{path}:")
+    # Reloaded, the new text is the code that runs.
+    module = importlib.reload(module)
+    torch.testing.assert_close(tl.compile(module.double, out_idx=[1], target="cpu")(x), x * 3.0)
+
+
+def test_source_without_a_file_and_rewritten_asserts_are_not_stale(rng):
+    """Text that is not a file (a notebook cell: the source in linecache)
+    cannot go stale and compiles as before; a module compiled from a
+    transformed text (this test file: pytest rewrites its asserts) is not
+    called stale for differing from its file."""
+    import linecache
+
+    name = "<notebook-cell-17>"
+    cell = ("import tilelang_mlir.language as T\n"
+            "@T.prim_func\n"
+            "def cell(X: T.Tensor((8,), 'float32'), Y: T.Tensor((8,), 'float32')):\n"
+            "    with T.Kernel(1, threads=32) as bx:\n"
+            "        for i in T.Parallel(8):\n"
+            "            Y[i] = X[i] - 1.0\n")
+    linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
+    scope = {}
+    exec(compile(cell, name, "exec"), scope)
+    x = torch.from_numpy(rng.standard_normal(8).astype(np.float32))
+    torch.testing.assert_close(tl.compile(scope["cell"], out_idx=[1], target="cpu")(x), x - 1.0)
+
+    n = 8
+
+    @T.prim_func
+    def checked(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        assert n % 8 == 0, "n must be a multiple of 8"  # compile time; rewritten by pytest
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                Y[i] = X[i] * 0.5
+
+    torch.testing.assert_close(tl.compile(checked, out_idx=[1], target="cpu")(x), x * 0.5)
