@@ -350,7 +350,9 @@ def test_workers_are_not_forked_and_closures_compile(cache, monkeypatch, rng):
     busy = threading.Thread(target=stop.wait)  # another thread while the workers start
     busy.start()
     try:
-        configs = lambda M, N: [dict(block_M=16, block_N=32), dict(block_M=32, block_N=16)]  # noqa: E731
+        def configs(M, N):
+            return [dict(block_M=16, block_N=32), dict(block_M=32, block_N=16)]
+
         tuned = tl.autotune(configs=configs, warmup=0, rep=1, out_idx=[2], target="cpu",
                             max_workers=2, ref_prog=lambda a, b: a * scale + b)(scaled_add)
         kernel = tuned(64, 64)
