@@ -23,6 +23,13 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "ModuleOp"> {
     the element type of its accumulator, and `tile.print` prints through
     `printf` with the block index.
 
+    With `bounds-check` (the default) every element access the program
+    writes itself (`memref.load` / `memref.store` in a kernel: `B[i] =
+    A[i + k]`) is checked against the buffer's extents first; an index
+    outside them stops the kernel as a failing `tile.device_assert` does
+    (the call raises `DeviceAssertionError` at the user's line) instead of
+    reading or writing out of bounds. Tile ops are bounds-safe already.
+
     Before:
     ```mlir
     tile.kernel blocks(%bx) in (%n) threads(128) {
@@ -42,6 +49,11 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "ModuleOp"> {
     memref.dealloc %s : memref<64xf32>
     ```
   }];
+  let options = [
+    Option<"boundsCheck", "bounds-check", "bool", /*default=*/"true",
+           "Check the indices of the program's element loads and stores; an "
+           "index out of bounds stops the kernel with a device assertion">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect",

@@ -54,15 +54,29 @@ def test_bool_tensor(target, rng):
     np.testing.assert_array_equal(m, x > 0)
 
 
-def test_float8_types_are_types_but_not_cpu_arithmetic():
+def test_float8_converts_everywhere_but_is_not_computed_on(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+
     @T.prim_func
     def main(X: T.Tensor((16,), T.float8_e4m3), Y: T.Tensor((16,), "float32")):
         with T.Kernel(1, threads=32) as bx:
             T.copy(X, Y)
 
     assert "memref<16xf8E4M3FN>" in main.script()
-    with pytest.raises(TileLangError, match="float8 data cannot be computed on or converted by the CPU"):
-        tl.compile(main, target="cpu")
+    x = (rng.standard_normal(16) * 8).astype(ml_dtypes.float8_e4m3fn)
+    y = tl.compile(main, out_idx=[1], target="cpu")(x)
+    np.testing.assert_array_equal(y, x.astype(np.float32))
+
+    @T.prim_func
+    def arith(X: T.Tensor((16,), T.float8_e4m3), Y: T.Tensor((16,), T.float8_e4m3)):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(16):
+                Y[i] = X[i] * X[i]
+
+    for target in ("cpu", "cuda:sm_90a"):
+        with pytest.raises(TileLangError, match="float8 values can be copied and converted but "
+                                                "not computed on"):
+            tl.compile(arith, target=target)
 
 
 def test_unroll_vectorized_and_scheduled_pipeline(target, rng):

@@ -15,6 +15,31 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir {
+namespace tile {
+
+/// Limits the verifiers enforce so that every pass runs in bounded time and
+/// memory: layout inference, the GPU lowerings and `tile-print-layouts` do
+/// work proportional to the elements of a tile buffer or the iterations of a
+/// `tile.parallel`. They are far above what any GPU holds on chip (an SM has
+/// 2^16 32-bit registers and at most 228 KiB of shared memory), and the op
+/// docs state them.
+namespace limits {
+/// Elements of one tile.alloc_shared buffer.
+constexpr int64_t kSharedElements = int64_t(1) << 20;
+/// Elements of one tile.alloc_fragment buffer (all threads together).
+constexpr int64_t kFragmentElements = int64_t(1) << 17;
+/// Elements of one tile.alloc_local buffer (per thread).
+constexpr int64_t kLocalElements = int64_t(1) << 16;
+/// Iterations of one tile.parallel loop nest.
+constexpr int64_t kParallelIterations = int64_t(1) << 17;
+/// `num_stages` of a tile.pipelined loop.
+constexpr int64_t kPipelineStages = 32;
+} // namespace limits
+
+} // namespace tile
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "dialects/Tile/IR/TileOps.h.inc"
 

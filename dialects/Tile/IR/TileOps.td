@@ -183,9 +183,15 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
   let description = [{
     Copies the region of `src` that starts at `src_offsets` and has extents
     `src_sizes` into the region of `dst` that starts at `dst_offsets` with
-    extents `dst_sizes`. The two regions must have the same shape once their
-    unit dimensions are dropped (a 1x128x32 slice of a 3-D tensor fills a
-    128x32 tile). Elements are converted to the destination element type.
+    extents `dst_sizes`. Regions of the same rank must have the same extents;
+    regions of different ranks must have the same shape once their unit
+    dimensions are dropped (a 1x128x32 slice of a 3-D tensor fills a 128x32
+    tile). Elements are converted to the destination element type by the
+    rules of `ConversionUtils.h` (floats to integers saturate, NaN gives 0;
+    integers narrow by keeping the low bits). `src_element` / `dst_element`
+    give a side's logical element type where the buffer's element type cannot
+    say it: `ui8` over `i8` (unsigned bytes), `i1` over `i8` (booleans stored
+    as bytes).
 
     The copy is bounds-safe: elements read outside `src` are zero, and
     elements written outside `dst` are dropped. This is what makes tiles of
@@ -201,7 +207,8 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
     Tile_AnyBuffer:$dst, Variadic<Index>:$dst_offsets,
     Optional<Tile_AnyBuffer>:$barrier, Optional<Index>:$barrier_index,
     DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes,
-    UnitAttr:$async, OptionalAttr<I64Attr>:$multicast);
+    UnitAttr:$async, OptionalAttr<I64Attr>:$multicast,
+    OptionalAttr<TypeAttr>:$src_element, OptionalAttr<TypeAttr>:$dst_element);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]`
     $dst_sizes (`via` $barrier^ `[` $barrier_index `]`)? attr-dict `:`
@@ -215,13 +222,21 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
                    CArg<"bool", "false">:$async), [{
       build($_builder, $_state, src, src_offsets, dst, dst_offsets,
             ::mlir::Value(), ::mlir::Value(), src_sizes, dst_sizes, async,
-            ::mlir::IntegerAttr());
+            ::mlir::IntegerAttr(), ::mlir::TypeAttr(), ::mlir::TypeAttr());
     }]>
   ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The copied shape with unit dimensions dropped (same for both sides).
     ::llvm::SmallVector<int64_t> getSqueezedShape();
+    /// The logical element type of each side: `src_element` / `dst_element`
+    /// when present, else the buffer's element type.
+    ::mlir::Type getSrcLogicalType();
+    ::mlir::Type getDstLogicalType();
+    /// Whether elements change on the way: different element types, or
+    /// bytes that become booleans (anything else with the same storage type
+    /// is a bit copy: int8 <-> uint8, bool -> bytes).
+    bool convertsElements();
   }];
 }
 

@@ -293,4 +293,41 @@ def TilePrintLayouts : Pass<"tile-print-layouts", "func::FuncOp"> {
   }];
 }
 
+def TileLegalizeConversions : Pass<"tile-legalize-conversions", "func::FuncOp"> {
+  let summary = "Gives element conversions the tile rules on every target";
+  let description = [{
+    Tile programs convert elements by one set of rules on every target (see
+    `ConversionUtils.h`); the conversions the lowerings emit for `tile.copy`
+    follow them already, and this pass makes the frontend's (`T.cast`, dtype
+    constructors) follow them too:
+
+    - `arith.fptosi` / `arith.fptoui` give poison for values outside the
+      integer type's range and for NaN (wrap-around on the CPU, saturation
+      on GPUs). They become the saturating form: truncate toward zero,
+      clamp to the type's range, NaN becomes 0. The in-range conversion at
+      its core is marked `tile.saturated`, which the pass leaves alone.
+    - No target lowers conversions to or from fp8 (`f8E4M3FN`, `f8E5M2`;
+      LLVM has no fp8 type). `arith.extf`, `truncf`, `sitofp`, `uitofp`,
+      `fptosi` and `fptoui` with an fp8 side become integer operations on
+      the bits through f32: round to nearest even, saturate to the largest
+      finite value, NaN stays NaN.
+
+    Before:
+    ```mlir
+    %i = arith.fptosi %x : f32 to i8
+    ```
+    After:
+    ```mlir
+    %r = arith.fptosi %x {tile.saturated} : f32 to i8
+    %hi = arith.cmpf oge, %x, %cst_128 : f32
+    %lo = arith.cmpf olt, %x, %cst_m128 : f32
+    %r1 = arith.select %hi, %c127_i8, %r : i8
+    %r2 = arith.select %lo, %c-128_i8, %r1 : i8
+    %nan = arith.cmpf uno, %x, %x : f32
+    %i = arith.select %nan, %c0_i8, %r2 : i8
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // TILE_TRANSFORMS_PASSES_TD

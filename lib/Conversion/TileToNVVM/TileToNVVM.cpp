@@ -13,6 +13,7 @@
 #include "dialects/Conversion/TileToNVVM/TileToNVVM.h"
 
 #include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/ConversionUtils.h"
 #include "dialects/Tile/Utils/LayoutUtils.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -73,57 +74,7 @@ int64_t elementBytes(Type t) {
 
 /// Same conversion rules as the CPU backend (the reference).
 Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (auto vt = dyn_cast<VectorType>(from)) {
-    // Elementwise on vectors.
-    SmallVector<Value> elems;
-    for (int64_t i = 0; i < vt.getNumElements(); ++i)
-      elems.push_back(convertScalar(
-          b, loc, vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}),
-          to));
-    return vector::FromElementsOp::create(
-        b, loc, VectorType::get(vt.getShape(), to), elems);
-  }
-  if (from.isIndex()) {
-    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
-    return convertScalar(b, loc, asInt, to);
-  }
-  if (to.isIndex()) {
-    if (isa<FloatType>(from))
-      v = convertScalar(b, loc, v, b.getI64Type());
-    return arith::IndexCastOp::create(b, loc, to, v);
-  }
-  auto ff = dyn_cast<FloatType>(from);
-  auto tf = dyn_cast<FloatType>(to);
-  if (ff && tf) {
-    if (ff.getWidth() < tf.getWidth())
-      return arith::ExtFOp::create(b, loc, to, v);
-    if (ff.getWidth() > tf.getWidth())
-      return arith::TruncFOp::create(b, loc, to, v);
-    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-    return arith::TruncFOp::create(b, loc, to, wide);
-  }
-  if (tf) {
-    if (from.isInteger(1))
-      return arith::UIToFPOp::create(b, loc, to, v);
-    return arith::SIToFPOp::create(b, loc, to, v);
-  }
-  if (ff) {
-    if (to.isInteger(1))
-      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
-                                   zeroOf(b, loc, from));
-    return arith::FPToSIOp::create(b, loc, to, v);
-  }
-  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-  if (to.isInteger(1))
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
-                                 zeroOf(b, loc, from));
-  if (fw < tw)
-    return from.isInteger(1) ? arith::ExtUIOp::create(b, loc, to, v).getResult()
-                             : arith::ExtSIOp::create(b, loc, to, v).getResult();
-  return arith::TruncIOp::create(b, loc, to, v);
+  return convertElements(b, loc, v, to);
 }
 
 Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
@@ -302,7 +253,22 @@ private:
     Buffer buf;
     SmallVector<Value> offsets;
     SmallVector<int64_t> sizes;
+    /// The logical element type (tile.copy's src_element/dst_element: ui8
+    /// or i1 over i8 storage); null: the buffer's element type.
+    Type logical = {};
+    Type logicalType() const { return logical ? logical : buf.elementType; }
   };
+  /// `v` (elements of `from`) converted to the elements of `to`.
+  Value convertSide(OpBuilder &b, Value v, const Side &from, const Side &to) {
+    return convertElements(b, loc, v, from.logicalType(), to.logicalType(),
+                           to.buf.elementType);
+  }
+  /// Whether a copy from `src` to `dst` moves bits unchanged.
+  static bool sameElements(const Side &src, const Side &dst) {
+    return src.buf.elementType == dst.buf.elementType &&
+           !(dst.logicalType().isInteger(1) &&
+             !src.logicalType().isInteger(1));
+  }
   FailureOr<Side> sideOf(Value buffer, ValueRange offsets,
                          ArrayRef<int64_t> sizes, OpBuilder &b,
                          IRMapping &map);
@@ -1695,7 +1661,7 @@ void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
   int64_t vectors = total / v;
   int64_t rounds = (vectors + numThreads - 1) / numThreads;
   Type srcElem = src.buf.elementType, dstElem = dst.buf.elementType;
-  bool useAsync = async && !amd && srcElem == dstElem &&
+  bool useAsync = async && !amd && sameElements(src, dst) &&
                   (v * elementBytes(srcElem) == 4 ||
                    v * elementBytes(srcElem) == 8 ||
                    v * elementBytes(srcElem) == 16);
@@ -1754,7 +1720,7 @@ void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
     } else {
       value = loadVector(rb, src.buf, si, v);
     }
-    value = convertScalar(rb, loc, value, VectorType::get({v}, dstElem));
+    value = convertSide(rb, value, src, dst);
     guarded(rb, loc, dstOk,
             [&](OpBuilder &gb) { storeVector(gb, dst.buf, di, value); });
   };
@@ -1864,8 +1830,8 @@ void KernelLowering::copyFragmentMemory(OpBuilder &b, const Side &frag,
       guarded(b, loc, cond, [&](OpBuilder &gb) {
         SmallVector<Value> elems;
         for (int64_t g = 0; g < group; ++g)
-          elems.push_back(convertScalar(gb, loc, regLoad(gb, frag.buf, r + g),
-                                        memType));
+          elems.push_back(
+              convertSide(gb, regLoad(gb, frag.buf, r + g), frag, mem));
         Value vec = vector::FromElementsOp::create(
             gb, loc, VectorType::get({group}, memType), elems);
         storeVector(gb, mem.buf, midx, vec);
@@ -1892,7 +1858,7 @@ void KernelLowering::copyFragmentMemory(OpBuilder &b, const Side &frag,
     }
     for (int64_t g = 0; g < group; ++g) {
       Value e = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{g});
-      Value fv = convertScalar(b, loc, e, fragType);
+      Value fv = convertSide(b, e, mem, frag);
       if (!fullRegion && cond) {
         // Registers outside a partial region keep their value.
         Value old = regLoad(b, frag.buf, r + g);
@@ -1964,7 +1930,7 @@ void KernelLowering::copyPerThread(OpBuilder &b, const Side &src,
       } else {
         v = loadElement(nb, src.buf, si);
       }
-      v = convertScalar(nb, l, v, dst.buf.elementType);
+      v = convertSide(nb, v, src, dst);
       Value dok = dst.buf.kind == Kind::Global ? inBounds(nb, dst.buf, di) : Value();
       guarded(nb, l, dok, [&](OpBuilder &gb) { storeElement(gb, dst.buf, di, v); });
     };
@@ -1984,6 +1950,7 @@ void KernelLowering::copyThroughScratch(OpBuilder &b, const Side &src,
   if (shape.empty())
     shape.push_back(1);
   Side scratch = scratchSide(b, shape, dst.buf.elementType);
+  scratch.logical = dst.logical;
   auto move = [&](const Side &from, const Side &to) {
     bool fromFrag = from.buf.kind == Kind::Fragment;
     bool toFrag = to.buf.kind == Kind::Fragment;
@@ -2016,6 +1983,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op, OpBuilder &b,
                                op.getDstSizes(), b, map);
   if (failed(src) || failed(dst))
     return failure();
+  src->logical = op.getSrcLogicalType();
+  dst->logical = op.getDstLogicalType();
   Kind sk = src->buf.kind, dk = dst->buf.kind;
   auto isMemory = [](Kind k) { return k == Kind::Global || k == Kind::Shared; };
   auto isPerThread = [](Kind k) { return k == Kind::Local || k == Kind::Var; };
@@ -2037,8 +2006,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op, OpBuilder &b,
       ArrayRef<int64_t>(dst->sizes) == ArrayRef<int64_t>(dst->buf.shape)) {
     for (int64_t r = 0; r < src->buf.layout->getNumRegs(); ++r)
       regStore(b, dst->buf, r,
-               convertScalar(b, loc, regLoad(b, src->buf, r),
-                             dst->buf.elementType));
+               convertSide(b, regLoad(b, src->buf, r), *src, *dst));
     return success();
   }
   if ((isPerThread(sk) && (isMemory(dk) || isPerThread(dk))) ||
@@ -4550,11 +4518,26 @@ struct TileFinalizeKernelParamsPass
           TileFinalizeKernelParamsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    getOperation().walk([&](LLVM::LLVMFuncOp fn) {
+    WalkResult result = getOperation().walk([&](LLVM::LLVMFuncOp fn) {
       auto count = fn->getAttrOfType<IntegerAttr>("tile.tensormap_args");
       if (!count)
-        return;
-      for (int64_t i = 0; i < count.getInt(); ++i) {
+        return WalkResult::advance();
+      int64_t n = count.getInt();
+      if (n < 0 || n > static_cast<int64_t>(fn.getNumArguments())) {
+        fn.emitError("tile.tensormap_args = ")
+            << n << " must be in [0, " << fn.getNumArguments()
+            << "] (the leading pointer arguments that hold tensor maps)";
+        return WalkResult::interrupt();
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        if (!isa<LLVM::LLVMPointerType>(fn.getArgumentTypes()[i])) {
+          fn.emitError("tile.tensormap_args: argument ")
+              << i << " holds a tensor map and must be an !llvm.ptr, got "
+              << fn.getArgumentTypes()[i];
+          return WalkResult::interrupt();
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) {
         fn.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
                       TypeAttr::get(LLVM::LLVMArrayType::get(
                           IntegerType::get(ctx, 8), 128)));
@@ -4564,7 +4547,10 @@ struct TileFinalizeKernelParamsPass
                       UnitAttr::get(ctx));
       }
       fn->removeAttr("tile.tensormap_args");
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 

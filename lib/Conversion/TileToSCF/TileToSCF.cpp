@@ -13,6 +13,7 @@
 #include "dialects/Conversion/TileToSCF/TileToSCF.h"
 
 #include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/ConversionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,57 +51,10 @@ static Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
 }
 
-/// Converts a scalar to another scalar type with the usual C rules (floats
-/// round to nearest, floats to ints truncate toward zero, ints are signed
-/// except i1, which is a boolean).
+/// Converts a scalar to another scalar type (signless integers are signed;
+/// the rules are those of ConversionUtils.h).
 static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (from.isIndex()) {
-    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
-    return convertScalar(b, loc, asInt, to);
-  }
-  if (to.isIndex()) {
-    if (isa<FloatType>(from))
-      v = convertScalar(b, loc, v, b.getI64Type());
-    return arith::IndexCastOp::create(b, loc, to, v);
-  }
-  auto fromFloat = dyn_cast<FloatType>(from);
-  auto toFloat = dyn_cast<FloatType>(to);
-  if (fromFloat && toFloat) {
-    if (fromFloat.getWidth() < toFloat.getWidth())
-      return arith::ExtFOp::create(b, loc, to, v);
-    if (fromFloat.getWidth() > toFloat.getWidth())
-      return arith::TruncFOp::create(b, loc, to, v);
-    // Same width, different format (f16 <-> bf16): go through f32.
-    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-    return arith::TruncFOp::create(b, loc, to, wide);
-  }
-  if (toFloat) {
-    if (from.isInteger(1))
-      return arith::UIToFPOp::create(b, loc, to, v);
-    return arith::SIToFPOp::create(b, loc, to, v);
-  }
-  if (fromFloat) {
-    if (to.isInteger(1)) {
-      Value zero = zeroOf(b, loc, from);
-      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v, zero);
-    }
-    return arith::FPToSIOp::create(b, loc, to, v);
-  }
-  unsigned fromWidth = from.getIntOrFloatBitWidth();
-  unsigned toWidth = to.getIntOrFloatBitWidth();
-  if (to.isInteger(1)) {
-    Value zero = zeroOf(b, loc, from);
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
-  }
-  if (fromWidth < toWidth) {
-    if (from.isInteger(1))
-      return arith::ExtUIOp::create(b, loc, to, v);
-    return arith::ExtSIOp::create(b, loc, to, v);
-  }
-  return arith::TruncIOp::create(b, loc, to, v);
+  return convertElements(b, loc, v, to);
 }
 
 static Value add(OpBuilder &b, Location loc, Value x, Value y) {
@@ -562,7 +516,8 @@ struct CopyLowering : public OpConversionPattern<CopyOp> {
                 SmallVector<Value> dstIdx = dst.indices(b, loc, ivs);
                 Value v = loadOrZero(b, loc, src.buffer, srcIdx,
                                      src.inBounds(b, loc, srcIdx));
-                v = convertScalar(b, loc, v, dstElement);
+                v = convertElements(b, loc, v, op.getSrcLogicalType(),
+                                    op.getDstLogicalType(), dstElement);
                 guarded(b, loc, dst.inBounds(b, loc, dstIdx),
                         [&](OpBuilder &gb, Location l) {
                           memref::StoreOp::create(gb, l, v, dst.buffer,
@@ -661,20 +616,15 @@ static void zeroFill(OpBuilder &b, Location loc, Value c) {
   });
 }
 
-static bool isFloat8(Type t) {
-  return isa<Float8E4M3FNType, Float8E5M2Type>(t);
-}
-
 struct GemmLowering : public OpConversionPattern<GemmOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(GemmOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // Operands convert to the accumulator type element by element (float8
+    // included: ConversionUtils.h decodes it), then multiply-add there.
     Type accType = op.getC().getType().getElementType();
-    if (isFloat8(op.getA().getType().getElementType()) ||
-        isFloat8(op.getB().getType().getElementType()))
-      return op.emitOpError("float8 gemm is not supported by the CPU backend");
     Location loc = op.getLoc();
     Value a = adaptor.getA(), b = adaptor.getB(), c = adaptor.getC();
     if (op.getClearAccum())
@@ -957,10 +907,85 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
 }
 
 namespace {
+/// Puts a tile.device_assert before every memref.load / memref.store in a
+/// kernel (the program's own element accesses; tile ops lower to guarded
+/// accesses later): the indices must lie inside the buffer's extents.
+void insertBoundsChecks(ModuleOp module) {
+  SmallVector<Operation *> accesses;
+  module.walk([&](KernelOp kernel) {
+    kernel.walk([&](Operation *op) {
+      if (isa<memref::LoadOp, memref::StoreOp>(op))
+        accesses.push_back(op);
+    });
+  });
+  for (Operation *op : accesses) {
+    Value memref;
+    ValueRange indices;
+    bool isLoad = false;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      memref = load.getMemRef();
+      indices = load.getIndices();
+      isLoad = true;
+    } else {
+      auto store = cast<memref::StoreOp>(op);
+      memref = store.getMemRef();
+      indices = store.getIndices();
+    }
+    if (indices.empty())
+      continue;
+    auto type = cast<MemRefType>(memref.getType());
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value ok;
+    std::string shape;
+    for (auto [d, index] : llvm::enumerate(indices)) {
+      int64_t extent = type.getDimSize(d);
+      APInt c;
+      // In range by construction: a constant inside a static extent, or
+      // the variable of a parallel loop whose extent fits.
+      if (!ShapedType::isDynamic(extent)) {
+        if (matchPattern(index, m_ConstantInt(&c)) && c.getSExtValue() >= 0 &&
+            c.getSExtValue() < extent)
+          continue;
+        if (auto arg = dyn_cast<BlockArgument>(index))
+          if (auto loop = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp()))
+            if (loop.getExtents()[arg.getArgNumber()] <= extent)
+              continue;
+      }
+      Value bound = ShapedType::isDynamic(extent)
+                        ? memref::DimOp::create(b, loc, memref, d).getResult()
+                        : constIndex(b, loc, extent);
+      // Unsigned: negative indices are out of bounds too.
+      Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       index, bound);
+      ok = ok ? arith::AndIOp::create(b, loc, ok, in).getResult() : in;
+    }
+    if (!ok)
+      continue;
+    for (auto [d, extent] : llvm::enumerate(type.getShape())) {
+      if (d)
+        shape += ", ";
+      shape += ShapedType::isDynamic(extent) ? std::string("?")
+                                             : std::to_string(extent);
+    }
+    if (type.getRank() == 1)
+      shape += ",";
+    DeviceAssertOp::create(
+        b, loc, ok,
+        b.getStringAttr(std::string("index out of bounds: ") +
+                        (isLoad ? "load from" : "store to") +
+                        " a buffer of shape (" + shape + ")"));
+  }
+}
+
 struct ConvertTileToSCFPass
     : public tile::impl::ConvertTileToSCFBase<ConvertTileToSCFPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    if (boundsCheck)
+      insertBoundsChecks(getOperation());
     TypeConverter converter;
     populateTileToSCFTypeConversion(converter);
 

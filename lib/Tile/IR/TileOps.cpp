@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/ConversionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
@@ -170,8 +171,8 @@ LogicalResult KernelOp::verify() {
     return emitOpError("expects 1 to 3 thread extents, got ")
            << threads.size();
   for (int64_t t : threads)
-    if (t <= 0)
-      return emitOpError("thread extents must be positive, got ") << t;
+    if (t <= 0 || t > 1024)
+      return emitOpError("thread extents must be in [1, 1024], got ") << t;
   if (getNumThreads() > 1024)
     return emitOpError("expects at most 1024 threads per block, got ")
            << getNumThreads();
@@ -202,6 +203,24 @@ static LogicalResult verifyAlloc(Operation *op, MemRefType type,
   if (scope != MemoryScope::var && type.getRank() == 0)
     return op->emitOpError("result must have rank at least 1; use "
                            "tile.alloc_var for scalars");
+  for (int64_t d : type.getShape())
+    if (d <= 0)
+      return op->emitOpError("result dimensions must be positive, got ")
+             << type;
+  // Counted with saturation: a shape such as 2^40 x 2^40 must not wrap.
+  int64_t elements = 1;
+  for (int64_t d : type.getShape())
+    elements = d > (int64_t(1) << 62) / elements ? int64_t(1) << 62
+                                                 : elements * d;
+  int64_t limit = scope == MemoryScope::shared     ? limits::kSharedElements
+                  : scope == MemoryScope::fragment ? limits::kFragmentElements
+                  : scope == MemoryScope::local    ? limits::kLocalElements
+                                                   : 1;
+  if (elements > limit)
+    return op->emitOpError("result has ")
+           << elements << " elements, more than the " << limit
+           << " a #tile.scope<" << stringifyMemoryScope(scope)
+           << "> buffer may hold, got " << type;
   return success();
 }
 
@@ -321,6 +340,26 @@ SmallVector<int64_t> CopyOp::getSqueezedShape() {
   return squeeze(getSrcSizes());
 }
 
+Type CopyOp::getSrcLogicalType() {
+  if (std::optional<Type> t = getSrcElement())
+    return *t;
+  return getSrc().getType().getElementType();
+}
+
+Type CopyOp::getDstLogicalType() {
+  if (std::optional<Type> t = getDstElement())
+    return *t;
+  return getDst().getType().getElementType();
+}
+
+bool CopyOp::convertsElements() {
+  if (getSrc().getType().getElementType() !=
+      getDst().getType().getElementType())
+    return true;
+  return getDstLogicalType().isInteger(1) &&
+         !getSrcLogicalType().isInteger(1);
+}
+
 LogicalResult CopyOp::verify() {
   if (getBarrier()) {
     if (!isGlobal(getSrc().getType()) ||
@@ -352,6 +391,43 @@ LogicalResult CopyOp::verify() {
            << formatShape(getSrcSizes()) << " and destination region "
            << formatShape(getDstSizes())
            << " have different shapes (unit dimensions dropped)";
+  // Regions of one rank whose extents differ (a multi-buffered slot
+  // [1, 128, 128] filled from [128, 1, 128] of a [S, H, D] tensor) may drop
+  // only unit extents that pick one index of a longer dimension: a unit
+  // extent over a dimension of extent 1 is a dimension of the tile, and
+  // 1x8 into an 8x1 tile would put a row into a column.
+  if (getSrcSizes().size() == getDstSizes().size() &&
+      getSrcSizes() != getDstSizes()) {
+    for (auto [side, sizes, type] :
+         {std::make_tuple(StringRef("source"), getSrcSizes(),
+                          getSrc().getType()),
+          std::make_tuple(StringRef("destination"), getDstSizes(),
+                          getDst().getType())})
+      for (auto [d, size] : llvm::enumerate(sizes))
+        if (size == 1 && type.getDimSize(d) == 1)
+          return emitOpError("source region ")
+                 << formatShape(getSrcSizes()) << " and destination region "
+                 << formatShape(getDstSizes())
+                 << " have different shapes: dimension " << d << " of the "
+                 << side << " has extent 1 in a buffer of extent 1 (a "
+                 << "dimension of the tile, which regions of one rank must "
+                    "match)";
+  }
+  for (auto [side, attr, buffer] :
+       {std::make_tuple(StringRef("src_element"), getSrcElementAttr(),
+                        getSrc().getType()),
+        std::make_tuple(StringRef("dst_element"), getDstElementAttr(),
+                        getDst().getType())}) {
+    if (!attr)
+      continue;
+    if (!isLogicalTypeOf(attr.getValue(), buffer.getElementType()))
+      return emitOpError()
+             << side << " " << attr.getValue()
+             << " cannot be the logical type of elements stored as "
+             << buffer.getElementType()
+             << " (expected an unsigned integer of the same width, or i1 "
+                "over i8)";
+  }
   return success();
 }
 
@@ -709,9 +785,19 @@ LogicalResult ParallelOp::verify() {
   ArrayRef<int64_t> extents = getExtents();
   if (extents.empty())
     return emitOpError("expects at least one extent");
-  for (int64_t e : extents)
+  int64_t iterations = 1;
+  for (int64_t e : extents) {
     if (e <= 0)
       return emitOpError("extents must be positive, got ") << e;
+    if (e > limits::kParallelIterations ||
+        iterations * e > limits::kParallelIterations)
+      return emitOpError("iteration space (")
+             << formatShape(extents) << ") has more than "
+             << limits::kParallelIterations
+             << " iterations; a tile.parallel covers a tile (use a serial "
+                "loop or more blocks for larger extents)";
+    iterations *= e;
+  }
   if (std::optional<int64_t> vector = getVector())
     if (*vector <= 0 || !llvm::isPowerOf2_64(*vector))
       return emitOpError("expects `vector` to be a positive power of two, got ")
@@ -877,8 +963,9 @@ void PipelinedOp::print(OpAsmPrinter &p) {
 
 LogicalResult PipelinedOp::verify() {
   int64_t numStages = getNumStages();
-  if (numStages < 0)
-    return emitOpError("num_stages must be non-negative, got ") << numStages;
+  if (numStages < 0 || numStages > limits::kPipelineStages)
+    return emitOpError("num_stages must be in [0, ")
+           << limits::kPipelineStages << "], got " << numStages;
   Block &body = getBody().front();
   if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
     return emitOpError("expects one induction variable of type index");

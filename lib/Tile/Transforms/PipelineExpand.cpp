@@ -181,12 +181,13 @@ void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
     SmallVector<int64_t> dstSizes = {1};
     llvm::append_range(dstSizes, copy.getDstSizes());
     Value src = mapValue(b, copy.getSrc(), map);
-    bool async = copy.getSrc().getType().getElementType() ==
-                 copy.getDst().getType().getElementType();
-    CopyOp::create(b, copy.getLoc(), src, srcOffsets,
-                   multiBuffered.lookup(copy.getDst()), dstOffsets,
-                   copy.getSrcSizesAttr(), b.getDenseI64ArrayAttr(dstSizes),
-                   async);
+    bool async = !copy.convertsElements();
+    auto expanded = CopyOp::create(
+        b, copy.getLoc(), src, srcOffsets, multiBuffered.lookup(copy.getDst()),
+        dstOffsets, copy.getSrcSizesAttr(), b.getDenseI64ArrayAttr(dstSizes),
+        async);
+    expanded.setSrcElementAttr(copy.getSrcElementAttr());
+    expanded.setDstElementAttr(copy.getDstElementAttr());
     return;
   }
   // Consumers see the slot of their iteration as a 2-D (...) view.

@@ -160,7 +160,7 @@ bool Specializer::isTmaCopy(CopyOp copy) {
   if (!alloc || alloc->getBlock() != &kernel.getBody().front())
     return false;
   MemRefType src = copy.getSrc().getType(), dst = alloc.getType();
-  if (src.getElementType() != dst.getElementType() || src.getRank() > 5 ||
+  if (copy.convertsElements() || src.getRank() > 5 ||
       !src.getLayout().isIdentity())
     return false;
   if (ArrayRef<int64_t>(copy.getDstSizes()) != dst.getShape())
@@ -812,7 +812,8 @@ void Specializer::run() {
                        slotView(fb, p.getDst(), slot), dstOffsets, f, slot,
                        p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
                        multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
-                                             : IntegerAttr());
+                                             : IntegerAttr(),
+                       p.getSrcElementAttr(), p.getDstElementAttr());
       }
     }
   }

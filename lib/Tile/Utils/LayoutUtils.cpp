@@ -160,6 +160,10 @@ TileLayout TileLayout::blocked(ArrayRef<int64_t> shape, int64_t numThreads,
                                     {numThreads, true, 1},
                                     {0, false, vector}};
   SmallVector<LayoutDigit> out;
+  // Thread counts that are not powers of two (96 = 32 x 3) leave an odd
+  // factor that no padded (power-of-two) extent divides: those threads hold
+  // replicas, like the threads left over when the tile is small.
+  SmallVector<LinearDigit> leftover;
   size_t head = 0;
   for (int64_t dim = padded.size() - 1; dim >= 0; --dim) {
     int64_t left = padded[dim], dimStride = 1;
@@ -170,6 +174,12 @@ TileLayout TileLayout::blocked(ArrayRef<int64_t> shape, int64_t numThreads,
         continue;
       }
       int64_t take = q.size == 0 ? left : std::gcd(q.size, left);
+      if (take == 1) {
+        leftover.push_back(q);
+        q.size = 1;
+        ++head;
+        continue;
+      }
       out.push_back({dim, dimStride, take, q.onThread, q.stride});
       dimStride *= take;
       left /= take;
@@ -179,9 +189,10 @@ TileLayout TileLayout::blocked(ArrayRef<int64_t> shape, int64_t numThreads,
     }
   }
   // Threads left over hold replicas.
+  for (; head < queue.size(); ++head)
+    leftover.push_back(queue[head]);
   int64_t replicaStride = 1;
-  for (; head < queue.size(); ++head) {
-    LinearDigit &q = queue[head];
+  for (const LinearDigit &q : leftover) {
     if (q.onThread && q.size > 1) {
       out.push_back({LayoutDigit::kReplica, replicaStride, q.size, true,
                      q.stride});

@@ -177,7 +177,7 @@ def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
 
 def cpu_stages() -> List[Stage]:
     return [
-        Stage("tile-opt", ["canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "canonicalize", "cse"]),
         Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
                         "loop-invariant-code-motion"]),
         # Every expansion but fma's (mul + add, two roundings): T.hfma2's
@@ -194,9 +194,18 @@ _CPU_EXPANSIONS = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "ata
                    "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt", "clampf")
 
 
-def _check_cpu_support(module) -> None:
-    """The CPU backend computes float8 values nowhere: LLVM has no float8
-    arithmetic. Say so at the user's line instead of failing in LLVM."""
+# Ops that only move or convert float8 values: every target lowers them
+# (conversions through tile-legalize-conversions and ConversionUtils.h).
+_F8_CONVERSIONS = ("arith.constant", "arith.bitcast", "arith.select", "arith.extf",
+                   "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi",
+                   "arith.fptoui")
+
+
+def _check_float8(module, target: Target) -> None:
+    """Float8 values can be loaded, stored, copied and converted on every
+    target, and read by the tensor cores on CUDA targets; nothing computes on
+    them directly (LLVM has no float8 arithmetic). Say so at the user's line
+    instead of failing in LLVM."""
     from .. import ir
     from .pipeline import source_location
 
@@ -205,14 +214,17 @@ def _check_cpu_support(module) -> None:
         return "f8E4M3FN" in text or "f8E5M2" in text
 
     found = []
+    # Reductions and atomics compute in the element type. Gemms convert
+    # their operands to the accumulator type (the CPU backend) or hand
+    # float8 to the tensor cores (CUDA).
+    tile_compute = ("tile.reduce", "tile.cumsum", "tile.atomic_add")
 
     def visit(op):
         name = op.name
-        if name.startswith("arith.") or name.startswith("math.") or name in (
-                "tile.gemm", "tile.copy", "tile.reduce", "tile.cumsum", "tile.atomic_add",
-                "tile.fill"):
+        if (name.startswith("arith.") and name not in _F8_CONVERSIONS) or \
+                name.startswith("math.") or name in tile_compute:
             types = [v.type for v in op.operands] + [r.type for r in op.results]
-            if any(is_f8(t) for t in types) and name != "arith.constant":
+            if any(is_f8(t) for t in types):
                 found.append(op)
                 return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
@@ -220,9 +232,10 @@ def _check_cpu_support(module) -> None:
     module.operation.walk(visit)
     if found:
         op = found[0]
-        raise TileLangError(f"float8 data cannot be computed on or converted by the CPU "
-                            f"backend ({op.name}); float8 kernels need a CUDA target",
-                            source_location(op.location))
+        raise TileLangError(f"float8 values can be copied and converted but not computed on "
+                            f"({op.name}) on target {target}: convert them to float16, "
+                            f"bfloat16 or float32 first (T.copy into a tile of that dtype, or "
+                            f"T.cast)", source_location(op.location))
 
 
 def _mark_c_interface(module) -> None:
@@ -261,8 +274,8 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
         module, tile_text = _emit(func)
         runner.dump(module, "tile")
         stages = {"tile": tile_text}
+        _check_float8(module, target)
         if target.kind == "cpu":
-            _check_cpu_support(module)
             _mark_c_interface(module)
             stages.update(runner.run(module, cpu_stages()))
             return stages, _translate_to_llvmir(module), {}

@@ -64,7 +64,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                gm("arith-int-range-narrowing{int-bitwidths-supported=32}"),
                "canonicalize", "cse"] if pass_configs.get("tl.narrow_index") else [])
     return [
-        Stage("tile-opt", ["canonicalize", "cse"]),
+        # Casts get the tile rules first (saturating float -> int, fp8 in
+        # integer arithmetic: ConversionUtils.h), as on every target.
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "canonicalize", "cse"]),
         Stage("pipelined", pipeline),
         Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}}})",
                          "func.func(tile-insert-barriers)"]),

@@ -142,40 +142,73 @@ class Builder:
 
     @staticmethod
     def _fill_extents(extents, other: List[int]) -> Optional[List[int]]:
-        """Completes point extents (None) from the squeezed shape of the other
-        side, aligned to the trailing dimensions."""
-        if all(e is not None for e in extents):
-            return list(extents)
-        if any(e is not None for e in extents):
-            return None
-        squeezed = [e for e in other if e != 1]
-        if len(squeezed) > len(extents):
-            return None
-        return [1] * (len(extents) - len(squeezed)) + squeezed
+        """Completes point extents (None) from the other side's extents,
+        aligned to the trailing dimensions and padded with leading ones
+        (TileLang's rule: `X[0, 2]` and an (8, 1) tile give [8, 1], a column).
+        When the other side has more dimensions, its leading unit dimensions
+        are dropped first, then all of its unit dimensions."""
+        shape = list(other)
+        while len(shape) > len(extents) and shape[0] == 1:
+            shape = shape[1:]
+        if len(shape) > len(extents):
+            shape = [e for e in shape if e != 1]
+            if len(shape) > len(extents):
+                return None
+        return [1] * (len(extents) - len(shape)) + shape
+
+    @staticmethod
+    def _region_mismatch(a: List[int], a_shape, b: List[int], b_shape) -> Optional[str]:
+        """tile.copy's rule (CopyOp::verify), or None when the regions match:
+        the same extents once unit dimensions are dropped, and in regions of
+        one rank whose extents differ, no unit extent over a dimension of
+        extent 1 (that one is a dimension of the tile: a 1x8 row does not
+        fill an 8x1 column)."""
+        if [e for e in a if e != 1] != [e for e in b if e != 1]:
+            return "unit dimensions dropped, they still differ"
+        if len(a) == len(b) and list(a) != list(b):
+            for side, sizes, shape in (("source", a, a_shape), ("destination", b, b_shape)):
+                for d, (e, n) in enumerate(zip(sizes, shape)):
+                    if e == 1 and isinstance(n, int) and n == 1:
+                        return (f"dimension {d} of the {side} is a dimension of extent 1 of "
+                                "the tile, which a region of the same rank must match")
+        return None
 
     def copy(self, src, dst) -> None:
         self.require_kernel("T.copy")
         sbuf, soff, sext = self._region(src, "T.copy source")
         dbuf, doff, dext = self._region(dst, "T.copy destination")
-        if any(e is None for e in sext) and any(e is None for e in dext):
-            if all(e is None for e in sext) and all(e is None for e in dext):
-                raise self.error("T.copy needs the extent of at least one side: pass a "
-                                 "whole buffer or slices, not two element positions")
+        # Slices with point indices (X[0, 0:8]): a point picks one index.
+        if None in sext and any(e is not None for e in sext):
+            sext = [1 if e is None else e for e in sext]
+        if None in dext and any(e is not None for e in dext):
+            dext = [1 if e is None else e for e in dext]
+        if None in sext and None in dext:
+            raise self.error("T.copy needs the extent of at least one side: pass a "
+                             "whole buffer or slices, not two element positions")
         s_full = self._fill_extents(sext, dext) if None in sext else sext
-        d_full = self._fill_extents(dext, s_full or []) if None in dext else dext
+        d_full = self._fill_extents(dext, s_full) if None in dext else dext
         if s_full is None or d_full is None:
+            point, other = (sbuf, dext) if s_full is None else (dbuf, s_full)
             raise self.error(
                 f"T.copy cannot match the region of {sbuf.name!r} ({_fmt(sext)}) "
-                f"with the region of {dbuf.name!r} ({_fmt(dext)}); mix of point "
-                "indices and slices on one side is not supported")
-        if [e for e in s_full if e != 1] != [e for e in d_full if e != 1]:
+                f"with the region of {dbuf.name!r} ({_fmt(dext)}): the element position "
+                f"in {point.name!r} has {point.ndim} dimensions, fewer than the "
+                f"non-unit extents of the other side ({_fmt(other)})")
+        why = self._region_mismatch(s_full, _static_dims(sbuf), d_full, _static_dims(dbuf))
+        if why is not None:
             raise self.error(
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
-                f"region of {dbuf.name!r} has shape {_fmt(d_full)}")
+                f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
         ir = _ir()
+        kwargs = {}
+        for side, buf in (("src_element", sbuf), ("dst_element", dbuf)):
+            logical = _logical_element(buf.dtype)
+            if logical is not None:
+                kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
         _tile().CopyOp(sbuf.value, [o.materialize() for o in soff],
                        dbuf.value, [o.materialize() for o in doff],
-                       ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full))
+                       ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
+                       **kwargs)
 
     def fill(self, buf, value) -> None:
         self.require_kernel("T.fill")
@@ -387,6 +420,29 @@ class Builder:
             msg = line or "T.device_assert failed"
         c = to_scalar(cond, dt.boolean)
         _tile().DeviceAssertOp(c.value, _ir().StringAttr.get(msg))
+
+
+def _static_dims(buf: Buffer) -> List[Optional[int]]:
+    """The buffer's extents, None where dynamic."""
+    out = []
+    for d in buf.shape:
+        if isinstance(d, int):
+            out.append(d)
+        elif isinstance(d, IndexExpr) and d.is_const():
+            out.append(d.const)
+        else:
+            out.append(None)
+    return out
+
+
+def _logical_element(dtype: DType) -> Optional[str]:
+    """The logical element type tile.copy records where the storage type
+    cannot say it (unsigned bytes, booleans stored as bytes)."""
+    if dtype.kind == "uint":
+        return f"ui{dtype.bits}"
+    if dtype.is_bool:
+        return "i1"
+    return None
 
 
 def _fmt(extents) -> str:

@@ -291,3 +291,36 @@ func.func @summed_index(%n: index) {
   }
   return
 }
+
+// -----
+
+// 96 threads (three warps) do not split a 16x16 gemm into mma tiles: the
+// gemm stays SIMT and its accumulator gets a blocked layout over 32 of the
+// threads, replicated over the odd factor 3 (the search once looked for a
+// power of two in 3 forever, growing memory without bound).
+// CHECK-LABEL: func.func @threads_not_power_of_two
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#{{.+}}, threads = 96, replicate = 3>} : memref<16x16xf32
+func.func @threads_not_power_of_two(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(96) {
+    %a = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    tile.gemm %a, %a, %c : memref<16x16xf16, #tile.scope<shared>>, memref<16x16xf16, #tile.scope<shared>> -> memref<16x16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Three threads: every thread holds the whole (replicated) tile.
+// CHECK-LABEL: func.func @three_threads
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#{{.+}}, threads = 3, replicate = 3>} : memref<8x4xf32
+func.func @three_threads(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(3) {
+    %f = tile.alloc_fragment : memref<8x4xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (8, 4) {
+      %v = arith.constant 1.0 : f32
+      memref.store %v, %f[%i, %j] : memref<8x4xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}

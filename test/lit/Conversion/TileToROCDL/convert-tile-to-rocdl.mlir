@@ -237,3 +237,19 @@ func.func @raster(%X: memref<256x256xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A converting copy into LDS: float32 loads, converted lane-wise to f16
+// (the lowering used to abort on the vector type of the destination).
+// CHECK-LABEL: gpu.func @copy_convert_kernel
+// CHECK: arith.truncf %{{.+}} : vector<4xf32> to vector<4xf16>
+func.func @copy_convert(%A: memref<16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %as = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
+    tile.copy %A[%c0, %c0] [16, 64] to %as[%c0, %c0] [16, 64] : memref<16x64xf32> to memref<16x64xf16, #tile.scope<shared>>
+  }
+  return
+}

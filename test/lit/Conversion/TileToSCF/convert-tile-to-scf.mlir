@@ -256,3 +256,31 @@ func.func @check(%X: memref<64xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// The program's own element accesses are bounds-checked: a load at a
+// computed index into a dynamic tensor compares the index (unsigned, so
+// negative ones fail too) with the tensor's extent and calls the runtime's
+// assertion handler when it is outside, before the load. The store at the
+// parallel loop's own variable into a buffer of the loop's extent needs no
+// check.
+// CHECK-LABEL: func.func @checked_load
+// CHECK: %[[DIM:.+]] = memref.dim %{{.+}}, %{{.+}} : memref<?xf32>
+// CHECK: %[[BAD:.+]] = arith.cmpi uge, %{{.+}}, %[[DIM]] : index
+// CHECK: scf.if %[[BAD]] {
+// CHECK: llvm.call @__tile_assert_fail
+// CHECK: memref.load
+// CHECK-NOT: llvm.call @__tile_assert_fail
+// CHECK: memref.store
+func.func @checked_load(%A: memref<?xf32>, %B: memref<64xf32>, %k: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(32) {
+    tile.parallel (%i) in (64) {
+      %j = arith.addi %i, %k : index
+      %v = memref.load %A[%j] : memref<?xf32>
+      memref.store %v, %B[%i] : memref<64xf32>
+    }
+  }
+  return
+}

@@ -42,8 +42,18 @@ func.func @kernel_thread_rank(%n: index) {
 // -----
 
 func.func @kernel_thread_positive(%n: index) {
-  // expected-error @+1 {{'tile.kernel' op thread extents must be positive, got 0}}
+  // expected-error @+1 {{'tile.kernel' op thread extents must be in [1, 1024], got 0}}
   tile.kernel blocks(%a) in (%n) threads(0) {
+  }
+  return
+}
+
+// -----
+
+// Each thread extent is checked before their product, which must not wrap.
+func.func @kernel_thread_huge(%n: index) {
+  // expected-error @+1 {{'tile.kernel' op thread extents must be in [1, 1024], got 4294967296}}
+  tile.kernel blocks(%a) in (%n) threads(4294967296, 4294967296) {
   }
   return
 }
@@ -299,6 +309,36 @@ func.func @copy_shape_mismatch(%a: memref<64x64xf16>, %n: index) {
     %s = tile.alloc_shared : memref<16x16xf16, #tile.scope<shared>>
     // expected-error @+1 {{'tile.copy' op source region 16x8 and destination region 16x16 have different shapes (unit dimensions dropped)}}
     tile.copy %a[%c0, %c0] [16, 8] to %s[%c0, %c0] [16, 16] : memref<64x64xf16> to memref<16x16xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// A row of a 2-D tensor does not fill a column tile of the same rank: 1x8
+// and 8x1 agree only once unit dimensions are dropped, and the 1 of the 8x1
+// tile is a dimension of the tile, not a pick of one index (the frontend
+// once emitted exactly this for `T.copy(X[0, 2], x)` with x of shape (8, 1)).
+func.func @copy_row_into_column(%x: memref<16x16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<8x1xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.copy' op source region 1x8 and destination region 8x1 have different shapes: dimension 1 of the destination has extent 1 in a buffer of extent 1 (a dimension of the tile, which regions of one rank must match)}}
+    tile.copy %x[%c0, %c2] [1, 8] to %f[%c0, %c0] [8, 1] : memref<16x16xf32> to memref<8x1xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// A logical element type must fit the storage: ui8 over i8, i1 over i8.
+func.func @copy_logical_element(%x: memref<16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<16xi16, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.copy' op dst_element 'ui8' cannot be the logical type of elements stored as 'i16' (expected an unsigned integer of the same width, or i1 over i8)}}
+    tile.copy %x[%c0] [16] to %f[%c0] [16] {dst_element = ui8} : memref<16xf32> to memref<16xi16, #tile.scope<fragment>>
   }
   return
 }
@@ -697,8 +737,22 @@ func.func @pipelined_stages(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%n) threads(128) {
-    // expected-error @+1 {{'tile.pipelined' op num_stages must be non-negative, got -1}}
+    // expected-error @+1 {{'tile.pipelined' op num_stages must be in [0, 32], got -1}}
     tile.pipelined %k = %c0 to %n step %c1 num_stages = -1 {
+    }
+  }
+  return
+}
+
+// -----
+
+// Stage counts are bounded: each stage is a copy of the loop's buffers.
+func.func @pipelined_stages_huge(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.pipelined' op num_stages must be in [0, 32], got 65536}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 65536 {
     }
   }
   return
@@ -949,4 +1003,73 @@ func.func @assert_outside_kernel(%ok: i1) {
 func.func @yield_parent() {
   // expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined, tile.warp_specialize'}}
   tile.yield
+}
+
+// -----
+
+// Tile buffers have no empty dimension (layouts and lowerings divide by them).
+func.func @alloc_zero_dim(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_fragment' op result dimensions must be positive, got 'memref<0x0xf32, #tile.scope<fragment>>'}}
+    %c = tile.alloc_fragment : memref<0x0xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Tile buffers are bounded (limits::k*Elements in TileOps.h): a fragment
+// of 100000 x 100000 would make layout inference enumerate 10^10 elements.
+func.func @alloc_fragment_huge(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_fragment' op result has 10000000000 elements, more than the 131072 a #tile.scope<fragment> buffer may hold}}
+    %c = tile.alloc_fragment : memref<100000x100000xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Element counts saturate instead of wrapping around to a small number.
+func.func @alloc_shared_wrapping(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_shared' op result has 4611686018427387904 elements, more than the 1048576 a #tile.scope<shared> buffer may hold}}
+    %c = tile.alloc_shared : memref<4294967296x4294967296x16xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_local_huge(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_local' op result has 131072 elements, more than the 65536 a #tile.scope<local> buffer may hold}}
+    %c = tile.alloc_local : memref<131072xf32, #tile.scope<local>>
+  }
+  return
+}
+
+// -----
+
+// A parallel loop covers a tile: 2^31 iterations would take minutes to
+// give layouts to.
+func.func @parallel_huge(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.parallel' op iteration space (2147483648x64) has more than 131072 iterations}}
+    tile.parallel (%i, %j) in (2147483648, 64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// The product is bounded too, not only each extent.
+func.func @parallel_product(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.parallel' op iteration space (1024x1024) has more than 131072 iterations}}
+    tile.parallel (%i, %j) in (1024, 1024) {
+    }
+  }
+  return
 }

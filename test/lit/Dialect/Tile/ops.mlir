@@ -78,6 +78,25 @@ func.func @copies(%A: memref<?x?xf16>, %B: memref<4x?x64xf16>, %i: index) {
   return
 }
 
+// Regions of one rank may differ in where their unit extents are when each
+// picks one index of a longer dimension (a pipeline slot [1, 128, 32] of a
+// multi-buffered tile filled from [128, 1, 32] of a [S, H, D] tensor); the
+// logical element types of unsigned and boolean buffers print as attributes.
+// CHECK-LABEL: func.func @copies_same_rank
+// CHECK: tile.copy %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] [128, 1, 32] to %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] [1, 128, 32] : memref<?x8x32xf16> to memref<3x128x32xf16, #tile.scope<shared>>
+// CHECK: tile.copy %{{.+}} {dst_element = i1, src_element = ui8} : memref<16xi8> to memref<16xi8, #tile.scope<fragment>>
+func.func @copies_same_rank(%K: memref<?x8x32xf16>, %U: memref<16xi8>, %h: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %s = tile.alloc_shared : memref<3x128x32xf16, #tile.scope<shared>>
+    tile.copy %K[%c0, %h, %c0] [128, 1, 32] to %s[%c1, %c0, %c0] [1, 128, 32] : memref<?x8x32xf16> to memref<3x128x32xf16, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<16xi8, #tile.scope<fragment>>
+    tile.copy %U[%c0] [16] to %f[%c0] [16] {dst_element = i1, src_element = ui8} : memref<16xi8> to memref<16xi8, #tile.scope<fragment>>
+  }
+  return
+}
+
 // Fill, gemm with every option, sparse gemm.
 // CHECK-LABEL: func.func @compute
 // CHECK: tile.fill %[[ACC:.+]], %{{.+}} : memref<64x64xf32, #tile.scope<fragment>>, f32

@@ -1,0 +1,78 @@
+//===- LegalizeConversions.cpp - the tile rules for casts -----------------===//
+//
+// Part of tilelang-mlir.
+//
+// Rewrites the frontend's arith conversions into the forms of
+// ConversionUtils.h: saturating float-to-integer conversions and fp8
+// conversions in integer arithmetic, so that a cast means the same on every
+// target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Utils/ConversionUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#define DEBUG_TYPE "tile-legalize-conversions"
+
+namespace mlir {
+namespace tile {
+#define GEN_PASS_DEF_TILELEGALIZECONVERSIONS
+#include "dialects/Tile/Transforms/Passes.h.inc"
+} // namespace tile
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+bool isFp8(Type t) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(getElementTypeOrSelf(t));
+}
+
+/// The unsigned integer type of `t`'s width (for uitofp / fptoui sides).
+Type unsignedOf(Type t) {
+  auto it = cast<IntegerType>(getElementTypeOrSelf(t));
+  return IntegerType::get(t.getContext(), it.getWidth(),
+                          IntegerType::Unsigned);
+}
+
+struct TileLegalizeConversionsPass
+    : public tile::impl::TileLegalizeConversionsBase<
+          TileLegalizeConversionsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> conversions;
+    getOperation().walk([&](Operation *op) {
+      if (isa<arith::FPToSIOp, arith::FPToUIOp>(op) &&
+          !op->hasAttr(kSaturatedAttrName))
+        conversions.push_back(op);
+      else if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
+                   arith::UIToFPOp>(op) &&
+               (isFp8(op->getOperand(0).getType()) ||
+                isFp8(op->getResult(0).getType())))
+        conversions.push_back(op);
+    });
+    for (Operation *op : conversions) {
+      OpBuilder b(op);
+      Value in = op->getOperand(0);
+      Type from = getElementTypeOrSelf(in.getType());
+      Type to = getElementTypeOrSelf(op->getResult(0).getType());
+      Type toStorage = to;
+      if (isa<arith::UIToFPOp>(op))
+        from = unsignedOf(in.getType());
+      if (isa<arith::FPToUIOp>(op))
+        to = unsignedOf(op->getResult(0).getType());
+      Value result = convertElements(b, op->getLoc(), in, from, to, toStorage);
+      op->getResult(0).replaceAllUsesWith(result);
+      op->erase();
+    }
+  }
+};
+
+} // namespace
