@@ -73,9 +73,12 @@ REPORTED_CLASSES = ("INTERNAL_DIAG",)
 # this many, its other pipelines are skipped (counted in the summary).
 MAX_HANGS_PER_MUTANT = 2
 _INTERNAL_DIAG = re.compile(
-    r"error: .*(?:'(?:llvm|arith|memref|vector|gpu|nvvm|rocdl|scf|math|func|cf|nvgpu|amdgpu|ub)"
-    r"\.[\w.]+' op|failed to legalize|LLVM Translation failed|unrealized_conversion_cast|"
+    r"error: .*(?:'(?:llvm|nvvm|rocdl|gpu|nvgpu|amdgpu|ub)\.[\w.]+' op|"
+    r"'(?:arith|memref|vector|scf|math|func|cf)\.[\w.]+' op (?:operand|result) #\d+ must be|"
+    r"failed to verify|failed to legalize|LLVM Translation failed|unrealized_conversion_cast|"
     r"cannot be converted to LLVM IR|does not dominate)")
+# (Tile passes attach user-level diagnostics to memref.load/store inside a
+# tile.parallel: an upstream op name alone does not make it internal.)
 
 # ---------------------------------------------------------------------------
 # Pipelines: what tl.compile runs (python/tilelang_mlir/compiler/{compile,cuda,
