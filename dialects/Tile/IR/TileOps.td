@@ -55,7 +55,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     Launches its body once per thread block of a grid of up to three
     dimensions. The block arguments of the body are the block indices, one per
     grid dimension; `threads` gives the threads of a block (one to three
-    extents, at most 1024 in total). Everything the tile program allocates
+    extents, each in [1, 1024], at most 1024 in total; any count works,
+    counts that are not powers of two leave replicas in layouts). Everything the tile program allocates
     (shared memory, fragments) lives inside the kernel. Grid extents may be
     dynamic (symbolic sizes).
 
@@ -101,8 +102,9 @@ def Tile_AllocSharedOp : Tile_AllocOp<"alloc_shared", "shared"> {
   let summary = "Allocates a tile in shared memory";
   let description = [{
     A buffer in the shared memory of the block, visible to all its threads.
-    The result must have a static shape and the `#tile.scope<shared>` memory
-    space. The optional `swizzle` is normally left to layout inference.
+    The result must have a static shape of positive extents, at most 2^20
+    elements, and the `#tile.scope<shared>` memory space. The optional
+    `swizzle` is normally left to layout inference.
 
     ```mlir
     %s = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
@@ -139,7 +141,8 @@ def Tile_AllocFragmentOp : Tile_AllocOp<"alloc_fragment", "fragment"> {
     A tile held in registers, distributed over the threads of the block. Its
     `layout` says which thread and register hold each element; layout
     inference fills it in from the ops that use the fragment (a gemm
-    accumulator, a reduction, a parallel loop).
+    accumulator, a reduction, a parallel loop). Positive extents, at most
+    2^17 elements (the register file of an SM holds 2^16 32-bit values).
 
     ```mlir
     %acc = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
@@ -153,6 +156,7 @@ def Tile_AllocLocalOp : Tile_AllocOp<"alloc_local", "local"> {
   let summary = "Allocates a small array private to each thread";
   let description = [{
     Every thread gets its own copy of the array (registers or local memory).
+    Positive extents, at most 2^16 elements.
 
     ```mlir
     %l = tile.alloc_local : memref<8xf32, #tile.scope<local>>
@@ -569,7 +573,8 @@ def Tile_ParallelOp : Tile_Op<"parallel", [Tile_InKernel,
     more dimensions; iterations are independent. The threads of the block
     share the iterations: which thread runs which iteration follows from the
     layouts of the fragments the body touches (layout inference). The body
-    reads and writes tile buffers with `memref.load` / `memref.store`.
+    reads and writes tile buffers with `memref.load` / `memref.store`. The
+    iteration space covers a tile: at most 2^17 iterations.
 
     `vector`, when given, is the number of consecutive innermost elements a
     thread handles when layout inference has to invent a layout for the loop
@@ -610,7 +615,7 @@ def Tile_PipelinedOp : Tile_Op<"pipelined", [Tile_InKernel,
     A loop from `lower` to `upper` (exclusive) by `step` whose iterations the
     compiler overlaps: with `num_stages = n` the copies into shared memory of
     up to n-1 later iterations run while the current one computes, through
-    n-deep multi-buffered shared memory.
+    n-deep multi-buffered shared memory. `num_stages` is in [0, 32].
 
     The *statements* of the body are its ops that have memory effects (copies,
     gemms, parallel loops, ...), in order; pure ops such as index arithmetic

@@ -876,8 +876,20 @@ void LayoutInference::writeBack() {
 LogicalResult LayoutInference::run() {
   if (failed(collect()) || failed(anchorGemms()))
     return failure();
-  while (propagate()) {
-  }
+  // Each round of propagation gives at least one more loop or fragment a
+  // layout and none loses one, so a fixpoint comes within that many rounds;
+  // the budget turns a bug in that argument into a diagnostic, not a hang.
+  int64_t budget = static_cast<int64_t>(fragments.size() + loops.size()) + 1;
+  auto propagateToFixpoint = [&]() -> LogicalResult {
+    for (int64_t round = 0; propagate(); ++round)
+      if (round > budget)
+        return kernel.emitOpError("layout inference did not reach a fixpoint "
+                                  "within ")
+               << budget << " rounds of propagation";
+    return success();
+  };
+  if (failed(propagateToFixpoint()))
+    return failure();
   // Unconstrained loops get a blocked layout (each thread `vector`
   // consecutive innermost elements: 4 unless the loop asks for another
   // width); propagate from them too.
@@ -892,8 +904,8 @@ LogicalResult LayoutInference::run() {
         loop.getOperation(),
         TileLayout::blocked(loop.getExtents(), threads, asked.value_or(4),
                             /*acrossDims=*/asked.has_value())));
-    while (propagate()) {
-    }
+    if (failed(propagateToFixpoint()))
+      return failure();
   }
   for (Value frag : fragments)
     if (!hasLayout(frag))
