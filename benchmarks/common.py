@@ -180,26 +180,31 @@ def init_cuda():
     return gpu, target
 
 
-_WORK = [None, []]  # (function, tasks) of compile_parallel, inherited by forked workers
-
-
-def _run_task(i):
-    return _WORK[0](_WORK[1][i])
+def _run_task(work):
+    fn, task, env = work
+    os.environ.update(env)
+    return fn(task)
 
 
 def compile_parallel(fn, tasks, jobs):
-    """[fn(task) for task in tasks]; with jobs > 1 in forked processes, which
-    only fills the disk cache (kernels stay in the workers): fn must then
-    return something picklable."""
-    _WORK[:] = [fn, list(tasks)]
+    """[fn(task) for task in tasks]; with jobs > 1 in worker processes, which
+    only fills the disk cache (kernels stay in the workers): fn and the tasks
+    must then be picklable (module-level functions) and fn must return
+    something picklable. Workers start from a fork server (spawn where there
+    is none), never by forking this process: it has threads (torch, the
+    compiler), and a fork of a threaded process can deadlock. They get this
+    process's environment (the cache directory, the CUDA arch)."""
+    tasks = list(tasks)
     if jobs <= 1 or len(tasks) <= 1:
-        return [_run_task(i) for i in range(len(tasks))]
+        return [fn(task) for task in tasks]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    env = {k: v for k, v in os.environ.items() if k.startswith(("TILELANG_MLIR_", "CUDA_"))}
     with ProcessPoolExecutor(min(jobs, len(tasks)),
-                             mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_run_task, range(len(tasks))))
+                             mp_context=multiprocessing.get_context(method)) as pool:
+        return list(pool.map(_run_task, [(fn, task, env) for task in tasks]))
 
 
 def try_compile(build, ptxas_of=lambda kernel: kernel):

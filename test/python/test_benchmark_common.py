@@ -2,7 +2,6 @@
 contender's result before it is timed, table cells, the prepare sidecar and
 parallel compiles (what runs without a GPU)."""
 
-import importlib.util
 import os
 import sys
 
@@ -10,11 +9,10 @@ import pytest
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-spec = importlib.util.spec_from_file_location("benchmarks_common",
-                                              os.path.join(ROOT, "benchmarks", "common.py"))
-common = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = common  # forked compile workers find _run_task by module name
-spec.loader.exec_module(common)
+# As the benchmarks import it (`import common` from benchmarks/): compile
+# workers, started from a fork server with this sys.path, import it by name.
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import common  # noqa: E402
 
 
 def test_a_wrong_or_failing_contender_is_reported_not_timed(monkeypatch):
@@ -56,12 +54,14 @@ class _Case:
         self.label = label
 
 
+def _compile_one(task):
+    n = task[1]
+    return (None, "too big" if n == 2 else None, 16 if n == 3 else 0)
+
+
 def test_compiles_run_in_parallel_and_are_collected(capsys):
     tasks = [(_Case("a"), 1), (_Case("a"), 2), (_Case("b"), 3)]
-
-    def compile_one(task):
-        n = task[1]
-        return (None, "too big" if n == 2 else None, 16 if n == 3 else 0)
+    compile_one = _compile_one
     for jobs in (1, 2):
         results = common.compile_parallel(compile_one, tasks, jobs)
         assert results == [(None, None, 0), (None, "too big", 0), (None, None, 16)]
