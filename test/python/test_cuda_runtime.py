@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -860,7 +861,7 @@ def test_tensor_maps_survive_the_disk_cache_and_offline_mode(tmp_path, monkeypat
     real = compiler_cuda.extract_launch
     monkeypatch.setattr(compiler_cuda, "extract_launch",
                         lambda module, params: dict(real(module, params), tensormaps=maps))
-    monkeypatch.setattr(compile_mod, "_MEMORY_CACHE", {})
+    monkeypatch.setattr(compile_mod, "_MEMORY_CACHE", OrderedDict())
     monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TILELANG_MLIR_DISABLE_CACHE", raising=False)
     monkeypatch.delenv("TILELANG_MLIR_OFFLINE", raising=False)

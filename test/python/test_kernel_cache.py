@@ -8,6 +8,7 @@ compiler (offline) it is an error naming the file."""
 import json
 import os
 import shutil
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -39,7 +40,7 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TILELANG_MLIR_DISABLE_CACHE", raising=False)
     monkeypatch.delenv("TILELANG_MLIR_OFFLINE", raising=False)
-    monkeypatch.setattr(compile_mod, "_MEMORY_CACHE", {})  # as a fresh process
+    monkeypatch.setattr(compile_mod, "_MEMORY_CACHE", OrderedDict())  # as a fresh process
     return tmp_path
 
 

@@ -298,3 +298,50 @@ def _put(x, target):
 
 def _get(x):
     return x if isinstance(x, np.ndarray) else x.cpu().numpy()
+
+
+# ---------------------------------------------------------------------------
+# A process that compiles kernels without end stays bounded.
+# ---------------------------------------------------------------------------
+
+def _threads() -> int:
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith("Threads:")).split()[1])
+
+
+def _scale_kernel(n):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                Y[i] = X[i] * 2.0
+
+    return main
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+def test_cpu_kernels_do_not_keep_threads(rng):
+    kernels_ = [tl.compile(_scale_kernel(8 + i), out_idx=[1], target="cpu") for i in range(2)]
+    before = _threads()
+    for i in range(2, 10):
+        k = tl.compile(_scale_kernel(8 + i), out_idx=[1], target="cpu")
+        x = rng.standard_normal(8 + i).astype(np.float32)
+        np.testing.assert_array_equal(k(x), 2 * x)
+        kernels_.append(k)
+    assert _threads() <= before + 1  # was two more threads per kernel
+
+
+def test_memory_cache_is_bounded(monkeypatch):
+    from collections import OrderedDict
+
+    from tilelang_mlir.compiler import compile as compile_mod
+
+    monkeypatch.setattr(compile_mod, "_MEMORY_CACHE", OrderedDict())
+    monkeypatch.setattr(compile_mod, "_MEMORY_CACHE_SIZE", 3)
+    first = tl.compile(_scale_kernel(100), out_idx=[1], target="cpu")
+    for n in (101, 102):
+        tl.compile(_scale_kernel(n), out_idx=[1], target="cpu")
+    assert tl.compile(_scale_kernel(100), out_idx=[1], target="cpu") is first  # a hit, now newest
+    tl.compile(_scale_kernel(103), out_idx=[1], target="cpu")  # evicts 101, the oldest
+    assert len(compile_mod._MEMORY_CACHE) == 3
+    assert tl.compile(_scale_kernel(100), out_idx=[1], target="cpu") is first

@@ -35,6 +35,10 @@ constexpr int64_t kLocalElements = int64_t(1) << 16;
 constexpr int64_t kParallelIterations = int64_t(1) << 17;
 /// `num_stages` of a tile.pipelined loop.
 constexpr int64_t kPipelineStages = 32;
+/// Elements of a fragment (iterations of a parallel loop) one thread holds
+/// in the layout inference gives it (checked by tile-layout-inference: the
+/// GPU lowerings emit code per register).
+constexpr int64_t kRegistersPerThread = 1024;
 } // namespace limits
 
 } // namespace tile

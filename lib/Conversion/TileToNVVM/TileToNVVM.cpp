@@ -2169,6 +2169,34 @@ registerOperandA(GemmOp op, const TileLayout &layout, int64_t threads) {
   return regs;
 }
 
+/// The instruction lowerings index the accumulator's registers as the
+/// instruction lays them out: a gemm with a grid (`warp_partition`, `wgmma`,
+/// `mfma`) must have the accumulator layout of that grid. Layout inference
+/// sets both together; IR written by hand may not.
+static LogicalResult checkAccumulatorLayout(GemmOp op, const TileLayout &c,
+                                            int64_t threads) {
+  int64_t m = op.getM(), n = op.getN();
+  FailureOr<TileLayout> expected = failure();
+  StringRef name;
+  if (auto g = op->getAttrOfType<DenseI64ArrayAttr>("warp_partition")) {
+    name = "warp_partition";
+    expected = TileLayout::mmaAccumulator(m, n, g[0], g[1]);
+  } else if (auto g = op->getAttrOfType<DenseI64ArrayAttr>("wgmma")) {
+    name = "wgmma";
+    expected = TileLayout::wgmmaAccumulator(m, n, g[0], g[1],
+                                            threads / 128 / (g[0] * g[1]));
+  } else if (auto g = op->getAttrOfType<DenseI64ArrayAttr>("mfma")) {
+    name = "mfma";
+    expected = TileLayout::mfmaAccumulator(m, n, g[0], g[1]);
+  } else {
+    return success();
+  }
+  if (failed(expected) || *expected != c)
+    return op.emitOpError("the accumulator's layout ")
+           << c.describe() << " is not the one of its `" << name << "` grid";
+  return success();
+}
+
 LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
                                         IRMapping &map) {
   FailureOr<Buffer> a = bufferOf(op.getA(), b, map);
@@ -2346,6 +2374,8 @@ SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag, Value bFrag,
 LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
                                       const Buffer &bb, const Buffer &c,
                                       ArrayRef<int64_t> aRegs) {
+  if (failed(checkAccumulatorLayout(op, *c.layout, numThreads)))
+    return failure();
   auto partition = op->getAttrOfType<DenseI64ArrayAttr>("warp_partition");
   int64_t warpsM = partition[0], warpsN = partition[1];
   int64_t m = op.getM(), n = op.getN(), k = op.getK();
@@ -2858,6 +2888,8 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
                                         const Buffer &a, const Buffer &bb,
                                         const Buffer &c,
                                         ArrayRef<int64_t> aRegs) {
+  if (failed(checkAccumulatorLayout(op, *c.layout, numThreads)))
+    return failure();
   auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
   int64_t wgM = grid[0], wgN = grid[1];
   int64_t m = op.getM(), n = op.getN(), k = op.getK();
@@ -3077,6 +3109,8 @@ LogicalResult KernelLowering::gemmMfma(GemmOp op, OpBuilder &b,
     return op.emitOpError("MFMA gemms support f16/bf16 inputs with an f32 "
                           "accumulator, got ")
            << elem << " -> " << acc;
+  if (failed(checkAccumulatorLayout(op, *c.layout, numThreads)))
+    return failure();
   Value wave = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 64));
   Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 64));
   Value l32 = arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 32));

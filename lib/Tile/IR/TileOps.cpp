@@ -178,7 +178,26 @@ LogicalResult KernelOp::verify() {
            << getNumThreads();
   if ((*this)->getParentOfType<KernelOp>())
     return emitOpError("cannot be nested in another tile.kernel");
-  return success();
+  // Booleans live in buffers as bytes (i8), as in NumPy and PyTorch: no
+  // lowering has 1-bit memory (the LLVM memref lowering asserts on it).
+  WalkResult bits = getBody().walk([&](Operation *op) -> WalkResult {
+    for (Value v : op->getOperands())
+      if (auto t = dyn_cast<MemRefType>(v.getType());
+          t && t.getElementType().isInteger(1)) {
+        op->emitOpError("uses a buffer of i1 ")
+            << t << "; booleans are stored as bytes (i8) in buffers";
+        return WalkResult::interrupt();
+      }
+    for (Value v : op->getResults())
+      if (auto t = dyn_cast<MemRefType>(v.getType());
+          t && t.getElementType().isInteger(1)) {
+        op->emitOpError("makes a buffer of i1 ")
+            << t << "; booleans are stored as bytes (i8) in buffers";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(bits.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//
@@ -558,6 +577,47 @@ int64_t GemmOp::getN() {
   return getTransposeB() ? b[0] : b[1];
 }
 
+/// The grid layout inference writes on a gemm for the GPU lowerings
+/// (`warp_partition`: warps of mma.sync, `wgmma`: warpgroups, `mfma`: AMD
+/// waves) is trusted by them: at most one, two positive counts that split
+/// the M x N tile into the instruction's tiles and fit in the kernel.
+static LogicalResult verifyGemmGrid(Operation *op, int64_t m, int64_t n) {
+  struct GridKind {
+    StringRef name;
+    int64_t threads, rows, cols; // per unit; the instruction's tile
+  };
+  const GridKind kinds[] = {{"warp_partition", 32, 16, 8},
+                            {"wgmma", 128, 64, 8},
+                            {"mfma", 64, 32, 32}};
+  StringRef seen;
+  for (const GridKind &k : kinds) {
+    Attribute attr = op->getAttr(k.name);
+    if (!attr)
+      continue;
+    if (!seen.empty())
+      return op->emitOpError("has both `")
+             << seen << "` and `" << k.name << "`; a gemm has one grid";
+    seen = k.name;
+    auto grid = dyn_cast<DenseI64ArrayAttr>(attr);
+    if (!grid || grid.size() != 2 || grid[0] < 1 || grid[1] < 1 ||
+        grid[0] > 1024 || grid[1] > 1024)
+      return op->emitOpError("`")
+             << k.name << "` must be two positive counts, got " << attr;
+    if (m % (grid[0] * k.rows) || n % (grid[1] * k.cols))
+      return op->emitOpError("`")
+             << k.name << "` = [" << grid[0] << ", " << grid[1]
+             << "] does not split the " << m << "x" << n << " tile into "
+             << k.rows << "x" << k.cols << " instruction tiles";
+    auto kernel = op->getParentOfType<KernelOp>();
+    if (kernel && grid[0] * grid[1] * k.threads > kernel.getNumThreads())
+      return op->emitOpError("`")
+             << k.name << "` = [" << grid[0] << ", " << grid[1] << "] needs "
+             << grid[0] * grid[1] * k.threads << " threads, the kernel has "
+             << kernel.getNumThreads();
+  }
+  return success();
+}
+
 LogicalResult GemmOp::verify() {
   MemRefType a = getA().getType(), b = getB().getType(), c = getC().getType();
   if (failed(verifyGemmOperand(*this, "A", a, false)) ||
@@ -584,7 +644,7 @@ LogicalResult GemmOp::verify() {
            << ")";
   if (getKPack() < 1)
     return emitOpError("k_pack must be positive, got ") << getKPack();
-  return success();
+  return verifyGemmGrid(*this, getM(), getN());
 }
 
 namespace {
@@ -670,7 +730,7 @@ LogicalResult GemmSpOp::verify() {
   if (c.getDimSize(0) != m || c.getDimSize(1) != n)
     return emitOpError("C must be ")
            << m << "x" << n << " (MxN), got " << formatShape(c.getShape());
-  return success();
+  return verifyGemmGrid(*this, m, n);
 }
 
 //===----------------------------------------------------------------------===//

@@ -198,6 +198,7 @@ private:
   bool propagate();
   LogicalResult checkCrossThreadWrites();
   LogicalResult convertNonLocalAccesses();
+  LogicalResult checkRegistersPerThread();
   void writeBack();
 
   bool isLocal(const TileLayout &loop, const FragmentAccess &access) const;
@@ -338,6 +339,11 @@ LogicalResult LayoutInference::anchorGemms() {
     if (!fragmentAlloc(c))
       return gemm.emitOpError("the accumulator must be a tile.alloc_fragment "
                               "on GPU targets");
+    // A grid given in the input is a decision already taken (the lowering
+    // checks that the accumulator's layout is the grid's).
+    if (gemm->hasAttr("warp_partition") || gemm->hasAttr("wgmma") ||
+        gemm->hasAttr("mfma"))
+      return WalkResult::advance();
     Type a = gemm.getA().getType().getElementType();
     Type b = gemm.getB().getType().getElementType();
     Type acc = gemm.getC().getType().getElementType();
@@ -857,6 +863,38 @@ LogicalResult LayoutInference::convertNonLocalAccesses() {
   return success();
 }
 
+/// The GPU lowerings emit code per register of a layout (each thread's
+/// elements of a fragment, iterations of a loop), so a layout that gives a
+/// thread thousands of them makes minutes of compile time and gigabytes of
+/// IR (a 64x64 gemm over 15 threads replicates the whole tile in every
+/// thread: 4096 registers). Past limits::kRegistersPerThread it is an error
+/// that says how to fix the program.
+LogicalResult LayoutInference::checkRegistersPerThread() {
+  for (Value frag : fragments) {
+    auto it = layouts.find(frag);
+    if (it == layouts.end() ||
+        it->second.getNumRegs() <= limits::kRegistersPerThread)
+      continue;
+    return frag.getDefiningOp()->emitOpError("its layout gives each of the ")
+           << threads << " threads " << it->second.getNumRegs()
+           << " elements, more than the " << limits::kRegistersPerThread
+           << " a thread may hold; use more threads (whole warps) or a "
+              "smaller tile";
+  }
+  for (ParallelOp loop : loops) {
+    auto it = loopLayouts.find(loop);
+    if (it == loopLayouts.end() ||
+        it->second.getNumRegs() <= limits::kRegistersPerThread)
+      continue;
+    return loop.emitOpError("its layout gives each of the ")
+           << threads << " threads " << it->second.getNumRegs()
+           << " iterations, more than the " << limits::kRegistersPerThread
+           << " a thread may run; use more threads (whole warps) or a "
+              "smaller tile";
+  }
+  return success();
+}
+
 void LayoutInference::writeBack() {
   MLIRContext *ctx = kernel.getContext();
   for (auto &[frag, layout] : layouts)
@@ -912,7 +950,8 @@ LogicalResult LayoutInference::run() {
       layouts.insert(std::make_pair(
           frag, TileLayout::blocked(cast<MemRefType>(frag.getType()).getShape(),
                                     threads, 4)));
-  if (failed(checkCrossThreadWrites()) || failed(convertNonLocalAccesses()))
+  if (failed(checkCrossThreadWrites()) || failed(convertNonLocalAccesses()) ||
+      failed(checkRegistersPerThread()))
     return failure();
   writeBack();
   return success();

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import threading
+from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 # The language package first: frontend.prim_func and language import each
@@ -28,7 +29,30 @@ from ..runtime.kernel import Kernel
 from .pipeline import PipelineRunner, Stage, diagnostics_error, trace_dir
 from .target import Target, parse_target
 
-_MEMORY_CACHE: Dict[str, Kernel] = {}
+# The kernels compiled in this process, most recently used last. Bounded:
+# a process that compiles kernels without end (a fuzzer, a sweep) must not
+# keep every one alive.
+_MEMORY_CACHE: "OrderedDict[str, Kernel]" = OrderedDict()
+_MEMORY_CACHE_SIZE = 256
+
+
+def _remembered(key: str) -> Optional[Kernel]:
+    """The kernel of `key` in the in-memory cache (call with _LOCK held)."""
+    kernel = _MEMORY_CACHE.get(key)
+    if kernel is not None:
+        _MEMORY_CACHE.move_to_end(key)
+    return kernel
+
+
+def _remember(key: str, kernel: Kernel) -> Kernel:
+    """Puts `kernel` in the in-memory cache, or returns the one another
+    thread put there first; drops the least recently used beyond the bound
+    (call with _LOCK held)."""
+    kernel = _MEMORY_CACHE.setdefault(key, kernel)
+    _MEMORY_CACHE.move_to_end(key)
+    while len(_MEMORY_CACHE) > _MEMORY_CACHE_SIZE:
+        _MEMORY_CACHE.popitem(last=False)
+    return kernel
 _LOCK = threading.Lock()
 
 
@@ -177,7 +201,7 @@ def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
 
 def cpu_stages() -> List[Stage]:
     return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
         Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
                         "loop-invariant-code-motion"]),
         # Every expansion but fma's (mul + add, two roundings): T.hfma2's
@@ -401,8 +425,8 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
     tgt, pass_configs, outs, key, use_cache, compiler = _prepare(func, out_idx, target,
                                                                  pass_configs)
     with _LOCK:
-        if use_cache and key in _MEMORY_CACHE:
-            return _MEMORY_CACHE[key]
+        if use_cache and (kernel := _remembered(key)) is not None:
+            return kernel
     parts = _artifacts(func, tgt, pass_configs, key, use_cache, compiler)
     return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
 
@@ -413,7 +437,7 @@ def _kernel_from_parts(func: PrimFunc, outs: List[int], tgt: Target, key: str, u
     kernel = _build_kernel(func.name, func.params, outs, tgt, stages, source, extra)
     if use_cache:
         with _LOCK:
-            kernel = _MEMORY_CACHE.setdefault(key, kernel)
+            kernel = _remember(key, kernel)
     return kernel
 
 
@@ -436,8 +460,8 @@ def kernel_from_parts(func: PrimFunc, parts: Tuple[Dict[str, str], str, dict], o
     process) returned; it enters the in-memory cache."""
     tgt, pass_configs, outs, key, use_cache, _ = _prepare(func, out_idx, target, pass_configs)
     with _LOCK:
-        if use_cache and key in _MEMORY_CACHE:
-            return _MEMORY_CACHE[key]
+        if use_cache and (kernel := _remembered(key)) is not None:
+            return kernel
     return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
 
 

@@ -66,7 +66,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     return [
         # Casts get the tile rules first (saturating float -> int, fp8 in
         # integer arithmetic: ConversionUtils.h), as on every target.
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
         Stage("pipelined", pipeline),
         Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}}})",
                          "func.func(tile-insert-barriers)"]),
@@ -80,6 +80,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                      + ([] if pass_configs.get("tl.disable_lop3") else [gm("tile-fuse-lop3")])),
         Stage("nvvm", [gm("convert-nvgpu-to-nvvm"), gm("convert-scf-to-cf"),
                        gm("convert-gpu-to-nvvm{index-bitwidth=64}"),
+                       # What convert-gpu-to-nvvm leaves of math (math.absi
+                       # on i8/i16/i64) becomes LLVM intrinsics.
+                       gm("convert-math-to-llvm"),
                        gm("convert-nvvm-to-llvm"), gm("canonicalize"), gm("cse"),
                        gm("reconcile-unrealized-casts"), gm("tile-finalize-kernel-params")]),
         Stage("binary", ["gpu-module-to-binary{format=isa}"]),

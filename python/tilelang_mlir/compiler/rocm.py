@@ -29,7 +29,7 @@ def rocm_stages(target: Target) -> List[Stage]:
     chip = target.arch
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
         Stage("pipelined", ["func.func(tile-pipeline)", "canonicalize", "cse"]),
         Stage("layout", ["func.func(tile-layout-inference{mma=false mfma=true})",
                          "func.func(tile-insert-barriers)"]),

@@ -47,6 +47,11 @@ class CPUExecutable:
 
         self.entry = entry
         self._ctx = ir.Context()
+        # A context owns a thread pool (one thread per core) while it lives,
+        # and this one lives as long as the kernel: without this, every CPU
+        # kernel kept two threads and about 18 MB, and a process that made
+        # a few hundred of them could no longer start threads.
+        self._ctx.enable_multithreading(False)
         with self._ctx:
             self._module = ir.Module.parse(llvm_dialect_text)
             self._engine = ExecutionEngine(self._module, opt_level=opt_level)

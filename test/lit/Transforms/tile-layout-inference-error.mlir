@@ -151,3 +151,19 @@ func.func @cross_thread_divided(%n: index) {
   }
   return
 }
+
+// -----
+
+// 15 threads cannot split a 64x64 tile (15 has no factor of two): every
+// thread would hold all 4096 elements, and the lowering would unroll code
+// for each (megabytes of IR, then minutes in LLVM). An error instead.
+func.func @too_many_registers(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(15) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.alloc_fragment' op its layout gives each of the 15 threads 4096 elements, more than the 1024 a thread may hold; use more threads (whole warps) or a smaller tile}}
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}

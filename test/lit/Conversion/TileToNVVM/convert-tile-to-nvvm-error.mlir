@@ -83,3 +83,20 @@ func.func @wgmma_register_a_layout(%n: index) {
   }
   return
 }
+
+// -----
+
+// A grid given in the input is kept by layout inference, and the lowering
+// checks that the accumulator's layout is the grid's: here a blocked layout
+// forced on it would have the mma registers read from the wrong elements.
+#blocked_acc = #tile.layout<affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 4, (d0 floordiv 8) * 4 + d1 mod 4)>, threads = 128>
+func.func @grid_layout_mismatch(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #blocked_acc} : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{is not the one of its `warp_partition` grid}}
+    tile.gemm %a, %b, %c {warp_partition = array<i64: 2, 2>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}

@@ -1073,3 +1073,67 @@ func.func @parallel_product(%n: index) {
   }
   return
 }
+
+// -----
+
+// The grid layout inference writes on a gemm is checked: the GPU lowerings
+// index registers by it (a bogus one crashed them).
+func.func @gemm_grid_negative(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op `wgmma` must be two positive counts, got array<i64: -9223372036854775808, 1>}}
+    tile.gemm %a, %b, %c {wgmma = array<i64: -9223372036854775808, 1>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_grid_split(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op `warp_partition` = [3, 1] does not split the 64x64 tile into 16x8 instruction tiles}}
+    tile.gemm %a, %b, %c {warp_partition = array<i64: 3, 1>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_grid_threads(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op `warp_partition` = [4, 2] needs 256 threads, the kernel has 128}}
+    tile.gemm %a, %b, %c {warp_partition = array<i64: 4, 2>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Booleans are bytes in buffers: an i1 buffer reached the LLVM memref
+// lowering, which asserts on sub-byte elements.
+func.func @bool_buffer(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.alloc_shared' op makes a buffer of i1 'memref<16xi1, #tile.scope<shared>>'; booleans are stored as bytes (i8) in buffers}}
+    %s = tile.alloc_shared : memref<16xi1, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @bool_tensor(%m: memref<16xi1>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'memref.load' op uses a buffer of i1 'memref<16xi1>'; booleans are stored as bytes (i8) in buffers}}
+    %v = memref.load %m[%c0] : memref<16xi1>
+  }
+  return
+}
