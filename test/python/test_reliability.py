@@ -345,3 +345,73 @@ def test_memory_cache_is_bounded(monkeypatch):
     tl.compile(_scale_kernel(103), out_idx=[1], target="cpu")  # evicts 101, the oldest
     assert len(compile_mod._MEMORY_CACHE) == 3
     assert tl.compile(_scale_kernel(100), out_idx=[1], target="cpu") is first
+
+
+# ---------------------------------------------------------------------------
+# Found by the fuzzers (test/fuzz): each a class, each compiled or run.
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_integer_abs_on_every_target(dtype, rng):
+    @T.prim_func
+    def main(X: T.Tensor((64,), dtype), Y: T.Tensor((64,), dtype)):
+        with T.Kernel(1, threads=64) as bx:
+            for i in T.Parallel(64):
+                Y[i] = T.abs(X[i])
+
+    x = rng.integers(-100, 100, 64).astype(dtype)
+    np.testing.assert_array_equal(tl.compile(main, out_idx=[1], target="cpu")(x), np.abs(x))
+    for tgt in GPU_TARGETS:  # math.absi on i8/i16/i64 reached LLVM translation on CUDA
+        assert _compile_gpu(main, [1], tgt).get_source()
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2"])
+def test_float8_gemm_on_the_cpu(dtype, rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    np_dtype = {"float8_e4m3": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}[dtype]
+
+    @T.prim_func
+    def main(A: T.Tensor((32, 64), dtype), B: T.Tensor((48, 64), dtype),
+             C: T.Tensor((32, 48), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            As = T.alloc_shared((32, 64), dtype)
+            Bs = T.alloc_shared((48, 64), dtype)
+            Cl = T.alloc_fragment((32, 48), "float32")
+            T.copy(A[0, 0], As)
+            T.copy(B[0, 0], Bs)
+            T.gemm(As, Bs, Cl, transpose_B=True, clear_accum=True)
+            T.copy(Cl, C[0, 0])
+
+    a = rng.standard_normal((32, 64)).astype(np_dtype)
+    b = rng.standard_normal((48, 64)).astype(np_dtype)
+    want = a.astype(np.float32) @ b.astype(np.float32).T
+    got = tl.compile(main, out_idx=[2], target="cpu")(a, b)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_affine_index_arithmetic_in_tile_ir(tmp_path):
+    """tile-opt input with affine.apply in a kernel goes through the
+    pipelines tl.compile uses (lower-affine first)."""
+    from tilelang_mlir import ir
+    from tilelang_mlir.compiler.compile import cpu_stages
+    from tilelang_mlir.compiler.context import make_context
+    from tilelang_mlir.compiler.cuda import cuda_stages
+    from tilelang_mlir.compiler.pipeline import PipelineRunner
+    from tilelang_mlir.compiler.target import parse_target
+
+    text = """
+func.func @affine_offset(%C: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  tile.kernel blocks(%bx) in (%c16) threads(128) {
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
+    tile.copy %c[%c0, %c0] [128, 128] to %C[%m0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
+  }
+  return
+}"""
+    for stages in (cpu_stages(), cuda_stages(parse_target("cuda:sm_80"), {})):
+        with make_context():
+            module = ir.Module.parse(text)
+            out = PipelineRunner().run(module, stages)
+            assert "affine.apply" not in list(out.values())[-1]
