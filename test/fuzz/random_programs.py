@@ -1282,6 +1282,9 @@ def main(argv=None) -> int:
         if not pkg.exists():
             out.mkdir(parents=True, exist_ok=True)
             shutil.copytree(ROOT / "build" / "python_packages", pkg, symlinks=False)
+            from tile_opt_fuzz import tree_state
+            (out / "tree.json").write_text(
+                json.dumps(tree_state(str(ROOT / "build" / "python_packages")), indent=1))
         os.environ["PYTHONPATH"] = os.pathsep.join(
             [str(pkg)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     (out / "programs").mkdir(parents=True, exist_ok=True)

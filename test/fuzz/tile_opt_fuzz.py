@@ -1404,6 +1404,20 @@ def summary_line(s: dict, seconds: float) -> str:
             f"{len(s['slow_runs'])} runs over 5 s; {seconds:.0f} s")
 
 
+def tree_state(what: str) -> dict:
+    """The commit of the checkout and its uncommitted changes when a
+    snapshot is taken (what the campaign tests)."""
+    def git(*a):
+        try:
+            return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True,
+                                  timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return "?"
+    return {"snapshot_of": what, "time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "commit": git("rev-parse", "--short", "HEAD"),
+            "uncommitted": git("status", "--short").splitlines()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0)
@@ -1432,15 +1446,24 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     binary = find_tile_opt(args.tile_opt)
+    pipelines = None
     if args.snapshot:
+        # The binary and the package's pipelines are both kept: a later
+        # chunk must not read the pipelines from a package edited since.
         snap = args.out / "bin" / "tile-opt"
+        saved = args.out / "bin" / "pipelines.json"
         if not snap.exists():
             snap.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(binary, snap)
+            saved.write_text(json.dumps(all_pipelines(), indent=1))
+            (args.out / "bin" / "tree.json").write_text(json.dumps(tree_state(binary), indent=1))
+        if saved.exists():
+            pipelines = json.loads(saved.read_text())
         binary = str(snap)
     tool = TileOpt(binary, args.timeout, args.mem_mb, threading_off=not args.threads)
     seeds = load_corpus(extra=args.corpus)
-    pipelines = all_pipelines()
+    if pipelines is None:
+        pipelines = all_pipelines()
     only = args.pipelines.split(",") if args.pipelines else None
     if only:
         unknown = [p for p in only if p not in pipelines]
