@@ -1410,11 +1410,11 @@ def tree_state(what: str) -> dict:
     def git(*a):
         try:
             return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True,
-                                  timeout=30).stdout.strip()
+                                  timeout=30).stdout.rstrip()
         except (OSError, subprocess.SubprocessError):
             return "?"
     return {"snapshot_of": what, "time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            "commit": git("rev-parse", "--short", "HEAD"),
+            "commit": git("rev-parse", "--short", "HEAD").strip(),
             "uncommitted": git("status", "--short").splitlines()}
 
 
