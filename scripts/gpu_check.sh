@@ -100,7 +100,7 @@ run_bench() {
   exit "${PIPESTATUS[0]}"
 }
 EXAMPLES=$(ls examples/*/[!_]*.py)  # (_*.py: pieces shared by examples)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_flash_decode.py test/python/test_flash_attn_varlen.py test/python/test_gemm_sp.py test/python/test_dequant.py"
+TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_flash_decode.py test/python/test_flash_attn_varlen.py test/python/test_gemm_sp.py test/python/test_dequant.py test/python/test_conversions.py test/python/test_reliability.py"
 
 case "${1:-}" in
 prepare)

@@ -14,6 +14,7 @@ import pytest
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from devices import get, put
 from tilelang_mlir.frontend.errors import DeviceAssertionError, TileLangError
 
 GPU_TARGETS = ["cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"]
@@ -289,15 +290,11 @@ def test_tile_opt_crashers_end_with_a_diagnostic(name, tmp_path):
 # ---------------------------------------------------------------------------
 
 def _put(x, target):
-    if target == "cpu":
-        return x
-    import torch
-
-    return torch.from_numpy(x).cuda()
+    return put(x, target)
 
 
 def _get(x):
-    return x if isinstance(x, np.ndarray) else x.cpu().numpy()
+    return get(x)
 
 
 # ---------------------------------------------------------------------------

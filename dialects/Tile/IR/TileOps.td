@@ -55,10 +55,10 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     Launches its body once per thread block of a grid of up to three
     dimensions. The block arguments of the body are the block indices, one per
     grid dimension; `threads` gives the threads of a block (one to three
-    extents, each in [1, 1024], at most 1024 in total; any count works,
-    counts that are not powers of two leave replicas in layouts). Everything the tile program allocates
-    (shared memory, fragments) lives inside the kernel. Grid extents may be
-    dynamic (symbolic sizes).
+    extents, each in [1, 1024], at most 1024 in total; a count that is not
+    a power of two leaves replicas in layouts). Everything the tile program
+    allocates (shared memory, fragments) lives inside the kernel. Grid
+    extents may be dynamic (symbolic sizes).
 
     ```mlir
     %n = arith.constant 8 : index

@@ -85,8 +85,6 @@ static std::optional<Fp8Format> fp8FormatOf(Type t) {
   return std::nullopt;
 }
 
-static bool isFp8(Type t) { return fp8FormatOf(t).has_value(); }
-
 /// Integer constant of `type` (scalar or vector of integers).
 static Value intConst(OpBuilder &b, Location loc, Type type, int64_t v) {
   auto it = cast<IntegerType>(getElementTypeOrSelf(type));
@@ -184,9 +182,9 @@ static Value floatToFp8(OpBuilder &b, Location loc, Value v,
   // 2^(1 - bias - manBits) units, rounded to nearest even by adding 2^mant
   // of the source format (exact for these small values); a count of
   // 2^manBits is the smallest normal's encoding.
+  int scale = f.bias - 1 + static_cast<int>(f.manBits);
   Value scaled = arith::MulFOp::create(
-      b, loc, a,
-      powerOfTwo(b, loc, a.getType(), f.bias - 1 + static_cast<int>(f.manBits)));
+      b, loc, a, powerOfTwo(b, loc, a.getType(), scale));
   Value magic = powerOfTwo(b, loc, a.getType(), srcMan);
   Value sum = arith::AddFOp::create(b, loc, scaled, magic);
   Value sub = arith::SubIOp::create(
