@@ -11,6 +11,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -180,7 +181,36 @@ LogicalResult KernelOp::verify() {
     return emitOpError("cannot be nested in another tile.kernel");
   // Booleans live in buffers as bytes (i8), as in NumPy and PyTorch: no
   // lowering has 1-bit memory (the LLVM memref lowering asserts on it).
+  // Float8 values are loaded, stored, copied and converted, and read by
+  // gemms; nothing computes on them (LLVM has no fp8 type), so arithmetic
+  // on them is refused here rather than left for LLVM to fail on.
+  auto isFloat8 = [](Type t) {
+    Type e = getElementTypeOrSelf(t);
+    if (auto m = dyn_cast<MemRefType>(t))
+      e = m.getElementType();
+    return isa<Float8E4M3FNType, Float8E5M2Type>(e);
+  };
+  auto computesOnFloat8 = [&](Operation *op) {
+    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
+                                         : StringRef();
+    bool compute = isa<ReduceOp, CumSumOp, AtomicAddOp>(op) ||
+                   dialect == "math" ||
+                   (dialect == "arith" &&
+                    !isa<arith::ConstantOp, arith::BitcastOp, arith::SelectOp,
+                         arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
+                         arith::UIToFPOp, arith::FPToSIOp, arith::FPToUIOp>(
+                        op));
+    return compute && (llvm::any_of(op->getOperandTypes(), isFloat8) ||
+                       llvm::any_of(op->getResultTypes(), isFloat8));
+  };
   WalkResult bits = getBody().walk([&](Operation *op) -> WalkResult {
+    if (computesOnFloat8(op)) {
+      op->emitOpError("computes on float8 values; they can be copied and "
+                      "converted but not computed on: convert them to "
+                      "float16, bfloat16 or float32 first (a tile.copy into "
+                      "a buffer of that type, or a cast)");
+      return WalkResult::interrupt();
+    }
     for (Value v : op->getOperands())
       if (auto t = dyn_cast<MemRefType>(v.getType());
           t && t.getElementType().isInteger(1)) {
@@ -206,6 +236,13 @@ LogicalResult KernelOp::verify() {
 
 static LogicalResult verifyAlloc(Operation *op, MemRefType type,
                                  MemoryScope scope) {
+  // A parallel loop's body runs once per element, on any thread: a buffer
+  // of the block there has no meaning (and layout inference cannot place
+  // it). Per-thread buffers (local, var) are that iteration's temporaries.
+  if ((scope == MemoryScope::shared || scope == MemoryScope::fragment) &&
+      op->getParentOfType<ParallelOp>())
+    return op->emitOpError("cannot be inside a tile.parallel; allocate the "
+                           "buffer in the kernel, outside the loop");
   FailureOr<std::optional<MemoryScope>> actual = getMemoryScope(type);
   if (failed(actual) || !*actual || **actual != scope)
     return op->emitOpError("result must be in #tile.scope<")

@@ -47,6 +47,24 @@ struct TileLegalizeConversionsPass
     : public tile::impl::TileLegalizeConversionsBase<
           TileLegalizeConversionsPass> {
   void runOnOperation() override {
+    // The first pass of every pipeline also turns away vectors too long
+    // for LLVM's lowering (it counts vector elements in 32 bits: 2^32
+    // elements assert in upstream verifiers); tile programs use short ones.
+    constexpr int64_t kMaxVectorElements = int64_t(1) << 16;
+    WalkResult tooLong = getOperation().walk([&](Operation *op) {
+      for (Type t : llvm::concat<Type>(llvm::to_vector(op->getOperandTypes()),
+                                       llvm::to_vector(op->getResultTypes())))
+        if (auto v = dyn_cast<VectorType>(t);
+            v && (v.isScalable() || v.getNumElements() > kMaxVectorElements)) {
+          op->emitOpError("has the vector type ")
+              << v << "; tile programs use fixed vectors of at most "
+              << kMaxVectorElements << " elements";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (tooLong.wasInterrupted())
+      return signalPassFailure();
     SmallVector<Operation *> conversions;
     getOperation().walk([&](Operation *op) {
       if (isa<arith::FPToSIOp, arith::FPToUIOp>(op) &&

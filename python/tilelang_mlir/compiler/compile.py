@@ -218,50 +218,6 @@ _CPU_EXPANSIONS = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "ata
                    "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt", "clampf")
 
 
-# Ops that only move or convert float8 values: every target lowers them
-# (conversions through tile-legalize-conversions and ConversionUtils.h).
-_F8_CONVERSIONS = ("arith.constant", "arith.bitcast", "arith.select", "arith.extf",
-                   "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi",
-                   "arith.fptoui")
-
-
-def _check_float8(module, target: Target) -> None:
-    """Float8 values can be loaded, stored, copied and converted on every
-    target, and read by the tensor cores on CUDA targets; nothing computes on
-    them directly (LLVM has no float8 arithmetic). Say so at the user's line
-    instead of failing in LLVM."""
-    from .. import ir
-    from .pipeline import source_location
-
-    def is_f8(t) -> bool:
-        text = str(t)
-        return "f8E4M3FN" in text or "f8E5M2" in text
-
-    found = []
-    # Reductions and atomics compute in the element type. Gemms convert
-    # their operands to the accumulator type (the CPU backend) or hand
-    # float8 to the tensor cores (CUDA).
-    tile_compute = ("tile.reduce", "tile.cumsum", "tile.atomic_add")
-
-    def visit(op):
-        name = op.name
-        if (name.startswith("arith.") and name not in _F8_CONVERSIONS) or \
-                name.startswith("math.") or name in tile_compute:
-            types = [v.type for v in op.operands] + [r.type for r in op.results]
-            if any(is_f8(t) for t in types):
-                found.append(op)
-                return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    if found:
-        op = found[0]
-        raise TileLangError(f"float8 values can be copied and converted but not computed on "
-                            f"({op.name}) on target {target}: convert them to float16, "
-                            f"bfloat16 or float32 first (T.copy into a tile of that dtype, or "
-                            f"T.cast)", source_location(op.location))
-
-
 def _mark_c_interface(module) -> None:
     from .. import ir
 
@@ -298,7 +254,6 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str
         module, tile_text = _emit(func)
         runner.dump(module, "tile")
         stages = {"tile": tile_text}
-        _check_float8(module, target)
         if target.kind == "cpu":
             _mark_c_interface(module)
             stages.update(runner.run(module, cpu_stages()))

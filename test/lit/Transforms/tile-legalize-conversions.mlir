@@ -64,3 +64,4 @@ func.func @int_to_fp8(%x: i32) -> (f8E5M2, f16) {
   %g = arith.sitofp %x : i32 to f16
   return %h, %g : f8E5M2, f16
 }
+

@@ -1137,3 +1137,43 @@ func.func @bool_tensor(%m: memref<16xi1>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Float8 values are copied, converted and read by gemms; nothing computes
+// on them (the cumsum lowering once emitted fp8 arith.addf for LLVM to fail
+// on, or left it in tile-opt's output).
+func.func @float8_cumsum(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<64xf8E5M2, #tile.scope<shared>>
+    %d = tile.alloc_shared : memref<64xf8E5M2, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cumsum' op computes on float8 values; they can be copied and converted but not computed on}}
+    tile.cumsum %s -> %d {dim = 0} : memref<64xf8E5M2, #tile.scope<shared>> -> memref<64xf8E5M2, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @float8_arith(%n: index, %x: f8E4M3FN) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'arith.addf' op computes on float8 values}}
+    %y = arith.addf %x, %x : f8E4M3FN
+  }
+  return
+}
+
+// -----
+
+// A block's buffer inside a parallel loop (whose body runs once per element
+// on any thread) has no meaning; layout inference built IR that did not
+// verify around one.
+func.func @alloc_in_parallel(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    tile.parallel (%i) in (32) {
+      // expected-error @+1 {{'tile.alloc_fragment' op cannot be inside a tile.parallel; allocate the buffer in the kernel, outside the loop}}
+      %f = tile.alloc_fragment : memref<32xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
