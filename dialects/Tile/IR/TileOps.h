@@ -39,6 +39,10 @@ constexpr int64_t kPipelineStages = 32;
 /// in the layout inference gives it (checked by tile-layout-inference: the
 /// GPU lowerings emit code per register).
 constexpr int64_t kRegistersPerThread = 1024;
+/// Multiply-adds one thread does for a gemm that runs without tensor cores
+/// (no `warp_partition`/`wgmma`/`mfma`): the lowering emits them one by one
+/// and LLVM unrolls them (8192 take about 15 s to compile).
+constexpr int64_t kSimtGemmMacsPerThread = 8192;
 } // namespace limits
 
 } // namespace tile

@@ -892,7 +892,28 @@ LogicalResult LayoutInference::checkRegistersPerThread() {
            << " a thread may run; use more threads (whole warps) or a "
               "smaller tile";
   }
-  return success();
+  // A gemm without a tensor-core grid runs on the CUDA cores: each thread
+  // computes its accumulator registers over all of K, unrolled.
+  WalkResult simt = kernel.walk([&](GemmOp gemm) -> WalkResult {
+    if (gemm->hasAttr("warp_partition") || gemm->hasAttr("wgmma") ||
+        gemm->hasAttr("mfma"))
+      return WalkResult::advance();
+    auto it = layouts.find(gemm.getC());
+    if (it == layouts.end())
+      return WalkResult::advance();
+    int64_t macs = it->second.getNumRegs() * gemm.getK();
+    if (macs <= limits::kSimtGemmMacsPerThread)
+      return WalkResult::advance();
+    gemm.emitOpError("runs without tensor cores here (its ")
+        << gemm.getM() << "x" << gemm.getN() << " tile, element types and "
+        << threads << " threads fit no mma/wgmma/mfma grid), and each thread "
+        << "would do " << macs << " multiply-adds of it (more than "
+        << limits::kSimtGemmMacsPerThread
+        << "): use a power-of-two number of warps that splits the tile, a "
+           "smaller tile or a smaller K step";
+    return WalkResult::interrupt();
+  });
+  return failure(simt.wasInterrupted());
 }
 
 void LayoutInference::writeBack() {

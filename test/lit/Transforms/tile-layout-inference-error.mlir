@@ -167,3 +167,20 @@ func.func @too_many_registers(%n: index) {
   }
   return
 }
+
+// -----
+
+// Three warps fit no mma grid of a 128x128 tile, so the gemm runs on the
+// CUDA cores: 512 accumulator registers per thread times K = 64 would be
+// 32768 unrolled multiply-adds per thread (minutes in LLVM). An error that
+// says what to change instead.
+func.func @simt_gemm_too_big(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(96) {
+    %a = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op runs without tensor cores here (its 128x128 tile, element types and 96 threads fit no mma/wgmma/mfma grid), and each thread would do 32768 multiply-adds of it (more than 8192)}}
+    tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+  }
+  return
+}
