@@ -1477,6 +1477,15 @@ def main(argv=None) -> int:
         binary = str(snap)
     tool = TileOpt(binary, args.timeout, args.mem_mb, threading_off=not args.threads)
     seeds = load_corpus(extra=args.corpus)
+    if args.snapshot:
+        # The lit corpus too: mutant i is a mutation of a seed drawn from
+        # it, so a test file added during the campaign would change every
+        # later chunk's mutants.
+        saved_corpus = args.out / "bin" / "corpus.json"
+        if saved_corpus.exists():
+            seeds = [Seed(**d) for d in json.loads(saved_corpus.read_text())]
+        else:
+            saved_corpus.write_text(json.dumps([vars(sd) for sd in seeds]))
     if pipelines is None:
         pipelines = all_pipelines()
     only = args.pipelines.split(",") if args.pipelines else None
