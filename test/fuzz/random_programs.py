@@ -1040,15 +1040,27 @@ class Gen:
                  f"            for i, j in T.Parallel({bm}, {bk}):",
                  f"                acc[i, j] += T.cast(s[i, j], 'float32') * 2.0",
                  f"        T.copy(acc, Out[bx * {bm}, 0])"]
+        target = self.gpu_target()
+        # The accumulator allocated and initialised before the shared buffer:
+        # an op between two allocations (warp specialization placed its
+        # region at the first op that is not an allocation).
+        late_alloc = rng.random() < 0.3
+        if late_alloc:  # ... and the tile read through a fragment allocated after it
+            lines[3:6] = [lines[4], lines[5], lines[3],
+                          f"        f = T.alloc_fragment(({bm}, {bk}), {dtype!r})"]
+            k = lines.index(f"            T.copy(X[bx * {bm}, k * {bk}], s)")
+            lines.insert(k + 1, "            T.copy(s, f)")
+            lines[k + 3] = lines[k + 3].replace("s[i, j]", "f[i, j]")
         kernel = "\n".join(lines)
         inputs = f"return [{_values(dtype, (M, K), lo=-1.0, hi=1.0)}]"
         ref = "\n".join([f"P = np.pad(X.astype(np.float64), [(0, 0), (0, (-{K}) % {bk})])",
                          f"R = {init} + 2.0 * P.reshape({M}, {steps}, {bk}).sum(axis=1)",
                          "return [R.astype(np.float32)]"])
         return Program("pipelined", f"{loop} accumulate {dtype} M={M} K={K} tile {bm}x{bk} "
-                                    f"init={init}", kernel, inputs, ref, [1], ["X"],
+                                    f"init={init}{' shared allocated last' if late_alloc else ''}",
+                       kernel, inputs, ref, [1], ["X"],
                        1e-5, 1e-5 * (steps * 2 + 2), f"pipelined {loop.split('(')[0]}",
-                       self.gpu_target(), {"stages": stages})
+                       target, {"stages": stages, "late_alloc": late_alloc})
 
 
 FAMILIES = {"elementwise": 3, "reduce": 2.5, "copy": 1.5, "point_copy": 1.2, "convert": 2,
