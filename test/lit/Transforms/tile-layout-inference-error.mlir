@@ -179,7 +179,7 @@ func.func @simt_gemm_too_big(%n: index) {
     %a = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
     %b = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
     %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
-    // expected-error @+1 {{'tile.gemm' op runs without tensor cores here (its 128x128 tile, element types and 96 threads fit no mma/wgmma/mfma grid), and each thread would do 32768 multiply-adds of it (more than 8192)}}
+    // expected-error @+1 {{'tile.gemm' op runs without tensor cores here (its 128x128 tile, element types and 96 threads fit no mma/wgmma/mfma grid), and each thread would do 32768 multiply-adds of it (more than 4096)}}
     tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
   }
   return
