@@ -412,3 +412,31 @@ func.func @affine_offset(%C: memref<4096x4096xf32>) {
             module = ir.Module.parse(text)
             out = PipelineRunner().run(module, stages)
             assert "affine.apply" not in list(out.values())[-1]
+
+
+def _fill_between_allocs():
+    @T.prim_func
+    def main(A: T.Tensor((64, 1024), "float16"), C: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_shared((64, 32), "float16")
+            g = T.alloc_fragment((64, 32), "float32")
+            T.fill(g, 0)
+            f = T.alloc_fragment((64, 32), "float32")
+            for k in T.Pipelined(32, num_stages=2):
+                T.copy(A[0, k * 32], a)
+                T.copy(a, f)
+                for i, j in T.Parallel(64, 32):
+                    g[i, j] = g[i, j] + f[i, j]
+            T.copy(g, C[0, 0])
+
+    return main
+
+
+def test_statement_between_allocations(target, rng):
+    """An op between two T.alloc_* (warp specialization on sm_90a once left
+    the second allocation after the region that uses it)."""
+    kernel = tl.compile(_fill_between_allocs(), out_idx=[1], target=target)
+    a = rng.standard_normal((64, 1024)).astype(np.float16)
+    want = a.astype(np.float32).reshape(64, 32, 32).sum(axis=1)
+    np.testing.assert_allclose(get(kernel(put(a, target))), want, rtol=1e-4, atol=1e-3)
+    assert _compile_gpu(_fill_between_allocs(), [1], "cuda:sm_90a").get_source()

@@ -680,6 +680,18 @@ void Specializer::run() {
       firstMoved = &op;
       break;
     }
+  // Allocations (and their annotations) after the first moved op stay in
+  // the kernel body, which must define them before the specialized region
+  // that uses them (`T.fill(g, 0)` between two `T.alloc_*` once left a
+  // fragment defined after its use): they move up, in order.
+  SmallVector<Operation *> lateAllocs;
+  for (Operation *op = firstMoved->getNextNode();
+       op && op != kbody.getTerminator(); op = op->getNextNode())
+    if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+            AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
+      lateAllocs.push_back(op);
+  for (Operation *op : lateAllocs)
+    op->moveBefore(firstMoved);
   OpBuilder b(firstMoved);
   DenseI64ArrayAttr clusterAttr;
   if (clusterDim >= 0) {

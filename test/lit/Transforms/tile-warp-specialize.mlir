@@ -309,3 +309,32 @@ func.func @sparse_no_overlap(%A: memref<8192x4096xf16>, %E: memref<8192x512xi16>
   }
   return
 }
+
+// -----
+
+// An allocation after the first statement (`T.fill(g, 0)` between two
+// `T.alloc_*`) moves above the specialized region, which uses it: it was
+// left after it, and the IR did not verify ("does not dominate").
+// CHECK-LABEL: func.func @alloc_after_fill
+// CHECK: %[[G:.+]] = tile.alloc_fragment : memref<64x32xf16
+// CHECK: %[[F:.+]] = tile.alloc_fragment : memref<64x32xf16
+// CHECK: tile.warp_specialize
+// CHECK: tile.fill %[[G]]
+func.func @alloc_after_fill(%A: memref<64x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %g = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    tile.fill %g, %zero : memref<64x32xf16, #tile.scope<fragment>>, f16
+    %f = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x1024xf16> to memref<64x32xf16, #tile.scope<shared>>
+      tile.copy %a[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf16, #tile.scope<shared>> to memref<64x32xf16, #tile.scope<fragment>>
+    }
+  }
+  return
+}
