@@ -1,0 +1,141 @@
+"""Fingerprints of the code CI compiles: every program of every example
+(`programs()`), for sm_80, sm_90a and the AMD chips, so that a change meant
+to leave the generated code alone (a refactor) can prove it did.
+
+    .venv/bin/python scripts/ptx_fingerprint.py save  DIR   # before the change
+    .venv/bin/python scripts/ptx_fingerprint.py check DIR   # after: a table
+
+`save` writes DIR/<program>.<target>.txt (the PTX, or the AMDGPU assembly)
+and DIR/fingerprints.json (a digest and the register/spill report of each).
+`check` compiles again and prints, per program and target, whether the code
+is identical; where it is not, the register and spill reports before and
+after (ptxas for CUDA, the assembly's own for AMD). It exits with 1 when
+any output differs or fails to compile. `--only SUBSTR` restricts the
+programs by name. No GPU is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGETS = ("cuda:sm_80", "cuda:sm_90a", "rocm:gfx90a", "rocm:gfx942", "rocm:gfx950")
+
+
+def _examples():
+    return sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))
+                  if not os.path.basename(p).startswith("_"))
+
+
+def _load(path):
+    name = "fingerprint_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _report(kernel, target: str) -> dict:
+    if target.startswith("cuda"):
+        from tilelang_mlir.compiler.cuda import resource_report
+
+        return resource_report(kernel.ptxas_info or "")
+    from tilelang_mlir.compiler.rocm import resource_report
+
+    return resource_report(kernel.get_source())
+
+
+def fingerprints(only: str = ""):
+    """(key, code or error text, report) of every program and target."""
+    import tilelang_mlir as tl
+
+    for path in _examples():
+        module = _load(path)
+        for name, program, out_idx in module.programs():
+            if only and only not in name:
+                continue
+            for target in TARGETS:
+                key = f"{name}.{target.replace(':', '_')}"
+                try:
+                    kernel = tl.compile(program, out_idx=out_idx, target=target,
+                                        pass_configs={"tl.disable_cache": True})
+                    yield key, kernel.get_source(), _report(kernel, target)
+                except Exception as e:  # noqa: BLE001 (a program that does not compile is data)
+                    yield key, "ERROR " + str(e).splitlines()[0], {}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def save(folder: str, only: str) -> int:
+    os.makedirs(folder, exist_ok=True)
+    table = {}
+    for key, code, report in fingerprints(only):
+        with open(os.path.join(folder, key + ".txt"), "w") as f:
+            f.write(code)
+        table[key] = {"sha256": _digest(code), "report": report}
+        print(f"{key:60} {table[key]['sha256']}", flush=True)
+    with open(os.path.join(folder, "fingerprints.json"), "w") as f:
+        json.dump(table, f, indent=1, sort_keys=True)
+    print(f"saved {len(table)} fingerprints in {folder}")
+    return 0
+
+
+def _regs(report: dict) -> str:
+    """ptxas: registers and spill bytes; AMD: VGPRs/AGPRs/SGPRs and scratch."""
+    if not report:
+        return "-"
+    if "vgprs" in report:
+        return (f"{report['vgprs']} v / {report['agprs']} a / {report['sgprs']} s regs, "
+                f"{report['scratch_bytes']} B scratch")
+    return (f"{report.get('registers', '?')} regs, "
+            f"{report.get('spill_stores', 0)}/{report.get('spill_loads', 0)} B spill")
+
+
+def check(folder: str, only: str) -> int:
+    with open(os.path.join(folder, "fingerprints.json")) as f:
+        before = json.load(f)
+    rows, differ = [], 0
+    seen = set()
+    for key, code, report in fingerprints(only):
+        seen.add(key)
+        old = before.get(key)
+        if old is None:
+            rows.append((key, "new", "-", _regs(report)))
+            differ += 1
+        elif old["sha256"] == _digest(code):
+            rows.append((key, "identical", "", ""))
+        else:
+            rows.append((key, "DIFFERS", _regs(old["report"]), _regs(report)))
+            differ += 1
+    for key in sorted(set(before) - seen):
+        if not only or only in key:
+            rows.append((key, "missing", _regs(before[key]["report"]), "-"))
+            differ += 1
+    print(f"| program.target | code | before | after |\n|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    same = sum(1 for r in rows if r[1] == "identical")
+    print(f"\n{same} of {len(rows)} identical; {differ} differ")
+    return 1 if differ else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=("save", "check"))
+    parser.add_argument("folder")
+    parser.add_argument("--only", default="", help="programs whose name contains this")
+    args = parser.parse_args(argv)
+    return save(args.folder, args.only) if args.mode == "save" else check(args.folder, args.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
