@@ -59,7 +59,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from . import language as _language  # noqa: F401,I001 (before the frontend: see compile.py)
 from .frontend.prim_func import PrimFunc, _closure_values, _fingerprint
 
 logger = logging.getLogger("tilelang_mlir.autotuner")
@@ -178,9 +177,9 @@ def _device_name(target) -> Optional[str]:
 
 
 def _cache_root() -> Optional[str]:
-    from .compiler.compile import _cache_dir
+    from .compiler.compile import cache_dir
 
-    d = _cache_dir()
+    d = cache_dir()
     return os.path.join(d, "autotune") if d else None
 
 
@@ -328,7 +327,7 @@ def _forget_entry(key: str) -> None:
 def _reason(exc: BaseException) -> str:
     """One line saying why: the first line of a tile program's error message
     (without the file:line prefix), else `Type: message`."""
-    from .frontend.errors import TileLangError
+    from .base.errors import TileLangError
 
     if isinstance(exc, TileLangError):
         text = exc.message
@@ -356,8 +355,8 @@ class _Candidate:
 def _compile_here(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
     """Builds and compiles one candidate in this process: {"kernel"}, else
     {"reason", "kernel_key"}; with "pid" and "seconds"."""
-    from .compiler.compile import _prepare
     from .compiler.compile import compile as tl_compile
+    from .compiler.compile import plan
 
     t0 = time.perf_counter()
     program = None
@@ -368,7 +367,7 @@ def _compile_here(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
         out = {"reason": _reason(e)}
         if program is not None:
             try:
-                out["kernel_key"] = _prepare(program, out_idx, target, pass_configs)[3]
+                out["kernel_key"] = plan(program, out_idx, target, pass_configs).key
             except Exception:  # noqa: BLE001
                 pass
     out.update(pid=os.getpid(), seconds=time.perf_counter() - t0)
@@ -386,7 +385,7 @@ def _compile_here(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
 # it cannot call the factory, which may be a closure or live in a script;
 # instead this process builds each program and emits its tile IR (the
 # frontend, fast), and the worker runs the passes and ptxas on that text
-# (the slow part), fills the disk cache and sends back the parts.
+# (the slow part), fills the disk cache and sends back the artifact.
 # ---------------------------------------------------------------------------
 
 
@@ -401,12 +400,12 @@ class _Emitted:
     name: str
     params: list
     text: str
-    key: str
-    target: Any
-    pass_configs: dict
-    use_cache: bool
-    compiler: str
+    plan: Any  # compiler.compile.CompilePlan
     env: Dict[str, str]
+
+    @property
+    def key(self) -> str:
+        return self.plan.key
 
     def emit(self):
         """The module (as PrimFunc.emit: in the current MLIR context)."""
@@ -417,42 +416,37 @@ class _Emitted:
 
 def _emit_for_worker(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
     """In this process: builds the program of a candidate, then returns
-    {"parts"} when the disk cache has its kernel, else {"task": _Emitted};
+    {"artifact"} when the disk cache has its kernel, else {"task": _Emitted};
     {"reason", "kernel_key"} when it cannot be built or emitted."""
     from . import ir
-    from .compiler.compile import _emit, _load_from_disk, _prepare
-    from .compiler.context import make_context
+    from .compiler.compile import cached_artifact, emit_tile_ir, plan
 
     program, key = None, None
     try:
         program = _make_program(factory, args, kwargs)
-        tgt, configs, _, key, use_cache, compiler = _prepare(program, out_idx, target,
-                                                             pass_configs)
-        parts = _load_from_disk(key, tgt, compiler, program) if use_cache else None
-        if parts is not None:
-            return {"parts": parts}
-        with make_context(), ir.Location.unknown():
-            module, _ = _emit(program)
-            text = module.operation.get_asm(enable_debug_info=True)
-        return {"task": _Emitted(program.name, list(program.params), text, key, tgt, configs,
-                                 use_cache, compiler, dict(os.environ))}
+        p = plan(program, out_idx, target, pass_configs)
+        key = p.key
+        artifact = cached_artifact(program, p) if p.use_cache else None
+        if artifact is not None:
+            return {"artifact": artifact}
+        return {"task": _Emitted(program.name, list(program.params), emit_tile_ir(program), p,
+                                 dict(os.environ))}
     except Exception as e:  # noqa: BLE001 (any failure skips the config)
         return {"reason": _reason(e), "kernel_key": key}
 
 
 def _compile_emitted(task: _Emitted) -> dict:
-    """In a worker: lowers an emitted program as `compile_parts` would
-    (the disk cache is used and filled): {"parts"} or {"reason",
+    """In a worker: lowers an emitted program as `compile_artifact` would
+    (the disk cache is used and filled): {"artifact"} or {"reason",
     "kernel_key"}, with "pid" and "seconds"."""
-    from .compiler.compile import _artifacts
+    from .compiler.compile import build_artifact
 
     t0 = time.perf_counter()
     if dict(os.environ) != task.env:
         os.environ.clear()
         os.environ.update(task.env)
     try:
-        out = {"parts": _artifacts(task, task.target, task.pass_configs, task.key,
-                                   task.use_cache, task.compiler)}
+        out = {"artifact": build_artifact(task, task.plan)}
     except Exception as e:  # noqa: BLE001
         out = {"reason": _reason(e), "kernel_key": task.key}
     out.update(pid=os.getpid(), seconds=time.perf_counter() - t0)
@@ -695,7 +689,7 @@ class AutoTuner:
         return out
 
     def _key(self, rest, candidates, target, device) -> str:
-        from .compiler.compile import _compiler_id
+        from .compiler.compile import compiler_id
 
         parts = {
             "version": CACHE_VERSION,
@@ -706,14 +700,14 @@ class AutoTuner:
             "pass_configs": _value_text(self.pass_configs or {}),
             "target": str(target),
             "device": device,
-            "compiler": _compiler_id(),
+            "compiler": compiler_id(),
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
     def tune(self, *args, **kwargs):
         """Tunes for these arguments (or finds the result in the cache) and
         returns the best kernel, with `autotune_result` set."""
-        from .compiler.target import parse_target
+        from .base.target import parse_target
 
         if getattr(multiprocessing.current_process(), "_inheriting", False):
             # A compile worker importing the main module of the process that
@@ -816,7 +810,7 @@ class AutoTuner:
         """Compiles every candidate (in worker processes where there are
         several and a compiler); sets `kernel` on those that compiled and
         appends the others to `skipped`. Returns the worker PIDs."""
-        from .compiler.compile import kernel_from_parts, offline
+        from .compiler.compile import kernel_from_artifact, offline
 
         workers = self._workers(len(candidates))
         in_pool = (workers > 1 and len(candidates) > 1 and not offline()
@@ -880,8 +874,8 @@ class AutoTuner:
                     continue
                 try:
                     program = _make_program(self.factory, args, {**kwargs, **c.call_kwargs})
-                    c.kernel = kernel_from_parts(program, r["parts"], self.out_idx, target,
-                                                 self.pass_configs)
+                    c.kernel = kernel_from_artifact(program, r["artifact"], self.out_idx,
+                                                    target, self.pass_configs)
                 except Exception as e:  # noqa: BLE001
                     skipped.append({"index": c.index, "config": c.config, "stage": "compile",
                                     "reason": _reason(e)})

@@ -380,12 +380,11 @@ def test_emitted_programs_keep_the_users_lines(cache):
     task = autotuner._emit_for_worker(gemm_program, (256, 256, 256), too_big, [2],
                                       "cuda:sm_90a", None)["task"]
     with pytest.raises(TileLangError, match="more than the 227 KB") as info:
-        compile_mod._artifacts(task, task.target, task.pass_configs, task.key, task.use_cache,
-                               task.compiler)
+        compile_mod.build_artifact(task, task.plan)
     assert str(info.value).startswith(os.path.join(HERE, "kernels.py") + ":17:9: error: pass "
                                       "'convert-tile-to-nvvm' failed")
     fits = dict(block_M=64, block_N=64, block_K=32, threads=128)
     task = autotuner._emit_for_worker(gemm_program, (64, 64, 64), fits, [2], "cpu", None)["task"]
     result = autotuner._compile_emitted(task)
     kernel = tl.compile(gemm_program(64, 64, 64, **fits), out_idx=[2], target="cpu")
-    assert result["parts"][0]["tile"] == kernel.mlir("tile")
+    assert result["artifact"].stages["tile"] == kernel.mlir("tile")

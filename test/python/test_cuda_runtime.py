@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 import tilelang_mlir as tl
-from tilelang_mlir.language import dtypes as dt  # before the frontend (import cycle)
-from tilelang_mlir.compiler.target import Target
-from tilelang_mlir.frontend.prim_func import Param
+from tilelang_mlir.base import dtypes as dt
+from tilelang_mlir.base.artifact import CompiledArtifact
+from tilelang_mlir.base.signature import Param
+from tilelang_mlir.base.target import Target
 from tilelang_mlir.runtime import artifact, cuda
 from tilelang_mlir.runtime.args import BoundTensor
 from tilelang_mlir.runtime.cuda import CUDAExecutable, evaluate_grid, make_kernel
@@ -348,12 +349,16 @@ def test_artifact_without_ptx(tmp_path):
     assert loaded.ptx is None and loaded.get_source() == ""
 
 
-def test_only_cuda_kernels_can_be_saved(tmp_path):
-    cpu_kernel = Kernel("main", [], [], Target("cpu"), {"tile": ""}, "", None, "cpu")
+def test_only_kernels_with_code_to_save_can_be_saved(tmp_path):
+    cpu_kernel = Kernel(CompiledArtifact("main", [], [], Target("cpu"), {"tile": ""}), None)
     assert cpu_kernel.cubin is None and cpu_kernel.grid is None
-    with pytest.raises(NotImplementedError, match="only CUDA kernels can be saved as "
-                                                  "artifacts; kernel 'main' targets cpu"):
+    with pytest.raises(NotImplementedError, match="kernel 'main' cannot be saved: its "
+                                                  "executable makes no shared library"):
         cpu_kernel.save(tmp_path / "main")
+    rocm_kernel = Kernel(CompiledArtifact("main", [], [], "rocm:gfx942"), None)
+    with pytest.raises(NotImplementedError, match="only CUDA and CPU kernels can be saved "
+                                                  "as artifacts; kernel 'main' targets rocm"):
+        rocm_kernel.save(tmp_path / "main")
     assert not os.path.exists(tmp_path / "main")
 
 
@@ -930,18 +935,18 @@ def test_cpu_assert_allclose(cpu_add, rng):
 def test_random_inputs_need_static_shapes():
     import torch
 
-    k = Kernel("k", [tensor("X", ("n",)), tensor("I", (3, 2), "int8"), tensor("Y", (4,))],
-               [2], Target("cpu"), {}, "", None, "cpu")
+    k = Kernel(CompiledArtifact("k", [tensor("X", ("n",)), tensor("I", (3, 2), "int8"),
+                                      tensor("Y", (4,))], [2], Target("cpu")), None)
     with pytest.raises(ValueError, match="argument 'X' of kernel 'k': its size 'n' is "
                                          "symbolic; pass the inputs explicitly"):
         k.get_profiler().random_inputs()
-    k = Kernel("k", [tensor("I", (3, 2), "int8"), tensor("F", (5,), "bfloat16"),
-                     tensor("B", (2,), "bool"), tensor("Y", (4,))],
-               [3], Target("cpu"), {}, "", None, "cpu")
+    k = Kernel(CompiledArtifact("k", [tensor("I", (3, 2), "int8"), tensor("F", (5,), "bfloat16"),
+                                      tensor("B", (2,), "bool"), tensor("Y", (4,))],
+                                [3], Target("cpu")), None)
     i, f, b = k.get_profiler().random_inputs()
     assert i.dtype == torch.int8 and i.shape == (3, 2) and f.dtype == torch.bfloat16
     assert b.dtype == torch.bool
-    k = Kernel("k", [scalar("n", "int32")], [], Target("cpu"), {}, "", None, "cpu")
+    k = Kernel(CompiledArtifact("k", [scalar("n", "int32")], [], Target("cpu")), None)
     with pytest.raises(ValueError, match="scalar argument 'n'"):
         k.get_profiler().random_inputs()
 

@@ -251,12 +251,12 @@ def test_padded_shared_buffers_are_refused_on_gpus():
 
 
 def test_failing_pass_is_named_with_its_input(monkeypatch):
-    from tilelang_mlir.compiler import compile as compile_mod
+    from tilelang_mlir.compiler import cpu as cpu_backend
 
     # Lowering scf to cf before the tile ops are gone splits the single-block
     # body of tile.parallel: the IR no longer verifies after that pass.
-    monkeypatch.setattr(compile_mod, "cpu_stages", lambda: [
-        compile_mod.Stage("broken", ["canonicalize", "convert-scf-to-cf"])])
+    monkeypatch.setattr(cpu_backend, "cpu_stages", lambda: [
+        cpu_backend.Stage("broken", ["canonicalize", "convert-scf-to-cf"])])
     with pytest.raises(CompilationError) as info:
         tl.compile(kernels.elementwise_add(8, 8, 8, 4), out_idx=[2], target="cpu",
                    pass_configs={"tl.disable_cache": True})

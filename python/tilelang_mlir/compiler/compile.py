@@ -18,16 +18,18 @@ import threading
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-# The language package first: frontend.prim_func and language import each
-# other, and only this order works (`tl.compile` without `import
-# tilelang_mlir.language` failed with a circular import).
-from .. import language as _language  # noqa: F401,I001
-from ..frontend.errors import CompilationError, TileLangError
-from ..frontend.prim_func import Param, PrimFunc
+from dataclasses import dataclass
+
+from ..base.artifact import CompiledArtifact
+from ..base.errors import TileLangError
+from ..base.signature import Param
+from ..base.target import Target, parse_target
+from ..frontend.prim_func import PrimFunc
 from ..runtime import cache as _entries
 from ..runtime.kernel import Kernel
-from .pipeline import PipelineRunner, Stage, diagnostics_error, trace_dir
-from .target import Target, parse_target
+from .backend import backend_for
+from .cpu import cpu_stages  # noqa: F401 (imported from here by tests and tools)
+from .pipeline import PipelineRunner, diagnostics_error, trace_dir
 
 # The kernels compiled in this process, most recently used last. Bounded:
 # a process that compiles kernels without end (a fuzzer, a sweep) must not
@@ -92,7 +94,7 @@ def _compiler_id() -> str:
         if name.startswith("libTilePythonCAPI") or name.startswith("_tile"):
             parts.extend(_stat_part(os.path.join(libdir, name), name))
     here = os.path.dirname(os.path.dirname(__file__))
-    for sub in ("compiler", "frontend", "language"):
+    for sub in ("base", "compiler", "frontend", "language"):
         for name in sorted(os.listdir(os.path.join(here, sub))):
             if name.endswith(".py") and not name.startswith("."):
                 parts.extend(_stat_part(os.path.join(here, sub, name), f"{sub}/{name}"))
@@ -116,6 +118,16 @@ def _cache_dir() -> Optional[str]:
         return None
     return os.environ.get("TILELANG_MLIR_CACHE_DIR",
                           os.path.join(os.path.expanduser("~"), ".cache", "tilelang_mlir"))
+
+
+def compiler_id() -> str:
+    """The id of this compiler build (see `_compiler_id`)."""
+    return _compiler_id()
+
+
+def cache_dir() -> Optional[str]:
+    """The disk kernel cache's folder; None when the cache is off."""
+    return _cache_dir()
 
 
 # Pass configs this compiler understands (TileLang's spelling where one exists).
@@ -194,38 +206,6 @@ def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
     return result
 
 
-# ---------------------------------------------------------------------------
-# Pipelines
-# ---------------------------------------------------------------------------
-
-
-def cpu_stages() -> List[Stage]:
-    return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
-        Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
-                        "loop-invariant-code-motion"]),
-        # Every expansion but fma's (mul + add, two roundings): T.hfma2's
-        # pairs become llvm.fma (one rounding in float32, then to 16 bits).
-        Stage("llvm", ["arith-expand{include-bf16=true}",
-                       "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
-                       "convert-scf-to-cf", "convert-to-llvm",
-                       "reconcile-unrealized-casts", "canonicalize"]),
-    ]
-
-
-# math-expand-ops' expansions (MLIR 22) without fma.
-_CPU_EXPANSIONS = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
-                   "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt", "clampf")
-
-
-def _mark_c_interface(module) -> None:
-    from .. import ir
-
-    for op in module.body.operations:
-        if op.operation.name == "func.func":
-            op.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-
-
 def _emit(func: PrimFunc) -> Tuple[Any, str]:
     """Emits and verifies the tile IR; errors point at the user's line."""
     from .. import ir
@@ -238,104 +218,60 @@ def _emit(func: PrimFunc) -> Tuple[Any, str]:
     return module, str(module)
 
 
-def _lower(func: PrimFunc, target: Target, pass_configs: dict) -> Tuple[Dict[str, str], str, dict]:
-    """Runs the pipeline of `target`: returns the IR of every stage, the
-    final code (LLVM IR or PTX) and what the runtime needs besides."""
+def emit_tile_ir(func: PrimFunc) -> str:
+    """The verified tile IR of `func` as text with the user's source
+    locations (what the autotuner ships to a compile worker, whose
+    `build_artifact` parses it back: errors still point at the user's
+    lines)."""
     from .. import ir
-    from .context import make_context
+    from ..frontend.context import make_context
+
+    with make_context(), ir.Location.unknown():
+        module, _ = _emit(func)
+        return module.operation.get_asm(enable_debug_info=True)
+
+
+def _lower(func: PrimFunc, target: Target, pass_configs: dict,
+           out_idx: Sequence[int] = ()) -> CompiledArtifact:
+    """Emits `func` and runs the pipeline of `target`'s backend: the
+    artifact with the IR of every stage, the final code and what the
+    runtime needs besides."""
+    from .. import ir
+    from ..frontend.context import make_context
 
     plot_dir = pass_configs.get("tl.layout_plot_dir")
     if plot_dir and target.kind != "cuda":
         raise TileLangError(f"pass config 'tl.layout_plot_dir' needs a CUDA target, got "
                             f"{target}: the {target.kind} backend chooses no layouts (target="
                             "\"cuda:sm_80\" or \"cuda:sm_90a\" compiles without a GPU)")
+    backend = backend_for(target)
     runner = PipelineRunner(trace_dir(pass_configs))
     with make_context(), ir.Location.unknown():
         module, tile_text = _emit(func)
         runner.dump(module, "tile")
-        stages = {"tile": tile_text}
-        if target.kind == "cpu":
-            _mark_c_interface(module)
-            stages.update(runner.run(module, cpu_stages()))
-            return stages, _translate_to_llvmir(module), {}
-        if target.kind == "cuda":
-            from . import cuda
-
-            all_stages = cuda.cuda_stages(target, pass_configs)
-            stages.update(runner.run(module, all_stages[:-1]))
-            if plot_dir:
-                from ..tools.layout import save_layout_plots
-
-                save_layout_plots(stages["layout"], str(plot_dir))
-            launch = cuda.extract_launch(module, func.params)
-            stages.update(runner.run(module, all_stages[-1:]))
-            entry, ptx = cuda.extract_ptx(module)
-            cubin, report = cuda.assemble(ptx, target.arch)
-            extra = dict(launch, entry=entry, cubin=cubin, ptxas=report)
-            return stages, ptx, extra
-        if target.kind == "rocm":
-            from . import cuda, rocm
-
-            stages.update(runner.run(module, rocm.rocm_stages(target)))
-            launch = cuda.extract_launch(module, func.params)
-            entry, llvm_ir = rocm.gpu_module_llvm_ir(module)
-            stages["llvm"] = llvm_ir
-            asm, obj = rocm.codegen(llvm_ir, target.arch)
-            code_object = rocm.link(obj)
-            extra = dict(launch, entry=entry, cubin=code_object)
-            return stages, asm, extra
-    raise TileLangError(f"target {target} is not supported by this build yet")
+        return backend.lower(func, module, runner, target, pass_configs, out_idx,
+                             {"tile": tile_text})
 
 
-def _translate_to_llvmir(module) -> str:
-    from .._mlir_libs import _tile
+@dataclass(frozen=True)
+class CompilePlan:
+    """What `tl.compile` decides before it compiles: the parsed target and
+    pass configs, the output indices, the cache key, whether the caches are
+    used and the compiler id. `plan` makes one; the autotuner ships one to
+    its compile workers."""
 
-    messages = []
-
-    def collect(diag):
-        messages.append(f"{diag.location}: {diag.message}")
-        return True
-
-    handler = module.context.attach_diagnostic_handler(collect)
-    try:
-        return _tile.translate_to_llvmir(module.operation)
-    except ValueError:
-        raise CompilationError("translation to LLVM IR failed", None,
-                               tuple(messages)) from None
-    finally:
-        handler.detach()
+    target: Target
+    pass_configs: dict
+    out_idx: Tuple[int, ...]
+    key: str
+    use_cache: bool
+    compiler: str
 
 
-def _build_kernel(func_name: str, params: List[Param], out_idx: List[int], target: Target,
-                  stages: Dict[str, str], source: str, extra: dict) -> Kernel:
-    if target.kind == "cpu":
-        from ..runtime.cpu import CPUExecutable
-
-        exe = CPUExecutable(stages["llvm"], func_name)
-        return Kernel(func_name, params, out_idx, target, stages, source, exe, "cpu")
-    if target.kind == "cuda":
-        from ..runtime.cuda import make_kernel
-
-        kernel = make_kernel(func_name, params, out_idx, target, cubin=extra["cubin"],
-                             entry=extra["entry"], block=extra["block"], grid=extra["grid"],
-                             shared_bytes=extra["shared_bytes"], ptx=source, stages=stages,
-                             tensormaps=extra.get("tensormaps", ()))
-        kernel.ptxas_info = extra.get("ptxas", "")
-        return kernel
-    if target.kind == "rocm":
-        from ..runtime.rocm import CompileOnly
-
-        exe = CompileOnly(func_name, str(target))
-        kernel = Kernel(func_name, params, out_idx, target, stages, source, exe, "rocm",
-                        entry=extra["entry"], block=extra["block"], grid=extra["grid"],
-                        shared_bytes=extra["shared_bytes"], cubin=extra["cubin"])
-        return kernel
-    raise TileLangError(f"target {target} is not supported by this build yet")
-
-
-def _prepare(func: PrimFunc, out_idx, target, pass_configs: Optional[dict]):
-    """Checks the arguments of a compile; returns (target, pass configs,
-    output indices, cache key, whether the caches are used, compiler id)."""
+def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
+         pass_configs: Optional[dict] = None) -> CompilePlan:
+    """Checks the arguments of a compile and decides what `compile` would
+    (see `CompilePlan`)."""
     if not isinstance(func, PrimFunc):
         raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
     tgt = parse_target(target)
@@ -351,25 +287,25 @@ def _prepare(func: PrimFunc, out_idx, target, pass_configs: Optional[dict]):
     # A traced or plotted compile must run the passes; so must an uncached one.
     use_cache = (trace_dir(pass_configs) is None and not pass_configs.get("tl.layout_plot_dir")
                  and not pass_configs.get("tl.disable_cache"))
-    return tgt, pass_configs, outs, key, use_cache, compiler
+    return CompilePlan(tgt, pass_configs, tuple(outs), key, use_cache, compiler)
 
 
-def _artifacts(func: PrimFunc, tgt: Target, pass_configs: dict, key: str, use_cache: bool,
-               compiler: str) -> Tuple[Dict[str, str], str, dict]:
-    """The stages, final code and runtime extras of a kernel: from the disk
-    cache, else lowered now (and saved there)."""
-    cached = _load_from_disk(key, tgt, compiler, func) if use_cache or offline() else None
+def build_artifact(func: PrimFunc, p: CompilePlan) -> CompiledArtifact:
+    """The artifact of `func` under plan `p`: from the disk cache, else
+    lowered now (and saved there). `func` may be anything with `name`,
+    `params` and `emit()` (the autotuner's workers pass emitted IR)."""
+    cached = cached_artifact(func, p) if p.use_cache or offline() else None
     if cached is not None:
         return cached
     if offline():
         raise TileLangError(
-            f"no compiler is available here and kernel {func.name!r} for {tgt} is not in "
+            f"no compiler is available here and kernel {func.name!r} for {p.target} is not in "
             f"the kernel cache {_cache_dir()!r}; compile it on a machine with the compiler "
             "into that cache first")
-    stages, source, extra = _lower(func, tgt, pass_configs)
-    if use_cache:
-        _save_to_disk(key, tgt, compiler, (stages, source, extra))
-    return stages, source, extra
+    artifact = _lower(func, p.target, p.pass_configs, p.out_idx)
+    if p.use_cache:
+        _save_to_disk(p.key, p.target, p.compiler, artifact)
+    return artifact
 
 
 def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # noqa: A001
@@ -377,47 +313,54 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
             execution_backend: Optional[str] = None) -> Kernel:
     """Compiles a tile program for `target` ("auto", "cpu", "cuda",
     "cuda:sm_90a", "rocm:gfx942") and returns a callable kernel."""
-    tgt, pass_configs, outs, key, use_cache, compiler = _prepare(func, out_idx, target,
-                                                                 pass_configs)
+    p = plan(func, out_idx, target, pass_configs)
     with _LOCK:
-        if use_cache and (kernel := _remembered(key)) is not None:
+        if p.use_cache and (kernel := _remembered(p.key)) is not None:
             return kernel
-    parts = _artifacts(func, tgt, pass_configs, key, use_cache, compiler)
-    return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
+    return kernel_from_artifact(func, build_artifact(func, p), out_idx, target, pass_configs,
+                                p)
 
 
-def _kernel_from_parts(func: PrimFunc, outs: List[int], tgt: Target, key: str, use_cache: bool,
-                       parts: Tuple[Dict[str, str], str, dict]) -> Kernel:
-    stages, source, extra = parts
-    kernel = _build_kernel(func.name, func.params, outs, tgt, stages, source, extra)
-    if use_cache:
+def compile_artifact(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
+                     pass_configs: Optional[dict] = None) -> CompiledArtifact:
+    """What `compile` builds a kernel from, without building it: picklable,
+    for compiling in another process (the autotuner's workers). The disk
+    cache is used and filled as by `compile`."""
+    return build_artifact(func, plan(func, out_idx, target, pass_configs))
+
+
+def kernel_from_artifact(func: PrimFunc, artifact: CompiledArtifact, out_idx=None,
+                         target: Union[str, Target] = "auto",
+                         pass_configs: Optional[dict] = None,
+                         p: Optional[CompilePlan] = None) -> Kernel:
+    """The kernel `compile(func, ...)` would return, built from what
+    `compile_artifact` (called with the same arguments, perhaps in another
+    process) returned; it enters the in-memory cache."""
+    p = p or plan(func, out_idx, target, pass_configs)
+    with _LOCK:
+        if p.use_cache and (kernel := _remembered(p.key)) is not None:
+            return kernel
+    kernel = backend_for(p.target).kernel(artifact.with_signature(func.name, func.params,
+                                                                  p.out_idx))
+    if p.use_cache:
         with _LOCK:
-            kernel = _remember(key, kernel)
+            kernel = _remember(p.key, kernel)
     return kernel
 
 
-def compile_parts(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
-                  pass_configs: Optional[dict] = None) -> Tuple[Dict[str, str], str, dict]:
-    """What `compile` builds a kernel from (the IR of every stage, the final
-    code, the launch data), without building it: picklable, for compiling
-    in another process (the autotuner's workers). The disk cache is used
-    and filled as by `compile`."""
-    tgt, pass_configs, _, key, use_cache, compiler = _prepare(func, out_idx, target,
-                                                              pass_configs)
-    return _artifacts(func, tgt, pass_configs, key, use_cache, compiler)
+# The names these had before the artifact record.
+compile_parts = compile_artifact
+kernel_from_parts = kernel_from_artifact
 
 
-def kernel_from_parts(func: PrimFunc, parts: Tuple[Dict[str, str], str, dict], out_idx=None,
-                      target: Union[str, Target] = "auto",
-                      pass_configs: Optional[dict] = None) -> Kernel:
-    """The kernel `compile(func, ...)` would return, built from what
-    `compile_parts` (called with the same arguments, perhaps in another
-    process) returned; it enters the in-memory cache."""
-    tgt, pass_configs, outs, key, use_cache, _ = _prepare(func, out_idx, target, pass_configs)
-    with _LOCK:
-        if use_cache and (kernel := _remembered(key)) is not None:
-            return kernel
-    return _kernel_from_parts(func, outs, tgt, key, use_cache, parts)
+def cached_artifact(func, p: CompilePlan) -> Optional[CompiledArtifact]:
+    """The artifact of `func` under plan `p` from the disk cache; None when
+    it is not there (a bad entry is dropped: see `_load_from_disk`)."""
+    parts = _load_from_disk(p.key, p.target, p.compiler, func)
+    if parts is None:
+        return None
+    return CompiledArtifact.from_cache_parts(func.name, func.params, p.out_idx, p.target,
+                                             *parts)
 
 
 def _load_from_disk(key: str, tgt: Target, compiler: str, func: PrimFunc):
@@ -443,12 +386,11 @@ def _load_from_disk(key: str, tgt: Target, compiler: str, func: PrimFunc):
         return None
 
 
-def _save_to_disk(key: str, tgt: Target, compiler: str,
-                  parts: Tuple[Dict[str, str], str, dict]) -> None:
+def _save_to_disk(key: str, tgt: Target, compiler: str, artifact: CompiledArtifact) -> None:
     d = _cache_dir()
     if d is None:
         return
-    entry = _entries.encode(key, str(tgt), compiler, parts)
+    entry = _entries.encode(key, str(tgt), compiler, artifact)
     try:
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "COMPILER_ID"), "w") as f:

@@ -1,15 +1,5 @@
-"""MLIR contexts for compilation."""
+"""MLIR contexts: `make_context` lives in the frontend (`frontend/context.py`),
+which emits IR before the compiler runs; kept here for the code that imports
+it from this module."""
 
-from __future__ import annotations
-
-import contextlib
-
-
-@contextlib.contextmanager
-def make_context():
-    """A fresh Context with every dialect tilelang-mlir uses registered."""
-    from .. import ir
-
-    with ir.Context() as ctx:
-        ctx.allow_unregistered_dialects = False
-        yield ctx
+from ..frontend.context import make_context  # noqa: F401

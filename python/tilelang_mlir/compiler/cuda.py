@@ -19,35 +19,37 @@ import subprocess
 import tempfile
 from typing import Dict, List, Optional, Tuple
 
-from ..frontend.errors import CompilationError, TileLangError
+from ..base import chips
+from ..base.artifact import CompiledArtifact, Launch
+from ..base.errors import CompilationError, TileLangError
+from ..base.target import Target
+from .backend import Backend
 from .pipeline import Stage, source_location
-from .target import Target
 
 
 def ptx_features(target: Target) -> str:
-    # PTX 8.0 covers sm_80 and sm_90a (wgmma, setmaxnreg) and CUDA 12+ ptxas;
-    # sm_90 and later take PTX 8.1 (CUDA 12.1+) for the vector reductions
-    # (red.global.add.v2.f32) that fragment atomic adds use.
-    digits = "".join(ch for ch in target.arch.split("_", 1)[-1] if ch.isdigit())
-    return "+ptx81" if digits and int(digits) >= 90 else "+ptx80"
+    """The PTX version LLVM is asked for (`+ptx81`): the chip table's
+    (base/chips.py says why each chip takes its version)."""
+    return f"+ptx{target.chip.ptx_version}"
 
 
 # Blocks of a persistent sm_90a kernel at compile time: the multiprocessors of
-# an H100 SXM or H200 (132). A grid with more tiles than this loops over them;
-# at launch the runtime gives it one block per multiprocessor of the device.
-PERSISTENT_SMS = 132
+# the chip's reference part (chip table: 132, an H100 SXM or H200). A grid
+# with more tiles than this loops over them; at launch the runtime gives it
+# one block per multiprocessor of the device.
+PERSISTENT_SMS = chips.chip("sm_90a").sms
 
 
 def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     chip = target.arch
     pass_configs = pass_configs or {}
     # Warpgroup MMA, setmaxnreg and TMA pipelines exist on the arch-specific
-    # Hopper target.
-    wgmma = chip == "sm_90a"
+    # Hopper target (the chip table's wgmma).
+    wgmma = target.chip.wgmma
     specialize = wgmma and not pass_configs.get("tl.disable_warp_specialized", False)
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     cluster = int(pass_configs.get("tl.cluster_size", 2))
-    persistent = int(pass_configs.get("tl.persistent_sms", PERSISTENT_SMS))
+    persistent = int(pass_configs.get("tl.persistent_sms", target.chip.sms or PERSISTENT_SMS))
     pingpong = "true" if pass_configs.get("tl.enable_pingpong", False) else "false"
     rotate = "true" if pass_configs.get("tl.enable_rotate", False) else "false"
     sched = "true" if pass_configs.get("tl.rotate_sched_barrier", False) else "false"
@@ -348,3 +350,50 @@ def resource_report(info: str) -> Dict[str, int]:
     return {"registers": int(regs.group(1)) if regs else -1,
             "spill_stores": int(spills.group(1)) if spills else 0,
             "spill_loads": int(spills.group(2)) if spills else 0}
+
+
+# ---------------------------------------------------------------------------
+# The backend
+# ---------------------------------------------------------------------------
+
+
+class CUDABackend(Backend):
+    """`cuda:<chip>`: PTX through LLVM's NVPTX backend, a cubin from ptxas;
+    runs through the CUDA driver (`runtime/cuda.py`)."""
+
+    kind = "cuda"
+
+    def stages(self, target, pass_configs: dict) -> List[Stage]:
+        return cuda_stages(target, pass_configs)
+
+    def lower(self, func, module, runner, target, pass_configs: dict, out_idx,
+              stages: Dict[str, str]) -> CompiledArtifact:
+        all_stages = self.stages(target, pass_configs)
+        stages.update(runner.run(module, all_stages[:-1]))
+        plot_dir = pass_configs.get("tl.layout_plot_dir")
+        if plot_dir:
+            from ..tools.layout import save_layout_plots
+
+            save_layout_plots(stages["layout"], str(plot_dir))
+        launch = extract_launch(module, func.params)
+        stages.update(runner.run(module, all_stages[-1:]))
+        entry, ptx = extract_ptx(module)
+        cubin, report = assemble(ptx, target.arch)
+        return CompiledArtifact(func.name, func.params, out_idx, target, stages, ptx,
+                                launch_of(entry, launch), cubin, report)
+
+    def executable(self, artifact: CompiledArtifact):
+        from ..runtime.cuda import executable_of
+
+        return executable_of(artifact)
+
+    def kernel(self, artifact: CompiledArtifact):
+        from ..runtime.cuda import kernel_of
+
+        return kernel_of(artifact)
+
+
+def launch_of(entry: str, launch: Dict) -> Launch:
+    """The `Launch` of what `extract_launch` read and the kernel's entry."""
+    return Launch.of(entry, launch["grid"], launch["block"], launch["shared_bytes"],
+                     launch.get("tensormaps", ()))

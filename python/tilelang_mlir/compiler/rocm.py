@@ -18,9 +18,11 @@ import sys
 import tempfile
 from typing import Dict, List, Tuple
 
-from ..frontend.errors import CompilationError
+from ..base.artifact import CompiledArtifact
+from ..base.errors import CompilationError
+from ..base.target import Target
+from .backend import Backend
 from .pipeline import Stage
-from .target import Target
 
 ROCM_EXTRA = "pip install 'llvmlite==0.50.0' 'ziglang==0.17.1' (or tilelang-mlir[rocm])"
 
@@ -149,3 +151,30 @@ def resource_report(asm: str) -> Dict[str, int]:
         m = pattern.search(asm)
         report[key] = int(m.group(1)) if m else -1
     return report
+
+
+class ROCmBackend(Backend):
+    """`rocm:<chip>`: LLVM IR through llvmlite's AMDGPU backend, an HSA code
+    object from ld.lld; compiles only (`runtime/rocm.py`)."""
+
+    kind = "rocm"
+
+    def stages(self, target, pass_configs: dict) -> List[Stage]:
+        return rocm_stages(target)
+
+    def lower(self, func, module, runner, target, pass_configs: dict, out_idx,
+              stages: Dict[str, str]) -> CompiledArtifact:
+        from .cuda import extract_launch, launch_of
+
+        stages.update(runner.run(module, self.stages(target, pass_configs)))
+        launch = extract_launch(module, func.params)
+        entry, llvm_ir = gpu_module_llvm_ir(module)
+        stages["llvm"] = llvm_ir
+        asm, obj = codegen(llvm_ir, target.arch)
+        return CompiledArtifact(func.name, func.params, out_idx, target, stages, asm,
+                                launch_of(entry, launch), link(obj))
+
+    def executable(self, artifact: CompiledArtifact):
+        from ..runtime.rocm import CompileOnly
+
+        return CompileOnly(artifact.name, str(artifact.target))

@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..language import dtypes as dt
-from ..language.dtypes import DType
-from .errors import SourceLocation, TileLangError
-from .values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
-                     static_int, to_index, to_scalar, to_storage)
+from ..base import dtypes as dt
+from ..base.dtypes import DType
+from ..base.errors import SourceLocation, TileLangError
+from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
+                               static_int, storage_ir_type, to_index, to_scalar, to_storage)
 
 SCOPES = ("shared", "fragment", "local", "var")
 
@@ -124,7 +124,7 @@ class Builder:
         except TypeError as e:
             raise self.error(f"{what}: {e}") from None
         tile = _tile()
-        ty = tile.buffer_type(dims, dtype.storage_ir_type(), scope)
+        ty = tile.buffer_type(dims, storage_ir_type(dtype), scope)
         op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
                     "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
         value = op_class(ty).result
@@ -403,7 +403,7 @@ class Builder:
     def device_assert(self, cond, msg: str = "") -> None:
         import linecache
 
-        from .values import is_runtime
+        from ..language.values import is_runtime
 
         self.require_kernel("T.device_assert")
         if not isinstance(msg, str):

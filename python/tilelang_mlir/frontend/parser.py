@@ -16,12 +16,12 @@ import contextlib
 import operator
 from typing import Any, Dict, List, Optional
 
-from ..language import dtypes as dt
-from . import state
-from .errors import SourceLocation, TileLangError
+from ..base import dtypes as dt
+from ..base.errors import SourceLocation, TileLangError
+from ..language import state
+from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, binary,
+                               compare, is_runtime, logical, select, to_scalar, unary)
 from .source import FunctionSource
-from .values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, binary,
-                     compare, is_runtime, logical, select, to_scalar, unary)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
            ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&",
@@ -111,7 +111,7 @@ class Parser:
         return self._resolve_symbol(value)
 
     def _resolve_symbol(self, value):
-        from ..language.types import SymbolicDim
+        from ..base.signature import SymbolicDim
 
         if isinstance(value, SymbolicDim):
             if value not in self.builder.symbols:

@@ -9,33 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from ..language import dtypes as dt
-from ..language.dtypes import DType
-from ..language.types import ScalarType, SymbolicDim, TensorType
-from .errors import SourceLocation, TileLangError
+from ..base import dtypes as dt
+from ..base.dtypes import DType
+from ..base.errors import SourceLocation, TileLangError
+from ..base.signature import Param, ScalarType, SymbolicDim, TensorType
 from .source import FunctionSource, parse_function
 
-
-@dataclass(frozen=True)
-class Param:
-    """One kernel argument: a tensor (shape entries are ints or symbol
-    names) or a scalar."""
-
-    name: str
-    kind: str  # "tensor" | "scalar"
-    dtype: DType
-    shape: Tuple[Union[int, str], ...] = ()
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "dtype": self.dtype.name,
-                "shape": list(self.shape)}
-
-    @staticmethod
-    def from_json(d: dict) -> "Param":
-        return Param(d["name"], d["kind"], dt.as_dtype(d["dtype"]), tuple(d["shape"]))
+__all__ = ["Macro", "Param", "PrimFunc", "macro", "prim_func"]
 
 
 def _closure_env(fn: Callable) -> Dict[str, Any]:
@@ -213,7 +195,7 @@ class PrimFunc:
         from .. import ir
         from ..dialects import func, memref
         from .parser import Parser, run_function
-        from .values import Buffer, IndexExpr, Scalar
+        from ..language.values import Buffer, IndexExpr, Scalar, ir_type, storage_ir_type
 
         module = ir.Module.create()
         arg_types = []
@@ -221,9 +203,9 @@ class PrimFunc:
             if p.kind == "tensor":
                 shape = [ir.ShapedType.get_dynamic_size() if isinstance(d, str) else d
                          for d in p.shape]
-                arg_types.append(ir.MemRefType.get(shape, p.dtype.storage_ir_type()))
+                arg_types.append(ir.MemRefType.get(shape, storage_ir_type(p.dtype)))
             else:
-                arg_types.append(p.dtype.ir_type())
+                arg_types.append(ir_type(p.dtype))
         with ir.InsertionPoint(module.body):
             fn_op = func.FuncOp(self.name, (arg_types, []))
             entry = fn_op.add_entry_block()
@@ -270,7 +252,7 @@ class PrimFunc:
 
     def script(self) -> str:
         """The tile-dialect IR of this program, as text."""
-        from ..compiler.context import make_context
+        from .context import make_context
 
         with make_context():
             return str(self.emit())
@@ -281,7 +263,7 @@ class PrimFunc:
 
 
 def _index_const(v: int):
-    from .values import constant
+    from ..language.values import constant
 
     return constant(v, dt.index)
 

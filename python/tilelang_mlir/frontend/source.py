@@ -16,7 +16,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .errors import SourceLocation, TileLangError
+from ..base.errors import SourceLocation, TileLangError
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from ..frontend import state
+from . import state
 
 
 def builtin(fn):

@@ -31,7 +31,7 @@ def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
     it and waits until at most n asynchronous gemms are in flight
     (`T.wait_wgmma(n)`). Targets without asynchronous gemms run every gemm
     synchronously."""
-    from ..frontend.values import static_int
+    from .values import static_int
 
     wg_wait = static_int(wg_wait, "wg_wait")
     if wg_wait < -1:
@@ -63,7 +63,7 @@ def gemm_sp(b, A_sparse, E, B, C, transpose_A: bool = False, transpose_B: bool =
     it runs on wgmma.mma_async.sp (sm_90a) or mma.sp (sm_80), K a multiple
     of 32."""
     if transpose_A:
-        from ..frontend.errors import TileLangError
+        from ..base.errors import TileLangError
 
         raise TileLangError("T.gemm_sp does not support transpose_A", b.location)
     b.gemm_sp(A_sparse, E, B, C, transpose_B=transpose_B, policy=policy,

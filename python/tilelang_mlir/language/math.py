@@ -10,10 +10,10 @@ from __future__ import annotations
 import builtins
 import math as _pymath
 
-from ..frontend import state
-from ..frontend.values import (IndexExpr, Scalar, binary, cast, is_runtime, select,
+from ..base import dtypes as dt
+from . import state
+from .values import (IndexExpr, Scalar, binary, cast, ir_type, is_runtime, select,
                                to_scalar, _unwrap_ref)
-from . import dtypes as dt
 
 
 def _runtime(*xs) -> bool:
@@ -172,7 +172,7 @@ def reinterpret(x, dtype):
                         f"(or one has none)")
     if s.dtype == dtype:
         return s
-    return Scalar(arith.BitcastOp(dtype.ir_type(), s.value).result, dtype)
+    return Scalar(arith.BitcastOp(ir_type(dtype), s.value).result, dtype)
 
 
 def _half(dtype, what):
@@ -210,9 +210,9 @@ def _pair_op(name: str, arity: int, doc: str):
             raise TypeError(f"T.{name} takes {arity} pair words, got {len(xs)}")
         half = _half(dtype, name)
         words = [_pair_word(x, name) for x in xs]
-        i32 = dt.int32.ir_type()
+        i32 = ir_type(dt.int32)
         one = ir.VectorType.get([1], i32)
-        two = ir.VectorType.get([2], half.ir_type())
+        two = ir.VectorType.get([2], ir_type(half))
         vals = [vector.BitCastOp(two, vector.BroadcastOp(one, w.value).result).result
                 for w in words]
         if name == "hfma2":
@@ -252,8 +252,8 @@ def unpack2(x, lane, dtype="float16"):
             w = binary(">>", w, 16)
     else:  # an index expression (j % 2): the shift is folded per element
         w = binary(">>", w, binary("*", cast(lane, dt.int32), 16))
-    h = Scalar(arith.TruncIOp(dt.int16.ir_type(), to_scalar(w).value).result, dt.int16)
-    return Scalar(arith.BitcastOp(half.ir_type(), h.value).result, half)
+    h = Scalar(arith.TruncIOp(ir_type(dt.int16), to_scalar(w).value).result, dt.int16)
+    return Scalar(arith.BitcastOp(ir_type(half), h.value).result, half)
 
 
 def pack2(lo, hi, dtype="float16"):
@@ -263,11 +263,11 @@ def pack2(lo, hi, dtype="float16"):
     from ..dialects import arith
 
     half = _half(dtype, "pack2")
-    i32 = dt.int32.ir_type()
+    i32 = ir_type(dt.int32)
     parts = []
     for v in (lo, hi):
         h = cast(to_scalar(_unwrap_ref(v), half), half)
-        bits = arith.BitcastOp(dt.int16.ir_type(), to_scalar(h).value).result
+        bits = arith.BitcastOp(ir_type(dt.int16), to_scalar(h).value).result
         parts.append(Scalar(arith.ExtUIOp(i32, bits).result, dt.int32))
     return binary("|", parts[0], binary("<<", parts[1], 16))
 

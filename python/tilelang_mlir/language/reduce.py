@@ -28,7 +28,7 @@ def reduce(b, buffer, out, reduce_type: str, dim: int = -1, clear: bool = True):
     """`T.reduce(buf, out, "sum", dim)`: the generic form."""
     kinds = ("sum", "max", "min", "abssum", "absmax")
     if reduce_type not in kinds:
-        from ..frontend.errors import TileLangError
+        from ..base.errors import TileLangError
 
         raise TileLangError(f"unknown reduction {reduce_type!r}; expected one of {kinds}",
                             b.location)

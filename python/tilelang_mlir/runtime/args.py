@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..language import dtypes as dt
+from ..base import dtypes as dt
 
 
 def _is_torch(x) -> bool:

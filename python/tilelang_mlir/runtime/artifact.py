@@ -1,5 +1,6 @@
-"""Ahead-of-time artifacts of CUDA kernels: save a compiled kernel to a
-folder, load it back on a machine without the compiler (no MLIR needed).
+"""Ahead-of-time artifacts of CUDA and CPU kernels: save a compiled kernel
+to a folder, load it back on a machine without the compiler (no MLIR
+needed: numpy, torch and, for CUDA, cuda-python's driver bindings).
 
 The folder holds
 
@@ -15,6 +16,11 @@ The manifest carries the sha256 of the cubin and the PTX, and its own
 (`manifest_sha256`, over every other field), so that an edited or truncated
 artifact is refused rather than launched. Manifests written before these
 fields load without the check.
+
+A CPU kernel's folder (format version 3) holds `<name>.so`, a shared
+library with the kernel's C-interface entry and the runtime routines it may
+call (runtime/cpu.py), linked when the kernel is saved, and `<name>.ll`,
+its LLVM IR (for reading).
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ import os
 import re
 from typing import Any, Dict, Optional
 
+from ..base.artifact import CompiledArtifact
+from ..base.signature import Param, int_scalars_of, symbols_of
+from ..base.target import parse_target
 from .kernel import Kernel
 
 FORMAT = "tilelang_mlir.kernel"
@@ -33,11 +42,16 @@ FORMAT = "tilelang_mlir.kernel"
 # read; one with tensor maps as version 2, which they refuse rather than
 # launch without the maps.
 FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)
+# Version 3: a CPU kernel ("library": a shared library with the kernel's
+# C-interface entry and the runtime routines, runtime/cpu.py). CUDA kernels
+# keep versions 1 and 2.
+CPU_FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)
 MANIFEST = "manifest.json"
 
-_REQUIRED = ("format_version", "name", "entry", "target", "params", "out_idx", "block",
-             "grid", "shared_bytes", "cubin")
+_COMMON = ("format_version", "name", "entry", "target", "params", "out_idx")
+_REQUIRED = _COMMON + ("block", "grid", "shared_bytes", "cubin")
+_REQUIRED_CPU = _COMMON + ("library",)
 
 
 def _file_stem(name: str) -> str:
@@ -53,14 +67,17 @@ def _write(path: str, data, mode: str) -> None:
 
 
 def save(kernel: Kernel, path: str) -> None:
-    """Writes `kernel` (a CUDA kernel) into the folder `path`, creating it.
+    """Writes `kernel` (a CUDA or CPU kernel) into the folder `path`,
+    creating it.
 
     Existing files of the same names are replaced.
     """
+    if getattr(kernel, "device", None) == "cpu":
+        return _save_cpu(kernel, path)
     if getattr(kernel, "device", None) != "cuda" or getattr(kernel, "cubin", None) is None:
         raise NotImplementedError(
-            f"only CUDA kernels can be saved as artifacts; kernel {kernel.name!r} targets "
-            f"{kernel.target} (CPU kernels are cached on disk by tl.compile instead)")
+            f"only CUDA and CPU kernels can be saved as artifacts; kernel {kernel.name!r} "
+            f"targets {kernel.target}")
     path = os.fspath(path)
     os.makedirs(path, exist_ok=True)
     stem = _file_stem(kernel.name)
@@ -96,6 +113,42 @@ def save(kernel: Kernel, path: str) -> None:
     _write(os.path.join(path, MANIFEST), json.dumps(manifest, indent=2) + "\n", "w")
 
 
+def _save_cpu(kernel: Kernel, path: str) -> None:
+    """A CPU kernel: its shared library (from the executable that runs it:
+    the compiler's JIT links one, a loaded kernel has its own) and its LLVM
+    IR."""
+    library_of = getattr(kernel._executable, "shared_library", None)
+    if library_of is None:
+        raise NotImplementedError(f"kernel {kernel.name!r} cannot be saved: its executable "
+                                  "makes no shared library")
+    library = library_of()
+    path = os.fspath(path)
+    os.makedirs(path, exist_ok=True)
+    stem = _file_stem(kernel.name)
+    library_file, source_file = stem + ".so", stem + ".ll"
+    from .. import __version__
+
+    manifest = {
+        "format": FORMAT,
+        "format_version": CPU_FORMAT_VERSION,
+        "tilelang_mlir_version": __version__,
+        "name": kernel.name,
+        "entry": kernel.name,
+        "target": str(kernel.target),
+        "params": [p.to_json() for p in kernel.params],
+        "out_idx": list(kernel.out_idx),
+        "library": library_file,
+        "library_sha256": hashlib.sha256(library).hexdigest(),
+        "source": source_file if kernel.get_source() else None,
+    }
+    if manifest["source"] is not None:
+        manifest["source_sha256"] = hashlib.sha256(kernel.get_source().encode()).hexdigest()
+        _write(os.path.join(path, source_file), kernel.get_source(), "w")
+    manifest["manifest_sha256"] = _manifest_digest(manifest)
+    _write(os.path.join(path, library_file), bytes(library), "wb")
+    _write(os.path.join(path, MANIFEST), json.dumps(manifest, indent=2) + "\n", "w")
+
+
 def _manifest_digest(manifest: Dict[str, Any]) -> str:
     from .cache import digest
 
@@ -121,7 +174,6 @@ def _file_in(path: str, manifest_path: str, field: str, value: Any) -> str:
 def read_manifest(path: str) -> Dict[str, Any]:
     """Reads and validates `path`/manifest.json; raises ValueError naming the
     file for anything malformed (FileNotFoundError if there is none)."""
-    from ..frontend.prim_func import Param
     from .cuda import check_grid, check_tensormaps
 
     mpath = os.path.join(path, MANIFEST)
@@ -141,7 +193,8 @@ def read_manifest(path: str) -> Dict[str, Any]:
     if m.get("format", FORMAT) != FORMAT:
         raise ValueError(f"{mpath}: not a tilelang_mlir kernel manifest (format "
                          f"{m.get('format')!r})")
-    missing = [k for k in _REQUIRED if k not in m]
+    cpu = m.get("target") == "cpu"
+    missing = [k for k in (_REQUIRED_CPU if cpu else _REQUIRED) if k not in m]
     if missing:
         raise ValueError(f"{mpath}: missing field(s) {', '.join(missing)}")
     version = m["format_version"]
@@ -151,9 +204,12 @@ def read_manifest(path: str) -> Dict[str, Any]:
     for key in ("name", "entry", "target"):
         if not isinstance(m[key], str) or not m[key]:
             raise ValueError(f"{mpath}: {key!r} must be a non-empty string, got {m[key]!r}")
-    if not m["target"].startswith("cuda"):
-        raise ValueError(f"{mpath}: target {m['target']!r} is not a CUDA target; only CUDA "
-                         "kernels are loaded from artifacts")
+    if not m["target"].startswith("cuda") and not cpu:
+        raise ValueError(f"{mpath}: target {m['target']!r} is neither a CUDA target nor "
+                         "'cpu'; only CUDA and CPU kernels are loaded from artifacts")
+    if cpu != (version == CPU_FORMAT_VERSION):
+        raise ValueError(f"{mpath}: format version {version} is not that of a "
+                         f"{m['target']} kernel")
     if not isinstance(m["params"], list):
         raise ValueError(f"{mpath}: 'params' must be a list")
     params = []
@@ -176,6 +232,12 @@ def read_manifest(path: str) -> Dict[str, Any]:
             for i in out_idx) or len(set(out_idx)) != len(out_idx):
         raise ValueError(f"{mpath}: 'out_idx' must list distinct indices of tensor "
                          f"parameters, got {out_idx!r}")
+    if cpu:
+        m["params"] = params
+        m["library_path"] = _file_in(path, mpath, "library", m["library"])
+        source = m.get("source")
+        m["source_path"] = _file_in(path, mpath, "source", source) if source is not None else None
+        return m
     block = m["block"]
     if (not isinstance(block, list) or not 1 <= len(block) <= 3
             or not all(_is_int(b) and b >= 1 for b in block)):
@@ -183,10 +245,8 @@ def read_manifest(path: str) -> Dict[str, Any]:
     if not _is_int(m["shared_bytes"]) or m["shared_bytes"] < 0:
         raise ValueError(f"{mpath}: 'shared_bytes' must be a non-negative int, got "
                          f"{m['shared_bytes']!r}")
-    symbols = [d for p in params if p.kind == "tensor" for d in p.shape if isinstance(d, str)]
-    scalars = [p.name for p in params if p.kind == "scalar" and p.dtype.is_int]
     try:
-        check_grid(m["grid"], symbols, scalars)
+        check_grid(m["grid"], symbols_of(params), int_scalars_of(params))
     except ValueError as e:
         raise ValueError(f"{mpath}: {e}") from None
     try:
@@ -208,7 +268,6 @@ def load(path: str, sync: Optional[bool] = None) -> Kernel:
     `sync=True` synchronizes and checks errors after every launch (default:
     the TILELANG_MLIR_SYNC environment variable).
     """
-    from ..compiler.target import parse_target
     from .cuda import make_kernel
 
     path = os.fspath(path)
@@ -220,6 +279,8 @@ def load(path: str, sync: Optional[bool] = None) -> Kernel:
         target = parse_target(m["target"])
     except ValueError as e:
         raise ValueError(f"{mpath}: {e}") from None
+    if target.kind == "cpu":
+        return _load_cpu(m, mpath)
     with open(m["cubin_path"], "rb") as f:
         cubin = f.read()
     digest = m.get("cubin_sha256")
@@ -247,3 +308,29 @@ def load(path: str, sync: Optional[bool] = None) -> Kernel:
                          "edited after it was saved (save the kernel again, or remove the "
                          "field to load it unchecked)")
     return kernel
+
+
+def _read_checked(path: str, digest: Optional[str], mpath: str, field: str) -> bytes:
+    with open(path, "rb") as f:
+        data = f.read()
+    if digest is not None and hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError(f"{mpath}: {path} does not match the manifest's {field}_sha256 (the "
+                         "file was changed or truncated)")
+    return data
+
+
+def _load_cpu(m: Dict[str, Any], mpath: str) -> Kernel:
+    """A saved CPU kernel: its shared library loaded with ctypes."""
+    from .cpu import SharedLibraryExecutable
+
+    library = _read_checked(m["library_path"], m.get("library_sha256"), mpath, "library")
+    source = ""
+    if m["source_path"] is not None:
+        source = _read_checked(m["source_path"], m.get("source_sha256"), mpath,
+                               "source").decode()
+    if not m["manifest_intact"]:
+        raise ValueError(f"{mpath} does not match its manifest_sha256: the manifest was "
+                         "edited after it was saved (save the kernel again, or remove the "
+                         "field to load it unchecked)")
+    artifact = CompiledArtifact(m["name"], m["params"], m["out_idx"], "cpu", {}, source)
+    return Kernel(artifact, SharedLibraryExecutable(m["library_path"], m["entry"], library))

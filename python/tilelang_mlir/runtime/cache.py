@@ -31,14 +31,19 @@ import os
 import warnings
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from ..base.artifact import CompiledArtifact
+from ..base.signature import int_scalars_of, symbols_of
+
 FORMAT = "tilelang_mlir.kernel-cache"
 VERSION = 2
 
-Parts = Tuple[Dict[str, str], str, dict]  # (IR of every stage, final code, runtime extras)
+# How an entry stores a CompiledArtifact's code: (IR of every stage, final
+# code, launch data); CompiledArtifact.cache_parts / from_cache_parts.
+Parts = Tuple[Dict[str, str], str, dict]
 
 _HEADER = ("format", "version", "key", "target", "compiler", "artifacts_sha256")
 _FIELDS = _HEADER + ("sha256", "stages", "source", "extra")
-# What `compile._lower` returns besides the code, per target kind.
+# The launch data of an entry, per target kind.
 _LAUNCH = ("entry", "block", "grid", "shared_bytes", "tensormaps", "cubin")
 _EXTRA_KEYS = {"cpu": (), "cuda": _LAUNCH + ("ptxas",), "rocm": _LAUNCH}
 
@@ -62,9 +67,10 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def encode(key: str, target: str, compiler: str, parts: Parts) -> dict:
-    """The entry of `parts` (the cubin as bytes) for `key`."""
-    stages, source, extra = parts
+def encode(key: str, target: str, compiler: str, artifact: CompiledArtifact) -> dict:
+    """The entry of `artifact` for `key` (its code: the signature is the
+    key's)."""
+    stages, source, extra = artifact.cache_parts()
     extra = dict(extra)
     if "cubin" in extra:
         extra["cubin"] = base64.b64encode(bytes(extra["cubin"])).decode()
@@ -150,10 +156,8 @@ def _check_parts(stages: Any, source: Any, extra: Any, target: str, params: Sequ
         raise BadEntry("'extra.shared_bytes' must be a non-negative int")
     if kind == "cuda" and not isinstance(extra["ptxas"], str):
         raise BadEntry("'extra.ptxas' must be a string")
-    symbols = [d for p in params if p.kind == "tensor" for d in p.shape if isinstance(d, str)]
-    scalars = [p.name for p in params if p.kind == "scalar" and p.dtype.is_int]
     try:
-        check_grid(extra["grid"], symbols, scalars)
+        check_grid(extra["grid"], symbols_of(params), int_scalars_of(params))
         extra["tensormaps"] = check_tensormaps(extra["tensormaps"], params, name)
     except ValueError as e:
         raise BadEntry(f"has malformed launch data: {e}") from None

@@ -1,19 +1,26 @@
-"""Running CPU kernels through MLIR's ExecutionEngine.
+"""Running CPU kernels: the calling convention, and kernels saved as shared
+libraries.
 
 The entry function is emitted with `llvm.emit_c_interface`: every tensor is
 passed as a pointer to a strided memref descriptor {allocated pointer, aligned
-pointer, offset, sizes[rank], strides[rank]}, scalars by value.
+pointer, offset, sizes[rank], strides[rank]}, scalars by value; MLIR's
+ExecutionEngine wraps it as `_mlir__mlir_ciface_<name>(void **args)`, one
+pointer per argument, which is what both executables call.
 
-A failing `T.device_assert` stops the kernel and the call raises
-DeviceAssertionError (see run_guarded in the native module).
+Two executables call it: the compiler's in-process JIT (`compiler/cpu.py`,
+MLIR's ExecutionEngine) and `SharedLibraryExecutable`, a kernel saved with
+`Kernel.save` and loaded with ctypes, which needs no MLIR. A saved library
+carries the runtime routines the kernel may call (the source is
+`LIBRARY_RUNTIME_C`, compiled in when the library is linked); a failing
+`T.device_assert` stops the kernel and the call raises DeviceAssertionError.
 """
 
 from __future__ import annotations
 
 import ctypes
-from typing import Dict, Sequence
+from typing import Dict, List, Sequence, Tuple
 
-from ..language import dtypes as dt
+from ..base.errors import DeviceAssertionError
 
 _DESCRIPTORS: Dict[int, type] = {}
 
@@ -37,74 +44,157 @@ _SCALAR_CTYPES = {
 }
 
 
-class CPUExecutable:
-    """A JIT-compiled CPU module (LLVM dialect text) and its entry point."""
+def pack_arguments(params: Sequence, values: Sequence) -> Tuple[ctypes.Array, List]:
+    """The `void **` argument array of a call on bound arguments
+    (`runtime/args.py`), and the storage it points into (keep both alive
+    until the call returns)."""
+    keep: List = []
+    packed = (ctypes.c_void_p * len(params))()
+    for i, (p, v) in enumerate(zip(params, values)):
+        if p.kind == "tensor":
+            rank = len(v.shape)
+            desc = descriptor_type(rank)()
+            desc.allocated = desc.aligned = v.data_ptr
+            desc.offset = 0
+            for d in range(rank):
+                desc.sizes[d] = v.shape[d]
+                desc.strides[d] = v.strides[d]
+            ptr = ctypes.pointer(desc)
+            slot = ctypes.pointer(ptr)
+            keep.extend([desc, ptr, slot])
+        else:
+            ctype = _SCALAR_CTYPES.get(p.dtype.name)
+            if ctype is None:
+                raise TypeError(f"scalar arguments of type {p.dtype} are not supported")
+            value = ctype(v)
+            slot = ctypes.pointer(value)
+            keep.extend([value, slot])
+        packed[i] = ctypes.cast(slot, ctypes.c_void_p)
+    return packed, keep
 
-    def __init__(self, llvm_dialect_text: str, entry: str, opt_level: int = 3):
-        from .. import ir
-        from .._mlir_libs import _tile
-        from .._mlir_libs._mlirExecutionEngine import ExecutionEngine
 
+# The runtime routines of a saved CPU kernel, compiled into its shared
+# library (python/TileModule.cpp has the same routines for the JIT): the
+# bfloat16/float16 truncations LLVM calls on x86 without AVX512-BF16, and
+# device asserts, which jump back to tile_run_guarded so that the call
+# raises instead of aborting the process.
+LIBRARY_RUNTIME_C = r"""
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint16_t tile_bf16_bits(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+static _Float16 tile_half_register(uint16_t bits) {
+  _Float16 out;
+  memcpy(&out, &bits, sizeof out);
+  return out;
+}
+__attribute__((visibility("hidden"))) _Float16 __truncsfbf2(float x) {
+  return tile_half_register(tile_bf16_bits(x));
+}
+__attribute__((visibility("hidden"))) _Float16 __truncdfbf2(double x) {
+  return tile_half_register(tile_bf16_bits((float)x));
+}
+__attribute__((visibility("hidden"))) _Float16 __truncdfhf2(double x) { return (_Float16)x; }
+
+typedef struct {
+  char message[512], file[512], function[256];
+  int32_t line;
+  int64_t block[3];
+} tile_failure;
+
+static __thread jmp_buf *tile_resume;
+static __thread tile_failure *tile_out;
+
+static void tile_copy(char *dst, const char *src, size_t n) {
+  strncpy(dst, src ? src : "", n - 1);
+  dst[n - 1] = 0;
+}
+
+__attribute__((visibility("hidden"))) void __tile_assert_fail(
+    const char *message, const char *file, int32_t line, const char *function, int64_t bx,
+    int64_t by, int64_t bz) {
+  if (tile_resume && tile_out) {
+    tile_copy(tile_out->message, message, sizeof tile_out->message);
+    tile_copy(tile_out->file, file, sizeof tile_out->file);
+    tile_copy(tile_out->function, function, sizeof tile_out->function);
+    tile_out->line = line;
+    tile_out->block[0] = bx, tile_out->block[1] = by, tile_out->block[2] = bz;
+    longjmp(*tile_resume, 1);
+  }
+  fprintf(stderr, "%s:%d: %s: block (%lld, %lld, %lld): device assertion failed: %s\n", file,
+          line, function, (long long)bx, (long long)by, (long long)bz, message);
+  abort();
+}
+
+/* Runs fn(args); 0 when it completed, 1 when a device assert stopped it. */
+int tile_run_guarded(void (*fn)(void *), void *args, tile_failure *out) {
+  jmp_buf here;
+  jmp_buf *outer = tile_resume;
+  tile_failure *outer_out = tile_out;
+  tile_resume = &here;
+  tile_out = out;
+  if (setjmp(here)) {
+    tile_resume = outer, tile_out = outer_out;
+    return 1;
+  }
+  fn(args);
+  tile_resume = outer, tile_out = outer_out;
+  return 0;
+}
+"""
+
+
+class _Failure(ctypes.Structure):
+    _fields_ = [("message", ctypes.c_char * 512), ("file", ctypes.c_char * 512),
+                ("function", ctypes.c_char * 256), ("line", ctypes.c_int32),
+                ("block", ctypes.c_int64 * 3)]
+
+
+class SharedLibraryExecutable:
+    """A CPU kernel saved as a shared library (`Kernel.save`), loaded with
+    ctypes: runs without MLIR or the compiler."""
+
+    def __init__(self, path: str, entry: str, library: bytes):
         self.entry = entry
-        self._ctx = ir.Context()
-        # A context owns a thread pool (one thread per core) while it lives,
-        # and this one lives as long as the kernel: without this, every CPU
-        # kernel kept two threads and about 18 MB, and a process that made
-        # a few hundred of them could no longer start threads.
-        self._ctx.enable_multithreading(False)
-        with self._ctx:
-            self._module = ir.Module.parse(llvm_dialect_text)
-            self._engine = ExecutionEngine(self._module, opt_level=opt_level)
-        for name, address in _tile.runtime_symbols().items():
-            self._engine.raw_register_runtime(name, ctypes.c_void_p(address))
-        address = self._engine.raw_lookup("_mlir_ciface_" + entry)
-        if not address:
-            raise RuntimeError(f"the JIT module has no entry point {entry!r}")
-        self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        # Kernels with T.device_assert run through a native trampoline that
-        # the failing check jumps back to (the kernel stops, the call raises).
-        self._guarded = None
-        if "@__tile_assert_fail" in llvm_dialect_text:
-            self._guarded = (_tile.run_guarded, address)
-        # Kernels with T.print write through C's stdio: flush it after each
-        # call so that output interleaves with Python's.
+        self.path = path
+        self.library = library  # the bytes, for saving the kernel again
+        self._lib = ctypes.CDLL(path)
+        try:
+            # The packed wrapper the JIT generates around the C interface
+            # (`_mlir_` + name: one `void **` of argument pointers).
+            fn = getattr(self._lib, "_mlir__mlir_ciface_" + entry)
+        except AttributeError:
+            raise ValueError(f"{path} has no entry point {entry!r}") from None
+        self._address = ctypes.cast(fn, ctypes.c_void_p).value
+        self._run = self._lib.tile_run_guarded
+        self._run.restype = ctypes.c_int
+        self._run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(_Failure)]
         self._flush = None
-        if "@printf" in llvm_dialect_text:
+        if b"printf" in library:
             libc = ctypes.CDLL(None)
             self._flush = lambda: libc.fflush(None)
 
+    def shared_library(self) -> bytes:
+        return self.library
+
     def __call__(self, params: Sequence, values: Sequence) -> None:
-        keep = []
-        packed = (ctypes.c_void_p * len(params))()
-        for i, (p, v) in enumerate(zip(params, values)):
-            if p.kind == "tensor":
-                rank = len(v.shape)
-                desc = descriptor_type(rank)()
-                desc.allocated = desc.aligned = v.data_ptr
-                desc.offset = 0
-                for d in range(rank):
-                    desc.sizes[d] = v.shape[d]
-                    desc.strides[d] = v.strides[d]
-                ptr = ctypes.pointer(desc)
-                slot = ctypes.pointer(ptr)
-                keep.extend([desc, ptr, slot])
-            else:
-                ctype = _SCALAR_CTYPES.get(p.dtype.name)
-                if ctype is None:
-                    raise TypeError(f"scalar arguments of type {p.dtype} are not supported")
-                value = ctype(v)
-                slot = ctypes.pointer(value)
-                keep.extend([value, slot])
-            packed[i] = ctypes.cast(slot, ctypes.c_void_p)
-        if self._guarded is None:
-            self._fn(packed)
-            failure = None
-        else:
-            run, address = self._guarded
-            failure = run(address, ctypes.addressof(packed))
+        packed, keep = pack_arguments(params, values)
+        failure = _Failure()
+        stopped = self._run(self._address, ctypes.addressof(packed), ctypes.byref(failure))
+        del keep
         if self._flush:
             self._flush()
-        if failure is not None:
-            from ..frontend.errors import DeviceAssertionError
-
-            raise DeviceAssertionError(*failure)
+        if stopped:
+            raise DeviceAssertionError(failure.message.decode(errors="replace"),
+                                       failure.file.decode(errors="replace"), failure.line,
+                                       failure.function.decode(errors="replace"),
+                                       tuple(failure.block))

@@ -36,173 +36,21 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from dataclasses import replace
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-# ---------------------------------------------------------------------------
-# Grid expressions
-# ---------------------------------------------------------------------------
+from ..base.grid import (GRID_OPS, check_grid, check_grid_expr, evaluate_grid,  # noqa: F401
+                         expr_to_str)
+from ..base.artifact import CompiledArtifact, Launch
+from ..base.signature import int_scalars_of, symbols_of
+
 
 class NoCUDADevice(RuntimeError):
     """A CUDA kernel was launched on a machine without a CUDA GPU."""
 
 
-GRID_OPS = ("add", "sub", "mul", "floordiv", "ceildiv", "mod", "max", "min")
-
 # Largest grid extents the hardware accepts (x, y, z).
 _GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)
-
-
-def expr_to_str(expr: Any) -> str:
-    """A readable form of a grid expression, for error messages."""
-    if isinstance(expr, dict):
-        if "const" in expr:
-            return str(expr["const"])
-        if "sym" in expr:
-            return str(expr["sym"])
-        if "scalar" in expr:
-            return str(expr["scalar"])
-        if "sms" in expr:
-            return f"SMs rounded down to a multiple of {expr['sms']}"
-        if "op" in expr and isinstance(expr.get("args"), (list, tuple)):
-            return f"{expr['op']}(" + ", ".join(expr_to_str(a) for a in expr["args"]) + ")"
-    return repr(expr)
-
-
-def check_grid_expr(expr: Any, symbols: Optional[Sequence[str]] = None,
-                    scalars: Optional[Sequence[str]] = None) -> None:
-    """Checks the structure of one grid expression; raises ValueError.
-
-    When `symbols` / `scalars` are given, the names an expression refers to
-    must be among them.
-    """
-    if not isinstance(expr, dict):
-        raise ValueError(f"grid expression {expr!r} must be a JSON object such as "
-                         "{'const': 4}, {'sym': 'M'}, {'scalar': 'n'}, {'sms': 2} or "
-                         "{'op': 'ceildiv', 'args': [...]}")
-    if "const" in expr:
-        value = expr["const"]
-        if len(expr) != 1 or isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"grid expression {expr!r}: 'const' must be the only key and "
-                             "an integer")
-    elif "sym" in expr:
-        name = expr["sym"]
-        if len(expr) != 1 or not isinstance(name, str):
-            raise ValueError(f"grid expression {expr!r}: 'sym' must be the only key and a "
-                             "symbol name")
-        if symbols is not None and name not in symbols:
-            known = ", ".join(repr(s) for s in symbols) or "none"
-            raise ValueError(f"grid expression {expr!r} refers to the symbolic size {name!r}, "
-                             f"which no tensor parameter has (symbols: {known})")
-    elif "scalar" in expr:
-        name = expr["scalar"]
-        if len(expr) != 1 or not isinstance(name, str):
-            raise ValueError(f"grid expression {expr!r}: 'scalar' must be the only key and a "
-                             "parameter name")
-        if scalars is not None and name not in scalars:
-            known = ", ".join(repr(s) for s in scalars) or "none"
-            raise ValueError(f"grid expression {expr!r} refers to {name!r}, which is not an "
-                             f"integer scalar parameter (integer scalars: {known})")
-    elif "sms" in expr:
-        value = expr["sms"]
-        if len(expr) != 1 or isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"grid expression {expr!r}: 'sms' must be the only key and a "
-                             "positive integer (the multiple the count is rounded down to)")
-    elif "op" in expr:
-        op, args = expr["op"], expr.get("args")
-        if set(expr) != {"op", "args"}:
-            raise ValueError(f"grid expression {expr!r}: an operation has exactly the keys "
-                             "'op' and 'args'")
-        if op not in GRID_OPS:
-            raise ValueError(f"grid expression {expr!r}: unknown op {op!r}; expected one of "
-                             f"{', '.join(GRID_OPS)}")
-        if not isinstance(args, (list, tuple)) or len(args) != 2:
-            raise ValueError(f"grid expression {expr!r}: {op!r} takes a list of 2 args")
-        for a in args:
-            check_grid_expr(a, symbols, scalars)
-    else:
-        raise ValueError(f"grid expression {expr!r} has none of the keys 'const', 'sym', "
-                         "'scalar', 'sms', 'op'")
-
-
-def check_grid(grid: Any, symbols: Optional[Sequence[str]] = None,
-               scalars: Optional[Sequence[str]] = None) -> None:
-    """Checks a grid: a list of 1 to 3 valid expressions; raises ValueError."""
-    if not isinstance(grid, (list, tuple)) or not 1 <= len(grid) <= 3:
-        raise ValueError(f"the grid must be a list of 1 to 3 extents, got {grid!r}")
-    for e in grid:
-        check_grid_expr(e, symbols, scalars)
-
-
-def _eval(expr: Any, symbols: Mapping[str, int], scalars: Mapping[str, Any],
-          sms: Optional[int]) -> int:
-    if "const" in expr:
-        return expr["const"]
-    if "sms" in expr:
-        if sms is None:
-            raise ValueError("grid expression refers to the multiprocessor count, which is not "
-                             "known here (no device)")
-        k = expr["sms"]
-        return max(k, sms // k * k)
-    if "sym" in expr:
-        name = expr["sym"]
-        if name not in symbols:
-            raise ValueError(f"grid expression refers to the symbolic size {name!r}, which "
-                             "is not bound")
-        return symbols[name]
-    if "scalar" in expr:
-        name = expr["scalar"]
-        if name not in scalars:
-            raise ValueError(f"grid expression refers to the scalar argument {name!r}, which "
-                             "is not bound")
-        value = scalars[name]
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"grid expression uses the scalar argument {name!r}, which is "
-                             f"not an integer ({value!r})")
-        return value
-    op = expr["op"]
-    a = _eval(expr["args"][0], symbols, scalars, sms)
-    b = _eval(expr["args"][1], symbols, scalars, sms)
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
-    if op == "max":
-        return max(a, b)
-    if op == "min":
-        return min(a, b)
-    if b == 0:
-        raise ValueError(f"grid expression {expr_to_str(expr)} divides by zero")
-    if op == "floordiv":
-        return a // b
-    if op == "ceildiv":
-        return -(-a // b)
-    return a % b  # mod
-
-
-def evaluate_grid(grid: Sequence[dict], symbols: Mapping[str, int],
-                  scalars: Mapping[str, Any], sms: Optional[int] = None) -> Tuple[int, int, int]:
-    """Evaluates a grid (1 to 3 expressions) to three extents, padded with 1.
-
-    `symbols` maps symbolic sizes to their bound values, `scalars` scalar
-    parameter names to their values, `sms` is the multiprocessor count of
-    the device (`{'sms': k}`: that count rounded down to a multiple of k, at
-    least k; persistent kernels launch one block per multiprocessor). Division is Python's floor division,
-    `mod` Python's `%`. Raises ValueError for a malformed grid, an unbound
-    name, a division by zero or a negative extent; a zero extent is returned
-    as is (the launch is skipped).
-    """
-    check_grid(grid)
-    extents = []
-    for axis, e in enumerate(grid):
-        value = _eval(e, symbols, scalars, sms)
-        if value < 0:
-            raise ValueError(f"grid extent {'xyz'[axis]} = {expr_to_str(e)} evaluates to "
-                             f"{value}, which is negative")
-        extents.append(value)
-    extents += [1] * (3 - len(extents))
-    return tuple(extents)
 
 
 # ---------------------------------------------------------------------------
@@ -664,10 +512,7 @@ class CUDAExecutable:
         if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, int) or shared_bytes < 0:
             raise ValueError(f"shared_bytes must be a non-negative int, got {shared_bytes!r}")
         self.params = list(params)
-        symbols = [d for p in self.params if p.kind == "tensor" for d in p.shape
-                   if isinstance(d, str)]
-        scalars = [p.name for p in self.params if p.kind == "scalar" and p.dtype.is_int]
-        check_grid(grid, symbols, scalars)
+        check_grid(grid, symbols_of(self.params), int_scalars_of(self.params))
         for p in self.params:
             if p.kind == "scalar":
                 scalar_ctype(p)  # TypeError now rather than at the first launch
@@ -825,22 +670,44 @@ class CUDAExecutable:
                          f"kernel {self.name!r} failed (grid {grid}, block {self.block})")
 
 
+def executable_of(artifact: CompiledArtifact, sync: Optional[bool] = None) -> CUDAExecutable:
+    """The executable of a CUDA `artifact` (its binary is the cubin)."""
+    launch = artifact.launch
+    return CUDAExecutable(artifact.binary, launch.entry, launch.block, launch.shared_bytes,
+                          launch.grid, artifact.params, name=artifact.name, sync=sync,
+                          tensormaps=launch.tensormaps)
+
+
+def kernel_of(artifact: CompiledArtifact, sync: Optional[bool] = None):
+    """A `Kernel` running the CUDA `artifact` (what the compiler and
+    `tl.load` build)."""
+    from .kernel import Kernel
+
+    exe = executable_of(artifact, sync)
+    return Kernel(_normalized(artifact, exe), exe)
+
+
+def _normalized(artifact: CompiledArtifact, exe: CUDAExecutable) -> CompiledArtifact:
+    """`artifact` with the launch data as the executable checked them (the
+    block padded to three extents, the tensor maps normalized)."""
+    launch = Launch.of(exe.entry, exe.grid, exe.block, exe.shared_bytes, exe.tensormaps)
+    return replace(artifact, launch=launch, binary=exe.cubin)
+
+
 def make_kernel(name: str, params: Sequence, out_idx: Sequence[int], target, *, cubin: bytes,
                 entry: str, block: Sequence[int], grid: Sequence[dict], shared_bytes: int,
                 ptx: Optional[str] = None, stages: Optional[Dict[str, str]] = None,
                 sync: Optional[bool] = None, tensormaps: Sequence[dict] = ()):
-    """A `Kernel` running `cubin` (what the compiler and `tl.load` build).
+    """A `Kernel` running `cubin`, from loose launch data (checked here).
 
     `target` is a Target or a target string ("cuda:sm_90a"); `stages` the IR
     of the pipeline's stages when there is any (none for loaded artifacts);
     `tensormaps` the TMA tensor maps the kernel takes before its parameters.
     """
-    from ..compiler.target import parse_target
     from .kernel import Kernel
 
     exe = CUDAExecutable(cubin, entry, block, shared_bytes, grid, params, name=name, sync=sync,
                          tensormaps=tensormaps)
-    return Kernel(name, params, out_idx, parse_target(target), dict(stages or {}), ptx or "",
-                  exe, "cuda", entry=entry, block=exe.block, grid=exe.grid,
-                  shared_bytes=shared_bytes, cubin=exe.cubin, ptx=ptx,
-                  tensormaps=exe.tensormaps)
+    artifact = CompiledArtifact(name, tuple(params), tuple(out_idx), target,
+                                dict(stages or {}), ptx or "")
+    return Kernel(_normalized(artifact, exe), exe)

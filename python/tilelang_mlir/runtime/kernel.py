@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import List
 
+from ..base.artifact import CompiledArtifact
 from . import args as argmod
 
 
@@ -16,30 +17,31 @@ class Kernel:
     NumPy array and as torch tensors otherwise.
     """
 
-    def __init__(self, name: str, params, out_idx: Sequence[int], target,
-                 stages: Dict[str, str], source: str, executable, device: str, *,
-                 entry: Optional[str] = None, block: Optional[Sequence[int]] = None,
-                 grid: Optional[List[dict]] = None, shared_bytes: Optional[int] = None,
-                 cubin: Optional[bytes] = None, ptx: Optional[str] = None,
-                 tensormaps: Optional[Sequence[dict]] = None):
-        self.name = name
-        self.params = list(params)
-        self.out_idx = list(out_idx)
-        self.target = target
-        self._stages = stages
-        self._source = source
+    def __init__(self, artifact: CompiledArtifact, executable):
+        """`executable(params, values)` runs the code of `artifact` on bound
+        arguments (`runtime/args.py`): the compiler's in-process JIT on the
+        CPU, `runtime.cuda.CUDAExecutable`, a loaded shared library, ..."""
+        self.artifact = artifact
+        self.name = artifact.name
+        self.params = list(artifact.params)
+        self.out_idx = list(artifact.out_idx)
+        self.target = artifact.target
+        self.device = artifact.kind
+        self._stages = artifact.stages
+        self._source = artifact.source
         self._executable = executable
-        self.device = device
-        # CUDA kernels: the launch configuration and the code (None elsewhere).
-        self.entry = entry
-        self.block = tuple(block) if block is not None else None
-        self.grid = list(grid) if grid is not None else None
-        self.shared_bytes = shared_bytes
-        self.cubin = cubin
-        self.ptx = ptx
+        # GPU kernels: the launch configuration and the code (None elsewhere).
+        launch = artifact.launch
+        self.entry = launch.entry if launch else None
+        self.block = tuple(launch.block) if launch else None
+        self.grid = [dict(e) for e in launch.grid] if launch else None
+        self.shared_bytes = launch.shared_bytes if launch else None
+        self.cubin = artifact.binary
+        self.ptx = artifact.source if artifact.kind == "cuda" and artifact.source else None
         # TMA tensor maps the CUDA kernel takes before its parameters
         # ({"param", "box", "swizzle"} each; see runtime/cuda.py).
-        self.tensormaps = [dict(m) for m in tensormaps] if tensormaps is not None else []
+        self.tensormaps = [dict(m) for m in launch.tensormaps] if launch else []
+        self.ptxas_info = artifact.ptxas
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.dtype}{list(p.shape) if p.kind == 'tensor' else ''}"
@@ -74,8 +76,9 @@ class Kernel:
 
     def save(self, path: str) -> None:
         """Writes the kernel as an ahead-of-time artifact into the folder
-        `path` (manifest.json, the cubin and the PTX); `tl.load(path)` gives
-        it back without the compiler. CUDA kernels only."""
+        `path` (manifest.json and the code: the cubin and the PTX of a CUDA
+        kernel, a shared library of a CPU kernel); `tl.load(path)` gives it
+        back without the compiler or MLIR."""
         from . import artifact
 
         artifact.save(self, path)

@@ -111,7 +111,7 @@ class Profiler:
         """
         import torch
 
-        from ..language import dtypes as dt
+        from ..base import dtypes as dt
 
         device = "cuda" if self.device == "cuda" else "cpu"
         inputs = []

@@ -466,7 +466,7 @@ def _shared_title(alloc: Allocation) -> str:
 
 def _warp_size(kernel) -> int:
     target = getattr(kernel, "target", None)
-    return 64 if getattr(target, "kind", None) == "rocm" else 32
+    return getattr(target, "warp_size", 32)
 
 
 def _matplotlib():

@@ -1,10 +1,15 @@
-"""The builder that is emitting IR right now (one per thread)."""
+"""The builder that is emitting IR right now (one per thread).
+
+The seam between the T.* surface and the frontend: the frontend pushes its
+builder here while it runs a tile program, and T.* operations (marked with
+`_builtin.builtin`) get it from here, so that this layer needs no import of
+the frontend."""
 
 from __future__ import annotations
 
 import threading
 
-from .errors import TileLangError
+from ..base.errors import TileLangError
 
 _local = threading.local()
 

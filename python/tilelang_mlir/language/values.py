@@ -20,10 +20,10 @@ from __future__ import annotations
 import math as _pymath
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from ..language import dtypes as dt
-from ..language.dtypes import DType
+from ..base import dtypes as dt
+from ..base.dtypes import DType
+from ..base.errors import TileLangError
 from . import state
-from .errors import TileLangError
 
 Number = Union[int, float, bool]
 
@@ -40,6 +40,18 @@ def _arith():
     return arith
 
 
+def ir_type(dtype: DType):
+    """The MLIR type of a value of `dtype` (needs an active Context)."""
+    return _ir().Type.parse(dt.as_dtype(dtype).mlir)
+
+
+def storage_ir_type(dtype: DType):
+    """The element type of buffers of `dtype`: bools are stored as one byte
+    (i8), as in NumPy and PyTorch."""
+    dtype = dt.as_dtype(dtype)
+    return _ir().Type.parse("i8" if dtype.kind == "bool" else dtype.mlir)
+
+
 def _error(message: str) -> TileLangError:
     builder = state.current() if state.active() else None
     return TileLangError(message, builder.source_location() if builder else None)
@@ -54,7 +66,7 @@ def constant(value: Number, dtype: DType):
     """An arith.constant of `dtype` at the current insertion point."""
     ir, arith = _ir(), _arith()
     dtype = dt.as_dtype(dtype)
-    ty = dtype.ir_type()
+    ty = ir_type(dtype)
     if dtype.is_float:
         if _pymath.isinf(value) or _pymath.isnan(value):
             return arith.ConstantOp(ty, ir.FloatAttr.get(ty, float(value))).result
@@ -345,7 +357,7 @@ def _convert_value(v, src: DType, dst: DType):
     if src == dst or (src.mlir == dst.mlir and src.kind == dst.kind):
         return v
     ir = _ir()
-    dty = dst.ir_type()
+    dty = ir_type(dst)
     if src.mlir == dst.mlir:  # int8 <-> uint8: same bits
         return v
     if src.kind == "index":
@@ -856,3 +868,8 @@ class BufferRef:
     def __le__(self, o): return compare("<=", self, o)
     def __gt__(self, o): return compare(">", self, o)
     def __ge__(self, o): return compare(">=", self, o)
+
+
+# `T.float32(x)` is `T.cast(x, T.float32)` (the bottom layer's DType cannot
+# import this layer, so the cast is installed here).
+dt.set_call_handler(cast)

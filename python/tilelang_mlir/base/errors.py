@@ -1,0 +1,72 @@
+"""Errors of tile programs, pointing at the user's line."""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A position in the user's Python source (1-based line and column)."""
+
+    filename: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col}"
+
+    def snippet(self) -> str:
+        """The source line with a caret under the column."""
+        text = linecache.getline(self.filename, self.line).rstrip("\n")
+        if not text:
+            return ""
+        return f"    {text}\n    {' ' * (self.col - 1)}^"
+
+
+class TileLangError(Exception):
+    """A tile program is wrong: the message says what, the location where."""
+
+    def __init__(self, message: str, location: Optional[SourceLocation] = None,
+                 notes: tuple = ()):
+        self.message = message
+        self.location = location
+        self.notes = tuple(notes)
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.location is None:
+            head = f"error: {self.message}"
+        else:
+            head = f"{self.location}: error: {self.message}"
+            snippet = self.location.snippet()
+            if snippet:
+                head += "\n" + snippet
+        for note in self.notes:
+            head += f"\n  note: {note}"
+        return head
+
+
+class CompilationError(TileLangError):
+    """A compiler pass failed or the generated IR does not verify."""
+
+
+class DeviceAssertionError(AssertionError):
+    """A `T.device_assert` failed while a kernel ran (the CPU backend raises
+    it from the kernel call): the message, the user's file and line, the
+    function and the block whose check failed."""
+
+    def __init__(self, message: str, filename: str, line: int, function: str,
+                 block: tuple):
+        self.message = message
+        self.location = SourceLocation(filename, line, 1)
+        self.function = function
+        self.block = tuple(block)
+        text = (f"{filename}:{line}: {function}: block {self.block}: device assertion "
+                f"failed: {message}")
+        source = linecache.getline(filename, line).strip()
+        if source and source != message:
+            text += f"\n    {source}"
+        super().__init__(text)

@@ -1,0 +1,95 @@
+"""Signatures of tile programs: the argument types users annotate with
+(`T.Tensor`, `T.dynamic`, scalar dtypes) and `Param`, one argument as the
+compiler, the saved artifacts and the runtime see it.
+
+Bottom layer: plain data, no MLIR, imported by every layer above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple, Union
+
+from . import dtypes as dt
+from .dtypes import DType
+
+
+class SymbolicDim:
+    """A size known only at run time (`T.dynamic("M")`): a kernel compiled
+    once serves every value. Tensors that share a symbol must agree on it."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TypeError(f"a symbolic size needs an identifier name, got {name!r}")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"T.dynamic({self.name!r})"
+
+    # Shape arithmetic outside a tile program (e.g. an output twice as long)
+    # is not supported: say so instead of failing obscurely.
+    def _no_arith(self, *_):
+        raise TypeError(f"arithmetic on symbolic size {self.name!r} outside a tile "
+                        "program is not supported")
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _no_arith
+    __floordiv__ = __rfloordiv__ = _no_arith
+
+
+Dim = Union[int, SymbolicDim]
+
+
+class TensorType:
+    """`T.Tensor(shape, dtype)`: a global-memory tensor argument."""
+
+    def __init__(self, shape: Union[Dim, Sequence[Dim]], dtype: Union[str, DType, None] = "float32"):
+        if isinstance(shape, (int, SymbolicDim)):
+            shape = (shape,)
+        dims = []
+        for d in shape:
+            if isinstance(d, bool) or not isinstance(d, (int, SymbolicDim)):
+                raise TypeError(f"tensor dimensions must be ints or T.dynamic sizes, got {d!r}")
+            if isinstance(d, int) and d <= 0:
+                raise TypeError(f"tensor dimensions must be positive, got {d}")
+            dims.append(d)
+        self.shape: Tuple[Dim, ...] = tuple(dims)
+        self.dtype: Optional[DType] = None if dtype is None else dt.as_dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"T.Tensor({self.shape}, {self.dtype})"
+
+
+class ScalarType:
+    """A scalar kernel argument: `n: T.int32`."""
+
+    def __init__(self, dtype: DType):
+        self.dtype = dt.as_dtype(dtype)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel argument: a tensor (shape entries are ints or symbol
+    names) or a scalar."""
+
+    name: str
+    kind: str  # "tensor" | "scalar"
+    dtype: DType
+    shape: Tuple[Union[int, str], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "dtype": self.dtype.name,
+                "shape": list(self.shape)}
+
+    @staticmethod
+    def from_json(d: dict) -> "Param":
+        return Param(d["name"], d["kind"], dt.as_dtype(d["dtype"]), tuple(d["shape"]))
+
+
+def symbols_of(params: Sequence[Param]) -> list:
+    """The symbolic sizes of the tensor parameters, in order of appearance."""
+    return [d for p in params if p.kind == "tensor" for d in p.shape if isinstance(d, str)]
+
+
+def int_scalars_of(params: Sequence[Param]) -> list:
+    """The names of the integer scalar parameters (what a grid may use)."""
+    return [p.name for p in params if p.kind == "scalar" and p.dtype.is_int]
