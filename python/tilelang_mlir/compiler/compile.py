@@ -16,7 +16,7 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from dataclasses import dataclass
 

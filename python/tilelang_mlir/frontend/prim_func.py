@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType

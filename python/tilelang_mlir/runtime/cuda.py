@@ -37,7 +37,7 @@ import ctypes
 import os
 import threading
 from dataclasses import replace
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..base.grid import (GRID_OPS, check_grid, check_grid_expr, evaluate_grid,  # noqa: F401
                          expr_to_str)
