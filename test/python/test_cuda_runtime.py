@@ -377,7 +377,10 @@ def _edit_manifest(folder, edit):
     (lambda m: [m.pop("grid"), m.pop("block")], "missing field\\(s\\) block, grid"),
     (lambda m: m.update(format_version=99), "unknown format version 99"),
     (lambda m: m.update(format="something.else"), "not a tilelang_mlir kernel manifest"),
-    (lambda m: m.update(target="cpu"), "target 'cpu' is not a CUDA target"),
+    (lambda m: m.update(target="rocm:gfx942"),
+     "target 'rocm:gfx942' is neither a CUDA target nor 'cpu'"),
+    # A CPU manifest has a shared library instead of the launch data.
+    (lambda m: m.update(target="cpu"), r"missing field\(s\) library"),
     (lambda m: m.update(target="cuda:sm_70"), "sm_80 or newer is needed"),
     (lambda m: m.update(name=""), "'name' must be a non-empty string"),
     (lambda m: m.update(grid=[{"sym": "K"}]), "symbolic size 'K', which no tensor parameter has"),

@@ -11,7 +11,7 @@ kernel is read back without the frontend, the compiler or MLIR.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 from .signature import Param
 from .target import Target, parse_target
@@ -105,7 +105,3 @@ class CompiledArtifact:
         return CompiledArtifact(name, tuple(params), tuple(out_idx), target, dict(stages),
                                 source, launch, extra.get("cubin"), extra.get("ptxas", ""))
 
-
-def signature_lists(artifact: CompiledArtifact) -> Tuple[List[Param], List[int]]:
-    """The parameters and output indices as lists (what `Kernel` exposes)."""
-    return list(artifact.params), list(artifact.out_idx)
