@@ -15,8 +15,8 @@
 every config in parallel, checks and times each, and returns the fastest
 (cached on disk).
 
-`kernel.save(path)` writes a CUDA kernel as an ahead-of-time artifact and
-`tl.load(path)` loads it back without the compiler (no MLIR needed).
+`kernel.save(path)` writes a CUDA or CPU kernel as an ahead-of-time artifact
+and `tl.load(path)` loads it back without the compiler (no MLIR needed).
 
 `tl.tools` holds developer tools: pictures of fragment layouts and shared
 placements (`tl.tools.plot_layout`), the lower trace as diffs
@@ -26,7 +26,7 @@ placements (`tl.tools.plot_layout`), the lower trace as diffs
 dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
 """
 
-__version__ = "0.1.0"
+from .base.version import __version__
 
 __all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "CompilationError",
            "DeviceAssertionError", "KernelCacheWarning", "language", "tools", "__version__"]
@@ -44,7 +44,7 @@ def __getattr__(name):
         return getattr(autotuner, name)
     if name == "load":
         # Ahead-of-time artifacts (Kernel.save): needs no MLIR.
-        from .runtime.artifact import load
+        from .runtime.loader import load
 
         return load
     if name == "Kernel":
@@ -56,7 +56,7 @@ def __getattr__(name):
 
         return KernelCacheWarning
     if name in ("TileLangError", "CompilationError", "DeviceAssertionError"):
-        from .frontend import errors
+        from .base import errors
 
         return getattr(errors, name)
     if name in ("language", "tools"):

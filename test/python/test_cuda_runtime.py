@@ -27,7 +27,8 @@ from tilelang_mlir.base.signature import Param
 from tilelang_mlir.base.target import Target
 from tilelang_mlir.runtime import artifact, cuda
 from tilelang_mlir.runtime.args import BoundTensor
-from tilelang_mlir.runtime.cuda import CUDAExecutable, evaluate_grid, make_kernel
+from tilelang_mlir.runtime.cuda import CUDAExecutable, evaluate_grid
+from tilelang_mlir.runtime.loader import make_kernel
 from tilelang_mlir.runtime.kernel import Kernel
 
 

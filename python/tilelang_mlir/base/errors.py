@@ -53,6 +53,10 @@ class CompilationError(TileLangError):
     """A compiler pass failed or the generated IR does not verify."""
 
 
+class NoCUDADevice(RuntimeError):
+    """A CUDA kernel was launched on a machine without a CUDA GPU."""
+
+
 class DeviceAssertionError(AssertionError):
     """A `T.device_assert` failed while a kernel ran (the CPU backend raises
     it from the kernel call): the message, the user's file and line, the

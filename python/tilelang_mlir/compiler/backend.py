@@ -3,8 +3,8 @@
 A backend runs its pass pipeline on the emitted tile IR, turns the result
 into a `CompiledArtifact` (base/artifact.py), and makes the executable that
 runs an artifact in this process. `compiler/cpu.py`, `compiler/cuda.py` and
-`compiler/rocm.py` each hold one; `backend_for` picks it by the target's
-kind.
+`compiler/rocm.py` each hold one; `compile.backend_for` picks it by the
+target's kind.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Dict, List
 
 from ..base.artifact import CompiledArtifact
-from ..base.errors import TileLangError
 
 
 class Backend:
@@ -41,19 +40,3 @@ class Backend:
 
         return Kernel(artifact, self.executable(artifact))
 
-
-def backend_for(target) -> Backend:
-    """The backend of `target`'s kind."""
-    if target.kind == "cpu":
-        from .cpu import CPUBackend
-
-        return CPUBackend()
-    if target.kind == "cuda":
-        from .cuda import CUDABackend
-
-        return CUDABackend()
-    if target.kind == "rocm":
-        from .rocm import ROCmBackend
-
-        return ROCmBackend()
-    raise TileLangError(f"target {target} is not supported by this build yet")

@@ -27,7 +27,7 @@ from ..base.target import Target, parse_target
 from ..frontend.prim_func import PrimFunc
 from ..runtime import cache as _entries
 from ..runtime.kernel import Kernel
-from .backend import backend_for
+from .backend import Backend
 from .cpu import cpu_stages  # noqa: F401 (imported from here by tests and tools)
 from .pipeline import PipelineRunner, diagnostics_error, trace_dir
 
@@ -84,7 +84,7 @@ def _compiler_id() -> str:
                 f"no compiler is available here and the kernel cache {d!r} holds no "
                 "COMPILER_ID: compile the kernels on a machine with the compiler into "
                 "this cache first (TILELANG_MLIR_CACHE_DIR)") from None
-    from .. import __version__
+    from ..base.version import __version__
     from .._mlir_libs import _tile
 
     path = _tile.__file__
@@ -251,6 +251,23 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict,
         runner.dump(module, "tile")
         return backend.lower(func, module, runner, target, pass_configs, out_idx,
                              {"tile": tile_text})
+
+
+def backend_for(target) -> Backend:
+    """The backend of `target`'s kind."""
+    if target.kind == "cpu":
+        from .cpu import CPUBackend
+
+        return CPUBackend()
+    if target.kind == "cuda":
+        from .cuda import CUDABackend
+
+        return CUDABackend()
+    if target.kind == "rocm":
+        from .rocm import ROCmBackend
+
+        return ROCmBackend()
+    raise TileLangError(f"target {target} is not supported by this build yet")
 
 
 @dataclass(frozen=True)

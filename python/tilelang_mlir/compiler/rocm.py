@@ -22,6 +22,7 @@ from ..base.artifact import CompiledArtifact
 from ..base.errors import CompilationError
 from ..base.target import Target
 from .backend import Backend
+from .launch import extract_launch, launch_of
 from .pipeline import Stage
 
 ROCM_EXTRA = "pip install 'llvmlite==0.50.0' 'ziglang==0.17.1' (or tilelang-mlir[rocm])"
@@ -164,8 +165,6 @@ class ROCmBackend(Backend):
 
     def lower(self, func, module, runner, target, pass_configs: dict, out_idx,
               stages: Dict[str, str]) -> CompiledArtifact:
-        from .cuda import extract_launch, launch_of
-
         stages.update(runner.run(module, self.stages(target, pass_configs)))
         launch = extract_launch(module, func.params)
         entry, llvm_ir = gpu_module_llvm_ir(module)

@@ -520,7 +520,7 @@ class Parser:
 
     def call(self, node: ast.Call, fn, args, kwargs):
         from ..language import math as tmath
-        from .prim_func import Macro
+        from .function import Macro
 
         if isinstance(fn, Macro):
             return self.inline_macro(node, fn, args, kwargs)

@@ -12,95 +12,16 @@ import inspect
 from typing import Any, Callable, Dict, List, Optional
 
 from ..base import dtypes as dt
-from ..base.dtypes import DType
 from ..base.errors import SourceLocation, TileLangError
 from ..base.signature import Param, ScalarType, SymbolicDim, TensorType
+from .function import (Macro, TileFunction, _closure_env, _closure_values,  # noqa: F401
+                       _fingerprint, macro)
 from .source import FunctionSource, parse_function
 
 __all__ = ["Macro", "Param", "PrimFunc", "macro", "prim_func"]
 
 
-def _closure_env(fn: Callable) -> Dict[str, Any]:
-    env = dict(fn.__globals__)
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            try:
-                env[name] = cell.cell_contents
-            except ValueError:  # an unassigned cell
-                pass
-    return env
-
-
-def _closure_values(fn: Callable) -> Dict[str, Any]:
-    values = {}
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            try:
-                values[name] = cell.cell_contents
-            except ValueError:
-                pass
-    return values
-
-
-def _fingerprint(value, depth: int = 0) -> str:
-    """A stable text for a closure value, for cache keys."""
-    if depth > 4:
-        return "..."
-    if isinstance(value, (int, float, bool, str, type(None), DType)):
-        return repr(value)
-    if isinstance(value, (tuple, list)):
-        return type(value).__name__ + "(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_fingerprint(k, depth + 1)}:{_fingerprint(v, depth + 1)}"
-                              for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
-    if isinstance(value, (Macro, PrimFunc)):
-        return value.fingerprint()
-    if isinstance(value, SymbolicDim):
-        return f"dyn({value.name})"
-    if isinstance(value, TensorType):
-        return f"tensor({_fingerprint(value.shape)},{value.dtype})"
-    if inspect.ismodule(value):
-        return f"module({value.__name__})"
-    if inspect.isfunction(value):
-        try:
-            return "fn(" + hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16] + ")"
-        except (OSError, TypeError):
-            return f"fn({value.__qualname__})"
-    if hasattr(value, "value") and hasattr(type(value), "__members__"):  # enums
-        return repr(value)
-    return f"{type(value).__qualname__}"
-
-
-class Macro:
-    """`@T.macro`: a helper written in the DSL, inlined where it is called."""
-
-    def __init__(self, fn: Callable):
-        self.fn = fn
-        self.name = fn.__name__
-        self._source: Optional[FunctionSource] = None
-
-    def source(self) -> FunctionSource:
-        if self._source is None:
-            self._source = parse_function(self.fn)
-        return self._source
-
-    def env(self) -> Dict[str, Any]:
-        return _closure_env(self.fn)
-
-    def fingerprint(self) -> str:
-        closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
-                           sorted(_closure_values(self.fn).items()))
-        return f"macro({self.source().digest()[:16]},{closure})"
-
-    def __call__(self, *args, **kwargs):
-        raise TileLangError(f"macro {self.name!r} can only be called inside a T.prim_func")
-
-
-def macro(fn: Callable) -> Macro:
-    return Macro(fn)
-
-
-class PrimFunc:
+class PrimFunc(TileFunction):
     """A tile program: a Python function whose arguments are annotated with
     T.Tensor (or scalar dtypes)."""
 

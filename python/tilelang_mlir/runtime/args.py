@@ -81,7 +81,7 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
         if device == "cuda":
             if kind != "cuda":
                 if not torch.cuda.is_available():
-                    from .cuda import NoCUDADevice
+                    from ..base.errors import NoCUDADevice
 
                     raise NoCUDADevice(f"kernel {kernel_name!r} runs on a CUDA GPU, but this "
                                        "machine has none (kernels compile without a GPU: save "

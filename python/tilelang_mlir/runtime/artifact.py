@@ -31,10 +31,7 @@ import os
 import re
 from typing import Any, Dict, Optional
 
-from ..base.artifact import CompiledArtifact
 from ..base.signature import Param, int_scalars_of, symbols_of
-from ..base.target import parse_target
-from .kernel import Kernel
 
 FORMAT = "tilelang_mlir.kernel"
 # Version 2 adds "tensormaps" (a list of {"param", "box", "swizzle"}). A
@@ -66,7 +63,7 @@ def _write(path: str, data, mode: str) -> None:
     os.replace(tmp, path)
 
 
-def save(kernel: Kernel, path: str) -> None:
+def save(kernel, path: str) -> None:
     """Writes `kernel` (a CUDA or CPU kernel) into the folder `path`,
     creating it.
 
@@ -83,7 +80,7 @@ def save(kernel: Kernel, path: str) -> None:
     stem = _file_stem(kernel.name)
     cubin_file = stem + ".cubin"
     ptx_file = stem + ".ptx" if kernel.ptx is not None else None
-    from .. import __version__
+    from ..base.version import __version__
 
     tensormaps = [dict(m) for m in getattr(kernel, "tensormaps", None) or []]
     manifest = {
@@ -113,7 +110,7 @@ def save(kernel: Kernel, path: str) -> None:
     _write(os.path.join(path, MANIFEST), json.dumps(manifest, indent=2) + "\n", "w")
 
 
-def _save_cpu(kernel: Kernel, path: str) -> None:
+def _save_cpu(kernel, path: str) -> None:
     """A CPU kernel: its shared library (from the executable that runs it:
     the compiler's JIT links one, a loaded kernel has its own) and its LLVM
     IR."""
@@ -126,7 +123,7 @@ def _save_cpu(kernel: Kernel, path: str) -> None:
     os.makedirs(path, exist_ok=True)
     stem = _file_stem(kernel.name)
     library_file, source_file = stem + ".so", stem + ".ll"
-    from .. import __version__
+    from ..base.version import __version__
 
     manifest = {
         "format": FORMAT,
@@ -258,79 +255,3 @@ def read_manifest(path: str) -> Dict[str, Any]:
     ptx = m.get("ptx")
     m["ptx_path"] = _file_in(path, mpath, "ptx", ptx) if ptx is not None else None
     return m
-
-
-def load(path: str, sync: Optional[bool] = None) -> Kernel:
-    """Loads a kernel saved with `Kernel.save` / `save` from the folder
-    `path` (or its manifest.json). Needs neither MLIR nor a GPU to load; the
-    cubin is loaded onto the GPU at the first call.
-
-    `sync=True` synchronizes and checks errors after every launch (default:
-    the TILELANG_MLIR_SYNC environment variable).
-    """
-    from .cuda import make_kernel
-
-    path = os.fspath(path)
-    if os.path.basename(path) == MANIFEST and os.path.isfile(path):
-        path = os.path.dirname(path) or "."
-    m = read_manifest(path)
-    mpath = os.path.join(path, MANIFEST)
-    try:
-        target = parse_target(m["target"])
-    except ValueError as e:
-        raise ValueError(f"{mpath}: {e}") from None
-    if target.kind == "cpu":
-        return _load_cpu(m, mpath)
-    with open(m["cubin_path"], "rb") as f:
-        cubin = f.read()
-    digest = m.get("cubin_sha256")
-    if digest is not None and hashlib.sha256(cubin).hexdigest() != digest:
-        raise ValueError(f"{mpath}: {m['cubin_path']} does not match the manifest's "
-                         "cubin_sha256 (the file was changed or truncated)")
-    ptx = None
-    if m["ptx_path"] is not None:
-        with open(m["ptx_path"]) as f:
-            ptx = f.read()
-        digest = m.get("ptx_sha256")
-        if digest is not None and hashlib.sha256(ptx.encode()).hexdigest() != digest:
-            raise ValueError(f"{mpath}: {m['ptx_path']} does not match the manifest's "
-                             "ptx_sha256 (the file was changed or truncated)")
-    try:
-        kernel = make_kernel(m["name"], m["params"], m["out_idx"], target, cubin=cubin,
-                             entry=m["entry"], block=m["block"], grid=m["grid"],
-                             shared_bytes=m["shared_bytes"], ptx=ptx, sync=sync,
-                             tensormaps=m["tensormaps"])
-    except TypeError as e:
-        raise TypeError(f"{mpath}: {e}") from None
-    # Last, so that a malformed field is named by the checks above.
-    if not m["manifest_intact"]:
-        raise ValueError(f"{mpath} does not match its manifest_sha256: the manifest was "
-                         "edited after it was saved (save the kernel again, or remove the "
-                         "field to load it unchecked)")
-    return kernel
-
-
-def _read_checked(path: str, digest: Optional[str], mpath: str, field: str) -> bytes:
-    with open(path, "rb") as f:
-        data = f.read()
-    if digest is not None and hashlib.sha256(data).hexdigest() != digest:
-        raise ValueError(f"{mpath}: {path} does not match the manifest's {field}_sha256 (the "
-                         "file was changed or truncated)")
-    return data
-
-
-def _load_cpu(m: Dict[str, Any], mpath: str) -> Kernel:
-    """A saved CPU kernel: its shared library loaded with ctypes."""
-    from .cpu import SharedLibraryExecutable
-
-    library = _read_checked(m["library_path"], m.get("library_sha256"), mpath, "library")
-    source = ""
-    if m["source_path"] is not None:
-        source = _read_checked(m["source_path"], m.get("source_sha256"), mpath,
-                               "source").decode()
-    if not m["manifest_intact"]:
-        raise ValueError(f"{mpath} does not match its manifest_sha256: the manifest was "
-                         "edited after it was saved (save the kernel again, or remove the "
-                         "field to load it unchecked)")
-    artifact = CompiledArtifact(m["name"], m["params"], m["out_idx"], "cpu", {}, source)
-    return Kernel(artifact, SharedLibraryExecutable(m["library_path"], m["entry"], library))

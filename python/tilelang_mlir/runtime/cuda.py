@@ -36,17 +36,13 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from dataclasses import replace
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..base.grid import (GRID_OPS, check_grid, check_grid_expr, evaluate_grid,  # noqa: F401
                          expr_to_str)
 from ..base.artifact import CompiledArtifact, Launch
+from ..base.errors import NoCUDADevice  # noqa: F401 (imported from here by scripts and tests)
 from ..base.signature import int_scalars_of, symbols_of
-
-
-class NoCUDADevice(RuntimeError):
-    """A CUDA kernel was launched on a machine without a CUDA GPU."""
 
 
 # Largest grid extents the hardware accepts (x, y, z).
@@ -676,38 +672,3 @@ def executable_of(artifact: CompiledArtifact, sync: Optional[bool] = None) -> CU
     return CUDAExecutable(artifact.binary, launch.entry, launch.block, launch.shared_bytes,
                           launch.grid, artifact.params, name=artifact.name, sync=sync,
                           tensormaps=launch.tensormaps)
-
-
-def kernel_of(artifact: CompiledArtifact, sync: Optional[bool] = None):
-    """A `Kernel` running the CUDA `artifact` (what the compiler and
-    `tl.load` build)."""
-    from .kernel import Kernel
-
-    exe = executable_of(artifact, sync)
-    return Kernel(_normalized(artifact, exe), exe)
-
-
-def _normalized(artifact: CompiledArtifact, exe: CUDAExecutable) -> CompiledArtifact:
-    """`artifact` with the launch data as the executable checked them (the
-    block padded to three extents, the tensor maps normalized)."""
-    launch = Launch.of(exe.entry, exe.grid, exe.block, exe.shared_bytes, exe.tensormaps)
-    return replace(artifact, launch=launch, binary=exe.cubin)
-
-
-def make_kernel(name: str, params: Sequence, out_idx: Sequence[int], target, *, cubin: bytes,
-                entry: str, block: Sequence[int], grid: Sequence[dict], shared_bytes: int,
-                ptx: Optional[str] = None, stages: Optional[Dict[str, str]] = None,
-                sync: Optional[bool] = None, tensormaps: Sequence[dict] = ()):
-    """A `Kernel` running `cubin`, from loose launch data (checked here).
-
-    `target` is a Target or a target string ("cuda:sm_90a"); `stages` the IR
-    of the pipeline's stages when there is any (none for loaded artifacts);
-    `tensormaps` the TMA tensor maps the kernel takes before its parameters.
-    """
-    from .kernel import Kernel
-
-    exe = CUDAExecutable(cubin, entry, block, shared_bytes, grid, params, name=name, sync=sync,
-                         tensormaps=tensormaps)
-    artifact = CompiledArtifact(name, tuple(params), tuple(out_idx), target,
-                                dict(stages or {}), ptx or "")
-    return Kernel(_normalized(artifact, exe), exe)
