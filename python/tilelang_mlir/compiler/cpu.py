@@ -24,7 +24,7 @@ from ..base.artifact import CompiledArtifact
 from ..base.errors import CompilationError, DeviceAssertionError
 from ..runtime.cpu import LIBRARY_RUNTIME_C, pack_arguments
 from .backend import Backend
-from .pipeline import Stage
+from .pipeline import Stage, translate_to_llvmir
 
 
 def cpu_stages() -> List[Stage]:
@@ -54,26 +54,6 @@ def _mark_c_interface(module) -> None:
             op.operation.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
 
 
-def translate_to_llvmir(module) -> str:
-    """LLVM IR text of an LLVM-dialect module; errors carry the diagnostics."""
-    from .._mlir_libs import _tile
-
-    messages = []
-
-    def collect(diag):
-        messages.append(f"{diag.location}: {diag.message}")
-        return True
-
-    handler = module.context.attach_diagnostic_handler(collect)
-    try:
-        return _tile.translate_to_llvmir(module.operation)
-    except ValueError:
-        raise CompilationError("translation to LLVM IR failed", None,
-                               tuple(messages)) from None
-    finally:
-        handler.detach()
-
-
 class CPUBackend(Backend):
     """`cpu`: loops on the host, JIT-compiled in this process."""
 
@@ -87,7 +67,7 @@ class CPUBackend(Backend):
         _mark_c_interface(module)
         stages.update(runner.run(module, self.stages(target, pass_configs)))
         return CompiledArtifact(func.name, func.params, out_idx, target, stages,
-                                translate_to_llvmir(module))
+                                translate_to_llvmir(module.operation, module.context))
 
     def executable(self, artifact: CompiledArtifact):
         return CPUExecutable(artifact.stages["llvm"], artifact.name)

@@ -51,6 +51,28 @@ def diagnostics_error(err, what: str, cls=TileLangError) -> TileLangError:
     return cls(first.message, source_location(first.location), tuple(notes))
 
 
+def translate_to_llvmir(operation, context, what: str = "") -> str:
+    """LLVM IR text of an LLVM-dialect `operation` (a module, a gpu.module);
+    a failure raises CompilationError with the diagnostics MLIR emitted."""
+    from .._mlir_libs import _tile
+
+    messages = []
+
+    def collect(diag):
+        messages.append(f"{diag.location}: {diag.message}")
+        return True
+
+    handler = context.attach_diagnostic_handler(collect)
+    try:
+        return _tile.translate_to_llvmir(operation)
+    except ValueError:
+        of = f" of {what}" if what else ""
+        raise CompilationError(f"translation{of} to LLVM IR failed", None,
+                               tuple(messages)) from None
+    finally:
+        handler.detach()
+
+
 @dataclass
 class Stage:
     """A named group of passes; the IR after it is kept as `kernel.mlir(name)`."""

@@ -23,7 +23,7 @@ from ..base.errors import CompilationError
 from ..base.target import Target
 from .backend import Backend
 from .launch import extract_launch, launch_of
-from .pipeline import Stage
+from .pipeline import Stage, translate_to_llvmir
 
 ROCM_EXTRA = "pip install 'llvmlite==0.50.0' 'ziglang==0.17.1' (or tilelang-mlir[rocm])"
 
@@ -45,8 +45,6 @@ def rocm_stages(target: Target) -> List[Stage]:
 
 def gpu_module_llvm_ir(module) -> Tuple[str, str]:
     """(kernel name, LLVM IR) of the module's one gpu.module."""
-    from .._mlir_libs import _tile
-
     found = []
     for op in module.body.operations:
         if op.operation.name == "gpu.module":
@@ -60,21 +58,7 @@ def gpu_module_llvm_ir(module) -> Tuple[str, str]:
             entry = op.operation.attributes["sym_name"].value
     if entry is None:
         raise CompilationError("the gpu.module has no kernel function")
-    messages = []
-
-    def collect(diag):
-        messages.append(f"{diag.location}: {diag.message}")
-        return True
-
-    handler = module.context.attach_diagnostic_handler(collect)
-    try:
-        text = _tile.translate_to_llvmir(gpu_module)
-    except ValueError:
-        raise CompilationError("translation of the GPU module to LLVM IR failed", None,
-                               tuple(messages)) from None
-    finally:
-        handler.detach()
-    return entry, text
+    return entry, translate_to_llvmir(gpu_module, module.context, "the GPU module")
 
 
 def codegen(llvm_ir: str, arch: str) -> Tuple[str, bytes]:
