@@ -24,6 +24,14 @@ placements (`tl.tools.plot_layout`), the lower trace as diffs
 
 `import tilelang_mlir` also gives MLIR's Python bindings with the tile
 dialect inside (`tilelang_mlir.ir`, `tilelang_mlir.dialects.tile`, ...).
+
+The package's layers, each importing only those before it
+(test/python/test_layers.py checks it): `base` (dtypes, signatures, the chip
+table, targets, grid expressions, the `CompiledArtifact` record; no MLIR),
+`runtime` (running artifacts; no MLIR, frontend or compiler) and `tools`,
+`language` (the T.* operations), `frontend` (tile programs to tile IR), the
+`T` namespace, `compiler` (one backend per target kind), then this package
+and the autotuner.
 """
 
 from .base.version import __version__
