@@ -1,4 +1,8 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-schedule,tile-pipeline-expand),canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand),canonicalize,cse)' | FileCheck %s
+
+// Each loop carries the schedule (`stage`, `order`) that
+// tile-pipeline-schedule writes for it; Pipelines/tile-pipeline-schedule-expand.mlir
+// runs both passes from the unscheduled loops.
 
 // Three stages: both shared buffers get three slots; the first two steps
 // (prologue) issue the copies of iterations 0 and 1, guarded by the dynamic
@@ -47,7 +51,7 @@ func.func @three_stages(%A: memref<?x64xf16>, %B: memref<64x?xf16>, %k: index) {
     %as = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
     %bs = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
     %acc = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
-    tile.pipelined %i = %c0 to %k step %c1 num_stages = 3 {
+    tile.pipelined %i = %c0 to %k step %c1 num_stages = 3 order = [0, 1, 2] stage = [0, 0, 2] {
       %off = arith.muli %i, %c32 : index
       tile.copy %A[%c0, %off] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x64xf16> to memref<64x32xf16, #tile.scope<shared>>
       tile.copy %B[%off, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] : memref<64x?xf16> to memref<32x64xf16, #tile.scope<shared>>
@@ -72,7 +76,7 @@ func.func @constant_trip_count(%A: memref<4x16x64xf32>) {
   tile.kernel blocks(%bx) in (%c1) threads(128) {
     %as = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
     %acc = tile.alloc_fragment : memref<16x64xf32, #tile.scope<fragment>>
-    tile.pipelined %i = %c0 to %c4 step %c1 num_stages = 2 {
+    tile.pipelined %i = %c0 to %c4 step %c1 num_stages = 2 order = [0, 1] stage = [0, 1] {
       tile.copy %A[%i, %c0, %c0] [1, 16, 64] to %as[%c0, %c0] [16, 64] : memref<4x16x64xf32> to memref<16x64xf16, #tile.scope<shared>>
       tile.copy %as[%c0, %c0] [16, 64] to %acc[%c0, %c0] [16, 64] : memref<16x64xf16, #tile.scope<shared>> to memref<16x64xf32, #tile.scope<fragment>>
     }
@@ -93,7 +97,7 @@ func.func @one_stage(%A: memref<?x64xf16>, %k: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
     %as = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
-    tile.pipelined %i = %c0 to %k step %c1 num_stages = 1 {
+    tile.pipelined %i = %c0 to %k step %c1 num_stages = 1 order = [0] stage = [0] {
       tile.copy %A[%i, %c0] [16, 64] to %as[%c0, %c0] [16, 64] : memref<?x64xf16> to memref<16x64xf16, #tile.scope<shared>>
     }
   }
