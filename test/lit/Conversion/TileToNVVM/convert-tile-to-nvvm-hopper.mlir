@@ -64,7 +64,7 @@ func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref
   %c4 = arith.constant 4 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.000000e+00 : f32
+  %zero = arith.constant 0.0 : f32
   %c16 = arith.constant 16 : index
   %c32 = arith.constant 32 : index
   tile.kernel blocks(%bx, %by) in (%c16, %c32) threads(256) {
@@ -223,7 +223,7 @@ func.func @pingpong(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>, %V: me
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
   %c4 = arith.constant 4 : index
-  %zero = arith.constant 0.000000e+00 : f32
+  %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx, %by) in (%c32, %c4) threads(256) {
     %k = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<2x128x128xf16, #tile.scope<shared>>
     %v = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<2x128x128xf16, #tile.scope<shared>>

@@ -30,7 +30,7 @@ func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref
   %c4 = arith.constant 4 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.000000e+00 : f32
+  %zero = arith.constant 0.0 : f32
   %c16 = arith.constant 16 : index
   %c32 = arith.constant 32 : index
   tile.kernel blocks(%bx, %by) in (%c16, %c32) threads(256) {

@@ -38,7 +38,7 @@ func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref
   %c3 = arith.constant 3 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.000000e+00 : f32
+  %zero = arith.constant 0.0 : f32
   %c32 = arith.constant 32 : index
   tile.kernel blocks(%bx, %by) in (%c32, %c32) threads(128) {
     %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<3x128x64xf16, #tile.scope<shared>>
