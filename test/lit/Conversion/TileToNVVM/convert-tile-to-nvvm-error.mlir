@@ -1,24 +1,25 @@
-// RUN: tile-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(tile-layout-inference),convert-tile-to-nvvm{chip=sm_80 features=+ptx80})'
+// RUN: tile-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80 features=+ptx80})'
 
 // 96 KB + 96 KB of shared buffers fit an sm_90 block but not an sm_80 one.
 func.func @too_much_shared(%n: index) {
   // expected-error @+1 {{needs 197632 bytes of shared memory (196608 for its shared buffers, 0 of scratch, 1024 to align swizzled buffers), more than the 163 KB a block can have on sm_80}}
   tile.kernel blocks(%bx) in (%n) threads(128) {
-    %a = tile.alloc_shared : memref<192x256xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<192x256xf16, #tile.scope<shared>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x256xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x256xf16, #tile.scope<shared>>
   }
   return
 }
 
 // -----
 
+#map = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 32, d0 mod 4)>
 func.func @f64_exp(%X: memref<128xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %f = tile.alloc_fragment : memref<128xf64, #tile.scope<fragment>>
+    %f = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128, replicate = 4>} : memref<128xf64, #tile.scope<fragment>>
     tile.copy %X[%c0] [128] to %f[%c0] [128] : memref<128xf64> to memref<128xf64, #tile.scope<fragment>>
-    tile.parallel (%i) in (128) {
+    tile.parallel (%i) in (128) attributes {layout = #tile.layout<#map, threads = 128, replicate = 4>} {
       %v = memref.load %f[%i] : memref<128xf64, #tile.scope<fragment>>
       // expected-error @+1 {{this math function on 'f64' is not supported on CUDA targets yet}}
       %e = math.exp %v : f64
@@ -47,8 +48,7 @@ func.func @two_kernels(%n: index) {
 func.func @padded_shared(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
     // expected-error @+1 {{'tile.alloc_shared' op shared buffer 'memref<64x64xf32, #tile.scope<shared>>' asks for 8 elements of padding per row (#tile.swizzle<0, pad = 8>), which GPU targets do not implement; drop T.make_padded_layout for this buffer (layout inference picks a swizzle against bank conflicts)}}
-    %s = tile.alloc_shared : memref<64x64xf32, #tile.scope<shared>>
-    tile.annotate_layout %s (#tile.swizzle<0, pad = 8>) : memref<64x64xf32, #tile.scope<shared>>
+    %s = tile.alloc_shared {swizzle = #tile.swizzle<0, pad = 8>} : memref<64x64xf32, #tile.scope<shared>>
   }
   return
 }
@@ -56,11 +56,12 @@ func.func @padded_shared(%n: index) {
 // -----
 
 // An `mfma` wave grid (AMD layout inference) cannot be lowered for NVIDIA.
+#map = affine_map<(d0, d1) -> (((d0 floordiv 4) mod 2) * 32 + d1, d0 mod 4 + (d0 floordiv 8) * 4)>
 func.func @mfma_on_nvidia(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(64) {
-    %a = tile.alloc_shared : memref<32x8xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<8x32xf16, #tile.scope<shared>>
-    %c = tile.alloc_fragment {layout = #tile.layout<affine_map<(d0, d1) -> (((d0 floordiv 4) mod 2) * 32 + d1 mod 32, d0 mod 4 + (d0 floordiv 8) * 4)>, threads = 64>} : memref<32x32xf32, #tile.scope<fragment>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<0>} : memref<32x8xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<8x32xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64>} : memref<32x32xf32, #tile.scope<fragment>>
     // expected-error @+1 {{'tile.gemm' op an MFMA gemm needs an AMD target}}
     tile.gemm %a, %b, %c {mfma = array<i64: 1, 1>} : memref<32x8xf16, #tile.scope<shared>>, memref<8x32xf16, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
   }
@@ -73,11 +74,12 @@ func.func @mfma_on_nvidia(%n: index) {
 // sm_90a) whose fragment A was forced into a blocked layout: wgmma cannot
 // take those registers.
 #blocked = #tile.layout<affine_map<(d0, d1) -> ((d0 mod 16) * 8 + d1 floordiv 4, (d0 floordiv 16) * 4 + d1 mod 4)>, threads = 128>
+#wgmma_acc = #tile.layout<affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 4, (d0 floordiv 8) * 4 + d1 mod 4)>, threads = 128>
 func.func @wgmma_register_a_layout(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
-    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %v = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<32x64xf16, #tile.scope<shared>>
     %p = tile.alloc_fragment {layout = #blocked} : memref<64x32xf16, #tile.scope<fragment>>
-    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %o = tile.alloc_fragment {layout = #wgmma_acc} : memref<64x64xf32, #tile.scope<fragment>>
     // expected-error @+1 {{a wgmma gemm reads a fragment A from registers only in the layout of an M x K wgmma accumulator, but A has the layout}}
     tile.gemm %p, %v, %o {wgmma = array<i64: 1, 1>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
   }
@@ -92,8 +94,8 @@ func.func @wgmma_register_a_layout(%n: index) {
 #blocked_acc = #tile.layout<affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 4, (d0 floordiv 8) * 4 + d1 mod 4)>, threads = 128>
 func.func @grid_layout_mismatch(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
-    %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<32x64xf16, #tile.scope<shared>>
     %c = tile.alloc_fragment {layout = #blocked_acc} : memref<64x64xf32, #tile.scope<fragment>>
     // expected-error @+1 {{is not the one of its `warp_partition` grid}}
     tile.gemm %a, %b, %c {warp_partition = array<i64: 2, 2>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>

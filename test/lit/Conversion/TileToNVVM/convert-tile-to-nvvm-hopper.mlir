@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-warp-specialize,tile-layout-inference{wgmma=true},tile-insert-barriers),convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
 
 // The Hopper GEMM tile (128x256x64, 4 stages, 2 consumer warpgroups) after
 // tile-warp-specialize, lowered for sm_90a. The block gets the producer
@@ -54,31 +54,67 @@
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
 // CHECK-NEXT: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+#map1 = affine_map<(d0) -> (d0 * 128)>
+#map2 = affine_map<(d0) -> (d0 * 64)>
+#map3 = affine_map<(d0) -> (d0 * 256)>
 func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf32>, %n: index) {
+  %c3 = arith.constant 3 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   %c16 = arith.constant 16 : index
   %c32 = arith.constant 32 : index
   tile.kernel blocks(%bx, %by) in (%c16, %c32) threads(256) {
-    %a = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<64x256xf16, #tile.scope<shared>>
-    %c = tile.alloc_fragment : memref<128x256xf32, #tile.scope<fragment>>
-    tile.fill %c, %zero : memref<128x256xf32, #tile.scope<fragment>>, f32
-    %m = arith.muli %by, %c1 : index
-    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%by)
-    %n0 = affine.apply affine_map<(d0) -> (d0 * 256)>(%bx)
-    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
-      %kk = affine.apply affine_map<(d0) -> (d0 * 64)>(%k)
-      tile.copy %A[%m0, %kk] [128, 64] to %a[%c0, %c0] [128, 64] : memref<4096x4096xf16> to memref<128x64xf16, #tile.scope<shared>>
-      tile.copy %B[%kk, %n0] [64, 256] to %b[%c0, %c0] [64, 256] : memref<4096x4096xf16> to memref<64x256xf16, #tile.scope<shared>>
-      tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x256xf16, #tile.scope<shared>> -> memref<128x256xf32, #tile.scope<fragment>>
-    }
-    tile.copy %c[%c0, %c0] [128, 256] to %C[%m0, %n0] [128, 256] : memref<128x256xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<4x128x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<4x64x256xf16, #tile.scope<shared>>
+    %full = tile.alloc_barrier arrivals(1) : memref<4xi64, #tile.scope<shared>>
+    %empty = tile.alloc_barrier arrivals(16) : memref<4xi64, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 256>} : memref<128x256xf32, #tile.scope<fragment>>
+    tile.warp_specialize producer(128) {
+      scf.for %k = %c0 to %n step %c1 {
+        %slot = arith.remui %k, %c4 : index
+        %round = arith.divui %k, %c4 : index
+        %parity = arith.remui %round, %c2 : index
+        %phase = arith.xori %parity, %c1 : index
+        tile.barrier_wait %empty[%slot], %phase : memref<4xi64, #tile.scope<shared>>
+        tile.barrier_arrive %full[%slot] expect_tx(49152) : memref<4xi64, #tile.scope<shared>>
+        %m0 = affine.apply #map1(%by)
+        %kk = affine.apply #map2(%k)
+        %a_slot = memref.subview %a[%slot, 0, 0] [1, 128, 64] [1, 1, 1] : memref<4x128x64xf16, #tile.scope<shared>> to memref<128x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>>
+        tile.copy %A[%m0, %kk] [128, 64] to %a_slot[%c0, %c0] [128, 64] via %full[%slot] : memref<4096x4096xf16> to memref<128x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>>, memref<4xi64, #tile.scope<shared>>
+        %n0 = affine.apply #map3(%bx)
+        %b_slot = memref.subview %b[%slot, 0, 0] [1, 64, 256] [1, 1, 1] : memref<4x64x256xf16, #tile.scope<shared>> to memref<64x256xf16, strided<[256, 1], offset: ?>, #tile.scope<shared>>
+        tile.copy %B[%kk, %n0] [64, 256] to %b_slot[%c0, %c0] [64, 256] via %full[%slot] {multicast = 2 : i64} : memref<4096x4096xf16> to memref<64x256xf16, strided<[256, 1], offset: ?>, #tile.scope<shared>>, memref<4xi64, #tile.scope<shared>>
+      }
+    } consumer {
+      tile.fill %c, %zero : memref<128x256xf32, #tile.scope<fragment>>, f32
+      %m0 = affine.apply #map1(%by)
+      %n0 = affine.apply #map3(%bx)
+      scf.for %k = %c0 to %n step %c1 {
+        %slot = arith.remui %k, %c4 : index
+        %round = arith.divui %k, %c4 : index
+        %phase = arith.remui %round, %c2 : index
+        tile.barrier_wait %full[%slot], %phase : memref<4xi64, #tile.scope<shared>>
+        %a_slot = memref.subview %a[%slot, 0, 0] [1, 128, 64] [1, 1, 1] : memref<4x128x64xf16, #tile.scope<shared>> to memref<128x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>>
+        %b_slot = memref.subview %b[%slot, 0, 0] [1, 64, 256] [1, 1, 1] : memref<4x64x256xf16, #tile.scope<shared>> to memref<64x256xf16, strided<[256, 1], offset: ?>, #tile.scope<shared>>
+        tile.gemm %a_slot, %b_slot, %c {async, wgmma = array<i64: 2, 1>} : memref<128x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>>, memref<64x256xf16, strided<[256, 1], offset: ?>, #tile.scope<shared>> -> memref<128x256xf32, #tile.scope<fragment>>
+        tile.gemm_wait 1
+        %not_first = arith.cmpi ugt, %k, %c0 : index
+        scf.if %not_first {
+          %prev_plus = arith.addi %slot, %c3 : index
+          %prev = arith.remui %prev_plus, %c4 : index
+          tile.barrier_arrive %empty[%prev] {cluster} : memref<4xi64, #tile.scope<shared>>
+        }
+      }
+      tile.gemm_wait 0
+      tile.copy %c[%c0, %c0] [128, 256] to %C[%m0, %n0] [128, 256] : memref<128x256xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
+    } {cluster = array<i64: 1, 2, 1>}
   }
   return
 }
-
 // -----
 
 // wgmma with A from registers (the RS form, P @ V in attention): layout
@@ -99,23 +135,25 @@ func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
 func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
-    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
-    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %v = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<32x64xf16, #tile.scope<shared>>
+    %p = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x64xf32, #tile.scope<fragment>>
     tile.copy %V[%c0, %c0] [32, 64] to %v[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tile.scope<shared>>
-    tile.parallel (%i, %j) in (64, 32) {
+    tile.parallel (%i, %j) in (64, 32) attributes {layout = #tile.layout<#map, threads = 128>} {
       %s = arith.addi %i, %j : index
       %x = arith.index_cast %s : index to i32
       %y = arith.sitofp %x : i32 to f16
       memref.store %y, %p[%i, %j] : memref<64x32xf16, #tile.scope<fragment>>
     }
     tile.fill %o, %zero : memref<64x64xf32, #tile.scope<fragment>>, f32
-    tile.gemm %p, %v, %o : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.barrier
+    tile.gemm %p, %v, %o {wgmma = array<i64: 1, 1>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
     tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
   }
   return
@@ -130,16 +168,18 @@ func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
 // CHECK: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>]
 // CHECK: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
 func.func @clear_accum(%Q: memref<64x32xf16>, %K: memref<64x32xf16>, %O: memref<64x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %q = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
-    %k = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
-    %s = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %q = tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<64x32xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<64x32xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x64xf32, #tile.scope<fragment>>
     tile.copy %Q[%c0, %c0] [64, 32] to %q[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tile.scope<shared>>
     tile.copy %K[%c0, %c0] [64, 32] to %k[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #tile.scope<shared>>
-    tile.gemm %q, %k, %s {transpose_b, clear_accum} : memref<64x32xf16, #tile.scope<shared>>, memref<64x32xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.barrier
+    tile.gemm %q, %k, %s {clear_accum, transpose_b, wgmma = array<i64: 1, 1>} : memref<64x32xf16, #tile.scope<shared>>, memref<64x32xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
     tile.copy %s[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
   }
   return
@@ -175,36 +215,62 @@ func.func @clear_accum(%Q: memref<64x32xf16>, %K: memref<64x32xf16>, %O: memref<
 // CHECK: scf.if %[[FIRST]] {
 // CHECK-NEXT: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
 // CHECK: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
+#map1 = affine_map<(d0) -> (d0 * 128)>
 func.func @pingpong(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>, %V: memref<4x4096x128xf16>, %O: memref<4096x128xf32>) {
+  %c2 = arith.constant 2 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
   %c4 = arith.constant 4 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx, %by) in (%c32, %c4) threads(256) {
-    %q = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
-    %k = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
-    %v = tile.alloc_shared : memref<128x128xf16, #tile.scope<shared>>
-    %s = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
-    %p = tile.alloc_fragment : memref<128x128xf16, #tile.scope<fragment>>
-    %o = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
-    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
-    tile.copy %Q[%m0, %c0] [128, 128] to %q[%c0, %c0] [128, 128] : memref<4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
-    tile.fill %o, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
-    %n = arith.addi %bx, %c1 : index
-    tile.pipelined %j = %c0 to %n step %c1 num_stages = 2 {
-      %kk = affine.apply affine_map<(d0) -> (d0 * 128)>(%j)
-      tile.copy %K[%by, %kk, %c0] [1, 128, 128] to %k[%c0, %c0] [128, 128] : memref<4x4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
-      tile.copy %V[%by, %kk, %c0] [1, 128, 128] to %v[%c0, %c0] [128, 128] : memref<4x4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
-      tile.gemm %q, %k, %s {transpose_b, clear_accum, policy = #tile.policy<full_row>} : memref<128x128xf16, #tile.scope<shared>>, memref<128x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
-      tile.copy %s[%c0, %c0] [128, 128] to %p[%c0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<128x128xf16, #tile.scope<fragment>>
-      tile.gemm %p, %v, %o {policy = #tile.policy<full_row>} : memref<128x128xf16, #tile.scope<fragment>>, memref<128x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    %k = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<2x128x128xf16, #tile.scope<shared>>
+    %v = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<2x128x128xf16, #tile.scope<shared>>
+    %full = tile.alloc_barrier arrivals(1) : memref<2xi64, #tile.scope<shared>>
+    %empty = tile.alloc_barrier arrivals(8) : memref<2xi64, #tile.scope<shared>>
+    %q = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<128x128xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment {layout = #tile.layout<#map, threads = 256>} : memref<128x128xf32, #tile.scope<fragment>>
+    %p = tile.alloc_fragment {layout = #tile.layout<#map, threads = 256>} : memref<128x128xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment {layout = #tile.layout<#map, threads = 256>} : memref<128x128xf32, #tile.scope<fragment>>
+    tile.warp_specialize producer(128) {
+      %n = arith.addi %bx, %c1 : index
+      scf.for %j = %c0 to %n step %c1 {
+        %slot = arith.remui %j, %c2 : index
+        %round = arith.divui %j, %c2 : index
+        %parity = arith.remui %round, %c2 : index
+        %phase = arith.xori %parity, %c1 : index
+        tile.barrier_wait %empty[%slot], %phase : memref<2xi64, #tile.scope<shared>>
+        tile.barrier_arrive %full[%slot] expect_tx(65536) : memref<2xi64, #tile.scope<shared>>
+        %kk = affine.apply #map1(%j)
+        %k_slot = memref.subview %k[%slot, 0, 0] [1, 128, 128] [1, 1, 1] : memref<2x128x128xf16, #tile.scope<shared>> to memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>
+        tile.copy %K[%by, %kk, %c0] [1, 128, 128] to %k_slot[%c0, %c0] [128, 128] via %full[%slot] : memref<4x4096x128xf16> to memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>, memref<2xi64, #tile.scope<shared>>
+        %v_slot = memref.subview %v[%slot, 0, 0] [1, 128, 128] [1, 1, 1] : memref<2x128x128xf16, #tile.scope<shared>> to memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>
+        tile.copy %V[%by, %kk, %c0] [1, 128, 128] to %v_slot[%c0, %c0] [128, 128] via %full[%slot] : memref<4x4096x128xf16> to memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>, memref<2xi64, #tile.scope<shared>>
+      }
+    } consumer {
+      %m0 = affine.apply #map1(%bx)
+      tile.copy %Q[%m0, %c0] [128, 128] to %q[%c0, %c0] [128, 128] : memref<4096x128xf16> to memref<128x128xf16, #tile.scope<shared>>
+      tile.fill %o, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
+      %n = arith.addi %bx, %c1 : index
+      tile.barrier
+      scf.for %j = %c0 to %n step %c1 {
+        %slot = arith.remui %j, %c2 : index
+        %round = arith.divui %j, %c2 : index
+        %phase = arith.remui %round, %c2 : index
+        tile.barrier_wait %full[%slot], %phase : memref<2xi64, #tile.scope<shared>>
+        %k_slot = memref.subview %k[%slot, 0, 0] [1, 128, 128] [1, 1, 1] : memref<2x128x128xf16, #tile.scope<shared>> to memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>
+        %v_slot = memref.subview %v[%slot, 0, 0] [1, 128, 128] [1, 1, 1] : memref<2x128x128xf16, #tile.scope<shared>> to memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>
+        tile.gemm %q, %k_slot, %s {clear_accum, pingpong, policy = #tile.policy<full_row>, transpose_b, wgmma = array<i64: 2, 1>} : memref<128x128xf16, #tile.scope<shared>>, memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+        tile.copy %s[%c0, %c0] [128, 128] to %p[%c0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<128x128xf16, #tile.scope<fragment>>
+        tile.gemm %p, %v_slot, %o {pingpong, policy = #tile.policy<full_row>, wgmma = array<i64: 2, 1>} : memref<128x128xf16, #tile.scope<fragment>>, memref<128x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+        tile.barrier_arrive %empty[%slot] : memref<2xi64, #tile.scope<shared>>
+      }
+      tile.copy %o[%c0, %c0] [128, 128] to %O[%m0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<4096x128xf32>
     }
-    tile.copy %o[%c0, %c0] [128, 128] to %O[%m0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<4096x128xf32>
   }
   return
 }
-
 // -----
 
 // Asynchronous register-A gemms (T.gemm(..., wg_wait=-1), the dequant
@@ -227,34 +293,36 @@ func.func @pingpong(%Q: memref<4096x128xf16>, %K: memref<4x4096x128xf16>, %V: me
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
 // CHECK: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
 func.func @async_register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %v0 = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
-    %v1 = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
-    %p0 = tile.alloc_fragment : memref<64x16xf16, #tile.scope<fragment>>
-    %p1 = tile.alloc_fragment : memref<64x16xf16, #tile.scope<fragment>>
-    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %v0 = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<16x64xf16, #tile.scope<shared>>
+    %v1 = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<16x64xf16, #tile.scope<shared>>
+    %p0 = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x16xf16, #tile.scope<fragment>>
+    %p1 = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x16xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x64xf32, #tile.scope<fragment>>
     tile.copy %V[%c0, %c0] [16, 64] to %v0[%c0, %c0] [16, 64] : memref<32x64xf16> to memref<16x64xf16, #tile.scope<shared>>
     tile.copy %V[%c16, %c0] [16, 64] to %v1[%c0, %c0] [16, 64] : memref<32x64xf16> to memref<16x64xf16, #tile.scope<shared>>
     tile.fill %o, %zero : memref<64x64xf32, #tile.scope<fragment>>, f32
-    tile.parallel (%i, %j) in (64, 16) {
+    tile.parallel (%i, %j) in (64, 16) attributes {layout = #tile.layout<#map, threads = 128>} {
       %s = arith.addi %i, %j : index
       %x = arith.index_cast %s : index to i32
       %y = arith.uitofp %x : i32 to f16
       memref.store %y, %p0[%i, %j] : memref<64x16xf16, #tile.scope<fragment>>
     }
-    tile.gemm %p0, %v0, %o {async} : memref<64x16xf16, #tile.scope<fragment>>, memref<16x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
-    tile.parallel (%i, %j) in (64, 16) {
+    tile.barrier
+    tile.gemm %p0, %v0, %o {async, wgmma = array<i64: 1, 1>} : memref<64x16xf16, #tile.scope<fragment>>, memref<16x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (64, 16) attributes {layout = #tile.layout<#map, threads = 128>} {
       %s = arith.muli %i, %j : index
       %x = arith.index_cast %s : index to i32
       %y = arith.sitofp %x : i32 to f16
       memref.store %y, %p1[%i, %j] : memref<64x16xf16, #tile.scope<fragment>>
     }
-    tile.gemm %p1, %v1, %o {async} : memref<64x16xf16, #tile.scope<fragment>>, memref<16x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %p1, %v1, %o {async, wgmma = array<i64: 1, 1>} : memref<64x16xf16, #tile.scope<fragment>>, memref<16x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
     tile.gemm_wait 0
     tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
   }

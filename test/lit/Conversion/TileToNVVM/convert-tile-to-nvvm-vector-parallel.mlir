@@ -1,5 +1,5 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-layout-inference,tile-insert-barriers),convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-layout-inference,tile-insert-barriers),convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s --check-prefix=STORE
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s --check-prefix=STORE
 
 // A T.Parallel with `vector = 8` (coalesced_width) gives each thread 8
 // consecutive elements of a row: the shared buffer it only reads is read
@@ -15,18 +15,21 @@
 // STORE-COUNT-8: vector.store %{{.*}} : memref<8192xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // STORE-NOT: memref.store %{{.*}} : memref<8192xf16, #gpu.address_space<workgroup>>
 // STORE: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 8, (d0 floordiv 8) * 8 + d1 mod 8)>
 func.func @main(%Q: memref<64x128xi8>, %W: memref<64x128xf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %q = tile.alloc_shared : memref<64x128xi8, #tile.scope<shared>>
-    %w = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
+    %q = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x128xi8, #tile.scope<shared>>
+    %w = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x128xf16, #tile.scope<shared>>
     tile.copy %Q[%c0, %c0] [64, 128] to %q[%c0, %c0] [64, 128] : memref<64x128xi8> to memref<64x128xi8, #tile.scope<shared>>
-    tile.parallel (%i, %j) in (64, 128) attributes {vector = 8 : i64} {
+    tile.barrier
+    tile.parallel (%i, %j) in (64, 128) attributes {layout = #tile.layout<#map, threads = 128>, vector = 8 : i64} {
       %b = memref.load %q[%i, %j] : memref<64x128xi8, #tile.scope<shared>>
       %f = arith.sitofp %b : i8 to f16
       memref.store %f, %w[%i, %j] : memref<64x128xf16, #tile.scope<shared>>
     }
+    tile.barrier
     tile.copy %w[%c0, %c0] [64, 128] to %W[%c0, %c0] [64, 128] : memref<64x128xf16, #tile.scope<shared>> to memref<64x128xf16>
   }
   return
@@ -43,17 +46,20 @@ func.func @main(%Q: memref<64x128xi8>, %W: memref<64x128xf16>) {
 // STORE-LABEL: gpu.func @main_kernel
 // STORE-COUNT-64: memref.store %{{.*}} : memref<8192xf16, #gpu.address_space<workgroup>>
 // STORE: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 8, (d0 floordiv 8) * 8 + d1 mod 8)>
 func.func @main(%W: memref<64x128xf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %w = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
+    %w = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x128xf16, #tile.scope<shared>>
     tile.copy %W[%c0, %c0] [64, 128] to %w[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #tile.scope<shared>>
-    tile.parallel (%i, %j) in (64, 128) attributes {vector = 8 : i64} {
+    tile.barrier
+    tile.parallel (%i, %j) in (64, 128) attributes {layout = #tile.layout<#map, threads = 128>, vector = 8 : i64} {
       %v = memref.load %w[%i, %j] : memref<64x128xf16, #tile.scope<shared>>
       %d = arith.addf %v, %v : f16
       memref.store %d, %w[%i, %j] : memref<64x128xf16, #tile.scope<shared>>
     }
+    tile.barrier
     tile.copy %w[%c0, %c0] [64, 128] to %W[%c0, %c0] [64, 128] : memref<64x128xf16, #tile.scope<shared>> to memref<64x128xf16>
   }
   return
@@ -74,17 +80,19 @@ func.func @main(%W: memref<64x128xf16>) {
 // CHECK-NEXT: %[[AT:.+]] = arith.addi %[[STAGE]], %[[SW]] : index
 // CHECK-NEXT: memref.load %{{.+}}[%[[AT]]] : memref<16384xi8, #gpu.address_space<workgroup>>
 // CHECK: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 8, (d0 floordiv 8) * 8 + d1 mod 8)>
 func.func @main(%W: memref<64x128xf16>, %s: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %q = tile.alloc_shared : memref<2x64x128xi8, #tile.scope<shared>>
-    %w = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
-    tile.parallel (%i, %j) in (64, 128) attributes {vector = 8 : i64} {
+    %q = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<2x64x128xi8, #tile.scope<shared>>
+    %w = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x128xf16, #tile.scope<shared>>
+    tile.parallel (%i, %j) in (64, 128) attributes {layout = #tile.layout<#map, threads = 128>, vector = 8 : i64} {
       %b = memref.load %q[%s, %i, %j] : memref<2x64x128xi8, #tile.scope<shared>>
       %f = arith.sitofp %b : i8 to f16
       memref.store %f, %w[%i, %j] : memref<64x128xf16, #tile.scope<shared>>
     }
+    tile.barrier
     tile.copy %w[%c0, %c0] [64, 128] to %W[%c0, %c0] [64, 128] : memref<64x128xf16, #tile.scope<shared>> to memref<64x128xf16>
   }
   return

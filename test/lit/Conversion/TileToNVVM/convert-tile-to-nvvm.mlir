@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline,tile-layout-inference,tile-insert-barriers),convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s
 
 // A pipelined f16 GEMM tile (128x128x32, 4 warps, 2 stages) on sm_80. The
 // kernel is outlined into a gpu.module for the requested chip and launched
@@ -9,6 +9,11 @@
 // the gemm loads A with ldmatrix.x4, B (K-major in shared memory, cut into
 // 64-column panels) with transposing ldmatrix, and issues m16n8k16
 // mma.sync.
+// The input is the loop as tile-pipeline leaves it (then canonicalized):
+// a 2-stage prologue / steady state / epilogue over buffers with a leading
+// stage dimension, annotated by layout inference and barrier insertion.
+// test/lit/Pipelines/tile-pipeline-to-nvvm.mlir lowers the same gemm from
+// its tile.pipelined form through the whole chain.
 // CHECK: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @gemm
 // CHECK: gpu.launch_func @gemm_kernel::@gemm_kernel blocks in (%[[C2:.+]], %[[C2]], %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %c33792_i32 args(%{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf16>, %{{.+}} : memref<256x256xf32>)
@@ -36,25 +41,52 @@
 // CHECK:   nvvm.cp.async.commit.group
 // CHECK: gpu.return
 // CHECK-NOT: tile.
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 64) * 64 + (d1 floordiv 2) mod 4 + (d1 floordiv 64) * 32, ((d0 floordiv 8) mod 2) * 2 + ((d0 floordiv 16) mod 4) * 32 + d1 mod 2 + ((d1 floordiv 8) mod 8) * 4)>
+#map1 = affine_map<(d0) -> (d0 * 128)>
+#map2 = affine_map<(d0) -> (d0 * 32)>
 func.func @gemm(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf32>) {
+  %c8 = arith.constant 8 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c8 = arith.constant 8 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx, %by) in (%c2, %c2) threads(128) {
-    %a = tile.alloc_shared : memref<128x32xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<32x128xf16, #tile.scope<shared>>
-    %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<2x128x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<2x32x128xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<128x128xf32, #tile.scope<fragment>>
     tile.fill %c, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
-    %m = affine.apply affine_map<(d0) -> (d0 * 128)>(%by)
-    %n = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
-    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 2 {
-      %kk = affine.apply affine_map<(d0) -> (d0 * 32)>(%k)
-      tile.copy %A[%m, %kk] [128, 32] to %a[%c0, %c0] [128, 32] : memref<256x256xf16> to memref<128x32xf16, #tile.scope<shared>>
-      tile.copy %B[%kk, %n] [32, 128] to %b[%c0, %c0] [32, 128] : memref<256x256xf16> to memref<32x128xf16, #tile.scope<shared>>
-      tile.gemm %a, %b, %c : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    %m = affine.apply #map1(%by)
+    %n = affine.apply #map1(%bx)
+    // Prologue: stage 0 loads k = 0.
+    tile.copy %A[%m, %c0] [128, 32] to %a[%c0, %c0, %c0] [1, 128, 32] {async} : memref<256x256xf16> to memref<2x128x32xf16, #tile.scope<shared>>
+    tile.copy %B[%c0, %n] [32, 128] to %b[%c0, %c0, %c0] [1, 32, 128] {async} : memref<256x256xf16> to memref<2x32x128xf16, #tile.scope<shared>>
+    tile.async_commit
+    // Steady state: wait for stage (k - 1) % 2, multiply it, load k into
+    // stage k % 2.
+    scf.for %k = %c1 to %c8 step %c1 {
+      %kprev = arith.subi %k, %c1 : index
+      tile.async_wait 0
+      tile.barrier
+      %rs = arith.remui %kprev, %c2 : index
+      %a_rs = memref.subview %a[%rs, 0, 0] [1, 128, 32] [1, 1, 1] : memref<2x128x32xf16, #tile.scope<shared>> to memref<128x32xf16, strided<[32, 1], offset: ?>, #tile.scope<shared>>
+      %b_rs = memref.subview %b[%rs, 0, 0] [1, 32, 128] [1, 1, 1] : memref<2x32x128xf16, #tile.scope<shared>> to memref<32x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>
+      tile.gemm %a_rs, %b_rs, %c {warp_partition = array<i64: 2, 2>} : memref<128x32xf16, strided<[32, 1], offset: ?>, #tile.scope<shared>>, memref<32x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+      %ws = arith.remui %k, %c2 : index
+      %kk = affine.apply #map2(%k)
+      tile.copy %A[%m, %kk] [128, 32] to %a[%ws, %c0, %c0] [1, 128, 32] {async} : memref<256x256xf16> to memref<2x128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%kk, %n] [32, 128] to %b[%ws, %c0, %c0] [1, 32, 128] {async} : memref<256x256xf16> to memref<2x32x128xf16, #tile.scope<shared>>
+      tile.async_commit
     }
+    // Epilogue: the last stage (k = 7 in stage 1).
+    tile.async_wait 0
+    tile.barrier
+    %a_last = memref.subview %a[1, 0, 0] [1, 128, 32] [1, 1, 1] : memref<2x128x32xf16, #tile.scope<shared>> to memref<128x32xf16, strided<[32, 1], offset: 4096>, #tile.scope<shared>>
+    %a1 = memref.cast %a_last : memref<128x32xf16, strided<[32, 1], offset: 4096>, #tile.scope<shared>> to memref<128x32xf16, strided<[32, 1], offset: ?>, #tile.scope<shared>>
+    %b_last = memref.subview %b[1, 0, 0] [1, 32, 128] [1, 1, 1] : memref<2x32x128xf16, #tile.scope<shared>> to memref<32x128xf16, strided<[128, 1], offset: 4096>, #tile.scope<shared>>
+    %b1 = memref.cast %b_last : memref<32x128xf16, strided<[128, 1], offset: 4096>, #tile.scope<shared>> to memref<32x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>>
+    tile.gemm %a1, %b1, %c {warp_partition = array<i64: 2, 2>} : memref<128x32xf16, strided<[32, 1], offset: ?>, #tile.scope<shared>>, memref<32x128xf16, strided<[128, 1], offset: ?>, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    tile.async_commit
+    tile.async_wait 0
     tile.copy %c[%c0, %c0] [128, 128] to %C[%m, %n] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<256x256xf32>
   }
   return
@@ -82,15 +114,17 @@ func.func @gemm(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256
 // CHECK: gpu.barrier
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT: math.exp
+#map = affine_map<(d0, d1) -> ((d0 mod 4) * 32 + d1 floordiv 4, (d0 floordiv 4) * 4 + d1 mod 4)>
+#map1 = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 16, d0 mod 4)>
 func.func @row_max(%X: memref<64x128xf32>, %Y: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %x = tile.alloc_fragment : memref<64x128xf32, #tile.scope<fragment>>
-    %m = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    %x = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x128xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment {layout = #tile.layout<#map1, threads = 128, replicate = 8>} : memref<64xf32, #tile.scope<fragment>>
     tile.copy %X[%c0, %c0] [64, 128] to %x[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<fragment>>
     tile.reduce %x -> %m {kind = #tile.reduce<max>, dim = 1, clear} : memref<64x128xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
-    tile.parallel (%i) in (64) {
+    tile.parallel (%i) in (64) attributes {layout = #tile.layout<#map1, threads = 128, replicate = 8>} {
       %v = memref.load %m[%i] : memref<64xf32, #tile.scope<fragment>>
       %e = math.exp %v : f32
       memref.store %e, %m[%i] : memref<64xf32, #tile.scope<fragment>>
@@ -107,11 +141,12 @@ func.func @row_max(%X: memref<64x128xf32>, %Y: memref<64xf32>) {
 // CHECK-LABEL: func.func @print_fragment
 // CHECK: gpu.printf "block (%lld, %lld, %lld) thread %lld\0A"
 // CHECK: gpu.printf "  [%lld] = %g\0A", %{{.+}}, %{{.+}} : i64, f64
+#map = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 8, d0 mod 4)>
 func.func @print_fragment(%n: index) {
   %c0 = arith.constant 0 : index
   %one = arith.constant 1.0 : f32
   tile.kernel blocks(%bx) in (%n) threads(32) {
-    %f = tile.alloc_fragment : memref<32xf32, #tile.scope<fragment>>
+    %f = tile.alloc_fragment {layout = #tile.layout<#map, threads = 32, replicate = 4>} : memref<32xf32, #tile.scope<fragment>>
     tile.fill %f, %one : memref<32xf32, #tile.scope<fragment>>, f32
     tile.print %f : memref<32xf32, #tile.scope<fragment>>
   }
@@ -144,14 +179,15 @@ func.func @print_fragment(%n: index) {
 // CHECK-COUNT-3: llvm.call @__assertfail(%[[M]], %[[P]], %[[LINE]], %[[F]], %[[ONE]])
 // CHECK-NOT: __assertfail
 // CHECK: gpu.return
+#map = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 16, d0 mod 4)>
 func.func @check(%X: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx) in (%c1) threads(64) {
-    %f = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    %f = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64, replicate = 4>} : memref<64xf32, #tile.scope<fragment>>
     tile.copy %X[%c0] [64] to %f[%c0] [64] : memref<64xf32> to memref<64xf32, #tile.scope<fragment>>
-    tile.parallel (%i) in (64) {
+    tile.parallel (%i) in (64) attributes {layout = #tile.layout<#map, threads = 64, replicate = 4>} {
       %v = memref.load %f[%i] : memref<64xf32, #tile.scope<fragment>>
       %ok = arith.cmpf oge, %v, %zero : f32
       tile.device_assert %ok, "X must be non-negative" loc("kernel.py":12:9)
@@ -184,23 +220,25 @@ func.func @check(%X: memref<64xf32>) {
 // CHECK-COUNT-8: nvvm.mma.sync
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d0 floordiv 16) * 32 + (d1 floordiv 2) mod 4, ((d0 floordiv 8) mod 2) * 2 + d1 mod 2 + (d1 floordiv 8) * 4)>
 func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %v = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
-    %p = tile.alloc_fragment : memref<64x32xf16, #tile.scope<fragment>>
-    %o = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %v = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<32x64xf16, #tile.scope<shared>>
+    %p = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x64xf32, #tile.scope<fragment>>
     tile.copy %V[%c0, %c0] [32, 64] to %v[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tile.scope<shared>>
-    tile.parallel (%i, %j) in (64, 32) {
+    tile.parallel (%i, %j) in (64, 32) attributes {layout = #tile.layout<#map, threads = 128>} {
       %s = arith.addi %i, %j : index
       %x = arith.index_cast %s : index to i32
       %y = arith.sitofp %x : i32 to f16
       memref.store %y, %p[%i, %j] : memref<64x32xf16, #tile.scope<fragment>>
     }
     tile.fill %o, %zero : memref<64x64xf32, #tile.scope<fragment>>, f32
-    tile.gemm %p, %v, %o {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    tile.barrier
+    tile.gemm %p, %v, %o {policy = #tile.policy<full_row>, warp_partition = array<i64: 4, 1>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
     tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
   }
   return
@@ -214,14 +252,15 @@ func.func @register_a(%V: memref<32x64xf16>, %O: memref<64x64xf32>) {
 // CHECK: gpu.func @contract_kernel
 // CHECK: %[[M:.+]] = arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : f32
 // CHECK: arith.subf %[[M]], %{{.+}} fastmath<contract> : f32
+#map = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 32, d0 mod 4)>
 func.func @contract(%X: memref<128xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %two = arith.constant 2.0 : f32
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %f = tile.alloc_fragment : memref<128xf32, #tile.scope<fragment>>
+    %f = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128, replicate = 4>} : memref<128xf32, #tile.scope<fragment>>
     tile.copy %X[%c0] [128] to %f[%c0] [128] : memref<128xf32> to memref<128xf32, #tile.scope<fragment>>
-    tile.parallel (%i) in (128) {
+    tile.parallel (%i) in (128) attributes {layout = #tile.layout<#map, threads = 128, replicate = 4>} {
       %v = memref.load %f[%i] : memref<128xf32, #tile.scope<fragment>>
       %m = arith.mulf %v, %two : f32
       %d = arith.subf %m, %v : f32

@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(tile-layout-inference{mma=false mfma=true}),convert-tile-to-rocdl{chip=gfx942})'
+// RUN: tile-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx942})'
 // RUN: not tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx1100})' 2>&1 | FileCheck %s --check-prefix=CHIP
 
 // RDNA chips (wave32, no MFMA) are refused before anything is lowered.
@@ -9,8 +9,8 @@
 func.func @too_much_lds(%n: index) {
   // expected-error @+1 {{needs 99328 bytes of shared memory (98304 for its shared buffers, 0 of scratch, 1024 to align swizzled buffers), more than the 64 KB a block can have on gfx942}}
   tile.kernel blocks(%bx) in (%n) threads(256) {
-    %a = tile.alloc_shared : memref<192x128xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<192x128xf16, #tile.scope<shared>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x128xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x128xf16, #tile.scope<shared>>
   }
   return
 }
@@ -42,13 +42,14 @@ func.func @warp_specialize(%n: index) {
 // -----
 
 // f64 transcendental functions would need the device libraries too.
+#map = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 16, d0 mod 4)>
 func.func @f64_exp(%X: memref<64xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(64) {
-    %f = tile.alloc_fragment : memref<64xf64, #tile.scope<fragment>>
+    %f = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64, replicate = 4>} : memref<64xf64, #tile.scope<fragment>>
     tile.copy %X[%c0] [64] to %f[%c0] [64] : memref<64xf64> to memref<64xf64, #tile.scope<fragment>>
-    tile.parallel (%i) in (64) {
+    tile.parallel (%i) in (64) attributes {layout = #tile.layout<#map, threads = 64, replicate = 4>} {
       %v = memref.load %f[%i] : memref<64xf64, #tile.scope<fragment>>
       // expected-error @+1 {{this math function on 'f64' is not supported on ROCm targets yet}}
       %e = math.exp %v : f64
@@ -86,11 +87,12 @@ func.func @nested_kernel(%n: index, %flag: i1) {
 
 // A gemm marked for MFMA by hand on f32 inputs: MFMA 32x32x8 takes f16 or
 // bf16.
+#map = affine_map<(d0, d1) -> ((d0 mod 8) * 8 + d1 floordiv 4, (d0 floordiv 8) * 4 + d1 mod 4)>
 func.func @mfma_f32(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(64) {
-    %a = tile.alloc_shared : memref<32x8xf32, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<8x32xf32, #tile.scope<shared>>
-    %c = tile.alloc_fragment : memref<32x32xf32, #tile.scope<fragment>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<32>} : memref<32x8xf32, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<8x32xf32, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64>} : memref<32x32xf32, #tile.scope<fragment>>
     // expected-error @+1 {{'tile.gemm' op MFMA gemms support f16/bf16 inputs with an f32 accumulator, got 'f32' -> 'f32'}}
     tile.gemm %a, %b, %c {mfma = array<i64: 1, 1>} : memref<32x8xf32, #tile.scope<shared>>, memref<8x32xf32, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
   }

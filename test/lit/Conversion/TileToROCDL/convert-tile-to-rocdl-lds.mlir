@@ -1,5 +1,5 @@
-// RUN: tile-opt %s --pass-pipeline='builtin.module(func.func(tile-layout-inference{mma=false mfma=true}),convert-tile-to-rocdl{chip=gfx950})' | FileCheck %s --check-prefix=GFX950
-// RUN: not tile-opt %s --pass-pipeline='builtin.module(func.func(tile-layout-inference{mma=false mfma=true}),convert-tile-to-rocdl{chip=gfx90a})' 2>&1 | FileCheck %s --check-prefix=GFX90A
+// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx950})' | FileCheck %s --check-prefix=GFX950
+// RUN: not tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx90a})' 2>&1 | FileCheck %s --check-prefix=GFX90A
 
 // The LDS budget is the chip's: 96 KB of shared buffers (plus 1 KB to align
 // their swizzle) fit the 160 KB of a gfx950 workgroup, but not the 64 KB of
@@ -15,8 +15,8 @@ func.func @lds(%X: memref<192x128xf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(256) {
-    %a = tile.alloc_shared : memref<192x128xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<192x128xf16, #tile.scope<shared>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x128xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x128xf16, #tile.scope<shared>>
     tile.copy %X[%c0, %c0] [192, 128] to %a[%c0, %c0] [192, 128] : memref<192x128xf16> to memref<192x128xf16, #tile.scope<shared>>
     tile.copy %a[%c0, %c0] [192, 128] to %b[%c0, %c0] [192, 128] : memref<192x128xf16, #tile.scope<shared>> to memref<192x128xf16, #tile.scope<shared>>
     tile.copy %b[%c0, %c0] [192, 128] to %X[%c0, %c0] [192, 128] : memref<192x128xf16, #tile.scope<shared>> to memref<192x128xf16>

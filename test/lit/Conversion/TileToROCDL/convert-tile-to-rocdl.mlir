@@ -1,5 +1,5 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline,tile-layout-inference{mma=false mfma=true},tile-insert-barriers),convert-tile-to-rocdl{chip=gfx942},canonicalize,cse)' | FileCheck %s
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline,tile-layout-inference{mma=false mfma=true},tile-insert-barriers),convert-tile-to-rocdl{chip=gfx942},canonicalize,cse)' | FileCheck %s --check-prefix=AMD
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx942},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx942},canonicalize,cse)' | FileCheck %s --check-prefix=AMD
 
 // Nothing NVIDIA-specific survives in any case below: no cp.async (copies
 // are synchronous), no ldmatrix/mma.sync, no NVVM intrinsics.
@@ -19,6 +19,10 @@
 // issues one v_mfma_f32_32x32x8f16 per 32x32 block: 2 steps x 2 blocks per
 // iteration; the accumulator (32 f32 per lane) is a private array that LLVM
 // promotes to registers.
+// The input is the loop as tile-pipeline leaves it (then canonicalized),
+// annotated by layout inference (MFMA) and barrier insertion;
+// test/lit/Pipelines/tile-pipeline-to-rocdl.mlir lowers the same gemm from
+// its tile.pipelined form through the whole chain.
 // CHECK-LABEL: func.func @gemm_f16
 // CHECK: gpu.launch_func @gemm_f16_kernel::@gemm_f16_kernel blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %c7168_i32
 // CHECK: gpu.module @gemm_f16_kernel [#rocdl.target<O = 3, chip = "gfx942">]
@@ -48,24 +52,51 @@
 // CHECK-COUNT-4: rocdl.mfma.f32.32x32x8f16
 // CHECK-NOT: rocdl.mfma
 // CHECK: gpu.return
+#map = affine_map<(d0, d1) -> (((d0 floordiv 4) mod 2) * 32 + d1 mod 32, d0 mod 4 + (d0 floordiv 8) * 4 + (d1 floordiv 32) * 16)>
+#map1 = affine_map<(d0) -> (d0 * 32)>
+#map2 = affine_map<(d0) -> (d0 * 16)>
 func.func @gemm_f16(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x64xf32>) {
+  %c4 = arith.constant 4 : index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c4 = arith.constant 4 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx, %by) in (%c1, %c2) threads(64) {
-    %a = tile.alloc_shared : memref<32x16xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
-    %c = tile.alloc_fragment : memref<32x64xf32, #tile.scope<fragment>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<32>} : memref<2x32x16xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<2x16x64xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64>} : memref<32x64xf32, #tile.scope<fragment>>
     tile.fill %c, %zero : memref<32x64xf32, #tile.scope<fragment>>, f32
-    %m = affine.apply affine_map<(d0) -> (d0 * 32)>(%by)
-    tile.pipelined %k = %c0 to %c4 step %c1 num_stages = 2 {
-      %kk = affine.apply affine_map<(d0) -> (d0 * 16)>(%k)
-      tile.copy %A[%m, %kk] [32, 16] to %a[%c0, %c0] [32, 16] : memref<64x64xf16> to memref<32x16xf16, #tile.scope<shared>>
-      tile.copy %B[%kk, %c0] [16, 64] to %b[%c0, %c0] [16, 64] : memref<64x64xf16> to memref<16x64xf16, #tile.scope<shared>>
-      tile.gemm %a, %b, %c : memref<32x16xf16, #tile.scope<shared>>, memref<16x64xf16, #tile.scope<shared>> -> memref<32x64xf32, #tile.scope<fragment>>
+    %m = affine.apply #map1(%by)
+    // Prologue: stage 0 loads k = 0.
+    tile.copy %A[%m, %c0] [32, 16] to %a[%c0, %c0, %c0] [1, 32, 16] {async} : memref<64x64xf16> to memref<2x32x16xf16, #tile.scope<shared>>
+    tile.copy %B[%c0, %c0] [16, 64] to %b[%c0, %c0, %c0] [1, 16, 64] {async} : memref<64x64xf16> to memref<2x16x64xf16, #tile.scope<shared>>
+    tile.async_commit
+    // Steady state: wait for stage (k - 1) % 2, multiply it, load k into
+    // stage k % 2.
+    scf.for %k = %c1 to %c4 step %c1 {
+      %kprev = arith.subi %k, %c1 : index
+      tile.async_wait 0
+      tile.barrier
+      %rs = arith.remui %kprev, %c2 : index
+      %a_rs = memref.subview %a[%rs, 0, 0] [1, 32, 16] [1, 1, 1] : memref<2x32x16xf16, #tile.scope<shared>> to memref<32x16xf16, strided<[16, 1], offset: ?>, #tile.scope<shared>>
+      %b_rs = memref.subview %b[%rs, 0, 0] [1, 16, 64] [1, 1, 1] : memref<2x16x64xf16, #tile.scope<shared>> to memref<16x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>>
+      tile.gemm %a_rs, %b_rs, %c {mfma = array<i64: 1, 1>} : memref<32x16xf16, strided<[16, 1], offset: ?>, #tile.scope<shared>>, memref<16x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>> -> memref<32x64xf32, #tile.scope<fragment>>
+      %ws = arith.remui %k, %c2 : index
+      %kk = affine.apply #map2(%k)
+      tile.copy %A[%m, %kk] [32, 16] to %a[%ws, %c0, %c0] [1, 32, 16] {async} : memref<64x64xf16> to memref<2x32x16xf16, #tile.scope<shared>>
+      tile.copy %B[%kk, %c0] [16, 64] to %b[%ws, %c0, %c0] [1, 16, 64] {async} : memref<64x64xf16> to memref<2x16x64xf16, #tile.scope<shared>>
+      tile.async_commit
     }
+    // Epilogue: the last stage (k = 3 in stage 1).
+    tile.async_wait 0
+    tile.barrier
+    %a_last = memref.subview %a[1, 0, 0] [1, 32, 16] [1, 1, 1] : memref<2x32x16xf16, #tile.scope<shared>> to memref<32x16xf16, strided<[16, 1], offset: 512>, #tile.scope<shared>>
+    %a1 = memref.cast %a_last : memref<32x16xf16, strided<[16, 1], offset: 512>, #tile.scope<shared>> to memref<32x16xf16, strided<[16, 1], offset: ?>, #tile.scope<shared>>
+    %b_last = memref.subview %b[1, 0, 0] [1, 16, 64] [1, 1, 1] : memref<2x16x64xf16, #tile.scope<shared>> to memref<16x64xf16, strided<[64, 1], offset: 1024>, #tile.scope<shared>>
+    %b1 = memref.cast %b_last : memref<16x64xf16, strided<[64, 1], offset: 1024>, #tile.scope<shared>> to memref<16x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>>
+    tile.gemm %a1, %b1, %c {mfma = array<i64: 1, 1>} : memref<32x16xf16, strided<[16, 1], offset: ?>, #tile.scope<shared>>, memref<16x64xf16, strided<[64, 1], offset: ?>, #tile.scope<shared>> -> memref<32x64xf32, #tile.scope<fragment>>
+    tile.async_commit
+    tile.async_wait 0
     tile.copy %c[%c0, %c0] [32, 64] to %C[%m, %c0] [32, 64] : memref<32x64xf32, #tile.scope<fragment>> to memref<64x64xf32>
   }
   return
@@ -104,16 +135,18 @@ func.func @gemm_f16(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x
 // CHECK-NEXT: memref.store %[[D0]], %[[ACC]][%c0]
 // CHECK: %[[D15:.+]] = vector.extract %[[D]][15] : f32 from vector<16xf32>
 // CHECK-NEXT: memref.store %[[D15]], %[[ACC]][%c15]
+#map = affine_map<(d0, d1) -> (((d0 floordiv 4) mod 2) * 32 + d1, d0 mod 4 + (d0 floordiv 8) * 4)>
 func.func @gemm_bf16(%A: memref<32x8xbf16>, %B: memref<8x32xbf16>, %C: memref<32x32xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(64) {
-    %a = tile.alloc_shared : memref<32x8xbf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<8x32xbf16, #tile.scope<shared>>
-    %c = tile.alloc_fragment : memref<32x32xf32, #tile.scope<fragment>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<0>} : memref<32x8xbf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<8x32xbf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64>} : memref<32x32xf32, #tile.scope<fragment>>
     tile.copy %A[%c0, %c0] [32, 8] to %a[%c0, %c0] [32, 8] : memref<32x8xbf16> to memref<32x8xbf16, #tile.scope<shared>>
     tile.copy %B[%c0, %c0] [8, 32] to %b[%c0, %c0] [8, 32] : memref<8x32xbf16> to memref<8x32xbf16, #tile.scope<shared>>
-    tile.gemm %a, %b, %c {clear_accum} : memref<32x8xbf16, #tile.scope<shared>>, memref<8x32xbf16, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
+    tile.barrier
+    tile.gemm %a, %b, %c {clear_accum, mfma = array<i64: 1, 1>} : memref<32x8xbf16, #tile.scope<shared>>, memref<8x32xbf16, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
     tile.copy %c[%c0, %c0] [32, 32] to %C[%c0, %c0] [32, 32] : memref<32x32xf32, #tile.scope<fragment>> to memref<32x32xf32>
   }
   return
@@ -159,15 +192,17 @@ func.func @gemm_bf16(%A: memref<32x8xbf16>, %B: memref<8x32xbf16>, %C: memref<32
 // CHECK-NOT: math.exp
 // CHECK-NOT: memref.alloca
 // CHECK: gpu.return
+#map = affine_map<(d0, d1) -> (d1 floordiv 4, d0 * 4 + d1 mod 4)>
+#map1 = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 4, d0 mod 4)>
 func.func @row_max(%X: memref<16x512xf32>, %Y: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %x = tile.alloc_fragment : memref<16x512xf32, #tile.scope<fragment>>
-    %m = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    %x = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<16x512xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment {layout = #tile.layout<#map1, threads = 128, replicate = 32>} : memref<16xf32, #tile.scope<fragment>>
     tile.copy %X[%c0, %c0] [16, 512] to %x[%c0, %c0] [16, 512] : memref<16x512xf32> to memref<16x512xf32, #tile.scope<fragment>>
     tile.reduce %x -> %m {kind = #tile.reduce<max>, dim = 1, clear} : memref<16x512xf32, #tile.scope<fragment>> -> memref<16xf32, #tile.scope<fragment>>
-    tile.parallel (%i) in (16) {
+    tile.parallel (%i) in (16) attributes {layout = #tile.layout<#map1, threads = 128, replicate = 32>} {
       %v = memref.load %m[%i] : memref<16xf32, #tile.scope<fragment>>
       %e = math.exp %v : f32
       memref.store %e, %m[%i] : memref<16xf32, #tile.scope<fragment>>
@@ -189,14 +224,15 @@ func.func @row_max(%X: memref<16x512xf32>, %Y: memref<16xf32>) {
 // CHECK-NEXT: llvm.intr.trap
 // CHECK-NEXT: }
 // CHECK-NOT: llvm.call
+#map = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 16, d0 mod 4)>
 func.func @check(%X: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   tile.kernel blocks(%bx) in (%c1) threads(64) {
-    %f = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    %f = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64, replicate = 4>} : memref<64xf32, #tile.scope<fragment>>
     tile.copy %X[%c0] [64] to %f[%c0] [64] : memref<64xf32> to memref<64xf32, #tile.scope<fragment>>
-    tile.parallel (%i) in (64) {
+    tile.parallel (%i) in (64) attributes {layout = #tile.layout<#map, threads = 64, replicate = 4>} {
       %v = memref.load %f[%i] : memref<64xf32, #tile.scope<fragment>>
       %ok = arith.cmpf oge, %v, %zero : f32
       tile.device_assert %ok, "X must be non-negative" loc("kernel.py":12:9)
@@ -248,7 +284,7 @@ func.func @copy_convert(%A: memref<16x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(128) {
-    %as = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
+    %as = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<16x64xf16, #tile.scope<shared>>
     tile.copy %A[%c0, %c0] [16, 64] to %as[%c0, %c0] [16, 64] : memref<16x64xf32> to memref<16x64xf16, #tile.scope<shared>>
   }
   return

@@ -1,5 +1,10 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-schedule,tile-pipeline-expand),canonicalize,cse)' | FileCheck %s
 
+// The two phases of software pipelining in a row, from loops without a
+// schedule: tile-pipeline-schedule assigns the stages, tile-pipeline-expand
+// builds prologue, steady state and epilogue from them. Each phase is
+// tested alone in Tile/Transforms/.
+
 // Three stages: both shared buffers get three slots; the first two steps
 // (prologue) issue the copies of iterations 0 and 1, guarded by the dynamic
 // trip count; the steady state waits for the group of iteration t - 2 (one

@@ -1,5 +1,4 @@
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-print-layouts))' -o /dev/null | FileCheck %s
-// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-layout-inference{mma=false mfma=true},tile-print-layouts))' -o /dev/null | FileCheck %s --check-prefix=MFMA
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-print-layouts))' -o /dev/null | FileCheck %s --check-prefixes=CHECK,MFMA
 
 // A fragment of 2x4 over 4 threads: each cell is thread:register, rows are
 // the first index; a replicated layout shows replica 0 and says where the
@@ -32,10 +31,10 @@ func.func @tables(%n: index) {
 
 // -----
 
-// The MFMA accumulator of one wave after layout inference: lane l holds
-// column l mod 32 and rows 8 j + 4 (l / 32) + i in register 4 j + i: rows
-// 0-3 are lanes 0-31 (registers 0-3), rows 4-7 lanes 32-63, row 8 starts
-// register 4. (The shared operands come first, with their swizzles.)
+// The MFMA accumulator of one wave as layout inference (mfma=true) leaves
+// it: lane l holds column l mod 32 and rows 8 j + 4 (l / 32) + i in register
+// 4 j + i: rows 0-3 are lanes 0-31 (registers 0-3), rows 4-7 lanes 32-63,
+// row 8 starts register 4. (The shared operands come first, with their swizzles.)
 // MFMA-LABEL: // tile-print-layouts: @mfma
 // MFMA: %2 fragment 32x32xf32: 64 threads, 16 registers/thread; cells are thread:register
 // MFMA-NEXT: |     0     1     2 {{.+}}    31
@@ -49,12 +48,13 @@ func.func @tables(%n: index) {
 // MFMA-NEXT: 7 |  32:3  33:3 {{.+}}  63:3
 // MFMA-NEXT: 8 |   0:4   1:4
 // MFMA: 31 |  32:15  33:15 {{.+}}  63:15
+#map = affine_map<(d0, d1) -> (((d0 floordiv 4) mod 2) * 32 + d1, d0 mod 4 + (d0 floordiv 8) * 4)>
 func.func @mfma(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(64) {
-    %a = tile.alloc_shared : memref<32x8xf16, #tile.scope<shared>>
-    %b = tile.alloc_shared : memref<8x32xf16, #tile.scope<shared>>
-    %c = tile.alloc_fragment : memref<32x32xf32, #tile.scope<fragment>>
-    tile.gemm %a, %b, %c : memref<32x8xf16, #tile.scope<shared>>, memref<8x32xf16, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<0>} : memref<32x8xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<64>} : memref<8x32xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64>} : memref<32x32xf32, #tile.scope<fragment>>
+    tile.gemm %a, %b, %c {mfma = array<i64: 1, 1>} : memref<32x8xf16, #tile.scope<shared>>, memref<8x32xf16, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
   }
   return
 }
