@@ -1,5 +1,5 @@
-"""What every benchmark in this folder shares: loading an example by path,
-checking and timing a contender, compiling many kernels in parallel, the
+"""What every benchmark in this folder shares: checking and timing a
+contender, compiling many kernels in parallel, the
 sidecar a prepare leaves in the kernel cache and the environment header.
 
 Each benchmark script puts this folder on sys.path and imports it as
@@ -11,7 +11,6 @@ by path). A contender's result is a triple (status, ms, detail):
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -31,15 +30,6 @@ except ImportError:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WARMUP, REP = 25, 100
-
-
-def load(relpath, name):
-    """The module at ROOT/relpath (an example or another benchmark), loaded
-    under `name` without touching sys.path."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relpath))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # ---------------------------------------------------------------------------

@@ -1,13 +1,13 @@
 """Weight-only quantized GEMM and GEMV on the GPU: ours next to cuBLAS and
 a Triton dequant kernel.
 
-Cases: C = A @ dequant(W)^T (examples/dequant/dequant_gemm.py) for int4 and
+Cases: C = A @ dequant(W)^T (tilelang_mlir.kernels.dequant) for int4 and
 int8 weights with group-128 scales, float16 activations, at (M, N, K) in
 {(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)}; the float16 GEMV
-y = W x (examples/dequant/gemv.py) at (N, K) in {(8192, 8192),
+y = W x (tilelang_mlir.kernels.gemv) at (N, K) in {(8192, 8192),
 (28672, 8192)}.
 
-Contenders: ours (every config of the example's list for the regime, the
+Contenders: ours (every config of the library's list for the regime, the
 fastest correct one reported; M = 1 tries the GEMV kernels without tensor
 cores (chunked, reading views of A and W, and per byte) and the 16-row
 tensor-core tiles; configs with `word` read the weights
@@ -48,6 +48,8 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.compiler.cuda import resource_report
+from tilelang_mlir.kernels import dequant as dq
+from tilelang_mlir.kernels import gemv as gv
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -59,8 +61,6 @@ try:  # Triton is on the GPU machine only
 except ImportError:
     triton = None
 
-dq = common.load("examples/dequant/dequant_gemm.py", "dequant_dequant_gemm")
-gv = common.load("examples/dequant/gemv.py", "dequant_gemv")
 
 DQ_SHAPES = [(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)]
 GEMV_SHAPES = [(8192, 8192), (28672, 8192)]
@@ -121,7 +121,7 @@ def gemv_sweep(bits, K):
 
 
 class Case:
-    sweep = False  # M = 1: the GEMV sweep instead of the example's configs
+    sweep = False  # M = 1: the GEMV sweep instead of the library's configs
     cold_all = False  # M <= 16: every correct config timed cold
 
     def __init__(self, kind, shape, bits=16, dtype="float16"):
@@ -203,7 +203,7 @@ def cases(args):
 
 
 # ---------------------------------------------------------------------------
-# Triton: a dequantizing matmul (the packed format of the example), C = A @ W^T
+# Triton: a dequantizing matmul (the packed format of the library's kernels), C = A @ W^T
 # ---------------------------------------------------------------------------
 
 if triton is not None:
@@ -221,7 +221,7 @@ if triton is not None:
     def _triton_dequant_kernel(a_ptr, q_ptr, s_ptr, c_ptr, M, N, K, BITS: tlang.constexpr,
                                GROUP_K: tlang.constexpr, BLOCK_M: tlang.constexpr,
                                BLOCK_N: tlang.constexpr, BLOCK_K: tlang.constexpr):
-        # The example's format: int4 byte b of a row holds k = b (low nibble)
+        # The library's format: int4 byte b of a row holds k = b (low nibble)
         # and k = b + K/2 (high nibble), so each step unpacks one tile of
         # bytes into a tile of each half of K and runs two dots.
         pid_m, pid_n = tlang.program_id(1), tlang.program_id(0)
@@ -499,7 +499,7 @@ def main(argv=None):
                         help="M <= 16: time every correct config cold and keep the fastest "
                              "(default: the fastest flushed one)")
     parser.add_argument("--gemv-sweep", action="store_true",
-                        help="M = 1: sweep the chunked GEMV's tiles instead of the example's "
+                        help="M = 1: sweep the chunked GEMV's tiles instead of the library's "
                              "list (and the float16 GEMV's)")
     args = parser.parse_args(argv)
     Case.sweep = args.gemv_sweep

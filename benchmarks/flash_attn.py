@@ -4,7 +4,7 @@ scaled_dot_product_attention backends and a Triton FlashAttention-2 kernel.
 Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
 (batch, heads, seq, dim) tensors.
 
-Contenders: ours (examples/attention/flash_attn.py: its Hopper schedule,
+Contenders: ours (kernels/attention/flash_attn.py: its Hopper schedule,
 PASS_CONFIGS, on its first config, then every config of its CONFIGS and
 variants under other pass configs; the fastest kept), torch.nn.functional.
 scaled_dot_product_attention with each backend that runs (CUDNN_ATTENTION,
@@ -37,6 +37,7 @@ import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl
+from tilelang_mlir.kernels.attention import flash_attn as ours
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,8 +54,7 @@ try:
 except ImportError:  # older torch
     SDPBackend = sdpa_kernel = None
 
-example = common.load("examples/attention/flash_attn.py", "flash_attn_example")
-# The example's Hopper schedule first (its PASS_CONFIGS on its first
+# The library's Hopper schedule first (its PASS_CONFIGS on its first
 # config), then its configs under the compiler's defaults and variants
 # under pass configs that are off by default, to show what each does:
 # warpgroup turns at the gemms (tl.enable_pingpong; with the rotation, one
@@ -71,27 +71,27 @@ VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate",
 # CONFIGS now: clusters of 1 or 4 instead of 2 and 32-bit index arithmetic
 # moved the Hopper schedule by no more than run-to-run noise, BENCHMARKS.md).
 VALUED = {"nocluster": ("tl.cluster_size", 1), "cluster4": ("tl.cluster_size", 4)}
-assert example.PASS_CONFIGS == {VARIANTS["rotate"]: True, VARIANTS["pingpong"]: True}
+assert ours.PASS_CONFIGS == {VARIANTS["rotate"]: True, VARIANTS["pingpong"]: True}
 _W160 = dict(block_M=128, block_N=160, num_stages=2, threads=256)
 _W176 = dict(block_M=128, block_N=176, num_stages=2, threads=256)
-CONFIGS = [dict(example.CONFIGS[0], rotate=True, pingpong=True)] + example.CONFIGS + [
-    dict(example.CONFIGS[0], pingpong=True),
-    dict(example.CONFIGS[0], rotate=True),
-    dict(example.CONFIGS[0], rotate=True, sched=True),
-    dict(example.CONFIGS[2], rotate=True, sched=True),
+CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
+    dict(ours.CONFIGS[0], pingpong=True),
+    dict(ours.CONFIGS[0], rotate=True),
+    dict(ours.CONFIGS[0], rotate=True, sched=True),
+    dict(ours.CONFIGS[2], rotate=True, sched=True),
     dict(_W160, rotate=True, sched=True),
-    dict(example.CONFIGS[0], rotate=True, pingpong=True, sched=True),
-    dict(example.CONFIGS[2], rotate=True, pingpong=True, sched=True),
+    dict(ours.CONFIGS[0], rotate=True, pingpong=True, sched=True),
+    dict(ours.CONFIGS[2], rotate=True, pingpong=True, sched=True),
     dict(_W160, rotate=True, pingpong=True, sched=True),
     dict(_W176, rotate=True, pingpong=True),
     # Causal blocks in launch order instead of the longest first.
-    dict(example.CONFIGS[0], heavy_first=False),
-    dict(example.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),
+    dict(ours.CONFIGS[0], heavy_first=False),
+    dict(ours.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),
 ]
 
 
 def describe(config):
-    text = example.describe(config)
+    text = ours.describe(config)
     return " ".join([text] + [v for v in (*VARIANTS, *VALUED) if config.get(v, False)])
 
 
@@ -123,7 +123,7 @@ class Case:
 
     def program(self, config):
         tile = {k: v for k, v in config.items() if k not in VARIANTS and k not in VALUED}
-        return example.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
+        return ours.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
                                   dtype=self.dtype, **tile)
 
 

@@ -4,7 +4,7 @@ scaled_dot_product_attention with each backend that runs.
 Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
 (batch, heads, seq, dim) tensors.
 
-Contenders: ours (examples/attention/flash_attn_bwd.py: preprocess, main
+Contenders: ours (kernels/attention/flash_attn_bwd.py: preprocess, main
 kernel, postprocess; every config of its CONFIGS tried and the fastest
 kept), and torch.autograd.grad through F.scaled_dot_product_attention with
 each backend (CUDNN_ATTENTION, FLASH_ATTENTION, EFFICIENT_ATTENTION), its
@@ -33,6 +33,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from tilelang_mlir.kernels.attention import flash_attn_bwd as ours
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -43,7 +44,6 @@ try:
 except ImportError:  # older torch
     SDPBackend = sdpa_kernel = None
 
-example = common.load("examples/attention/flash_attn_bwd.py", "flash_attn_bwd_example")
 
 WARMUP, REP = 3, 20
 TOL = 1e-2
@@ -66,7 +66,7 @@ class Case:
             2 if self.causal else 1)
 
     def compile(self, config, target):
-        return example.FlashAttnBwd(self.batch, self.heads, self.seq, self.dim, self.causal,
+        return ours.FlashAttnBwd(self.batch, self.heads, self.seq, self.dim, self.causal,
                                     dtype=self.dtype, target=target, **config)
 
 
@@ -110,8 +110,8 @@ def run_case(case, kernels, generator):
     shape = (case.batch, case.heads, case.seq, case.dim)
     q, k, v, do = (torch.randn(shape, device="cuda", generator=generator).to(dt)
                    for _ in range(4))
-    o, lse = example.forward(q, k, v, case.causal)
-    refs = example.reference(q, k, v, do, case.causal)
+    o, lse = ours.forward(q, k, v, case.causal)
+    refs = ours.reference(q, k, v, do, case.causal)
     check = check_grads(refs)
     row = {"case": case}
     results = []
@@ -120,12 +120,12 @@ def run_case(case, kernels, generator):
         status, ms, detail = result
         text = (f"{ms:8.3f} ms {case.flop / ms / 1e9:6.0f} TFLOP/s (error {detail:.1e})"
                 if status == "ok" else f"{status}: {detail}")
-        print(f"   ours {example.describe(config):20} {text}")
+        print(f"   ours {ours.describe(config):20} {text}")
         results.append((config, result))
     ok = [r for r in results if r[1][0] == "ok"]
     if ok:
         config, row["ours"] = min(ok, key=lambda r: r[1][1])
-        row["config"] = example.describe(config)
+        row["config"] = ours.describe(config)
     else:
         row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
         row["config"] = "none ran correctly"
@@ -181,7 +181,7 @@ def main(argv=None):
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--seq", type=int, default=4096)
     parser.add_argument("--no-autotune", action="store_true",
-                        help="ours with the example's default tiles only")
+                        help="ours with the library's default tiles only")
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
@@ -191,11 +191,11 @@ def main(argv=None):
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
     tasks = [(case, config) for case in todo
-             for config in ([example.BLOCKS[case.dim]] if args.no_autotune
-                            else example.CONFIGS)]
+             for config in ([ours.BLOCKS[case.dim]] if args.no_autotune
+                            else ours.CONFIGS)]
     results = [common.try_compile(lambda: case.compile(config, target), lambda bwd: bwd.main)
                for case, config in tasks]
-    compiled, failures, _ = common.collect_compiles(tasks, results, example.describe,
+    compiled, failures, _ = common.collect_compiles(tasks, results, ours.describe,
                                                     seconds=time.perf_counter() - t0)
     watch.check()
     if not gpu:

@@ -6,7 +6,7 @@ heads, 8 or 32 KV heads (grouped-query and multi-head attention), every
 sequence `cache` tokens long (4096 to 32768), head dim 128, float16, a
 contiguous (batch, kv_heads, cache, dim) KV cache.
 
-Contenders: ours (examples/attention/flash_decode.py: split kernel and
+Contenders: ours (kernels/attention/flash_decode.py: split kernel and
 combine; each config of CONFIGS with split counts around the two-waves
 default, the fastest kept), torch SDPA with the query as a length-1
 sequence, one column per backend (FLASH_ATTENTION, CUDNN_ATTENTION,
@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
+from tilelang_mlir.kernels.attention import flash_decode as ours
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,12 +58,11 @@ try:
 except ImportError:  # older torch
     SDPBackend = sdpa_kernel = None
 
-example = common.load("examples/attention/flash_decode.py", "flash_decode_example")
 
 HEADS, DIM = 32, 128
 TOL = 1e-2
 SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "MATH"]
-# Ours: KV tile and stages (block_H is the example's default: 16 rows).
+# Ours: KV tile and stages (block_H is the library's default: 16 rows).
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=128, num_stages=3)]
 
@@ -86,14 +86,14 @@ class Case:
 
     def split_counts(self, autotune=True):
         """The two-waves default, and half and twice it."""
-        s = example.default_splits(self.batch, self.kv_heads, self.cache)
+        s = ours.default_splits(self.batch, self.kv_heads, self.cache)
         if not autotune:
             return [s]
         tiles = math.ceil(self.cache / 64)
         return sorted({max(1, s // 2), s, min(tiles, 2 * s)})
 
     def ours(self, config, splits, target):
-        return example.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
+        return ours.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
                                    num_splits=splits, target=target, dtype=self.dtype, **config)
 
 
@@ -235,7 +235,7 @@ def run_case(case, kernels, generator):
     k = torch.randn(B, G, N, DIM, device="cuda", generator=generator).to(dt)
     v = torch.randn(B, G, N, DIM, device="cuda", generator=generator).to(dt)
     lens = torch.full((B,), N, dtype=torch.int32, device="cuda")
-    o_ref = example.reference(q, k, v, lens)
+    o_ref = ours.reference(q, k, v, lens)
     check = within(o_ref, TOL)
     row = {"case": case}
     results = []
@@ -265,7 +265,7 @@ def run_case(case, kernels, generator):
     if triton is None:
         row["triton"] = ("n/a", None, "triton is not installed")
     else:
-        splits = example.default_splits(B, G, N)
+        splits = ours.default_splits(B, G, N)
         row["triton"] = measure(lambda: triton_decode(q, k, v, lens, splits), check)
         row["triton_config"] = (f"{triton_best()} splits={splits}"
                                 if row["triton"][0] == "ok" else "")

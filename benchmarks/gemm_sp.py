@@ -6,7 +6,7 @@ A (M x K) 2:4 sparse (two random nonzeros in every group of four columns),
 B (K x N) dense, C in the input type.
 
 Contenders, all on the same random A and B:
-- ours: examples/sparse/gemm_sp.py on A compressed by
+- ours: kernels/gemm_sp.py on A compressed by
   tilelang_mlir.sparse.compress (A_sparse M x K/2, int16 metadata E; the
   compression is not timed), every config of CONFIGS tried and the fastest
   correct one reported (wgmma.mma_async.sp, TMA, warp specialization);
@@ -37,13 +37,13 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from tilelang_mlir.kernels import gemm_sp as ours
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 from tilelang_mlir.sparse import compress
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
 
-example = common.load("examples/sparse/gemm_sp.py", "gemm_sp_example")
 
 TOL = 1e-2
 FullRow = T.GemmWarpPolicy.FullRow
@@ -52,7 +52,7 @@ FullRow = T.GemmWarpPolicy.FullRow
 # Shared memory per stage: block_M * 64 * 2 (A_sparse) + block_M * 16 (E)
 # + 128 * block_N * 2 (B) bytes.
 CONFIGS = [
-    dict(example.FAST),                                                                      # 164 KB
+    dict(ours.FAST),                                                                      # 164 KB
     dict(block_M=256, block_N=128, block_K=128, num_stages=3, threads=256, policy=FullRow),  # 204 KB
     dict(block_M=256, block_N=128, block_K=128, num_stages=2, threads=256, policy=FullRow),  # 136 KB + TMA store
     dict(block_M=128, block_N=128, block_K=128, num_stages=4, threads=256, policy=FullRow),  # 200 KB
@@ -179,18 +179,18 @@ def main(argv=None):
     parser.add_argument("--sizes", default="8192", help="comma-separated M = N = K")
     parser.add_argument("--dtypes", default="float16,bfloat16")
     parser.add_argument("--no-autotune", action="store_true",
-                        help="ours with the example's FAST tile only")
+                        help="ours with the library's FAST tile only")
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
     todo = [Case(int(s), d) for s in args.sizes.split(",") for d in args.dtypes.split(",")]
-    configs = [example.FAST] if args.no_autotune else CONFIGS
+    configs = [ours.FAST] if args.no_autotune else CONFIGS
 
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
     tasks = [(case, config) for case in todo for config in configs]
     results = [common.try_compile(lambda: tl.compile(
-        example.gemm_sp(case.M, case.N, case.K, dtype=case.dtype, **config), out_idx=[3],
+        ours.gemm_sp(case.M, case.N, case.K, dtype=case.dtype, **config), out_idx=[3],
         target=target)) for case, config in tasks]
     compiled, failures, _ = common.collect_compiles(tasks, results, describe,
                                                     seconds=time.perf_counter() - t0)

@@ -6,7 +6,7 @@ value dim 512), a paged cache (pages of 64 tokens, shuffled block table),
 batch 64 and 128, every sequence `cache` tokens long (1024 to 16384),
 float16.
 
-Contenders: ours (examples/attention/mla_decode.py: the split kernel and
+Contenders: ours (kernels/attention/mla_decode.py: the split kernel and
 the combine, each variant of VARIANTS with each number of splits of SPLITS
 tried and the fastest kept),
 torch (gather the pages of every sequence, then scores, softmax and P V
@@ -41,6 +41,7 @@ import time
 import torch
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
+from tilelang_mlir.kernels.attention import mla_decode as ours
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,17 +54,16 @@ try:  # Triton is on the GPU machine only
 except ImportError:
     triton = None
 
-example = common.load("examples/attention/mla_decode.py", "mla_decode_example")
 
 HEADS, PAGE = 128, 64
-DV, DPE = example.DV, example.DPE
+DV, DPE = ours.DV, ours.DPE
 TOL = 1e-2
 SPLITS = [1, 2, 4, 8]  # ours: the split counts tried
-# ours: the variants of the split kernel tried (examples/attention/mla_decode.py,
+# ours: the variants of the split kernel tried (kernels/attention/mla_decode.py,
 # `scores`): split = score columns split over the two warpgroups, row
 # statistics and P through shared memory; replicate = each warpgroup the
 # whole score tile, P in registers.
-VARIANTS = {"split": example.HOPPER, "replicate": example.HOPPER_REPLICATE}
+VARIANTS = {"split": ours.HOPPER, "replicate": ours.HOPPER_REPLICATE}
 H200_TFLOPS, H200_TBS = 989.0, 4.8
 
 
@@ -88,7 +88,7 @@ class Case:
         return self.batch * self.cache * (DV + DPE) * 2
 
     def ours(self, variant, splits, target):
-        return example.MlaDecode(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
+        return ours.MlaDecode(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
                                  target=target, dtype=self.dtype, **VARIANTS[variant])
 
 
@@ -224,10 +224,10 @@ def check(o_ref):
 
 def run_case(case, ours):
     lens = [case.cache] * case.batch
-    q, q_pe, kv, table, seqlens = example.make_inputs(
+    q, q_pe, kv, table, seqlens = ours.make_inputs(
         case.batch, HEADS, lens, dtype=getattr(torch, case.dtype), device="cuda",
         seed=int.from_bytes(os.urandom(4), "little"))
-    o_ref = example.reference(q, q_pe, kv, table, seqlens)
+    o_ref = ours.reference(q, q_pe, kv, table, seqlens)
     row = {"case": case}
     results = []
     for name, kernel in ours:
