@@ -38,7 +38,6 @@ Without a GPU it compiles every kernel a run would use into the kernel cache
 here, `scripts/gpu_check.sh run-dequant` on the GPU machine.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -50,7 +49,6 @@ import tilelang_mlir.language as T
 from tilelang_mlir.compiler.cuda import resource_report
 from tilelang_mlir.kernels import dequant as dq
 from tilelang_mlir.kernels import gemv as gv
-from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
@@ -270,10 +268,7 @@ if triton is not None:
         return C
 
     def triton_best():
-        cfg = _triton_dequant_kernel.best_config
-        return "?" if cfg is None else (
-            f"{cfg.kwargs['BLOCK_M']}x{cfg.kwargs['BLOCK_N']}x{cfg.kwargs['BLOCK_K']} "
-            f"w{cfg.num_warps} s{cfg.num_stages}")
+        return common.triton_config(_triton_dequant_kernel, "BLOCK_M", "BLOCK_N", "BLOCK_K")
 
 
 # ---------------------------------------------------------------------------
@@ -396,13 +391,10 @@ def cold_times(case, row, best, generator, floor=None, candidates=None):
 
 
 def cell(result, case, copy_gbs, weight_bits=None):
-    status, ms, detail = result
-    if status == "ok":
+    def text(ms):
         gbs = case.bytes(weight_bits) / ms / 1e6
         return f"{case.flop / ms / 1e9:.1f} / {gbs:.0f} ({gbs / copy_gbs:.0%})"
-    if status == "wrong":
-        return f"wrong ({detail:.1e})"
-    return status
+    return common.cell(result, text)
 
 
 def cold_cell(row, key, case, copy_gbs, weight_bits=None):
@@ -424,7 +416,7 @@ def print_table(rows, copy_gbs):
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         case, ours, cublas = row["case"], row["ours"], row["cublas"]
-        ratio = f"{cublas[1] / ours[1]:.2f}x" if ours[0] == "ok" and cublas[0] == "ok" else "—"
+        ratio = common.speedup(ours, cublas)
         us = f"{ours[1] * 1e3:.1f}" if ours[0] == "ok" else ""
         config = row["config"] if ours[0] == "ok" else ours[2]
         print(f"| {case.label} | {cell(ours, case, copy_gbs)} | {us} | "
@@ -488,8 +480,7 @@ def compile_all(todo, target):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__)
     parser.add_argument("--cases", default="dq,gemv", help="dq, gemv or both")
     parser.add_argument("--bits", default="4,8", help="weight bits of the dequant cases")
     parser.add_argument("--quick", action="store_true", help="the first shape of each kind")
@@ -513,21 +504,14 @@ def main(argv=None):
     if not gpu:
         print("no GPU here: compiled only (AOT prepare)")
         return
-    common.strict_math()
-    common.print_environment()
+    generator = common.start_measuring()
     copy_gbs = common.copy_bandwidth()
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
+
+    def run(case):
         floor = compiled.get(f"{case.label} floor")
-        rows.append(run_case(case, compiled[case.label], generator,
-                             floor[0][1] if floor else None))
-    print_table(rows, copy_gbs)
+        return run_case(case, compiled[case.label], generator, floor[0][1] if floor else None)
+    print_table(common.run_cases(todo, run), copy_gbs)
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

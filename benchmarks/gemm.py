@@ -24,7 +24,6 @@ of every case) into the kernel cache and exits: `scripts/gpu_check.sh
 prepare-gemm` here, `scripts/gpu_check.sh run-gemm` on the GPU machine.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -154,12 +153,8 @@ if triton is not None:
         return c
 
     def triton_best(a):
-        cfg = _TRITON[8 if a.element_size() == 1 else 16].best_config
-        if cfg is None:
-            return "?"
-        kw = cfg.kwargs
-        return (f"{kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} "
-                f"s{cfg.num_stages}")
+        return common.triton_config(_TRITON[8 if a.element_size() == 1 else 16],
+                                    "BLOCK_M", "BLOCK_N", "BLOCK_K")
 
 
 # ---------------------------------------------------------------------------
@@ -235,21 +230,16 @@ def print_table(rows):
     for row in rows:
         case = row["case"]
         ours, cublas = row["ours"], row["cublas"]
-        ratio = f"{cublas[1] / ours[1]:.2f}x" if ours[0] == "ok" and cublas[0] == "ok" else "—"
-        config = row.get("config", "")
-        if ours[0] == "failed":
-            config = f"{config}: {ours[2]}" if config else ours[2]
         print(f"| {case.shape} | {case.dtype} | {common.tflops(ours, case.flop)} | "
-              f"{common.tflops(cublas, case.flop)} | {common.tflops(row['triton'], case.flop)} | {ratio} | "
-              f"{config} | {row.get('triton_config', '')} |")
-        for key, name in (("cublas", "cuBLAS"), ("triton", "Triton")):
-            if row[key][0] == "failed":
-                notes.append(f"{case.label}: {name} failed: {row[key][2]}")
+              f"{common.tflops(cublas, case.flop)} | {common.tflops(row['triton'], case.flop)} | "
+              f"{common.speedup(ours, cublas)} | {common.config_cell(row)} | "
+              f"{row.get('triton_config', '')} |")
+        notes += common.failure_notes(row, ("cublas", "triton"),
+                                      {"cublas": "cuBLAS", "triton": "Triton"})
         if "cublas_precise" in row:
             notes.append(f"{case.label}: cuBLAS without fast accumulation: "
                          f"{common.tflops(row['cublas_precise'], case.flop)} TFLOP/s")
-    for note in notes:
-        print(f"  {note}")
+    common.print_notes(notes)
 
 
 def _compile_task(task):
@@ -271,16 +261,11 @@ def _compile_task(task):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__, "ours with the first config only", jobs=True)
     parser.add_argument("--quick", action="store_true", help="only 4096^3 and 8192^3, fp16/bf16")
     parser.add_argument("--shapes", help="comma-separated MxNxK (or N for N^3) to keep")
     parser.add_argument("--dtypes", help="comma-separated dtypes to keep (float16, bfloat16, "
                                          "float8_e4m3)")
-    parser.add_argument("--no-autotune", action="store_true",
-                        help="ours with the first config only")
-    parser.add_argument("--jobs", type=int, default=0,
-                        help="compile processes without a GPU (default: one per core)")
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
@@ -303,21 +288,13 @@ def main(argv=None):
         return
 
     # 2. Measure.
-    common.strict_math()
-    common.print_environment(prepared, f"median of {common.REP} CUDA-graph replays after "
-                             f"{common.WARMUP} warm-up, L2 flushed before each; TF32 and "
-                             "reduced-precision reductions off")
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        configs = [config for config, _ in compiled[case.label]]
-        rows.append(run_case(case, configs, first_failure.get(case.label), generator, target))
-    print_table(rows)
+    generator = common.start_measuring(
+        prepared, f"median of {common.REP} CUDA-graph replays after {common.WARMUP} warm-up, "
+        "L2 flushed before each; TF32 and reduced-precision reductions off")
+    print_table(common.run_cases(todo, lambda case: run_case(
+        case, [config for config, _ in compiled[case.label]], first_failure.get(case.label),
+        generator, target)))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

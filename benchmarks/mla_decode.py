@@ -32,27 +32,18 @@ cache and exits: `scripts/gpu_check.sh prepare-mla` here, `scripts/
 gpu_check.sh run-mla` on the GPU machine.
 """
 
-import argparse
 import math
 import os
 import sys
-import time
 
 import torch
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
 from tilelang_mlir.kernels.attention import mla_decode as ours
-from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
-from common import measure  # noqa: E402
-
-try:  # Triton is on the GPU machine only
-    import triton
-    import triton.language as tlang
-except ImportError:
-    triton = None
+from common import measure, tlang, triton  # noqa: E402 (Triton: None without it)
 
 
 HEADS, PAGE = 128, 64
@@ -165,23 +156,6 @@ if triton is not None:
         tlang.store(OPART + base[:, None] * DV + dv[None, :], o)
         tlang.store(LSEPART + base, lse)
 
-    @triton.jit
-    def _mla_combine(OPART, LSEPART, O, SPLITS, H: tlang.constexpr, DV: tlang.constexpr,
-                     NS: tlang.constexpr):
-        b = tlang.program_id(0)
-        h = tlang.program_id(1)
-        s = tlang.arange(0, NS)
-        lse = tlang.load(LSEPART + (b * SPLITS + s) * H + h, mask=s < SPLITS,
-                         other=float("-inf"))
-        m = tlang.max(lse, 0)
-        w = tlang.math.exp2(lse - m)
-        w = w / tlang.sum(w, 0)
-        dv = tlang.arange(0, DV)
-        parts = tlang.load(OPART + ((b * SPLITS + s[:, None]) * H + h) * DV + dv[None, :],
-                           mask=(s < SPLITS)[:, None], other=0.0)
-        o = tlang.sum(parts * w[:, None], 0)
-        tlang.store(O + (b * H + h) * DV + dv, o.to(O.dtype.element_ty))
-
     def triton_mla(q, q_pe, kv, table, lens, splits):
         B, H, _ = q.shape
         o_part = torch.empty(B, splits, H, DV, device=q.device, dtype=torch.float32)
@@ -194,16 +168,12 @@ if triton is not None:
         _mla_split[grid](q, q_pe, kv, table, lens, o_part, lse_part, scale, table.shape[1],
                          splits, H=H, DV=DV, DPE=DPE, PAGE=PAGE)
         o = torch.empty(B, H, DV, device=q.device, dtype=q.dtype)
-        _mla_combine[(B, H)](o_part, lse_part, o, splits, H=H, DV=DV,
-                             NS=max(2, triton.next_power_of_2(splits)))
+        common.triton_splitkv_combine[(B, H)](o_part, lse_part, o, splits, H=H, D=DV,
+                                              NS=max(2, triton.next_power_of_2(splits)))
         return o
 
     def triton_best():
-        cfg = _mla_split.best_config
-        if cfg is None:
-            return "?"
-        kw = cfg.kwargs
-        return f"{kw['BLOCK_H']}x{kw['BLOCK_N']} w{cfg.num_warps} s{cfg.num_stages}"
+        return common.triton_config(_mla_split, "BLOCK_H", "BLOCK_N")
 
 
 def triton_splits(case):
@@ -261,12 +231,7 @@ def run_case(case, ours):
 
 
 def cell(result, case):
-    status, ms, detail = result
-    if status == "ok":
-        return f"{case.flop / ms / 1e9:.0f} / {case.bytes / ms / 1e6:.0f}"
-    if status == "wrong":
-        return f"wrong ({detail:.1e})"
-    return status
+    return common.cell(result, lambda ms: f"{case.flop / ms / 1e9:.0f} / {case.bytes / ms / 1e6:.0f}")
 
 
 def print_table(rows):
@@ -276,7 +241,7 @@ def print_table(rows):
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         case, ours, trit = row["case"], row["ours"], row["triton"]
-        ratio = f"{trit[1] / ours[1]:.2f}x" if ours[0] == "ok" and trit[0] == "ok" else "—"
+        ratio = common.speedup(ours, trit)
         bound = "—"
         if ours[0] == "ok":
             f = case.flop / ours[1] / 1e9 / H200_TFLOPS
@@ -289,11 +254,9 @@ def print_table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__, "ours with 4 splits only")
     parser.add_argument("--batch", default="64,128")
     parser.add_argument("--cache", default="1024,4096,8192,16384")
-    parser.add_argument("--no-autotune", action="store_true", help="ours with 4 splits only")
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help=f"ours: the split-kernel variants tried ({', '.join(VARIANTS)})")
     args = parser.parse_args(argv)
@@ -305,42 +268,21 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
 
-    t0 = time.perf_counter()
-    watch = common.CompilerWatch()
-    compiled, failures = {}, []
-    for case in todo:
-        compiled[case.label] = []
+    def choices(case):
         for v in variants:
             for s in splits:
-                name = f"{v} splits={s}"
-                kernel, why, spilled = common.try_compile(
-                    lambda: case.ours(v, s, target), lambda k: k.split)
-                if kernel is None:  # reported, the run goes on
-                    failures.append(f"{case.label} {name}: {why}")
-                    continue
-                if spilled:
-                    failures.append(f"{case.label} {name}: spills {spilled} bytes")
-                compiled[case.label].append((name, kernel))
-    print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
-          f"cases in {time.perf_counter() - t0:.0f} s")
-    for f in failures:
-        print(f"  {f}")
+                yield f"{v} splits={s}", f"{v} splits={s}", lambda: case.ours(v, s, target)
+
+    watch = common.CompilerWatch()
+    compiled = common.compile_wrappers(todo, choices)
     watch.check()
     if not gpu:
         print("no GPU here: compiled only (AOT prepare)")
         return
 
-    common.strict_math()
-    common.print_environment()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label]))
-    print_table(rows)
+    common.start_measuring()
+    print_table(common.run_cases(todo, lambda case: run_case(case, compiled[case.label])))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)
