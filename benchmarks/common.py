@@ -1,6 +1,8 @@
-"""What every benchmark in this folder shares: loading an example by path,
-checking and timing a contender, compiling many kernels in parallel, the
-sidecar a prepare leaves in the kernel cache and the environment header.
+"""What every benchmark in this folder shares: checking and timing a
+contender (ours: every compiled config, the fastest kept), table cells and
+notes, compiling many kernels in parallel, the sidecar a prepare leaves in
+the kernel cache, the environment header, the Triton split-KV combine
+kernel of the decoding benchmarks and the script entry point.
 
 Each benchmark script puts this folder on sys.path and imports it as
 `common` (that works when the script runs directly and when a test loads it
@@ -11,7 +13,7 @@ by path). A contender's result is a triple (status, ms, detail):
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
 import json
 import os
 import subprocess
@@ -26,20 +28,17 @@ from tilelang_mlir.runtime.profiler import bench_cuda
 
 try:  # Triton is on the GPU machine only
     import triton
+    import triton.language as tlang
 except ImportError:
-    triton = None
+    triton = tlang = None
+
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # older torch
+    SDPBackend = sdpa_kernel = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WARMUP, REP = 25, 100
-
-
-def load(relpath, name):
-    """The module at ROOT/relpath (an example or another benchmark), loaded
-    under `name` without touching sys.path."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relpath))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # ---------------------------------------------------------------------------
@@ -142,16 +141,79 @@ def measure(fn, check, warmup=WARMUP, rep=REP, graph=True):
         return "failed", None, reason(e)
 
 
-def tflops(result, flop):
-    """A table cell: TFLOP/s of an 'ok' result, else what went wrong."""
+def cell(result, text):
+    """A table cell: text(ms) of an 'ok' result, else what went wrong
+    ('wrong (error)', 'failed', 'n/a')."""
     status, ms, detail = result
     if status == "ok":
-        return f"{flop / ms / 1e9:.0f}"
+        return text(ms)
     if status == "wrong":
         return f"wrong ({detail:.1e})"
-    if status == "n/a":
-        return "n/a"
-    return "failed"
+    return status
+
+
+def tflops(result, flop):
+    """A table cell: TFLOP/s of an 'ok' result, else what went wrong."""
+    return cell(result, lambda ms: f"{flop / ms / 1e9:.0f}")
+
+
+def fastest(row, kernels, call, check, flop, describe, width=20, not_compiled="not compiled",
+            timer=measure):
+    """Ours: checks and times call(kernel) for every compiled (config,
+    kernel) with timer(fn, check) (`measure` or a benchmark's variant of
+    it), printing a line each, and keeps the fastest correct result in
+    row["ours"] and its config in row["config"]; where none ran correctly,
+    the first result ("none ran correctly"); where none compiled, a failure
+    saying why (`not_compiled`)."""
+    results = []
+    for config, kernel in kernels:
+        result = timer(lambda: call(kernel), check)
+        status, ms, detail = result
+        text = (f"{ms:8.3f} ms {flop / ms / 1e9:6.0f} TFLOP/s (error {detail:.1e})"
+                if status == "ok" else f"{status}: {detail}")
+        print(f"   ours {describe(config):{width}} {text}")
+        results.append((config, result))
+    ok = [r for r in results if r[1][0] == "ok"]
+    if ok:
+        config, row["ours"] = min(ok, key=lambda r: r[1][1])
+        row["config"] = describe(config)
+    elif results:
+        row["ours"] = results[0][1]
+        row["config"] = "none ran correctly"
+    else:
+        row["ours"] = ("failed", None, not_compiled)
+        row["config"] = ""
+    return row
+
+
+def speedup(ours, *others):
+    """A table cell: the fastest time of `others` that ran correctly over
+    ours ('1.25x': ours faster), where ours ran correctly too."""
+    best = min((other[1] for other in others if other[0] == "ok"), default=None)
+    return f"{best / ours[1]:.2f}x" if ours[0] == "ok" and best else "—"
+
+
+def config_cell(row):
+    """A table cell: our config, and why ours failed where it did."""
+    config, ours = row.get("config", ""), row["ours"]
+    if ours[0] == "failed":
+        return f"{config}: {ours[2]}" if config else ours[2]
+    return config
+
+
+def failure_notes(row, keys, names=None):
+    """'label: name failed: why' for every contender in `keys` that failed."""
+    names = names or {}
+    return [f"{row['case'].label}: {names.get(k, k)} failed: {row[k][2]}" for k in keys
+            if row[k][0] == "failed"]
+
+
+def print_notes(notes, footer=None):
+    """What follows a table: a footer line, then the notes, indented."""
+    if footer:
+        print(footer)
+    for note in notes:
+        print(f"  {note}")
 
 
 def copy_bandwidth():
@@ -223,6 +285,30 @@ def try_compile(build, ptxas_of=lambda kernel: kernel):
         return None, text, 0
     report = resource_report(getattr(ptxas_of(kernel), "ptxas_info", "") or "")
     return kernel, None, report["spill_stores"] + report["spill_loads"]
+
+
+def compile_wrappers(todo, choices):
+    """{case label: [(key, wrapper)]}: for every case, every (key, name,
+    build) of choices(case) compiled with `try_compile(build)` (the ptxas
+    report of the wrapper's split kernel counts). Prints the count and
+    the configs that failed or spill (reported; the run goes on)."""
+    t0 = time.perf_counter()
+    compiled, failures = {}, []
+    for case in todo:
+        compiled[case.label] = []
+        for key, name, build in choices(case):
+            kernel, why, spilled = try_compile(build, lambda k: k.split)
+            if kernel is None:
+                failures.append(f"{case.label} {name}: {why}")
+                continue
+            if spilled:
+                failures.append(f"{case.label} {name}: spills {spilled} bytes")
+            compiled[case.label].append((key, kernel))
+    print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
+          f"cases in {time.perf_counter() - t0:.0f} s")
+    for f in failures:
+        print(f"  {f}")
+    return compiled
 
 
 def compile_jobs(gpu, requested=0):
@@ -335,6 +421,23 @@ def print_environment(prepared=None, timing=None):
     print(f"timing  : {timing or f'median of {REP} CUDA-graph replays after {WARMUP} warm-up, L2 flushed before each'}")
 
 
+def start_measuring(prepared=None, timing=None):
+    """Before the first timed case: torch's contenders in strict math and
+    the environment header. Returns a seeded generator for the inputs."""
+    strict_math()
+    print_environment(prepared, timing)
+    return seeded_generator()
+
+
+def run_cases(todo, run_case):
+    """[run_case(case) for each case], each announced by its label."""
+    rows = []
+    for case in todo:
+        print(f"{case.label}:")
+        rows.append(run_case(case))
+    return rows
+
+
 def strict_math():
     """No TF32 and no reduced-precision reductions in torch's contenders."""
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -378,3 +481,95 @@ def collect_compiles(tasks, results, describe, known=None, seconds=None):
     if spills:
         print(f"{len(spills)} kernels spill registers (ptxas): {'; '.join(spills)}")
     return compiled, failures, first_failure
+
+
+# ---------------------------------------------------------------------------
+# Command lines, shared contenders and cases
+# ---------------------------------------------------------------------------
+
+
+def arguments(doc, autotune_help=None, jobs=False):
+    """A benchmark's argument parser (its docstring as the description),
+    with `--no-autotune` (help: what ours runs then) and `--jobs` (compile
+    processes) where asked for."""
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    if autotune_help:
+        parser.add_argument("--no-autotune", action="store_true", help=autotune_help)
+    if jobs:
+        parser.add_argument("--jobs", type=int, default=0,
+                            help="compile processes without a GPU (default: one per core)")
+    return parser
+
+
+def attention_arguments(parser):
+    """The attention benchmarks' problem: head dims, causal, batch, heads,
+    sequence length."""
+    parser.add_argument("--dims", default="128,64", help="comma-separated head dims")
+    parser.add_argument("--causal", default="both", choices=["both", "yes", "no"])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=4096)
+    return parser
+
+
+# ---------------------------------------------------------------------------
+# ---------------------------------------------------------------------------
+
+
+class AttentionCase:
+    """An attention problem: (batch, heads, seq, dim), causal or not, the
+    dtype; `flop` is the forward's (4 B H S^2 D, half of it when causal)."""
+
+    def __init__(self, batch, heads, seq, dim, causal, dtype="float16"):
+        self.batch, self.heads, self.seq, self.dim = batch, heads, seq, dim
+        self.causal, self.dtype = causal, dtype
+
+    @property
+    def label(self):
+        return (f"B{self.batch} H{self.heads} S{self.seq} D{self.dim} "
+                f"{'causal' if self.causal else 'full'} {self.dtype}")
+
+    @property
+    def flop(self):
+        return 4 * self.batch * self.heads * self.seq ** 2 * self.dim / (2 if self.causal else 1)
+
+
+def triton_config(kernel, *names):
+    """'64x128 w4 s3': an autotuned Triton kernel's best config (the block
+    sizes `names`, warps, stages), or '?' before it has one."""
+    cfg = kernel.best_config
+    if cfg is None:
+        return "?"
+    return f"{'x'.join(str(cfg.kwargs[n]) for n in names)} w{cfg.num_warps} s{cfg.num_stages}"
+
+
+if triton is not None:
+    @triton.jit
+    def triton_splitkv_combine(OPART, LSEPART, O, SPLITS, H: tlang.constexpr,
+                               D: tlang.constexpr, NS: tlang.constexpr):
+        """The Triton contenders' split-KV combine: O[b, h] from the
+        partial outputs (batch, SPLITS, H, D) and their base-2 LSEs,
+        weighted by exp2(lse_s - max); grid (batch, H), NS >= SPLITS."""
+        b = tlang.program_id(0)
+        h = tlang.program_id(1)
+        s = tlang.arange(0, NS)
+        lse = tlang.load(LSEPART + (b * SPLITS + s) * H + h, mask=s < SPLITS,
+                         other=float("-inf"))
+        m = tlang.max(lse, 0)
+        w = tlang.math.exp2(lse - m)
+        w = w / tlang.sum(w, 0)
+        d = tlang.arange(0, D)
+        parts = tlang.load(OPART + ((b * SPLITS + s[:, None]) * H + h) * D + d[None, :],
+                           mask=(s < SPLITS)[:, None], other=0.0)
+        o = tlang.sum(parts * w[:, None], 0)
+        tlang.store(O + (b * H + h) * D + d, o.to(O.dtype.element_ty))
+
+
+def run(main):
+    """A benchmark's entry point: main(), or a note where no GPU is here
+    (the kernels were compiled: AOT prepare)."""
+    try:
+        main()
+    except NoCUDADevice as e:
+        print(f"compiled only: no GPU here (AOT prepare): {e}")

@@ -1,13 +1,13 @@
 """Weight-only quantized GEMM and GEMV on the GPU: ours next to cuBLAS and
 a Triton dequant kernel.
 
-Cases: C = A @ dequant(W)^T (examples/dequant/dequant_gemm.py) for int4 and
+Cases: C = A @ dequant(W)^T (tilelang_mlir.kernels.dequant) for int4 and
 int8 weights with group-128 scales, float16 activations, at (M, N, K) in
 {(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)}; the float16 GEMV
-y = W x (examples/dequant/gemv.py) at (N, K) in {(8192, 8192),
+y = W x (tilelang_mlir.kernels.gemv) at (N, K) in {(8192, 8192),
 (28672, 8192)}.
 
-Contenders: ours (every config of the example's list for the regime, the
+Contenders: ours (every config of the library's list for the regime, the
 fastest correct one reported; M = 1 tries the GEMV kernels without tensor
 cores (chunked, reading views of A and W, and per byte) and the 16-row
 tensor-core tiles; configs with `word` read the weights
@@ -38,7 +38,6 @@ Without a GPU it compiles every kernel a run would use into the kernel cache
 here, `scripts/gpu_check.sh run-dequant` on the GPU machine.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -48,7 +47,8 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.compiler.cuda import resource_report
-from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.kernels import dequant as dq
+from tilelang_mlir.kernels import gemv as gv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
@@ -59,8 +59,6 @@ try:  # Triton is on the GPU machine only
 except ImportError:
     triton = None
 
-dq = common.load("examples/dequant/dequant_gemm.py", "dequant_dequant_gemm")
-gv = common.load("examples/dequant/gemv.py", "dequant_gemv")
 
 DQ_SHAPES = [(1, 8192, 8192), (16, 28672, 8192), (4096, 8192, 8192)]
 GEMV_SHAPES = [(8192, 8192), (28672, 8192)]
@@ -121,7 +119,7 @@ def gemv_sweep(bits, K):
 
 
 class Case:
-    sweep = False  # M = 1: the GEMV sweep instead of the example's configs
+    sweep = False  # M = 1: the GEMV sweep instead of the library's configs
     cold_all = False  # M <= 16: every correct config timed cold
 
     def __init__(self, kind, shape, bits=16, dtype="float16"):
@@ -203,7 +201,7 @@ def cases(args):
 
 
 # ---------------------------------------------------------------------------
-# Triton: a dequantizing matmul (the packed format of the example), C = A @ W^T
+# Triton: a dequantizing matmul (the packed format of the library's kernels), C = A @ W^T
 # ---------------------------------------------------------------------------
 
 if triton is not None:
@@ -221,7 +219,7 @@ if triton is not None:
     def _triton_dequant_kernel(a_ptr, q_ptr, s_ptr, c_ptr, M, N, K, BITS: tlang.constexpr,
                                GROUP_K: tlang.constexpr, BLOCK_M: tlang.constexpr,
                                BLOCK_N: tlang.constexpr, BLOCK_K: tlang.constexpr):
-        # The example's format: int4 byte b of a row holds k = b (low nibble)
+        # The library's format: int4 byte b of a row holds k = b (low nibble)
         # and k = b + K/2 (high nibble), so each step unpacks one tile of
         # bytes into a tile of each half of K and runs two dots.
         pid_m, pid_n = tlang.program_id(1), tlang.program_id(0)
@@ -270,10 +268,7 @@ if triton is not None:
         return C
 
     def triton_best():
-        cfg = _triton_dequant_kernel.best_config
-        return "?" if cfg is None else (
-            f"{cfg.kwargs['BLOCK_M']}x{cfg.kwargs['BLOCK_N']}x{cfg.kwargs['BLOCK_K']} "
-            f"w{cfg.num_warps} s{cfg.num_stages}")
+        return common.triton_config(_triton_dequant_kernel, "BLOCK_M", "BLOCK_N", "BLOCK_K")
 
 
 # ---------------------------------------------------------------------------
@@ -396,13 +391,10 @@ def cold_times(case, row, best, generator, floor=None, candidates=None):
 
 
 def cell(result, case, copy_gbs, weight_bits=None):
-    status, ms, detail = result
-    if status == "ok":
+    def text(ms):
         gbs = case.bytes(weight_bits) / ms / 1e6
         return f"{case.flop / ms / 1e9:.1f} / {gbs:.0f} ({gbs / copy_gbs:.0%})"
-    if status == "wrong":
-        return f"wrong ({detail:.1e})"
-    return status
+    return common.cell(result, text)
 
 
 def cold_cell(row, key, case, copy_gbs, weight_bits=None):
@@ -424,7 +416,7 @@ def print_table(rows, copy_gbs):
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         case, ours, cublas = row["case"], row["ours"], row["cublas"]
-        ratio = f"{cublas[1] / ours[1]:.2f}x" if ours[0] == "ok" and cublas[0] == "ok" else "—"
+        ratio = common.speedup(ours, cublas)
         us = f"{ours[1] * 1e3:.1f}" if ours[0] == "ok" else ""
         config = row["config"] if ours[0] == "ok" else ours[2]
         print(f"| {case.label} | {cell(ours, case, copy_gbs)} | {us} | "
@@ -488,8 +480,7 @@ def compile_all(todo, target):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__)
     parser.add_argument("--cases", default="dq,gemv", help="dq, gemv or both")
     parser.add_argument("--bits", default="4,8", help="weight bits of the dequant cases")
     parser.add_argument("--quick", action="store_true", help="the first shape of each kind")
@@ -499,7 +490,7 @@ def main(argv=None):
                         help="M <= 16: time every correct config cold and keep the fastest "
                              "(default: the fastest flushed one)")
     parser.add_argument("--gemv-sweep", action="store_true",
-                        help="M = 1: sweep the chunked GEMV's tiles instead of the example's "
+                        help="M = 1: sweep the chunked GEMV's tiles instead of the library's "
                              "list (and the float16 GEMV's)")
     args = parser.parse_args(argv)
     Case.sweep = args.gemv_sweep
@@ -513,21 +504,14 @@ def main(argv=None):
     if not gpu:
         print("no GPU here: compiled only (AOT prepare)")
         return
-    common.strict_math()
-    common.print_environment()
+    generator = common.start_measuring()
     copy_gbs = common.copy_bandwidth()
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
+
+    def run(case):
         floor = compiled.get(f"{case.label} floor")
-        rows.append(run_case(case, compiled[case.label], generator,
-                             floor[0][1] if floor else None))
-    print_table(rows, copy_gbs)
+        return run_case(case, compiled[case.label], generator, floor[0][1] if floor else None)
+    print_table(common.run_cases(todo, run), copy_gbs)
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

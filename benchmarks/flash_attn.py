@@ -4,7 +4,7 @@ scaled_dot_product_attention backends and a Triton FlashAttention-2 kernel.
 Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
 (batch, heads, seq, dim) tensors.
 
-Contenders: ours (examples/attention/flash_attn.py: its Hopper schedule,
+Contenders: ours (kernels/attention/flash_attn.py: its Hopper schedule,
 PASS_CONFIGS, on its first config, then every config of its CONFIGS and
 variants under other pass configs; the fastest kept), torch.nn.functional.
 scaled_dot_product_attention with each backend that runs (CUDNN_ATTENTION,
@@ -27,7 +27,6 @@ every case) into the kernel cache and exits: `scripts/gpu_check.sh
 prepare-attn` here, `scripts/gpu_check.sh run-attn` on the GPU machine.
 """
 
-import argparse
 import math
 import os
 import sys
@@ -37,24 +36,14 @@ import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl
-from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.kernels.attention import flash_attn as ours
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
+# (Triton is on the GPU machine only: None elsewhere; SDPBackend needs a recent torch)
+from common import SDPBackend, sdpa_kernel, tlang, triton  # noqa: E402
 
-try:  # Triton is on the GPU machine only
-    import triton
-    import triton.language as tlang
-except ImportError:
-    triton = None
-
-try:
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-except ImportError:  # older torch
-    SDPBackend = sdpa_kernel = None
-
-example = common.load("examples/attention/flash_attn.py", "flash_attn_example")
-# The example's Hopper schedule first (its PASS_CONFIGS on its first
+# The library's Hopper schedule first (its PASS_CONFIGS on its first
 # config), then its configs under the compiler's defaults and variants
 # under pass configs that are off by default, to show what each does:
 # warpgroup turns at the gemms (tl.enable_pingpong; with the rotation, one
@@ -71,27 +60,27 @@ VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate",
 # CONFIGS now: clusters of 1 or 4 instead of 2 and 32-bit index arithmetic
 # moved the Hopper schedule by no more than run-to-run noise, BENCHMARKS.md).
 VALUED = {"nocluster": ("tl.cluster_size", 1), "cluster4": ("tl.cluster_size", 4)}
-assert example.PASS_CONFIGS == {VARIANTS["rotate"]: True, VARIANTS["pingpong"]: True}
+assert ours.PASS_CONFIGS == {VARIANTS["rotate"]: True, VARIANTS["pingpong"]: True}
 _W160 = dict(block_M=128, block_N=160, num_stages=2, threads=256)
 _W176 = dict(block_M=128, block_N=176, num_stages=2, threads=256)
-CONFIGS = [dict(example.CONFIGS[0], rotate=True, pingpong=True)] + example.CONFIGS + [
-    dict(example.CONFIGS[0], pingpong=True),
-    dict(example.CONFIGS[0], rotate=True),
-    dict(example.CONFIGS[0], rotate=True, sched=True),
-    dict(example.CONFIGS[2], rotate=True, sched=True),
+CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
+    dict(ours.CONFIGS[0], pingpong=True),
+    dict(ours.CONFIGS[0], rotate=True),
+    dict(ours.CONFIGS[0], rotate=True, sched=True),
+    dict(ours.CONFIGS[2], rotate=True, sched=True),
     dict(_W160, rotate=True, sched=True),
-    dict(example.CONFIGS[0], rotate=True, pingpong=True, sched=True),
-    dict(example.CONFIGS[2], rotate=True, pingpong=True, sched=True),
+    dict(ours.CONFIGS[0], rotate=True, pingpong=True, sched=True),
+    dict(ours.CONFIGS[2], rotate=True, pingpong=True, sched=True),
     dict(_W160, rotate=True, pingpong=True, sched=True),
     dict(_W176, rotate=True, pingpong=True),
     # Causal blocks in launch order instead of the longest first.
-    dict(example.CONFIGS[0], heavy_first=False),
-    dict(example.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),
+    dict(ours.CONFIGS[0], heavy_first=False),
+    dict(ours.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),
 ]
 
 
 def describe(config):
-    text = example.describe(config)
+    text = ours.describe(config)
     return " ".join([text] + [v for v in (*VARIANTS, *VALUED) if config.get(v, False)])
 
 
@@ -107,23 +96,10 @@ SIDECAR = "flash_attn_benchmark.json"  # in the kernel cache: commit and compile
 SDPA_BACKENDS = ["CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION"]
 
 
-class Case:
-    def __init__(self, batch, heads, seq, dim, causal, dtype="float16"):
-        self.batch, self.heads, self.seq, self.dim = batch, heads, seq, dim
-        self.causal, self.dtype = causal, dtype
-
-    @property
-    def label(self):
-        return (f"B{self.batch} H{self.heads} S{self.seq} D{self.dim} "
-                f"{'causal' if self.causal else 'full'} {self.dtype}")
-
-    @property
-    def flop(self):
-        return 4 * self.batch * self.heads * self.seq ** 2 * self.dim / (2 if self.causal else 1)
-
+class Case(common.AttentionCase):
     def program(self, config):
         tile = {k: v for k, v in config.items() if k not in VARIANTS and k not in VALUED}
-        return example.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
+        return ours.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
                                   dtype=self.dtype, **tile)
 
 
@@ -208,11 +184,7 @@ if triton is not None:
         return o
 
     def triton_best():
-        cfg = _fa_fwd.best_config
-        if cfg is None:
-            return "?"
-        kw = cfg.kwargs
-        return f"{kw['BLOCK_M']}x{kw['BLOCK_N']} w{cfg.num_warps} s{cfg.num_stages}"
+        return common.triton_config(_fa_fwd, "BLOCK_M", "BLOCK_N")
 
 
 # ---------------------------------------------------------------------------
@@ -269,25 +241,9 @@ def run_case(case, kernels, not_compiled, generator):
     shape = (case.batch, case.heads, case.seq, case.dim)
     q, k, v = (torch.randn(shape, device=DEVICE, generator=generator).to(dt) for _ in range(3))
     o_ref, lse_ref = reference(q, k, v, case.causal)
-    row = {"case": case}
-
-    results = []
-    for config, kernel in kernels:
-        result = measure(lambda: kernel(q, k, v), check_ours(o_ref, lse_ref))
-        status, ms, detail = result
-        text = (f"{ms:8.3f} ms {case.flop / ms / 1e9:6.0f} TFLOP/s (error {detail:.1e})"
-                if status == "ok" else f"{status}: {detail}")
-        print(f"   ours {describe(config):20} {text}")
-        results.append((config, result))
-    ok = [r for r in results if r[1][0] == "ok"]
-    if ok:
-        config, row["ours"] = min(ok, key=lambda r: r[1][1])
-        row["config"] = describe(config)
-    elif results:
-        row["ours"] = results[0][1]
-        row["config"] = "none ran correctly"
-    else:
-        row["ours"] = ("failed", None, f"not compiled: {not_compiled}")
+    row = common.fastest({"case": case}, kernels, lambda kernel: kernel(q, k, v),
+                         check_ours(o_ref, lse_ref), case.flop, describe,
+                         not_compiled=f"not compiled: {not_compiled}", timer=measure)
     for backend in SDPA_BACKENDS:
         if sdpa_kernel is None:
             row[backend] = ("n/a", None, "torch.nn.attention is missing")
@@ -315,21 +271,13 @@ def print_table(rows):
     notes = []
     for row in rows:
         case = row["case"]
-        ours, cudnn = row["ours"], row["CUDNN_ATTENTION"]
-        ratio = f"{cudnn[1] / ours[1]:.2f}x" if ours[0] == "ok" and cudnn[0] == "ok" else "—"
-        config = row.get("config", "")
-        if ours[0] == "failed":
-            config = f"{config}: {ours[2]}" if config else ours[2]
+        ratio = common.speedup(row["ours"], row["CUDNN_ATTENTION"])
         cells = [common.tflops(row[key], case.flop) for key in
                  ("ours", "CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "triton")]
         print(f"| {case.dim} | {'yes' if case.causal else 'no'} | {' | '.join(cells)} | {ratio} "
-              f"| {config} | {row.get('triton_config', '')} |")
-        for key in SDPA_BACKENDS + ["triton"]:
-            if row[key][0] == "failed":
-                notes.append(f"{case.label}: {key} failed: {row[key][2]}")
-    print("(TFLOP/s; ratio = ours / cuDNN in TFLOP/s)")
-    for note in notes:
-        print(f"  {note}")
+              f"| {common.config_cell(row)} | {row.get('triton_config', '')} |")
+        notes += common.failure_notes(row, SDPA_BACKENDS + ["triton"])
+    common.print_notes(notes, "(TFLOP/s; ratio = ours / cuDNN in TFLOP/s)")
 
 
 # ---------------------------------------------------------------------------
@@ -351,17 +299,8 @@ def _compile_task_in_worker(task):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dims", default="128,64", help="comma-separated head dims")
-    parser.add_argument("--causal", default="both", choices=["both", "yes", "no"])
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--heads", type=int, default=32)
-    parser.add_argument("--seq", type=int, default=4096)
-    parser.add_argument("--no-autotune", action="store_true",
-                        help="ours with the first config only")
-    parser.add_argument("--jobs", type=int, default=0,
-                        help="compile processes without a GPU (default: one per core)")
+    parser = common.attention_arguments(common.arguments(
+        __doc__, "ours with the first config only", jobs=True))
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
@@ -385,19 +324,11 @@ def main(argv=None):
         return
 
     # 2. Measure.
-    common.strict_math()
-    common.print_environment(prepared, f"median of {REP} CUDA-graph replays after {WARMUP} "
-                             "warm-up, L2 flushed before each")
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label], first_failure.get(case.label), generator))
-    print_table(rows)
+    generator = common.start_measuring(prepared, f"median of {REP} CUDA-graph replays after "
+                                       f"{WARMUP} warm-up, L2 flushed before each")
+    print_table(common.run_cases(todo, lambda case: run_case(
+        case, compiled[case.label], first_failure.get(case.label), generator)))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

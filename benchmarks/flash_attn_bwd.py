@@ -4,7 +4,7 @@ scaled_dot_product_attention with each backend that runs.
 Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
 (batch, heads, seq, dim) tensors.
 
-Contenders: ours (examples/attention/flash_attn_bwd.py: preprocess, main
+Contenders: ours (kernels/attention/flash_attn_bwd.py: preprocess, main
 kernel, postprocess; every config of its CONFIGS tried and the fastest
 kept), and torch.autograd.grad through F.scaled_dot_product_attention with
 each backend (CUDNN_ATTENTION, FLASH_ATTENTION, EFFICIENT_ATTENTION), its
@@ -25,7 +25,6 @@ cache and exits: `scripts/gpu_check.sh prepare-attn-bwd` here,
 `scripts/gpu_check.sh run-attn-bwd` on the GPU machine.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -33,40 +32,25 @@ import time
 import torch
 import torch.nn.functional as F
 
-from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.kernels.attention import flash_attn_bwd as ours
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
+from common import SDPBackend, sdpa_kernel  # noqa: E402 (None in an older torch)
 
-try:
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-except ImportError:  # older torch
-    SDPBackend = sdpa_kernel = None
-
-example = common.load("examples/attention/flash_attn_bwd.py", "flash_attn_bwd_example")
 
 WARMUP, REP = 3, 20
 TOL = 1e-2
 SDPA_BACKENDS = ["CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION"]
 
 
-class Case:
-    def __init__(self, batch, heads, seq, dim, causal, dtype="float16"):
-        self.batch, self.heads, self.seq, self.dim = batch, heads, seq, dim
-        self.causal, self.dtype = causal, dtype
-
-    @property
-    def label(self):
-        return (f"B{self.batch} H{self.heads} S{self.seq} D{self.dim} "
-                f"{'causal' if self.causal else 'full'} {self.dtype}")
-
+class Case(common.AttentionCase):
     @property
     def flop(self):  # 2.5x the forward's
-        return 2.5 * 4 * self.batch * self.heads * self.seq ** 2 * self.dim / (
-            2 if self.causal else 1)
+        return 2.5 * super().flop
 
     def compile(self, config, target):
-        return example.FlashAttnBwd(self.batch, self.heads, self.seq, self.dim, self.causal,
+        return ours.FlashAttnBwd(self.batch, self.heads, self.seq, self.dim, self.causal,
                                     dtype=self.dtype, target=target, **config)
 
 
@@ -110,25 +94,11 @@ def run_case(case, kernels, generator):
     shape = (case.batch, case.heads, case.seq, case.dim)
     q, k, v, do = (torch.randn(shape, device="cuda", generator=generator).to(dt)
                    for _ in range(4))
-    o, lse = example.forward(q, k, v, case.causal)
-    refs = example.reference(q, k, v, do, case.causal)
+    o, lse = ours.forward(q, k, v, case.causal)
+    refs = ours.reference(q, k, v, do, case.causal)
     check = check_grads(refs)
-    row = {"case": case}
-    results = []
-    for config, bwd in kernels:
-        result = measure(lambda: bwd(q, k, v, o, do, lse), check)
-        status, ms, detail = result
-        text = (f"{ms:8.3f} ms {case.flop / ms / 1e9:6.0f} TFLOP/s (error {detail:.1e})"
-                if status == "ok" else f"{status}: {detail}")
-        print(f"   ours {example.describe(config):20} {text}")
-        results.append((config, result))
-    ok = [r for r in results if r[1][0] == "ok"]
-    if ok:
-        config, row["ours"] = min(ok, key=lambda r: r[1][1])
-        row["config"] = example.describe(config)
-    else:
-        row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
-        row["config"] = "none ran correctly"
+    row = common.fastest({"case": case}, kernels, lambda bwd: bwd(q, k, v, o, do, lse), check,
+                         case.flop, ours.describe, timer=measure)
     for backend in SDPA_BACKENDS:
         if sdpa_kernel is None:
             row[backend] = ("n/a", None, "torch.nn.attention is missing")
@@ -157,31 +127,17 @@ def print_table(rows):
     for row in rows:
         case = row["case"]
         cells = [common.tflops(row[key], case.flop) for key in ["ours"] + SDPA_BACKENDS]
-        best = min((row[b][1] for b in SDPA_BACKENDS if row[b][0] == "ok"), default=None)
-        ratio = (f"{best / row['ours'][1]:.2f}x" if best and row["ours"][0] == "ok" else "—")
-        config = row.get("config", "")
-        if row["ours"][0] == "failed":
-            config = f"{config}: {row['ours'][2]}"
+        ratio = common.speedup(row["ours"], *(row[b] for b in SDPA_BACKENDS))
         print(f"| {case.dim} | {'yes' if case.causal else 'no'} | {' | '.join(cells)} | {ratio} "
-              f"| {config} |")
-        for key in SDPA_BACKENDS:
-            if row[key][0] == "failed":
-                notes.append(f"{case.label}: {key} failed: {row[key][2]}")
-    print("(TFLOP/s counted as 2.5x the forward's FLOPs; ratio = ours / fastest torch backend)")
-    for note in notes:
-        print(f"  {note}")
+              f"| {common.config_cell(row)} |")
+        notes += common.failure_notes(row, SDPA_BACKENDS)
+    common.print_notes(notes, "(TFLOP/s counted as 2.5x the forward's FLOPs; ratio = ours / "
+                       "fastest torch backend)")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dims", default="128,64", help="comma-separated head dims")
-    parser.add_argument("--causal", default="both", choices=["both", "yes", "no"])
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--heads", type=int, default=32)
-    parser.add_argument("--seq", type=int, default=4096)
-    parser.add_argument("--no-autotune", action="store_true",
-                        help="ours with the example's default tiles only")
+    parser = common.attention_arguments(common.arguments(
+        __doc__, "ours with the library's default tiles only"))
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
@@ -191,11 +147,11 @@ def main(argv=None):
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
     tasks = [(case, config) for case in todo
-             for config in ([example.BLOCKS[case.dim]] if args.no_autotune
-                            else example.CONFIGS)]
+             for config in ([ours.BLOCKS[case.dim]] if args.no_autotune
+                            else ours.CONFIGS)]
     results = [common.try_compile(lambda: case.compile(config, target), lambda bwd: bwd.main)
                for case, config in tasks]
-    compiled, failures, _ = common.collect_compiles(tasks, results, example.describe,
+    compiled, failures, _ = common.collect_compiles(tasks, results, ours.describe,
                                                     seconds=time.perf_counter() - t0)
     watch.check()
     if not gpu:
@@ -203,19 +159,11 @@ def main(argv=None):
         return
 
     # 2. Measure.
-    common.strict_math()
-    common.print_environment(timing=f"median of {REP} calls after {WARMUP} warm-up, L2 "
-                                    "flushed before each")
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label], generator))
-    print_table(rows)
+    generator = common.start_measuring(timing=f"median of {REP} calls after {WARMUP} "
+                                              "warm-up, L2 flushed before each")
+    print_table(common.run_cases(todo, lambda case: run_case(case, compiled[case.label],
+                                                             generator)))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

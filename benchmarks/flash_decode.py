@@ -6,7 +6,7 @@ heads, 8 or 32 KV heads (grouped-query and multi-head attention), every
 sequence `cache` tokens long (4096 to 32768), head dim 128, float16, a
 contiguous (batch, kv_heads, cache, dim) KV cache.
 
-Contenders: ours (examples/attention/flash_decode.py: split kernel and
+Contenders: ours (kernels/attention/flash_decode.py: split kernel and
 combine; each config of CONFIGS with split counts around the two-waves
 default, the fastest kept), torch SDPA with the query as a length-1
 sequence, one column per backend (FLASH_ATTENTION, CUDNN_ATTENTION,
@@ -30,39 +30,26 @@ and exits: `scripts/gpu_check.sh prepare-decode` here, `scripts/
 gpu_check.sh run-decode` on the GPU machine.
 """
 
-import argparse
 import math
 import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
-from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.kernels.attention import flash_decode as ours
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
-from common import measure, within  # noqa: E402
+# (Triton is on the GPU machine only: None elsewhere; SDPBackend needs a recent torch)
+from common import SDPBackend, measure, sdpa_kernel, tlang, triton, within  # noqa: E402
 
-try:  # Triton is on the GPU machine only
-    import triton
-    import triton.language as tlang
-except ImportError:
-    triton = None
-
-try:
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-except ImportError:  # older torch
-    SDPBackend = sdpa_kernel = None
-
-example = common.load("examples/attention/flash_decode.py", "flash_decode_example")
 
 HEADS, DIM = 32, 128
 TOL = 1e-2
 SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "MATH"]
-# Ours: KV tile and stages (block_H is the example's default: 16 rows).
+# Ours: KV tile and stages (block_H is the library's default: 16 rows).
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=128, num_stages=3)]
 
@@ -86,14 +73,14 @@ class Case:
 
     def split_counts(self, autotune=True):
         """The two-waves default, and half and twice it."""
-        s = example.default_splits(self.batch, self.kv_heads, self.cache)
+        s = ours.default_splits(self.batch, self.kv_heads, self.cache)
         if not autotune:
             return [s]
         tiles = math.ceil(self.cache / 64)
         return sorted({max(1, s // 2), s, min(tiles, 2 * s)})
 
     def ours(self, config, splits, target):
-        return example.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
+        return ours.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
                                    num_splits=splits, target=target, dtype=self.dtype, **config)
 
 
@@ -154,23 +141,6 @@ if triton is not None:
         tlang.store(OPART + out[:, None] * D + d[None, :], o, mask=real[:, None])
         tlang.store(LSEPART + out, lse, mask=real)
 
-    @triton.jit
-    def _decode_combine(OPART, LSEPART, O, SPLITS, H: tlang.constexpr, D: tlang.constexpr,
-                        NS: tlang.constexpr):
-        b = tlang.program_id(0)
-        h = tlang.program_id(1)
-        s = tlang.arange(0, NS)
-        lse = tlang.load(LSEPART + (b * SPLITS + s) * H + h, mask=s < SPLITS,
-                         other=float("-inf"))
-        m = tlang.max(lse, 0)
-        w = tlang.math.exp2(lse - m)
-        w = w / tlang.sum(w, 0)
-        d = tlang.arange(0, D)
-        parts = tlang.load(OPART + ((b * SPLITS + s[:, None]) * H + h) * D + d[None, :],
-                           mask=(s < SPLITS)[:, None], other=0.0)
-        o = tlang.sum(parts * w[:, None], 0)
-        tlang.store(O + (b * H + h) * D + d, o.to(O.dtype.element_ty))
-
     def triton_decode(q, k, v, lens, splits):
         B, H, D = q.shape
         KVH, N = k.shape[1], k.shape[2]
@@ -182,15 +152,12 @@ if triton is not None:
                                         KVH=KVH, GROUPS=groups, D=D,
                                         BLOCK_H=max(16, triton.next_power_of_2(groups)))
         o = torch.empty_like(q)
-        _decode_combine[(B, H)](o_part, lse_part, o, splits, H=H, D=D,
-                                NS=max(2, triton.next_power_of_2(splits)))
+        common.triton_splitkv_combine[(B, H)](o_part, lse_part, o, splits, H=H, D=D,
+                                              NS=max(2, triton.next_power_of_2(splits)))
         return o
 
     def triton_best():
-        cfg = _decode_split.best_config
-        if cfg is None:
-            return "?"
-        return f"N{cfg.kwargs['BLOCK_N']} w{cfg.num_warps} s{cfg.num_stages}"
+        return "N" + common.triton_config(_decode_split, "BLOCK_N")
 
 
 # ---------------------------------------------------------------------------
@@ -219,13 +186,10 @@ def sdpa(backend, q, k, v):
 
 
 def ms_gbs(result, case, copy_gbs):
-    status, ms, detail = result
-    if status == "ok":
+    def text(ms):
         gbs = case.bytes / ms / 1e6
         return f"{ms * 1e3:.1f} us {gbs:.0f} ({100 * gbs / copy_gbs:.0f}%)"
-    if status == "wrong":
-        return f"wrong ({detail:.1e})"
-    return status
+    return common.cell(result, text)
 
 
 def run_case(case, kernels, generator):
@@ -235,7 +199,7 @@ def run_case(case, kernels, generator):
     k = torch.randn(B, G, N, DIM, device="cuda", generator=generator).to(dt)
     v = torch.randn(B, G, N, DIM, device="cuda", generator=generator).to(dt)
     lens = torch.full((B,), N, dtype=torch.int32, device="cuda")
-    o_ref = example.reference(q, k, v, lens)
+    o_ref = ours.reference(q, k, v, lens)
     check = within(o_ref, TOL)
     row = {"case": case}
     results = []
@@ -265,7 +229,7 @@ def run_case(case, kernels, generator):
     if triton is None:
         row["triton"] = ("n/a", None, "triton is not installed")
     else:
-        splits = example.default_splits(B, G, N)
+        splits = ours.default_splits(B, G, N)
         row["triton"] = measure(lambda: triton_decode(q, k, v, lens, splits), check)
         row["triton_config"] = (f"{triton_best()} splits={splits}"
                                 if row["triton"][0] == "ok" else "")
@@ -285,8 +249,7 @@ def print_table(rows, copy_gbs):
     print("|---" * (6 + len(names)) + "|")
     for row in rows:
         case, ours = row["case"], row["ours"]
-        others = [row[k][1] for k in SDPA_BACKENDS + ["triton"] if row[k][0] == "ok"]
-        ratio = f"{min(others) / ours[1]:.2f}x" if ours[0] == "ok" and others else "—"
+        ratio = common.speedup(ours, *(row[k] for k in SDPA_BACKENDS + ["triton"]))
         cells = " | ".join(ms_gbs(row[b], case, copy_gbs) for b in SDPA_BACKENDS)
         print(f"| {case.label} | {ms_gbs(ours, case, copy_gbs)} | {cells} | "
               f"{ms_gbs(row['triton'], case, copy_gbs)} | {ratio} | {row['config']} | "
@@ -297,57 +260,35 @@ def print_table(rows, copy_gbs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__,
+                              "ours: the first config and the default split count only")
     parser.add_argument("--batch", default="1,16,64")
     parser.add_argument("--kv-heads", default="8,32")
     parser.add_argument("--cache", default="4096,16384,32768")
-    parser.add_argument("--no-autotune", action="store_true",
-                        help="ours: the first config and the default split count only")
     args = parser.parse_args(argv)
     gpu, target = common.init_cuda()
     todo = [Case(int(b), int(g), int(n)) for b in args.batch.split(",")
             for g in args.kv_heads.split(",") for n in args.cache.split(",")]
     configs = CONFIGS[:1] if args.no_autotune else CONFIGS
 
-    t0 = time.perf_counter()
-    watch = common.CompilerWatch()
-    compiled, failures = {}, []
-    for case in todo:
-        compiled[case.label] = []
+    def choices(case):
         for config in configs:
             for splits in case.split_counts(not args.no_autotune):
-                kernel, why, spilled = common.try_compile(
-                    lambda: case.ours(config, splits, target), lambda k: k.split)
-                name = f"{case.label} {describe(config, splits)}"
-                if kernel is None:  # reported, the run goes on
-                    failures.append(f"{name}: {why}")
-                    continue
-                if spilled:
-                    failures.append(f"{name}: spills {spilled} bytes")
-                compiled[case.label].append(((config, splits), kernel))
-    print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
-          f"cases in {time.perf_counter() - t0:.0f} s")
-    for f in failures:
-        print(f"  {f}")
+                yield ((config, splits), describe(config, splits),
+                       lambda: case.ours(config, splits, target))
+
+    watch = common.CompilerWatch()
+    compiled = common.compile_wrappers(todo, choices)
     watch.check()
     if not gpu:
         print("no GPU here: compiled only (AOT prepare)")
         return
 
-    common.strict_math()
-    common.print_environment()
+    generator = common.start_measuring()
     copy_gbs = common.copy_bandwidth()
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label], generator))
+    rows = common.run_cases(todo, lambda case: run_case(case, compiled[case.label], generator))
     print_table(rows, copy_gbs)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

@@ -6,9 +6,9 @@ dtype) at M=N=K in {4096, 8192} and the LLM shapes (M, N, K) in
 in, bfloat16 out at 8192^3 (C = A @ B^T with B given (N, K), K-major, as
 Hopper's float8 tensor cores read it).
 
-Contenders: ours (the tile program of examples/gemm/gemm.py, autotuned over
-its CONFIGS; for float8 the K-major program below over the same space with
-block_K doubled), torch.matmul (cuBLAS; float8: torch._scaled_mm with unit
+Contenders: ours (`matmul` of tilelang_mlir.kernels.gemm, autotuned over
+its CONFIGS; for float8 its K-major `matmul_nt` over FP8_CONFIGS, the same
+space with block_K doubled), torch.matmul (cuBLAS; float8: torch._scaled_mm with unit
 scales and fast accumulation, as Triton and wgmma accumulate) and a Triton
 kernel written here, autotuned over six Hopper configs. Every contender is
 first checked on fresh random inputs (relative Frobenius error against a
@@ -24,15 +24,14 @@ of every case) into the kernel cache and exits: `scripts/gpu_check.sh
 prepare-gemm` here, `scripts/gpu_check.sh run-gemm` on the GPU machine.
 """
 
-import argparse
 import os
 import sys
 import time
 
 import torch
 
-import tilelang_mlir.language as T
 from tilelang_mlir.compiler.cuda import resource_report
+from tilelang_mlir.kernels import gemm as ours
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,8 +43,7 @@ try:  # Triton is on the GPU machine only
 except ImportError:
     triton = None
 
-example = common.load("examples/gemm/gemm.py", "gemm_example")
-describe = example.describe
+describe = ours.describe
 
 SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 LLM = [(8192, 8192, 1024), (4096, 28672, 8192), (8192, 1024, 28672)]
@@ -54,41 +52,13 @@ DEVICE = "cuda"
 SIDECAR = "gemm_benchmark.json"  # in the kernel cache: commit and compile failures of the prepare
 
 
-def matmul_nt(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128,
-              policy=T.GemmWarpPolicy.Square, dtype=FP8, accum_dtype="float32", out_dtype=None):
-    """C = A @ B^T with B given (N, K): the K-major operand Hopper's float8
-    tensor cores need."""
-
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
-             C: T.Tensor((M, N), out_dtype or "bfloat16")):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_N, block_K), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.use_swizzle(panel_size=8)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[bx * block_N, k * block_K], B_shared)
-                T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=policy)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-
-    return main
-
-
-# float8: the same tiles with twice the K depth (the same shared memory, and
-# 128-byte rows of K, the widest swizzle).
-FP8_CONFIGS = [dict(c, block_K=2 * c["block_K"]) for c in example.CONFIGS]
-
-
 class Case:
     def __init__(self, M, N, K, dtype):
         self.M, self.N, self.K, self.dtype = M, N, K, dtype
         self.fp8 = dtype == FP8
         self.out_dtype = "bfloat16" if self.fp8 else dtype
-        self.program = matmul_nt if self.fp8 else example.matmul
-        self.configs = FP8_CONFIGS if self.fp8 else example.CONFIGS
+        self.program = ours.matmul_nt if self.fp8 else ours.matmul
+        self.configs = ours.FP8_CONFIGS if self.fp8 else ours.CONFIGS
         self.tol = 5e-2 if self.fp8 else 1e-2
 
     @property
@@ -183,12 +153,8 @@ if triton is not None:
         return c
 
     def triton_best(a):
-        cfg = _TRITON[8 if a.element_size() == 1 else 16].best_config
-        if cfg is None:
-            return "?"
-        kw = cfg.kwargs
-        return (f"{kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} "
-                f"s{cfg.num_stages}")
+        return common.triton_config(_TRITON[8 if a.element_size() == 1 else 16],
+                                    "BLOCK_M", "BLOCK_N", "BLOCK_K")
 
 
 # ---------------------------------------------------------------------------
@@ -223,7 +189,7 @@ def run_case(case, ours_configs, not_compiled, generator, target="cuda"):
 
     if ours_configs:
         try:
-            config, kernel, _ = example.autotune(
+            config, kernel, _ = ours.autotune(
                 M, N, K, case.dtype, target, configs=ours_configs, out_dtype=case.out_dtype,
                 program=case.program, trans_B=case.fp8, warmup=10, rep=50,
                 log=lambda line: print("   " + line))
@@ -232,7 +198,7 @@ def run_case(case, ours_configs, not_compiled, generator, target="cuda"):
         except NoCUDADevice:
             raise
         except Exception as e:  # noqa: BLE001 (no config ran correctly: reported in the row)
-            row["ours"] = ("failed", None, example.reason(e))
+            row["ours"] = ("failed", None, ours.reason(e))
             row["config"] = "none ran correctly"
     else:
         row["ours"] = ("failed", None, f"not compiled: {not_compiled}")
@@ -264,21 +230,16 @@ def print_table(rows):
     for row in rows:
         case = row["case"]
         ours, cublas = row["ours"], row["cublas"]
-        ratio = f"{cublas[1] / ours[1]:.2f}x" if ours[0] == "ok" and cublas[0] == "ok" else "—"
-        config = row.get("config", "")
-        if ours[0] == "failed":
-            config = f"{config}: {ours[2]}" if config else ours[2]
         print(f"| {case.shape} | {case.dtype} | {common.tflops(ours, case.flop)} | "
-              f"{common.tflops(cublas, case.flop)} | {common.tflops(row['triton'], case.flop)} | {ratio} | "
-              f"{config} | {row.get('triton_config', '')} |")
-        for key, name in (("cublas", "cuBLAS"), ("triton", "Triton")):
-            if row[key][0] == "failed":
-                notes.append(f"{case.label}: {name} failed: {row[key][2]}")
+              f"{common.tflops(cublas, case.flop)} | {common.tflops(row['triton'], case.flop)} | "
+              f"{common.speedup(ours, cublas)} | {common.config_cell(row)} | "
+              f"{row.get('triton_config', '')} |")
+        notes += common.failure_notes(row, ("cublas", "triton"),
+                                      {"cublas": "cuBLAS", "triton": "Triton"})
         if "cublas_precise" in row:
             notes.append(f"{case.label}: cuBLAS without fast accumulation: "
                          f"{common.tflops(row['cublas_precise'], case.flop)} TFLOP/s")
-    for note in notes:
-        print(f"  {note}")
+    common.print_notes(notes)
 
 
 def _compile_task(task):
@@ -287,7 +248,7 @@ def _compile_task(task):
     spilled): the kernel itself is compiled again from the cache by the
     autotuner."""
     case, config, target = task
-    kernels, failed = example.compile_configs(case.M, case.N, case.K, case.dtype, target,
+    kernels, failed = ours.compile_configs(case.M, case.N, case.K, case.dtype, target,
                                               [config], case.out_dtype, case.program,
                                               log=lambda line: None)
     if failed:
@@ -300,16 +261,11 @@ def _compile_task(task):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__, "ours with the first config only", jobs=True)
     parser.add_argument("--quick", action="store_true", help="only 4096^3 and 8192^3, fp16/bf16")
     parser.add_argument("--shapes", help="comma-separated MxNxK (or N for N^3) to keep")
     parser.add_argument("--dtypes", help="comma-separated dtypes to keep (float16, bfloat16, "
                                          "float8_e4m3)")
-    parser.add_argument("--no-autotune", action="store_true",
-                        help="ours with the first config only")
-    parser.add_argument("--jobs", type=int, default=0,
-                        help="compile processes without a GPU (default: one per core)")
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
@@ -332,21 +288,13 @@ def main(argv=None):
         return
 
     # 2. Measure.
-    common.strict_math()
-    common.print_environment(prepared, f"median of {common.REP} CUDA-graph replays after "
-                             f"{common.WARMUP} warm-up, L2 flushed before each; TF32 and "
-                             "reduced-precision reductions off")
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        configs = [config for config, _ in compiled[case.label]]
-        rows.append(run_case(case, configs, first_failure.get(case.label), generator, target))
-    print_table(rows)
+    generator = common.start_measuring(
+        prepared, f"median of {common.REP} CUDA-graph replays after {common.WARMUP} warm-up, "
+        "L2 flushed before each; TF32 and reduced-precision reductions off")
+    print_table(common.run_cases(todo, lambda case: run_case(
+        case, [config for config, _ in compiled[case.label]], first_failure.get(case.label),
+        generator, target)))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

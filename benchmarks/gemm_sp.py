@@ -6,7 +6,7 @@ A (M x K) 2:4 sparse (two random nonzeros in every group of four columns),
 B (K x N) dense, C in the input type.
 
 Contenders, all on the same random A and B:
-- ours: examples/sparse/gemm_sp.py on A compressed by
+- ours: kernels/gemm_sp.py on A compressed by
   tilelang_mlir.sparse.compress (A_sparse M x K/2, int16 metadata E; the
   compression is not timed), every config of CONFIGS tried and the fastest
   correct one reported (wgmma.mma_async.sp, TMA, warp specialization);
@@ -28,7 +28,6 @@ Without a GPU it compiles every kernel a run would use into the kernel cache
 here, `scripts/gpu_check.sh run-gemm_sp` on the GPU machine.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -37,13 +36,12 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
-from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.kernels import gemm_sp as ours
 from tilelang_mlir.sparse import compress
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
 
-example = common.load("examples/sparse/gemm_sp.py", "gemm_sp_example")
 
 TOL = 1e-2
 FullRow = T.GemmWarpPolicy.FullRow
@@ -52,7 +50,7 @@ FullRow = T.GemmWarpPolicy.FullRow
 # Shared memory per stage: block_M * 64 * 2 (A_sparse) + block_M * 16 (E)
 # + 128 * block_N * 2 (B) bytes.
 CONFIGS = [
-    dict(example.FAST),                                                                      # 164 KB
+    dict(ours.FAST),                                                                      # 164 KB
     dict(block_M=256, block_N=128, block_K=128, num_stages=3, threads=256, policy=FullRow),  # 204 KB
     dict(block_M=256, block_N=128, block_K=128, num_stages=2, threads=256, policy=FullRow),  # 136 KB + TMA store
     dict(block_M=128, block_N=128, block_K=128, num_stages=4, threads=256, policy=FullRow),  # 200 KB
@@ -114,22 +112,8 @@ def run_case(case, kernels, generator):
     ref = a.float() @ b.float()
     check = common.within(ref, TOL)
     a_sparse, e = compress(a)
-    row = {"case": case}
-    results = []
-    for config, kernel in kernels:
-        result = measure(lambda: kernel(a_sparse, e, b), check)
-        status, ms, detail = result
-        text = (f"{ms:8.3f} ms {case.flop / ms / 1e9:6.0f} TFLOP/s (error {detail:.1e})"
-                if status == "ok" else f"{status}: {detail}")
-        print(f"   ours {describe(config):28} {text}")
-        results.append((config, result))
-    ok = [r for r in results if r[1][0] == "ok"]
-    if ok:
-        config, row["ours"] = min(ok, key=lambda r: r[1][1])
-        row["config"] = describe(config)
-    else:
-        row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
-        row["config"] = "none ran correctly"
+    row = common.fastest({"case": case}, kernels, lambda kernel: kernel(a_sparse, e, b), check,
+                         case.flop, describe, width=28, timer=measure)
     row["cuBLAS"] = measure(lambda: torch.matmul(a, b), check)
     for backend in ("cuSPARSELt", "CUTLASS"):
         try:
@@ -157,40 +141,30 @@ def print_table(rows):
     for row in rows:
         case = row["case"]
         cells = [common.tflops(row[k], case.flop) for k in keys]
-        ours = row["ours"][1] if row["ours"][0] == "ok" else None
-        dense = row["cuBLAS"][1] if row["cuBLAS"][0] == "ok" else None
-        sparse = min((row[k][1] for k in ("cuSPARSELt", "CUTLASS") if row[k][0] == "ok"),
-                     default=None)
-        vs_dense = f"{dense / ours:.2f}x" if ours and dense else "—"
-        vs_sparse = f"{sparse / ours:.2f}x" if ours and sparse else "—"
+        vs_dense = common.speedup(row["ours"], row["cuBLAS"])
+        vs_sparse = common.speedup(row["ours"], row["cuSPARSELt"], row["CUTLASS"])
         print(f"| {case.M} | {case.dtype} | {' | '.join(cells)} | {vs_dense} | {vs_sparse} "
               f"| {row['config']} |")
-        for k in keys:
-            if row[k][0] == "failed":
-                notes.append(f"{case.label}: {k} failed: {row[k][2]}")
-    print("(TFLOP/s dense-equivalent: 2 M N K / time for every contender; ratios > 1: ours faster)")
-    for note in notes:
-        print(f"  {note}")
+        notes += common.failure_notes(row, keys)
+    common.print_notes(notes, "(TFLOP/s dense-equivalent: 2 M N K / time for every contender; "
+                       "ratios > 1: ours faster)")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__, "ours with the library's FAST tile only")
     parser.add_argument("--sizes", default="8192", help="comma-separated M = N = K")
     parser.add_argument("--dtypes", default="float16,bfloat16")
-    parser.add_argument("--no-autotune", action="store_true",
-                        help="ours with the example's FAST tile only")
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
     todo = [Case(int(s), d) for s in args.sizes.split(",") for d in args.dtypes.split(",")]
-    configs = [example.FAST] if args.no_autotune else CONFIGS
+    configs = [ours.FAST] if args.no_autotune else CONFIGS
 
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
     tasks = [(case, config) for case in todo for config in configs]
     results = [common.try_compile(lambda: tl.compile(
-        example.gemm_sp(case.M, case.N, case.K, dtype=case.dtype, **config), out_idx=[3],
+        ours.gemm_sp(case.M, case.N, case.K, dtype=case.dtype, **config), out_idx=[3],
         target=target)) for case, config in tasks]
     compiled, failures, _ = common.collect_compiles(tasks, results, describe,
                                                     seconds=time.perf_counter() - t0)
@@ -199,18 +173,10 @@ def main(argv=None):
         common.finish_without_gpu(failures)
         return
 
-    common.strict_math()
-    common.print_environment()
-    generator = common.seeded_generator()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label], generator))
-    print_table(rows)
+    generator = common.start_measuring()
+    print_table(common.run_cases(todo, lambda case: run_case(case, compiled[case.label],
+                                                             generator)))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

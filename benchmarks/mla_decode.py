@@ -6,7 +6,7 @@ value dim 512), a paged cache (pages of 64 tokens, shuffled block table),
 batch 64 and 128, every sequence `cache` tokens long (1024 to 16384),
 float16.
 
-Contenders: ours (examples/attention/mla_decode.py: the split kernel and
+Contenders: ours (kernels/attention/mla_decode.py: the split kernel and
 the combine, each variant of VARIANTS with each number of splits of SPLITS
 tried and the fastest kept),
 torch (gather the pages of every sequence, then scores, softmax and P V
@@ -32,38 +32,29 @@ cache and exits: `scripts/gpu_check.sh prepare-mla` here, `scripts/
 gpu_check.sh run-mla` on the GPU machine.
 """
 
-import argparse
 import math
 import os
 import sys
-import time
 
 import torch
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
-from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.kernels.attention import mla_decode as ours
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
-from common import measure  # noqa: E402
+from common import measure, tlang, triton  # noqa: E402 (Triton: None without it)
 
-try:  # Triton is on the GPU machine only
-    import triton
-    import triton.language as tlang
-except ImportError:
-    triton = None
-
-example = common.load("examples/attention/mla_decode.py", "mla_decode_example")
 
 HEADS, PAGE = 128, 64
-DV, DPE = example.DV, example.DPE
+DV, DPE = ours.DV, ours.DPE
 TOL = 1e-2
 SPLITS = [1, 2, 4, 8]  # ours: the split counts tried
-# ours: the variants of the split kernel tried (examples/attention/mla_decode.py,
+# ours: the variants of the split kernel tried (kernels/attention/mla_decode.py,
 # `scores`): split = score columns split over the two warpgroups, row
 # statistics and P through shared memory; replicate = each warpgroup the
 # whole score tile, P in registers.
-VARIANTS = {"split": example.HOPPER, "replicate": example.HOPPER_REPLICATE}
+VARIANTS = {"split": ours.HOPPER, "replicate": ours.HOPPER_REPLICATE}
 H200_TFLOPS, H200_TBS = 989.0, 4.8
 
 
@@ -88,7 +79,7 @@ class Case:
         return self.batch * self.cache * (DV + DPE) * 2
 
     def ours(self, variant, splits, target):
-        return example.MlaDecode(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
+        return ours.MlaDecode(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
                                  target=target, dtype=self.dtype, **VARIANTS[variant])
 
 
@@ -165,23 +156,6 @@ if triton is not None:
         tlang.store(OPART + base[:, None] * DV + dv[None, :], o)
         tlang.store(LSEPART + base, lse)
 
-    @triton.jit
-    def _mla_combine(OPART, LSEPART, O, SPLITS, H: tlang.constexpr, DV: tlang.constexpr,
-                     NS: tlang.constexpr):
-        b = tlang.program_id(0)
-        h = tlang.program_id(1)
-        s = tlang.arange(0, NS)
-        lse = tlang.load(LSEPART + (b * SPLITS + s) * H + h, mask=s < SPLITS,
-                         other=float("-inf"))
-        m = tlang.max(lse, 0)
-        w = tlang.math.exp2(lse - m)
-        w = w / tlang.sum(w, 0)
-        dv = tlang.arange(0, DV)
-        parts = tlang.load(OPART + ((b * SPLITS + s[:, None]) * H + h) * DV + dv[None, :],
-                           mask=(s < SPLITS)[:, None], other=0.0)
-        o = tlang.sum(parts * w[:, None], 0)
-        tlang.store(O + (b * H + h) * DV + dv, o.to(O.dtype.element_ty))
-
     def triton_mla(q, q_pe, kv, table, lens, splits):
         B, H, _ = q.shape
         o_part = torch.empty(B, splits, H, DV, device=q.device, dtype=torch.float32)
@@ -194,16 +168,12 @@ if triton is not None:
         _mla_split[grid](q, q_pe, kv, table, lens, o_part, lse_part, scale, table.shape[1],
                          splits, H=H, DV=DV, DPE=DPE, PAGE=PAGE)
         o = torch.empty(B, H, DV, device=q.device, dtype=q.dtype)
-        _mla_combine[(B, H)](o_part, lse_part, o, splits, H=H, DV=DV,
-                             NS=max(2, triton.next_power_of_2(splits)))
+        common.triton_splitkv_combine[(B, H)](o_part, lse_part, o, splits, H=H, D=DV,
+                                              NS=max(2, triton.next_power_of_2(splits)))
         return o
 
     def triton_best():
-        cfg = _mla_split.best_config
-        if cfg is None:
-            return "?"
-        kw = cfg.kwargs
-        return f"{kw['BLOCK_H']}x{kw['BLOCK_N']} w{cfg.num_warps} s{cfg.num_stages}"
+        return common.triton_config(_mla_split, "BLOCK_H", "BLOCK_N")
 
 
 def triton_splits(case):
@@ -224,10 +194,10 @@ def check(o_ref):
 
 def run_case(case, ours):
     lens = [case.cache] * case.batch
-    q, q_pe, kv, table, seqlens = example.make_inputs(
+    q, q_pe, kv, table, seqlens = ours.make_inputs(
         case.batch, HEADS, lens, dtype=getattr(torch, case.dtype), device="cuda",
         seed=int.from_bytes(os.urandom(4), "little"))
-    o_ref = example.reference(q, q_pe, kv, table, seqlens)
+    o_ref = ours.reference(q, q_pe, kv, table, seqlens)
     row = {"case": case}
     results = []
     for name, kernel in ours:
@@ -261,12 +231,7 @@ def run_case(case, ours):
 
 
 def cell(result, case):
-    status, ms, detail = result
-    if status == "ok":
-        return f"{case.flop / ms / 1e9:.0f} / {case.bytes / ms / 1e6:.0f}"
-    if status == "wrong":
-        return f"wrong ({detail:.1e})"
-    return status
+    return common.cell(result, lambda ms: f"{case.flop / ms / 1e9:.0f} / {case.bytes / ms / 1e6:.0f}")
 
 
 def print_table(rows):
@@ -276,7 +241,7 @@ def print_table(rows):
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         case, ours, trit = row["case"], row["ours"], row["triton"]
-        ratio = f"{trit[1] / ours[1]:.2f}x" if ours[0] == "ok" and trit[0] == "ok" else "—"
+        ratio = common.speedup(ours, trit)
         bound = "—"
         if ours[0] == "ok":
             f = case.flop / ours[1] / 1e9 / H200_TFLOPS
@@ -289,11 +254,9 @@ def print_table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = common.arguments(__doc__, "ours with 4 splits only")
     parser.add_argument("--batch", default="64,128")
     parser.add_argument("--cache", default="1024,4096,8192,16384")
-    parser.add_argument("--no-autotune", action="store_true", help="ours with 4 splits only")
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help=f"ours: the split-kernel variants tried ({', '.join(VARIANTS)})")
     args = parser.parse_args(argv)
@@ -305,42 +268,21 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
 
-    t0 = time.perf_counter()
-    watch = common.CompilerWatch()
-    compiled, failures = {}, []
-    for case in todo:
-        compiled[case.label] = []
+    def choices(case):
         for v in variants:
             for s in splits:
-                name = f"{v} splits={s}"
-                kernel, why, spilled = common.try_compile(
-                    lambda: case.ours(v, s, target), lambda k: k.split)
-                if kernel is None:  # reported, the run goes on
-                    failures.append(f"{case.label} {name}: {why}")
-                    continue
-                if spilled:
-                    failures.append(f"{case.label} {name}: spills {spilled} bytes")
-                compiled[case.label].append((name, kernel))
-    print(f"compiled {sum(len(v) for v in compiled.values())} kernel pairs for {len(todo)} "
-          f"cases in {time.perf_counter() - t0:.0f} s")
-    for f in failures:
-        print(f"  {f}")
+                yield f"{v} splits={s}", f"{v} splits={s}", lambda: case.ours(v, s, target)
+
+    watch = common.CompilerWatch()
+    compiled = common.compile_wrappers(todo, choices)
     watch.check()
     if not gpu:
         print("no GPU here: compiled only (AOT prepare)")
         return
 
-    common.strict_math()
-    common.print_environment()
-    rows = []
-    for case in todo:
-        print(f"{case.label}:")
-        rows.append(run_case(case, compiled[case.label]))
-    print_table(rows)
+    common.start_measuring()
+    print_table(common.run_cases(todo, lambda case: run_case(case, compiled[case.label])))
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except NoCUDADevice as e:
-        print(f"compiled only: no GPU here (AOT prepare): {e}")
+    common.run(main)

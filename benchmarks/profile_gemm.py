@@ -7,16 +7,13 @@ config: block_M,block_N,block_K,threads,stages (default 128,256,64,256,4).
 Compiles only where no GPU is present (AOT prepare).
 """
 
-import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples", "gemm"))
-
-import gemm  # noqa: E402
-import tilelang_mlir as tl  # noqa: E402
-from tilelang_mlir.runtime.cuda import NoCUDADevice  # noqa: E402
+import tilelang_mlir as tl
+from tilelang_mlir.kernels import gemm
+from tilelang_mlir.runtime.cuda import NoCUDADevice
 
 
 def main():

@@ -27,8 +27,8 @@ import torch  # noqa: E402
 import common  # noqa: E402
 import tilelang_mlir as tl  # noqa: E402
 import tilelang_mlir.language as T  # noqa: E402
+from tilelang_mlir.kernels import dequant as dq  # noqa: E402
 
-dq = common.load("examples/dequant/dequant_gemm.py", "dq_probe")
 bench = common.load("benchmarks/dequant.py", "bench_probe")
 
 M, N, K, BITS, GROUP = 16, 28672, 8192, 4, 128

@@ -11,19 +11,15 @@ and a cache dir, as scripts/gpu_check.sh does).
 """
 
 import argparse
-import os
 import statistics
-import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples", "gemm"))
-
-import gemm  # noqa: E402
-import tilelang_mlir as tl  # noqa: E402
-import tilelang_mlir.language as T  # noqa: E402
-from tilelang_mlir.runtime.cuda import NoCUDADevice  # noqa: E402
-from tilelang_mlir.runtime.profiler import bench_cuda  # noqa: E402
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.kernels import gemm
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.runtime.profiler import bench_cuda
 
 FullRow = T.GemmWarpPolicy.FullRow
 TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16}

@@ -4,7 +4,7 @@ needs matplotlib, no GPU):
     .venv/bin/python scripts/layout_pictures.py [out_dir]
 
 - gemm_sm90a_accumulator.png: the 128x128 float32 accumulator of the seed
-  GEMM (examples/gemm/gemm.py, matmul(1024, 1024, 1024, 128, 128, 32)) for
+  GEMM (tilelang_mlir.kernels.gemm, matmul(1024, 1024, 1024, 128, 128, 32)) for
   cuda:sm_90a: the wgmma layout, warp w of the warpgroup on rows 16w..16w+15
   of each 64-row half.
 - fullcol_sm90a_accumulator.png: an MLA-style FullCol split, a 64x512
@@ -12,12 +12,12 @@ needs matplotlib, no GPU):
   0-127 hold columns 0-255, threads 128-255 columns 256-511).
 """
 
-import importlib.util
 import os
 import sys
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from tilelang_mlir.kernels import gemm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -43,10 +43,6 @@ def full_col(M=64, N=512, K=64, threads=256):
 
 
 def main(out_dir: str) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "gemm_example", os.path.join(HERE, "..", "examples", "gemm", "gemm.py"))
-    gemm = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gemm)
     os.makedirs(out_dir, exist_ok=True)
 
     def accumulator(kernel):

@@ -9,12 +9,11 @@ compute nonsense. Batch 128, cache 8192, 4 splits.
         TILELANG_MLIR_CACHE_DIR=$PWD/.gpu-cache-p scripts/mla_parts_probe.py   (here: compiles)
     TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR=... scripts/mla_parts_probe.py   (GPU)
 """
-import math, os, sys
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples", "attention"))  # noqa: E501
+import math
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
-import mla_decode as mla
-from _softmax import softmax_step, softmax_finish
+from tilelang_mlir.kernels.attention import mla_decode as mla
+from tilelang_mlir.kernels.attention.online_softmax import softmax_step, softmax_finish
 
 DV, DPE = 512, 64
 FullRow, FullCol = T.GemmWarpPolicy.FullRow, T.GemmWarpPolicy.FullCol

@@ -9,8 +9,12 @@ to leave the generated code alone (a refactor) can prove it did.
 and DIR/fingerprints.json (a digest and the register/spill report of each).
 `check` compiles again and prints, per program and target, whether the code
 is identical; where it is not, the register and spill reports before and
-after (ptxas for CUDA, the assembly's own for AMD). It exits with 1 when
-any output differs or fails to compile. `--only SUBSTR` restricts the
+after (ptxas for CUDA, the assembly's own for AMD). A program that does not
+compile for a target (too much shared memory on an AMD chip, no sparse
+tensor cores) has its first error line as its code; an error that differs
+only in its source location (the file and line of the tile program, which
+a move of the program changes) counts as the same ("same error"). It exits
+with 1 when any output differs or fails to compile where it compiled. `--only SUBSTR` restricts the
 programs by name. No GPU is needed.
 """
 
@@ -22,6 +26,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,6 +79,21 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# "ERROR /path/file.py:50:9: error: ..." -> "ERROR error: ..."
+_LOCATION = re.compile(r"^ERROR \S+:\d+:\d+: ")
+
+
+def _same_error(folder: str, key: str, code: str) -> bool:
+    """Whether `code` and the saved code of `key` are the same compile error
+    but for its source location."""
+    path = os.path.join(folder, key + ".txt")
+    if not code.startswith("ERROR ") or not os.path.exists(path):
+        return False
+    with open(path) as f:
+        old = f.read()
+    return _LOCATION.sub("ERROR ", old) == _LOCATION.sub("ERROR ", code)
+
+
 def save(folder: str, only: str) -> int:
     os.makedirs(folder, exist_ok=True)
     table = {}
@@ -112,6 +132,8 @@ def check(folder: str, only: str) -> int:
             differ += 1
         elif old["sha256"] == _digest(code):
             rows.append((key, "identical", "", ""))
+        elif _same_error(folder, key, code):
+            rows.append((key, "same error", "", ""))
         else:
             rows.append((key, "DIFFERS", _regs(old["report"]), _regs(report)))
             differ += 1
@@ -123,7 +145,9 @@ def check(folder: str, only: str) -> int:
     for row in rows:
         print("| " + " | ".join(row) + " |")
     same = sum(1 for r in rows if r[1] == "identical")
-    print(f"\n{same} of {len(rows)} identical; {differ} differ")
+    errors = sum(1 for r in rows if r[1] == "same error")
+    print(f"\n{same} of {len(rows)} identical, {errors} the same compile error "
+          f"(but for its location); {differ} differ")
     return 1 if differ else 0
 
 

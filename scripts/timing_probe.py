@@ -18,12 +18,11 @@ import os, sys
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples", "dequant"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import dequant_gemm as dq  # noqa: E402
 from common import rotate_ms  # noqa: E402
 import tilelang_mlir as tl  # noqa: E402
 import tilelang_mlir.language as T  # noqa: E402
+from tilelang_mlir.kernels import dequant as dq  # noqa: E402
 
 M, N, K, BITS = 1, 8192, 8192, 4
 CONFIGS = {"pairs": dq.GEMV[0],  # the default: float16 pairs

@@ -5,7 +5,6 @@ ptxas included). Run with the interpreter of the environment to measure:
     .venv-wheeltest/bin/python scripts/wheel_timings.py
 """
 
-import importlib.util
 import os
 import time
 
@@ -14,10 +13,8 @@ import tilelang_mlir as tl  # noqa: E402
 from tilelang_mlir import ir  # noqa: E402,F401  (loads the native library)
 
 t1 = time.perf_counter()
-path = os.path.join(os.path.dirname(__file__), "..", "examples", "gemm", "gemm.py")
-spec = importlib.util.spec_from_file_location("gemm_example", path)
-gemm = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gemm)
+from tilelang_mlir.kernels import gemm  # noqa: E402
+
 program = gemm.matmul(1024, 1024, 1024, 128, 128, 32)
 t2 = time.perf_counter()
 tl.compile(program, out_idx=[2], target="cuda:sm_90a", pass_configs={"tl.disable_cache": True})

@@ -1,134 +1,25 @@
 """FlashAttention forward: O = softmax(Q K^T / sqrt(D)) V, with the
 log-sum-exp of every row (what a backward pass needs).
 
-Tensors are (batch, heads, seq, dim) as torch's scaled_dot_product_attention
-takes them; K and V have heads / groups heads (grouped-query attention: query
-head h reads KV head h // groups). A block owns `block_M` query rows of one
-(batch, head) and walks the KV sequence in `block_N` tiles with the online
-softmax: S = Q K^T on the tensor cores into a register fragment, the running
-row maximum and sum, the accumulator rescaled by exp(m_old - m_new), P = exp(S
-- m) cast to the input dtype, then O += P V. Causal attention stops at the
-diagonal and masks the scores above it with -inf. The scale is folded into
-exp2 (log2(e) / sqrt(D)).
+The program, `flash_attn` in python/tilelang_mlir/kernels/attention/
+flash_attn.py: a block owns `block_M` query rows of one (batch, head) and
+walks the KV sequence in `block_N` tiles with the online softmax (S = Q K^T
+on the tensor cores, the running row maximum and sum, O rescaled, then O +=
+P V); causal attention stops at the diagonal. This script compiles it with
+the Hopper schedule (PASS_CONFIGS), checks O and the LSE against PyTorch and
+prints the time.
 
     python examples/attention/flash_attn.py [--target cpu|cuda] [--batch B --heads H
         --seq S --dim D --groups G --causal --dtype float16|bfloat16]
 """
 
 import argparse
-import math
-import os
-import sys
 
 import torch
 
 import tilelang_mlir as tl
-import tilelang_mlir.language as T
-from tilelang_mlir.testing import relative_error, to_device, to_numpy
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _softmax import softmax_step  # noqa: E402 (the online softmax of one KV tile)
-
-FullRow = T.GemmWarpPolicy.FullRow
-
-
-def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=128, block_N=128,
-               num_stages=2, threads=256, dtype="float16", heavy_first=None):
-    scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
-    q_shape = (batch, heads, seq_len, dim)
-    kv_shape = (batch, heads // groups, seq_len, dim)
-    accum = "float32"
-    mask_tail = seq_len % block_N != 0  # the last KV tile reads zeros past the end
-    q_blocks = -(-seq_len // block_M)
-    if heavy_first is None:  # causal blocks' work grows with their index
-        heavy_first = is_causal
-
-    @T.prim_func
-    def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype),
-             V: T.Tensor(kv_shape, dtype), O: T.Tensor(q_shape, dtype),
-             LSE: T.Tensor((batch, heads, seq_len), accum)):
-        with T.Kernel(q_blocks, heads, batch, threads=threads) as (bx_launch, by, bz):
-            Q_shared = T.alloc_shared((block_M, dim), dtype)
-            K_shared = T.alloc_shared((block_N, dim), dtype)
-            V_shared = T.alloc_shared((block_N, dim), dtype)
-            S = T.alloc_fragment((block_M, block_N), accum)
-            P = T.alloc_fragment((block_M, block_N), dtype)
-            acc_o = T.alloc_fragment((block_M, dim), accum)
-            m = T.alloc_fragment((block_M,), accum)        # running row maximum of S
-            m_prev = T.alloc_fragment((block_M,), accum)
-            alpha = T.alloc_fragment((block_M,), accum)    # exp2(scale * (m_prev - m))
-            l = T.alloc_fragment((block_M,), accum)        # running row sum of exp2
-            l_tile = T.alloc_fragment((block_M,), accum)
-            lse = T.alloc_fragment((block_M,), accum)
-
-            kv_head = by // groups
-            # Causal: the longest blocks first, so the last wave is short.
-            bx = q_blocks - 1 - bx_launch if heavy_first else bx_launch
-            T.copy(Q[bz, by, bx * block_M, 0], Q_shared)
-            T.clear(acc_o)
-            T.clear(l)
-            T.fill(m, -T.infinity(accum))
-            n_tiles = T.ceildiv(seq_len, block_N)
-            if is_causal:  # KV tiles past the block's last row are all masked
-                n_tiles = T.min(n_tiles, T.ceildiv((bx + 1) * block_M, block_N))
-            for k in T.Pipelined(n_tiles, num_stages=num_stages):
-                T.copy(K[bz, kv_head, k * block_N, 0], K_shared)
-                T.copy(V[bz, kv_head, k * block_N, 0], V_shared)
-                T.clear(S)
-                T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
-                if is_causal or mask_tail:  # (causal rows never see keys past the end)
-                    edge = bx * block_M + 1 if is_causal else seq_len
-                    if (k + 1) * block_N > edge:  # only tiles crossing the diagonal or the end
-                        for i, j in T.Parallel(block_M, block_N):
-                            q_pos, k_pos = bx * block_M + i, k * block_N + j
-                            visible = k_pos <= q_pos if is_causal else k_pos < seq_len
-                            S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
-                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_M, block_N, dim, scale)
-                T.copy(S, P)
-                T.gemm(P, V_shared, acc_o, policy=FullRow)
-            for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores
-                lse[i] = (T.log2(l[i]) + m[i] * scale) * math.log(2)
-                l[i] = 1 / l[i]
-            for i, j in T.Parallel(block_M, dim):
-                acc_o[i, j] *= l[i]
-            T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
-            T.copy(Q_shared, O[bz, by, bx * block_M, 0])
-            T.copy(lse, LSE[bz, by, bx * block_M])
-
-    return main
-
-
-# The tuning space for Hopper (benchmarks/flash_attn.py tries each): query
-# rows per block on 64-row warpgroups (a producer warpgroup is added on
-# sm_90a), KV rows per step, stages of the K/V ring. Shared memory is
-# (block_M + 2 num_stages block_N) * dim * 2 bytes.
-CONFIGS = [
-    dict(block_M=128, block_N=128, num_stages=2, threads=256),
-    dict(block_M=128, block_N=64, num_stages=2, threads=256),
-    dict(block_M=128, block_N=128, num_stages=3, threads=256),
-    dict(block_M=128, block_N=64, num_stages=4, threads=256),
-    dict(block_M=192, block_N=128, num_stages=2, threads=384),
-    dict(block_M=64, block_N=128, num_stages=2, threads=128),
-]
-
-
-# The Hopper schedule (sm_90a; other targets ignore these): the consumer loop
-# rotated, S_k = Q K_k^T in flight with the previous tile's O += P V while
-# the softmax runs, K and V on barrier rings of their own, and the two
-# consumer warpgroups taking turns at each iteration's pair of gemms, so one
-# warpgroup's softmax runs under the other's gemms. With 128x128 tiles on two
-# warpgroups it is the fastest schedule in every case of
-# benchmarks/flash_attn.py (BENCHMARKS.md); it is not the default of the
-# compiler because three consumer warpgroups (192-row tiles) spill with it.
-PASS_CONFIGS = {"tl.enable_rotate": True, "tl.enable_pingpong": True}
-
-
-def describe(config):
-    """'128x128 s2 t256': block_M x block_N, stages, threads (and 'launch
-    order' where causal blocks are not taken longest first)."""
-    c = config
-    order = " launch order" if c.get("heavy_first") is False else ""
-    return f"{c['block_M']}x{c['block_N']} s{c['num_stages']} t{c['threads']}{order}"
+from tilelang_mlir.kernels.attention.flash_attn import PASS_CONFIGS, flash_attn, reference
+from tilelang_mlir.testing import relative_error, to_device
 
 
 def programs(batch=8, heads=32, seq_len=4096):
@@ -139,26 +30,6 @@ def programs(batch=8, heads=32, seq_len=4096):
             ("fa_d64", flash_attn(batch, heads, seq_len, 64), [3, 4]),
             ("fa_d64_causal_gqa_bf16", flash_attn(batch, heads, seq_len, 64, is_causal=True,
                                                   groups=4, dtype="bfloat16"), [3, 4])]
-
-
-def reference(q, k, v, is_causal=False):
-    """(O, LSE) from the (rounded) inputs, one batch element at a time on
-    their device: float64 on the CPU, float32 on a GPU (no TF32); K/V heads
-    repeated for GQA."""
-    wide = torch.float64 if q.device.type == "cpu" else torch.float32
-    groups = q.shape[1] // k.shape[1]
-    n = q.shape[2]
-    hidden = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if is_causal else None
-    o = torch.empty(q.shape, dtype=wide, device=q.device)
-    lse = torch.empty(q.shape[:3], dtype=wide, device=q.device)
-    for b in range(q.shape[0]):
-        kb = k[b].to(wide).repeat_interleave(groups, dim=0)
-        vb = v[b].to(wide).repeat_interleave(groups, dim=0)
-        s = q[b].to(wide) @ kb.transpose(-1, -2) / math.sqrt(q.shape[-1])
-        if is_causal:
-            s.masked_fill_(hidden, float("-inf"))
-        o[b], lse[b] = torch.softmax(s, dim=-1) @ vb, torch.logsumexp(s, dim=-1)
-    return o, lse
 
 
 def main(argv=None):

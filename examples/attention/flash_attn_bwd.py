@@ -1,214 +1,25 @@
 """FlashAttention backward: dQ, dK, dV of O = softmax(Q K^T / sqrt(D)) V
-from Q, K, V, O, dO and the natural-log LSE that the forward pass
-(flash_attn.py) returns.
+from Q, K, V, O, dO and the natural-log LSE that the forward pass returns.
 
-Three tile programs, FlashAttention-2 style:
-  1. preprocess: Delta = rowsum(O * dO) per query row, and the float32 dQ
-     accumulator cleared;
-  2. main: a block owns `block_M` KV rows of one (batch, KV head) and walks
-     the query blocks of every query head of its group (grouped-query
-     attention sums dK, dV over them in registers). It works on the
-     transposed scores so that P^T and dS^T are register fragments that feed
-     the gemms directly: S^T = K Q^T, P^T = exp2(S^T scale - LSE), dV += P^T
-     dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta) / sqrt(D), dK += dS^T Q; dQ =
-     dS K goes through shared memory (dS^T read transposed) and is added
-     into the float32 accumulator with one `T.atomic_add` of the fragment;
-  3. postprocess: dQ cast to the input dtype.
-Causal attention starts each KV block's walk at the diagonal and zeroes P
-above it. Sequence tails need no masks: rows past the end load as zeros
-(dO, Delta = 0 make their P, dS contribute nothing) and their stores and
-atomic adds are dropped.
+Three tile programs, FlashAttention-2 style (python/tilelang_mlir/kernels/
+attention/flash_attn_bwd.py): `preprocess` (Delta = rowsum(O * dO), the
+float32 dQ accumulator cleared), `flash_attn_bwd` (a block owns KV rows and
+walks the query blocks: dK and dV in registers, dQ added atomically) and
+`postprocess` (dQ cast to the input dtype); `FlashAttnBwd` chains them.
+This script checks the gradients against torch autograd and prints the time.
 
     python examples/attention/flash_attn_bwd.py [--target cpu|cuda] [--batch B --heads H
         --seq S --dim D --groups G --causal --dtype float16|bfloat16]
 """
 
 import argparse
-import math
-import os
 
 import torch
 
-import tilelang_mlir as tl
-import tilelang_mlir.language as T
+from tilelang_mlir.kernels.attention.flash_attn_bwd import (BLOCKS, FlashAttnBwd, flash_attn_bwd,
+                                                            forward, postprocess, preprocess,
+                                                            reference)
 from tilelang_mlir.testing import relative_error, to_device
-
-
-def _sibling(name):
-    """examples/attention/NAME.py as a module (by path: the name flash_attn
-    may be an installed package)."""
-    import importlib.util
-
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location(f"_tilelang_example_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-flash_attn = _sibling("flash_attn")  # the forward reference
-
-FullRow = T.GemmWarpPolicy.FullRow
-LOG2E = math.log2(math.e)
-
-
-def preprocess(batch, heads, seq_len, dim, block=128, dtype="float16"):
-    """Delta[b, h, i] = sum_d O[b, h, i, d] dO[b, h, i, d], and the float32
-    dQ accumulator set to zero (outputs 2 and 3)."""
-    shape = (batch, heads, seq_len, dim)
-
-    @T.prim_func
-    def main(O: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype),
-             Delta: T.Tensor((batch, heads, seq_len), "float32"),
-             dQ_accum: T.Tensor(shape, "float32")):
-        with T.Kernel(T.ceildiv(seq_len, block), heads, batch, threads=128) as (bx, by, bz):
-            o = T.alloc_fragment((block, dim), "float32")
-            do = T.alloc_fragment((block, dim), "float32")
-            delta = T.alloc_fragment((block,), "float32")
-            T.copy(O[bz, by, bx * block, 0], o)
-            T.copy(dO[bz, by, bx * block, 0], do)
-            for i, j in T.Parallel(block, dim):
-                o[i, j] *= do[i, j]
-            T.reduce_sum(o, delta, dim=1)
-            T.copy(delta, Delta[bz, by, bx * block])
-            T.clear(do)
-            T.copy(do, dQ_accum[bz, by, bx * block, 0])
-
-    return main
-
-
-def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
-                   num_stages=2, threads=128, dtype="float16"):
-    """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
-    scaled) of one KV block per (block, KV head, batch)."""
-    if heads % groups:
-        raise ValueError(f"flash_attn_bwd: heads ({heads}) must be a multiple of groups ({groups})")
-    scale = LOG2E / math.sqrt(dim)  # P = exp2(S scale - LSE log2(e))
-    q_shape = (batch, heads, seq_len, dim)
-    kv_shape = (batch, heads // groups, seq_len, dim)
-    accum = "float32"
-
-    @T.prim_func
-    def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype),
-             V: T.Tensor(kv_shape, dtype), dO: T.Tensor(q_shape, dtype),
-             LSE: T.Tensor((batch, heads, seq_len), accum),
-             Delta: T.Tensor((batch, heads, seq_len), accum),
-             dQ_accum: T.Tensor(q_shape, accum),
-             dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype)):
-        with T.Kernel(T.ceildiv(seq_len, block_M), heads // groups, batch,
-                      threads=threads) as (bx, by, bz):
-            K_shared = T.alloc_shared((block_M, dim), dtype)
-            V_shared = T.alloc_shared((block_M, dim), dtype)
-            q = T.alloc_shared((block_N, dim), dtype)
-            do = T.alloc_shared((block_N, dim), dtype)
-            lse = T.alloc_shared((block_N,), accum)
-            delta = T.alloc_shared((block_N,), accum)
-            dsT_shared = T.alloc_shared((block_M, block_N), dtype)
-            qkT = T.alloc_fragment((block_M, block_N), accum)      # S^T, then P^T
-            dsT = T.alloc_fragment((block_M, block_N), accum)      # dP^T
-            pT = T.alloc_fragment((block_M, block_N), dtype)
-            dsT_cast = T.alloc_fragment((block_M, block_N), dtype)
-            dq = T.alloc_fragment((block_N, dim), accum)
-            dk = T.alloc_fragment((block_M, dim), accum)
-            dv = T.alloc_fragment((block_M, dim), accum)
-
-            T.copy(K[bz, by, bx * block_M, 0], K_shared)
-            T.copy(V[bz, by, bx * block_M, 0], V_shared)
-            T.clear(dk)
-            T.clear(dv)
-            first = bx * block_M // block_N if is_causal else 0  # the diagonal's Q block
-            per_head = T.ceildiv(seq_len, block_N) - first
-            for t in T.Pipelined(groups * per_head, num_stages=num_stages):
-                h = by * groups + t // per_head  # query head and Q block of this step
-                k = first + t % per_head
-                T.copy(Q[bz, h, k * block_N, 0], q)
-                T.copy(dO[bz, h, k * block_N, 0], do)
-                T.copy(LSE[bz, h, k * block_N], lse)
-                T.copy(Delta[bz, h, k * block_N], delta)
-                T.clear(qkT)
-                T.gemm(K_shared, q, qkT, transpose_B=True, policy=FullRow)
-                for i, j in T.Parallel(block_M, block_N):
-                    qkT[i, j] = T.exp2(qkT[i, j] * scale - lse[j] * LOG2E)
-                if is_causal:
-                    for i, j in T.Parallel(block_M, block_N):
-                        visible = bx * block_M + i <= k * block_N + j
-                        qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
-                T.clear(dsT)
-                T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
-                T.copy(qkT, pT)
-                T.gemm(pT, do, dv, policy=FullRow)
-                for i, j in T.Parallel(block_M, block_N):
-                    dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * (1 / math.sqrt(dim))
-                T.gemm(dsT_cast, q, dk, policy=FullRow)
-                T.copy(dsT_cast, dsT_shared)
-                T.clear(dq)
-                T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
-                T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq)
-            T.copy(dk, K_shared)  # stage dK, dV for coalesced stores
-            T.copy(K_shared, dK[bz, by, bx * block_M, 0])
-            T.copy(dv, V_shared)
-            T.copy(V_shared, dV[bz, by, bx * block_M, 0])
-
-    return main
-
-
-def postprocess(batch, heads, seq_len, dim, block=128, dtype="float16"):
-    """dQ (output 1) = dQ_accum cast to the input dtype."""
-    shape = (batch, heads, seq_len, dim)
-
-    @T.prim_func
-    def main(dQ_accum: T.Tensor(shape, "float32"), dQ: T.Tensor(shape, dtype)):
-        with T.Kernel(T.ceildiv(seq_len, block), heads, batch, threads=128) as (bx, by, bz):
-            acc = T.alloc_fragment((block, dim), "float32")
-            out = T.alloc_fragment((block, dim), dtype)
-            T.copy(dQ_accum[bz, by, bx * block, 0], acc)
-            T.copy(acc, out)
-            T.copy(out, dQ[bz, by, bx * block, 0])
-
-    return main
-
-
-# Default tiles per head dim (dK, dV and two score tiles live in registers:
-# these compile without spills for sm_80 and sm_90a); benchmarks/
-# flash_attn_bwd.py tries each of CONFIGS.
-BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
-          128: dict(block_M=64, block_N=64, threads=256)}
-CONFIGS = [
-    dict(block_M=64, block_N=64, threads=128),
-    dict(block_M=64, block_N=64, threads=256),
-    dict(block_M=64, block_N=128, threads=256),
-    dict(block_M=128, block_N=64, threads=256),
-    dict(block_M=128, block_N=128, threads=256),
-    dict(block_M=64, block_N=64, num_stages=1, threads=128),
-]
-
-
-def describe(config):
-    """'64x64 s2 t128': block_M (KV) x block_N (Q), stages, threads."""
-    c = config
-    return f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}"
-
-
-class FlashAttnBwd:
-    """The three kernels of one problem, compiled for `target`; call with
-    (q, k, v, o, do, lse) to get (dq, dk, dv)."""
-
-    def __init__(self, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16",
-                 target="auto", **blocks):
-        blocks = {**BLOCKS.get(dim, {}), **blocks}
-        self.pre = tl.compile(preprocess(batch, heads, seq_len, dim, dtype=dtype),
-                              out_idx=[2, 3], target=target)
-        self.main = tl.compile(flash_attn_bwd(batch, heads, seq_len, dim, is_causal, groups,
-                                              dtype=dtype, **blocks),
-                               out_idx=[7, 8], target=self.pre.target)
-        self.post = tl.compile(postprocess(batch, heads, seq_len, dim, dtype=dtype),
-                               out_idx=[1], target=self.pre.target)
-        self.target, self.device = self.pre.target, self.pre.device
-
-    def __call__(self, q, k, v, o, do, lse):
-        delta, dq_accum = self.pre(o, do)
-        dk, dv = self.main(q, k, v, do, lse, delta, dq_accum)
-        return self.post(dq_accum), dk, dv
 
 
 def programs(batch=8, heads=32, seq_len=4096):
@@ -222,33 +33,6 @@ def programs(batch=8, heads=32, seq_len=4096):
              flash_attn_bwd(batch, heads, seq_len, 64, is_causal=True, groups=4, dtype="bfloat16",
                             **BLOCKS[64]), [7, 8]),
             ("bwd_postprocess_d128", postprocess(batch, heads, seq_len, 128), [1])]
-
-
-def reference(q, k, v, do, is_causal=False):
-    """(dQ, dK, dV) by torch autograd through the attention of the (rounded)
-    inputs: float64 on the CPU, float32 on a GPU (no TF32); K/V heads
-    repeated for GQA, so their gradients sum over each group."""
-    wide = torch.float64 if q.device.type == "cpu" else torch.float32
-    groups = q.shape[1] // k.shape[1]
-    n = q.shape[2]
-    hidden = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if is_causal else None
-    grads = [torch.empty(x.shape, dtype=wide, device=q.device) for x in (q, k, v)]
-    for b in range(q.shape[0]):  # one batch element at a time bounds the memory
-        qb, kb, vb = (x[b].to(wide).requires_grad_() for x in (q, k, v))
-        s = qb @ kb.repeat_interleave(groups, dim=0).transpose(-1, -2) / math.sqrt(q.shape[-1])
-        if is_causal:
-            s = s.masked_fill(hidden, float("-inf"))
-        o = torch.softmax(s, dim=-1) @ vb.repeat_interleave(groups, dim=0)
-        for g, x in zip(grads, torch.autograd.grad(o, (qb, kb, vb), do[b].to(wide))):
-            g[b] = x
-    return tuple(grads)
-
-
-def forward(q, k, v, is_causal):
-    """O (rounded to the input dtype) and the natural-log LSE in float32 (the
-    inputs the backward pass takes): flash_attn.reference, cast."""
-    o, lse = flash_attn.reference(q, k, v, is_causal)
-    return o.to(q.dtype), lse.float()
 
 
 def main(argv=None):

@@ -2,190 +2,25 @@
 cache, split along the cache (split-KV) so that a small batch still fills
 the GPU, then a combine kernel.
 
-Q is (batch, heads, dim); the cache has kv_heads = heads / groups heads
-(grouped-query attention: query head h reads KV head h // groups) and each
-sequence its own length (`cache_seqlens`, int32). Two cache layouts:
-
-- contiguous: K and V (batch, kv_heads, max_seq, dim);
-- paged: K and V (num_pages, kv_heads, page_size, dim) and a block table
-  (batch x max_pages, int32) mapping a sequence's logical pages to physical
-  ones, as in mla_decode.py. The contiguous cache is the paged one with one
-  page of max_seq tokens per sequence (the table is then arange(batch)), so
-  one kernel serves both.
-
-The split kernel owns one KV head of one sequence and one of `num_splits`
-shares of its KV tiles (`block_N` tokens). The `groups` query heads that
-read this KV head are the rows of the score gemm (padded to `block_H`: 16
-or 32 rows on warp-level mma, 64 on a Hopper warpgroup gemm): the tensor
-cores compute Q
-K^T and P V for all of them from one read of the cache, which is what bounds
-decoding (it is memory-bound). Q is viewed as (batch, kv_heads, groups, dim):
-rows past `groups` read as zero and their outputs are dropped. The kernel
-runs the online softmax (_softmax.py, shared with flash_attn.py and
-mla_decode.py) and writes a float32 partial O and LSE; the combine kernel
-weighs the partials by exp(lse_s - lse). A split with no tiles (a sequence
-shorter than the others' splits) gives LSE -inf and weighs nothing.
+The programs are in python/tilelang_mlir/kernels/attention/: the split
+kernel `flash_decode_split` (flash_decode.py: one KV head of one sequence
+and one share of its KV tiles, the query heads of the group as the rows of
+the score gemm, a contiguous or paged cache) and the combine kernel
+`splitkv_combine` (online_softmax.py); `FlashDecode` chains them. This
+script checks O against PyTorch and prints the time and cache bandwidth.
 
     python examples/attention/flash_decode.py [--target cpu|cuda] [--batch B --heads H
         --kv-heads G --dim D --cache N --splits S --page-size P --dtype float16|bfloat16]
 """
 
 import argparse
-import math
-import os
-import sys
 
 import torch
 
-import tilelang_mlir as tl
-import tilelang_mlir.language as T
+from tilelang_mlir.kernels.attention.flash_decode import (FlashDecode, flash_decode_split,
+                                                          make_inputs, reference)
+from tilelang_mlir.kernels.attention.online_softmax import splitkv_combine
 from tilelang_mlir.testing import relative_error, to_device
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _softmax import softmax_finish, softmax_step, splitkv_combine  # noqa: E402
-
-FullRow = T.GemmWarpPolicy.FullRow
-
-
-def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages, num_splits,
-                       block_H=None, block_N=128, num_stages=2, threads=128, dtype="float16"):
-    """The split kernel. A contiguous cache is num_pages = batch, page_size =
-    max_seq, max_pages = 1 (and the identity block table). block_H (the
-    gemm rows) defaults to the smallest of 16, 32, 64 that holds the group:
-    16 and 32 rows are warp-level mma, 64 a Hopper warpgroup gemm."""
-    if heads % kv_heads:
-        raise tl.TileLangError(f"flash_decode: {heads} query heads are not a multiple of "
-                               f"{kv_heads} KV heads")
-    groups = heads // kv_heads
-    if block_H is None:
-        block_H = next((n for n in (16, 32, 64) if n >= groups), groups)
-    if groups > block_H:
-        raise tl.TileLangError(f"flash_decode: {groups} query heads per KV head do not fit "
-                               f"block_H = {block_H} rows")
-    if max_pages > 1 and page_size % block_N:
-        raise tl.TileLangError(f"flash_decode: a KV tile of {block_N} tokens must lie within "
-                               f"one page of {page_size}")
-    scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
-    accum = "float32"
-    kv_shape = (num_pages, kv_heads, page_size, dim)
-
-    @T.prim_func
-    def main(Q: T.Tensor((batch, kv_heads, groups, dim), dtype), K: T.Tensor(kv_shape, dtype),
-             V: T.Tensor(kv_shape, dtype), block_table: T.Tensor((batch, max_pages), "int32"),
-             cache_seqlens: T.Tensor((batch,), "int32"),
-             O_part: T.Tensor((batch, num_splits, kv_heads, groups, dim), accum),
-             LSE_part: T.Tensor((batch, num_splits, kv_heads, groups), accum)):
-        with T.Kernel(batch, kv_heads, num_splits, threads=threads) as (bx, by, bz):
-            Q_shared = T.alloc_shared((block_H, dim), dtype)
-            K_shared = T.alloc_shared((block_N, dim), dtype)
-            V_shared = T.alloc_shared((block_N, dim), dtype)
-            S = T.alloc_fragment((block_H, block_N), accum)
-            P = T.alloc_fragment((block_H, block_N), dtype)
-            acc_o = T.alloc_fragment((block_H, dim), accum)
-            m = T.alloc_fragment((block_H,), accum)        # running row maximum of S
-            m_prev = T.alloc_fragment((block_H,), accum)
-            alpha = T.alloc_fragment((block_H,), accum)    # exp2(scale * (m_prev - m))
-            l = T.alloc_fragment((block_H,), accum)        # running row sum of exp2
-            l_tile = T.alloc_fragment((block_H,), accum)
-            lse = T.alloc_fragment((block_H,), accum)
-
-            seqlen = cache_seqlens[bx] + 0  # (a value: a bare element would be re-read at each use)
-            n_blocks = T.ceildiv(seqlen, block_N)  # KV tiles of the sequence
-            per_split = T.ceildiv(n_blocks, num_splits)
-            first = bz * per_split
-            n_tiles = T.max(T.min(per_split, n_blocks - first), 0)
-            T.copy(Q[bx, by, 0, 0], Q_shared)  # the group's query heads; zero rows past it
-            T.clear(acc_o)
-            T.clear(l)
-            T.fill(m, -T.infinity(accum))
-            for k in T.Pipelined(n_tiles, num_stages=num_stages):
-                token = (first + k) * block_N
-                page = block_table[bx, token // page_size] + 0
-                T.copy(K[page, by, token % page_size, 0], K_shared)
-                T.copy(V[page, by, token % page_size, 0], V_shared)
-                T.clear(S)
-                T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
-                if token + block_N > seqlen:  # the sequence's last tile
-                    for i, j in T.Parallel(block_H, block_N):
-                        S[i, j] = T.if_then_else(token + j < seqlen, S[i, j], -T.infinity(accum))
-                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_H, block_N, dim, scale)
-                T.copy(S, P)
-                T.gemm(P, V_shared, acc_o, policy=FullRow)
-            softmax_finish(acc_o, m, l, lse, block_H, dim, scale)  # empty split: O 0, LSE -inf
-            T.copy(acc_o, O_part[bx, bz, by, 0, 0])  # (rows past the group are dropped)
-            T.copy(lse, LSE_part[bx, bz, by, 0])
-
-    return main
-
-
-# KV tiles of 128 tokens in 2 stages (the default): Q (16 x 128) and the
-# K/V ring are 137 KB of shared memory at D = 128, which sm_80 has too.
-HOPPER = dict(block_N=128, num_stages=2)
-
-
-def default_splits(batch, kv_heads, max_seq, block_N=128, sms=132):
-    """Enough (sequence, KV head, split) blocks for about two waves of
-    `sms` multiprocessors, no more splits than KV tiles."""
-    return max(1, min(math.ceil(max_seq / block_N), math.ceil(2 * sms / (batch * kv_heads))))
-
-
-class FlashDecode:
-    """The split and combine kernels as one call:
-    (q, k, v, cache_seqlens[, block_table]) -> O (batch, heads, dim).
-
-    Contiguous cache (page_size None): k, v (batch, kv_heads, max_seq, dim).
-    Paged (page_size given): k, v (num_pages, kv_heads, page_size, dim) and
-    a block table (batch, max_pages)."""
-
-    def __init__(self, batch, heads, kv_heads, dim, max_seq=None, num_splits=None,
-                 page_size=None, num_pages=None, max_pages=None, target="auto",
-                 dtype="float16", **config):
-        self.paged = page_size is not None
-        if self.paged:
-            if num_pages is None or max_pages is None:
-                raise tl.TileLangError("flash_decode: a paged cache needs num_pages and max_pages")
-        elif max_seq is None:
-            raise tl.TileLangError("flash_decode: give max_seq (contiguous cache) or page_size")
-        else:
-            page_size, num_pages, max_pages = max_seq, batch, 1
-        if num_splits is None:
-            num_splits = default_splits(batch, kv_heads, page_size * max_pages,
-                                        config.get("block_N", 128))
-        self.batch, self.heads, self.kv_heads, self.dim = batch, heads, kv_heads, dim
-        self.num_splits = num_splits
-        self.split = tl.compile(
-            flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages,
-                               num_splits, dtype=dtype, **config),
-            out_idx=[5, 6], target=target)
-        self.combine = tl.compile(splitkv_combine(batch, heads, num_splits, dim, dtype=dtype),
-                                  out_idx=[2], target=target)
-        self.device = self.split.device
-        self.target = self.split.target
-        self._identity = None
-
-    def split_args(self, q, k, v, cache_seqlens, block_table=None):
-        """The split kernel's arguments (q viewed per KV head, the identity
-        block table of a contiguous cache)."""
-        B, H, KVH, D = self.batch, self.heads, self.kv_heads, self.dim
-        if tuple(q.shape) != (B, H, D):
-            raise tl.TileLangError(f"flash_decode: q is {tuple(q.shape)}, expected {(B, H, D)}")
-        if self.paged != (block_table is not None):
-            raise tl.TileLangError("flash_decode: a block table goes with a paged cache "
-                                   "and only with one")
-        if block_table is None:
-            if self._identity is None or self._identity.device != cache_seqlens.device:
-                self._identity = torch.arange(B, dtype=torch.int32,
-                                              device=cache_seqlens.device).view(B, 1)
-            block_table = self._identity
-        return q.reshape(B, KVH, H // KVH, D), k, v, block_table, cache_seqlens
-
-    def combine_args(self, o_part, lse_part):
-        B, S, H, D = self.batch, self.num_splits, self.heads, self.dim
-        return o_part.reshape(B, S, H, D), lse_part.reshape(B, S, H)
-
-    def __call__(self, q, k, v, cache_seqlens, block_table=None):
-        parts = self.split(*self.split_args(q, k, v, cache_seqlens, block_table))
-        return self.combine(*self.combine_args(*parts))
 
 
 def programs(batch=16, heads=32, kv_heads=8, cache=8192, num_splits=4):
@@ -198,55 +33,6 @@ def programs(batch=16, heads=32, kv_heads=8, cache=8192, num_splits=4):
                 batch, heads, heads, 64, batch * pages, 64, pages, num_splits, block_N=64,
                 dtype="bfloat16"), [5, 6]),
             ("decode_combine", splitkv_combine(batch, heads, num_splits, 128), [2])]
-
-
-def make_inputs(batch, heads, kv_heads, dim, cache_lens, page_size=None, dtype=torch.float16,
-                device="cpu", seed=None):
-    """Random q (batch, heads, dim), a cache k, v (contiguous of max(lens)
-    tokens, or paged with a shuffled block table, every sequence owning
-    max_pages physical pages), the cache lengths (int32), and the block
-    table (None when contiguous)."""
-    gen = torch.Generator(device=device).manual_seed(seed) if seed is not None else None
-
-    def randn(*shape):
-        return torch.randn(*shape, generator=gen, device=device).to(dtype)
-
-    max_seq = max(cache_lens)
-    q = randn(batch, heads, dim)
-    lens = torch.tensor(cache_lens, dtype=torch.int32, device=device)
-    if page_size is None:
-        return q, randn(batch, kv_heads, max_seq, dim), randn(batch, kv_heads, max_seq, dim), \
-            lens, None
-    max_pages = math.ceil(max_seq / page_size)
-    k = randn(batch * max_pages, kv_heads, page_size, dim)
-    v = randn(batch * max_pages, kv_heads, page_size, dim)
-    table = torch.randperm(batch * max_pages, generator=gen, device=device)
-    return q, k, v, lens, table.view(batch, max_pages).to(torch.int32)
-
-
-def gather(cache, b, n, table=None):
-    """Sequence b's first n tokens of a cache: (kv_heads, n, dim)."""
-    if table is None:
-        return cache[b, :, :n]
-    page_size = cache.shape[2]
-    pages = table[b, :math.ceil(n / page_size)].long()
-    return cache[pages].transpose(0, 1).reshape(cache.shape[1], -1, cache.shape[3])[:, :n]
-
-
-def reference(q, k, v, lens, table=None):
-    """O (batch, heads, dim) from the (rounded) inputs, one sequence at a
-    time on their device: float64 on the CPU, float32 on a GPU; KV heads
-    repeated for GQA."""
-    wide = torch.float64 if q.device.type == "cpu" else torch.float32
-    groups = q.shape[1] // k.shape[1]
-    out = torch.empty(q.shape, dtype=wide, device=q.device)
-    for b in range(q.shape[0]):
-        n = int(lens[b])
-        kb = gather(k, b, n, table).to(wide).repeat_interleave(groups, dim=0)  # (H, n, D)
-        vb = gather(v, b, n, table).to(wide).repeat_interleave(groups, dim=0)
-        s = (kb @ q[b].to(wide).unsqueeze(-1)).squeeze(-1) / math.sqrt(q.shape[-1])  # (H, n)
-        out[b] = (torch.softmax(s, dim=-1).unsqueeze(1) @ vb).squeeze(1)
-    return out
 
 
 def main(argv=None):

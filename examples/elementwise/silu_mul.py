@@ -1,6 +1,8 @@
 """Fused SiLU gate, out = silu(a) * b, in float16: the elementwise half of a
 SwiGLU MLP. Each block copies a tile of both inputs into register fragments,
-computes in float32 and writes float16 back.
+SwiGLU MLP (`silu_mul` in python/tilelang_mlir/kernels/silu_mul.py). Each
+block copies a tile of both inputs into register fragments, computes in
+float32 and writes float16 back.
 
     python examples/elementwise/silu_mul.py [--target cpu|cuda] [--rows R --cols C]
 """
@@ -10,24 +12,8 @@ import argparse
 import numpy as np
 
 import tilelang_mlir as tl
-import tilelang_mlir.language as T
+from tilelang_mlir.kernels.silu_mul import silu_mul
 from tilelang_mlir.testing import relative_error, to_device, to_numpy
-
-
-def silu_mul(M, N, block_M=32, block_N=128, dtype="float16"):
-    @T.prim_func
-    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), Out: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            a = T.alloc_fragment((block_M, block_N), dtype)
-            b = T.alloc_fragment((block_M, block_N), dtype)
-            T.copy(A[by * block_M, bx * block_N], a)
-            T.copy(B[by * block_M, bx * block_N], b)
-            for i, j in T.Parallel(block_M, block_N):
-                x = T.float32(a[i, j])
-                a[i, j] = T.cast(x * T.sigmoid(x) * T.float32(b[i, j]), dtype)
-            T.copy(a, Out[by * block_M, bx * block_N])
-
-    return main
 
 
 def programs(M=4096, N=4096):

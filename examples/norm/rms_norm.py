@@ -1,6 +1,6 @@
 """RMS norm, y = x / sqrt(mean(x^2) + eps) * w, bfloat16 in and out,
 float32 inside. A block owns `block_M` whole rows; the weight is loaded once
-per block.
+per block (`rms_norm` in python/tilelang_mlir/kernels/rms_norm.py).
 
     python examples/norm/rms_norm.py [--target cpu|cuda] [--rows R --cols C]
 """
@@ -10,30 +10,8 @@ import argparse
 import numpy as np
 
 import tilelang_mlir as tl
-import tilelang_mlir.language as T
+from tilelang_mlir.kernels.rms_norm import rms_norm
 from tilelang_mlir.testing import relative_error, to_device, to_numpy
-
-
-def rms_norm(M, N, eps=1e-6, block_M=4, dtype="bfloat16"):
-    @T.prim_func
-    def main(X: T.Tensor((M, N), dtype), W: T.Tensor((N,), dtype), Y: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
-            x = T.alloc_fragment((block_M, N), dtype)
-            sq = T.alloc_fragment((block_M, N), "float32")
-            w = T.alloc_fragment((N,), dtype)
-            ms = T.alloc_fragment((block_M,), "float32")
-            T.copy(X[bx * block_M, 0], x)
-            T.copy(W, w)
-            for i, j in T.Parallel(block_M, N):
-                sq[i, j] = T.float32(x[i, j]) * T.float32(x[i, j])
-            T.reduce_sum(sq, ms, dim=1)
-            for i in T.Parallel(block_M):
-                ms[i] = T.rsqrt(ms[i] / N + eps)
-            for i, j in T.Parallel(block_M, N):
-                x[i, j] = T.cast(T.float32(x[i, j]) * ms[i] * T.float32(w[j]), dtype)
-            T.copy(x, Y[bx * block_M, 0])
-
-    return main
 
 
 def programs(M=8192, N=4096):

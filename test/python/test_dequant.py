@@ -1,8 +1,7 @@
-"""Weight-only quantized GEMM and GEMV (examples/dequant) on the CPU: int4
+"""Weight-only quantized GEMM and GEMV (tilelang_mlir.kernels.dequant) on the CPU: int4
 and int8, float16 and bfloat16, group sizes, ragged shapes, against a
 float64 reference on random inputs; the packing helpers; bad inputs."""
 
-import importlib.util
 import os
 import re
 
@@ -12,21 +11,9 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from tilelang_mlir.kernels import dequant as dq
+from tilelang_mlir.kernels import gemv as gv
 from tilelang_mlir.testing import relative_error
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load(name):
-    path = os.path.join(ROOT, "examples", "dequant", f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"dequant_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-dq = _load("dequant_gemm")
-gv = _load("gemv")
 
 # Small tiles: CPU compile and run times stay short; 64 elements per thread.
 SMALL = dict(block_M=16, block_N=32, block_K=64, num_stages=2, threads=32)

@@ -1,6 +1,9 @@
 """Every example: runs on the CPU at a small size (checking its own result),
 and compiles to PTX that ptxas assembles for sm_80 and sm_90a with no
-register spills. The register report is printed at the end of the run."""
+register spills. The register report is printed at the end of the run.
+Also the GEMM example's `--autotune` flag on the CPU and the sparse GEMM
+example on a GPU. (The kernels themselves are tested through
+`tilelang_mlir.kernels` in the test files of each family.)"""
 
 import glob
 import importlib.util
@@ -61,6 +64,24 @@ def test_example_runs_on_cpu(path, capsys):
     module.main(argv)  # raises SystemExit when its result is wrong
     out = capsys.readouterr().out
     assert "cpu" in out and "error" in out, out
+
+
+def test_gemm_example_autotunes_on_cpu(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
+    _load(os.path.join(ROOT, "examples", "gemm", "gemm.py")).main(
+        ["--target", "cpu", "--size", "128", "--autotune"])
+    out = capsys.readouterr().out
+    assert "autotuning included" in out and "OK" in out
+
+
+# One kernel per test: in AOT-prepare mode (conftest.py) a test stops at its
+# first launch, so a second main() in the same test would never be compiled.
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gemm_sp_example_on_gpu(dtype):
+    err = _load(os.path.join(ROOT, "examples", "sparse", "gemm_sp.py")).main(
+        ["--target", "cuda", "--m", "256", "--n", "256", "--k", "512", "--dtype", dtype])
+    assert 0 <= err < 1e-2, err
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

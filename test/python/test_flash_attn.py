@@ -1,33 +1,20 @@
-"""FlashAttention forward (examples/attention/flash_attn.py) on fresh random
+"""FlashAttention forward (tilelang_mlir.kernels.attention.flash_attn) on fresh random
 inputs against PyTorch: causal and not, grouped-query attention, float16 and
 bfloat16, sequence lengths that do not divide the KV tile, and the
 log-sum-exp output. Small sizes: the CPU target runs them in CI; the `cuda`
 target runs them on a GPU (and compiles them in AOT-prepare mode)."""
 
-import importlib.util
 import math
 import re
-import os
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 import tilelang_mlir as tl
+from tilelang_mlir.kernels.attention import flash_attn as fa
 from devices import get, put
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "attention", "flash_attn.py")
-    spec = importlib.util.spec_from_file_location("flash_attn_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fa = _load_example()
 
 # Relative Frobenius error of O (P is rounded to the input dtype before P V)
 # and of the LSE (float32 throughout).
@@ -57,7 +44,7 @@ def rel_error(out, ref):
 
 
 def run(target, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16", **blocks):
-    """Runs the example's kernel on random inputs; returns the relative
+    """Runs the library's kernel on random inputs; returns the relative
     errors of O and of the LSE against torch (after checking shapes and
     dtypes)."""
     kernel = tl.compile(fa.flash_attn(batch, heads, seq_len, dim, is_causal, groups, dtype=dtype,
@@ -73,7 +60,7 @@ def run(target, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="fl
     return rel_error(o, o_ref), rel_error(lse, lse_ref)
 
 
-# The example's tiles (128x128 on two warpgroups: on sm_90a P @ V takes P
+# The default tiles (128x128 on two warpgroups: on sm_90a P @ V takes P
 # from registers and the warpgroups take turns at the gemms), and small
 # tiles (64x64: one warpgroup's rows split across N, P staged through shared
 # memory).
@@ -139,7 +126,7 @@ def test_flash_attn_rotated(variant, is_causal, seq_len):
 
 @pytest.mark.parametrize("dim,is_causal", [(128, False), (128, True), (64, True)])
 def test_flash_attn_hopper_schedule_assembles(dim, is_causal):
-    """The example's Hopper schedule (PASS_CONFIGS: the rotated loop with
+    """The Hopper schedule (PASS_CONFIGS: the rotated loop with
     K and V on rings of their own, one warpgroup turn for an iteration's two
     gemms) assembles for sm_90a without spills (no GPU needed): the PTX has
     the second pair of barrier rings' waits and the turns' named barriers

@@ -1,5 +1,5 @@
-"""FlashAttention backward (examples/attention/flash_attn_bwd.py) on fresh
-random inputs against torch autograd: dQ, dK, dV for causal and not,
+"""FlashAttention backward (tilelang_mlir.kernels.attention.flash_attn_bwd)
+on fresh random inputs against torch autograd: dQ, dK, dV for causal and not,
 grouped-query attention (dK, dV summed over a group's query heads), float16
 and bfloat16, head dims 64 and 128, sequence lengths that divide neither
 tile. O and the LSE come from a float64 forward (O rounded to the input
@@ -7,26 +7,12 @@ dtype, as a forward kernel returns it). The CPU target checks against
 float64 autograd at small sizes; the `cuda` target (marked gpu) runs the
 same and, at realistic sizes, checks against float32 autograd."""
 
-import importlib.util
-import os
-
 import pytest
 import torch
 
+from tilelang_mlir.kernels.attention import flash_attn_bwd as fab
 from devices import put
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "attention", "flash_attn_bwd.py")
-    spec = importlib.util.spec_from_file_location("flash_attn_bwd_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fab = _load_example()
 
 # Relative Frobenius error of each gradient: P and dS are rounded to the
 # input dtype before their gemms (about 3e-4 in float16, 3e-3 in bfloat16
@@ -100,7 +86,7 @@ def test_flash_attn_bwd_bad_groups():
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("dim", [64, 128])
 def test_flash_attn_bwd_realistic(dim, is_causal):
-    """The example's default tiles at a realistic size against float32
+    """The default tiles at a realistic size against float32
     autograd on the GPU."""
     errors = run("cuda", 2, 8, 1024, dim, is_causal)
     assert max(errors) < TOL["float16"], errors

@@ -1,4 +1,4 @@
-"""Variable-length FlashAttention (examples/attention/flash_attn_varlen.py)
+"""Variable-length FlashAttention (kernels.attention.flash_attn_varlen)
 on fresh random inputs against a float64 PyTorch reference, sequence by
 sequence: packed Q/K/V with a dynamic total_tokens and cu_seqlens offsets,
 lengths that are not multiples of the tiles (1 token, less than a tile,
@@ -6,27 +6,13 @@ several tiles plus a tail), causal and not, GQA, head dim 64 and 128,
 float16 and bfloat16. One compiled kernel serves every total. Small sizes:
 the CPU target runs them in CI; the `cuda` target runs them on a GPU."""
 
-import importlib.util
-import os
-
 import pytest
 import torch
 
 import tilelang_mlir as tl
+from tilelang_mlir.kernels.attention import flash_attn_varlen as fav
 from devices import get, put
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "attention", "flash_attn_varlen.py")
-    spec = importlib.util.spec_from_file_location("flash_attn_varlen_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fav = _load_example()
 TOL = {"float16": 1e-2, "bfloat16": 2e-2}
 
 

@@ -1,4 +1,4 @@
-"""Flash decoding (examples/attention/flash_decode.py) on fresh random
+"""Flash decoding (tilelang_mlir.kernels.attention.flash_decode) on fresh random
 inputs against a float64 PyTorch reference: ragged cache lengths in one
 batch (lengths shorter than one split, shorter than one tile, not multiples
 of the tile), grouped-query attention (the group's query heads as gemm
@@ -6,28 +6,15 @@ rows) and plain multi-head attention, contiguous and paged caches, head dim
 64 and 128, float16 and bfloat16. Small sizes: the CPU target runs them in
 CI; the `cuda` target runs them on a GPU."""
 
-import importlib.util
 import math
-import os
 
 import pytest
 import torch
 
 import tilelang_mlir as tl
+from tilelang_mlir.kernels.attention import flash_decode as fd
 from devices import get, put
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "attention", "flash_decode.py")
-    spec = importlib.util.spec_from_file_location("flash_decode_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fd = _load_example()
 
 # Relative Frobenius error of O (P is rounded to the input dtype before P V).
 TOL = {"float16": 1e-2, "bfloat16": 2e-2}

@@ -1,4 +1,4 @@
-"""The GEMM example's autotuning space (examples/gemm/gemm.py) and the GEMM
+"""The GEMM library's autotuning space (tilelang_mlir.kernels.gemm) and the GEMM
 benchmark (benchmarks/gemm.py): configs that do not compile are skipped with
 a one-line reason, autotuning keeps a correct config (on the CPU here), and
 the benchmark compiles its kernels without a GPU into the kernel cache, where
@@ -11,6 +11,8 @@ import types
 
 import pytest
 
+from tilelang_mlir.kernels import gemm
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -21,7 +23,6 @@ def _load(name, relpath):
     return module
 
 
-example = _load("gemm_example_under_test", "examples/gemm/gemm.py")
 bench = _load("gemm_benchmark_under_test", "benchmarks/gemm.py")
 
 
@@ -38,22 +39,21 @@ def _has_gpu():
 
 
 def test_configs_suit_hopper():
-    assert 4 <= len(example.CONFIGS) <= 8
-    for c in example.CONFIGS + bench.FP8_CONFIGS:
-        bits = 8 if c in bench.FP8_CONFIGS else 16
+    assert 4 <= len(gemm.CONFIGS) <= 8
+    for c in gemm.CONFIGS + gemm.FP8_CONFIGS:
+        bits = 8 if c in gemm.FP8_CONFIGS else 16
         smem = c["num_stages"] * (c["block_M"] + c["block_N"]) * c["block_K"] * bits // 8
-        assert smem <= 227 * 1024, example.describe(c)
+        assert smem <= 227 * 1024, gemm.describe(c)
         assert c["threads"] % 128 == 0, "whole warpgroups"
-    assert {c.get("policy", example.Square) for c in example.CONFIGS} == {example.Square,
-                                                                         example.FullRow}
+    assert {c.get("policy", gemm.Square) for c in gemm.CONFIGS} == {gemm.Square, gemm.FullRow}
 
 
 def test_compile_configs_skips_what_does_not_compile(cache):
     too_big = dict(block_M=128, block_N=256, block_K=128, num_stages=3, threads=256)  # 288 KB
     lines = []
-    kernels, failures = example.compile_configs(256, 256, 256, "float16", "cuda:sm_90a",
-                                                [too_big, example.DEFAULT], log=lines.append)
-    assert [c for c, _ in kernels] == [example.DEFAULT]
+    kernels, failures = gemm.compile_configs(256, 256, 256, "float16", "cuda:sm_90a",
+                                             [too_big, gemm.DEFAULT], log=lines.append)
+    assert [c for c, _ in kernels] == [gemm.DEFAULT]
     assert [c for c, _ in failures] == [too_big]
     assert "shared memory" in failures[0][1] and "\n" not in failures[0][1]
     assert len(lines) == 1 and "skipped" in lines[0]
@@ -62,17 +62,11 @@ def test_compile_configs_skips_what_does_not_compile(cache):
 def test_autotune_on_cpu(cache):
     small = dict(block_M=64, block_N=64, block_K=32, num_stages=2, threads=128)
     lines = []
-    config, kernel, ms = example.autotune(128, 128, 64, "float16", "cpu",
-                                          configs=[small, example.DEFAULT], warmup=1, rep=2,
-                                          log=lines.append)
-    assert config in (small, example.DEFAULT) and kernel.target.kind == "cpu" and ms > 0
+    config, kernel, ms = gemm.autotune(128, 128, 64, "float16", "cpu",
+                                       configs=[small, gemm.DEFAULT], warmup=1, rep=2,
+                                       log=lines.append)
+    assert config in (small, gemm.DEFAULT) and kernel.target.kind == "cpu" and ms > 0
     assert len(lines) == 2 and all("error" in line for line in lines)
-
-
-def test_example_autotune_flag_on_cpu(cache, capsys):
-    example.main(["--target", "cpu", "--size", "128", "--autotune"])
-    out = capsys.readouterr().out
-    assert "autotuning included" in out and "OK" in out
 
 
 def test_benchmark_cases():
@@ -87,7 +81,7 @@ def test_benchmark_cases():
         "8192x8192x8192 float16", "8192x8192x8192 bfloat16"]
     assert len(bench.cases(args(shapes="8192x1024x28672"))) == 2
     fp8 = bench.cases(args(shapes="8192", dtypes="fp8"))
-    assert len(fp8) == 1 and fp8[0].program is bench.matmul_nt and fp8[0].tol == 5e-2
+    assert len(fp8) == 1 and fp8[0].program is gemm.matmul_nt and fp8[0].tol == 5e-2
 
 
 @pytest.mark.skipif(_has_gpu(), reason="with a GPU the benchmark measures (not a unit test)")
@@ -112,8 +106,8 @@ def test_too_many_registers_is_explained():
     refusal comes with what it means for the tile program."""
     import tilelang_mlir as tl
 
-    program = example.matmul(2048, 2048, 2048, 192, 256, 64, num_stages=3, threads=384,
-                             policy=example.FullRow)
+    program = gemm.matmul(2048, 2048, 2048, 192, 256, 64, num_stages=3, threads=384,
+                          policy=gemm.FullRow)
     with pytest.raises(tl.CompilationError) as info:
         tl.compile(program, out_idx=[2], target="cuda:sm_90a",
                    pass_configs={"tl.disable_cache": True})

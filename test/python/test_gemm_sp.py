@@ -2,7 +2,6 @@
 path, the CUDA lowerings (mma.sp on sm_80, wgmma.mma_async.sp on sm_90a)
 as PTX, and on a GPU the results against dense torch matmuls."""
 
-import importlib.util
 import os
 
 import numpy as np
@@ -11,21 +10,9 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from tilelang_mlir.kernels import gemm_sp as lib
 from tilelang_mlir.sparse import compress, decompress, random_2_4
 from tilelang_mlir.testing import relative_error, to_device
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "sparse", "gemm_sp.py")
-    spec = importlib.util.spec_from_file_location("gemm_sp_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ex = _load_example()
 
 
 def _seed():
@@ -201,7 +188,7 @@ def _ptx(program, arch):
 
 
 def test_sm80_uses_mma_sp():
-    ptx = _ptx(ex.gemm_sp(256, 256, 256), "sm_80")
+    ptx = _ptx(lib.gemm_sp(256, 256, 256), "sm_80")
     # 2x2 warps of 64x64: 4 m tiles x 8 n tiles per K step of 32, two steps
     # per copy of the loop body (the pipeliner peels some).
     count = ptx.count("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32")
@@ -210,7 +197,7 @@ def test_sm80_uses_mma_sp():
 
 
 def test_sm90a_uses_sparse_wgmma():
-    ptx = _ptx(ex.gemm_sp(256, 512, 256, **ex.FAST), "sm_90a")
+    ptx = _ptx(lib.gemm_sp(256, 512, 256, **lib.FAST), "sm_90a")
     assert ".version 8.2" in ptx
     # 2 warpgroups of 64x256, 4 K steps of 32 per K tile (LLVM may unroll
     # the loop): sparsity selectors 0, 1, 0, 1 (one metadata register per
@@ -301,7 +288,7 @@ GPU_CASES = [
 def test_gemm_sp_gpu(M, N, K, config, dtype, meta, trans_B):
     _seed()
     if config == "fast":
-        prog = ex.gemm_sp(M, N, K, **ex.FAST, dtype=dtype, out_dtype="float32")
+        prog = lib.gemm_sp(M, N, K, **lib.FAST, dtype=dtype, out_dtype="float32")
     else:
         prog = gemm_sp_general(M, N, K, dtype=dtype, meta=meta, trans_B=trans_B, **config)
     kernel = tl.compile(prog, out_idx=[3], target="cuda")
@@ -315,12 +302,3 @@ def test_gemm_sp_gpu(M, N, K, config, dtype, meta, trans_B):
     dense = (a.float() @ b.float()).cpu().numpy()
     assert relative_error(out.float().cpu().numpy(), dense) < 5e-3
 
-
-# One kernel per test: in AOT-prepare mode (conftest.py) a test stops at its
-# first launch, so a second ex.main in the same test would never be compiled.
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_example_main_on_gpu(dtype):
-    err = ex.main(["--target", "cuda", "--m", "256", "--n", "256", "--k", "512",
-                   "--dtype", dtype])
-    assert 0 <= err < 1e-2, err

@@ -1,32 +1,19 @@
-"""MLA decode (examples/attention/mla_decode.py) on fresh random inputs
+"""MLA decode (tilelang_mlir.kernels.attention.mla_decode) on fresh random inputs
 against a float64 PyTorch reference that gathers the paged cache: cache
 lengths that are not multiples of the page size, several splits (some of
 them empty for the short sequences), a shuffled block table, float16 and
 bfloat16. Small sizes: the CPU target runs them in CI; the `cuda` target
 runs them on a GPU."""
 
-import importlib.util
 import math
-import os
 
 import pytest
 import torch
 
 import tilelang_mlir as tl
+from tilelang_mlir.kernels.attention import mla_decode as mla
 from devices import get, put
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _load_example():
-    path = os.path.join(ROOT, "examples", "attention", "mla_decode.py")
-    spec = importlib.util.spec_from_file_location("mla_decode_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-mla = _load_example()
 
 # Relative Frobenius error of O (P is rounded to the input dtype before P V).
 TOL = {"float16": 1e-2, "bfloat16": 2e-2}

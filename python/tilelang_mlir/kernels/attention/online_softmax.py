@@ -1,5 +1,4 @@
-"""Pieces shared by the attention examples (not an example itself: the
-leading underscore keeps it out of the example runs).
+"""The online softmax shared by the attention kernels:
 
 - `softmax_step`: one KV tile of the online softmax, as a macro inlined in
   the kernel: the scores S (rows x cols, already masked) become
