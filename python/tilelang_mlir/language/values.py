@@ -151,7 +151,42 @@ class OpAtom(Atom):
         return f"{self.op}({self.lhs}, {self.rhs})"
 
 
-class IndexExpr:
+class Operators:
+    """Python's operators on tile-program values (IndexExpr, Scalar, Buffer
+    and BufferRef; a buffer or a subscript used as a value is a load): each
+    delegates to the promotion rules of `binary`, `unary` and `compare`."""
+
+    __slots__ = ()
+
+    def __add__(self, o): return binary("+", self, o)
+    def __radd__(self, o): return binary("+", o, self)
+    def __sub__(self, o): return binary("-", self, o)
+    def __rsub__(self, o): return binary("-", o, self)
+    def __mul__(self, o): return binary("*", self, o)
+    def __rmul__(self, o): return binary("*", o, self)
+    def __truediv__(self, o): return binary("/", self, o)
+    def __rtruediv__(self, o): return binary("/", o, self)
+    def __floordiv__(self, o): return binary("//", self, o)
+    def __rfloordiv__(self, o): return binary("//", o, self)
+    def __mod__(self, o): return binary("%", self, o)
+    def __rmod__(self, o): return binary("%", o, self)
+    def __pow__(self, o): return binary("**", self, o)
+    def __and__(self, o): return binary("&", self, o)
+    def __rand__(self, o): return binary("&", o, self)
+    def __or__(self, o): return binary("|", self, o)
+    def __ror__(self, o): return binary("|", o, self)
+    def __xor__(self, o): return binary("^", self, o)
+    def __lshift__(self, o): return binary("<<", self, o)
+    def __rshift__(self, o): return binary(">>", self, o)
+    def __neg__(self): return unary("-", self)
+    def __invert__(self): return unary("~", self)
+    def __lt__(self, o): return compare("<", self, o)
+    def __le__(self, o): return compare("<=", self, o)
+    def __gt__(self, o): return compare(">", self, o)
+    def __ge__(self, o): return compare(">=", self, o)
+
+
+class IndexExpr(Operators):
     """const + sum(coeff * atom), with exact integer (floor) semantics."""
 
     __slots__ = ("const", "terms")
@@ -212,11 +247,18 @@ class IndexExpr:
             return other.scale(self.const)
         return IndexExpr(0, {OpAtom("mul", self, other): 1})
 
+    def _divisor(self, other: "IndexExpr", what: str) -> Optional[int]:
+        """`other` as a constant divisor (None when it is not a constant);
+        a zero one is an error."""
+        if not other.is_const():
+            return None
+        if other.const == 0:
+            raise _error(f"integer {what} by zero")
+        return other.const
+
     def floordiv(self, other: "IndexExpr") -> "IndexExpr":
-        if other.is_const():
-            d = other.const
-            if d == 0:
-                raise _error("integer division by zero")
+        d = self._divisor(other, "division")
+        if d is not None:
             if self.is_const():
                 return IndexExpr(self.const // d)
             if all(c % d == 0 for c in self.terms.values()) and self.const % d == 0:
@@ -226,14 +268,9 @@ class IndexExpr:
         return IndexExpr(0, {OpAtom("floordiv", self, other): 1})
 
     def mod(self, other: "IndexExpr") -> "IndexExpr":
-        if other.is_const():
-            d = other.const
-            if d == 0:
-                raise _error("integer modulo by zero")
-            if self.is_const():
-                return IndexExpr(self.const % d)
-            if all(c % d == 0 for c in self.terms.values()):
-                return IndexExpr(self.const % d)
+        d = self._divisor(other, "modulo")
+        if d is not None and all(c % d == 0 for c in self.terms.values()):
+            return IndexExpr(self.const % d)  # (a constant has no terms)
         return IndexExpr(0, {OpAtom("mod", self, other): 1})
 
     def minmax(self, other: "IndexExpr", op: str) -> "IndexExpr":
@@ -263,24 +300,8 @@ class IndexExpr:
     def to_scalar(self) -> "Scalar":
         return Scalar(self.materialize(), dt.index)
 
-    # Python operators delegate to the generic promotion rules.
-    def __add__(self, o): return binary("+", self, o)
-    def __radd__(self, o): return binary("+", o, self)
-    def __sub__(self, o): return binary("-", self, o)
-    def __rsub__(self, o): return binary("-", o, self)
-    def __mul__(self, o): return binary("*", self, o)
-    def __rmul__(self, o): return binary("*", o, self)
-    def __floordiv__(self, o): return binary("//", self, o)
-    def __rfloordiv__(self, o): return binary("//", o, self)
-    def __mod__(self, o): return binary("%", self, o)
-    def __rmod__(self, o): return binary("%", o, self)
-    def __truediv__(self, o): return binary("/", self, o)
-    def __rtruediv__(self, o): return binary("/", o, self)
-    def __neg__(self): return self.scale(-1)
-    def __lt__(self, o): return compare("<", self, o)
-    def __le__(self, o): return compare("<=", self, o)
-    def __gt__(self, o): return compare(">", self, o)
-    def __ge__(self, o): return compare(">=", self, o)
+    def __neg__(self):  # exact: no runtime negation
+        return self.scale(-1)
 
     def __bool__(self):
         raise _error("a runtime index value has no compile-time truth value; "
@@ -292,7 +313,7 @@ class IndexExpr:
 # ---------------------------------------------------------------------------
 
 
-class Scalar:
+class Scalar(Operators):
     """An SSA scalar value with its tile dtype."""
 
     __slots__ = ("value", "dtype")
@@ -303,33 +324,6 @@ class Scalar:
 
     def __repr__(self):
         return f"Scalar({self.dtype})"
-
-    def __add__(self, o): return binary("+", self, o)
-    def __radd__(self, o): return binary("+", o, self)
-    def __sub__(self, o): return binary("-", self, o)
-    def __rsub__(self, o): return binary("-", o, self)
-    def __mul__(self, o): return binary("*", self, o)
-    def __rmul__(self, o): return binary("*", o, self)
-    def __truediv__(self, o): return binary("/", self, o)
-    def __rtruediv__(self, o): return binary("/", o, self)
-    def __floordiv__(self, o): return binary("//", self, o)
-    def __rfloordiv__(self, o): return binary("//", o, self)
-    def __mod__(self, o): return binary("%", self, o)
-    def __rmod__(self, o): return binary("%", o, self)
-    def __pow__(self, o): return binary("**", self, o)
-    def __and__(self, o): return binary("&", self, o)
-    def __rand__(self, o): return binary("&", o, self)
-    def __or__(self, o): return binary("|", self, o)
-    def __ror__(self, o): return binary("|", o, self)
-    def __xor__(self, o): return binary("^", self, o)
-    def __lshift__(self, o): return binary("<<", self, o)
-    def __rshift__(self, o): return binary(">>", self, o)
-    def __neg__(self): return unary("-", self)
-    def __invert__(self): return unary("~", self)
-    def __lt__(self, o): return compare("<", self, o)
-    def __le__(self, o): return compare("<=", self, o)
-    def __gt__(self, o): return compare(">", self, o)
-    def __ge__(self, o): return compare(">=", self, o)
 
     def __bool__(self):
         raise _error("a runtime value has no compile-time truth value; use it "
@@ -715,7 +709,7 @@ def static_int(x, what: str) -> int:
 # ---------------------------------------------------------------------------
 
 
-class Buffer:
+class Buffer(Operators):
     """A tile buffer: a global tensor argument or an allocation in a scope."""
 
     def __init__(self, value, shape: Sequence, dtype: DType, scope: str, name: str = ""):
@@ -755,24 +749,8 @@ class Buffer:
                          "scalar; index it")
         return BufferRef(self, ()).load()
 
-    def __add__(self, o): return binary("+", self, o)
-    def __radd__(self, o): return binary("+", o, self)
-    def __sub__(self, o): return binary("-", self, o)
-    def __rsub__(self, o): return binary("-", o, self)
-    def __mul__(self, o): return binary("*", self, o)
-    def __rmul__(self, o): return binary("*", o, self)
-    def __truediv__(self, o): return binary("/", self, o)
-    def __rtruediv__(self, o): return binary("/", o, self)
-    def __floordiv__(self, o): return binary("//", self, o)
-    def __mod__(self, o): return binary("%", self, o)
-    def __neg__(self): return unary("-", self)
-    def __lt__(self, o): return compare("<", self, o)
-    def __le__(self, o): return compare("<=", self, o)
-    def __gt__(self, o): return compare(">", self, o)
-    def __ge__(self, o): return compare(">=", self, o)
 
-
-class BufferRef:
+class BufferRef(Operators):
     """`buffer[indices]`: a load when used as a value, a region (its start, or
     slices) when passed to a tile operation."""
 
@@ -847,27 +825,6 @@ class BufferRef:
                 offsets.append(to_index(item, f"index {i} of {b.name!r}"))
                 extents.append(None)
         return offsets, extents
-
-    # Arithmetic: a subscript used as a value is a load.
-    def __add__(self, o): return binary("+", self, o)
-    def __radd__(self, o): return binary("+", o, self)
-    def __sub__(self, o): return binary("-", self, o)
-    def __rsub__(self, o): return binary("-", o, self)
-    def __mul__(self, o): return binary("*", self, o)
-    def __rmul__(self, o): return binary("*", o, self)
-    def __truediv__(self, o): return binary("/", self, o)
-    def __rtruediv__(self, o): return binary("/", o, self)
-    def __floordiv__(self, o): return binary("//", self, o)
-    def __rfloordiv__(self, o): return binary("//", o, self)
-    def __mod__(self, o): return binary("%", self, o)
-    def __pow__(self, o): return binary("**", self, o)
-    def __and__(self, o): return binary("&", self, o)
-    def __or__(self, o): return binary("|", self, o)
-    def __neg__(self): return unary("-", self)
-    def __lt__(self, o): return compare("<", self, o)
-    def __le__(self, o): return compare("<=", self, o)
-    def __gt__(self, o): return compare(">", self, o)
-    def __ge__(self, o): return compare(">=", self, o)
 
 
 # `T.float32(x)` is `T.cast(x, T.float32)` (the bottom layer's DType cannot
