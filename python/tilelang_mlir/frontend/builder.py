@@ -232,15 +232,7 @@ class Builder:
         self.require_kernel("T.gemm")
         a, b, c = (self._whole(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B"), (C, "C")))
         ir = _ir()
-        kwargs = {}
-        if transpose_A:
-            kwargs["transpose_a"] = True
-        if transpose_B:
-            kwargs["transpose_b"] = True
-        if clear_accum:
-            kwargs["clear_accum"] = True
-        if policy is not None:
-            kwargs["policy"] = ir.Attribute.parse(f"#tile.policy<{_policy_name(policy)}>")
+        kwargs = _gemm_attributes(transpose_A, transpose_B, clear_accum, policy)
         k_pack = static_int(k_pack, "k_pack")
         if k_pack != 1:
             kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
@@ -259,14 +251,7 @@ class Builder:
         self.require_kernel("T.gemm_sp")
         a, e, b, c = (self._whole(x, f"T.gemm_sp operand {n}")
                       for x, n in ((A, "A"), (E, "E"), (B, "B"), (C, "C")))
-        ir = _ir()
-        kwargs = {}
-        if transpose_B:
-            kwargs["transpose_b"] = True
-        if clear_accum:
-            kwargs["clear_accum"] = True
-        if policy is not None:
-            kwargs["policy"] = ir.Attribute.parse(f"#tile.policy<{_policy_name(policy)}>")
+        kwargs = _gemm_attributes(False, transpose_B, clear_accum, policy)
         _tile().GemmSpOp(a.value, e.value, b.value, c.value, **kwargs)
 
     def reduce(self, kind: str, src, dst, dim: int, clear: bool) -> None:
@@ -447,6 +432,21 @@ def _logical_element(dtype: DType) -> Optional[str]:
 
 def _fmt(extents) -> str:
     return "x".join("?" if e is None else str(e) for e in extents)
+
+
+def _gemm_attributes(transpose_A, transpose_B, clear_accum, policy) -> dict:
+    """The attributes T.gemm and T.gemm_sp share, as keyword arguments of
+    their ops (a default is left out)."""
+    kwargs = {}
+    if transpose_A:
+        kwargs["transpose_a"] = True
+    if transpose_B:
+        kwargs["transpose_b"] = True
+    if clear_accum:
+        kwargs["clear_accum"] = True
+    if policy is not None:
+        kwargs["policy"] = _ir().Attribute.parse(f"#tile.policy<{_policy_name(policy)}>")
+    return kwargs
 
 
 def _policy_name(policy) -> str:
