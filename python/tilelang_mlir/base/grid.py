@@ -14,6 +14,7 @@ kernels) or `{"op": <one of GRID_OPS>, "args": [a, b]}`.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
 GRID_OPS = ("add", "sub", "mul", "floordiv", "ceildiv", "mod", "max", "min")
@@ -52,23 +53,11 @@ def check_grid_expr(expr: Any, symbols: Optional[Sequence[str]] = None,
             raise ValueError(f"grid expression {expr!r}: 'const' must be the only key and "
                              "an integer")
     elif "sym" in expr:
-        name = expr["sym"]
-        if len(expr) != 1 or not isinstance(name, str):
-            raise ValueError(f"grid expression {expr!r}: 'sym' must be the only key and a "
-                             "symbol name")
-        if symbols is not None and name not in symbols:
-            known = ", ".join(repr(s) for s in symbols) or "none"
-            raise ValueError(f"grid expression {expr!r} refers to the symbolic size {name!r}, "
-                             f"which no tensor parameter has (symbols: {known})")
+        _check_name(expr, "sym", "symbol name", symbols,
+                    "the symbolic size {name!r}, which no tensor parameter has (symbols: {known})")
     elif "scalar" in expr:
-        name = expr["scalar"]
-        if len(expr) != 1 or not isinstance(name, str):
-            raise ValueError(f"grid expression {expr!r}: 'scalar' must be the only key and a "
-                             "parameter name")
-        if scalars is not None and name not in scalars:
-            known = ", ".join(repr(s) for s in scalars) or "none"
-            raise ValueError(f"grid expression {expr!r} refers to {name!r}, which is not an "
-                             f"integer scalar parameter (integer scalars: {known})")
+        _check_name(expr, "scalar", "parameter name", scalars,
+                    "{name!r}, which is not an integer scalar parameter (integer scalars: {known})")
     elif "sms" in expr:
         value = expr["sms"]
         if len(expr) != 1 or isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -91,6 +80,19 @@ def check_grid_expr(expr: Any, symbols: Optional[Sequence[str]] = None,
                          "'scalar', 'sms', 'op'")
 
 
+def _check_name(expr: dict, key: str, what: str, names: Optional[Sequence[str]],
+                unknown: str) -> None:
+    """A `sym` or `scalar` leaf: one key, a name, and (when `names` is
+    given) one of them; `unknown` says what an unknown name is."""
+    name = expr[key]
+    if len(expr) != 1 or not isinstance(name, str):
+        raise ValueError(f"grid expression {expr!r}: {key!r} must be the only key and a {what}")
+    if names is not None and name not in names:
+        known = ", ".join(repr(s) for s in names) or "none"
+        raise ValueError(f"grid expression {expr!r} refers to "
+                         + unknown.format(name=name, known=known))
+
+
 def check_grid(grid: Any, symbols: Optional[Sequence[str]] = None,
                scalars: Optional[Sequence[str]] = None) -> None:
     """Checks a grid: a list of 1 to 3 valid expressions; raises ValueError."""
@@ -98,6 +100,14 @@ def check_grid(grid: Any, symbols: Optional[Sequence[str]] = None,
         raise ValueError(f"the grid must be a list of 1 to 3 extents, got {grid!r}")
     for e in grid:
         check_grid_expr(e, symbols, scalars)
+
+
+# What each of GRID_OPS computes (Python's floor division and `%`).
+_OPS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "floordiv": operator.floordiv, "ceildiv": lambda a, b: -(-a // b), "mod": operator.mod,
+    "max": max, "min": min,
+}
 
 
 def _eval(expr: Any, symbols: Mapping[str, int], scalars: Mapping[str, Any],
@@ -129,23 +139,10 @@ def _eval(expr: Any, symbols: Mapping[str, int], scalars: Mapping[str, Any],
     op = expr["op"]
     a = _eval(expr["args"][0], symbols, scalars, sms)
     b = _eval(expr["args"][1], symbols, scalars, sms)
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
-    if op == "max":
-        return max(a, b)
-    if op == "min":
-        return min(a, b)
-    if b == 0:
+    if b == 0 and op in ("floordiv", "ceildiv", "mod"):
         raise ValueError(f"grid expression {expr_to_str(expr)} divides by zero")
-    if op == "floordiv":
-        return a // b
-    if op == "ceildiv":
-        return -(-a // b)
-    return a % b  # mod
+    return _OPS[op](a, b)
+
 
 
 def evaluate_grid(grid: Sequence[dict], symbols: Mapping[str, int],
