@@ -15,11 +15,11 @@
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/vector.h"
 
-#include <csetjmp>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <string>
 #include <vector>
 
@@ -29,100 +29,12 @@ namespace nb = nanobind;
 // Runtime support for JIT-compiled CPU kernels
 //===----------------------------------------------------------------------===//
 
-// LLVM lowers float -> bfloat truncation (and bfloat values moved through
-// phis and selects, which it promotes to float) to the compiler-rt/libgcc
-// routines below on x86 without AVX512-BF16; the libgcc of older toolchains
-// lacks them. bfloat is returned in XMM0 like _Float16, hence the type.
-
-static uint16_t floatToBFloatBits(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet
-    return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  uint32_t lsb = (bits >> 16) & 1u; // round to nearest, ties to even
-  bits += 0x7fffu + lsb;
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-static _Float16 bitsAsHalfRegister(uint16_t bits) {
-  _Float16 out;
-  std::memcpy(&out, &bits, sizeof(out));
-  return out;
-}
-
-extern "C" _Float16 tileTruncSFBF2(float x) {
-  return bitsAsHalfRegister(floatToBFloatBits(x));
-}
-
-extern "C" _Float16 tileTruncDFBF2(double x) {
-  return bitsAsHalfRegister(floatToBFloatBits(static_cast<float>(x)));
-}
-
-// float64 to float16 (LLVM computes a float16 fma in float64 on x86), by
-// the C++ compiler's correctly rounded conversion.
-extern "C" _Float16 tileTruncDFHF2(double x) { return static_cast<_Float16>(x); }
-
-// Device asserts of CPU kernels (tile.device_assert lowered by
-// convert-tile-to-scf): a failing check calls tileAssertFail, which records
-// the failure and jumps back to tileRunGuarded, so that the kernel stops and
-// the Python call raises. The frames skipped are JIT-compiled kernel code
-// (no destructors); buffers the kernel allocated on the heap leak.
-
-namespace {
-struct AssertFailure {
-  std::string message, file, function;
-  int32_t line = 0;
-  int64_t block[3] = {0, 0, 0};
-};
-
-struct AssertState {
-  std::jmp_buf *resume = nullptr;
-  AssertFailure failure;
-};
-
-thread_local AssertState assertState;
-
-void recordFailure(const char *message, const char *file, int32_t line,
-                   const char *function, int64_t bx, int64_t by, int64_t bz) {
-  AssertFailure &f = assertState.failure;
-  f.message = message;
-  f.file = file;
-  f.function = function;
-  f.line = line;
-  f.block[0] = bx;
-  f.block[1] = by;
-  f.block[2] = bz;
-}
-
-/// Runs `fn(args)`; false if a device assert stopped it.
-bool tileRunGuarded(void (*fn)(void *), void *args) {
-  std::jmp_buf here;
-  std::jmp_buf *outer = assertState.resume;
-  assertState.resume = &here;
-  if (setjmp(here)) {
-    assertState.resume = outer;
-    return false;
-  }
-  fn(args);
-  assertState.resume = outer;
-  return true;
-}
-} // namespace
-
-extern "C" void tileAssertFail(const char *message, const char *file,
-                               int32_t line, const char *function, int64_t bx,
-                               int64_t by, int64_t bz) {
-  recordFailure(message, file, line, function, bx, by, bz);
-  if (std::jmp_buf *resume = assertState.resume)
-    std::longjmp(*resume, 1);
-  // Not run through run_guarded: report and abort, as C's assert does.
-  std::fprintf(stderr,
-               "%s:%d: %s: block (%lld, %lld, %lld): device assertion failed: "
-               "%s\n",
-               file, line, function, static_cast<long long>(bx),
-               static_cast<long long>(by), static_cast<long long>(bz),
-               message);
-  std::abort();
+// The bfloat16/float16 truncations LLVM calls on x86 and device asserts, in
+// the C source that saved CPU kernels link too (one copy of the routines;
+// see the comments there). Its C headers are included above, outside the
+// extern "C" block.
+extern "C" {
+#include "tilelang_mlir/runtime/cpu_runtime.c"
 }
 
 NB_MODULE(_tile, m) {
@@ -154,11 +66,11 @@ NB_MODULE(_tile, m) {
       "runtime_symbols",
       []() {
         nb::dict symbols;
-        symbols["__truncsfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncSFBF2);
-        symbols["__truncdfbf2"] = reinterpret_cast<uintptr_t>(&tileTruncDFBF2);
-        symbols["__truncdfhf2"] = reinterpret_cast<uintptr_t>(&tileTruncDFHF2);
+        symbols["__truncsfbf2"] = reinterpret_cast<uintptr_t>(&__truncsfbf2);
+        symbols["__truncdfbf2"] = reinterpret_cast<uintptr_t>(&__truncdfbf2);
+        symbols["__truncdfhf2"] = reinterpret_cast<uintptr_t>(&__truncdfhf2);
         symbols["__tile_assert_fail"] =
-            reinterpret_cast<uintptr_t>(&tileAssertFail);
+            reinterpret_cast<uintptr_t>(&__tile_assert_fail);
         return symbols;
       },
       "Addresses of the runtime routines JIT-compiled CPU kernels may call.");
@@ -166,16 +78,17 @@ NB_MODULE(_tile, m) {
   m.def(
       "run_guarded",
       [](uintptr_t fn, uintptr_t args) -> nb::object {
-        bool completed;
+        tile_failure f;
+        int stopped;
         {
           nb::gil_scoped_release release;
-          completed = tileRunGuarded(reinterpret_cast<void (*)(void *)>(fn),
-                                     reinterpret_cast<void *>(args));
+          stopped = tile_run_guarded(reinterpret_cast<void (*)(void *)>(fn),
+                                     reinterpret_cast<void *>(args), &f);
         }
-        if (completed)
+        if (!stopped)
           return nb::none();
-        const AssertFailure &f = assertState.failure;
-        return nb::make_tuple(f.message, f.file, f.line, f.function,
+        return nb::make_tuple(nb::str(f.message), nb::str(f.file), f.line,
+                              nb::str(f.function),
                               nb::make_tuple(f.block[0], f.block[1],
                                              f.block[2]));
       },

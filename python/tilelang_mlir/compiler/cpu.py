@@ -22,7 +22,7 @@ from typing import List, Sequence
 
 from ..base.artifact import CompiledArtifact
 from ..base.errors import CompilationError, DeviceAssertionError
-from ..runtime.cpu import LIBRARY_RUNTIME_C, pack_arguments
+from ..runtime.cpu import RUNTIME_C, pack_arguments
 from .backend import Backend
 from .pipeline import Stage, translate_to_llvmir
 
@@ -89,15 +89,12 @@ def _c_compiler() -> List[str]:
 
 def link_shared_library(obj: str, folder: str) -> bytes:
     """The shared library of a kernel's object file `obj`, with the runtime
-    routines of saved kernels (`runtime.cpu.LIBRARY_RUNTIME_C`)."""
-    runtime_c = os.path.join(folder, "tile_runtime.c")
+    routines of CPU kernels (`runtime/cpu_runtime.c`)."""
     out = os.path.join(folder, "kernel.so")
-    with open(runtime_c, "w") as f:
-        f.write(LIBRARY_RUNTIME_C)
     # -Bsymbolic: the kernel calls its own functions, not a namesake in the
     # process (a kernel named `main` called the interpreter's main).
     proc = subprocess.run(_c_compiler() + ["-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-o", out,
-                                           obj, runtime_c,
+                                           obj, RUNTIME_C,
                                            "-lm"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise CompilationError(f"linking the CPU kernel's shared library failed:\n"

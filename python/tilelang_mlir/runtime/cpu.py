@@ -10,14 +10,16 @@ pointer per argument, which is what both executables call.
 Two executables call it: the compiler's in-process JIT (`compiler/cpu.py`,
 MLIR's ExecutionEngine) and `SharedLibraryExecutable`, a kernel saved with
 `Kernel.save` and loaded with ctypes, which needs no MLIR. A saved library
-carries the runtime routines the kernel may call (the source is
-`LIBRARY_RUNTIME_C`, compiled in when the library is linked); a failing
+carries the runtime routines the kernel may call (`cpu_runtime.c`, compiled
+in when the library is linked; the JIT has the same file compiled into the
+native module); a failing
 `T.device_assert` stops the kernel and the call raises DeviceAssertionError.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 from typing import Dict, List, Sequence, Tuple
 
 from ..base.errors import DeviceAssertionError
@@ -73,86 +75,16 @@ def pack_arguments(params: Sequence, values: Sequence) -> Tuple[ctypes.Array, Li
     return packed, keep
 
 
-# The runtime routines of a saved CPU kernel, compiled into its shared
-# library (python/TileModule.cpp has the same routines for the JIT): the
+# The runtime routines of CPU kernels, one C source for both executables:
+# compiled into a saved kernel's shared library, and included by
+# python/TileModule.cpp into the native module for the JIT. They are the
 # bfloat16/float16 truncations LLVM calls on x86 without AVX512-BF16, and
 # device asserts, which jump back to tile_run_guarded so that the call
 # raises instead of aborting the process.
-LIBRARY_RUNTIME_C = r"""
-#include <setjmp.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static uint16_t tile_bf16_bits(float x) {
-  uint32_t bits;
-  memcpy(&bits, &x, sizeof bits);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40u);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return (uint16_t)(bits >> 16);
-}
-static _Float16 tile_half_register(uint16_t bits) {
-  _Float16 out;
-  memcpy(&out, &bits, sizeof out);
-  return out;
-}
-__attribute__((visibility("hidden"))) _Float16 __truncsfbf2(float x) {
-  return tile_half_register(tile_bf16_bits(x));
-}
-__attribute__((visibility("hidden"))) _Float16 __truncdfbf2(double x) {
-  return tile_half_register(tile_bf16_bits((float)x));
-}
-__attribute__((visibility("hidden"))) _Float16 __truncdfhf2(double x) { return (_Float16)x; }
-
-typedef struct {
-  char message[512], file[512], function[256];
-  int32_t line;
-  int64_t block[3];
-} tile_failure;
-
-static __thread jmp_buf *tile_resume;
-static __thread tile_failure *tile_out;
-
-static void tile_copy(char *dst, const char *src, size_t n) {
-  strncpy(dst, src ? src : "", n - 1);
-  dst[n - 1] = 0;
-}
-
-__attribute__((visibility("hidden"))) void __tile_assert_fail(
-    const char *message, const char *file, int32_t line, const char *function, int64_t bx,
-    int64_t by, int64_t bz) {
-  if (tile_resume && tile_out) {
-    tile_copy(tile_out->message, message, sizeof tile_out->message);
-    tile_copy(tile_out->file, file, sizeof tile_out->file);
-    tile_copy(tile_out->function, function, sizeof tile_out->function);
-    tile_out->line = line;
-    tile_out->block[0] = bx, tile_out->block[1] = by, tile_out->block[2] = bz;
-    longjmp(*tile_resume, 1);
-  }
-  fprintf(stderr, "%s:%d: %s: block (%lld, %lld, %lld): device assertion failed: %s\n", file,
-          line, function, (long long)bx, (long long)by, (long long)bz, message);
-  abort();
-}
-
-/* Runs fn(args); 0 when it completed, 1 when a device assert stopped it. */
-int tile_run_guarded(void (*fn)(void *), void *args, tile_failure *out) {
-  jmp_buf here;
-  jmp_buf *outer = tile_resume;
-  tile_failure *outer_out = tile_out;
-  tile_resume = &here;
-  tile_out = out;
-  if (setjmp(here)) {
-    tile_resume = outer, tile_out = outer_out;
-    return 1;
-  }
-  fn(args);
-  tile_resume = outer, tile_out = outer_out;
-  return 0;
-}
-"""
+RUNTIME_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_runtime.c")
 
 
+# cpu_runtime.c's tile_failure.
 class _Failure(ctypes.Structure):
     _fields_ = [("message", ctypes.c_char * 512), ("file", ctypes.c_char * 512),
                 ("function", ctypes.c_char * 256), ("line", ctypes.c_int32),
