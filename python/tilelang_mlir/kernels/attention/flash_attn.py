@@ -21,7 +21,7 @@ import torch
 
 import tilelang_mlir.language as T
 
-from .online_softmax import softmax_step  # the online softmax of one KV tile
+from .online_softmax import softmax_finish, softmax_reset, softmax_state, softmax_step
 
 FullRow = T.GemmWarpPolicy.FullRow
 
@@ -48,20 +48,13 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
             S = T.alloc_fragment((block_M, block_N), accum)
             P = T.alloc_fragment((block_M, block_N), dtype)
             acc_o = T.alloc_fragment((block_M, dim), accum)
-            m = T.alloc_fragment((block_M,), accum)        # running row maximum of S
-            m_prev = T.alloc_fragment((block_M,), accum)
-            alpha = T.alloc_fragment((block_M,), accum)    # exp2(scale * (m_prev - m))
-            l = T.alloc_fragment((block_M,), accum)        # running row sum of exp2
-            l_tile = T.alloc_fragment((block_M,), accum)
-            lse = T.alloc_fragment((block_M,), accum)
+            state = softmax_state(block_M)  # the online softmax's row state
 
             kv_head = by // groups
             # Causal: the longest blocks first, so the last wave is short.
             bx = q_blocks - 1 - bx_launch if heavy_first else bx_launch
             T.copy(Q[bz, by, bx * block_M, 0], Q_shared)
-            T.clear(acc_o)
-            T.clear(l)
-            T.fill(m, -T.infinity(accum))
+            softmax_reset(state, acc_o)
             n_tiles = T.ceildiv(seq_len, block_N)
             if is_causal:  # KV tiles past the block's last row are all masked
                 n_tiles = T.min(n_tiles, T.ceildiv((bx + 1) * block_M, block_N))
@@ -77,17 +70,13 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
                             q_pos, k_pos = bx * block_M + i, k * block_N + j
                             visible = k_pos <= q_pos if is_causal else k_pos < seq_len
                             S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
-                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_M, block_N, dim, scale)
+                softmax_step(S, state, acc_o, block_M, block_N, dim, scale)
                 T.copy(S, P)
                 T.gemm(P, V_shared, acc_o, policy=FullRow)
-            for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores
-                lse[i] = (T.log2(l[i]) + m[i] * scale) * math.log(2)
-                l[i] = 1 / l[i]
-            for i, j in T.Parallel(block_M, dim):
-                acc_o[i, j] *= l[i]
+            softmax_finish(acc_o, state, block_M, dim, scale, empty_rows=False)
             T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
             T.copy(Q_shared, O[bz, by, bx * block_M, 0])
-            T.copy(lse, LSE[bz, by, bx * block_M])
+            T.copy(state.lse, LSE[bz, by, bx * block_M])
 
     return main
 

@@ -26,7 +26,7 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
-from .online_softmax import softmax_step  # the online softmax of one KV tile
+from .online_softmax import softmax_finish, softmax_reset, softmax_state, softmax_step
 
 FullRow = T.GemmWarpPolicy.FullRow
 
@@ -56,12 +56,7 @@ def flash_attn_varlen(batch, heads, max_seqlen, dim, is_causal=False, groups=1, 
             S = T.alloc_fragment((block_M, block_N), accum)
             P = T.alloc_fragment((block_M, block_N), dtype)
             acc_o = T.alloc_fragment((block_M, dim), accum)
-            m = T.alloc_fragment((block_M,), accum)        # running row maximum of S
-            m_prev = T.alloc_fragment((block_M,), accum)
-            alpha = T.alloc_fragment((block_M,), accum)    # exp2(scale * (m_prev - m))
-            l = T.alloc_fragment((block_M,), accum)        # running row sum of exp2
-            l_tile = T.alloc_fragment((block_M,), accum)
-            lse = T.alloc_fragment((block_M,), accum)
+            state = softmax_state(block_M)  # the online softmax's row state
 
             # An index value: Q[row:row + block_M] below then has a static extent.
             start = T.cast(cu_seqlens[bz], "index")
@@ -70,9 +65,7 @@ def flash_attn_varlen(batch, heads, max_seqlen, dim, is_causal=False, groups=1, 
             row = start + first_row
             kv_head = by // groups
             T.copy(Q[row:row + block_M, by:by + 1, :], Q_shared)
-            T.clear(acc_o)
-            T.clear(l)
-            T.fill(m, -T.infinity(accum))
+            softmax_reset(state, acc_o)
             n_tiles = T.ceildiv(seqlen, block_N)
             if is_causal:  # KV tiles past the block's last row are all masked
                 n_tiles = T.min(n_tiles, T.ceildiv(first_row + block_M, block_N))
@@ -95,22 +88,17 @@ def flash_attn_varlen(batch, heads, max_seqlen, dim, is_causal=False, groups=1, 
                         if is_causal:
                             visible = visible & (k_pos <= first_row + i)
                         S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
-                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_M, block_N, dim,
-                             scale)
+                softmax_step(S, state, acc_o, block_M, block_N, dim, scale)
                 T.copy(S, P)
                 T.gemm(P, V_shared, acc_o, policy=FullRow)
-            for i in T.Parallel(block_M):  # natural-log LSE of the scaled scores
-                lse[i] = (T.log2(l[i]) + m[i] * scale) * math.log(2)
-                l[i] = 1 / l[i]
-            for i, j in T.Parallel(block_M, dim):
-                acc_o[i, j] *= l[i]
+            softmax_finish(acc_o, state, block_M, dim, scale, empty_rows=False)
             T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
             for i, j in T.Parallel(block_M, dim):
                 if first_row + i < seqlen:  # the rows past the end are the next sequence's
                     O[row + i, by, j] = Q_shared[i, j]
             for i in T.Parallel(block_M):
                 if first_row + i < seqlen:
-                    LSE[by, row + i] = lse[i]
+                    LSE[by, row + i] = state.lse[i]
 
     return main
 

@@ -41,7 +41,8 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
-from .online_softmax import softmax_finish, softmax_step, splitkv_combine
+from .online_softmax import (mask_past_end, softmax_finish, softmax_reset, softmax_state,
+                             softmax_step, split_tiles, splitkv_combine)
 
 FullRow = T.GemmWarpPolicy.FullRow
 FullCol = T.GemmWarpPolicy.FullCol
@@ -77,23 +78,12 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
                 P = T.alloc_shared((block_H, block_N), dtype)
             S = T.alloc_fragment((block_H, block_N), accum)
             acc_o = T.alloc_fragment((block_H, DV), accum)
-            m = T.alloc_fragment((block_H,), accum)        # running row maximum of S
-            m_prev = T.alloc_fragment((block_H,), accum)
-            alpha = T.alloc_fragment((block_H,), accum)    # exp2(scale * (m_prev - m))
-            l = T.alloc_fragment((block_H,), accum)        # running row sum of exp2
-            l_tile = T.alloc_fragment((block_H,), accum)
-            lse = T.alloc_fragment((block_H,), accum)
+            state = softmax_state(block_H)  # the online softmax's row state
 
-            seqlen = cache_seqlens[bx] + 0  # (a value: a bare element would be re-read at each use)
-            n_blocks = T.ceildiv(seqlen, block_N)  # KV tiles of the sequence
-            per_split = T.ceildiv(n_blocks, num_splits)
-            first = bz * per_split
-            n_tiles = T.max(T.min(per_split, n_blocks - first), 0)
+            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
             T.copy(Q[bx, by * block_H, 0], Q_shared)
             T.copy(Q_pe[bx, by * block_H, 0], Qpe_shared)
-            T.clear(acc_o)
-            T.clear(l)
-            T.fill(m, -T.infinity(accum))
+            softmax_reset(state, acc_o)
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 token = (first + k) * block_N
                 page = block_table[bx, token // page_size] + 0
@@ -102,15 +92,13 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
                 T.clear(S)
                 T.gemm(Q_shared, KV_shared, S, transpose_B=True, policy=s_policy)
                 T.gemm(Qpe_shared, Kpe_shared, S, transpose_B=True, policy=s_policy)
-                if token + block_N > seqlen:  # the sequence's last tile
-                    for i, j in T.Parallel(block_H, block_N):
-                        S[i, j] = T.if_then_else(token + j < seqlen, S[i, j], -T.infinity(accum))
-                softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, block_H, block_N, DV, scale)
+                mask_past_end(S, token, seqlen, block_H, block_N)
+                softmax_step(S, state, acc_o, block_H, block_N, DV, scale)
                 T.copy(S, P)
                 T.gemm(P, KV_shared, acc_o, policy=FullCol)
-            softmax_finish(acc_o, m, l, lse, block_H, DV, scale)  # empty split: O 0, LSE -inf
+            softmax_finish(acc_o, state, block_H, DV, scale, empty_rows=True)
             T.copy(acc_o, O_part[bx, bz, by * block_H, 0])
-            T.copy(lse, LSE_part[bx, bz, by * block_H])
+            T.copy(state.lse, LSE_part[bx, bz, by * block_H])
 
     return main
 

@@ -1,13 +1,20 @@
 """The online softmax shared by the attention kernels:
 
+- `softmax_state`: the fragments of its row state (`SoftmaxState`), and
+  `softmax_reset`, which starts it (and the accumulator) before the first
+  KV tile.
 - `softmax_step`: one KV tile of the online softmax, as a macro inlined in
   the kernel: the scores S (rows x cols, already masked) become
   P = exp2(scale (S - m)) with the running row maximum m and row sum l
   updated, and the accumulator rescaled by alpha = exp2(scale (m_old - m)).
 - `softmax_finish`: the accumulator divided by its row sum and the
-  natural-log LSE of the scaled scores; a row that saw no key (an empty
-  split of a short sequence) gets O = 0 and LSE = -inf.
-- `splitkv_combine`: the combine kernel of split-KV decoding: the partial
+  natural-log LSE of the scaled scores; where rows may see no key
+  (`empty_rows`: an empty split of a short sequence) such a row gets O = 0
+  and LSE = -inf.
+- for split-KV decoding (flash_decode.py, mla_decode.py): `split_tiles`
+  (the KV tiles of one split of a sequence), `mask_past_end` (the keys of
+  the sequence's last tile past its end), and `splitkv_combine`, the
+  combine kernel: the partial
   outputs O_s (each already normalized) and their LSEs lse_s become
   O = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s).
 
@@ -16,14 +23,46 @@ log2(e) / sqrt(d).
 """
 
 import math
+from typing import NamedTuple
 
 import tilelang_mlir.language as T
 
 LN2 = math.log(2)
 
 
+class SoftmaxState(NamedTuple):
+    """The row state of the online softmax: fragments of `rows` float32."""
+
+    m: object       # running row maximum of S
+    m_prev: object  # the maximum before this tile
+    alpha: object   # exp2(scale * (m_prev - m)): the accumulator's rescaling
+    l: object       # running row sum of exp2
+    l_tile: object  # this tile's row sum
+    lse: object     # the natural-log LSE of the scaled scores (softmax_finish)
+
+
 @T.macro
-def softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, rows, cols, dim, scale):
+def softmax_state(rows):
+    m = T.alloc_fragment((rows,), "float32")
+    m_prev = T.alloc_fragment((rows,), "float32")
+    alpha = T.alloc_fragment((rows,), "float32")
+    l = T.alloc_fragment((rows,), "float32")
+    l_tile = T.alloc_fragment((rows,), "float32")
+    lse = T.alloc_fragment((rows,), "float32")
+    return SoftmaxState(m, m_prev, alpha, l, l_tile, lse)
+
+
+@T.macro
+def softmax_reset(state, acc_o):
+    """Before the first KV tile: O = 0, l = 0, m = -inf."""
+    T.clear(acc_o)
+    T.clear(state.l)
+    T.fill(state.m, -T.infinity("float32"))
+
+
+@T.macro
+def softmax_step(S, state, acc_o, rows, cols, dim, scale):
+    m, m_prev, alpha, l, l_tile, _ = state
     T.copy(m, m_prev)
     T.reduce_max(S, m, dim=1, clear=False)
     for i in T.Parallel(rows):
@@ -38,13 +77,40 @@ def softmax_step(S, m, m_prev, alpha, l, l_tile, acc_o, rows, cols, dim, scale):
 
 
 @T.macro
-def softmax_finish(acc_o, m, l, lse, rows, dim, scale):
+def softmax_finish(acc_o, state, rows, dim, scale, empty_rows):
+    m, l, lse = state.m, state.l, state.lse
     for i in T.Parallel(rows):
-        lse[i] = T.if_then_else(l[i] > 0, (T.log2(l[i]) + m[i] * scale) * LN2,
-                                -T.infinity("float32"))
-        l[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
+        if empty_rows:
+            lse[i] = T.if_then_else(l[i] > 0, (T.log2(l[i]) + m[i] * scale) * LN2,
+                                    -T.infinity("float32"))
+            l[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
+        else:
+            lse[i] = (T.log2(l[i]) + m[i] * scale) * LN2
+            l[i] = 1 / l[i]
     for i, j in T.Parallel(rows, dim):
         acc_o[i, j] *= l[i]
+
+
+@T.macro
+def split_tiles(cache_seqlens, b, split, num_splits, block_N):
+    """(seqlen, first, n_tiles): sequence b's length, and the first KV tile
+    and the number of tiles of share `split` of its ceil(seqlen / block_N)
+    tiles (none for a share past its end)."""
+    seqlen = cache_seqlens[b] + 0  # (a value: a bare element would be re-read at each use)
+    n_blocks = T.ceildiv(seqlen, block_N)  # KV tiles of the sequence
+    per_split = T.ceildiv(n_blocks, num_splits)
+    first = split * per_split
+    n_tiles = T.max(T.min(per_split, n_blocks - first), 0)
+    return seqlen, first, n_tiles
+
+
+@T.macro
+def mask_past_end(S, token, seqlen, rows, cols):
+    """-inf for the scores of keys token + j past the sequence's end (only
+    the last tile, the one crossing it, has any)."""
+    if token + cols > seqlen:
+        for i, j in T.Parallel(rows, cols):
+            S[i, j] = T.if_then_else(token + j < seqlen, S[i, j], -T.infinity("float32"))
 
 
 def splitkv_combine(batch, heads, num_splits, dim, block_H=16, threads=128, dtype="float16"):
