@@ -7,8 +7,8 @@ packers are in `packers`; the tuned tiles in `configs`.
 
 import tilelang_mlir.language as T
 
-from .macros import (H2_1024, H2_1032, H2_1152, H2_MINUS_72, H2_SIXTEENTH, step_words,
-                     store_transposed)
+from .macros import (H2_1024, H2_1032, H2_1152, H2_MINUS_72, H2_SIXTEENTH, first_words,
+                     step_words, store_transposed)
 from .packers import check_packed_shapes, check_shapes
 
 FullCol = T.GemmWarpPolicy.FullCol
@@ -174,8 +174,7 @@ def dequant_gemm_packed(M, N, K, bits=4, group=128, block_M=16, block_N=64, bloc
             acc = T.alloc_fragment((block_N, block_M), "float32")
             C_s = T.alloc_shared((block_M, block_N), dtype)
             T.clear(acc)
-            if prefetch:
-                T.copy(Wq[bx * block_N, 0], wq_next)
+            first_words(Wq, bx * block_N, 0, wq_next, prefetch)
             for k in T.Pipelined(steps, num_stages=num_stages):
                 for i in P:
                     T.copy(A[by * block_M, i * span + k * block_K], Xs[i])
@@ -301,9 +300,9 @@ def dequant_gemm_pairs(M, N, K, bits=4, group=128, block_M=16, block_N=128, bloc
             if tiled:  # the step's scales too, one TMA box
                 S_s = T.alloc_shared((gps, block_N), dtype)
             T.clear(acc)
-            if prefetch and not w_shared:
+            if not w_shared:
                 for g in G:
-                    T.copy(Wp[bx * block_N, g * gwords], wq_next[g])
+                    first_words(Wp, bx * block_N, g * gwords, wq_next[g], prefetch)
             for k in T.Pipelined(steps, num_stages=num_stages):
                 for g in G:
                     T.copy(A[by * block_M, k * span + g * block_K], Xs[g])

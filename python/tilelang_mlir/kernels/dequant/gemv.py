@@ -7,7 +7,7 @@ comparison).
 
 import tilelang_mlir.language as T
 
-from .macros import H2_1024, H2_1032, H2_1152, step_words
+from .macros import H2_1024, H2_1032, H2_1152, first_words, step_words
 from .packers import check_gemv_shapes
 
 
@@ -64,8 +64,7 @@ def dequant_gemv(N, K, bits=4, group=128, block_N=8, block_K=1024, threads=128,
             acc = T.alloc_fragment((block_N, chunks), "float32")
             y = T.alloc_fragment((block_N,), "float32")
             T.clear(acc)
-            if prefetch:
-                T.copy(Wq[bx * block_N, 0], wq_next)
+            first_words(Wq, bx * block_N, 0, wq_next, prefetch)
             for k in T.serial(steps):
                 step_words(Wq, bx * block_N, k * words, T.min(k + 1, steps - 1) * words,
                            wq, wq_next, block_N, words, 4, prefetch)
@@ -159,8 +158,7 @@ def dequant_gemv_pairs(N, K, bits=4, group=128, block_N=8, block_K=1024, threads
             acc = T.alloc_fragment((block_N, chunks), "float32")
             y = T.alloc_fragment((block_N,), "float32")
             T.clear(acc)
-            if prefetch:
-                T.copy(Wp[bx * block_N, 0], wq_next)
+            first_words(Wp, bx * block_N, 0, wq_next, prefetch)
             for k in T.serial(steps):
                 step_words(Wp, bx * block_N, k * words, T.min(k + 1, steps - 1) * words,
                            wq, wq_next, block_N, words, 4, prefetch)

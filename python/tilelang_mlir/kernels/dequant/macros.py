@@ -1,11 +1,19 @@
 """Device code the dequant kernels share, as macros inlined into them:
-`step_words` (a step's packed words into registers, the next step's
-prefetched) and `store_transposed` (the C^T accumulator of the transposed
+`first_words` and `step_words` (a step's packed words into registers, the
+next step's prefetched) and `store_transposed` (the C^T accumulator of the transposed
 kernels stored as C through shared memory), and the float16 pairs the
 pair kernels build or subtract (H2_*, as int32 bits).
 """
 
 import tilelang_mlir.language as T
+
+
+@T.macro
+def first_words(W, row, col, wq_next, prefetch):
+    """Before the loop of `step_words` with `prefetch`: the first step's
+    words of W (at (row, col)) into wq_next; nothing without `prefetch`."""
+    if prefetch:
+        T.copy(W[row, col], wq_next)
 
 
 @T.macro
