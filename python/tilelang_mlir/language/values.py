@@ -492,6 +492,20 @@ def _python_dtype(x, other: DType) -> DType:
     return dt.float32
 
 
+def _common_dtype(a, b) -> DType:
+    """The dtype the two operands of an operation promote to: a Python
+    number takes its dtype from the other side (two Python numbers, which
+    only T.if_then_else on a runtime condition meets: float32 or int32)."""
+    da, db = _dtype_of(a), _dtype_of(b)
+    if da is None and db is None:
+        da = db = dt.float32 if isinstance(a, float) or isinstance(b, float) else dt.int32
+    if da is None:
+        da = _python_dtype(a, db)
+    if db is None:
+        db = _python_dtype(b, da)
+    return promote(da, db)
+
+
 _PY_OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b,
@@ -526,12 +540,7 @@ def binary(op: str, a, b):
             raise _error("'/' on integer indices is ambiguous: use '//' (floor "
                          "division) or T.ceildiv")
     # Runtime scalar arithmetic.
-    da, db = _dtype_of(a), _dtype_of(b)
-    if da is None:
-        da = _python_dtype(a, db)
-    if db is None:
-        db = _python_dtype(b, da)
-    dtype = promote(da, db)
+    dtype = _common_dtype(a, b)
     if op == "/" and not dtype.is_float:
         raise _error(f"'/' on {dtype} values is ambiguous: use '//' (floor "
                      "division), or cast to a float type first")
@@ -623,12 +632,7 @@ def compare(op: str, a, b):
     if not isinstance(a, (Scalar, IndexExpr)) and not isinstance(b, (Scalar, IndexExpr)):
         return _CMP_PY[op](a, b)
     arith = _arith()
-    da, db = _dtype_of(a), _dtype_of(b)
-    if da is None:
-        da = _python_dtype(a, db)
-    if db is None:
-        db = _python_dtype(b, da)
-    dtype = promote(da, db)
+    dtype = _common_dtype(a, b)
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
     if dtype.is_float:
         pred = {"<": "OLT", "<=": "OLE", ">": "OGT", ">=": "OGE", "==": "OEQ", "!=": "UNE"}[op]
@@ -657,14 +661,7 @@ def select(cond, a, b):
         return a if cond else b
     c = to_scalar(cond, dt.boolean)
     a, b = _unwrap_ref(a), _unwrap_ref(b)
-    da, db = _dtype_of(a), _dtype_of(b)
-    if da is None and db is None:
-        da = db = dt.float32 if isinstance(a, float) or isinstance(b, float) else dt.int32
-    if da is None:
-        da = _python_dtype(a, db)
-    if db is None:
-        db = _python_dtype(b, da)
-    dtype = promote(da, db)
+    dtype = _common_dtype(a, b)
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
     return Scalar(_arith().SelectOp(c.value, sa.value, sb.value).result, dtype)
 
