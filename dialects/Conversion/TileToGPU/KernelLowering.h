@@ -1,0 +1,411 @@
+//===- KernelLowering.h - lower one tile.kernel to a GPU kernel -*- C++ -*-===//
+//
+// Part of tilelang-mlir.
+//
+// Every tile.kernel becomes a gpu.func; its body is re-emitted op by op as
+// per-thread code (a "lowering clone"): tile ops expand into loops over the
+// registers a thread owns, tensor-core instructions, asynchronous copies,
+// shuffles and shared memory; ops of other dialects are cloned, their
+// nested regions lowered the same way. The layouts and swizzles come from
+// tile-layout-inference.
+//
+// One KernelLowering lowers one kernel. Its methods are defined by op
+// family: the target-neutral ones in lib/Conversion/TileToGPU (one file per
+// family), the vendor ones (marked below) in lib/Conversion/TileToNVVM and
+// lib/Conversion/TileToROCDL, reached only through the GPUTargetInfo of the
+// target being lowered for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_CONVERSION_TILETOGPU_KERNELLOWERING_H
+#define TILE_CONVERSION_TILETOGPU_KERNELLOWERING_H
+
+#include "dialects/Conversion/TileToGPU/TargetInfo.h"
+#include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/ConversionUtils.h"
+#include "dialects/Tile/Utils/LayoutUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir {
+namespace tile {
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+inline Value cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+inline Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+}
+
+inline int64_t elementBytes(Type t) {
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+/// `x && y`, where a null condition is true.
+inline Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
+/// Same conversion rules as the CPU backend (the reference).
+inline Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  return convertElements(b, loc, v, to);
+}
+
+/// Runs `fn` under `cond` (always when null).
+inline void guarded(OpBuilder &b, Location loc, Value cond,
+                    function_ref<void(OpBuilder &)> fn) {
+  if (!cond) {
+    fn(b);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder inner = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+  fn(inner);
+}
+
+/// The layout of a fragment allocation (none for other buffers, or before
+/// layout inference).
+std::optional<TileLayout> fragmentLayout(Value v);
+
+/// The registers of a fragment A that a tensor-core gemm reads as they are
+/// (see Gemm.cpp); none when A must go through shared memory.
+std::optional<SmallVector<int64_t>>
+registerOperandA(GemmOp op, const TileLayout &layout, int64_t threads);
+
+/// Checks that a gemm with an instruction grid has that grid's accumulator
+/// layout.
+LogicalResult checkAccumulatorLayout(GemmOp op, const TileLayout &c,
+                                     int64_t threads);
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+enum class BufferKind { Global, Shared, Fragment, Local, Var };
+
+/// How a tile buffer of the source program is reached in the kernel.
+struct Buffer {
+  BufferKind kind;
+  Value memref;               // kernel argument, flat shared view, or alloca
+  SmallVector<int64_t> shape; // logical shape (dynamic dims for global)
+  Type elementType;
+  // Shared: the allocation this buffer views. `allocShape` is its shape,
+  // `viewOffsets` the origin of the view in it (one per allocation
+  // dimension; null: 0), `viewDims` the allocation dimension of each view
+  // dimension (views drop unit dimensions). `swizzle` is the XOR span in
+  // bytes; see sharedLinear for the placement.
+  SmallVector<int64_t> allocShape;
+  SmallVector<Value> viewOffsets;
+  SmallVector<int64_t> viewDims;
+  int64_t swizzle = 0;
+  // Fragment: the layout.
+  std::optional<TileLayout> layout;
+
+  int64_t rank() const { return shape.size(); }
+};
+
+/// Where code is being emitted: at block level (every thread runs it) or
+/// inside an instance of a parallel loop (one register of its layout).
+struct Context {
+  const TileLayout *loopLayout = nullptr;
+  int64_t reg = -1;
+  /// Loop dimension values of this instance (the induction variables).
+  SmallVector<Value> ivs;
+  /// Original parallel body, to recognize induction variables.
+  Block *body = nullptr;
+  /// i1 true in exactly one copy of a replicated instance (null: all).
+  Value leader;
+  /// Vectorized shared accesses of a T.Parallel body (see lowerParallel):
+  /// loads answered by lane `lane` of a vector loaded once for the group of
+  /// registers, stores whose values are collected for one vector store.
+  const DenseMap<Operation *, Value> *preloaded = nullptr;
+  DenseMap<Operation *, SmallVector<Value>> *pendingStores = nullptr;
+  int64_t lane = 0;
+  bool inParallel() const { return loopLayout != nullptr; }
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel lowering
+//===----------------------------------------------------------------------===//
+
+class KernelLowering {
+public:
+  KernelLowering(KernelOp kernel, func::FuncOp func,
+                 const GPUTargetInfo &target)
+      : kernel(kernel), func(func), target(target), loc(kernel.getLoc()),
+        numThreads(kernel.getNumThreads()), warpSize(target.getWarpSize()) {}
+
+  LogicalResult run();
+
+  //===--------------------------------------------------------------------===//
+  // Target-neutral (lib/Conversion/TileToGPU)
+  //===--------------------------------------------------------------------===//
+
+  // Set-up (KernelSetup.cpp).
+  LogicalResult outline();
+  LogicalResult planSharedMemory(OpBuilder &b);
+  int64_t placeShared(DenseMap<Value, int64_t> *offsets);
+  int64_t kernelScratchNeed();
+  LogicalResult allocateBuffers(OpBuilder &b);
+  void setupBlockIndices(OpBuilder &b);
+  Value gridDim(OpBuilder &b, int d);
+
+  // The lowering clone (KernelLowering.cpp).
+  LogicalResult lowerBlock(Block &src, OpBuilder &b, IRMapping &map,
+                           Context &ctx);
+  LogicalResult lowerOp(Operation *op, OpBuilder &b, IRMapping &map,
+                        Context &ctx);
+  LogicalResult cloneWithRegions(Operation *op, OpBuilder &b, IRMapping &map,
+                                 Context &ctx);
+
+  // Buffers and element access (BufferAccess.cpp).
+  FailureOr<Buffer> bufferOf(Value v, OpBuilder &b, IRMapping &map);
+  Value sharedOffset(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                     bool stageOutside = false);
+  int64_t sharedInnerAlignment(const Buffer &buf, Value innerOffset);
+  Value loadElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
+  void storeElement(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                    Value v);
+  Value loadVector(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                   int64_t width);
+  void storeVector(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                   Value v);
+  Value inBounds(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx,
+                 ArrayRef<int64_t> skip = {});
+  Value regLoad(OpBuilder &b, const Buffer &frag, int64_t reg);
+  void regStore(OpBuilder &b, const Buffer &frag, int64_t reg, Value v);
+  LogicalResult lowerAccess(Operation *op, OpBuilder &b, IRMapping &map,
+                            Context &ctx);
+  std::optional<int64_t> fragmentRegister(const Buffer &frag,
+                                          ArrayRef<IndexMap> maps,
+                                          const Context &ctx);
+  Value isThreadZero(OpBuilder &b);
+  Value isRoleLeader(OpBuilder &b);
+  Value sideEffectGuard(OpBuilder &b, const Context &ctx);
+  Value sharedPtr(OpBuilder &b, Value memref, Value byteOffset);
+  Value barrierPtr(OpBuilder &b, Value barriers, Value index, IRMapping &map);
+  Value globalElementPtr(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);
+  /// Per-thread storage (promoted to registers), in the target's private
+  /// memory space. Always at the top of the kernel: LLVM promotes only
+  /// allocas of the entry block, and one emitted where a reduction runs
+  /// (after scf-to-cf, some later block) stays a stack object (AMDGPU
+  /// scratch) and would grow the stack per iteration inside a loop.
+  Value privateAlloca(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
+  /// A barrier over the block, or over the role being lowered.
+  void barrier(OpBuilder &b) {
+    target.emitBarrier(b, loc, roleBarrier, roleThreads);
+  }
+  /// The byte offset `offset` from the (aligned) base of shared memory.
+  Value smemAt(OpBuilder &b, int64_t offset) {
+    return smemBase
+               ? arith::AddIOp::create(b, loc, smemBase, cIdx(b, loc, offset))
+                     .getResult()
+               : cIdx(b, loc, offset);
+  }
+
+  // Parallel loops (ParallelLoops.cpp).
+  LogicalResult lowerParallel(ParallelOp op, OpBuilder &b, IRMapping &map);
+
+  // Copies (Copies.cpp).
+  struct Side {
+    Buffer buf;
+    SmallVector<Value> offsets;
+    SmallVector<int64_t> sizes;
+    /// The logical element type (tile.copy's src_element/dst_element: ui8
+    /// or i1 over i8 storage); null: the buffer's element type.
+    Type logical = {};
+    Type logicalType() const { return logical ? logical : buf.elementType; }
+  };
+  /// `v` (elements of `from`) converted to the elements of `to`.
+  Value convertSide(OpBuilder &b, Value v, const Side &from, const Side &to) {
+    return convertElements(b, loc, v, from.logicalType(), to.logicalType(),
+                           to.buf.elementType);
+  }
+  /// Whether a copy from `src` to `dst` moves bits unchanged.
+  static bool sameElements(const Side &src, const Side &dst) {
+    return src.buf.elementType == dst.buf.elementType &&
+           !(dst.logicalType().isInteger(1) && !src.logicalType().isInteger(1));
+  }
+  FailureOr<Side> sideOf(Value buffer, ValueRange offsets,
+                         ArrayRef<int64_t> sizes, OpBuilder &b, IRMapping &map);
+  SmallVector<Value> sideIndex(OpBuilder &b, const Side &s,
+                               ArrayRef<Value> squeezed);
+  void copyMemoryToMemory(OpBuilder &b, const Side &src, const Side &dst,
+                          bool async);
+  void copyFragmentMemory(OpBuilder &b, const Side &frag, const Side &mem,
+                          bool toMemory);
+  void copyThroughScratch(OpBuilder &b, const Side &src, const Side &dst);
+  void copyPerThread(OpBuilder &b, const Side &src, const Side &dst);
+  Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
+  Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
+  LogicalResult lowerCopy(CopyOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerFill(FillOp op, OpBuilder &b, IRMapping &map);
+
+  // Gemm dispatch and the SIMT gemm (Gemm.cpp).
+  LogicalResult lowerGemm(GemmOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerGemmSp(GemmSpOp op, OpBuilder &b, IRMapping &map);
+  FailureOr<Buffer> stageOperand(OpBuilder &b, const Buffer &buf);
+  void gemmSimt(GemmOp op, OpBuilder &b, const Buffer &a, const Buffer &bb,
+                const Buffer &c);
+
+  // Reductions (Reductions.cpp).
+  LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerCumSum(CumSumOp op, OpBuilder &b, IRMapping &map);
+
+  // Atomics, printing and assertions (AtomicsAndPrint.cpp).
+  bool pairedAtomicAdd(const Buffer &src, const Buffer &dst,
+                       ArrayRef<Value> offsets);
+  LogicalResult lowerAtomicAdd(AtomicAddOp op, OpBuilder &b, IRMapping &map,
+                               Context &ctx);
+  LogicalResult lowerPrint(PrintOp op, OpBuilder &b, IRMapping &map,
+                           Context &ctx);
+  LogicalResult lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
+                                  IRMapping &map);
+  Value gpuModuleString(OpBuilder &b, StringRef prefix, StringRef value);
+
+  //===--------------------------------------------------------------------===//
+  // NVIDIA (lib/Conversion/TileToNVVM)
+  //===--------------------------------------------------------------------===//
+
+  // mma.sync and mma.sp (MmaSync.cpp).
+  LogicalResult gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
+                        const Buffer &bb, const Buffer &c,
+                        ArrayRef<int64_t> aRegs = {});
+  Value ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0, Value k0);
+  Value ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb, Value k0, Value n0,
+                    int64_t kRows);
+  Value gemmSpMetadata(OpBuilder &b, const Buffer &e, Value row0, int64_t k0,
+                       bool pair);
+  LogicalResult gemmSpMma(GemmSpOp op, OpBuilder &b, const Buffer &a,
+                          const Buffer &e, const Buffer &bb, const Buffer &c);
+
+  // wgmma, dense and sparse (Wgmma.cpp).
+  LogicalResult gemmWgmma(GemmOp op, OpBuilder &b, const Buffer &a,
+                          const Buffer &bb, const Buffer &c,
+                          ArrayRef<int64_t> aRegs = {});
+  LogicalResult gemmSpWgmma(GemmSpOp op, OpBuilder &b, const Buffer &a,
+                            const Buffer &e, const Buffer &bb, const Buffer &c);
+  Value wgmmaRegisterA(OpBuilder &b, Value acc, ArrayRef<Value> aRegs,
+                       Value descB, int64_t n, Type elem, bool transB,
+                       bool zeroAcc);
+  SmallVector<Value> wgmmaAccumulators(OpBuilder &b, const Buffer &c,
+                                       int64_t mTiles, int64_t regsPerTile,
+                                       Type acc, bool clear);
+  void storeWgmmaAccumulators(OpBuilder &b, const Buffer &c,
+                              ArrayRef<Value> accs, int64_t regsPerTile);
+  /// A descriptor, and the element offset it starts at (see
+  /// wgmmaDescriptor).
+  struct WgmmaDesc {
+    Value desc, elems;
+  };
+  WgmmaDesc wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
+                            Value row, Value col,
+                            const WgmmaDesc *from = nullptr);
+  bool takesTurns(GemmOp op);
+  /// Named barrier `kTurnBarrier + w` orders the gemms of consumer
+  /// warpgroup w after those of warpgroup w - 1 (ids 1 and 2 are the roles').
+  static constexpr int64_t kTurnBarrier = 3;
+  void turnBarrier(OpBuilder &b, int64_t shift, bool arrive);
+
+  // TMA, mbarriers and warp specialization (WarpSpecialize.cpp).
+  std::optional<LogicalResult> lowerNVVMSyncOp(Operation *op, OpBuilder &b,
+                                               IRMapping &map, Context &ctx);
+  LogicalResult lowerWarpSpecialize(WarpSpecializeOp op, OpBuilder &b,
+                                    IRMapping &map, Context &ctx);
+  LogicalResult collectTensorMaps();
+  void chooseTmaStores();
+  LogicalResult lowerTmaStore(CopyOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerTmaCopy(CopyOp op, OpBuilder &b, IRMapping &map);
+  void initBarriers(OpBuilder &b);
+  void clusterSync(OpBuilder &b);
+
+  //===--------------------------------------------------------------------===//
+  // AMD (lib/Conversion/TileToROCDL)
+  //===--------------------------------------------------------------------===//
+
+  // MFMA (Mfma.cpp).
+  LogicalResult gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
+                         const Buffer &bb, const Buffer &c);
+
+  //===--------------------------------------------------------------------===//
+  // State
+  //===--------------------------------------------------------------------===//
+
+  KernelOp kernel;
+  func::FuncOp func;
+  const GPUTargetInfo &target;
+  Location loc;
+  int64_t numThreads;
+  int64_t warpSize;
+
+  gpu::GPUModuleOp gpuModule;
+  gpu::GPUFuncOp gpuFunc;
+  IRMapping outer; // host values -> kernel values
+  Value tid;
+  SmallVector<Value> blockIndices;
+  DenseMap<Value, Buffer> buffers;        // original buffer values -> buffers
+  DenseMap<Value, int64_t> sharedOffsets; // alloc_shared -> byte offset
+  int64_t sharedBytes = 0;
+  int64_t scratchOffset = 0, scratchBytes = 0;
+  Value smem;                  // the dynamic shared memory (i8)
+  bool usesAsyncProxy = false; // wgmma reads shared memory
+
+  // Warp specialization: threads added for the producer (0: none) and the
+  // role being lowered (its first thread, thread count and named barrier;
+  // barrier 0 is the whole block).
+  int64_t producerThreads = 0;
+  SmallVector<int64_t> clusterDims; // blocks per cluster (empty: none)
+  // Epilogue copies that go through the staging buffer and TMA stores
+  // (see chooseTmaStores), the staging buffer's size and place.
+  llvm::SmallDenseSet<Operation *> tmaStores;
+  int64_t stagingBytes = 0, stagingOffset = 0;
+  int64_t clusterBlocks() const {
+    int64_t n = 1;
+    for (int64_t d : clusterDims)
+      n *= d;
+    return n;
+  }
+  int64_t roleBase = 0, roleThreads = 0, roleBarrier = 0;
+  // TMA: the tensor maps the kernel takes first (one per source tensor,
+  // box and swizzle), and the map of each copy through a barrier.
+  struct TensorMap {
+    int64_t param;
+    SmallVector<int64_t> box;
+    int64_t swizzle;
+  };
+  SmallVector<TensorMap> tensorMaps;
+  void useTensorMap(CopyOp copy, const TensorMap &m);
+  DenseMap<Operation *, int64_t> copyTensorMap;
+  // Barrier allocations to initialize: (buffer, arrivals).
+  SmallVector<std::pair<Value, int64_t>> barrierInits;
+  bool alignBase = false;           // align the base of `smem` to 1 KB
+  Value smemBase;                   // byte offset of that base (null: 0)
+  SmallVector<Operation *> allocas; // fragment/local/var allocations
+};
+
+/// Scratch needed by an op lowered through shared memory, in bytes.
+int64_t scratchNeed(Operation *op, int64_t numThreads, int64_t warpSize);
+
+/// Rewrites math ops of `func` on f16/bf16/f32 into the target's
+/// approximate intrinsics.
+LogicalResult lowerMathToIntrinsics(gpu::GPUFuncOp func,
+                                    const GPUTargetInfo &target);
+
+} // namespace tile
+} // namespace mlir
+
+#endif // TILE_CONVERSION_TILETOGPU_KERNELLOWERING_H
