@@ -22,6 +22,7 @@
 
 #include "dialects/Conversion/TileToGPU/TargetInfo.h"
 #include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/ControlFlowUtils.h"
 #include "dialects/Tile/Utils/ConversionUtils.h"
 #include "dialects/Tile/Utils/LayoutUtils.h"
 
@@ -51,6 +52,27 @@ inline int64_t elementBytes(Type t) {
   return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
 }
 
+/// `x + cst` (`x` itself when `cst` is 0).
+inline Value addConst(OpBuilder &b, Location loc, Value x, int64_t cst) {
+  return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
+             : x;
+}
+
+/// The origin (first row, first column) of tile `unit` in a grid of
+/// `tileM` x `tileN` tiles with `gridN` tiles per row (units row-major):
+/// how warps, warpgroups and waves find their part of a gemm.
+inline std::pair<Value, Value> gridTileOrigin(OpBuilder &b, Location loc,
+                                              Value unit, int64_t gridN,
+                                              int64_t tileM, int64_t tileN) {
+  Value row = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, unit, cIdx(b, loc, gridN)),
+      cIdx(b, loc, tileM));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, unit, cIdx(b, loc, gridN)),
+      cIdx(b, loc, tileN));
+  return {row, col};
+}
+
 /// `x && y`, where a null condition is true.
 inline Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
   if (!x)
@@ -58,23 +80,6 @@ inline Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
   if (!y)
     return x;
   return arith::AndIOp::create(b, loc, x, y);
-}
-
-/// Same conversion rules as the CPU backend (the reference).
-inline Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
-  return convertElements(b, loc, v, to);
-}
-
-/// Runs `fn` under `cond` (always when null).
-inline void guarded(OpBuilder &b, Location loc, Value cond,
-                    function_ref<void(OpBuilder &)> fn) {
-  if (!cond) {
-    fn(b);
-    return;
-  }
-  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-  OpBuilder inner = OpBuilder::atBlockTerminator(ifOp.thenBlock());
-  fn(inner);
 }
 
 /// The layout of a fragment allocation (none for other buffers, or before
@@ -196,6 +201,7 @@ public:
   Value isThreadZero(OpBuilder &b);
   Value isRoleLeader(OpBuilder &b);
   Value sideEffectGuard(OpBuilder &b, const Context &ctx);
+  Value replicaLeader(OpBuilder &b, const TileLayout &layout);
   Value sharedPtr(OpBuilder &b, Value memref, Value byteOffset);
   Value barrierPtr(OpBuilder &b, Value barriers, Value index, IRMapping &map);
   Value globalElementPtr(OpBuilder &b, const Buffer &buf, ArrayRef<Value> idx);

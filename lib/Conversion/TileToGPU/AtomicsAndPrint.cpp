@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/StringConstants.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
@@ -42,7 +43,7 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
   Value value = map.lookupOrDefault(op.getValue());
   if (!isa<MemRefType>(op.getValue().getType())) {
     guarded(b, loc, sideEffectGuard(b, ctx), [&](OpBuilder &gb) {
-      atomicAt(gb, offsets, convertScalar(gb, loc, value, elem));
+      atomicAt(gb, offsets, convertElements(gb, loc, value, elem));
     });
     return success();
   }
@@ -50,21 +51,11 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
   if (failed(src))
     return failure();
   if (src->kind != BufferKind::Fragment)
-    return op.emitOpError("atomic adds of tiles need a fragment value on CUDA "
-                          "targets");
+    return op.emitOpError("atomic adds of tiles need a fragment value on ")
+           << target.getPlatformName() << " targets";
   const TileLayout &layout = *src->layout;
   int64_t lead = dst->rank() - src->rank();
-  Value leader;
-  for (const LayoutDigit &d : layout.getDigits()) {
-    if (!d.isReplica())
-      continue;
-    Value digit = arith::RemUIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
-        cIdx(b, loc, d.size));
-    leader = andOf(b, loc, leader,
-                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         digit, cIdx(b, loc, 0)));
-  }
+  Value leader = replicaLeader(b, layout);
   bool pairs = pairedAtomicAdd(*src, *dst, offsets);
   for (int64_t r = 0; r < layout.getNumRegs(); r += pairs ? 2 : 1) {
     SmallVector<Value> fidx = layout.emitInverse(b, loc, tid, r);
@@ -81,7 +72,7 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
                          .getResult());
     if (!pairs) {
       guarded(b, loc, cond, [&](OpBuilder &gb) {
-        atomicAt(gb, idx, convertScalar(gb, loc, regLoad(gb, *src, r), elem));
+        atomicAt(gb, idx, convertElements(gb, loc, regLoad(gb, *src, r), elem));
       });
       continue;
     }
@@ -90,8 +81,8 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
     cond = andOf(b, loc, cond, inBounds(b, *dst, idx));
     guarded(b, loc, cond, [&](OpBuilder &gb) {
       Value ptr = globalElementPtr(gb, *dst, idx);
-      Value lo = convertScalar(gb, loc, regLoad(gb, *src, r), elem);
-      Value hi = convertScalar(gb, loc, regLoad(gb, *src, r + 1), elem);
+      Value lo = convertElements(gb, loc, regLoad(gb, *src, r), elem);
+      Value hi = convertElements(gb, loc, regLoad(gb, *src, r + 1), elem);
       target.emitPairedAtomicAdd(gb, loc, ptr, lo, hi);
     });
   }
@@ -144,10 +135,10 @@ LogicalResult KernelLowering::lowerPrint(PrintOp op, OpBuilder &b,
   auto formatOf = [&](OpBuilder &pb, Value v, SmallVectorImpl<Value> &args) {
     Type t = v.getType();
     if (isa<FloatType>(t)) {
-      args.push_back(convertScalar(pb, loc, v, pb.getF64Type()));
+      args.push_back(convertElements(pb, loc, v, pb.getF64Type()));
       return std::string("%g");
     }
-    args.push_back(convertScalar(pb, loc, v, pb.getI64Type()));
+    args.push_back(convertElements(pb, loc, v, pb.getI64Type()));
     return std::string("%lld");
   };
   std::string prefix = "block (%lld, %lld, %lld) thread %lld";
@@ -214,24 +205,7 @@ LogicalResult KernelLowering::lowerPrint(PrintOp op, OpBuilder &b,
 /// global per distinct string, named `<prefix>N`).
 Value KernelLowering::gpuModuleString(OpBuilder &b, StringRef prefix,
                                       StringRef value) {
-  std::string terminated = value.str();
-  terminated.push_back('\0');
-  std::string name;
-  for (unsigned i = 0;; ++i) {
-    name = (prefix + Twine(i)).str();
-    auto global = gpuModule.lookupSymbol<LLVM::GlobalOp>(name);
-    if (!global)
-      break;
-    auto existing = dyn_cast_or_null<StringAttr>(global.getValueOrNull());
-    if (existing && existing.getValue() == terminated)
-      return LLVM::AddressOfOp::create(b, loc, global);
-  }
-  OpBuilder mb = OpBuilder::atBlockBegin(gpuModule.getBody());
-  auto type = LLVM::LLVMArrayType::get(mb.getI8Type(), terminated.size());
-  auto global = LLVM::GlobalOp::create(mb, loc, type, /*isConstant=*/true,
-                                       LLVM::Linkage::Internal, name,
-                                       mb.getStringAttr(terminated));
-  return LLVM::AddressOfOp::create(b, loc, global);
+  return getOrCreateStringConstant(b, loc, gpuModule, prefix, value);
 }
 
 /// A device assert: what a failing one does is the target's

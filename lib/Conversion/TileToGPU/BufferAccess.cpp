@@ -244,6 +244,23 @@ Value KernelLowering::sideEffectGuard(OpBuilder &b, const Context &ctx) {
   return ctx.leader;
 }
 
+/// i1 true in one thread of each group of replicas of `layout` (its
+/// replica digits all zero); null when the layout has no replicas.
+Value KernelLowering::replicaLeader(OpBuilder &b, const TileLayout &layout) {
+  Value leader;
+  for (const LayoutDigit &d : layout.getDigits()) {
+    if (!d.isReplica())
+      continue;
+    Value digit = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
+        cIdx(b, loc, d.size));
+    leader = andOf(b, loc, leader,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         digit, cIdx(b, loc, 0)));
+  }
+  return leader;
+}
+
 /// The register of `frag` holding the element this parallel instance
 /// accesses through the index maps `maps`, if it is the same in every thread.
 std::optional<int64_t> KernelLowering::fragmentRegister(const Buffer &frag,

@@ -217,18 +217,7 @@ void KernelLowering::copyFragmentMemory(OpBuilder &b, const Side &frag,
       padded[d.dim] = top > frag.buf.shape[d.dim];
     }
   // Replicas store once.
-  Value leader;
-  if (toMemory)
-    for (const LayoutDigit &d : layout.getDigits()) {
-      if (!d.isReplica())
-        continue;
-      Value digit = arith::RemUIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
-          cIdx(b, loc, d.size));
-      leader = andOf(b, loc, leader,
-                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           digit, cIdx(b, loc, 0)));
-    }
+  Value leader = toMemory ? replicaLeader(b, layout) : Value();
   Type memType = mem.buf.elementType, fragType = frag.buf.elementType;
   for (int64_t r = 0; r < layout.getNumRegs(); r += group) {
     SmallVector<Value> fidx = layout.emitInverse(b, loc, tid, r);
@@ -515,6 +504,6 @@ LogicalResult KernelLowering::lowerFill(FillOp op, OpBuilder &b,
     }
     return success();
   }
-  return op.emitOpError("filling this buffer kind is not supported on CUDA "
-                        "targets");
+  return op.emitOpError("filling this buffer kind is not supported on ")
+         << target.getPlatformName() << " targets";
 }

@@ -215,8 +215,8 @@ void KernelLowering::gemmSimt(GemmOp op, OpBuilder &b, const Buffer &a,
           Value bv = loadElement(lb, bb,
                                  tb ? SmallVector<Value>{idx[1], kk}
                                     : SmallVector<Value>{kk, idx[1]});
-          av = convertScalar(lb, l, av, acc);
-          bv = convertScalar(lb, l, bv, acc);
+          av = convertElements(lb, l, av, acc);
+          bv = convertElements(lb, l, bv, acc);
           Value prod = isa<FloatType>(acc)
                            ? arith::MulFOp::create(lb, l, av, bv).getResult()
                            : arith::MulIOp::create(lb, l, av, bv).getResult();

@@ -25,17 +25,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
   if (failed(layout))
     return op.emitOpError("layout is not a digit structure");
   // The leader of a replicated instance: replica digits all zero.
-  Value leader;
-  for (const LayoutDigit &d : layout->getDigits()) {
-    if (!d.isReplica())
-      continue;
-    Value digit = arith::RemUIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, d.stride)),
-        cIdx(b, loc, d.size));
-    leader = andOf(b, loc, leader,
-                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         digit, cIdx(b, loc, 0)));
-  }
+  Value leader = replicaLeader(b, *layout);
   Block &body = op.getBody().front();
   // Vectorized shared accesses: with `vector = w`, registers r .. r + w - 1
   // of every thread hold w consecutive innermost indices. A shared buffer

@@ -10,52 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/ReduceUtils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tile;
-
-static Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind,
-                            Type type) {
-  bool isMax = kind == ReduceKind::max, isMin = kind == ReduceKind::min;
-  if (!isMax && !isMin)
-    return zeroOf(b, loc, type);
-  if (auto f = dyn_cast<FloatType>(type))
-    return arith::ConstantFloatOp::create(
-        b, loc, f, APFloat::getInf(f.getFloatSemantics(), isMax));
-  unsigned width = type.getIntOrFloatBitWidth();
-  APInt v =
-      isMax ? APInt::getSignedMinValue(width) : APInt::getSignedMaxValue(width);
-  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
-}
-
-static Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind,
-                           Value acc, Value x) {
-  bool isFloat = isa<FloatType>(x.getType());
-  switch (kind) {
-  case ReduceKind::sum:
-  case ReduceKind::abssum:
-    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
-                   : arith::AddIOp::create(b, loc, acc, x).getResult();
-  case ReduceKind::max:
-  case ReduceKind::absmax:
-    return isFloat ? arith::MaxNumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
-  case ReduceKind::min:
-    return isFloat ? arith::MinNumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
-  }
-  llvm_unreachable("reduce kind");
-}
-
-static Value absOf(OpBuilder &b, Location loc, ReduceKind kind, Value x) {
-  if (kind != ReduceKind::abssum && kind != ReduceKind::absmax)
-    return x;
-  return isa<FloatType>(x.getType())
-             ? math::AbsFOp::create(b, loc, x).getResult()
-             : math::AbsIOp::create(b, loc, x).getResult();
-}
 
 /// Shuffles a value of any 16/32/64-bit type (others through f32/i32).
 static Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset,
@@ -63,14 +23,14 @@ static Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset,
   Type type = v.getType();
   Value x = v;
   if (type.getIntOrFloatBitWidth() < 32)
-    x = convertScalar(b, loc, v,
-                      isa<FloatType>(type) ? Type(b.getF32Type())
-                                           : Type(b.getI32Type()));
+    x = convertElements(b, loc, v,
+                        isa<FloatType>(type) ? Type(b.getF32Type())
+                                             : Type(b.getI32Type()));
   Value off = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
   Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), warpSize);
   Value s = gpu::ShuffleOp::create(b, loc, x, off, width, gpu::ShuffleMode::XOR)
                 .getShuffleResult();
-  return convertScalar(b, loc, s, type);
+  return convertElements(b, loc, s, type);
 }
 
 LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
@@ -85,9 +45,9 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   if (src->kind != BufferKind::Fragment || dst->kind != BufferKind::Fragment) {
     // From memory (or into memory): stage fragments through scratch, then
     // each thread computes whole rows of the destination.
-    return op.emitOpError("reductions are supported between fragments on "
-                          "CUDA targets; copy shared data to a fragment "
-                          "first");
+    return op.emitOpError("reductions are supported between fragments on ")
+           << target.getPlatformName()
+           << " targets; copy shared data to a fragment first";
   }
   const TileLayout &ls = *src->layout;
   // The natural result layout: the source without `dim`.
@@ -128,8 +88,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
     }
     if (!anyIn || !rd)
       continue;
-    Value x = convertScalar(b, loc, regLoad(b, *src, rs), acc);
-    x = absOf(b, loc, kind, x);
+    Value x = convertElements(b, loc, regLoad(b, *src, rs), acc);
+    x = reduceInput(b, loc, kind, x);
     if (mayPad) {
       SmallVector<Value> sidx = ls.emitInverse(b, loc, tid, rs);
       Value ok;
@@ -310,8 +270,8 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
     copyMemoryToMemory(b, sideFor(*src), sideFor(*dst), false);
   }
   if (work.kind != BufferKind::Shared)
-    return op.emitOpError("cumsum needs shared or fragment buffers on CUDA "
-                          "targets");
+    return op.emitOpError("cumsum needs shared or fragment buffers on ")
+           << target.getPlatformName() << " targets";
   barrier(b);
   // One thread scans each line.
   int64_t lines = 1;
@@ -346,7 +306,7 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
                     : i;
             SmallVector<Value> idx(pos);
             idx[dim] = p;
-            Value x = convertScalar(lb, l, loadElement(lb, work, idx), acc);
+            Value x = convertElements(lb, l, loadElement(lb, work, idx), acc);
             Value s =
                 isa<FloatType>(acc)
                     ? arith::AddFOp::create(lb, l, args[0], x).getResult()

@@ -108,10 +108,6 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
   Value warpN = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, warpsN));
   Value rowBase = arith::MulIOp::create(b, loc, warpM, cIdx(b, loc, wm));
   Value colBase = arith::MulIOp::create(b, loc, warpN, cIdx(b, loc, wn));
-  auto add = [&](Value x, int64_t cst) -> Value {
-    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
-               : x;
-  };
   auto addv = [&](Value x, Value y) -> Value {
     return arith::AddIOp::create(b, loc, x, y);
   };
@@ -151,15 +147,16 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
             b, loc, VectorType::get({4, per}, elem), elems));
         continue;
       }
-      Value m0 = add(rowBase, mt * 16);
+      Value m0 = addConst(b, loc, rowBase, mt * 16);
       if (is16 && !ta) {
         aFrags.push_back(ldmatrixA16(b, a, m0, cIdx(b, loc, k0)));
         continue;
       }
       if (is16) {
         // stored K x M: rows k0 + lane % 8 + (q / 2) * 8, cols m0 + (q % 2) * 8
-        Value off = sharedOffset(
-            b, a, {add(addv(l8, times8(qHalf)), k0), addv(m0, times8(qOdd))});
+        Value off = sharedOffset(b, a,
+                                 {addConst(b, loc, addv(l8, times8(qHalf)), k0),
+                                  addv(m0, times8(qOdd))});
         aFrags.push_back(nvgpu::LdMatrixOp::create(
             b, loc, VectorType::get({4, 2}, elem), a.memref, ValueRange{off},
             /*transpose=*/true, /*numTiles=*/4));
@@ -169,12 +166,14 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
       int64_t per = isTf32 ? 1 : 4;
       SmallVector<Value> elems;
       for (int64_t reg = 0; reg < 4; ++reg) {
-        Value row = addv(m0, add(g, (reg % 2) * 8));
+        Value row = addv(m0, addConst(b, loc, g, (reg % 2) * 8));
         for (int64_t e = 0; e < per; ++e) {
           Value col =
-              isTf32 ? add(t4, k0 + (reg / 2) * 4)
-                     : add(arith::MulIOp::create(b, loc, t4, cIdx(b, loc, 4)),
-                           k0 + (reg / 2) * 16 + e);
+              isTf32
+                  ? addConst(b, loc, t4, k0 + (reg / 2) * 4)
+                  : addConst(b, loc,
+                             arith::MulIOp::create(b, loc, t4, cIdx(b, loc, 4)),
+                             k0 + (reg / 2) * 16 + e);
           elems.push_back(loadElement(b, a, aAt(row, col)));
         }
       }
@@ -184,7 +183,7 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
     // B fragments, one per n tile.
     SmallVector<Value> bFrags;
     for (int64_t nt = 0; nt < nTiles; ++nt) {
-      Value n0 = add(colBase, nt * 8);
+      Value n0 = addConst(b, loc, colBase, nt * 8);
       if (is16) {
         bFrags.push_back(ldmatrixB16(b, bb, tb, cIdx(b, loc, k0), n0, 16));
         continue;
@@ -195,9 +194,11 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
         Value col = addv(n0, g);
         for (int64_t e = 0; e < per; ++e) {
           Value kk =
-              isTf32 ? add(t4, k0 + reg * 4)
-                     : add(arith::MulIOp::create(b, loc, t4, cIdx(b, loc, 4)),
-                           k0 + reg * 16 + e);
+              isTf32
+                  ? addConst(b, loc, t4, k0 + reg * 4)
+                  : addConst(b, loc,
+                             arith::MulIOp::create(b, loc, t4, cIdx(b, loc, 4)),
+                             k0 + reg * 16 + e);
           elems.push_back(loadElement(b, bb, bAt(kk, col)));
         }
       }
@@ -352,16 +353,7 @@ LogicalResult KernelLowering::gemmSpMma(GemmSpOp op, OpBuilder &b,
       elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   MLIRContext *ctx = b.getContext();
   Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
-  Value rowBase = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, warpsN)),
-      cIdx(b, loc, wm));
-  Value colBase = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, warpsN)),
-      cIdx(b, loc, wn));
-  auto plus = [&](Value x, int64_t cst) -> Value {
-    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
-               : x;
-  };
+  auto [rowBase, colBase] = gridTileOrigin(b, loc, warp, warpsN, wm, wn);
   if (op.getClearAccum())
     for (int64_t r = 0; r < c.layout->getNumRegs(); ++r)
       regStore(b, c, r, zeroOf(b, loc, acc));
@@ -373,19 +365,22 @@ LogicalResult KernelLowering::gemmSpMma(GemmSpOp op, OpBuilder &b,
     bool pair = s % 2 == 0 && s + 1 < steps;
     if (s % 2 == 0)
       for (int64_t mt = 0; mt < mTiles; ++mt)
-        meta[mt] = gemmSpMetadata(b, e, plus(rowBase, mt * 16), k0, pair);
+        meta[mt] =
+            gemmSpMetadata(b, e, addConst(b, loc, rowBase, mt * 16), k0, pair);
     Value selector =
         arith::ConstantIntOp::create(b, loc, b.getI32Type(), s % 2);
     SmallVector<SmallVector<Value>> aRegs;
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      aRegs.push_back(mmaRegisters(
-          b, loc,
-          ldmatrixA16(b, a, plus(rowBase, mt * 16), cIdx(b, loc, k0 / 2))));
+      aRegs.push_back(
+          mmaRegisters(b, loc,
+                       ldmatrixA16(b, a, addConst(b, loc, rowBase, mt * 16),
+                                   cIdx(b, loc, k0 / 2))));
     SmallVector<SmallVector<Value>> bRegs;
     for (int64_t nt = 0; nt < nTiles; ++nt)
-      bRegs.push_back(mmaRegisters(
-          b, loc,
-          ldmatrixB16(b, bb, tb, cIdx(b, loc, k0), plus(colBase, nt * 8), 32)));
+      bRegs.push_back(
+          mmaRegisters(b, loc,
+                       ldmatrixB16(b, bb, tb, cIdx(b, loc, k0),
+                                   addConst(b, loc, colBase, nt * 8), 32)));
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t nt = 0; nt < nTiles; ++nt) {
         int64_t base = mt * 4 * nTiles + nt * 4;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/BufferUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -130,19 +131,6 @@ void KernelLowering::clusterSync(OpBuilder &b) {
   NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
-/// The shared allocation under views of `v`.
-static Operation *sharedAllocOf(Value v) {
-  while (true) {
-    if (auto sub = v.getDefiningOp<memref::SubViewOp>())
-      v = sub.getSource();
-    else if (auto cast = v.getDefiningOp<memref::CastOp>())
-      v = cast.getSource();
-    else
-      break;
-  }
-  return v.getDefiningOp<AllocSharedOp>();
-}
-
 /// `copy` goes through tensor map `m` (one per parameter, box and swizzle).
 void KernelLowering::useTensorMap(CopyOp copy, const TensorMap &m) {
   auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
@@ -165,7 +153,7 @@ LogicalResult KernelLowering::collectTensorMaps() {
     auto arg = dyn_cast<BlockArgument>(copy.getSrc());
     if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
       return copy.emitOpError("a TMA copy must read a kernel argument");
-    auto alloc = dyn_cast_or_null<AllocSharedOp>(sharedAllocOf(copy.getDst()));
+    AllocSharedOp alloc = sharedAllocOf(copy.getDst());
     if (!alloc)
       return copy.emitOpError("a TMA copy must write a tile.alloc_shared");
     int64_t swizzle =

@@ -112,6 +112,63 @@ KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
   return {arith::OrIOp::create(b, loc, start, c64((int64_t)fixed)), elems};
 }
 
+/// The origin (first row, first column) of this thread's warpgroup tile
+/// in a gemm on a wgM x wgN grid of tm x tn tiles. A replicated grid
+/// (policy `replicate`): warpgroup w computes the tile of w mod (wgM wgN).
+/// With `waitTurn`, waits for the warpgroup's turn first (see takesTurns).
+static std::pair<Value, Value> wgmmaTileOrigin(KernelLowering &kl, OpBuilder &b,
+                                               int64_t wgM, int64_t wgN,
+                                               int64_t tm, int64_t tn,
+                                               bool waitTurn) {
+  Location loc = kl.loc;
+  Value wg = arith::DivUIOp::create(b, loc, kl.tid, cIdx(b, loc, 128));
+  if (kl.numThreads / 128 > wgM * wgN)
+    wg = arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgM * wgN));
+  if (waitTurn)
+    kl.turnBarrier(b, 0, /*arrive=*/false);
+  return gridTileOrigin(b, loc, wg, wgN, tm, tn);
+}
+
+/// One wgmma instruction as inline PTX (for the forms MLIR's NVVM op lacks:
+/// A in registers, sparse A) on the accumulator struct `acc`, whose members
+/// are tied to the results: `instr` names the instruction, `printOperands`
+/// writes what follows the accumulator list (operands numbered from the
+/// accumulator count, which it gets), `constraints` are those of
+/// `operands`. `zeroAcc` ignores the accumulator's input (scale-d = 0).
+static Value
+emitWgmmaAsm(OpBuilder &b, Location loc, Value acc, const Twine &instr,
+             function_ref<void(raw_ostream &, int64_t)> printOperands,
+             StringRef constraints, ArrayRef<Value> operands, bool zeroAcc) {
+  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t count = structType.getBody().size();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (zeroAcc ? 0 : 1) << ", 0;\n"
+     << instr << " {";
+  for (int64_t i = 0; i < count; ++i)
+    os << (i ? ", $" : "$") << i;
+  os << "}, ";
+  printOperands(os, count);
+  os << ";\n}";
+  std::string allConstraints;
+  for (int64_t i = 0; i < count; ++i)
+    allConstraints += "=f,";
+  allConstraints += constraints;
+  for (int64_t i = 0; i < count; ++i)
+    allConstraints += "," + std::to_string(i);
+  SmallVector<Value> all(operands);
+  for (int64_t i = 0; i < count; ++i)
+    all.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  return LLVM::InlineAsmOp::create(
+             b, loc, structType, all, text, allConstraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             ArrayAttr())
+      .getRes();
+}
+
 /// A gemm on warpgroup MMA (sm_90a): each warpgroup computes its
 /// (M / wgM) x (N / wgN) tile as 64-row wgmma.mma_async instructions reading
 /// A and B from shared memory through descriptors; the accumulator struct
@@ -161,11 +218,6 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
         "wgmma with a float16 accumulator is not supported yet");
   usesAsyncProxy = true;
 
-  Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
-  // A replicated grid (policy `replicate`): warpgroup w computes the tile of
-  // w mod (wgM wgN).
-  if (numThreads / 128 > wgM * wgN)
-    wg = arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgM * wgN));
   // Warpgroups taking turns: wait for this one's turn; the next one's
   // starts once these instructions are issued (they run in issue order).
   // A turn spans one gemm (`pingpong`) or the gemms from one marked
@@ -173,18 +225,8 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
   bool turn = takesTurns(op);
   bool turnStarts = turn && !op->hasAttr("pingpong_end");
   bool turnEnds = turn && !op->hasAttr("pingpong_begin");
-  if (turnStarts)
-    turnBarrier(b, 0, /*arrive=*/false);
-  Value wgRow = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
-      cIdx(b, loc, tm));
-  Value wgCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
-      cIdx(b, loc, tn));
-  auto plus = [&](Value x, int64_t cst) -> Value {
-    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
-               : x;
-  };
+  auto [wgRow, wgCol] =
+      wgmmaTileOrigin(*this, b, wgM, wgN, tm, tn, /*waitTurn=*/turnStarts);
 
   int64_t regsPerTile = 4 * nTiles;
   bool clear = op.getClearAccum();
@@ -227,7 +269,7 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
                                   descB, tn, elem, tb, clear && k0 == 0);
         continue;
       }
-      Value row = plus(wgRow, mt * 64);
+      Value row = addConst(b, loc, wgRow, mt * 64);
       const WgmmaDesc *fromA = k0 ? &firstA[mt] : nullptr;
       WgmmaDesc da = ta ? wgmmaDescriptor(b, a, false, kk, row, fromA)
                         : wgmmaDescriptor(b, a, true, row, kk, fromA);
@@ -292,37 +334,19 @@ Value KernelLowering::wgmmaRegisterA(OpBuilder &b, Value acc,
                                      ArrayRef<Value> aRegs, Value descB,
                                      int64_t n, Type elem, bool transB,
                                      bool zeroAcc) {
-  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
-  int64_t count = structType.getBody().size();
   std::string type = elem.isBF16() ? "bf16" : "f16";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (zeroAcc ? 0 : 1) << ", 0;\n"
-     << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << type << "."
-     << type << " {";
-  for (int64_t i = 0; i < count; ++i)
-    os << (i ? ", $" : "$") << i;
-  os << "}, {$" << count << ", $" << count + 1 << ", $" << count + 2 << ", $"
-     << count + 3 << "}, $" << count + 4 << ", p, 1, 1, " << (transB ? 0 : 1)
-     << ";\n}";
-  std::string constraints;
-  for (int64_t i = 0; i < count; ++i)
-    constraints += "=f,";
-  constraints += "r,r,r,r,l";
-  for (int64_t i = 0; i < count; ++i)
-    constraints += "," + std::to_string(i);
   SmallVector<Value> operands(aRegs.begin(), aRegs.end());
   operands.push_back(descB);
-  for (int64_t i = 0; i < count; ++i)
-    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
-  return LLVM::InlineAsmOp::create(
-             b, loc, structType, operands, text, constraints,
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::tailcallkind::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(b.getContext(),
-                                       LLVM::AsmDialect::AD_ATT),
-             ArrayAttr())
-      .getRes();
+  return emitWgmmaAsm(
+      b, loc, acc,
+      "wgmma.mma_async.sync.aligned.m64n" + Twine(n) + "k16.f32." + type + "." +
+          type,
+      [&](raw_ostream &os, int64_t count) {
+        os << "{$" << count << ", $" << count + 1 << ", $" << count + 2 << ", $"
+           << count + 3 << "}, $" << count + 4 << ", p, 1, 1, "
+           << (transB ? 0 : 1);
+      },
+      "r,r,r,r,l", operands, zeroAcc);
 }
 
 /// warpgroup w after those of warpgroup w - 1 (ids 1 and 2 are the roles').
@@ -370,15 +394,9 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
   int64_t steps = k / 32;
   Type elem = a.elementType, acc = c.elementType;
   bool tb = op.getTransposeB();
-  MLIRContext *ctx = b.getContext();
   usesAsyncProxy = true;
-  Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
-  Value wgRow = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
-      cIdx(b, loc, tm));
-  Value wgCol = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, wg, cIdx(b, loc, wgN)),
-      cIdx(b, loc, tn));
+  auto [wgRow, wgCol] =
+      wgmmaTileOrigin(*this, b, wgM, wgN, tm, tn, /*waitTurn=*/false);
   // The warp's 16 rows of each 64.
   Value warpRow = arith::MulIOp::create(
       b, loc,
@@ -386,28 +404,24 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
           b, loc, arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32)),
           cIdx(b, loc, 4)),
       cIdx(b, loc, 16));
-  auto plus = [&](Value x, int64_t cst) -> Value {
-    return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
-               : x;
-  };
   int64_t regsPerTile = 4 * nTiles;
   bool clear = op.getClearAccum();
   SmallVector<Value> accs =
       wgmmaAccumulators(b, c, mTiles, regsPerTile, acc, clear);
-  auto structType = cast<LLVM::LLVMStructType>(accs.front().getType());
   // Metadata registers, [step / 2][mt].
   SmallVector<SmallVector<Value>> meta;
   for (int64_t s = 0; s < steps; s += 2) {
     SmallVector<Value> row;
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      row.push_back(gemmSpMetadata(
-          b, e, arith::AddIOp::create(b, loc, plus(wgRow, mt * 64), warpRow),
-          s * 32, s + 1 < steps));
+      row.push_back(
+          gemmSpMetadata(b, e,
+                         arith::AddIOp::create(
+                             b, loc, addConst(b, loc, wgRow, mt * 64), warpRow),
+                         s * 32, s + 1 < steps));
     meta.push_back(row);
   }
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   std::string type = elem.isBF16() ? "bf16" : "f16";
-  int64_t count = regsPerTile;
   for (int64_t s = 0; s < steps; ++s) {
     int64_t k0 = s * 32;
     Value kk = cIdx(b, loc, k0);
@@ -415,34 +429,21 @@ LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
                       : wgmmaDescriptor(b, bb, false, kk, wgCol))
                       .desc;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
-      Value descA = wgmmaDescriptor(b, a, true, plus(wgRow, mt * 64),
-                                    cIdx(b, loc, k0 / 2))
-                        .desc;
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (clear && s == 0 ? 0 : 1)
-         << ", 0;\nwgmma.mma_async.sp.sync.aligned.m64n" << tn << "k32.f32."
-         << type << "." << type << " {";
-      for (int64_t i = 0; i < count; ++i)
-        os << (i ? ", $" : "$") << i;
-      os << "}, $" << count << ", $" << count + 1 << ", $" << count + 2 << ", "
-         << s % 2 << ", p, 1, 1, 0, " << (tb ? 0 : 1) << ";\n}";
-      std::string constraints;
-      for (int64_t i = 0; i < count; ++i)
-        constraints += "=f,";
-      constraints += "l,l,r";
-      for (int64_t i = 0; i < count; ++i)
-        constraints += "," + std::to_string(i);
-      SmallVector<Value> operands{descA, descB, meta[s / 2][mt]};
-      for (int64_t i = 0; i < count; ++i)
-        operands.push_back(LLVM::ExtractValueOp::create(b, loc, accs[mt], i));
-      accs[mt] = LLVM::InlineAsmOp::create(
-                     b, loc, structType, operands, text, constraints,
-                     /*has_side_effects=*/true, /*is_align_stack=*/false,
-                     LLVM::tailcallkind::TailCallKind::None,
-                     LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-                     ArrayAttr())
-                     .getRes();
+      Value descA =
+          wgmmaDescriptor(b, a, true, addConst(b, loc, wgRow, mt * 64),
+                          cIdx(b, loc, k0 / 2))
+              .desc;
+      // A, B, metadata, sparsity selector (one metadata register per two
+      // steps), scale-d, scale-a, scale-b, negate-a... and B's layout.
+      accs[mt] = emitWgmmaAsm(
+          b, loc, accs[mt],
+          "wgmma.mma_async.sp.sync.aligned.m64n" + Twine(tn) + "k32.f32." +
+              type + "." + type,
+          [&](raw_ostream &os, int64_t count) {
+            os << "$" << count << ", $" << count + 1 << ", $" << count + 2
+               << ", " << s % 2 << ", p, 1, 1, 0, " << (tb ? 0 : 1);
+          },
+          "l,l,r", {descA, descB, meta[s / 2][mt]}, clear && s == 0);
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);

@@ -41,12 +41,7 @@ LogicalResult KernelLowering::gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
   Value kq = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 32)),
       cIdx(b, loc, 4));
-  Value rowBase = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, wave, cIdx(b, loc, wn)),
-      cIdx(b, loc, tm));
-  Value colBase = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, wave, cIdx(b, loc, wn)),
-      cIdx(b, loc, tn));
+  auto [rowBase, colBase] = gridTileOrigin(b, loc, wave, wn, tm, tn);
   auto add = [&](Value x, Value y, int64_t cst) -> Value {
     Value v = arith::AddIOp::create(b, loc, x, y);
     return cst ? arith::AddIOp::create(b, loc, v, cIdx(b, loc, cst)).getResult()
