@@ -10,10 +10,11 @@
 // tile-layout-inference.
 //
 // One KernelLowering lowers one kernel. Its methods are defined by op
-// family: the target-neutral ones in lib/Conversion/TileToGPU (one file per
-// family), the vendor ones (marked below) in lib/Conversion/TileToNVVM and
-// lib/Conversion/TileToROCDL, reached only through the GPUTargetInfo of the
-// target being lowered for.
+// family in lib/Conversion/TileToGPU, one file per family. The vendor op
+// families (tensor-core gemms, TMA, mbarriers, warp specialization) are
+// methods of subclasses in lib/Conversion/TileToNVVM and
+// lib/Conversion/TileToROCDL (NVVMKernelLowering, ROCDLKernelLowering),
+// which the target's GPUTargetInfo creates and hands its ops to.
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,12 +154,10 @@ public:
                  const GPUTargetInfo &target)
       : kernel(kernel), func(func), target(target), loc(kernel.getLoc()),
         numThreads(kernel.getNumThreads()), warpSize(target.getWarpSize()) {}
+  virtual ~KernelLowering() = default;
 
   LogicalResult run();
 
-  //===--------------------------------------------------------------------===//
-  // Target-neutral (lib/Conversion/TileToGPU)
-  //===--------------------------------------------------------------------===//
 
   // Set-up (KernelSetup.cpp).
   LogicalResult outline();
@@ -284,70 +283,6 @@ public:
   Value gpuModuleString(OpBuilder &b, StringRef prefix, StringRef value);
 
   //===--------------------------------------------------------------------===//
-  // NVIDIA (lib/Conversion/TileToNVVM)
-  //===--------------------------------------------------------------------===//
-
-  // mma.sync and mma.sp (MmaSync.cpp).
-  LogicalResult gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
-                        const Buffer &bb, const Buffer &c,
-                        ArrayRef<int64_t> aRegs = {});
-  Value ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0, Value k0);
-  Value ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb, Value k0, Value n0,
-                    int64_t kRows);
-  Value gemmSpMetadata(OpBuilder &b, const Buffer &e, Value row0, int64_t k0,
-                       bool pair);
-  LogicalResult gemmSpMma(GemmSpOp op, OpBuilder &b, const Buffer &a,
-                          const Buffer &e, const Buffer &bb, const Buffer &c);
-
-  // wgmma, dense and sparse (Wgmma.cpp).
-  LogicalResult gemmWgmma(GemmOp op, OpBuilder &b, const Buffer &a,
-                          const Buffer &bb, const Buffer &c,
-                          ArrayRef<int64_t> aRegs = {});
-  LogicalResult gemmSpWgmma(GemmSpOp op, OpBuilder &b, const Buffer &a,
-                            const Buffer &e, const Buffer &bb, const Buffer &c);
-  Value wgmmaRegisterA(OpBuilder &b, Value acc, ArrayRef<Value> aRegs,
-                       Value descB, int64_t n, Type elem, bool transB,
-                       bool zeroAcc);
-  SmallVector<Value> wgmmaAccumulators(OpBuilder &b, const Buffer &c,
-                                       int64_t mTiles, int64_t regsPerTile,
-                                       Type acc, bool clear);
-  void storeWgmmaAccumulators(OpBuilder &b, const Buffer &c,
-                              ArrayRef<Value> accs, int64_t regsPerTile);
-  /// A descriptor, and the element offset it starts at (see
-  /// wgmmaDescriptor).
-  struct WgmmaDesc {
-    Value desc, elems;
-  };
-  WgmmaDesc wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
-                            Value row, Value col,
-                            const WgmmaDesc *from = nullptr);
-  bool takesTurns(GemmOp op);
-  /// Named barrier `kTurnBarrier + w` orders the gemms of consumer
-  /// warpgroup w after those of warpgroup w - 1 (ids 1 and 2 are the roles').
-  static constexpr int64_t kTurnBarrier = 3;
-  void turnBarrier(OpBuilder &b, int64_t shift, bool arrive);
-
-  // TMA, mbarriers and warp specialization (WarpSpecialize.cpp).
-  std::optional<LogicalResult> lowerNVVMSyncOp(Operation *op, OpBuilder &b,
-                                               IRMapping &map, Context &ctx);
-  LogicalResult lowerWarpSpecialize(WarpSpecializeOp op, OpBuilder &b,
-                                    IRMapping &map, Context &ctx);
-  LogicalResult collectTensorMaps();
-  void chooseTmaStores();
-  LogicalResult lowerTmaStore(CopyOp op, OpBuilder &b, IRMapping &map);
-  LogicalResult lowerTmaCopy(CopyOp op, OpBuilder &b, IRMapping &map);
-  void initBarriers(OpBuilder &b);
-  void clusterSync(OpBuilder &b);
-
-  //===--------------------------------------------------------------------===//
-  // AMD (lib/Conversion/TileToROCDL)
-  //===--------------------------------------------------------------------===//
-
-  // MFMA (Mfma.cpp).
-  LogicalResult gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
-                         const Buffer &bb, const Buffer &c);
-
-  //===--------------------------------------------------------------------===//
   // State
   //===--------------------------------------------------------------------===//
 
@@ -370,7 +305,9 @@ public:
   Value smem;                  // the dynamic shared memory (i8)
   bool usesAsyncProxy = false; // wgmma reads shared memory
 
-  // Warp specialization: threads added for the producer (0: none) and the
+  // Warp specialization and TMA (set by NVVMKernelLowering, read by the
+  // set-up and the driver: block size, kernel parameters, the launch).
+  // Threads added for the producer (0: none) and the
   // role being lowered (its first thread, thread count and named barrier;
   // barrier 0 is the whole block).
   int64_t producerThreads = 0;
@@ -394,7 +331,6 @@ public:
     int64_t swizzle;
   };
   SmallVector<TensorMap> tensorMaps;
-  void useTensorMap(CopyOp copy, const TensorMap &m);
   DenseMap<Operation *, int64_t> copyTensorMap;
   // Barrier allocations to initialize: (buffer, arrivals).
   SmallVector<std::pair<Value, int64_t>> barrierInits;

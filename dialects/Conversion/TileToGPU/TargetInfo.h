@@ -13,8 +13,9 @@
 //              an asynchronous copy, the grid size, a failing assertion);
 //   families   op families that only one vendor has: tensor-core gemms
 //              (mma.sync, wgmma, MFMA), TMA copies, mbarriers and warp
-//              specialization. These get the whole KernelLowering, whose
-//              helpers (buffers, registers, scratch) they build on.
+//              specialization. The target creates the KernelLowering (a
+//              subclass with these families, built on its helpers:
+//              buffers, registers, scratch) and gets it back in the hooks.
 //
 // NVVMTargetInfo (lib/Conversion/TileToNVVM) and ROCDLTargetInfo
 // (lib/Conversion/TileToROCDL) implement it; `lowerTileKernels` runs the
@@ -27,11 +28,13 @@
 
 #include "dialects/Tile/IR/TileOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <memory>
 #include <optional>
 
 namespace mlir {
@@ -110,6 +113,10 @@ public:
   // Op families
   //===--------------------------------------------------------------------===//
 
+  /// The lowering of `kernel` (in `func`): a KernelLowering that also has
+  /// the target's op families, which the hooks below hand their ops to.
+  virtual std::unique_ptr<KernelLowering>
+  createLowering(KernelOp kernel, func::FuncOp func) const = 0;
   /// Decisions taken on the whole kernel before it is outlined (TMA
   /// stores, tensor maps).
   virtual LogicalResult prepareKernel(KernelLowering &kl) const = 0;

@@ -50,6 +50,8 @@ public:
                            Value hi) const override;
   void finalizeKernel(gpu::GPUFuncOp func) const override;
 
+  std::unique_ptr<KernelLowering>
+  createLowering(KernelOp kernel, func::FuncOp func) const override;
   LogicalResult prepareKernel(KernelLowering &kl) const override;
   void annotateKernel(KernelLowering &kl, OpBuilder &b) const override;
   void emitKernelPrologue(KernelLowering &kl, OpBuilder &b) const override;

@@ -46,6 +46,8 @@ public:
   void emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr, Value lo,
                            Value hi) const override;
 
+  std::unique_ptr<KernelLowering>
+  createLowering(KernelOp kernel, func::FuncOp func) const override;
   LogicalResult prepareKernel(KernelLowering &kl) const override {
     return success();
   }

@@ -261,7 +261,7 @@ LogicalResult mlir::tile::lowerTileKernels(ModuleOp module,
       return kernels[0].emitOpError(
                  "must be at the top level of its function on ")
              << platform << " targets";
-    if (failed(KernelLowering(kernels[0], func, target).run()))
+    if (failed(target.createLowering(kernels[0], func)->run()))
       return failure();
   }
   return success();

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "NVVMKernelLowering.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -85,9 +85,10 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag,
   return out;
 }
 
-LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
-                                      const Buffer &bb, const Buffer &c,
-                                      ArrayRef<int64_t> aRegs) {
+LogicalResult NVVMKernelLowering::gemmMma(GemmOp op, OpBuilder &b,
+                                          const Buffer &a, const Buffer &bb,
+                                          const Buffer &c,
+                                          ArrayRef<int64_t> aRegs) {
   if (failed(checkAccumulatorLayout(op, *c.layout, numThreads)))
     return failure();
   auto partition = op->getAttrOfType<DenseI64ArrayAttr>("warp_partition");
@@ -227,8 +228,8 @@ LogicalResult KernelLowering::gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
 /// addressing rows m0 + lane % 16 at columns k0 + (lane / 16) * 8. The
 /// sparse instructions read their compressed A (m16 x 16 kept values) the
 /// same way.
-Value KernelLowering::ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0,
-                                  Value k0) {
+Value NVVMKernelLowering::ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0,
+                                      Value k0) {
   Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
   Value row = arith::AddIOp::create(
       b, loc, m0, arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 16)));
@@ -249,8 +250,8 @@ Value KernelLowering::ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0,
 /// addressing rows k0 + lane % kRows) or N x K (`tb`: rows n0 + lane % 8 at
 /// columns k0 + ((lane / 8) % (kRows / 8)) * 8). kRows is 16 (mma.sync
 /// m16n8k16) or 32 (the sparse m16n8k32).
-Value KernelLowering::ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb,
-                                  Value k0, Value n0, int64_t kRows) {
+Value NVVMKernelLowering::ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb,
+                                      Value k0, Value n0, int64_t kRows) {
   int64_t tiles = kRows / 8;
   Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
   Value off;
@@ -284,8 +285,8 @@ Value KernelLowering::ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb,
 /// at bits 4i (the row-major E's 16-bit chunks as they are). With `pair`,
 /// threads 2 and 3 load the next step's metadata instead of repeating
 /// this one's, so one register serves two steps (selectors 0 then 1).
-Value KernelLowering::gemmSpMetadata(OpBuilder &b, const Buffer &e, Value row0,
-                                     int64_t k0, bool pair) {
+Value NVVMKernelLowering::gemmSpMetadata(OpBuilder &b, const Buffer &e,
+                                         Value row0, int64_t k0, bool pair) {
   Type i32 = b.getI32Type();
   int64_t bits = e.elementType.getIntOrFloatBitWidth();
   Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
@@ -339,9 +340,9 @@ Value KernelLowering::gemmSpMetadata(OpBuilder &b, const Buffer &e, Value row0,
 /// step of 32 the compressed A fragment is the m16k16 fragment of A_sparse
 /// (ldmatrix.x4 at column k0 / 2), B's is k32 x n8 (ldmatrix.x4), and the
 /// metadata register comes from gemmSpMetadata, one per two steps.
-LogicalResult KernelLowering::gemmSpMma(GemmSpOp op, OpBuilder &b,
-                                        const Buffer &a, const Buffer &e,
-                                        const Buffer &bb, const Buffer &c) {
+LogicalResult NVVMKernelLowering::gemmSpMma(GemmSpOp op, OpBuilder &b,
+                                            const Buffer &a, const Buffer &e,
+                                            const Buffer &bb, const Buffer &c) {
   auto partition = op->getAttrOfType<DenseI64ArrayAttr>("warp_partition");
   int64_t warpsM = partition[0], warpsN = partition[1];
   int64_t m = op.getM(), n = op.getN(), k = op.getK();

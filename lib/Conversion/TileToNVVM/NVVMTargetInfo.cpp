@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Conversion/TileToNVVM/NVVMTargetInfo.h"
-#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "NVVMKernelLowering.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -169,10 +169,15 @@ void NVVMTargetInfo::finalizeKernel(gpu::GPUFuncOp func) const {
 // Op families
 //===----------------------------------------------------------------------===//
 
+std::unique_ptr<KernelLowering>
+NVVMTargetInfo::createLowering(KernelOp kernel, func::FuncOp func) const {
+  return std::make_unique<NVVMKernelLowering>(kernel, func, *this);
+}
+
 LogicalResult NVVMTargetInfo::prepareKernel(KernelLowering &kl) const {
   if (tmaStore)
-    kl.chooseTmaStores();
-  return kl.collectTensorMaps();
+    nvvmLowering(kl).chooseTmaStores();
+  return nvvmLowering(kl).collectTensorMaps();
 }
 
 void NVVMTargetInfo::annotateKernel(KernelLowering &kl, OpBuilder &b) const {
@@ -188,7 +193,7 @@ void NVVMTargetInfo::annotateKernel(KernelLowering &kl, OpBuilder &b) const {
 void NVVMTargetInfo::emitKernelPrologue(KernelLowering &kl,
                                         OpBuilder &b) const {
   if (!kl.barrierInits.empty())
-    kl.initBarriers(b);
+    nvvmLowering(kl).initBarriers(b);
 }
 
 /// No block of a cluster may leave while another can still write to its
@@ -196,25 +201,25 @@ void NVVMTargetInfo::emitKernelPrologue(KernelLowering &kl,
 void NVVMTargetInfo::emitKernelEpilogue(KernelLowering &kl,
                                         OpBuilder &b) const {
   if (!kl.clusterDims.empty())
-    kl.clusterSync(b);
+    nvvmLowering(kl).clusterSync(b);
 }
 
 std::optional<LogicalResult>
 NVVMTargetInfo::lowerSyncOp(KernelLowering &kl, Operation *op, OpBuilder &b,
                             IRMapping &map, Context &ctx) const {
-  return kl.lowerNVVMSyncOp(op, b, map, ctx);
+  return nvvmLowering(kl).lowerNVVMSyncOp(op, b, map, ctx);
 }
 
 LogicalResult NVVMTargetInfo::lowerBarrierCopy(KernelLowering &kl, CopyOp op,
                                                OpBuilder &b,
                                                IRMapping &map) const {
-  return kl.lowerTmaCopy(op, b, map);
+  return nvvmLowering(kl).lowerTmaCopy(op, b, map);
 }
 
 LogicalResult NVVMTargetInfo::lowerStagedStore(KernelLowering &kl, CopyOp op,
                                                OpBuilder &b,
                                                IRMapping &map) const {
-  return kl.lowerTmaStore(op, b, map);
+  return nvvmLowering(kl).lowerTmaStore(op, b, map);
 }
 
 LogicalResult NVVMTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,
@@ -224,8 +229,8 @@ LogicalResult NVVMTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,
   if (op->hasAttr("mfma"))
     return op.emitOpError("an MFMA gemm needs an AMD target");
   if (op->hasAttr("wgmma"))
-    return kl.gemmWgmma(op, b, a, bb, c, aRegs);
-  return kl.gemmMma(op, b, a, bb, c, aRegs);
+    return nvvmLowering(kl).gemmWgmma(op, b, a, bb, c, aRegs);
+  return nvvmLowering(kl).gemmMma(op, b, a, bb, c, aRegs);
 }
 
 LogicalResult NVVMTargetInfo::lowerGemmSp(KernelLowering &kl, GemmSpOp op,
@@ -233,9 +238,9 @@ LogicalResult NVVMTargetInfo::lowerGemmSp(KernelLowering &kl, GemmSpOp op,
                                           const Buffer &e, const Buffer &bb,
                                           const Buffer &c) const {
   if (op->hasAttr("wgmma"))
-    return kl.gemmSpWgmma(op, b, a, e, bb, c);
+    return nvvmLowering(kl).gemmSpWgmma(op, b, a, e, bb, c);
   if (op->hasAttr("warp_partition"))
-    return kl.gemmSpMma(op, b, a, e, bb, c);
+    return nvvmLowering(kl).gemmSpMma(op, b, a, e, bb, c);
   return op.emitOpError("was not assigned to the sparse tensor cores by "
                         "layout inference");
 }

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "NVVMKernelLowering.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -22,10 +22,10 @@ using namespace mlir::tile;
 
 /// The synchronization ops of NVIDIA targets: warp specialization, the
 /// wgmma wait, and waits and arrivals on mbarriers; none for other ops.
-std::optional<LogicalResult> KernelLowering::lowerNVVMSyncOp(Operation *op,
-                                                             OpBuilder &b,
-                                                             IRMapping &map,
-                                                             Context &ctx) {
+std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
+                                                                 OpBuilder &b,
+                                                                 IRMapping &map,
+                                                                 Context &ctx) {
   if (auto ws = dyn_cast<WarpSpecializeOp>(op))
     return lowerWarpSpecialize(ws, b, map, ctx);
   if (auto wait = dyn_cast<GemmWaitOp>(op)) {
@@ -105,7 +105,7 @@ std::optional<LogicalResult> KernelLowering::lowerNVVMSyncOp(Operation *op,
 
 /// Thread 0 initializes every barrier; the fence makes the initialization
 /// visible to the async proxy (TMA), the barrier to all threads.
-void KernelLowering::initBarriers(OpBuilder &b) {
+void NVVMKernelLowering::initBarriers(OpBuilder &b) {
   guarded(b, loc, isThreadZero(b), [&](OpBuilder &gb) {
     for (auto [memref, arrivals] : barrierInits) {
       int64_t n = cast<MemRefType>(memref.getType()).getNumElements();
@@ -126,13 +126,13 @@ void KernelLowering::initBarriers(OpBuilder &b) {
     clusterSync(b);
 }
 
-void KernelLowering::clusterSync(OpBuilder &b) {
+void NVVMKernelLowering::clusterSync(OpBuilder &b) {
   NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
   NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
 /// `copy` goes through tensor map `m` (one per parameter, box and swizzle).
-void KernelLowering::useTensorMap(CopyOp copy, const TensorMap &m) {
+void NVVMKernelLowering::useTensorMap(CopyOp copy, const TensorMap &m) {
   auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
     return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
   });
@@ -146,7 +146,7 @@ void KernelLowering::useTensorMap(CopyOp copy, const TensorMap &m) {
 /// One tensor map per (source tensor, box, swizzle) of the copies through
 /// barriers. A destination whose rows are wider than its swizzle span is
 /// filled panel by panel: the box is one panel wide.
-LogicalResult KernelLowering::collectTensorMaps() {
+LogicalResult NVVMKernelLowering::collectTensorMaps() {
   WalkResult result = kernel.walk([&](CopyOp copy) -> WalkResult {
     if (!copy.getBarrier())
       return WalkResult::advance();
@@ -191,7 +191,7 @@ LogicalResult KernelLowering::collectTensorMaps() {
 /// rows, 2- or 4-byte elements, at most 256 rows, whole 128-byte panels)
 /// when a staging buffer of the fragment's size in the output type fits in
 /// shared memory beside everything else.
-void KernelLowering::chooseTmaStores() {
+void NVVMKernelLowering::chooseTmaStores() {
   WarpSpecializeOp ws;
   kernel.walk([&](WarpSpecializeOp w) { ws = w; });
   if (!ws)
@@ -241,8 +241,8 @@ void KernelLowering::chooseTmaStores() {
 /// fragment into it (128-byte swizzle, panels), fence it for the async
 /// proxy, and one thread issues a TMA store per panel and commits them as
 /// one bulk group, left in flight.
-LogicalResult KernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
-                                            IRMapping &map) {
+LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
+                                                IRMapping &map) {
   FailureOr<Side> src =
       sideOf(op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), b, map);
   if (failed(src))
@@ -307,8 +307,8 @@ LogicalResult KernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
 /// A copy through a barrier: the role's first thread issues one TMA load
 /// per panel of the destination (see collectTensorMaps); they complete on
 /// the barrier's transaction count.
-LogicalResult KernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
-                                           IRMapping &map) {
+LogicalResult NVVMKernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
+                                               IRMapping &map) {
   FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
   if (failed(dst))
     return failure();
@@ -392,9 +392,10 @@ LogicalResult KernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
 
 /// The producer warpgroup(s) run one region, the kernel's threads the other;
 /// the producer hands its registers to the consumers.
-LogicalResult KernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
-                                                  OpBuilder &b, IRMapping &map,
-                                                  Context &ctx) {
+LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
+                                                      OpBuilder &b,
+                                                      IRMapping &map,
+                                                      Context &ctx) {
   int64_t total = numThreads + producerThreads;
   // Registers per thread: the cap at entry is 64K / total in steps of 8
   // (ptxas allocates that much when setmaxnreg is used); the producer keeps

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "NVVMKernelLowering.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -22,9 +22,11 @@ using namespace mlir::tile;
 /// (`regsPerTile` members of type `acc`, the registers of `c` in order). A
 /// cleared accumulator is not read: the first K step ignores it (scale-d =
 /// 0), so its registers are left undefined instead of zeroed.
-SmallVector<Value>
-KernelLowering::wgmmaAccumulators(OpBuilder &b, const Buffer &c, int64_t mTiles,
-                                  int64_t regsPerTile, Type acc, bool clear) {
+SmallVector<Value> NVVMKernelLowering::wgmmaAccumulators(OpBuilder &b,
+                                                         const Buffer &c,
+                                                         int64_t mTiles,
+                                                         int64_t regsPerTile,
+                                                         Type acc, bool clear) {
   SmallVector<Type> members(regsPerTile, acc);
   auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), members);
   SmallVector<Value> accs;
@@ -40,9 +42,9 @@ KernelLowering::wgmmaAccumulators(OpBuilder &b, const Buffer &c, int64_t mTiles,
 }
 
 /// Writes the structs of `wgmmaAccumulators` back into the registers of `c`.
-void KernelLowering::storeWgmmaAccumulators(OpBuilder &b, const Buffer &c,
-                                            ArrayRef<Value> accs,
-                                            int64_t regsPerTile) {
+void NVVMKernelLowering::storeWgmmaAccumulators(OpBuilder &b, const Buffer &c,
+                                                ArrayRef<Value> accs,
+                                                int64_t regsPerTile) {
   for (auto [mt, st] : llvm::enumerate(accs))
     for (int64_t i = 0; i < regsPerTile; ++i)
       regStore(b, c, mt * regsPerTile + i,
@@ -64,9 +66,10 @@ void KernelLowering::storeWgmmaAccumulators(OpBuilder &b, const Buffer &c,
 /// by constants, as the K steps of one gemm do, LLVM folds the distance to
 /// a constant: one add per wgmma instead of rebuilding the descriptor from
 /// the address (64-bit and, shift and or).
-KernelLowering::WgmmaDesc
-KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
-                                Value row, Value col, const WgmmaDesc *from) {
+NVVMKernelLowering::WgmmaDesc
+NVVMKernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf,
+                                    bool kMajor, Value row, Value col,
+                                    const WgmmaDesc *from) {
   int64_t eb = elementBytes(buf.elementType);
   int64_t span = buf.swizzle;
   int64_t rows = buf.allocShape[buf.allocShape.size() - 2];
@@ -116,10 +119,10 @@ KernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf, bool kMajor,
 /// in a gemm on a wgM x wgN grid of tm x tn tiles. A replicated grid
 /// (policy `replicate`): warpgroup w computes the tile of w mod (wgM wgN).
 /// With `waitTurn`, waits for the warpgroup's turn first (see takesTurns).
-static std::pair<Value, Value> wgmmaTileOrigin(KernelLowering &kl, OpBuilder &b,
-                                               int64_t wgM, int64_t wgN,
-                                               int64_t tm, int64_t tn,
-                                               bool waitTurn) {
+static std::pair<Value, Value> wgmmaTileOrigin(NVVMKernelLowering &kl,
+                                               OpBuilder &b, int64_t wgM,
+                                               int64_t wgN, int64_t tm,
+                                               int64_t tn, bool waitTurn) {
   Location loc = kl.loc;
   Value wg = arith::DivUIOp::create(b, loc, kl.tid, cIdx(b, loc, 128));
   if (kl.numThreads / 128 > wgM * wgN)
@@ -174,10 +177,10 @@ emitWgmmaAsm(OpBuilder &b, Location loc, Value acc, const Twine &instr,
 /// A and B from shared memory through descriptors; the accumulator struct
 /// is the fragment's registers in wgmma's order. The instructions of one
 /// gemm form one wgmma group, waited for before the gemm ends.
-LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
-                                        const Buffer &a, const Buffer &bb,
-                                        const Buffer &c,
-                                        ArrayRef<int64_t> aRegs) {
+LogicalResult NVVMKernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
+                                            const Buffer &a, const Buffer &bb,
+                                            const Buffer &c,
+                                            ArrayRef<int64_t> aRegs) {
   if (failed(checkAccumulatorLayout(op, *c.layout, numThreads)))
     return failure();
   auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
@@ -309,7 +312,7 @@ LogicalResult KernelLowering::gemmWgmma(GemmOp op, OpBuilder &b,
 /// whose warpgroups each own a band of rows (grid n x 1, n > 1) and read A
 /// from shared memory or from their registers as they are, so that nothing
 /// between the start and the end of a turn synchronizes the warpgroups.
-bool KernelLowering::takesTurns(GemmOp op) {
+bool NVVMKernelLowering::takesTurns(GemmOp op) {
   auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
   int64_t groups = numThreads / 128;
   bool marked = (op->hasAttr("pingpong") && !op.getAsync()) ||
@@ -330,10 +333,10 @@ bool KernelLowering::takesTurns(GemmOp op) {
 /// `zeroAcc` ignores the accumulator's input (scale-d = 0).
 /// MLIR's NVVM op has only the shared-memory form, so this is inline PTX;
 /// the accumulators are tied operands.
-Value KernelLowering::wgmmaRegisterA(OpBuilder &b, Value acc,
-                                     ArrayRef<Value> aRegs, Value descB,
-                                     int64_t n, Type elem, bool transB,
-                                     bool zeroAcc) {
+Value NVVMKernelLowering::wgmmaRegisterA(OpBuilder &b, Value acc,
+                                         ArrayRef<Value> aRegs, Value descB,
+                                         int64_t n, Type elem, bool transB,
+                                         bool zeroAcc) {
   std::string type = elem.isBF16() ? "bf16" : "f16";
   SmallVector<Value> operands(aRegs.begin(), aRegs.end());
   operands.push_back(descB);
@@ -355,7 +358,7 @@ static constexpr int64_t kTurnBarrier = 3;
 /// n in consumer warpgroup w. The id is computed (as CUTLASS's named
 /// barriers do): a branch per warpgroup would split the basic block and
 /// keep instruction selection from pairing conversions around it.
-void KernelLowering::turnBarrier(OpBuilder &b, int64_t shift, bool arrive) {
+void NVVMKernelLowering::turnBarrier(OpBuilder &b, int64_t shift, bool arrive) {
   int64_t groups = numThreads / 128;
   Value wg = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 128));
   Value group = arith::RemUIOp::create(
@@ -384,9 +387,10 @@ func::FuncOp func;
 /// the fence (gemmSpMetadata, one register per two steps). MLIR's NVVM ops
 /// have no sparse wgmma, so this is inline PTX with tied accumulators; the
 /// instructions form one wgmma group, waited for before the gemm ends.
-LogicalResult KernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
-                                          const Buffer &a, const Buffer &e,
-                                          const Buffer &bb, const Buffer &c) {
+LogicalResult NVVMKernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
+                                              const Buffer &a, const Buffer &e,
+                                              const Buffer &bb,
+                                              const Buffer &c) {
   auto grid = op->getAttrOfType<DenseI64ArrayAttr>("wgmma");
   int64_t wgM = grid[0], wgN = grid[1];
   int64_t m = op.getM(), n = op.getN(), k = op.getK();

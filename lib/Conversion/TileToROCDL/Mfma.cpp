@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "ROCDLKernelLowering.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -21,8 +21,9 @@ using namespace mlir::tile;
 /// 4 (l / 32) + i] and B[k0 + 4 (l / 32) + i][col0 + l % 32] (i < 4), and
 /// the block's 16 accumulators (column l % 32, rows 8 j + 4 (l / 32) + i) in
 /// register order 4 j + i, as layout inference laid them out.
-LogicalResult KernelLowering::gemmMfma(GemmOp op, OpBuilder &b, const Buffer &a,
-                                       const Buffer &bb, const Buffer &c) {
+LogicalResult ROCDLKernelLowering::gemmMfma(GemmOp op, OpBuilder &b,
+                                            const Buffer &a, const Buffer &bb,
+                                            const Buffer &c) {
   auto grid = op->getAttrOfType<DenseI64ArrayAttr>("mfma");
   int64_t wm = grid[0], wn = grid[1];
   int64_t m = op.getM(), n = op.getN(), k = op.getK();

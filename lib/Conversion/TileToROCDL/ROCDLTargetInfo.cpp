@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Conversion/TileToROCDL/ROCDLTargetInfo.h"
-#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "ROCDLKernelLowering.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -103,6 +103,11 @@ void ROCDLTargetInfo::emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr,
 // Op families
 //===----------------------------------------------------------------------===//
 
+std::unique_ptr<KernelLowering>
+ROCDLTargetInfo::createLowering(KernelOp kernel, func::FuncOp func) const {
+  return std::make_unique<ROCDLKernelLowering>(kernel, func, *this);
+}
+
 LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
   if (isa<WarpSpecializeOp, BarrierWaitOp, BarrierArriveOp>(op))
     return op->emitError("warp specialization and transaction barriers are "
@@ -145,7 +150,7 @@ LogicalResult ROCDLTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,
                                          ArrayRef<int64_t> aRegs) const {
   if (!op->hasAttr("mfma") || !aRegs.empty())
     return op.emitOpError("mma.sync and wgmma gemms need an NVIDIA target");
-  return kl.gemmMfma(op, b, a, bb, c);
+  return rocdlLowering(kl).gemmMfma(op, b, a, bb, c);
 }
 
 LogicalResult ROCDLTargetInfo::lowerGemmSp(KernelLowering &kl, GemmSpOp op,
