@@ -7,6 +7,7 @@
 #include "dialects/InitAll.h"
 
 #include "dialects/Conversion/Passes.h"
+#include "dialects/NVVM/Transforms/Passes.h"
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/Tile/Transforms/Passes.h"
 
@@ -94,6 +95,7 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
 void mlir::tile::registerAllPasses() {
   tile::registerTileConversionPasses();
   tile::registerTileTransformsPasses();
+  tile::registerTileNVVMTransformsPasses();
 
   // Generic transformations (canonicalize, cse, inline, ...).
   registerTransformsPasses();

@@ -8,6 +8,7 @@
 #define TILE_CONVERSION_PASSES_H
 
 #include "dialects/Conversion/TileToNVVM/TileToNVVM.h"
+#include "dialects/Conversion/TileToROCDL/TileToROCDL.h"
 #include "dialects/Conversion/TileToSCF/TileToSCF.h"
 
 namespace mlir {

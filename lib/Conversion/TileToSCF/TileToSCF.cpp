@@ -13,7 +13,10 @@
 #include "dialects/Conversion/TileToSCF/TileToSCF.h"
 
 #include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/ControlFlowUtils.h"
 #include "dialects/Tile/Utils/ConversionUtils.h"
+#include "dialects/Tile/Utils/ReduceUtils.h"
+#include "dialects/Tile/Utils/StringConstants.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,12 +52,6 @@ static Value constIndex(OpBuilder &b, Location loc, int64_t v) {
 /// The zero of a scalar type.
 static Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
-}
-
-/// Converts a scalar to another scalar type (signless integers are signed;
-/// the rules are those of ConversionUtils.h).
-static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
-  return convertElements(b, loc, v, to);
 }
 
 static Value add(OpBuilder &b, Location loc, Value x, Value y) {
@@ -158,19 +155,6 @@ static Value loadOrZero(OpBuilder &b, Location loc, Value buffer,
   return ifOp.getResult(0);
 }
 
-/// Runs `body` only when `inBounds` is true (always when it is null).
-static void guarded(OpBuilder &b, Location loc, Value inBounds,
-                    function_ref<void(OpBuilder &, Location)> body) {
-  if (!inBounds) {
-    body(b, loc);
-    return;
-  }
-  scf::IfOp::create(b, loc, inBounds, [&](OpBuilder &tb, Location l) {
-    body(tb, l);
-    scf::YieldOp::create(tb, l);
-  });
-}
-
 //===----------------------------------------------------------------------===//
 // Type conversion
 //===----------------------------------------------------------------------===//
@@ -197,10 +181,10 @@ static std::pair<StringRef, Value> printfArgument(OpBuilder &b, Location loc,
                                                   Value v) {
   Type type = v.getType();
   if (isa<FloatType>(type))
-    return {"%g", convertScalar(b, loc, v, b.getF64Type())};
+    return {"%g", convertElements(b, loc, v, b.getF64Type())};
   if (type.isInteger(1))
     return {"%d", arith::ExtUIOp::create(b, loc, b.getI32Type(), v)};
-  return {"%lld", convertScalar(b, loc, v, b.getI64Type())};
+  return {"%lld", convertElements(b, loc, v, b.getI64Type())};
 }
 
 /// Returns the `printf` declaration of the module, creating it if needed.
@@ -250,7 +234,8 @@ static void lowerPrint(RewriterBase &rewriter, PrintOp op,
     Value idx = i < static_cast<int>(blockIndices.size())
                     ? blockIndices[i]
                     : constIndex(rewriter, loc, 0);
-    header.push_back(convertScalar(rewriter, loc, idx, rewriter.getI64Type()));
+    header.push_back(
+        convertElements(rewriter, loc, idx, rewriter.getI64Type()));
   }
   std::string msg = op.getMsg() ? (": " + *op.getMsg()).str() : "";
   // printf's format must not interpret the user's message.
@@ -271,7 +256,7 @@ static void lowerPrint(RewriterBase &rewriter, PrintOp op,
                 SmallVector<Value> args;
                 for (auto [i, iv] : llvm::enumerate(ivs)) {
                   format += i ? ", %lld" : "%lld";
-                  args.push_back(convertScalar(b, l, iv, b.getI64Type()));
+                  args.push_back(convertElements(b, l, iv, b.getI64Type()));
                 }
                 format += "] = " + directive.str() + "\n";
                 args.push_back(arg);
@@ -285,34 +270,6 @@ static void lowerPrint(RewriterBase &rewriter, PrintOp op,
                prefix + escaped + " " + directive.str() + "\n", args);
   }
   rewriter.eraseOp(op);
-}
-
-/// Returns the address of a NUL-terminated string global `value` of the
-/// module, reusing one with the same contents (names `<prefix>N`).
-static Value stringAddress(OpBuilder &b, Location loc, ModuleOp module,
-                           StringRef prefix, StringRef value) {
-  std::string terminated = value.str();
-  terminated.push_back('\0');
-  std::string name;
-  for (unsigned i = 0;; ++i) {
-    name = (prefix + Twine(i)).str();
-    auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
-    if (!global)
-      break;
-    auto existing = dyn_cast_or_null<StringAttr>(global.getValueOrNull());
-    if (existing && existing.getValue() == terminated)
-      return LLVM::AddressOfOp::create(b, loc, global);
-  }
-  LLVM::GlobalOp global;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), terminated.size());
-    global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
-                                    LLVM::Linkage::Internal, name,
-                                    b.getStringAttr(terminated));
-  }
-  return LLVM::AddressOfOp::create(b, loc, global);
 }
 
 /// Replaces a tile.device_assert by a call of the runtime's
@@ -346,16 +303,18 @@ static void lowerDeviceAssert(RewriterBase &rewriter, DeviceAssertOp op,
       scf::IfOp::create(rewriter, loc, failed, /*withElseRegion=*/false);
   rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   SmallVector<Value> args = {
-      stringAddress(rewriter, loc, module, "__tile_assert_msg_", op.getMsg()),
-      stringAddress(rewriter, loc, module, "__tile_assert_file_", file),
+      getOrCreateStringConstant(rewriter, loc, module, "__tile_assert_msg_",
+                                op.getMsg()),
+      getOrCreateStringConstant(rewriter, loc, module, "__tile_assert_file_",
+                                file),
       arith::ConstantIntOp::create(rewriter, loc, i32, line),
-      stringAddress(rewriter, loc, module, "__tile_assert_func_",
-                    func ? func.getName() : "kernel")};
+      getOrCreateStringConstant(rewriter, loc, module, "__tile_assert_func_",
+                                func ? func.getName() : "kernel")};
   for (int i = 0; i < 3; ++i) {
     Value idx = i < static_cast<int>(blockIndices.size())
                     ? blockIndices[i]
                     : constIndex(rewriter, loc, 0);
-    args.push_back(convertScalar(rewriter, loc, idx, i64));
+    args.push_back(convertElements(rewriter, loc, idx, i64));
   }
   LLVM::CallOp::create(rewriter, loc, fail, args);
   rewriter.eraseOp(op);
@@ -518,11 +477,10 @@ struct CopyLowering : public OpConversionPattern<CopyOp> {
                                      src.inBounds(b, loc, srcIdx));
                 v = convertElements(b, loc, v, op.getSrcLogicalType(),
                                     op.getDstLogicalType(), dstElement);
-                guarded(b, loc, dst.inBounds(b, loc, dstIdx),
-                        [&](OpBuilder &gb, Location l) {
-                          memref::StoreOp::create(gb, l, v, dst.buffer,
-                                                  dstIdx);
-                        });
+                guarded(
+                    b, loc, dst.inBounds(b, loc, dstIdx), [&](OpBuilder &gb) {
+                      memref::StoreOp::create(gb, loc, v, dst.buffer, dstIdx);
+                    });
               });
     rewriter.eraseOp(op);
     return success();
@@ -578,7 +536,7 @@ struct AtomicAddLowering : public OpConversionPattern<AtomicAddOp> {
                 Value v = valueType
                               ? memref::LoadOp::create(b, loc, value, ivs)
                               : value;
-                v = convertScalar(b, loc, v, element);
+                v = convertElements(b, loc, v, element);
                 // Unit dims of the value tile are iterated too: map all of
                 // its dims (not only the non-unit ones) onto dst.
                 SmallVector<Value> idx;
@@ -591,11 +549,9 @@ struct AtomicAddLowering : public OpConversionPattern<AtomicAddOp> {
                   idx.push_back(
                       arith::AddIOp::create(b, loc, offset, ivs[d - lead]));
                 }
-                guarded(b, loc, side.inBounds(b, loc, idx),
-                        [&](OpBuilder &gb, Location l) {
-                          memref::AtomicRMWOp::create(gb, l, kind, v, dst,
-                                                      idx);
-                        });
+                guarded(b, loc, side.inBounds(b, loc, idx), [&](OpBuilder &gb) {
+                  memref::AtomicRMWOp::create(gb, loc, kind, v, dst, idx);
+                });
               });
     rewriter.eraseOp(op);
     return success();
@@ -636,14 +592,14 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
                 Value m = mk[0], k = mk[1];
                 Value av = memref::LoadOp::create(
                     builder, l, a, ta ? ValueRange{k, m} : ValueRange{m, k});
-                av = convertScalar(builder, l, av, accType);
+                av = convertElements(builder, l, av, accType);
                 buildNest(builder, l, {op.getN()},
                           [&](OpBuilder &nb, Location nl, ValueRange nIv) {
                             Value n = nIv[0];
                             Value bv = memref::LoadOp::create(
                                 nb, nl, b,
                                 tb ? ValueRange{n, k} : ValueRange{k, n});
-                            bv = convertScalar(nb, nl, bv, accType);
+                            bv = convertElements(nb, nl, bv, accType);
                             Value cv = memref::LoadOp::create(
                                 nb, nl, c, ValueRange{m, n});
                             cv = add(nb, nl, cv, mul(nb, nl, av, bv));
@@ -714,13 +670,13 @@ struct GemmSpLowering : public OpConversionPattern<GemmSpOp> {
               j);
           Value av = memref::LoadOp::create(builder, l, a,
                                             ValueRange{mi, aCol});
-          av = convertScalar(builder, l, av, accType);
+          av = convertElements(builder, l, av, accType);
           buildNest(builder, l, {n},
                     [&](OpBuilder &nb, Location nl, ValueRange nIv) {
                       Value ni = nIv[0];
                       Value bv = memref::LoadOp::create(
                           nb, nl, b, tb ? ValueRange{ni, k} : ValueRange{k, ni});
-                      bv = convertScalar(nb, nl, bv, accType);
+                      bv = convertElements(nb, nl, bv, accType);
                       Value cv =
                           memref::LoadOp::create(nb, nl, c, ValueRange{mi, ni});
                       cv = add(nb, nl, cv, mul(nb, nl, av, bv));
@@ -732,45 +688,6 @@ struct GemmSpLowering : public OpConversionPattern<GemmSpOp> {
     return success();
   }
 };
-
-/// The identity of a reduction kind for `type`.
-static Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind,
-                            Type type) {
-  bool isMax = kind == ReduceKind::max;
-  bool isMin = kind == ReduceKind::min;
-  if (!isMax && !isMin)
-    return zeroOf(b, loc, type);
-  if (auto f = dyn_cast<FloatType>(type)) {
-    APFloat inf = APFloat::getInf(f.getFloatSemantics(), /*Negative=*/isMax);
-    return arith::ConstantFloatOp::create(b, loc, f, inf);
-  }
-  unsigned width = type.getIntOrFloatBitWidth();
-  APInt v = isMax ? APInt::getSignedMinValue(width)
-                  : APInt::getSignedMaxValue(width);
-  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
-}
-
-/// Combines an accumulated value with a new element.
-static Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind,
-                           Value acc, Value x) {
-  bool isFloat = isa<FloatType>(x.getType());
-  if (kind == ReduceKind::abssum || kind == ReduceKind::absmax)
-    x = isFloat ? math::AbsFOp::create(b, loc, x).getResult()
-                : math::AbsIOp::create(b, loc, x).getResult();
-  switch (kind) {
-  case ReduceKind::sum:
-  case ReduceKind::abssum:
-    return add(b, loc, acc, x);
-  case ReduceKind::max:
-  case ReduceKind::absmax:
-    return isFloat ? arith::MaxNumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
-  case ReduceKind::min:
-    return isFloat ? arith::MinNumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
-  }
-  llvm_unreachable("unknown reduce kind");
-}
 
 struct ReduceLowering : public OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -806,9 +723,11 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
                 SmallVector<Value> srcIdx(ivs.begin(), ivs.end());
                 srcIdx.insert(srcIdx.begin() + dim, iv);
                 Value x = memref::LoadOp::create(lb, ll, src, srcIdx);
-                x = convertScalar(lb, ll, x, accType);
-                scf::YieldOp::create(lb, ll,
-                                     reduceCombine(lb, ll, kind, acc[0], x));
+                x = convertElements(lb, ll, x, accType);
+                scf::YieldOp::create(
+                    lb, ll,
+                    reduceCombine(lb, ll, kind, acc[0],
+                                  reduceInput(lb, ll, kind, x)));
               });
           memref::StoreOp::create(b, l, loop.getResult(0), dst, dstIdx);
         });
@@ -847,7 +766,7 @@ struct CumSumLowering : public OpConversionPattern<CumSumOp> {
                 idx.insert(idx.begin() + dim, pos);
                 Value x = memref::LoadOp::create(lb, ll, src, idx);
                 Value sum =
-                    add(lb, ll, acc[0], convertScalar(lb, ll, x, accType));
+                    add(lb, ll, acc[0], convertElements(lb, ll, x, accType));
                 memref::StoreOp::create(lb, ll, sum, dst, idx);
                 scf::YieldOp::create(lb, ll, sum);
               });

@@ -6,6 +6,7 @@
 
 #include "dialects/Tile/IR/TileOps.h"
 #include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Utils/BufferUtils.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -30,19 +31,6 @@ struct Access {
   bool read = false, written = false;
 };
 using State = llvm::MapVector<Value, Access>;
-
-/// The shared allocation a value views (through subviews and casts).
-Value sharedRoot(Value v) {
-  while (true) {
-    if (auto sub = v.getDefiningOp<memref::SubViewOp>())
-      v = sub.getSource();
-    else if (auto cast = v.getDefiningOp<memref::CastOp>())
-      v = cast.getSource();
-    else
-      break;
-  }
-  return isInScope(v.getType(), MemoryScope::shared) ? v : Value();
-}
 
 /// The shared buffers an op reads and writes (for regions: their bodies).
 void collectAccesses(Operation *op, State &acc) {

@@ -5,11 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Utils/BufferUtils.h"
+#include "dialects/Tile/Utils/LayoutUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "dialects/Tile/Transforms/Passes.h"
-#include "dialects/Tile/Utils/LayoutUtils.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -150,16 +151,7 @@ choosePartition(int64_t m, int64_t n, int64_t warps, WarpPolicy policy,
 }
 
 static std::optional<int64_t> wgmmaSwizzle(Value operand) {
-  Value v = operand;
-  while (true) {
-    if (auto sub = v.getDefiningOp<memref::SubViewOp>())
-      v = sub.getSource();
-    else if (auto cast = v.getDefiningOp<memref::CastOp>())
-      v = cast.getSource();
-    else
-      break;
-  }
-  auto alloc = v.getDefiningOp<AllocSharedOp>();
+  AllocSharedOp alloc = sharedAllocOf(operand);
   if (!alloc)
     return std::nullopt;
   MemRefType allocType = alloc.getType();

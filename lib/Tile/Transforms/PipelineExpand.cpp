@@ -13,8 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tile/IR/TileOps.h"
-#include "dialects/Tile/Transforms/PipelineUtils.h"
 #include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Transforms/PipelineUtils.h"
+#include "dialects/Tile/Utils/ControlFlowUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -56,7 +57,6 @@ private:
   void emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k);
   void emitInstance(OpBuilder &b, size_t statement, Value j);
   Value mapValue(OpBuilder &b, Value v, IRMapping &map);
-  void guarded(OpBuilder &b, Value cond, function_ref<void(OpBuilder &)> fn);
 
   PipelinedOp loop;
   Location loc;
@@ -218,17 +218,6 @@ void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
   b.clone(*s, map);
 }
 
-void LoopExpander::guarded(OpBuilder &b, Value cond,
-                           function_ref<void(OpBuilder &)> fn) {
-  if (!cond) {
-    fn(b);
-    return;
-  }
-  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-  OpBuilder inner = OpBuilder::atBlockTerminator(ifOp.thenBlock());
-  fn(inner);
-}
-
 void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
   // Which statements run at this step, for which iteration, under which
   // guard (a null guard: unconditionally).
@@ -290,7 +279,7 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
   }
   for (ArrayRef<Instance> list : {ArrayRef(consumers), ArrayRef(producerInstances)})
     for (const Instance &inst : list)
-      guarded(b, inst.guard,
+      guarded(b, loc, inst.guard,
               [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
   if (!producers.empty())
     AsyncCommitOp::create(b, loc);
@@ -310,7 +299,7 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     BarrierOp::create(b, loc);
   }
   for (const Instance &inst : sameStage)
-    guarded(b, inst.guard,
+    guarded(b, loc, inst.guard,
             [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
 }
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Conversion/Passes.h"
+#include "dialects/NVVM/Transforms/Passes.h"
 
 #include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
 #include "mlir/Analysis/DataFlow/Utils.h"
@@ -19,7 +19,7 @@
 namespace mlir {
 namespace tile {
 #define GEN_PASS_DEF_TILEFOLDDIVISIBLEINDEX
-#include "dialects/Conversion/Passes.h.inc"
+#include "dialects/NVVM/Transforms/Passes.h.inc"
 } // namespace tile
 } // namespace mlir
 

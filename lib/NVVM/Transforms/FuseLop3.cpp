@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/Conversion/Passes.h"
+#include "dialects/NVVM/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -18,7 +18,7 @@
 namespace mlir {
 namespace tile {
 #define GEN_PASS_DEF_TILEFUSELOP3
-#include "dialects/Conversion/Passes.h.inc"
+#include "dialects/NVVM/Transforms/Passes.h.inc"
 } // namespace tile
 } // namespace mlir
 

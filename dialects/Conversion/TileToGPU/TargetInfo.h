@@ -1,0 +1,169 @@
+//===- TargetInfo.h - what the GPU lowering asks of a target ----*- C++ -*-===//
+//
+// Part of tilelang-mlir.
+//
+// The target-neutral lowering of tile programs (lib/Conversion/TileToGPU)
+// never asks which vendor it lowers for: it asks a GPUTargetInfo. A target
+// answers three kinds of questions:
+//
+//   facts      the chip, the warp size, the shared-memory budget, whether
+//              the chip has asynchronous copies, which intrinsic computes a
+//              math function;
+//   emitters   small pieces of IR that differ per vendor (a block barrier,
+//              an asynchronous copy, the grid size, a failing assertion);
+//   families   op families that only one vendor has: tensor-core gemms
+//              (mma.sync, wgmma, MFMA), TMA copies, mbarriers and warp
+//              specialization. The target creates the KernelLowering (a
+//              subclass with these families, built on its helpers:
+//              buffers, registers, scratch) and gets it back in the hooks.
+//
+// NVVMTargetInfo (lib/Conversion/TileToNVVM) and ROCDLTargetInfo
+// (lib/Conversion/TileToROCDL) implement it; `lowerTileKernels` runs the
+// lowering for one of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_CONVERSION_TILETOGPU_TARGETINFO_H
+#define TILE_CONVERSION_TILETOGPU_TARGETINFO_H
+
+#include "dialects/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir {
+namespace tile {
+
+class KernelLowering;
+struct Buffer;
+struct Context;
+
+/// Math functions a target may compute with one intrinsic (f32).
+enum class MathIntrinsic { exp2, log2, rsqrt, sin, cos, floor, ceil };
+
+class GPUTargetInfo {
+public:
+  virtual ~GPUTargetInfo();
+
+  //===--------------------------------------------------------------------===//
+  // Facts
+  //===--------------------------------------------------------------------===//
+
+  /// The target attribute of the kernels' gpu.module.
+  virtual Attribute getTargetAttr() const = 0;
+  /// The platform, as error messages name it ("CUDA", "ROCm").
+  virtual StringRef getPlatformName() const = 0;
+  virtual StringRef getChip() const = 0;
+  /// Threads of a warp (wave).
+  virtual int64_t getWarpSize() const = 0;
+  /// The most shared memory (LDS) one block may use, in bytes.
+  virtual int64_t getMaxSharedBytes() const = 0;
+  /// The memory space of per-thread allocations (null: the default one).
+  virtual Attribute getPrivateMemorySpace(MLIRContext *ctx) const = 0;
+  /// Whether element and vector loads from shared memory put the stage
+  /// index outside the swizzle (see KernelLowering::loadVector).
+  virtual bool stagesOutsideSwizzle() const = 0;
+  /// Whether copies marked `async` can be asynchronous (cp.async).
+  virtual bool hasAsyncCopy() const = 0;
+  /// Whether pairs of float32 atomic adds into global memory can be one
+  /// vector reduction.
+  virtual bool hasPairedF32AtomicAdd() const = 0;
+  /// The LLVM intrinsic computing `fn` on f32; empty when the target has
+  /// none (the math dialect's lowering then handles the op).
+  virtual StringRef getMathIntrinsic(MathIntrinsic fn) const = 0;
+
+  //===--------------------------------------------------------------------===//
+  // Emitters
+  //===--------------------------------------------------------------------===//
+
+  /// The number of blocks of the grid along dimension `d` (0, 1, 2);
+  /// `blockSize` is the static block size along it.
+  virtual Value emitGridDim(OpBuilder &b, Location loc, int d,
+                            int64_t blockSize) const = 0;
+  /// A barrier over the whole block (`id` 0) or over the `threads` threads
+  /// of named barrier `id`.
+  virtual void emitBarrier(OpBuilder &b, Location loc, int64_t id,
+                           int64_t threads) const = 0;
+  /// An asynchronous copy of `count` of `width` elements (zero-filling the
+  /// rest) from `src` at `srcIdx` into shared `dst` at `dstIdx`.
+  virtual void emitAsyncCopy(OpBuilder &b, Location loc, Value dst,
+                             Value dstIdx, Value src, ValueRange srcIdx,
+                             int64_t width, Value count,
+                             bool bypassL1) const = 0;
+  /// Closes a group of asynchronous copies.
+  virtual void emitAsyncCommit(OpBuilder &b, Location loc) const = 0;
+  /// Waits until at most `pending` groups of asynchronous copies are left.
+  virtual void emitAsyncWait(OpBuilder &b, Location loc,
+                             int64_t pending) const = 0;
+  /// Orders generic-proxy writes to shared memory before async-proxy reads.
+  virtual void emitAsyncProxyFence(OpBuilder &b, Location loc) const = 0;
+  /// Atomically adds `lo` and `hi` to the float32 pair at global `ptr`.
+  virtual void emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr,
+                                   Value lo, Value hi) const = 0;
+  /// Last rewrites of a lowered kernel's body (after the math lowering).
+  virtual void finalizeKernel(gpu::GPUFuncOp func) const {}
+
+  //===--------------------------------------------------------------------===//
+  // Op families
+  //===--------------------------------------------------------------------===//
+
+  /// The lowering of `kernel` (in `func`): a KernelLowering that also has
+  /// the target's op families, which the hooks below hand their ops to.
+  virtual std::unique_ptr<KernelLowering>
+  createLowering(KernelOp kernel, func::FuncOp func) const = 0;
+  /// Decisions taken on the whole kernel before it is outlined (TMA
+  /// stores, tensor maps).
+  virtual LogicalResult prepareKernel(KernelLowering &kl) const = 0;
+  /// Attributes of the outlined kernel function.
+  virtual void annotateKernel(KernelLowering &kl, OpBuilder &b) const = 0;
+  /// Code at the kernel's entry, after the buffers are allocated.
+  virtual void emitKernelPrologue(KernelLowering &kl, OpBuilder &b) const = 0;
+  /// Code before the kernel returns.
+  virtual void emitKernelEpilogue(KernelLowering &kl, OpBuilder &b) const = 0;
+  /// Lowers the synchronization ops of the target (warp specialization,
+  /// transaction barriers, gemm waits); none when `op` is not one.
+  virtual std::optional<LogicalResult> lowerSyncOp(KernelLowering &kl,
+                                                   Operation *op, OpBuilder &b,
+                                                   IRMapping &map,
+                                                   Context &ctx) const = 0;
+  /// Fails with a message when the target cannot lower `op` at all.
+  virtual LogicalResult checkSupported(Operation *op) const = 0;
+  /// A copy through a transaction barrier (TMA).
+  virtual LogicalResult lowerBarrierCopy(KernelLowering &kl, CopyOp op,
+                                         OpBuilder &b,
+                                         IRMapping &map) const = 0;
+  /// An epilogue copy chosen by prepareKernel (TMA store).
+  virtual LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op,
+                                         OpBuilder &b,
+                                         IRMapping &map) const = 0;
+  /// A gemm with a tensor-core grid (`warp_partition`, `wgmma`, `mfma`) on
+  /// shared operands, or a fragment A in registers (`aRegs`, see
+  /// registerOperandA).
+  virtual LogicalResult lowerGemm(KernelLowering &kl, GemmOp op, OpBuilder &b,
+                                  const Buffer &a, const Buffer &bb,
+                                  const Buffer &c,
+                                  ArrayRef<int64_t> aRegs) const = 0;
+  /// A 2:4 sparse gemm.
+  virtual LogicalResult lowerGemmSp(KernelLowering &kl, GemmSpOp op,
+                                    OpBuilder &b, const Buffer &a,
+                                    const Buffer &e, const Buffer &bb,
+                                    const Buffer &c) const = 0;
+  /// What a device assertion does when `failed` holds.
+  virtual void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
+                                 OpBuilder &b, Value failed) const = 0;
+};
+
+/// Lowers the one top-level tile.kernel of every function of `module` for
+/// `target`: outlines it into a gpu.func and launches it.
+LogicalResult lowerTileKernels(ModuleOp module, const GPUTargetInfo &target);
+
+} // namespace tile
+} // namespace mlir
+
+#endif // TILE_CONVERSION_TILETOGPU_TARGETINFO_H

@@ -1,0 +1,86 @@
+//===- NVVMTargetInfo.h - NVIDIA targets of the GPU lowering ----*- C++ -*-===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_CONVERSION_TILETONVVM_NVVMTARGETINFO_H
+#define TILE_CONVERSION_TILETONVVM_NVVMTARGETINFO_H
+
+#include "dialects/Conversion/TileToGPU/TargetInfo.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+namespace mlir {
+namespace tile {
+
+/// An NVIDIA GPU (`#nvvm.target`): warps of 32, cp.async, mma.sync and
+/// wgmma, TMA, mbarriers and warp specialization, PTX approximate math.
+class NVVMTargetInfo : public GPUTargetInfo {
+public:
+  /// `tmaStore`: write warp-specialized epilogues through TMA stores.
+  NVVMTargetInfo(NVVM::NVVMTargetAttr target, bool tmaStore)
+      : target(target), tmaStore(tmaStore) {}
+
+  Attribute getTargetAttr() const override { return target; }
+  StringRef getPlatformName() const override { return "CUDA"; }
+  StringRef getChip() const override { return target.getChip(); }
+  int64_t getWarpSize() const override { return 32; }
+  int64_t getMaxSharedBytes() const override;
+  Attribute getPrivateMemorySpace(MLIRContext *ctx) const override {
+    return {};
+  }
+  bool stagesOutsideSwizzle() const override { return true; }
+  bool hasAsyncCopy() const override { return true; }
+  bool hasPairedF32AtomicAdd() const override;
+  StringRef getMathIntrinsic(MathIntrinsic fn) const override;
+
+  Value emitGridDim(OpBuilder &b, Location loc, int d,
+                    int64_t blockSize) const override;
+  void emitBarrier(OpBuilder &b, Location loc, int64_t id,
+                   int64_t threads) const override;
+  void emitAsyncCopy(OpBuilder &b, Location loc, Value dst, Value dstIdx,
+                     Value src, ValueRange srcIdx, int64_t width, Value count,
+                     bool bypassL1) const override;
+  void emitAsyncCommit(OpBuilder &b, Location loc) const override;
+  void emitAsyncWait(OpBuilder &b, Location loc,
+                     int64_t pending) const override;
+  void emitAsyncProxyFence(OpBuilder &b, Location loc) const override;
+  void emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr, Value lo,
+                           Value hi) const override;
+  void finalizeKernel(gpu::GPUFuncOp func) const override;
+
+  std::unique_ptr<KernelLowering>
+  createLowering(KernelOp kernel, func::FuncOp func) const override;
+  LogicalResult prepareKernel(KernelLowering &kl) const override;
+  void annotateKernel(KernelLowering &kl, OpBuilder &b) const override;
+  void emitKernelPrologue(KernelLowering &kl, OpBuilder &b) const override;
+  void emitKernelEpilogue(KernelLowering &kl, OpBuilder &b) const override;
+  std::optional<LogicalResult> lowerSyncOp(KernelLowering &kl, Operation *op,
+                                           OpBuilder &b, IRMapping &map,
+                                           Context &ctx) const override;
+  LogicalResult checkSupported(Operation *op) const override {
+    return success();
+  }
+  LogicalResult lowerBarrierCopy(KernelLowering &kl, CopyOp op, OpBuilder &b,
+                                 IRMapping &map) const override;
+  LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op, OpBuilder &b,
+                                 IRMapping &map) const override;
+  LogicalResult lowerGemm(KernelLowering &kl, GemmOp op, OpBuilder &b,
+                          const Buffer &a, const Buffer &bb, const Buffer &c,
+                          ArrayRef<int64_t> aRegs) const override;
+  LogicalResult lowerGemmSp(KernelLowering &kl, GemmSpOp op, OpBuilder &b,
+                            const Buffer &a, const Buffer &e, const Buffer &bb,
+                            const Buffer &c) const override;
+  void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op, OpBuilder &b,
+                         Value failed) const override;
+
+private:
+  NVVM::NVVMTargetAttr target;
+  bool tmaStore;
+};
+
+} // namespace tile
+} // namespace mlir
+
+#endif // TILE_CONVERSION_TILETONVVM_NVVMTARGETINFO_H

@@ -1,0 +1,81 @@
+//===- ROCDLTargetInfo.h - AMD targets of the GPU lowering ------*- C++ -*-===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_CONVERSION_TILETOROCDL_ROCDLTARGETINFO_H
+#define TILE_CONVERSION_TILETOROCDL_ROCDLTARGETINFO_H
+
+#include "dialects/Conversion/TileToGPU/TargetInfo.h"
+
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+
+namespace mlir {
+namespace tile {
+
+/// An AMD CDNA GPU (`#rocdl.target`): waves of 64, synchronous copies into
+/// the LDS, MFMA gemms, AMDGPU math intrinsics; no warp specialization,
+/// mbarriers or device printf.
+class ROCDLTargetInfo : public GPUTargetInfo {
+public:
+  explicit ROCDLTargetInfo(ROCDL::ROCDLTargetAttr target) : target(target) {}
+
+  Attribute getTargetAttr() const override { return target; }
+  StringRef getPlatformName() const override { return "ROCm"; }
+  StringRef getChip() const override { return target.getChip(); }
+  int64_t getWarpSize() const override { return 64; }
+  int64_t getMaxSharedBytes() const override;
+  Attribute getPrivateMemorySpace(MLIRContext *ctx) const override;
+  bool stagesOutsideSwizzle() const override { return false; }
+  bool hasAsyncCopy() const override { return false; }
+  bool hasPairedF32AtomicAdd() const override { return false; }
+  StringRef getMathIntrinsic(MathIntrinsic fn) const override;
+
+  Value emitGridDim(OpBuilder &b, Location loc, int d,
+                    int64_t blockSize) const override;
+  void emitBarrier(OpBuilder &b, Location loc, int64_t id,
+                   int64_t threads) const override;
+  void emitAsyncCopy(OpBuilder &b, Location loc, Value dst, Value dstIdx,
+                     Value src, ValueRange srcIdx, int64_t width, Value count,
+                     bool bypassL1) const override;
+  void emitAsyncCommit(OpBuilder &b, Location loc) const override {}
+  void emitAsyncWait(OpBuilder &b, Location loc,
+                     int64_t pending) const override {}
+  void emitAsyncProxyFence(OpBuilder &b, Location loc) const override {}
+  void emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr, Value lo,
+                           Value hi) const override;
+
+  std::unique_ptr<KernelLowering>
+  createLowering(KernelOp kernel, func::FuncOp func) const override;
+  LogicalResult prepareKernel(KernelLowering &kl) const override {
+    return success();
+  }
+  void annotateKernel(KernelLowering &kl, OpBuilder &b) const override {}
+  void emitKernelPrologue(KernelLowering &kl, OpBuilder &b) const override {}
+  void emitKernelEpilogue(KernelLowering &kl, OpBuilder &b) const override {}
+  std::optional<LogicalResult> lowerSyncOp(KernelLowering &kl, Operation *op,
+                                           OpBuilder &b, IRMapping &map,
+                                           Context &ctx) const override;
+  LogicalResult checkSupported(Operation *op) const override;
+  LogicalResult lowerBarrierCopy(KernelLowering &kl, CopyOp op, OpBuilder &b,
+                                 IRMapping &map) const override;
+  LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op, OpBuilder &b,
+                                 IRMapping &map) const override;
+  LogicalResult lowerGemm(KernelLowering &kl, GemmOp op, OpBuilder &b,
+                          const Buffer &a, const Buffer &bb, const Buffer &c,
+                          ArrayRef<int64_t> aRegs) const override;
+  LogicalResult lowerGemmSp(KernelLowering &kl, GemmSpOp op, OpBuilder &b,
+                            const Buffer &a, const Buffer &e, const Buffer &bb,
+                            const Buffer &c) const override;
+  void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op, OpBuilder &b,
+                         Value failed) const override;
+
+private:
+  ROCDL::ROCDLTargetAttr target;
+};
+
+} // namespace tile
+} // namespace mlir
+
+#endif // TILE_CONVERSION_TILETOROCDL_ROCDLTARGETINFO_H

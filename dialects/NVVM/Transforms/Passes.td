@@ -1,0 +1,112 @@
+//===- Passes.td - peepholes on lowered NVIDIA code --------*- tablegen -*-===//
+//
+// Part of tilelang-mlir.
+//
+// Rewrites that run after convert-tile-to-nvvm on the arith and LLVM ops of
+// the lowered kernels: not conversions, but instruction-selection helps
+// for ptxas (integer to float without I2F, divisions by constants, lop3).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_NVVM_TRANSFORMS_PASSES_TD
+#define TILE_NVVM_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileFastIntToFloat : Pass<"tile-fast-int-to-float"> {
+  let summary = "Converts small integers to float16/bfloat16/float32 without I2F";
+  let description = [{
+    Rewrites `arith.sitofp` / `arith.uitofp` to `f16` or `bf16` whose
+    operand the integer range analysis bounds to a narrow interval
+    `[lo, hi]` into the "magic number" sequence: the offset integer
+    `x - lo` is added to the bits of a power of two whose unit in the last
+    place is 1 (1024.0 for f16, 128.0 for bf16, 2^23 for f32), the bits are
+    reinterpreted as the float, and one exact subtraction of
+    `2^p - lo` yields `x`. The result is exact, like the conversion it
+    replaces, but costs one integer add (folded into the masks of a nibble
+    or byte extraction) and one float subtraction instead of an integer to
+    float conversion, which runs at a quarter of the rate of arithmetic on
+    NVIDIA GPUs (the dequantizing kernels convert every weight).
+
+    * f16: `hi - lo < 1024` and `lo` in `[-1024, 1024]`;
+    * bf16: `hi - lo < 128` and `lo` in `[-128, 128]`, otherwise, for
+      `|lo|, |hi| <= 256`, through f32 (`2^23`) and an exact `arith.truncf`;
+    * f32: `lo`, `hi` in `[-2^22, 2^22]` (the dequantizing GEMV computes
+      its weights in f32).
+
+    Other conversions are left alone.
+
+    ```mlir
+    %n = arith.andi %b, %c15 : i32           // [0, 15]
+    %q = arith.subi %n, %c8 : i32            // [-8, 7]
+    %f = arith.sitofp %q : i32 to f16
+    // becomes
+    %u = arith.addi %q, %c25608 : i32        // 0x6400 + 8
+    %h = arith.trunci %u : i32 to i16
+    %v = arith.bitcast %h : i16 to f16       // 1024 + 8 + q
+    %f = arith.subf %v, %cst_1032 : f16
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TileFoldDivisibleIndex : Pass<"tile-fold-divisible-index"> {
+  let summary = "Folds a // d and a % d where a is a multiple of d plus a constant";
+  let description = [{
+    A thread's elements of a `T.Parallel` are the thread's base index plus
+    a constant, the base a multiple of the thread's run of elements. An
+    index such as `j // 2` or `j % 8` (a lane of a packed pair, a nibble of
+    a word) is then a constant for each element, but `arith`'s folders do
+    not see it: `(t * 32 + 5) floordiv 8` stays a division and the
+    remainder `a - (a floordiv 8) * 8` stays three ops, and the shift
+    amounts and masks derived from them stay dynamic until LLVM.
+
+    Rewrites `arith.floordivsi %a, d` (index, constant d > 1) where `%a` is
+    a sum of terms times constants that are all multiples of d, plus a
+    constant c, into the sum of the terms times `k / d` plus `floor(c / d)`,
+    and the remainder `%a - (%a floordiv d) * d` built on it into the
+    constant `c mod d`. Other divisions are left alone.
+
+    ```mlir
+    %a = arith.muli %t, %c32 : index
+    %b = arith.addi %a, %c5 : index
+    %q = arith.floordivsi %b, %c8 : index
+    %p = arith.muli %q, %c8 : index
+    %r = arith.subi %b, %p : index
+    // becomes
+    %q = arith.muli %t, %c4 : index          // (t * 32 + 5) // 8
+    %r = arith.constant 5 : index            // (t * 32 + 5) % 8
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TileFuseLop3 : Pass<"tile-fuse-lop3"> {
+  let summary = "Fuses (x & M) | C and (x & M) ^ C with constant M, C into one lop3";
+  let description = [{
+    Rewrites `arith.ori` / `arith.xori` of an `arith.andi` with a constant
+    mask (used only there) and a constant into one `lop3.b32` (inline PTX):
+    the mask as the instruction's immediate, the other constant as a
+    register operand. A SASS LOP3 holds a single 32-bit immediate, so ptxas
+    turns the two logic ops with two immediates into two LOP3s; with the
+    second constant in a register (materialized once) it is one. The
+    dequantizing GEMV builds every weight this way (a nibble or byte masked
+    into the mantissa of a float, the exponent OR-ed in), one instruction
+    less per weight. i32 only, and only where the result leaves integer
+    arithmetic (a bitcast, a store): a result that is shifted or combined
+    further is left to LLVM, which folds such chains better as a whole.
+    The lop3's truth table computes the same bits for all inputs.
+
+    ```mlir
+    %a = arith.andi %x, %c7864320 : i32      // 15 << 19
+    %v = arith.ori %a, %c1065353216 : i32    // 0x3F800000
+    // becomes
+    %c = arith.constant 1065353216 : i32
+    %v = llvm.inline_asm "lop3.b32 $0, $1, 0x00780000, $2, 0xea;", "=r,r,r" %x, %c
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // TILE_NVVM_TRANSFORMS_PASSES_TD

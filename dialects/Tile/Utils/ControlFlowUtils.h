@@ -1,0 +1,23 @@
+//===- ControlFlowUtils.h - building conditional code -----------*- C++ -*-===//
+//
+// Part of tilelang-mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_UTILS_CONTROLFLOWUTILS_H
+#define TILE_UTILS_CONTROLFLOWUTILS_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace tile {
+
+/// Runs `fn` with a builder inside `scf.if %cond` (no else), or with `b`
+/// itself when `cond` is null (always).
+void guarded(OpBuilder &b, Location loc, Value cond,
+             function_ref<void(OpBuilder &)> fn);
+
+} // namespace tile
+} // namespace mlir
+
+#endif // TILE_UTILS_CONTROLFLOWUTILS_H

@@ -1,0 +1,268 @@
+//===- KernelLowering.cpp - lower one tile.kernel to a GPU kernel
+//-----------===//
+//
+// Part of tilelang-mlir.
+//
+// The driver: outlines the kernel, re-emits its body op by op (each tile op
+// handed to the file of its family, vendor ops to the target), lowers math,
+// and replaces the kernel by a gpu.launch_func in the host function. See
+// KernelLowering.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+GPUTargetInfo::~GPUTargetInfo() = default;
+
+//===----------------------------------------------------------------------===//
+// The lowering clone
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
+                                         IRMapping &map, Context &ctx) {
+  for (Operation &op : src.without_terminator())
+    if (failed(lowerOp(&op, b, map, ctx)))
+      return failure();
+  return success();
+}
+
+LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
+                                               IRMapping &map, Context &ctx) {
+  Operation *clone = b.cloneWithoutRegions(*op, map);
+  for (auto [src, dst] : llvm::zip(op->getRegions(), clone->getRegions())) {
+    for (Block &block : src) {
+      Block *nb = new Block();
+      dst.push_back(nb);
+      for (BlockArgument arg : block.getArguments())
+        map.map(arg, nb->addArgument(arg.getType(), arg.getLoc()));
+    }
+    for (auto [sb, db] : llvm::zip(src, dst)) {
+      OpBuilder inner = OpBuilder::atBlockEnd(&db);
+      for (Operation &nested : sb)
+        if (failed(lowerOp(&nested, inner, map, ctx)))
+          return failure();
+    }
+  }
+  for (auto [o, n] : llvm::zip(op->getResults(), clone->getResults()))
+    map.map(o, n);
+  return success();
+}
+
+LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
+                                      IRMapping &map, Context &ctx) {
+  loc = op->getLoc();
+  if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+          AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
+    return success();
+  if (std::optional<LogicalResult> r =
+          target.lowerSyncOp(*this, op, b, map, ctx))
+    return *r;
+  if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+    Value m = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
+                                      : cast<memref::StoreOp>(op).getMemRef();
+    if (isa<MemRefType>(m.getType()))
+      return lowerAccess(op, b, map, ctx);
+  }
+  if (isa<memref::SubViewOp, memref::CastOp>(op))
+    return success(); // resolved by bufferOf
+  if (auto dim = dyn_cast<memref::DimOp>(op)) {
+    FailureOr<Buffer> buf = bufferOf(dim.getSource(), b, map);
+    if (failed(buf))
+      return failure();
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (d && !ShapedType::isDynamic(buf->shape[*d])) {
+      map.map(dim.getResult(), cIdx(b, loc, buf->shape[*d]));
+      return success();
+    }
+    map.map(dim.getResult(),
+            memref::DimOp::create(b, loc, buf->memref,
+                                  map.lookupOrDefault(dim.getIndex())));
+    return success();
+  }
+  // Asserts check per element too (each instance of a parallel body).
+  if (auto o = dyn_cast<DeviceAssertOp>(op))
+    return lowerDeviceAssert(o, b, map);
+  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()))
+    return op->emitError("tile operations cannot be nested in T.Parallel on "
+                         "GPU targets");
+  if (auto o = dyn_cast<ParallelOp>(op))
+    return lowerParallel(o, b, map);
+  if (auto o = dyn_cast<CopyOp>(op))
+    return o.getBarrier() ? target.lowerBarrierCopy(*this, o, b, map)
+                          : lowerCopy(o, b, map);
+  if (auto o = dyn_cast<FillOp>(op))
+    return lowerFill(o, b, map);
+  if (auto o = dyn_cast<GemmOp>(op))
+    return lowerGemm(o, b, map);
+  if (auto o = dyn_cast<GemmSpOp>(op))
+    return lowerGemmSp(o, b, map);
+  if (auto o = dyn_cast<ReduceOp>(op))
+    return lowerReduce(o, b, map);
+  if (auto o = dyn_cast<CumSumOp>(op))
+    return lowerCumSum(o, b, map);
+  if (auto o = dyn_cast<AtomicAddOp>(op))
+    return lowerAtomicAdd(o, b, map, ctx);
+  if (auto o = dyn_cast<PrintOp>(op)) {
+    if (failed(target.checkSupported(op)))
+      return failure();
+    return lowerPrint(o, b, map, ctx);
+  }
+  if (isa<BarrierOp>(op)) {
+    // Shared memory written by ordinary stores and read next by wgmma (the
+    // async proxy) needs a proxy fence in the writers before the barrier.
+    if (usesAsyncProxy)
+      target.emitAsyncProxyFence(b, loc);
+    barrier(b);
+    return success();
+  }
+  if (isa<AsyncCommitOp>(op)) {
+    target.emitAsyncCommit(b, loc);
+    return success();
+  }
+  if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+    if (!target.hasAsyncCopy()) // synchronous copies: nothing to wait for
+      return success();
+    target.emitAsyncWait(b, loc, wait.getPending());
+    if (usesAsyncProxy)
+      target.emitAsyncProxyFence(
+          b, loc); // cp.async writes through the generic proxy
+    return success();
+  }
+  if (isa<TileDialect>(op->getDialect()))
+    return op->emitError("cannot lower this op for ")
+           << target.getPlatformName() << " targets";
+  if (op->getNumRegions())
+    return cloneWithRegions(op, b, map, ctx);
+  b.clone(*op, map);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::run() {
+  kernel.walk([&](WarpSpecializeOp ws) {
+    producerThreads = ws.getProducerThreads();
+    if (std::optional<ArrayRef<int64_t>> c = ws.getCluster())
+      clusterDims.assign(c->begin(), c->end());
+  });
+  // Fences before barriers are needed from the start when any gemm reads
+  // shared memory through the async proxy.
+  kernel.walk([&](Operation *g) {
+    if (isa<GemmOp, GemmSpOp>(g) && g->hasAttr("wgmma"))
+      usesAsyncProxy = true;
+  });
+  roleThreads = numThreads;
+  if (failed(target.prepareKernel(*this)) || failed(outline()))
+    return failure();
+  Block &entry = gpuFunc.getBody().front();
+  OpBuilder b = OpBuilder::atBlockEnd(&entry);
+  if (failed(planSharedMemory(b)))
+    return failure();
+  setupBlockIndices(b);
+  if (failed(allocateBuffers(b)))
+    return failure();
+  target.emitKernelPrologue(*this, b);
+  // Values of the host function the kernel uses: clone their pure
+  // definitions into the kernel.
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(kernel.getBody(), above);
+  IRMapping map = outer;
+  std::function<LogicalResult(Value)> bring = [&](Value v) -> LogicalResult {
+    if (map.contains(v))
+      return success();
+    Operation *def = v.getDefiningOp();
+    if (!def || !isMemoryEffectFree(def) || def->getNumRegions())
+      return kernel.emitOpError("uses ")
+             << v << ", which is computed outside the kernel by an op that "
+             << "cannot be recomputed inside it";
+    for (Value o : def->getOperands())
+      if (failed(bring(o)))
+        return failure();
+    b.clone(*def, map);
+    return success();
+  };
+  for (Value v : above) {
+    if (isa<MemRefType>(v.getType()) && isa<BlockArgument>(v))
+      continue; // global tensors: reached through buffers
+    if (failed(bring(v)))
+      return failure();
+  }
+  for (auto [arg, idx] :
+       llvm::zip(kernel.getBody().front().getArguments(), blockIndices))
+    map.map(arg, idx);
+  Context ctx;
+  if (failed(lowerBlock(kernel.getBody().front(), b, map, ctx)))
+    return failure();
+  target.emitKernelEpilogue(*this, b);
+  gpu::ReturnOp::create(b, kernel.getLoc());
+  if (failed(lowerMathToIntrinsics(gpuFunc, target)))
+    return failure();
+  target.finalizeKernel(gpuFunc);
+
+  // The launch in the host function.
+  OpBuilder hb(kernel);
+  Location kl = kernel.getLoc();
+  SmallVector<Value> grid(kernel.getGrid());
+  while (grid.size() < 3)
+    grid.push_back(cIdx(hb, kl, 1));
+  SmallVector<int64_t> threads(kernel.getThreads());
+  threads[0] += producerThreads;
+  while (threads.size() < 3)
+    threads.push_back(1);
+  gpu::KernelDim3 gridDim{grid[0], grid[1], grid[2]};
+  gpu::KernelDim3 blockDim{cIdx(hb, kl, threads[0]), cIdx(hb, kl, threads[1]),
+                           cIdx(hb, kl, threads[2])};
+  Value smemSize =
+      arith::ConstantIntOp::create(hb, kl, hb.getI32Type(), sharedBytes);
+  // Tensor maps are made by the runtime: placeholders here.
+  SmallVector<Value> args;
+  for (size_t i = 0; i < tensorMaps.size(); ++i)
+    args.push_back(LLVM::ZeroOp::create(
+        hb, kl, LLVM::LLVMPointerType::get(hb.getContext())));
+  llvm::append_range(args, func.getArguments());
+  auto launch = gpu::LaunchFuncOp::create(hb, kl, gpuFunc, gridDim, blockDim,
+                                          smemSize, args);
+  if (!tensorMaps.empty()) {
+    SmallVector<Attribute> maps;
+    for (const TensorMap &m : tensorMaps)
+      maps.push_back(hb.getDictionaryAttr(
+          {hb.getNamedAttr("param", hb.getI64IntegerAttr(m.param)),
+           hb.getNamedAttr("box", hb.getDenseI64ArrayAttr(m.box)),
+           hb.getNamedAttr("swizzle", hb.getI64IntegerAttr(m.swizzle))}));
+    launch->setAttr("tile.tensormaps", hb.getArrayAttr(maps));
+  }
+  if (Attribute persistent = kernel->getAttr("tile.persistent"))
+    launch->setAttr("tile.persistent", persistent);
+  kernel.erase();
+  return success();
+}
+
+LogicalResult mlir::tile::lowerTileKernels(ModuleOp module,
+                                           const GPUTargetInfo &target) {
+  StringRef platform = target.getPlatformName();
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  for (func::FuncOp func : funcs) {
+    SmallVector<KernelOp> kernels;
+    func.walk([&](KernelOp k) { kernels.push_back(k); });
+    if (kernels.empty())
+      continue;
+    if (kernels.size() > 1)
+      return kernels[1].emitOpError("a tile program for ")
+             << platform << " targets may contain one T.Kernel";
+    if (kernels[0]->getParentOp() != func.getOperation())
+      return kernels[0].emitOpError(
+                 "must be at the top level of its function on ")
+             << platform << " targets";
+    if (failed(target.createLowering(kernels[0], func)->run()))
+      return failure();
+  }
+  return success();
+}

@@ -1,0 +1,275 @@
+//===- NVVMTargetInfo.cpp - NVIDIA targets of the GPU lowering ------------===//
+//
+// Part of tilelang-mlir.
+//
+// What the target-neutral lowering asks of an NVIDIA GPU; the op families
+// it hands over are in MmaSync.cpp, Wgmma.cpp and WarpSpecialize.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Conversion/TileToNVVM/NVVMTargetInfo.h"
+#include "NVVMKernelLowering.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// Facts
+//===----------------------------------------------------------------------===//
+
+/// The most dynamic shared memory one block may opt in to on `chip` (CUDA
+/// programming guide, compute capabilities table).
+static int64_t maxSharedBytesPerBlock(StringRef chip) {
+  if (chip.starts_with("sm_90") || chip.starts_with("sm_100") ||
+      chip.starts_with("sm_103"))
+    return 227 * 1024;
+  if (chip.starts_with("sm_80") || chip.starts_with("sm_87"))
+    return 163 * 1024;
+  return 99 * 1024; // sm_86, sm_89, sm_120
+}
+
+int64_t NVVMTargetInfo::getMaxSharedBytes() const {
+  return maxSharedBytesPerBlock(getChip());
+}
+
+/// `red.global.add.v2.f32` needs sm_90 and PTX 8.1.
+bool NVVMTargetInfo::hasPairedF32AtomicAdd() const {
+  StringRef chip = target.getChip();
+  int sm = 0, ptx = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, sm) || sm < 90)
+    return false;
+  StringRef features = target.getFeatures();
+  size_t at = features.find("+ptx");
+  if (at == StringRef::npos ||
+      features.drop_front(at + 4)
+          .take_while(llvm::isDigit)
+          .getAsInteger(10, ptx) ||
+      ptx < 81)
+    return false;
+  return true;
+}
+
+/// The PTX approximate instructions (ex2, lg2, rsqrt, sin, cos: relative
+/// error about 2^-22). ex2 flushes subnormals (results below 2^-126 become
+/// 0): without .ftz, ptxas wraps every MUFU.EX2 in a range test and two
+/// multiplies, three extra instructions per element of an attention
+/// softmax.
+StringRef NVVMTargetInfo::getMathIntrinsic(MathIntrinsic fn) const {
+  switch (fn) {
+  case MathIntrinsic::exp2:
+    return "llvm.nvvm.ex2.approx.ftz.f32";
+  case MathIntrinsic::log2:
+    return "llvm.nvvm.lg2.approx.f";
+  case MathIntrinsic::rsqrt:
+    return "llvm.nvvm.rsqrt.approx.f";
+  case MathIntrinsic::sin:
+    return "llvm.nvvm.sin.approx.f";
+  case MathIntrinsic::cos:
+    return "llvm.nvvm.cos.approx.f";
+  case MathIntrinsic::floor:
+  case MathIntrinsic::ceil:
+    return "";
+  }
+  llvm_unreachable("math intrinsic");
+}
+
+//===----------------------------------------------------------------------===//
+// Emitters
+//===----------------------------------------------------------------------===//
+
+Value NVVMTargetInfo::emitGridDim(OpBuilder &b, Location loc, int d,
+                                  int64_t blockSize) const {
+  gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                           gpu::Dimension::z};
+  return gpu::GridDimOp::create(b, loc, dims[d]);
+}
+
+void NVVMTargetInfo::emitBarrier(OpBuilder &b, Location loc, int64_t id,
+                                 int64_t threads) const {
+  if (id == 0) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  NVVM::BarrierOp::create(b, loc, Type(), i32(id), i32(threads),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+void NVVMTargetInfo::emitAsyncCopy(OpBuilder &b, Location loc, Value dst,
+                                   Value dstIdx, Value src, ValueRange srcIdx,
+                                   int64_t width, Value count,
+                                   bool bypassL1) const {
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, ValueRange{dstIdx},
+                                   src, srcIdx, b.getIndexAttr(width), count,
+                                   bypassL1 ? b.getUnitAttr() : UnitAttr());
+}
+
+void NVVMTargetInfo::emitAsyncCommit(OpBuilder &b, Location loc) const {
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+void NVVMTargetInfo::emitAsyncWait(OpBuilder &b, Location loc,
+                                   int64_t pending) const {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+}
+
+void NVVMTargetInfo::emitAsyncProxyFence(OpBuilder &b, Location loc) const {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+void NVVMTargetInfo::emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr,
+                                         Value lo, Value hi) const {
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange{}, ValueRange{ptr, lo, hi},
+      "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+void NVVMTargetInfo::finalizeKernel(gpu::GPUFuncOp func) const {
+  // A 16-bit float fma (T.hfma2's pairs) is one instruction; left to the
+  // math lowering it would become a float32 libdevice call.
+  func.walk([&](math::FmaOp op) {
+    Type element = getElementTypeOrSelf(op.getType());
+    if (!element.isF16() && !element.isBF16())
+      return;
+    OpBuilder b(op);
+    op.replaceAllUsesWith(
+        LLVM::FMAOp::create(b, op.getLoc(), op.getA(), op.getB(), op.getC())
+            .getResult());
+    op.erase();
+  });
+  // Float multiplies and adds may contract into fma, as CUDA compiles by
+  // default (-fmad=true): the softmax's x * scale - m * scale is one FFMA
+  // instead of a rounded multiply and a subtract.
+  func.walk([&](arith::ArithFastMathInterface op) {
+    if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op))
+      return;
+    op->setAttr(op.getFastMathAttrName(),
+                arith::FastMathFlagsAttr::get(
+                    op->getContext(), op.getFastMathFlagsAttr().getValue() |
+                                          arith::FastMathFlags::contract));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Op families
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<KernelLowering>
+NVVMTargetInfo::createLowering(KernelOp kernel, func::FuncOp func) const {
+  return std::make_unique<NVVMKernelLowering>(kernel, func, *this);
+}
+
+LogicalResult NVVMTargetInfo::prepareKernel(KernelLowering &kl) const {
+  if (tmaStore)
+    nvvmLowering(kl).chooseTmaStores();
+  return nvvmLowering(kl).collectTensorMaps();
+}
+
+void NVVMTargetInfo::annotateKernel(KernelLowering &kl, OpBuilder &b) const {
+  if (kl.producerThreads) // a register cap at entry, for setmaxnreg
+    kl.gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+  if (!kl.clusterDims.empty()) {
+    SmallVector<int32_t> dims(kl.clusterDims.begin(), kl.clusterDims.end());
+    kl.gpuFunc->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                        b.getDenseI32ArrayAttr(dims));
+  }
+}
+
+void NVVMTargetInfo::emitKernelPrologue(KernelLowering &kl,
+                                        OpBuilder &b) const {
+  if (!kl.barrierInits.empty())
+    nvvmLowering(kl).initBarriers(b);
+}
+
+/// No block of a cluster may leave while another can still write to its
+/// shared memory or barriers.
+void NVVMTargetInfo::emitKernelEpilogue(KernelLowering &kl,
+                                        OpBuilder &b) const {
+  if (!kl.clusterDims.empty())
+    nvvmLowering(kl).clusterSync(b);
+}
+
+std::optional<LogicalResult>
+NVVMTargetInfo::lowerSyncOp(KernelLowering &kl, Operation *op, OpBuilder &b,
+                            IRMapping &map, Context &ctx) const {
+  return nvvmLowering(kl).lowerNVVMSyncOp(op, b, map, ctx);
+}
+
+LogicalResult NVVMTargetInfo::lowerBarrierCopy(KernelLowering &kl, CopyOp op,
+                                               OpBuilder &b,
+                                               IRMapping &map) const {
+  return nvvmLowering(kl).lowerTmaCopy(op, b, map);
+}
+
+LogicalResult NVVMTargetInfo::lowerStagedStore(KernelLowering &kl, CopyOp op,
+                                               OpBuilder &b,
+                                               IRMapping &map) const {
+  return nvvmLowering(kl).lowerTmaStore(op, b, map);
+}
+
+LogicalResult NVVMTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,
+                                        OpBuilder &b, const Buffer &a,
+                                        const Buffer &bb, const Buffer &c,
+                                        ArrayRef<int64_t> aRegs) const {
+  if (op->hasAttr("mfma"))
+    return op.emitOpError("an MFMA gemm needs an AMD target");
+  if (op->hasAttr("wgmma"))
+    return nvvmLowering(kl).gemmWgmma(op, b, a, bb, c, aRegs);
+  return nvvmLowering(kl).gemmMma(op, b, a, bb, c, aRegs);
+}
+
+LogicalResult NVVMTargetInfo::lowerGemmSp(KernelLowering &kl, GemmSpOp op,
+                                          OpBuilder &b, const Buffer &a,
+                                          const Buffer &e, const Buffer &bb,
+                                          const Buffer &c) const {
+  if (op->hasAttr("wgmma"))
+    return nvvmLowering(kl).gemmSpWgmma(op, b, a, e, bb, c);
+  if (op->hasAttr("warp_partition"))
+    return nvvmLowering(kl).gemmSpMma(op, b, a, e, bb, c);
+  return op.emitOpError("was not assigned to the sparse tensor cores by "
+                        "layout inference");
+}
+
+/// CUDA's `__assertfail(message, file, line, function, charSize)` (a ptxas
+/// system call: the driver prints "file:line: function: block: [..],
+/// thread: [..] Assertion `message` failed." and the launch fails with an
+/// assertion error).
+void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
+                                       OpBuilder &b, Value failed) const {
+  Location loc = kl.loc;
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto fail = kl.gpuModule.lookupSymbol<LLVM::LLVMFuncOp>("__assertfail");
+  if (!fail) {
+    OpBuilder mb = OpBuilder::atBlockBegin(kl.gpuModule.getBody());
+    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            {ptr, ptr, i32, ptr, i64});
+    fail = LLVM::LLVMFuncOp::create(mb, loc, "__assertfail", type);
+  }
+  auto [file, line] = op.getSourcePosition();
+  guarded(b, loc, failed, [&](OpBuilder &gb) {
+    SmallVector<Value> args = {
+        kl.gpuModuleString(gb, "__tile_assert_msg_", op.getMsg()),
+        kl.gpuModuleString(gb, "__tile_assert_file_", file),
+        arith::ConstantIntOp::create(gb, loc, i32, line),
+        kl.gpuModuleString(gb, "__tile_assert_func_", kl.func.getName()),
+        arith::ConstantIntOp::create(gb, loc, i64, 1)};
+    LLVM::CallOp::create(gb, loc, fail, args);
+  });
+}

@@ -1,0 +1,486 @@
+//===- WarpSpecialize.cpp - TMA, mbarriers, warp specialization
+//-------------===//
+//
+// Part of tilelang-mlir.
+//
+// NVIDIA's asynchronous data movement (sm_90a): tensor maps and TMA loads
+// and stores (the epilogue through a staging buffer), mbarriers (init, wait,
+// arrive, across a cluster), and warp-specialized kernels (producer and
+// consumer roles, setmaxnreg, named barriers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NVVMKernelLowering.h"
+#include "dialects/Tile/Utils/BufferUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+/// The synchronization ops of NVIDIA targets: warp specialization, the
+/// wgmma wait, and waits and arrivals on mbarriers; none for other ops.
+std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
+                                                                 OpBuilder &b,
+                                                                 IRMapping &map,
+                                                                 Context &ctx) {
+  if (auto ws = dyn_cast<WarpSpecializeOp>(op))
+    return lowerWarpSpecialize(ws, b, map, ctx);
+  if (auto wait = dyn_cast<GemmWaitOp>(op)) {
+    if (!usesAsyncProxy)
+      return success();
+    // ptxas moves a wgmma wait above independent work that the PTX puts
+    // before it (the rotated attention loop's softmax); it keeps the order
+    // across a nanosleep.
+    if (wait->hasAttr("tile.sched_barrier"))
+      NVVM::NanosleepOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, wait.getPending());
+    return success();
+  }
+  if (auto wait = dyn_cast<BarrierWaitOp>(op)) {
+    Value ptr = barrierPtr(b, wait.getBarriers(), wait.getIndex(), map);
+    Value parity = arith::IndexCastUIOp::create(
+        b, loc, b.getI32Type(), map.lookupOrDefault(wait.getParity()));
+    // Poll try_wait (which may suspend the thread for a system-defined
+    // time) until the phase completed.
+    auto scope = NVVM::MemScopeKind::CTA;
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    {
+      Block *before = b.createBlock(&loop.getBefore());
+      OpBuilder wb = OpBuilder::atBlockEnd(before);
+      Value done = NVVM::MBarrierTryWaitOp::create(
+          wb, loc, wb.getI1Type(), ptr, parity, Value(), scope, false);
+      Value pending = arith::XOrIOp::create(
+          wb, loc, done,
+          arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1));
+      scf::ConditionOp::create(wb, loc, pending, ValueRange{});
+      Block *after = b.createBlock(&loop.getAfter());
+      OpBuilder ab = OpBuilder::atBlockEnd(after);
+      scf::YieldOp::create(ab, loc);
+    }
+    b.setInsertionPointAfter(loop);
+    return success();
+  }
+  if (auto arrive = dyn_cast<BarrierArriveOp>(op)) {
+    Value ptr = barrierPtr(b, arrive.getBarriers(), arrive.getIndex(), map);
+    if (std::optional<int64_t> tx = arrive.getExpectTx()) {
+      Value bytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), *tx);
+      guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+        NVVM::MBarrierArriveExpectTxOp::create(gb, loc, Type(), ptr, bytes,
+                                               NVVM::MemScopeKind::CTA,
+                                               /*relaxed=*/false, Value());
+      });
+      return success();
+    }
+    // One arrival per warp, after its lanes converged.
+    NVVM::SyncWarpOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
+    Value lane0 = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32)), cIdx(b, loc, 0));
+    guarded(b, loc, lane0, [&](OpBuilder &gb) {
+      if (!arrive.getCluster() || clusterDims.empty()) {
+        NVVM::MBarrierArriveOp::create(gb, loc, gb.getI64Type(), ptr, Value());
+        return;
+      }
+      // The same barrier in every block of the cluster.
+      auto clusterPtr = LLVM::LLVMPointerType::get(gb.getContext(), 7);
+      for (int64_t r = 0; r < clusterBlocks(); ++r) {
+        Value remote = NVVM::MapaOp::create(
+            gb, loc, clusterPtr, ptr,
+            arith::ConstantIntOp::create(gb, loc, gb.getI32Type(), r));
+        // Release at CTA scope (as CUTLASS does): consumers only read the
+        // slot, through wgmma, which completed before.
+        NVVM::MBarrierArriveOp::create(gb, loc, Type(), remote, Value(),
+                                       NVVM::MemScopeKind::CTA, false);
+      }
+    });
+    return success();
+  }
+  return std::nullopt;
+}
+
+/// Thread 0 initializes every barrier; the fence makes the initialization
+/// visible to the async proxy (TMA), the barrier to all threads.
+void NVVMKernelLowering::initBarriers(OpBuilder &b) {
+  guarded(b, loc, isThreadZero(b), [&](OpBuilder &gb) {
+    for (auto [memref, arrivals] : barrierInits) {
+      int64_t n = cast<MemRefType>(memref.getType()).getNumElements();
+      Value count =
+          arith::ConstantIntOp::create(gb, loc, gb.getI32Type(), arrivals);
+      for (int64_t i = 0; i < n; ++i)
+        NVVM::MBarrierInitOp::create(
+            gb, loc, sharedPtr(gb, memref, cIdx(gb, loc, 8 * i)), count,
+            Value());
+    }
+    NVVM::FenceMbarrierInitOp::create(gb, loc);
+  });
+  // The other blocks of a cluster multicast into this block's memory and
+  // arrive on its barriers: all must be initialized first.
+  if (clusterDims.empty())
+    gpu::BarrierOp::create(b, loc);
+  else
+    clusterSync(b);
+}
+
+void NVVMKernelLowering::clusterSync(OpBuilder &b) {
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+}
+
+/// `copy` goes through tensor map `m` (one per parameter, box and swizzle).
+void NVVMKernelLowering::useTensorMap(CopyOp copy, const TensorMap &m) {
+  auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
+    return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
+  });
+  if (it == tensorMaps.end()) {
+    tensorMaps.push_back(m);
+    it = std::prev(tensorMaps.end());
+  }
+  copyTensorMap[copy] = it - tensorMaps.begin();
+}
+
+/// One tensor map per (source tensor, box, swizzle) of the copies through
+/// barriers. A destination whose rows are wider than its swizzle span is
+/// filled panel by panel: the box is one panel wide.
+LogicalResult NVVMKernelLowering::collectTensorMaps() {
+  WalkResult result = kernel.walk([&](CopyOp copy) -> WalkResult {
+    if (!copy.getBarrier())
+      return WalkResult::advance();
+    auto arg = dyn_cast<BlockArgument>(copy.getSrc());
+    if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
+      return copy.emitOpError("a TMA copy must read a kernel argument");
+    AllocSharedOp alloc = sharedAllocOf(copy.getDst());
+    if (!alloc)
+      return copy.emitOpError("a TMA copy must write a tile.alloc_shared");
+    int64_t swizzle =
+        alloc.getSwizzleAttr() ? alloc.getSwizzleAttr().getBytes() : 0;
+    int64_t eb = elementBytes(alloc.getType().getElementType());
+    int64_t span = sharedPanelElements(alloc.getType().getShape(), eb, swizzle);
+    SmallVector<int64_t> box(copy.getSrcSizes());
+    if (span)
+      box.back() = span;
+    if (swizzle && box.back() * eb > swizzle)
+      return copy.emitOpError("a TMA box row of ")
+             << box.back() * eb << " bytes exceeds the " << swizzle
+             << "-byte swizzle of its destination";
+    useTensorMap(copy, {arg.getArgNumber(), box, swizzle});
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  // Epilogue stores: boxes of one panel of the staging buffer.
+  kernel.walk([&](CopyOp copy) {
+    if (!tmaStores.contains(copy))
+      return;
+    auto arg = cast<BlockArgument>(copy.getDst());
+    auto type = cast<MemRefType>(copy.getDst().getType());
+    int64_t eb = elementBytes(type.getElementType());
+    SmallVector<int64_t> box(copy.getDstSizes());
+    box.back() = 128 / eb;
+    useTensorMap(copy, {arg.getArgNumber(), box, 128});
+  });
+  return success();
+}
+
+/// Epilogues through TMA stores: in the consumer of a warp-specialized
+/// kernel, a copy of a whole 2-d fragment to a kernel argument (16-byte
+/// rows, 2- or 4-byte elements, at most 256 rows, whole 128-byte panels)
+/// when a staging buffer of the fragment's size in the output type fits in
+/// shared memory beside everything else.
+void NVVMKernelLowering::chooseTmaStores() {
+  WarpSpecializeOp ws;
+  kernel.walk([&](WarpSpecializeOp w) { ws = w; });
+  if (!ws)
+    return;
+  int64_t need = 0;
+  SmallVector<Operation *> found;
+  ws.getConsumer().walk([&](CopyOp copy) {
+    auto frag = copy.getSrc().getDefiningOp<AllocFragmentOp>();
+    auto arg = dyn_cast<BlockArgument>(copy.getDst());
+    if (!frag || !arg || arg.getOwner()->getParentOp() != func.getOperation())
+      return;
+    MemRefType src = frag.getType();
+    auto dst = cast<MemRefType>(copy.getDst().getType());
+    if (src.getRank() != 2 || dst.getRank() != 2 ||
+        !dst.getLayout().isIdentity())
+      return;
+    if (ArrayRef<int64_t>(copy.getSrcSizes()) != src.getShape() ||
+        ArrayRef<int64_t>(copy.getDstSizes()) != src.getShape())
+      return;
+    for (Value o : copy.getSrcOffsets())
+      if (!matchPattern(o, m_Zero()))
+        return;
+    int64_t eb = elementBytes(dst.getElementType());
+    if ((eb != 2 && eb != 4) || ShapedType::isDynamic(dst.getDimSize(1)) ||
+        (dst.getDimSize(1) * eb) % 16)
+      return;
+    int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
+    if (rows > 256 || cols % (128 / eb))
+      return;
+    need = std::max(need, rows * cols * eb);
+    found.push_back(copy);
+  });
+  if (found.empty())
+    return;
+  // The footprint planSharedMemory will give, with the staging buffer.
+  int64_t total =
+      llvm::alignTo(llvm::alignTo(placeShared(nullptr), 1024) + need, 128) +
+      kernelScratchNeed() + 1024;
+  if (total > target.getMaxSharedBytes())
+    return;
+  tmaStores.insert(found.begin(), found.end());
+  stagingBytes = need;
+}
+
+/// The epilogue copy of a fragment through the staging buffer: once the
+/// previous TMA stores have read the buffer, the role's threads write the
+/// fragment into it (128-byte swizzle, panels), fence it for the async
+/// proxy, and one thread issues a TMA store per panel and commits them as
+/// one bulk group, left in flight.
+LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
+                                                IRMapping &map) {
+  FailureOr<Side> src =
+      sideOf(op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), b, map);
+  if (failed(src))
+    return failure();
+  MLIRContext *ctx = b.getContext();
+  Type et = cast<MemRefType>(op.getDst().getType()).getElementType();
+  int64_t eb = elementBytes(et);
+  int64_t rows = src->buf.shape[0], cols = src->buf.shape[1];
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Buffer staging;
+  staging.kind = BufferKind::Shared;
+  staging.memref = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({rows * cols}, et, MemRefLayoutAttrInterface(),
+                      workgroup),
+      smem, smemAt(b, stagingOffset), ValueRange{});
+  staging.shape = {rows, cols};
+  staging.elementType = et;
+  staging.allocShape = {rows, cols};
+  staging.viewOffsets.assign(2, Value());
+  staging.viewDims = {0, 1};
+  staging.swizzle = 128;
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                         gb.getUnitAttr());
+  });
+  barrier(b);
+  Side dst{staging, {cIdx(b, loc, 0), cIdx(b, loc, 0)}, {rows, cols}};
+  copyFragmentMemory(b, *src, dst, /*toMemory=*/true);
+  target.emitAsyncProxyFence(b, loc);
+  barrier(b);
+  unsigned mapIndex = copyTensorMap.lookup(op);
+  Value desc = gpuFunc.getArgument(mapIndex);
+  int64_t width = tensorMaps[mapIndex].box.back();
+  Value row = map.lookupOrDefault(op.getDstOffsets()[0]);
+  Value col = map.lookupOrDefault(op.getDstOffsets()[1]);
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+    for (int64_t c0 = 0; c0 < cols; c0 += width) {
+      Value c = c0 ? arith::AddIOp::create(gb, loc, col, cIdx(gb, loc, c0))
+                         .getResult()
+                   : col;
+      SmallVector<Value> coords = {
+          arith::IndexCastOp::create(gb, loc, gb.getI32Type(), c),
+          arith::IndexCastOp::create(gb, loc, gb.getI32Type(), row)};
+      Value elems =
+          emitSharedOffset(gb, loc, staging.allocShape,
+                           {cIdx(gb, loc, 0), cIdx(gb, loc, c0)}, eb, 128,
+                           /*applySwizzle=*/false);
+      Value ptr =
+          sharedPtr(gb, staging.memref,
+                    arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          gb, loc, desc, ptr, coords, Value(),
+          NVVM::TMAStoreModeAttr::get(ctx, NVVM::TMAStoreMode::TILE), Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(gb, loc);
+  });
+  return success();
+}
+
+/// A copy through a barrier: the role's first thread issues one TMA load
+/// per panel of the destination (see collectTensorMaps); they complete on
+/// the barrier's transaction count.
+LogicalResult NVVMKernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
+                                               IRMapping &map) {
+  FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
+  if (failed(dst))
+    return failure();
+  const TensorMap &tm = tensorMaps[copyTensorMap.lookup(op)];
+  Value desc = gpuFunc.getArgument(copyTensorMap.lookup(op));
+  int64_t eb = elementBytes(dst->elementType);
+  int64_t cols = op.getSrcSizes().back();
+  int64_t width = tm.box.back();
+  Value bar = barrierPtr(b, op.getBarrier(), op.getBarrierIndex(), map);
+  SmallVector<Value> srcOffsets;
+  for (Value o : op.getSrcOffsets())
+    srcOffsets.push_back(map.lookupOrDefault(o));
+  SmallVector<Value> dstOffsets;
+  for (Value o : op.getDstOffsets())
+    dstOffsets.push_back(map.lookupOrDefault(o));
+  int64_t share = op.getMulticast().value_or(1);
+  int64_t boxes = (cols + width - 1) / width;
+  if (share > 1 && (clusterBlocks() != share || boxes % share))
+    return op.emitOpError("a multicast copy needs a cluster of ")
+           << share << " blocks and a multiple of " << share << " boxes";
+  Value rank;
+  if (share > 1)
+    rank = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        NVVM::ClusterId::create(b, loc, b.getI32Type()));
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &lb) {
+    for (int64_t c0 = 0; c0 < cols; c0 += width) {
+      // With multicast, block rank r issues boxes [r, r + 1) * boxes/share.
+      OpBuilder gb = lb;
+      scf::IfOp owner;
+      if (share > 1) {
+        int64_t who = (c0 / width) / (boxes / share);
+        owner = scf::IfOp::create(
+            lb, loc,
+            arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, rank,
+                                  cIdx(lb, loc, who)),
+            /*withElseRegion=*/false);
+        gb = OpBuilder::atBlockTerminator(owner.thenBlock());
+      }
+      // Coordinates, innermost first, as i32.
+      SmallVector<Value> coords;
+      for (int64_t d = srcOffsets.size() - 1; d >= 0; --d) {
+        Value o = srcOffsets[d];
+        if (d == (int64_t)srcOffsets.size() - 1 && c0)
+          o = arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0));
+        coords.push_back(
+            arith::IndexCastOp::create(gb, loc, gb.getI32Type(), o));
+      }
+      // The destination of this panel: element (0, ..., c0) of the view.
+      SmallVector<Value> at(dst->viewOffsets.begin(), dst->viewOffsets.end());
+      for (auto [k, o] : llvm::enumerate(dstOffsets)) {
+        Value v = k + 1 == dstOffsets.size() && c0
+                      ? arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0))
+                            .getResult()
+                      : o;
+        Value &a = at[dst->viewDims[k]];
+        a = a ? arith::AddIOp::create(gb, loc, a, v).getResult() : v;
+      }
+      for (Value &a : at)
+        if (!a)
+          a = cIdx(gb, loc, 0);
+      Value elems = emitSharedOffset(gb, loc, dst->allocShape, at, eb,
+                                     dst->swizzle, /*applySwizzle=*/false);
+      Value ptr =
+          sharedPtr(gb, dst->memref,
+                    arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
+      Value cluster = LLVM::AddrSpaceCastOp::create(
+          gb, loc, LLVM::LLVMPointerType::get(gb.getContext(), 7), ptr);
+      Value mask;
+      if (share > 1)
+        mask = arith::ConstantIntOp::create(gb, loc, gb.getI16Type(),
+                                            (1 << share) - 1);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          gb, loc, cluster, desc, coords, bar, ValueRange{}, mask, Value(),
+          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+          NVVM::CTAGroupKindAttr(), Value());
+    }
+  });
+  return success();
+}
+
+/// The producer warpgroup(s) run one region, the kernel's threads the other;
+/// the producer hands its registers to the consumers.
+LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
+                                                      OpBuilder &b,
+                                                      IRMapping &map,
+                                                      Context &ctx) {
+  int64_t total = numThreads + producerThreads;
+  // Registers per thread: the cap at entry is 64K / total in steps of 8
+  // (ptxas allocates that much when setmaxnreg is used); the producer keeps
+  // 40, and setmaxnreg.inc can only hand the consumers what the block's own
+  // producers released: asking for more blocks forever (640 threads: 96 at
+  // entry, 112 asked, 104 possible). At most 240 each.
+  int64_t entryRegs = (65536 / total) / 8 * 8;
+  int64_t consumerRegs = std::min<int64_t>(
+      240,
+      (entryRegs + (entryRegs - 40) * producerThreads / numThreads) / 8 * 8);
+  bool adjust = total > 128 && consumerRegs > entryRegs;
+  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           tid, cIdx(b, loc, numThreads));
+  auto ifOp = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
+  LogicalResult status = success();
+  int64_t savedBase = roleBase, savedThreads = roleThreads,
+          savedBarrier = roleBarrier;
+  {
+    OpBuilder pb = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+    if (adjust)
+      NVVM::SetMaxRegisterOp::create(pb, loc, 40,
+                                     NVVM::SetMaxRegisterAction::decrease);
+    roleBase = numThreads;
+    roleThreads = producerThreads;
+    roleBarrier = 2;
+    if (failed(lowerBlock(op.getProducer().front(), pb, map, ctx)))
+      status = failure();
+  }
+  if (succeeded(status)) {
+    OpBuilder cb = OpBuilder::atBlockTerminator(ifOp.elseBlock());
+    if (adjust)
+      NVVM::SetMaxRegisterOp::create(cb, loc, consumerRegs,
+                                     NVVM::SetMaxRegisterAction::increase);
+    roleBase = 0;
+    roleThreads = numThreads;
+    roleBarrier = 1;
+    // Warpgroups taking turns at gemms (takesTurns): the last one lets the
+    // first go first, and the first takes the last one's final hand-over at
+    // the end, so that every arrival on a turn barrier is waited for.
+    // A turn spanning two gemms needs both to take turns; otherwise
+    // neither does (an unmatched arrival or wait would hang).
+    bool spansOk = true;
+    op.getConsumer().walk([&](GemmOp g) {
+      if ((g->hasAttr("pingpong_begin") || g->hasAttr("pingpong_end")) &&
+          !takesTurns(g))
+        spansOk = false;
+    });
+    if (!spansOk)
+      op.getConsumer().walk([&](GemmOp g) {
+        g->removeAttr("pingpong_begin");
+        g->removeAttr("pingpong_end");
+      });
+    bool turns = false;
+    op.getConsumer().walk([&](GemmOp g) { turns |= takesTurns(g); });
+    Value wg, isFirst;
+    auto i32 = [&](int64_t v) {
+      return arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), v);
+    };
+    if (turns) {
+      wg = arith::DivUIOp::create(cb, loc, tid, cIdx(cb, loc, 128));
+      isFirst = arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::eq, wg,
+                                      cIdx(cb, loc, 0));
+      Value isLast =
+          arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::eq, wg,
+                                cIdx(cb, loc, numThreads / 128 - 1));
+      guarded(cb, loc, isLast, [&](OpBuilder &gb) {
+        NVVM::BarrierArriveOp::create(gb, loc, i32(kTurnBarrier), i32(256));
+      });
+    }
+    if (failed(lowerBlock(op.getConsumer().front(), cb, map, ctx)))
+      status = failure();
+    // Shared memory must outlive the TMA stores reading it.
+    if (!tmaStores.empty())
+      guarded(cb, loc, isRoleLeader(cb), [&](OpBuilder &gb) {
+        NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                             UnitAttr());
+      });
+    if (turns)
+      guarded(cb, loc, isFirst, [&](OpBuilder &gb) {
+        NVVM::BarrierOp::create(gb, loc, Type(), i32(kTurnBarrier), i32(256),
+                                NVVM::BarrierReductionAttr(), Value());
+      });
+  }
+  roleBase = savedBase;
+  roleThreads = savedThreads;
+  roleBarrier = savedBarrier;
+  return status;
+}

@@ -1,0 +1,169 @@
+//===- ROCDLTargetInfo.cpp - AMD targets of the GPU lowering --------------===//
+//
+// Part of tilelang-mlir.
+//
+// What the target-neutral lowering asks of an AMD CDNA GPU; the MFMA gemm
+// it hands over is in Mfma.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Conversion/TileToROCDL/ROCDLTargetInfo.h"
+#include "ROCDLKernelLowering.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// Facts
+//===----------------------------------------------------------------------===//
+
+/// The local data share one workgroup may use.
+int64_t ROCDLTargetInfo::getMaxSharedBytes() const {
+  return getChip().starts_with("gfx950") ? 160 * 1024 : 64 * 1024;
+}
+
+/// Per-thread storage goes to the private address space.
+Attribute ROCDLTargetInfo::getPrivateMemorySpace(MLIRContext *ctx) const {
+  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Private);
+}
+
+/// AMDGPU's intrinsics, and LLVM intrinsics the AMDGPU backend lowers
+/// natively (MLIR's ROCDL conversion would send the math dialect's versions
+/// to device-library calls, which this build cannot link).
+StringRef ROCDLTargetInfo::getMathIntrinsic(MathIntrinsic fn) const {
+  switch (fn) {
+  case MathIntrinsic::exp2:
+    return "llvm.amdgcn.exp2.f32";
+  case MathIntrinsic::log2:
+    return "llvm.amdgcn.log.f32";
+  case MathIntrinsic::rsqrt:
+    return "llvm.amdgcn.rsq.f32";
+  case MathIntrinsic::sin:
+    return "llvm.sin.f32";
+  case MathIntrinsic::cos:
+    return "llvm.cos.f32";
+  case MathIntrinsic::floor:
+    return "llvm.floor.f32";
+  case MathIntrinsic::ceil:
+    return "llvm.ceil.f32";
+  }
+  llvm_unreachable("math intrinsic");
+}
+
+//===----------------------------------------------------------------------===//
+// Emitters
+//===----------------------------------------------------------------------===//
+
+/// MLIR's ROCDL lowering of gpu.grid_dim calls the device library
+/// (__ockl_get_num_groups), which is not linked: the HSA dispatch packet
+/// holds the grid in work-items (u32 grid_size_x/y/z at bytes 12/16/20), a
+/// multiple of the block size, which is static here.
+Value ROCDLTargetInfo::emitGridDim(OpBuilder &b, Location loc, int d,
+                                   int64_t blockSize) const {
+  auto constant = LLVM::LLVMPointerType::get(b.getContext(), 4);
+  Value packet = LLVM::CallIntrinsicOp::create(
+                     b, loc, constant,
+                     b.getStringAttr("llvm.amdgcn.dispatch.ptr"), ValueRange{})
+                     .getResult(0);
+  Value field = LLVM::GEPOp::create(b, loc, constant, b.getI8Type(), packet,
+                                    ArrayRef<LLVM::GEPArg>{12 + 4 * d});
+  Value items = LLVM::LoadOp::create(b, loc, b.getI32Type(), field,
+                                     /*alignment=*/4, /*isVolatile=*/false,
+                                     /*isNonTemporal=*/false,
+                                     /*isInvariant=*/true);
+  Value n = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), items);
+  return blockSize == 1
+             ? n
+             : arith::DivUIOp::create(b, loc, n, cIdx(b, loc, blockSize))
+                   .getResult();
+}
+
+/// Waves have no named barriers (no warp specialization): the block's.
+void ROCDLTargetInfo::emitBarrier(OpBuilder &b, Location loc, int64_t id,
+                                  int64_t threads) const {
+  assert(id == 0 && "named barriers on an AMD target");
+  gpu::BarrierOp::create(b, loc);
+}
+
+void ROCDLTargetInfo::emitAsyncCopy(OpBuilder &b, Location loc, Value dst,
+                                    Value dstIdx, Value src, ValueRange srcIdx,
+                                    int64_t width, Value count,
+                                    bool bypassL1) const {
+  llvm_unreachable("AMD targets have no asynchronous copies");
+}
+
+void ROCDLTargetInfo::emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr,
+                                          Value lo, Value hi) const {
+  llvm_unreachable("AMD targets have no paired atomic adds");
+}
+
+//===----------------------------------------------------------------------===//
+// Op families
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<KernelLowering>
+ROCDLTargetInfo::createLowering(KernelOp kernel, func::FuncOp func) const {
+  return std::make_unique<ROCDLKernelLowering>(kernel, func, *this);
+}
+
+LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
+  if (isa<WarpSpecializeOp, BarrierWaitOp, BarrierArriveOp>(op))
+    return op->emitError("warp specialization and transaction barriers are "
+                         "NVIDIA (sm_90a) features");
+  if (isa<PrintOp>(op))
+    return op->emitError("T.print is not supported on ROCm targets yet "
+                         "(device printf needs the ROCm device libraries)");
+  if (auto gemm = dyn_cast<GemmSpOp>(op))
+    return gemm.emitOpError("T.gemm_sp is not supported on ROCm targets");
+  return success();
+}
+
+/// Gemms are synchronous here: a gemm wait has nothing to wait for.
+std::optional<LogicalResult>
+ROCDLTargetInfo::lowerSyncOp(KernelLowering &kl, Operation *op, OpBuilder &b,
+                             IRMapping &map, Context &ctx) const {
+  if (isa<WarpSpecializeOp, BarrierWaitOp, BarrierArriveOp>(op))
+    return checkSupported(op);
+  if (isa<GemmWaitOp>(op))
+    return success();
+  return std::nullopt;
+}
+
+LogicalResult ROCDLTargetInfo::lowerBarrierCopy(KernelLowering &kl, CopyOp op,
+                                                OpBuilder &b,
+                                                IRMapping &map) const {
+  return op.emitOpError("copies through transaction barriers (TMA) are "
+                        "NVIDIA (sm_90a) features");
+}
+
+LogicalResult ROCDLTargetInfo::lowerStagedStore(KernelLowering &kl, CopyOp op,
+                                                OpBuilder &b,
+                                                IRMapping &map) const {
+  return op.emitOpError("TMA stores are NVIDIA (sm_90a) features");
+}
+
+LogicalResult ROCDLTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,
+                                         OpBuilder &b, const Buffer &a,
+                                         const Buffer &bb, const Buffer &c,
+                                         ArrayRef<int64_t> aRegs) const {
+  if (!op->hasAttr("mfma") || !aRegs.empty())
+    return op.emitOpError("mma.sync and wgmma gemms need an NVIDIA target");
+  return rocdlLowering(kl).gemmMfma(op, b, a, bb, c);
+}
+
+LogicalResult ROCDLTargetInfo::lowerGemmSp(KernelLowering &kl, GemmSpOp op,
+                                           OpBuilder &b, const Buffer &a,
+                                           const Buffer &e, const Buffer &bb,
+                                           const Buffer &c) const {
+  return checkSupported(op);
+}
+
+/// A trap (printing needs the device libraries, which are not linked),
+/// which aborts the dispatch.
+void ROCDLTargetInfo::emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
+                                        OpBuilder &b, Value failed) const {
+  Location loc = kl.loc;
+  guarded(b, loc, failed, [&](OpBuilder &gb) { LLVM::Trap::create(gb, loc); });
+}
