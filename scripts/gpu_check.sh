@@ -99,8 +99,9 @@ run_bench() {
   python3 "benchmarks/${BENCH[$name]}.py" "$@" 2>&1 | tee "${OUT:-/tmp}/${name}_bench.log"
   exit "${PIPESTATUS[0]}"
 }
-EXAMPLES=$(ls examples/*/[!_]*.py)  # (_*.py: pieces shared by examples)
-TESTS="test/python/test_kernels.py test/python/test_frontend.py test/python/test_language_surface.py test/python/test_autotune.py test/python/test_device_assert.py test/python/test_flash_attn.py test/python/test_flash_attn_bwd.py test/python/test_mla_decode.py test/python/test_flash_decode.py test/python/test_flash_attn_varlen.py test/python/test_gemm_sp.py test/python/test_dequant.py test/python/test_conversions.py test/python/test_reliability.py"
+EXAMPLES=$(ls examples/*/*.py)
+# The GPU test files, one list for this script and wheel_gpu_check.sh.
+TESTS=$(grep -v "^#" scripts/gpu_tests.txt | tr "\n" " ")
 
 case "${1:-}" in
 prepare)

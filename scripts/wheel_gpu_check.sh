@@ -29,13 +29,14 @@ status=0
 echo "== import and cold compile"
 (cd /tmp && $PY "$OLDPWD/scripts/wheel_timings.py") || status=1
 echo "== examples (JIT on this machine)"
-for ex in examples/gemm/gemm.py examples/softmax/softmax.py; do
-  (cd /tmp && $PY "$OLDPWD/$ex" --target cuda) 2>&1 | tail -8 || status=1
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+for ex in examples/*/*.py; do
+  out=$(cd /tmp && $PY "$OLDPWD/$ex" --target cuda 2>&1); rc=$?
+  echo "-- $ex: exit $rc"; echo "$out" | tail -4
+  [ $rc -eq 0 ] || status=1
 done
-echo "== GPU tests (JIT)"
-$PY -m pytest -q -p no:cacheprovider -m gpu test/python/test_kernels.py test/python/test_frontend.py \
-  test/python/test_language_surface.py test/python/test_cuda_runtime.py -rf 2>&1 | tail -15
+echo "== GPU tests (JIT): scripts/gpu_tests.txt and test_cuda_runtime.py"
+$PY -m pytest -q -p no:cacheprovider -m gpu $(grep -v "^#" scripts/gpu_tests.txt) \
+  test/python/test_cuda_runtime.py test/python/test_examples.py -rf 2>&1 | tail -15
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 $PY -c "import tilelang_mlir, os; print('tests used', os.path.dirname(tilelang_mlir.__file__))"
 exit $status
