@@ -74,8 +74,9 @@ def ConvertTileToROCDL : Pass<"convert-tile-to-rocdl", "ModuleOp"> {
     synchronous (no cp.async: asynchronous copies of the pipeliner become
     plain loads and stores into the multi-buffered LDS, commit and wait
     vanish), math stays in the math dialect for `convert-math-to-llvm`, and
-    the LDS budget is the chip's (64 KB; 160 KB on gfx950). NVIDIA-only
-    constructs (warp specialization, mbarriers, device printf) are errors.
+    the LDS budget is the chip's (chip table: 64 KB; 160 KB on gfx950); a
+    chip missing from the table is refused. NVIDIA-only constructs (warp
+    specialization, mbarriers, device printf) are errors.
 
     ```mlir
     gpu.module @f_kernel [#rocdl.target<chip = "gfx942">] {
@@ -85,7 +86,7 @@ def ConvertTileToROCDL : Pass<"convert-tile-to-rocdl", "ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"gfx942\"",
-           "The AMD architecture (gfx90a, gfx942, gfx950)">
+           "The AMD architecture, a chip of the chip table (gfx942, ...)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -116,11 +117,12 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
   let summary = "Lower tile programs to GPU kernels for NVIDIA GPUs";
   let description = [{
     Outlines every `tile.kernel` into a `gpu.func` kernel inside a
-    `gpu.module` (with an `#nvvm.target` for `chip`), replaces it in the host
-    function by a `gpu.launch_func` (grid, block, dynamic shared memory, and
-    the function's arguments as kernel arguments), and lowers every tile op to
-    per-thread code, following the layouts and swizzles chosen by
-    `tile-layout-inference`:
+    `gpu.module` (with an `#nvvm.target` for `chip`, which must be a chip
+    of the chip table: its shared memory and compute capability are read
+    there), replaces it in the host function by a `gpu.launch_func` (grid,
+    block, dynamic shared memory, and the function's arguments as kernel
+    arguments), and lowers every tile op to per-thread code, following the
+    layouts and swizzles chosen by `tile-layout-inference`:
 
     - shared buffers are views into dynamic shared memory at planned
       offsets, addressed with their XOR swizzle; fragments are per-thread
@@ -172,7 +174,8 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
-           "The NVIDIA architecture (sm_80, sm_90a, ...)">,
+           "The NVIDIA architecture, a chip of the chip table (sm_80, "
+           "sm_90a, ...)">,
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
            "PTX features of the target">,
     Option<"tmaStore", "tma-store", "bool", /*default=*/"true",

@@ -196,7 +196,9 @@ def test_chip_table_is_plain_data():
     assert parse_target("rocm").warp_size == 64 and parse_target("cpu").warp_size == 1
 
 
-def test_the_chip_table_prints_as_an_x_macro():
+def test_the_chip_table_prints_as_an_x_macro(tmp_path):
+    """The build runs the script with an output path (the C++ table,
+    dialects/Tile/Utils/Chips.inc); without one it prints the same text."""
     script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gen_chip_table.py")
     out = subprocess.run([sys.executable, script], capture_output=True, text=True, check=True)
     from tilelang_mlir.base import chips
@@ -204,6 +206,9 @@ def test_the_chip_table_prints_as_an_x_macro():
     rows = [line for line in out.stdout.splitlines() if line.startswith("TILE_CHIP(")]
     assert len(rows) == len(chips.CHIPS)
     assert 'TILE_CHIP("sm_90a", NVIDIA, 90, 32, 232448, 81, 132, 1, 1, 1, 1, 1, 0)' in rows
+    inc = tmp_path / "Chips.inc"
+    subprocess.run([sys.executable, script, str(inc)], check=True)
+    assert inc.read_text() == out.stdout
 
 
 # ---------------------------------------------------------------------------

@@ -6,9 +6,10 @@
 // never asks which vendor it lowers for: it asks a GPUTargetInfo. A target
 // answers three kinds of questions:
 //
-//   facts      the chip, the warp size, the shared-memory budget, whether
-//              the chip has asynchronous copies, which intrinsic computes a
-//              math function;
+//   facts      the chip's row of the chip table (dialects/Tile/Utils/
+//              Chips.h: the warp size, the shared-memory budget), whether
+//              the target has asynchronous copies, which intrinsic computes
+//              a math function;
 //   emitters   small pieces of IR that differ per vendor (a block barrier,
 //              an asynchronous copy, the grid size, a failing assertion);
 //   families   op families that only one vendor has: tensor-core gemms
@@ -27,6 +28,7 @@
 #define TILE_CONVERSION_TILETOGPU_TARGETINFO_H
 
 #include "dialects/Tile/IR/TileOps.h"
+#include "dialects/Tile/Utils/Chips.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -49,6 +51,7 @@ enum class MathIntrinsic { exp2, log2, rsqrt, sin, cos, floor, ceil };
 
 class GPUTargetInfo {
 public:
+  explicit GPUTargetInfo(const ChipInfo &chip) : chip(chip) {}
   virtual ~GPUTargetInfo();
 
   //===--------------------------------------------------------------------===//
@@ -59,11 +62,13 @@ public:
   virtual Attribute getTargetAttr() const = 0;
   /// The platform, as error messages name it ("CUDA", "ROCm").
   virtual StringRef getPlatformName() const = 0;
-  virtual StringRef getChip() const = 0;
+  /// The chip's row of the chip table.
+  const ChipInfo &getChipInfo() const { return chip; }
+  StringRef getChip() const { return chip.name; }
   /// Threads of a warp (wave).
-  virtual int64_t getWarpSize() const = 0;
+  int64_t getWarpSize() const { return chip.warpSize; }
   /// The most shared memory (LDS) one block may use, in bytes.
-  virtual int64_t getMaxSharedBytes() const = 0;
+  int64_t getMaxSharedBytes() const { return chip.maxSharedBytes; }
   /// The memory space of per-thread allocations (null: the default one).
   virtual Attribute getPrivateMemorySpace(MLIRContext *ctx) const = 0;
   /// Whether element and vector loads from shared memory put the stage
@@ -157,6 +162,9 @@ public:
   /// What a device assertion does when `failed` holds.
   virtual void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
                                  OpBuilder &b, Value failed) const = 0;
+
+protected:
+  const ChipInfo &chip;
 };
 
 /// Lowers the one top-level tile.kernel of every function of `module` for

@@ -18,15 +18,14 @@ namespace tile {
 /// wgmma, TMA, mbarriers and warp specialization, PTX approximate math.
 class NVVMTargetInfo : public GPUTargetInfo {
 public:
-  /// `tmaStore`: write warp-specialized epilogues through TMA stores.
-  NVVMTargetInfo(NVVM::NVVMTargetAttr target, bool tmaStore)
-      : target(target), tmaStore(tmaStore) {}
+  /// `chip`: the row of `target`'s chip. `tmaStore`: write
+  /// warp-specialized epilogues through TMA stores.
+  NVVMTargetInfo(NVVM::NVVMTargetAttr target, const ChipInfo &chip,
+                 bool tmaStore)
+      : GPUTargetInfo(chip), target(target), tmaStore(tmaStore) {}
 
   Attribute getTargetAttr() const override { return target; }
   StringRef getPlatformName() const override { return "CUDA"; }
-  StringRef getChip() const override { return target.getChip(); }
-  int64_t getWarpSize() const override { return 32; }
-  int64_t getMaxSharedBytes() const override;
   Attribute getPrivateMemorySpace(MLIRContext *ctx) const override {
     return {};
   }

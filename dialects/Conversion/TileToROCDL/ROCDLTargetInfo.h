@@ -19,13 +19,12 @@ namespace tile {
 /// mbarriers or device printf.
 class ROCDLTargetInfo : public GPUTargetInfo {
 public:
-  explicit ROCDLTargetInfo(ROCDL::ROCDLTargetAttr target) : target(target) {}
+  /// `chip`: the row of `target`'s chip.
+  ROCDLTargetInfo(ROCDL::ROCDLTargetAttr target, const ChipInfo &chip)
+      : GPUTargetInfo(chip), target(target) {}
 
   Attribute getTargetAttr() const override { return target; }
   StringRef getPlatformName() const override { return "ROCm"; }
-  StringRef getChip() const override { return target.getChip(); }
-  int64_t getWarpSize() const override { return 64; }
-  int64_t getMaxSharedBytes() const override;
   Attribute getPrivateMemorySpace(MLIRContext *ctx) const override;
   bool stagesOutsideSwizzle() const override { return false; }
   bool hasAsyncCopy() const override { return false; }

@@ -21,28 +21,14 @@ using namespace mlir::tile;
 // Facts
 //===----------------------------------------------------------------------===//
 
-/// The most dynamic shared memory one block may opt in to on `chip` (CUDA
-/// programming guide, compute capabilities table).
-static int64_t maxSharedBytesPerBlock(StringRef chip) {
-  if (chip.starts_with("sm_90") || chip.starts_with("sm_100") ||
-      chip.starts_with("sm_103"))
-    return 227 * 1024;
-  if (chip.starts_with("sm_80") || chip.starts_with("sm_87"))
-    return 163 * 1024;
-  return 99 * 1024; // sm_86, sm_89, sm_120
-}
-
-int64_t NVVMTargetInfo::getMaxSharedBytes() const {
-  return maxSharedBytesPerBlock(getChip());
-}
-
-/// `red.global.add.v2.f32` needs sm_90 and PTX 8.1.
+/// `red.global.add.v2.f32` needs sm_90 and PTX 8.1. The chip table gives
+/// the compute capability; the PTX version is the one of the target's
+/// features, which is what LLVM emits (the pass may be asked for less than
+/// the table's `ptxVersion`).
 bool NVVMTargetInfo::hasPairedF32AtomicAdd() const {
-  StringRef chip = target.getChip();
-  int sm = 0, ptx = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, sm) || sm < 90)
+  if (chip.arch < 90)
     return false;
+  int ptx = 0;
   StringRef features = target.getFeatures();
   size_t at = features.find("+ptx");
   if (at == StringRef::npos ||

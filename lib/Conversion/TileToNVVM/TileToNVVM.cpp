@@ -56,6 +56,14 @@ struct ConvertTileToNVVMPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The chip's facts come from the chip table; LLVM's NVPTX backend aborts
+    // on chips it does not know, so a chip missing from it is refused here.
+    const ChipInfo *info = lookupChip(chip);
+    if (!info || info->vendor != ChipVendor::NVIDIA) {
+      module.emitError("convert-tile-to-nvvm supports the NVIDIA chips ")
+          << knownChips(ChipVendor::NVIDIA) << ", got " << chip;
+      return signalPassFailure();
+    }
     // Sparse wgmma on floating-point types needs PTX ISA 8.2.
     std::string ptx = features;
     module.walk([&](GemmSpOp g) {
@@ -70,7 +78,7 @@ struct ConvertTileToNVVMPass
       module.emitError("invalid NVVM target ") << text;
       return signalPassFailure();
     }
-    if (failed(lowerTileKernels(module, NVVMTargetInfo(target, tmaStore))))
+    if (failed(lowerTileKernels(module, NVVMTargetInfo(target, *info, tmaStore))))
       signalPassFailure();
   }
 };

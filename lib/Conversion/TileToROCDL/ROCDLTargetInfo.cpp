@@ -19,11 +19,6 @@ using namespace mlir::tile;
 // Facts
 //===----------------------------------------------------------------------===//
 
-/// The local data share one workgroup may use.
-int64_t ROCDLTargetInfo::getMaxSharedBytes() const {
-  return getChip().starts_with("gfx950") ? 160 * 1024 : 64 * 1024;
-}
-
 /// Per-thread storage goes to the private address space.
 Attribute ROCDLTargetInfo::getPrivateMemorySpace(MLIRContext *ctx) const {
   return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Private);

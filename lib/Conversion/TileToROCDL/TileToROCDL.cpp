@@ -36,10 +36,13 @@ struct ConvertTileToROCDLPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Wave64 and MFMA 32x32x8 (bf16_1k) are what the lowering assumes.
-    if (!llvm::is_contained({"gfx90a", "gfx942", "gfx950"}, chip)) {
-      module.emitError("convert-tile-to-rocdl supports the CDNA chips gfx90a, "
-                       "gfx942 and gfx950 (wave64 with MFMA), got ")
+    // Wave64 and MFMA 32x32x8 (bf16_1k) are what the lowering assumes: the
+    // AMD chips of the chip table have both.
+    const ChipInfo *info = lookupChip(chip);
+    if (!info || info->vendor != ChipVendor::AMD || info->warpSize != 64 ||
+        !info->mfma) {
+      module.emitError("convert-tile-to-rocdl supports the CDNA chips ")
+          << knownChips(ChipVendor::AMD) << " (wave64 with MFMA), got "
           << chip;
       return signalPassFailure();
     }
@@ -50,7 +53,7 @@ struct ConvertTileToROCDLPass
       module.emitError("invalid ROCDL target ") << text;
       return signalPassFailure();
     }
-    if (failed(lowerTileKernels(module, ROCDLTargetInfo(target))))
+    if (failed(lowerTileKernels(module, ROCDLTargetInfo(target, *info))))
       signalPassFailure();
   }
 };

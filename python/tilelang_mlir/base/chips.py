@@ -1,10 +1,16 @@
 """One description of every chip the compiler targets.
 
-Each row is plain data: literals only, no logic, so that a build step can
-print the same table for C++ (`scripts/gen_chip_table.py` writes it as an
-X-macro `.inc`). Every Python place that needs a fact about a chip (its PTX
-version, whether it has warpgroup MMA, its warp size, its shared memory)
-reads it here, by the chip's name, instead of parsing the name.
+Each row is plain data: literals only, no logic, and the module imports
+nothing from the package, because C++ reads the same table: the build runs
+`scripts/gen_chip_table.py`, which loads this file by its path and writes
+it as the X-macro `dialects/Tile/Utils/Chips.inc` in the build tree, and
+`lookupChip` (`dialects/Tile/Utils/Chips.h`) serves it to the passes (the
+shared-memory budget and warp size of the GPU lowering, the compute
+capability of the vector reductions, the chips `convert-tile-to-nvvm` and
+`convert-tile-to-rocdl` accept). Every Python place that needs a fact about
+a chip (its PTX version, whether it has warpgroup MMA, its warp size, its
+shared memory) reads it here, by the chip's name, instead of parsing the
+name. A change here rebuilds the C++ that reads it.
 
 Fields:
 
