@@ -572,118 +572,118 @@ static void zeroFill(OpBuilder &b, Location loc, Value c) {
   });
 }
 
+/// One element of op(A) inside a gemm's loop nest: its row `m`, the index
+/// `k` along K of the B row it multiplies, and its value.
+struct GemmAElement {
+  Value m, k, value;
+};
+
+/// C[m, n] += A(m, k) * B(k, n), accumulating in C's element type (operands
+/// convert element by element, float8 included: ConversionUtils.h decodes
+/// it); `clear` zeroes C first. The loops over `outer` pick the elements of
+/// A, which `loadA` loads (dense: outer is {M, K}; 2:4 sparse: the kept
+/// values, whose K index comes from the metadata); an inner loop over N
+/// walks rows of B and C contiguously.
+static void
+lowerGemm(OpBuilder &builder, Location loc, ArrayRef<int64_t> outer,
+          function_ref<GemmAElement(OpBuilder &, Location, ValueRange)> loadA,
+          Value b, bool tb, Value c, bool clear) {
+  auto cType = cast<MemRefType>(c.getType());
+  Type accType = cType.getElementType();
+  if (clear)
+    zeroFill(builder, loc, c);
+  buildNest(
+      builder, loc, outer, [&](OpBuilder &mb, Location l, ValueRange ivs) {
+        GemmAElement a = loadA(mb, l, ivs);
+        Value m = a.m, k = a.k;
+        Value av = convertElements(mb, l, a.value, accType);
+        buildNest(mb, l, {cType.getDimSize(1)},
+                  [&](OpBuilder &nb, Location nl, ValueRange nIv) {
+                    Value n = nIv[0];
+                    Value bv = memref::LoadOp::create(
+                        nb, nl, b, tb ? ValueRange{n, k} : ValueRange{k, n});
+                    bv = convertElements(nb, nl, bv, accType);
+                    Value cv =
+                        memref::LoadOp::create(nb, nl, c, ValueRange{m, n});
+                    cv = add(nb, nl, cv, mul(nb, nl, av, bv));
+                    memref::StoreOp::create(nb, nl, cv, c, ValueRange{m, n});
+                  });
+      });
+}
+
 struct GemmLowering : public OpConversionPattern<GemmOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(GemmOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    // Operands convert to the accumulator type element by element (float8
-    // included: ConversionUtils.h decodes it), then multiply-add there.
-    Type accType = op.getC().getType().getElementType();
-    Location loc = op.getLoc();
-    Value a = adaptor.getA(), b = adaptor.getB(), c = adaptor.getC();
-    if (op.getClearAccum())
-      zeroFill(rewriter, loc, c);
-    bool ta = op.getTransposeA(), tb = op.getTransposeB();
-    // m, k, n order: the innermost loop walks rows of B and C contiguously.
-    buildNest(rewriter, loc, {op.getM(), op.getK()},
-              [&](OpBuilder &builder, Location l, ValueRange mk) {
-                Value m = mk[0], k = mk[1];
-                Value av = memref::LoadOp::create(
-                    builder, l, a, ta ? ValueRange{k, m} : ValueRange{m, k});
-                av = convertElements(builder, l, av, accType);
-                buildNest(builder, l, {op.getN()},
-                          [&](OpBuilder &nb, Location nl, ValueRange nIv) {
-                            Value n = nIv[0];
-                            Value bv = memref::LoadOp::create(
-                                nb, nl, b,
-                                tb ? ValueRange{n, k} : ValueRange{k, n});
-                            bv = convertElements(nb, nl, bv, accType);
-                            Value cv = memref::LoadOp::create(
-                                nb, nl, c, ValueRange{m, n});
-                            cv = add(nb, nl, cv, mul(nb, nl, av, bv));
-                            memref::StoreOp::create(nb, nl, cv, c,
-                                                    ValueRange{m, n});
-                          });
-              });
+    Value a = adaptor.getA();
+    bool ta = op.getTransposeA();
+    // m, k, n order: A[m, k] (A[k, m] with transpose_a) at each (m, k).
+    auto loadA = [&](OpBuilder &builder, Location l, ValueRange mk) {
+      Value m = mk[0], k = mk[1];
+      Value av = memref::LoadOp::create(
+          builder, l, a, ta ? ValueRange{k, m} : ValueRange{m, k});
+      return GemmAElement{m, k, av};
+    };
+    lowerGemm(rewriter, op.getLoc(), {op.getM(), op.getK()}, loadA,
+              adaptor.getB(), op.getTransposeB(), adaptor.getC(),
+              op.getClearAccum());
     rewriter.eraseOp(op);
     return success();
   }
 };
 
-/// 2:4 sparse gemm. Metadata encoding (the dialect's logical one): group g
-/// of row m (elements 4g..4g+3 of K) is described by 4 bits at bit offset
-/// 4 * (g mod (b/4)) of E[m, g / (b/4)] for b-bit metadata elements; the low
-/// two bits give the position in the group of the first kept value
-/// (A[m, 2g]), the high two bits that of the second (A[m, 2g+1]).
+/// 2:4 sparse gemm: the dense lowering over the kept values of A. Metadata
+/// encoding (the dialect's logical one): group g of row m (elements
+/// 4g..4g+3 of K) is described by 4 bits at bit offset 4 * (g mod (b/4)) of
+/// E[m, g / (b/4)] for b-bit metadata elements; the low two bits give the
+/// position in the group of the first kept value (A[m, 2g]), the high two
+/// bits that of the second (A[m, 2g+1]).
 struct GemmSpLowering : public OpConversionPattern<GemmSpOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(GemmSpOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Type accType = op.getC().getType().getElementType();
-    Value a = adaptor.getA(), e = adaptor.getE(), b = adaptor.getB(),
-          c = adaptor.getC();
+    Value a = adaptor.getA(), e = adaptor.getE();
     auto aType = op.getA().getType();
     auto eType = cast<IntegerType>(op.getE().getType().getElementType());
     int64_t m = aType.getDimSize(0), groups = aType.getDimSize(1) / 2;
-    int64_t n = op.getC().getType().getDimSize(1);
     int64_t groupsPerElement = eType.getWidth() / 4;
-    bool tb = op.getTransposeB();
-    if (op.getClearAccum())
-      zeroFill(rewriter, loc, c);
-    buildNest(
-        rewriter, loc, {m, groups, 2},
-        [&](OpBuilder &builder, Location l, ValueRange ivs) {
-          Value mi = ivs[0], g = ivs[1], j = ivs[2];
-          Value perElement = constIndex(builder, l, groupsPerElement);
-          Value eCol = arith::DivUIOp::create(builder, l, g, perElement);
-          Value eRaw = memref::LoadOp::create(builder, l, e,
-                                              ValueRange{mi, eCol});
-          Value eWide = arith::ExtUIOp::create(builder, l,
-                                               builder.getI64Type(), eRaw);
-          // shift = 4 * (g mod groupsPerElement) + 2 * j
-          Value within = arith::RemUIOp::create(builder, l, g, perElement);
-          Value shift = arith::AddIOp::create(
-              builder, l,
-              arith::MulIOp::create(builder, l, within,
-                                    constIndex(builder, l, 4)),
-              arith::MulIOp::create(builder, l, j, constIndex(builder, l, 2)));
-          Value shift64 = arith::IndexCastOp::create(
-              builder, l, builder.getI64Type(), shift);
-          Value bits = arith::AndIOp::create(
-              builder, l, arith::ShRUIOp::create(builder, l, eWide, shift64),
-              arith::ConstantIntOp::create(builder, l, builder.getI64Type(),
-                                           3));
-          Value pos = arith::IndexCastOp::create(
-              builder, l, builder.getIndexType(), bits);
-          Value k = arith::AddIOp::create(
-              builder, l,
-              arith::MulIOp::create(builder, l, g, constIndex(builder, l, 4)),
-              pos);
-          Value aCol = arith::AddIOp::create(
-              builder, l,
-              arith::MulIOp::create(builder, l, g, constIndex(builder, l, 2)),
-              j);
-          Value av = memref::LoadOp::create(builder, l, a,
-                                            ValueRange{mi, aCol});
-          av = convertElements(builder, l, av, accType);
-          buildNest(builder, l, {n},
-                    [&](OpBuilder &nb, Location nl, ValueRange nIv) {
-                      Value ni = nIv[0];
-                      Value bv = memref::LoadOp::create(
-                          nb, nl, b, tb ? ValueRange{ni, k} : ValueRange{k, ni});
-                      bv = convertElements(nb, nl, bv, accType);
-                      Value cv =
-                          memref::LoadOp::create(nb, nl, c, ValueRange{mi, ni});
-                      cv = add(nb, nl, cv, mul(nb, nl, av, bv));
-                      memref::StoreOp::create(nb, nl, cv, c,
-                                              ValueRange{mi, ni});
-                    });
-        });
+    // m, g, j order: the j-th kept value A[m, 2g + j] of group g multiplies
+    // row 4g + pos of B, pos read from the metadata.
+    auto loadA = [&](OpBuilder &builder, Location l, ValueRange ivs) {
+      Value mi = ivs[0], g = ivs[1], j = ivs[2];
+      Value perElement = constIndex(builder, l, groupsPerElement);
+      Value eCol = arith::DivUIOp::create(builder, l, g, perElement);
+      Value eRaw = memref::LoadOp::create(builder, l, e, ValueRange{mi, eCol});
+      Value eWide =
+          arith::ExtUIOp::create(builder, l, builder.getI64Type(), eRaw);
+      // shift = 4 * (g mod groupsPerElement) + 2 * j
+      Value within = arith::RemUIOp::create(builder, l, g, perElement);
+      Value shift = arith::AddIOp::create(
+          builder, l,
+          arith::MulIOp::create(builder, l, within, constIndex(builder, l, 4)),
+          arith::MulIOp::create(builder, l, j, constIndex(builder, l, 2)));
+      Value shift64 =
+          arith::IndexCastOp::create(builder, l, builder.getI64Type(), shift);
+      Value bits = arith::AndIOp::create(
+          builder, l, arith::ShRUIOp::create(builder, l, eWide, shift64),
+          arith::ConstantIntOp::create(builder, l, builder.getI64Type(), 3));
+      Value pos =
+          arith::IndexCastOp::create(builder, l, builder.getIndexType(), bits);
+      Value k = arith::AddIOp::create(
+          builder, l,
+          arith::MulIOp::create(builder, l, g, constIndex(builder, l, 4)), pos);
+      Value aCol = arith::AddIOp::create(
+          builder, l,
+          arith::MulIOp::create(builder, l, g, constIndex(builder, l, 2)), j);
+      Value av = memref::LoadOp::create(builder, l, a, ValueRange{mi, aCol});
+      return GemmAElement{mi, k, av};
+    };
+    lowerGemm(rewriter, op.getLoc(), {m, groups, 2}, loadA, adaptor.getB(),
+              op.getTransposeB(), adaptor.getC(), op.getClearAccum());
     rewriter.eraseOp(op);
     return success();
   }
