@@ -45,6 +45,11 @@ constexpr int64_t kRegistersPerThread = 1024;
 constexpr int64_t kSimtGemmMacsPerThread = 4096;
 } // namespace limits
 
+/// `shape` without its unit (extent 1) dimensions: the shape in which the
+/// two regions of a tile.copy must agree, and the iteration space of the
+/// copy's lowering.
+SmallVector<int64_t> dropUnitDims(ArrayRef<int64_t> shape);
+
 } // namespace tile
 } // namespace mlir
 

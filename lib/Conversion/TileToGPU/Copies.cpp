@@ -17,14 +17,6 @@
 using namespace mlir;
 using namespace mlir::tile;
 
-static SmallVector<int64_t> squeeze(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> out;
-  for (int64_t d : shape)
-    if (d != 1)
-      out.push_back(d);
-  return out;
-}
-
 FailureOr<KernelLowering::Side>
 KernelLowering::sideOf(Value buffer, ValueRange offsets,
                        ArrayRef<int64_t> sizes, OpBuilder &b, IRMapping &map) {
@@ -57,7 +49,7 @@ SmallVector<Value> KernelLowering::sideIndex(OpBuilder &b, const Side &s,
 /// the innermost dimension (coalesced), bounds-checked on global memory.
 void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
                                         const Side &dst, bool async) {
-  SmallVector<int64_t> shape = squeeze(src.sizes);
+  SmallVector<int64_t> shape = dropUnitDims(src.sizes);
   int64_t total = 1;
   for (int64_t e : shape)
     total *= e;
@@ -321,7 +313,7 @@ KernelLowering::Side KernelLowering::scratchSide(OpBuilder &b,
 /// region; writes to global or shared memory come from thread 0.
 void KernelLowering::copyPerThread(OpBuilder &b, const Side &src,
                                    const Side &dst) {
-  SmallVector<int64_t> shape = squeeze(src.sizes);
+  SmallVector<int64_t> shape = dropUnitDims(src.sizes);
   bool shared =
       dst.buf.kind == BufferKind::Global || dst.buf.kind == BufferKind::Shared;
   auto emit = [&](OpBuilder &eb) {
@@ -369,7 +361,7 @@ void KernelLowering::copyPerThread(OpBuilder &b, const Side &src,
 /// scratch -> dst, barrier.
 void KernelLowering::copyThroughScratch(OpBuilder &b, const Side &src,
                                         const Side &dst) {
-  SmallVector<int64_t> shape = squeeze(src.sizes);
+  SmallVector<int64_t> shape = dropUnitDims(src.sizes);
   if (shape.empty())
     shape.push_back(1);
   Side scratch = scratchSide(b, shape, dst.buf.elementType);

@@ -45,7 +45,7 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   return result;
 }
 
-static SmallVector<int64_t> squeeze(ArrayRef<int64_t> shape) {
+SmallVector<int64_t> mlir::tile::dropUnitDims(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> result;
   for (int64_t d : shape)
     if (d != 1)
@@ -393,7 +393,7 @@ static LogicalResult verifyRegionSide(Operation *op, StringRef side,
 }
 
 SmallVector<int64_t> CopyOp::getSqueezedShape() {
-  return squeeze(getSrcSizes());
+  return dropUnitDims(getSrcSizes());
 }
 
 Type CopyOp::getSrcLogicalType() {
@@ -442,7 +442,7 @@ LogicalResult CopyOp::verify() {
       failed(verifyRegionSide(*this, "destination", getDst().getType(),
                               getDstOffsets().size(), getDstSizes())))
     return failure();
-  if (squeeze(getSrcSizes()) != squeeze(getDstSizes()))
+  if (dropUnitDims(getSrcSizes()) != dropUnitDims(getDstSizes()))
     return emitOpError("source region ")
            << formatShape(getSrcSizes()) << " and destination region "
            << formatShape(getDstSizes())
