@@ -15,6 +15,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -86,6 +87,55 @@ static void printIndexArguments(OpAsmPrinter &p, ValueRange args) {
   p << ")";
 }
 
+// The loop-like ops (tile.kernel, tile.parallel, tile.pipelined) have one
+// region of one block whose arguments are indices and whose terminator,
+// tile.yield, the custom syntax leaves implicit.
+
+/// Adds the body to a loop-like op being built: one index argument per
+/// location in `argLocs`, then the terminator.
+static void buildLoopBody(OpBuilder &builder, OperationState &result,
+                          ArrayRef<Location> argLocs) {
+  Region *body = result.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Location loc : argLocs)
+    block->addArgument(builder.getIndexType(), loc);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(block);
+  YieldOp::create(builder, result.location);
+}
+
+/// Parses the optional `attributes {...}` and the body, whose block
+/// arguments are `args`, of a loop-like op.
+template <typename OpTy>
+static ParseResult parseLoopBody(OpAsmParser &parser, OperationState &result,
+                                 ArrayRef<OpAsmParser::Argument> args) {
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  OpTy::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+/// Prints the attributes of a loop-like op other than `elided` (those its
+/// syntax spells out), then its body.
+static void printLoopBody(OpAsmPrinter &p, Operation *op,
+                          ArrayRef<StringRef> elided) {
+  p.printOptionalAttrDictWithKeyword(op->getAttrs(), elided);
+  p << ' ';
+  p.printRegion(op->getRegion(0), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+}
+
+/// Whether `block` has exactly `n` arguments, all of index type.
+static bool hasIndexArguments(Block &block, size_t n) {
+  return block.getNumArguments() == n &&
+         llvm::all_of(block.getArgumentTypes(),
+                      [](Type t) { return t.isIndex(); });
+}
+
 //===----------------------------------------------------------------------===//
 // KernelOp
 //===----------------------------------------------------------------------===//
@@ -95,14 +145,8 @@ void KernelOp::build(OpBuilder &builder, OperationState &result,
   result.addOperands(grid);
   result.addAttribute(getThreadsAttrName(result.name),
                       builder.getDenseI64ArrayAttr(threads));
-  Region *body = result.addRegion();
-  Block *block = new Block();
-  body->push_back(block);
-  for (Value v : grid)
-    block->addArgument(builder.getIndexType(), v.getLoc());
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(block);
-  YieldOp::create(builder, result.location);
+  buildLoopBody(builder, result,
+                llvm::map_to_vector(grid, [](Value v) { return v.getLoc(); }));
 }
 
 int64_t KernelOp::getNumThreads() {
@@ -134,13 +178,7 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   result.addAttribute(getThreadsAttrName(result.name),
                       parser.getBuilder().getDenseI64ArrayAttr(threads));
-  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return failure();
-  Region *body = result.addRegion();
-  if (parser.parseRegion(*body, blockIndices))
-    return failure();
-  KernelOp::ensureTerminator(*body, parser.getBuilder(), result.location);
-  return success();
+  return parseLoopBody<KernelOp>(parser, result, blockIndices);
 }
 
 void KernelOp::print(OpAsmPrinter &p) {
@@ -149,11 +187,7 @@ void KernelOp::print(OpAsmPrinter &p) {
   p << " in (" << getGrid() << ") threads(";
   llvm::interleaveComma(getThreads(), p);
   p << ")";
-  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
-                                     {getThreadsAttrName()});
-  p << ' ';
-  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
-                /*printBlockTerminators=*/false);
+  printLoopBody(p, *this, {getThreadsAttrName()});
 }
 
 LogicalResult KernelOp::verify() {
@@ -161,9 +195,7 @@ LogicalResult KernelOp::verify() {
   if (rank < 1 || rank > 3)
     return emitOpError("expects 1 to 3 grid dimensions, got ") << rank;
   Block &body = getBody().front();
-  if (body.getNumArguments() != rank ||
-      llvm::any_of(body.getArgumentTypes(),
-                   [](Type t) { return !t.isIndex(); }))
+  if (!hasIndexArguments(body, rank))
     return emitOpError("expects ")
            << rank << " block indices of type index (one per grid dimension), "
            << "got " << body.getNumArguments() << " block arguments";
@@ -833,14 +865,8 @@ void ParallelOp::build(OpBuilder &builder, OperationState &result,
                        ArrayRef<int64_t> extents) {
   result.addAttribute(getExtentsAttrName(result.name),
                       builder.getDenseI64ArrayAttr(extents));
-  Region *body = result.addRegion();
-  Block *block = new Block();
-  body->push_back(block);
-  for (size_t i = 0; i < extents.size(); ++i)
-    block->addArgument(builder.getIndexType(), result.location);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(block);
-  YieldOp::create(builder, result.location);
+  buildLoopBody(builder, result,
+                SmallVector<Location>(extents.size(), result.location));
 }
 
 ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -856,13 +882,7 @@ ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
            << " variables and " << extents.size() << " extents";
   result.addAttribute(getExtentsAttrName(result.name),
                       parser.getBuilder().getDenseI64ArrayAttr(extents));
-  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return failure();
-  Region *body = result.addRegion();
-  if (parser.parseRegion(*body, ivs))
-    return failure();
-  ParallelOp::ensureTerminator(*body, parser.getBuilder(), result.location);
-  return success();
+  return parseLoopBody<ParallelOp>(parser, result, ivs);
 }
 
 void ParallelOp::print(OpAsmPrinter &p) {
@@ -871,11 +891,7 @@ void ParallelOp::print(OpAsmPrinter &p) {
   p << " in (";
   llvm::interleaveComma(getExtents(), p);
   p << ")";
-  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
-                                     {getExtentsAttrName()});
-  p << ' ';
-  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
-                /*printBlockTerminators=*/false);
+  printLoopBody(p, *this, {getExtentsAttrName()});
 }
 
 LogicalResult ParallelOp::verify() {
@@ -900,9 +916,7 @@ LogicalResult ParallelOp::verify() {
       return emitOpError("expects `vector` to be a positive power of two, got ")
              << *vector;
   Block &body = getBody().front();
-  if (body.getNumArguments() != extents.size() ||
-      llvm::any_of(body.getArgumentTypes(),
-                   [](Type t) { return !t.isIndex(); }))
+  if (!hasIndexArguments(body, extents.size()))
     return emitOpError("expects ")
            << extents.size() << " induction variables of type index, got "
            << body.getNumArguments() << " block arguments";
@@ -958,13 +972,7 @@ void PipelinedOp::build(OpBuilder &builder, OperationState &result,
   result.addOperands({lower, upper, step});
   result.addAttribute(getNumStagesAttrName(result.name),
                       builder.getI64IntegerAttr(numStages));
-  Region *body = result.addRegion();
-  Block *block = new Block();
-  body->push_back(block);
-  block->addArgument(builder.getIndexType(), result.location);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(block);
-  YieldOp::create(builder, result.location);
+  buildLoopBody(builder, result, {result.location});
 }
 
 SmallVector<Operation *> PipelinedOp::getStatements() {
@@ -1019,13 +1027,7 @@ ParseResult PipelinedOp::parse(OpAsmParser &parser, OperationState &result) {
       return failure();
     result.addAttribute(getGroupAttrName(result.name), b.getArrayAttr(groups));
   }
-  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return failure();
-  Region *body = result.addRegion();
-  if (parser.parseRegion(*body, {iv}))
-    return failure();
-  PipelinedOp::ensureTerminator(*body, b, result.location);
-  return success();
+  return parseLoopBody<PipelinedOp>(parser, result, {iv});
 }
 
 void PipelinedOp::print(OpAsmPrinter &p) {
@@ -1050,12 +1052,9 @@ void PipelinedOp::print(OpAsmPrinter &p) {
     });
     p << "]";
   }
-  p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(), {getNumStagesAttrName(), getOrderAttrName(),
-                            getStageAttrName(), getGroupAttrName()});
-  p << ' ';
-  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
-                /*printBlockTerminators=*/false);
+  printLoopBody(p, *this,
+                {getNumStagesAttrName(), getOrderAttrName(), getStageAttrName(),
+                 getGroupAttrName()});
 }
 
 LogicalResult PipelinedOp::verify() {
@@ -1063,8 +1062,7 @@ LogicalResult PipelinedOp::verify() {
   if (numStages < 0 || numStages > limits::kPipelineStages)
     return emitOpError("num_stages must be in [0, ")
            << limits::kPipelineStages << "], got " << numStages;
-  Block &body = getBody().front();
-  if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
+  if (!hasIndexArguments(getBody().front(), 1))
     return emitOpError("expects one induction variable of type index");
   size_t numStatements = getStatements().size();
   auto checkLength = [&](StringRef name,
