@@ -814,16 +814,26 @@ static LogicalResult verifyNotGlobal(Operation *op, StringRef name,
   return success();
 }
 
+/// What tile.reduce and tile.cumsum check alike: neither buffer is global and
+/// `dim` (the `<mnemonic> dim` in messages) is a dimension of `src`.
+static LogicalResult verifyAlongDim(Operation *op, StringRef mnemonic,
+                                    MemRefType src, MemRefType dst,
+                                    int64_t dim) {
+  if (failed(verifyNotGlobal(op, "source", src)) ||
+      failed(verifyNotGlobal(op, "destination", dst)))
+    return failure();
+  if (dim < 0 || dim >= src.getRank())
+    return op->emitOpError()
+           << mnemonic << " dim " << dim << " is out of range for a rank-"
+           << src.getRank() << " source";
+  return success();
+}
+
 LogicalResult ReduceOp::verify() {
   MemRefType src = getSrc().getType(), dst = getDst().getType();
-  if (failed(verifyNotGlobal(*this, "source", src)) ||
-      failed(verifyNotGlobal(*this, "destination", dst)))
-    return failure();
   int64_t dim = getDim();
-  if (dim < 0 || dim >= src.getRank())
-    return emitOpError("reduce dim ")
-           << dim << " is out of range for a rank-" << src.getRank()
-           << " source";
+  if (failed(verifyAlongDim(*this, "reduce", src, dst, dim)))
+    return failure();
   SmallVector<int64_t> removed(src.getShape());
   removed.erase(removed.begin() + dim);
   SmallVector<int64_t> kept(src.getShape());
@@ -842,14 +852,8 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult CumSumOp::verify() {
   MemRefType src = getSrc().getType(), dst = getDst().getType();
-  if (failed(verifyNotGlobal(*this, "source", src)) ||
-      failed(verifyNotGlobal(*this, "destination", dst)))
+  if (failed(verifyAlongDim(*this, "cumsum", src, dst, getDim())))
     return failure();
-  int64_t dim = getDim();
-  if (dim < 0 || dim >= src.getRank())
-    return emitOpError("cumsum dim ")
-           << dim << " is out of range for a rank-" << src.getRank()
-           << " source";
   if (src.getShape() != dst.getShape())
     return emitOpError("source shape ")
            << formatShape(src.getShape()) << " and destination shape "
