@@ -192,7 +192,7 @@ def check(o_ref):
     return common.within(o_ref, TOL)
 
 
-def run_case(case, ours):
+def run_case(case, kernels):
     lens = [case.cache] * case.batch
     q, q_pe, kv, table, seqlens = ours.make_inputs(
         case.batch, HEADS, lens, dtype=getattr(torch, case.dtype), device="cuda",
@@ -200,7 +200,7 @@ def run_case(case, ours):
     o_ref = ours.reference(q, q_pe, kv, table, seqlens)
     row = {"case": case}
     results = []
-    for name, kernel in ours:
+    for name, kernel in kernels:
         result = measure(lambda k=kernel: k(q, q_pe, kv, table, seqlens), check(o_ref))
         status, ms, detail = result
         text = (f"{ms:8.3f} ms {case.flop / ms / 1e9:6.0f} TFLOP/s "
