@@ -69,10 +69,13 @@ def _resign(entry):
     return entry
 
 
-def _edit(path, change):
+def _read_entry(path):
     with open(path) as f:
-        entry = json.load(f)
-    entry = change(entry)
+        return json.load(f)
+
+
+def _edit(path, change):
+    entry = change(_read_entry(path))
     if not isinstance(entry, (str, bytes)):
         entry = json.dumps(entry)
     with open(path, "wb") as f:
@@ -84,9 +87,10 @@ def _inputs(rng, m, n):
             rng.standard_normal((m, n)).astype(np.float32))
 
 
-def _recompiles(monkeypatch, path, message, program, rng, m, n):
-    """The compile after the damage warns (file and reason), compiles again
-    (a valid entry replaces the bad one) and computes A + B."""
+def _compile_after_damage(monkeypatch, program):
+    """Compiles `program` again after its entry was damaged: the kernel, the
+    texts of the KernelCacheWarnings, and how many times the pass pipeline
+    ran."""
     from tilelang_mlir.compiler import compile as compile_mod
 
     calls = []
@@ -95,14 +99,7 @@ def _recompiles(monkeypatch, path, message, program, rng, m, n):
     with pytest.warns(tl.KernelCacheWarning) as record:
         kernel = tl.compile(program, out_idx=[2], target="cpu")
     monkeypatch.setattr(compile_mod, "_lower", real)
-    text = str(record[0].message)
-    assert text.startswith(f"kernel cache entry {path} ") and message in text, text
-    assert "compiling the kernel again" in text and calls == [1]
-    a, b = _inputs(rng, m, n)
-    np.testing.assert_array_equal(kernel(a, b), a + b)
-    with open(path) as f:
-        entry = json.load(f)
-    assert entry["format"] == entries.FORMAT and entry["version"] == entries.VERSION
+    return kernel, [str(w.message) for w in record], len(calls)
 
 
 DAMAGE = [
@@ -138,7 +135,16 @@ def test_a_damaged_entry_is_deleted_and_compiled_again(cache, monkeypatch, rng, 
     program = kernels.elementwise_add(m, n, 16, 16)
     _, path = _compile_into(cache, program)
     _edit(path, change)
-    _recompiles(monkeypatch, path, message, program, rng, m, n)
+    kernel, warnings, lowered = _compile_after_damage(monkeypatch, program)
+    # The warning names the file and the reason, and the kernel is compiled
+    # again (once) into a valid entry that computes A + B.
+    assert warnings[0].startswith(f"kernel cache entry {path} ") and message in warnings[0], warnings
+    assert "compiling the kernel again" in warnings[0]
+    assert lowered == 1
+    a, b = _inputs(rng, m, n)
+    np.testing.assert_array_equal(kernel(a, b), a + b)
+    entry = _read_entry(path)
+    assert entry["format"] == entries.FORMAT and entry["version"] == entries.VERSION
 
 
 def test_another_kernels_entry_under_the_key_is_not_run(cache, monkeypatch, rng):
@@ -149,10 +155,14 @@ def test_another_kernels_entry_under_the_key_is_not_run(cache, monkeypatch, rng)
     sub_kernel, sub_path = _compile_into(cache, sub)
     shutil.copyfile(sub_path, add_path)
     sub_key = os.path.basename(sub_path)[:-5]
-    _recompiles(monkeypatch, add_path, f"holds the kernel of key '{sub_key}', not", add, rng,
-                32, 32)
+    kernel, warnings, lowered = _compile_after_damage(monkeypatch, add)
+    assert warnings[0].startswith(f"kernel cache entry {add_path} ") and \
+        f"holds the kernel of key '{sub_key}', not" in warnings[0], warnings
+    assert lowered == 1
     a, b = _inputs(rng, 32, 32)
+    np.testing.assert_array_equal(kernel(a, b), a + b)
     np.testing.assert_array_equal(sub_kernel(a, b), a - b)
+    assert _read_entry(add_path)["format"] == entries.FORMAT
 
 
 def test_cuda_entries_check_the_cubin_and_launch_data(cache, monkeypatch):
