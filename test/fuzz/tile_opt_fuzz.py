@@ -161,7 +161,7 @@ def package_pipelines() -> Dict[str, List[str]]:
     (so they follow its changes); {} when it cannot be imported. The final
     binary stage (LLVM's NVPTX backend) only in the `-ptx` variant."""
     try:
-        from tilelang_mlir.compiler.compile import cpu_stages
+        from tilelang_mlir.compiler.cpu import cpu_stages
         from tilelang_mlir.compiler.cuda import cuda_stages
         from tilelang_mlir.compiler.rocm import rocm_stages
         from tilelang_mlir.compiler.target import parse_target

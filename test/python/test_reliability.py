@@ -401,7 +401,7 @@ def test_affine_index_arithmetic_in_tile_ir(tmp_path):
     """tile-opt input with affine.apply in a kernel goes through the
     pipelines tl.compile uses (lower-affine first)."""
     from tilelang_mlir import ir
-    from tilelang_mlir.compiler.compile import cpu_stages
+    from tilelang_mlir.compiler.cpu import cpu_stages
     from tilelang_mlir.compiler.context import make_context
     from tilelang_mlir.compiler.cuda import cuda_stages
     from tilelang_mlir.compiler.pipeline import PipelineRunner

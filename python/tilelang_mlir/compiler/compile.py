@@ -28,7 +28,6 @@ from ..frontend.prim_func import PrimFunc
 from ..runtime import cache as _entries
 from ..runtime.kernel import Kernel
 from .backend import Backend
-from .cpu import cpu_stages  # noqa: F401 (imported from here by tests and tools)
 from .pipeline import PipelineRunner, diagnostics_error, trace_dir
 
 # The kernels compiled in this process, most recently used last. Bounded:
@@ -364,10 +363,6 @@ def kernel_from_artifact(func: PrimFunc, artifact: CompiledArtifact, out_idx=Non
             kernel = _remember(p.key, kernel)
     return kernel
 
-
-# The names these had before the artifact record.
-compile_parts = compile_artifact
-kernel_from_parts = kernel_from_artifact
 
 
 def cached_artifact(func, p: CompilePlan) -> Optional[CompiledArtifact]:

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
-from ..frontend.errors import CompilationError, SourceLocation, TileLangError
+from ..base.errors import CompilationError, SourceLocation, TileLangError
 
 _LOC_RE = re.compile(r'loc\("(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)')
 
