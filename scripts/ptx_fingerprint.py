@@ -21,9 +21,7 @@ programs by name. No GPU is needed.
 from __future__ import annotations
 
 import argparse
-import glob
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -33,17 +31,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ("cuda:sm_80", "cuda:sm_90a", "rocm:gfx90a", "rocm:gfx942", "rocm:gfx950")
 
 
-def _examples():
-    return sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))
-                  if not os.path.basename(p).startswith("_"))
-
-
-def _load(path):
-    name = "fingerprint_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+# The examples as the tests list and load them (test/python/example_scripts.py).
+sys.path.insert(0, os.path.join(ROOT, "test", "python"))
+from example_scripts import EXAMPLES, load  # noqa: E402
 
 
 def _report(kernel, target: str) -> dict:
@@ -60,9 +50,8 @@ def fingerprints(only: str = ""):
     """(key, code or error text, report) of every program and target."""
     import tilelang_mlir as tl
 
-    for path in _examples():
-        module = _load(path)
-        for name, program, out_idx in module.programs():
+    for path in EXAMPLES:
+        for name, program, out_idx in load(path).programs():
             if only and only not in name:
                 continue
             for target in TARGETS:

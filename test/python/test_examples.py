@@ -5,19 +5,14 @@ Also the GEMM example's `--autotune` flag on the CPU and the sparse GEMM
 example on a GPU. (The kernels themselves are tested through
 `tilelang_mlir.kernels` in the test files of each family.)"""
 
-import glob
-import importlib.util
 import os
 
 import pytest
+from example_scripts import EXAMPLES, ROOT, example_id as _id, load as _load
 
 import tilelang_mlir as tl
 from tilelang_mlir.compiler.cuda import resource_report
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# (a module whose name starts with "_" holds pieces shared by examples)
-EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))
-                  if not os.path.basename(p).startswith("_"))
 # Small problem sizes for the CPU runs (the defaults are GPU-sized).
 CPU_ARGS = {"gemm.py": ["--size", "128"],
             "flash_attn.py": ["--batch", "1", "--heads", "4", "--groups", "2", "--seq", "200",
@@ -36,17 +31,6 @@ SMALL = ["--rows", "64", "--cols", "512"]
 
 PTXAS_REPORT = []
 
-
-def _load(path):
-    name = "example_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _id(path):
-    return os.path.relpath(path, os.path.join(ROOT, "examples"))
 
 
 def test_examples_exist():

@@ -7,9 +7,6 @@ Each program is compiled once per chip (module cache): the whole file costs
 a few seconds of CPU per chip.
 """
 
-import glob
-import importlib.util
-import os
 import re
 import struct
 import types
@@ -21,6 +18,7 @@ pytest.importorskip("llvmlite.binding", reason="the ROCm target needs llvmlite (
 pytest.importorskip("ziglang", reason="the ROCm target links with ld.lld from ziglang")
 
 import kernels  # noqa: E402
+from example_scripts import EXAMPLES, example_id, load  # noqa: E402
 
 import tilelang_mlir as tl  # noqa: E402
 import tilelang_mlir.language as T  # noqa: E402
@@ -29,9 +27,6 @@ from tilelang_mlir.compiler.target import ROCM_ARCHS  # noqa: E402
 from tilelang_mlir.frontend.errors import CompilationError  # noqa: E402
 from tilelang_mlir.runtime.rocm import NoROCmRuntime  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))
-                  if not os.path.basename(p).startswith("_"))  # (_*.py: shared pieces)
 NO_CACHE = {"tl.disable_cache": True}
 # The LDS a workgroup may use, per chip (bytes).
 LDS_LIMIT = {"gfx90a": 64 * 1024, "gfx942": 64 * 1024, "gfx950": 160 * 1024}
@@ -51,21 +46,12 @@ CUDA_ONLY = {"sparse/gemm_sp.py": "'tile.gemm_sp' op is not supported on ROCm ta
 MFMA_RE = re.compile(r"\bv_mfma_f32_32x32x8_?(bf16(_1k)?|f16)\b")
 
 
-def _load(path):
-    name = "rocm_example_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _programs():
     """(id, program, out_idx) of every example program."""
     out = []
     for path in EXAMPLES:
-        rel = os.path.relpath(path, os.path.join(ROOT, "examples"))
-        for name, program, out_idx in _load(path).programs():
-            out.append((f"{rel}:{name}", program, out_idx))
+        for name, program, out_idx in load(path).programs():
+            out.append((f"{example_id(path)}:{name}", program, out_idx))
     return out
 
 
