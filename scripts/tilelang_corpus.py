@@ -218,6 +218,10 @@ def child(path: str, dry: bool) -> int:
         # measured with.
         import tilelang_mlir
         import tilelang_mlir.language
+        if os.environ.get("CORPUS_SHIM"):
+            sys.path.insert(0, os.environ["CORPUS_SHIM"])
+            import tilelang  # noqa: F401
+            tilelang_mlir = tilelang
         sys.modules["tilelang"] = tilelang_mlir
         sys.modules["tilelang.language"] = tilelang_mlir.language
     if dry:

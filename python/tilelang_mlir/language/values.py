@@ -314,13 +314,17 @@ class IndexExpr(Operators):
 
 
 class Scalar(Operators):
-    """An SSA scalar value with its tile dtype."""
+    """An SSA scalar value with its tile dtype. An integer scalar made by
+    + - * also keeps its symbolic form (`affine`, over the scalars it came
+    from), so that `X[s + 64 * b : s + 64 * (b + 1)]` with a loaded `s` has
+    the static extent 64."""
 
-    __slots__ = ("value", "dtype")
+    __slots__ = ("value", "dtype", "affine")
 
-    def __init__(self, value, dtype: DType):
+    def __init__(self, value, dtype: DType, affine: Optional["IndexExpr"] = None):
         self.value = value
         self.dtype = dt.as_dtype(dtype)
+        self.affine = affine
 
     def __repr__(self):
         return f"Scalar({self.dtype})"
@@ -521,6 +525,7 @@ def _unwrap_ref(x):
 
 
 def binary(op: str, a, b):
+    raw_a, raw_b = a, b
     a, b = _unwrap_ref(a), _unwrap_ref(b)
     if not isinstance(a, (Scalar, IndexExpr)) and not isinstance(b, (Scalar, IndexExpr)):
         return _PY_OPS[op](a, b)
@@ -545,7 +550,59 @@ def binary(op: str, a, b):
         raise _error(f"'/' on {dtype} values is ambiguous: use '//' (floor "
                      "division), or cast to a float type first")
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
-    return Scalar(_emit_binary(op, sa.value, sb.value, dtype), dtype)
+    affine = None
+    if op in ("+", "-", "*") and not dtype.is_float and dtype.kind != "bool":
+        fa, fb = symbolic_form(raw_a), symbolic_form(raw_b)
+        if fa is not None and fb is not None:
+            affine = fa.add(fb) if op == "+" else fa.add(fb, -1) if op == "-" else fa.mul(fb)
+    return Scalar(_emit_binary(op, sa.value, sb.value, dtype), dtype, affine)
+
+
+class _ScalarAtom(Atom):
+    """A runtime integer scalar as a symbol of `Scalar.affine` (compared,
+    never materialized)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, _ScalarAtom) and self.value == other.value
+
+    def __hash__(self):
+        return hash(("scalar", self.value))
+
+    def materialize(self):
+        raise AssertionError("a symbolic scalar is not materialized")
+
+    def __repr__(self):
+        return "%s"
+
+
+def symbolic_form(x) -> Optional[IndexExpr]:
+    """`x` as a symbolic integer expression: an index expression, the
+    `affine` form of an integer scalar, or the scalar itself as a symbol (a
+    load from a global tensor is the symbol of the tensor and its indices,
+    as in TVM's structural simplification: two loads of `cu_seqlens[b]`
+    are one symbol); None for anything else."""
+    if isinstance(x, BufferRef) and x.buffer.scope == "global" and \
+            not x.buffer.dtype.is_float and all(not isinstance(i, slice) for i in x.items):
+        try:
+            idx = tuple(to_index(i) for i in x.items)
+        except TileLangError:
+            idx = None
+        if idx is not None and len(idx) == x.buffer.ndim:
+            return IndexExpr(0, {_ScalarAtom((x.buffer.value, idx)): 1})
+    x = _unwrap_ref(x)
+    if isinstance(x, Scalar) and x.affine is not None:
+        return x.affine
+    lifted = IndexExpr.lift(x)
+    if lifted is not None:
+        return lifted
+    if isinstance(x, Scalar) and not x.dtype.is_float and x.dtype.kind != "bool":
+        return IndexExpr(0, {_ScalarAtom(x.value): 1})
+    return None
 
 
 def _emit_binary(op: str, x, y, dtype: DType):
@@ -811,6 +868,10 @@ class BufferRef(Operators):
                 else:
                     stop = to_index(item.stop)
                 extent = stop.add(start, -1)
+                if not extent.is_const() and item.start is not None and item.stop is not None:
+                    fa, fb = symbolic_form(item.stop), symbolic_form(item.start)
+                    if fa is not None and fb is not None and fa.add(fb, -1).is_const():
+                        extent = fa.add(fb, -1)
                 if not extent.is_const():
                     raise _error(f"the extent of slice {i} of {b.name!r} must be a "
                                  f"compile-time constant, got {extent}")
