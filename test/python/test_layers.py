@@ -13,6 +13,7 @@ Layers, bottom to top (a module may import its own layer and those below;
               the frontend's T.prim_func and T.macro
     compiler  pass pipelines, one backend per target kind
     top       the package, the autotuner, testing helpers, kernels
+    compat    the `tilelang` module names of TileLang programs (over everything)
 
 The second half checks what the layering is for: a kernel compiled and
 saved beforehand loads and runs in a process where the MLIR bindings, the
@@ -41,7 +42,7 @@ PACKAGE = (os.path.abspath(_SOURCE) if os.path.isdir(_SOURCE)
            else os.path.dirname(os.path.abspath(tl.__file__)))
 
 RANKS = {"base": 0, "runtime": 1, "tools": 1, "language": 2, "frontend": 3, "T": 4,
-         "compiler": 5, "top": 6}
+         "compiler": 5, "top": 6, "compat": 7}
 # Layers that must import no MLIR binding.
 NO_MLIR = ("base", "runtime")
 # The generated MLIR bindings: not ours to layer.
@@ -56,7 +57,7 @@ def layer_of(module: str) -> str:
         return "top"
     if parts == ["language"]:
         return "T"
-    if parts[0] in ("base", "runtime", "tools", "language", "frontend", "compiler"):
+    if parts[0] in ("base", "runtime", "tools", "language", "frontend", "compiler", "compat"):
         return parts[0]
     return "top"
 

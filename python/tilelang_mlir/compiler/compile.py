@@ -119,6 +119,49 @@ def _cache_dir() -> Optional[str]:
                           os.path.join(os.path.expanduser("~"), ".cache", "tilelang_mlir"))
 
 
+# Whether compiles use the kernel caches (memory and disk); see set_cache_enabled.
+_CACHE_ENABLED = [True]
+
+
+def set_cache_enabled(enabled: bool) -> None:
+    """Turns the kernel caches on or off for this process: off, every
+    compile runs the passes and nothing is cached (as the pass config
+    tl.disable_cache does for one compile)."""
+    _CACHE_ENABLED[0] = bool(enabled)
+
+
+def cache_enabled() -> bool:
+    """Whether compiles use the kernel caches (set_cache_enabled)."""
+    return _CACHE_ENABLED[0]
+
+
+def clear_cache() -> int:
+    """Forgets the kernels compiled in this process and deletes the disk
+    cache's kernel entries and autotune results (only files this compiler
+    writes there). Returns the number of files deleted."""
+    import shutil
+
+    with _LOCK:
+        _MEMORY_CACHE.clear()
+    d = _cache_dir()
+    if d is None or not os.path.isdir(d):
+        return 0
+    removed = 0
+    for name in os.listdir(d):
+        path = os.path.join(d, name)
+        if name.endswith(".json") or name == "COMPILER_ID":
+            try:
+                os.remove(path)
+                removed += 1
+            except OSError:
+                pass
+    tuned = os.path.join(d, "autotune")
+    if os.path.isdir(tuned):
+        removed += sum(len(files) for _, _, files in os.walk(tuned))
+        shutil.rmtree(tuned, ignore_errors=True)
+    return removed
+
+
 def compiler_id() -> str:
     """The id of this compiler build (see `_compiler_id`)."""
     return _compiler_id()
@@ -163,6 +206,71 @@ KNOWN_PASS_CONFIGS = {
                        "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
                        "from 64 bits (arith-int-range-narrowing); off by default",
 }
+
+
+# TileLang's pass config keys that are not ours (the values of its
+# `PassConfigKey`, which its example programs pass), and what each does
+# here: ("maps", {our key: ...}) sets our keys to the given value;
+# ("no-op", reason) accepts any value and changes nothing, for the reason
+# given; ("refuse", reason) accepts a false value and refuses a true one
+# (we cannot do what it asks). compat/transform.py documents the table as
+# `tilelang.PassConfigKey`.
+TILELANG_PASS_CONFIGS = {
+    "tl.disable_tma_lower": (
+        "maps", ("tl.disable_warp_specialized", "tl.disable_tma_store"),
+        "TMA copies exist here only in warp-specialized pipelines (sm_90a) and in the "
+        "accumulator's TMA store: both are turned off"),
+    "tl.enable_fast_math": (
+        "no-op", None,
+        "GPU math always uses the special-function approximations (ex2.approx, rsqrt.approx..."
+        ": what --use_fast_math gives); a false value does not make it IEEE-exact"),
+    "tl.disable_fast_math": (
+        "refuse", None,
+        "GPU math always uses the special-function approximations; IEEE-exact transcendental "
+        "functions are not available"),
+    "tl.enable_ptxas_verbose_output": (
+        "no-op", None, "ptxas's register and spill report is always kept: kernel.ptxas_info"),
+    "tl.ptxas_register_usage_level": (
+        "no-op", None, "no ptxas options are passed; register limits come from the "
+                       "warp-specialization pass (setmaxnreg)"),
+    "tl.disable_thread_storage_sync": (
+        "no-op", None, "barriers are inserted where tile-insert-barriers finds a shared-memory "
+                       "hazard; keeping them is always correct"),
+    "tl.enable_aggressive_shared_memory_merge": (
+        "no-op", None, "shared memory is placed by this compiler's own allocation planner"),
+    "tl.layout_visualization_enable": (
+        "refuse", None, "layout pictures are written with the pass config "
+                        "tl.layout_plot_dir=FOLDER (tl.tools.plot_layout)"),
+    "tl.layout_visualization_formats": (
+        "no-op", None, "only meaningful with tl.layout_visualization_enable; pictures are PNG "
+                       "(tl.layout_plot_dir)"),
+}
+
+
+def normalize_pass_configs(pass_configs: Optional[dict]) -> dict:
+    """`pass_configs` with our keys only: enum keys (TileLang's
+    `PassConfigKey`) become their strings, TileLang's keys are translated
+    (TILELANG_PASS_CONFIGS), an unknown key is a ValueError."""
+    out: dict = {}
+    for key, value in (pass_configs or {}).items():
+        name = getattr(key, "value", key)
+        if not isinstance(name, str):
+            raise ValueError(f"pass config keys are strings, got {key!r}")
+        if name in KNOWN_PASS_CONFIGS:
+            out[name] = value
+            continue
+        entry = TILELANG_PASS_CONFIGS.get(name)
+        if entry is None:
+            known = ", ".join(sorted(KNOWN_PASS_CONFIGS) + sorted(TILELANG_PASS_CONFIGS))
+            raise ValueError(f"unknown pass config {name!r}; known: {known}")
+        action, ours, reason = entry
+        if action == "maps":
+            for k in ours:
+                out[k] = bool(value) or bool(out.get(k, False))
+        elif action == "refuse" and value:
+            raise NotImplementedError(f"not supported by tilelang-mlir: pass config "
+                                      f"{name}={value!r}: {reason}")
+    return out
 
 
 # Pass configs that only ask for something to be written besides the kernel:
@@ -291,7 +399,7 @@ def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
     if not isinstance(func, PrimFunc):
         raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
     tgt = parse_target(target)
-    pass_configs = dict(pass_configs or {})
+    pass_configs = normalize_pass_configs(pass_configs)
     _check_pass_configs(pass_configs)
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
@@ -302,7 +410,7 @@ def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
                                    compiler]).encode()).hexdigest()
     # A traced or plotted compile must run the passes; so must an uncached one.
     use_cache = (trace_dir(pass_configs) is None and not pass_configs.get("tl.layout_plot_dir")
-                 and not pass_configs.get("tl.disable_cache"))
+                 and not pass_configs.get("tl.disable_cache") and _CACHE_ENABLED[0])
     return CompilePlan(tgt, pass_configs, tuple(outs), key, use_cache, compiler)
 
 

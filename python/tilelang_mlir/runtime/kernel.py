@@ -74,6 +74,12 @@ class Kernel:
         """The final code: LLVM IR on the CPU, PTX on NVIDIA GPUs."""
         return self._source
 
+    def get_kernel_source(self) -> str:
+        """TileLang's name for `get_source`: the final code (PTX on NVIDIA
+        GPUs, LLVM IR on the CPU; not CUDA C++, which this compiler never
+        writes)."""
+        return self._source
+
     def save(self, path: str) -> None:
         """Writes the kernel as an ahead-of-time artifact into the folder
         `path` (manifest.json and the code: the cubin and the PTX of a CUDA
@@ -83,12 +89,13 @@ class Kernel:
 
         artifact.save(self, path)
 
-    def get_profiler(self):
+    def get_profiler(self, tensor_supply_type=None):
         """A `Profiler` for this kernel: `do_bench` times it, `assert_allclose`
-        checks it against a reference."""
+        checks it against a reference. `tensor_supply_type` (a
+        `TensorSupplyType`) says how its random inputs are made."""
         from .profiler import Profiler
 
-        return Profiler(self)
+        return Profiler(self, tensor_supply_type)
 
     def time(self, *args, repeat: int = 10) -> float:
         """Median time of one call in seconds: wall time on the CPU; on the

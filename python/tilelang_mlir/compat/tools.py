@@ -1,0 +1,20 @@
+"""`tilelang.tools`: `plot_layout` draws the layout of a buffer of a
+compiled CUDA kernel (tilelang_mlir.tools.plot_layout); TileLang's form,
+`plot_layout(layout_object, ...)`, takes TVM layout objects and is not
+supported."""
+
+from __future__ import annotations
+
+from ..tools import layout as _layout
+
+
+def plot_layout(kernel, buffer=None, path=None, **kwargs):
+    """`plot_layout(kernel, buffer, path=None, ...)`: see
+    tilelang_mlir.tools.plot_layout."""
+    if buffer is None:
+        raise NotImplementedError("not supported by tilelang-mlir: plot_layout(layout) of a TVM "
+                                  "layout object; use plot_layout(kernel, buffer_name, path)")
+    return _layout.plot_layout(kernel, buffer, path, **kwargs)
+
+
+__all__ = ["plot_layout"]

@@ -1,0 +1,342 @@
+"""The TileLang compatibility route (tilelang_mlir.compat): the `tilelang`
+module names and TileLang's host API, on target="cpu".
+
+Every test that registers the `tilelang` names runs in a subprocess, so
+that no other test sees a `tilelang` module."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+
+
+def run_python(code: str, tmp_path, *args, name="prog.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(code))
+    env = dict(os.environ, TILELANG_MLIR_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-m", "tilelang_mlir.compat", str(path), *args],
+                          capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    return proc
+
+
+# A classic-style TileLang program: a @tilelang.jit factory with an inner
+# @T.prim_func, tilelang.compile with TileLang's pass configs, the profiler.
+CLASSIC = """
+import sys
+import torch
+import tilelang
+import tilelang.language as T
+from tilelang.profiler import do_bench
+from varlen_utils import scale_of
+
+
+@tilelang.jit(out_idx=[-1], target="cpu",
+              pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+def scaled_add(n, block=64, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((n,), dtype)):
+        with T.Kernel(tilelang.cdiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < n:
+                    C[bx * block + i] = A[bx * block + i] * scale_of() + B[bx * block + i]
+    return main
+
+
+def main(n):
+    tilelang.testing.set_random_seed(0)
+    kernel = scaled_add(n)
+    profiler = kernel.get_profiler(tensor_supply_type=tilelang.TensorSupplyType.Integer)
+    profiler.assert_allclose(lambda A, B: A * scale_of() + B, rtol=1e-5, atol=1e-5)
+    a, b = torch.randn(n), torch.randn(n)
+    torch.testing.assert_close(kernel(a, b), a * scale_of() + b)
+    func = scaled_add.compile(n) if hasattr(scaled_add, "compile") else None
+    k2 = tilelang.compile(scaled_add.fn(n) if hasattr(scaled_add, "fn") else func, out_idx=[2],
+                          target="cpu", pass_configs={
+                              tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True,
+                              tilelang.PassConfigKey.TL_DISABLE_TMA_LOWER: True})
+    torch.testing.assert_close(k2(a, b), a * scale_of() + b)
+    assert "define" in kernel.get_kernel_source()
+    ms = profiler.do_bench(warmup=2, rep=3)
+    ms_ref = profiler.do_bench(lambda A, B: A * 2 + B, n_warmup=1, n_repeat=2)
+    ms_fn = do_bench(lambda: kernel(a, b), _n_warmup=1, _n_repeat=3, backend="cupti")
+    assert ms > 0 and ms_ref > 0 and ms_fn > 0
+    print("PASS", sys.argv[1:], __name__)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
+"""
+
+
+def test_a_classic_tilelang_program_runs_through_python_m(tmp_path):
+    (tmp_path / "varlen_utils.py").write_text("def scale_of():\n    return 2.0\n")
+    n = int(np.random.randint(100, 600))
+    proc = run_python(CLASSIC, tmp_path, str(n), "extra")
+    assert proc.returncode == 0, proc.stderr
+    assert f"PASS ['{n}', 'extra'] __main__" in proc.stdout
+    assert "CUPTI is not used" in proc.stderr
+
+
+HOST_API = """
+import sys, importlib
+import numpy as np
+import torch
+import tilelang_mlir
+import tilelang_mlir.compat as compat
+compat.install()
+compat.install()  # idempotent
+import tilelang
+import tilelang.language as T
+assert T.Parallel is tilelang_mlir.language.Parallel and T.copy is tilelang_mlir.language.copy
+import tilelang.language.copy  # a submodule does not hide T.copy
+assert callable(T.copy) and T.copy is tilelang_mlir.language.copy
+assert tilelang.__version__ == tilelang_mlir.__version__
+assert tilelang.JITKernel is tilelang_mlir.Kernel
+import tilelang.jit
+assert callable(tilelang.jit)  # still the decorator after `import tilelang.jit`
+from tilelang.jit import compile, JITKernel
+assert tilelang.cdiv(7, 2) == 4 and tilelang.cdiv(8, 2) == 4
+assert [tilelang.next_power_of_2(x) for x in (0, 1, 2, 3, 5, 64, 65)] == [1, 1, 2, 4, 8, 64, 128]
+assert tilelang.math.cdiv(-7, 2) == -3
+from tilelang import DataType
+assert DataType("float16").bits == 16 and DataType("int8x4").lanes == 4
+assert str(DataType("bfloat16")) == "bfloat16" and DataType("float32") == "float32"
+from tilelang.transform import PassConfigKey
+assert PassConfigKey is tilelang.PassConfigKey
+assert PassConfigKey.TL_DISABLE_WARP_SPECIALIZED.value == "tl.disable_warp_specialized"
+for key in PassConfigKey:
+    assert key.meaning
+from tilelang.language.dtypes import _TORCH_DTYPE_TO_STR
+assert _TORCH_DTYPE_TO_STR[torch.float16] == "float16"
+from tilelang.language.fp8 import determine_fp8_type
+assert str(determine_fp8_type()) == "float8_e4m3" and str(determine_fp8_type("e5m2")) == "float8_e5m2"
+from tilelang.tileop.base import GemmWarpPolicy
+assert GemmWarpPolicy is T.GemmWarpPolicy
+from tilelang.layout import make_swizzled_layout
+assert make_swizzled_layout is T.make_swizzled_layout
+from tilelang.utils.tensor import torch_assert_close
+x = torch.randn(1000)
+y = x.clone(); y[:3] += 1
+torch_assert_close(x, y, max_mismatched_ratio=0.01)
+try:
+    torch_assert_close(x, y, max_mismatched_ratio=0.001)
+    raise SystemExit("torch_assert_close let 3 of 1000 through")
+except AssertionError as e:
+    assert "3 of 1000" in str(e)
+import tilelang.testing
+for name in ("requires_cuda", "requires_cuda_compute_version", "requires_cuda_compute_version_ge",
+             "requires_cuda_compute_version_eq", "requires_cuda_compute_version_lt",
+             "requires_package", "requires_rocm", "requires_gfx950", "set_random_seed", "main",
+             "torch_assert_close", "assert_allclose"):
+    assert callable(getattr(tilelang.testing, name)), name
+tilelang.testing.set_random_seed(3); a = torch.rand(4)
+tilelang.testing.set_random_seed(3); assert torch.equal(a, torch.rand(4))
+tilelang.set_log_level("DEBUG")
+import logging
+assert logging.getLogger("tilelang_mlir").level == logging.DEBUG
+# cache controls
+assert tilelang.is_cache_enabled()
+tilelang.disable_cache(); assert not tilelang.cache.is_cache_enabled()
+tilelang.enable_cache(); assert tilelang.env.is_cache_enabled()
+# carver.arch needs a GPU: a clear error here
+from tilelang.carver.arch import CUDA, driver
+if not torch.cuda.is_available():
+    for f in (lambda: CUDA("cuda"), driver.get_num_sms):
+        try:
+            f(); raise SystemExit("no error without a GPU")
+        except RuntimeError as e:
+            assert "no GPU is visible" in str(e)
+# out of scope
+for stmt, what in (("from tilelang import tvm", "tilelang.tvm"),
+                   ("import tilelang.cuda.intrinsics", "tilelang.cuda"),
+                   ("from tilelang.carver.template import MatmulTemplate", "tilelang.carver.template"),
+                   ("import tilelang.contrib.nvcc", "tilelang.contrib")):
+    try:
+        exec(stmt); raise SystemExit(stmt + " imported")
+    except ImportError as e:
+        assert "not supported by tilelang-mlir: " + what in str(e), e
+try:
+    tilelang.no_such_name
+    raise SystemExit("no error")
+except AttributeError as e:
+    assert "not supported by tilelang-mlir" in str(e)
+from tilelang.autotuner import *
+assert callable(autotune) and AutoTuner and set_autotune_inputs
+compat.uninstall()
+assert "tilelang" not in sys.modules
+print("HOST API OK")
+"""
+
+
+def test_every_host_api_name(tmp_path):
+    path = tmp_path / "host.py"
+    path.write_text(HOST_API)
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "HOST API OK" in proc.stdout
+
+
+def test_a_real_tilelang_is_not_shadowed(tmp_path):
+    fake = tmp_path / "site" / "tilelang"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("REAL = True\n")
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "import tilelang_mlir.compat as c\n"
+            "try:\n    c.install()\nexcept ImportError as e:\n    print('REFUSED', e)\n"
+            "c.install(force=True)\nimport tilelang\nprint('OURS', hasattr(tilelang, 'PassConfigKey'))\n"
+            % str(tmp_path / "site"))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "REFUSED a real TileLang is installed" in proc.stdout and "OURS True" in proc.stdout
+
+
+def _add_one(n):
+    @T.prim_func
+    def add_one(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=n) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[i] + 1.0
+
+    return add_one
+
+
+def test_tilelang_pass_config_keys_in_compile():
+    from tilelang_mlir.compat.transform import PassConfigKey
+
+    n = 64
+    a = np.random.randn(n).astype(np.float32)
+    for key in (PassConfigKey.TL_ENABLE_FAST_MATH, PassConfigKey.TL_DISABLE_TMA_LOWER,
+                PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC, "tl.enable_fast_math"):
+        k = tl.compile(_add_one(n), out_idx=[1], target="cpu", pass_configs={key: True})
+        np.testing.assert_allclose(k(a), a + 1.0, rtol=1e-6)
+    from tilelang_mlir.compiler.compile import normalize_pass_configs
+
+    assert normalize_pass_configs({PassConfigKey.TL_DISABLE_TMA_LOWER: True}) == {
+        "tl.disable_warp_specialized": True, "tl.disable_tma_store": True}
+    with pytest.raises(NotImplementedError, match="not supported by tilelang-mlir.*disable_fast"):
+        tl.compile(_add_one(n), out_idx=[1], target="cpu",
+                   pass_configs={PassConfigKey.TL_DISABLE_FAST_MATH: True})
+    with pytest.raises(ValueError, match="unknown pass config 'tl.no_such_key'"):
+        tl.compile(_add_one(n), out_idx=[1], target="cpu", pass_configs={"tl.no_such_key": 1})
+
+
+@pytest.mark.parametrize("kind", ["Integer", "Uniform", "Normal", "Randn", "Zero", "One", "Auto"])
+def test_tensor_supply_types(kind):
+    from tilelang_mlir.runtime.profiler import TensorSupplyType
+
+    n = 256
+    k = tl.compile(_add_one(n), out_idx=[1], target="cpu")
+    (x,) = k.get_profiler(tensor_supply_type=TensorSupplyType[kind]).random_inputs()
+    x = x.numpy()
+    if kind == "Integer":
+        assert set(np.unique(x)) <= {-2, -1, 0, 1, 2}
+    elif kind in ("Uniform", "Auto"):
+        assert x.min() >= -1 and x.max() <= 1 and len(np.unique(x)) > 100
+    elif kind == "Zero":
+        assert not x.any()
+    elif kind == "One":
+        assert (x == 1).all()
+    else:
+        assert len(np.unique(x)) > 100
+    with pytest.raises(TypeError, match="TensorSupplyType"):
+        k.get_profiler(tensor_supply_type="Integer")
+
+
+def test_profiler_tilelang_keywords():
+    n = 128
+    k = tl.compile(_add_one(n), out_idx=[1], target="cpu")
+    prof = k.get_profiler()
+    a = np.random.randn(n).astype(np.float32)
+    prof.assert_allclose(lambda A: A + 1.0, input_tensors=[a])
+    # one wrong element of 128 passes with a 1% ratio, fails without
+    wrong = lambda A: (A + 1.0) * np.where(np.arange(n) == 5, 2.0, 1.0).astype(np.float32)  # noqa
+    prof.assert_allclose(lambda A: wrong(A) if abs(A[5] + 1) > 0.1 else wrong(A) + 1,
+                         input_tensors=[a], max_mismatched_ratio=0.01, atol=1e-5)
+    with pytest.raises(AssertionError, match="differs from the reference in 1 of 128"):
+        prof.assert_allclose(lambda A: wrong(A) if abs(A[5] + 1) > 0.1 else wrong(A) + 1,
+                             input_tensors=[a], atol=1e-5)
+    seen = []
+    assert prof.do_bench(lambda A: seen.append(A.shape), input_tensors=[a], n_warmup=1,
+                         n_repeat=2) >= 0
+    assert seen and seen[0] == (n,)
+    assert len(prof.do_bench(n_repeat=4, quantiles=[0.2, 0.8])) == 2
+    assert prof.do_bench(rep=3, return_mode="max") >= prof.do_bench(rep=3, return_mode="min") * 0
+    with pytest.raises(ValueError, match="backend"):
+        prof.do_bench(backend="nsight")
+
+
+def test_autotune_with_tilelang_arguments(tmp_path):
+    code = """
+    import torch, tilelang, tilelang.language as T
+    from tilelang.autotuner import *
+
+    def configs():
+        return [dict(block=b) for b in (32, 64)]
+
+    @autotune(configs=configs(), warmup=1, rep=2, supply_type=tilelang.TensorSupplyType.Integer,
+              ref_prog=lambda A: A * 3)
+    @tilelang.jit(out_idx=[-1], target="cpu")
+    def triple(n, block=32):
+        @T.prim_func
+        def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+            with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+                for i in T.Parallel(block):
+                    if bx * block + i < n:
+                        B[bx * block + i] = A[bx * block + i] * 3.0
+        return main
+
+    if __name__ == "__main__":
+        k = triple(200)
+        assert k.autotune_result.config["block"] in (32, 64)
+        x = torch.randn(200)
+        torch.testing.assert_close(k(x), x * 3)
+        with set_autotune_inputs(torch.ones(300)):
+            r = (AutoTuner.from_kernel(kernel=lambda block: triple.factory(300, block),
+                                       configs=configs())
+                 .set_compile_args(out_idx=[-1], target="cpu")
+                 .set_profile_args(ref_prog=lambda A: A * 3, skip_check=False)
+                 .run(warmup=1, rep=2))
+        assert r.latency > 0 and r.config["block"] in (32, 64)
+        torch.testing.assert_close(r.kernel(x[:100].repeat(3)), x[:100].repeat(3) * 3)
+        print("TUNED")
+    """
+    proc = run_python(code, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "TUNED" in proc.stdout
+
+
+def test_cache_controls_and_clear(tmp_path, monkeypatch):
+    from tilelang_mlir.compiler import compile as c
+    from tilelang_mlir.compat import cache
+
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
+    k1 = tl.compile(_add_one(32), out_idx=[1], target="cpu")
+    assert tl.compile(_add_one(32), out_idx=[1], target="cpu") is k1
+    assert any(p.suffix == ".json" for p in tmp_path.iterdir())
+    cache.disable_cache()
+    try:
+        assert not cache.is_cache_enabled()
+        assert tl.compile(_add_one(32), out_idx=[1], target="cpu") is not k1
+    finally:
+        cache.enable_cache()
+    cache.clear_cache()
+    assert not any(p.suffix == ".json" for p in tmp_path.iterdir())
+    assert c.cache_enabled()
+
+
+def test_python_m_usage_and_missing_file(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tilelang_mlir.compat"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 2 and "usage" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "tilelang_mlir.compat", str(tmp_path / "x.py")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "no such file" in proc.stderr
