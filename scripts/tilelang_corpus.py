@@ -79,16 +79,58 @@ def corpus(examples: str) -> List[str]:
 
 
 def is_program(path: str) -> bool:
+    """A script (a `__main__` block, or calls at the top level) rather than
+    a module of helpers for other examples."""
+    import ast
+
     with open(path) as f:
-        return "__main__" in f.read()
+        text = f.read()
+    if "__main__" in text:
+        return True
+    return any(isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+               for n in ast.parse(text).body)
+
+
+_TVM_IMPORT = re.compile(r"^\s*(import tvm\b|from tvm\b|from tilelang import tvm\b)", re.M)
+_LOCAL_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)\S*\s+import|import\s+([A-Za-z_]\w*))",
+                           re.M)
+
+
+def uses_tvm(path: str, seen=None) -> Optional[str]:
+    """The file (this one, or a module of its folder it imports) that
+    imports TVM, or None."""
+    seen = seen if seen is not None else set()
+    if path in seen or not os.path.exists(path):
+        return None
+    seen.add(path)
+    with open(path) as f:
+        text = f.read()
+    if _TVM_IMPORT.search(text):
+        return path
+    folder = os.path.dirname(path)
+    for m in _LOCAL_IMPORT.finditer(text):
+        name = m.group(1) or m.group(2)
+        for cand in (os.path.join(folder, name + ".py"), os.path.join(folder, name)):
+            if os.path.isdir(cand):
+                for f in sorted(os.listdir(cand)):
+                    if f.endswith(".py") and (hit := uses_tvm(os.path.join(cand, f), seen)):
+                        return hit
+            elif (hit := uses_tvm(cand, seen)):
+                return hit
+    return None
 
 
 def classify(examples: str, rel: str) -> Optional[str]:
     """Why `rel` is not run as an in-scope program, or None."""
     if rel in OUT_OF_SCOPE:
         return OUT_OF_SCOPE[rel]
-    if not is_program(os.path.join(examples, rel)):
+    path = os.path.join(examples, rel)
+    if not is_program(path):
         return "a helper module of other examples, not a program"
+    hit = uses_tvm(path)
+    if hit:
+        return (f"TVM-only: {os.path.relpath(hit, examples)} imports tvm (TVM's APIs are "
+                "out of scope)")
     return None
 
 
@@ -199,31 +241,46 @@ def _dry_patches() -> None:
     torch.cuda.manual_seed = lambda *a, **k: None
     torch.cuda.manual_seed_all = lambda *a, **k: None
 
+    class _Props:  # an H200's
+        name = "NVIDIA H200"
+        multi_processor_count = 132
+        total_memory = 143771009024
+        major, minor = 9, 0
+        shared_memory_per_block_optin = 232448
+        shared_memory_per_multiprocessor = 233472
+        regs_per_multiprocessor = 65536
+        max_threads_per_multi_processor = 2048
+        L2_cache_size = 52428800
+        warp_size = 32
+
+    torch.cuda.get_device_properties = lambda *a, **k: _Props()
+    torch.cuda.get_device_name = lambda *a, **k: _Props.name
+    torch.cuda.device_count = lambda: 1
+
     from tilelang_mlir.runtime.kernel import Kernel
 
     def stop(self, *a, **k):
         raise DryStop(self.name)
 
     Kernel.__call__ = stop
+    from tilelang_mlir.runtime import args as argmod
+
+    bind = argmod.bind
+
+    def stop_bind(name, params, out_idx, args, device, *rest, **kw):
+        if device == "cuda":
+            raise DryStop(name)
+        return bind(name, params, out_idx, args, device, *rest, **kw)
+
+    argmod.bind = stop_bind
 
 
 def child(path: str, dry: bool) -> int:
     import runpy
 
-    try:
-        from tilelang_mlir import compat
-        compat.install()
-    except ImportError:
-        # Until tilelang_mlir.compat exists: the naive aliasing the issue
-        # measured with.
-        import tilelang_mlir
-        import tilelang_mlir.language
-        if os.environ.get("CORPUS_SHIM"):
-            sys.path.insert(0, os.environ["CORPUS_SHIM"])
-            import tilelang  # noqa: F401
-            tilelang_mlir = tilelang
-        sys.modules["tilelang"] = tilelang_mlir
-        sys.modules["tilelang.language"] = tilelang_mlir.language
+    from tilelang_mlir import compat
+
+    compat.install()
     if dry:
         _dry_patches()
     sys.argv = [path]
