@@ -154,11 +154,23 @@ if not torch.cuda.is_available():
             f(); raise SystemExit("no error without a GPU")
         except RuntimeError as e:
             assert "no GPU is visible" in str(e)
+# tilelang.contrib.nvcc: the compute-capability queries
+from tilelang.contrib import nvcc
+assert nvcc.get_target_compute_version("cuda:sm_90a") == "9.0"
+assert nvcc.get_target_compute_version("cuda:sm_80") == "8.0"
+assert nvcc.parse_compute_version("9.0") == (9, 0)
+assert nvcc.have_tensorcore("8.6")
+for bad in (lambda: nvcc.parse_compute_version("nine"),
+            lambda: nvcc.get_target_compute_version("cpu")):
+    try:
+        bad(); raise SystemExit("no error")
+    except ValueError:
+        pass
 # out of scope
 for stmt, what in (("from tilelang import tvm", "tilelang.tvm"),
                    ("import tilelang.cuda.intrinsics", "tilelang.cuda"),
                    ("from tilelang.carver.template import MatmulTemplate", "tilelang.carver.template"),
-                   ("import tilelang.contrib.nvcc", "tilelang.contrib")):
+                   ("import tilelang.contrib.hipcc", "tilelang.contrib.hipcc")):
     try:
         exec(stmt); raise SystemExit(stmt + " imported")
     except ImportError as e:

@@ -64,12 +64,15 @@ MODULES = {
     "tilelang.tileop.base": f"{_HERE}.tileop",
     "tilelang.language.fp8": f"{_HERE}.language_fp8",
     "tilelang.language.dtypes": f"{_HERE}.language_dtypes",
+    "tilelang.contrib": f"{_HERE}.contrib",
+    "tilelang.contrib.nvcc": f"{_HERE}.contrib_nvcc",
 }
 
 # Submodules we do not provide, by prefix, and why (the error's parenthesis).
 UNSUPPORTED = {
     "tilelang.tvm": "TVM's APIs are out of scope: tilelang-mlir has no TVM",
-    "tilelang.contrib": "TVM's contrib tools (nvcc, hipcc, ...) are out of scope",
+    "tilelang.contrib": "TVM's contrib tools (hipcc, cutedsl, ...) are out of scope; "
+                        "tilelang.contrib.nvcc has the compute-capability queries",
     "tilelang.carver.template": "the carver's templates generate TVM programs",
     "tilelang.carver.roller": "the carver's roller searches TVM schedules",
     "tilelang.cuda": "TileLang's CUDA intrinsic emitters generate TVM code; use T.gemm and "
