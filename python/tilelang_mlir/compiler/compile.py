@@ -401,6 +401,12 @@ def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
     tgt = parse_target(target)
     pass_configs = normalize_pass_configs(pass_configs)
     _check_pass_configs(pass_configs)
+    own = getattr(func, "own_out_idx", None)  # an eager program's T.empty outputs
+    if own is not None:
+        if out_idx is not None and _normalize_out_idx(out_idx, func.params) != own:
+            raise ValueError(f"out_idx={out_idx!r} for {func.name!r}: an eager-style program's "
+                             f"outputs are the T.empty tensors it returns (arguments {own})")
+        out_idx = own
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
                              if k not in _OUTPUT_CONFIGS + ("tl.disable_cache",)},
@@ -588,7 +594,7 @@ class JITFunction:
         if found is not None:
             return found
         program = self._eager.program(binding)
-        kernel = compile(program, program.out_idx, self.target, self.pass_configs)
+        kernel = compile(program, None, self.target, self.pass_configs)
         names = [p.name for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
         found = (kernel, names, program.returns_tuple)
         with self._lock:

@@ -656,6 +656,11 @@ class EagerProgram(PrimFunc):
         return list(self._out_idx)
 
     @property
+    def own_out_idx(self) -> List[int]:
+        """What `tl.compile` takes as this program's out_idx (it has no other)."""
+        return self.out_idx
+
+    @property
     def returns_tuple(self) -> bool:
         """Whether the function returns a tuple (`return C, D`)."""
         self._walk()
