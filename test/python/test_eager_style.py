@@ -326,3 +326,44 @@ def test_eager_program_reaches_ptx():
     assert kernel.target == "cuda:sm_90a" or str(kernel.target) == "cuda:sm_90a"
     assert kernel.out_idx == [2]
     assert ".entry" in kernel.ptx and "wgmma" in kernel.ptx
+
+
+# -- autotuning an eager program ---------------------------------------------------------
+
+
+def test_autotune_eager_program(tmp_path, monkeypatch, rng):
+    from tilelang_mlir import autotuner
+
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    monkeypatch.setattr(autotuner, "_MEMORY", {})
+
+    @tl.autotune(configs=[dict(block_M=16, block_N=16), dict(block_M=32, block_N=32)],
+                 warmup=1, rep=3, ref_prog=lambda A, B: A @ B)
+    @tl.jit(target="cpu")
+    def tuned_mm(A, B, block_M, block_N, block_K=16):
+        M, N, K = T.const("M, N, K")
+        A: T.Tensor((M, K), T.float32)
+        B: T.Tensor((K, N), T.float32)
+        C = T.empty((M, N), T.float32)
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), T.float32)
+            B_s = T.alloc_shared((block_K, block_N), T.float32)
+            C_l = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * block_M, bx * block_N])
+        return C
+
+    # Called with tensors: tuned for their shapes, the best kernel runs on them.
+    a, b = _rand(rng, 64, 32), _rand(rng, 32, 64)
+    np.testing.assert_allclose(tuned_mm(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    # compile() with the sizes by name: the best kernel.
+    kernel = tuned_mm.compile(M=64, N=64, K=32)
+    result = kernel.autotune_result
+    assert result.best_config in ({"block_M": 16, "block_N": 16}, {"block_M": 32, "block_N": 32})
+    assert len(result.timings) == 2
+    np.testing.assert_allclose(kernel(a, b), a @ b, rtol=1e-4, atol=1e-4)

@@ -40,6 +40,7 @@ TileLang does: a function that defines an inner `@T.prim_func` is a factory
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import threading
@@ -52,7 +53,7 @@ from ..base import dtypes as dt
 from ..base.errors import TileLangError
 from ..base.signature import Param, ScalarType, SymbolicDim, TensorType
 from ..language import state
-from .function import _closure_env
+from .function import TileFunction, _closure_env, _closure_values, _fingerprint
 from .parser import Parser, _Return
 from .prim_func import PrimFunc
 from .source import FunctionSource, parse_function
@@ -494,7 +495,7 @@ class _ProbeResult:
     ranks: Dict[str, int]
 
 
-class EagerFunction:
+class EagerFunction(TileFunction):
     """The definition of an eager program (see the module docstring)."""
 
     def __init__(self, fn: Callable):
@@ -623,6 +624,36 @@ class EagerFunction:
 
     def program(self, binding: EagerBinding) -> "EagerProgram":
         return EagerProgram(self, binding.values, binding.consts)
+
+    def fingerprint(self) -> str:
+        """Source and closure values (what the autotuner's cache key takes)."""
+        closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
+                           sorted(_closure_values(self.fn).items()))
+        return f"eager({self._source.digest()},{closure})"
+
+    def factory(self) -> Callable[..., "EagerProgram"]:
+        """This definition as a kernel factory: called with the function's
+        arguments (tensors may be left out, sizes given by name), it returns
+        the program they select (what `@tl.autotune` compiles per config)."""
+
+        def factory(*args, **kwargs):
+            return self.program(self.bind(args, kwargs, call=False))
+
+        functools.update_wrapper(factory, self.fn)
+        return factory
+
+    def runtime_arguments(self, args: tuple, kwargs: dict) -> Optional[Dict[str, Any]]:
+        """The tensors and runtime scalars of a call by name when the call
+        gives every one of them (a call that runs), else None (a compile)."""
+        try:
+            bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items()
+                                                          if k in self.signature.parameters})
+        except TypeError:
+            return None
+        given = {n: bound.arguments[n] for n in self.annotated if n in bound.arguments}
+        if len(given) != len(self.annotated) or not any(is_tensor(v) for v in given.values()):
+            return None
+        return given
 
 
 class EagerProgram(PrimFunc):
