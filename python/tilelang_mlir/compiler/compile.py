@@ -551,7 +551,9 @@ class JITFunction:
         functools.update_wrapper(self, fn.fn if isinstance(fn, PrimFunc) else fn)
         self._eager = None  # an EagerFunction once the style is known to be eager
         self._style: Optional[str] = "prim_func" if isinstance(fn, PrimFunc) else None
-        self._kernels: dict = {}  # eager: binding key -> (kernel, input names)
+        # Eager: binding key -> (kernel, input names, returns a tuple), most
+        # recently used last; bounded like the compile cache.
+        self._kernels: "OrderedDict[tuple, tuple]" = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -591,6 +593,8 @@ class JITFunction:
         this function's cache or compiled now."""
         with self._lock:
             found = self._kernels.get(binding.key)
+            if found is not None:
+                self._kernels.move_to_end(binding.key)
         if found is not None:
             return found
         program = self._eager.program(binding)
@@ -599,6 +603,8 @@ class JITFunction:
         found = (kernel, names, program.returns_tuple)
         with self._lock:
             found = self._kernels.setdefault(binding.key, found)
+            while len(self._kernels) > _MEMORY_CACHE_SIZE:
+                self._kernels.popitem(last=False)
         return found
 
     def __call__(self, *args, **kwargs):
