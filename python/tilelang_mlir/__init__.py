@@ -11,6 +11,22 @@
 
     kernel = tl.compile(main, out_idx=[1], target="cpu")
 
+TileLang's eager style works too: `@tl.jit` on the tile program itself,
+with `T.const` sizes, tensors declared in the body and `T.empty` outputs
+returned; `f.compile(M=..., ...)` gives a kernel, `f(a, b, ...)` compiles
+once per new shape and runs (frontend/eager.py):
+
+    @tl.jit
+    def add(A, B, block):
+        N = T.const("N")
+        A: T.Tensor((N,), "float32")
+        B: T.Tensor((N,), "float32")
+        C = T.empty((N,), "float32")
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+        return C
+
 `@tl.autotune(configs=[...], ref_prog=...)` on a kernel factory compiles
 every config in parallel, checks and times each, and returns the fastest
 (cached on disk).

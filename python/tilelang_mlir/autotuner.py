@@ -143,6 +143,16 @@ def _value_text(value) -> str:
     return text
 
 
+def _argument_text(value) -> str:
+    """`_value_text`, but a tensor (an eager program's argument) stands for
+    its shape and dtype: the kernel depends on nothing else of it."""
+    from .frontend.eager import is_tensor
+
+    if is_tensor(value):
+        return f"tensor({tuple(value.shape)},{value.dtype})"
+    return _value_text(value)
+
+
 def _config_text(config: dict) -> str:
     return ", ".join(f"{k}={_value_text(v) if not isinstance(v, str) else v}"
                      for k, v in config.items())
@@ -591,14 +601,25 @@ class AutoTuner:
         if isinstance(fn, PrimFunc) or (isinstance(fn, JITFunction) and isinstance(fn.fn, PrimFunc)):
             raise TypeError("@tl.autotune needs a kernel factory (a function returning a "
                             "@T.prim_func for its arguments), not a prim_func")
+        # An eager-style program (frontend/eager.py) is tuned through its
+        # factory: each config's program has the call's sizes bound, and a
+        # call with its tensors runs the best kernel on them.
+        self._eager = None
         if isinstance(fn, JITFunction):
             out_idx = self._merge("out_idx", out_idx, fn.out_idx, None)
             target = self._merge("target", target, fn.target, "auto")
             pass_configs = self._merge("pass_configs", pass_configs, fn.pass_configs, None)
+            if fn.style == "eager":
+                self._eager = fn._eager
             fn = fn.fn
         if not callable(fn):
             raise TypeError(f"@tl.autotune decorates a kernel factory, got {type(fn).__name__}")
-        self.factory = fn
+        if self._eager is None:
+            from .frontend.eager import EagerFunction, is_eager_style
+
+            if is_eager_style(fn):
+                self._eager = EagerFunction(fn)
+        self.factory = fn if self._eager is None else self._eager.factory()
         self.configs = configs
         self.warmup, self.rep = warmup, rep
         self.ref_prog, self.supply_prog = ref_prog, supply_prog
@@ -630,6 +651,17 @@ class AutoTuner:
 
     # -- the call ---------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        kernel = self.tune(*args, **kwargs)
+        runtime = self._eager.runtime_arguments(args, kwargs) if self._eager else None
+        if runtime is None:
+            return kernel
+        # An eager program called with its tensors: run the best kernel.
+        return kernel(*[runtime[p.name] for i, p in enumerate(kernel.params)
+                        if i not in kernel.out_idx])
+
+    def compile(self, *args, **kwargs):
+        """The best kernel for these arguments (an eager program's
+        `f.compile(M=..., ...)`; for a factory, the same as calling it)."""
         return self.tune(*args, **kwargs)
 
     def _configs(self, args, kwargs) -> List[dict]:
@@ -657,6 +689,11 @@ class AutoTuner:
         if unknown:
             raise TypeError(f"@tl.autotune config key {unknown[0]!r} is not an argument of "
                             f"{self.factory.__name__!r}")
+        extras = {}
+        if self._eager is not None:
+            # An eager program's T.const sizes, given by name.
+            extras = {k: v for k, v in kwargs.items() if k not in params}
+            kwargs = {k: v for k, v in kwargs.items() if k in params}
         try:
             bound = sig.bind_partial(*args, **kwargs)
         except TypeError as e:
@@ -674,6 +711,7 @@ class AutoTuner:
             if params[name].kind == params[name].VAR_KEYWORD:
                 value = {k: v for k, v in value.items() if k not in config_keys}
             rest[name] = value
+        rest.update(extras)
         return fixed, rest
 
     def _candidates(self, configs: List[dict], fixed: dict) -> List[_Candidate]:
@@ -694,7 +732,7 @@ class AutoTuner:
         parts = {
             "version": CACHE_VERSION,
             "factory": _factory_text(self.factory),
-            "arguments": {k: _value_text(v) for k, v in rest.items()},
+            "arguments": {k: _argument_text(v) for k, v in rest.items()},
             "configs": [_value_text(c.config) for c in candidates],
             "out_idx": _value_text(self.out_idx),
             "pass_configs": _value_text(self.pass_configs or {}),

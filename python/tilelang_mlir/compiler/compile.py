@@ -401,6 +401,12 @@ def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
     tgt = parse_target(target)
     pass_configs = normalize_pass_configs(pass_configs)
     _check_pass_configs(pass_configs)
+    own = getattr(func, "own_out_idx", None)  # an eager program's T.empty outputs
+    if own is not None:
+        if out_idx is not None and _normalize_out_idx(out_idx, func.params) != own:
+            raise ValueError(f"out_idx={out_idx!r} for {func.name!r}: an eager-style program's "
+                             f"outputs are the T.empty tensors it returns (arguments {own})")
+        out_idx = own
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
                              if k not in _OUTPUT_CONFIGS + ("tl.disable_cache",)},
@@ -527,8 +533,15 @@ def _save_to_disk(key: str, tgt: Target, compiler: str, artifact: CompiledArtifa
 
 class JITFunction:
     """`@tl.jit` on a factory (returns a prim_func when called with its
-    parameters: compiled then, cached by the program) or on a prim_func
-    (compiled on first call and run)."""
+    parameters: compiled then, cached by the program), on a prim_func
+    (compiled on first call and run), or on an eager-style program
+    (frontend/eager.py: `f.compile(M=..., block_M=...)` gives the kernel of
+    those values, `f(a, b, ...)` compiles once per new set of sizes and
+    compile-time values, then runs and returns the T.empty outputs).
+
+    The style is read from the function's source on first use, as TileLang
+    does: an inner @T.prim_func makes a factory; annotation statements of
+    parameters or T.const/T.empty make an eager program."""
 
     def __init__(self, fn, out_idx, target, pass_configs):
         self.fn = fn
@@ -536,26 +549,81 @@ class JITFunction:
         self.target = target
         self.pass_configs = pass_configs
         functools.update_wrapper(self, fn.fn if isinstance(fn, PrimFunc) else fn)
+        self._eager = None  # an EagerFunction once the style is known to be eager
+        self._style: Optional[str] = "prim_func" if isinstance(fn, PrimFunc) else None
+        # Eager: binding key -> (kernel, input names, returns a tuple), most
+        # recently used last; bounded like the compile cache.
+        self._kernels: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def style(self) -> str:
+        """"prim_func", "factory" (classic) or "eager"."""
+        if self._style is None:
+            from ..frontend.eager import EagerFunction, is_eager_style
+
+            if is_eager_style(self.fn):
+                if self.out_idx is not None:
+                    raise ValueError(
+                        f"@tl.jit(out_idx=...) on {self.fn.__name__!r}: an eager-style program "
+                        "declares its outputs with T.empty and returns them; out_idx is for "
+                        "factories that return a @T.prim_func")
+                self._eager = EagerFunction(self.fn)
+                self._style = "eager"
+            else:
+                self._style = "factory"
+        return self._style
 
     def compile(self, *args, **kwargs) -> Kernel:
-        if isinstance(self.fn, PrimFunc):
+        style = self.style
+        if style == "prim_func":
             if args or kwargs:
                 raise TypeError("a jitted prim_func takes its arguments when called")
             return compile(self.fn, self.out_idx, self.target, self.pass_configs)
+        if style == "eager":
+            return self._eager_kernel(self._eager.bind(args, kwargs, call=False))[0]
         program = self.fn(*args, **kwargs)
         if not isinstance(program, PrimFunc):
             raise TypeError(f"@tl.jit factory {self.fn.__name__!r} must return a "
                             f"@T.prim_func, got {type(program).__name__}")
         return compile(program, self.out_idx, self.target, self.pass_configs)
 
+    def _eager_kernel(self, binding):
+        """The kernel of an eager binding and the names of its inputs, from
+        this function's cache or compiled now."""
+        with self._lock:
+            found = self._kernels.get(binding.key)
+            if found is not None:
+                self._kernels.move_to_end(binding.key)
+        if found is not None:
+            return found
+        program = self._eager.program(binding)
+        kernel = compile(program, None, self.target, self.pass_configs)
+        names = [p.name for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
+        found = (kernel, names, program.returns_tuple)
+        with self._lock:
+            found = self._kernels.setdefault(binding.key, found)
+            while len(self._kernels) > _MEMORY_CACHE_SIZE:
+                self._kernels.popitem(last=False)
+        return found
+
     def __call__(self, *args, **kwargs):
-        if isinstance(self.fn, PrimFunc):
+        style = self.style
+        if style == "prim_func":
             return self.compile()(*args, **kwargs)
+        if style == "eager":
+            binding = self._eager.bind(args, kwargs, call=True)
+            kernel, names, as_tuple = self._eager_kernel(binding)
+            result = kernel(*[binding.runtime[n] for n in names])
+            if as_tuple and not isinstance(result, tuple):
+                result = (result,)
+            return result
         return self.compile(*args, **kwargs)
 
 
 def jit(func=None, *, out_idx=None, target="auto", pass_configs=None):
-    """Decorator: `@tl.jit(out_idx=[2])` on a kernel factory or a prim_func."""
+    """Decorator: `@tl.jit(out_idx=[2])` on a kernel factory or a prim_func,
+    `@tl.jit` on an eager-style program (see `JITFunction`)."""
 
     def wrap(fn):
         return JITFunction(fn, out_idx, target, pass_configs)

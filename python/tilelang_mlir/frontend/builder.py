@@ -44,6 +44,9 @@ class Builder:
         self.kernel_threads: Optional[int] = None
         self.block_indices: Tuple[IndexExpr, ...] = ()
         self.symbols: Dict[object, IndexExpr] = {}
+        # The eager style's declarations (frontend/eager.py) while an eager
+        # program is walked; T.const and T.empty fail where it is None.
+        self.eager = None
         self._names: Dict[str, int] = {}
 
     # -- locations -----------------------------------------------------------

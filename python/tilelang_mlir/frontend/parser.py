@@ -379,8 +379,13 @@ class Parser:
                                        f"({type(node).__name__}) on runtime value {name!r}")
             local_env[name] = value
         code = compile(ast.Expression(body=node), self.source.filename, "eval")
+        # The program's names go with the globals: a comprehension or
+        # generator has a scope of its own, which sees globals but not the
+        # locals of eval (`sum(s // b for s in sizes)` must see b).
+        scope = dict(self.env)
+        scope.update(local_env)
         try:
-            return eval(code, dict(self.env), local_env)  # noqa: S307 (user code)
+            return eval(code, scope)  # noqa: S307 (user code)
         except TileLangError:
             raise
         except Exception as e:

@@ -14,6 +14,7 @@ from .allocate import alloc_fragment, alloc_local, alloc_shared, alloc_var
 from .annotations import (annotate_layout, device_assert, make_padded_layout,
                           make_swizzled_layout, print, use_swizzle)
 from .copy import atomic_add, clear, copy, fill
+from .eager import const, empty
 from ..base.dtypes import (DType, bfloat16, float8_e4m3, float8_e5m2, float16, float32,
                            float64, int8, int16, int32, int64, uint8)
 from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
