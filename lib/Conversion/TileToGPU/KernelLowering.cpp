@@ -88,7 +88,13 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   // Asserts check per element too (each instance of a parallel body).
   if (auto o = dyn_cast<DeviceAssertOp>(op))
     return lowerDeviceAssert(o, b, map);
-  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()))
+  // A scalar atomic add is one element's: each parallel instance (its
+  // replica leader) does its own, as TileLang's
+  // `for i, j in T.Parallel(..): T.atomic_add(C[.., ..], frag[i, j])`.
+  auto scalarAtomic = dyn_cast<AtomicAddOp>(op);
+  if (scalarAtomic && isa<MemRefType>(scalarAtomic.getValue().getType()))
+    scalarAtomic = nullptr;
+  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()) && !scalarAtomic)
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
   if (auto o = dyn_cast<ParallelOp>(op))

@@ -289,10 +289,35 @@ class Builder:
             buf = dst.buffer
             offsets, extents = dst.region()
             if any(e is not None for e in extents):
-                raise self.error("T.atomic_add: give the destination as a buffer or an "
-                                 "element position, not slices")
+                # A region: its extents (the unit ones dropped) must be the
+                # value tile's shape.
+                if not isinstance(value, Buffer):
+                    raise self.error("T.atomic_add: a sliced destination needs a tile value")
+                sliced = [e for e in extents if e is not None and e != 1]
+                if sliced != [d for d in value.shape if d != 1]:
+                    raise self.error(f"T.atomic_add: the destination region of {buf.name!r} "
+                                     f"has extents {[e for e in extents if e is not None]}, "
+                                     f"the value {value.name!r} has shape {list(value.shape)}")
         else:
             raise self.error(f"T.atomic_add expects a buffer destination, got {_describe(dst)}")
+        if isinstance(value, Buffer) and value.scope not in ("fragment", "local"):
+            # A shared (or global) tile: one scalar atomic per element, in a
+            # T.Parallel over the tile.
+            if isinstance(dst, BufferRef) and any(e is not None for e in extents):
+                dims = [d for d, e in enumerate(extents) if e is not None]
+            else:
+                dims = list(range(buf.ndim - value.ndim, buf.ndim))
+            if len(dims) != value.ndim or dims[0] < 0:
+                raise self.error(f"T.atomic_add: value {value.name!r} of rank {value.ndim} does "
+                                 f"not match the destination region of {buf.name!r}")
+            with self.parallel(list(value.shape)) as ivs:
+                idx = list(offsets)
+                for k, d in enumerate(dims):
+                    idx[d] = offsets[d].add(ivs[k])
+                elem = BufferRef(value, tuple(ivs)).load()
+                _tile().AtomicAddOp(to_storage(elem, buf.dtype), buf.value,
+                                    [o.materialize() for o in idx])
+            return
         if isinstance(value, Buffer):
             v = value.value
         else:

@@ -1,0 +1,120 @@
+"""TileLang meanings that TileLang's example programs rely on, beyond single
+T.* names: symbolic slice extents over loaded offsets, per-element atomics
+inside T.Parallel, atomic adds of shared tiles into sliced regions."""
+
+import numpy as np
+import pytest
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.base.errors import TileLangError
+
+
+def _varlen_copy():
+    @T.prim_func
+    def main(Q: T.Tensor((256, 4), "float32"), cu: T.Tensor((3,), "int32"),
+             O: T.Tensor((64, 4), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            start = cu[bx]
+            S = T.alloc_shared((32, 4), "float32")
+            # (start + 32*(bx+1)) - (start + 32*bx) is 32 for any loaded start.
+            T.copy(Q[start + bx * 32: start + (bx + 1) * 32, :], S)
+            T.copy(S, O[bx * 32, 0])
+    return main
+
+
+def test_slice_extent_over_a_loaded_offset():
+    k = tl.compile(_varlen_copy(), target="cpu")
+    rng = np.random.default_rng(0)
+    q = rng.random((256, 4), dtype=np.float32)
+    cu = np.array([5, 17, 0], dtype=np.int32)
+    o = np.zeros((64, 4), np.float32)
+    k(q, cu, o)
+    np.testing.assert_array_equal(o, np.concatenate([q[5:37], q[17 + 32:17 + 64]]))
+
+
+def test_slice_extent_still_must_be_static():
+    @T.prim_func
+    def main(Q: T.Tensor((256, 4), "float32"), cu: T.Tensor((3,), "int32"),
+             O: T.Tensor((64, 4), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            S = T.alloc_shared((32, 4), "float32")
+            T.copy(Q[cu[0]: cu[1], :], S)
+            T.copy(S, O[bx * 32, 0])
+
+    with pytest.raises(TileLangError, match="extent of slice 0 of 'Q' must be a compile-time"):
+        tl.compile(main, target="cpu")
+
+
+def _atomic_in_parallel():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((32, 64), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            F = T.alloc_fragment((32, 64), "float32")
+            T.copy(A[bx * 32, 0], F)
+            for i, j in T.Parallel(32, 64):
+                T.atomic_add(C[i, j], F[i, j])
+    return main
+
+
+def _atomic_of_shared_tile():
+    @T.prim_func
+    def main(A: T.Tensor((64, 16), "float32"), C: T.Tensor((2, 32, 3, 16), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            S = T.alloc_shared((32, 16), "float32")
+            T.copy(A[bx * 32, 0], S)
+            T.atomic_add(C[1, 0:32, bx, :], S, use_tma=True)
+            T.atomic_add(C[0, 0:32, 2, :], S)
+    return main
+
+
+def test_atomic_add_per_element_in_parallel():
+    k = tl.compile(_atomic_in_parallel(), target="cpu")
+    a = np.random.default_rng(1).random((64, 64), dtype=np.float32)
+    c = np.zeros((32, 64), np.float32)
+    k(a, c)
+    np.testing.assert_allclose(c, a[:32] + a[32:], rtol=1e-6)
+
+
+def test_atomic_add_of_a_shared_tile_into_a_sliced_region():
+    k = tl.compile(_atomic_of_shared_tile(), target="cpu")
+    a = np.random.default_rng(2).random((64, 16), dtype=np.float32)
+    c = np.zeros((2, 32, 3, 16), np.float32)
+    k(a, c)
+    ref = np.zeros_like(c)
+    ref[1, :, 0], ref[1, :, 1], ref[0, :, 2] = a[:32], a[32:], a[:32] + a[32:]
+    np.testing.assert_allclose(c, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [_atomic_in_parallel, _atomic_of_shared_tile, _varlen_copy])
+def test_compiles_for_sm90a(make):
+    k = tl.compile(make(), target="cuda:sm_90a")
+    assert ".entry" in k.get_source()
+
+
+def test_atomic_add_refuses_what_it_cannot_do():
+    @T.prim_func
+    def prev(C: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            T.atomic_add(C[0], 1.0, return_prev=True)
+
+    with pytest.raises(TileLangError, match=r"return_prev=True\) is not supported"):
+        tl.compile(prev, target="cpu")
+
+    @T.prim_func
+    def order(C: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            T.atomic_add(C[0], 1.0, memory_order="seq_cst")
+
+    with pytest.raises(TileLangError, match="memory_order='seq_cst' is not supported"):
+        tl.compile(order, target="cpu")
+
+    @T.prim_func
+    def shape(A: T.Tensor((64, 16), "float32"), C: T.Tensor((64, 16), "float32")):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_shared((32, 16), "float32")
+            T.copy(A[0, 0], S)
+            T.atomic_add(C[0:16, :], S)
+
+    with pytest.raises(TileLangError, match="has extents"):
+        tl.compile(shape, target="cpu")
