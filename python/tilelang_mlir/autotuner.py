@@ -586,6 +586,10 @@ def _check_count(name: str, value, minimum: int) -> None:
         raise ValueError(f"{name} must be {kind} int, got {value!r}")
 
 
+# A config key that is not a factory argument: the config's own pass configs.
+CONFIG_PASS_CONFIGS = "pass_configs"
+
+
 class AutoTuner:
     """`@tl.autotune(...)` on a kernel factory (or a `@tl.jit` factory):
     calling it tunes, or finds the winner in the cache, and returns the
@@ -676,6 +680,21 @@ class AutoTuner:
                                 f"got {type(c).__name__}")
         return configs
 
+    def _split(self, call_kwargs: dict):
+        """(the factory's arguments of a config, the pass configs it compiles
+        with): a config's "pass_configs" entry (TileLang's per-config pass
+        configs) is merged over the decorator's."""
+        if CONFIG_PASS_CONFIGS not in call_kwargs or (
+                self._signature is not None and CONFIG_PASS_CONFIGS in self._signature.parameters):
+            return call_kwargs, self.pass_configs
+        extra = call_kwargs[CONFIG_PASS_CONFIGS]
+        if not isinstance(extra, dict):
+            raise TypeError(f"@tl.autotune config entry 'pass_configs' must be a dict, got "
+                            f"{type(extra).__name__}")
+        rest = {k: v for k, v in call_kwargs.items() if k != CONFIG_PASS_CONFIGS}
+        return rest, {**(self.pass_configs or {}), **{str(getattr(k, "value", k)): v
+                                                      for k, v in extra.items()}}
+
     def _bind(self, args, kwargs, config_keys):
         """(names the caller fixed, the non-config arguments by name)."""
         sig = self._signature
@@ -685,7 +704,8 @@ class AutoTuner:
                                                  if k not in config_keys}}
         params = sig.parameters
         takes_var_kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
-        unknown = [k for k in config_keys if k not in params and not takes_var_kw]
+        unknown = [k for k in config_keys if k not in params and not takes_var_kw
+                   and k != CONFIG_PASS_CONFIGS]
         if unknown:
             raise TypeError(f"@tl.autotune config key {unknown[0]!r} is not an argument of "
                             f"{self.factory.__name__!r}")
@@ -823,8 +843,9 @@ class AutoTuner:
         skipped = [{"index": s["index"], "config": candidates[s["index"]].config,
                     "stage": s["stage"], "reason": s["reason"]} for s in entry["skipped"]]
         try:
-            program = _make_program(self.factory, args, {**kwargs, **best.call_kwargs})
-            kernel = tl_compile(program, self.out_idx, target, self.pass_configs)
+            call, pcs = self._split(best.call_kwargs)
+            program = _make_program(self.factory, args, {**kwargs, **call})
+            kernel = tl_compile(program, self.out_idx, target, pcs)
         except Exception as e:  # noqa: BLE001 (the winner no longer compiles: tune again)
             logger.warning("autotune %s: the cached winner %s does not compile (%s); tuning again",
                            self.factory.__name__, _config_text(best.config), _reason(e))
@@ -871,8 +892,8 @@ class AutoTuner:
                 where = f" (pid {c.pid})" if in_pool and c.pid else ""
                 progress.step(f"{text}: compiled in {c.compile_seconds:.2f} s{where}")
 
-        tasks = [(self.factory, args, {**kwargs, **c.call_kwargs}, self.out_idx, target,
-                  self.pass_configs) for c in candidates]
+        tasks = [(self.factory, args, {**kwargs, **self._split(c.call_kwargs)[0]}, self.out_idx,
+                  target, self._split(c.call_kwargs)[1]) for c in candidates]
         try:
             if in_pool:
                 shipped: Dict[int, _Emitted] = {}
@@ -911,9 +932,10 @@ class AutoTuner:
                     c.kernel = r["kernel"]
                     continue
                 try:
-                    program = _make_program(self.factory, args, {**kwargs, **c.call_kwargs})
+                    call, pcs = self._split(c.call_kwargs)
+                    program = _make_program(self.factory, args, {**kwargs, **call})
                     c.kernel = kernel_from_artifact(program, r["artifact"], self.out_idx,
-                                                    target, self.pass_configs)
+                                                    target, pcs)
                 except Exception as e:  # noqa: BLE001
                     skipped.append({"index": c.index, "config": c.config, "stage": "compile",
                                     "reason": _reason(e)})

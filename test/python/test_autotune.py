@@ -388,3 +388,25 @@ def test_emitted_programs_keep_the_users_lines(cache):
     result = autotuner._compile_emitted(task)
     kernel = tl.compile(gemm_program(64, 64, 64, **fits), out_idx=[2], target="cpu")
     assert result["artifact"].stages["tile"] == kernel.mlir("tile")
+
+
+def test_per_config_pass_configs(cache):
+    """TileLang's configs may carry their own "pass_configs", merged over the
+    decorator's: a config whose pass configs are unknown is skipped for
+    that reason; the others compile with theirs."""
+    configs = [dict(block_M=32, pass_configs={"tl.disable_lop3": True}),
+               dict(block_M=64, pass_configs={"tl.no_such_config": 1}),
+               dict(block_M=16)]
+    tuner = tl.autotune(configs=configs, warmup=0, rep=1, ref_prog=lambda a, b: a + b,
+                        cache=False, max_workers=1, out_idx=[2], target="cpu",
+                        pass_configs={"tl.narrow_index": False})(add_factory)
+    kernel = tuner(64, 64)
+    result = kernel.autotune_result
+    assert len(result.timings) == 2
+    assert [s["config"]["block_M"] for s in result.skipped] == [64]
+    assert "tl.no_such_config" in result.skipped[0]["reason"]
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    torch.testing.assert_close(kernel(a, b), a + b)
+    with pytest.raises(TypeError, match="'pass_configs' must be a dict"):
+        tl.autotune(configs=[dict(block_M=32, pass_configs=[1])], ref_prog=lambda a, b: a + b,
+                    cache=False, max_workers=1, out_idx=[2], target="cpu")(add_factory)(64, 64)
