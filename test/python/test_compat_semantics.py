@@ -118,3 +118,42 @@ def test_atomic_add_refuses_what_it_cannot_do():
 
     with pytest.raises(TileLangError, match="has extents"):
         tl.compile(shape, target="cpu")
+
+
+def _two_kernels():
+    @T.prim_func
+    def main(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float32"),
+             C: T.Tensor((256,), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            for i in T.Parallel(128):
+                B[bx * 128 + i] = A[bx * 128 + i] * 2.0
+        # The second kernel reads what the first wrote, across blocks.
+        with T.Kernel(2, threads=128) as bx:
+            for i in T.Parallel(128):
+                C[bx * 128 + i] = B[255 - (bx * 128 + i)] + 1.0
+    return main
+
+
+def test_program_of_two_kernels(target, rng):
+    """TileLang's split + combine programs: two T.Kernels in one program run
+    in order (on GPU targets: two launches on one stream)."""
+    k = tl.compile(_two_kernels(), out_idx=[1, 2], target=target)
+    a = rng.random(256, dtype=np.float32)
+    if target == "cuda":
+        import torch
+
+        b, c = k(torch.from_numpy(a).cuda())
+        b, c = b.cpu().numpy(), c.cpu().numpy()
+    else:
+        b, c = k(a)
+    np.testing.assert_allclose(b, a * 2, rtol=1e-6)
+    np.testing.assert_allclose(c, (a * 2)[::-1] + 1, rtol=1e-6)
+
+
+def test_two_kernels_for_sm90a():
+    k = tl.compile(_two_kernels(), out_idx=[1, 2], target="cuda:sm_90a")
+    assert len(k.parts) == 2
+    assert k.get_source().count(".entry") == 2
+    assert {"tile", "layout:0", "nvvm:0", "layout:1", "nvvm:1"} <= set(k.stages)
+    with pytest.raises(TileLangError, match="program of 2 T.Kernels"):
+        k.save("/nonexistent")

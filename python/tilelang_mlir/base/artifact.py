@@ -51,6 +51,11 @@ class CompiledArtifact:
     artifact); `source` the final code: LLVM IR on the CPU, PTX on NVIDIA,
     AMDGPU assembly on AMD; `launch` and `binary` (cubin, HSA code object)
     for GPU kernels; `ptxas` the ptxas resource report of CUDA kernels.
+
+    A GPU program of several `T.Kernel`s is a sequence of launches: its
+    `parts` are the artifacts of its kernels, in program order, each with
+    the program's signature (they run one after another on one stream);
+    `launch` and `binary` are then None.
     """
 
     name: str
@@ -62,6 +67,7 @@ class CompiledArtifact:
     launch: Optional[Launch] = None
     binary: Optional[bytes] = None
     ptxas: str = ""
+    parts: Tuple["CompiledArtifact", ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "target", parse_target(self.target))
@@ -77,7 +83,8 @@ class CompiledArtifact:
                        out_idx: Sequence[int]) -> "CompiledArtifact":
         """This code under another signature (the disk cache stores code
         only: its key already covers the signature)."""
-        return replace(self, name=name, params=tuple(params), out_idx=tuple(out_idx))
+        return replace(self, name=name, params=tuple(params), out_idx=tuple(out_idx),
+                       parts=tuple(p.with_signature(name, params, out_idx) for p in self.parts))
 
     # -- the disk cache's encoding ---------------------------------------------------
     # Entries keep the form they had before this record existed (stages,

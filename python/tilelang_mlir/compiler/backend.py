@@ -40,3 +40,11 @@ class Backend:
 
         return Kernel(artifact, self.executable(artifact))
 
+    def sequence(self, artifact: CompiledArtifact):
+        """The `runtime.Kernel` of a program of several kernels (`artifact.parts`):
+        each part's kernel runs in order on the same bound arguments."""
+        from ..runtime.kernel import Kernel, Sequence
+
+        parts = [self.kernel(p) for p in artifact.parts]
+        return Kernel(artifact, Sequence([k._executable for k in parts]), parts=parts)
+

@@ -352,12 +352,55 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict,
                             f"{target}: the {target.kind} backend chooses no layouts (target="
                             "\"cuda:sm_80\" or \"cuda:sm_90a\" compiles without a GPU)")
     backend = backend_for(target)
-    runner = PipelineRunner(trace_dir(pass_configs))
+    trace = trace_dir(pass_configs)
     with make_context(), ir.Location.unknown():
         module, tile_text = _emit(func)
+        kernels = _kernel_ops(module)
+        if len(kernels) > 1 and target.kind != "cpu":
+            return _lower_parts(func, module, len(kernels), backend, target, pass_configs,
+                                out_idx, trace)
+        runner = PipelineRunner(trace)
         runner.dump(module, "tile")
         return backend.lower(func, module, runner, target, pass_configs, out_idx,
                              {"tile": tile_text})
+
+
+def _kernel_ops(module) -> list:
+    """The tile.kernel ops of the emitted program's function, in order."""
+    found = []
+    for fn in module.body.operations:
+        for region in fn.regions:
+            for block in region.blocks:
+                found.extend(op for op in block.operations if op.name == "tile.kernel")
+    return found
+
+
+def _lower_parts(func, module, count: int, backend, target, pass_configs, out_idx,
+                 trace) -> CompiledArtifact:
+    """A GPU program of `count` T.Kernels: each kernel is lowered alone (a
+    copy of the program with the other kernels erased) and the artifact is
+    their sequence, launched in program order (TileLang's split + combine
+    programs). The IR stages of kernel i are named "<stage>:<i>"."""
+    from .. import ir
+
+    text = module.operation.get_asm(enable_debug_info=True)
+    stages = {"tile": str(module)}
+    parts = []
+    for i in range(count):
+        part = ir.Module.parse(text)
+        for j, op in enumerate(_kernel_ops(part)):
+            if j != i:
+                op.erase()
+        runner = PipelineRunner(os.path.join(trace, f"kernel{i}") if trace else None)
+        runner.dump(part, "tile")
+        artifact = backend.lower(func, part, runner, target, pass_configs, out_idx,
+                                 {"tile": str(part)})
+        stages.update({f"{k}:{i}": v for k, v in artifact.stages.items() if k != "tile"})
+        parts.append(artifact)
+    source = "\n".join(f"// kernel {i} of {count}\n{p.source}" for i, p in enumerate(parts))
+    return CompiledArtifact(func.name, func.params, out_idx, target, stages, source,
+                            parts=tuple(parts),
+                            ptxas="\n".join(p.ptxas for p in parts if p.ptxas))
 
 
 def backend_for(target) -> Backend:
@@ -470,8 +513,9 @@ def kernel_from_artifact(func: PrimFunc, artifact: CompiledArtifact, out_idx=Non
     with _LOCK:
         if p.use_cache and (kernel := _remembered(p.key)) is not None:
             return kernel
-    kernel = backend_for(p.target).kernel(artifact.with_signature(func.name, func.params,
-                                                                  p.out_idx))
+    artifact = artifact.with_signature(func.name, func.params, p.out_idx)
+    backend = backend_for(p.target)
+    kernel = backend.sequence(artifact) if artifact.parts else backend.kernel(artifact)
     if p.use_cache:
         with _LOCK:
             kernel = _remember(p.key, kernel)
@@ -514,7 +558,9 @@ def _load_from_disk(key: str, tgt: Target, compiler: str, func: PrimFunc):
 
 def _save_to_disk(key: str, tgt: Target, compiler: str, artifact: CompiledArtifact) -> None:
     d = _cache_dir()
-    if d is None:
+    if d is None or artifact.parts:
+        # Programs of several kernels are kept in memory only: the cache's
+        # entries hold one launch.
         return
     entry = _entries.encode(key, str(tgt), compiler, artifact)
     try:

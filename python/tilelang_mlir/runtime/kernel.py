@@ -17,11 +17,14 @@ class Kernel:
     NumPy array and as torch tensors otherwise.
     """
 
-    def __init__(self, artifact: CompiledArtifact, executable):
+    def __init__(self, artifact: CompiledArtifact, executable, parts=()):
         """`executable(params, values)` runs the code of `artifact` on bound
         arguments (`runtime/args.py`): the compiler's in-process JIT on the
-        CPU, `runtime.cuda.CUDAExecutable`, a loaded shared library, ..."""
+        CPU, `runtime.cuda.CUDAExecutable`, a loaded shared library, ...
+        A GPU program of several T.Kernels has the `Kernel` of each in
+        `parts` (launched in order by a `Sequence`)."""
         self.artifact = artifact
+        self.parts = list(parts)
         self.name = artifact.name
         self.params = list(artifact.params)
         self.out_idx = list(artifact.out_idx)
@@ -87,6 +90,12 @@ class Kernel:
         back without the compiler or MLIR."""
         from . import artifact
 
+        if self.parts:
+            from ..base.errors import TileLangError
+
+            raise TileLangError(f"kernel {self.name!r} is a program of {len(self.parts)} "
+                                "T.Kernels; saving such programs is not supported yet (save "
+                                "each kernel as its own program)")
         artifact.save(self, path)
 
     def get_profiler(self, tensor_supply_type=None):
@@ -112,3 +121,16 @@ class Kernel:
             times.append(time.perf_counter() - t0)
         times.sort()
         return times[len(times) // 2]
+
+
+class Sequence:
+    """The executable of a program of several kernels: each part's executable
+    runs on the same bound arguments, in program order (on one stream: a
+    kernel sees what the kernels before it wrote)."""
+
+    def __init__(self, executables):
+        self.executables = list(executables)
+
+    def __call__(self, params, values):
+        for exe in self.executables:
+            exe(params, values)
