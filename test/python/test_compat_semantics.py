@@ -157,3 +157,41 @@ def test_two_kernels_for_sm90a():
     assert {"tile", "layout:0", "nvvm:0", "layout:1", "nvvm:1"} <= set(k.stages)
     with pytest.raises(TileLangError, match="program of 2 T.Kernels"):
         k.save("/nonexistent")
+
+
+def test_slice_extent_over_a_var_and_a_longer_sum(rng):
+    """`X[off + r*16 : off + r*16 + 16]` and a T.alloc_var offset (TileLang's
+    grouped cast and varlen forward examples); a store to the var between
+    the two bounds would make them different symbols."""
+    @T.prim_func
+    def main(X: T.Tensor((128, 4), "float32"), sizes: T.Tensor((3,), "int32"),
+             O: T.Tensor((32, 4), "float32")):
+        with T.Kernel(2, threads=128) as r:
+            off = T.alloc_var(dtype=T.int32)
+            off = 0
+            for i in T.serial(3):
+                off += sizes[i]
+            S = T.alloc_shared((16, 4), "float32")
+            T.copy(X[off + r * 16: off + r * 16 + 16, :], S)
+            T.copy(S, O[r * 16, 0])
+
+    k = tl.compile(main, target="cpu")
+    x = rng.random((128, 4), dtype=np.float32)
+    sizes = np.array([3, 7, 11], dtype=np.int32)
+    o = np.zeros((32, 4), np.float32)
+    k(x, sizes, o)
+    np.testing.assert_array_equal(o, x[21:53])
+
+    @T.prim_func
+    def stored_between(X: T.Tensor((128, 4), "float32"), O: T.Tensor((16, 4), "float32")):
+        with T.Kernel(1, threads=128):
+            off = T.alloc_var(dtype=T.int32)
+            off = 3
+            lo = off + 0
+            off = 5
+            S = T.alloc_shared((16, 4), "float32")
+            T.copy(X[lo: off + 16, :], S)
+            T.copy(S, O[0, 0])
+
+    with pytest.raises(TileLangError, match="must be a compile-time constant"):
+        tl.compile(stored_between, target="cpu")

@@ -530,7 +530,10 @@ def binary(op: str, a, b):
     if not isinstance(a, (Scalar, IndexExpr)) and not isinstance(b, (Scalar, IndexExpr)):
         return _PY_OPS[op](a, b)
     ia, ib = IndexExpr.lift(a), IndexExpr.lift(b)
-    if ia is not None and ib is not None:
+    # An index scalar that keeps a symbolic form stays a scalar, so that
+    # `start + 64 * b + 64` keeps its form too.
+    symbolic = any(isinstance(x, Scalar) and x.affine is not None for x in (a, b))
+    if ia is not None and ib is not None and not (symbolic and op in ("+", "-", "*")):
         if op == "+":
             return ia.add(ib)
         if op == "-":
@@ -586,14 +589,19 @@ def symbolic_form(x) -> Optional[IndexExpr]:
     load from a global tensor is the symbol of the tensor and its indices,
     as in TVM's structural simplification: two loads of `cu_seqlens[b]`
     are one symbol); None for anything else."""
-    if isinstance(x, BufferRef) and x.buffer.scope == "global" and \
-            not x.buffer.dtype.is_float and all(not isinstance(i, slice) for i in x.items):
+    if isinstance(x, Buffer) and x.ndim == 0:
+        x = BufferRef(x, ())
+    if isinstance(x, BufferRef) and not x.buffer.dtype.is_float and \
+            all(not isinstance(i, slice) for i in x.items):
         try:
             idx = tuple(to_index(i) for i in x.items)
         except TileLangError:
             idx = None
         if idx is not None and len(idx) == x.buffer.ndim:
-            return IndexExpr(0, {_ScalarAtom((x.buffer.value, idx)): 1})
+            # Loads of a buffer this program writes (a T.alloc_var, ...) are
+            # one symbol only between two of its stores.
+            version = x.buffer.stores
+            return IndexExpr(0, {_ScalarAtom((x.buffer.value, idx, version)): 1})
     x = _unwrap_ref(x)
     if isinstance(x, Scalar) and x.affine is not None:
         return x.affine
@@ -772,6 +780,7 @@ class Buffer(Operators):
         self.dtype = dt.as_dtype(dtype)
         self.scope = scope
         self.name = name
+        self.stores = 0  # scalar stores emitted so far (see symbolic_form)
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
@@ -845,6 +854,7 @@ class BufferRef(Operators):
     def store(self, value) -> None:
         from ..dialects import memref
 
+        self.buffer.stores += 1
         idx = self._point_indices("cannot store into")
         memref.StoreOp(to_storage(value, self.buffer.dtype), self.buffer.value,
                        [i.materialize() for i in idx])
