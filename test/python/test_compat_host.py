@@ -154,6 +154,28 @@ if not torch.cuda.is_available():
             f(); raise SystemExit("no error without a GPU")
         except RuntimeError as e:
             assert "no GPU is visible" in str(e)
+# tilelang.carver.template.MatmulTemplate: our recommender, on an H200-like arch
+from tilelang.carver.template import MatmulTemplate
+from tilelang.carver.roller.rasterization import NoRasterization, Rasterization2DRow
+class _Arch:
+    smem_cap, compute_max_core = 227 * 1024, 132
+tmpl = MatmulTemplate(M=4096, N=4096, K=4096, in_dtype=T.float16, out_dtype=T.float16,
+                      accum_dtype=T.float32).with_arch(_Arch())
+hints = tmpl.recommend_hints(topk=5)
+assert 1 <= len(hints) <= 5 and hints == sorted(hints, key=lambda h: -h.score)
+for h in hints:
+    bm, bn = h.block
+    assert bm % h.warp[0] == 0 and bn % h.warp[1] == 0 and h.threads in (128, 256)
+    assert (bm * h.rstep[0] + h.rstep[0] * bn) * 2 * h.pipeline_stage <= 227 * 1024
+    assert isinstance(h.rasterization_plan, (NoRasterization, Rasterization2DRow))
+assert tmpl.equivalent_function() is not None
+small = MatmulTemplate(M=64, N=64, K=64).with_arch(_Arch()).recommend_hints(topk=50)
+assert all(isinstance(h.rasterization_plan, NoRasterization) for h in small)
+try:
+    MatmulTemplate(M=0, N=1, K=1).with_arch(_Arch()).recommend_hints()
+    raise SystemExit("no error")
+except ValueError as e:
+    assert "MatmulTemplate.M" in str(e)
 # tilelang.contrib.nvcc: the compute-capability queries
 from tilelang.contrib import nvcc
 assert nvcc.get_target_compute_version("cuda:sm_90a") == "9.0"
@@ -169,7 +191,7 @@ for bad in (lambda: nvcc.parse_compute_version("nine"),
 # out of scope
 for stmt, what in (("from tilelang import tvm", "tilelang.tvm"),
                    ("import tilelang.cuda.intrinsics", "tilelang.cuda"),
-                   ("from tilelang.carver.template import MatmulTemplate", "tilelang.carver.template"),
+                   ("from tilelang.carver.template import ConvTemplate", "ConvTemplate"),
                    ("import tilelang.contrib.hipcc", "tilelang.contrib.hipcc")):
     try:
         exec(stmt); raise SystemExit(stmt + " imported")

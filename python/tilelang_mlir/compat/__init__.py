@@ -64,6 +64,9 @@ MODULES = {
     "tilelang.tileop.base": f"{_HERE}.tileop",
     "tilelang.language.fp8": f"{_HERE}.language_fp8",
     "tilelang.language.dtypes": f"{_HERE}.language_dtypes",
+    "tilelang.carver.template": f"{_HERE}.carver_template",
+    "tilelang.carver.roller": f"{_HERE}.carver_rasterization",
+    "tilelang.carver.roller.rasterization": f"{_HERE}.carver_rasterization",
     "tilelang.contrib": f"{_HERE}.contrib",
     "tilelang.contrib.nvcc": f"{_HERE}.contrib_nvcc",
 }
@@ -73,8 +76,10 @@ UNSUPPORTED = {
     "tilelang.tvm": "TVM's APIs are out of scope: tilelang-mlir has no TVM",
     "tilelang.contrib": "TVM's contrib tools (hipcc, cutedsl, ...) are out of scope; "
                         "tilelang.contrib.nvcc has the compute-capability queries",
-    "tilelang.carver.template": "the carver's templates generate TVM programs",
-    "tilelang.carver.roller": "the carver's roller searches TVM schedules",
+    "tilelang.carver.template": "only MatmulTemplate is provided (the other templates "
+                                "generate TVM programs)",
+    "tilelang.carver.roller": "only the rasterization plans are provided (the roller "
+                              "searches TVM schedules)",
     "tilelang.cuda": "TileLang's CUDA intrinsic emitters generate TVM code; use T.gemm and "
                      "the layouts of tilelang_mlir.language",
     "tilelang.rocm": "TileLang's ROCm intrinsic emitters generate TVM code; use T.gemm",

@@ -1,8 +1,9 @@
 """`tilelang.carver` / `tilelang.carver.arch`: device facts as TileLang's
 `CUDA(target)` and `CDNA(target)` give them (name, SM count, shared memory
 per block, warp size, compute capability, L2 size), from the driver and the
-chip table; a clear RuntimeError without a GPU. The carver's templates and
-roller (TVM schedule search) are not supported."""
+chip table; a clear RuntimeError without a GPU. `tilelang.carver.template`
+has our MatmulTemplate recommender (carver_template.py); TileLang's other
+templates and its roller (TVM schedule search) are not supported."""
 
 from __future__ import annotations
 
