@@ -154,7 +154,15 @@ def first_error(text: str) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
-def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str) -> Dict:
+def _save_log(logs: Optional[str], rel: str, text: str) -> None:
+    if logs:
+        os.makedirs(logs, exist_ok=True)
+        with open(os.path.join(logs, rel.replace("/", "__") + ".log"), "w") as f:
+            f.write(text[-200000:])
+
+
+def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str,
+            logs: Optional[str] = None) -> Dict:
     path = os.path.join(examples, rel)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(path),
@@ -170,9 +178,11 @@ def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str) -> 
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) \
             else (e.stdout or "")
+        _save_log(logs, rel, out)
         return {"file": rel, "status": "TIMEOUT", "detail": f"over {timeout:.0f} s",
                 "seconds": round(time.time() - t0, 1), "times": _times(out)}
     out = p.stdout + p.stderr
+    _save_log(logs, rel, out)
     secs = round(time.time() - t0, 1)
     if p.returncode == 0:
         status = "COMPILED" if dry and "@@DRY-STOP@@" in p.stdout else "PASS"
@@ -345,6 +355,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--json", help="write the rows as JSON here")
+    ap.add_argument("--logs", help="write each example's output into this folder")
     ap.add_argument("--md", help="update this markdown file (docs/compat.md)")
     ap.add_argument("--gpu", default="", help="the GPU's name for the report")
     ap.add_argument("--tilelang-commit", default="", help="the examples' commit for the report")
@@ -371,7 +382,7 @@ def main() -> int:
         todo.append(rel)
 
     def go(rel):
-        r = run_one(examples, rel, args.dry, args.timeout, sys.executable)
+        r = run_one(examples, rel, args.dry, args.timeout, sys.executable, args.logs)
         print(f"{r['status']:9} {r['seconds']:6.1f}s {rel}  {r['detail'][:150]}", flush=True)
         return r
 
