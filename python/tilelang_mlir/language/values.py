@@ -40,15 +40,23 @@ def _arith():
     return arith
 
 
+def _computable(dtype) -> DType:
+    dtype = dt.as_dtype(dtype)
+    if not dtype.compute:
+        raise _error(f"not supported by tilelang-mlir: values and buffers of dtype {dtype} "
+                     "(the compiler has no arithmetic for it)")
+    return dtype
+
+
 def ir_type(dtype: DType):
     """The MLIR type of a value of `dtype` (needs an active Context)."""
-    return _ir().Type.parse(dt.as_dtype(dtype).mlir)
+    return _ir().Type.parse(_computable(dtype).mlir)
 
 
 def storage_ir_type(dtype: DType):
     """The element type of buffers of `dtype`: bools are stored as one byte
     (i8), as in NumPy and PyTorch."""
-    dtype = dt.as_dtype(dtype)
+    dtype = _computable(dtype)
     return _ir().Type.parse("i8" if dtype.kind == "bool" else dtype.mlir)
 
 
@@ -772,9 +780,16 @@ class Buffer(Operators):
         self.dtype = dt.as_dtype(dtype)
         self.scope = scope
         self.name = name
+        # A T.Layout annotated on a global tensor: logical index -> the index
+        # of the memref the element is stored at (None: the identity).
+        self.remap = None
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
+
+    def stored_index(self, indices: List[IndexExpr]) -> List[IndexExpr]:
+        """Where the element at logical `indices` is stored."""
+        return indices if self.remap is None else self.remap(indices)
 
     @property
     def ndim(self) -> int:
@@ -838,14 +853,14 @@ class BufferRef(Operators):
     def load(self) -> Scalar:
         from ..dialects import memref
 
-        idx = [i.materialize() for i in self._point_indices("cannot load from")]
-        raw = memref.LoadOp(self.buffer.value, idx).result
+        idx = self.buffer.stored_index(self._point_indices("cannot load from"))
+        raw = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx]).result
         return from_storage(raw, self.buffer.dtype)
 
     def store(self, value) -> None:
         from ..dialects import memref
 
-        idx = self._point_indices("cannot store into")
+        idx = self.buffer.stored_index(self._point_indices("cannot store into"))
         memref.StoreOp(to_storage(value, self.buffer.dtype), self.buffer.value,
                        [i.materialize() for i in idx])
 
