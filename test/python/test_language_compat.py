@@ -428,3 +428,52 @@ def test_layout_and_persistent_compile_for_sm90a():
     _, gather = layout_kernels((1, 16, 2, 16), dq_layout)
     tl.compile(gather, out_idx=[1], target="cuda:sm_90a")
     tl.compile(persistent_kernel(40, 56, 16, 3), target="cuda:sm_90a")
+
+
+# ---------------------------------------------------------------------------
+# im2col
+# ---------------------------------------------------------------------------
+
+
+def conv_kernel(N, H, W, C, F, K, S, D, P, block_M=32, block_N=16, block_K=16):
+    OH = (H + 2 * P - D * (K - 1) - 1) // S + 1
+    OW = (W + 2 * P - D * (K - 1) - 1) // S + 1
+
+    @T.prim_func
+    def main(data: T.Tensor((N, H, W, C), "float32"),
+             kernel_flat: T.Tensor((K * K * C, F), "float32"),
+             out_flat: T.Tensor((N * OH * OW, F), "float32")):
+        with T.Kernel(T.ceildiv(F, block_N), T.ceildiv(N * OH * OW, block_M),
+                      threads=64) as (bx, by):
+            data_shared = T.alloc_shared((block_M, block_K), "float32")
+            kernel_shared = T.alloc_shared((block_K, block_N), "float32")
+            out_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(out_local)
+            for k_iter in T.Pipelined(T.ceildiv(K * K * C, block_K), num_stages=2):
+                T.im2col(data, data_shared, by, k_iter, K, S, D, P)
+                T.copy(kernel_flat[k_iter * block_K, bx * block_N], kernel_shared)
+                T.gemm(data_shared, kernel_shared, out_local)
+            T.copy(out_local, out_flat[by * block_M, bx * block_N])
+
+    return main, OH, OW
+
+
+@pytest.mark.parametrize("stride, dilation, pad", [(1, 1, 1), (2, 1, 0), (1, 2, 2)])
+def test_im2col_convolution_matches_torch(stride, dilation, pad, target, rng):
+    N, H, W, C, F, K = 2, 9, 7, 5, 16, 3
+    main, OH, OW = conv_kernel(N, H, W, C, F, K, stride, dilation, pad)
+    kernel = tl.compile(main, out_idx=[2], target=target)
+    x = rng.standard_normal((N, H, W, C)).astype(np.float32)
+    w = rng.standard_normal((K, K, C, F)).astype(np.float32)
+    out = get(kernel(put(x, target), put(w.reshape(K * K * C, F), target)))
+    ref = torch.nn.functional.conv2d(torch.from_numpy(x).permute(0, 3, 1, 2),
+                                     torch.from_numpy(w).permute(3, 2, 0, 1),
+                                     stride=stride, padding=pad, dilation=dilation)
+    np.testing.assert_allclose(out.reshape(N, OH, OW, F), ref.permute(0, 2, 3, 1).numpy(),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_im2col_compiles_for_sm90a():
+    main, _, _ = conv_kernel(2, 16, 16, 16, 32, 3, 1, 1, 1, block_M=64, block_N=32,
+                             block_K=32)
+    tl.compile(main, out_idx=[2], target="cuda:sm_90a")

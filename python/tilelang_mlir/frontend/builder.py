@@ -249,6 +249,56 @@ class Builder:
                 if if_op:
                     scf.YieldOp([])
 
+    def im2col(self, img, col, nhw_step, c_step, kernel, stride, dilation, pad) -> None:
+        """T.im2col: the (block_m, block_k) tile `(nhw_step, c_step)` of the
+        im2col matrix of an NHWC image for a square `kernel`: row m is the
+        output pixel (n, oh, ow), column k the tap (kh, kw, c); taps in the
+        padding or past the image give zero."""
+        from ..language.values import compare, select
+
+        self.require_kernel("T.im2col")
+        src = self._whole(img, "T.im2col image")
+        if src.ndim != 4:
+            raise self.error(f"T.im2col: the image must be NHWC (rank 4), {src.name!r} has "
+                             f"rank {src.ndim}")
+        dbuf, doff, dext = self._region(col, "T.im2col destination")
+        if None in dext or len(dext) < 2:
+            raise self.error("T.im2col: the destination is a buffer (or slices) of rank >= 2")
+        if dbuf.dtype != src.dtype:
+            raise self.error(f"T.im2col: the image is {src.dtype} but the destination is "
+                             f"{dbuf.dtype}")
+        kernel, stride, dilation, pad = (static_int(v, f"T.im2col {n}") for v, n in (
+            (kernel, "kernel"), (stride, "stride"), (dilation, "dilation"), (pad, "pad")))
+        if kernel <= 0 or stride <= 0 or dilation <= 0 or pad < 0:
+            raise self.error(f"T.im2col: kernel, stride and dilation must be positive and pad "
+                             f"non-negative, got {kernel}, {stride}, {dilation}, {pad}")
+        H, W, C = (to_index(d) for d in src.shape[1:])
+        out_h = (H + (2 * pad - (kernel - 1) * dilation - 1)).floordiv(
+            IndexExpr(stride)).add(IndexExpr(1))
+        out_w = (W + (2 * pad - (kernel - 1) * dilation - 1)).floordiv(
+            IndexExpr(stride)).add(IndexExpr(1))
+        out_hw = out_h.mul(out_w)
+        block_m, block_k = dext[-2], dext[-1]
+        with self.parallel([block_m, block_k]) as (i, j):
+            m = to_index(nhw_step, "T.im2col nhw_step") * block_m + i
+            k = to_index(c_step, "T.im2col c_step") * block_k + j
+            h = (m % out_hw) // out_w * stride + k // (C * kernel) * dilation - pad
+            w = m % out_w * stride + (k // C) % kernel * dilation - pad
+            index = [m // out_hw, h, w, k % C]
+            inside = _in_bounds(src, index)
+            tap = compare("<", k, C * (kernel * kernel))
+            if inside is True:
+                inside = tap
+            elif tap is not True:
+                from ..language.values import logical
+
+                inside = logical("and", inside, tap)
+            value = src[tuple(_clamped(src, index))].load()
+            if inside is not True:
+                value = select(inside, value, 0.0 if src.dtype.is_float else 0)
+            dst = list(doff[:-2]) + [doff[-2].add(i), doff[-1].add(j)]
+            dbuf[tuple(dst)].store(value)
+
     def fill(self, buf, value) -> None:
         self.require_kernel("T.fill")
         if isinstance(buf, BufferRef):

@@ -14,7 +14,7 @@ from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, 
                        alloc_shared, alloc_var, finalize_reducer)
 from .annotations import (annotate_layout, device_assert, make_padded_layout,
                           make_swizzled_layout, print, use_swizzle)
-from .copy import atomic_add, clear, copy, fill
+from .copy import atomic_add, clear, copy, fill, im2col
 from .eager import const, empty
 from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
                            float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz,

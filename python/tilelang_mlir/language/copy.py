@@ -30,3 +30,13 @@ def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False):
     """Atomically adds a scalar into `dst[i, ...]`, or a tile into the region
     of `dst` starting there."""
     b.atomic_add(dst, value)
+
+
+@builtin
+def im2col(b, img, col, nhw_step, c_step, kernel: int, stride: int, dilation: int, pad: int,
+           eviction_policy=None, annotations=None):
+    """Loads the (nhw_step, c_step) tile of the im2col matrix of NHWC image
+    `img` for a square `kernel` into `col` (rows: output pixels n, oh, ow;
+    columns: taps kh, kw, c); taps in the padding give zero. A 2-D
+    convolution is then a T.gemm of `col` with the (KH*KW*C, F) filter."""
+    b.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad)

@@ -193,6 +193,10 @@ class Operators:
     def __gt__(self, o): return compare(">", self, o)
     def __ge__(self, o): return compare(">=", self, o)
 
+    def astype(self, dtype):
+        """TVM's spelling of T.cast(self, dtype)."""
+        return cast(self, dtype)
+
 
 class IndexExpr(Operators):
     """const + sum(coeff * atom), with exact integer (floor) semantics."""
