@@ -477,3 +477,32 @@ def test_im2col_compiles_for_sm90a():
     main, _, _ = conv_kernel(2, 16, 16, 16, 32, 3, 1, 1, 1, block_M=64, block_N=32,
                              block_K=32)
     tl.compile(main, out_idx=[2], target="cuda:sm_90a")
+
+
+def test_layout_with_a_dynamic_dimension(rng):
+    """A run-time size may be passed through a layout (bshd -> hsd in the
+    varlen backward); copies past the end read zero and drop the writes."""
+    UQ = T.dynamic("UQ")
+    H, D = 2, 8
+    perm = lambda dQ: T.Layout(dQ.shape, lambda l, h, d: [h, l, d])  # noqa: E731
+
+    @T.prim_func
+    def scatter(X: T.Tensor((UQ, H, D), "float32"), dQ: T.Tensor((UQ, H, D), "float32")):
+        with T.Kernel(T.ceildiv(UQ, 4), threads=32) as bx:
+            T.annotate_layout({dQ: perm(dQ)})
+            for i, h, d in T.Parallel(4, H, D):
+                if bx * 4 + i < UQ:
+                    dQ[bx * 4 + i, h, d] = X[bx * 4 + i, h, d]
+
+    @T.prim_func
+    def gather(dQ: T.Tensor((UQ, H, D), "float32"), O: T.Tensor((UQ, H, D), "float32")):
+        with T.Kernel(T.ceildiv(UQ, 4), H, threads=32) as (bx, by):
+            T.annotate_layout({dQ: perm(dQ)})
+            T.copy(dQ[bx * 4:(bx + 1) * 4, by, :], O[bx * 4:(bx + 1) * 4, by, :])
+
+    x = rng.standard_normal((10, H, D)).astype(np.float32)
+    dq, o = np.zeros_like(x), np.zeros_like(x)
+    tl.compile(scatter, target="cpu")(x, dq)
+    tl.compile(gather, target="cpu")(dq, o)
+    np.testing.assert_array_equal(dq.ravel(), x.transpose(1, 0, 2).ravel())
+    np.testing.assert_array_equal(o, x)

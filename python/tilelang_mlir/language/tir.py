@@ -13,7 +13,7 @@ from ..base import dtypes as dt
 from ..base.errors import TileLangError
 from . import math as tmath
 from . import state
-from .values import BufferRef, binary, cast, is_runtime, to_scalar, _describe
+from .values import Buffer, BufferRef, binary, cast, is_runtime, to_scalar, _describe
 
 
 def _unsupported(feature: str, hint: str = "") -> TileLangError:
@@ -152,9 +152,12 @@ def assume(cond):
 def dp4a(A, B, C):
     """`T.dp4a(a, b, c)`: c[0] += a[0]*b[0] + ... + a[3]*b[3], with `a`, `b`
     int8 positions (`A_local[k]`: four consecutive elements along the last
-    dimension) and `c` an int32 position."""
+    dimension) and `c` an int32 position (a whole buffer means its first
+    element, a T.alloc_var itself)."""
     refs = []
     for what, x, want in (("A", A, dt.int8), ("B", B, dt.int8), ("C", C, dt.int32)):
+        if isinstance(x, Buffer):  # a whole buffer: its first element (a var: itself)
+            x = BufferRef(x, (0,) * x.ndim)
         if not isinstance(x, BufferRef):
             raise TileLangError(f"T.dp4a: {what} must be a buffer position such as X[i], got "
                                 f"{_describe(x)}", state.current().source_location())
