@@ -506,3 +506,29 @@ def test_layout_with_a_dynamic_dimension(rng):
     tl.compile(gather, target="cpu")(dq, o)
     np.testing.assert_array_equal(dq.ravel(), x.transpose(1, 0, 2).ravel())
     np.testing.assert_array_equal(o, x)
+
+
+def test_atomic_add_keywords(rng):
+    @T.prim_func
+    def main(X: T.Tensor((16,), "float32"), Y: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=16) as bx:
+            for i in T.serial(16):
+                T.atomic_add(Y[0], X[i], memory_order="relaxed")
+
+    x = rng.standard_normal(16).astype(np.float32)
+    y = np.zeros(1, np.float32)
+    tl.compile(main, target="cpu")(x, y)
+    np.testing.assert_allclose(y[0], x.sum(), rtol=1e-5)
+
+    for kw, match in (("return_prev=True", "return_prev=True"),
+                      ("memory_order='seq_cst'", "memory_order='seq_cst'")):
+        fn = eval(f"lambda Y, v: T.atomic_add(Y[0], v, {kw})")  # noqa: S307
+
+        @T.prim_func
+        def bad(Y: T.Tensor((1,), "float32")):
+            with T.Kernel(1, threads=16) as bx:
+                fn(Y, 1.0)
+
+        with pytest.raises(TileLangError, match=f"not supported by tilelang-mlir: "
+                                                f"T.atomic_add.*{match}"):
+            tl.compile(bad, target="cpu")

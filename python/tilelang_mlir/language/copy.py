@@ -6,10 +6,14 @@ from ._builtin import builtin
 
 
 @builtin
-def copy(b, src, dst, coalesced_width=None, disable_tma: bool = False):
+def copy(b, src, dst, coalesced_width=None, disable_tma: bool = False, eviction_policy=None,
+         prefer_instruction=None, annotations=None, loop_layout=None):
     """Copies a region between any two scopes; out-of-range reads give zero
     and out-of-range writes are dropped. `A[i, j]` names the start of a region
-    whose extent is the other side's shape; slices give explicit extents."""
+    whose extent is the other side's shape; slices give explicit extents.
+    TileLang's hints on how to issue it (coalesced_width, disable_tma,
+    eviction_policy, prefer_instruction, loop_layout) leave the result as it
+    is; the compiler chooses the instructions itself."""
     b.copy(src, dst)
 
 
@@ -26,9 +30,17 @@ def clear(b, buffer):
 
 
 @builtin
-def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False):
+def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False,
+               use_tma: bool = False, annotations=None):
     """Atomically adds a scalar into `dst[i, ...]`, or a tile into the region
-    of `dst` starting there."""
+    of `dst` starting there (relaxed atomics; `use_tma`, TileLang's choice of
+    a TMA reduction for a tile, gives the same sums)."""
+    if memory_order not in (None, "relaxed"):
+        raise b.error(f"not supported by tilelang-mlir: T.atomic_add with memory_order="
+                      f"{memory_order!r} (the adds are relaxed atomics)")
+    if return_prev:
+        raise b.error("not supported by tilelang-mlir: T.atomic_add(..., return_prev=True) "
+                      "(the value before the add)")
     b.atomic_add(dst, value)
 
 
