@@ -399,8 +399,6 @@ def test_fragment_layout_is_respected_by_layout_inference():
     ("T.make_tensor(0, (4, 4), 'float32')", "T.make_tensor"),
     ("T.atomic_max(0, 1.0)", "T.atomic_max"),
     ("T.atomic_min(0, 1.0)", "T.atomic_min"),
-    ("T.reshape(0, (2, 4))", "T.reshape"),
-    ("T.view(0, (2, 4))", "T.view"),
 ])
 def test_tvm_level_names_are_errors(call, match):
     fn = eval(f"lambda: {call}")  # noqa: S307 (fixed test strings)
@@ -532,3 +530,48 @@ def test_atomic_add_keywords(rng):
         with pytest.raises(TileLangError, match=f"not supported by tilelang-mlir: "
                                                 f"T.atomic_add.*{match}"):
             tl.compile(bad, target="cpu")
+
+
+# ---------------------------------------------------------------------------
+# Views of global tensors
+# ---------------------------------------------------------------------------
+
+
+def test_reshape_view_and_tensor_data_views(target, rng):
+    @T.prim_func
+    def main(X: T.Tensor((4, 6, 8), "float32"), Y: T.Tensor((24, 8), "float32"),
+             Z: T.Tensor((8, 24), "float32"), W: T.Tensor((4, 48), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            flat = T.reshape(X, (24, 8))
+            rows = T.Tensor((8, 24), "float32", X.data)
+            same = T.view(W)
+            s = T.alloc_shared((24, 8), "float32")
+            T.copy(flat, s)
+            T.copy(s, Y)
+            for i, j in T.Parallel(8, 24):
+                Z[i, j] = rows[i, j] * 2
+            T.copy(T.reshape(X, (4, 48)), same)
+
+    kernel = tl.compile(main, out_idx=[1, 2, 3], target=target)
+    x = rng.standard_normal((4, 6, 8)).astype(np.float32)
+    y, z, w = (get(t) for t in kernel(put(x, target)))
+    np.testing.assert_array_equal(y, x.reshape(24, 8))
+    np.testing.assert_array_equal(z, x.reshape(8, 24) * 2)
+    np.testing.assert_array_equal(w, x.reshape(4, 48))
+
+
+@pytest.mark.parametrize("body, match", [
+    (lambda X: T.reshape(X, (5, 8)), "does not have the size of"),
+    (lambda X: T.view(X, (4, 8), "int32"), "T.view to another dtype"),
+    (lambda X: T.reshape(T.alloc_shared((4, 8), "float32"), (32,)), "of shared buffer"),
+    (lambda X: T.fill(T.reshape(X, (32,)), 0), "T.fill on 'X_view'"),
+    (lambda X: T.view(0, (2, 4)), "T.view takes a buffer, got int 0"),
+])
+def test_view_errors(body, match):
+    @T.prim_func
+    def main(X: T.Tensor((4, 8), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            body(X)
+
+    with pytest.raises(TileLangError, match=match):
+        tl.compile(main, target="cpu")

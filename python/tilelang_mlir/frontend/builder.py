@@ -307,10 +307,20 @@ class Builder:
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
         if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
             raise self.error(f"T.fill: buffer {buf.name!r} has a dynamic shape")
+        self._direct(buf, "T.fill")
         _tile().FillOp(buf.value, to_storage(value, buf.dtype))
+
+    def _direct(self, buf: Buffer, what: str) -> None:
+        """Refuses a buffer whose elements are placed by a T.Layout or seen
+        through a view, for an operation that takes the memref as it is."""
+        if buf.remap is not None:
+            raise self.error(f"not supported by tilelang-mlir: {what} on {buf.name!r}, a "
+                             "global tensor placed by a T.Layout or seen through a view "
+                             "(T.copy, loads and stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
         if isinstance(x, Buffer):
+            self._direct(x, what)
             return x
         if isinstance(x, BufferRef):
             raise self.error(f"{what} takes whole buffers, got a region of {x.buffer.name!r}")
@@ -562,10 +572,55 @@ class Builder:
             self._remapped.append(buf)
         buf.remap = remap
 
+    def view(self, src, shape, dtype=None, what: str = "T.reshape") -> Buffer:
+        """A view of global tensor `src` in another shape of the same size
+        (row-major): an access to the view at index i goes to the element of
+        `src` with the same row-major position."""
+        if not isinstance(src, Buffer):
+            raise self.error(f"{what} takes a buffer, got {_describe(src)}")
+        if dtype is not None and dt.as_dtype(dtype) != src.dtype:
+            raise self.error(f"not supported by tilelang-mlir: {what} to another dtype "
+                             f"({src.dtype} -> {dt.as_dtype(dtype)}); read the bits with "
+                             "T.reinterpret")
+        if src.scope != "global":
+            raise self.error(f"not supported by tilelang-mlir: {what} of {src.scope} buffer "
+                             f"{src.name!r} (views are of global tensors)")
+        if shape is None:
+            shape = src.shape
+        if isinstance(shape, (int, IndexExpr)):
+            shape = (shape,)
+        dims = [to_index(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        new_shape = [d.const if d.is_const() else d for d in dims]
+        size, src_size = IndexExpr(1), IndexExpr(1)
+        for d in dims:
+            size = size.mul(d)
+        for d in src.shape:
+            src_size = src_size.mul(to_index(d))
+        if size != src_size:
+            raise self.error(f"{what}: shape {_fmt_shape(new_shape)} does not have the size of "
+                             f"{src.name!r} ({_fmt_shape(src.shape)})")
+        base_shape = [to_index(d) for d in src.shape]
+
+        def remap(indices):
+            linear = IndexExpr(0)
+            for x, d in zip(indices, dims):
+                linear = linear.mul(d).add(x)
+            result, stride = [], IndexExpr(1)
+            for k in range(len(base_shape) - 1, -1, -1):
+                q = linear.floordiv(stride)
+                result.append(q if k == 0 else q.mod(base_shape[k]))
+                stride = stride.mul(base_shape[k])
+            return src.stored_index(list(reversed(result)))
+
+        view = Buffer(src.value, new_shape, src.dtype, "global", f"{src.name}_view")
+        view.remap = remap
+        return view
+
     def print(self, value, msg: str = "") -> None:
         self.require_kernel("T.print")
         ir = _ir()
         if isinstance(value, Buffer):
+            self._direct(value, "T.print")
             v = value.value
         else:
             v = to_scalar(value).value
@@ -625,6 +680,10 @@ def _in_bounds(buf: Buffer, index: List[IndexExpr]):
 def _clamped(buf: Buffer, index: List[IndexExpr]) -> List[IndexExpr]:
     return [x.minmax(IndexExpr(0), "max").minmax(to_index(d).add(IndexExpr(-1)), "min")
             for x, d in zip(index, buf.shape)]
+
+
+def _fmt_shape(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
 def _logical_element(dtype: DType) -> Optional[str]:

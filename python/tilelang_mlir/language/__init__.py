@@ -25,7 +25,7 @@ from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
 from .dtypes import dtype
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma
 from .kernel import Kernel, get_block_binding, get_block_bindings
-from .layout import Fragment, Layout
+from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
                     vectorized)
 from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, ceil,
@@ -37,7 +37,7 @@ from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
                      reduce_min, reduce_sum)
 from .tir import (assume, atomic_max, atomic_min, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
-                  reshape, sync_grid, tvm_thread_allreduce, view)
+                  sync_grid, tvm_thread_allreduce)
 from .types import Buffer, Tensor, dynamic, symbolic
 
 float8_e4m3fn = float8_e4m3

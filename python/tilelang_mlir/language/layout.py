@@ -22,6 +22,7 @@ from typing import Callable, List, Optional, Sequence
 import numpy as np
 
 from ..base.errors import TileLangError
+from ._builtin import builtin
 
 # Bijectivity of a constant-shape layout is checked element by element up to
 # this many elements.
@@ -259,4 +260,19 @@ def _fit(fn, dims, args):
     return args if n >= len(args) else dims
 
 
-__all__ = ["Layout", "Fragment"]
+@builtin
+def reshape(b, src, shape):
+    """`T.reshape(X, shape)`: global tensor X seen in another shape of the
+    same size (row-major); loads, stores and T.copy through it reach X's
+    elements."""
+    return b.view(src, shape, None, "T.reshape")
+
+
+@builtin
+def view(b, src, shape=None, dtype=None):
+    """`T.view(X, shape)`: as T.reshape (the shape defaults to X's; another
+    dtype is not supported)."""
+    return b.view(src, shape, dtype, "T.view")
+
+
+__all__ = ["Layout", "Fragment", "reshape", "view"]

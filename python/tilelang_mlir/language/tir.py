@@ -126,17 +126,6 @@ atomic_max = _atomic("atomic_max")
 atomic_min = _atomic("atomic_min")
 
 
-def reshape(src, shape):
-    raise _unsupported("T.reshape (a view of a buffer in another shape)",
-                       "index the buffer with the arithmetic of the new shape")
-
-
-def view(src, shape=None, dtype=None):
-    raise _unsupported("T.view (a view of a buffer in another shape or dtype)",
-                       "index the buffer with the arithmetic of the new shape, and "
-                       "T.reinterpret for the bits of another dtype")
-
-
 def assume(cond):
     """T.assume(cond): a fact the compiler may use. A condition known at
     compile time is checked (a false one is an error); a runtime one is not
@@ -176,4 +165,4 @@ def dp4a(A, B, C):
 
 __all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
            "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor", "sync_grid",
-           "atomic_max", "atomic_min", "reshape", "view", "assume", "dp4a"]
+           "atomic_max", "atomic_min", "assume", "dp4a"]

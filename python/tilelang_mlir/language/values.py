@@ -791,6 +791,11 @@ class Buffer(Operators):
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
 
+    @property
+    def data(self) -> "BufferData":
+        """The storage of this buffer, for a view: T.Tensor(shape, dtype, X.data)."""
+        return BufferData(self)
+
     def stored_index(self, indices: List[IndexExpr]) -> List[IndexExpr]:
         """Where the element at logical `indices` is stored."""
         return indices if self.remap is None else self.remap(indices)
@@ -821,6 +826,16 @@ class Buffer(Operators):
             raise _error(f"buffer {self.name!r} of shape {self.shape} used as a "
                          "scalar; index it")
         return BufferRef(self, ()).load()
+
+
+class BufferData:
+    """`X.data`: the storage of buffer X (what TileLang's views take)."""
+
+    def __init__(self, buffer: "Buffer"):
+        self.buffer = buffer
+
+    def __repr__(self):
+        return f"{self.buffer.name}.data"
 
 
 class BufferRef(Operators):
