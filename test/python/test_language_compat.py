@@ -187,7 +187,7 @@ def test_assume_checks_constants_and_accepts_runtime_facts(rng):
 
 def test_alloc_var_and_local_forms(target, rng):
     @T.prim_func
-    def main(X: T.Tensor((4,), "int32"), Y: T.Tensor((6,), "int32")):
+    def main(X: T.Tensor((4,), "int32"), Y: T.Tensor((7,), "int32")):
         with T.Kernel(1, threads=32) as bx:
             a = T.alloc_var("int32", 3)
             b = T.alloc_var(T.int32, "local.var")
@@ -195,6 +195,7 @@ def test_alloc_var_and_local_forms(target, rng):
             d = T.alloc_var("int32", init=X[0])
             e = T.alloc_local((4,), "int32", "local")
             f = T.alloc_buffer((4,), "int32", scope="shared")
+            g = T.alloc_fragment((1,), "int32", "local")  # the scope wins, as in TileLang
             b = 11
             for k in T.serial(4):
                 e[k] = X[k] * 2
@@ -204,12 +205,14 @@ def test_alloc_var_and_local_forms(target, rng):
             Y[2] = c
             Y[3] = d
             Y[4] = e[3]
+            g[0] = X[1] - 1
             Y[5] = f[2]
+            Y[6] = g[0]
 
     kernel = tl.compile(main, out_idx=[1], target=target)
     x = rng.integers(-50, 50, 4).astype(np.int32)
     y = get(kernel(put(x, target)))
-    np.testing.assert_array_equal(y, [3, 11, 5, x[0], 2 * x[3], x[2] + 1])
+    np.testing.assert_array_equal(y, [3, 11, 5, x[0], 2 * x[3], x[2] + 1, x[1] - 1])
 
 
 @pytest.mark.parametrize("call, match", [

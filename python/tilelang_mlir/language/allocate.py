@@ -30,18 +30,16 @@ def _scope(b, scope, what: str) -> str:
 
 @builtin
 def alloc_shared(b, shape, dtype, scope: str = "shared.dyn"):
-    """A tile in the shared memory of the block."""
-    if _scope(b, scope, "T.alloc_shared") != "shared":
-        raise b.error(f"T.alloc_shared: scope {scope!r} is not a shared scope")
-    return b.alloc(shape, dtype, "shared")
+    """A tile in the shared memory of the block. (As in TileLang, every
+    T.alloc_* allocates in the scope it is given: `T.alloc_fragment(shape,
+    dtype, "local")` is a T.alloc_local.)"""
+    return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_shared"))
 
 
 @builtin
 def alloc_fragment(b, shape, dtype, scope: str = "local.fragment"):
     """A register tile distributed over the threads of the block."""
-    if _scope(b, scope, "T.alloc_fragment") != "fragment":
-        raise b.error(f"T.alloc_fragment: scope {scope!r} is not 'local.fragment'")
-    return b.alloc(shape, dtype, "fragment")
+    return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_fragment"))
 
 
 @builtin
@@ -88,7 +86,8 @@ def alloc_var(b, dtype, *args, init=_UNSET, scope: str = "local.var"):
             raise TypeError("T.alloc_var: the initial value is given twice")
         init, scope = args
     if _scope(b, scope, "T.alloc_var") != "var":
-        raise b.error(f"T.alloc_var: scope {scope!r} is not 'local.var'")
+        raise b.error(f"not supported by tilelang-mlir: T.alloc_var in scope {scope!r} "
+                      "(a var lives in 'local.var')")
     buf = b.alloc((), dtype, "var")
     if init is not _UNSET and init is not None:
         buf[()].store(init)
