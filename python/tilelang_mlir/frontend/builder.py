@@ -48,6 +48,7 @@ class Builder:
         # program is walked; T.const and T.empty fail where it is None.
         self.eager = None
         self._names: Dict[str, int] = {}
+        self._remapped: List[Buffer] = []  # global tensors with a T.Layout in this kernel
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -105,6 +106,9 @@ class Builder:
         finally:
             self.kernel_depth -= 1
             self.kernel_threads = None
+            for buf in self._remapped:  # a T.Layout annotation holds in its kernel
+                buf.remap = None
+            self._remapped = []
 
     # -- allocation ----------------------------------------------------------
     def alloc(self, shape, dtype, scope: str, name: str = "") -> Buffer:
@@ -202,6 +206,9 @@ class Builder:
             raise self.error(
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
+        if sbuf.remap is not None or dbuf.remap is not None:
+            self._copy_elements(sbuf, soff, s_full, dbuf, doff, d_full)
+            return
         ir = _ir()
         kwargs = {}
         for side, buf in (("src_element", sbuf), ("dst_element", dbuf)):
@@ -213,6 +220,85 @@ class Builder:
                        ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
                        **kwargs)
 
+    def _copy_elements(self, sbuf, soff, s_ext, dbuf, doff, d_ext) -> None:
+        """T.copy element by element (a T.Parallel loop of loads and stores),
+        for a side whose elements a T.Layout places: out-of-range reads give
+        zero and out-of-range writes are dropped, as in tile.copy."""
+        from ..dialects import scf
+        from ..language.values import select
+
+        extents = [e for e in s_ext if e != 1] or [1]
+        with self.parallel(extents) as ivs:
+            def full(offsets, sizes):
+                it = iter(ivs)
+                return [o if e == 1 else o.add(next(it)) for o, e in zip(offsets, sizes)]
+
+            src, dst = full(soff, s_ext), full(doff, d_ext)
+            inside_dst = _in_bounds(dbuf, dst)
+            if_op = None
+            if inside_dst is not True:
+                if_op = scf.IfOp(to_scalar(inside_dst, dt.boolean).value, [], has_else=False)
+            with _ir().InsertionPoint(if_op.then_block) if if_op else contextlib.nullcontext():
+                inside_src = _in_bounds(sbuf, src)
+                if inside_src is True:
+                    value = sbuf[tuple(src)].load()
+                else:  # read a clamped position, then select zero for it
+                    value = select(inside_src, sbuf[tuple(_clamped(sbuf, src))].load(),
+                                   0.0 if sbuf.dtype.is_float else 0)
+                dbuf[tuple(dst)].store(value)
+                if if_op:
+                    scf.YieldOp([])
+
+    def im2col(self, img, col, nhw_step, c_step, kernel, stride, dilation, pad) -> None:
+        """T.im2col: the (block_m, block_k) tile `(nhw_step, c_step)` of the
+        im2col matrix of an NHWC image for a square `kernel`: row m is the
+        output pixel (n, oh, ow), column k the tap (kh, kw, c); taps in the
+        padding or past the image give zero."""
+        from ..language.values import compare, select
+
+        self.require_kernel("T.im2col")
+        src = self._whole(img, "T.im2col image")
+        if src.ndim != 4:
+            raise self.error(f"T.im2col: the image must be NHWC (rank 4), {src.name!r} has "
+                             f"rank {src.ndim}")
+        dbuf, doff, dext = self._region(col, "T.im2col destination")
+        if None in dext or len(dext) < 2:
+            raise self.error("T.im2col: the destination is a buffer (or slices) of rank >= 2")
+        if dbuf.dtype != src.dtype:
+            raise self.error(f"T.im2col: the image is {src.dtype} but the destination is "
+                             f"{dbuf.dtype}")
+        kernel, stride, dilation, pad = (static_int(v, f"T.im2col {n}") for v, n in (
+            (kernel, "kernel"), (stride, "stride"), (dilation, "dilation"), (pad, "pad")))
+        if kernel <= 0 or stride <= 0 or dilation <= 0 or pad < 0:
+            raise self.error(f"T.im2col: kernel, stride and dilation must be positive and pad "
+                             f"non-negative, got {kernel}, {stride}, {dilation}, {pad}")
+        H, W, C = (to_index(d) for d in src.shape[1:])
+        out_h = (H + (2 * pad - (kernel - 1) * dilation - 1)).floordiv(
+            IndexExpr(stride)).add(IndexExpr(1))
+        out_w = (W + (2 * pad - (kernel - 1) * dilation - 1)).floordiv(
+            IndexExpr(stride)).add(IndexExpr(1))
+        out_hw = out_h.mul(out_w)
+        block_m, block_k = dext[-2], dext[-1]
+        with self.parallel([block_m, block_k]) as (i, j):
+            m = to_index(nhw_step, "T.im2col nhw_step") * block_m + i
+            k = to_index(c_step, "T.im2col c_step") * block_k + j
+            h = (m % out_hw) // out_w * stride + k // (C * kernel) * dilation - pad
+            w = m % out_w * stride + (k // C) % kernel * dilation - pad
+            index = [m // out_hw, h, w, k % C]
+            inside = _in_bounds(src, index)
+            tap = compare("<", k, C * (kernel * kernel))
+            if inside is True:
+                inside = tap
+            elif tap is not True:
+                from ..language.values import logical
+
+                inside = logical("and", inside, tap)
+            value = src[tuple(_clamped(src, index))].load()
+            if inside is not True:
+                value = select(inside, value, 0.0 if src.dtype.is_float else 0)
+            dst = list(doff[:-2]) + [doff[-2].add(i), doff[-1].add(j)]
+            dbuf[tuple(dst)].store(value)
+
     def fill(self, buf, value) -> None:
         self.require_kernel("T.fill")
         if isinstance(buf, BufferRef):
@@ -221,10 +307,20 @@ class Builder:
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
         if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
             raise self.error(f"T.fill: buffer {buf.name!r} has a dynamic shape")
+        self._direct(buf, "T.fill")
         _tile().FillOp(buf.value, to_storage(value, buf.dtype))
+
+    def _direct(self, buf: Buffer, what: str) -> None:
+        """Refuses a buffer whose elements are placed by a T.Layout or seen
+        through a view, for an operation that takes the memref as it is."""
+        if buf.remap is not None:
+            raise self.error(f"not supported by tilelang-mlir: {what} on {buf.name!r}, a "
+                             "global tensor placed by a T.Layout or seen through a view "
+                             "(T.copy, loads and stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
         if isinstance(x, Buffer):
+            self._direct(x, what)
             return x
         if isinstance(x, BufferRef):
             raise self.error(f"{what} takes whole buffers, got a region of {x.buffer.name!r}")
@@ -319,9 +415,14 @@ class Builder:
                                     [o.materialize() for o in idx])
             return
         if isinstance(value, Buffer):
+            if buf.remap is not None:
+                raise self.error(f"not supported by tilelang-mlir: T.atomic_add of a tile into "
+                                 f"{buf.name!r}, which has a T.Layout annotation; add element by "
+                                 "element in a T.Parallel loop")
             v = value.value
         else:
             v = to_storage(value, buf.dtype)
+            offsets = buf.stored_index(offsets)
         _tile().AtomicAddOp(v, buf.value, [o.materialize() for o in offsets])
 
     # -- loops -------------------------------------------------------------------
@@ -376,6 +477,41 @@ class Builder:
             yield IndexExpr.of(loop.induction_variable, "i")
             scf.YieldOp([])
 
+    @contextlib.contextmanager
+    def persistent(self, domain: Sequence, wave_size, index):
+        """T.Persistent: a serial loop over the waves; in each, the tile
+        `wave * wave_size + index` (skipped past the last tile), yielded as
+        its row-major coordinates in `domain`."""
+        from ..dialects import scf
+        from ..language.values import compare
+
+        self.require_kernel("T.Persistent")
+        extents = [to_index(d, f"T.Persistent domain extent {i}") for i, d in enumerate(domain)]
+        for i, e in enumerate(extents):
+            if e.is_const() and e.const <= 0:
+                raise self.error(f"T.Persistent domain extent {i} must be positive, got {e.const}")
+        wave = to_index(wave_size, "T.Persistent wave_size")
+        if not wave.is_const() or wave.const <= 0:
+            raise self.error(f"T.Persistent wave_size must be a positive compile-time integer, "
+                             f"got {wave}")
+        index = to_index(index, "T.Persistent index")
+        total = IndexExpr(1)
+        for e in extents:
+            total = total.mul(e)
+        waves = total.add(IndexExpr(wave.const - 1)).floordiv(wave)
+        with self.serial(0, waves, 1) as w:
+            tile = w.mul(wave).add(index)
+            inside = to_scalar(compare("<", tile, total), dt.boolean)
+            if_op = scf.IfOp(inside.value, [], has_else=False)
+            with _ir().InsertionPoint(if_op.then_block):
+                coords, stride = [], IndexExpr(1)
+                for k in range(len(extents) - 1, -1, -1):
+                    c = tile.floordiv(stride)
+                    coords.append(c if k == 0 else c.mod(extents[k]))
+                    stride = stride.mul(extents[k])
+                yield tuple(reversed(coords))
+                scf.YieldOp([])
+
     # -- annotations and debugging -----------------------------------------------
     def use_swizzle(self, panel_size, order: str = "row", enable=True) -> None:
         self.require_kernel("T.use_swizzle")
@@ -395,18 +531,121 @@ class Builder:
         self.require_kernel("T.annotate_layout")
         if not isinstance(mapping, dict):
             raise self.error("T.annotate_layout expects a dict {buffer: layout}")
+        from ..language.layout import Fragment, Layout
+
         for buf, layout in mapping.items():
             if not isinstance(buf, Buffer):
                 raise self.error(f"T.annotate_layout keys must be buffers, got {_describe(buf)}")
+            if isinstance(layout, Layout):
+                if buf.scope != "global":
+                    raise self.error(
+                        f"not supported by tilelang-mlir: a T.Layout on {buf.scope} buffer "
+                        f"{buf.name!r} (T.Layout places the elements of global tensors; "
+                        "fragments take a T.Fragment, shared buffers T.make_swizzled_layout)")
+                self._remap_global(buf, layout)
+                continue
+            if isinstance(layout, Fragment) and buf.scope != "fragment":
+                raise self.error(f"a T.Fragment layout applies to fragments, {buf.name!r} is a "
+                                 f"{buf.scope} buffer")
+            if buf.scope == "global":
+                raise self.error(f"T.annotate_layout on global tensor {buf.name!r} takes a "
+                                 f"T.Layout, got {layout!r}")
             attr = layout.to_attr(buf) if hasattr(layout, "to_attr") else layout
             if isinstance(attr, str):
                 attr = _ir().Attribute.parse(attr)
             _tile().AnnotateLayoutOp(buf.value, attr)
 
+    def _remap_global(self, buf: Buffer, layout) -> None:
+        """Makes the kernel's accesses to global tensor `buf` go where
+        `layout` places each element: the stored index, linearized in the
+        layout's output shape, read back as an index of the tensor."""
+        dims = _static_dims(buf)
+        out = layout.output_shape(dims)
+        if None not in dims:
+            layout.check_bijective(dims)
+        else:
+            passed = sorted(s[1] for s in out if isinstance(s, tuple))
+            dynamic = [i for i, d in enumerate(dims) if d is None]
+            static_in = 1
+            for i, d in enumerate(dims):
+                if d is not None and i not in passed:
+                    static_in *= d
+            static_out = 1
+            for s in out:
+                if not isinstance(s, tuple):
+                    static_out *= s
+            if not set(dynamic) <= set(passed) or len(set(passed)) != len(passed) or \
+                    static_in != static_out:
+                raise self.error(f"T.Layout on {buf.name!r}: the layout must be a one-to-one map "
+                                 "onto a shape of the same size (dimensions of run-time size may "
+                                 "only be passed through)")
+        out_ext = [buf.shape[s[1]] if isinstance(s, tuple) else s for s in out]
+
+        def remap(indices):
+            stored = [to_index(x, "T.Layout output") for x in layout.forward(indices)]
+            linear = IndexExpr(0)
+            for x, e in zip(stored, out_ext):
+                linear = linear.mul(to_index(e)).add(x)
+            result, stride = [], IndexExpr(1)
+            for k in range(len(buf.shape) - 1, -1, -1):
+                q = linear.floordiv(stride)
+                result.append(q if k == 0 else q.mod(to_index(buf.shape[k])))
+                stride = stride.mul(to_index(buf.shape[k]))
+            return list(reversed(result))
+
+        if buf.remap is None:
+            self._remapped.append(buf)
+        buf.remap = remap
+
+    def view(self, src, shape, dtype=None, what: str = "T.reshape") -> Buffer:
+        """A view of global tensor `src` in another shape of the same size
+        (row-major): an access to the view at index i goes to the element of
+        `src` with the same row-major position."""
+        if not isinstance(src, Buffer):
+            raise self.error(f"{what} takes a buffer, got {_describe(src)}")
+        if dtype is not None and dt.as_dtype(dtype) != src.dtype:
+            raise self.error(f"not supported by tilelang-mlir: {what} to another dtype "
+                             f"({src.dtype} -> {dt.as_dtype(dtype)}); read the bits with "
+                             "T.reinterpret")
+        if src.scope != "global":
+            raise self.error(f"not supported by tilelang-mlir: {what} of {src.scope} buffer "
+                             f"{src.name!r} (views are of global tensors)")
+        if shape is None:
+            shape = src.shape
+        if isinstance(shape, (int, IndexExpr)):
+            shape = (shape,)
+        dims = [to_index(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        new_shape = [d.const if d.is_const() else d for d in dims]
+        size, src_size = IndexExpr(1), IndexExpr(1)
+        for d in dims:
+            size = size.mul(d)
+        for d in src.shape:
+            src_size = src_size.mul(to_index(d))
+        if size != src_size:
+            raise self.error(f"{what}: shape {_fmt_shape(new_shape)} does not have the size of "
+                             f"{src.name!r} ({_fmt_shape(src.shape)})")
+        base_shape = [to_index(d) for d in src.shape]
+
+        def remap(indices):
+            linear = IndexExpr(0)
+            for x, d in zip(indices, dims):
+                linear = linear.mul(d).add(x)
+            result, stride = [], IndexExpr(1)
+            for k in range(len(base_shape) - 1, -1, -1):
+                q = linear.floordiv(stride)
+                result.append(q if k == 0 else q.mod(base_shape[k]))
+                stride = stride.mul(base_shape[k])
+            return src.stored_index(list(reversed(result)))
+
+        view = Buffer(src.value, new_shape, src.dtype, "global", f"{src.name}_view")
+        view.remap = remap
+        return view
+
     def print(self, value, msg: str = "") -> None:
         self.require_kernel("T.print")
         ir = _ir()
         if isinstance(value, Buffer):
+            self._direct(value, "T.print")
             v = value.value
         else:
             v = to_scalar(value).value
@@ -446,6 +685,30 @@ def _static_dims(buf: Buffer) -> List[Optional[int]]:
         else:
             out.append(None)
     return out
+
+
+def _in_bounds(buf: Buffer, index: List[IndexExpr]):
+    """True, or the runtime condition that `index` lies inside `buf`."""
+    from ..language.values import compare, logical
+
+    cond = True
+    for x, d in zip(index, buf.shape):
+        for c in (compare(">=", x, 0), compare("<", x, d)):
+            if c is True:
+                continue
+            if c is False:
+                return False
+            cond = c if cond is True else logical("and", cond, c)
+    return cond
+
+
+def _clamped(buf: Buffer, index: List[IndexExpr]) -> List[IndexExpr]:
+    return [x.minmax(IndexExpr(0), "max").minmax(to_index(d).add(IndexExpr(-1)), "min")
+            for x, d in zip(index, buf.shape)]
+
+
+def _fmt_shape(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
 def _logical_element(dtype: DType) -> Optional[str]:

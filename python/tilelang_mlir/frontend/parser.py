@@ -307,6 +307,12 @@ class Parser:
                 self.bind_loop_target(node.target, (iv,))
                 self.visit_body(node.body)
             return
+        if isinstance(it, loops.Persistent):
+            with self.builder.persistent(it.domain, it.wave_size, it.index) as coords, \
+                    self.child_scope(True, "T.Persistent loop"):
+                self.bind_loop_target(node.target, coords)
+                self.visit_body(node.body)
+            return
         if isinstance(it, loops.Serial):
             with self.builder.serial(it.start, it.stop, it.step, it.annotation) as iv, \
                     self.child_scope(True, "loop"):

@@ -10,25 +10,44 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 """
 
 from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
-from .allocate import alloc_fragment, alloc_local, alloc_shared, alloc_var
+from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
+                       alloc_shared, alloc_var, finalize_reducer)
 from .annotations import (annotate_layout, device_assert, make_padded_layout,
                           make_swizzled_layout, print, use_swizzle)
-from .copy import atomic_add, clear, copy, fill
+from .copy import atomic_add, clear, copy, fill, im2col
 from .eager import const, empty
-from ..base.dtypes import (DType, bfloat16, float8_e4m3, float8_e5m2, float16, float32,
-                           float64, int8, int16, int32, int64, uint8)
+from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
+                           float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz,
+                           float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float16, float32,
+                           float64, int4, int8, int16, int32, int64, tfloat32, uint8, uint16,
+                           uint32, uint64)
 from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
+from .dtypes import dtype
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma
-from .kernel import Kernel
-from .loops import Parallel, Pipelined, serial, unroll, vectorized
-from .math import (abs, cast, ceil, ceildiv, cos, erf, exp, exp2, floor, floordiv,
-                   floormod, if_then_else, infinity, log, log2, max, max_value, min,
-                   min_value, pow, reinterpret, rsqrt, sigmoid, sin, sqrt, tanh, truncdiv,
-                   hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
+from .kernel import Kernel, get_block_binding, get_block_bindings
+from .layout import Fragment, Layout, reshape, view
+from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
+                    vectorized)
+from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, ceil,
+                   ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv, floormod,
+                   if_then_else, infinity, log, log2, max, max_value, min, min_value, pow,
+                   reinterpret, rsqrt, shift_left, shift_right, sigmoid, sin, sqrt, tanh,
+                   truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
 from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
                      reduce_min, reduce_sum)
+from .tir import (assume, atomic_max, atomic_min, attr, call_extern, call_intrin,
+                  call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
+                  sync_grid, tvm_thread_allreduce)
 from .types import Buffer, Tensor, dynamic, symbolic
 
 float8_e4m3fn = float8_e4m3
 half = float16
 float = float32  # noqa: A001
+double = float64
+short = int16
+int = int32  # noqa: A001
+long = int64
+uint = uint32
+# T.ptr: TileLang's element type of tensors of device pointers (T.make_tensor);
+# known by name only.
+ptr = DType("handle", "i64", 64, "uint", False)

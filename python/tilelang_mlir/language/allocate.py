@@ -1,32 +1,113 @@
-"""Buffer allocation in the scopes of a block."""
+"""Buffer allocation in the scopes of a block.
+
+TileLang's scope strings name where a buffer lives; the ones with a meaning
+here are "shared" / "shared.dyn", "local.fragment", "local" and
+"local.var". Global allocations (`T.alloc_global`, scope "global") would be
+workspaces the kernel allocates itself, which tilelang-mlir does not have.
+"""
 
 from __future__ import annotations
 
 from ._builtin import builtin
 
+# TileLang's scope strings and ours.
+_SCOPES = {"shared": "shared", "shared.dyn": "shared", "local.fragment": "fragment",
+           "local": "local", "local.var": "var"}
+
+
+def _scope(b, scope, what: str) -> str:
+    if not isinstance(scope, str):
+        raise b.error(f"{what}: scope must be a string, got {scope!r}")
+    if scope == "global":
+        raise b.error(f"not supported by tilelang-mlir: {what} in scope 'global' (a workspace "
+                      "the kernel allocates itself); allocate the tensor on the host (torch) "
+                      "and pass it as an argument")
+    if scope not in _SCOPES:
+        raise b.error(f"{what}: unknown scope {scope!r}; expected one of "
+                      f"{sorted(_SCOPES) + ['global']}")
+    return _SCOPES[scope]
+
 
 @builtin
 def alloc_shared(b, shape, dtype, scope: str = "shared.dyn"):
-    """A tile in the shared memory of the block."""
-    return b.alloc(shape, dtype, "shared")
+    """A tile in the shared memory of the block. (As in TileLang, every
+    T.alloc_* allocates in the scope it is given: `T.alloc_fragment(shape,
+    dtype, "local")` is a T.alloc_local.)"""
+    return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_shared"))
 
 
 @builtin
 def alloc_fragment(b, shape, dtype, scope: str = "local.fragment"):
     """A register tile distributed over the threads of the block."""
-    return b.alloc(shape, dtype, "fragment")
+    return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_fragment"))
 
 
 @builtin
 def alloc_local(b, shape, dtype, scope: str = "local"):
-    """A small array private to each thread."""
-    return b.alloc(shape, dtype, "local")
+    """A small array private to each thread (another scope string allocates
+    in that scope, as in TileLang)."""
+    return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_local"))
 
 
 @builtin
-def alloc_var(b, dtype, init=None, scope: str = "local.var"):
-    """A scalar private to each thread; assigning to its name stores into it."""
+def alloc_buffer(b, shape, dtype, scope: str = "global"):
+    """TVM's allocation: a buffer in `scope` ("shared", "shared.dyn",
+    "local.fragment", "local"; "global" is not supported)."""
+    return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_buffer"))
+
+
+@builtin
+def alloc_global(b, shape, dtype, scope: str = "global"):
+    """A global workspace allocated by the kernel: not supported (the error
+    says to allocate it on the host and pass it as an argument)."""
+    _scope(b, "global", "T.alloc_global")
+
+
+_UNSET = object()
+
+
+@builtin
+def alloc_var(b, dtype, *args, init=_UNSET, scope: str = "local.var"):
+    """A scalar private to each thread; assigning to its name stores into it.
+    TileLang's forms: `T.alloc_var(dtype)`, `T.alloc_var(dtype, init)`,
+    `T.alloc_var(dtype, "local.var")`, `T.alloc_var(dtype, init, scope)`,
+    and `init=` / `scope=` as keywords."""
+    if len(args) > 2:
+        raise TypeError(f"T.alloc_var takes at most 3 positional arguments, got {len(args) + 1}")
+    if len(args) == 1:
+        if isinstance(args[0], str) and init is _UNSET:
+            scope = args[0]
+        elif init is not _UNSET:
+            raise TypeError("T.alloc_var: the initial value is given twice")
+        else:
+            init = args[0]
+    elif len(args) == 2:
+        if init is not _UNSET:
+            raise TypeError("T.alloc_var: the initial value is given twice")
+        init, scope = args
+    if _scope(b, scope, "T.alloc_var") != "var":
+        raise b.error(f"not supported by tilelang-mlir: T.alloc_var in scope {scope!r} "
+                      "(a var lives in 'local.var')")
     buf = b.alloc((), dtype, "var")
-    if init is not None:
+    if init is not _UNSET and init is not None:
         buf[()].store(init)
     return buf
+
+
+@builtin
+def alloc_reducer(b, shape, dtype, op: str = "sum", replication=None):
+    """Not supported: TileLang's reducer buffers (accumulation across the
+    threads of a T.Parallel loop, combined by T.finalize_reducer)."""
+    raise b.error("not supported by tilelang-mlir: T.alloc_reducer / T.finalize_reducer; "
+                  "accumulate into a fragment of the full tile and combine it with "
+                  "T.reduce_sum / T.reduce_max / T.reduce_min")
+
+
+@builtin
+def finalize_reducer(b, reducer, dst=None, batch: int = 1, annotations=None):
+    """See T.alloc_reducer: not supported."""
+    alloc_reducer.__wrapped__(b, None, None)
+
+
+__all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer", "alloc_global",
+           "alloc_var", "alloc_reducer", "finalize_reducer"]

@@ -14,7 +14,8 @@ def use_swizzle(b, panel_size: int = 8, order: str = "row", enable: bool = True)
 @builtin
 def annotate_layout(b, layout_map: dict):
     """Forces layouts: {fragment: T.Fragment(...) or attribute,
-    shared buffer: T.make_swizzled_layout(buf)}."""
+    shared buffer: T.make_swizzled_layout(buf), global tensor: T.Layout(...)
+    (where this kernel stores its elements)}."""
     b.annotate_layout(layout_map)
 
 

@@ -6,10 +6,14 @@ from ._builtin import builtin
 
 
 @builtin
-def copy(b, src, dst, coalesced_width=None, disable_tma: bool = False):
+def copy(b, src, dst, coalesced_width=None, disable_tma: bool = False, eviction_policy=None,
+         prefer_instruction=None, annotations=None, loop_layout=None):
     """Copies a region between any two scopes; out-of-range reads give zero
     and out-of-range writes are dropped. `A[i, j]` names the start of a region
-    whose extent is the other side's shape; slices give explicit extents."""
+    whose extent is the other side's shape; slices give explicit extents.
+    TileLang's hints on how to issue it (coalesced_width, disable_tma,
+    eviction_policy, prefer_instruction, loop_layout) leave the result as it
+    is; the compiler chooses the instructions itself."""
     b.copy(src, dst)
 
 
@@ -27,7 +31,7 @@ def clear(b, buffer):
 
 @builtin
 def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False,
-               use_tma: bool = False):
+               use_tma: bool = False, annotations=None):
     """Atomically adds a scalar into `dst[i, ...]`, or a tile into the region
     of `dst` starting there. Inside `T.Parallel`, `T.atomic_add(C[i, j],
     frag[i, j])` adds each element once. The atomics are relaxed
@@ -41,3 +45,13 @@ def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False,
         raise b.error(f"T.atomic_add memory_order={memory_order!r} is not supported by "
                       "tilelang-mlir: its atomics are relaxed")
     b.atomic_add(dst, value)
+
+
+@builtin
+def im2col(b, img, col, nhw_step, c_step, kernel: int, stride: int, dilation: int, pad: int,
+           eviction_policy=None, annotations=None):
+    """Loads the (nhw_step, c_step) tile of the im2col matrix of NHWC image
+    `img` for a square `kernel` into `col` (rows: output pixels n, oh, ow;
+    columns: taps kh, kw, c); taps in the padding give zero. A 2-D
+    convolution is then a T.gemm of `col` with the (KH*KW*C, F) filter."""
+    b.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad)

@@ -36,11 +36,46 @@ class Pipelined:
 
 
 class Serial:
-    def __init__(self, start, stop=None, step=1, annotation: Optional[str] = None):
+    """`for k in T.Serial(n)`: TileLang's alias of T.serial (`annotations`,
+    TVM loop annotations, are accepted and not used)."""
+
+    def __init__(self, start, stop=None, step=1, annotation: Optional[str] = None, *,
+                 annotations: Optional[dict] = None):
         if stop is None:
             start, stop = 0, start
-        self.start, self.stop, self.step = start, stop, step
+        self.start, self.stop = start, stop
+        self.step = 1 if step is None else step
         self.annotation = annotation
+
+
+class Persistent:
+    """`for bx, by in T.Persistent([m, n], wave_size, index)`: a persistent
+    loop over the tiles of `domain` (row-major, the last coordinate
+    fastest). A kernel launched with `wave_size` blocks runs it with its block
+    index as `index`: in wave w it takes tile `w * wave_size + index` and
+    skips it past the last tile, so that every tile runs exactly once.
+    (`group_size`, TileLang's grouping of tiles for L2 reuse, is accepted;
+    the order of the tiles does not change the result.)"""
+
+    def __init__(self, domain: Sequence, wave_size, index, group_size=8):
+        if isinstance(domain, (list, tuple)):
+            domain = list(domain)
+        else:
+            domain = [domain]
+        if not domain:
+            raise TypeError("T.Persistent needs a domain of at least one extent")
+        self.domain, self.wave_size, self.index = domain, wave_size, index
+        self.group_size = group_size
+
+
+def thread_binding(start, stop=None, thread: str = "", annotations=None):
+    """TVM's explicit thread loops: not supported (threads are implicit in
+    tilelang-mlir's tile operations and T.Parallel)."""
+    from ..base.errors import TileLangError
+
+    raise TileLangError(f"not supported by tilelang-mlir: T.thread_binding (an explicit "
+                        f"{thread or 'thread'} index); write the work as tile operations or a "
+                        "T.Parallel loop, which spread it over the threads of the block")
 
 
 def serial(start, stop=None, step=1) -> Serial:

@@ -272,6 +272,44 @@ def pack2(lo, hi, dtype="float16"):
     return binary("|", parts[0], binary("<<", parts[1], 16))
 
 
+def Cast(dtype, value):  # noqa: N802 (TileLang's name)
+    """T.Cast(dtype, x): T.cast with the dtype first (TVM's spelling)."""
+    return cast(value, dtype)
+
+
+def clamp(x, min_val, max_val):
+    """min(max(x, min_val), max_val)."""
+    return min(max(x, min_val), max_val)
+
+
+def shift_left(x, y):
+    """x << y on integers."""
+    return binary("<<", x, y)
+
+
+def shift_right(x, y):
+    """x >> y on integers (arithmetic for signed, logical for unsigned)."""
+    return binary(">>", x, y)
+
+
+def bitwise_and(x, y):
+    return binary("&", x, y)
+
+
+def bitwise_or(x, y):
+    return binary("|", x, y)
+
+
+def bitwise_xor(x, y):
+    return binary("^", x, y)
+
+
+def bitwise_not(x):
+    from .values import unary
+
+    return unary("~", x)
+
+
 def min_value(dtype):
     """The smallest finite value of `dtype`."""
     import numpy as np
@@ -285,4 +323,5 @@ def min_value(dtype):
 __all__ = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "floor",
            "ceil", "erf", "sigmoid", "abs", "max", "min", "pow", "ceildiv", "floordiv",
            "floormod", "truncdiv", "if_then_else", "infinity", "max_value", "min_value",
-           "cast", "reinterpret", "hadd2", "hsub2", "hmul2", "hfma2", "pack2", "unpack2"]
+           "cast", "Cast", "clamp", "shift_left", "shift_right", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", "reinterpret", "hadd2", "hsub2", "hmul2", "hfma2", "pack2", "unpack2"]

@@ -23,8 +23,19 @@ def dynamic(name: str, dtype: Union[str, DType] = "int32") -> SymbolicDim:
 symbolic = dynamic
 
 
-def Tensor(shape, dtype="float32") -> TensorType:
-    return TensorType(shape, dtype)
+def Tensor(shape, dtype="float32", data=None):
+    """`T.Tensor(shape, dtype)`: the type of a tensor argument. Inside a
+    program, `T.Tensor(shape, dtype, X.data)` is TileLang's view of global
+    tensor X in another shape of the same size (as T.reshape)."""
+    if data is None:
+        return TensorType(shape, dtype)
+    from . import state
+    from .values import BufferData
+
+    b = state.current()
+    if not isinstance(data, BufferData):
+        raise b.error(f"T.Tensor(shape, dtype, data): data is a tensor's `.data`, got {data!r}")
+    return b.view(data.buffer, shape, dtype, "T.Tensor(shape, dtype, X.data)")
 
 
 Buffer = Tensor

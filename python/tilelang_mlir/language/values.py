@@ -40,15 +40,26 @@ def _arith():
     return arith
 
 
+def _computable(dtype) -> DType:
+    dtype = dt.as_dtype(dtype)
+    if dtype.name == "handle":
+        raise _error("not supported by tilelang-mlir: tensors of device pointers (T.ptr, read "
+                     "by T.make_tensor); pass the tensors as arguments")
+    if not dtype.compute:
+        raise _error(f"not supported by tilelang-mlir: values and buffers of dtype {dtype} "
+                     "(the compiler has no arithmetic for it)")
+    return dtype
+
+
 def ir_type(dtype: DType):
     """The MLIR type of a value of `dtype` (needs an active Context)."""
-    return _ir().Type.parse(dt.as_dtype(dtype).mlir)
+    return _ir().Type.parse(_computable(dtype).mlir)
 
 
 def storage_ir_type(dtype: DType):
     """The element type of buffers of `dtype`: bools are stored as one byte
     (i8), as in NumPy and PyTorch."""
-    dtype = dt.as_dtype(dtype)
+    dtype = _computable(dtype)
     return _ir().Type.parse("i8" if dtype.kind == "bool" else dtype.mlir)
 
 
@@ -184,6 +195,10 @@ class Operators:
     def __le__(self, o): return compare("<=", self, o)
     def __gt__(self, o): return compare(">", self, o)
     def __ge__(self, o): return compare(">=", self, o)
+
+    def astype(self, dtype):
+        """TVM's spelling of T.cast(self, dtype)."""
+        return cast(self, dtype)
 
 
 class IndexExpr(Operators):
@@ -781,9 +796,21 @@ class Buffer(Operators):
         self.scope = scope
         self.name = name
         self.stores = 0  # scalar stores emitted so far (see symbolic_form)
+        # A T.Layout annotated on a global tensor: logical index -> the index
+        # of the memref the element is stored at (None: the identity).
+        self.remap = None
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
+
+    @property
+    def data(self) -> "BufferData":
+        """The storage of this buffer, for a view: T.Tensor(shape, dtype, X.data)."""
+        return BufferData(self)
+
+    def stored_index(self, indices: List[IndexExpr]) -> List[IndexExpr]:
+        """Where the element at logical `indices` is stored."""
+        return indices if self.remap is None else self.remap(indices)
 
     @property
     def ndim(self) -> int:
@@ -811,6 +838,16 @@ class Buffer(Operators):
             raise _error(f"buffer {self.name!r} of shape {self.shape} used as a "
                          "scalar; index it")
         return BufferRef(self, ()).load()
+
+
+class BufferData:
+    """`X.data`: the storage of buffer X (what TileLang's views take)."""
+
+    def __init__(self, buffer: "Buffer"):
+        self.buffer = buffer
+
+    def __repr__(self):
+        return f"{self.buffer.name}.data"
 
 
 class BufferRef(Operators):
@@ -847,15 +884,15 @@ class BufferRef(Operators):
     def load(self) -> Scalar:
         from ..dialects import memref
 
-        idx = [i.materialize() for i in self._point_indices("cannot load from")]
-        raw = memref.LoadOp(self.buffer.value, idx).result
+        idx = self.buffer.stored_index(self._point_indices("cannot load from"))
+        raw = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx]).result
         return from_storage(raw, self.buffer.dtype)
 
     def store(self, value) -> None:
         from ..dialects import memref
 
         self.buffer.stores += 1
-        idx = self._point_indices("cannot store into")
+        idx = self.buffer.stored_index(self._point_indices("cannot store into"))
         memref.StoreOp(to_storage(value, self.buffer.dtype), self.buffer.value,
                        [i.materialize() for i in idx])
 

@@ -42,7 +42,8 @@ def descriptor_type(rank: int) -> type:
 _SCALAR_CTYPES = {
     "float16": None, "bfloat16": None, "float32": ctypes.c_float, "float64": ctypes.c_double,
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
-    "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "bool": ctypes.c_bool,
+    "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "bool": ctypes.c_bool,
 }
 
 

@@ -1,0 +1,278 @@
+"""`T.Layout` and `T.Fragment`: user layouts given as index functions.
+
+`T.Layout(shape, fn)` maps the logical index of a buffer of `shape` to the
+index at which the element is stored, in a (possibly different) shape of
+the same size: `lambda b, l, h, d: [b, h, l, d]` stores a bshd tensor as
+bhld. Annotated on a global tensor with `T.annotate_layout({X: layout})`,
+every access of the kernel to X (loads, stores, T.copy, T.atomic_add) goes
+to the stored index; the function must be a bijection onto its range.
+
+`T.Fragment(shape, forward_fn=lambda i, j: (thread, register))` (or
+`forward_thread_fn` and `forward_index_fn`; with `replicate = R` the
+functions take the replica index as a last argument) says which thread and
+register hold each element of a fragment; the functions must be affine in
+the indices (+, -, * by a constant, //, % by a constant).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable, List, Optional, Sequence
+
+import numpy as np
+
+from ..base.errors import TileLangError
+from ._builtin import builtin
+
+# Bijectivity of a constant-shape layout is checked element by element up to
+# this many elements.
+_CHECK_LIMIT = 1 << 22
+
+
+class _Range:
+    """The values an index expression takes, [lo, hi] (None: unknown), and
+    which input it is when it is one unchanged."""
+
+    def __init__(self, lo, hi, var: Optional[int] = None):
+        self.lo, self.hi, self.var = lo, hi, var
+
+    @staticmethod
+    def of(x) -> "_Range":
+        if isinstance(x, _Range):
+            return x
+        if isinstance(x, int) and not isinstance(x, bool):
+            return _Range(x, x)
+        raise TypeError(f"a layout function may only combine its indices with integers, got "
+                        f"{x!r}")
+
+    def _known(self, o) -> bool:
+        return None not in (self.lo, self.hi, o.lo, o.hi)
+
+    def __add__(self, o):
+        o = _Range.of(o)
+        return _Range(self.lo + o.lo, self.hi + o.hi) if self._known(o) else _Range(None, None)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        o = _Range.of(o)
+        return _Range(self.lo - o.hi, self.hi - o.lo) if self._known(o) else _Range(None, None)
+
+    def __rsub__(self, o):
+        return _Range.of(o) - self
+
+    def __mul__(self, o):
+        o = _Range.of(o)
+        if not self._known(o):
+            return _Range(None, None)
+        c = [self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi]
+        return _Range(min(c), max(c))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o):
+        o = _Range.of(o)
+        if o.lo != o.hi or not o.lo:
+            raise TypeError("a layout function may only divide by a nonzero constant")
+        if not self._known(o):
+            return _Range(None, None)
+        a, b = self.lo // o.lo, self.hi // o.lo
+        return _Range(min(a, b), max(a, b))
+
+    def __mod__(self, o):
+        o = _Range.of(o)
+        if o.lo != o.hi or o.lo <= 0:
+            raise TypeError("a layout function may only take % by a positive constant")
+        if self.lo is not None and self.lo >= 0 and self.hi < o.lo:
+            return _Range(self.lo, self.hi)
+        return _Range(0, o.lo - 1)
+
+
+def _outputs(result) -> list:
+    if isinstance(result, (list, tuple)):
+        return list(result)
+    return [result]
+
+
+class Layout:
+    """`T.Layout(shape, forward_fn)`: see the module docstring."""
+
+    def __init__(self, shape: Sequence, forward_fn: Callable):
+        self.shape = list(shape)
+        self.forward_fn = forward_fn
+        self._out_shape: Optional[list] = None
+
+    def forward(self, indices: Sequence) -> list:
+        """The stored index of logical index `indices` (any values the
+        function's operators accept: ints, index expressions, arrays)."""
+        out = _outputs(self.forward_fn(*indices))
+        if not out:
+            raise TileLangError("the T.Layout function returned no index")
+        return out
+
+    def output_shape(self, dims: Sequence) -> list:
+        """The extents of the stored index, for a buffer whose dimensions
+        are `dims` (ints, or None where not known at compile time)."""
+        if len(dims) != len(self.shape):
+            raise TileLangError(f"T.Layout of rank {len(self.shape)} applied to a buffer of "
+                                f"rank {len(dims)}")
+        ranges = [_Range(0, d - 1, i) if d is not None else _Range(None, None, i)
+                  for i, d in enumerate(dims)]
+        try:
+            out = self.forward(ranges)
+        except TypeError as e:
+            raise TileLangError(f"T.Layout: {e}") from None
+        shape = []
+        for k, r in enumerate(out):
+            r = _Range.of(r)
+            if r.var is not None:  # an input index passed through: its extent
+                shape.append(("dim", r.var))
+            elif r.lo is None:
+                raise TileLangError(f"T.Layout: output {k} depends on a dimension whose size "
+                                    "is not known at compile time (only an index passed "
+                                    "through unchanged may)")
+            elif r.lo < 0:
+                raise TileLangError(f"T.Layout: output {k} can be negative ({r.lo})")
+            else:
+                shape.append(r.hi + 1)
+        return shape
+
+    def check_bijective(self, dims: Sequence[int]) -> None:
+        """For a constant shape: the function maps the elements one to one
+        onto the stored shape, of the same size."""
+        out_shape = [dims[s[1]] if isinstance(s, tuple) else s for s in self.output_shape(dims)]
+        size, out_size = int(np.prod(dims)), int(np.prod(out_shape))
+        if size != out_size:
+            raise TileLangError(f"T.Layout maps a buffer of shape {list(dims)} ({size} elements) "
+                                f"into shape {out_shape} ({out_size} elements); the layout "
+                                "must be a one-to-one map onto a shape of the same size")
+        if size > _CHECK_LIMIT:
+            return
+        idx = np.indices(dims, dtype=np.int64).reshape(len(dims), -1)
+        out = [np.broadcast_to(np.asarray(o, dtype=np.int64), idx.shape[1:])
+               for o in self.forward(list(idx))]
+        linear = np.zeros(idx.shape[1:], np.int64)
+        for o, e in zip(out, out_shape):
+            linear = linear * e + o
+        if len(np.unique(linear)) != size:
+            raise TileLangError("T.Layout: the function sends two elements to the same place; "
+                                "a layout must be one-to-one")
+
+    def __repr__(self) -> str:
+        return f"T.Layout({self.shape})"
+
+
+class _Affine:
+    """An affine expression of the fragment's indices being built as text."""
+
+    def __init__(self, text: str, const: Optional[int] = None):
+        self.text, self.const = text, const
+
+    @staticmethod
+    def of(x) -> "_Affine":
+        if isinstance(x, _Affine):
+            return x
+        if isinstance(x, int) and not isinstance(x, bool):
+            return _Affine(str(x) if x >= 0 else f"-{-x}", x)
+        raise TypeError(f"a fragment layout function may only combine its indices with "
+                        f"integers, got {x!r}")
+
+    def _bin(self, o, op, swap=False):
+        o = _Affine.of(o)
+        a, b = (o, self) if swap else (self, o)
+        return _Affine(f"({a.text} {op} {b.text})")
+
+    def __add__(self, o): return self._bin(o, "+")
+    def __radd__(self, o): return self._bin(o, "+", True)
+    def __sub__(self, o): return self._bin(o, "-")
+    def __rsub__(self, o): return self._bin(o, "-", True)
+    def __mul__(self, o): return self._bin(o, "*")
+    def __rmul__(self, o): return self._bin(o, "*", True)
+
+    def __floordiv__(self, o):
+        if _Affine.of(o).const is None:
+            raise TypeError("a fragment layout function may only divide by a constant")
+        return self._bin(o, "floordiv")
+
+    def __mod__(self, o):
+        if _Affine.of(o).const is None:
+            raise TypeError("a fragment layout function may only take % by a constant")
+        return self._bin(o, "mod")
+
+
+class Fragment:
+    """`T.Fragment(shape, forward_fn=..., replicate=1)`: see the module
+    docstring."""
+
+    def __init__(self, shape: Sequence[int], forward_fn: Optional[Callable] = None,
+                 forward_thread_fn: Optional[Callable] = None, replicate: int = 1,
+                 forward_index_fn: Optional[Callable] = None):
+        self.shape = [int(s) for s in shape]
+        self.replicate = int(replicate)
+        if self.replicate < 1:
+            raise TileLangError(f"T.Fragment: replicate must be positive, got {replicate}")
+        dims = [_Affine(f"d{i}") for i in range(len(self.shape))]
+        args = dims + ([_Affine("s0")] if self.replicate > 1 else [])
+        try:
+            if forward_fn is not None:
+                thread, index = forward_fn(*args)
+            elif forward_thread_fn is not None and forward_index_fn is not None:
+                thread = forward_thread_fn(*args)
+                index = forward_index_fn(*_fit(forward_index_fn, dims, args))
+            else:
+                raise TileLangError("T.Fragment needs forward_fn, or forward_thread_fn and "
+                                    "forward_index_fn")
+        except (TypeError, ValueError) as e:
+            raise TileLangError(f"T.Fragment: {e}") from None
+        index = _outputs(index)
+        if len(index) != 1:
+            raise TileLangError(f"not supported by tilelang-mlir: a T.Fragment whose register "
+                                f"index has {len(index)} dimensions (one is supported)")
+        sym = "[s0]" if self.replicate > 1 else ""
+        names = ", ".join(f"d{i}" for i in range(len(self.shape)))
+        self.map = (f"affine_map<({names}){sym} -> ({_Affine.of(thread).text}, "
+                    f"{_Affine.of(index[0]).text})>")
+
+    def to_attr(self, buf):
+        from .. import ir
+        from . import state
+
+        b = state.current()
+        if buf.scope != "fragment":
+            raise b.error(f"a T.Fragment layout applies to fragments, {buf.name!r} is a "
+                          f"{buf.scope} buffer")
+        if list(buf.shape) != self.shape:
+            raise b.error(f"T.Fragment of shape {self.shape} annotated on {buf.name!r} of "
+                          f"shape {list(buf.shape)}")
+        rep = f", replicate = {self.replicate}" if self.replicate > 1 else ""
+        return ir.Attribute.parse(f"#tile.layout<{self.map}, threads = {b.kernel_threads}{rep}>")
+
+    def __repr__(self) -> str:
+        return f"T.Fragment({self.shape}, {self.map})"
+
+
+def _fit(fn, dims, args):
+    """The arguments `fn` takes: the indices, and the replica if it has room."""
+    try:
+        n = len(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return args
+    return args if n >= len(args) else dims
+
+
+@builtin
+def reshape(b, src, shape):
+    """`T.reshape(X, shape)`: global tensor X seen in another shape of the
+    same size (row-major); loads, stores and T.copy through it reach X's
+    elements."""
+    return b.view(src, shape, None, "T.reshape")
+
+
+@builtin
+def view(b, src, shape=None, dtype=None):
+    """`T.view(X, shape)`: as T.reshape (the shape defaults to X's; another
+    dtype is not supported)."""
+    return b.view(src, shape, dtype, "T.view")
+
+
+__all__ = ["Layout", "Fragment", "reshape", "view"]

@@ -1,0 +1,168 @@
+"""TVM-level names that TileLang programs reach through `T.*`.
+
+TileLang re-exports TVM's TIR builtins (`T.call_extern`, `T.attr`,
+`T.evaluate`, `T.tvm_thread_allreduce`, ...). tilelang-mlir has no TIR
+underneath; where a name has a tile-level meaning it is implemented here,
+otherwise it raises an error that names the feature and, where there is
+one, the tile-level way to write it.
+"""
+
+from __future__ import annotations
+
+from ..base import dtypes as dt
+from ..base.errors import TileLangError
+from . import math as tmath
+from . import state
+from .values import Buffer, BufferRef, binary, cast, is_runtime, to_scalar, _describe
+
+
+def _unsupported(feature: str, hint: str = "") -> TileLangError:
+    b = state.current() if state.active() else None
+    message = f"not supported by tilelang-mlir: {feature}" + (f"; {hint}" if hint else "")
+    return TileLangError(message, b.source_location() if b else None)
+
+
+# C and CUDA math functions that T.call_extern may name, and their tile math.
+_EXTERN_MATH = {}
+for _names, _fn in (
+        (("exp", "expf", "__expf", "hexp"), tmath.exp),
+        (("exp2", "exp2f", "__exp2f", "hexp2"), tmath.exp2),
+        (("log", "logf", "__logf", "hlog"), tmath.log),
+        (("log2", "log2f", "__log2f", "hlog2"), tmath.log2),
+        (("sqrt", "sqrtf", "__fsqrt_rn", "hsqrt"), tmath.sqrt),
+        (("rsqrt", "rsqrtf", "__frsqrt_rn", "hrsqrt"), tmath.rsqrt),
+        (("tanh", "tanhf"), tmath.tanh),
+        (("sin", "sinf", "__sinf", "hsin"), tmath.sin),
+        (("cos", "cosf", "__cosf", "hcos"), tmath.cos),
+        (("erf", "erff"), tmath.erf),
+        (("floor", "floorf", "hfloor"), tmath.floor),
+        (("ceil", "ceilf", "hceil"), tmath.ceil),
+        (("fabs", "fabsf", "abs", "__habs"), tmath.abs),
+        (("fmax", "fmaxf", "max", "__hmax"), tmath.max),
+        (("fmin", "fminf", "min", "__hmin"), tmath.min),
+        (("pow", "powf", "__powf"), tmath.pow)):
+    for _name in _names:
+        _EXTERN_MATH[_name] = _fn
+
+
+def call_extern(dtype, func_name, *args, span=None):
+    """`T.call_extern(dtype, "expf", x)`: a call of an external C/CUDA
+    function. The math functions of C and CUDA (expf, __expf, log2f, sqrtf,
+    fmaxf, ...) map onto the tile math and give a `dtype` result; any other
+    function is an error naming it (tilelang-mlir links no external code)."""
+    if not isinstance(func_name, str):
+        raise _unsupported(f"T.call_extern with function name {func_name!r}",
+                           "give the result dtype first: T.call_extern(dtype, name, *args)")
+    fn = _EXTERN_MATH.get(func_name)
+    if fn is None:
+        raise _unsupported(f"T.call_extern of the external function {func_name!r} "
+                           "(tilelang-mlir links no external code; the C/CUDA math functions "
+                           f"it maps are {', '.join(sorted(_EXTERN_MATH))})")
+    try:
+        result_dtype = dt.as_dtype(dtype)
+    except TypeError:
+        raise _unsupported(f"T.call_extern({dtype!r}, {func_name!r}, ...): result dtype "
+                           f"{dtype!r}") from None
+    # The C function computes in its own type (expf: float32), then converts.
+    arg_dtype = result_dtype if result_dtype.is_float else dt.float32
+    values = [to_scalar(a, arg_dtype) if is_runtime(a) or state.active() else a for a in args]
+    return cast(fn(*values), result_dtype)
+
+
+def call_intrin(dtype, op_name, *args, span=None):
+    raise _unsupported(f"T.call_intrin of TVM intrinsic {op_name!r}")
+
+
+def call_pure_extern(dtype, func_name, *args, span=None):
+    """Like T.call_extern (a call without side effects)."""
+    return call_extern(dtype, func_name, *args)
+
+
+def import_source(source=None):
+    """Not supported: CUDA/HIP source pasted into the kernel module."""
+    raise _unsupported("T.import_source (external CUDA/HIP source in the kernel module)",
+                       "write the device function in the tile language")
+
+
+def attr(node, attr_key, value):
+    raise _unsupported(f"T.attr (a TVM IR attribute, key {attr_key!r})",
+                       "cross-thread reductions are T.reduce_sum / T.reduce_max on a fragment")
+
+
+def evaluate(value):
+    raise _unsupported("T.evaluate (a TVM expression statement)")
+
+
+def comm_reducer(combiner, identity, span=None):
+    raise _unsupported("T.comm_reducer (a TVM reducer for tvm_thread_allreduce)",
+                       "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
+
+
+def tvm_thread_allreduce(*args, **kwargs):
+    raise _unsupported("T.tvm_thread_allreduce (a TVM cross-thread reduction)",
+                       "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
+
+
+def make_tensor(ptr, shape, dtype="float32", strides=None, elem_offset=None, scope="global"):
+    raise _unsupported("T.make_tensor (a tensor made from a device pointer held in memory)",
+                       "pass the tensors as arguments")
+
+
+def sync_grid():
+    raise _unsupported("T.sync_grid (a barrier across all blocks of the grid: cooperative "
+                       "launch)", "split the work into two kernels (two T.Kernel blocks)")
+
+
+def _atomic(name):
+    def fn(dst, value, memory_order=None, return_prev=False):
+        raise _unsupported(f"T.{name} (only T.atomic_add is an atomic operation here)")
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"T.{name}: not supported (only T.atomic_add is)."
+    return fn
+
+
+atomic_max = _atomic("atomic_max")
+atomic_min = _atomic("atomic_min")
+
+
+def assume(cond):
+    """T.assume(cond): a fact the compiler may use. A condition known at
+    compile time is checked (a false one is an error); a runtime one is not
+    used by tilelang-mlir's compiler (nothing is emitted), which is allowed:
+    it only gives the compiler leave to rely on it."""
+    if not is_runtime(cond) and not cond:
+        raise TileLangError("T.assume: the condition is false at compile time",
+                            state.current().source_location() if state.active() else None)
+    if is_runtime(cond):
+        to_scalar(cond, dt.boolean)  # a condition, not some other value
+
+
+def dp4a(A, B, C):
+    """`T.dp4a(a, b, c)`: c[0] += a[0]*b[0] + ... + a[3]*b[3], with `a`, `b`
+    int8 positions (`A_local[k]`: four consecutive elements along the last
+    dimension) and `c` an int32 position (a whole buffer means its first
+    element, a T.alloc_var itself)."""
+    refs = []
+    for what, x, want in (("A", A, dt.int8), ("B", B, dt.int8), ("C", C, dt.int32)):
+        if isinstance(x, Buffer):  # a whole buffer: its first element (a var: itself)
+            x = BufferRef(x, (0,) * x.ndim)
+        if not isinstance(x, BufferRef):
+            raise TileLangError(f"T.dp4a: {what} must be a buffer position such as X[i], got "
+                                f"{_describe(x)}", state.current().source_location())
+        if x.buffer.dtype != want:
+            raise TileLangError(f"T.dp4a requires {want} {what}, got {x.buffer.dtype}",
+                                state.current().source_location())
+        refs.append(x)
+    a, b, c = refs
+    total = c.load()
+    for k in range(4):
+        ak = BufferRef(a.buffer, a.items[:-1] + (binary("+", a.items[-1], k),))
+        bk = BufferRef(b.buffer, b.items[:-1] + (binary("+", b.items[-1], k),))
+        total = binary("+", total, binary("*", to_scalar(ak, dt.int32), to_scalar(bk, dt.int32)))
+    c.store(total)
+
+
+__all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
+           "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor", "sync_grid",
+           "atomic_max", "atomic_min", "assume", "dp4a"]
