@@ -39,11 +39,11 @@ def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False,
     one bulk TMA reduction) is a performance hint: the same adds are made,
     element by element."""
     if return_prev:
-        raise b.error("T.atomic_add(..., return_prev=True) is not supported by tilelang-mlir: "
-                      "the atomic returns no value here")
+        raise b.error("not supported by tilelang-mlir: T.atomic_add(..., return_prev=True) "
+                      "(the atomic returns no value here)")
     if memory_order not in (None, "relaxed"):
-        raise b.error(f"T.atomic_add memory_order={memory_order!r} is not supported by "
-                      "tilelang-mlir: its atomics are relaxed")
+        raise b.error(f"not supported by tilelang-mlir: T.atomic_add with memory_order="
+                      f"{memory_order!r} (its atomics are relaxed)")
     b.atomic_add(dst, value)
 
 
