@@ -410,3 +410,15 @@ def test_per_config_pass_configs(cache):
     with pytest.raises(TypeError, match="'pass_configs' must be a dict"):
         tl.autotune(configs=[dict(block_M=32, pass_configs=[1])], ref_prog=lambda a, b: a + b,
                     cache=False, max_workers=1, out_idx=[2], target="cpu")(add_factory)(64, 64)
+
+
+def test_every_tuned_argument_given_compiles_without_tuning(cache):
+    """TileLang's meaning: a call that fixes every tuned argument compiles that
+    configuration and runs no tuning (no reference, no random inputs)."""
+    tuner = tl.autotune(configs=[dict(block_M=32, block_N=32), dict(block_M=16, block_N=16)],
+                        ref_prog=lambda a, b: a - b, cache=False, max_workers=1, out_idx=[2],
+                        target="cpu")(add_factory)  # a wrong reference: never consulted
+    kernel = tuner(64, 64, block_M=16, block_N=16)
+    assert getattr(kernel, "autotune_result", None) is None
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    torch.testing.assert_close(kernel(a, b), a + b)
