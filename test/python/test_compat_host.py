@@ -204,8 +204,12 @@ except AttributeError as e:
     assert "not supported by tilelang-mlir" in str(e)
 from tilelang.autotuner import *
 assert callable(autotune) and AutoTuner and set_autotune_inputs
+# TileLang's profiler defaults under the route, ours again after it
+from tilelang_mlir.runtime.profiler import Profiler
+assert Profiler.bench_units == "ms" and Profiler.default_mismatch_ratio == 0.01
 compat.uninstall()
 assert "tilelang" not in sys.modules
+assert Profiler.bench_units == "calls" and Profiler.default_mismatch_ratio == 0.0
 print("HOST API OK")
 """
 
@@ -374,3 +378,45 @@ def test_python_m_usage_and_missing_file(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "tilelang_mlir.compat", str(tmp_path / "x.py")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+def test_tilelang_profiler_defaults(monkeypatch):
+    """Under the route: do_bench's warmup/rep are millisecond budgets (more
+    calls for a longer budget) and assert_allclose tolerates 1% mismatched
+    elements by default (an explicit 0.0 still refuses one)."""
+    import numpy as np
+
+    import tilelang_mlir as tl
+    import tilelang_mlir.language as T
+    from tilelang_mlir.runtime import profiler as prof
+
+    @T.prim_func
+    def add_one(A: T.Tensor((1000,), "float32"), B: T.Tensor((1000,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.serial(1000):
+                B[i] = A[i] + 1.0
+
+    kernel = tl.compile(add_one, out_idx=[1], target="cpu")
+    monkeypatch.setattr(prof.Profiler, "bench_units", "ms")
+    monkeypatch.setattr(prof.Profiler, "default_mismatch_ratio", 0.01)
+    calls = []
+    real = prof.Profiler._bench_cpu
+    monkeypatch.setattr(prof.Profiler, "_bench_cpu",
+                        staticmethod(lambda fn, w, r: calls.append((w, r)) or real(fn, w, r)))
+    p = kernel.get_profiler()
+    p.do_bench(warmup=1, rep=5)
+    p.do_bench(warmup=1, rep=50)
+    assert calls[0] == (1, 5) and calls[2] == (1, 5)  # the probes
+    assert calls[3][1] > calls[1][1] >= 1            # a 10x budget: more calls
+    assert p.do_bench(warmup=1, rep=5, n_repeat=3) > 0 and calls[-1][1] == 3
+
+    def off_by_few(a):  # 5 of 1000 elements wrong: 0.5%
+        out = a + 1.0
+        out[:5] += 10.0
+        return out
+
+    a = np.random.default_rng(0).random(1000, dtype=np.float32)
+    p.assert_allclose(off_by_few, a)
+    import pytest
+    with pytest.raises(AssertionError, match="differs"):
+        p.assert_allclose(off_by_few, a, max_mismatched_ratio=0.0)

@@ -211,9 +211,22 @@ def install(force: bool = False) -> None:
                               "process")
     for name in [m for m in sys.modules if m == "tilelang" or m.startswith("tilelang.")]:
         del sys.modules[name]
+    _tilelang_defaults(False)
     _FINDER = _Finder()
     sys.meta_path.insert(0, _FINDER)
     _serve_workers()
+    _tilelang_defaults(True)
+
+
+def _tilelang_defaults(on: bool) -> None:
+    """TileLang's meanings where this package's own API chose differently
+    (runtime.profiler.Profiler): `do_bench`'s warmup and rep are
+    millisecond budgets, and `assert_allclose` allows 1% mismatched
+    elements by default."""
+    from ..runtime.profiler import Profiler
+
+    Profiler.bench_units = "ms" if on else "calls"
+    Profiler.default_mismatch_ratio = 0.01 if on else 0.0
 
 
 def _serve_workers() -> None:
@@ -227,10 +240,12 @@ def _serve_workers() -> None:
 
 
 def uninstall() -> None:
-    """Removes the finder and forgets the `tilelang` modules it served."""
+    """Removes the finder and forgets the `tilelang` modules it served (and
+    restores this package's profiler defaults)."""
     global _FINDER
     if _FINDER is not None and _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     _FINDER = None
     for name in [m for m in sys.modules if m == "tilelang" or m.startswith("tilelang.")]:
         del sys.modules[name]
+    _tilelang_defaults(False)

@@ -150,7 +150,17 @@ def _is_tensor_like(x) -> bool:
 
 class Profiler:
     """Times a kernel (`do_bench`) and compares it with a reference
-    (`assert_allclose`). Obtain one with `kernel.get_profiler()`."""
+    (`assert_allclose`). Obtain one with `kernel.get_profiler()`.
+
+    Two defaults differ between this package's API and TileLang's, and the
+    compatibility route (`tilelang_mlir.compat.install`) switches them to
+    TileLang's for the process: `bench_units` ("calls": `warmup` and `rep`
+    count calls; "ms": they are millisecond budgets, as in TileLang) and
+    `default_mismatch_ratio` (0.0 here; TileLang's 0.01).
+    """
+
+    bench_units = "calls"
+    default_mismatch_ratio = 0.0
 
     def __init__(self, kernel, tensor_supply_type: Optional[TensorSupplyType] = None):
         if tensor_supply_type is not None and not isinstance(tensor_supply_type,
@@ -240,12 +250,19 @@ class Profiler:
         for name, value in (("n_warmup", n_warmup), ("n_repeat", n_repeat)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-        warmup = n_warmup or warmup
-        rep = n_repeat or rep
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
-        if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
-            raise ValueError(f"rep must be a positive int, got {rep!r}")
+        budgets = self.bench_units == "ms"
+        if budgets:
+            for name, value in (("warmup", warmup), ("rep", rep)):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                    raise ValueError(f"{name} must be a non-negative number of milliseconds, "
+                                     f"got {value!r}")
+        else:
+            warmup = n_warmup or warmup
+            rep = n_repeat or rep
+            if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+                raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
+            if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
+                raise ValueError(f"rep must be a positive int, got {rep!r}")
         if backend == "cupti":
             _note_cupti()
         cuda_graph = cuda_graph or backend == "cudagraph"
@@ -257,12 +274,19 @@ class Profiler:
             inputs = list(args) if args else (list(input_tensors) if input_tensors is not None
                                               else self.random_inputs())
             fn = self._launcher(inputs)
-        if self.device == "cuda":
-            times = bench_cuda(fn, warmup=warmup, rep=rep, flush_l2=flush_l2,
-                               cuda_graph=cuda_graph)
-        else:
-            times = self._bench_cpu(fn, warmup, rep)
-        return summarize(times, return_mode, quantiles)
+        def bench(w, r):
+            if self.device == "cuda":
+                return bench_cuda(fn, warmup=w, rep=r, flush_l2=flush_l2, cuda_graph=cuda_graph)
+            return self._bench_cpu(fn, w, r)
+
+        if budgets:
+            # TileLang's budgets: the call counts that fill them, from a
+            # short first measurement (n_warmup/n_repeat, when given, win).
+            probe = sorted(bench(1, 5))[2]
+            per_call = max(probe, 1e-3)
+            warmup = n_warmup or max(1, min(10000, int(warmup / per_call)))
+            rep = n_repeat or max(1, min(10000, int(rep / per_call)))
+        return summarize(bench(warmup, rep), return_mode, quantiles)
 
     def _callable(self, fn: Callable, inputs: Optional[Sequence]) -> Callable[[], Any]:
         """`fn` bound to the inputs it is timed on (none where it takes none)."""
@@ -306,12 +330,13 @@ class Profiler:
     # -- checking -----------------------------------------------------------------------
     def assert_allclose(self, ref_fn: Callable, *args, rtol: float = 1e-2,
                         atol: float = 1e-2, input_tensors: Optional[Sequence] = None,
-                        max_mismatched_ratio: float = 0.0) -> None:
+                        max_mismatched_ratio: Optional[float] = None) -> None:
         """Runs the kernel and `ref_fn` on the same inputs (`args` or
         `input_tensors`, or fresh random ones when omitted) and raises
         AssertionError, with the largest error, where more than
-        `max_mismatched_ratio` of an output's elements (none by default;
-        TileLang's examples pass 0.01 or leave TileLang's default, 0.01)
+        `max_mismatched_ratio` of an output's elements (by default
+        `default_mismatch_ratio`: none here, TileLang's 0.01 under the
+        compatibility route)
         differ by more than `atol + rtol * |reference|`.
 
         `ref_fn` gets copies of the inputs and returns the expected output(s)
@@ -323,6 +348,8 @@ class Profiler:
         k = self.kernel
         if args and input_tensors is not None:
             raise ValueError("give the inputs either as arguments or as input_tensors, not both")
+        if max_mismatched_ratio is None:
+            max_mismatched_ratio = self.default_mismatch_ratio
         if not 0.0 <= float(max_mismatched_ratio) < 1.0:
             raise ValueError(f"max_mismatched_ratio must be in [0, 1), got {max_mismatched_ratio!r}")
         inputs = (list(args) if args else list(input_tensors) if input_tensors is not None
