@@ -165,6 +165,7 @@ def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str,
             logs: Optional[str] = None) -> Dict:
     path = os.path.join(examples, rel)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["CORPUS_STACK_AFTER"] = str(max(timeout - 15, 5))
     env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(path),
                                                     env.get("PYTHONPATH", "")] if p)
     cmd = [python, os.path.abspath(__file__), "--child", path]
@@ -286,7 +287,13 @@ def _dry_patches() -> None:
 
 
 def child(path: str, dry: bool) -> int:
+    import faulthandler
     import runpy
+
+    # A run that will time out leaves the Python stacks of where it was.
+    stack_after = float(os.environ.get("CORPUS_STACK_AFTER", "0"))
+    if stack_after > 0:
+        faulthandler.dump_traceback_later(stack_after, exit=False)
 
     from tilelang_mlir import compat
 
