@@ -195,3 +195,36 @@ def test_slice_extent_over_a_var_and_a_longer_sum(rng):
 
     with pytest.raises(TileLangError, match="must be a compile-time constant"):
         tl.compile(stored_between, target="cpu")
+
+
+def _ws_gemm(no_reg_alloc: bool):
+    @T.prim_func
+    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+             C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 2, threads=256) as (bx, by):
+            if no_reg_alloc:
+                T.no_set_max_nreg()
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(4, num_stages=2):
+                T.copy(A[by * 128, k * 64], A_s)
+                T.copy(B[k * 64, bx * 128], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 128, bx * 128])
+    return main
+
+
+def test_no_set_max_nreg():
+    """T.no_set_max_nreg() keeps a warp-specialized kernel's register split:
+    no setmaxnreg in its PTX (the default kernel reallocates)."""
+    default = tl.compile(_ws_gemm(False), target="cuda:sm_90a").get_source()
+    kept = tl.compile(_ws_gemm(True), target="cuda:sm_90a").get_source()
+    assert "setmaxnreg" in default
+    assert "setmaxnreg" not in kept and "wgmma" in kept
+    with pytest.raises(TileLangError, match="must be inside"):
+        @T.prim_func
+        def outside(A: T.Tensor((4,), "float32")):
+            T.no_set_max_nreg()
+        tl.compile(outside, target="cpu")

@@ -406,7 +406,9 @@ LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
   int64_t consumerRegs = std::min<int64_t>(
       240,
       (entryRegs + (entryRegs - 40) * producerThreads / numThreads) / 8 * 8);
-  bool adjust = total > 128 && consumerRegs > entryRegs;
+  // T.no_set_max_nreg() on the kernel: the roles keep the entry split.
+  bool adjust = total > 128 && consumerRegs > entryRegs &&
+                !kernel->hasAttr("tile.no_set_max_nreg");
   Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
                                            tid, cIdx(b, loc, numThreads));
   auto ifOp = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);

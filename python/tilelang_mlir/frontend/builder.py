@@ -94,6 +94,7 @@ class Builder:
                 raise self.error(f"grid extent {i} must be positive, got {e.const}")
             extents.append(e.materialize())
         op = _tile().kernel(extents, thread_extents)
+        self.kernel_op = op
         block = op.body.blocks[0]
         names = ("bx", "by", "bz")
         indices = tuple(IndexExpr.of(block.arguments[i], names[i]) for i in range(len(grid)))
@@ -513,6 +514,12 @@ class Builder:
                 scf.YieldOp([])
 
     # -- annotations and debugging -----------------------------------------------
+    def no_set_max_nreg(self) -> None:
+        """Marks the kernel: a warp-specialized lowering keeps the block's
+        register split (no setmaxnreg)."""
+        self.require_kernel("T.no_set_max_nreg")
+        self.kernel_op.operation.attributes["tile.no_set_max_nreg"] = _ir().UnitAttr.get()
+
     def use_swizzle(self, panel_size, order: str = "row", enable=True) -> None:
         self.require_kernel("T.use_swizzle")
         ir = _ir()

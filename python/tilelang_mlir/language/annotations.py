@@ -12,6 +12,20 @@ def use_swizzle(b, panel_size: int = 8, order: str = "row", enable: bool = True)
 
 
 @builtin
+def no_set_max_nreg(b):
+    """TileLang's annotation: where this kernel is warp-specialized, its
+    producer and consumer warpgroups keep the registers they start with
+    (no setmaxnreg reallocation)."""
+    b.no_set_max_nreg()
+
+
+@builtin
+def disable_warp_group_reg_alloc(b):
+    """The same as T.no_set_max_nreg (TileLang's other name for it)."""
+    b.no_set_max_nreg()
+
+
+@builtin
 def annotate_layout(b, layout_map: dict):
     """Forces layouts: {fragment: T.Fragment(...) or attribute,
     shared buffer: T.make_swizzled_layout(buf), global tensor: T.Layout(...)
