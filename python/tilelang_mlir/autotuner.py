@@ -661,7 +661,7 @@ class AutoTuner:
             return kernel
         # An eager program called with its tensors: run the best kernel.
         return kernel(*[runtime[p.name] for i, p in enumerate(kernel.params)
-                        if i not in kernel.out_idx])
+                        if i not in kernel.out_idx and not p.workspace])
 
     def compile(self, *args, **kwargs):
         """The best kernel for these arguments (an eager program's
@@ -962,7 +962,8 @@ class AutoTuner:
         sig = (tuple(kernel.params), tuple(kernel.out_idx))
         if sig in cache:
             return cache[sig]
-        inputs_params = [p for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
+        inputs_params = [p for i, p in enumerate(kernel.params)
+                         if i not in kernel.out_idx and not p.workspace]
         if self.supply_prog is not None:
             inputs = list(self.supply_prog(inputs_params))
         else:

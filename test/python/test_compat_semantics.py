@@ -228,3 +228,76 @@ def test_no_set_max_nreg():
         def outside(A: T.Tensor((4,), "float32")):
             T.no_set_max_nreg()
         tl.compile(outside, target="cpu")
+
+
+def _split_combine(splits=4):
+    """TileLang's split + combine shape: a workspace of partial sums written
+    by one kernel and reduced by the next."""
+    @T.prim_func
+    def main(A: T.Tensor((8, 256), "float32"), Out: T.Tensor((8,), "float32")):
+        partial = T.alloc_global((8, splits), "float32")
+        with T.Kernel(8, splits, threads=64) as (row, s):
+            acc = T.alloc_fragment((1,), "float32")
+            tile = T.alloc_fragment((1, 256 // splits), "float32")
+            T.copy(A[row, s * (256 // splits)], tile)
+            T.reduce_sum(tile, acc, dim=1)
+            partial[row, s] = acc[0]
+        with T.Kernel(8, threads=32) as row:
+            total = T.alloc_var(dtype="float32")
+            total = 0.0
+            for s in T.serial(splits):
+                total += partial[row, s]
+            Out[row] = total
+    return main
+
+
+def test_alloc_global_workspace(target, rng):
+    k = tl.compile(_split_combine(), out_idx=[-1], target=target)
+    assert [p.name for p in k.params if p.workspace] == ["partial"]
+    a = rng.random((8, 256), dtype=np.float32)
+    if target == "cuda":
+        import torch
+
+        out = k(torch.from_numpy(a).cuda()).cpu().numpy()
+    else:
+        out = k(a)  # the workspace is not an argument, and not returned
+    np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-5)
+
+
+def test_alloc_global_errors():
+    n = 4
+
+    @T.prim_func
+    def in_kernel(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            w = T.alloc_global((4,), "float32")
+            A[0] = w[0]
+
+    with pytest.raises(TileLangError, match="outside `with T.Kernel"):
+        tl.compile(in_kernel, target="cpu")
+
+    with pytest.raises(TileLangError, match="must be known when the program is built"):
+        @T.prim_func
+        def runtime_shape(A: T.Tensor((4,), "float32"), m: T.int32):
+            w = T.alloc_global((m,), "float32")
+            with T.Kernel(1, threads=32):
+                A[0] = w[0]
+
+    @T.prim_func
+    def fine(A: T.Tensor((4,), "float32")):
+        w = T.alloc_global((n,), "float32")
+        with T.Kernel(1, threads=32):
+            for i in T.serial(4):
+                w[i] = A[i] * 2.0
+        with T.Kernel(1, threads=32):
+            for i in T.serial(4):
+                A[i] = w[i] + 1.0
+
+    a = np.arange(4, dtype=np.float32)
+    tl.compile(fine, target="cpu")(a)
+    np.testing.assert_array_equal(a, np.arange(4) * 2 + 1)
+
+
+def test_alloc_global_for_sm90a():
+    k = tl.compile(_split_combine(), out_idx=[-1], target="cuda:sm_90a")
+    assert len(k.parts) == 2

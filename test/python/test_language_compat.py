@@ -216,7 +216,7 @@ def test_alloc_var_and_local_forms(target, rng):
 
 
 @pytest.mark.parametrize("call, match", [
-    ("T.alloc_global((8,), 'float32')", "T.alloc_global in scope 'global'"),
+    ("T.alloc_global((8,), 'float32')", "call it outside `with T.Kernel"),
     ("T.alloc_buffer((8,), 'float32')", "T.alloc_buffer in scope 'global'"),
     ("T.alloc_local((8,), 'float32', 'texture')", "unknown scope 'texture'"),
     ("T.alloc_var('int32', 1, 'local.var', init=2)", "initial value is given twice"),

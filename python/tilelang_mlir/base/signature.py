@@ -69,20 +69,33 @@ class ScalarType:
 @dataclass(frozen=True)
 class Param:
     """One kernel argument: a tensor (shape entries are ints or symbol
-    names) or a scalar."""
+    names) or a scalar. A `workspace` tensor (`T.alloc_global` in the
+    program) is not passed by the caller: the runtime allocates it for each
+    call and drops it after (workspace parameters come last)."""
 
     name: str
     kind: str  # "tensor" | "scalar"
     dtype: DType
     shape: Tuple[Union[int, str], ...] = ()
+    workspace: bool = False
 
     def to_json(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "dtype": self.dtype.name,
-                "shape": list(self.shape)}
+        d = {"name": self.name, "kind": self.kind, "dtype": self.dtype.name,
+             "shape": list(self.shape)}
+        if self.workspace:
+            d["workspace"] = True
+        return d
 
     @staticmethod
     def from_json(d: dict) -> "Param":
-        return Param(d["name"], d["kind"], dt.as_dtype(d["dtype"]), tuple(d["shape"]))
+        return Param(d["name"], d["kind"], dt.as_dtype(d["dtype"]), tuple(d["shape"]),
+                     bool(d.get("workspace", False)))
+
+
+def is_input(index: int, param: Param, out_idx: Sequence[int]) -> bool:
+    """Whether the caller passes parameter `index` (not an output, not a
+    workspace)."""
+    return index not in out_idx and not param.workspace
 
 
 def symbols_of(params: Sequence[Param]) -> list:

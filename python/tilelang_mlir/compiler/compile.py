@@ -297,6 +297,7 @@ def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
         return []
     if isinstance(out_idx, int):
         out_idx = [out_idx]
+    params = [p for p in params if not p.workspace]  # (they come last)
     result = []
     for i in out_idx:
         if isinstance(i, bool) or not isinstance(i, int):
@@ -645,7 +646,8 @@ class JITFunction:
             return found
         program = self._eager.program(binding)
         kernel = compile(program, None, self.target, self.pass_configs)
-        names = [p.name for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
+        names = [p.name for i, p in enumerate(kernel.params)
+                 if i not in kernel.out_idx and not p.workspace]
         found = (kernel, names, program.returns_tuple)
         with self._lock:
             found = self._kernels.setdefault(binding.key, found)

@@ -514,6 +514,27 @@ class Builder:
                 scf.YieldOp([])
 
     # -- annotations and debugging -----------------------------------------------
+    def alloc_global(self, shape, dtype) -> Buffer:
+        """The next workspace parameter of the program (PrimFunc.workspaces
+        found each `X = T.alloc_global(...)` before emission)."""
+        if self.kernel_depth:
+            raise self.error("T.alloc_global allocates a workspace of the program: call it "
+                             "outside `with T.Kernel(...)`")
+        queue = getattr(self, "workspaces", None)
+        if not queue:
+            raise self.error("T.alloc_global must be assigned to a name at the top level of "
+                             "the program, outside T.Kernel: `X = T.alloc_global(shape, dtype)`")
+        buf = queue.pop(0)
+        if isinstance(shape, (int, IndexExpr)):
+            shape = (shape,)
+        dims = [static_int(d, f"T.alloc_global: dimension {i} of the shape")
+                for i, d in enumerate(shape)]
+        if tuple(dims) != tuple(buf.shape) or dt.as_dtype(dtype) != buf.dtype:
+            raise self.error(f"T.alloc_global {buf.name!r}: shape {dims} / {dt.as_dtype(dtype)} "
+                             f"differ from {list(buf.shape)} / {buf.dtype} found before the "
+                             "program ran (the shape must not depend on run-time values)")
+        return buf
+
     def no_set_max_nreg(self) -> None:
         """Marks the kernel: a warp-specialized lowering keeps the block's
         register split (no setmaxnreg)."""

@@ -53,7 +53,58 @@ class PrimFunc(TileFunction):
                     raise TileLangError(f"cannot evaluate the annotation of {name!r}: {e}",
                                         self._def_location()) from None
             params.append(self._param(name, ann))
-        return params
+        return params + self._workspaces()
+
+    def _workspaces(self) -> List[Param]:
+        """The program's `X = T.alloc_global(shape, dtype)` statements, as
+        workspace parameters after the others (shapes and dtypes evaluated
+        in the function's globals and closure: they must be compile-time)."""
+        if "alloc_global" not in self.fn.__code__.co_names and \
+                "alloc_buffer" not in self.fn.__code__.co_names:
+            return []
+        import ast
+
+        source = self.source()
+        env = _closure_env(self.fn)
+        found = []
+        for stmt in source.body:  # the top level: outside every T.Kernel
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Call)
+                    and isinstance(stmt.value.func, ast.Attribute)):
+                continue
+            call, name = stmt.value, stmt.targets[0].id
+            kwargs = {k.arg: k.value for k in call.keywords}
+            if call.func.attr == "alloc_buffer":
+                scope = call.args[2] if len(call.args) > 2 else kwargs.get("scope")
+                if scope is not None and not (isinstance(scope, ast.Constant)
+                                              and scope.value == "global"):
+                    continue
+            elif call.func.attr != "alloc_global":
+                continue
+            exprs = list(call.args[:2])
+            for key in ("shape", "dtype")[len(exprs):]:
+                if key in kwargs:
+                    exprs.append(kwargs[key])
+            if len(exprs) != 2:
+                raise TileLangError("T.alloc_global needs a shape and a dtype",
+                                    source.location(stmt))
+            try:
+                shape, dtype = (eval(compile(ast.Expression(e), source.filename, "eval"), env)  # noqa: S307
+                                for e in exprs)
+            except Exception as e:  # noqa: BLE001
+                raise TileLangError(f"the shape and dtype of T.alloc_global {name!r} must be "
+                                    f"known when the program is built ({type(e).__name__}: {e})",
+                                    source.location(stmt)) from None
+            if isinstance(shape, int):
+                shape = (shape,)
+            dims = tuple(shape)
+            if not dims or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0
+                               for d in dims):
+                raise TileLangError(f"T.alloc_global {name!r}: the shape must be positive ints, "
+                                    f"got {shape!r}", source.location(stmt))
+            found.append(Param(name, "tensor", dt.as_dtype(dtype), dims, workspace=True))
+        return found
 
     def _param(self, name: str, ann) -> Param:
         if isinstance(ann, TensorType):
@@ -133,9 +184,14 @@ class PrimFunc(TileFunction):
             parser = Parser(builder, source, _closure_env(self.fn))
             env = parser.scope.vars
             symbols_by_name = self._symbol_objects()
+            builder.workspaces = []
             with ir.InsertionPoint(entry):
                 for i, p in enumerate(self.params):
                     arg = entry.arguments[i]
+                    if p.workspace:  # bound by its T.alloc_global statement
+                        builder.workspaces.append(Buffer(arg, list(p.shape), p.dtype, "global",
+                                                         p.name))
+                        continue
                     if p.kind == "scalar":
                         env[p.name] = Scalar(arg, p.dtype)
                         continue

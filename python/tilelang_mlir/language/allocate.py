@@ -2,8 +2,9 @@
 
 TileLang's scope strings name where a buffer lives; the ones with a meaning
 here are "shared" / "shared.dyn", "local.fragment", "local" and
-"local.var". Global allocations (`T.alloc_global`, scope "global") would be
-workspaces the kernel allocates itself, which tilelang-mlir does not have.
+"local.var". `T.alloc_global` (scope "global") is a workspace tensor of the
+program, outside its kernels: a hidden parameter the runtime allocates for
+each call (see PrimFunc.workspaces).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ def _scope(b, scope, what: str) -> str:
     if not isinstance(scope, str):
         raise b.error(f"{what}: scope must be a string, got {scope!r}")
     if scope == "global":
-        raise b.error(f"not supported by tilelang-mlir: {what} in scope 'global' (a workspace "
-                      "the kernel allocates itself); allocate the tensor on the host (torch) "
-                      "and pass it as an argument")
+        raise b.error(f"{what} in scope 'global' inside a T.Kernel: a global workspace "
+                      "belongs to the program, outside its kernels (`X = T.alloc_global(shape, "
+                      "dtype)` at the top level)")
     if scope not in _SCOPES:
         raise b.error(f"{what}: unknown scope {scope!r}; expected one of "
                       f"{sorted(_SCOPES) + ['global']}")
@@ -52,15 +53,21 @@ def alloc_local(b, shape, dtype, scope: str = "local"):
 @builtin
 def alloc_buffer(b, shape, dtype, scope: str = "global"):
     """TVM's allocation: a buffer in `scope` ("shared", "shared.dyn",
-    "local.fragment", "local"; "global" is not supported)."""
+    "local.fragment", "local"; "global" is T.alloc_global)."""
+    if scope == "global" and b.kernel_depth == 0:
+        return b.alloc_global(shape, dtype)
     return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_buffer"))
 
 
 @builtin
 def alloc_global(b, shape, dtype, scope: str = "global"):
-    """A global workspace allocated by the kernel: not supported (the error
-    says to allocate it on the host and pass it as an argument)."""
-    _scope(b, "global", "T.alloc_global")
+    """A global-memory workspace of the program (`X = T.alloc_global(shape,
+    dtype)` outside its kernels, e.g. the partial results a split kernel
+    writes and a combine kernel reads): allocated for each call,
+    uninitialized, not returned."""
+    if scope != "global":
+        raise b.error(f"T.alloc_global allocates in scope 'global', got {scope!r}")
+    return b.alloc_global(shape, dtype)
 
 
 _UNSET = object()

@@ -164,7 +164,7 @@ def _check_scalar(kernel_name: str, p, x):
 
 def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Sequence,
          device: str) -> Binding:
-    inputs = [p for i, p in enumerate(params) if i not in out_idx]
+    inputs = [p for i, p in enumerate(params) if i not in out_idx and not p.workspace]
     if len(args) != len(inputs):
         names = ", ".join(p.name for p in inputs)
         raise TypeError(f"kernel {kernel_name!r} takes {len(inputs)} argument(s) ({names}), "
@@ -176,7 +176,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     use_torch = device == "cuda"
     it = iter(args)
     for i, p in enumerate(params):
-        if i in out_idx:
+        if i in out_idx or p.workspace:
             continue
         x = next(it)
         if p.kind == "tensor":
@@ -186,7 +186,8 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
         else:
             values[i] = _check_scalar(kernel_name, p, x)
     outputs = []
-    for i in out_idx:
+    workspaces = [i for i, p in enumerate(params) if p.workspace]
+    for i in list(out_idx) + workspaces:
         p = params[i]
         shape = []
         for d in p.shape:
@@ -210,6 +211,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
             out = np.empty(shape, dtype=dt.to_numpy(p.dtype))
             if p.dtype.is_float:
                 out.fill(np.nan)
-        outputs.append(out)
+        if not p.workspace:
+            outputs.append(out)
         values[i] = _check_tensor(kernel_name, p, out, symbols, where, device, state)
     return Binding(values, outputs, symbols, use_torch)

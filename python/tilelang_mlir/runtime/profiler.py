@@ -29,6 +29,7 @@ from typing import Any, Callable, List, Optional, Sequence, Union
 
 import numpy as np
 
+from ..base.signature import is_input
 from . import args as argmod
 
 RETURN_MODES = ("median", "mean", "min", "max", "all")
@@ -194,7 +195,7 @@ class Profiler:
         device = "cuda" if self.device == "cuda" else "cpu"
         inputs = []
         for i, p in enumerate(self.kernel.params):
-            if i in self.kernel.out_idx:
+            if not is_input(i, p, self.kernel.out_idx):
                 continue
             if p.kind != "tensor":
                 raise ValueError(f"cannot make a random value for scalar argument {p.name!r} of "
@@ -373,7 +374,7 @@ class Profiler:
                 raise ValueError(f"kernel {k.name!r} has no outputs (out_idx is empty): the "
                                  "reference must write into its copies of the arguments and "
                                  "return None")
-            inputs_params = [p for i, p in enumerate(k.params) if i not in k.out_idx]
+            inputs_params = [p for i, p in enumerate(k.params) if is_input(i, p, k.out_idx)]
             pairs = [(p.name, x, c) for p, x, c in zip(inputs_params, inputs, copies)
                      if p.kind == "tensor"]
             names = [n for n, _, _ in pairs]
