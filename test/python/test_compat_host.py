@@ -176,6 +176,15 @@ try:
     raise SystemExit("no error")
 except ValueError as e:
     assert "MatmulTemplate.M" in str(e)
+# the 2:4 sparse metadata facts
+from tilelang.cuda.intrinsics.sparse_layout import GROUP_CONFIG, get_e_factor, get_e_replicate_factor
+assert get_e_factor(T.float16, T.int16) == 16 and get_e_factor(T.int8, T.int32) == 32
+assert get_e_factor(T.float32, T.int16) == 8 and GROUP_CONFIG[T.float16] == (2, 4)
+assert get_e_replicate_factor(T.float16) == 2 and get_e_replicate_factor(T.int8) == 1
+try:
+    get_e_factor(T.float64, T.int16); raise SystemExit("no error")
+except ValueError as e:
+    assert "float64" in str(e)
 # tilelang.contrib.nvcc: the compute-capability queries
 from tilelang.contrib import nvcc
 assert nvcc.get_target_compute_version("cuda:sm_90a") == "9.0"
@@ -190,7 +199,7 @@ for bad in (lambda: nvcc.parse_compute_version("nine"),
         pass
 # out of scope
 for stmt, what in (("from tilelang import tvm", "tilelang.tvm"),
-                   ("import tilelang.cuda.intrinsics", "tilelang.cuda"),
+                   ("import tilelang.cuda.intrinsics.macro", "tilelang.cuda.intrinsics.macro"),
                    ("from tilelang.carver.template import ConvTemplate", "ConvTemplate"),
                    ("import tilelang.contrib.hipcc", "tilelang.contrib.hipcc")):
     try:

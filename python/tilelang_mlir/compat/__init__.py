@@ -67,6 +67,9 @@ MODULES = {
     "tilelang.carver.template": f"{_HERE}.carver_template",
     "tilelang.carver.roller": f"{_HERE}.carver_rasterization",
     "tilelang.carver.roller.rasterization": f"{_HERE}.carver_rasterization",
+    "tilelang.cuda": f"{_HERE}.cuda_pkg",
+    "tilelang.cuda.intrinsics": f"{_HERE}.cuda_pkg",
+    "tilelang.cuda.intrinsics.sparse_layout": f"{_HERE}.sparse_layout",
     "tilelang.contrib": f"{_HERE}.contrib",
     "tilelang.contrib.nvcc": f"{_HERE}.contrib_nvcc",
 }

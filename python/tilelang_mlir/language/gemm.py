@@ -54,17 +54,21 @@ def wait_wgmma(b, pending: int = 0):
 
 @builtin
 def gemm_sp(b, A_sparse, E, B, C, transpose_A: bool = False, transpose_B: bool = False,
-            policy=GemmWarpPolicy.Square, clear_accum: bool = False):
+            policy=GemmWarpPolicy.Square, clear_accum: bool = False, transpose_E: bool = False):
     """2:4 structured-sparse C += A @ B: A_sparse (M x K/2) holds the kept
     values, E (M x K/b of b-bit integers, int16: M x K/16) the 2-bit
     positions of each kept pair in its group of four, row-major
     (`tilelang_mlir.sparse.compress` makes both from a dense 2:4 A). On
     CUDA, A_sparse, E and B are shared buffers and C a float32 fragment;
     it runs on wgmma.mma_async.sp (sm_90a) or mma.sp (sm_80), K a multiple
-    of 32."""
+    of 32. `transpose_E=False` is TileLang's default layout of E (the only
+    one here)."""
     if transpose_A:
         from ..base.errors import TileLangError
 
         raise TileLangError("T.gemm_sp does not support transpose_A", b.location)
+    if transpose_E:
+        raise b.error("not supported by tilelang-mlir: T.gemm_sp(..., transpose_E=True) (E is "
+                      "read row-major, M x K/b)")
     b.gemm_sp(A_sparse, E, B, C, transpose_B=transpose_B, policy=policy,
               clear_accum=clear_accum)
