@@ -7,6 +7,8 @@ the 227 KB of an sm_90a block; O is written only after the last read of Q
 and takes its bytes. No GPU here: the sm_90a kernels are compiled (PTX) and
 the program itself runs on the CPU on random inputs against PyTorch."""
 
+import re
+
 import pytest
 import torch
 
@@ -111,8 +113,8 @@ def test_mla_shaped_kernel_fits_sm90a_by_reusing_shared_memory(batch):
                         out_idx=[4], target="cuda:sm_90a", pass_configs=NO_CACHE)
     assert 0 < kernel.shared_bytes <= SM90_SHARED, kernel.shared_bytes
     ptx = kernel.get_source()
-    assert "wgmma.wait_group.sync.aligned 0" in ptx
-    assert "bar.sync" in ptx or "barrier.sync" in ptx
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx)
+    assert re.search(r"bar\.sync\s+1, 256;", ptx)  # the consumers' named barrier
 
 
 def test_kernel_too_large_even_with_reuse_names_both_plans():

@@ -164,10 +164,14 @@ public:
   LogicalResult outline();
   LogicalResult planSharedMemory(OpBuilder &b);
   int64_t placeShared(DenseMap<Value, int64_t> *offsets);
-  // The plan with reuse (SharedMemoryPlan.cpp).
-  FailureOr<int64_t> placeSharedReusing(DenseMap<Value, int64_t> &offsets,
-                                        llvm::SmallPtrSetImpl<Operation *> &drains,
-                                        std::string &why);
+  /// The plan in which buffers whose lifetimes do not overlap share bytes
+  /// (SharedMemoryPlan.cpp): records every offset in `offsets` and, in
+  /// `drains`, the ops before which bytes change hands; returns where the
+  /// buffers end, or fails saying `why` no buffer can share.
+  FailureOr<int64_t>
+  placeSharedReusing(DenseMap<Value, int64_t> &offsets,
+                     llvm::SmallPtrSetImpl<Operation *> &drains,
+                     std::string &why);
   int64_t kernelScratchNeed();
   LogicalResult allocateBuffers(OpBuilder &b);
   void setupBlockIndices(OpBuilder &b);

@@ -12,12 +12,14 @@
 // CHECK: %[[SMEM:.+]] = gpu.dynamic_shared_memory
 // CHECK-DAG: memref.view %[[SMEM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<49152xf16, #gpu.address_space<workgroup>>
 // CHECK-DAG: memref.view %[[SMEM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<24576xf32, #gpu.address_space<workgroup>>
-// CHECK-NOT: gpu.barrier
-// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK: gpu.barrier
+// CHECK-NOT: nvvm.cp.async
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
-// CHECK-NOT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK: gpu.barrier
+// CHECK-NOT: nvvm.cp.async
 // CHECK: gpu.return
 func.func @reuse(%X: memref<192x256xf16>, %Y: memref<96x256xf32>) {
   %c0 = arith.constant 0 : index
@@ -69,17 +71,18 @@ func.func @linear(%X: memref<96x256xf16>, %Y: memref<48x256xf32>) {
 // one's %b, so both first ops get the drain and the barrier.
 // CHECK-LABEL: func.func @reuse_in_loop
 // CHECK: dynamic_shared_memory_size %c98304_i32
-// CHECK: scf.for
-// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1 {
+// CHECK-NEXT: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK: gpu.barrier
+// CHECK-NOT: nvvm.cp.async
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
-// CHECK: scf.yield
+// CHECK: gpu.return
 func.func @reuse_in_loop(%X: memref<192x256xf16>, %Y: memref<96x256xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
