@@ -125,8 +125,11 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
     layouts and swizzles chosen by `tile-layout-inference`:
 
     - shared buffers are views into dynamic shared memory at planned
-      offsets, addressed with their XOR swizzle; fragments are per-thread
-      register arrays (`memref.alloca` with constant indices only);
+      offsets, addressed with their XOR swizzle: one after the other, or,
+      only when that exceeds the chip, with buffers whose lifetimes do not
+      overlap sharing bytes (a drain of asynchronous work and a barrier
+      where bytes change hands); fragments are per-thread register arrays
+      (`memref.alloca` with constant indices only);
     - `tile.parallel` runs one instance of its body per register of its
       layout, with the logical index computed from the thread id;
     - copies between memories are cooperative, coalesced and vectorized to

@@ -33,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
 namespace tile {
@@ -163,6 +164,14 @@ public:
   LogicalResult outline();
   LogicalResult planSharedMemory(OpBuilder &b);
   int64_t placeShared(DenseMap<Value, int64_t> *offsets);
+  /// The plan in which buffers whose lifetimes do not overlap share bytes
+  /// (SharedMemoryPlan.cpp): records every offset in `offsets` and, in
+  /// `drains`, the ops before which bytes change hands; returns where the
+  /// buffers end, or fails saying `why` no buffer can share.
+  FailureOr<int64_t>
+  placeSharedReusing(DenseMap<Value, int64_t> &offsets,
+                     llvm::SmallPtrSetImpl<Operation *> &drains,
+                     std::string &why);
   int64_t kernelScratchNeed();
   LogicalResult allocateBuffers(OpBuilder &b);
   void setupBlockIndices(OpBuilder &b);
@@ -300,6 +309,11 @@ public:
   SmallVector<Value> blockIndices;
   DenseMap<Value, Buffer> buffers;        // original buffer values -> buffers
   DenseMap<Value, int64_t> sharedOffsets; // alloc_shared -> byte offset
+  // Ops of the kernel before which the lowering waits for the thread's
+  // asynchronous work on shared memory and synchronizes the block (or the
+  // role): where a buffer starts using bytes that another buffer used
+  // before it (see placeSharedReusing). Empty when no bytes are shared.
+  llvm::SmallPtrSet<Operation *, 4> drainBefore;
   int64_t sharedBytes = 0;
   int64_t scratchOffset = 0, scratchBytes = 0;
   Value smem;                  // the dynamic shared memory (i8)

@@ -159,6 +159,12 @@ public:
                                     OpBuilder &b, const Buffer &a,
                                     const Buffer &e, const Buffer &bb,
                                     const Buffer &c) const = 0;
+  /// Waits, in the calling thread, until its asynchronous operations on
+  /// shared memory (matrix instructions, asynchronous copies, bulk stores)
+  /// are complete and orders its accesses before later ones of any proxy:
+  /// what must precede the barrier after which other bytes are written
+  /// over the same shared memory (see KernelLowering::placeSharedReusing).
+  virtual void emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const = 0;
   /// What a device assertion does when `failed` holds.
   virtual void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
                                  OpBuilder &b, Value failed) const = 0;

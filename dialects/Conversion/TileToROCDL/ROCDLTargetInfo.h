@@ -67,6 +67,7 @@ public:
   LogicalResult lowerGemmSp(KernelLowering &kl, GemmSpOp op, OpBuilder &b,
                             const Buffer &a, const Buffer &e, const Buffer &bb,
                             const Buffer &c) const override;
+  void emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const override;
   void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op, OpBuilder &b,
                          Value failed) const override;
 

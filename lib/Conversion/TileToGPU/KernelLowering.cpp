@@ -57,6 +57,11 @@ LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
 LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                       IRMapping &map, Context &ctx) {
   loc = op->getLoc();
+  // Bytes used by an earlier buffer start serving this op's buffer.
+  if (drainBefore.contains(op)) {
+    target.emitAsyncDrain(*this, b);
+    barrier(b);
+  }
   if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
           AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
     return success();

@@ -164,30 +164,53 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
   });
   if (result.wasInterrupted())
     return failure();
+  // The staging buffer and the scratch follow the buffers, which end at
+  // `end`; the footprint of the whole plan.
+  auto footprint = [&](int64_t end) {
+    if (!tmaStores.empty()) {
+      end = llvm::alignTo(end, 1024);
+      stagingOffset = end;
+      end += stagingBytes;
+      alignBase = true;
+    }
+    scratchBytes = kernelScratchNeed();
+    scratchOffset = llvm::alignTo(end, 128);
+    // 128-byte swizzles are defined on address bits up to 1 KB: the base
+    // is aligned at run time, with up to 1 KB more memory.
+    return scratchOffset + scratchBytes + (alignBase ? 1024 : 0);
+  };
   int64_t offset = placeShared(&sharedOffsets);
-  if (!tmaStores.empty()) {
-    offset = llvm::alignTo(offset, 1024);
-    stagingOffset = offset;
-    offset += stagingBytes;
-    alignBase = true;
-  }
-  scratchBytes = kernelScratchNeed();
-  scratchOffset = llvm::alignTo(offset, 128);
-  sharedBytes = scratchOffset + scratchBytes;
-  // 128-byte swizzles are defined on address bits up to 1 KB: the base is
-  // aligned at run time, with up to 1 KB more memory.
-  if (alignBase)
-    sharedBytes += 1024;
-  StringRef chip = target.getChip();
+  sharedBytes = footprint(offset);
   int64_t limit = target.getMaxSharedBytes();
-  if (sharedBytes > limit)
-    return kernel.emitOpError("needs ")
-           << sharedBytes << " bytes of shared memory (" << offset
-           << " for its shared buffers, " << scratchBytes << " of scratch"
-           << (alignBase ? ", 1024 to align swizzled buffers" : "")
-           << "), more than the " << limit / 1024 << " KB a block can have on "
-           << chip;
-  return success();
+  if (sharedBytes <= limit)
+    return success();
+  // Too large one after the other: buffers whose lifetimes do not overlap
+  // share bytes (SharedMemoryPlan.cpp).
+  int64_t linearBytes = sharedBytes;
+  DenseMap<Value, int64_t> reused;
+  llvm::SmallPtrSet<Operation *, 4> drains;
+  std::string why;
+  FailureOr<int64_t> end = placeSharedReusing(reused, drains, why);
+  if (succeeded(end)) {
+    sharedBytes = footprint(*end);
+    if (sharedBytes <= limit) {
+      sharedOffsets = std::move(reused);
+      drainBefore = std::move(drains);
+      return success();
+    }
+  }
+  InFlightDiagnostic diag =
+      kernel.emitOpError("needs ")
+      << linearBytes << " bytes of shared memory (" << offset
+      << " for its shared buffers, " << scratchBytes << " of scratch"
+      << (alignBase ? ", 1024 to align swizzled buffers" : "")
+      << "), more than the " << limit / 1024 << " KB a block can have on "
+      << target.getChip();
+  if (failed(end))
+    return diag << "; its shared buffers cannot share bytes: " << why;
+  return diag << "; with shared buffers whose lifetimes do not overlap "
+                 "sharing bytes, it still needs "
+              << sharedBytes << " (" << *end << " for its shared buffers)";
 }
 
 LogicalResult KernelLowering::outline() {

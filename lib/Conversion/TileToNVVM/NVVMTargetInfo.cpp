@@ -231,6 +231,25 @@ LogicalResult NVVMTargetInfo::lowerGemmSp(KernelLowering &kl, GemmSpOp op,
                         "layout inference");
 }
 
+/// The wgmma groups, the cp.async groups (committing the copies not yet in
+/// one), the bulk groups of TMA stores (issued by the role's leader) up to
+/// their reads of shared memory; then a proxy fence, so that later
+/// async-proxy accesses (TMA, wgmma) come after this thread's generic ones.
+void NVVMTargetInfo::emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const {
+  Location loc = kl.loc;
+  if (kl.usesAsyncProxy)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  emitAsyncCommit(b, loc);
+  emitAsyncWait(b, loc, 0);
+  if (!kl.tmaStores.empty())
+    guarded(b, loc, kl.isRoleLeader(b), [&](OpBuilder &gb) {
+      NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                           gb.getUnitAttr());
+    });
+  if (kl.usesAsyncProxy || !kl.tensorMaps.empty())
+    emitAsyncProxyFence(b, loc);
+}
+
 /// CUDA's `__assertfail(message, file, line, function, charSize)` (a ptxas
 /// system call: the driver prints "file:line: function: block: [..],
 /// thread: [..] Assertion `message` failed." and the launch fails with an

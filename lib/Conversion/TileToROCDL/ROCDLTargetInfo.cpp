@@ -155,6 +155,9 @@ LogicalResult ROCDLTargetInfo::lowerGemmSp(KernelLowering &kl, GemmSpOp op,
   return checkSupported(op);
 }
 
+/// Gemms and copies are synchronous here: nothing is left in flight.
+void ROCDLTargetInfo::emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const {}
+
 /// A trap (printing needs the device libraries, which are not linked),
 /// which aborts the dispatch.
 void ROCDLTargetInfo::emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,

@@ -6,12 +6,35 @@
 // backend aborts on Blackwell with the PTX version the pipeline asks for).
 // CHIP: error: convert-tile-to-nvvm supports the NVIDIA chips sm_80, sm_86, sm_87, sm_89, sm_90 and sm_90a, got sm_100
 
-// 96 KB + 96 KB of shared buffers fit an sm_90 block but not an sm_80 one.
+// 96 KB + 96 KB of shared buffers fit an sm_90 block but not an sm_80 one;
+// both are live at the copy, so they cannot share bytes either (see
+// convert-tile-to-nvvm-shared-reuse.mlir).
 func.func @too_much_shared(%n: index) {
-  // expected-error @+1 {{needs 197632 bytes of shared memory (196608 for its shared buffers, 0 of scratch, 1024 to align swizzled buffers), more than the 163 KB a block can have on sm_80}}
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{needs 197632 bytes of shared memory (196608 for its shared buffers, 0 of scratch, 1024 to align swizzled buffers), more than the 163 KB a block can have on sm_80; with shared buffers whose lifetimes do not overlap sharing bytes, it still needs 197632 (196608 for its shared buffers)}}
   tile.kernel blocks(%bx) in (%n) threads(128) {
     %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x256xf16, #tile.scope<shared>>
     %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x256xf16, #tile.scope<shared>>
+    tile.copy %a[%c0, %c0] [192, 256] to %b[%c0, %c0] [192, 256] : memref<192x256xf16, #tile.scope<shared>> to memref<192x256xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// A buffer that an op other than tile and memref accesses takes (here a
+// yield out of an scf.if) is live for the whole kernel: no buffer can share
+// bytes with it, and the error says why none could.
+func.func @shared_escapes(%n: index, %p: i1) {
+  // expected-error @+1 {{needs 197632 bytes of shared memory (196608 for its shared buffers, 0 of scratch, 1024 to align swizzled buffers), more than the 163 KB a block can have on sm_80; its shared buffers cannot share bytes: an op other than tile and memref accesses takes a shared buffer}}
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x256xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x256xf16, #tile.scope<shared>>
+    %c = scf.if %p -> memref<192x256xf16, #tile.scope<shared>> {
+      scf.yield %a : memref<192x256xf16, #tile.scope<shared>>
+    } else {
+      scf.yield %b : memref<192x256xf16, #tile.scope<shared>>
+    }
   }
   return
 }

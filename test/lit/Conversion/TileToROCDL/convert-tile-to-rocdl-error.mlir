@@ -7,10 +7,12 @@
 // 96 KB of shared buffers exceed the 64 KB of LDS a gfx942 workgroup has
 // (gfx950 has 160 KB: see convert-tile-to-rocdl-lds.mlir).
 func.func @too_much_lds(%n: index) {
+  %c0 = arith.constant 0 : index
   // expected-error @+1 {{needs 99328 bytes of shared memory (98304 for its shared buffers, 0 of scratch, 1024 to align swizzled buffers), more than the 64 KB a block can have on gfx942}}
   tile.kernel blocks(%bx) in (%n) threads(256) {
     %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x128xf16, #tile.scope<shared>>
     %b = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<192x128xf16, #tile.scope<shared>>
+    tile.copy %a[%c0, %c0] [192, 128] to %b[%c0, %c0] [192, 128] : memref<192x128xf16, #tile.scope<shared>> to memref<192x128xf16, #tile.scope<shared>>
   }
   return
 }
