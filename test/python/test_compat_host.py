@@ -413,6 +413,9 @@ def test_tilelang_profiler_defaults(monkeypatch):
     monkeypatch.setattr(prof.Profiler, "_bench_cpu",
                         staticmethod(lambda fn, w, r: calls.append((w, r)) or real(fn, w, r)))
     p = kernel.get_profiler()
+    x = np.random.default_rng(1).random(1000, dtype=np.float32)
+    assert p.func is kernel
+    np.testing.assert_array_equal(p(x), x + 1.0)  # TileLang's profiler.func / profiler(...)
     p.do_bench(warmup=1, rep=5)
     p.do_bench(warmup=1, rep=50)
     assert calls[0] == (1, 5) and calls[2] == (1, 5)  # the probes

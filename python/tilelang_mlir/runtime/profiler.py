@@ -163,6 +163,15 @@ class Profiler:
     bench_units = "calls"
     default_mismatch_ratio = 0.0
 
+    @property
+    def func(self):
+        """The kernel this profiler runs (TileLang's `profiler.func`)."""
+        return self.kernel
+
+    def __call__(self, *args):
+        """Runs the kernel on `args`."""
+        return self.kernel(*args)
+
     def __init__(self, kernel, tensor_supply_type: Optional[TensorSupplyType] = None):
         if tensor_supply_type is not None and not isinstance(tensor_supply_type,
                                                              TensorSupplyType):
