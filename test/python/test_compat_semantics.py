@@ -301,3 +301,32 @@ def test_alloc_global_errors():
 def test_alloc_global_for_sm90a():
     k = tl.compile(_split_combine(), out_idx=[-1], target="cuda:sm_90a")
     assert len(k.parts) == 2
+
+
+def test_atomic_add_of_a_fragment_into_a_laid_out_tensor(rng):
+    """TileLang's attention backward: `T.atomic_add(dQ[b, l0:l1, h, :], dq)`
+    where dQ carries a T.Layout: each element lands where the layout places
+    it (one scalar atomic per element)."""
+    shape = (1, 16, 2, 8)
+
+    @T.prim_func
+    def main(X: T.Tensor((16, 8), "float32"), dQ: T.Tensor(shape, "float32")):
+        with T.Kernel(2, 2, threads=64) as (h, rep):
+            T.annotate_layout({dQ: T.Layout(dQ.shape, lambda b, l, hh, d: [
+                b, l // 8, hh, d // 8, d % 2, 4 * (l % 8) + (d % 8) // 2])})
+            frag = T.alloc_fragment((16, 8), "float32")
+            T.copy(X, frag)
+            T.atomic_add(dQ[0, 0:16, h, :], frag)
+
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    dq = np.zeros(shape, np.float32)
+    tl.compile(main, target="cpu")(x, dq)
+    # Undo the placement: element (0, l, h, d) is stored at the layout's index.
+    placed = dq.reshape(1, 2, 2, 1, 2, 32)
+    logical = np.zeros(shape, np.float32)
+    for l in range(16):
+        for hh in range(2):
+            for d in range(8):
+                logical[0, l, hh, d] = placed[0, l // 8, hh, d // 8, d % 2, 4 * (l % 8) + (d % 8) // 2]
+    np.testing.assert_allclose(logical, np.broadcast_to(2 * x[None, :, None, :], shape), rtol=1e-6)
+    tl.compile(main, target="cuda:sm_90a")  # reaches PTX

@@ -397,9 +397,11 @@ class Builder:
                                      f"the value {value.name!r} has shape {list(value.shape)}")
         else:
             raise self.error(f"T.atomic_add expects a buffer destination, got {_describe(dst)}")
-        if isinstance(value, Buffer) and value.scope not in ("fragment", "local"):
-            # A shared (or global) tile: one scalar atomic per element, in a
-            # T.Parallel over the tile.
+        if isinstance(value, Buffer) and (value.scope not in ("fragment", "local")
+                                          or buf.remap is not None):
+            # A shared (or global) tile, or a destination placed by a
+            # T.Layout: one scalar atomic per element, in a T.Parallel over
+            # the tile.
             if isinstance(dst, BufferRef) and any(e is not None for e in extents):
                 dims = [d for d, e in enumerate(extents) if e is not None]
             else:
@@ -413,13 +415,9 @@ class Builder:
                     idx[d] = offsets[d].add(ivs[k])
                 elem = BufferRef(value, tuple(ivs)).load()
                 _tile().AtomicAddOp(to_storage(elem, buf.dtype), buf.value,
-                                    [o.materialize() for o in idx])
+                                    [o.materialize() for o in buf.stored_index(idx)])
             return
         if isinstance(value, Buffer):
-            if buf.remap is not None:
-                raise self.error(f"not supported by tilelang-mlir: T.atomic_add of a tile into "
-                                 f"{buf.name!r}, which has a T.Layout annotation; add element by "
-                                 "element in a T.Parallel loop")
             v = value.value
         else:
             v = to_storage(value, buf.dtype)
