@@ -330,3 +330,43 @@ def test_atomic_add_of_a_fragment_into_a_laid_out_tensor(rng):
                 logical[0, l, hh, d] = placed[0, l // 8, hh, d // 8, d % 2, 4 * (l % 8) + (d % 8) // 2]
     np.testing.assert_allclose(logical, np.broadcast_to(2 * x[None, :, None, :], shape), rtol=1e-6)
     tl.compile(main, target="cuda:sm_90a")  # reaches PTX
+
+
+def _mask_helper(i, j, block, flag):
+    # Plain Python called from a program (not parsed): `==` on tile values
+    # must compare at run time, as TileLang's PrimExpr `==` does.
+    same_block = T.if_then_else(i // block == j // block, 1, 0)
+    before = T.if_then_else(i // block > j // block, 1, 0)
+    return T.if_then_else(flag == 1, same_block, before)
+
+
+def test_equality_in_plain_python_helpers(rng):
+    """`==` / `!=` in a helper function on loop indices and runtime scalars
+    (TileLang's block-causal masks): was Python's identity test, a silent
+    wrong mask."""
+    @T.prim_func
+    def main(Out: T.Tensor((2, 16, 16), "int32"), Ne: T.Tensor((16,), "int32")):
+        with T.Kernel(2, threads=32) as bx:
+            flag = T.if_then_else(bx > 0, 1, 0)
+            for i, j in T.Parallel(16, 16):
+                Out[bx, i, j] = _mask_helper(i, j, 4, flag)
+            for i in T.Parallel(16):
+                Ne[i] = T.if_then_else(i % 3 != 0, 1, 0)
+
+    out = np.zeros((2, 16, 16), np.int32)
+    ne = np.zeros(16, np.int32)
+    tl.compile(main, target="cpu")(out, ne)
+    bi, bj = np.arange(16)[:, None] // 4, np.arange(16)[None, :] // 4
+    np.testing.assert_array_equal(out[0], (bi > bj).astype(np.int32))
+    np.testing.assert_array_equal(out[1], (bi == bj).astype(np.int32))
+    np.testing.assert_array_equal(ne, (np.arange(16) % 3 != 0).astype(np.int32))
+
+
+def test_equality_keeps_python_meanings():
+    """Compile-time operands still give Python answers; the compiler's own
+    use of `==` as a truth test (dict keys, `in`) stays structural."""
+    from tilelang_mlir.language.values import IndexExpr
+
+    assert bool(IndexExpr(3) == 3) and not bool(IndexExpr(3) != 3)
+    assert IndexExpr(2) in [IndexExpr(1), IndexExpr(2)]
+    assert {IndexExpr(5): "x"}[IndexExpr(5)] == "x"

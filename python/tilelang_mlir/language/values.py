@@ -195,6 +195,13 @@ class Operators:
     def __le__(self, o): return compare("<=", self, o)
     def __gt__(self, o): return compare(">", self, o)
     def __ge__(self, o): return compare(">=", self, o)
+    # `==` / `!=` in plain Python (a helper function a program calls, which
+    # runs as Python, not through the parser) must compare at run time
+    # where the result is used as a value, as TileLang's; a Python truth
+    # test of it keeps the structural answer (see Equality).
+    def __eq__(self, o): return Equality("==", self, o)
+    def __ne__(self, o): return Equality("!=", self, o)
+    __hash__ = object.__hash__
 
     def astype(self, dtype):
         """TVM's spelling of T.cast(self, dtype)."""
@@ -232,7 +239,8 @@ class IndexExpr(Operators):
     def is_const(self) -> bool:
         return not self.terms
 
-    def __eq__(self, other):
+    def same(self, other) -> bool:
+        """Structural equality (the same expression)."""
         return (isinstance(other, IndexExpr) and self.const == other.const
                 and self.terms == other.terms)
 
@@ -353,6 +361,8 @@ Value = Union[int, float, bool, IndexExpr, Scalar]
 
 
 def is_runtime(x) -> bool:
+    if isinstance(x, Equality):
+        return is_runtime(x.a) or is_runtime(x.b)
     return isinstance(x, (Scalar, BufferRef, Buffer)) or (
         isinstance(x, IndexExpr) and not x.is_const())
 
@@ -536,7 +546,36 @@ _PY_OPS = {
 def _unwrap_ref(x):
     if isinstance(x, (BufferRef, Buffer)):
         return x.load()
+    if isinstance(x, Equality):
+        return x.value()
     return x
+
+
+class Equality(Operators):
+    """`a == b` or `a != b` of tile values written in plain Python. Used as
+    a value (T.if_then_else, arithmetic, an `if` in the program), it is the
+    comparison at run time (a Python bool when both sides are constants).
+    In a Python truth test it answers whether the two sides are the same
+    expression (IndexExpr structure, else identity): what the compiler's own
+    `==` on these objects needs (dictionary keys, `in`)."""
+
+    __slots__ = ("op", "a", "b")
+
+    def __init__(self, op: str, a, b):
+        self.op, self.a, self.b = op, a, b
+
+    def value(self):
+        return compare(self.op, self.a, self.b)
+
+    def __bool__(self):
+        a, b = self.a, self.b
+        ia = IndexExpr.lift(a) if not isinstance(a, Scalar) else None
+        ib = IndexExpr.lift(b) if not isinstance(b, Scalar) else None
+        same = ia.same(ib) if ia is not None and ib is not None else a is b
+        return same if self.op == "==" else not same
+
+    def __repr__(self):
+        return f"({self.a!r} {self.op} {self.b!r})"
 
 
 def binary(op: str, a, b):
