@@ -192,9 +192,11 @@ def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str,
         p = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True,
                            text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) \
-            else (e.stdout or "")
-        _save_log(logs, rel, out)
+        def text(x):
+            return (x or b"").decode(errors="replace") if isinstance(x, bytes) else (x or "")
+
+        out = text(e.stdout)
+        _save_log(logs, rel, out + text(e.stderr))
         return {"file": rel, "status": "TIMEOUT", "detail": f"over {timeout:.0f} s",
                 "seconds": round(time.time() - t0, 1), "times": _times(out)}
     out = p.stdout + p.stderr

@@ -370,3 +370,45 @@ def test_equality_keeps_python_meanings():
     assert bool(IndexExpr(3) == 3) and not bool(IndexExpr(3) != 3)
     assert IndexExpr(2) in [IndexExpr(1), IndexExpr(2)]
     assert {IndexExpr(5): "x"}[IndexExpr(5)] == "x"
+
+
+def _gemm_stages(stages: int, epilogue_atomic: bool):
+    @T.prim_func
+    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+             C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_s = T.alloc_shared((128, 32), "float16")
+            B_s = T.alloc_shared((32, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(8, num_stages=stages):
+                T.copy(A[by * 128, k * 32], A_s)
+                T.copy(B[k * 32, bx * 128], B_s)
+                T.gemm(A_s, B_s, C_l)
+            if epilogue_atomic:
+                T.atomic_add(C[by * 128, bx * 128], C_l)
+            else:
+                T.copy(C_l, C[by * 128, bx * 128])
+    return main
+
+
+@pytest.mark.parametrize("stages, atomic", [(0, True), (1, False), (2, False)])
+def test_one_stage_warp_specialized_gemm(target, stages, atomic, rng):
+    """TileLang's split-K GEMMs pipeline with num_stages=0: a one-slot ring.
+    The sm_90a warp-specialized consumer then releases the slot in the
+    iteration that read it (it deadlocked when it kept the gemm in flight
+    and released one iteration later)."""
+    k = tl.compile(_gemm_stages(stages, atomic), target=target)
+    a = rng.standard_normal((256, 256)).astype(np.float16)
+    b = rng.standard_normal((256, 256)).astype(np.float16)
+    c = np.zeros((256, 256), np.float32)
+    if target == "cuda":
+        import torch
+
+        ta, tb, tc = (torch.from_numpy(x).cuda() for x in (a, b, c))
+        k(ta, tb, tc)
+        c = tc.cpu().numpy()
+    else:
+        k(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2,
+                               atol=2e-2)

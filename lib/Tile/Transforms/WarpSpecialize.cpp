@@ -403,7 +403,10 @@ LogicalResult Specializer::analyze() {
     if (!isMemoryEffectFree(&op))
       overlap = false;
   }
-  overlap &= anyGemm;
+  // With one slot the producer cannot run ahead: the slot must be released
+  // in the iteration that read it (keeping the gemm in flight and releasing
+  // it one iteration later deadlocks: TileLang's num_stages=0/1 GEMMs).
+  overlap &= anyGemm && loop.getNumStages() >= 2;
   int64_t gemms = llvm::count_if(body->without_terminator(),
                                  [](Operation &op) { return isa<GemmOp>(op); });
   rotate = allowRotate && !overlap && analyzeRotation();

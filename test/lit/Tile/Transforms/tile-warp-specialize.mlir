@@ -338,3 +338,45 @@ func.func @alloc_after_fill(%A: memref<64x1024xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// One stage (TileLang's num_stages=0 or 1): the producer cannot run ahead,
+// so the consumer waits for its gemm and releases the slot it read in the
+// same iteration. (Keeping the gemm in flight and releasing the slot one
+// iteration later, as with more stages, deadlocks: the producer waits for
+// that release before it loads what the consumer waits for.)
+// CHECK-LABEL: func.func @one_stage
+// CHECK: tile.warp_specialize producer(128) {
+// CHECK: } consumer {
+// CHECK:   scf.for %[[K:.+]] = %c0 to %{{.+}} step %c1 {
+// CHECK:     tile.barrier_wait %[[FULL:.+]][%c0], %{{.+}}
+// CHECK-NOT: async
+// CHECK:     tile.gemm %{{.+}}, %{{.+}}, %{{.+}} :
+// CHECK-NOT: tile.gemm_wait 1
+// CHECK-NOT: scf.if
+// CHECK:     tile.barrier_arrive %{{.+}}[%c0] {cluster} :
+// CHECK-NEXT: }
+func.func @one_stage(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx, %by) in (%c16, %c32) threads(128) {
+    %a = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<64x128xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    tile.fill %c, %zero : memref<128x128xf32, #tile.scope<fragment>>, f32
+    %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%by)
+    %n0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 1 {
+      %kk = affine.apply affine_map<(d0) -> (d0 * 64)>(%k)
+      tile.copy %A[%m0, %kk] [128, 64] to %a[%c0, %c0] [128, 64] : memref<4096x4096xf16> to memref<128x64xf16, #tile.scope<shared>>
+      tile.copy %B[%kk, %n0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<4096x4096xf16> to memref<64x128xf16, #tile.scope<shared>>
+      tile.gemm %a, %b, %c : memref<128x64xf16, #tile.scope<shared>>, memref<64x128xf16, #tile.scope<shared>> -> memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [128, 128] to %C[%m0, %n0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
+  }
+  return
+}
