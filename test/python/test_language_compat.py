@@ -428,8 +428,16 @@ def test_tensor_of_pointers_is_an_error():
 
 def test_layout_and_persistent_compile_for_sm90a():
     _, gather = layout_kernels((1, 16, 2, 16), dq_layout)
-    tl.compile(gather, out_idx=[1], target="cuda:sm_90a")
-    tl.compile(persistent_kernel(40, 56, 16, 3), target="cuda:sm_90a")
+    k = tl.compile(gather, out_idx=[1], target="cuda:sm_90a")
+    # The copy out of the laid-out tensor is a T.Parallel of placed loads.
+    assert k.mlir("tile").count("tile.copy") == 0
+    assert k.mlir("tile").count("tile.parallel") == 1
+    assert k.get_source().count(".entry") == 1
+    assert [g["const"] for g in k.grid] == [2, 2, 1]
+    p = tl.compile(persistent_kernel(40, 56, 16, 3), target="cuda:sm_90a")
+    # Three blocks walk the 3 x 4 tiles in a loop.
+    assert [g["const"] for g in p.grid] == [3, 1, 1]
+    assert "scf.for" in p.mlir("tile")
 
 
 # ---------------------------------------------------------------------------
@@ -478,7 +486,11 @@ def test_im2col_convolution_matches_torch(stride, dilation, pad, target, rng):
 def test_im2col_compiles_for_sm90a():
     main, _, _ = conv_kernel(2, 16, 16, 16, 32, 3, 1, 1, 1, block_M=64, block_N=32,
                              block_K=32)
-    tl.compile(main, out_idx=[2], target="cuda:sm_90a")
+    k = tl.compile(main, out_idx=[2], target="cuda:sm_90a")
+    # im2col fills the shared tile in the frontend; the gemm stays a tensor-core gemm.
+    assert k.mlir("tile").count("tile.gemm") == 1
+    assert "mma.sync" in k.get_source()
+    assert [g["const"] for g in k.grid] == [1, 8, 1]  # 32 filters, 2*16*16 pixels / 64
 
 
 def test_layout_with_a_dynamic_dimension(rng):
