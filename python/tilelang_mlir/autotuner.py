@@ -59,6 +59,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from .base.signature import is_input
 from .frontend.prim_func import PrimFunc, _closure_values, _fingerprint
 
 logger = logging.getLogger("tilelang_mlir.autotuner")
@@ -661,7 +662,7 @@ class AutoTuner:
             return kernel
         # An eager program called with its tensors: run the best kernel.
         return kernel(*[runtime[p.name] for i, p in enumerate(kernel.params)
-                        if i not in kernel.out_idx and not p.workspace])
+                        if is_input(i, p, kernel.out_idx)])
 
     def compile(self, *args, **kwargs):
         """The best kernel for these arguments (an eager program's
@@ -694,6 +695,11 @@ class AutoTuner:
         rest = {k: v for k, v in call_kwargs.items() if k != CONFIG_PASS_CONFIGS}
         return rest, {**(self.pass_configs or {}), **{str(getattr(k, "value", k)): v
                                                       for k, v in extra.items()}}
+
+    def _program(self, args, kwargs, call_kwargs):
+        """(the program of a config, the pass configs it compiles with)."""
+        call, pcs = self._split(call_kwargs)
+        return _make_program(self.factory, args, {**kwargs, **call}), pcs
 
     def _bind(self, args, kwargs, config_keys):
         """(names the caller fixed, the non-config arguments by name)."""
@@ -784,8 +790,7 @@ class AutoTuner:
             # (TileLang's meaning); the kernel is compiled as given.
             from .compiler.compile import compile as tl_compile
 
-            call, pcs = self._split(candidates[0].call_kwargs)
-            program = _make_program(self.factory, args, {**kwargs, **call})
+            program, pcs = self._program(args, kwargs, candidates[0].call_kwargs)
             return tl_compile(program, self.out_idx, target, pcs)
         device = _device_name(target)
         key = self._key(rest, candidates, target, device)
@@ -851,8 +856,7 @@ class AutoTuner:
         skipped = [{"index": s["index"], "config": candidates[s["index"]].config,
                     "stage": s["stage"], "reason": s["reason"]} for s in entry["skipped"]]
         try:
-            call, pcs = self._split(best.call_kwargs)
-            program = _make_program(self.factory, args, {**kwargs, **call})
+            program, pcs = self._program(args, kwargs, best.call_kwargs)
             kernel = tl_compile(program, self.out_idx, target, pcs)
         except Exception as e:  # noqa: BLE001 (the winner no longer compiles: tune again)
             logger.warning("autotune %s: the cached winner %s does not compile (%s); tuning again",
@@ -900,8 +904,9 @@ class AutoTuner:
                 where = f" (pid {c.pid})" if in_pool and c.pid else ""
                 progress.step(f"{text}: compiled in {c.compile_seconds:.2f} s{where}")
 
-        tasks = [(self.factory, args, {**kwargs, **self._split(c.call_kwargs)[0]}, self.out_idx,
-                  target, self._split(c.call_kwargs)[1]) for c in candidates]
+        split = [self._split(c.call_kwargs) for c in candidates]
+        tasks = [(self.factory, args, {**kwargs, **call}, self.out_idx, target, pcs)
+                 for call, pcs in split]
         try:
             if in_pool:
                 shipped: Dict[int, _Emitted] = {}
@@ -940,8 +945,7 @@ class AutoTuner:
                     c.kernel = r["kernel"]
                     continue
                 try:
-                    call, pcs = self._split(c.call_kwargs)
-                    program = _make_program(self.factory, args, {**kwargs, **call})
+                    program, pcs = self._program(args, kwargs, c.call_kwargs)
                     c.kernel = kernel_from_artifact(program, r["artifact"], self.out_idx,
                                                     target, pcs)
                 except Exception as e:  # noqa: BLE001
@@ -963,7 +967,7 @@ class AutoTuner:
         if sig in cache:
             return cache[sig]
         inputs_params = [p for i, p in enumerate(kernel.params)
-                         if i not in kernel.out_idx and not p.workspace]
+                         if is_input(i, p, kernel.out_idx)]
         if self.supply_prog is not None:
             inputs = list(self.supply_prog(inputs_params))
         else:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..base.artifact import CompiledArtifact
 from ..base.errors import TileLangError
-from ..base.signature import Param
+from ..base.signature import Param, is_input
 from ..base.target import Target, parse_target
 from ..frontend.prim_func import PrimFunc
 from ..runtime import cache as _entries
@@ -358,8 +358,8 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict,
         module, tile_text = _emit(func)
         kernels = _kernel_ops(module)
         if len(kernels) > 1 and target.kind != "cpu":
-            return _lower_parts(func, module, len(kernels), backend, target, pass_configs,
-                                out_idx, trace)
+            return _lower_parts(func, module, tile_text, len(kernels), backend, target,
+                                pass_configs, out_idx, trace)
         runner = PipelineRunner(trace)
         runner.dump(module, "tile")
         return backend.lower(func, module, runner, target, pass_configs, out_idx,
@@ -376,8 +376,8 @@ def _kernel_ops(module) -> list:
     return found
 
 
-def _lower_parts(func, module, count: int, backend, target, pass_configs, out_idx,
-                 trace) -> CompiledArtifact:
+def _lower_parts(func, module, tile_text: str, count: int, backend, target, pass_configs,
+                 out_idx, trace) -> CompiledArtifact:
     """A GPU program of `count` T.Kernels: each kernel is lowered alone (a
     copy of the program with the other kernels erased) and the artifact is
     their sequence, launched in program order (TileLang's split + combine
@@ -385,7 +385,7 @@ def _lower_parts(func, module, count: int, backend, target, pass_configs, out_id
     from .. import ir
 
     text = module.operation.get_asm(enable_debug_info=True)
-    stages = {"tile": str(module)}
+    stages = {"tile": tile_text}
     parts = []
     for i in range(count):
         part = ir.Module.parse(text)
@@ -647,7 +647,7 @@ class JITFunction:
         program = self._eager.program(binding)
         kernel = compile(program, None, self.target, self.pass_configs)
         names = [p.name for i, p in enumerate(kernel.params)
-                 if i not in kernel.out_idx and not p.workspace]
+                 if is_input(i, p, kernel.out_idx)]
         found = (kernel, names, program.returns_tuple)
         with self._lock:
             found = self._kernels.setdefault(binding.key, found)

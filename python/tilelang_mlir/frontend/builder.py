@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ..base import dtypes as dt
 from ..base.dtypes import DType
 from ..base.errors import SourceLocation, TileLangError
+from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
                                static_int, storage_ir_type, to_index, to_scalar, to_storage)
 
@@ -49,6 +50,9 @@ class Builder:
         self.eager = None
         self._names: Dict[str, int] = {}
         self._remapped: List[Buffer] = []  # global tensors with a T.Layout in this kernel
+        self.kernel_op = None  # the tile.kernel being built
+        # The program's T.alloc_global workspaces, in order (PrimFunc.emit).
+        self.workspaces: List[Buffer] = []
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -110,6 +114,24 @@ class Builder:
             for buf in self._remapped:  # a T.Layout annotation holds in its kernel
                 buf.remap = None
             self._remapped = []
+
+    # -- arguments -----------------------------------------------------------
+    def tensor_argument(self, arg, name: str, dtype: DType, shape: Sequence) -> Buffer:
+        """The global Buffer of tensor argument `arg`: `shape` holds ints and
+        SymbolicDims; a symbol's size is read (memref.dim) from the first
+        tensor that has it and shared by the others."""
+        from ..dialects import memref
+
+        dims = []
+        for i, d in enumerate(shape):
+            if isinstance(d, SymbolicDim):
+                if d not in self.symbols:
+                    dim = memref.DimOp(arg, constant(i, dt.index)).result
+                    self.symbols[d] = IndexExpr.of(dim, d.name)
+                dims.append(self.symbols[d])
+            else:
+                dims.append(d)
+        return Buffer(arg, dims, dtype, "global", name)
 
     # -- allocation ----------------------------------------------------------
     def alloc(self, shape, dtype, scope: str, name: str = "") -> Buffer:
@@ -286,14 +308,7 @@ class Builder:
             h = (m % out_hw) // out_w * stride + k // (C * kernel) * dilation - pad
             w = m % out_w * stride + (k // C) % kernel * dilation - pad
             index = [m // out_hw, h, w, k % C]
-            inside = _in_bounds(src, index)
-            tap = compare("<", k, C * (kernel * kernel))
-            if inside is True:
-                inside = tap
-            elif tap is not True:
-                from ..language.values import logical
-
-                inside = logical("and", inside, tap)
+            inside = _and(_in_bounds(src, index), compare("<", k, C * (kernel * kernel)))
             value = src[tuple(_clamped(src, index))].load()
             if inside is not True:
                 value = select(inside, value, 0.0 if src.dtype.is_float else 0)
@@ -503,12 +518,7 @@ class Builder:
             inside = to_scalar(compare("<", tile, total), dt.boolean)
             if_op = scf.IfOp(inside.value, [], has_else=False)
             with _ir().InsertionPoint(if_op.then_block):
-                coords, stride = [], IndexExpr(1)
-                for k in range(len(extents) - 1, -1, -1):
-                    c = tile.floordiv(stride)
-                    coords.append(c if k == 0 else c.mod(extents[k]))
-                    stride = stride.mul(extents[k])
-                yield tuple(reversed(coords))
+                yield tuple(_row_major_index(tile, extents))
                 scf.YieldOp([])
 
     # -- annotations and debugging -----------------------------------------------
@@ -518,7 +528,7 @@ class Builder:
         if self.kernel_depth:
             raise self.error("T.alloc_global allocates a workspace of the program: call it "
                              "outside `with T.Kernel(...)`")
-        queue = getattr(self, "workspaces", None)
+        queue = self.workspaces
         if not queue:
             raise self.error("T.alloc_global must be assigned to a name at the top level of "
                              "the program, outside T.Kernel: `X = T.alloc_global(shape, dtype)`")
@@ -609,15 +619,7 @@ class Builder:
 
         def remap(indices):
             stored = [to_index(x, "T.Layout output") for x in layout.forward(indices)]
-            linear = IndexExpr(0)
-            for x, e in zip(stored, out_ext):
-                linear = linear.mul(to_index(e)).add(x)
-            result, stride = [], IndexExpr(1)
-            for k in range(len(buf.shape) - 1, -1, -1):
-                q = linear.floordiv(stride)
-                result.append(q if k == 0 else q.mod(to_index(buf.shape[k])))
-                stride = stride.mul(to_index(buf.shape[k]))
-            return list(reversed(result))
+            return _row_major_index(_row_major_position(stored, out_ext), buf.shape)
 
         if buf.remap is None:
             self._remapped.append(buf)
@@ -650,18 +652,9 @@ class Builder:
         if size != src_size:
             raise self.error(f"{what}: shape {_fmt_shape(new_shape)} does not have the size of "
                              f"{src.name!r} ({_fmt_shape(src.shape)})")
-        base_shape = [to_index(d) for d in src.shape]
-
         def remap(indices):
-            linear = IndexExpr(0)
-            for x, d in zip(indices, dims):
-                linear = linear.mul(d).add(x)
-            result, stride = [], IndexExpr(1)
-            for k in range(len(base_shape) - 1, -1, -1):
-                q = linear.floordiv(stride)
-                result.append(q if k == 0 else q.mod(base_shape[k]))
-                stride = stride.mul(base_shape[k])
-            return src.stored_index(list(reversed(result)))
+            return src.stored_index(_row_major_index(_row_major_position(indices, dims),
+                                                     src.shape))
 
         view = Buffer(src.value, new_shape, src.dtype, "global", f"{src.name}_view")
         view.remap = remap
@@ -713,19 +706,50 @@ def _static_dims(buf: Buffer) -> List[Optional[int]]:
     return out
 
 
+def _and(a, b):
+    """`a and b` of conditions that are Python bools where known at compile
+    time, runtime booleans otherwise (both are evaluated)."""
+    from ..language.values import logical
+
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return logical("and", a, b)
+
+
 def _in_bounds(buf: Buffer, index: List[IndexExpr]):
     """True, or the runtime condition that `index` lies inside `buf`."""
-    from ..language.values import compare, logical
+    from ..language.values import compare
 
     cond = True
     for x, d in zip(index, buf.shape):
         for c in (compare(">=", x, 0), compare("<", x, d)):
-            if c is True:
-                continue
-            if c is False:
+            cond = _and(cond, c)
+            if cond is False:
                 return False
-            cond = c if cond is True else logical("and", cond, c)
     return cond
+
+
+def _row_major_position(indices: Sequence, extents: Sequence) -> IndexExpr:
+    """The row-major position of `indices` in an array of `extents`."""
+    linear = IndexExpr(0)
+    for x, e in zip(indices, extents):
+        linear = linear.mul(to_index(e)).add(to_index(x))
+    return linear
+
+
+def _row_major_index(position: IndexExpr, extents: Sequence) -> List[IndexExpr]:
+    """The index of row-major `position` in an array of `extents` (the first
+    coordinate is not wrapped)."""
+    result, stride = [], IndexExpr(1)
+    for k in range(len(extents) - 1, -1, -1):
+        q = position.floordiv(stride)
+        result.append(q if k == 0 else q.mod(to_index(extents[k])))
+        stride = stride.mul(to_index(extents[k]))
+    return list(reversed(result))
 
 
 def _clamped(buf: Buffer, index: List[IndexExpr]) -> List[IndexExpr]:

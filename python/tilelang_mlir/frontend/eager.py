@@ -273,28 +273,19 @@ class _Emitter:
 
     def _tensor_argument(self, name: str, ann: TensorType):
         from .. import ir
-        from ..dialects import memref
-        from ..language.values import Buffer, IndexExpr, constant, storage_ir_type
+        from ..language.values import storage_ir_type
 
         shape = [ir.ShapedType.get_dynamic_size() if isinstance(d, SymbolicDim) else d
                  for d in ann.shape]
         arg = self.entry.add_argument(ir.MemRefType.get(shape, storage_ir_type(ann.dtype)),
                                       self._loc())
-        dims, names = [], []
-        for i, d in enumerate(ann.shape):
+        for d in ann.shape:
             if isinstance(d, SymbolicDim):
                 self._check_symbol_name(d)
-                if d not in self.builder.symbols:
-                    dim = memref.DimOp(arg, constant(i, dt.index)).result
-                    self.builder.symbols[d] = IndexExpr.of(dim, d.name)
-                dims.append(self.builder.symbols[d])
-                names.append(d.name)
-            else:
-                dims.append(d)
-                names.append(d)
-        self.inputs.append(Param(name, "tensor", ann.dtype, tuple(names)))
+        names = tuple(d.name if isinstance(d, SymbolicDim) else d for d in ann.shape)
+        self.inputs.append(Param(name, "tensor", ann.dtype, names))
         self.input_values.append(arg)
-        return Buffer(arg, dims, ann.dtype, "global", name)
+        return self.builder.tensor_argument(arg, name, ann.dtype, ann.shape)
 
     def _check_symbol_name(self, d: SymbolicDim) -> None:
         for other in self.builder.symbols:

@@ -165,9 +165,9 @@ class PrimFunc(TileFunction):
 
     def _emit_module(self, builder, source):
         from .. import ir
-        from ..dialects import func, memref
+        from ..dialects import func
         from .parser import Parser, run_function
-        from ..language.values import Buffer, IndexExpr, Scalar, ir_type, storage_ir_type
+        from ..language.values import Buffer, Scalar, ir_type, storage_ir_type
 
         module = ir.Module.create()
         arg_types = []
@@ -184,7 +184,6 @@ class PrimFunc(TileFunction):
             parser = Parser(builder, source, _closure_env(self.fn))
             env = parser.scope.vars
             symbols_by_name = self._symbol_objects()
-            builder.workspaces = []
             with ir.InsertionPoint(entry):
                 for i, p in enumerate(self.params):
                     arg = entry.arguments[i]
@@ -195,17 +194,8 @@ class PrimFunc(TileFunction):
                     if p.kind == "scalar":
                         env[p.name] = Scalar(arg, p.dtype)
                         continue
-                    dims = []
-                    for d_i, d in enumerate(p.shape):
-                        if isinstance(d, str):
-                            sym = symbols_by_name[d]
-                            if sym not in builder.symbols:
-                                dim = memref.DimOp(arg, _index_const(d_i)).result
-                                builder.symbols[sym] = IndexExpr.of(dim, d)
-                            dims.append(builder.symbols[sym])
-                        else:
-                            dims.append(d)
-                    env[p.name] = Buffer(arg, dims, p.dtype, "global", p.name)
+                    shape = [symbols_by_name[d] if isinstance(d, str) else d for d in p.shape]
+                    env[p.name] = builder.tensor_argument(arg, p.name, p.dtype, shape)
                 run_function(parser, source.body)
                 func.ReturnOp([])
         return module
@@ -237,12 +227,6 @@ class PrimFunc(TileFunction):
     def __call__(self, *args, **kwargs):
         raise TileLangError(f"{self.name!r} is a tile program: compile it with "
                             "tl.compile(...) (or decorate with @tl.jit) to run it")
-
-
-def _index_const(v: int):
-    from ..language.values import constant
-
-    return constant(v, dt.index)
 
 
 def prim_func(fn: Callable = None):

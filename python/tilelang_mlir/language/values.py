@@ -608,7 +608,7 @@ def binary(op: str, a, b):
                      "division), or cast to a float type first")
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
     affine = None
-    if op in ("+", "-", "*") and not dtype.is_float and dtype.kind != "bool":
+    if op in ("+", "-", "*") and dtype.is_int:
         fa, fb = symbolic_form(raw_a), symbolic_form(raw_b)
         if fa is not None and fb is not None:
             affine = fa.add(fb) if op == "+" else fa.add(fb, -1) if op == "-" else fa.mul(fb)
@@ -662,7 +662,7 @@ def symbolic_form(x) -> Optional[IndexExpr]:
     lifted = IndexExpr.lift(x)
     if lifted is not None:
         return lifted
-    if isinstance(x, Scalar) and not x.dtype.is_float and x.dtype.kind != "bool":
+    if isinstance(x, Scalar) and x.dtype.is_int:
         return IndexExpr(0, {_ScalarAtom(x.value): 1})
     return None
 
@@ -956,8 +956,10 @@ class BufferRef(Operators):
                 extent = stop.add(start, -1)
                 if not extent.is_const() and item.start is not None and item.stop is not None:
                     fa, fb = symbolic_form(item.stop), symbolic_form(item.start)
-                    if fa is not None and fb is not None and fa.add(fb, -1).is_const():
-                        extent = fa.add(fb, -1)
+                    if fa is not None and fb is not None:
+                        symbolic = fa.add(fb, -1)
+                        if symbolic.is_const():
+                            extent = symbolic
                 if not extent.is_const():
                     raise _error(f"the extent of slice {i} of {b.name!r} must be a "
                                  f"compile-time constant, got {extent}")

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..base import dtypes as dt
+from ..base.signature import is_input
 
 
 def _is_torch(x) -> bool:
@@ -164,7 +165,7 @@ def _check_scalar(kernel_name: str, p, x):
 
 def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Sequence,
          device: str) -> Binding:
-    inputs = [p for i, p in enumerate(params) if i not in out_idx and not p.workspace]
+    inputs = [p for i, p in enumerate(params) if is_input(i, p, out_idx)]
     if len(args) != len(inputs):
         names = ", ".join(p.name for p in inputs)
         raise TypeError(f"kernel {kernel_name!r} takes {len(inputs)} argument(s) ({names}), "
@@ -176,7 +177,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     use_torch = device == "cuda"
     it = iter(args)
     for i, p in enumerate(params):
-        if i in out_idx or p.workspace:
+        if not is_input(i, p, out_idx):
             continue
         x = next(it)
         if p.kind == "tensor":

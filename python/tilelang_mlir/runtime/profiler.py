@@ -8,10 +8,11 @@ TileLang's keywords are accepted with TileLang's meanings:
 `kernel.get_profiler(tensor_supply_type=TensorSupplyType.Integer)` picks how
 random inputs are made, `do_bench(fn, input_tensors=..., n_warmup=...,
 n_repeat=..., backend="event" | "cupti" | "cudagraph", quantiles=...)` and
-`assert_allclose(ref, input_tensors=..., max_mismatched_ratio=...)`. One
-difference: `warmup` and `rep` of `Profiler.do_bench` count calls, where
-TileLang's are millisecond budgets (`tilelang.profiler.do_bench` of the
-compatibility layer takes budgets).
+`assert_allclose(ref, input_tensors=..., max_mismatched_ratio=...)`. Two
+defaults are ours (`Profiler.bench_units`, `Profiler.default_mismatch_ratio`):
+`warmup` and `rep` count calls, where TileLang's are millisecond budgets, and
+no mismatched element is allowed, where TileLang allows 1%; the compatibility
+route switches both to TileLang's.
 
 On the GPU, each timed call is bracketed by CUDA events on torch's current
 stream and, by default, preceded by an (untimed) write of a 256 MB buffer that
