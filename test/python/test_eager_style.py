@@ -16,8 +16,7 @@ import tilelang_mlir.language as T
 from tilelang_mlir import TileLangError
 
 
-@tl.jit(target="cpu")
-def matmul(A, B, block_M, block_N, block_K, dtype=T.float32, accum_dtype=T.float32):
+def _matmul(A, B, block_M, block_N, block_K, dtype=T.float32, accum_dtype=T.float32):
     M, N, K = T.const("M, N, K")
 
     A: T.Tensor((M, K), dtype)
@@ -37,6 +36,8 @@ def matmul(A, B, block_M, block_N, block_K, dtype=T.float32, accum_dtype=T.float
 
     return C
 
+
+matmul = tl.jit(target="cpu")(_matmul)
 
 @tl.jit(target="cpu")
 def add_sub(A, B, block_M, block_N, in_dtype, out_dtype, threads=64):
@@ -304,26 +305,11 @@ def test_error_empty_inside_kernel():
 
 
 def test_eager_program_reaches_ptx():
-    @tl.jit(target="cuda:sm_90a")
-    def gemm_fp16(A, B, block_M, block_N, block_K, dtype=T.float16, accum_dtype=T.float32):
-        M, N, K = T.const("M, N, K")
-        A: T.Tensor((M, K), dtype)
-        B: T.Tensor((K, N), dtype)
-        C = T.empty((M, N), dtype)
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-        return C
-
-    kernel = gemm_fp16.compile(M=512, N=512, K=256, block_M=128, block_N=128, block_K=32)
-    assert kernel.target == "cuda:sm_90a" or str(kernel.target) == "cuda:sm_90a"
+    gemm_fp16 = tl.jit(target="cuda:sm_90a")(_matmul)
+    kernel = gemm_fp16.compile(M=512, N=512, K=256, block_M=128, block_N=128, block_K=32,
+                               dtype=T.float16)
+    assert str(kernel.target) == "cuda:sm_90a"
+    assert kernel.params[0].dtype == T.float16
     assert kernel.out_idx == [2]
     assert ".entry" in kernel.ptx and "wgmma" in kernel.ptx
 
@@ -338,25 +324,9 @@ def test_autotune_eager_program(tmp_path, monkeypatch, rng):
     monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
     monkeypatch.setattr(autotuner, "_MEMORY", {})
 
-    @tl.autotune(configs=[dict(block_M=16, block_N=16), dict(block_M=32, block_N=32)],
-                 warmup=1, rep=3, ref_prog=lambda A, B: A @ B)
-    @tl.jit(target="cpu")
-    def tuned_mm(A, B, block_M, block_N, block_K=16):
-        M, N, K = T.const("M, N, K")
-        A: T.Tensor((M, K), T.float32)
-        B: T.Tensor((K, N), T.float32)
-        C = T.empty((M, N), T.float32)
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_s = T.alloc_shared((block_M, block_K), T.float32)
-            B_s = T.alloc_shared((block_K, block_N), T.float32)
-            C_l = T.alloc_fragment((block_M, block_N), T.float32)
-            T.clear(C_l)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
-                T.copy(A[by * block_M, k * block_K], A_s)
-                T.copy(B[k * block_K, bx * block_N], B_s)
-                T.gemm(A_s, B_s, C_l)
-            T.copy(C_l, C[by * block_M, bx * block_N])
-        return C
+    configs = [dict(block_M=16, block_N=16, block_K=16), dict(block_M=32, block_N=32, block_K=16)]
+    tuned_mm = tl.autotune(configs=configs, warmup=1, rep=3,
+                           ref_prog=lambda A, B: A @ B)(tl.jit(target="cpu")(_matmul))
 
     # Called with tensors: tuned for their shapes, the best kernel runs on them.
     a, b = _rand(rng, 64, 32), _rand(rng, 32, 64)
@@ -364,6 +334,6 @@ def test_autotune_eager_program(tmp_path, monkeypatch, rng):
     # compile() with the sizes by name: the best kernel.
     kernel = tuned_mm.compile(M=64, N=64, K=32)
     result = kernel.autotune_result
-    assert result.best_config in ({"block_M": 16, "block_N": 16}, {"block_M": 32, "block_N": 32})
+    assert result.best_config in configs
     assert len(result.timings) == 2
     np.testing.assert_allclose(kernel(a, b), a @ b, rtol=1e-4, atol=1e-4)
