@@ -54,6 +54,19 @@ inline int64_t elementBytes(Type t) {
   return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
 }
 
+/// The bytes of a shared allocation.
+inline int64_t sharedBytesOf(AllocSharedOp alloc) {
+  MemRefType type = alloc.getType();
+  return type.getNumElements() * elementBytes(type.getElementType());
+}
+
+/// Where a shared allocation may start: 1 KB for a swizzled buffer (its
+/// swizzle is defined on address bits up to 1 KB), 128 bytes otherwise.
+inline int64_t sharedAlignment(AllocSharedOp alloc) {
+  SwizzleAttr s = alloc.getSwizzleAttr();
+  return s && s.getBytes() > 0 ? 1024 : 128;
+}
+
 /// `x + cst` (`x` itself when `cst` is 0).
 inline Value addConst(OpBuilder &b, Location loc, Value x, int64_t cst) {
   return cst ? arith::AddIOp::create(b, loc, x, cIdx(b, loc, cst)).getResult()
@@ -164,6 +177,8 @@ public:
   LogicalResult outline();
   LogicalResult planSharedMemory(OpBuilder &b);
   int64_t placeShared(DenseMap<Value, int64_t> *offsets);
+  /// Places the barriers (first, 8 bytes each); returns where they end.
+  int64_t placeBarriers(DenseMap<Value, int64_t> *offsets);
   /// The plan in which buffers whose lifetimes do not overlap share bytes
   /// (SharedMemoryPlan.cpp): records every offset in `offsets` and, in
   /// `drains`, the ops before which bytes change hands; returns where the

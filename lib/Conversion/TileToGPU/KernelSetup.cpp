@@ -115,23 +115,26 @@ int64_t mlir::tile::scratchNeed(Operation *op, int64_t numThreads,
   return 0;
 }
 
-/// Places the barriers (first, 8 bytes each) and the shared allocations (in
-/// order, 128-byte aligned, 1 KB when swizzled); returns where they end.
-/// With `offsets`, records each one's byte offset there.
-int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
+int64_t KernelLowering::placeBarriers(DenseMap<Value, int64_t> *offsets) {
   int64_t offset = 0;
   kernel.walk([&](AllocBarrierOp alloc) {
     if (offsets)
       (*offsets)[alloc.getResult()] = offset;
     offset += alloc.getType().getNumElements() * 8;
   });
+  return offset;
+}
+
+/// Places the barriers (first, 8 bytes each) and the shared allocations (in
+/// order, aligned as sharedAlignment says); returns where they end.
+/// With `offsets`, records each one's byte offset there.
+int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
+  int64_t offset = placeBarriers(offsets);
   kernel.walk([&](AllocSharedOp alloc) {
-    MemRefType type = alloc.getType();
-    SwizzleAttr s = alloc.getSwizzleAttr();
-    offset = llvm::alignTo(offset, s && s.getBytes() > 0 ? 1024 : 128);
+    offset = llvm::alignTo(offset, sharedAlignment(alloc));
     if (offsets)
       (*offsets)[alloc.getResult()] = offset;
-    offset += type.getNumElements() * elementBytes(type.getElementType());
+    offset += sharedBytesOf(alloc);
   });
   return offset;
 }

@@ -108,20 +108,14 @@ KernelLowering::placeSharedReusing(DenseMap<Value, int64_t> &offsets,
                                    llvm::SmallPtrSetImpl<Operation *> &drains,
                                    std::string &why) {
   // Barriers first, as in the plain plan.
-  int64_t base = 0;
-  kernel.walk([&](AllocBarrierOp alloc) {
-    offsets[alloc.getResult()] = base;
-    base += alloc.getType().getNumElements() * 8;
-  });
+  int64_t base = placeBarriers(&offsets);
   SmallVector<Lifetime> lives;
   bool escapes = false;
   kernel.walk([&](AllocSharedOp alloc) {
     Lifetime l;
     l.alloc = alloc;
-    MemRefType type = alloc.getType();
-    l.bytes = type.getNumElements() * elementBytes(type.getElementType());
-    SwizzleAttr s = alloc.getSwizzleAttr();
-    l.align = s && s.getBytes() > 0 ? 1024 : 128;
+    l.bytes = sharedBytesOf(alloc);
+    l.align = sharedAlignment(alloc);
     l.pinned = failed(collectUses(alloc.getResult(), l.uses));
     escapes |= l.pinned;
     lives.push_back(std::move(l));
