@@ -477,8 +477,11 @@ def test_im2col_convolution_matches_torch(stride, dilation, pad, target, rng):
     ref = torch.nn.functional.conv2d(torch.from_numpy(x).permute(0, 3, 1, 2),
                                      torch.from_numpy(w).permute(3, 2, 0, 1),
                                      stride=stride, padding=pad, dilation=dilation)
+    # On NVIDIA GPUs the float32 gemm runs on tf32 tensor cores (10 mantissa
+    # bits): sums of 45 products are then good to ~1e-2; a wrong gather is O(1).
+    tol = dict(rtol=1e-4, atol=1e-4) if target == "cpu" else dict(rtol=5e-3, atol=5e-2)
     np.testing.assert_allclose(out.reshape(N, OH, OW, F), ref.permute(0, 2, 3, 1).numpy(),
-                               rtol=1e-4, atol=1e-4)
+                               **tol)
 
 
 def test_im2col_compiles_for_sm90a():
