@@ -199,6 +199,14 @@ public:
                         Context &ctx);
   LogicalResult cloneWithRegions(Operation *op, OpBuilder &b, IRMapping &map,
                                  Context &ctx);
+  /// A tile.role: its threads run the body, numbered from 0 (`tid`),
+  /// `numThreads` of them, synchronizing on a named barrier of their own.
+  LogicalResult lowerRole(RoleOp op, OpBuilder &b, IRMapping &map,
+                          Context &ctx);
+  /// Gives every tile.role a named barrier the program does not use.
+  LogicalResult assignRoleBarriers();
+  LogicalResult checkRoles();
+  LogicalResult checkBarriers();
 
   // Buffers and element access (BufferAccess.cpp).
   FailureOr<Buffer> bufferOf(Value v, OpBuilder &b, IRMapping &map);
@@ -320,7 +328,8 @@ public:
   gpu::GPUModuleOp gpuModule;
   gpu::GPUFuncOp gpuFunc;
   IRMapping outer; // host values -> kernel values
-  Value tid;
+  Value tid;      // the thread's index among those running the current code
+  Value blockTid; // the thread's index in the block
   SmallVector<Value> blockIndices;
   DenseMap<Value, Buffer> buffers;        // original buffer values -> buffers
   DenseMap<Value, int64_t> sharedOffsets; // alloc_shared -> byte offset
@@ -352,6 +361,8 @@ public:
     return n;
   }
   int64_t roleBase = 0, roleThreads = 0, roleBarrier = 0;
+  DenseMap<Operation *, int64_t> roleBarriers; // tile.role -> named barrier
+  bool setsRegisters = false; // roles change their budgets (setmaxnreg)
   // TMA: the tensor maps the kernel takes first (one per source tensor,
   // box and swizzle), and the map of each copy through a barrier.
   struct TensorMap {
@@ -361,8 +372,8 @@ public:
   };
   SmallVector<TensorMap> tensorMaps;
   DenseMap<Operation *, int64_t> copyTensorMap;
-  // Barrier allocations to initialize: (buffer, arrivals).
-  SmallVector<std::pair<Value, int64_t>> barrierInits;
+  // Barrier allocations to initialize: (buffer, allocation).
+  SmallVector<std::pair<Value, AllocBarrierOp>> barrierInits;
   bool alignBase = false;           // align the base of `smem` to 1 KB
   Value smemBase;                   // byte offset of that base (null: 0)
   SmallVector<Operation *> allocas; // fragment/local/var allocations

@@ -56,4 +56,19 @@ SmallVector<int64_t> dropUnitDims(ArrayRef<int64_t> shape);
 #define GET_OP_CLASSES
 #include "dialects/Tile/IR/TileOps.h.inc"
 
+namespace mlir {
+namespace tile {
+/// The threads that run `op`'s tile operations: its tile.role's, or the
+/// whole block's.
+int64_t threadsOf(Operation *op);
+
+/// The kernel attribute with which the automatic schedulers say, in the
+/// lower trace, that they stepped aside for a kernel with tile.role ops.
+inline constexpr llvm::StringLiteral kExplicitRolesAttr = "tile.explicit_roles";
+inline constexpr llvm::StringLiteral kExplicitRolesNote =
+    "the program gives threads roles (tile.role): no automatic warp "
+    "specialization; tile.pipelined loops run as plain loops";
+} // namespace tile
+} // namespace mlir
+
 #endif // TILE_IR_TILEOPS_H

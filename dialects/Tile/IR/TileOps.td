@@ -33,11 +33,11 @@ def Tile_InKernel : PredOpTrait<"is nested in a tile.kernel",
 
 def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
     ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp",
-                 "WarpSpecializeOp"]>]> {
+                 "WarpSpecializeOp", "RoleOp"]>]> {
   let summary = "Terminator of tile regions";
   let description = [{
-    Ends the body of `tile.kernel`, `tile.parallel`, `tile.pipelined` and the
-    regions of `tile.warp_specialize`. It is implicit in the custom syntax
+    Ends the body of `tile.kernel`, `tile.parallel`, `tile.pipelined`,
+    `tile.role` and the regions of `tile.warp_specialize`. It is implicit in the custom syntax
     and carries no values.
 
     ```mlir
@@ -83,6 +83,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     }
     /// Total number of threads of one block.
     int64_t getNumThreads();
+    /// Whether the program gives threads roles itself (tile.role).
+    bool hasRoles();
   }];
 }
 
@@ -120,19 +122,32 @@ def Tile_AllocBarrierOp : Tile_AllocOp<"alloc_barrier", "shared"> {
   let summary = "Allocates transaction barriers (mbarriers) in shared memory";
   let description = [{
     A one-dimensional array of barrier objects in shared memory, each
-    expecting `arrivals` arrivals per phase (see `tile.barrier_arrive`) and
+    expecting a number of arrivals per phase (see `tile.barrier_arrive`) and
     completing a phase when they have all arrived and every transaction byte
-    announced with `expect_tx` has landed (`tile.copy ... via`). Initialized
+    announced with `expect_tx` has landed (`tile.copy ... via`). `arrivals`
+    gives one count for every barrier, or one count per barrier. Initialized
     once by the kernel before any other use. The element type is i64 (the
     barrier's size); the buffer is not meant to be read or written directly.
-    Emitted by `tile-warp-specialize`.
+    Emitted by `tile-warp-specialize`, and by programs that synchronize
+    their own roles (`T.alloc_barrier`).
 
     ```mlir
     %full = tile.alloc_barrier arrivals(1) : memref<3xi64, #tile.scope<shared>>
+    %bars = tile.alloc_barrier arrivals(128, 128, 256, 256)
+        : memref<4xi64, #tile.scope<shared>>
     ```
   }];
-  let arguments = (ins I64Attr:$arrivals);
-  let assemblyFormat = "`arrivals` `(` $arrivals `)` attr-dict `:` type($result)";
+  let arguments = (ins DenseI64ArrayAttr:$arrivals);
+  let assemblyFormat = [{
+    `arrivals` `(` custom<Counts>($arrivals) `)` attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The arrivals barrier `i` expects per phase.
+    int64_t getArrivalsOf(int64_t i) {
+      ::llvm::ArrayRef<int64_t> a = getArrivals();
+      return a.size() == 1 ? a[0] : a[i];
+    }
+  }];
 }
 
 def Tile_AllocFragmentOp : Tile_AllocOp<"alloc_fragment", "fragment"> {
@@ -201,6 +216,12 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
     elements written outside `dst` are dropped. This is what makes tiles of
     sizes that do not divide the problem work without guards in the program.
 
+    With `via %bar[%i]` the copy is a TMA load from a kernel argument into
+    shared memory, issued by one thread of the executing ones and completing
+    on that barrier's transaction count; with `expect_tx`, that thread first
+    announces the copy's bytes on the barrier, without arriving (TileLang's
+    `T.tma_copy`: the program's own arrivals complete the phase).
+
     ```mlir
     tile.copy %A[%row, %k] [128, 32] to %as[%c0, %c0] [128, 32]
         : memref<?x1024xf16> to memref<128x32xf16, #tile.scope<shared>>
@@ -212,7 +233,8 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
     Optional<Tile_AnyBuffer>:$barrier, Optional<Index>:$barrier_index,
     DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes,
     UnitAttr:$async, OptionalAttr<I64Attr>:$multicast,
-    OptionalAttr<TypeAttr>:$src_element, OptionalAttr<TypeAttr>:$dst_element);
+    OptionalAttr<TypeAttr>:$src_element, OptionalAttr<TypeAttr>:$dst_element,
+    UnitAttr:$expect_tx);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]`
     $dst_sizes (`via` $barrier^ `[` $barrier_index `]`)? attr-dict `:`
@@ -226,7 +248,8 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
                    CArg<"bool", "false">:$async), [{
       build($_builder, $_state, src, src_offsets, dst, dst_offsets,
             ::mlir::Value(), ::mlir::Value(), src_sizes, dst_sizes, async,
-            ::mlir::IntegerAttr(), ::mlir::TypeAttr(), ::mlir::TypeAttr());
+            ::mlir::IntegerAttr(), ::mlir::TypeAttr(), ::mlir::TypeAttr(),
+            /*expect_tx=*/false);
     }]>
   ];
   let hasVerifier = 1;
@@ -314,22 +337,26 @@ def Tile_BarrierArriveOp : Tile_Op<"barrier_arrive", [Tile_InKernel]> {
   let description = [{
     Without `expect_tx`: each warp of the executing threads arrives once on
     `barriers[index]`, after all its lanes got there (their earlier memory
-    accesses are ordered before the arrival). With `expect_tx(bytes)`: one
-    thread of the executing threads arrives and announces `bytes` more
-    transaction bytes, which `tile.copy ... via` the same barrier deliver.
-    With `cluster`, the arrival goes to the barrier at the same place in
-    every block of the cluster.
+    accesses are ordered before the arrival); with `per_thread`, every
+    executing thread arrives once (TileLang's `T.barrier_arrive`: a barrier
+    that a 128-thread role arrives on expects 128 arrivals). With
+    `expect_tx(bytes)`: one thread of the executing threads arrives and
+    announces `bytes` more transaction bytes, which `tile.copy ... via` the
+    same barrier deliver. With `cluster`, the arrival goes to the barrier at
+    the same place in every block of the cluster.
 
     ```mlir
     tile.barrier_arrive %empty[%slot] : memref<3xi64, #tile.scope<shared>>
     tile.barrier_arrive %full[%slot] expect_tx(32768) : memref<3xi64, #tile.scope<shared>>
+    tile.barrier_arrive %ready[%c0] per_thread : memref<1xi64, #tile.scope<shared>>
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$barriers, Index:$index,
-                       OptionalAttr<I64Attr>:$expect_tx, UnitAttr:$cluster);
+                       OptionalAttr<I64Attr>:$expect_tx, UnitAttr:$cluster,
+                       UnitAttr:$per_thread);
   let assemblyFormat = [{
-    $barriers `[` $index `]` (`expect_tx` `(` $expect_tx^ `)`)? attr-dict `:`
-    type($barriers)
+    $barriers `[` $index `]` (`expect_tx` `(` $expect_tx^ `)`)?
+    (`per_thread` $per_thread^)? attr-dict `:` type($barriers)
   }];
   let hasVerifier = 1;
 }
@@ -364,6 +391,114 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [Tile_InKernel,
   let assemblyFormat = [{
     `producer` `(` $producer_threads `)` $producer `consumer` $consumer attr-dict
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Explicit warp specialization: roles, register budgets, fences
+//===----------------------------------------------------------------------===//
+
+def Tile_ThreadIdOp : Tile_Op<"thread_id", [Pure, Tile_InKernel]> {
+  let summary = "The index of the executing thread in its block";
+  let description = [{
+    The linear index of the executing thread (x fastest) in
+    `[0, threads)` of the enclosing `tile.kernel`, whatever role it runs
+    (TileLang's `T.get_thread_binding()`).
+
+    ```mlir
+    %tx = tile.thread_id : index
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_RoleOp : Tile_Op<"role", [Tile_InKernel, RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"YieldOp">, NoRegionArguments]> {
+  let summary = "A region run by a range of the block's threads";
+  let description = [{
+    Only threads `[begin, end)` of the block run the body (the other threads
+    skip it; a program gives warpgroups roles with one `tile.role` per
+    range). Inside, the tile ops are distributed over the role's
+    `end - begin` threads, numbered from 0: a `tile.gemm` in a 128-thread
+    role runs on that one warpgroup, a `tile.parallel` maps onto its
+    threads, a fragment used in the role is laid out over them, and the
+    barriers the compiler inserts synchronize only the role (a named
+    barrier). A fragment belongs to at most one role. Roles do not nest;
+    they synchronize with each other through `tile.alloc_barrier` barriers
+    (or `tile.named_barrier`), which the program places: the compiler
+    inserts no barrier between roles. A kernel with roles specializes
+    itself, so automatic warp specialization and software pipelining step
+    aside (its `tile.pipelined` loops run as plain loops).
+
+    ```mlir
+    tile.role threads(0 to 128) {
+      tile.gemm %as, %bs, %acc : ...
+    }
+    tile.role threads(128 to 256) {
+      tile.copy %A[%r, %k] [64, 32] to %as[%c0, %c0] [64, 32] via %full[%c0] : ...
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$begin, I64Attr:$end);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `threads` `(` $begin `to` $end `)` $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumThreads() { return getEnd() - getBegin(); }
+  }];
+}
+
+def Tile_SetMaxNRegOp : Tile_Op<"set_max_nreg", [Tile_InKernel]> {
+  let summary = "Changes the register budget of the executing warpgroups";
+  let description = [{
+    The executing warpgroups raise (`increase`) or lower their per-thread
+    register budget to `count` (24 to 256, a multiple of 8): `setmaxnreg`
+    on sm_90a, a no-op where registers are not reallocated. Lowered roles
+    hand registers to the others; the budgets of all roles must fit in the
+    register file (64K per block). TileLang's `T.set_max_nreg`.
+
+    ```mlir
+    tile.set_max_nreg 240 increase
+    tile.set_max_nreg 40
+    ```
+  }];
+  let arguments = (ins I64Attr:$count, UnitAttr:$increase);
+  let assemblyFormat = "$count (`increase` $increase^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_FenceProxyAsyncOp : Tile_Op<"fence_proxy_async", [Tile_InKernel]> {
+  let summary = "Orders shared-memory writes before later asynchronous reads";
+  let description = [{
+    The executing thread's earlier writes to shared memory become visible to
+    the asynchronous proxy (TMA, wgmma) of the operations that follow a
+    synchronization (`fence.proxy.async.shared::cta`; TileLang's
+    `T.fence_proxy_async`). A no-op on targets without an asynchronous proxy.
+
+    ```mlir
+    tile.fence_proxy_async
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_NamedBarrierOp : Tile_Op<"named_barrier", [Tile_InKernel]> {
+  let summary = "Synchronizes a number of threads on a numbered barrier";
+  let description = [{
+    The executing threads wait at hardware barrier `id` (1 to 15; 0 is the
+    whole block's) until `threads` threads (a multiple of the warp size)
+    have arrived; shared-memory writes before it are then visible to all of
+    them (`bar.sync id, threads`; TileLang's `T.sync_threads(id, threads)`).
+
+    ```mlir
+    tile.named_barrier 1, 256
+    ```
+  }];
+  let arguments = (ins I64Attr:$id, I64Attr:$threads);
+  let assemblyFormat = "$id `,` $threads attr-dict";
   let hasVerifier = 1;
 }
 

@@ -278,6 +278,7 @@ void KernelLowering::setupBlockIndices(OpBuilder &b) {
         arith::MulIOp::create(b, loc, tz,
                               cIdx(b, loc, threads[0] * threads[1])));
   }
+  blockTid = tid;
   gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
                            gpu::Dimension::z};
   for (size_t i = 0; i < kernel.getGrid().size(); ++i)
@@ -375,7 +376,7 @@ LogicalResult KernelLowering::allocateBuffers(OpBuilder &b) {
       buf.allocShape.assign(type.getShape().begin(), type.getShape().end());
       buf.viewOffsets.assign(1, Value());
       buf.viewDims = {0};
-      barrierInits.push_back({buf.memref, alloc.getArrivals()});
+      barrierInits.push_back({buf.memref, alloc});
       result = alloc.getResult();
     } else if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
       MemRefType type = alloc.getType();

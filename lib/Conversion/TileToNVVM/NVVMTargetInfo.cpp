@@ -167,7 +167,7 @@ LogicalResult NVVMTargetInfo::prepareKernel(KernelLowering &kl) const {
 }
 
 void NVVMTargetInfo::annotateKernel(KernelLowering &kl, OpBuilder &b) const {
-  if (kl.producerThreads) // a register cap at entry, for setmaxnreg
+  if (kl.producerThreads || kl.setsRegisters) // a cap at entry, for setmaxnreg
     kl.gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
   if (!kl.clusterDims.empty()) {
     SmallVector<int32_t> dims(kl.clusterDims.begin(), kl.clusterDims.end());

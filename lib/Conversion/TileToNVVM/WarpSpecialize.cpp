@@ -28,6 +28,21 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
                                                                  Context &ctx) {
   if (auto ws = dyn_cast<WarpSpecializeOp>(op))
     return lowerWarpSpecialize(ws, b, map, ctx);
+  if (auto set = dyn_cast<SetMaxNRegOp>(op)) {
+    NVVM::SetMaxRegisterOp::create(b, loc, set.getCount(),
+                                   set.getIncrease()
+                                       ? NVVM::SetMaxRegisterAction::increase
+                                       : NVVM::SetMaxRegisterAction::decrease);
+    return success();
+  }
+  if (isa<FenceProxyAsyncOp>(op)) {
+    target.emitAsyncProxyFence(b, loc);
+    return success();
+  }
+  if (auto bar = dyn_cast<NamedBarrierOp>(op)) {
+    target.emitBarrier(b, loc, bar.getId(), bar.getThreads());
+    return success();
+  }
   if (auto wait = dyn_cast<GemmWaitOp>(op)) {
     if (!usesAsyncProxy)
       return success();
@@ -75,6 +90,13 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
       });
       return success();
     }
+    if (arrive.getPerThread()) {
+      if (arrive.getCluster() && !clusterDims.empty())
+        return arrive.emitOpError("per-thread arrivals on the barriers of a "
+                                  "cluster are not supported");
+      NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), ptr, Value());
+      return success();
+    }
     // One arrival per warp, after its lanes converged.
     NVVM::SyncWarpOp::create(
         b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
@@ -107,13 +129,13 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
 /// visible to the async proxy (TMA), the barrier to all threads.
 void NVVMKernelLowering::initBarriers(OpBuilder &b) {
   guarded(b, loc, isThreadZero(b), [&](OpBuilder &gb) {
-    for (auto [memref, arrivals] : barrierInits) {
+    for (auto [memref, alloc] : barrierInits) {
       int64_t n = cast<MemRefType>(memref.getType()).getNumElements();
-      Value count =
-          arith::ConstantIntOp::create(gb, loc, gb.getI32Type(), arrivals);
       for (int64_t i = 0; i < n; ++i)
         NVVM::MBarrierInitOp::create(
-            gb, loc, sharedPtr(gb, memref, cIdx(gb, loc, 8 * i)), count,
+            gb, loc, sharedPtr(gb, memref, cIdx(gb, loc, 8 * i)),
+            arith::ConstantIntOp::create(gb, loc, gb.getI32Type(),
+                                         alloc.getArrivalsOf(i)),
             Value());
     }
     NVVM::FenceMbarrierInitOp::create(gb, loc);
@@ -335,6 +357,17 @@ LogicalResult NVVMKernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
         b, loc, b.getIndexType(),
         NVVM::ClusterId::create(b, loc, b.getI32Type()));
   guarded(b, loc, isRoleLeader(b), [&](OpBuilder &lb) {
+    // T.tma_copy: the issuing thread announces the bytes of every box
+    // (the whole box lands, zeros included), without arriving.
+    if (op.getExpectTx()) {
+      int64_t boxBytes = eb;
+      for (int64_t e : tm.box)
+        boxBytes *= e;
+      NVVM::MBarrierExpectTxOp::create(
+          lb, loc, bar,
+          arith::ConstantIntOp::create(lb, loc, lb.getI32Type(),
+                                       boxBytes * boxes));
+    }
     for (int64_t c0 = 0; c0 < cols; c0 += width) {
       // With multicast, block rank r issues boxes [r, r + 1) * boxes/share.
       OpBuilder gb = lb;

@@ -903,6 +903,27 @@ struct ConvertTileToSCFPass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // Roles run concurrently and wait on each other; the CPU runs a block's
+    // tile program as one thread of control.
+    WalkResult roles = getOperation().walk([&](Operation *op) {
+      if (auto role = dyn_cast<RoleOp>(op)) {
+        role.emitOpError("gives threads [")
+            << role.getBegin() << ", " << role.getEnd()
+            << ") a role of their own; roles run concurrently and synchronize "
+               "through barriers, which the CPU backend (one thread of "
+               "control per block) cannot run: compile for a GPU target";
+        return WalkResult::interrupt();
+      }
+      if (isa<ThreadIdOp>(op)) {
+        op->emitOpError("reads the thread index, which has no meaning on the "
+                        "CPU backend (one thread of control per block): "
+                        "compile for a GPU target");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (roles.wasInterrupted())
+      return signalPassFailure();
     if (boundsCheck)
       insertBoundsChecks(getOperation());
     TypeConverter converter;

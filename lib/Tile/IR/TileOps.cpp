@@ -21,6 +21,25 @@
 using namespace mlir;
 using namespace mlir::tile;
 
+/// `128, 128, 256` (tile.alloc_barrier's arrival counts).
+static ParseResult parseCounts(OpAsmParser &parser, DenseI64ArrayAttr &counts) {
+  SmallVector<int64_t> values;
+  if (parser.parseCommaSeparatedList([&]() -> ParseResult {
+        int64_t v;
+        if (parser.parseInteger(v))
+          return failure();
+        values.push_back(v);
+        return success();
+      }))
+    return failure();
+  counts = parser.getBuilder().getDenseI64ArrayAttr(values);
+  return success();
+}
+
+static void printCounts(OpAsmPrinter &p, Operation *, DenseI64ArrayAttr counts) {
+  llvm::interleaveComma(counts.asArrayRef(), p);
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Tile/IR/TileOps.cpp.inc"
 
@@ -322,8 +341,14 @@ LogicalResult AllocBarrierOp::verify() {
   if (getType().getRank() != 1 || !getType().getElementType().isInteger(64))
     return emitOpError("must be a one-dimensional memref of i64, got ")
            << getType();
-  if (getArrivals() < 1 || getArrivals() >= (1 << 20))
-    return emitOpError("arrivals must be in [1, 2^20), got ") << getArrivals();
+  ArrayRef<int64_t> arrivals = getArrivals();
+  if (arrivals.size() != 1 &&
+      static_cast<int64_t>(arrivals.size()) != getType().getNumElements())
+    return emitOpError("needs one arrival count, or one per barrier (")
+           << getType().getNumElements() << "), got " << arrivals.size();
+  for (int64_t a : arrivals)
+    if (a < 1 || a >= (1 << 20))
+      return emitOpError("arrivals must be in [1, 2^20), got ") << a;
   return success();
 }
 
@@ -343,6 +368,73 @@ LogicalResult BarrierArriveOp::verify() {
     return failure();
   if (std::optional<int64_t> tx = getExpectTx(); tx && (*tx < 0 || *tx >= (1 << 20)))
     return emitOpError("expect_tx must be in [0, 2^20) bytes, got ") << *tx;
+  if (getPerThread() && getExpectTx())
+    return emitOpError("per_thread arrivals cannot announce bytes (expect_tx: "
+                       "one thread arrives)");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Explicit warp specialization
+//===----------------------------------------------------------------------===//
+
+bool KernelOp::hasRoles() {
+  return getBody()
+      .walk([](RoleOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+int64_t mlir::tile::threadsOf(Operation *op) {
+  if (auto role = op->getParentOfType<RoleOp>())
+    return role.getNumThreads();
+  return op->getParentOfType<KernelOp>().getNumThreads();
+}
+
+LogicalResult RoleOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  int64_t threads = kernel.getNumThreads();
+  if (getBegin() < 0 || getEnd() <= getBegin() || getEnd() > threads)
+    return emitOpError("needs threads [begin, end) with 0 <= begin < end <= ")
+           << threads << " (the kernel's threads), got [" << getBegin() << ", "
+           << getEnd() << ")";
+  if (kernel.getThreads().size() != 1)
+    return emitOpError("needs a kernel with one-dimensional threads");
+  if ((*this)->getParentOfType<RoleOp>())
+    return emitOpError("roles do not nest: this role is inside another");
+  for (Operation *p = (*this)->getParentOp(); p != kernel;
+       p = p->getParentOp())
+    if (isa<ParallelOp, WarpSpecializeOp>(p))
+      return emitOpError("cannot be inside a ")
+             << p->getName() << " (roles are statements of the kernel and its "
+                               "serial loops and branches)";
+  return success();
+}
+
+LogicalResult SetMaxNRegOp::verify() {
+  int64_t n = getCount();
+  if (n < 24 || n > 256 || n % 8)
+    return emitOpError("count must be a multiple of 8 in [24, 256], got ") << n;
+  auto role = (*this)->getParentOfType<RoleOp>();
+  if (!role)
+    return emitOpError("sets the register budget of a role's warpgroups: it "
+                       "belongs in a tile.role (a branch on the thread index)");
+  if (role.getBegin() % 128 || role.getNumThreads() % 128)
+    return emitOpError("needs a role of whole warpgroups (threads [128k, "
+                       "128m)), got [")
+           << role.getBegin() << ", " << role.getEnd() << ")";
+  return success();
+}
+
+LogicalResult NamedBarrierOp::verify() {
+  if (getId() < 1 || getId() > 15)
+    return emitOpError("id must be in [1, 15] (barrier 0 is the whole "
+                       "block's), got ")
+           << getId();
+  int64_t threads = getThreads();
+  int64_t block = (*this)->getParentOfType<KernelOp>().getNumThreads();
+  if (threads < 32 || threads % 32 || threads > block)
+    return emitOpError("threads must be a multiple of 32 in [32, ")
+           << block << "] (the kernel's threads), got " << threads;
   return success();
 }
 
@@ -364,6 +456,21 @@ LogicalResult WarpSpecializeOp::verify() {
   return success();
 }
 
+/// A fragment layout is over the kernel's threads, or over the threads of a
+/// role of the kernel (a fragment used in that role).
+static LogicalResult verifyLayoutThreads(Operation *op, int64_t threads) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (threads == kernel.getNumThreads())
+    return success();
+  bool roleSize = false;
+  kernel.walk([&](RoleOp role) { roleSize |= role.getNumThreads() == threads; });
+  if (roleSize)
+    return success();
+  return op->emitOpError("layout is for ")
+         << threads << " threads but the kernel has " << kernel.getNumThreads()
+         << " (and no role of that many)";
+}
+
 LogicalResult AllocFragmentOp::verify() {
   if (failed(verifyAlloc(*this, getType(), MemoryScope::fragment)))
     return failure();
@@ -373,12 +480,7 @@ LogicalResult AllocFragmentOp::verify() {
   if (failed(layout.verifyForShape(getType().getShape(),
                                    [&]() { return emitOpError(); })))
     return failure();
-  auto kernel = (*this)->getParentOfType<KernelOp>();
-  if (layout.getThreads() != kernel.getNumThreads())
-    return emitOpError("layout is for ")
-           << layout.getThreads() << " threads but the kernel has "
-           << kernel.getNumThreads();
-  return success();
+  return verifyLayoutThreads(*this, layout.getThreads());
 }
 
 LogicalResult AllocLocalOp::verify() {
@@ -461,6 +563,9 @@ LogicalResult CopyOp::verify() {
     if (getAsync())
       return emitOpError("a copy through a barrier is already asynchronous; "
                          "drop `async`");
+  } else if (getExpectTx()) {
+    return emitOpError("expect_tx announces the copy's bytes on its barrier: "
+                       "it needs `via` a barrier");
   }
   if (getAsync() &&
       !(isGlobal(getSrc().getType()) &&
@@ -1136,12 +1241,7 @@ LogicalResult AnnotateLayoutOp::verify() {
           return emitOpError();
         })))
       return failure();
-    auto kernel = (*this)->getParentOfType<KernelOp>();
-    if (fragmentLayout.getThreads() != kernel.getNumThreads())
-      return emitOpError("layout is for ")
-             << fragmentLayout.getThreads() << " threads but the kernel has "
-             << kernel.getNumThreads();
-    return success();
+    return verifyLayoutThreads(*this, fragmentLayout.getThreads());
   }
   if (isInScope(type, MemoryScope::shared)) {
     if (!isa<SwizzleAttr>(layout))

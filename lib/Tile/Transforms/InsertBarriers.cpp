@@ -40,10 +40,12 @@ void collectAccesses(Operation *op, State &acc) {
       (write ? a.written : a.read) = true;
     }
   };
-  op->walk([&](Operation *inner) {
+  op->walk<WalkOrder::PreOrder>([&](Operation *inner) -> WalkResult {
+    if (isa<RoleOp>(inner))
+      return WalkResult::skip(); // synchronized by the program (see run)
     if (auto copy = dyn_cast<CopyOp>(inner)) {
       if (copy.getAsync() || copy.getBarrier())
-        return; // synchronized by the pipeliner (commit groups, barriers)
+        return WalkResult::advance(); // synchronized by the pipeliner (commit groups, barriers)
       note(copy.getSrc(), false);
       note(copy.getDst(), true);
     } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
@@ -71,6 +73,7 @@ void collectAccesses(Operation *op, State &acc) {
     } else if (auto p = dyn_cast<PrintOp>(inner)) {
       note(p.getValue(), false);
     }
+    return WalkResult::advance();
   });
 }
 
@@ -101,6 +104,13 @@ public:
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isa<BarrierOp>(op)) {
         state.clear();
+        continue;
+      }
+      if (auto role = dyn_cast<RoleOp>(op)) {
+        // A role's barriers synchronize its own threads (a named barrier);
+        // roles order their accesses against each other and against the
+        // rest of the kernel with the program's own barriers.
+        run(role.getBody().front(), State());
         continue;
       }
       if (auto ws = dyn_cast<WarpSpecializeOp>(op)) {

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -174,11 +176,116 @@ static std::optional<int64_t> wgmmaSwizzle(Value operand) {
   return span;
 }
 
+/// Threads [begin, end) of a role; {-1, -1}: the block's, outside roles.
+/// Roles of the same range (several `with T.ws(0)`) share their fragments.
+using ThreadRange = std::pair<int64_t, int64_t>;
+static constexpr ThreadRange kBlockRange = {-1, -1};
+
+static ThreadRange rangeOf(Operation *op) {
+  if (auto role = op->getParentOfType<RoleOp>())
+    return {role.getBegin(), role.getEnd()};
+  return kBlockRange;
+}
+
+/// The threads that hold each fragment (absent: the block's).
+using FragmentHomes = DenseMap<Value, ThreadRange>;
+
+/// A fragment lives in the registers of the threads that use it: every op
+/// using it (through views) must run in one role, or outside every role.
+static LogicalResult findFragmentHomes(KernelOp kernel, FragmentHomes &homes) {
+  auto describe = [](ThreadRange r) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (r != kBlockRange)
+      os << "the role of threads [" << r.first << ", " << r.second << ")";
+    else
+      os << "the whole block (outside every role)";
+    return s;
+  };
+  DenseMap<Value, Operation *> firstUse;
+  WalkResult result =
+      kernel.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
+        if (isa<AnnotateLayoutOp, ViewLikeOpInterface>(op))
+          return WalkResult::advance();
+        for (Value operand : op->getOperands()) {
+          Value root = operand;
+          while (auto view = root.getDefiningOp<ViewLikeOpInterface>())
+            root = view.getViewSource();
+          auto alloc = root.getDefiningOp<AllocFragmentOp>();
+          if (!alloc)
+            continue;
+          ThreadRange r = rangeOf(op);
+          auto [it, inserted] = homes.try_emplace(root, r);
+          if (inserted) {
+            firstUse[root] = op;
+            continue;
+          }
+          if (it->second == r)
+            continue;
+          InFlightDiagnostic diag =
+              op->emitError("uses a fragment in ")
+              << describe(r) << ", but it lives in the registers of "
+              << describe(it->second)
+              << ": a fragment belongs to one role (pass values between "
+                 "roles through shared memory)";
+          diag.attachNote(firstUse[root]->getLoc())
+              << "used here in " << describe(it->second);
+          diag.attachNote(alloc.getLoc()) << "the fragment is allocated here";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+  return failure(result.wasInterrupted());
+}
+
+/// A tile operation runs on all the threads of its role (or block): under
+/// a branch on the thread index that is not a role, only some of them would
+/// reach it.
+static LogicalResult checkThreadBranches(KernelOp kernel) {
+  WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
+    if (!isa<CopyOp, FillOp, GemmOp, GemmSpOp, ReduceOp, CumSumOp, ParallelOp,
+             AtomicAddOp>(op) ||
+        op->getParentOfType<ParallelOp>())
+      return WalkResult::advance();
+    if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getBarrier())
+      return WalkResult::advance(); // a TMA copy: one thread issues it
+    for (Operation *p = op->getParentOp(); p && !isa<KernelOp, RoleOp>(p);
+         p = p->getParentOp()) {
+      auto branch = dyn_cast<scf::IfOp>(p);
+      if (!branch)
+        continue;
+      SetVector<Operation *> slice;
+      BackwardSliceOptions options;
+      options.inclusive = true;
+      (void)getBackwardSlice(branch.getCondition(), &slice, options);
+      if (llvm::none_of(slice, [](Operation *o) { return isa<ThreadIdOp>(o); }))
+        continue;
+      InFlightDiagnostic diag =
+          op->emitError("a tile operation under a condition on the thread "
+                        "index that is not a role: it runs on all the threads "
+                        "of its role or block, but only some reach it here. "
+                        "Write the condition as a range of threads (`tx < 128`, "
+                        "`tx >= 128 and tx < 256`, `else`), outside other "
+                        "roles, or move the operation out of the branch");
+      diag.attachNote(branch.getLoc()) << "the condition on the thread index";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 class LayoutInference {
 public:
-  LayoutInference(KernelOp kernel, bool useMma, bool useWgmma, bool useMfma)
-      : kernel(kernel), threads(kernel.getNumThreads()), useMma(useMma),
-        useWgmma(useWgmma), useMfma(useMfma) {}
+  /// Infers the layouts of the fragments and loops of the roles of threads
+  /// `range` over those threads; kBlockRange: the kernel's, outside every
+  /// role (`homes` gives each fragment's threads).
+  LayoutInference(KernelOp kernel, ThreadRange range, FragmentHomes &homes,
+                  bool useMma, bool useWgmma, bool useMfma)
+      : kernel(kernel), range(range), role(range != kBlockRange),
+        homes(homes),
+        threads(role ? range.second - range.first : kernel.getNumThreads()),
+        useMma(useMma), useWgmma(useWgmma), useMfma(useMfma) {}
 
   LogicalResult run();
 
@@ -195,7 +302,18 @@ private:
 
   bool isLocal(const TileLayout &loop, const FragmentAccess &access) const;
 
+  /// Whether `op` runs on this inference's threads.
+  bool inScope(Operation *op) const { return rangeOf(op) == range; }
+  /// Whether fragment `frag` lives in this inference's threads.
+  bool isHome(Value frag) const {
+    auto it = homes.find(frag);
+    return (it == homes.end() ? kBlockRange : it->second) == range;
+  }
+
   KernelOp kernel;
+  ThreadRange range;
+  bool role; // the threads of roles, not the block's
+  FragmentHomes &homes;
   int64_t threads;
   bool useMma;
   bool useWgmma;
@@ -238,6 +356,8 @@ static AllocFragmentOp fragmentAlloc(Value v) {
 LogicalResult LayoutInference::collect() {
   WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
     if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
+      if (!isHome(alloc.getResult()))
+        return WalkResult::advance();
       fragments.push_back(alloc.getResult());
       if (FragmentLayoutAttr attr = alloc.getLayoutAttr()) {
         std::string why;
@@ -255,6 +375,8 @@ LogicalResult LayoutInference::collect() {
     if (auto annotate = dyn_cast<AnnotateLayoutOp>(op)) {
       Value buffer = annotate.getBuffer();
       if (auto swizzle = dyn_cast<SwizzleAttr>(annotate.getLayout())) {
+        if (role)
+          return WalkResult::advance(); // the kernel's inference applies it
         auto alloc = buffer.getDefiningOp<AllocSharedOp>();
         if (!alloc)
           return annotate.emitOpError("the annotated buffer must come from a "
@@ -263,6 +385,8 @@ LogicalResult LayoutInference::collect() {
         return WalkResult::advance();
       }
       auto attr = cast<FragmentLayoutAttr>(annotate.getLayout());
+      if (fragmentAlloc(buffer) && !isHome(buffer))
+        return WalkResult::advance();
       if (!fragmentAlloc(buffer))
         return annotate.emitOpError("the annotated buffer must come from a "
                                     "tile.alloc_fragment");
@@ -276,6 +400,8 @@ LogicalResult LayoutInference::collect() {
       return WalkResult::advance();
     }
     if (auto loop = dyn_cast<ParallelOp>(op)) {
+      if (!inScope(loop))
+        return WalkResult::advance();
       if (loop->getParentOfType<ParallelOp>())
         return loop.emitOpError("nested T.Parallel loops are not supported on "
                                 "GPU targets; use one T.Parallel over all "
@@ -327,6 +453,8 @@ LogicalResult LayoutInference::collect() {
 
 LogicalResult LayoutInference::anchorGemms() {
   WalkResult result = kernel.walk([&](GemmOp gemm) -> WalkResult {
+    if (!inScope(gemm))
+      return WalkResult::advance();
     Value c = gemm.getC();
     if (!fragmentAlloc(c))
       return gemm.emitOpError("the accumulator must be a tile.alloc_fragment "
@@ -379,6 +507,8 @@ LogicalResult LayoutInference::anchorGemms() {
   if (result.wasInterrupted())
     return failure();
   result = kernel.walk([&](GemmSpOp gemm) -> WalkResult {
+    if (!inScope(gemm))
+      return WalkResult::advance();
     return failed(anchorGemmSp(gemm)) ? WalkResult::interrupt()
                                       : WalkResult::advance();
   });
@@ -643,6 +773,8 @@ bool LayoutInference::propagate() {
     }
   }
   kernel.walk([&](Operation *op) {
+    if (!isa<ReduceOp, CopyOp>(op) || !inScope(op))
+      return;
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       Value src = reduce.getSrc(), dst = reduce.getDst();
       if (!fragmentAlloc(src) || !fragmentAlloc(dst) || !hasLayout(src) ||
@@ -819,6 +951,7 @@ LogicalResult LayoutInference::convertNonLocalAccesses() {
       Value converted;
       if (projection || mappedLayout) {
         auto alloc = AllocFragmentOp::create(builder, loc, type, nullptr);
+        homes[alloc.getResult()] = range;
         TileLayout l = mappedLayout ? *mappedLayout
                                     : loopLayout.project(list[0].dims);
         layouts.insert(std::make_pair(alloc.getResult(), l));
@@ -887,6 +1020,8 @@ LogicalResult LayoutInference::checkRegistersPerThread() {
   // A gemm without a tensor-core grid runs on the CUDA cores: each thread
   // computes its accumulator registers over all of K, unrolled.
   WalkResult simt = kernel.walk([&](GemmOp gemm) -> WalkResult {
+    if (!inScope(gemm))
+      return WalkResult::advance();
     if (gemm->hasAttr("warp_partition") || gemm->hasAttr("wgmma") ||
         gemm->hasAttr("mfma"))
       return WalkResult::advance();
@@ -914,6 +1049,10 @@ void LayoutInference::writeBack() {
     frag.getDefiningOp<AllocFragmentOp>().setLayoutAttr(layout.toAttr(ctx));
   for (auto &[op, layout] : loopLayouts)
     op->setAttr("layout", layout.toAttr(ctx));
+  // The kernel's inference runs last (after its roles'): it finishes the
+  // shared buffers and drops the annotations every inference has read.
+  if (role)
+    return;
   kernel.walk([&](AllocSharedOp alloc) {
     if (!alloc.getSwizzleAttr())
       alloc.setSwizzleAttr(SwizzleAttr::get(ctx, defaultSwizzle(alloc.getType()), 0));
@@ -976,7 +1115,19 @@ struct TileLayoutInferencePass
 
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](KernelOp kernel) {
-      if (failed(LayoutInference(kernel, mma, wgmma, mfma).run()))
+      // Each role's fragments and loops get layouts over the role's
+      // threads, then the rest over the block's.
+      FragmentHomes homes;
+      if (failed(checkThreadBranches(kernel)) ||
+          failed(findFragmentHomes(kernel, homes)))
+        return WalkResult::interrupt();
+      llvm::SetVector<ThreadRange> ranges;
+      kernel.walk([&](RoleOp r) { ranges.insert({r.getBegin(), r.getEnd()}); });
+      for (ThreadRange r : ranges)
+        if (failed(LayoutInference(kernel, r, homes, mma, wgmma, mfma).run()))
+          return WalkResult::interrupt();
+      if (failed(LayoutInference(kernel, kBlockRange, homes, mma, wgmma, mfma)
+                     .run()))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

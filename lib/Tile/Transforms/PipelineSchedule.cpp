@@ -78,6 +78,19 @@ LogicalResult mlir::tile::schedulePipelinedLoop(PipelinedOp loop) {
   SmallVector<Operation *> statements = loop.getStatements();
   size_t n = statements.size();
   Builder builder(loop.getContext());
+  // A kernel that gives its threads roles synchronizes them itself: its
+  // pipelined loops run as plain loops (every statement in stage 0, in
+  // program order).
+  auto kernel = loop->getParentOfType<KernelOp>();
+  if (kernel && kernel.hasRoles()) {
+    kernel->setAttr(kExplicitRolesAttr, builder.getStringAttr(kExplicitRolesNote));
+    SmallVector<int64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    loop.setStageAttr(builder.getDenseI64ArrayAttr(SmallVector<int64_t>(n, 0)));
+    loop.setOrderAttr(builder.getDenseI64ArrayAttr(order));
+    loop->removeAttr(loop.getGroupAttrName());
+    return success();
+  }
   if (std::optional<ArrayRef<int64_t>> given = loop.getStage()) {
     // A user schedule: check it respects the data dependencies.
     SmallVector<int64_t> stage(*given);

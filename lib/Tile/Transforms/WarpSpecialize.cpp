@@ -660,18 +660,18 @@ void Specializer::run() {
       {stages}, top.getI64Type(), MemRefLayoutAttrInterface(),
       MemoryScopeAttr::get(ctx, MemoryScope::shared));
   Value full = AllocBarrierOp::create(top, loc, barrierType,
-                                      top.getI64IntegerAttr(1));
+                                      top.getDenseI64ArrayAttr({1}));
   // Every consumer warp of the cluster releases every block's slot: a
   // multicast refills the slot in all of them.
   Value empty = AllocBarrierOp::create(
-      top, loc, barrierType, top.getI64IntegerAttr(consumerWarps * blocks));
+      top, loc, barrierType, top.getDenseI64ArrayAttr({consumerWarps * blocks}));
   // The second gemm's copies on a ring of their own (see `splitRing`).
   Value fullV = full, emptyV = empty;
   if (splitRing) {
     fullV = AllocBarrierOp::create(top, loc, barrierType,
-                                   top.getI64IntegerAttr(1));
+                                   top.getDenseI64ArrayAttr({1}));
     emptyV = AllocBarrierOp::create(
-        top, loc, barrierType, top.getI64IntegerAttr(consumerWarps * blocks));
+        top, loc, barrierType, top.getDenseI64ArrayAttr({consumerWarps * blocks}));
   }
   UnitAttr remote = blocks > 1 ? top.getUnitAttr() : UnitAttr();
 
@@ -1034,6 +1034,13 @@ struct TileWarpSpecializePass
       kernel.walk([&](PipelinedOp loop) { loops.push_back(loop); });
       bool specialized = false;
       kernel.walk([&](WarpSpecializeOp) { specialized = true; });
+      // A kernel that gives its threads roles itself keeps its schedule; the
+      // attribute says so in the lower trace.
+      if (kernel.hasRoles()) {
+        kernel->setAttr(kExplicitRolesAttr,
+                        StringAttr::get(kernel.getContext(), kExplicitRolesNote));
+        return;
+      }
       if (loops.size() == 1 && !specialized)
         todo.push_back({kernel, loops.front()});
     });

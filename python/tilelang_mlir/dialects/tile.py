@@ -23,7 +23,7 @@ from ..ir import (
 )
 from ._tile_enum_gen import *  # noqa: F401,F403
 from ._tile_ops_gen import *  # noqa: F401,F403
-from ._tile_ops_gen import KernelOp, ParallelOp, PipelinedOp, YieldOp
+from ._tile_ops_gen import KernelOp, ParallelOp, PipelinedOp, RoleOp, YieldOp
 
 SCOPES = ("shared", "fragment", "local", "var")
 
@@ -54,6 +54,14 @@ def kernel(grid: Sequence[Value], threads: Sequence[int], *, loc=None, ip=None) 
     `InsertionPoint.at_block_terminator(op.body.blocks[0])`."""
     op = KernelOp(list(grid), DenseI64ArrayAttr.get(list(threads)), loc=loc, ip=ip)
     _body_with_terminator(op, len(grid))
+    return op
+
+
+def role(begin: int, end: int, *, loc=None, ip=None) -> RoleOp:
+    """Creates a `tile.role` of threads [begin, end) with an empty body."""
+    i64 = IntegerType.get_signless(64)
+    op = RoleOp(IntegerAttr.get(i64, begin), IntegerAttr.get(i64, end), loc=loc, ip=ip)
+    _body_with_terminator(op, 0)
     return op
 
 

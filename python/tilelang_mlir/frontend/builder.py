@@ -20,6 +20,8 @@ from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
                                static_int, storage_ir_type, to_index, to_scalar, to_storage)
 
+from .roles import RoleBuilder
+
 SCOPES = ("shared", "fragment", "local", "var")
 
 
@@ -35,7 +37,7 @@ def _tile():
     return tile
 
 
-class Builder:
+class Builder(RoleBuilder):
     """Emits the tile IR of one function."""
 
     def __init__(self, filename: str):
@@ -203,10 +205,15 @@ class Builder:
                                 "the tile, which a region of the same rank must match")
         return None
 
-    def copy(self, src, dst) -> None:
-        self.require_kernel("T.copy")
-        sbuf, soff, sext = self._region(src, "T.copy source")
-        dbuf, doff, dext = self._region(dst, "T.copy destination")
+    def copy(self, src, dst, via=None, what: str = "T.copy") -> None:
+        """`via`: (barrier, index) on which the copy completes, a TMA load
+        whose issuing thread announces its bytes (T.tma_copy)."""
+        self.require_kernel(what)
+        sbuf, soff, sext = self._region(src, f"{what} source")
+        dbuf, doff, dext = self._region(dst, f"{what} destination")
+        if via is not None and (sbuf.scope != "global" or dbuf.scope != "shared"):
+            raise self.error(f"{what} copies from a global tensor into a shared buffer, got "
+                             f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
         # Slices with point indices (X[0, 0:8]): a point picks one index.
         if None in sext and any(e is not None for e in sext):
             sext = [1 if e is None else e for e in sext]
@@ -230,6 +237,9 @@ class Builder:
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
         if sbuf.remap is not None or dbuf.remap is not None:
+            if via is not None:
+                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; a TMA "
+                                 "copy reads tensors in their own layout")
             self._copy_elements(sbuf, soff, s_full, dbuf, doff, d_full)
             return
         ir = _ir()
@@ -238,6 +248,8 @@ class Builder:
             logical = _logical_element(buf.dtype)
             if logical is not None:
                 kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
+        if via is not None:
+            kwargs.update(barrier=via[0], barrier_index=via[1], expect_tx=True)
         _tile().CopyOp(sbuf.value, [o.materialize() for o in soff],
                        dbuf.value, [o.materialize() for o in doff],
                        ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
@@ -342,10 +354,43 @@ class Builder:
             raise self.error(f"{what} takes whole buffers, got a region of {x.buffer.name!r}")
         raise self.error(f"{what} expects a buffer, got {_describe(x)}")
 
+    def _tile_view(self, x, what: str) -> Buffer:
+        """A whole buffer, or a region of a shared buffer (`A_shared[s, :, :]`:
+        one stage of a multi-buffered tile) as a view (memref.subview) of its
+        non-unit dimensions."""
+        if not isinstance(x, BufferRef) or x.buffer.scope != "shared":
+            return self._whole(x, what)
+        buf = x.buffer
+        offsets, extents = x.region()
+        sizes = [1 if e is None else e for e in extents]
+        kept = [d for d, e in enumerate(sizes) if e != 1] or [len(sizes) - 1]
+        shape = [int(n) for n in buf.shape]
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * shape[d + 1]
+        for o, e, n in zip(offsets, sizes, shape):
+            if o.is_const() and not 0 <= o.const <= n - e:
+                raise self.error(f"{what}: the region of {buf.name!r} ({x!r}) is outside its "
+                                 f"shape {tuple(shape)}")
+        ir = _ir()
+        from ..dialects import memref
+
+        dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+        static_offsets = [o.const if o.is_const() else dynamic for o in offsets]
+        offset = (sum(o * st for o, st in zip(static_offsets, strides))
+                  if dynamic not in static_offsets else dynamic)
+        layout = ir.StridedLayoutAttr.get(offset, [strides[d] for d in kept])
+        ty = ir.MemRefType.get([sizes[d] for d in kept], storage_ir_type(buf.dtype), layout,
+                               ir.MemRefType(buf.value.type).memory_space)
+        view = memref.SubViewOp(ty, buf.value, [o.materialize() for o in offsets if not o.is_const()],
+                                [], [], static_offsets, sizes, [1] * len(sizes)).result
+        return Buffer(view, [sizes[d] for d in kept], buf.dtype, "shared", buf.name)
+
     def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
              clear_accum=False, k_pack=1, async_=False) -> None:
         self.require_kernel("T.gemm")
-        a, b, c = (self._whole(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B"), (C, "C")))
+        a, b = (self._tile_view(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B")))
+        c = self._whole(C, "T.gemm operand C")
         ir = _ir()
         kwargs = _gemm_attributes(transpose_A, transpose_B, clear_accum, policy)
         k_pack = static_int(k_pack, "k_pack")

@@ -19,8 +19,9 @@ from typing import Any, Dict, List, Optional
 from ..base import dtypes as dt
 from ..base.errors import SourceLocation, TileLangError
 from ..language import state
-from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, binary,
-                               compare, is_runtime, logical, select, to_scalar, unary)
+from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, Scalar, ThreadRange,
+                               _describe, binary, compare, is_runtime, logical, select,
+                               to_scalar, unary)
 from .source import FunctionSource
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
@@ -248,9 +249,14 @@ class Parser:
 
     def stmt_If(self, node: ast.If) -> None:
         cond = self.eval(node.test)
+        if isinstance(cond, Equality):
+            cond = cond.value()
         if not is_runtime(cond):
             # A compile-time condition picks a branch; its bindings stay visible.
             self.visit_body(node.body if cond else node.orelse)
+            return
+        if isinstance(cond, ThreadRange) and self.builder.role_range is None:
+            self.role_if(node, cond, (0, self.builder.kernel_threads))
             return
         from ..dialects import scf
 
@@ -265,6 +271,44 @@ class Parser:
             with ir.InsertionPoint(if_op.else_block), self.child_scope(True, "runtime `if`"):
                 self.visit_body(node.orelse)
                 scf.YieldOp([])
+
+    def role_if(self, node: ast.If, cond, avail) -> None:
+        """`if` on a thread range: its threads (of `avail`, those the branches
+        before left) run the body as a role; the others run the `else` as
+        one, an `elif` on a thread range splits them further."""
+        lo, hi = max(cond.lo, avail[0]), min(cond.hi, avail[1])
+        if lo >= hi:
+            raise self.error(node.test, f"no thread of [{avail[0]}, {avail[1]}) (the block's "
+                                        "threads not taken by the branches before) satisfies "
+                                        "this condition")
+        with self.at(node), self.builder.role(lo, hi, "a branch on the thread index"), \
+                self.child_scope(True, "role"):
+            self.visit_body(node.body)
+        if not node.orelse:
+            return
+        if lo == avail[0]:
+            rest = (hi, avail[1])
+        elif hi == avail[1]:
+            rest = (avail[0], lo)
+        else:
+            raise self.error(node.test, f"the threads [{lo}, {hi}) of this branch split the "
+                                        f"others ([{avail[0]}, {avail[1]})) in two; the `else` "
+                                        "of a role must be one range of threads")
+        if rest[0] >= rest[1]:
+            raise self.error(node.orelse[0], "no thread is left for this branch")
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            elif_ = node.orelse[0]
+            with self.at(elif_):
+                test = self.eval(elif_.test)
+            if isinstance(test, Equality):
+                test = test.value()
+            if isinstance(test, ThreadRange):
+                self.role_if(elif_, test, rest)
+                return
+        with self.at(node.orelse[0]), \
+                self.builder.role(rest[0], rest[1], "the `else` of a branch on the thread index"), \
+                self.child_scope(True, "role"):
+            self.visit_body(node.orelse)
 
     def stmt_While(self, node: ast.While) -> None:
         if node.orelse:
@@ -349,14 +393,23 @@ class Parser:
 
     def stmt_With(self, node: ast.With) -> None:
         from ..language.kernel import KernelLaunch
+        from ..language.roles import WarpgroupRole
 
         if len(node.items) != 1:
-            raise self.error(node, "`with` takes one T.Kernel(...)")
+            raise self.error(node, "`with` takes one T.Kernel(...) or T.ws(...)")
         item = node.items[0]
         ctx = self.eval(item.context_expr)
+        if isinstance(ctx, WarpgroupRole):
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, "`with T.ws(...)` binds no name")
+            lo, hi = self.builder.warpgroup_range(ctx.ids)
+            with self.builder.role(lo, hi, f"T.ws{tuple(ctx.ids)}"), \
+                    self.child_scope(True, "role"):
+                self.visit_body(node.body)
+            return
         if not isinstance(ctx, KernelLaunch):
-            raise self.error(item.context_expr, "only `with T.Kernel(...)` is supported "
-                                                "in a tile program")
+            raise self.error(item.context_expr, "only `with T.Kernel(...)` and `with T.ws(...)` "
+                                                "are supported in a tile program")
         with self.builder.kernel(ctx.grid, ctx.threads) as indices, \
                 self.child_scope(False, "kernel"):
             if item.optional_vars is not None:

@@ -24,7 +24,7 @@ from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6
                            uint32, uint64)
 from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
 from .dtypes import dtype
-from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma
+from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
 from .kernel import Kernel, get_block_binding, get_block_bindings
 from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
@@ -36,6 +36,12 @@ from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
                    truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
 from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
                      reduce_min, reduce_sum)
+from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,
+                    annotate_producer_reg_dealloc, barrier_arrive, barrier_wait,
+                    cp_async_barrier_noinc, dec_max_nreg, fence_proxy_async,
+                    get_thread_binding, get_thread_bindings, inc_max_nreg, mbarrier_arrive,
+                    mbarrier_expect_tx, mbarrier_wait_parity, ptx_commit_group, ptx_cp_async,
+                    ptx_wait_group, set_max_nreg, shuffle_elect, sync_threads, tma_copy, ws)
 from .tir import (assume, atomic_max, atomic_min, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
                   sync_grid, tvm_thread_allreduce)

@@ -44,6 +44,18 @@ def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
 
 
 @builtin
+def wgmma_gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
+               policy=GemmWarpPolicy.Square, clear_accum: bool = False, annotations=None):
+    """T.gemm(..., wg_wait=-1) (TileLang's name in explicitly specialized
+    programs): issues the gemm and returns; a later `T.wait_wgmma(n)` waits
+    for it."""
+    if annotations:
+        raise b.error("not supported by tilelang-mlir: T.wgmma_gemm(..., annotations=...)")
+    b.gemm(A, B, C, transpose_A=transpose_A, transpose_B=transpose_B, policy=policy,
+           clear_accum=clear_accum, async_=True)
+
+
+@builtin
 def wait_wgmma(b, pending: int = 0):
     """Waits until at most `pending` of this thread's asynchronous gemms
     (`T.gemm(..., wg_wait=-1)`) are still in flight (tile.gemm_wait); the

@@ -127,6 +127,13 @@ class ValueAtom(Atom):
         return self.name or "%v"
 
 
+class ThreadAtom(ValueAtom):
+    """The thread index of the block (T.get_thread_binding): its
+    comparisons with constants are thread ranges (`ThreadRange`)."""
+
+    __slots__ = ()
+
+
 class OpAtom(Atom):
     """A non-linear sub-expression: mul, floordiv, mod, min, max."""
 
@@ -355,6 +362,43 @@ class Scalar(Operators):
     def __bool__(self):
         raise _error("a runtime value has no compile-time truth value; use it "
                      "in an `if` on the device or in T.if_then_else")
+
+
+class ThreadRange(Scalar):
+    """A run-time boolean that holds exactly on threads [lo, hi) of the
+    block (`tx < 128`, `tx >= 128 and tx < 256`): an `if` on it gives those
+    threads a role (tile.role). `hi` may exceed the block's threads."""
+
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, value, lo: int, hi: int):
+        super().__init__(value, dt.boolean)
+        self.lo, self.hi = lo, hi
+
+
+# Past every block's last thread (1024): an open-ended thread range.
+_THREADS_END = 1 << 30
+
+
+def _is_thread_index(x) -> bool:
+    if not isinstance(x, IndexExpr) or x.const != 0 or len(x.terms) != 1:
+        return False
+    ((atom, coeff),) = x.terms.items()
+    return isinstance(atom, ThreadAtom) and coeff == 1
+
+
+def _thread_range(op: str, a, b):
+    """[lo, hi) of `a op b` where one side is the thread index and the
+    other an integer constant; None otherwise."""
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+    if _is_thread_index(b) and not _is_thread_index(a):
+        a, b, op = b, a, flip[op]
+    c = IndexExpr.lift(b)
+    if not _is_thread_index(a) or c is None or not c.is_const():
+        return None
+    c = c.const
+    return {"<": (0, c), "<=": (0, c + 1), ">": (c + 1, _THREADS_END),
+            ">=": (c, _THREADS_END), "==": (c, c + 1)}.get(op)
 
 
 Value = Union[int, float, bool, IndexExpr, Scalar]
@@ -762,6 +806,9 @@ def compare(op: str, a, b):
         else:
             pred = {"<": "slt", "<=": "sle", ">": "sgt", ">=": "sge", "==": "eq", "!=": "ne"}[op]
         v = arith.CmpIOp(getattr(arith.CmpIPredicate, pred), sa.value, sb.value).result
+    rng = _thread_range(op, a, b)
+    if rng is not None:
+        return ThreadRange(v, *rng)
     return Scalar(v, dt.boolean)
 
 
@@ -770,7 +817,10 @@ def logical(op: str, a, b):
     sa, sb = to_scalar(a, dt.boolean), to_scalar(b, dt.boolean)
     arith = _arith()
     fn = arith.AndIOp if op == "and" else arith.OrIOp
-    return Scalar(fn(sa.value, sb.value).result, dt.boolean)
+    v = fn(sa.value, sb.value).result
+    if op == "and" and isinstance(a, ThreadRange) and isinstance(b, ThreadRange):
+        return ThreadRange(v, max(a.lo, b.lo), min(a.hi, b.hi))
+    return Scalar(v, dt.boolean)
 
 
 def select(cond, a, b):

@@ -1001,7 +1001,7 @@ func.func @assert_outside_kernel(%ok: i1) {
 // -----
 
 func.func @yield_parent() {
-  // expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined, tile.warp_specialize'}}
+  // expected-error @+1 {{'tile.yield' op expects parent op to be one of 'tile.kernel, tile.parallel, tile.pipelined, tile.warp_specialize, tile.role'}}
   tile.yield
 }
 
@@ -1174,6 +1174,119 @@ func.func @alloc_in_parallel(%n: index) {
       // expected-error @+1 {{'tile.alloc_fragment' op cannot be inside a tile.parallel; allocate the buffer in the kernel, outside the loop}}
       %f = tile.alloc_fragment : memref<32xf32, #tile.scope<fragment>>
     }
+  }
+  return
+}
+
+// -----
+
+// A role is a range of the kernel's threads.
+func.func @role_outside_block(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    // expected-error @+1 {{'tile.role' op needs threads [begin, end) with 0 <= begin < end <= 256 (the kernel's threads), got [128, 384)}}
+    tile.role threads(128 to 384) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @role_nested(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    tile.role threads(0 to 128) {
+      // expected-error @+1 {{'tile.role' op roles do not nest: this role is inside another}}
+      tile.role threads(0 to 64) {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @set_max_nreg_outside_role(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    // expected-error @+1 {{'tile.set_max_nreg' op sets the register budget of a role's warpgroups: it belongs in a tile.role}}
+    tile.set_max_nreg 240 increase
+  }
+  return
+}
+
+// -----
+
+func.func @set_max_nreg_count(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    tile.role threads(0 to 128) {
+      // expected-error @+1 {{'tile.set_max_nreg' op count must be a multiple of 8 in [24, 256], got 100}}
+      tile.set_max_nreg 100 increase
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @set_max_nreg_partial_warpgroup(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    tile.role threads(64 to 192) {
+      // expected-error @+1 {{'tile.set_max_nreg' op needs a role of whole warpgroups (threads [128k, 128m)), got [64, 192)}}
+      tile.set_max_nreg 40
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @named_barrier_zero(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    // expected-error @+1 {{'tile.named_barrier' op id must be in [1, 15] (barrier 0 is the whole block's), got 0}}
+    tile.named_barrier 0, 128
+  }
+  return
+}
+
+// -----
+
+func.func @named_barrier_threads(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    // expected-error @+1 {{'tile.named_barrier' op threads must be a multiple of 32 in [32, 256] (the kernel's threads), got 100}}
+    tile.named_barrier 2, 100
+  }
+  return
+}
+
+// -----
+
+func.func @barrier_counts(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    // expected-error @+1 {{'tile.alloc_barrier' op needs one arrival count, or one per barrier (3), got 2}}
+    %b = tile.alloc_barrier arrivals(128, 128) : memref<3xi64, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @per_thread_expect_tx(%n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %b = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.barrier_arrive' op per_thread arrivals cannot announce bytes}}
+    tile.barrier_arrive %b[%c0] expect_tx(128) per_thread : memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @expect_tx_without_barrier(%A: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %as = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op expect_tx announces the copy's bytes on its barrier: it needs `via` a barrier}}
+    tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] {expect_tx} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
   }
   return
 }

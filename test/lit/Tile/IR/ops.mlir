@@ -219,3 +219,42 @@ func.func @loops(%A: memref<?x?xf16>, %n: index) {
   }
   return
 }
+
+// The explicit warp-specialization layer: the thread index, roles, user
+// barriers (one arrival count per barrier, per-thread arrivals), a TMA copy
+// that announces its bytes, register budgets, proxy fences, named barriers.
+// CHECK-LABEL: func.func @roles
+// CHECK: %[[TX:.+]] = tile.thread_id : index
+// CHECK: %[[B:.+]] = tile.alloc_barrier arrivals(128, 128, 256) : memref<3xi64, #tile.scope<shared>>
+// CHECK: %{{.+}} = tile.alloc_barrier arrivals(1) : memref<2xi64, #tile.scope<shared>>
+// CHECK: tile.role threads(0 to 128) {
+// CHECK-NEXT: tile.set_max_nreg 240 increase
+// CHECK-NEXT: tile.barrier_wait %[[B]][%{{.+}}], %{{.+}} : memref<3xi64, #tile.scope<shared>>
+// CHECK: tile.barrier_arrive %[[B]][%{{.+}}] per_thread : memref<3xi64, #tile.scope<shared>>
+// CHECK: tile.role threads(128 to 256) {
+// CHECK-NEXT: tile.set_max_nreg 40
+// CHECK-NEXT: tile.copy %{{.+}} via %[[B]][%{{.+}}] {expect_tx} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>, memref<3xi64, #tile.scope<shared>>
+// CHECK-NEXT: tile.fence_proxy_async
+// CHECK-NEXT: tile.named_barrier 1, 128
+func.func @roles(%A: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %tx = tile.thread_id : index
+    %bars = tile.alloc_barrier arrivals(128, 128, 256) : memref<3xi64, #tile.scope<shared>>
+    %other = tile.alloc_barrier arrivals(1) : memref<2xi64, #tile.scope<shared>>
+    %as = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    tile.role threads(0 to 128) {
+      tile.set_max_nreg 240 increase
+      tile.barrier_wait %bars[%c0], %c0 : memref<3xi64, #tile.scope<shared>>
+      tile.barrier_arrive %bars[%c1] per_thread : memref<3xi64, #tile.scope<shared>>
+    }
+    tile.role threads(128 to 256) {
+      tile.set_max_nreg 40
+      tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] via %bars[%c0] {expect_tx} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>, memref<3xi64, #tile.scope<shared>>
+      tile.fence_proxy_async
+      tile.named_barrier 1, 128
+    }
+  }
+  return
+}

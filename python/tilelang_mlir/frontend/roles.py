@@ -1,0 +1,158 @@
+"""The explicit warp-specialization layer of the builder: thread roles,
+user barriers, register budgets and the asynchronous operations a program
+that specializes itself orders on its own (issue 20).
+
+A role is a range of the block's threads that runs a region of the program
+(`tile.role`). The program writes it as TileLang does: a branch on the
+thread index (`tx = T.get_thread_binding()`; `if tx < 128:` /
+`elif tx >= 128 and tx < 256:` / `else:`) or `with T.ws(i):` (warpgroup i).
+Inside a role, tile operations run on the role's threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Optional, Tuple
+
+from ..base import dtypes as dt
+from ..language.values import (Buffer, BufferRef, IndexExpr, ThreadAtom, _describe,
+                               static_int, to_index)
+
+
+def _ir():
+    from .. import ir
+
+    return ir
+
+
+def _tile():
+    from ..dialects import tile
+
+    return tile
+
+
+def _i64(v: int):
+    ir = _ir()
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+
+
+class RoleBuilder:
+    """Mixed into the Builder (frontend/builder.py)."""
+
+    role_range: Optional[Tuple[int, int]] = None  # the role being built
+
+    # -- thread index and roles ------------------------------------------------
+    def thread_binding(self, dim: int = 0) -> IndexExpr:
+        self.require_kernel("T.get_thread_binding")
+        dim = static_int(dim, "T.get_thread_binding dimension")
+        threads = list(self.kernel_op.threads)
+        if dim != 0 or len(threads) != 1:
+            raise self.error(f"T.get_thread_binding({dim}) in a kernel of threads={threads}: "
+                             "only the thread index of a one-dimensional block (dimension 0) "
+                             "is supported")
+        value = _tile().ThreadIdOp(_ir().IndexType.get()).result
+        return IndexExpr(0, {ThreadAtom(value, "tx"): 1})
+
+    @contextlib.contextmanager
+    def role(self, begin: int, end: int, what: str):
+        """Builds a `tile.role` of threads [begin, end); `what` names the
+        construct for errors."""
+        self.require_kernel(what)
+        if self.role_range is not None:
+            lo, hi = self.role_range
+            raise self.error(f"{what}: roles do not nest (this is inside the role of threads "
+                             f"[{lo}, {hi})); inside a role, branch on the thread index with "
+                             "scalar code only")
+        if not 0 <= begin < end <= self.kernel_threads:
+            raise self.error(f"{what}: no thread of the block ({self.kernel_threads} threads) "
+                             f"is in [{begin}, {end})")
+        op = _tile().role(begin, end)
+        self.role_range = (begin, end)
+        try:
+            with _ir().InsertionPoint.at_block_terminator(op.body.blocks[0]):
+                yield
+        finally:
+            self.role_range = None
+
+    def warpgroup_range(self, ids) -> Tuple[int, int]:
+        """T.ws(i, j, ...): the threads of warpgroups i, j, ... (consecutive)."""
+        ids = sorted(static_int(i, "T.ws warpgroup") for i in ids)
+        if not ids:
+            raise self.error("T.ws needs at least one warpgroup index")
+        if ids != list(range(ids[0], ids[-1] + 1)):
+            raise self.error(f"T.ws{tuple(ids)}: the warpgroups of one role must be consecutive")
+        return 128 * ids[0], 128 * (ids[-1] + 1)
+
+    # -- barriers ----------------------------------------------------------------
+    def alloc_barrier(self, arrive_count) -> Buffer:
+        self.require_kernel("T.alloc_barrier")
+        counts = list(arrive_count) if isinstance(arrive_count, (list, tuple)) else [arrive_count]
+        counts = [static_int(c, "T.alloc_barrier arrive_count") for c in counts]
+        if not counts:
+            raise self.error("T.alloc_barrier needs at least one arrive count")
+        for c in counts:
+            if not 1 <= c < 2 ** 20:
+                raise self.error(f"T.alloc_barrier: arrive counts must be in [1, 2^20), got {c}")
+        ir, tile = _ir(), _tile()
+        ty = tile.buffer_type([len(counts)], ir.IntegerType.get_signless(64), "shared")
+        value = tile.AllocBarrierOp(ty, ir.DenseI64ArrayAttr.get(counts)).result
+        return Buffer(value, [len(counts)], dt.int64, "barrier", self.unique_name("barrier"))
+
+    def _barrier(self, bar, what: str):
+        """(buffer value, index value) of `bar` (a barrier array: its first
+        barrier) or `bar[i]`."""
+        if isinstance(bar, Buffer) and bar.scope == "barrier":
+            return bar.value, IndexExpr(0).materialize()
+        if isinstance(bar, BufferRef) and bar.buffer.scope == "barrier":
+            if len(bar.items) != 1 or isinstance(bar.items[0], slice):
+                raise self.error(f"{what}: index a barrier array with one index, got {bar!r}")
+            return bar.buffer.value, to_index(bar.items[0], f"{what} barrier index").materialize()
+        raise self.error(f"{what} takes a barrier from T.alloc_barrier (or one element of it), "
+                         f"got {_describe(bar)}")
+
+    def barrier_arrive(self, bar, what: str = "T.barrier_arrive") -> None:
+        self.require_kernel(what)
+        buf, idx = self._barrier(bar, what)
+        _tile().BarrierArriveOp(buf, idx, per_thread=True)
+
+    def barrier_wait(self, bar, parity, what: str = "T.barrier_wait") -> None:
+        self.require_kernel(what)
+        buf, idx = self._barrier(bar, what)
+        p = to_index(parity, f"{what} parity")
+        if p.is_const() and p.const not in (0, 1):
+            raise self.error(f"{what}: the parity is 0 or 1, got {p.const}")
+        _tile().BarrierWaitOp(buf, idx, p.materialize())
+
+    def named_barrier(self, barrier_id, arrive_count) -> None:
+        self.require_kernel("T.sync_threads")
+        _tile().NamedBarrierOp(_i64(static_int(barrier_id, "T.sync_threads barrier id")),
+                               _i64(static_int(arrive_count, "T.sync_threads arrive count")))
+
+    def block_barrier(self) -> None:
+        """A barrier over the block, or over the role it is in."""
+        self.require_kernel("T.sync_threads")
+        _tile().BarrierOp()
+
+    # -- registers and fences ------------------------------------------------------
+    def set_max_nreg(self, count, increase: bool) -> None:
+        self.require_kernel("T.set_max_nreg")
+        if self.role_range is None:
+            raise self.error("T.set_max_nreg sets the register budget of a role: call it inside "
+                             "`if tx < ...:` or `with T.ws(...)`")
+        _tile().SetMaxNRegOp(_i64(static_int(count, "T.set_max_nreg count")),
+                             increase=bool(increase))
+
+    def fence_proxy_async(self) -> None:
+        self.require_kernel("T.fence_proxy_async")
+        _tile().FenceProxyAsyncOp()
+
+    # -- TMA -------------------------------------------------------------------------
+    def tma_copy(self, src, dst, barrier) -> None:
+        """A TMA load from a global tensor into a shared buffer, completing
+        on `barrier`; the issuing thread announces its bytes there."""
+        self.require_kernel("T.tma_copy")
+        if barrier is None:
+            raise self.error("T.tma_copy from global to shared memory needs barrier=: the "
+                             "barrier on which the copy completes")
+        bar, idx = self._barrier(barrier, "T.tma_copy")
+        self.copy(src, dst, via=(bar, idx), what="T.tma_copy")

@@ -1,0 +1,180 @@
+"""The explicit warp-specialization layer: thread roles, user barriers,
+register budgets, TMA copies and asynchronous gemms that a program orders
+itself, with TileLang's names and meanings.
+
+    tx = T.get_thread_binding()
+    bars = T.alloc_barrier(arrive_count=[128, 128])
+    if tx < 128:                      # a role: threads [0, 128)
+        T.set_max_nreg(240, 1)
+        T.barrier_wait(bars[0], 0)
+        T.gemm(A_shared, B_shared, C_local)
+        T.barrier_arrive(bars[1])     # every thread of the role arrives
+    else:                             # threads [128, 256)
+        T.set_max_nreg(40, 0)
+        T.tma_copy(A[...], A_shared, barrier=bars[0])
+        T.barrier_arrive(bars[0])
+
+Inside a role the tile operations run on the role's threads (a T.gemm in a
+128-thread role is one warpgroup's; a T.Parallel maps onto its threads), a
+fragment belongs to the role that uses it, and the barriers the compiler
+inserts synchronize only the role. Roles synchronize with each other only
+through the program's barriers. Automatic warp specialization and software
+pipelining step aside for such a kernel.
+"""
+
+from __future__ import annotations
+
+from ._builtin import builtin
+from . import state
+
+
+class WarpgroupRole:
+    """`with T.ws(i, ...)`: a role of warpgroups i, ... (128 threads each)."""
+
+    def __init__(self, ids):
+        self.ids = tuple(ids)
+
+    def __enter__(self):
+        raise TypeError("T.ws can only be used inside a T.prim_func")
+
+    def __exit__(self, *exc):
+        return False
+
+
+def ws(*warp_group_ids) -> WarpgroupRole:
+    """`with T.ws(0):` runs the body on warpgroup 0 (threads [0, 128)) only;
+    `T.ws(0, 1)` on threads [0, 256). TileLang's warp-specialization scope."""
+    return WarpgroupRole(warp_group_ids)
+
+
+@builtin
+def get_thread_binding(b, dim: int = 0):
+    """The index of the executing thread in its block (`threadIdx.x`).
+    Comparisons of it with constants in an `if` give threads roles."""
+    return b.thread_binding(dim)
+
+
+def get_thread_bindings():
+    """[T.get_thread_binding(0)] for the one-dimensional blocks supported."""
+    return [get_thread_binding(0)]
+
+
+@builtin
+def alloc_barrier(b, arrive_count):
+    """Transaction barriers (mbarriers) in shared memory: one per entry of
+    `arrive_count` (an int: one barrier), each completing a phase when that
+    many arrivals came and the bytes of the TMA copies on it landed."""
+    return b.alloc_barrier(arrive_count)
+
+
+@builtin
+def barrier_arrive(b, bar):
+    """Every executing thread arrives once on `bar` (a barrier or one
+    element of a T.alloc_barrier array)."""
+    b.barrier_arrive(bar)
+
+
+@builtin
+def mbarrier_arrive(b, mbarrier, cta_id=None):
+    """T.barrier_arrive under its other name."""
+    if cta_id is not None:
+        raise b.error("not supported by tilelang-mlir: T.mbarrier_arrive(..., cta_id=...) "
+                      "(arrivals on another block's barrier in a cluster)")
+    b.barrier_arrive(mbarrier, "T.mbarrier_arrive")
+
+
+@builtin
+def barrier_wait(b, bar, parity):
+    """Every executing thread waits until the phase of `bar` with parity
+    `parity` (0 or 1) completed; on a fresh barrier, parity 1 passes at
+    once and parity 0 waits for the first phase."""
+    b.barrier_wait(bar, parity)
+
+
+@builtin
+def mbarrier_wait_parity(b, mbarrier, parity):
+    """T.barrier_wait under its other name."""
+    b.barrier_wait(mbarrier, parity, "T.mbarrier_wait_parity")
+
+
+@builtin
+def set_max_nreg(b, reg_count: int, is_inc: int):
+    """The warpgroups of the current role raise (is_inc=1) or lower
+    (is_inc=0) their per-thread register budget to `reg_count`
+    (setmaxnreg, sm_90a)."""
+    b.set_max_nreg(reg_count, is_inc)
+
+
+def inc_max_nreg(reg_count: int):
+    """T.set_max_nreg(reg_count, 1)."""
+    set_max_nreg(reg_count, 1)
+
+
+def dec_max_nreg(reg_count: int):
+    """T.set_max_nreg(reg_count, 0)."""
+    set_max_nreg(reg_count, 0)
+
+
+@builtin
+def fence_proxy_async(b):
+    """Makes the executing thread's shared-memory writes visible to later
+    TMA and wgmma reads (after a barrier)."""
+    b.fence_proxy_async()
+
+
+@builtin
+def sync_threads(b, barrier_id=None, arrive_count=None):
+    """No arguments: a barrier over the block (inside a role: over the
+    role). With both: `bar.sync barrier_id, arrive_count`, the first
+    `arrive_count` threads to reach barrier `barrier_id` (1 to 15)."""
+    if barrier_id is None and arrive_count is None:
+        b.block_barrier()
+        return
+    if barrier_id is None or arrive_count is None:
+        raise b.error("T.sync_threads takes no argument (the block, or the role) or both "
+                      "barrier_id and arrive_count")
+    b.named_barrier(barrier_id, arrive_count)
+
+
+@builtin
+def tma_copy(b, src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=None,
+             eviction_policy=None, annotations=None):
+    """A TMA load of a global tile into a shared buffer. One thread of the
+    executing ones issues it and announces its bytes on `barrier` (without
+    arriving): the program's own T.barrier_arrive calls complete the phase,
+    and a T.barrier_wait on it sees the data."""
+    for name, value in (("cluster_mask", cluster_mask),
+                        ("leader_scope_threads", leader_scope_threads),
+                        ("eviction_policy", eviction_policy), ("annotations", annotations)):
+        if value is not None:
+            raise b.error(f"not supported by tilelang-mlir: T.tma_copy(..., {name}=...)")
+    b.tma_copy(src, dst, barrier)
+
+
+def _not_yet(name: str, why: str):
+    def fn(*args, **kwargs):
+        b = state.current() if state.active() else None
+        from ..base.errors import TileLangError
+
+        raise TileLangError(f"not supported by tilelang-mlir: {name} ({why})",
+                            b.source_location() if b else None)
+
+    fn.__name__ = name.split(".")[-1]
+    fn.__doc__ = f"Not supported: {why}."
+    return fn
+
+
+mbarrier_expect_tx = _not_yet("T.mbarrier_expect_tx", "announce TMA bytes with T.tma_copy, "
+                              "which does it for its copy")
+ptx_cp_async = _not_yet("T.ptx_cp_async", "per-thread cp.async on raw pointers; copy tiles "
+                        "with T.copy (asynchronous in pipelined loops) or T.tma_copy")
+ptx_commit_group = _not_yet("T.ptx_commit_group", "per-thread cp.async groups")
+ptx_wait_group = _not_yet("T.ptx_wait_group", "per-thread cp.async groups")
+cp_async_barrier_noinc = _not_yet("T.cp_async_barrier_noinc",
+                                  "cp.async completion on a barrier")
+access_ptr = _not_yet("T.access_ptr", "raw pointers into buffers")
+shuffle_elect = _not_yet("T.shuffle_elect", "electing one thread as a run-time value")
+annotate_producer_reg_dealloc = _not_yet(
+    "T.annotate_producer_reg_dealloc", "give a role its budget with T.set_max_nreg")
+annotate_consumer_reg_alloc = _not_yet(
+    "T.annotate_consumer_reg_alloc", "give a role its budget with T.set_max_nreg")

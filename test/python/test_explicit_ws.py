@@ -1,0 +1,280 @@
+"""The explicit warp-specialization layer (issue 20): thread roles written
+as branches on the thread index or `with T.ws(i)`, user barriers with
+per-thread arrivals, T.tma_copy, T.set_max_nreg, T.wgmma_gemm, and the
+errors that keep such programs honest."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.base.errors import CompilationError
+from tilelang_mlir.frontend.errors import TileLangError
+
+
+def barrierpipe(M, N, K, block_M=128, block_N=128, block_K=64, stages=2):
+    """TileLang's examples/warp_specialize barrierpipe GEMM, in the classic
+    style: warpgroup 1 loads A and B tiles by TMA into `stages` slots,
+    warpgroup 0 multiplies; full barriers mbars[s], empty mbars[stages + s],
+    128 per-thread arrivals each."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((stages, block_M, block_K), "float16")
+            B_shared = T.alloc_shared((stages, block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            mbars = T.alloc_barrier([128] * (2 * stages))
+            with T.ws(0):
+                T.clear(C_local)
+            for ko in range(T.ceildiv(K, block_K)):
+                with T.ws(1):
+                    T.mbarrier_wait_parity(mbarrier=mbars[ko % stages + stages],
+                                           parity=((ko // stages) % 2) ^ 1)
+                    T.tma_copy(A[by * block_M:(by + 1) * block_M, ko * block_K:(ko + 1) * block_K],
+                               A_shared[ko % stages, :, :], barrier=mbars[ko % stages])
+                    T.tma_copy(B[ko * block_K:(ko + 1) * block_K, bx * block_N:(bx + 1) * block_N],
+                               B_shared[ko % stages, :, :], barrier=mbars[ko % stages])
+                    T.mbarrier_arrive(mbarrier=mbars[ko % stages])
+                with T.ws(0):
+                    T.mbarrier_wait_parity(mbarrier=mbars[ko % stages],
+                                           parity=(ko // stages) % 2)
+                    T.gemm(A_shared[ko % stages, :, :], B_shared[ko % stages, :, :], C_local)
+                    T.mbarrier_arrive(mbarrier=mbars[ko % stages + stages])
+            with T.ws(0):
+                T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def three_roles(M, N, K, block_M=64, block_N=128, block_K=64):
+    """Roles as branches on the thread index (`if` / `elif` / `else`, as in
+    TileLang's MLA decode): warpgroup 2 loads, warpgroups 0 and 1 each
+    multiply one half of the N tile, with register budgets."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=384) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_left = T.alloc_shared((block_K, block_N // 2), "float16")
+            B_right = T.alloc_shared((block_K, block_N // 2), "float16")
+            C_left = T.alloc_fragment((block_M, block_N // 2), "float32")
+            C_right = T.alloc_fragment((block_M, block_N // 2), "float32")
+            full = T.alloc_barrier(arrive_count=128)
+            empty = T.alloc_barrier(arrive_count=256)
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.set_max_nreg(232, 1)
+                T.clear(C_left)
+                for ko in T.serial(T.ceildiv(K, block_K)):
+                    T.barrier_wait(full, ko % 2)
+                    T.wgmma_gemm(A_shared, B_left, C_left)
+                    T.wait_wgmma(0)
+                    T.barrier_arrive(empty)
+                T.copy(C_left, C[by * block_M, bx * block_N])
+            elif tx >= 128 and tx < 256:
+                T.set_max_nreg(232, 1)
+                T.clear(C_right)
+                for ko in T.serial(T.ceildiv(K, block_K)):
+                    T.barrier_wait(full, ko % 2)
+                    T.gemm(A_shared, B_right, C_right)
+                    T.barrier_arrive(empty)
+                T.copy(C_right, C[by * block_M, bx * block_N + block_N // 2])
+            else:
+                T.set_max_nreg(40, 0)
+                for ko in T.serial(T.ceildiv(K, block_K)):
+                    T.barrier_wait(empty, (ko % 2) ^ 1)
+                    T.tma_copy(A[by * block_M, ko * block_K], A_shared, barrier=full)
+                    T.tma_copy(B[ko * block_K, bx * block_N], B_left, barrier=full)
+                    T.tma_copy(B[ko * block_K, bx * block_N + block_N // 2], B_right,
+                               barrier=full)
+                    T.barrier_arrive(full)
+
+    return main
+
+
+def roles_of(kernel):
+    return re.findall(r"tile\.role threads\((\d+) to (\d+)\)", kernel.mlir("tile"))
+
+
+def test_ws_scopes_become_roles_and_step_aside_the_schedulers():
+    k = tl.compile(barrierpipe(256, 256, 256), out_idx=[2], target="cuda:sm_90a")
+    tile_ir = k.mlir("tile")
+    assert roles_of(k) == [("0", "128"), ("128", "256"), ("0", "128"), ("0", "128")]
+    assert "tile.barrier_arrive" in tile_ir and "per_thread" in tile_ir
+    assert "{expect_tx}" in tile_ir and "tile.alloc_barrier arrivals(128, 128, 128, 128)" in tile_ir
+    ptx = k.get_source()
+    # No producer warpgroup added: the block keeps its 256 threads.
+    assert ".reqntid 256, 1, 1" in ptx or ".maxntid 256, 1, 1" in ptx
+    assert ptx.count("mbarrier.init") == 4
+    assert "mbarrier.expect_tx" in ptx and "cp.async.bulk.tensor" in ptx
+    assert "wgmma.mma_async" in ptx
+
+
+def test_if_elif_else_on_the_thread_index_give_three_roles():
+    k = tl.compile(three_roles(256, 256, 256), out_idx=[2], target="cuda:sm_90a")
+    assert roles_of(k) == [("0", "128"), ("128", "256"), ("256", "384")]
+    ptx = k.get_source()
+    assert re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx) == [
+        ("inc", "232"), ("inc", "232"), ("dec", "40")]
+    # Both consumer warpgroups run their gemm as one warpgroup each: an
+    # m64n64 wgmma (the 64x64 half tile), not the block's split.
+    assert "wgmma.mma_async.sync.aligned.m64n64k16" in ptx
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("program", [barrierpipe, three_roles])
+def test_explicit_roles_compute_the_gemm(program, rng):
+    M, N, K = 256, 384, 512
+    kernel = tl.compile(program(M, N, K), out_idx=[2], target="cuda")
+    a = torch.from_numpy(rng.standard_normal((M, K))).half().cuda()
+    b = torch.from_numpy(rng.standard_normal((K, N))).half().cuda()
+    c = kernel(a, b)
+    ref = (a.float() @ b.float())
+    torch.testing.assert_close(c.float(), ref, rtol=1e-2, atol=1e-1)
+    # Again: the barriers' phases start over in every block and launch.
+    torch.testing.assert_close(kernel(a, b).float(), ref, rtol=1e-2, atol=1e-1)
+
+
+# ---------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------
+
+
+def compile_error(fn, target="cuda:sm_90a"):
+    with pytest.raises((TileLangError, CompilationError)) as info:
+        tl.compile(fn, target=target)
+    return str(info.value)
+
+
+def test_a_fragment_used_in_two_roles_is_an_error():
+    @T.prim_func
+    def main(C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=256):
+            acc = T.alloc_fragment((64, 64), "float32")
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.clear(acc)
+            else:
+                T.copy(acc, C)
+
+    msg = compile_error(main)
+    assert "uses a fragment in the role of threads [128, 256), but it lives in the registers " \
+           "of the role of threads [0, 128)" in msg
+    assert "test_explicit_ws.py" in msg
+
+
+def test_a_tile_op_under_a_thread_condition_that_is_not_a_role_is_an_error():
+    @T.prim_func
+    def main(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((64,), "float32")
+            tx = T.get_thread_binding()
+            if tx % 32 == 0:
+                T.clear(f)
+            T.copy(f, C)
+
+    assert "a tile operation under a condition on the thread index that is not a role" in \
+        compile_error(main)
+
+
+def test_roles_do_not_nest_and_split_ranges_are_refused():
+    @T.prim_func
+    def nested(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            if tx < 128:
+                with T.ws(0):
+                    C[0] = 1.0
+
+    assert "roles do not nest" in compile_error(nested)
+
+    @T.prim_func
+    def split(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=384):
+            tx = T.get_thread_binding()
+            if tx >= 128 and tx < 256:
+                C[0] = 1.0
+            else:
+                C[1] = 2.0
+
+    assert "split the others ([0, 384)) in two" in compile_error(split)
+
+
+def test_set_max_nreg_budgets_are_checked():
+    @T.prim_func
+    def outside(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=256):
+            T.set_max_nreg(240, 1)
+
+    assert "T.set_max_nreg sets the register budget of a role" in compile_error(outside)
+
+    @T.prim_func
+    def too_many(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=384):
+            tx = T.get_thread_binding()
+            if tx < 256:
+                T.set_max_nreg(240, 1)
+            else:
+                T.set_max_nreg(240, 1)
+
+    assert "add up to 92160 registers, more than the 65536" in compile_error(too_many)
+
+
+def test_barrier_errors():
+    @T.prim_func
+    def never(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=256):
+            s = T.alloc_shared((64, 64), "float16")
+            bar = T.alloc_barrier(128)
+            tx = T.get_thread_binding()
+            if tx >= 128:
+                T.tma_copy(A, s, barrier=bar)
+            else:
+                T.barrier_wait(bar, 0)
+                T.copy(s, C)
+
+    assert "waits on a barrier that nothing arrives on" in compile_error(never)
+
+    @T.prim_func
+    def count(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=256):
+            bar = T.alloc_barrier(arrive_count=100)
+            with T.ws(1):
+                T.barrier_arrive(bar)
+            with T.ws(0):
+                T.barrier_wait(bar, 0)
+
+    assert "expects 100 arrivals per phase" in compile_error(count)
+
+    @T.prim_func
+    def not_a_barrier(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((4,), "float32")
+            T.barrier_arrive(s)
+
+    assert "T.barrier_arrive takes a barrier from T.alloc_barrier" in compile_error(not_a_barrier)
+
+
+def test_roles_have_no_meaning_on_the_cpu():
+    msg = compile_error(barrierpipe(128, 128, 128), target="cpu")
+    assert "roles run concurrently and synchronize through barriers" in msg
+    assert "compile for a GPU target" in msg
+
+
+@pytest.mark.parametrize("name", ["ptx_cp_async", "access_ptr", "cp_async_barrier_noinc",
+                                  "mbarrier_expect_tx", "annotate_producer_reg_dealloc"])
+def test_names_not_yet_supported_say_so(name):
+    fn = getattr(T, name)
+
+    @T.prim_func
+    def main(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            fn(C)
+
+    assert f"not supported by tilelang-mlir: T.{name}" in compile_error(main)
