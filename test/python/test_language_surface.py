@@ -100,7 +100,9 @@ def test_unroll_vectorized_and_scheduled_pipeline(target, rng):
     kernel = tl.compile(main, out_idx=[1], target=target)
     text = kernel.mlir("tile")
     assert "order = [0, 1, 2] stage = [0, 0, 1]" in text
-    assert "tile.unroll" in text and "tile.vectorize" in text
+    # T.unroll over constant bounds is unrolled by the frontend (the index is
+    # a compile-time integer in the body); T.vectorized stays a marked loop.
+    assert "tile.unroll" not in text and "tile.vectorize" in text
     x = rng.standard_normal(N).astype(np.float32)
     ref = 3 * x
     ref[:4] += 1.0

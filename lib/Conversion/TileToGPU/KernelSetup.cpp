@@ -143,7 +143,11 @@ int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
 int64_t KernelLowering::kernelScratchNeed() {
   int64_t need = 0;
   kernel.walk([&](Operation *op) {
-    need = std::max(need, scratchNeed(op, numThreads, warpSize));
+    // An op in a role runs on the role's threads.
+    auto role = op->getParentOfType<RoleOp>();
+    need = std::max(need, scratchNeed(op, role ? role.getNumThreads()
+                                               : numThreads,
+                                      warpSize));
   });
   return need;
 }

@@ -158,11 +158,23 @@ static std::optional<int64_t> wgmmaSwizzle(Value operand) {
     return std::nullopt;
   MemRefType allocType = alloc.getType();
   auto viewType = cast<MemRefType>(operand.getType());
-  if (viewType.getRank() != 2 || allocType.getRank() < 2 ||
-      viewType.getShape() != allocType.getShape().take_back(2))
+  if (viewType.getRank() != 2 || allocType.getRank() < 2)
     return std::nullopt;
-  int64_t rowBytes =
-      allocType.getShape().back() * allocType.getElementTypeBitWidth() / 8;
+  // A view of whole rows and some columns (`Q_shared[:, 64 * j:64 * (j + 1)]`,
+  // a K slice): the columns must be whole swizzle panels (below).
+  std::optional<int64_t> sliceColumn;
+  if (viewType.getShape() != allocType.getShape().take_back(2)) {
+    auto sub = operand.getDefiningOp<memref::SubViewOp>();
+    if (!sub || sub.getSource() != alloc.getResult() ||
+        allocType.getRank() != 2 ||
+        viewType.getDimSize(0) != allocType.getDimSize(0) ||
+        sub.getStaticOffsets()[0] != 0 ||
+        ShapedType::isDynamic(sub.getStaticOffsets()[1]))
+      return std::nullopt;
+    sliceColumn = sub.getStaticOffsets()[1];
+  }
+  int64_t eb = allocType.getElementTypeBitWidth() / 8;
+  int64_t rowBytes = allocType.getShape().back() * eb;
   int64_t span;
   if (SwizzleAttr s = alloc.getSwizzleAttr()) {
     if (s.getPad())
@@ -172,6 +184,9 @@ static std::optional<int64_t> wgmmaSwizzle(Value operand) {
     span = defaultSwizzle(allocType);
   }
   if (span == 0 || rowBytes % span)
+    return std::nullopt;
+  if (sliceColumn && ((*sliceColumn * eb) % span ||
+                      (viewType.getDimSize(1) * eb) % span))
     return std::nullopt;
   return span;
 }
@@ -341,6 +356,10 @@ LogicalResult LayoutInference::setLayout(Value frag, const TileLayout &layout,
                               << ", but it already has the layout "
                               << it->second.describe();
     diag.attachNote(origin[frag]->getLoc()) << "layout required here";
+    if (layout.describe() == it->second.describe())
+      diag.attachNote() << "the two layouts place elements differently: "
+                        << layout.toAttr(by->getContext()) << " and "
+                        << it->second.toAttr(by->getContext());
     return failure();
   }
   layouts.insert(std::make_pair(frag, layout));

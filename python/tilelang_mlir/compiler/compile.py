@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import threading
 from collections import OrderedDict
 from typing import Any, List, Optional, Sequence, Tuple, Union
@@ -482,11 +483,39 @@ def build_artifact(func: PrimFunc, p: CompilePlan) -> CompiledArtifact:
     return artifact
 
 
+# TileLang's `compile_flags` are nvcc flags for the CUDA C++ it generates.
+# tilelang-mlir emits PTX itself: the flags that only steer C++ compilation
+# (optimization level, warnings, macros, language extensions, line info,
+# ptxas verbosity and heuristics) have nothing to act on, and fast math is
+# what GPU math always is here (tl.enable_fast_math); any other flag is
+# refused.
+_CXX_ONLY_FLAGS = re.compile(
+    r"-O[0-3]|-W.*|-U\w+|-D\w+(=.*)?|-std=.*|--expt-relaxed-constexpr|--expt-extended-lambda|"
+    r"-lineinfo|--?use_fast_math|--ptxas-options=.*|-Xptxas(=.*)?")
+
+
+def check_compile_flags(flags) -> None:
+    """Refuses TileLang compile flags that would mean something here."""
+    if flags is None:
+        return
+    if isinstance(flags, str):
+        flags = flags.split()
+    for flag in flags:
+        if not isinstance(flag, str) or not _CXX_ONLY_FLAGS.fullmatch(flag):
+            raise TileLangError(f"not supported by tilelang-mlir: compile flag {flag!r} "
+                                "(tilelang-mlir emits PTX itself; the nvcc flags it accepts "
+                                "are those that only steer C++ compilation: -O, -W, -U, -D, "
+                                "-std=, --expt-*, -lineinfo, --use_fast_math, --ptxas-options=)")
+
+
 def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # noqa: A001
             target: Union[str, Target] = "auto", pass_configs: Optional[dict] = None,
-            execution_backend: Optional[str] = None) -> Kernel:
+            execution_backend: Optional[str] = None, compile_flags=None) -> Kernel:
     """Compiles a tile program for `target` ("auto", "cpu", "cuda",
-    "cuda:sm_90a", "rocm:gfx942") and returns a callable kernel."""
+    "cuda:sm_90a", "rocm:gfx942") and returns a callable kernel.
+    `compile_flags`: TileLang's nvcc flags, accepted where they only steer
+    C++ compilation (check_compile_flags)."""
+    check_compile_flags(compile_flags)
     p = plan(func, out_idx, target, pass_configs)
     with _LOCK:
         if p.use_cache and (kernel := _remembered(p.key)) is not None:
@@ -669,9 +698,11 @@ class JITFunction:
         return self.compile(*args, **kwargs)
 
 
-def jit(func=None, *, out_idx=None, target="auto", pass_configs=None):
+def jit(func=None, *, out_idx=None, target="auto", pass_configs=None, compile_flags=None):
     """Decorator: `@tl.jit(out_idx=[2])` on a kernel factory or a prim_func,
-    `@tl.jit` on an eager-style program (see `JITFunction`)."""
+    `@tl.jit` on an eager-style program (see `JITFunction`). `compile_flags`:
+    as in `compile`."""
+    check_compile_flags(compile_flags)
 
     def wrap(fn):
         return JITFunction(fn, out_idx, target, pass_configs)

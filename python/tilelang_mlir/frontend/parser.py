@@ -24,6 +24,9 @@ from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, Scalar, T
                                to_scalar, unary)
 from .source import FunctionSource
 
+# T.unroll loops of at most this many trips are unrolled by the frontend.
+MAX_UNROLL = 64
+
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
            ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&",
            ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
@@ -357,6 +360,18 @@ class Parser:
                 self.bind_loop_target(node.target, coords)
                 self.visit_body(node.body)
             return
+        if isinstance(it, loops.Serial) and it.annotation == "tile.unroll":
+            # T.unroll over constant bounds: unrolled here, so that the index
+            # is a compile-time integer in the body (`clear_accum=(j == 0)`,
+            # static slices `X[:, j * 64:(j + 1) * 64]`).
+            bounds = [IndexExpr.lift(x) for x in (it.start, it.stop, it.step)]
+            if all(x is not None and x.is_const() for x in bounds):
+                trips = range(*(x.const for x in bounds))
+                if len(trips) <= MAX_UNROLL:
+                    for j in trips:
+                        self.assign(node.target, j)
+                        self.visit_body(node.body)
+                    return
         if isinstance(it, loops.Serial):
             with self.builder.serial(it.start, it.stop, it.step, it.annotation) as iv, \
                     self.child_scope(True, "loop"):

@@ -1,7 +1,8 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-layout-inference))' -verify-diagnostics
 
 // Two gemms that want different accumulator layouts for the same buffer:
-// nothing fits both, and the error names the buffer and both ops.
+// nothing fits both, and the error names the buffer and both ops (and,
+// where the two layouts read the same in words, both placements).
 func.func @accumulator_conflict(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
     %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
@@ -9,7 +10,8 @@ func.func @accumulator_conflict(%n: index) {
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
     // expected-note @+1 {{layout required here}}
     tile.gemm %a, %b, %c {policy = #tile.policy<full_row>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
-    // expected-error @+1 {{needs fragment}}
+    // expected-error @+2 {{needs fragment}}
+    // expected-note @+1 {{the two layouts place elements differently}}
     tile.gemm %a, %b, %c {policy = #tile.policy<full_col>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
   }
   return
