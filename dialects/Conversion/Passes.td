@@ -110,6 +110,12 @@ def TileFinalizeKernelParams : Pass<"tile-finalize-kernel-params",
     (`llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64`,
     `nvvm.grid_constant`), which is how TMA tensor maps are passed (the
     GPU-to-NVVM conversion does not carry these attributes over).
+
+    The dynamic shared memory (the zero-size `__dynamic_shmem__*` global
+    that `convert-gpu-to-nvvm` leaves with internal linkage, which PTX
+    declares as one byte of static shared memory) becomes an external
+    declaration, `.extern .shared ... []` as nvcc writes it: a kernel may
+    then ask for all of the shared memory a block can have.
   }];
 }
 

@@ -98,6 +98,46 @@ def three_roles(M, N, K, block_M=64, block_N=128, block_K=64):
     return main
 
 
+def cp_async_gemm(M, N, K, block_M=64, block_N=64, block_K=64):
+    """A producer warpgroup loads the A and B tiles of two stages with
+    per-thread cp.async (16 bytes each) and arrives on a stage's full
+    barrier as its copies land (TileLang's MLA decode producer); a consumer
+    warpgroup multiplies and frees the stage."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((2, block_M, block_K), "float16")
+            B_shared = T.alloc_shared((2, block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            full = T.alloc_barrier([128, 128])
+            empty = T.alloc_barrier([128, 128])
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.clear(C_local)
+                for ko in T.serial(T.ceildiv(K, block_K)):
+                    T.barrier_wait(full[ko % 2], (ko // 2) % 2)
+                    T.gemm(A_shared[ko % 2, :, :], B_shared[ko % 2, :, :], C_local)
+                    T.barrier_arrive(empty[ko % 2])
+                T.copy(C_local, C[by * block_M, bx * block_N])
+            else:
+                for ko in T.serial(T.ceildiv(K, block_K)):
+                    T.barrier_wait(empty[ko % 2], ((ko // 2) % 2) ^ 1)
+                    for r in T.serial(4):
+                        row = r * 16 + (tx - 128) // 8
+                        col = (tx - 128) % 8 * 8
+                        T.ptx_cp_async(T.access_ptr(A_shared[ko % 2, row, col], "w", 8),
+                                       T.access_ptr(A[by * block_M + row, ko * block_K + col], "r",
+                                                    8), 8)
+                        T.ptx_cp_async(T.access_ptr(B_shared[ko % 2, row, col], "w", 8),
+                                       T.access_ptr(B[ko * block_K + row, bx * block_N + col], "r",
+                                                    8), 8)
+                    T.cp_async_barrier_noinc(full[ko % 2])
+
+    return main
+
+
 def roles_of(kernel):
     return re.findall(r"tile\.role threads\((\d+) to (\d+)\)", kernel.mlir("tile"))
 
@@ -127,8 +167,19 @@ def test_if_elif_else_on_the_thread_index_give_three_roles():
     assert "wgmma.mma_async.sync.aligned.m64n64k16" in ptx
 
 
+def test_per_thread_cp_async_arrives_when_its_copies_land():
+    k = tl.compile(cp_async_gemm(128, 128, 256), out_idx=[2], target="cuda:sm_90a")
+    assert "tile.cp_async" in k.mlir("tile") and "after_copies" in k.mlir("tile")
+    ptx = k.get_source()
+    assert ptx.count("cp.async.cg.shared.global") == 8  # 4 rows x (A, B) per thread
+    assert "cp.async.mbarrier.arrive.noinc.shared" in ptx
+    # The consumer reads what cp.async wrote through wgmma: a proxy fence
+    # after its wait.
+    assert "fence.proxy.async" in ptx and "wgmma.mma_async" in ptx
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("program", [barrierpipe, three_roles])
+@pytest.mark.parametrize("program", [barrierpipe, three_roles, cp_async_gemm])
 def test_explicit_roles_compute_the_gemm(program, rng):
     M, N, K = 256, 384, 512
     kernel = tl.compile(program(M, N, K), out_idx=[2], target="cuda")
@@ -261,14 +312,41 @@ def test_barrier_errors():
     assert "T.barrier_arrive takes a barrier from T.alloc_barrier" in compile_error(not_a_barrier)
 
 
+def test_cp_async_errors():
+    @T.prim_func
+    def size(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((64, 64), "float16")
+            T.ptx_cp_async(T.access_ptr(s[0, 0], "w"), T.access_ptr(A[0, 0], "r"), 3)
+
+    assert "T.ptx_cp_async copies 4, 8 or 16 bytes, got 3 elements of float16" in \
+        compile_error(size)
+
+    @T.prim_func
+    def direction(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((64, 64), "float16")
+            T.ptx_cp_async(T.access_ptr(A[0, 0], "w"), T.access_ptr(s[0, 0], "r"), 8)
+
+    assert "copies from a global tensor into a shared buffer" in compile_error(direction)
+
+    @T.prim_func
+    def misaligned(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((64, 64), "float16")
+            T.ptx_cp_async(T.access_ptr(s[0, 4], "w"), T.access_ptr(A[0, 0], "r"), 8)
+
+    assert "is not aligned to its 8 elements" in compile_error(misaligned)
+
+
 def test_roles_have_no_meaning_on_the_cpu():
     msg = compile_error(barrierpipe(128, 128, 128), target="cpu")
     assert "roles run concurrently and synchronize through barriers" in msg
     assert "compile for a GPU target" in msg
 
 
-@pytest.mark.parametrize("name", ["ptx_cp_async", "access_ptr", "cp_async_barrier_noinc",
-                                  "mbarrier_expect_tx", "annotate_producer_reg_dealloc"])
+@pytest.mark.parametrize("name", ["mbarrier_expect_tx", "annotate_producer_reg_dealloc",
+                                  "shuffle_elect"])
 def test_names_not_yet_supported_say_so(name):
     fn = getattr(T, name)
 

@@ -290,6 +290,7 @@ public:
   Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
   Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
   LogicalResult lowerCopy(CopyOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerCpAsync(CpAsyncOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerFill(FillOp op, OpBuilder &b, IRMapping &map);
 
   // Gemm dispatch and the SIMT gemm (Gemm.cpp).
@@ -342,6 +343,7 @@ public:
   int64_t scratchOffset = 0, scratchBytes = 0;
   Value smem;                  // the dynamic shared memory (i8)
   bool usesAsyncProxy = false; // wgmma reads shared memory
+  bool cpAsyncCopies = false;  // per-thread cp.async (tile.cp_async)
 
   // Warp specialization and TMA (set by NVVMKernelLowering, read by the
   // set-up and the driver: block size, kernel parameters, the launch).

@@ -267,6 +267,34 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
   }];
 }
 
+def Tile_CpAsyncOp : Tile_Op<"cp_async", [Tile_InKernel,
+    AttrSizedOperandSegments]> {
+  let summary = "One thread's asynchronous copy of a few elements";
+  let description = [{
+    Each executing thread copies `elements` consecutive elements (4, 8 or 16
+    bytes) of global `src` starting at `src_indices` into shared `dst`
+    starting at `dst_indices` (consecutive along the last dimension of both;
+    the start is a multiple of `elements` there), asynchronously: they land
+    for the thread at a `tile.async_wait` after a `tile.async_commit`, or
+    signal a barrier through `tile.barrier_arrive ... after_copies`.
+    Elements read past the end of `src` are zero. TileLang's
+    `T.ptx_cp_async`.
+
+    ```mlir
+    tile.cp_async %KV[%b, %r, %c] to %kv[%s, %i, %j] elements(8)
+        : memref<?x?x512xf16> to memref<2x64x512xf16, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$src, Variadic<Index>:$src_indices,
+                       Tile_AnyBuffer:$dst, Variadic<Index>:$dst_indices,
+                       I64Attr:$elements);
+  let assemblyFormat = [{
+    $src `[` $src_indices `]` `to` $dst `[` $dst_indices `]` `elements` `(`
+    $elements `)` attr-dict `:` type($src) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_AsyncCommitOp : Tile_Op<"async_commit", [Tile_InKernel]> {
   let summary = "Closes a group of asynchronous copies";
   let description = [{
@@ -339,7 +367,10 @@ def Tile_BarrierArriveOp : Tile_Op<"barrier_arrive", [Tile_InKernel]> {
     `barriers[index]`, after all its lanes got there (their earlier memory
     accesses are ordered before the arrival); with `per_thread`, every
     executing thread arrives once (TileLang's `T.barrier_arrive`: a barrier
-    that a 128-thread role arrives on expects 128 arrivals). With
+    that a 128-thread role arrives on expects 128 arrivals), and with
+    `after_copies` too, each thread's arrival comes when its earlier
+    `tile.cp_async` copies have landed (`cp.async.mbarrier.arrive.noinc`;
+    `T.cp_async_barrier_noinc`). With
     `expect_tx(bytes)`: one thread of the executing threads arrives and
     announces `bytes` more transaction bytes, which `tile.copy ... via` the
     same barrier deliver. With `cluster`, the arrival goes to the barrier at
@@ -353,10 +384,11 @@ def Tile_BarrierArriveOp : Tile_Op<"barrier_arrive", [Tile_InKernel]> {
   }];
   let arguments = (ins Tile_AnyBuffer:$barriers, Index:$index,
                        OptionalAttr<I64Attr>:$expect_tx, UnitAttr:$cluster,
-                       UnitAttr:$per_thread);
+                       UnitAttr:$per_thread, UnitAttr:$after_copies);
   let assemblyFormat = [{
     $barriers `[` $index `]` (`expect_tx` `(` $expect_tx^ `)`)?
-    (`per_thread` $per_thread^)? attr-dict `:` type($barriers)
+    (`per_thread` $per_thread^)? (`after_copies` $after_copies^)? attr-dict
+    `:` type($barriers)
   }];
   let hasVerifier = 1;
 }

@@ -389,6 +389,35 @@ void KernelLowering::copyThroughScratch(OpBuilder &b, const Side &src,
   barrier(b);
 }
 
+/// One thread's cp.async of a few elements into the (swizzled) shared
+/// buffer; a source past the end of the tensor copies zeros.
+LogicalResult KernelLowering::lowerCpAsync(CpAsyncOp op, OpBuilder &b,
+                                           IRMapping &map) {
+  if (!target.hasAsyncCopy())
+    return op.emitOpError("needs asynchronous copies (cp.async), which ")
+           << target.getPlatformName() << " targets do not have";
+  FailureOr<Buffer> src = bufferOf(op.getSrc(), b, map);
+  FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
+  if (failed(src) || failed(dst))
+    return failure();
+  SmallVector<Value> si, di;
+  for (Value i : op.getSrcIndices())
+    si.push_back(map.lookupOrDefault(i));
+  for (Value i : op.getDstIndices())
+    di.push_back(map.lookupOrDefault(i));
+  int64_t v = op.getElements();
+  Value count = cIdx(b, loc, v);
+  if (Value ok = inBounds(b, *src, si)) {
+    count = arith::SelectOp::create(b, loc, ok, count, cIdx(b, loc, 0));
+    for (Value &i : si)
+      i = arith::SelectOp::create(b, loc, ok, i, cIdx(b, loc, 0));
+  }
+  Value dstOffset = sharedOffset(b, *dst, di);
+  target.emitAsyncCopy(b, loc, dst->memref, dstOffset, src->memref, si, v,
+                       count, v * elementBytes(src->elementType) == 16);
+  return success();
+}
+
 LogicalResult KernelLowering::lowerCopy(CopyOp op, OpBuilder &b,
                                         IRMapping &map) {
   if (tmaStores.contains(op))

@@ -129,6 +129,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   }
   if (auto o = dyn_cast<RoleOp>(op))
     return lowerRole(o, b, map, ctx);
+  if (auto o = dyn_cast<CpAsyncOp>(op))
+    return lowerCpAsync(o, b, map);
   if (auto o = dyn_cast<ThreadIdOp>(op)) {
     map.map(o.getResult(), blockTid);
     return success();
@@ -209,8 +211,8 @@ LogicalResult KernelLowering::checkRoles() {
         return WalkResult::advance();
       auto copy = dyn_cast<CopyOp>(op);
       if ((copy && copy.getBarrier()) ||
-          isa<BarrierWaitOp, BarrierArriveOp, ThreadIdOp, FenceProxyAsyncOp>(
-              op))
+          isa<BarrierWaitOp, BarrierArriveOp, ThreadIdOp, FenceProxyAsyncOp,
+              CpAsyncOp, AsyncCommitOp, AsyncWaitOp>(op))
         return WalkResult::advance();
       op->emitOpError("runs in a role of ")
           << n << " threads; tile operations need whole warps (a multiple "
@@ -367,6 +369,8 @@ LogicalResult KernelLowering::run() {
   kernel.walk([&](Operation *g) {
     if (isa<GemmOp, GemmSpOp>(g) && g->hasAttr("wgmma"))
       usesAsyncProxy = true;
+    if (isa<CpAsyncOp>(g))
+      cpAsyncCopies = true;
   });
   roleThreads = numThreads;
   if (failed(assignRoleBarriers()) || failed(checkRoles()))

@@ -29,6 +29,13 @@ struct TileFinalizeKernelParamsPass
           TileFinalizeKernelParamsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    getOperation().walk([&](LLVM::GlobalOp global) {
+      auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+      if (global.getAddrSpace() == 3 && array && array.getNumElements() == 0 &&
+          global.getSymName().starts_with("__dynamic_shmem__") &&
+          !global.getValueOrNull() && global.getInitializerRegion().empty())
+        global.setLinkage(LLVM::Linkage::External);
+    });
     WalkResult result = getOperation().walk([&](LLVM::LLVMFuncOp fn) {
       auto count = fn->getAttrOfType<IntegerAttr>("tile.tensormap_args");
       if (!count)

@@ -77,6 +77,10 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
       scf::YieldOp::create(ab, loc);
     }
     b.setInsertionPointAfter(loop);
+    // Shared memory that other threads' cp.async wrote (generic proxy) and
+    // this thread's wgmma reads next (async proxy).
+    if (usesAsyncProxy && cpAsyncCopies)
+      target.emitAsyncProxyFence(b, loc);
     return success();
   }
   if (auto arrive = dyn_cast<BarrierArriveOp>(op)) {
@@ -94,6 +98,14 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
       if (arrive.getCluster() && !clusterDims.empty())
         return arrive.emitOpError("per-thread arrivals on the barriers of a "
                                   "cluster are not supported");
+      if (arrive.getAfterCopies()) {
+        NVVM::CpAsyncMBarrierArriveOp::create(b, loc, ptr, /*noinc=*/true);
+        return success();
+      }
+      // The thread's shared-memory writes before the arrival may be read
+      // next through the async proxy (wgmma, a TMA store) by the waiters.
+      if (usesAsyncProxy)
+        target.emitAsyncProxyFence(b, loc);
       NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), ptr, Value());
       return success();
     }

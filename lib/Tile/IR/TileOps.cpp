@@ -368,6 +368,8 @@ LogicalResult BarrierArriveOp::verify() {
     return failure();
   if (std::optional<int64_t> tx = getExpectTx(); tx && (*tx < 0 || *tx >= (1 << 20)))
     return emitOpError("expect_tx must be in [0, 2^20) bytes, got ") << *tx;
+  if (getAfterCopies() && !getPerThread())
+    return emitOpError("after_copies arrivals are per-thread (per_thread)");
   if (getPerThread() && getExpectTx())
     return emitOpError("per_thread arrivals cannot announce bytes (expect_tx: "
                        "one thread arrives)");
@@ -388,6 +390,25 @@ int64_t mlir::tile::threadsOf(Operation *op) {
   if (auto role = op->getParentOfType<RoleOp>())
     return role.getNumThreads();
   return op->getParentOfType<KernelOp>().getNumThreads();
+}
+
+LogicalResult CpAsyncOp::verify() {
+  auto src = cast<MemRefType>(getSrc().getType());
+  auto dst = cast<MemRefType>(getDst().getType());
+  if (!isGlobal(src) || !isInScope(dst, MemoryScope::shared))
+    return emitOpError("copies from global to shared memory, got ")
+           << getScopeName(src) << " to " << getScopeName(dst);
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("copies bits: the element types differ, ")
+           << src.getElementType() << " and " << dst.getElementType();
+  if (static_cast<int64_t>(getSrcIndices().size()) != src.getRank() ||
+      static_cast<int64_t>(getDstIndices().size()) != dst.getRank())
+    return emitOpError("needs one index per dimension of each side");
+  int64_t bits = getElements() * src.getElementTypeBitWidth();
+  if (getElements() < 1 || (bits != 32 && bits != 64 && bits != 128))
+    return emitOpError("copies 4, 8 or 16 bytes, got ")
+           << getElements() << " elements of " << src.getElementType();
+  return success();
 }
 
 LogicalResult RoleOp::verify() {

@@ -43,6 +43,8 @@ void collectAccesses(Operation *op, State &acc) {
   op->walk<WalkOrder::PreOrder>([&](Operation *inner) -> WalkResult {
     if (isa<RoleOp>(inner))
       return WalkResult::skip(); // synchronized by the program (see run)
+    if (isa<CpAsyncOp>(inner))
+      return WalkResult::advance(); // synchronized by the program (waits)
     if (auto copy = dyn_cast<CopyOp>(inner)) {
       if (copy.getAsync() || copy.getBarrier())
         return WalkResult::advance(); // synchronized by the pipeliner (commit groups, barriers)

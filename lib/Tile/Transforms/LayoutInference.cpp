@@ -164,14 +164,17 @@ static std::optional<int64_t> wgmmaSwizzle(Value operand) {
   // a K slice): the columns must be whole swizzle panels (below).
   std::optional<int64_t> sliceColumn;
   if (viewType.getShape() != allocType.getShape().take_back(2)) {
+    // (of a 2-d buffer, or of one stage of a multi-buffered one).
     auto sub = operand.getDefiningOp<memref::SubViewOp>();
+    int64_t r = allocType.getRank();
     if (!sub || sub.getSource() != alloc.getResult() ||
-        allocType.getRank() != 2 ||
-        viewType.getDimSize(0) != allocType.getDimSize(0) ||
-        sub.getStaticOffsets()[0] != 0 ||
-        ShapedType::isDynamic(sub.getStaticOffsets()[1]))
+        viewType.getDimSize(0) != allocType.getDimSize(r - 2) ||
+        llvm::any_of(sub.getStaticSizes().drop_back(2),
+                     [](int64_t s) { return s != 1; }) ||
+        sub.getStaticOffsets()[r - 2] != 0 ||
+        ShapedType::isDynamic(sub.getStaticOffsets()[r - 1]))
       return std::nullopt;
-    sliceColumn = sub.getStaticOffsets()[1];
+    sliceColumn = sub.getStaticOffsets()[r - 1];
   }
   int64_t eb = allocType.getElementTypeBitWidth() / 8;
   int64_t rowBytes = allocType.getShape().back() * eb;

@@ -36,6 +36,17 @@ def _i64(v: int):
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
 
 
+class AccessPtr:
+    """T.access_ptr(X[i, j], "r"): where a per-thread copy reads or writes
+    (only T.ptx_cp_async takes one)."""
+
+    def __init__(self, buffer: Buffer, indices, access_type: str):
+        self.buffer, self.indices, self.access_type = buffer, indices, access_type
+
+    def __repr__(self):
+        return f"T.access_ptr({self.buffer.name}[...], {self.access_type!r})"
+
+
 class RoleBuilder:
     """Mixed into the Builder (frontend/builder.py)."""
 
@@ -110,10 +121,14 @@ class RoleBuilder:
         raise self.error(f"{what} takes a barrier from T.alloc_barrier (or one element of it), "
                          f"got {_describe(bar)}")
 
-    def barrier_arrive(self, bar, what: str = "T.barrier_arrive") -> None:
+    def barrier_arrive(self, bar, what: str = "T.barrier_arrive",
+                       after_copies: bool = False) -> None:
+        """Every executing thread arrives once; with `after_copies`, when its
+        earlier T.ptx_cp_async copies have landed (T.cp_async_barrier_noinc)."""
         self.require_kernel(what)
         buf, idx = self._barrier(bar, what)
-        _tile().BarrierArriveOp(buf, idx, per_thread=True)
+        extra = {"after_copies": True} if after_copies else {}
+        _tile().BarrierArriveOp(buf, idx, per_thread=True, **extra)
 
     def barrier_wait(self, bar, parity, what: str = "T.barrier_wait") -> None:
         self.require_kernel(what)
@@ -145,6 +160,68 @@ class RoleBuilder:
     def fence_proxy_async(self) -> None:
         self.require_kernel("T.fence_proxy_async")
         _tile().FenceProxyAsyncOp()
+
+    # -- per-thread asynchronous copies ----------------------------------------------
+    def cp_async(self, dst, src, num_elems, predicate=None) -> None:
+        """T.ptx_cp_async(T.access_ptr(shared[...], "w"), T.access_ptr(global[...],
+        "r"), n): the executing thread copies n consecutive elements (4, 8 or
+        16 bytes) asynchronously (tile.cp_async)."""
+        self.require_kernel("T.ptx_cp_async")
+        if predicate is not None:
+            raise self.error("not supported by tilelang-mlir: T.ptx_cp_async(..., predicate=...) "
+                             "(the copy already reads zeros past the end of the source)")
+        for ptr, side in ((dst, "destination"), (src, "source")):
+            if not isinstance(ptr, AccessPtr):
+                raise self.error(f"T.ptx_cp_async: the {side} must be a T.access_ptr(...), got "
+                                 f"{_describe(ptr)}")
+        if dst.buffer.scope != "shared" or src.buffer.scope != "global":
+            raise self.error("T.ptx_cp_async copies from a global tensor into a shared buffer, "
+                             f"got {src.buffer.scope} {src.buffer.name!r} to {dst.buffer.scope} "
+                             f"{dst.buffer.name!r}")
+        n = static_int(num_elems, "T.ptx_cp_async element count")
+        if dst.buffer.dtype != src.buffer.dtype:
+            raise self.error(f"T.ptx_cp_async copies bits: {src.buffer.name!r} holds "
+                             f"{src.buffer.dtype} but {dst.buffer.name!r} {dst.buffer.dtype}")
+        if n * dst.buffer.dtype.bits not in (32, 64, 128):
+            raise self.error(f"T.ptx_cp_async copies 4, 8 or 16 bytes, got {n} elements of "
+                             f"{dst.buffer.dtype}")
+        for ptr in (dst, src):
+            last = ptr.buffer.shape[-1]
+            if isinstance(last, int) and last % n:
+                raise self.error(f"T.ptx_cp_async: rows of {ptr.buffer.name!r} ({last} elements) "
+                                 f"are not whole groups of {n}")
+            if ptr.indices[-1].is_const() and ptr.indices[-1].const % n:
+                raise self.error(f"T.ptx_cp_async: the copy at column {ptr.indices[-1].const} of "
+                                 f"{ptr.buffer.name!r} is not aligned to its {n} elements")
+        _tile().CpAsyncOp(src.buffer.value, [i.materialize() for i in src.indices],
+                          dst.buffer.value, [i.materialize() for i in dst.indices], _i64(n))
+
+    def async_commit(self) -> None:
+        self.require_kernel("T.ptx_commit_group")
+        _tile().AsyncCommitOp()
+
+    def async_wait(self, pending) -> None:
+        self.require_kernel("T.ptx_wait_group")
+        n = static_int(pending, "T.ptx_wait_group count")
+        if n < 0:
+            raise self.error(f"T.ptx_wait_group: the count must be non-negative, got {n}")
+        _tile().AsyncWaitOp(_i64(n))
+
+    def access_ptr(self, ref, access_type="r", *extents, offset=0, extent=None,
+                   ignore_last_ndim=0) -> "AccessPtr":
+        self.require_kernel("T.access_ptr")
+        if not isinstance(ref, BufferRef):
+            raise self.error("T.access_ptr takes one element of a buffer (`X[i, j]`), got "
+                             f"{_describe(ref)}")
+        if access_type not in ("r", "w", "rw"):
+            raise self.error(f"T.access_ptr: access_type is 'r', 'w' or 'rw', got "
+                             f"{access_type!r}")
+        if ignore_last_ndim or (isinstance(offset, int) and offset != 0) or \
+                not isinstance(offset, int):
+            raise self.error("not supported by tilelang-mlir: T.access_ptr(..., offset=..., "
+                             "ignore_last_ndim=...)")
+        indices = ref._point_indices("T.access_ptr of")
+        return AccessPtr(ref.buffer, indices, access_type)
 
     # -- TMA -------------------------------------------------------------------------
     def tma_copy(self, src, dst, barrier) -> None:

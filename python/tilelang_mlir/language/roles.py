@@ -151,6 +151,46 @@ def tma_copy(b, src, dst, *, barrier=None, cluster_mask=None, leader_scope_threa
     b.tma_copy(src, dst, barrier)
 
 
+@builtin
+def access_ptr(b, base, access_type="r", *extents, offset=0, extent=None, ignore_last_ndim=0):
+    """The address of element `base` (`X[i, j]`) for a per-thread copy
+    (T.ptx_cp_async); `extents` / `extent` (how many elements it covers)
+    are TileLang's and are implied here by the copy's element count."""
+    return b.access_ptr(base, access_type, *extents, offset=offset, extent=extent,
+                        ignore_last_ndim=ignore_last_ndim)
+
+
+@builtin
+def ptx_cp_async(b, dst_access_ptr, src_access_ptr, num_elems, predicate=None):
+    """The executing thread copies `num_elems` consecutive elements (4, 8 or
+    16 bytes) of a global tensor into a shared buffer asynchronously
+    (cp.async; reads past the end of the tensor give zeros). They land for
+    the thread at T.ptx_wait_group, or arrive on a barrier through
+    T.cp_async_barrier_noinc."""
+    b.cp_async(dst_access_ptr, src_access_ptr, num_elems, predicate)
+
+
+@builtin
+def cp_async_barrier_noinc(b, barrier):
+    """Every executing thread arrives once on `barrier` when its earlier
+    T.ptx_cp_async copies have landed (cp.async.mbarrier.arrive.noinc: the
+    arrival counts toward the barrier's arrive count)."""
+    b.barrier_arrive(barrier, "T.cp_async_barrier_noinc", after_copies=True)
+
+
+@builtin
+def ptx_commit_group(b):
+    """Closes the executing thread's group of T.ptx_cp_async copies."""
+    b.async_commit()
+
+
+@builtin
+def ptx_wait_group(b, num: int = 0):
+    """Waits until at most `num` of the executing thread's groups of
+    T.ptx_cp_async copies are in flight."""
+    b.async_wait(num)
+
+
 def _not_yet(name: str, why: str):
     def fn(*args, **kwargs):
         b = state.current() if state.active() else None
@@ -166,13 +206,6 @@ def _not_yet(name: str, why: str):
 
 mbarrier_expect_tx = _not_yet("T.mbarrier_expect_tx", "announce TMA bytes with T.tma_copy, "
                               "which does it for its copy")
-ptx_cp_async = _not_yet("T.ptx_cp_async", "per-thread cp.async on raw pointers; copy tiles "
-                        "with T.copy (asynchronous in pipelined loops) or T.tma_copy")
-ptx_commit_group = _not_yet("T.ptx_commit_group", "per-thread cp.async groups")
-ptx_wait_group = _not_yet("T.ptx_wait_group", "per-thread cp.async groups")
-cp_async_barrier_noinc = _not_yet("T.cp_async_barrier_noinc",
-                                  "cp.async completion on a barrier")
-access_ptr = _not_yet("T.access_ptr", "raw pointers into buffers")
 shuffle_elect = _not_yet("T.shuffle_elect", "electing one thread as a run-time value")
 annotate_producer_reg_dealloc = _not_yet(
     "T.annotate_producer_reg_dealloc", "give a role its budget with T.set_max_nreg")

@@ -7,7 +7,8 @@
 // [128, 256) (tid >= 128) run the producer: one thread
 // announces the 8 KB of the 64x64 f16 box and issues the TMA load, then
 // every thread of the role arrives on the barrier (no election: 128
-// arrivals). Threads [0, 128) wait and run the consumer's wgmma as one
+// arrivals), after a proxy fence (what a thread wrote to shared memory
+// before arriving may be read next by wgmma). Threads [0, 128) wait and run the consumer's wgmma as one
 // warpgroup (m64n64k16, one warpgroup: the gemm's threads are the role's).
 // CHECK-LABEL: func.func @barrierpipe
 // CHECK: gpu.launch_func @barrierpipe_kernel::@barrierpipe_kernel blocks in (%{{.+}}, %c1, %c1) threads in (%c256, %c1, %c1)
@@ -24,6 +25,7 @@
 // CHECK-NEXT: nvvm.mbarrier.expect_tx %{{.+}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: }
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // CHECK-NEXT: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<3>
 // CHECK: scf.if %[[C]] {
 // CHECK: nvvm.mbarrier.try_wait
@@ -99,6 +101,45 @@ func.func @budgets(%n: index) {
     }
     tile.role threads(256 to 384) {
       tile.set_max_nreg 80
+    }
+  }
+  return
+}
+
+// -----
+
+// Per-thread cp.async (T.ptx_cp_async): each producer thread copies 8 f16
+// (16 bytes, cache-global) into the swizzled stage and arrives on the
+// barrier when its copies land (noinc); the consumer fences the async
+// proxy after its wait, before wgmma reads what cp.async wrote.
+// CHECK-LABEL: func.func @cp_async
+// CHECK: scf.if
+// CHECK: nvgpu.device_async_copy %{{.+}}[%{{.+}}, %{{.+}}], %{{.+}}[%{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.+}} {noinc = true}
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// CHECK: nvvm.wgmma.mma_async
+func.func @cp_async(%A: memref<4096x4096xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %as = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %acc = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    %full = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
+    tile.role threads(128 to 256) {
+      %tx = tile.thread_id : index
+      %p = arith.subi %tx, %c128 : index
+      %row = arith.divui %p, %c8 : index
+      %r8 = arith.remui %p, %c8 : index
+      %col = arith.muli %r8, %c8 : index
+      tile.cp_async %A[%row, %col] to %as[%row, %col] elements(8) : memref<4096x4096xf16> to memref<64x64xf16, #tile.scope<shared>>
+      tile.barrier_arrive %full[%c0] per_thread after_copies : memref<1xi64, #tile.scope<shared>>
+    }
+    tile.role threads(0 to 128) {
+      tile.barrier_wait %full[%c0], %c0 : memref<1xi64, #tile.scope<shared>>
+      tile.gemm %as, %as, %acc {transpose_b} : memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
     }
   }
   return

@@ -1290,3 +1290,39 @@ func.func @expect_tx_without_barrier(%A: memref<?x?xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+func.func @cp_async_size(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cp_async' op copies 4, 8 or 16 bytes, got 3 elements of 'f16'}}
+    tile.cp_async %A[%c0, %c0] to %s[%c0, %c0] elements(3) : memref<64x64xf16> to memref<64x64xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @cp_async_direction(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cp_async' op copies from global to shared memory, got shared to global}}
+    tile.cp_async %s[%c0, %c0] to %A[%c0, %c0] elements(8) : memref<64x64xf16, #tile.scope<shared>> to memref<64x64xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @after_copies_not_per_thread(%n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %b = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.barrier_arrive' op after_copies arrivals are per-thread (per_thread)}}
+    tile.barrier_arrive %b[%c0] after_copies : memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}
