@@ -8,7 +8,9 @@ float16.
 
 Contenders: ours (kernels/attention/mla_decode.py: the split kernel and
 the combine, each variant of VARIANTS with each number of splits of SPLITS
-tried and the fastest kept),
+tried and the fastest kept; the "roles" variant is mla_decode_roles.py,
+the program with explicit warpgroup roles; every variant's time is
+printed),
 torch (gather the pages of every sequence, then scores, softmax and P V
 with bmm: the unfused path a user gets without a kernel), and a Triton
 split-KV kernel (one program per block of heads of one sequence and one
@@ -40,6 +42,7 @@ import torch
 
 import tilelang_mlir as tl  # noqa: F401 (the compiler, where there is one)
 from tilelang_mlir.kernels.attention import mla_decode as ours
+from tilelang_mlir.kernels.attention import mla_decode_roles as ours_roles
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402 (benchmarks/common.py)
@@ -53,8 +56,10 @@ SPLITS = [1, 2, 4, 8]  # ours: the split counts tried
 # ours: the variants of the split kernel tried (kernels/attention/mla_decode.py,
 # `scores`): split = score columns split over the two warpgroups, row
 # statistics and P through shared memory; replicate = each warpgroup the
-# whole score tile, P in registers.
-VARIANTS = {"split": ours.HOPPER, "replicate": ours.HOPPER_REPLICATE}
+# whole score tile, P in registers; roles = the program with explicit
+# warpgroup roles (kernels/attention/mla_decode_roles.py: a TMA producer,
+# one warpgroup on scores and softmax, P and alpha handed to the other).
+VARIANTS = {"split": ours.HOPPER, "replicate": ours.HOPPER_REPLICATE, "roles": {}}
 H200_TFLOPS, H200_TBS = 989.0, 4.8
 
 
@@ -79,8 +84,9 @@ class Case:
         return self.batch * self.cache * (DV + DPE) * 2
 
     def ours(self, variant, splits, target):
-        return ours.MlaDecode(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
-                                 target=target, dtype=self.dtype, **VARIANTS[variant])
+        wrapper = ours_roles.MlaDecodeRoles if variant == "roles" else ours.MlaDecode
+        return wrapper(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
+                       target=target, dtype=self.dtype, **VARIANTS[variant])
 
 
 # ---------------------------------------------------------------------------

@@ -113,3 +113,63 @@ def test_mla_decode_replicate_assembles():
     assert "m64n32k16" not in ptx
     report = resource_report(kernel.ptxas_info)
     assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+
+
+# ---------------------------------------------------------------------------
+# The version with explicit warpgroup roles (kernels/attention/mla_decode_roles.py):
+# GPU only (roles run concurrently; the CPU backend refuses them).
+# ---------------------------------------------------------------------------
+
+
+def run_roles(heads, cache_lens, num_splits, dtype="float16", **config):
+    from tilelang_mlir.kernels.attention import mla_decode_roles as roles
+
+    batch = len(cache_lens)
+    inputs = mla.make_inputs(batch, heads, cache_lens, dtype=getattr(torch, dtype))
+    num_pages, max_pages = inputs[2].shape[0], inputs[3].shape[1]
+    kernel = roles.MlaDecodeRoles(batch, heads, num_pages, max_pages, num_splits,
+                                  target="cuda", dtype=dtype, **config)
+    o = kernel(*(x.cuda() for x in inputs))
+    assert tuple(o.shape) == (batch, heads, mla.DV)
+    return rel_error(o.cpu(), mla.reference(*inputs))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_mla_decode_roles_ragged_lengths(dtype):
+    """Ragged lengths, empty later splits, two head groups, a shuffled block
+    table; the producer's TMA tiles, the consumers' hand-over of P and alpha
+    and the barrier phases over many tiles."""
+    err = run_roles(128, [100, 333, 1, 1500], num_splits=3, dtype=dtype)
+    assert err < TOL[dtype], err
+
+
+@pytest.mark.gpu
+def test_mla_decode_roles_one_stage_many_tiles():
+    """One KV slot: the producer waits for both consumers every tile."""
+    err = run_roles(64, [2000, 77], num_splits=1, num_stages=1)
+    assert err < TOL["float16"], err
+
+
+def test_mla_decode_roles_assembles_without_spills():
+    """Both MLA versions compile for sm_90a with no register spills: the
+    roles' budgets (232, 232, 40 registers) hold the two halves of O."""
+    from tilelang_mlir.compiler.cuda import resource_report
+    from tilelang_mlir.kernels.attention import mla_decode_roles as roles
+
+    kernel = tl.compile(roles.mla_decode_roles_split(64, 128, 64 * 128, 128, 4),
+                        out_idx=[5, 6], target="cuda:sm_90a",
+                        pass_configs={"tl.disable_cache": True})
+    ptx = kernel.get_source()
+    assert "setmaxnreg.dec.sync.aligned.u32" in ptx and "cp.async.bulk.tensor" in ptx
+    assert "mbarrier.expect_tx" in ptx
+    report = resource_report(kernel.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+
+
+def test_mla_decode_roles_refuse_the_cpu():
+    from tilelang_mlir.base.errors import CompilationError
+    from tilelang_mlir.kernels.attention import mla_decode_roles as roles
+
+    with pytest.raises(CompilationError, match="roles run concurrently"):
+        tl.compile(roles.mla_decode_roles_split(1, 64, 4, 4, 1), out_idx=[5, 6], target="cpu")
