@@ -432,3 +432,18 @@ def test_tilelang_profiler_defaults(monkeypatch):
     import pytest
     with pytest.raises(AssertionError, match="differs"):
         p.assert_allclose(off_by_few, a, max_mismatched_ratio=0.0)
+
+
+def test_jit_compile_flags_only_those_that_steer_cxx():
+    """TileLang's nvcc flags: the ones that only steer C++ compilation are
+    accepted (tilelang-mlir emits PTX itself), any other is refused."""
+    from tilelang_mlir.base.errors import TileLangError
+
+    flags = ["-O3", "-Wno-deprecated-declarations", "-U__CUDA_NO_HALF_OPERATORS__",
+             "--expt-relaxed-constexpr", "--use_fast_math", "-DNDEBUG",
+             "--ptxas-options=-v,--register-usage-level=10"]
+    assert callable(tl.jit(out_idx=[1], compile_flags=flags))
+    with pytest.raises(TileLangError, match="compile flag '-G'"):
+        tl.jit(out_idx=[1], compile_flags=["-O3", "-G"])
+    with pytest.raises(TileLangError, match="compile flag '--maxrregcount=64'"):
+        tl.compile(None, compile_flags=["--maxrregcount=64"])
