@@ -153,12 +153,16 @@ def reference(q, q_pe, kv, table, lens):
 
 
 class MlaDecode:
-    """The two kernels as one call: (q, q_pe, kv, table, lens) -> O."""
+    """The two kernels as one call: (q, q_pe, kv, table, lens) -> O. The
+    split kernel is `program`'s (mla_decode_roles.MlaDecodeRoles has the
+    one with explicit roles)."""
+
+    program = staticmethod(mla_decode_split)
 
     def __init__(self, batch, heads, num_pages, max_pages, num_splits, target="auto",
                  dtype="float16", **config):
-        self.split = tl.compile(mla_decode_split(batch, heads, num_pages, max_pages, num_splits,
-                                                 dtype=dtype, **config),
+        self.split = tl.compile(self.program(batch, heads, num_pages, max_pages, num_splits,
+                                             dtype=dtype, **config),
                                 out_idx=[5, 6], target=target)
         self.combine = tl.compile(mla_decode_combine(batch, heads, num_splits, dtype=dtype),
                                   out_idx=[2], target=target)

@@ -23,10 +23,9 @@ the other warpgroup. Offers `mla_decode_roles_split` and `MlaDecodeRoles`
 
 import math
 
-import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
-from .mla_decode import DPE, DV, mla_decode_combine
+from .mla_decode import DPE, DV, MlaDecode
 from .online_softmax import (mask_past_end, softmax_finish, softmax_reset, softmax_state,
                              softmax_step, split_tiles)
 
@@ -120,20 +119,8 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
     return main
 
 
-class MlaDecodeRoles:
+class MlaDecodeRoles(MlaDecode):
     """The split kernel with roles and the combine as one call:
     (q, q_pe, kv, table, lens) -> O, as `mla_decode.MlaDecode`."""
 
-    def __init__(self, batch, heads, num_pages, max_pages, num_splits, target="auto",
-                 dtype="float16", **config):
-        self.split = tl.compile(mla_decode_roles_split(batch, heads, num_pages, max_pages,
-                                                       num_splits, dtype=dtype, **config),
-                                out_idx=[5, 6], target=target)
-        self.combine = tl.compile(mla_decode_combine(batch, heads, num_splits, dtype=dtype),
-                                  out_idx=[2], target=target)
-        self.device = self.split.device
-        self.target = self.split.target
-
-    def __call__(self, q, q_pe, kv, table, lens):
-        o_part, lse_part = self.split(q, q_pe, kv, table, lens)
-        return self.combine(o_part, lse_part)
+    program = staticmethod(mla_decode_roles_split)
