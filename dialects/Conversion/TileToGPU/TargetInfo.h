@@ -76,6 +76,9 @@ public:
   virtual bool stagesOutsideSwizzle() const = 0;
   /// Whether copies marked `async` can be asynchronous (cp.async).
   virtual bool hasAsyncCopy() const = 0;
+  /// Barriers over a subset of the block's warps (`bar.sync id, count`),
+  /// which roles (tile.role) synchronize on.
+  virtual bool hasNamedBarriers() const = 0;
   /// Whether pairs of float32 atomic adds into global memory can be one
   /// vector reduction.
   virtual bool hasPairedF32AtomicAdd() const = 0;

@@ -31,6 +31,7 @@ public:
   }
   bool stagesOutsideSwizzle() const override { return true; }
   bool hasAsyncCopy() const override { return true; }
+  bool hasNamedBarriers() const override { return true; }
   bool hasPairedF32AtomicAdd() const override;
   StringRef getMathIntrinsic(MathIntrinsic fn) const override;
 

@@ -28,6 +28,7 @@ public:
   Attribute getPrivateMemorySpace(MLIRContext *ctx) const override;
   bool stagesOutsideSwizzle() const override { return false; }
   bool hasAsyncCopy() const override { return false; }
+  bool hasNamedBarriers() const override { return false; }
   bool hasPairedF32AtomicAdd() const override { return false; }
   StringRef getMathIntrinsic(MathIntrinsic fn) const override;
 

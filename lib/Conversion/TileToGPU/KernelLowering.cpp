@@ -198,6 +198,16 @@ LogicalResult KernelLowering::assignRoleBarriers() {
 /// set must fit in the register file, each change in its direction from the
 /// budget at entry.
 LogicalResult KernelLowering::checkRoles() {
+  if (!target.hasNamedBarriers()) {
+    WalkResult roles = kernel.walk([&](RoleOp role) {
+      role.emitOpError("gives threads a role of their own, which needs "
+                       "barriers over part of the block (named barriers); ")
+          << target.getPlatformName() << " targets do not have them here";
+      return WalkResult::interrupt();
+    });
+    if (roles.wasInterrupted())
+      return failure();
+  }
   int64_t total = kernel.getNumThreads();
   int64_t entry = std::min<int64_t>(256, (65536 / total) / 8 * 8);
   // Each thread's budget: the one its roles set (the last in program order;
@@ -373,9 +383,11 @@ LogicalResult KernelLowering::run() {
       cpAsyncCopies = true;
   });
   roleThreads = numThreads;
-  if (failed(assignRoleBarriers()) || failed(checkRoles()))
+  if (failed(assignRoleBarriers()))
     return failure();
-  if (failed(target.prepareKernel(*this)) || failed(outline()))
+  // The target's checks (what the chip can do) come before the roles'.
+  if (failed(target.prepareKernel(*this)) || failed(checkRoles()) ||
+      failed(outline()))
     return failure();
   Block &entry = gpuFunc.getBody().front();
   OpBuilder b = OpBuilder::atBlockEnd(&entry);

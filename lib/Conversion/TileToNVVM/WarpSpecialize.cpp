@@ -36,7 +36,9 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
     return success();
   }
   if (isa<FenceProxyAsyncOp>(op)) {
-    target.emitAsyncProxyFence(b, loc);
+    // Chips without TMA and wgmma have no asynchronous proxy to order.
+    if (target.getChipInfo().tma)
+      target.emitAsyncProxyFence(b, loc);
     return success();
   }
   if (auto bar = dyn_cast<NamedBarrierOp>(op)) {
@@ -150,7 +152,9 @@ void NVVMKernelLowering::initBarriers(OpBuilder &b) {
                                          alloc.getArrivalsOf(i)),
             Value());
     }
-    NVVM::FenceMbarrierInitOp::create(gb, loc);
+    // (release.cluster: sm_90; before, the block barrier below suffices)
+    if (target.getChipInfo().arch >= 90)
+      NVVM::FenceMbarrierInitOp::create(gb, loc);
   });
   // The other blocks of a cluster multicast into this block's memory and
   // arrive on its barriers: all must be initialized first.

@@ -99,18 +99,43 @@ func.func @mfma_on_nvidia(%n: index) {
 
 // -----
 
-// A wgmma gemm (the grid given here, as layout inference would set it on
-// sm_90a) whose fragment A was forced into a blocked layout: wgmma cannot
-// take those registers.
-#blocked = #tile.layout<affine_map<(d0, d1) -> ((d0 mod 16) * 8 + d1 floordiv 4, (d0 floordiv 16) * 4 + d1 mod 4)>, threads = 128>
-#wgmma_acc = #tile.layout<affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 4, (d0 floordiv 8) * 4 + d1 mod 4)>, threads = 128>
-func.func @wgmma_register_a_layout(%n: index) {
+// The explicit layer can ask for Hopper operations on any target: on an
+// older chip they are refused at the op (wgmma, a TMA copy, setmaxnreg).
+#wgmma_acc80 = #tile.layout<affine_map<(d0, d1) -> ((d0 mod 8) * 16 + d1 floordiv 4, (d0 floordiv 8) * 4 + d1 mod 4)>, threads = 128>
+func.func @wgmma_on_sm80(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x32xf16, #tile.scope<shared>>
     %v = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<32x64xf16, #tile.scope<shared>>
-    %p = tile.alloc_fragment {layout = #blocked} : memref<64x32xf16, #tile.scope<fragment>>
-    %o = tile.alloc_fragment {layout = #wgmma_acc} : memref<64x64xf32, #tile.scope<fragment>>
-    // expected-error @+1 {{a wgmma gemm reads a fragment A from registers only in the layout of an M x K wgmma accumulator, but A has the layout}}
-    tile.gemm %p, %v, %o {wgmma = array<i64: 1, 1>} : memref<64x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    %o = tile.alloc_fragment {layout = #wgmma_acc80} : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.gemm' op is a wgmma gemm, which needs sm_90a; the kernel is compiled for sm_80}}
+    tile.gemm %a, %v, %o {wgmma = array<i64: 1, 1>} : memref<64x32xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @tma_copy_on_sm80(%A: memref<4096x4096xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x64xf16, #tile.scope<shared>>
+    %bar = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op is a TMA copy (T.tma_copy), which needs sm_90 or newer; the kernel is compiled for sm_80}}
+    tile.copy %A[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] via %bar[%c0] {expect_tx} : memref<4096x4096xf16> to memref<64x64xf16, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
+    tile.barrier_arrive %bar[%c0] per_thread : memref<1xi64, #tile.scope<shared>>
+    tile.barrier_wait %bar[%c0], %c0 : memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @set_max_nreg_on_sm80(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    tile.role threads(0 to 128) {
+      // expected-error @+1 {{'tile.set_max_nreg' op changes the register budget (setmaxnreg), which needs sm_90a; the kernel is compiled for sm_80}}
+      tile.set_max_nreg 240 increase
+    }
   }
   return
 }
