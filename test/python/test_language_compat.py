@@ -3,6 +3,8 @@ objects, casts and bit helpers, allocation forms, loop forms, block
 bindings, user layouts, and the TVM-level names that are an error naming
 the missing feature."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -223,12 +225,14 @@ def test_alloc_var_and_local_forms(target, rng):
     ("T.alloc_reducer(8, 'float32', replication='all')", "T.alloc_reducer / T.finalize_reducer"),
 ])
 def test_allocation_errors(call, match):
-    _expect_error_in_kernel(call, match)
+    err = _error_in_kernel(call)
+    assert re.search(match, err.message), err.message
+    assert err.location is not None and err.location.filename == __file__
 
 
-def _expect_error_in_kernel(call: str, match: str) -> None:
-    """`call` (a T.* call as text) alone in a kernel fails to compile with
-    an error matching `match`."""
+def _error_in_kernel(call: str) -> TileLangError:
+    """The error of compiling a kernel whose body is `call` (a T.* call as
+    text) alone; the test fails if it compiles."""
     fn = eval(f"lambda: {call}")  # noqa: S307 (fixed test strings)
 
     @T.prim_func
@@ -236,8 +240,9 @@ def _expect_error_in_kernel(call: str, match: str) -> None:
         with T.Kernel(1, threads=32) as bx:
             fn()
 
-    with pytest.raises(TileLangError, match=match):
+    with pytest.raises(TileLangError) as info:
         tl.compile(main, target="cpu")
+    return info.value
 
 
 # ---------------------------------------------------------------------------
@@ -410,7 +415,9 @@ def test_fragment_layout_is_respected_by_layout_inference():
     ("T.atomic_min(0, 1.0)", "T.atomic_min"),
 ])
 def test_tvm_level_names_are_errors(call, match):
-    _expect_error_in_kernel(call, f"not supported by tilelang-mlir: {match}")
+    err = _error_in_kernel(call)
+    assert f"not supported by tilelang-mlir: {match}" in err.message, err.message
+    assert err.location is not None and err.location.filename == __file__
 
 
 def test_tensor_of_pointers_is_an_error():
