@@ -312,31 +312,22 @@ def test_barrier_errors():
     assert "T.barrier_arrive takes a barrier from T.alloc_barrier" in compile_error(not_a_barrier)
 
 
-def test_cp_async_errors():
+@pytest.mark.parametrize("to_global, col, n, match", [
+    (False, 0, 3, "T.ptx_cp_async copies 4, 8 or 16 bytes, got 3 elements of float16"),
+    (True, 0, 8, "copies from a global tensor into a shared buffer"),
+    (False, 4, 8, "is not aligned to its 8 elements"),
+])
+def test_cp_async_errors(to_global, col, n, match):
     @T.prim_func
-    def size(A: T.Tensor((64, 64), "float16")):
+    def main(A: T.Tensor((64, 64), "float16")):
         with T.Kernel(1, threads=128):
             s = T.alloc_shared((64, 64), "float16")
-            T.ptx_cp_async(T.access_ptr(s[0, 0], "w"), T.access_ptr(A[0, 0], "r"), 3)
+            if to_global:
+                T.ptx_cp_async(T.access_ptr(A[0, col], "w"), T.access_ptr(s[0, 0], "r"), n)
+            else:
+                T.ptx_cp_async(T.access_ptr(s[0, col], "w"), T.access_ptr(A[0, 0], "r"), n)
 
-    assert "T.ptx_cp_async copies 4, 8 or 16 bytes, got 3 elements of float16" in \
-        compile_error(size)
-
-    @T.prim_func
-    def direction(A: T.Tensor((64, 64), "float16")):
-        with T.Kernel(1, threads=128):
-            s = T.alloc_shared((64, 64), "float16")
-            T.ptx_cp_async(T.access_ptr(A[0, 0], "w"), T.access_ptr(s[0, 0], "r"), 8)
-
-    assert "copies from a global tensor into a shared buffer" in compile_error(direction)
-
-    @T.prim_func
-    def misaligned(A: T.Tensor((64, 64), "float16")):
-        with T.Kernel(1, threads=128):
-            s = T.alloc_shared((64, 64), "float16")
-            T.ptx_cp_async(T.access_ptr(s[0, 4], "w"), T.access_ptr(A[0, 0], "r"), 8)
-
-    assert "is not aligned to its 8 elements" in compile_error(misaligned)
+    assert match in compile_error(main)
 
 
 def test_roles_have_no_meaning_on_the_cpu():

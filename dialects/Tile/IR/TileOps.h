@@ -62,12 +62,16 @@ namespace tile {
 /// whole block's.
 int64_t threadsOf(Operation *op);
 
-/// The kernel attribute with which the automatic schedulers say, in the
-/// lower trace, that they stepped aside for a kernel with tile.role ops.
-inline constexpr llvm::StringLiteral kExplicitRolesAttr = "tile.explicit_roles";
-inline constexpr llvm::StringLiteral kExplicitRolesNote =
-    "the program gives threads roles (tile.role): no automatic warp "
-    "specialization; tile.pipelined loops run as plain loops";
+/// Marks `kernel`: the automatic schedulers (warp specialization,
+/// pipelining) stepped aside for its tile.role ops; the attribute says so
+/// in the lower trace.
+inline void markExplicitRoles(KernelOp kernel) {
+  kernel->setAttr("tile.explicit_roles",
+                  StringAttr::get(kernel.getContext(),
+                                  "the program gives threads roles (tile.role): "
+                                  "no automatic warp specialization; "
+                                  "tile.pipelined loops run as plain loops"));
+}
 } // namespace tile
 } // namespace mlir
 

@@ -15,7 +15,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
-#include <map>
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
@@ -175,7 +174,7 @@ LogicalResult KernelLowering::assignRoleBarriers() {
   // One barrier per range of threads (roles of one range are the same
   // threads at different points of the program).
   int64_t next = 1;
-  std::map<std::pair<int64_t, int64_t>, int64_t> byRange;
+  DenseMap<std::pair<int64_t, int64_t>, int64_t> byRange;
   WalkResult result = kernel.walk([&](RoleOp role) -> WalkResult {
     auto [it, fresh] = byRange.try_emplace({role.getBegin(), role.getEnd()}, 0);
     if (fresh) {
@@ -265,11 +264,12 @@ LogicalResult KernelLowering::checkRoles() {
         kernel.emitOpError("its roles' register budgets (T.set_max_nreg) "
                            "add up to ")
         << budget << " registers, more than the 65536 of the register file";
-    for (SetMaxNRegOp set : sets)
+    for (SetMaxNRegOp set : sets) {
+      auto role = set->getParentOfType<RoleOp>();
       diag.attachNote(set.getLoc())
-          << set.getCount() << " registers for each thread of "
-          << "the role of [" << set->getParentOfType<RoleOp>().getBegin()
-          << ", " << set->getParentOfType<RoleOp>().getEnd() << ")";
+          << set.getCount() << " registers for each thread of the role of ["
+          << role.getBegin() << ", " << role.getEnd() << ")";
+    }
     return diag;
   }
   return success();

@@ -142,12 +142,9 @@ int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
 /// The scratch shared memory the kernel's ops need at most.
 int64_t KernelLowering::kernelScratchNeed() {
   int64_t need = 0;
-  kernel.walk([&](Operation *op) {
-    // An op in a role runs on the role's threads.
-    auto role = op->getParentOfType<RoleOp>();
-    need = std::max(need, scratchNeed(op, role ? role.getNumThreads()
-                                               : numThreads,
-                                      warpSize));
+  // An op in a role runs on the role's threads.
+  kernel.getBody().walk([&](Operation *op) {
+    need = std::max(need, scratchNeed(op, threadsOf(op), warpSize));
   });
   return need;
 }

@@ -21,16 +21,23 @@
 using namespace mlir;
 using namespace mlir::tile;
 
+/// Parses `(1, 2, 3)` into a list of integers.
+static ParseResult parseIntegerList(OpAsmParser &parser,
+                                    SmallVectorImpl<int64_t> &values,
+                                    OpAsmParser::Delimiter delimiter) {
+  return parser.parseCommaSeparatedList(delimiter, [&]() -> ParseResult {
+    int64_t v;
+    if (parser.parseInteger(v))
+      return failure();
+    values.push_back(v);
+    return success();
+  });
+}
+
 /// `128, 128, 256` (tile.alloc_barrier's arrival counts).
 static ParseResult parseCounts(OpAsmParser &parser, DenseI64ArrayAttr &counts) {
   SmallVector<int64_t> values;
-  if (parser.parseCommaSeparatedList([&]() -> ParseResult {
-        int64_t v;
-        if (parser.parseInteger(v))
-          return failure();
-        values.push_back(v);
-        return success();
-      }))
+  if (parseIntegerList(parser, values, OpAsmParser::Delimiter::None))
     return failure();
   counts = parser.getBuilder().getDenseI64ArrayAttr(values);
   return success();
@@ -85,19 +92,6 @@ parseIndexArguments(OpAsmParser &parser,
   for (OpAsmParser::Argument &arg : args)
     arg.type = index;
   return success();
-}
-
-/// Parses `(1, 2, 3)` into a list of integers.
-static ParseResult parseIntegerList(OpAsmParser &parser,
-                                    SmallVectorImpl<int64_t> &values,
-                                    OpAsmParser::Delimiter delimiter) {
-  return parser.parseCommaSeparatedList(delimiter, [&]() -> ParseResult {
-    int64_t v;
-    if (parser.parseInteger(v))
-      return failure();
-    values.push_back(v);
-    return success();
-  });
 }
 
 static void printIndexArguments(OpAsmPrinter &p, ValueRange args) {

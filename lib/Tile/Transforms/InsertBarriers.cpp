@@ -46,8 +46,9 @@ void collectAccesses(Operation *op, State &acc) {
     if (isa<CpAsyncOp>(inner))
       return WalkResult::advance(); // synchronized by the program (waits)
     if (auto copy = dyn_cast<CopyOp>(inner)) {
+      // Synchronized by the pipeliner (commit groups, barriers).
       if (copy.getAsync() || copy.getBarrier())
-        return WalkResult::advance(); // synchronized by the pipeliner (commit groups, barriers)
+        return WalkResult::advance();
       note(copy.getSrc(), false);
       note(copy.getDst(), true);
     } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {

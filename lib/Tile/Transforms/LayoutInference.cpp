@@ -12,7 +12,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Analysis/SliceAnalysis.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -223,12 +222,10 @@ static LogicalResult findFragmentHomes(KernelOp kernel, FragmentHomes &homes) {
   DenseMap<Value, Operation *> firstUse;
   WalkResult result =
       kernel.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
-        if (isa<AnnotateLayoutOp, ViewLikeOpInterface>(op))
+        if (isa<AnnotateLayoutOp, memref::SubViewOp, memref::CastOp>(op))
           return WalkResult::advance();
         for (Value operand : op->getOperands()) {
-          Value root = operand;
-          while (auto view = root.getDefiningOp<ViewLikeOpInterface>())
-            root = view.getViewSource();
+          Value root = viewSource(operand);
           auto alloc = root.getDefiningOp<AllocFragmentOp>();
           if (!alloc)
             continue;
@@ -407,11 +404,11 @@ LogicalResult LayoutInference::collect() {
         return WalkResult::advance();
       }
       auto attr = cast<FragmentLayoutAttr>(annotate.getLayout());
-      if (fragmentAlloc(buffer) && !isHome(buffer))
-        return WalkResult::advance();
       if (!fragmentAlloc(buffer))
         return annotate.emitOpError("the annotated buffer must come from a "
                                     "tile.alloc_fragment");
+      if (!isHome(buffer))
+        return WalkResult::advance(); // the inference of its threads applies it
       std::string why;
       FailureOr<TileLayout> layout = TileLayout::fromAttr(
           attr, cast<MemRefType>(buffer.getType()).getShape(), &why);

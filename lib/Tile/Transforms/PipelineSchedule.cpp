@@ -83,7 +83,7 @@ LogicalResult mlir::tile::schedulePipelinedLoop(PipelinedOp loop) {
   // program order).
   auto kernel = loop->getParentOfType<KernelOp>();
   if (kernel && kernel.hasRoles()) {
-    kernel->setAttr(kExplicitRolesAttr, builder.getStringAttr(kExplicitRolesNote));
+    markExplicitRoles(kernel);
     SmallVector<int64_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     loop.setStageAttr(builder.getDenseI64ArrayAttr(SmallVector<int64_t>(n, 0)));

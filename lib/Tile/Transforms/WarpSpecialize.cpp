@@ -1030,17 +1030,15 @@ struct TileWarpSpecializePass
   void runOnOperation() override {
     SmallVector<std::pair<KernelOp, PipelinedOp>> todo;
     getOperation().walk([&](KernelOp kernel) {
+      // A kernel that gives its threads roles itself keeps its schedule.
+      if (kernel.hasRoles()) {
+        markExplicitRoles(kernel);
+        return;
+      }
       SmallVector<PipelinedOp> loops;
       kernel.walk([&](PipelinedOp loop) { loops.push_back(loop); });
       bool specialized = false;
       kernel.walk([&](WarpSpecializeOp) { specialized = true; });
-      // A kernel that gives its threads roles itself keeps its schedule; the
-      // attribute says so in the lower trace.
-      if (kernel.hasRoles()) {
-        kernel->setAttr(kExplicitRolesAttr,
-                        StringAttr::get(kernel.getContext(), kExplicitRolesNote));
-        return;
-      }
       if (loops.size() == 1 && !specialized)
         todo.push_back({kernel, loops.front()});
     });

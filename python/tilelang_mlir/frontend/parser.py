@@ -250,10 +250,13 @@ class Parser:
         raise self.error(node, "nested function definitions are not supported in a tile "
                                "program; define a T.macro outside it")
 
+    def eval_condition(self, node: ast.expr):
+        """An `if`'s condition: `a == b` of tile values is the comparison."""
+        cond = self.eval(node)
+        return cond.value() if isinstance(cond, Equality) else cond
+
     def stmt_If(self, node: ast.If) -> None:
-        cond = self.eval(node.test)
-        if isinstance(cond, Equality):
-            cond = cond.value()
+        cond = self.eval_condition(node.test)
         if not is_runtime(cond):
             # A compile-time condition picks a branch; its bindings stay visible.
             self.visit_body(node.body if cond else node.orelse)
@@ -302,9 +305,7 @@ class Parser:
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
             elif_ = node.orelse[0]
             with self.at(elif_):
-                test = self.eval(elif_.test)
-            if isinstance(test, Equality):
-                test = test.value()
+                test = self.eval_condition(elif_.test)
             if isinstance(test, ThreadRange):
                 self.role_if(elif_, test, rest)
                 return

@@ -216,8 +216,7 @@ class RoleBuilder:
         if access_type not in ("r", "w", "rw"):
             raise self.error(f"T.access_ptr: access_type is 'r', 'w' or 'rw', got "
                              f"{access_type!r}")
-        if ignore_last_ndim or (isinstance(offset, int) and offset != 0) or \
-                not isinstance(offset, int):
+        if ignore_last_ndim or not (isinstance(offset, int) and offset == 0):
             raise self.error("not supported by tilelang-mlir: T.access_ptr(..., offset=..., "
                              "ignore_last_ndim=...)")
         indices = ref._point_indices("T.access_ptr of")

@@ -25,7 +25,7 @@ pipelining step aside for such a kernel.
 from __future__ import annotations
 
 from ._builtin import builtin
-from . import state
+from .tir import _unsupported
 
 
 class WarpgroupRole:
@@ -193,11 +193,7 @@ def ptx_wait_group(b, num: int = 0):
 
 def _not_yet(name: str, why: str):
     def fn(*args, **kwargs):
-        b = state.current() if state.active() else None
-        from ..base.errors import TileLangError
-
-        raise TileLangError(f"not supported by tilelang-mlir: {name} ({why})",
-                            b.source_location() if b else None)
+        raise _unsupported(f"{name} ({why})")
 
     fn.__name__ = name.split(".")[-1]
     fn.__doc__ = f"Not supported: {why}."
