@@ -41,8 +41,9 @@ lit: build
 
 # pytest exits with 5 when it collects no test: that is not a failure.
 # test/fuzz: a fixed-seed slice of each fuzzer (test/fuzz/README.md).
+# The tests run on JOBS worker processes (pytest-xdist).
 pytest: build
-	$(VPY) -m pytest -q test/python test/fuzz; rc=$$?; \
+	$(VPY) -m pytest -q -n $(JOBS) test/python test/fuzz; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
 test: lit pytest wheel-test
@@ -77,7 +78,7 @@ wheel-test: wheel
 	  -r requirements/wheel-test.txt dist/tilelang_mlir-*-$(WHEEL_TAG)-*.whl
 	cd test/python && ../../.venv-wheeltest/bin/python -c \
 	  'import tilelang_mlir, os; print("testing", os.path.dirname(tilelang_mlir.__file__))'
-	.venv-wheeltest/bin/python -m pytest -q -p no:cacheprovider test/python; rc=$$?; \
+	.venv-wheeltest/bin/python -m pytest -q -n $(JOBS) -p no:cacheprovider test/python; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
 # --- demo ---------------------------------------------------------------------

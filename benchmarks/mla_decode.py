@@ -27,6 +27,7 @@ compute-bound: the table says which limit binds (the fraction of 989
 TFLOP/s dense fp16 and of 4.8 TB/s).
 
     python benchmarks/mla_decode.py [--batch 64,128] [--cache 1024,4096,8192,16384]
+                                    [--dtype float16,bfloat16] [--ragged] [--splits 1,2]
                                     [--no-autotune] [--variants split,replicate]
 
 Without a GPU it compiles every kernel the run would use into the kernel
@@ -59,32 +60,47 @@ SPLITS = [1, 2, 4, 8]  # ours: the split counts tried
 # whole score tile, P in registers; roles = the program with explicit
 # warpgroup roles (kernels/attention/mla_decode_roles.py: a TMA producer,
 # one warpgroup on scores and softmax, P and alpha handed to the other).
-VARIANTS = {"split": ours.HOPPER, "replicate": ours.HOPPER_REPLICATE, "roles": {}}
+# seesaw = the explicit program in FlashMLA's schedule (mla_decode_roles.py:
+# the two consumer warpgroups take the tiles in turns).
+VARIANTS = {"split": ours.HOPPER, "replicate": ours.HOPPER_REPLICATE, "roles": {},
+            "seesaw": {}}
+WRAPPERS = {"roles": ours_roles.MlaDecodeRoles, "seesaw": ours_roles.MlaDecodeSeesaw}
 H200_TFLOPS, H200_TBS = 989.0, 4.8
 
 
 class Case:
-    def __init__(self, batch, cache, dtype="float16"):
-        self.batch, self.cache, self.dtype = batch, cache, dtype
+    """`batch` sequences of `cache` tokens, or with `ragged` lengths drawn
+    (fixed seed) uniformly from [cache / 4, 7 cache / 4): the same mean,
+    a longest sequence of up to 1.75 cache."""
+
+    def __init__(self, batch, cache, dtype="float16", ragged=False):
+        self.batch, self.cache, self.dtype, self.ragged = batch, cache, dtype, ragged
+        if ragged:
+            gen = torch.Generator().manual_seed(batch * 100003 + cache)
+            self.lens = torch.randint(cache // 4, 7 * cache // 4, (batch,),
+                                      generator=gen).tolist()
+        else:
+            self.lens = [cache] * batch
 
     @property
     def label(self):
-        return f"B{self.batch} N{self.cache} H{HEADS} {self.dtype}"
+        kind = " ragged" if self.ragged else ""
+        return f"B{self.batch} N{self.cache}{kind} H{HEADS} {self.dtype}"
 
     @property
     def pages(self):
-        return math.ceil(self.cache / PAGE)
+        return math.ceil(max(self.lens) / PAGE)
 
     @property
     def flop(self):
-        return 2 * HEADS * self.batch * self.cache * (DV + DPE + DV)
+        return 2 * HEADS * sum(self.lens) * (DV + DPE + DV)
 
     @property
     def bytes(self):
-        return self.batch * self.cache * (DV + DPE) * 2
+        return sum(self.lens) * (DV + DPE) * 2
 
     def ours(self, variant, splits, target):
-        wrapper = ours_roles.MlaDecodeRoles if variant == "roles" else ours.MlaDecode
+        wrapper = WRAPPERS.get(variant, ours.MlaDecode)
         return wrapper(self.batch, HEADS, self.batch * self.pages, self.pages, splits,
                        target=target, dtype=self.dtype, **VARIANTS[variant])
 
@@ -199,9 +215,8 @@ def check(o_ref):
 
 
 def run_case(case, kernels):
-    lens = [case.cache] * case.batch
     q, q_pe, kv, table, seqlens = ours.make_inputs(
-        case.batch, HEADS, lens, dtype=getattr(torch, case.dtype), device="cuda",
+        case.batch, HEADS, case.lens, dtype=getattr(torch, case.dtype), device="cuda",
         seed=int.from_bytes(os.urandom(4), "little"))
     o_ref = ours.reference(q, q_pe, kv, table, seqlens)
     row = {"case": case}
@@ -221,8 +236,11 @@ def run_case(case, kernels):
     else:
         row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
         row["config"] = ""
-    n_tokens = int(seqlens[0])
-    row["torch"] = measure(lambda: torch_mla(q, q_pe, kv, table, n_tokens), check(o_ref))
+    if case.ragged:
+        row["torch"] = ("n/a", None, "the gather+bmm path needs equal lengths")
+    else:
+        n_tokens = case.cache
+        row["torch"] = measure(lambda: torch_mla(q, q_pe, kv, table, n_tokens), check(o_ref))
     if triton is None:
         row["triton"] = ("n/a", None, "triton is not installed")
     else:
@@ -242,7 +260,7 @@ def cell(result, case):
 
 def print_table(rows):
     print()
-    print("| batch | cache | ours | torch gather+bmm | Triton split-KV | ours / Triton "
+    print("| case | cache | ours | torch gather+bmm | Triton split-KV | ours / Triton "
           "| ours: % of peak FLOP/s, % of HBM | our config | Triton config |")
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -253,7 +271,8 @@ def print_table(rows):
             f = case.flop / ours[1] / 1e9 / H200_TFLOPS
             b = case.bytes / ours[1] / 1e9 / H200_TBS
             bound = f"{100 * f:.0f}%, {100 * b:.0f}%"
-        print(f"| {case.batch} | {case.cache} | {cell(ours, case)} | {cell(row['torch'], case)} "
+        kind = f"B{case.batch} {case.dtype}" + (" ragged" if case.ragged else "")
+        print(f"| {kind} | {case.cache} | {cell(ours, case)} | {cell(row['torch'], case)} "
               f"| {cell(trit, case)} | {ratio} | {bound} | {row['config']} "
               f"| {row.get('triton_config', '')} |")
     print("(TFLOP/s / GB/s of cache read; peaks: H200 989 TFLOP/s dense fp16, 4.8 TB/s)")
@@ -263,12 +282,19 @@ def main(argv=None):
     parser = common.arguments(__doc__, "ours with 4 splits only")
     parser.add_argument("--batch", default="64,128")
     parser.add_argument("--cache", default="1024,4096,8192,16384")
+    parser.add_argument("--dtype", default="float16", help="float16,bfloat16")
+    parser.add_argument("--splits", default=",".join(map(str, SPLITS)),
+                        help="ours: the split counts tried")
+    parser.add_argument("--ragged", action="store_true",
+                        help="also each case with ragged lengths of the same mean")
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help=f"ours: the split-kernel variants tried ({', '.join(VARIANTS)})")
     args = parser.parse_args(argv)
     gpu, target = common.init_cuda()
-    todo = [Case(int(b), int(n)) for b in args.batch.split(",") for n in args.cache.split(",")]
-    splits = [4] if args.no_autotune else SPLITS
+    todo = [Case(int(b), int(n), dt, r) for dt in args.dtype.split(",")
+            for b in args.batch.split(",") for n in args.cache.split(",")
+            for r in ([False, True] if args.ragged else [False])]
+    splits = [4] if args.no_autotune else [int(x) for x in args.splits.split(",")]
     variants = [v for v in args.variants.split(",") if v]
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:

@@ -6,6 +6,7 @@ bfloat16. Small sizes: the CPU target runs them in CI; the `cuda` target
 runs them on a GPU."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -121,14 +122,15 @@ def test_mla_decode_replicate_assembles():
 # ---------------------------------------------------------------------------
 
 
-def run_roles(heads, cache_lens, num_splits, dtype="float16", **config):
+def run_roles(heads, cache_lens, num_splits, dtype="float16", schedule="MlaDecodeRoles",
+              **config):
     from tilelang_mlir.kernels.attention import mla_decode_roles as roles
 
     batch = len(cache_lens)
     inputs = mla.make_inputs(batch, heads, cache_lens, dtype=getattr(torch, dtype))
     num_pages, max_pages = inputs[2].shape[0], inputs[3].shape[1]
-    kernel = roles.MlaDecodeRoles(batch, heads, num_pages, max_pages, num_splits,
-                                  target="cuda", dtype=dtype, **config)
+    kernel = getattr(roles, schedule)(batch, heads, num_pages, max_pages, num_splits,
+                                      target="cuda", dtype=dtype, **config)
     o = kernel(*(x.cuda() for x in inputs))
     assert tuple(o.shape) == (batch, heads, mla.DV)
     return rel_error(o.cpu(), mla.reference(*inputs))
@@ -149,6 +151,43 @@ def test_mla_decode_roles_one_stage_many_tiles():
     """One KV slot: the producer waits for both consumers every tile."""
     err = run_roles(64, [2000, 77], num_splits=1, num_stages=1)
     assert err < TOL["float16"], err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_mla_decode_seesaw_ragged_lengths(dtype):
+    """The seesaw schedule: ragged lengths (odd and even tile counts, a
+    sequence of one token, so a masked partner tile; empty later splits),
+    two head groups, a shuffled block table."""
+    err = run_roles(128, [100, 333, 1, 1500, 640], num_splits=3, dtype=dtype,
+                    schedule="MlaDecodeSeesaw")
+    assert err < TOL[dtype], err
+
+
+@pytest.mark.gpu
+def test_mla_decode_seesaw_many_pairs():
+    """Many pairs of tiles in one split: the barrier phases, the slots'
+    parts refilled while the other warpgroup reads them, the rescaling of
+    P and O between the two warpgroups' maxima."""
+    err = run_roles(64, [4096 + 64 * 7 + 5, 3 * 64], num_splits=1, schedule="MlaDecodeSeesaw")
+    assert err < TOL["float16"], err
+
+
+def test_mla_decode_seesaw_assembles_without_spills():
+    """The seesaw program compiles for sm_90a with no register spills at
+    (232, 232, 40) registers: O halves, the scores, P and Q's rope part in
+    registers, the score gemms' descriptors kept in the loop."""
+    from tilelang_mlir.compiler.cuda import resource_report
+    from tilelang_mlir.kernels.attention import mla_decode_roles as roles
+
+    kernel = tl.compile(roles.mla_decode_seesaw_split(64, 128, 64 * 128, 128, 2),
+                        out_idx=[5, 6], target="cuda:sm_90a",
+                        pass_configs={"tl.disable_cache": True})
+    ptx = kernel.get_source()
+    assert len(re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == 2
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in ptx
+    report = resource_report(kernel.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
 
 
 def test_mla_decode_roles_assembles_without_spills():

@@ -112,7 +112,20 @@ NVVMKernelLowering::wgmmaDescriptor(OpBuilder &b, const Buffer &buf,
                    (uint64_t(mode) << 62);
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, addr64, c64(0x3FFFF)), c64(4));
-  return {arith::OrIOp::create(b, loc, start, c64((int64_t)fixed)), elems};
+  Value desc = arith::OrIOp::create(b, loc, start, c64((int64_t)fixed));
+  // Kept where the gemm is: LLVM would hoist every K step's descriptor of
+  // a gemm in a loop (a 64-bit value each, dozens per gemm) out of it as a
+  // loop invariant and run the registers out; ptxas keeps the base and the
+  // adds in uniform registers when they stay in the loop.
+  desc = LLVM::InlineAsmOp::create(
+             b, loc, i64, ValueRange{desc}, "mov.b64 $0, $1;", "=l,l",
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             ArrayAttr())
+             .getRes();
+  return {desc, elems};
 }
 
 /// The origin (first row, first column) of this thread's warpgroup tile

@@ -19,6 +19,11 @@ the schedule in the program instead of the compiler's:
 So the score gemm and softmax of tile k+1 run under the P V of tile k on
 the other warpgroup. Offers `mla_decode_roles_split` and `MlaDecodeRoles`
 (the split kernel and the combine as one call, as `mla_decode.MlaDecode`).
+
+`mla_decode_seesaw_split` (`MlaDecodeSeesaw`) is the balanced schedule
+FlashMLA uses on Hopper, written with the same layer: the two consumer
+warpgroups take the KV tiles in turns, each computing the scores and the
+softmax of its own tile while the other's gemms run (see its docstring).
 """
 
 import math
@@ -26,7 +31,7 @@ import math
 import tilelang_mlir.language as T
 
 from .mla_decode import DPE, DV, MlaDecode
-from .online_softmax import (mask_past_end, softmax_finish, softmax_reset, softmax_state,
+from .online_softmax import (LN2, mask_past_end, softmax_finish, softmax_reset, softmax_state,
                              softmax_step, split_tiles)
 
 
@@ -119,8 +124,262 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
     return main
 
 
+def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
+                            dtype="float16", registers=(232, 232, 40)):
+    """MLA decode in FlashMLA's seesaw schedule, with explicit roles.
+
+    The KV tiles of the split go in pairs (t, t + 1): warpgroup 0 owns the
+    even tiles (KV slot 0), warpgroup 1 the odd ones (slot 1); each keeps
+    its half of O (columns 0-255 / 256-511) in registers, and both take
+    part in every tile's P V. Per pair:
+
+    - wg0: the scores of tile t; the softmax against m(t - 1), the running
+      row maximum in `m_shared` (-> `sm0`); its half of P(t) V(t) with P
+      in registers; then, once wg1's softmax of t + 1 is done (`sm1`),
+      P(t) rescaled to m(t + 1) into P0_shared (-> `p0`), O rescaled, and
+      its half of P(t + 1) V(t + 1) from P1_shared (`p1`), left running
+      under the next pair's scores;
+    - wg1: the scores of tile t + 1; after `sm0` the softmax against m(t)
+      (-> `sm1`), P(t + 1) into P1_shared (-> `p1`), its half of
+      P(t + 1) V(t + 1) from registers and, after `p0`, of P(t) V(t).
+
+    One warpgroup's softmax always runs under the other's gemms. The row
+    sums stay per warpgroup (each scaled with its O) and are added at the
+    end. The producer warpgroup loads each tile by TMA in three parts
+    (the rope columns, then the owner's half, then the other half), each
+    on its own full/free barrier pair, so a slot's part is refilled as
+    soon as its last reader is done and the owner's score gemm starts on
+    the parts that landed first. The rope part of Q lives in registers
+    (A of the first score gemm), which leaves room for two P buffers next
+    to Q and two KV slots (225 KB). An odd last tile is paired with a
+    masked one: every pair has the same code, without branches around the
+    asynchronous gemms."""
+    block_H = block_N = 64
+    scale = math.log2(math.e) / math.sqrt(DV + DPE)
+    accum = "float32"
+    half = DV // 2
+    NEG = -1.0e30  # the start of the running maximum (exp2 of NEG - m is 0, never NaN)
+    assert page_size % block_N == 0, "a KV tile lies within one page"
+
+    @T.macro
+    def scores(Q_shared, Qpe, KV_shared, S, kv_full, slot, phase, own):
+        # S = Q K^T of the tile in `slot`: the rope part, the own half, the
+        # other half, each once its TMA part has landed (kv_full[3 slot + p]:
+        # 0 rope, 1 left half, 2 right half).
+        T.barrier_wait(kv_full[3 * slot], phase)
+        T.wgmma_gemm(Qpe, KV_shared[slot, :, DV:DV + DPE], S, transpose_B=True, clear_accum=True)
+        T.barrier_wait(kv_full[3 * slot + 1 + own], phase)
+        T.wgmma_gemm(Q_shared[:, own * half:(own + 1) * half],
+                     KV_shared[slot, :, own * half:(own + 1) * half], S, transpose_B=True)
+        T.barrier_wait(kv_full[3 * slot + 2 - own], phase)
+        T.wgmma_gemm(Q_shared[:, (1 - own) * half:(2 - own) * half],
+                     KV_shared[slot, :, (1 - own) * half:(2 - own) * half], S, transpose_B=True)
+
+    @T.prim_func
+    def main(Q: T.Tensor((batch, heads, DV), dtype), Q_pe: T.Tensor((batch, heads, DPE), dtype),
+             KV: T.Tensor((num_pages, page_size, DV + DPE), dtype),
+             block_table: T.Tensor((batch, max_pages), "int32"),
+             cache_seqlens: T.Tensor((batch,), "int32"),
+             O_part: T.Tensor((batch, num_splits, heads, DV), accum),
+             LSE_part: T.Tensor((batch, num_splits, heads), accum)):
+        with T.Kernel(batch, heads // block_H, num_splits, threads=384) as (bx, by, bz):
+            Q_shared = T.alloc_shared((block_H, DV), dtype)
+            KV_shared = T.alloc_shared((2, block_N, DV + DPE), dtype)
+            P0_shared = T.alloc_shared((block_H, block_N), dtype)
+            P1_shared = T.alloc_shared((block_H, block_N), dtype)
+            m_shared = T.alloc_shared((block_H,), accum)      # the running row maximum
+            scale1_shared = T.alloc_shared((block_H,), accum)  # exp2(m(t) - m(t+1))
+            l_shared = T.alloc_shared((2, block_H), accum)
+            # per slot: rope, left half, right half
+            kv_full = T.alloc_barrier([128] * 6)
+            kv_free = T.alloc_barrier([128, 256, 256, 128, 256, 256])
+            sm0 = T.alloc_barrier(128)   # wg0's softmax of tile t done (m_shared = m(t))
+            sm1 = T.alloc_barrier(128)   # wg1's softmax of tile t+1 done
+            p0 = T.alloc_barrier(128)    # P0_shared (scaled to m(t+1)) written
+            p1 = T.alloc_barrier(128)    # P1_shared written
+            done = T.alloc_barrier(256)  # both row sums in l_shared
+
+            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
+            n_pairs = T.ceildiv(n_tiles, 2)
+            limit = T.min(seqlen, (first + n_tiles) * block_N)  # keys past it are masked
+            T.copy(Q[bx, by * block_H, 0], Q_shared)
+            for i in T.Parallel(block_H):
+                m_shared[i] = NEG
+            T.sync_threads()
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.set_max_nreg(registers[0], 1)
+                Qpe = T.alloc_fragment((block_H, DPE), dtype)
+                S = T.alloc_fragment((block_H, block_N), accum)
+                P = T.alloc_fragment((block_H, block_N), dtype)
+                acc = T.alloc_fragment((block_H, half), accum)
+                m_acc = T.alloc_fragment((block_H,), accum)
+                m_new = T.alloc_fragment((block_H,), accum)
+                r = T.alloc_fragment((block_H,), accum)
+                l = T.alloc_fragment((block_H,), accum)
+                T.copy(Q_pe[bx, by * block_H, 0], Qpe)
+                T.clear(acc)
+                T.clear(l)
+                T.fill(m_acc, NEG)
+                for k in T.serial(n_pairs):
+                    t = 2 * k
+                    scores(Q_shared, Qpe, KV_shared, S, kv_full, 0, k % 2, 0)
+                    T.wait_wgmma(0)
+                    T.barrier_arrive(kv_free[0])
+                    T.barrier_arrive(kv_free[1])
+                    T.barrier_arrive(kv_free[2])
+                    if k > 0:
+                        T.barrier_arrive(kv_free[4])  # my P1 V of tile t-1 is done
+                    # softmax of tile t against m(t-1)
+                    if (first + t + 1) * block_N > limit:
+                        for i, j in T.Parallel(block_H, block_N):
+                            S[i, j] = T.if_then_else((first + t) * block_N + j < limit, S[i, j],
+                                                     -T.infinity(accum))
+                    T.reduce_max(S, m_new, dim=1)
+                    for i in T.Parallel(block_H):
+                        m_new[i] = T.max(m_new[i] * scale, m_shared[i])
+                        r[i] = T.exp2(m_acc[i] - m_new[i])
+                        m_acc[i] = m_new[i]
+                    for i, j in T.Parallel(block_H, block_N):
+                        S[i, j] = T.exp2(S[i, j] * scale - m_new[i])
+                    for i in T.Parallel(block_H):
+                        m_shared[i] = m_new[i]
+                    T.barrier_arrive(sm0)
+                    for i, j in T.Parallel(block_H, half):
+                        acc[i, j] *= r[i]
+                    T.reduce_sum(S, m_new, dim=1)  # (m_new: the row sums of this tile)
+                    for i in T.Parallel(block_H):
+                        l[i] = l[i] * r[i] + m_new[i]
+                    T.copy(S, P)
+                    T.wgmma_gemm(P, KV_shared[0, :, 0:half], acc)
+                    T.wait_wgmma(0)
+                    T.barrier_arrive(kv_free[1])
+                    # wg1's softmax of tile t+1: P(t) rescaled to m(t+1) for wg1
+                    T.barrier_wait(sm1, k % 2)
+                    for i in T.Parallel(block_H):
+                        r[i] = scale1_shared[i]
+                        m_acc[i] = m_shared[i]
+                    for i, j in T.Parallel(block_H, block_N):
+                        P[i, j] = P[i, j] * r[i]
+                    T.copy(P, P0_shared)
+                    T.barrier_arrive(p0)
+                    # P(t+1) V(t+1), my half
+                    T.barrier_wait(p1, k % 2)
+                    for i, j in T.Parallel(block_H, half):
+                        acc[i, j] *= r[i]
+                    for i in T.Parallel(block_H):
+                        l[i] = l[i] * r[i]
+                    T.wgmma_gemm(P1_shared, KV_shared[1, :, 0:half], acc)
+                T.wait_wgmma(0)
+                for i in T.Parallel(block_H):
+                    l_shared[0, i] = l[i]
+                T.barrier_arrive(done)
+                T.barrier_wait(done, 0)
+                for i in T.Parallel(block_H):
+                    l[i] = l[i] + l_shared[1, i]
+                    r[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
+                    m_new[i] = T.if_then_else(l[i] > 0, (T.log2(l[i]) + m_acc[i]) * LN2,
+                                              -T.infinity(accum))
+                for i, j in T.Parallel(block_H, half):
+                    acc[i, j] *= r[i]
+                T.copy(acc, O_part[bx, bz, by * block_H, 0])
+                T.copy(m_new, LSE_part[bx, bz, by * block_H])
+            elif tx < 256:
+                T.set_max_nreg(registers[1], 1)
+                Qpe = T.alloc_fragment((block_H, DPE), dtype)
+                S = T.alloc_fragment((block_H, block_N), accum)
+                P = T.alloc_fragment((block_H, block_N), dtype)
+                acc = T.alloc_fragment((block_H, half), accum)
+                m_acc = T.alloc_fragment((block_H,), accum)
+                m_new = T.alloc_fragment((block_H,), accum)
+                r = T.alloc_fragment((block_H,), accum)
+                l = T.alloc_fragment((block_H,), accum)
+                T.copy(Q_pe[bx, by * block_H, 0], Qpe)
+                T.clear(acc)
+                T.clear(l)
+                T.fill(m_acc, NEG)
+                for k in T.serial(n_pairs):
+                    t = 2 * k + 1
+                    scores(Q_shared, Qpe, KV_shared, S, kv_full, 1, k % 2, 1)
+                    T.wait_wgmma(0)
+                    T.barrier_arrive(kv_free[3])
+                    T.barrier_arrive(kv_free[4])
+                    T.barrier_arrive(kv_free[5])
+                    if (first + t + 1) * block_N > limit:
+                        for i, j in T.Parallel(block_H, block_N):
+                            S[i, j] = T.if_then_else((first + t) * block_N + j < limit, S[i, j],
+                                                     -T.infinity(accum))
+                    T.reduce_max(S, m_new, dim=1)
+                    T.barrier_wait(sm0, k % 2)
+                    for i in T.Parallel(block_H):
+                        r[i] = m_shared[i]  # m(t-1)
+                        m_new[i] = T.max(m_new[i] * scale, r[i])
+                        scale1_shared[i] = T.exp2(r[i] - m_new[i])
+                        r[i] = T.exp2(m_acc[i] - m_new[i])
+                        m_acc[i] = m_new[i]
+                    for i, j in T.Parallel(block_H, block_N):
+                        S[i, j] = T.exp2(S[i, j] * scale - m_new[i])
+                    for i in T.Parallel(block_H):
+                        m_shared[i] = m_new[i]
+                    T.barrier_arrive(sm1)
+                    T.copy(S, P)
+                    T.copy(P, P1_shared)
+                    T.barrier_arrive(p1)
+                    for i, j in T.Parallel(block_H, half):
+                        acc[i, j] *= r[i]
+                    T.reduce_sum(S, m_new, dim=1)
+                    for i in T.Parallel(block_H):
+                        l[i] = l[i] * r[i] + m_new[i]
+                    T.wgmma_gemm(P, KV_shared[1, :, half:DV], acc)
+                    T.barrier_wait(p0, k % 2)
+                    T.wgmma_gemm(P0_shared, KV_shared[0, :, half:DV], acc)
+                    T.wait_wgmma(1)
+                    T.barrier_arrive(kv_free[5])
+                    T.wait_wgmma(0)
+                    T.barrier_arrive(kv_free[2])
+                for i in T.Parallel(block_H):
+                    l_shared[1, i] = l[i]
+                T.barrier_arrive(done)
+                T.barrier_wait(done, 0)
+                for i in T.Parallel(block_H):
+                    l[i] = l[i] + l_shared[0, i]
+                    r[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
+                for i, j in T.Parallel(block_H, half):
+                    acc[i, j] *= r[i]
+                T.copy(acc, O_part[bx, bz, by * block_H, half])
+            else:  # the producer: tiles 0 .. 2 n_pairs - 1 (a last odd one is masked)
+                T.set_max_nreg(registers[2], 0)
+                for j in T.serial(2 * n_pairs):
+                    s = j % 2
+                    phase = ((j // 2) % 2) ^ 1
+                    token = (first + j) * block_N
+                    page = block_table[bx, T.min(token, seqlen - 1) // page_size] + 0
+                    row = token % page_size
+                    T.barrier_wait(kv_free[3 * s], phase)
+                    T.tma_copy(KV[page, row, DV], KV_shared[s, :, DV:DV + DPE],
+                               barrier=kv_full[3 * s])
+                    T.barrier_arrive(kv_full[3 * s])
+                    T.barrier_wait(kv_free[3 * s + 1 + s], phase)
+                    T.tma_copy(KV[page, row, s * half], KV_shared[s, :, s * half:(s + 1) * half],
+                               barrier=kv_full[3 * s + 1 + s])
+                    T.barrier_arrive(kv_full[3 * s + 1 + s])
+                    T.barrier_wait(kv_free[3 * s + 2 - s], phase)
+                    T.tma_copy(KV[page, row, (1 - s) * half],
+                               KV_shared[s, :, (1 - s) * half:(2 - s) * half],
+                               barrier=kv_full[3 * s + 2 - s])
+                    T.barrier_arrive(kv_full[3 * s + 2 - s])
+
+    return main
+
+
 class MlaDecodeRoles(MlaDecode):
     """The split kernel with roles and the combine as one call:
     (q, q_pe, kv, table, lens) -> O, as `mla_decode.MlaDecode`."""
 
     program = staticmethod(mla_decode_roles_split)
+
+
+class MlaDecodeSeesaw(MlaDecode):
+    """The seesaw split kernel and the combine as one call."""
+
+    program = staticmethod(mla_decode_seesaw_split)

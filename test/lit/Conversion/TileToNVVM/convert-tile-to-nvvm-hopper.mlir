@@ -31,11 +31,15 @@
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.mbarrier.try_wait
 // Only the first K step's descriptors are built from the addresses (and,
-// shift, or with the fixed fields); the later ones add the distance in
-// 16-byte units to them (constants once LLVM folds the index arithmetic).
+// shift, or with the fixed fields), each pinned where the gemm is by an
+// opaque move (LLVM would hoist every K step's descriptor of a gemm in a
+// loop out of it); the later ones add the distance in 16-byte units to
+// them (constants once LLVM folds the index arithmetic).
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: %[[DB:.+]] = arith.ori %{{.+}}, %c4611686293338849280_i64 : i64
-// CHECK: %[[DA:.+]] = arith.ori %{{.+}}, %c4611686293305360384_i64 : i64
+// CHECK: %[[DB0:.+]] = arith.ori %{{.+}}, %c4611686293338849280_i64 : i64
+// CHECK-NEXT: %[[DB:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l" %[[DB0]] : (i64) -> i64
+// CHECK: %[[DA0:.+]] = arith.ori %{{.+}}, %c4611686293305360384_i64 : i64
+// CHECK-NEXT: %[[DA:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l" %[[DA0]] : (i64) -> i64
 // CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.+}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
 // CHECK-NOT: arith.shrui
 // CHECK: %[[DB1:.+]] = arith.addi %[[DB]], %{{.+}} : i64
