@@ -67,7 +67,11 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
              cache_seqlens: T.Tensor((batch,), "int32"),
              O_part: T.Tensor((batch, num_splits, heads, DV), accum),
              LSE_part: T.Tensor((batch, num_splits, heads), accum)):
-        with T.Kernel(batch, heads // block_H, num_splits, threads=threads) as (bx, by, bz):
+        # The head groups of one sequence are neighbours in launch order:
+        # they run at the same time and read each KV tile once from DRAM
+        # (the second read hits L2). With the batch first, the groups of a
+        # sequence fell in different waves and the cache was read twice.
+        with T.Kernel(heads // block_H, batch, num_splits, threads=threads) as (by, bx, bz):
             Q_shared = T.alloc_shared((block_H, DV), dtype)
             Qpe_shared = T.alloc_shared((block_H, DPE), dtype)
             KV_shared = T.alloc_shared((block_N, DV), dtype)

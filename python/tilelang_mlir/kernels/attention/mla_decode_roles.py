@@ -50,7 +50,8 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
              cache_seqlens: T.Tensor((batch,), "int32"),
              O_part: T.Tensor((batch, num_splits, heads, DV), accum),
              LSE_part: T.Tensor((batch, num_splits, heads), accum)):
-        with T.Kernel(batch, heads // block_H, num_splits, threads=384) as (bx, by, bz):
+        # head groups first: see mla_decode.mla_decode_split
+        with T.Kernel(heads // block_H, batch, num_splits, threads=384) as (by, bx, bz):
             Q_shared = T.alloc_shared((block_H, DV), dtype)
             Qpe_shared = T.alloc_shared((block_H, DPE), dtype)
             KV_shared = T.alloc_shared((num_stages, block_N, DV + DPE), dtype)
@@ -182,7 +183,8 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
              cache_seqlens: T.Tensor((batch,), "int32"),
              O_part: T.Tensor((batch, num_splits, heads, DV), accum),
              LSE_part: T.Tensor((batch, num_splits, heads), accum)):
-        with T.Kernel(batch, heads // block_H, num_splits, threads=384) as (bx, by, bz):
+        # head groups first: see mla_decode.mla_decode_split
+        with T.Kernel(heads // block_H, batch, num_splits, threads=384) as (by, bx, bz):
             Q_shared = T.alloc_shared((block_H, DV), dtype)
             KV_shared = T.alloc_shared((2, block_N, DV + DPE), dtype)
             P0_shared = T.alloc_shared((block_H, block_N), dtype)
