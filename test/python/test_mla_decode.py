@@ -173,10 +173,13 @@ def test_mla_decode_seesaw_many_pairs():
     assert err < TOL["float16"], err
 
 
-def test_mla_decode_seesaw_assembles_without_spills():
-    """The seesaw program compiles for sm_90a with no register spills at
-    (232, 232, 40) registers: O halves, the scores, P and Q's rope part in
-    registers, the score gemms' descriptors kept in the loop."""
+def test_mla_decode_seesaw_assembles():
+    """The seesaw program compiles for sm_90a: 256 threads (no producer
+    warpgroup: each consumer issues the TMA loads of the parts it frees),
+    the async score and P V gemms on wgmma (m64n64 and m64n256), the P V of
+    P from registers, and no wgmma serialized by ptxas. At 255 registers
+    ptxas spills a few values outside the main loop (the epilogue's): the
+    bound below holds them to that."""
     from tilelang_mlir.compiler.cuda import resource_report
     from tilelang_mlir.kernels.attention import mla_decode_roles as roles
 
@@ -184,10 +187,14 @@ def test_mla_decode_seesaw_assembles_without_spills():
                         out_idx=[5, 6], target="cuda:sm_90a",
                         pass_configs={"tl.disable_cache": True})
     ptx = kernel.get_source()
-    assert len(re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == 2
+    assert re.search(r"\.maxntid 256", ptx)
+    assert "cp.async.bulk.tensor" in ptx and "mbarrier.expect_tx" in ptx
     assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in ptx
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx
+    assert "C7514" not in kernel.ptxas_info and "C7517" not in kernel.ptxas_info, \
+        kernel.ptxas_info
     report = resource_report(kernel.ptxas_info)
-    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+    assert report["spill_stores"] <= 32 and report["spill_loads"] <= 48, kernel.ptxas_info
 
 
 def test_mla_decode_roles_assembles_without_spills():
@@ -206,9 +213,10 @@ def test_mla_decode_roles_assembles_without_spills():
     assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
 
 
-def test_mla_decode_roles_refuse_the_cpu():
+@pytest.mark.parametrize("program", ["mla_decode_roles_split", "mla_decode_seesaw_split"])
+def test_mla_decode_roles_refuse_the_cpu(program):
     from tilelang_mlir.base.errors import CompilationError
     from tilelang_mlir.kernels.attention import mla_decode_roles as roles
 
     with pytest.raises(CompilationError, match="roles run concurrently"):
-        tl.compile(roles.mla_decode_roles_split(1, 64, 4, 4, 1), out_idx=[5, 6], target="cpu")
+        tl.compile(getattr(roles, program)(1, 64, 4, 4, 1), out_idx=[5, 6], target="cpu")

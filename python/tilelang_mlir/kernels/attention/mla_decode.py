@@ -52,7 +52,7 @@ DV, DPE = 512, 64  # latent (value) dim, rope dim; the key dim is DV + DPE
 
 def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
                      block_H=64, block_N=64, num_stages=2, threads=256, dtype="float16",
-                     scores="split"):
+                     scores="split", direct=False):
     scale = math.log2(math.e) / math.sqrt(DV + DPE)  # softmax(x / sqrt(576)) through exp2
     accum = "float32"
     s_policy = T.GemmWarpPolicy.Replicate if scores == "replicate" else FullRow
@@ -65,7 +65,8 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
              KV: T.Tensor((num_pages, page_size, DV + DPE), dtype),
              block_table: T.Tensor((batch, max_pages), "int32"),
              cache_seqlens: T.Tensor((batch,), "int32"),
-             O_part: T.Tensor((batch, num_splits, heads, DV), accum),
+             # float32 partials, or O itself in dtype with `direct` (one split)
+             O_part: T.Tensor((batch, num_splits, heads, DV), dtype if direct else accum),
              LSE_part: T.Tensor((batch, num_splits, heads), accum)):
         # The head groups of one sequence are neighbours in launch order:
         # they run at the same time and read each KV tile once from DRAM
@@ -159,20 +160,26 @@ def reference(q, q_pe, kv, table, lens):
 class MlaDecode:
     """The two kernels as one call: (q, q_pe, kv, table, lens) -> O. The
     split kernel is `program`'s (mla_decode_roles.MlaDecodeRoles has the
-    one with explicit roles)."""
+    one with explicit roles). With one split there is nothing to combine:
+    the split kernel writes O in the input dtype itself (`direct`) and the
+    combine kernel is not run."""
 
     program = staticmethod(mla_decode_split)
 
     def __init__(self, batch, heads, num_pages, max_pages, num_splits, target="auto",
                  dtype="float16", **config):
+        self.direct = num_splits == 1
+        self.shape = (batch, heads, DV)
         self.split = tl.compile(self.program(batch, heads, num_pages, max_pages, num_splits,
-                                             dtype=dtype, **config),
+                                             dtype=dtype, direct=self.direct, **config),
                                 out_idx=[5, 6], target=target)
-        self.combine = tl.compile(mla_decode_combine(batch, heads, num_splits, dtype=dtype),
-                                  out_idx=[2], target=target)
+        self.combine = None if self.direct else tl.compile(
+            mla_decode_combine(batch, heads, num_splits, dtype=dtype), out_idx=[2], target=target)
         self.device = self.split.device
         self.target = self.split.target
 
     def __call__(self, q, q_pe, kv, table, lens):
         o_part, lse_part = self.split(q, q_pe, kv, table, lens)
+        if self.direct:
+            return o_part.reshape(self.shape)
         return self.combine(o_part, lse_part)

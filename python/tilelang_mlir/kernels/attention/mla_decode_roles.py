@@ -37,7 +37,7 @@ from .online_softmax import (LN2, mask_past_end, softmax_finish, softmax_reset, 
 
 def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
                            block_H=64, block_N=64, num_stages=2, dtype="float16",
-                           registers=(232, 232, 40)):
+                           registers=(232, 232, 40), direct=False):
     scale = math.log2(math.e) / math.sqrt(DV + DPE)
     accum = "float32"
     half = DV // 2
@@ -48,7 +48,7 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
              KV: T.Tensor((num_pages, page_size, DV + DPE), dtype),
              block_table: T.Tensor((batch, max_pages), "int32"),
              cache_seqlens: T.Tensor((batch,), "int32"),
-             O_part: T.Tensor((batch, num_splits, heads, DV), accum),
+             O_part: T.Tensor((batch, num_splits, heads, DV), dtype if direct else accum),
              LSE_part: T.Tensor((batch, num_splits, heads), accum)):
         # head groups first: see mla_decode.mla_decode_split
         with T.Kernel(heads // block_H, batch, num_splits, threads=384) as (by, bx, bz):
@@ -126,7 +126,7 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
 
 
 def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
-                            dtype="float16", registers=(232, 232, 40)):
+                            dtype="float16", direct=False):
     """MLA decode in FlashMLA's seesaw schedule, with explicit roles.
 
     The KV tiles of the split go in pairs (t, t + 1): warpgroup 0 owns the
@@ -146,14 +146,16 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
 
     One warpgroup's softmax always runs under the other's gemms. The row
     sums stay per warpgroup (each scaled with its O) and are added at the
-    end. The producer warpgroup loads each tile by TMA in three parts
-    (the rope columns, then the owner's half, then the other half), each
-    on its own full/free barrier pair, so a slot's part is refilled as
-    soon as its last reader is done and the owner's score gemm starts on
-    the parts that landed first. The rope part of Q lives in registers
-    (A of the first score gemm), which leaves room for two P buffers next
-    to Q and two KV slots (225 KB). An odd last tile is paired with a
-    masked one: every pair has the same code, without branches around the
+    end. There is no producer warpgroup (256 threads, up to 255 registers
+    each): a tile lands in two parts, the owner's half of the 512 columns
+    and the other half (the rope columns travel with the right half), each
+    on its own barrier, and the warpgroup that reads a part last issues its
+    TMA load for the tile two ahead as soon as that read is done (wg0 the
+    left halves, wg1 the right halves and rope columns), so the score gemm
+    starts on the part that landed first. The rope part of Q lives in
+    registers (A of a score gemm), which leaves room for two P buffers next
+    to Q and the two KV slots (225 KB). An odd last tile is paired with a
+    masked one: every pair runs the same code, without branches around the
     asynchronous gemms."""
     block_H = block_N = 64
     scale = math.log2(math.e) / math.sqrt(DV + DPE)
@@ -163,28 +165,44 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
     assert page_size % block_N == 0, "a KV tile lies within one page"
 
     @T.macro
-    def scores(Q_shared, Qpe, KV_shared, S, kv_full, slot, phase, own):
-        # S = Q K^T of the tile in `slot`: the rope part, the own half, the
-        # other half, each once its TMA part has landed (kv_full[3 slot + p]:
-        # 0 rope, 1 left half, 2 right half).
-        T.barrier_wait(kv_full[3 * slot], phase)
-        T.wgmma_gemm(Qpe, KV_shared[slot, :, DV:DV + DPE], S, transpose_B=True, clear_accum=True)
-        T.barrier_wait(kv_full[3 * slot + 1 + own], phase)
-        T.wgmma_gemm(Q_shared[:, own * half:(own + 1) * half],
-                     KV_shared[slot, :, own * half:(own + 1) * half], S, transpose_B=True)
-        T.barrier_wait(kv_full[3 * slot + 2 - own], phase)
-        T.wgmma_gemm(Q_shared[:, (1 - own) * half:(2 - own) * half],
-                     KV_shared[slot, :, (1 - own) * half:(2 - own) * half], S, transpose_B=True)
+    def scores(Q_shared, Qpe, KV_shared, S, kv_full, slot, phase, part):
+        # S = Q K^T of the tile in `slot`, by part as the parts land: part 0
+        # the owner's half of the 512 columns (kv_full[2 slot]), part 1 the
+        # other half (kv_full[2 slot + 1]); the rope columns come with the
+        # right half. One gemm group per part.
+        cols = (slot if part == 0 else 1 - slot) * half
+        T.barrier_wait(kv_full[2 * slot + part], phase)
+        T.wgmma_gemm(Q_shared[:, cols:cols + half], KV_shared[slot, :, cols:cols + half], S,
+                     transpose_B=True, clear_accum=part == 0)
+        if cols == half:
+            T.wgmma_gemm(Qpe, KV_shared[slot, :, DV:DV + DPE], S, transpose_B=True)
+
+    @T.macro
+    def load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, j, h):
+        # TMA of half h of tile j's 512 columns (with the rope columns when
+        # h = 1) into slot j % 2, completing on the slot's barrier of that
+        # part, with the issuing warpgroup's 128 arrivals. A tile past the
+        # split (the masked partner of an odd last tile) reads a page of the
+        # sequence.
+        s = j % 2
+        bar = kv_full[2 * s + (0 if h == s else 1)]
+        token = (first + j) * block_N
+        page = block_table[bx, T.min(token, seqlen - 1) // page_size] + 0
+        row = token % page_size
+        T.tma_copy(KV[page, row, h * half], KV_shared[s, :, h * half:(h + 1) * half], barrier=bar)
+        if h == 1:
+            T.tma_copy(KV[page, row, DV], KV_shared[s, :, DV:DV + DPE], barrier=bar)
+        T.barrier_arrive(bar)
 
     @T.prim_func
     def main(Q: T.Tensor((batch, heads, DV), dtype), Q_pe: T.Tensor((batch, heads, DPE), dtype),
              KV: T.Tensor((num_pages, page_size, DV + DPE), dtype),
              block_table: T.Tensor((batch, max_pages), "int32"),
              cache_seqlens: T.Tensor((batch,), "int32"),
-             O_part: T.Tensor((batch, num_splits, heads, DV), accum),
+             O_part: T.Tensor((batch, num_splits, heads, DV), dtype if direct else accum),
              LSE_part: T.Tensor((batch, num_splits, heads), accum)):
         # head groups first: see mla_decode.mla_decode_split
-        with T.Kernel(heads // block_H, batch, num_splits, threads=384) as (by, bx, bz):
+        with T.Kernel(heads // block_H, batch, num_splits, threads=256) as (by, bx, bz):
             Q_shared = T.alloc_shared((block_H, DV), dtype)
             KV_shared = T.alloc_shared((2, block_N, DV + DPE), dtype)
             P0_shared = T.alloc_shared((block_H, block_N), dtype)
@@ -192,9 +210,8 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
             m_shared = T.alloc_shared((block_H,), accum)      # the running row maximum
             scale1_shared = T.alloc_shared((block_H,), accum)  # exp2(m(t) - m(t+1))
             l_shared = T.alloc_shared((2, block_H), accum)
-            # per slot: rope, left half, right half
-            kv_full = T.alloc_barrier([128] * 6)
-            kv_free = T.alloc_barrier([128, 256, 256, 128, 256, 256])
+            # per slot: the owner's half; the other half and the rope columns
+            kv_full = T.alloc_barrier([128] * 4)
             sm0 = T.alloc_barrier(128)   # wg0's softmax of tile t done (m_shared = m(t))
             sm1 = T.alloc_barrier(128)   # wg1's softmax of tile t+1 done
             p0 = T.alloc_barrier(128)    # P0_shared (scaled to m(t+1)) written
@@ -210,7 +227,6 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
             T.sync_threads()
             tx = T.get_thread_binding()
             if tx < 128:
-                T.set_max_nreg(registers[0], 1)
                 Qpe = T.alloc_fragment((block_H, DPE), dtype)
                 S = T.alloc_fragment((block_H, block_N), accum)
                 P = T.alloc_fragment((block_H, block_N), dtype)
@@ -223,15 +239,17 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                 T.clear(acc)
                 T.clear(l)
                 T.fill(m_acc, NEG)
+                if n_pairs > 0:  # I load the left halves of the tiles
+                    load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 0, 0)
+                    load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 1, 0)
                 for k in T.serial(n_pairs):
                     t = 2 * k
-                    scores(Q_shared, Qpe, KV_shared, S, kv_full, 0, k % 2, 0)
-                    T.wait_wgmma(0)
-                    T.barrier_arrive(kv_free[0])
-                    T.barrier_arrive(kv_free[1])
-                    T.barrier_arrive(kv_free[2])
+                    T.wait_wgmma(0)  # my P(t-1) V(t-1) of the last pair: slot 1's left half free
                     if k > 0:
-                        T.barrier_arrive(kv_free[4])  # my P1 V of tile t-1 is done
+                        load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, t + 1, 0)
+                    scores(Q_shared, Qpe, KV_shared, S, kv_full, 0, k % 2, 0)
+                    scores(Q_shared, Qpe, KV_shared, S, kv_full, 0, k % 2, 1)
+                    T.wait_wgmma(0)
                     # softmax of tile t against m(t-1)
                     if (first + t + 1) * block_N > limit:
                         for i, j in T.Parallel(block_H, block_N):
@@ -255,7 +273,8 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                     T.copy(S, P)
                     T.wgmma_gemm(P, KV_shared[0, :, 0:half], acc)
                     T.wait_wgmma(0)
-                    T.barrier_arrive(kv_free[1])
+                    if k + 1 < n_pairs:  # slot 0's left half is free
+                        load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, t + 2, 0)
                     # wg1's softmax of tile t+1: P(t) rescaled to m(t+1) for wg1
                     T.barrier_wait(sm1, k % 2)
                     for i in T.Parallel(block_H):
@@ -286,8 +305,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                     acc[i, j] *= r[i]
                 T.copy(acc, O_part[bx, bz, by * block_H, 0])
                 T.copy(m_new, LSE_part[bx, bz, by * block_H])
-            elif tx < 256:
-                T.set_max_nreg(registers[1], 1)
+            else:
                 Qpe = T.alloc_fragment((block_H, DPE), dtype)
                 S = T.alloc_fragment((block_H, block_N), accum)
                 P = T.alloc_fragment((block_H, block_N), dtype)
@@ -300,13 +318,14 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                 T.clear(acc)
                 T.clear(l)
                 T.fill(m_acc, NEG)
+                if n_pairs > 0:  # I load the right halves and the rope columns
+                    load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 0, 1)
+                    load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 1, 1)
                 for k in T.serial(n_pairs):
                     t = 2 * k + 1
+                    scores(Q_shared, Qpe, KV_shared, S, kv_full, 1, k % 2, 0)
                     scores(Q_shared, Qpe, KV_shared, S, kv_full, 1, k % 2, 1)
                     T.wait_wgmma(0)
-                    T.barrier_arrive(kv_free[3])
-                    T.barrier_arrive(kv_free[4])
-                    T.barrier_arrive(kv_free[5])
                     if (first + t + 1) * block_N > limit:
                         for i, j in T.Parallel(block_H, block_N):
                             S[i, j] = T.if_then_else((first + t) * block_N + j < limit, S[i, j],
@@ -336,9 +355,11 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                     T.barrier_wait(p0, k % 2)
                     T.wgmma_gemm(P0_shared, KV_shared[0, :, half:DV], acc)
                     T.wait_wgmma(1)
-                    T.barrier_arrive(kv_free[5])
+                    if k + 1 < n_pairs:  # slot 1's right half and rope columns are free
+                        load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, t + 2, 1)
                     T.wait_wgmma(0)
-                    T.barrier_arrive(kv_free[2])
+                    if k + 1 < n_pairs:  # slot 0's right half and rope columns are free
+                        load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, t + 1, 1)
                 for i in T.Parallel(block_H):
                     l_shared[1, i] = l[i]
                 T.barrier_arrive(done)
@@ -349,27 +370,6 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                 for i, j in T.Parallel(block_H, half):
                     acc[i, j] *= r[i]
                 T.copy(acc, O_part[bx, bz, by * block_H, half])
-            else:  # the producer: tiles 0 .. 2 n_pairs - 1 (a last odd one is masked)
-                T.set_max_nreg(registers[2], 0)
-                for j in T.serial(2 * n_pairs):
-                    s = j % 2
-                    phase = ((j // 2) % 2) ^ 1
-                    token = (first + j) * block_N
-                    page = block_table[bx, T.min(token, seqlen - 1) // page_size] + 0
-                    row = token % page_size
-                    T.barrier_wait(kv_free[3 * s], phase)
-                    T.tma_copy(KV[page, row, DV], KV_shared[s, :, DV:DV + DPE],
-                               barrier=kv_full[3 * s])
-                    T.barrier_arrive(kv_full[3 * s])
-                    T.barrier_wait(kv_free[3 * s + 1 + s], phase)
-                    T.tma_copy(KV[page, row, s * half], KV_shared[s, :, s * half:(s + 1) * half],
-                               barrier=kv_full[3 * s + 1 + s])
-                    T.barrier_arrive(kv_full[3 * s + 1 + s])
-                    T.barrier_wait(kv_free[3 * s + 2 - s], phase)
-                    T.tma_copy(KV[page, row, (1 - s) * half],
-                               KV_shared[s, :, (1 - s) * half:(2 - s) * half],
-                               barrier=kv_full[3 * s + 2 - s])
-                    T.barrier_arrive(kv_full[3 * s + 2 - s])
 
     return main
 
