@@ -34,6 +34,10 @@ every config in parallel, checks and times each, and returns the fastest
 `kernel.save(path)` writes a CUDA or CPU kernel as an ahead-of-time artifact
 and `tl.load(path)` loads it back without the compiler (no MLIR needed).
 
+`tl.library.custom_op("ns::op", kernel, ...)` makes compiled kernels a
+PyTorch custom operator (a fake implementation from the signature, so
+torch.compile traces through it; library.py).
+
 `tl.tools` holds developer tools: pictures of fragment layouts and shared
 placements (`tl.tools.plot_layout`), the lower trace as diffs
 (`tl.tools.trace_report`).
@@ -53,7 +57,8 @@ and the autotuner.
 from .base.version import __version__
 
 __all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "CompilationError",
-           "DeviceAssertionError", "KernelCacheWarning", "language", "tools", "__version__"]
+           "DeviceAssertionError", "KernelCacheWarning", "language", "library", "tools",
+           "__version__"]
 
 
 def __getattr__(name):
@@ -83,7 +88,7 @@ def __getattr__(name):
         from .base import errors
 
         return getattr(errors, name)
-    if name in ("language", "tools"):
+    if name in ("language", "library", "tools"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
