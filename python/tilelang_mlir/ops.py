@@ -13,6 +13,7 @@ refused with an error naming the argument.
 
 - `rms_norm(x, weight, eps)`: x (..., N), weight (N,), float16/bfloat16.
 - `silu_mul(gate, up)`: silu(gate) * up, same shapes, float16/bfloat16.
+  (Both differentiable; their backward runs in PyTorch, in float32.)
 - `gemm(a, b)`: a (M, K) @ b (K, N), float16/bfloat16.
 - `flash_attn(q, k, v, causal=False, scale=None)`: (batch, heads, seq,
   dim) as `scaled_dot_product_attention`, K/V heads dividing the query
@@ -110,9 +111,36 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     return y.reshape(x.shape)
 
 
+def _new(x, shape=None, dtype=None):
+    """A contiguous result, as the kernels return (torch.empty_like would
+    keep a strided input's strides, which the real results do not have)."""
+    return torch.empty(x.shape if shape is None else shape, dtype=dtype or x.dtype,
+                       device=x.device)
+
+
 @rms_norm.register_fake
 def _(x, weight, eps=1e-6):
-    return torch.empty_like(x)
+    return _new(x)
+
+
+def _rms_norm_setup(ctx, inputs, output):
+    x, weight, eps = inputs
+    ctx.save_for_backward(x, weight)
+    ctx.eps = eps
+
+
+def _rms_norm_backward(ctx, dy):
+    # In PyTorch, float32: dx = r (dy w) - x r^3 mean(dy w x), dw = sum(dy x r).
+    x, weight = ctx.saved_tensors
+    xf, wf, dyf = x.float(), weight.float(), dy.float()
+    r = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + ctx.eps)
+    g = dyf * wf
+    dx = r * g - xf * r.pow(3) * (g * xf).mean(-1, keepdim=True)
+    dw = (dyf * xf * r).reshape(-1, x.shape[-1]).sum(0)
+    return dx.to(x.dtype), dw.to(weight.dtype), None
+
+
+rms_norm.register_autograd(_rms_norm_backward, setup_context=_rms_norm_setup)
 
 
 # --- silu_mul ----------------------------------------------------------------
@@ -136,7 +164,22 @@ def silu_mul(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
 
 @silu_mul.register_fake
 def _(gate, up):
-    return torch.empty_like(gate)
+    return _new(gate)
+
+
+def _silu_mul_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _silu_mul_backward(ctx, dy):
+    # In PyTorch, float32: d up = dy silu(g), d gate = dy up s (1 + g (1 - s)).
+    gate, up = ctx.saved_tensors
+    g, u, d = gate.float(), up.float(), dy.float()
+    s = torch.sigmoid(g)
+    return (d * u * s * (1 + g * (1 - s))).to(gate.dtype), (d * g * s).to(up.dtype)
+
+
+silu_mul.register_autograd(_silu_mul_backward, setup_context=_silu_mul_setup)
 
 
 # --- gemm ----------------------------------------------------------------------
@@ -157,7 +200,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 @gemm.register_fake
 def _(a, b):
-    return a.new_empty((a.shape[0], b.shape[1]))
+    return _new(a, (a.shape[0], b.shape[1]))
 
 
 # --- flash_attn ------------------------------------------------------------------
@@ -192,7 +235,7 @@ def flash_attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 @flash_attn_fwd.register_fake
 def _(q, k, v, causal):
-    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
+    return _new(q), _new(q, q.shape[:3], torch.float32)
 
 
 @torch.library.custom_op("tilelang::flash_attn_bwd", mutates_args=())
@@ -209,7 +252,7 @@ def flash_attn_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.T
 
 @flash_attn_bwd.register_fake
 def _(q, k, v, o, do, lse, causal):
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    return _new(q), _new(k), _new(v)
 
 
 def _attn_setup(ctx, inputs, output):

@@ -115,3 +115,38 @@ def test_errors_name_the_argument():
         tlops.flash_attn(x, x, x)
     assert math.isclose(1 / math.sqrt(32), 1 / math.sqrt(32))  # (scale=1/sqrt(d) is accepted:)
     tlops.flash_attn(q, q, q, scale=1 / math.sqrt(32))
+
+
+def test_rms_norm_and_silu_mul_gradients():
+    """Their autograd formulas (in PyTorch) against autograd through the
+    float64 formulas."""
+    x = torch.randn(6, 64).half().requires_grad_()
+    w = torch.randn(64).half().requires_grad_()
+    dy = torch.randn(6, 64).half()
+    got = torch.autograd.grad(tlops.rms_norm(x, w, 1e-5), (x, w), dy)
+    xd, wd = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    ref = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-5) * wd
+    want = torch.autograd.grad(ref, (xd, wd), dy.double())
+    for g, r in zip(got, want):
+        assert rel(g, r) < 1e-2
+    g, u = torch.randn(5, 32).half().requires_grad_(), torch.randn(5, 32).half().requires_grad_()
+    got = torch.autograd.grad(tlops.silu_mul(g, u), (g, u), dy[:5, :32])
+    gd, ud = g.detach().double().requires_grad_(), u.detach().double().requires_grad_()
+    want = torch.autograd.grad(F.silu(gd) * ud, (gd, ud), dy[:5, :32].double())
+    for a, b in zip(got, want):
+        assert rel(a, b) < 1e-2
+    torch.library.opcheck(tlops.rms_norm, (x, w, 1e-5))
+    torch.library.opcheck(tlops.silu_mul, (g, u))
+
+
+def test_strided_inputs():
+    """Transposed (strided) inputs, as attention sees them inside a model:
+    the results are contiguous, and the fake results say so (opcheck
+    compares their strides)."""
+    x = torch.randn(64, 6).half().t()  # (6, 64), strided
+    w = torch.randn(64).half()
+    y = tlops.rms_norm(x, w, 1e-6)
+    assert y.is_contiguous()
+    torch.library.opcheck(tlops.rms_norm, (x, w, 1e-6))
+    q = torch.randn(1, 64, 2, 32).half().transpose(1, 2)  # (B, H, S, D) view of (B, S, H, D)
+    torch.library.opcheck(tlops.flash_attn_fwd, (q, q, q, True))
