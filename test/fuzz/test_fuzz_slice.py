@@ -27,6 +27,15 @@ pytestmark = pytest.mark.fuzz
 # README.md: a fixed seed keeps the slice a regression test.
 TILE_OPT_SEED, TILE_OPT_COUNT = 17, 200
 PROGRAMS_SEED, PROGRAMS_COUNT = 17, 400
+# Each slice runs as CHUNKS tests of consecutive cases (case i depends only
+# on the seed and i, so the chunks add up to the same slice), which pytest's
+# workers (make test: -n JOBS) share out.
+CHUNKS = 4
+
+
+def _chunks(count):
+    size = -(-count // CHUNKS)
+    return [(start, min(size, count - start)) for start in range(0, count, size)]
 
 
 def _show(path: Path, limit: int = 4000) -> str:
@@ -50,12 +59,14 @@ def _tile_opt_report(out: Path) -> str:
     return "\n".join(lines)
 
 
-def test_tile_opt_mutants_never_crash_or_hang(tmp_path):
+@pytest.mark.parametrize("start,count", _chunks(TILE_OPT_COUNT))
+def test_tile_opt_mutants_never_crash_or_hang(tmp_path, start, count):
     """Mutated lit inputs through every pipeline: each run ends with exit 0
     or a diagnostic (exit 1, `error:`), within 20 s and 4 GB."""
     out = tmp_path / "tile-opt-fuzz"
-    rc = tile_opt_fuzz.main(["--seed", str(TILE_OPT_SEED), "--count", str(TILE_OPT_COUNT),
-                             "--timeout", "20", "--out", str(out), "--no-minimize"])
+    rc = tile_opt_fuzz.main(["--seed", str(TILE_OPT_SEED), "--start", str(start),
+                             "--count", str(count), "--timeout", "20", "--out", str(out),
+                             "--no-minimize"])
     assert rc == 0, _tile_opt_report(out)
 
 
@@ -78,10 +89,11 @@ def _programs_report(out: Path) -> str:
     return "\n".join(lines)
 
 
-def test_random_programs_match_numpy(tmp_path):
+@pytest.mark.parametrize("start,count", _chunks(PROGRAMS_COUNT))
+def test_random_programs_match_numpy(tmp_path, start, count):
     """Random tile programs on the CPU against NumPy, each also compiled for
     one GPU target: no mismatch, no crash, no hang, no internal error."""
     out = tmp_path / "random-programs"
-    rc = random_programs.main(["--seed", str(PROGRAMS_SEED), "--count", str(PROGRAMS_COUNT),
-                               "--out", str(out), "--timeout", "120"])
+    rc = random_programs.main(["--seed", str(PROGRAMS_SEED), "--start", str(start),
+                               "--count", str(count), "--out", str(out), "--timeout", "120"])
     assert rc == 0, _programs_report(out)
