@@ -19,7 +19,8 @@ above it. Sequence tails need no masks: rows past the end load as zeros
 (dO, Delta = 0 make their P, dS contribute nothing) and their stores and
 atomic adds are dropped.
 
-Offers the three programs, BLOCKS (default tiles per head dim), CONFIGS
+Offers the three programs, `grads_of_tile` (the gradient step both this
+and the variable-length backward run), BLOCKS (default tiles per head dim), CONFIGS
 (the tuning space), `describe`, the `FlashAttnBwd` wrapper, `reference`
 (torch autograd) and `forward` (the float64 forward's O and LSE).
 """
@@ -60,6 +61,25 @@ def preprocess(batch, heads, seq_len, dim, block=128, dtype="float16"):
             T.copy(do, dQ_accum[bz, by, bx * block, 0])
 
     return main
+
+
+@T.macro
+def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_shared, dq, dk,
+                  dv, block_M, block_N, dim):
+    """One (key block, query block) step of the backward once qkT holds P^T
+    (masked): dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta) /
+    sqrt(D), dK += dS^T Q, and dq = dS K (dS^T through shared memory, read
+    transposed), which the caller adds into its dQ accumulator."""
+    T.clear(dsT)
+    T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
+    T.copy(qkT, pT)
+    T.gemm(pT, do, dv, policy=FullRow)
+    for i, j in T.Parallel(block_M, block_N):
+        dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * (1 / math.sqrt(dim))
+    T.gemm(dsT_cast, q, dk, policy=FullRow)
+    T.copy(dsT_cast, dsT_shared)
+    T.clear(dq)
+    T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
 
 
 def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
@@ -118,16 +138,8 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                     for i, j in T.Parallel(block_M, block_N):
                         visible = bx * block_M + i <= k * block_N + j
                         qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
-                T.clear(dsT)
-                T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
-                T.copy(qkT, pT)
-                T.gemm(pT, do, dv, policy=FullRow)
-                for i, j in T.Parallel(block_M, block_N):
-                    dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * (1 / math.sqrt(dim))
-                T.gemm(dsT_cast, q, dk, policy=FullRow)
-                T.copy(dsT_cast, dsT_shared)
-                T.clear(dq)
-                T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
+                grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
+                              dsT_shared, dq, dk, dv, block_M, block_N, dim)
                 T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq)
             T.copy(dk, K_shared)  # stage dK, dV for coalesced stores
             T.copy(K_shared, dK[bz, by, bx * block_M, 0])

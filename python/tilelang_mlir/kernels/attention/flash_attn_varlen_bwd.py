@@ -33,6 +33,8 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
+from .flash_attn_bwd import grads_of_tile
+
 FullRow = T.GemmWarpPolicy.FullRow
 LOG2E = math.log2(math.e)
 
@@ -140,16 +142,8 @@ def flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal=False, groups
                         visible = visible & (kv_first + i <= k * block_N + j)
                     qkT[i, j] = T.if_then_else(visible, T.exp2(qkT[i, j] * scale - lse[j] * LOG2E),
                                                0)
-                T.clear(dsT)
-                T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
-                T.copy(qkT, pT)
-                T.gemm(pT, do, dv, policy=FullRow)
-                for i, j in T.Parallel(block_M, block_N):
-                    dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * (1 / math.sqrt(dim))
-                T.gemm(dsT_cast, q, dk, policy=FullRow)
-                T.copy(dsT_cast, dsT_shared)
-                T.clear(dq)
-                T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
+                grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
+                              dsT_shared, dq, dk, dv, block_M, block_N, dim)
                 for i, j in T.Parallel(block_N, dim):
                     if k * block_N + i < seqlen:
                         T.atomic_add(dQ_accum[q_row + i, h, j], dq[i, j])
