@@ -15,6 +15,8 @@ refused with an error naming the argument.
 - `silu_mul(gate, up)`: silu(gate) * up, same shapes, float16/bfloat16.
   (Both differentiable; their backward runs in PyTorch, in float32.)
 - `gemm(a, b)`: a (M, K) @ b (K, N), float16/bfloat16.
+- `flash_attn_varlen(q, k, v, cu_seqlens, max_seqlen, causal=False)`:
+  packed sequences, (total_tokens, heads, dim), differentiable.
 - `flash_attn(q, k, v, causal=False, scale=None)`: (batch, heads, seq,
   dim) as `scaled_dot_product_attention`, K/V heads dividing the query
   heads (GQA), float16/bfloat16, head dim 32-256; the scale is
@@ -89,6 +91,16 @@ def _compiled(key: tuple):
         from .kernels.attention.flash_attn_bwd import FlashAttnBwd
         _, B, H, S, D, causal, groups, dtype, _ = key
         return FlashAttnBwd(B, H, S, D, causal, groups, dtype=dtype, target=target)
+    if kind == "flash_attn_varlen":
+        from .kernels.attention import flash_attn_varlen as fav
+        _, B, H, S, D, causal, groups, dtype, _ = key
+        blocks = {} if target == "cuda" else dict(block_M=64, block_N=64, threads=128)
+        return tl.compile(fav.flash_attn_varlen(B, H, S, D, causal, groups, dtype=dtype, **blocks),
+                          out_idx=[4, 5], target=target)
+    if kind == "flash_attn_varlen_bwd":
+        from .kernels.attention.flash_attn_varlen_bwd import FlashAttnVarlenBwd
+        _, B, H, S, D, causal, groups, dtype, _ = key
+        return FlashAttnVarlenBwd(B, H, S, D, causal, groups, dtype=dtype, target=target)
     raise KeyError(kind)
 
 
@@ -281,3 +293,91 @@ def flash_attn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool =
         raise TileLangError(f"tilelang.flash_attn: scale {scale} is not supported (only "
                             f"1/sqrt(head dim) = {1 / math.sqrt(d):.6g})")
     return flash_attn_fwd(q, k, v, causal)[0]
+
+
+# --- flash_attn_varlen -------------------------------------------------------------
+
+
+def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal):
+    target = _target(op, q, k, v, cu_seqlens)
+    dtype = _dtype(op, "q", q)
+    _dtype(op, "k", k, q)
+    _dtype(op, "v", v, q)
+    if q.dim() != 3 or k.dim() != 3 or k.shape != v.shape:
+        raise TileLangError(f"tilelang.{op}: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
+                            f"{tuple(v.shape)}: (total_tokens, heads, dim) each, k and v alike")
+    T_, H, D = q.shape
+    if k.shape[0] != T_ or k.shape[2] != D or H % k.shape[1]:
+        raise TileLangError(f"tilelang.{op}: k/v {tuple(k.shape)} do not fit q {tuple(q.shape)} "
+                            "(same tokens and head dim; KV heads dividing the heads)")
+    if cu_seqlens.dtype != torch.int32 or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2:
+        raise TileLangError(f"tilelang.{op}: cu_seqlens must be int32 offsets (batch + 1,), got "
+                            f"{cu_seqlens.dtype} {tuple(cu_seqlens.shape)}")
+    if D % 16 or not 32 <= D <= 256:
+        raise TileLangError(f"tilelang.{op}: head dim {D} is not supported (a multiple of 16, "
+                            "32 to 256)")
+    if max_seqlen < 1:
+        raise TileLangError(f"tilelang.{op}: max_seqlen {max_seqlen} must be at least 1")
+    return (cu_seqlens.numel() - 1, H, int(max_seqlen), D, bool(causal), H // k.shape[1], dtype,
+            target)
+
+
+@torch.library.custom_op("tilelang::flash_attn_varlen_fwd", mutates_args=())
+def flash_attn_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                          cu_seqlens: torch.Tensor, max_seqlen: int,
+                          causal: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    key = _varlen_key("flash_attn_varlen", q, k, v, cu_seqlens, max_seqlen, causal)
+    with _device(q):
+        o, lse = _compiled(("flash_attn_varlen",) + key)(q.contiguous(), k.contiguous(),
+                                                           v.contiguous(), cu_seqlens.contiguous())
+    return o, lse
+
+
+@flash_attn_varlen_fwd.register_fake
+def _(q, k, v, cu_seqlens, max_seqlen, causal):
+    return _new(q), _new(q, (q.shape[1], q.shape[0]), torch.float32)
+
+
+@torch.library.custom_op("tilelang::flash_attn_varlen_bwd", mutates_args=())
+def flash_attn_varlen_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+                          do: torch.Tensor, lse: torch.Tensor, cu_seqlens: torch.Tensor,
+                          max_seqlen: int,
+                          causal: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    key = _varlen_key("flash_attn_varlen_bwd", q, k, v, cu_seqlens, max_seqlen, causal)
+    with _device(q):
+        return _compiled(("flash_attn_varlen_bwd",) + key)(
+            q.contiguous(), k.contiguous(), v.contiguous(), o.contiguous(), do.contiguous(),
+            lse.contiguous(), cu_seqlens.contiguous())
+
+
+@flash_attn_varlen_bwd.register_fake
+def _(q, k, v, o, do, lse, cu_seqlens, max_seqlen, causal):
+    return _new(q), _new(k), _new(v)
+
+
+def _varlen_setup(ctx, inputs, output):
+    q, k, v, cu_seqlens, max_seqlen, causal = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse, cu_seqlens)
+    ctx.max_seqlen, ctx.causal = max_seqlen, causal
+
+
+def _varlen_backward(ctx, grad_o, grad_lse):
+    q, k, v, o, lse, cu_seqlens = ctx.saved_tensors
+    dq, dk, dv = flash_attn_varlen_bwd(q, k, v, o, grad_o, lse, cu_seqlens, ctx.max_seqlen,
+                                       ctx.causal)
+    return dq, dk, dv, None, None, None
+
+
+flash_attn_varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup)
+
+
+def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      cu_seqlens: torch.Tensor, max_seqlen: int,
+                      causal: bool = False) -> torch.Tensor:
+    """Attention of packed sequences (flash_attn_varlen_func with the same
+    offsets for queries and keys): q (total, heads, dim), k and v (total,
+    kv_heads, dim), cu_seqlens int32 (batch + 1,), max_seqlen the longest
+    sequence. One compiled kernel serves any total; differentiable in q, k
+    and v (kernels/attention/flash_attn_varlen_bwd.py)."""
+    return flash_attn_varlen_fwd(q, k, v, cu_seqlens, max_seqlen, causal)[0]
