@@ -19,8 +19,9 @@ above it. Sequence tails need no masks: rows past the end load as zeros
 (dO, Delta = 0 make their P, dS contribute nothing) and their stores and
 atomic adds are dropped.
 
-Offers the three programs, `grads_of_tile` (the gradient step both this
-and the variable-length backward run), BLOCKS (default tiles per head dim), CONFIGS
+Offers the three programs, `bwd_buffers` and `grads_of_tile` (the
+buffers and the gradient step both this and the variable-length backward
+use), BLOCKS (default tiles per head dim), CONFIGS
 (the tuning space), `describe`, the `FlashAttnBwd` wrapper, `reference`
 (torch autograd) and `forward` (the float64 forward's O and LSE).
 """
@@ -64,6 +65,30 @@ def preprocess(batch, heads, seq_len, dim, block=128, dtype="float16"):
 
 
 @T.macro
+def bwd_buffers(block_M, block_N, dim, dtype):
+    """The buffers of a backward block (this file's and the variable-length
+    one's): its K and V rows, the query block's Q, dO, LSE and Delta, dS^T
+    staged for dq, the score tiles S^T/P^T and dP^T, and the dq, dK, dV
+    accumulators."""
+    accum = "float32"
+    K_shared = T.alloc_shared((block_M, dim), dtype)
+    V_shared = T.alloc_shared((block_M, dim), dtype)
+    q = T.alloc_shared((block_N, dim), dtype)
+    do = T.alloc_shared((block_N, dim), dtype)
+    lse = T.alloc_shared((block_N,), accum)
+    delta = T.alloc_shared((block_N,), accum)
+    dsT_shared = T.alloc_shared((block_M, block_N), dtype)
+    qkT = T.alloc_fragment((block_M, block_N), accum)      # S^T, then P^T
+    dsT = T.alloc_fragment((block_M, block_N), accum)      # dP^T
+    pT = T.alloc_fragment((block_M, block_N), dtype)
+    dsT_cast = T.alloc_fragment((block_M, block_N), dtype)
+    dq = T.alloc_fragment((block_N, dim), accum)
+    dk = T.alloc_fragment((block_M, dim), accum)
+    dv = T.alloc_fragment((block_M, dim), accum)
+    return K_shared, V_shared, q, do, lse, delta, dsT_shared, qkT, dsT, pT, dsT_cast, dq, dk, dv
+
+
+@T.macro
 def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_shared, dq, dk,
                   dv, block_M, block_N, dim):
     """One (key block, query block) step of the backward once qkT holds P^T
@@ -102,20 +127,8 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
              dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype)):
         with T.Kernel(T.ceildiv(seq_len, block_M), heads // groups, batch,
                       threads=threads) as (bx, by, bz):
-            K_shared = T.alloc_shared((block_M, dim), dtype)
-            V_shared = T.alloc_shared((block_M, dim), dtype)
-            q = T.alloc_shared((block_N, dim), dtype)
-            do = T.alloc_shared((block_N, dim), dtype)
-            lse = T.alloc_shared((block_N,), accum)
-            delta = T.alloc_shared((block_N,), accum)
-            dsT_shared = T.alloc_shared((block_M, block_N), dtype)
-            qkT = T.alloc_fragment((block_M, block_N), accum)      # S^T, then P^T
-            dsT = T.alloc_fragment((block_M, block_N), accum)      # dP^T
-            pT = T.alloc_fragment((block_M, block_N), dtype)
-            dsT_cast = T.alloc_fragment((block_M, block_N), dtype)
-            dq = T.alloc_fragment((block_N, dim), accum)
-            dk = T.alloc_fragment((block_M, dim), accum)
-            dv = T.alloc_fragment((block_M, dim), accum)
+            (K_shared, V_shared, q, do, lse, delta, dsT_shared, qkT, dsT, pT, dsT_cast, dq, dk,
+             dv) = bwd_buffers(block_M, block_N, dim, dtype)
 
             T.copy(K[bz, by, bx * block_M, 0], K_shared)
             T.copy(V[bz, by, bx * block_M, 0], V_shared)

@@ -33,7 +33,7 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
-from .flash_attn_bwd import grads_of_tile
+from .flash_attn_bwd import bwd_buffers, grads_of_tile
 
 FullRow = T.GemmWarpPolicy.FullRow
 LOG2E = math.log2(math.e)
@@ -100,20 +100,8 @@ def flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal=False, groups
              dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype)):
         with T.Kernel(T.ceildiv(max_seqlen, block_M), heads // groups, batch,
                       threads=threads) as (bx, by, bz):
-            K_shared = T.alloc_shared((block_M, dim), dtype)
-            V_shared = T.alloc_shared((block_M, dim), dtype)
-            q = T.alloc_shared((block_N, dim), dtype)
-            do = T.alloc_shared((block_N, dim), dtype)
-            lse = T.alloc_shared((block_N,), accum)
-            delta = T.alloc_shared((block_N,), accum)
-            dsT_shared = T.alloc_shared((block_M, block_N), dtype)
-            qkT = T.alloc_fragment((block_M, block_N), accum)      # S^T, then P^T
-            dsT = T.alloc_fragment((block_M, block_N), accum)      # dP^T
-            pT = T.alloc_fragment((block_M, block_N), dtype)
-            dsT_cast = T.alloc_fragment((block_M, block_N), dtype)
-            dq = T.alloc_fragment((block_N, dim), accum)
-            dk = T.alloc_fragment((block_M, dim), accum)
-            dv = T.alloc_fragment((block_M, dim), accum)
+            (K_shared, V_shared, q, do, lse, delta, dsT_shared, qkT, dsT, pT, dsT_cast, dq, dk,
+             dv) = bwd_buffers(block_M, block_N, dim, dtype)
 
             start, seqlen, kv_first = _rows(cu_seqlens, bx, bz, block_M)
             kv_row = start + kv_first

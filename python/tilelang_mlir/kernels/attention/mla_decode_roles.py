@@ -194,6 +194,46 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
             T.tma_copy(KV[page, row, DV], KV_shared[s, :, DV:DV + DPE], barrier=bar)
         T.barrier_arrive(bar)
 
+    @T.macro
+    def consumer_state(Q_pe, bx, by):
+        # A consumer's registers: Q's rope part (A of a score gemm), the
+        # scores S and P, its half of O, the maximum its O is scaled to
+        # (m_acc), a row vector of work (m_new, r) and its own row sums l.
+        Qpe = T.alloc_fragment((block_H, DPE), dtype)
+        S = T.alloc_fragment((block_H, block_N), accum)
+        P = T.alloc_fragment((block_H, block_N), dtype)
+        acc = T.alloc_fragment((block_H, half), accum)
+        m_acc = T.alloc_fragment((block_H,), accum)
+        m_new = T.alloc_fragment((block_H,), accum)
+        r = T.alloc_fragment((block_H,), accum)
+        l = T.alloc_fragment((block_H,), accum)
+        T.copy(Q_pe[bx, by * block_H, 0], Qpe)
+        T.clear(acc)
+        T.clear(l)
+        T.fill(m_acc, NEG)
+        return Qpe, S, P, acc, m_acc, m_new, r, l
+
+    @T.macro
+    def finish(me, acc, m_acc, m_new, r, l, l_shared, done, O_part, LSE_part, bx, by, bz):
+        # Both row sums (each scaled to the final maximum) added through
+        # l_shared, O divided by them; warpgroup 0 also writes the LSE. An
+        # empty split gives O = 0 and LSE = -inf.
+        for i in T.Parallel(block_H):
+            l_shared[me, i] = l[i]
+        T.barrier_arrive(done)
+        T.barrier_wait(done, 0)
+        for i in T.Parallel(block_H):
+            l[i] = l[i] + l_shared[1 - me, i]
+            r[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
+            if me == 0:
+                m_new[i] = T.if_then_else(l[i] > 0, (T.log2(l[i]) + m_acc[i]) * LN2,
+                                          -T.infinity(accum))
+        for i, j in T.Parallel(block_H, half):
+            acc[i, j] *= r[i]
+        T.copy(acc, O_part[bx, bz, by * block_H, me * half])
+        if me == 0:
+            T.copy(m_new, LSE_part[bx, bz, by * block_H])
+
     @T.prim_func
     def main(Q: T.Tensor((batch, heads, DV), dtype), Q_pe: T.Tensor((batch, heads, DPE), dtype),
              KV: T.Tensor((num_pages, page_size, DV + DPE), dtype),
@@ -227,18 +267,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
             T.sync_threads()
             tx = T.get_thread_binding()
             if tx < 128:
-                Qpe = T.alloc_fragment((block_H, DPE), dtype)
-                S = T.alloc_fragment((block_H, block_N), accum)
-                P = T.alloc_fragment((block_H, block_N), dtype)
-                acc = T.alloc_fragment((block_H, half), accum)
-                m_acc = T.alloc_fragment((block_H,), accum)
-                m_new = T.alloc_fragment((block_H,), accum)
-                r = T.alloc_fragment((block_H,), accum)
-                l = T.alloc_fragment((block_H,), accum)
-                T.copy(Q_pe[bx, by * block_H, 0], Qpe)
-                T.clear(acc)
-                T.clear(l)
-                T.fill(m_acc, NEG)
+                Qpe, S, P, acc, m_acc, m_new, r, l = consumer_state(Q_pe, bx, by)
                 if n_pairs > 0:  # I load the left halves of the tiles
                     load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 0, 0)
                     load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 1, 0)
@@ -251,10 +280,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                     scores(Q_shared, Qpe, KV_shared, S, kv_full, 0, k % 2, 1)
                     T.wait_wgmma(0)
                     # softmax of tile t against m(t-1)
-                    if (first + t + 1) * block_N > limit:
-                        for i, j in T.Parallel(block_H, block_N):
-                            S[i, j] = T.if_then_else((first + t) * block_N + j < limit, S[i, j],
-                                                     -T.infinity(accum))
+                    mask_past_end(S, (first + t) * block_N, limit, block_H, block_N)
                     T.reduce_max(S, m_new, dim=1)
                     for i in T.Parallel(block_H):
                         m_new[i] = T.max(m_new[i] * scale, m_shared[i])
@@ -292,32 +318,9 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                         l[i] = l[i] * r[i]
                     T.wgmma_gemm(P1_shared, KV_shared[1, :, 0:half], acc)
                 T.wait_wgmma(0)
-                for i in T.Parallel(block_H):
-                    l_shared[0, i] = l[i]
-                T.barrier_arrive(done)
-                T.barrier_wait(done, 0)
-                for i in T.Parallel(block_H):
-                    l[i] = l[i] + l_shared[1, i]
-                    r[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
-                    m_new[i] = T.if_then_else(l[i] > 0, (T.log2(l[i]) + m_acc[i]) * LN2,
-                                              -T.infinity(accum))
-                for i, j in T.Parallel(block_H, half):
-                    acc[i, j] *= r[i]
-                T.copy(acc, O_part[bx, bz, by * block_H, 0])
-                T.copy(m_new, LSE_part[bx, bz, by * block_H])
+                finish(0, acc, m_acc, m_new, r, l, l_shared, done, O_part, LSE_part, bx, by, bz)
             else:
-                Qpe = T.alloc_fragment((block_H, DPE), dtype)
-                S = T.alloc_fragment((block_H, block_N), accum)
-                P = T.alloc_fragment((block_H, block_N), dtype)
-                acc = T.alloc_fragment((block_H, half), accum)
-                m_acc = T.alloc_fragment((block_H,), accum)
-                m_new = T.alloc_fragment((block_H,), accum)
-                r = T.alloc_fragment((block_H,), accum)
-                l = T.alloc_fragment((block_H,), accum)
-                T.copy(Q_pe[bx, by * block_H, 0], Qpe)
-                T.clear(acc)
-                T.clear(l)
-                T.fill(m_acc, NEG)
+                Qpe, S, P, acc, m_acc, m_new, r, l = consumer_state(Q_pe, bx, by)
                 if n_pairs > 0:  # I load the right halves and the rope columns
                     load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 0, 1)
                     load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, 1, 1)
@@ -326,10 +329,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                     scores(Q_shared, Qpe, KV_shared, S, kv_full, 1, k % 2, 0)
                     scores(Q_shared, Qpe, KV_shared, S, kv_full, 1, k % 2, 1)
                     T.wait_wgmma(0)
-                    if (first + t + 1) * block_N > limit:
-                        for i, j in T.Parallel(block_H, block_N):
-                            S[i, j] = T.if_then_else((first + t) * block_N + j < limit, S[i, j],
-                                                     -T.infinity(accum))
+                    mask_past_end(S, (first + t) * block_N, limit, block_H, block_N)
                     T.reduce_max(S, m_new, dim=1)
                     T.barrier_wait(sm0, k % 2)
                     for i in T.Parallel(block_H):
@@ -360,16 +360,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
                     T.wait_wgmma(0)
                     if k + 1 < n_pairs:  # slot 0's right half and rope columns are free
                         load(KV, KV_shared, kv_full, block_table, bx, first, seqlen, t + 1, 1)
-                for i in T.Parallel(block_H):
-                    l_shared[1, i] = l[i]
-                T.barrier_arrive(done)
-                T.barrier_wait(done, 0)
-                for i in T.Parallel(block_H):
-                    l[i] = l[i] + l_shared[0, i]
-                    r[i] = T.if_then_else(l[i] > 0, 1 / l[i], 0)
-                for i, j in T.Parallel(block_H, half):
-                    acc[i, j] *= r[i]
-                T.copy(acc, O_part[bx, bz, by * block_H, half])
+                finish(1, acc, m_acc, m_new, r, l, l_shared, done, O_part, LSE_part, bx, by, bz)
 
     return main
 
