@@ -14,7 +14,6 @@ if [ -n "$TESTS" ]; then
 fi
 if [ -n "$MLA_ARGS" ]; then
   python3 benchmarks/mla_decode.py $MLA_ARGS 2>&1 | tee $OUT/mla.txt | grep -v "^   ours" | tail -40
-  grep "^   ours" $OUT/mla.txt | sort -k5 -n | head -0
 fi
 [ -n "$GEMM_ARGS" ] && python3 benchmarks/gemm.py $GEMM_ARGS 2>&1 | tail -12
 [ -n "$ATTN_ARGS" ] && python3 benchmarks/flash_attn.py $ATTN_ARGS 2>&1 | tail -10

@@ -35,15 +35,15 @@ _DISPATCH = {"cpu": "CPU", "cuda": "CUDA"}
 
 
 def _scalar_schema(param) -> str:
-    name = param.dtype.name
-    if name == "bool":
+    d = param.dtype
+    if d.is_bool:
         return "bool"
-    if name.startswith(("int", "uint")):
+    if d.is_int:
         return "int"
-    if name.startswith(("float", "bfloat")):
+    if d.is_float:
         return "float"
     raise TileLangError(f"tl.library.custom_op: scalar parameter {param.name!r} of dtype "
-                        f"{name} has no torch schema type")
+                        f"{d.name} has no torch schema type")
 
 
 def _signature(kernel) -> Tuple[List, List]:

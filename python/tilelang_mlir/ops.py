@@ -62,6 +62,11 @@ def _device(t: torch.Tensor):
     return torch.cuda.device(t.device) if t.device.type == "cuda" else contextlib.nullcontext()
 
 
+# The forward attention kernels' tiles: the programs' defaults on a GPU,
+# small tiles on the CPU (quicker to compile, same results).
+_ATTN_BLOCKS = {"cuda": {}, "cpu": dict(block_M=64, block_N=64, threads=128)}
+
+
 @functools.lru_cache(maxsize=256)
 def _compiled(key: tuple):
     import tilelang_mlir as tl
@@ -84,8 +89,8 @@ def _compiled(key: tuple):
     if kind == "flash_attn":
         from .kernels.attention import flash_attn
         _, B, H, S, D, causal, groups, dtype, _ = key
-        blocks = {} if target == "cuda" else dict(block_M=64, block_N=64, threads=128)
-        return tl.compile(flash_attn.flash_attn(B, H, S, D, causal, groups, dtype=dtype, **blocks),
+        return tl.compile(flash_attn.flash_attn(B, H, S, D, causal, groups, dtype=dtype,
+                                                **_ATTN_BLOCKS[target]),
                           out_idx=[3, 4], target=target)
     if kind == "flash_attn_bwd":
         from .kernels.attention.flash_attn_bwd import FlashAttnBwd
@@ -94,8 +99,8 @@ def _compiled(key: tuple):
     if kind == "flash_attn_varlen":
         from .kernels.attention import flash_attn_varlen as fav
         _, B, H, S, D, causal, groups, dtype, _ = key
-        blocks = {} if target == "cuda" else dict(block_M=64, block_N=64, threads=128)
-        return tl.compile(fav.flash_attn_varlen(B, H, S, D, causal, groups, dtype=dtype, **blocks),
+        return tl.compile(fav.flash_attn_varlen(B, H, S, D, causal, groups, dtype=dtype,
+                                                **_ATTN_BLOCKS[target]),
                           out_idx=[4, 5], target=target)
     if kind == "flash_attn_varlen_bwd":
         from .kernels.attention.flash_attn_varlen_bwd import FlashAttnVarlenBwd
@@ -218,11 +223,22 @@ def _(a, b):
 # --- flash_attn ------------------------------------------------------------------
 
 
-def _attn_key(op, q, k, v, causal):
-    target = _target(op, q, k, v)
+def _qkv_dtype(op, q, k, v):
     dtype = _dtype(op, "q", q)
     _dtype(op, "k", k, q)
     _dtype(op, "v", v, q)
+    return dtype
+
+
+def _check_head_dim(op, D):
+    if D % 16 or not 32 <= D <= 256:
+        raise TileLangError(f"tilelang.{op}: head dim {D} is not supported (a multiple of 16, "
+                            "32 to 256)")
+
+
+def _attn_key(op, q, k, v, causal):
+    target = _target(op, q, k, v)
+    dtype = _qkv_dtype(op, q, k, v)
     if q.dim() != 4 or k.shape != v.shape or k.dim() != 4:
         raise TileLangError(f"tilelang.{op}: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
                             f"{tuple(v.shape)}: (batch, heads, seq, dim) each, k and v alike")
@@ -230,9 +246,7 @@ def _attn_key(op, q, k, v, causal):
     if k.shape[0] != B or k.shape[2] != S or k.shape[3] != D or H % k.shape[1]:
         raise TileLangError(f"tilelang.{op}: k/v {tuple(k.shape)} do not fit q {tuple(q.shape)} "
                             "(same batch, sequence and head dim; KV heads dividing the heads)")
-    if D % 16 or not 32 <= D <= 256:
-        raise TileLangError(f"tilelang.{op}: head dim {D} is not supported (a multiple of 16, "
-                            "32 to 256)")
+    _check_head_dim(op, D)
     return (B, H, S, D, bool(causal), H // k.shape[1], dtype, target)
 
 
@@ -300,9 +314,7 @@ def flash_attn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool =
 
 def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal):
     target = _target(op, q, k, v, cu_seqlens)
-    dtype = _dtype(op, "q", q)
-    _dtype(op, "k", k, q)
-    _dtype(op, "v", v, q)
+    dtype = _qkv_dtype(op, q, k, v)
     if q.dim() != 3 or k.dim() != 3 or k.shape != v.shape:
         raise TileLangError(f"tilelang.{op}: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
                             f"{tuple(v.shape)}: (total_tokens, heads, dim) each, k and v alike")
@@ -313,9 +325,7 @@ def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal):
     if cu_seqlens.dtype != torch.int32 or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2:
         raise TileLangError(f"tilelang.{op}: cu_seqlens must be int32 offsets (batch + 1,), got "
                             f"{cu_seqlens.dtype} {tuple(cu_seqlens.shape)}")
-    if D % 16 or not 32 <= D <= 256:
-        raise TileLangError(f"tilelang.{op}: head dim {D} is not supported (a multiple of 16, "
-                            "32 to 256)")
+    _check_head_dim(op, D)
     if max_seqlen < 1:
         raise TileLangError(f"tilelang.{op}: max_seqlen {max_seqlen} must be at least 1")
     return (cu_seqlens.numel() - 1, H, int(max_seqlen), D, bool(causal), H // k.shape[1], dtype,
@@ -379,5 +389,7 @@ def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     offsets for queries and keys): q (total, heads, dim), k and v (total,
     kv_heads, dim), cu_seqlens int32 (batch + 1,), max_seqlen the longest
     sequence. One compiled kernel serves any total; differentiable in q, k
-    and v (kernels/attention/flash_attn_varlen_bwd.py)."""
+    and v (kernels/attention/flash_attn_varlen_bwd.py). A sequence longer
+    than max_seqlen is not checked for (that would read cu_seqlens back
+    from the GPU): its rows past max_seqlen are not computed."""
     return flash_attn_varlen_fwd(q, k, v, cu_seqlens, max_seqlen, causal)[0]

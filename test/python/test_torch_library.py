@@ -23,8 +23,8 @@ def fresh(name):
     return f"tltest::{name}_{next(_names)}"
 
 
-def scale_program(n=None):
-    N = n if n is not None else T.dynamic("n")
+def scale_program():
+    N = T.dynamic("n")
 
     @T.prim_func
     def main(A: T.Tensor((N, 64), "float32"), s: T.float32,
