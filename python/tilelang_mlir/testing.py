@@ -3,7 +3,18 @@ back, and comparing results."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+
+
+def random_seed() -> int:
+    """A fresh 32-bit seed for a test's random inputs, printed so that a
+    failure shows it; TILELANG_MLIR_TEST_SEED=N replays seed N."""
+    fixed = os.environ.get("TILELANG_MLIR_TEST_SEED")
+    seed = int(fixed) if fixed else int.from_bytes(os.urandom(4), "little")
+    print(f"random seed: {seed}")
+    return seed
 
 
 def to_device(x, device: str):

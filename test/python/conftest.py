@@ -59,9 +59,9 @@ def target(request):
 @pytest.fixture
 def rng():
     """A fresh random generator per test; the seed is printed on failure."""
-    seed = int.from_bytes(os.urandom(4), "little")
-    print(f"random seed: {seed}")
-    return np.random.default_rng(seed)
+    from tilelang_mlir.testing import random_seed
+
+    return np.random.default_rng(random_seed())
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -1410,7 +1410,9 @@ def gpu(tmp_path):
     _require_sm90()
     import torch
 
-    torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    from tilelang_mlir.testing import random_seed
+
+    torch.manual_seed(random_seed())
     return torch
 
 

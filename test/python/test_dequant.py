@@ -13,16 +13,20 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.kernels import dequant as dq
 from tilelang_mlir.kernels import gemv as gv
-from tilelang_mlir.testing import relative_error
+from tilelang_mlir.testing import random_seed, relative_error
 
 # Small tiles: CPU compile and run times stay short; 64 elements per thread.
 SMALL = dict(block_M=16, block_N=32, block_K=64, num_stages=2, threads=32)
 
 
+# Twice the output dtype's unit roundoff (2^-10, 2^-7): rounding the exact
+# result to the output alone costs up to one, and a float32 sum a hair off a
+# rounding boundary lands one ulp away (seen at 4.5e-3 for bfloat16, N = 16).
+OUT_TOL = {"float16": 1e-3, "bfloat16": 8e-3}
+
+
 def _seed():
-    seed = int.from_bytes(os.urandom(4), "little")
-    print(f"random seed: {seed}")
-    torch.manual_seed(seed)
+    torch.manual_seed(random_seed())
 
 
 @pytest.mark.parametrize("bits,dtype,group,shape", [
@@ -41,7 +45,7 @@ def test_dequant_gemm_matches_reference(bits, dtype, group, shape):
     out = kernel(A, Wq, S)
     assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
     err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
-    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+    assert err < OUT_TOL[dtype], err
 
 
 @pytest.mark.parametrize("bits,dtype,group,shape,config", [
@@ -60,7 +64,7 @@ def test_dequant_gemm_tn_matches_reference(bits, dtype, group, shape, config):
     out = kernel(A, Wq, S)
     assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
     err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
-    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+    assert err < OUT_TOL[dtype], err
 
 
 @pytest.mark.parametrize("bits,word", [(4, "int64"), (8, "int64"), (4, "int32"),
@@ -118,7 +122,7 @@ def test_dequant_gemm_packed_matches_reference(bits, dtype, group, shape, config
     out = kernel(A, dq.pack_words(Wq, bits, word), S_in)
     assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (M, N)
     err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
-    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+    assert err < OUT_TOL[dtype], err
 
 
 def test_packed_shapes_are_checked():
@@ -255,7 +259,7 @@ def test_dequant_gemv_matches_reference(bits, dtype, group, N, K):
         A, Wq, S = dq.random_problem(1, N, K, bits, group, dtype)
         out = kernel(*dq.inputs_for(config, A, Wq, S, bits))
         err = relative_error(out.float().numpy(), dq.reference(A, Wq, S, bits, group).numpy())
-        assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (config, err)
+        assert err < OUT_TOL[dtype], (config, err)
 
 
 @pytest.mark.parametrize("bits", [4, 8])
@@ -421,7 +425,7 @@ def test_prefill_tiles_on_cpu(dtype):
     A, Wq, S = dq.random_problem(M, N, K, 4, 128, dtype)
     err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S)).float().numpy(),
                          dq.reference(A, Wq, S).numpy())
-    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+    assert err < OUT_TOL[dtype], err
 
 
 @pytest.mark.parametrize("bits", [4, 8])
@@ -451,7 +455,7 @@ def test_gemv_matches_reference(dtype, shape):
     tdt = getattr(torch, dtype)
     w, x = torch.randn(N, K).to(tdt), torch.randn(K).to(tdt)
     err = relative_error(kernel(w, x).float().numpy(), gv.reference(w, x))
-    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+    assert err < OUT_TOL[dtype], err
 
 
 def test_gemv_loads_16_bytes():
@@ -559,7 +563,7 @@ def test_dequant_gemv_steps_over_several_groups(bits, dtype, group, block_K):
     A, Wq, S = dq.random_problem(1, N, K, bits, group, dtype)
     err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().numpy(),
                          dq.reference(A, Wq, S, bits, group).numpy())
-    assert err < (4e-3 if dtype == "bfloat16" else 1e-3), err
+    assert err < OUT_TOL[dtype], err
 
 
 def test_gemv_step_must_fit_the_groups():
@@ -632,7 +636,7 @@ def test_cuda_dequant_kernels_match_reference(bits, dtype):
         config = config or dq.default_config(M, N, K, bits, 128, dtype)
         err = relative_error(kernel(*dq.inputs_for(config, A, Wq, S, bits)).float().cpu().numpy(),
                              dq.reference(A, Wq, S, bits, 128).numpy())
-        assert err < (4e-3 if dtype == "bfloat16" else 1e-3), (M, err)
+        assert err < OUT_TOL[dtype], (M, err)
 
 
 @pytest.mark.gpu

@@ -2,8 +2,6 @@
 path, the CUDA lowerings (mma.sp on sm_80, wgmma.mma_async.sp on sm_90a)
 as PTX, and on a GPU the results against dense torch matmuls."""
 
-import os
-
 import numpy as np
 import pytest
 import torch
@@ -12,13 +10,11 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.kernels import gemm_sp as lib
 from tilelang_mlir.sparse import compress, decompress, random_2_4
-from tilelang_mlir.testing import relative_error, to_device
+from tilelang_mlir.testing import random_seed, relative_error, to_device
 
 
 def _seed():
-    seed = int.from_bytes(os.urandom(4), "little")
-    print(f"random seed: {seed}")
-    torch.manual_seed(seed)
+    torch.manual_seed(random_seed())
 
 
 def gemm_sp_general(M, N, K, block_M, block_N, block_K, threads, dtype="float16",

@@ -265,7 +265,8 @@ def test_serial_loop_and_block_binding(target, rng):
     kernel = tl.compile(main, out_idx=[1], target=target)
     x = rng.standard_normal((4, 16)).astype(np.float32)
     y = get(kernel(put(x, target)))
-    np.testing.assert_allclose(y, x.sum(1) + x[:, ::4].sum(1), rtol=1e-5)
+    # float32 sums of 20 standard normals: a row summing near zero needs atol.
+    np.testing.assert_allclose(y, x.sum(1) + x[:, ::4].sum(1), rtol=1e-5, atol=1e-5)
 
 
 def persistent_kernel(M, N, blk, waves_of):
