@@ -1,17 +1,22 @@
 """A small `transformers` Llama (2 layers, GQA, random weights, no
 download) on our kernels through tilelang_mlir.models.use_tilelang, on the
 CPU target: its logits match the eager model (SDPA, PyTorch RMSNorm and
-MLP), a training step's gradients match eager's, and the routed model
-compiles with torch.compile; what is not routed says so."""
+MLP), a training step's gradients match eager's, the routed model
+compiles with torch.compile, and greedy decoding with a PagedCache
+(prefill on flash_attn, decode steps on flash_decode over the pages)
+follows eager decoding with transformers' DynamicCache step by step, with
+the same K/V in the pages; what is not routed says so."""
 
 import copy
+import functools
 
 import pytest
 import torch
 import transformers  # requirements/test.txt (the extra tilelang-mlir[models])
 
+import tilelang_mlir.ops as ops
 from tilelang_mlir.base.errors import TileLangError
-from tilelang_mlir.models import use_tilelang
+from tilelang_mlir.models import PagedCache, use_tilelang
 
 
 def tiny_llama(seed=0):
@@ -65,7 +70,117 @@ def test_llama_compiles():
         assert rel(compiled(ids).logits, eager(ids).logits) < 1e-2
 
 
-def test_decoding_is_not_routed_yet():
+# --- decoding with a paged KV cache --------------------------------------------------
+
+# Two sequences of a 12-token prompt and 8 generated tokens in pages of 16:
+# each sequence crosses into a second page, handed out after the other
+# sequence's first (the block table is not the identity).
+BATCH, PROMPT, STEPS, PAGE = 2, 12, 8, 16
+
+
+@pytest.fixture
+def flash_decode(monkeypatch):
+    """ops.flash_decode; until that operator lands, the same signature over
+    kernels/attention/flash_decode.FlashDecode (paged, CPU target)."""
+    if hasattr(ops, "flash_decode"):
+        return ops.flash_decode
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    @functools.lru_cache(maxsize=None)
+    def kernel(B, H, KVH, D, pages, page_size, max_pages, dtype):
+        return fd.FlashDecode(B, H, KVH, D, page_size=page_size, num_pages=pages,
+                              max_pages=max_pages, num_splits=1, target="cpu", dtype=dtype,
+                              block_N=16)
+
+    def shim(q, k_cache, v_cache, cache_seqlens, block_table):
+        (B, H, D), (pages, KVH, page_size, _) = q.shape, k_cache.shape
+        dtype = str(q.dtype).removeprefix("torch.")
+        return kernel(B, H, KVH, D, pages, page_size, block_table.shape[1], dtype)(
+            q.contiguous(), k_cache, v_cache, cache_seqlens, block_table)
+
+    monkeypatch.setattr(ops, "flash_decode", shim, raising=False)
+    return shim
+
+
+def greedy(model, ids, cache, steps, forced=None):
+    """A greedy loop through model.forward with `cache`: the logits of each
+    step (the prefill's last row, then each decode step's) and the tokens
+    chosen; with `forced`, those tokens are fed instead (teacher forcing)."""
+    logits, tokens = [], []
+    with torch.no_grad():
+        out = model(ids, past_key_values=cache, use_cache=True)
+        for i in range(steps):
+            logits.append(out.logits[:, -1].float())
+            tokens.append(logits[-1].argmax(-1))
+            feed = tokens[-1] if forced is None else forced[i]
+            if i + 1 < steps:
+                out = model(feed.view(-1, 1), past_key_values=cache, use_cache=True)
+    return logits, torch.stack(tokens, 1)
+
+
+def test_llama_paged_decoding_matches_eager(flash_decode):
+    eager = tiny_llama(4)
+    ours = use_tilelang(copy.deepcopy(eager))
+    ids = torch.randint(0, 256, (BATCH, PROMPT))
+    ref_cache = transformers.DynamicCache(config=eager.config)
+    ref_logits, ref_tokens = greedy(eager, ids, ref_cache, STEPS)
+    cache = PagedCache(ours.config, BATCH, PROMPT + STEPS, page_size=PAGE)
+    logits, tokens = greedy(ours, ids, cache, STEPS, forced=ref_tokens.t())
+    for step, (out, ref) in enumerate(zip(logits, ref_logits)):
+        assert torch.isfinite(out).all() and rel(out, ref) < 1e-2, step
+        # The same greedy choice wherever eager's is not a near-tie.
+        top2 = ref.topk(2, dim=-1).values
+        clear = top2[:, 0] - top2[:, 1] > 1e-2
+        assert (tokens[clear, step] == ref_tokens[clear, step]).all(), step
+    # The pages hold what eager's DynamicCache holds, read through the
+    # block table; every sequence owns its own pages.
+    length = PROMPT + STEPS - 1
+    for layer, ref_layer in zip(cache.layers, ref_cache.layers):
+        assert layer.length == length and (layer.cache_seqlens == length).all()
+        assert layer.keys.shape == (BATCH * 2, 2, PAGE, 32)
+        for b in range(BATCH):
+            k, v = layer.gather(b)
+            assert rel(k, ref_layer.keys[b]) < 1e-2 and rel(v, ref_layer.values[b]) < 1e-2
+    table = cache.block_table
+    assert table.dtype == torch.int32 and table.shape == (BATCH, 2)
+    assert sorted(table.flatten().tolist()) == list(range(BATCH * 2))
+    assert table[:, 0].tolist() == list(range(BATCH))  # first pages first
+
+
+def test_generate_with_paged_cache(flash_decode):
+    """model.generate with past_key_values=PagedCache (and the all-ones
+    attention mask generate passes) gives the manual greedy loop's tokens."""
+    ours = use_tilelang(tiny_llama(5))
+    ids = torch.randint(0, 256, (BATCH, PROMPT))
+    _, tokens = greedy(ours, ids, PagedCache(ours.config, BATCH, PROMPT + STEPS, PAGE), STEPS)
+    cache = PagedCache(ours.config, BATCH, PROMPT + STEPS, page_size=PAGE)
+    with torch.no_grad():
+        out = ours.generate(ids, attention_mask=torch.ones_like(ids), past_key_values=cache,
+                            max_new_tokens=STEPS, do_sample=False, pad_token_id=0)
+    assert torch.equal(out[:, PROMPT:], tokens)
+
+
+def test_decoding_refusals(flash_decode):
     ours = use_tilelang(tiny_llama(3))
-    with torch.no_grad(), pytest.raises(TileLangError, match="decoding with a KV cache"):
-        ours.generate(torch.randint(0, 256, (1, 16)), max_new_tokens=2, do_sample=False)
+    ids = torch.randint(0, 256, (BATCH, PROMPT))
+    with torch.no_grad():
+        # transformers' default DynamicCache: the decode step is refused.
+        with pytest.raises(TileLangError, match="runs only with tilelang_mlir.models.PagedCache"):
+            ours.generate(ids[:1], max_new_tokens=2, do_sample=False)
+        # A padding mask that masks a token.
+        mask = torch.ones_like(ids)
+        mask[0, 0] = 0
+        with pytest.raises(TileLangError, match="padding mask that masks tokens"):
+            ours(ids, attention_mask=mask)
+        # Several new tokens against a non-empty cache (chunked prefill).
+        cache = PagedCache(ours.config, BATCH, 32, page_size=PAGE)
+        ours(ids, past_key_values=cache, use_cache=True)
+        with pytest.raises(TileLangError, match="chunked prefill"):
+            ours(ids[:, :3], past_key_values=cache, use_cache=True)
+        # Past the cache's length.
+        cache = PagedCache(ours.config, BATCH, PAGE, page_size=PAGE)
+        with pytest.raises(TileLangError, match="exceed max_cache_len"):
+            ours(torch.randint(0, 256, (BATCH, PAGE + 1)), past_key_values=cache, use_cache=True)
+    # Pages only the "tilelang" attention reads.
+    with pytest.raises(TileLangError, match="use_tilelang"):
+        PagedCache(tiny_llama().config, BATCH, 32)
