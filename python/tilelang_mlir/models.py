@@ -259,14 +259,14 @@ class PagedLayer(CacheLayerMixin):
 class PagedCache(Cache):
     """A transformers `Cache` that keeps K/V in pages for the "tilelang"
     attention's decode kernel: `batch_size` sequences of up to
-    `max_cache_len` tokens, pages of `page_size` tokens (a multiple of the
-    decode kernel's KV tile), `num_pages` per layer (default: enough for
-    every sequence at full length). Pages are handed out as the sequences
+    `max_cache_len` tokens, pages of `page_size` tokens (a multiple of 16;
+    the default 128 is the decode kernel's KV tile on a GPU), `num_pages`
+    per layer (default: enough for every sequence at full length). Pages are handed out as the sequences
     grow, one page per sequence at a time from a free list shared by all
     layers; `block_table` (int32, batch x max_pages) maps a sequence's
     logical pages to physical ones."""
 
-    def __init__(self, config, batch_size: int, max_cache_len: int, page_size: int = 64,
+    def __init__(self, config, batch_size: int, max_cache_len: int, page_size: int = 128,
                  num_pages: int | None = None):
         if Cache is object:
             raise TileLangError("PagedCache needs transformers (pip install tilelang-mlir[models])")
