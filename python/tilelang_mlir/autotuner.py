@@ -1173,3 +1173,31 @@ def autotune(configs=None, *, warmup: int = 25, rep: int = 100, ref_prog: Option
                          **settings)
 
     return wrap
+
+
+def cached_config(tuner: AutoTuner, *args, **kwargs) -> Optional[Dict[str, Any]]:
+    """The best config the autotuning cache holds for `tuner(*args,
+    **kwargs)` (the config that call would load instead of tuning), or None
+    when the cache has no winner for it. Tunes, builds and compiles
+    nothing: the key is made as `tune` makes it, from the factory's source
+    and closure, the call's other arguments, the configs, out_idx, pass
+    configs, the target (and the GPU's name) and the compiler build, so the
+    entry found is the one an identical `tl.autotune(...)` call wrote. An
+    entry whose configs are not this tuner's is not used (and left alone).
+    This is how code that must never run a sweep (an operator call) takes a
+    tuned config where one exists."""
+    from .base.target import parse_target
+
+    configs = tuner._configs(args, kwargs)
+    config_keys = {k for c in configs for k in c}
+    fixed, rest = tuner._bind(args, kwargs, config_keys)
+    candidates = tuner._candidates(configs, fixed)
+    target = parse_target(tuner.target)
+    key = tuner._key(rest, candidates, target, _device_name(target))
+    entry = _load_entry(key)
+    if entry is None or entry["best"] >= len(candidates):
+        return None
+    best = candidates[entry["best"]]
+    if _jsonable(best.config) != entry["best_config"]:
+        return None
+    return dict(best.config)

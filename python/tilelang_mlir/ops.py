@@ -22,6 +22,22 @@ refused with an error naming the argument.
   heads (GQA), float16/bfloat16, head dim 32-256; the scale is
   1/sqrt(dim). Autograd: the forward keeps the LSE, the backward is
   kernels/attention/flash_attn_bwd.py.
+- `flash_decode(q, k_cache, v_cache, cache_seqlens, block_table)`: one
+  query token per sequence against a paged KV cache, q (batch, heads,
+  dim), the caches (num_pages, kv_heads, page_size, dim), int32 lengths
+  (batch,) and block table (batch, max_pages); GQA, head dim 32/64/128,
+  pages of a multiple of 16 tokens.
+- `mla_decode(q, q_pe, kv, block_table, cache_seqlens)`: DeepSeek MLA
+  decoding, q (batch, heads, 512), q_pe (batch, heads, 64), the latent
+  cache kv (num_pages, page_size, 576); heads and pages multiples of 64.
+- `w4a16_linear(x, w_packed, scales)`: x (..., K) @ dequant(W)^T with W an
+  int4 (N, K) weight packed once by `pack_w4a16(weight, group=128)`; the
+  GEMV for one row, the dequant GEMM for more.
+
+Where the library has a tuning space for a kernel (`gemm`, `w4a16_linear`:
+`tune_w4a16_linear`), the operator takes the autotuner's cached winner
+for the exact problem when there is one, else the default; it never
+tunes (see "configs" below).
 """
 
 from __future__ import annotations
@@ -83,8 +99,7 @@ def _compiled(key: tuple):
     if kind == "gemm":
         from .kernels import gemm
         _, M, N, K, dtype, _ = key
-        big = target == "cuda" and M % 128 == 0 and N % 256 == 0 and K % 64 == 0
-        config = gemm.CONFIGS[0] if big else gemm.DEFAULT
+        config = _gemm_config(M, N, K, dtype, target)
         return tl.compile(gemm.matmul(M, N, K, dtype=dtype, **config), out_idx=[2], target=target)
     if kind == "flash_attn":
         from .kernels.attention import flash_attn
@@ -106,7 +121,65 @@ def _compiled(key: tuple):
         from .kernels.attention.flash_attn_varlen_bwd import FlashAttnVarlenBwd
         _, B, H, S, D, causal, groups, dtype, _ = key
         return FlashAttnVarlenBwd(B, H, S, D, causal, groups, dtype=dtype, target=target)
+    if kind == "flash_decode":
+        from .kernels.attention import flash_decode as fd
+        _, B, H, KVH, D, pages, page_size, max_pages, dtype, _ = key
+        block_N = _decode_block_N(page_size, max_pages, target)
+        return fd.FlashDecode(B, H, KVH, D, page_size=page_size, num_pages=pages,
+                              max_pages=max_pages, target=target, dtype=dtype, block_N=block_N,
+                              num_splits=fd.default_splits(B, KVH, page_size * max_pages,
+                                                           block_N))
+    if kind == "mla_decode":
+        from .kernels.attention import flash_decode as fd
+        from .kernels.attention import mla_decode as mla
+        _, B, H, pages, page_size, max_pages, dtype, _ = key
+        config = dict(_mla_config(target), page_size=page_size)
+        # Splits as flash decoding chooses them, the blocks of 64 heads in
+        # the place of the KV heads.
+        splits = fd.default_splits(B, H // 64, page_size * max_pages, config["block_N"])
+        return mla.MlaDecode(B, H, pages, max_pages, splits, target=target, dtype=dtype,
+                             **config)
+    if kind == "w4a16":
+        from .kernels import dequant as dq
+        _, M, N, K, group, dtype, _ = key
+        config = _w4a16_config(M, N, K, group, dtype, target)
+        return config, tl.compile(dq.program(M, N, K, 4, group, dtype, config=config),
+                                  out_idx=[3], target=target)
     raise KeyError(kind)
+
+
+# --- configs: tuned (from the autotuner's cache) or the defaults --------------------
+#
+# An operator never tunes. Where the library has a tuning space for a
+# kernel (kernels/gemm.py's CONFIGS and `autotune`; the dequant configs,
+# tuned by `tune_w4a16_linear` below), the operator rebuilds the same
+# `tl.autotune` tuner and asks the cache for the winner of this exact
+# problem (`autotuner.cached_config`: the key is made from the factory's
+# source, the arguments, the configs and the target; nothing is compiled to
+# make it). A winner is taken when the shape is first compiled in this
+# process (the kernel is then kept); without one, the default. The
+# attention kernels have no tuning space in the library (their benchmarks
+# sweep their own), so they use their defaults.
+
+
+def _gemm_tuner(target):
+    """The tuner `kernels.gemm.autotune(M, N, K, dtype, target)` runs (its
+    key does not depend on the reference, the check or the timing counts)."""
+    import tilelang_mlir as tl
+    from .kernels import gemm
+    return tl.autotune(configs=list(gemm.CONFIGS), out_idx=[2], target=target)(gemm.matmul)
+
+
+def _gemm_config(M, N, K, dtype, target):
+    """The cached winner of `kernels.gemm.autotune` for this problem, else
+    the Hopper tile for large aligned shapes on a GPU, else the small tile."""
+    from .autotuner import cached_config
+    from .kernels import gemm
+    tuned = cached_config(_gemm_tuner(target), M, N, K, dtype=dtype, out_dtype=None)
+    if tuned is not None:
+        return tuned
+    big = target == "cuda" and M % 128 == 0 and N % 256 == 0 and K % 64 == 0
+    return gemm.CONFIGS[0] if big else gemm.DEFAULT
 
 
 # --- rms_norm ----------------------------------------------------------------
@@ -393,3 +466,303 @@ def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     than max_seqlen is not checked for (that would read cu_seqlens back
     from the GPU): its rows past max_seqlen are not computed."""
     return flash_attn_varlen_fwd(q, k, v, cu_seqlens, max_seqlen, causal)[0]
+
+
+# --- flash_decode --------------------------------------------------------------------
+
+
+# The decode kernels' largest KV tile: the program's default (128 tokens) on
+# a GPU, 64 on the CPU (quicker to compile, same results).
+_DECODE_MAX_BLOCK_N = {"cuda": 128, "cpu": 64}
+_DECODE_HEAD_DIMS = (32, 64, 128)
+
+
+def _decode_block_N(page_size, max_pages, target):
+    """The KV tile: the largest power of two up to the target's that
+    divides the page (a tile lies within one page; 16 at least). With one
+    page per sequence the tiles walk one page and the last one is masked."""
+    block_N = _DECODE_MAX_BLOCK_N[target]
+    if max_pages == 1:
+        return block_N
+    while page_size % block_N:
+        block_N //= 2
+    return block_N
+
+
+def _index(op, name, t, shape_text, shape):
+    if t.dtype != torch.int32 or tuple(t.shape) != shape:
+        raise TileLangError(f"tilelang.{op}: {name} must be int32 {shape_text} = {shape}, got "
+                            f"{t.dtype} {tuple(t.shape)}")
+
+
+def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table):
+    op = "flash_decode"
+    target = _target(op, q, k_cache, v_cache, cache_seqlens, block_table)
+    dtype = _dtype(op, "q", q)
+    _dtype(op, "k_cache", k_cache, q)
+    _dtype(op, "v_cache", v_cache, q)
+    if q.dim() != 3 or k_cache.dim() != 4 or k_cache.shape != v_cache.shape:
+        raise TileLangError(f"tilelang.{op}: q {tuple(q.shape)}, k_cache "
+                            f"{tuple(k_cache.shape)}, v_cache {tuple(v_cache.shape)}: q (batch, "
+                            "heads, dim), the caches (num_pages, kv_heads, page_size, dim) alike")
+    B, H, D = q.shape
+    pages, KVH, page_size, Dk = k_cache.shape
+    if Dk != D or H % KVH:
+        raise TileLangError(f"tilelang.{op}: k_cache/v_cache {tuple(k_cache.shape)} do not fit q "
+                            f"{tuple(q.shape)} (same head dim; KV heads dividing the heads)")
+    if H // KVH > 64:
+        raise TileLangError(f"tilelang.{op}: {H // KVH} query heads per KV head; at most 64 "
+                            "(the rows of the kernel's score gemm)")
+    if D not in _DECODE_HEAD_DIMS:
+        raise TileLangError(f"tilelang.{op}: head dim {D} is not supported (32, 64 or 128)")
+    _index(op, "cache_seqlens", cache_seqlens, "(batch,)", (B,))
+    if block_table.dim() != 2:
+        raise TileLangError(f"tilelang.{op}: block_table must be int32 (batch, max_pages), got "
+                            f"{block_table.dtype} {tuple(block_table.shape)}")
+    max_pages = block_table.shape[1]
+    _index(op, "block_table", block_table, "(batch, max_pages)", (B, max_pages))
+    if max_pages > 1 and page_size % 16:
+        raise TileLangError(f"tilelang.{op}: page_size {page_size} is not supported (a multiple "
+                            "of 16, or one page per sequence)")
+    return ("flash_decode", B, H, KVH, D, pages, page_size, max_pages, dtype, target)
+
+
+@torch.library.custom_op("tilelang::flash_decode", mutates_args=())
+def flash_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                 cache_seqlens: torch.Tensor, block_table: torch.Tensor) -> torch.Tensor:
+    """Decoding attention over a paged KV cache (kernels/attention/
+    flash_decode.py, split-KV then combine): one query token per sequence,
+    O[b, h] = softmax(q[b, h] K_b^T / sqrt(dim)) V_b over the first
+    cache_seqlens[b] tokens of sequence b, K/V heads dividing the query
+    heads (GQA: query head h reads KV head h // (heads / kv_heads)).
+
+    q (batch, heads, dim); k_cache, v_cache (num_pages, kv_heads,
+    page_size, dim); cache_seqlens int32 (batch,); block_table int32
+    (batch, max_pages), logical page i of sequence b is physical page
+    block_table[b, i]. Returns (batch, heads, dim) in q's dtype.
+    float16/bfloat16, head dim 32, 64 or 128, page_size a multiple of 16
+    (any with max_pages = 1), at most 64 query heads per KV head. Not
+    checked (that would read the lengths back from the GPU): every length
+    is at least 1 and at most max_pages * page_size."""
+    key = _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table)
+    with _device(q):
+        return _compiled(key)(q.contiguous(), k_cache.contiguous(), v_cache.contiguous(),
+                              cache_seqlens.contiguous(), block_table.contiguous())
+
+
+@flash_decode.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, block_table):
+    return _new(q)
+
+
+# --- mla_decode ------------------------------------------------------------------------
+
+
+def _mla_config(target):
+    """The split kernel's tiles: HOPPER (64-token tiles, 2 stages: 226 KB of
+    shared memory) on sm_90 and the CPU, AMPERE (32-token tiles) on older
+    GPUs."""
+    from .kernels.attention import mla_decode as mla
+    if target == "cuda" and torch.cuda.get_device_capability()[0] < 9:
+        return dict(mla.AMPERE)
+    return dict(mla.HOPPER)
+
+
+def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens):
+    from .kernels.attention.mla_decode import DPE, DV
+    op = "mla_decode"
+    target = _target(op, q, q_pe, kv, block_table, cache_seqlens)
+    dtype = _dtype(op, "q", q)
+    _dtype(op, "q_pe", q_pe, q)
+    _dtype(op, "kv", kv, q)
+    if q.dim() != 3 or q.shape[2] != DV:
+        raise TileLangError(f"tilelang.{op}: q is {tuple(q.shape)}; (batch, heads, {DV}) "
+                            "expected")
+    B, H, _ = q.shape
+    if tuple(q_pe.shape) != (B, H, DPE):
+        raise TileLangError(f"tilelang.{op}: q_pe is {tuple(q_pe.shape)}; {(B, H, DPE)} "
+                            "expected (batch, heads, rope dim)")
+    if kv.dim() != 3 or kv.shape[2] != DV + DPE:
+        raise TileLangError(f"tilelang.{op}: kv is {tuple(kv.shape)}; (num_pages, page_size, "
+                            f"{DV + DPE}) expected")
+    if H % 64:
+        raise TileLangError(f"tilelang.{op}: {H} heads are not supported (a multiple of 64, "
+                            "the kernel's block of heads)")
+    pages, page_size, _ = kv.shape
+    if page_size % 64:
+        raise TileLangError(f"tilelang.{op}: page_size {page_size} is not supported (a "
+                            "multiple of 64)")
+    if block_table.dim() != 2:
+        raise TileLangError(f"tilelang.{op}: block_table must be int32 (batch, max_pages), got "
+                            f"{block_table.dtype} {tuple(block_table.shape)}")
+    max_pages = block_table.shape[1]
+    _index(op, "block_table", block_table, "(batch, max_pages)", (B, max_pages))
+    _index(op, "cache_seqlens", cache_seqlens, "(batch,)", (B,))
+    return ("mla_decode", B, H, pages, page_size, max_pages, dtype, target)
+
+
+@torch.library.custom_op("tilelang::mla_decode", mutates_args=())
+def mla_decode(q: torch.Tensor, q_pe: torch.Tensor, kv: torch.Tensor,
+               block_table: torch.Tensor, cache_seqlens: torch.Tensor) -> torch.Tensor:
+    """DeepSeek MLA decoding over a paged latent cache (kernels/attention/
+    mla_decode.py; its argument order): every query head attends to the one
+    latent KV head. The score of head h and token t is q[b, h] . c_kv[t] +
+    q_pe[b, h] . k_pe[t], scaled by 1/sqrt(576); O is the softmax-weighted
+    sum of c_kv.
+
+    q (batch, heads, 512) (q_nope, already absorbed into the latent
+    space); q_pe (batch, heads, 64); kv (num_pages, page_size, 576): per
+    token c_kv (512, also the value) then k_pe (64); block_table int32
+    (batch, max_pages); cache_seqlens int32 (batch,). Returns (batch,
+    heads, 512) in q's dtype. float16/bfloat16, heads a multiple of 64,
+    page_size a multiple of 64. Not checked: every length is at least 1
+    and at most max_pages * page_size."""
+    key = _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens)
+    with _device(q):
+        return _compiled(key)(q.contiguous(), q_pe.contiguous(), kv.contiguous(),
+                              block_table.contiguous(), cache_seqlens.contiguous())
+
+
+@mla_decode.register_fake
+def _(q, q_pe, kv, block_table, cache_seqlens):
+    return _new(q)
+
+
+# --- w4a16_linear ------------------------------------------------------------------------
+#
+# One packing for every M: the dequant kernels' base int4 format
+# (`kernels.dequant.quantize`: w_packed (N, K/2) uint8, byte b of a row
+# holding k = b in its low nibble and k = b + K/2 in its high one, each as
+# q + 8; scales (N, K/group) in the activations' dtype). The configs the
+# operator runs (and tunes over) are those of `dequant.configs_for(M)` that
+# read it as it is: the chunked GEMV (M = 1; it reads a free int32 view of
+# the same bytes), the register-A decode GEMM (`tn`) and the shared-memory
+# GEMM. The word- and pair-packed kernels (the fastest float16 decode ones
+# on the H200) read a repacking that depends on their tiles; they are left
+# out so that one tensor serves every M without repacking per call.
+
+
+def _w4a16_configs(M):
+    from .kernels import dequant as dq
+    return [c for c in dq.configs_for(M)
+            if not c.get("pairs") and "word" not in c and not c.get("elementwise")]
+
+
+def _w4a16_tuner(M, target, **settings):
+    """The tuner over `_w4a16_configs(M)`, as `dequant.program(M, N, K, 4,
+    group, dtype, config=...)` takes them (`tune_w4a16_linear` runs it, the
+    operator reads its cached winner)."""
+    import tilelang_mlir as tl
+    from .kernels import dequant as dq
+    return tl.autotune(configs=[dict(config=c) for c in _w4a16_configs(M)], out_idx=[3],
+                       target=target, **settings)(dq.program)
+
+
+def _w4a16_config(M, N, K, group, dtype, target):
+    """The cached winner of `tune_w4a16_linear` for this problem, else the
+    first of the regime's configs (as `dequant.default_config` picks)."""
+    from .autotuner import cached_config
+    tuned = cached_config(_w4a16_tuner(M, target), M, N, K, 4, group, dtype)
+    return tuned["config"] if tuned is not None else _w4a16_configs(M)[0]
+
+
+def tune_w4a16_linear(M: int, N: int, K: int, group: int = 128, dtype=torch.float16,
+                      target: str = "auto", warmup: int = 10, rep: int = 50):
+    """Tunes the w4a16_linear kernel of one problem (M rows of x, an (N, K)
+    weight) over its configs, checking each against the float64 reference,
+    and caches the winner on disk (`tl.autotune`), where `w4a16_linear`
+    finds it the first time it compiles that shape. Returns the
+    AutotuneResult. Run it ahead of time: the operator itself never tunes."""
+    from .kernels import dequant as dq
+
+    def reference(A, Wq, S):
+        Wq = Wq.view(torch.uint8) if Wq.dtype == torch.int32 else Wq  # (the GEMV's view)
+        return dq.reference(A, Wq, S, 4, group).to(A.device)
+
+    def check(out, ref):
+        err = ((out.double() - ref).norm() / ref.norm()).item()
+        if not err < 1e-2:
+            raise AssertionError(f"relative error {err:.2e}")
+        return err
+
+    name = _DTYPES.get(dtype, dtype)
+    tuner = _w4a16_tuner(M, target, warmup=warmup, rep=rep, ref_prog=reference,
+                         manual_check_prog=check)
+    return tuner(M, N, K, 4, group, name).autotune_result
+
+
+def pack_w4a16(weight: torch.Tensor, group: int = 128,
+               dtype: torch.dtype = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(w_packed, scales) of a float (N, K) weight (nn.Linear's layout) for
+    `w4a16_linear`: symmetric int4 with one scale per `group` consecutive
+    elements of a row (`kernels.dequant.quantize`; the format is described
+    above `_w4a16_configs` and in kernels/dequant/__init__.py). w_packed is
+    (N, K/2) uint8, scales (N, K/group) in `dtype` (the activations'; by
+    default the weight's, then float16 or bfloat16). One packing serves
+    every M. K must be a multiple of 2 * group, group a multiple of 32."""
+    from .kernels import dequant as dq
+    if dtype is None:
+        dtype = weight.dtype
+    if dtype not in _DTYPES:
+        raise TileLangError(f"tilelang.pack_w4a16: the scales' dtype {dtype} is not float16 or "
+                            "bfloat16 (give dtype=, the activations' dtype)")
+    if weight.dim() != 2:
+        raise TileLangError(f"tilelang.pack_w4a16: weight has shape {tuple(weight.shape)}; "
+                            "(N, K) expected")
+    _check_group("pack_w4a16", weight.shape[1], group)
+    return dq.quantize(weight.to(dtype), 4, group)
+
+
+def _check_group(op, K, group):
+    if group < 32 or group % 32:
+        raise TileLangError(f"tilelang.{op}: group size {group} is not supported (a multiple "
+                            "of 32)")
+    if K % (2 * group):
+        raise TileLangError(f"tilelang.{op}: K = {K} is not a multiple of 2 x the group size "
+                            f"{group} (each half of a row is whole groups)")
+
+
+def _w4a16_key(x, w_packed, scales):
+    op = "w4a16_linear"
+    target = _target(op, x, w_packed, scales)
+    dtype = _dtype(op, "x", x)
+    _dtype(op, "scales", scales, x)
+    if x.dim() < 1:
+        raise TileLangError(f"tilelang.{op}: x is a scalar; (..., K) expected")
+    K = x.shape[-1]
+    if w_packed.dtype != torch.uint8 or w_packed.dim() != 2 or 2 * w_packed.shape[1] != K:
+        raise TileLangError(f"tilelang.{op}: w_packed must be uint8 (N, K/2) = (N, {K // 2}) "
+                            f"(pack_w4a16), got {w_packed.dtype} {tuple(w_packed.shape)}")
+    N = w_packed.shape[0]
+    if scales.dim() != 2 or scales.shape[0] != N or not scales.shape[1] or K % scales.shape[1]:
+        raise TileLangError(f"tilelang.{op}: scales has shape {tuple(scales.shape)}; (N, K / "
+                            f"group) = ({N}, {K} / group) expected")
+    group = K // scales.shape[1]
+    _check_group(op, K, group)
+    return ("w4a16", x.numel() // K, N, K, group, dtype, target)
+
+
+@torch.library.custom_op("tilelang::w4a16_linear", mutates_args=())
+def w4a16_linear(x: torch.Tensor, w_packed: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+    """y = x @ dequant(W)^T with W an int4 (N, K) weight packed by
+    `pack_w4a16` (w_packed (N, K/2) uint8, scales (N, K/group)): x (..., K)
+    float16/bfloat16, the leading dims flattened to M rows; y (..., N) in
+    x's dtype. M = 1 runs the GEMV kernel, larger M the dequant GEMM
+    (kernels/dequant, configs.py's regimes); a config tuned by
+    `tune_w4a16_linear` for the exact problem is used when the autotuner's
+    cache has one."""
+    key = _w4a16_key(x, w_packed, scales)
+    M, N, K = key[1:4]
+    if M == 0:
+        return _new(x, x.shape[:-1] + (N,))
+    from .kernels import dequant as dq
+    with _device(x):
+        config, kernel = _compiled(key)
+        y = kernel(*dq.inputs_for(config, x.reshape(M, K).contiguous(), w_packed.contiguous(),
+                                  scales.contiguous()))
+    return y.reshape(x.shape[:-1] + (N,))
+
+
+@w4a16_linear.register_fake
+def _(x, w_packed, scales):
+    return _new(x, x.shape[:-1] + (w_packed.shape[0],))

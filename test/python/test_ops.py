@@ -184,3 +184,206 @@ def test_flash_attn_varlen_errors():
         tlops.flash_attn_varlen(q[None], q, q, cu, 6)
     with pytest.raises(TileLangError, match="max_seqlen 0"):
         tlops.flash_attn_varlen(q, q, q, cu, 0)
+
+
+# --- decoding over paged caches, int4 weights, tuned configs ----------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_flash_decode(dtype):
+    """A paged cache with a shuffled block table (pages of 64 tokens),
+    GQA (4 query heads per KV head), ragged lengths (several pages and a
+    tail, shorter than a page, one token) against the float64 reference;
+    opcheck."""
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    q, k, v, lens, table = fd.make_inputs(3, 8, 2, 64, [200, 31, 1], page_size=64, dtype=dtype)
+    o = tlops.flash_decode(q, k, v, lens, table)
+    assert o.dtype == dtype and o.shape == q.shape
+    assert rel(o, fd.reference(q, k, v, lens, table)) < TOL[dtype]
+    torch.library.opcheck(tlops.flash_decode, (q, k, v, lens, table))
+
+
+def test_flash_decode_small_pages_and_head_dim_32():
+    """Pages of 16 tokens (16-token KV tiles), head dim 32, plain MHA."""
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    q, k, v, lens, table = fd.make_inputs(2, 2, 2, 32, [40, 7], page_size=16)
+    assert rel(tlops.flash_decode(q, k, v, lens, table), fd.reference(q, k, v, lens, table)) \
+        < 1e-2
+
+
+def test_flash_decode_errors():
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    q, k, v, lens, table = fd.make_inputs(2, 4, 2, 64, [70, 10], page_size=64)
+    with pytest.raises(TileLangError, match="k_cache is torch.bfloat16, the first input"):
+        tlops.flash_decode(q, k.bfloat16(), v, lens, table)
+    with pytest.raises(TileLangError, match=r"q \(batch, heads, dim\)"):
+        tlops.flash_decode(q[None], k, v, lens, table)
+    with pytest.raises(TileLangError, match="KV heads dividing"):
+        tlops.flash_decode(torch.randn(2, 3, 64).half(), k, v, lens, table)
+    with pytest.raises(TileLangError, match="head dim 48 is not supported"):
+        tlops.flash_decode(q[..., :48], k[..., :48], v[..., :48], lens, table)
+    with pytest.raises(TileLangError, match=r"cache_seqlens must be int32 \(batch,\)"):
+        tlops.flash_decode(q, k, v, lens.long(), table)
+    with pytest.raises(TileLangError, match=r"block_table must be int32 \(batch, max_pages\)"):
+        tlops.flash_decode(q, k, v, lens, table[:1])
+    with pytest.raises(TileLangError, match="page_size 24 is not supported"):
+        tlops.flash_decode(q, k[:, :, :24], v[:, :, :24], lens, table)
+    with pytest.raises(TileLangError, match="128 query heads per KV head"):
+        tlops.flash_decode(torch.randn(2, 128, 64).half(), k[:, :1], v[:, :1], lens, table)
+
+
+def test_mla_decode():
+    """Ragged lengths (a page and a bit, several pages, one token) over a
+    shuffled block table, against the float64 reference; opcheck."""
+    from tilelang_mlir.kernels.attention import mla_decode as mla
+
+    inputs = mla.make_inputs(3, 64, [100, 200, 1])
+    o = tlops.mla_decode(*inputs)
+    assert o.dtype == torch.float16 and tuple(o.shape) == (3, 64, mla.DV)
+    assert rel(o, mla.reference(*inputs)) < 1e-2
+    torch.library.opcheck(tlops.mla_decode, inputs)
+
+
+def test_mla_decode_errors():
+    from tilelang_mlir.kernels.attention import mla_decode as mla
+
+    q, q_pe, kv, table, lens = mla.make_inputs(2, 64, [70, 10])
+    with pytest.raises(TileLangError, match=r"q is \(2, 64, 256\); \(batch, heads, 512\)"):
+        tlops.mla_decode(q[..., :256], q_pe, kv, table, lens)
+    with pytest.raises(TileLangError, match="q_pe is"):
+        tlops.mla_decode(q, q_pe[:, :32], kv, table, lens)
+    with pytest.raises(TileLangError, match="32 heads are not supported"):
+        tlops.mla_decode(q[:, :32], q_pe[:, :32], kv, table, lens)
+    with pytest.raises(TileLangError, match=r"kv is \(4, 64, 512\)"):
+        tlops.mla_decode(q, q_pe, kv[..., :512], table, lens)
+    with pytest.raises(TileLangError, match="page_size 32 is not supported"):
+        tlops.mla_decode(q, q_pe, kv[:, :32], table, lens)
+    with pytest.raises(TileLangError, match="kv is torch.bfloat16"):
+        tlops.mla_decode(q, q_pe, kv.bfloat16(), table, lens)
+    with pytest.raises(TileLangError, match="block_table must be int32"):
+        tlops.mla_decode(q, q_pe, kv, table.long(), lens)
+
+
+@pytest.mark.parametrize("dtype,group,lead", [
+    (torch.float16, 128, (1,)),        # M = 1: the GEMV
+    (torch.bfloat16, 64, (1, 1)),      # M = 1 through two leading dims
+    (torch.float16, 128, (2, 3)),      # M = 6: the decode GEMM
+    (torch.bfloat16, 128, (40,)),      # M = 40: the prefill GEMM
+])
+def test_w4a16_linear(dtype, group, lead):
+    """pack_w4a16 then w4a16_linear against the dequant reference (x @
+    dequant(W)^T in float64) on a random weight, for each regime of M; the
+    dequantized weight is the original to int4 precision; opcheck."""
+    from tilelang_mlir.kernels import dequant as dq
+
+    N, K = 72, 512
+    w = (torch.randn(N, K) * 0.05).to(dtype)
+    wp, s = tlops.pack_w4a16(w, group)
+    assert wp.dtype == torch.uint8 and tuple(wp.shape) == (N, K // 2)
+    assert s.dtype == dtype and tuple(s.shape) == (N, K // group)
+    assert rel(dq.dequantize(wp, s, 4, group), w) < 0.15  # int4: 7 levels a side
+    x = torch.randn(*lead, K).to(dtype)
+    y = tlops.w4a16_linear(x, wp, s)
+    assert y.dtype == dtype and y.shape == lead + (N,)
+    ref = dq.reference(x.reshape(-1, K), wp, s, 4, group).reshape(lead + (N,))
+    assert rel(y, ref) < 1e-2
+    torch.library.opcheck(tlops.w4a16_linear, (x, wp, s))
+
+
+def test_w4a16_linear_errors():
+    w = torch.randn(16, 256).half()
+    wp, s = tlops.pack_w4a16(w)
+    x = torch.randn(3, 256).half()
+    with pytest.raises(TileLangError, match="x is torch.float32"):
+        tlops.w4a16_linear(x.float(), wp, s)
+    with pytest.raises(TileLangError, match="scales is torch.bfloat16, the first input"):
+        tlops.w4a16_linear(x, wp, s.bfloat16())
+    with pytest.raises(TileLangError, match=r"w_packed must be uint8 \(N, K/2\) = \(N, 128\)"):
+        tlops.w4a16_linear(x, wp.view(torch.int8), s)
+    with pytest.raises(TileLangError, match=r"w_packed must be uint8"):
+        tlops.w4a16_linear(x[:, :128], wp, s)
+    with pytest.raises(TileLangError, match=r"scales has shape \(16, 3\)"):
+        tlops.w4a16_linear(x, wp, torch.ones(16, 3).half())
+    with pytest.raises(TileLangError, match="group size 16 is not supported"):
+        tlops.w4a16_linear(x, wp, torch.ones(16, 16).half())
+    with pytest.raises(TileLangError, match="K = 256 is not a multiple of 2 x the group size"):
+        tlops.pack_w4a16(w, group=256)
+    with pytest.raises(TileLangError, match="weight has shape"):
+        tlops.pack_w4a16(w[0])
+    with pytest.raises(TileLangError, match="scales' dtype torch.float32"):
+        tlops.pack_w4a16(w.float())
+    assert tlops.pack_w4a16(w.float(), dtype=torch.bfloat16)[1].dtype == torch.bfloat16
+
+
+def test_decode_step_compiles_without_graph_break():
+    """flash_decode then an int4 output projection in one compiled
+    function: one graph, the eager result."""
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    q, k, v, lens, table = fd.make_inputs(2, 4, 2, 64, [90, 17], page_size=64)
+    wp, s = tlops.pack_w4a16((torch.randn(96, 256) * 0.05).half())
+
+    def step(q, k, v, lens, table):
+        o = tlops.flash_decode(q, k, v, lens, table)
+        return tlops.w4a16_linear(o.reshape(o.shape[0], -1), wp, s)
+
+    explained = torch._dynamo.explain(step)(q, k, v, lens, table)
+    assert explained.graph_break_count == 0 and explained.graph_count == 1
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(q, k, v, lens, table), step(q, k, v, lens, table))
+
+
+@pytest.fixture
+def tune_cache(tmp_path, monkeypatch):
+    """An empty kernel cache (and autotune cache) for one test."""
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
+    from tilelang_mlir import autotuner
+
+    monkeypatch.setattr(autotuner, "_MEMORY", {})
+    return tmp_path
+
+
+def test_gemm_uses_the_tuned_config(tune_cache):
+    """Without a cache entry the op compiles the default tile; after a real
+    (tiny, CPU) `kernels.gemm.autotune` run of the same problem, a shape
+    compiled afterwards gets the cached winner, read without tuning."""
+    import tilelang_mlir as tl
+    from tilelang_mlir.kernels import gemm
+
+    M, N, K = 48, 40, 32  # (a shape no other test compiles: the op keeps kernels)
+    assert tlops._gemm_config(M, N, K, "float16", "cpu") == gemm.DEFAULT
+    best, _, _ = gemm.autotune(M, N, K, target="cpu", warmup=0, rep=1, log=lambda line: None)
+    assert len(list(tune_cache.glob("autotune/*.json"))) == 1
+    assert tlops._gemm_config(M, N, K, "float16", "cpu") == best
+    assert tlops._gemm_config(M, N, K + 16, "float16", "cpu") == gemm.DEFAULT  # another problem
+    a, b = torch.randn(M, K).half(), torch.randn(K, N).half()
+    assert rel(tlops.gemm(a, b), a.float() @ b.float()) < 1e-2
+    kernel = tlops._compiled(("gemm", M, N, K, "float16", "cpu"))
+    tuned = tl.compile(gemm.matmul(M, N, K, dtype="float16", **best), out_idx=[2], target="cpu")
+    assert kernel.get_source() == tuned.get_source()
+    if best != gemm.DEFAULT:  # (the timings decide; the default tile may win)
+        default = tl.compile(gemm.matmul(M, N, K, dtype="float16", **gemm.DEFAULT), out_idx=[2],
+                             target="cpu")
+        assert kernel.get_source() != default.get_source()
+
+
+def test_w4a16_uses_the_tuned_config(tune_cache):
+    """tune_w4a16_linear (a real sweep on the CPU, M = 2: the decode
+    configs that read pack_w4a16's format) writes the winner w4a16_linear
+    then compiles; the op's result is still right."""
+    from tilelang_mlir.kernels import dequant as dq
+
+    M, N, K = 2, 40, 256
+    assert tlops._w4a16_config(M, N, K, 128, "float16", "cpu") == tlops._w4a16_configs(M)[0]
+    result = tlops.tune_w4a16_linear(M, N, K, target="cpu", warmup=0, rep=1)
+    assert not result.cache_hit and result.timings
+    best = result.best_config["config"]
+    assert tlops._w4a16_config(M, N, K, 128, "float16", "cpu") == best
+    wp, s = tlops.pack_w4a16((torch.randn(N, K) * 0.05).half())
+    x = torch.randn(M, K).half()
+    assert rel(tlops.w4a16_linear(x, wp, s), dq.reference(x, wp, s)) < 1e-2
+    assert tlops._compiled(("w4a16", M, N, K, 128, "float16", "cpu"))[0] == best
