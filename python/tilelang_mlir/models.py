@@ -261,10 +261,10 @@ class PagedCache(Cache):
     attention's decode kernel: `batch_size` sequences of up to
     `max_cache_len` tokens, pages of `page_size` tokens (a multiple of 16;
     the default 128 is the decode kernel's KV tile on a GPU), `num_pages`
-    per layer (default: enough for every sequence at full length). Pages are handed out as the sequences
-    grow, one page per sequence at a time from a free list shared by all
-    layers; `block_table` (int32, batch x max_pages) maps a sequence's
-    logical pages to physical ones."""
+    per layer (default: enough for every sequence at full length). Pages
+    are handed out as the sequences grow, one page per sequence at a time
+    from a free list shared by all layers; `block_table` (int32, batch x
+    max_pages) maps a sequence's logical pages to physical ones."""
 
     def __init__(self, config, batch_size: int, max_cache_len: int, page_size: int = 128,
                  num_pages: int | None = None):

@@ -174,3 +174,21 @@ def test_decoding_refusals():
     # Pages only the "tilelang" attention reads.
     with pytest.raises(TileLangError, match="use_tilelang"):
         PagedCache(tiny_llama().config, BATCH, 32)
+
+
+def test_explicit_4d_masks():
+    """A 4D mask that is the causal one (bool, or additive with -inf) runs;
+    one that masks more is refused."""
+    eager = tiny_llama(6)
+    ours = use_tilelang(copy.deepcopy(eager))
+    ids = torch.randint(0, 256, (BATCH, PROMPT))
+    causal = torch.ones(PROMPT, PROMPT, dtype=torch.bool).tril().expand(BATCH, 1, -1, -1)
+    additive = torch.zeros(causal.shape, dtype=torch.float16).masked_fill(~causal, float("-inf"))
+    with torch.no_grad():
+        ref = eager(ids).logits
+        for mask in (causal, additive):
+            assert rel(ours(ids, attention_mask=mask).logits, ref) < 1e-2
+        padded = causal.clone()
+        padded[0, :, :, 0] = False
+        with pytest.raises(TileLangError, match="other than the causal one"):
+            ours(ids, attention_mask=padded)
