@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,8 @@ NB_MODULE(_tile, m) {
         symbols["__truncdfhf2"] = reinterpret_cast<uintptr_t>(&__truncdfhf2);
         symbols["__tile_assert_fail"] =
             reinterpret_cast<uintptr_t>(&__tile_assert_fail);
+        symbols["__tile_time_ns"] =
+            reinterpret_cast<uintptr_t>(&__tile_time_ns);
         return symbols;
       },
       "Addresses of the runtime routines JIT-compiled CPU kernels may call.");

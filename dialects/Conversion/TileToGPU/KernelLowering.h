@@ -311,6 +311,9 @@ public:
                                Context &ctx);
   LogicalResult lowerPrint(PrintOp op, OpBuilder &b, IRMapping &map,
                            Context &ctx);
+  LogicalResult lowerPeer(PeerOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerSignal(SignalOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerWait(WaitOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
                                   IRMapping &map);
   Value gpuModuleString(OpBuilder &b, StringRef prefix, StringRef value);

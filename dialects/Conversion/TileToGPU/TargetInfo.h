@@ -168,9 +168,22 @@ public:
   /// what must precede the barrier after which other bytes are written
   /// over the same shared memory (see KernelLowering::placeSharedReusing).
   virtual void emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const = 0;
-  /// What a device assertion does when `failed` holds.
-  virtual void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
+  /// What a failed run-time check (a device assertion, a timed-out wait)
+  /// does when `failed` holds: stop the kernel reporting `msg` and the
+  /// source position of `at`.
+  virtual void emitAssertFailure(KernelLowering &kl, Location at, StringRef msg,
                                  OpBuilder &b, Value failed) const = 0;
+  /// A clock in nanoseconds (i64) for timeouts.
+  virtual Value emitTimeNs(OpBuilder &b, Location loc) const = 0;
+  /// The releasing update of the integer flag at `ptr` (a global pointer)
+  /// at system scope (tile.signal): a system fence, then an atomic store
+  /// (`set`) or add. LLVM's atomics by default.
+  virtual void emitSignal(OpBuilder &b, Location loc, Value ptr, Value value,
+                          SignalMode mode) const;
+  /// An acquiring load of the integer at `ptr` at system scope (tile.wait's
+  /// poll). LLVM's atomic load by default.
+  virtual Value emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
+                                Type type) const;
 
 protected:
   const ChipInfo &chip;

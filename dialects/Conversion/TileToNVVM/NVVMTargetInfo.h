@@ -73,8 +73,13 @@ public:
                             const Buffer &a, const Buffer &e, const Buffer &bb,
                             const Buffer &c) const override;
   void emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const override;
-  void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op, OpBuilder &b,
-                         Value failed) const override;
+  void emitAssertFailure(KernelLowering &kl, Location at, StringRef msg,
+                         OpBuilder &b, Value failed) const override;
+  Value emitTimeNs(OpBuilder &b, Location loc) const override;
+  void emitSignal(OpBuilder &b, Location loc, Value ptr, Value value,
+                  SignalMode mode) const override;
+  Value emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
+                        Type type) const override;
 
 private:
   NVVM::NVVMTargetAttr target;

@@ -69,8 +69,9 @@ public:
                             const Buffer &a, const Buffer &e, const Buffer &bb,
                             const Buffer &c) const override;
   void emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const override;
-  void emitAssertFailure(KernelLowering &kl, DeviceAssertOp op, OpBuilder &b,
-                         Value failed) const override;
+  void emitAssertFailure(KernelLowering &kl, Location at, StringRef msg,
+                         OpBuilder &b, Value failed) const override;
+  Value emitTimeNs(OpBuilder &b, Location loc) const override;
 
 private:
   ROCDL::ROCDLTargetAttr target;

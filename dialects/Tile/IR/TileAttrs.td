@@ -110,6 +110,43 @@ def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Tile_SignalMode : I32EnumAttr<"SignalMode", "how a tile.signal updates a flag", [
+    I32EnumAttrCase<"set", 0>,
+    I32EnumAttrCase<"add", 1>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_SignalModeAttr : EnumAttr<Tile_Dialect, Tile_SignalMode, "signal"> {
+  let summary = "Update of a tile.signal";
+  let description = [{
+    `set` stores the value into the flag, `add` adds it atomically.
+  }];
+  let assemblyFormat = "$value";
+}
+
+def Tile_WaitCompare : I32EnumAttr<"WaitCompare",
+    "the condition a tile.wait waits for", [
+    I32EnumAttrCase<"eq", 0>,
+    I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"ge", 2>,
+    I32EnumAttrCase<"gt", 3>,
+    I32EnumAttrCase<"le", 4>,
+    I32EnumAttrCase<"lt", 5>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_WaitCompareAttr : EnumAttr<Tile_Dialect, Tile_WaitCompare, "wait"> {
+  let summary = "Condition of a tile.wait";
+  let description = [{
+    `flag <cmp> value`, signed: `eq`, `ne`, `ge`, `gt`, `le` or `lt`.
+  }];
+  let assemblyFormat = "$value";
+}
+
 def Tile_RasterOrder : I32EnumAttr<"RasterOrder",
     "order of the block-index remapping of use_swizzle", [
     I32EnumAttrCase<"row", 0>,

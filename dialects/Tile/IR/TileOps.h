@@ -62,6 +62,18 @@ namespace tile {
 /// whole block's.
 int64_t threadsOf(Operation *op);
 
+/// The file and line lowerings report for `loc`: its first file position
+/// ("<unknown>" and 0 without one).
+std::pair<StringRef, unsigned> sourcePositionOf(Location loc);
+
+/// The function-argument attribute that marks the local part of a
+/// symmetric buffer (the operand `tile.peer` views on other ranks).
+constexpr StringLiteral kSymmetricAttrName = "tile.symmetric";
+
+/// The buffer a flag or view is of: a `tile.peer`'s local buffer, else
+/// `v` itself.
+Value symmetricRoot(Value v);
+
 /// Marks `kernel`: the automatic schedulers (warp specialization,
 /// pipelining) stepped aside for its tile.role ops; the attribute says so
 /// in the lower trace.

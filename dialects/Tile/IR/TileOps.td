@@ -574,6 +574,95 @@ def Tile_AtomicAddOp : Tile_Op<"atomic_add", [Tile_InKernel]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Symmetric memory (several GPUs)
+//===----------------------------------------------------------------------===//
+
+def Tile_PeerOp : Tile_Op<"peer", [Tile_InKernel, MemoryEffects<[MemRead]>]> {
+  let summary = "A rank's part of a symmetric buffer";
+  let description = [{
+    A symmetric buffer is allocated by every rank of a process group at the
+    same size and mapped into every peer's address space (PyTorch's
+    symmetric memory over NVLink). The kernel takes the local part as a
+    function argument marked `tile.symmetric` and, next to it, the peer
+    table: a 1-D i64 buffer whose element `r` is the address of rank `r`'s
+    part. `tile.peer` is rank `rank`'s part, a buffer of the same shape
+    read and written like any global buffer (copies, element accesses,
+    signals); its layout has a dynamic offset (the distance between the two
+    parts, in elements). A rank outside the table is not checked.
+
+    ```mlir
+    %p = tile.peer %buf, %peers[%r]
+        : memref<4x256xf16>, memref<?xi64>
+          -> memref<4x256xf16, strided<[256, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$buffer, MemRefRankOf<[I64], [1]>:$peers,
+                       Index:$rank);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $buffer `,` $peers `[` $rank `]` attr-dict `:` type($buffer) `,`
+    type($peers) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The type of a peer view of `buffer`: its shape and element type with
+    /// identity strides and a dynamic offset.
+    static ::mlir::MemRefType viewType(::mlir::MemRefType buffer);
+  }];
+}
+
+def Tile_SignalOp : Tile_Op<"signal", [Tile_InKernel]> {
+  let summary = "Sets or adds to a flag, releasing the block's writes";
+  let description = [{
+    Once every thread of the block has reached it, one thread updates the
+    integer flag `flags[indices]` (`set` stores `value`, `add` adds it
+    atomically) with release semantics at system scope: whoever sees the
+    new value with a `tile.wait` (any block, any GPU, the host) also sees
+    every write the block made before the signal. `flags` is a global
+    buffer, typically a peer's part of a symmetric buffer (`tile.peer`).
+    Not allowed inside `tile.parallel` or a role.
+
+    ```mlir
+    tile.signal add %one -> %f[%rank] : i32 -> memref<8xi32, strided<[1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins AnySignlessInteger:$value, Tile_AnyBuffer:$flags,
+                       Variadic<Index>:$indices, Tile_SignalModeAttr:$mode);
+  let assemblyFormat = [{
+    $mode $value `->` $flags `[` $indices `]` attr-dict `:` type($value) `->`
+    type($flags)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_WaitOp : Tile_Op<"wait", [Tile_InKernel]> {
+  let summary = "Waits until a flag compares true with a value";
+  let description = [{
+    One thread of the block polls `flags[indices]` with acquire loads at
+    system scope until `flag <cmp> value` holds; then the block's threads
+    synchronize, and every write that was released by the signal the flag
+    shows is visible to all of them. A wait that has not succeeded after
+    `timeout_ms` milliseconds stops the kernel with an error naming the
+    flag's source position (a rank that never signals does not hang the
+    job). The program must signal the waited-for buffer somewhere (a wait
+    nothing in the kernel signals is an error). Not allowed inside
+    `tile.parallel` or a role.
+
+    ```mlir
+    tile.wait ge %n -> %f[%c0] {timeout_ms = 10000 : i64} : i32 -> memref<1xi32>
+    ```
+  }];
+  let arguments = (ins AnySignlessInteger:$value, Tile_AnyBuffer:$flags,
+                       Variadic<Index>:$indices, Tile_WaitCompareAttr:$cmp,
+                       DefaultValuedAttr<I64Attr, "10000">:$timeout_ms);
+  let assemblyFormat = [{
+    $cmp $value `->` $flags `[` $indices `]` attr-dict `:` type($value) `->`
+    type($flags)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//
 

@@ -215,6 +215,6 @@ LogicalResult KernelLowering::lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
   Value cond = map.lookupOrDefault(op.getCondition());
   Value failed = arith::XOrIOp::create(
       b, loc, cond, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  target.emitAssertFailure(*this, op, b, failed);
+  target.emitAssertFailure(*this, op.getLoc(), op.getMsg(), b, failed);
   return success();
 }

@@ -393,7 +393,19 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
 Value KernelLowering::globalElementPtr(OpBuilder &b, const Buffer &buf,
                                        ArrayRef<Value> idx) {
   Value linear = cIdx(b, loc, 0);
-  for (int64_t d = 0; d < buf.rank(); ++d) {
+  auto type = cast<MemRefType>(buf.memref.getType());
+  if (!type.getLayout().isIdentity()) {
+    // A strided view (a peer's part of a symmetric buffer): its offset and
+    // strides, from the descriptor.
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buf.memref);
+    linear = meta.getOffset();
+    for (int64_t d = 0; d < buf.rank(); ++d)
+      linear = arith::AddIOp::create(
+          b, loc, linear,
+          arith::MulIOp::create(b, loc, idx[d], meta.getStrides()[d]));
+    idx = {};
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(idx.size()); ++d) {
     Value extent =
         ShapedType::isDynamic(buf.shape[d])
             ? memref::DimOp::create(b, loc, buf.memref, d).getResult()

@@ -130,6 +130,12 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return lowerRole(o, b, map, ctx);
   if (auto o = dyn_cast<CpAsyncOp>(op))
     return lowerCpAsync(o, b, map);
+  if (auto o = dyn_cast<PeerOp>(op))
+    return lowerPeer(o, b, map);
+  if (auto o = dyn_cast<SignalOp>(op))
+    return lowerSignal(o, b, map);
+  if (auto o = dyn_cast<WaitOp>(op))
+    return lowerWait(o, b, map);
   if (auto o = dyn_cast<ThreadIdOp>(op)) {
     map.map(o.getResult(), blockTid);
     return success();

@@ -282,8 +282,48 @@ void NVVMTargetInfo::emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const {
 /// system call: the driver prints "file:line: function: block: [..],
 /// thread: [..] Assertion `message` failed." and the launch fails with an
 /// assertion error).
-void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
-                                       OpBuilder &b, Value failed) const {
+/// Inline PTX: the NVPTX backend leaves the scope of LLVM's atomics at the
+/// GPU (`atom.global.add`), and a flag another GPU waits on needs .sys.
+static Value asmOp(OpBuilder &b, Location loc, TypeRange results,
+                   ValueRange operands, StringRef text, StringRef constraints) {
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, results, operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  return results.empty() ? Value() : op.getResult(0);
+}
+
+void NVVMTargetInfo::emitSignal(OpBuilder &b, Location loc, Value ptr,
+                                Value value, SignalMode mode) const {
+  bool wide = value.getType().getIntOrFloatBitWidth() == 64;
+  std::string text = "fence.acq_rel.sys;\n\t";
+  text += mode == SignalMode::add
+              ? (wide ? "red.release.sys.global.add.u64 [$0], $1;"
+                      : "red.release.sys.global.add.u32 [$0], $1;")
+              : (wide ? "st.release.sys.global.b64 [$0], $1;"
+                      : "st.release.sys.global.b32 [$0], $1;");
+  asmOp(b, loc, {}, {ptr, value}, text, wide ? "l,l,~{memory}" : "l,r,~{memory}");
+}
+
+Value NVVMTargetInfo::emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
+                                      Type type) const {
+  bool wide = type.getIntOrFloatBitWidth() == 64;
+  return asmOp(b, loc, {type}, {ptr},
+               wide ? "ld.acquire.sys.global.b64 $0, [$1];"
+                    : "ld.acquire.sys.global.b32 $0, [$1];",
+               wide ? "=l,l,~{memory}" : "=r,l,~{memory}");
+}
+
+/// %globaltimer: nanoseconds.
+Value NVVMTargetInfo::emitTimeNs(OpBuilder &b, Location loc) const {
+  return NVVM::GlobalTimerOp::create(b, loc, b.getI64Type());
+}
+
+void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, Location at,
+                                       StringRef msg, OpBuilder &b,
+                                       Value failed) const {
   Location loc = kl.loc;
   MLIRContext *ctx = b.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
@@ -295,10 +335,10 @@ void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
                                             {ptr, ptr, i32, ptr, i64});
     fail = LLVM::LLVMFuncOp::create(mb, loc, "__assertfail", type);
   }
-  auto [file, line] = op.getSourcePosition();
+  auto [file, line] = sourcePositionOf(at);
   guarded(b, loc, failed, [&](OpBuilder &gb) {
     SmallVector<Value> args = {
-        kl.gpuModuleString(gb, "__tile_assert_msg_", op.getMsg()),
+        kl.gpuModuleString(gb, "__tile_assert_msg_", msg),
         kl.gpuModuleString(gb, "__tile_assert_file_", file),
         arith::ConstantIntOp::create(gb, loc, i32, line),
         kl.gpuModuleString(gb, "__tile_assert_func_", kl.func.getName()),

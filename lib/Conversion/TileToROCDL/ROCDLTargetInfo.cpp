@@ -160,8 +160,20 @@ void ROCDLTargetInfo::emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const {}
 
 /// A trap (printing needs the device libraries, which are not linked),
 /// which aborts the dispatch.
-void ROCDLTargetInfo::emitAssertFailure(KernelLowering &kl, DeviceAssertOp op,
-                                        OpBuilder &b, Value failed) const {
+void ROCDLTargetInfo::emitAssertFailure(KernelLowering &kl, Location at,
+                                        StringRef msg, OpBuilder &b,
+                                        Value failed) const {
   Location loc = kl.loc;
   guarded(b, loc, failed, [&](OpBuilder &gb) { LLVM::Trap::create(gb, loc); });
+}
+
+/// s_memrealtime counts at a constant 100 MHz.
+Value ROCDLTargetInfo::emitTimeNs(OpBuilder &b, Location loc) const {
+  Type i64 = b.getI64Type();
+  Value ticks = LLVM::CallIntrinsicOp::create(
+                    b, loc, i64, b.getStringAttr("llvm.amdgcn.s.memrealtime"),
+                    ValueRange{})
+                    .getResult(0);
+  return LLVM::MulOp::create(b, loc, ticks,
+                             LLVM::ConstantOp::create(b, loc, i64, 10));
 }

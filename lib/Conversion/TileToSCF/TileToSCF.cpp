@@ -17,6 +17,7 @@
 #include "dialects/Tile/Utils/ConversionUtils.h"
 #include "dialects/Tile/Utils/ReduceUtils.h"
 #include "dialects/Tile/Utils/StringConstants.h"
+#include "dialects/Tile/Utils/SymmetricUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -826,6 +827,50 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
 }
 
 namespace {
+/// Replaces tile.peer, tile.signal and tile.wait in place (a block runs as
+/// one thread of control: no barriers). A wait that times out fails a
+/// tile.device_assert; the clock is the runtime's `__tile_time_ns`.
+void expandSymmetricOps(ModuleOp module) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (isa<PeerOp, SignalOp, WaitOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    if (auto peer = dyn_cast<PeerOp>(op)) {
+      Value view = emitPeerView(b, loc, peer.getBuffer(), peer.getPeers(),
+                                peer.getRank(), peer.getResult().getType());
+      peer.getResult().replaceAllUsesWith(view);
+    } else if (auto signal = dyn_cast<SignalOp>(op)) {
+      emitSignal(b, loc, signal.getFlags(), signal.getIndices(),
+                 signal.getValue(), signal.getMode());
+    } else {
+      auto wait = cast<WaitOp>(op);
+      auto clock = module.lookupSymbol<LLVM::LLVMFuncOp>("__tile_time_ns");
+      if (!clock) {
+        OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+        clock = LLVM::LLVMFuncOp::create(
+            mb, module.getLoc(), "__tile_time_ns",
+            LLVM::LLVMFunctionType::get(mb.getI64Type(), {}));
+      }
+      Value done = emitWaitLoop(
+          b, loc,
+          [&](OpBuilder &rb, Location l) {
+            return emitAtomicRead(rb, l, wait.getFlags(), wait.getIndices());
+          },
+          wait.getValue(), wait.getCmp(), wait.getTimeoutMs(),
+          [&](OpBuilder &cb, Location l) {
+            return LLVM::CallOp::create(cb, l, clock, ValueRange{}).getResult();
+          });
+      DeviceAssertOp::create(b, loc, done,
+                             b.getStringAttr(waitTimeoutMessage(wait)));
+    }
+    op->erase();
+  }
+}
+
 /// Puts a tile.device_assert before every memref.load / memref.store in a
 /// kernel (the program's own element accesses; tile ops lower to guarded
 /// accesses later): the indices must lie inside the buffer's extents.
@@ -924,6 +969,7 @@ struct ConvertTileToSCFPass
     });
     if (roles.wasInterrupted())
       return signalPassFailure();
+    expandSymmetricOps(getOperation());
     if (boundsCheck)
       insertBoundsChecks(getOperation());
     TypeConverter converter;

@@ -12,6 +12,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -704,6 +705,108 @@ LogicalResult AtomicAddOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// PeerOp, SignalOp, WaitOp
+//===----------------------------------------------------------------------===//
+
+MemRefType PeerOp::viewType(MemRefType buffer) {
+  SmallVector<int64_t> strides(buffer.getRank(), 1);
+  for (int64_t d = buffer.getRank() - 2; d >= 0; --d)
+    strides[d] = ShapedType::isDynamic(strides[d + 1]) ||
+                         ShapedType::isDynamic(buffer.getDimSize(d + 1))
+                     ? ShapedType::kDynamic
+                     : strides[d + 1] * buffer.getDimSize(d + 1);
+  auto layout = StridedLayoutAttr::get(buffer.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(buffer.getShape(), buffer.getElementType(), layout);
+}
+
+Value tile::symmetricRoot(Value v) {
+  if (auto peer = v.getDefiningOp<PeerOp>())
+    return peer.getBuffer();
+  return v;
+}
+
+/// The index of `v` among the arguments of its enclosing function, if it
+/// is one.
+static std::optional<unsigned> functionArgument(Operation *op, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto fn = op->getParentOfType<FunctionOpInterface>();
+  if (!arg || !fn || arg.getOwner() != &fn.getFunctionBody().front())
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+LogicalResult PeerOp::verify() {
+  MemRefType type = getBuffer().getType();
+  std::optional<unsigned> index = functionArgument(*this, getBuffer());
+  auto fn = (*this)->getParentOfType<FunctionOpInterface>();
+  if (!index || !fn.getArgAttr(*index, kSymmetricAttrName))
+    return emitOpError("views a rank's part of a symmetric buffer, but its "
+                       "operand is not one: it must be a kernel argument "
+                       "marked `")
+           << kSymmetricAttrName
+           << "` (T.SymmetricTensor, allocated by every rank)";
+  if (!isGlobal(type) || !type.getLayout().isIdentity())
+    return emitOpError("symmetric buffer must be a global buffer with the "
+                       "identity layout, got ")
+           << type;
+  if (!functionArgument(*this, getPeers()) || !isGlobal(getPeers().getType()))
+    return emitOpError("peer table must be a kernel argument in global "
+                       "memory (the i64 addresses of every rank's part)");
+  MemRefType expected = viewType(type);
+  if (getResult().getType() != expected)
+    return emitOpError("result type must be ")
+           << expected << " (the buffer's with a dynamic offset), got "
+           << getResult().getType();
+  return success();
+}
+
+/// What tile.signal and tile.wait share: a global integer flag of the
+/// value's type, one index per dimension, block level.
+static LogicalResult verifyFlag(Operation *op, Value value, Value flags,
+                                ValueRange indices) {
+  auto type = cast<MemRefType>(flags.getType());
+  if (!isGlobal(type))
+    return op->emitOpError("flag must be in global memory, got ")
+           << getScopeName(type);
+  if (type.getElementType() != value.getType())
+    return op->emitOpError("value type ")
+           << value.getType() << " does not match the flag type "
+           << type.getElementType();
+  if (static_cast<int64_t>(indices.size()) != type.getRank())
+    return op->emitOpError("expects ")
+           << type.getRank() << " indices (the flag buffer's rank), got "
+           << indices.size();
+  if (op->getParentOfType<ParallelOp>() || op->getParentOfType<RoleOp>())
+    return op->emitOpError("synchronizes the whole block: it cannot be "
+                           "nested in a T.Parallel loop or a role");
+  return success();
+}
+
+LogicalResult SignalOp::verify() {
+  return verifyFlag(*this, getValue(), getFlags(), getIndices());
+}
+
+LogicalResult WaitOp::verify() {
+  if (failed(verifyFlag(*this, getValue(), getFlags(), getIndices())))
+    return failure();
+  if (getTimeoutMs() <= 0)
+    return emitOpError("timeout must be positive, got ")
+           << getTimeoutMs() << " ms";
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  Value root = symmetricRoot(getFlags());
+  bool signaled = false;
+  kernel.walk([&](SignalOp s) {
+    signaled |= symmetricRoot(s.getFlags()) == root;
+  });
+  if (!signaled)
+    return emitOpError("waits on a flag buffer that nothing in the kernel "
+                       "signals (tile.signal on it, or on a peer's part): "
+                       "the wait could only time out");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // GemmOp
 //===----------------------------------------------------------------------===//
 
@@ -1298,9 +1401,13 @@ LogicalResult DeviceAssertOp::verify() {
 }
 
 std::pair<StringRef, unsigned> DeviceAssertOp::getSourcePosition() {
+  return sourcePositionOf(getLoc());
+}
+
+std::pair<StringRef, unsigned> tile::sourcePositionOf(Location at) {
   std::pair<StringRef, unsigned> found("<unknown>", 0);
   // The first file position, also inside name, call-site and fused locations.
-  getLoc()->walk([&](Location loc) {
+  at->walk([&](Location loc) {
     if (auto file = dyn_cast<FileLineColLoc>(loc)) {
       found = {file.getFilename().getValue(), file.getLine()};
       return WalkResult::interrupt();

@@ -59,6 +59,27 @@ class TensorType:
         return f"T.Tensor({self.shape}, {self.dtype})"
 
 
+class SymmetricTensorType(TensorType):
+    """`T.SymmetricTensor(shape, dtype)`: the local part of a symmetric
+    buffer, which every rank of a process group allocates at the same size
+    and maps into the others' address spaces (`tilelang_mlir.distributed`).
+    In the program, `X.peer(r)` is rank r's part. The kernel also receives
+    the peers' addresses (a hidden parameter, `peers_param`)."""
+
+    def __repr__(self) -> str:
+        return f"T.SymmetricTensor({self.shape}, {self.dtype})"
+
+
+# The symbolic size of every peer table: the number of ranks.
+RANKS = "__ranks"
+
+
+def peers_param(name: str) -> "Param":
+    """The hidden parameter that carries the peers' addresses of symmetric
+    tensor `name`: int64 (ranks,), element r the address of rank r's part."""
+    return Param(f"{name}__peers", "tensor", dt.as_dtype("int64"), (RANKS,), peers_of=name)
+
+
 class ScalarType:
     """A scalar kernel argument: `n: T.int32`."""
 
@@ -71,31 +92,45 @@ class Param:
     """One kernel argument: a tensor (shape entries are ints or symbol
     names) or a scalar. A `workspace` tensor (`T.alloc_global` in the
     program) is not passed by the caller: the runtime allocates it for each
-    call and drops it after (workspace parameters come last)."""
+    call and drops it after (workspace parameters come last). A `symmetric`
+    tensor is a symmetric buffer's local part; its peer table is the hidden
+    parameter whose `peers_of` names it (after the workspaces)."""
 
     name: str
     kind: str  # "tensor" | "scalar"
     dtype: DType
     shape: Tuple[Union[int, str], ...] = ()
     workspace: bool = False
+    symmetric: bool = False
+    peers_of: Optional[str] = None
+
+    @property
+    def hidden(self) -> bool:
+        """Not in the caller's argument list (nor a possible output)."""
+        return self.workspace or self.peers_of is not None
 
     def to_json(self) -> dict:
         d = {"name": self.name, "kind": self.kind, "dtype": self.dtype.name,
              "shape": list(self.shape)}
         if self.workspace:
             d["workspace"] = True
+        if self.symmetric:
+            d["symmetric"] = True
+        if self.peers_of is not None:
+            d["peers_of"] = self.peers_of
         return d
 
     @staticmethod
     def from_json(d: dict) -> "Param":
         return Param(d["name"], d["kind"], dt.as_dtype(d["dtype"]), tuple(d["shape"]),
-                     bool(d.get("workspace", False)))
+                     bool(d.get("workspace", False)), bool(d.get("symmetric", False)),
+                     d.get("peers_of"))
 
 
 def is_input(index: int, param: Param, out_idx: Sequence[int]) -> bool:
     """Whether the caller passes parameter `index` (not an output, not a
     workspace)."""
-    return index not in out_idx and not param.workspace
+    return index not in out_idx and not param.hidden
 
 
 def symbols_of(params: Sequence[Param]) -> list:

@@ -298,7 +298,7 @@ def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:
         return []
     if isinstance(out_idx, int):
         out_idx = [out_idx]
-    params = [p for p in params if not p.workspace]  # (they come last)
+    params = [p for p in params if not p.hidden]  # (they come last)
     result = []
     for i in out_idx:
         if isinstance(i, bool) or not isinstance(i, int):

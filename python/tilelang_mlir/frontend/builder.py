@@ -438,6 +438,32 @@ class Builder(RoleBuilder):
         _tile().CumSumOp(s.value, d.value,
                          ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
 
+    def _flag(self, what: str, flag):
+        """The buffer and index values of a flag element `F[i, ...]`."""
+        self.require_kernel(what)
+        if not isinstance(flag, BufferRef):
+            raise self.error(f"{what} expects a flag element such as F[i] or F.peer(r)[i], "
+                             f"got {_describe(flag)}")
+        buf = flag.buffer
+        if buf.scope != "global" or not buf.dtype.is_int:
+            raise self.error(f"{what}: the flag {buf.name!r} must be an integer tensor in global "
+                             f"memory, got {buf.dtype} in {buf.scope}")
+        idx = buf.stored_index(flag._point_indices(what))
+        return buf, [i.materialize() for i in idx]
+
+    def signal(self, flag, value, op: str) -> None:
+        buf, idx = self._flag("T.signal", flag)
+        ir = _ir()
+        _tile().SignalOp(to_storage(value, buf.dtype), buf.value, idx,
+                         ir.Attribute.parse(f"#tile<signal {op}>"))
+
+    def wait(self, flag, value, cmp: str, timeout_ms: int) -> None:
+        buf, idx = self._flag("T.wait", flag)
+        ir = _ir()
+        _tile().WaitOp(to_storage(value, buf.dtype), buf.value, idx,
+                       ir.Attribute.parse(f"#tile<wait {cmp}>"),
+                       timeout_ms=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), timeout_ms))
+
     def atomic_add(self, dst, value) -> None:
         self.require_kernel("T.atomic_add")
         if isinstance(dst, Buffer):

@@ -13,7 +13,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..base import dtypes as dt
 from ..base.errors import SourceLocation, TileLangError
-from ..base.signature import Param, ScalarType, SymbolicDim, TensorType
+from ..base.signature import (RANKS, Param, ScalarType, SymbolicDim, SymmetricTensorType,
+                              TensorType, peers_param)
 from .function import (Macro, TileFunction, _closure_env, _closure_values,  # noqa: F401
                        _fingerprint, macro)
 from .source import FunctionSource, parse_function
@@ -53,7 +54,9 @@ class PrimFunc(TileFunction):
                     raise TileLangError(f"cannot evaluate the annotation of {name!r}: {e}",
                                         self._def_location()) from None
             params.append(self._param(name, ann))
-        return params + self._workspaces()
+        # Hidden parameters last: workspaces, then the peer tables.
+        peers = [peers_param(p.name) for p in params if p.symmetric]
+        return params + self._workspaces() + peers
 
     def _workspaces(self) -> List[Param]:
         """The program's `X = T.alloc_global(shape, dtype)` statements, as
@@ -112,7 +115,11 @@ class PrimFunc(TileFunction):
                 raise TileLangError(f"tensor argument {name!r} needs a dtype",
                                     self._def_location())
             shape = tuple(d.name if isinstance(d, SymbolicDim) else d for d in ann.shape)
-            return Param(name, "tensor", ann.dtype, shape)
+            if any(d == RANKS for d in shape):
+                raise TileLangError(f"argument {name!r}: the symbolic size name {RANKS!r} is "
+                                    "reserved (the number of ranks)", self._def_location())
+            return Param(name, "tensor", ann.dtype, shape,
+                         symmetric=isinstance(ann, SymmetricTensorType))
         if isinstance(ann, ScalarType):
             return Param(name, "scalar", ann.dtype)
         try:
@@ -184,9 +191,17 @@ class PrimFunc(TileFunction):
             parser = Parser(builder, source, _closure_env(self.fn))
             env = parser.scope.vars
             symbols_by_name = self._symbol_objects()
+            if any(p.symmetric for p in self.params):
+                fn_op.arg_attrs = ir.ArrayAttr.get([
+                    ir.DictAttr.get({"tile.symmetric": ir.UnitAttr.get()} if p.symmetric else {})
+                    for p in self.params])
+            peers = {p.peers_of: entry.arguments[i] for i, p in enumerate(self.params)
+                     if p.peers_of is not None}
             with ir.InsertionPoint(entry):
                 for i, p in enumerate(self.params):
                     arg = entry.arguments[i]
+                    if p.peers_of is not None:  # read through X.peer(r)
+                        continue
                     if p.workspace:  # bound by its T.alloc_global statement
                         builder.workspaces.append(Buffer(arg, list(p.shape), p.dtype, "global",
                                                          p.name))
@@ -196,6 +211,7 @@ class PrimFunc(TileFunction):
                         continue
                     shape = [symbols_by_name[d] if isinstance(d, str) else d for d in p.shape]
                     env[p.name] = builder.tensor_argument(arg, p.name, p.dtype, shape)
+                    env[p.name].peers = peers.get(p.name)
                 run_function(parser, source.body)
                 func.ReturnOp([])
         return module

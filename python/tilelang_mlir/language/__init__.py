@@ -45,7 +45,8 @@ from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,
 from .tir import (assume, atomic_max, atomic_min, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
                   sync_grid, tvm_thread_allreduce)
-from .types import Buffer, Tensor, dynamic, symbolic
+from .distributed import signal, wait
+from .types import Buffer, SymmetricTensor, Tensor, dynamic, symbolic
 
 float8_e4m3fn = float8_e4m3
 half = float16

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Union
 
 from ..base.dtypes import DType
-from ..base.signature import Dim, ScalarType, SymbolicDim, TensorType
+from ..base.signature import Dim, ScalarType, SymbolicDim, SymmetricTensorType, TensorType
 
-__all__ = ["Buffer", "Dim", "ScalarType", "SymbolicDim", "Tensor", "TensorType", "dynamic",
-           "symbolic"]
+__all__ = ["Buffer", "Dim", "ScalarType", "SymbolicDim", "SymmetricTensor", "Tensor",
+           "TensorType", "dynamic", "symbolic"]
 
 
 def dynamic(name: str, dtype: Union[str, DType] = "int32") -> SymbolicDim:
@@ -39,3 +39,11 @@ def Tensor(shape, dtype="float32", data=None):
 
 
 Buffer = Tensor
+
+
+def SymmetricTensor(shape, dtype="float32"):
+    """`T.SymmetricTensor(shape, dtype)`: the type of a symmetric buffer
+    argument, the local part of a buffer every rank allocates at the same
+    size (`tilelang_mlir.distributed`); `X.peer(r)` in the program is rank
+    r's part. A plain tensor passed for it is a world of one rank."""
+    return SymmetricTensorType(shape, dtype)

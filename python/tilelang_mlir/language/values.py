@@ -888,6 +888,8 @@ class Buffer(Operators):
         # A T.Layout annotated on a global tensor: logical index -> the index
         # of the memref the element is stored at (None: the identity).
         self.remap = None
+        # A T.SymmetricTensor argument: the IR value of its peer table.
+        self.peers = None
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
@@ -896,6 +898,34 @@ class Buffer(Operators):
     def data(self) -> "BufferData":
         """The storage of this buffer, for a view: T.Tensor(shape, dtype, X.data)."""
         return BufferData(self)
+
+    def peer(self, rank) -> "Buffer":
+        """Rank `rank`'s part of this symmetric buffer (a T.SymmetricTensor
+        argument): a global buffer of the same shape on that rank's GPU,
+        read and written like any tensor argument (T.copy, element
+        accesses, T.signal / T.wait on a flag)."""
+        if self.peers is None:
+            raise _error(f"{self.name!r} is not a symmetric buffer: X.peer(rank) needs a "
+                         "T.SymmetricTensor argument (allocated by every rank, "
+                         "tilelang_mlir.distributed)")
+        if self.remap is not None:
+            raise _error(f"{self.name!r}.peer(rank): a symmetric buffer cannot carry a T.Layout")
+        from ..dialects import tile
+
+        ir = _ir()
+        rank_index = to_index(rank, f"the rank of {self.name!r}.peer(rank)").materialize()
+        local_type = ir.MemRefType(self.value.type)
+        shape = list(local_type.shape)
+        strides, stride = [], 1
+        for d in reversed(range(len(shape))):
+            strides.insert(0, stride)
+            dyn = ir.ShapedType.get_dynamic_size()
+            stride = dyn if stride == dyn or shape[d] == dyn else stride * shape[d]
+        text = ", ".join(str(s) if s != ir.ShapedType.get_dynamic_size() else "?" for s in strides)
+        layout = ir.Attribute.parse(f"strided<[{text}], offset: ?>")
+        view_type = ir.MemRefType.get(shape, local_type.element_type, layout)
+        view = tile.PeerOp(view_type, self.value, self.peers, rank_index).result
+        return Buffer(view, self.shape, self.dtype, "global", f"{self.name}.peer")
 
     def stored_index(self, indices: List[IndexExpr]) -> List[IndexExpr]:
         """Where the element at logical `indices` is stored."""

@@ -175,11 +175,14 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     state: Dict[str, int] = {}  # the current CUDA device, looked up once
     values: List[Any] = [None] * len(params)
     use_torch = device == "cuda"
+    tables: Dict[str, Any] = {}  # symmetric tensor name -> its peer table
     it = iter(args)
     for i, p in enumerate(params):
         if not is_input(i, p, out_idx):
             continue
         x = next(it)
+        if p.symmetric:
+            x, tables[p.name] = _symmetric_parts(kernel_name, p, x)
         if p.kind == "tensor":
             if _is_torch(x):
                 use_torch = True
@@ -215,4 +218,34 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
         if not p.workspace:
             outputs.append(out)
         values[i] = _check_tensor(kernel_name, p, out, symbols, where, device, state)
+    for i, p in enumerate(params):
+        if p.peers_of is not None:
+            table = tables[p.peers_of]
+            if table is None:  # a plain tensor: a world of one rank
+                own = values[[q.name for q in params].index(p.peers_of)]
+                table = _own_table(own.obj, own.data_ptr)
+            values[i] = _check_tensor(kernel_name, p, table, symbols, where, device, state)
     return Binding(values, outputs, symbols, use_torch)
+
+
+def _symmetric_parts(kernel_name: str, p, x):
+    """(local tensor, peer table or None) of the value passed for symmetric
+    tensor `p`: a `tilelang_mlir.distributed.SymmetricTensor` (anything with
+    `__tile_symmetric__`) or a plain tensor (one rank)."""
+    parts = getattr(x, "__tile_symmetric__", None)
+    if parts is None:
+        return x, None
+    local, table = parts()
+    if table.dtype not in (np.int64,) and "int64" not in str(table.dtype):
+        raise TypeError(f"argument {p.name!r} of kernel {kernel_name!r}: its peer table must "
+                        f"be int64, got {table.dtype}")
+    return local, table
+
+
+def _own_table(obj, ptr: int):
+    """The peer table of a world of one rank: the tensor's own address."""
+    if _is_torch(obj):
+        import torch
+
+        return torch.tensor([ptr], dtype=torch.int64, device=obj.device)
+    return np.array([ptr], dtype=np.int64)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* LLVM lowers float -> bfloat truncation (and bfloat values moved through
  * phis and selects, which it promotes to float) to the compiler-rt/libgcc
@@ -99,6 +100,14 @@ __attribute__((visibility("hidden"))) void __tile_assert_fail(
   fprintf(stderr, "%s:%d: %s: block (%lld, %lld, %lld): device assertion failed: %s\n", file,
           line, function, (long long)bx, (long long)by, (long long)bz, message);
   abort();
+}
+
+/* The clock of T.wait's timeout (tile.wait lowered by convert-tile-to-scf):
+ * monotonic nanoseconds. */
+__attribute__((visibility("hidden"))) int64_t __tile_time_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 /* Runs fn(args); 0 when it completed, 1 when a device assert stopped it

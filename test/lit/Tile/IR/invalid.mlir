@@ -1326,3 +1326,78 @@ func.func @after_copies_not_per_thread(%n: index) {
   }
   return
 }
+
+// -----
+
+// A peer view needs a symmetric buffer (a kernel argument marked so).
+func.func @peer_not_symmetric(%buf: memref<256xf16>, %bp: memref<?xi64>, %r: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    // expected-error @+1 {{'tile.peer' op views a rank's part of a symmetric buffer, but its operand is not one: it must be a kernel argument marked `tile.symmetric`}}
+    %p = tile.peer %buf, %bp[%r] : memref<256xf16>, memref<?xi64> -> memref<256xf16, strided<[1], offset: ?>>
+  }
+  return
+}
+
+// -----
+
+func.func @peer_result_type(%buf: memref<256xf16> {tile.symmetric}, %bp: memref<?xi64>, %r: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    // expected-error @+1 {{'tile.peer' op result type must be 'memref<256xf16, strided<[1], offset: ?>>'}}
+    %p = tile.peer %buf, %bp[%r] : memref<256xf16>, memref<?xi64> -> memref<256xf16>
+  }
+  return
+}
+
+// -----
+
+// A wait on flags nothing in the kernel signals could only time out.
+func.func @wait_without_signal(%f: memref<4xi32>, %r: index) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    // expected-error @+1 {{'tile.wait' op waits on a flag buffer that nothing in the kernel signals}}
+    tile.wait eq %one -> %f[%r] : i32 -> memref<4xi32>
+  }
+  return
+}
+
+// -----
+
+func.func @signal_flag_type(%f: memref<4xi64>, %r: index) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    // expected-error @+1 {{'tile.signal' op value type 'i32' does not match the flag type 'i64'}}
+    tile.signal set %one -> %f[%r] : i32 -> memref<4xi64>
+  }
+  return
+}
+
+// -----
+
+func.func @signal_in_parallel(%f: memref<4xi32>) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    tile.parallel (%i) in (4) {
+      // expected-error @+1 {{'tile.signal' op synchronizes the whole block: it cannot be nested in a T.Parallel loop or a role}}
+      tile.signal set %one -> %f[%i] : i32 -> memref<4xi32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @wait_timeout(%f: memref<4xi32>, %r: index) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    tile.signal set %one -> %f[%r] : i32 -> memref<4xi32>
+    // expected-error @+1 {{'tile.wait' op timeout must be positive, got 0 ms}}
+    tile.wait eq %one -> %f[%r] {timeout_ms = 0} : i32 -> memref<4xi32>
+  }
+  return
+}

@@ -273,3 +273,22 @@ func.func @cp_async(%KV: memref<?x512xf16>, %n: index) {
   }
   return
 }
+
+// A symmetric buffer: a rank's part (a view with a dynamic offset), a
+// signal into a peer's flag and a wait on the local flags.
+// CHECK-LABEL: func.func @symmetric
+// CHECK: %[[P:.+]] = tile.peer %{{.+}}, %{{.+}}[%{{.+}}] : memref<4x256xf16>, memref<?xi64> -> memref<4x256xf16, strided<[256, 1], offset: ?>>
+// CHECK: tile.signal add %{{.+}} -> %{{.+}}[%{{.+}}] : i32 -> memref<4xi32, strided<[1], offset: ?>>
+// CHECK: tile.wait ge %{{.+}} -> %{{.+}}[%{{.+}}] {timeout_ms = 100 : i64} : i32 -> memref<4xi32>
+func.func @symmetric(%buf: memref<4x256xf16> {tile.symmetric}, %bp: memref<?xi64>,
+                     %f: memref<4xi32> {tile.symmetric}, %fp: memref<?xi64>, %r: index) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %p = tile.peer %buf, %bp[%r] : memref<4x256xf16>, memref<?xi64> -> memref<4x256xf16, strided<[256, 1], offset: ?>>
+    %pf = tile.peer %f, %fp[%r] : memref<4xi32>, memref<?xi64> -> memref<4xi32, strided<[1], offset: ?>>
+    tile.signal add %one -> %pf[%r] : i32 -> memref<4xi32, strided<[1], offset: ?>>
+    tile.wait ge %one -> %f[%r] {timeout_ms = 100} : i32 -> memref<4xi32>
+  }
+  return
+}

@@ -1,0 +1,124 @@
+//===- Symmetric.cpp - peer views, signals and waits on GPUs --------------===//
+//
+// Part of tilelang-mlir.
+//
+// tile.peer becomes a view of the peer's part (a global buffer like the
+// kernel arguments: copies and element accesses lower as for those, with
+// no tensor maps); tile.signal is a barrier, then one thread's releasing
+// update; tile.wait is one thread's acquiring poll with a timeout on the
+// target's clock, then a barrier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/ControlFlowUtils.h"
+#include "dialects/Tile/Utils/SymmetricUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+LogicalResult KernelLowering::lowerPeer(PeerOp op, OpBuilder &b,
+                                        IRMapping &map) {
+  FailureOr<Buffer> local = bufferOf(op.getBuffer(), b, map);
+  FailureOr<Buffer> peers = bufferOf(op.getPeers(), b, map);
+  if (failed(local) || failed(peers))
+    return failure();
+  MemRefType type = op.getResult().getType();
+  Value view = emitPeerView(b, loc, local->memref, peers->memref,
+                            map.lookupOrDefault(op.getRank()), type);
+  Buffer buf;
+  buf.kind = BufferKind::Global;
+  buf.memref = view;
+  buf.shape.assign(type.getShape().begin(), type.getShape().end());
+  buf.elementType = type.getElementType();
+  buffers[op.getResult()] = buf;
+  map.map(op.getResult(), view);
+  return success();
+}
+
+void GPUTargetInfo::emitSignal(OpBuilder &b, Location loc, Value ptr,
+                               Value value, SignalMode mode) const {
+  LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, StringRef());
+  if (mode == SignalMode::add)
+    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, ptr, value,
+                              LLVM::AtomicOrdering::release);
+  else
+    LLVM::StoreOp::create(b, loc, value, ptr, /*alignment=*/0,
+                          /*isVolatile=*/false, /*isNonTemporal=*/false,
+                          /*isInvariantGroup=*/false,
+                          LLVM::AtomicOrdering::release);
+}
+
+Value GPUTargetInfo::emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
+                                     Type type) const {
+  int64_t bytes = type.getIntOrFloatBitWidth() / 8;
+  return LLVM::LoadOp::create(b, loc, type, ptr, bytes, /*isVolatile=*/false,
+                              /*isNonTemporal=*/false, /*isInvariant=*/false,
+                              /*isInvariantGroup=*/false,
+                              LLVM::AtomicOrdering::acquire);
+}
+
+/// The address of the flag element in the lowered kernel.
+static FailureOr<Value> flagAddress(KernelLowering &kl, Value flags,
+                                    ValueRange indices, OpBuilder &b,
+                                    IRMapping &map) {
+  FailureOr<Buffer> buf = kl.bufferOf(flags, b, map);
+  if (failed(buf))
+    return failure();
+  SmallVector<Value> idx;
+  for (Value i : indices)
+    idx.push_back(map.lookupOrDefault(i));
+  return kl.globalElementPtr(b, *buf, idx);
+}
+
+LogicalResult KernelLowering::lowerSignal(SignalOp op, OpBuilder &b,
+                                          IRMapping &map) {
+  Value value = map.lookupOrDefault(op.getValue());
+  // Every thread's writes are done (and ordered before thread 0's fence).
+  barrier(b);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      blockTid, cIdx(b, loc, 0));
+  LogicalResult result = success();
+  guarded(b, loc, first, [&](OpBuilder &gb) {
+    FailureOr<Value> ptr =
+        flagAddress(*this, op.getFlags(), op.getIndices(), gb, map);
+    if (failed(ptr)) {
+      result = failure();
+      return;
+    }
+    target.emitSignal(gb, loc, *ptr, value, op.getMode());
+  });
+  return result;
+}
+
+LogicalResult KernelLowering::lowerWait(WaitOp op, OpBuilder &b,
+                                        IRMapping &map) {
+  Value value = map.lookupOrDefault(op.getValue());
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      blockTid, cIdx(b, loc, 0));
+  LogicalResult result = success();
+  guarded(b, loc, first, [&](OpBuilder &gb) {
+    FailureOr<Value> ptr =
+        flagAddress(*this, op.getFlags(), op.getIndices(), gb, map);
+    if (failed(ptr)) {
+      result = failure();
+      return;
+    }
+    Value done = emitWaitLoop(
+        gb, loc,
+        [&](OpBuilder &rb, Location l) {
+          return target.emitAcquireLoad(rb, l, *ptr, value.getType());
+        },
+        value, op.getCmp(), op.getTimeoutMs(),
+        [&](OpBuilder &tb, Location l) { return target.emitTimeNs(tb, l); });
+    Value failed = arith::XOrIOp::create(
+        gb, loc, done, arith::ConstantIntOp::create(gb, loc, gb.getI1Type(), 1));
+    target.emitAssertFailure(*this, op.getLoc(), waitTimeoutMessage(op), gb,
+                             failed);
+  });
+  // The other threads read what the acquire made visible to thread 0.
+  barrier(b);
+  return result;
+}
