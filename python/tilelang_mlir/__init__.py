@@ -38,6 +38,11 @@ and `tl.load(path)` loads it back without the compiler (no MLIR needed).
 PyTorch custom operator (a fake implementation from the signature, so
 torch.compile traces through it; library.py).
 
+`tl.distributed` allocates symmetric buffers (`T.SymmetricTensor`
+arguments: a rank's part is `X.peer(r)`, `T.signal` / `T.wait` order the
+writes) through PyTorch's symmetric memory, or simulates ranks in one
+process for the CPU target.
+
 `tl.tools` holds developer tools: pictures of fragment layouts and shared
 placements (`tl.tools.plot_layout`), the lower trace as diffs
 (`tl.tools.trace_report`).
@@ -58,6 +63,7 @@ from .base.version import __version__
 
 __all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "CompilationError",
            "DeviceAssertionError", "KernelCacheWarning", "language", "library", "tools",
+           "distributed",
            "__version__"]
 
 
@@ -88,7 +94,7 @@ def __getattr__(name):
         from .base import errors
 
         return getattr(errors, name)
-    if name in ("language", "library", "tools"):
+    if name in ("language", "library", "tools", "distributed"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

@@ -644,9 +644,10 @@ def Tile_WaitOp : Tile_Op<"wait", [Tile_InKernel]> {
     shows is visible to all of them. A wait that has not succeeded after
     `timeout_ms` milliseconds stops the kernel with an error naming the
     flag's source position (a rank that never signals does not hang the
-    job). The program must signal the waited-for buffer somewhere (a wait
-    nothing in the kernel signals is an error). Not allowed inside
-    `tile.parallel` or a role.
+    job). A flag that is not part of a symmetric buffer must be signalled
+    in the same kernel (a wait nothing could signal is an error); a
+    symmetric buffer's flags may be signalled by the peers' kernels. Not
+    allowed inside `tile.parallel` or a role.
 
     ```mlir
     tile.wait ge %n -> %f[%c0] {timeout_ms = 10000 : i64} : i32 -> memref<1xi32>

@@ -26,6 +26,12 @@ namespace tile {
 Value emitPeerView(OpBuilder &b, Location loc, Value local, Value peers,
                    Value rank, MemRefType resultType);
 
+/// Whether `rank` indexes the peer table `peers` (i1), and what a device
+/// assert says when it does not.
+Value rankInWorld(OpBuilder &b, Location loc, Value peers, Value rank);
+constexpr const char *kRankOutsideWorld =
+    "X.peer(rank): rank outside the world (the peer table)";
+
 /// The releasing update of `flags[indices]` with memref atomics (the CPU
 /// backend): a fence, then an atomic exchange or add.
 void emitSignal(OpBuilder &b, Location loc, Value flags, ValueRange indices,

@@ -26,8 +26,12 @@ LogicalResult KernelLowering::lowerPeer(PeerOp op, OpBuilder &b,
   if (failed(local) || failed(peers))
     return failure();
   MemRefType type = op.getResult().getType();
-  Value view = emitPeerView(b, loc, local->memref, peers->memref,
-                            map.lookupOrDefault(op.getRank()), type);
+  Value rank = map.lookupOrDefault(op.getRank());
+  Value outside = arith::XOrIOp::create(
+      b, loc, rankInWorld(b, loc, peers->memref, rank),
+      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  target.emitAssertFailure(*this, op.getLoc(), kRankOutsideWorld, b, outside);
+  Value view = emitPeerView(b, loc, local->memref, peers->memref, rank, type);
   Buffer buf;
   buf.kind = BufferKind::Global;
   buf.memref = view;
@@ -45,7 +49,8 @@ void GPUTargetInfo::emitSignal(OpBuilder &b, Location loc, Value ptr,
     LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, ptr, value,
                               LLVM::AtomicOrdering::release);
   else
-    LLVM::StoreOp::create(b, loc, value, ptr, /*alignment=*/0,
+    LLVM::StoreOp::create(b, loc, value, ptr,
+                          /*alignment=*/value.getType().getIntOrFloatBitWidth() / 8,
                           /*isVolatile=*/false, /*isNonTemporal=*/false,
                           /*isInvariantGroup=*/false,
                           LLVM::AtomicOrdering::release);

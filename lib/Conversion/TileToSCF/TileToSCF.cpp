@@ -840,6 +840,9 @@ void expandSymmetricOps(ModuleOp module) {
     OpBuilder b(op);
     Location loc = op->getLoc();
     if (auto peer = dyn_cast<PeerOp>(op)) {
+      DeviceAssertOp::create(b, loc, rankInWorld(b, loc, peer.getPeers(),
+                                                 peer.getRank()),
+                             b.getStringAttr(kRankOutsideWorld));
       Value view = emitPeerView(b, loc, peer.getBuffer(), peer.getPeers(),
                                 peer.getRank(), peer.getResult().getType());
       peer.getResult().replaceAllUsesWith(view);

@@ -793,15 +793,23 @@ LogicalResult WaitOp::verify() {
   if (getTimeoutMs() <= 0)
     return emitOpError("timeout must be positive, got ")
            << getTimeoutMs() << " ms";
+  // A symmetric buffer's flags are signalled by the peers' kernels too
+  // (e.g. the push kernel before a reduction); any other flag must be
+  // signalled in this kernel.
   auto kernel = (*this)->getParentOfType<KernelOp>();
   Value root = symmetricRoot(getFlags());
+  auto fn = (*this)->getParentOfType<FunctionOpInterface>();
+  if (std::optional<unsigned> index = functionArgument(*this, root))
+    if (fn.getArgAttr(*index, kSymmetricAttrName))
+      return success();
   bool signaled = false;
   kernel.walk([&](SignalOp s) {
     signaled |= symmetricRoot(s.getFlags()) == root;
   });
   if (!signaled)
     return emitOpError("waits on a flag buffer that nothing in the kernel "
-                       "signals (tile.signal on it, or on a peer's part): "
+                       "signals (tile.signal on it, or on a peer's part) and "
+                       "that is not symmetric (signalled by peers' kernels): "
                        "the wait could only time out");
   return success();
 }

@@ -50,6 +50,11 @@ Value tile::emitPeerView(OpBuilder &b, Location loc, Value local, Value peers,
                                            OpFoldResult(delta), sizes, strides);
 }
 
+Value tile::rankInWorld(OpBuilder &b, Location loc, Value peers, Value rank) {
+  Value size = memref::DimOp::create(b, loc, peers, 0);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rank, size);
+}
+
 void tile::emitSignal(OpBuilder &b, Location loc, Value flags,
                       ValueRange indices, Value value, SignalMode mode) {
   // A system-scope fence (fence.acq_rel.sys on NVIDIA GPUs) makes the

@@ -31,8 +31,9 @@ def wait(b, flag, value=1, cmp: str = "eq", timeout_ms: int = 10000):
     ("eq", "ne", "ge", "gt", "le", "lt" or ==, !=, >=, >, <=, <) with
     `value`; then every write released by the signal it saw is visible to
     the whole block. After `timeout_ms` without success the kernel stops
-    with an error (a rank that never signals does not hang the job). The
-    program must signal the same buffer somewhere."""
+    with an error (a rank that never signals does not hang the job). A flag
+    tensor that is not a T.SymmetricTensor must be signalled in the same
+    program (otherwise nothing could set it)."""
     if cmp not in _COMPARE:
         raise b.error(f"T.wait: cmp must be one of {sorted(set(_COMPARE))}, got {cmp!r}")
     if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0:

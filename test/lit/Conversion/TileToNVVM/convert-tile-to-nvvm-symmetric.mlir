@@ -1,12 +1,17 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx81},canonicalize,cse)' | FileCheck %s
 
-// On the GPU the peer view is the same reinterpretation of the kernel
+// On the GPU the peer view (after a device assert that the rank indexes
+// the peer table) is the same reinterpretation of the kernel
 // argument; the block's threads copy into it. tile.signal is a barrier and
 // thread 0's system fence and release add (inline PTX: LLVM's NVPTX atomics
 // stay at GPU scope); tile.wait is thread 0's loop of acquire loads at
 // system scope on %globaltimer, __assertfail on a timeout, then a barrier.
 // CHECK-LABEL: gpu.func @push_kernel
 // CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[RANKS:.+]] = memref.dim %arg2, %c0
+// CHECK: %[[IN:.+]] = arith.cmpi uge, %arg6, %[[RANKS]]
+// CHECK: scf.if %[[IN]] {
+// CHECK:   llvm.call @__assertfail
 // CHECK: %[[HERE:.+]] = memref.extract_aligned_pointer_as_index %arg1
 // CHECK: memref.load %arg2[%arg6] : memref<?xi64>
 // CHECK: %[[VIEW:.+]] = memref.reinterpret_cast %arg1 to offset: [%{{.+}}], sizes: [4, 256], strides: [256, 1]
