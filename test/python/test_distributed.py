@@ -196,6 +196,32 @@ def test_library_kernels_compile_for_gpus(chip):
             assert ("ld.acquire.sys.global.b32" in src and "%globaltimer" in src) == waits
 
 
+@pytest.mark.gpu
+def test_symmetric_memory_through_torch_distributed_on_one_gpu():
+    """World size 1 end to end on a GPU: buffers from PyTorch's symmetric
+    memory over an NCCL group, our all-reduce, then NCCL on the same
+    stream."""
+    import torch
+    import torch.distributed as tdist
+
+    tdist.init_process_group("nccl", store=tdist.HashStore(), rank=0, world_size=1)
+    try:
+        n = 3000
+        data, flag = kd.AllReduce.buffer_shapes(1, n, 1024)
+        buf, flags = dist.empty(data, torch.float16), dist.empty(flag, torch.int32)
+        flags.local.zero_()
+        assert (buf.rank, buf.world_size) == (0, 1)
+        assert buf.peers.tolist() == [buf.local.data_ptr()]
+        ar = kd.AllReduce(buf, flags, n, "float16", target="cuda")
+        for _ in range(3):
+            x = torch.randn(n, device="cuda", dtype=torch.float16)
+            y = ar(x)
+            tdist.all_reduce(y)  # NCCL after our kernel, on torch's stream
+            torch.testing.assert_close(y, x, rtol=0, atol=0)
+    finally:
+        tdist.destroy_process_group()
+
+
 # --- errors ------------------------------------------------------------------------
 
 
