@@ -1,5 +1,4 @@
 """Fused SiLU gate, out = silu(a) * b, in float16: the elementwise half of a
-SwiGLU MLP. Each block copies a tile of both inputs into register fragments,
 SwiGLU MLP (`silu_mul` in python/tilelang_mlir/kernels/silu_mul.py). Each
 block copies a tile of both inputs into register fragments, computes in
 float32 and writes float16 back.

@@ -26,7 +26,8 @@ CPU_ARGS = {"gemm.py": ["--size", "128"],
             "flash_attn_varlen.py": ["--lens", "100,37,200,1", "--heads", "4", "--dim", "64",
                                      "--groups", "2", "--causal", "--block", "64", "32"],
             "mla_decode.py": ["--batch", "3", "--heads", "64", "--cache", "200", "--splits", "3"],
-            "gemm_sp.py": ["--m", "128", "--n", "128", "--k", "256"]}
+            "gemm_sp.py": ["--m", "128", "--n", "128", "--k", "256"],
+            "tensor_parallel.py": ["--world", "3"]}
 SMALL = ["--rows", "64", "--cols", "512"]
 
 PTXAS_REPORT = []
