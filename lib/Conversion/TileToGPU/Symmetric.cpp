@@ -65,17 +65,21 @@ Value GPUTargetInfo::emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
                               LLVM::AtomicOrdering::acquire);
 }
 
-/// The address of the flag element in the lowered kernel.
-static FailureOr<Value> flagAddress(KernelLowering &kl, Value flags,
-                                    ValueRange indices, OpBuilder &b,
-                                    IRMapping &map) {
+/// Runs `body` with the flag element's address in thread 0 of the block.
+static LogicalResult
+onFlagInThreadZero(KernelLowering &kl, Value flags, ValueRange indices,
+                   OpBuilder &b, IRMapping &map,
+                   function_ref<void(OpBuilder &, Value)> body) {
   FailureOr<Buffer> buf = kl.bufferOf(flags, b, map);
   if (failed(buf))
     return failure();
   SmallVector<Value> idx;
   for (Value i : indices)
     idx.push_back(map.lookupOrDefault(i));
-  return kl.globalElementPtr(b, *buf, idx);
+  guarded(b, kl.loc, kl.isThreadZero(b), [&](OpBuilder &gb) {
+    body(gb, kl.globalElementPtr(gb, *buf, idx));
+  });
+  return success();
 }
 
 LogicalResult KernelLowering::lowerSignal(SignalOp op, OpBuilder &b,
@@ -83,46 +87,32 @@ LogicalResult KernelLowering::lowerSignal(SignalOp op, OpBuilder &b,
   Value value = map.lookupOrDefault(op.getValue());
   // Every thread's writes are done (and ordered before thread 0's fence).
   barrier(b);
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      blockTid, cIdx(b, loc, 0));
-  LogicalResult result = success();
-  guarded(b, loc, first, [&](OpBuilder &gb) {
-    FailureOr<Value> ptr =
-        flagAddress(*this, op.getFlags(), op.getIndices(), gb, map);
-    if (failed(ptr)) {
-      result = failure();
-      return;
-    }
-    target.emitSignal(gb, loc, *ptr, value, op.getMode());
-  });
-  return result;
+  return onFlagInThreadZero(*this, op.getFlags(), op.getIndices(), b, map,
+                            [&](OpBuilder &gb, Value ptr) {
+                              target.emitSignal(gb, loc, ptr, value,
+                                                op.getMode());
+                            });
 }
 
 LogicalResult KernelLowering::lowerWait(WaitOp op, OpBuilder &b,
                                         IRMapping &map) {
   Value value = map.lookupOrDefault(op.getValue());
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      blockTid, cIdx(b, loc, 0));
-  LogicalResult result = success();
-  guarded(b, loc, first, [&](OpBuilder &gb) {
-    FailureOr<Value> ptr =
-        flagAddress(*this, op.getFlags(), op.getIndices(), gb, map);
-    if (failed(ptr)) {
-      result = failure();
-      return;
-    }
-    Value done = emitWaitLoop(
-        gb, loc,
-        [&](OpBuilder &rb, Location l) {
-          return target.emitAcquireLoad(rb, l, *ptr, value.getType());
-        },
-        value, op.getCmp(), op.getTimeoutMs(),
-        [&](OpBuilder &tb, Location l) { return target.emitTimeNs(tb, l); });
-    Value failed = arith::XOrIOp::create(
-        gb, loc, done, arith::ConstantIntOp::create(gb, loc, gb.getI1Type(), 1));
-    target.emitAssertFailure(*this, op.getLoc(), waitTimeoutMessage(op), gb,
-                             failed);
-  });
+  LogicalResult result = onFlagInThreadZero(
+      *this, op.getFlags(), op.getIndices(), b, map,
+      [&](OpBuilder &gb, Value ptr) {
+        Value done = emitWaitLoop(
+            gb, loc,
+            [&](OpBuilder &rb, Location l) {
+              return target.emitAcquireLoad(rb, l, ptr, value.getType());
+            },
+            value, op.getCmp(), op.getTimeoutMs(),
+            [&](OpBuilder &tb, Location l) { return target.emitTimeNs(tb, l); });
+        Value failed = arith::XOrIOp::create(
+            gb, loc, done,
+            arith::ConstantIntOp::create(gb, loc, gb.getI1Type(), 1));
+        target.emitAssertFailure(*this, op.getLoc(), waitTimeoutMessage(op),
+                                 gb, failed);
+      });
   // The other threads read what the acquire made visible to thread 0.
   barrier(b);
   return result;

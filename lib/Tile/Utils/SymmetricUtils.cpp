@@ -57,9 +57,8 @@ Value tile::rankInWorld(OpBuilder &b, Location loc, Value peers, Value rank) {
 
 void tile::emitSignal(OpBuilder &b, Location loc, Value flags,
                       ValueRange indices, Value value, SignalMode mode) {
-  // A system-scope fence (fence.acq_rel.sys on NVIDIA GPUs) makes the
-  // update a release of everything the thread (and, through the barrier
-  // before it, its block) wrote: the pattern of __threadfence_system().
+  // The fence makes the update a release of everything the block wrote
+  // before it (the GPU lowerings do the same through GPUTargetInfo).
   LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, StringRef());
   auto kind = mode == SignalMode::add ? arith::AtomicRMWKind::addi
                                       : arith::AtomicRMWKind::assign;
