@@ -70,6 +70,20 @@ def test_a_rank_outside_the_world_is_an_error(rng):
                np.zeros(4, np.int32), 0, 2, 0)
 
 
+def test_a_saved_kernel_keeps_its_symmetric_parameters(tmp_path, rng):
+    """The peer tables are hidden parameters of the saved signature too."""
+    kernel = tl.compile(push_program(2), target="cpu")
+    kernel.save(tmp_path / "push")
+    loaded = tl.load(tmp_path / "push")
+    assert [p.name for p in loaded.params if p.peers_of] == ["buf__peers", "flags__peers"]
+    bufs = dist.simulate(2, (2, N), "float32")
+    flags = dist.simulate(2, (2,), "int32")
+    xs = [rng.random(N).astype(np.float32) for _ in range(2)]
+    dist.run_ranks(2, lambda r: loaded(xs[r], bufs[r], flags[r], r, 1 - r, 1 - r))
+    np.testing.assert_array_equal(bufs[1].local[0], xs[0])
+    np.testing.assert_array_equal(bufs[0].local[1], xs[1])
+
+
 @pytest.mark.parametrize("world", [2, 4])
 def test_simulated_ranks_push_to_each_other(world, rng):
     """Rank r pushes into rank (r + 1) % world and waits for rank (r - 1)'s
