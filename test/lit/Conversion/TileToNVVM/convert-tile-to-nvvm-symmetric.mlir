@@ -1,4 +1,5 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx81},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-rocdl{chip=gfx942},canonicalize,cse)' | FileCheck %s --check-prefix=AMD
 
 // On the GPU the peer view (after a device assert that the rank indexes
 // the peer table) is the same reinterpretation of the kernel
@@ -29,6 +30,19 @@
 // CHECK:   llvm.call @__assertfail
 // CHECK: gpu.barrier
 // CHECK-NEXT: gpu.return
+
+// On AMD the same structure with LLVM's atomics, whose default scope is the
+// system: a release add after an acq_rel fence, acquire loads, the
+// s_memrealtime clock (100 MHz: ticks times 10), a trap on a timeout.
+// AMD-LABEL: gpu.func @push_kernel
+// AMD: llvm.intr.trap
+// AMD: memref.reinterpret_cast
+// AMD: llvm.fence acq_rel
+// AMD: llvm.atomicrmw add %{{.+}}, %{{.+}} release : !llvm.ptr<1>, i32
+// AMD: llvm.call_intrinsic "llvm.amdgcn.s.memrealtime"() : () -> i64
+// AMD: scf.while
+// AMD:   llvm.load %{{.+}} atomic acquire {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// AMD: llvm.intr.trap
 func.func @push(%x: memref<256xf16>, %buf: memref<4x256xf16> {tile.symmetric}, %bp: memref<?xi64>,
                 %f: memref<4xi32> {tile.symmetric}, %fp: memref<?xi64>, %rank: index, %peer: index) {
   %c0 = arith.constant 0 : index
