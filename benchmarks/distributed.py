@@ -316,14 +316,13 @@ def run_case(world, case, args, gens, config):
         B = {r: randn((K, N // W), r) for r in world.ranks}
         A_full = world.all_gather(A)  # exact: a gather only copies
         ref = mm({r: a.float() for r, a in A_full.items()}, {r: b.float() for r, b in B.items()})
-        shard = world.symmetric((M // W, K), case.dtype)
-        flags = world.symmetric((W,), "int32", zero=True)
-        for r in world.ranks:
-            write(shard[r], A[r])
+        gshape, fshape = kd.AllGatherGemm.buffer_shapes(W, M, K)
+        gathered = world.symmetric(gshape, case.dtype)
+        flags = world.symmetric(fshape, "int32", zero=True)
         world.sync()
         row["ours"] = ours(world, lambda r: kd.AllGatherGemm(
-            shard[r], flags[r], M, N // W, K, case.dtype, world.target, **config),
-            lambda op, r: op(B[r]), ref, tol, args)
+            gathered[r], flags[r], M, N // W, K, case.dtype, world.target, **config),
+            lambda op, r: op(A[r], B[r]), ref, tol, args)
         row["seq"] = measure(world, lambda: mm(world.all_gather(A), B), ref, tol, args)
         row["fused"] = fused(world, lambda r: torch.ops.symm_mem.fused_all_gather_matmul(
             A[r], [B[r]], 0, world.group, return_A=False)[1][0], ref, tol, args)

@@ -41,14 +41,14 @@ def run_cpu(world, M, N, K, rng):
     checks = [("all-reduce", dist.run_ranks(world, lambda r: ar[r](xs[r])),
                [sum(x.astype(np.float64) for x in xs)] * world)]
 
-    shards = dist.simulate(world, (M // world, K), "float16")
-    ready = dist.simulate(world, (world,), "int32")
-    ag = [kd.AllGatherGemm(shards[r], ready[r], M, N, K, target="cpu") for r in range(world)]
+    gshape, fshape = kd.AllGatherGemm.buffer_shapes(world, M, K)
+    gathered, ready = dist.simulate(world, gshape, "float16"), dist.simulate(world, fshape, "int32")
+    ag = [kd.AllGatherGemm(gathered[r], ready[r], M, N, K, target="cpu") for r in range(world)]
     A = rng.standard_normal((M, K)).astype(np.float16)
     Bs = [rng.standard_normal((K, N)).astype(np.float16) for _ in range(world)]
-    for r in range(world):
-        shards[r].local[...] = A[r * (M // world):(r + 1) * (M // world)]
-    checks.append(("all-gather GEMM", dist.run_ranks(world, lambda r: ag[r](Bs[r])),
+    rows = M // world
+    checks.append(("all-gather GEMM",
+                   dist.run_ranks(world, lambda r: ag[r](A[r * rows:(r + 1) * rows], Bs[r])),
                    [A.astype(np.float64) @ b.astype(np.float64) for b in Bs]))
 
     pshape, fshape = kd.GemmReduceScatter.buffer_shapes(world, M, N)
@@ -85,14 +85,15 @@ def run_cuda(M, N, K):
     tdist.all_reduce(ref)
     checks = [("all-reduce", [kd.AllReduce(buf, flags, n)(x)], [ref])]
 
-    shard, ready = dist.empty((M // world, K), torch.float16), dist.empty((world,), torch.int32)
+    gshape, fshape = kd.AllGatherGemm.buffer_shapes(world, M, K)
+    gathering, ready = dist.empty(gshape, torch.float16), dist.empty(fshape, torch.int32)
     ready.local.zero_()
-    shard.local.copy_(torch.randn(M // world, K, dtype=torch.float16, **dev))
+    shard = torch.randn(M // world, K, dtype=torch.float16, **dev)
     B = torch.randn(K, N, dtype=torch.float16, **dev) / K ** 0.5
     gathered = torch.empty(M, K, dtype=torch.float16, **dev)
-    tdist.all_gather_into_tensor(gathered, shard.local)
+    tdist.all_gather_into_tensor(gathered, shard)
     tdist.barrier()
-    checks.append(("all-gather GEMM", [kd.AllGatherGemm(shard, ready, M, N, K)(B)],
+    checks.append(("all-gather GEMM", [kd.AllGatherGemm(gathering, ready, M, N, K)(shard, B)],
                    [gathered @ B]))
 
     pshape, fshape = kd.GemmReduceScatter.buffer_shapes(world, M, N)

@@ -45,10 +45,12 @@ class SymmetricTensor:
     reach it (the simulation; PyTorch's handle on GPUs)."""
 
     def __init__(self, local, peers, rank: int, world_size: int,
-                 parts: Optional[Sequence[Any]] = None, handle=None):
+                 parts: Optional[Sequence[Any]] = None, handle=None,
+                 world_barrier: Optional[threading.Barrier] = None):
         self.local, self.peers = local, peers
         self.rank, self.world_size = rank, world_size
         self._parts, self.handle = parts, handle
+        self._world_barrier = world_barrier
         self._offset_elements = 0
 
     def __tile_symmetric__(self):
@@ -65,6 +67,15 @@ class SymmetricTensor:
             return self._parts[r]
         return self.handle.get_buffer(r, tuple(self.local.shape), self.local.dtype,
                                       self._offset_elements)
+
+    def barrier(self) -> None:
+        """Waits until every rank has reached its barrier: on GPUs a device
+        barrier over the buffer's group on the current stream (PyTorch's
+        handle), in a simulated world the ranks' threads."""
+        if self._world_barrier is not None:
+            self._world_barrier.wait()
+        else:
+            self.handle.barrier(channel=0)
 
     def __repr__(self):
         return (f"SymmetricTensor(rank {self.rank} of {self.world_size}, "
@@ -129,7 +140,9 @@ def simulate(world: int, shape, dtype) -> List[SymmetricTensor]:
     addresses = [p.ctypes.data for p in parts]
     _check_table(addresses, npdtype.itemsize)
     table = np.array(addresses, dtype=np.int64)
-    return [SymmetricTensor(parts[r], table, r, world, parts=parts) for r in range(world)]
+    barrier = threading.Barrier(world)
+    return [SymmetricTensor(parts[r], table, r, world, parts=parts, world_barrier=barrier)
+            for r in range(world)]
 
 
 def run_ranks(world: int, fn: Callable[[int], Any], timeout: float = 120.0) -> List[Any]:

@@ -162,18 +162,20 @@ def test_allreduce_oneshot_matches_the_sum(world, dtype, rng):
 @pytest.mark.parametrize("world", [2, 4])
 def test_allgather_gemm_matches_gather_then_matmul(world, rng):
     M, N_, K = 64 * world, 96, 64
-    shards = dist.simulate(world, (M // world, K), "float16")
-    flags = dist.simulate(world, (world,), "int32")
-    ops = [kd.AllGatherGemm(shards[r], flags[r], M, N_, K, target="cpu") for r in range(world)]
-    for _ in range(2):
+    gshape, fshape = kd.AllGatherGemm.buffer_shapes(world, M, K)
+    gathered, flags = dist.simulate(world, gshape, "float16"), dist.simulate(world, fshape, "int32")
+    ops = [kd.AllGatherGemm(gathered[r], flags[r], M, N_, K, target="cpu")
+           for r in range(world)]
+    rows = M // world
+    for epoch in range(1, 4):  # both slots of the gathering buffer
         A = rng.standard_normal((M, K)).astype(np.float16)
         Bs = [rng.standard_normal((K, N_)).astype(np.float16) for _ in range(world)]
-        for r in range(world):
-            shards[r].local[...] = A[r * (M // world):(r + 1) * (M // world)]
-        Cs = dist.run_ranks(world, lambda r: ops[r](Bs[r]))
+        Cs = dist.run_ranks(world, lambda r: ops[r](A[r * rows:(r + 1) * rows], Bs[r]))
         for r in range(world):
             ref = A.astype(np.float64) @ Bs[r].astype(np.float64)
             assert np.linalg.norm(Cs[r] - ref) / np.linalg.norm(ref) < 2e-3
+            np.testing.assert_array_equal(gathered[r].local[epoch % 2], A)
+            assert (flags[r].local == [epoch if q != r else 0 for q in range(world)]).all()
 
 
 @pytest.mark.parametrize("world", [2, 4])

@@ -184,6 +184,9 @@ public:
   /// poll). LLVM's atomic load by default.
   virtual Value emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
                                 Type type) const;
+  /// What every thread runs after a tile.wait's final barrier, before it
+  /// reads what the flag released (nothing by default).
+  virtual void emitAfterAcquire(OpBuilder &b, Location loc) const {}
 
 protected:
   const ChipInfo &chip;

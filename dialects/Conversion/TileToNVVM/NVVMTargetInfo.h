@@ -80,6 +80,7 @@ public:
                   SignalMode mode) const override;
   Value emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
                         Type type) const override;
+  void emitAfterAcquire(OpBuilder &b, Location loc) const override;
 
 private:
   NVVM::NVVMTargetAttr target;

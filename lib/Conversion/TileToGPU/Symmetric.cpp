@@ -115,5 +115,6 @@ LogicalResult KernelLowering::lowerWait(WaitOp op, OpBuilder &b,
       });
   // The other threads read what the acquire made visible to thread 0.
   barrier(b);
+  target.emitAfterAcquire(b, loc);
   return result;
 }

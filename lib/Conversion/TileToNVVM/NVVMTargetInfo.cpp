@@ -278,12 +278,9 @@ void NVVMTargetInfo::emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const {
     emitAsyncProxyFence(b, loc);
 }
 
-/// CUDA's `__assertfail(message, file, line, function, charSize)` (a ptxas
-/// system call: the driver prints "file:line: function: block: [..],
-/// thread: [..] Assertion `message` failed." and the launch fails with an
-/// assertion error).
-/// Inline PTX: the NVPTX backend leaves the scope of LLVM's atomics at the
-/// GPU (`atom.global.add`), and a flag another GPU waits on needs .sys.
+/// Inline PTX: the NVPTX backend leaves the scope of LLVM's atomic
+/// read-modify-writes at the GPU (`atom.global.add`), and a flag another
+/// GPU waits on needs .sys.
 static Value asmOp(OpBuilder &b, Location loc, TypeRange results,
                    ValueRange operands, StringRef text, StringRef constraints) {
   auto op = LLVM::InlineAsmOp::create(
@@ -316,11 +313,23 @@ Value NVVMTargetInfo::emitAcquireLoad(OpBuilder &b, Location loc, Value ptr,
                wide ? "=l,l,~{memory}" : "=r,l,~{memory}");
 }
 
+/// Data another agent wrote before the flag (a peer GPU, the copy engine)
+/// may next be read by TMA, the async proxy: order this thread's acquire
+/// before it (sm_90).
+void NVVMTargetInfo::emitAfterAcquire(OpBuilder &b, Location loc) const {
+  if (chip.arch >= 90)
+    asmOp(b, loc, {}, {}, "fence.proxy.async.global;", "~{memory}");
+}
+
 /// %globaltimer: nanoseconds.
 Value NVVMTargetInfo::emitTimeNs(OpBuilder &b, Location loc) const {
   return NVVM::GlobalTimerOp::create(b, loc, b.getI64Type());
 }
 
+/// CUDA's `__assertfail(message, file, line, function, charSize)` (a ptxas
+/// system call: the driver prints "file:line: function: block: [..],
+/// thread: [..] Assertion `message` failed." and the launch fails with an
+/// assertion error).
 void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, Location at,
                                        StringRef msg, OpBuilder &b,
                                        Value failed) const {

@@ -4,10 +4,11 @@
 - `allreduce_oneshot`: every rank pushes its input into every peer's
   buffer, signals, waits for the others and sums: one step, for small
   (decode) tensors.
-- `allgather_gemm`: C = all_gather(A) @ B, the column-parallel GEMM. Each
-  rank holds a shard of A's rows in a symmetric buffer; a block pulls the
-  rows it multiplies from the rank that owns them, tile by tile inside the
-  GEMM's pipelined loop (no gathered copy of A).
+- `allgather_gemm`: C = all_gather(A) @ B, the column-parallel GEMM. The
+  shards are copied into a local gathering buffer by the copy engines
+  (AllGatherGemm), each raising its shard's flag; the GEMM starts on the
+  local shard and waits for each other shard's flag, so the copies overlap
+  the first tiles and the GEMM reads local memory only.
 - `gemm_reduce_scatter`: out_r = rows r of sum over ranks of A_q @ B_q, the
   row-parallel GEMM: `gemm_push` computes each output tile and stores it
   into the owning rank's symmetric buffer, signalling it per tile;
@@ -24,6 +25,7 @@ collectives.
 """
 
 import math
+import threading
 
 import numpy as np
 
@@ -67,37 +69,38 @@ def allreduce_oneshot(world, N, dtype="float16", block_N=1024, threads=128):
 
 def allgather_gemm(world, M, N, K, block_M=64, block_N=64, block_K=32, num_stages=2,
                    threads=128, dtype="float16"):
-    """C (M, N) = A @ B, A (M, K) gathered from the ranks' shards: shard
-    (M / world, K) of rank r holds rows [r M / world, (r + 1) M / world).
-    Every block first tells every peer that this rank's shard is ready
-    (flags[rank] = epoch: the shard was written before the launch, on this
-    stream) and waits for the shard's owner before reading it. block_M
-    divides M / world."""
+    """C (M, N) = A @ B with A (M, K) gathered from the ranks' row shards.
+    `A` is this rank's gathering buffer (2, M, K), slot epoch % 2: the
+    wrapper puts this rank's shard at rows [rank M / world, ...) and the
+    copy engines bring every peer's (AllGatherGemm), setting flags[r] to
+    the epoch when shard r has landed. Blocks start on this rank's own
+    shard (no wait) and go round the ring, waiting for a shard's flag
+    before their first tile of it; the GEMM reads local memory only (TMA on
+    Hopper). block_M divides M / world."""
     if M % world or (M // world) % block_M:
         raise tl.TileLangError(f"allgather_gemm: M = {M} must split into {world} shards of "
                                f"whole {block_M}-row tiles")
-    rows = M // world
+    tiles_m = M // block_M
+    per_shard = tiles_m // world
 
     @T.prim_func
-    def main(A: T.SymmetricTensor((rows, K), dtype), B: T.Tensor((K, N), dtype),
+    def main(A: T.SymmetricTensor((2, M, K), dtype), B: T.Tensor((K, N), dtype),
              flags: T.SymmetricTensor((world,), "int32"), C: T.Tensor((M, N), dtype),
              rank: T.int32, epoch: T.int32):
-        with T.Kernel(T.ceildiv(N, block_N), M // block_M, threads=threads) as (bx, by):
+        with T.Kernel(T.ceildiv(N, block_N), tiles_m, threads=threads) as (bx, by):
             A_s = T.alloc_shared((block_M, block_K), dtype)
             B_s = T.alloc_shared((block_K, block_N), dtype)
             C_f = T.alloc_fragment((block_M, block_N), "float32")
-            owner = by * block_M // rows
-            row = by * block_M % rows
-            for r in T.serial(world):
-                T.signal(flags.peer(r)[rank], epoch)
-            T.wait(flags[owner], epoch, cmp=">=")
-            shard = A.peer(owner)
+            tile = (by + rank * per_shard) % tiles_m  # this rank's shard first
+            owner = tile // per_shard
+            if owner != rank:
+                T.wait(flags[owner], epoch, cmp=">=")
             T.clear(C_f)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                T.copy(shard[row, k * block_K], A_s)
+                T.copy(A[epoch % 2, tile * block_M, k * block_K], A_s)
                 T.copy(B[k * block_K, bx * block_N], B_s)
                 T.gemm(A_s, B_s, C_f, policy=Square)
-            T.copy(C_f, C[by * block_M, bx * block_N])
+            T.copy(C_f, C[tile * block_M, bx * block_N])
 
     return main
 
@@ -180,12 +183,16 @@ class _Epochs:
         return self.epoch
 
 
-def _zeros_like_part(sym):
-    local = sym.local
-    if isinstance(local, np.ndarray):
-        local[...] = 0
-    else:
-        local.zero_()
+def _put(dst: np.ndarray, src) -> None:
+    """Copies `src` (NumPy, or a CPU torch tensor: bytes, as NumPy has no
+    bfloat16) into the simulated part `dst`."""
+    if isinstance(src, np.ndarray):
+        dst[...] = src
+        return
+    import torch
+
+    dst.view(np.uint8)[...] = src.contiguous().view(torch.uint8).numpy().reshape(
+        dst.view(np.uint8).shape)
 
 
 class AllReduce(_Epochs):
@@ -210,19 +217,73 @@ class AllReduce(_Epochs):
 
 
 class AllGatherGemm(_Epochs):
-    """C = all_gather(A shards) @ B: `shard` is this rank's symmetric (M /
-    world, K) buffer (write the shard into `shard.local` before calling),
-    `flags` a zeroed (world,) int32 symmetric buffer."""
+    """C = all_gather(A shards) @ B, called as `op(shard, B)` with this
+    rank's (M / world, K) shard. `gathered` is a (2, M, K) symmetric
+    buffer, `flags` a zeroed (world,) int32 one.
 
-    def __init__(self, shard, flags, M, N, K, dtype="float16", target="auto", **config):
+    Each call puts the shard into the gathering buffer, then, off the
+    GPU's SMs, waits for every rank to have done the same (a barrier) and
+    copies the peers' shards in ring order, raising flags[r] after shard r
+    (on GPUs: copy engines and stream memory writes on a side stream; in a
+    simulated world: a thread). The GEMM kernel is launched at once and
+    overlaps the copies: it starts with the local shard and waits per shard.
+    The side stream's work is issued before the GEMM, so that its barrier
+    kernel is never queued behind GEMM blocks that wait for it."""
+
+    def __init__(self, gathered, flags, M, N, K, dtype="float16", target="auto", **config):
         super().__init__()
-        self.shard, self.flags = shard, flags
-        self.rank, self.world = shard.rank, shard.world_size
+        self.gathered, self.flags = gathered, flags
+        self.rank, self.world = gathered.rank, gathered.world_size
+        self.rows = M // self.world
         self.kernel = tl.compile(allgather_gemm(self.world, M, N, K, dtype=dtype, **config),
                                  out_idx=[3], target=target)
+        self._side = None
 
-    def __call__(self, B):
-        return self.kernel(self.shard, B, self.flags, self.rank, self.next())
+    def _peers(self):
+        return [(self.rank + step) % self.world for step in range(1, self.world)]
+
+    def __call__(self, shard, B):
+        epoch = self.next()
+        slot, rows = epoch % 2, self.rows
+        own = slice(self.rank * rows, (self.rank + 1) * rows)
+        local = self.gathered.local
+        if isinstance(local, np.ndarray):  # a simulated world
+            _put(local[slot, own], shard)
+            copier = threading.Thread(target=self._gather_simulated, args=(slot, epoch))
+            copier.start()
+            try:
+                return self.kernel(self.gathered, B, self.flags, self.rank, epoch)
+            finally:
+                copier.join()
+        import torch
+
+        main = torch.cuda.current_stream()
+        if self._side is None:
+            self._side = torch.cuda.Stream()
+        local[slot, own].copy_(shard)
+        self._side.wait_stream(main)
+        with torch.cuda.stream(self._side):
+            self.gathered.barrier()
+            for r in self._peers():
+                part = slice(r * rows, (r + 1) * rows)
+                local[slot, part].copy_(self.gathered.part(r)[slot, part])
+                self.flags.handle.stream_write_value32(self.flags.local, r, epoch)
+        C = self.kernel(self.gathered, B, self.flags, self.rank, epoch)
+        main.wait_stream(self._side)
+        return C
+
+    def _gather_simulated(self, slot, epoch):
+        self.gathered.barrier()
+        local, rows = self.gathered.local, self.rows
+        for r in self._peers():
+            part = slice(r * rows, (r + 1) * rows)
+            local[slot, part] = self.gathered.part(r)[slot, part]
+            self.flags.local[r] = epoch  # after the copy: x86 keeps the order
+
+    @staticmethod
+    def buffer_shapes(world, M, K):
+        """(gathering buffer, flags) shapes."""
+        return (2, M, K), (world,)
 
 
 class GemmReduceScatter(_Epochs):

@@ -6,7 +6,8 @@
 // argument; the block's threads copy into it. tile.signal is a barrier and
 // thread 0's system fence and release add (inline PTX: LLVM's NVPTX atomics
 // stay at GPU scope); tile.wait is thread 0's loop of acquire loads at
-// system scope on %globaltimer, __assertfail on a timeout, then a barrier.
+// system scope on %globaltimer, __assertfail on a timeout, then a barrier
+// and, on sm_90, a proxy fence (TMA may read what the flag released).
 // CHECK-LABEL: gpu.func @push_kernel
 // CHECK: %[[TID:.+]] = gpu.thread_id x
 // CHECK: %[[RANKS:.+]] = memref.dim %arg2, %c0
@@ -29,6 +30,7 @@
 // CHECK:     nvvm.read.ptx.sreg.globaltimer
 // CHECK:   llvm.call @__assertfail
 // CHECK: gpu.barrier
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "fence.proxy.async.global;", "~{memory}"
 // CHECK-NEXT: gpu.return
 
 // On AMD the same structure with LLVM's atomics, whose default scope is the
