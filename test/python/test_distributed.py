@@ -203,7 +203,7 @@ def test_library_kernels_compile_for_gpus(chip):
     a flag update, acquire loads at system scope on %globaltimer in a wait
     (inline PTX: LLVM's atomics would stay at GPU scope)."""
     for program, signals, waits in ((kd.allreduce_oneshot(8, 4096), True, True),
-                                    (kd.allgather_gemm(2, 256, 256, 128), True, True),
+                                    (kd.allgather_gemm(2, 256, 256, 128), False, True),
                                     (kd.gemm_push(2, 256, 256, 128), True, False),
                                     (kd.reduce_finish(2, 256, 256), False, True)):
         src = tl.compile(program, target=chip).get_source()
