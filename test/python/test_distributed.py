@@ -294,6 +294,21 @@ def test_bad_signals_and_waits_are_refused(which):
         tl.compile(bad, target="cpu")
 
 
+def test_a_signal_under_a_condition_on_the_thread_is_refused():
+    """A signal synchronizes the block: threads that skip it would hang
+    the others at its barrier."""
+    @T.prim_func
+    def bad(F: T.SymmetricTensor((4,), "int32")):
+        with T.Kernel(1, threads=128) as bx:
+            tx = T.get_thread_binding()
+            if tx % 2 == 0:
+                T.signal(F[0], 1)
+
+    with pytest.raises(tl.TileLangError, match="a tile operation under a condition on the "
+                                               "thread index that is not a role"):
+        tl.compile(bad, target="cuda:sm_90a")
+
+
 def test_a_peer_table_of_another_dtype_is_refused():
     kernel = tl.compile(push_program(2), target="cpu")
     buf = dist.simulate(2, (2, N), "float32")[0]

@@ -259,7 +259,7 @@ static LogicalResult findFragmentHomes(KernelOp kernel, FragmentHomes &homes) {
 static LogicalResult checkThreadBranches(KernelOp kernel) {
   WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
     if (!isa<CopyOp, FillOp, GemmOp, GemmSpOp, ReduceOp, CumSumOp, ParallelOp,
-             AtomicAddOp>(op) ||
+             AtomicAddOp, SignalOp, WaitOp>(op) ||
         op->getParentOfType<ParallelOp>())
       return WalkResult::advance();
     if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getBarrier())
