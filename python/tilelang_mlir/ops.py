@@ -495,6 +495,16 @@ def _index(op, name, t, shape_text, shape):
                             f"{t.dtype} {tuple(t.shape)}")
 
 
+def _block_table(op, block_table, B):
+    """max_pages of an int32 (batch, max_pages) block table."""
+    if block_table.dim() != 2:
+        raise TileLangError(f"tilelang.{op}: block_table must be int32 (batch, max_pages), got "
+                            f"{block_table.dtype} {tuple(block_table.shape)}")
+    max_pages = block_table.shape[1]
+    _index(op, "block_table", block_table, "(batch, max_pages)", (B, max_pages))
+    return max_pages
+
+
 def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table):
     op = "flash_decode"
     target = _target(op, q, k_cache, v_cache, cache_seqlens, block_table)
@@ -516,11 +526,7 @@ def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table):
     if D not in _DECODE_HEAD_DIMS:
         raise TileLangError(f"tilelang.{op}: head dim {D} is not supported (32, 64 or 128)")
     _index(op, "cache_seqlens", cache_seqlens, "(batch,)", (B,))
-    if block_table.dim() != 2:
-        raise TileLangError(f"tilelang.{op}: block_table must be int32 (batch, max_pages), got "
-                            f"{block_table.dtype} {tuple(block_table.shape)}")
-    max_pages = block_table.shape[1]
-    _index(op, "block_table", block_table, "(batch, max_pages)", (B, max_pages))
+    max_pages = _block_table(op, block_table, B)
     if max_pages > 1 and page_size % 16:
         raise TileLangError(f"tilelang.{op}: page_size {page_size} is not supported (a multiple "
                             "of 16, or one page per sequence)")
@@ -592,11 +598,7 @@ def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens):
     if page_size % 64:
         raise TileLangError(f"tilelang.{op}: page_size {page_size} is not supported (a "
                             "multiple of 64)")
-    if block_table.dim() != 2:
-        raise TileLangError(f"tilelang.{op}: block_table must be int32 (batch, max_pages), got "
-                            f"{block_table.dtype} {tuple(block_table.shape)}")
-    max_pages = block_table.shape[1]
-    _index(op, "block_table", block_table, "(batch, max_pages)", (B, max_pages))
+    max_pages = _block_table(op, block_table, B)
     _index(op, "cache_seqlens", cache_seqlens, "(batch,)", (B,))
     return ("mla_decode", B, H, pages, page_size, max_pages, dtype, target)
 

@@ -309,10 +309,11 @@ def test_a_signal_under_a_condition_on_the_thread_is_refused():
         tl.compile(bad, target="cuda:sm_90a")
 
 
-def test_a_peer_table_of_another_dtype_is_refused():
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64])
+def test_a_peer_table_of_another_dtype_is_refused(dtype):
     kernel = tl.compile(push_program(2), target="cpu")
     buf = dist.simulate(2, (2, N), "float32")[0]
-    buf.peers = buf.peers.astype(np.int32)
+    buf.peers = buf.peers.astype(dtype)
     flags = dist.simulate(2, (2,), "int32")[0]
     with pytest.raises(TypeError, match="peer table must be int64"):
         kernel(np.zeros(N, np.float32), buf, flags, 0, 0, 0)

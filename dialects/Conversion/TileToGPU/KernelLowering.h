@@ -136,6 +136,17 @@ struct Buffer {
   std::optional<TileLayout> layout;
 
   int64_t rank() const { return shape.size(); }
+
+  /// A global buffer: `memref` (a kernel argument or a view of one) of the
+  /// shape and element type of `type`.
+  static Buffer global(Value memref, MemRefType type) {
+    Buffer buf;
+    buf.kind = BufferKind::Global;
+    buf.memref = memref;
+    buf.shape.assign(type.getShape().begin(), type.getShape().end());
+    buf.elementType = type.getElementType();
+    return buf;
+  }
 };
 
 /// Where code is being emitted: at block level (every thread runs it) or
@@ -314,6 +325,9 @@ public:
   LogicalResult lowerPeer(PeerOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerSignal(SignalOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerWait(WaitOp op, OpBuilder &b, IRMapping &map);
+  /// A run-time check at `at`: where `ok` is false the kernel stops with
+  /// `msg` (GPUTargetInfo::emitAssertFailure).
+  void emitCheck(OpBuilder &b, Location at, StringRef msg, Value ok);
   LogicalResult lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
                                   IRMapping &map);
   Value gpuModuleString(OpBuilder &b, StringRef prefix, StringRef value);

@@ -208,13 +208,17 @@ Value KernelLowering::gpuModuleString(OpBuilder &b, StringRef prefix,
   return getOrCreateStringConstant(b, loc, gpuModule, prefix, value);
 }
 
+void KernelLowering::emitCheck(OpBuilder &b, Location at, StringRef msg,
+                               Value ok) {
+  Value failed = arith::XOrIOp::create(
+      b, loc, ok, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  target.emitAssertFailure(*this, at, msg, b, failed);
+}
+
 /// A device assert: what a failing one does is the target's
 /// (GPUTargetInfo::emitAssertFailure).
 LogicalResult KernelLowering::lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
                                                 IRMapping &map) {
-  Value cond = map.lookupOrDefault(op.getCondition());
-  Value failed = arith::XOrIOp::create(
-      b, loc, cond, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  target.emitAssertFailure(*this, op.getLoc(), op.getMsg(), b, failed);
+  emitCheck(b, op.getLoc(), op.getMsg(), map.lookupOrDefault(op.getCondition()));
   return success();
 }

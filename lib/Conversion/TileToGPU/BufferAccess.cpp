@@ -64,13 +64,7 @@ FailureOr<Buffer> KernelLowering::bufferOf(Value v, OpBuilder &b,
   }
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (arg.getOwner()->getParentOp() == func.getOperation()) {
-      auto type = cast<MemRefType>(v.getType());
-      Buffer buf;
-      buf.kind = BufferKind::Global;
-      buf.memref = outer.lookup(v);
-      buf.shape.assign(type.getShape().begin(), type.getShape().end());
-      buf.elementType = type.getElementType();
-      return buf;
+      return Buffer::global(outer.lookup(v), cast<MemRefType>(v.getType()));
     }
   }
   return emitError(v.getLoc(), "cannot lower buffer ")

@@ -27,17 +27,10 @@ LogicalResult KernelLowering::lowerPeer(PeerOp op, OpBuilder &b,
     return failure();
   MemRefType type = op.getResult().getType();
   Value rank = map.lookupOrDefault(op.getRank());
-  Value outside = arith::XOrIOp::create(
-      b, loc, rankInWorld(b, loc, peers->memref, rank),
-      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  target.emitAssertFailure(*this, op.getLoc(), kRankOutsideWorld, b, outside);
+  emitCheck(b, op.getLoc(), kRankOutsideWorld,
+            rankInWorld(b, loc, peers->memref, rank));
   Value view = emitPeerView(b, loc, local->memref, peers->memref, rank, type);
-  Buffer buf;
-  buf.kind = BufferKind::Global;
-  buf.memref = view;
-  buf.shape.assign(type.getShape().begin(), type.getShape().end());
-  buf.elementType = type.getElementType();
-  buffers[op.getResult()] = buf;
+  buffers[op.getResult()] = Buffer::global(view, type);
   map.map(op.getResult(), view);
   return success();
 }
@@ -107,11 +100,7 @@ LogicalResult KernelLowering::lowerWait(WaitOp op, OpBuilder &b,
             },
             value, op.getCmp(), op.getTimeoutMs(),
             [&](OpBuilder &tb, Location l) { return target.emitTimeNs(tb, l); });
-        Value failed = arith::XOrIOp::create(
-            gb, loc, done,
-            arith::ConstantIntOp::create(gb, loc, gb.getI1Type(), 1));
-        target.emitAssertFailure(*this, op.getLoc(), waitTimeoutMessage(op),
-                                 gb, failed);
+        emitCheck(gb, op.getLoc(), waitTimeoutMessage(op), done);
       });
   // The other threads read what the acquire made visible to thread 0.
   barrier(b);

@@ -182,11 +182,14 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
             continue
         x = next(it)
         if p.symmetric:
-            x, tables[p.name] = _symmetric_parts(kernel_name, p, x)
+            x, table = _symmetric_parts(kernel_name, p, x)
         if p.kind == "tensor":
             if _is_torch(x):
                 use_torch = True
             values[i] = _check_tensor(kernel_name, p, x, symbols, where, device, state)
+            if p.symmetric:  # a plain tensor is a world of one rank: its own address
+                tables[p.name] = table if table is not None else \
+                    _own_table(x, values[i].data_ptr)
         else:
             values[i] = _check_scalar(kernel_name, p, x)
     outputs = []
@@ -218,13 +221,11 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
         if not p.workspace:
             outputs.append(out)
         values[i] = _check_tensor(kernel_name, p, out, symbols, where, device, state)
-    for i, p in enumerate(params):
-        if p.peers_of is not None:
-            table = tables[p.peers_of]
-            if table is None:  # a plain tensor: a world of one rank
-                own = values[[q.name for q in params].index(p.peers_of)]
-                table = _own_table(own.obj, own.data_ptr)
-            values[i] = _check_tensor(kernel_name, p, table, symbols, where, device, state)
+    if tables:
+        for i, p in enumerate(params):
+            if p.peers_of is not None:
+                values[i] = _check_tensor(kernel_name, p, tables[p.peers_of], symbols, where,
+                                          device, state)
     return Binding(values, outputs, symbols, use_torch)
 
 
@@ -236,7 +237,7 @@ def _symmetric_parts(kernel_name: str, p, x):
     if parts is None:
         return x, None
     local, table = parts()
-    if table.dtype not in (np.int64,) and "int64" not in str(table.dtype):
+    if str(table.dtype).rsplit(".", 1)[-1] != "int64":  # NumPy's or torch's
         raise TypeError(f"argument {p.name!r} of kernel {kernel_name!r}: its peer table must "
                         f"be int64, got {table.dtype}")
     return local, table
