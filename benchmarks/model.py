@@ -8,7 +8,8 @@ layers, hidden 4096, 32 heads, 8 KV heads, intermediate 14336, vocab
 - ours: `tilelang_mlir.models.use_tilelang` (attention on ops.flash_attn
   for prefill and ops.flash_decode over a PagedCache for decoding, RMSNorm
   on ops.rms_norm, the gated MLP on ops.silu_mul; the projections stay
-  torch's cuBLAS matmuls);
+  torch's cuBLAS matmuls); on a GPU the decode step is replayed from a
+  CUDA graph (`models.CUDAGraphDecoder`);
 - eager: the same model with attn_implementation "sdpa" (PyTorch picks the
   SDPA backend), transformers' DynamicCache for decoding;
 - compile: the eager model under torch.compile (Inductor, default mode)
@@ -145,13 +146,23 @@ class Contender:
 
 def contenders(eager_model, args):
     import transformers
-    from tilelang_mlir.models import PagedCache, use_tilelang
+    from tilelang_mlir.models import CUDAGraphDecoder, PagedCache, use_tilelang
 
     max_len = args.seq + args.decode_steps
     ours = use_tilelang(copy.deepcopy(eager_model))
+    # One PagedCache, reset before each use: on a GPU its decode steps are
+    # replays of one CUDA graph (CUDAGraphDecoder), as the compile
+    # contender's are.
+    paged = PagedCache(ours.config, args.batch, max_len, page_size=args.page_size)
+
+    def paged_cache():
+        paged.reset()
+        return paged
+
+    graphed = CUDAGraphDecoder(ours, paged) if args.device == "cuda" else None
     out = {
-        "ours": Contender("ours", ours, lambda: PagedCache(ours.config, args.batch, max_len,
-                                                           page_size=args.page_size)),
+        "ours": Contender("ours", ours, paged_cache,
+                          step=None if graphed is None else lambda tokens, cache: graphed(tokens)),
         "eager": Contender("eager", eager_model,
                            lambda: transformers.DynamicCache(config=eager_model.config)),
     }

@@ -6,6 +6,9 @@ points (the optional extra `tilelang-mlir[models]`).
     cache = PagedCache(model.config, batch_size=8, max_cache_len=4096)
     out = model.generate(ids, past_key_values=cache, max_new_tokens=128)
 
+`CUDAGraphDecoder(model, cache)` runs the decode steps as replays of one
+CUDA graph (below).
+
 `use_tilelang` registers our attention under transformers' attention
 registry as "tilelang" and selects it, with a mask function of the same
 name in transformers' mask registry. It also swaps the RMSNorm modules for
@@ -184,6 +187,10 @@ class PagedLayer(CacheLayerMixin):
         self.keys = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.values = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.cache_seqlens = torch.zeros(B, dtype=torch.int32, device=self.device)
+        # The length on the device too: a decode step's positions are computed
+        # from it there, so that a captured step (CUDAGraphDecoder) writes
+        # each replay's tokens where they belong.
+        self.cumulative_length = torch.zeros((), dtype=torch.int64, device=self.device)
         self.cache._place(self.device)
         PagedLayer._pools[id(self.keys)] = self
         self.is_initialized = True
@@ -201,13 +208,16 @@ class PagedLayer(CacheLayerMixin):
                                 "prefill starts from an empty cache, a decode step adds one")
         cache = self.cache
         cache._reserve(start + S)
-        pos = torch.arange(start, start + S, device=self.device)
+        # Positions, pages and lengths on the device only (no host values
+        # baked into a captured step).
+        pos = torch.arange(S, device=self.device) + self.cumulative_length
         pages = cache.block_table[:, pos // cache.page_size]  # (B, S) physical pages
         offsets = pos % cache.page_size                       # (S,)
         self.keys[pages, :, offsets] = key_states.transpose(1, 2)  # (B, S, kv_heads, dim)
         self.values[pages, :, offsets] = value_states.transpose(1, 2)
+        self.cumulative_length.add_(S)
+        self.cache_seqlens.copy_(self.cumulative_length.expand(self.batch_size))
         self.length = start + S
-        self.cache_seqlens.fill_(self.length)
         if start == 0:
             return key_states, value_states
         return self.keys, self.values
@@ -237,6 +247,7 @@ class PagedLayer(CacheLayerMixin):
             self.keys.zero_()
             self.values.zero_()
             self.cache_seqlens.zero_()
+            self.cumulative_length.zero_()
         self.length = 0
 
     def _refuse(self, what):
@@ -289,6 +300,11 @@ class PagedCache(Cache):
         if self.block_table.device != torch.device(device):
             self.block_table = self.block_table.to(device)
 
+    def reserve(self, tokens: int):
+        """Gives every sequence pages for `tokens` tokens now (the updates do
+        it as the sequences grow; a captured decode step cannot)."""
+        self._reserve(tokens)
+
     def _reserve(self, tokens: int):
         """Gives every sequence pages for `tokens` tokens (new pages from the
         free list, one sequence after the other)."""
@@ -312,6 +328,83 @@ class PagedCache(Cache):
         self.block_table.zero_()
         self._free = list(range(self.num_pages))
         self._pages = 0
+
+
+# --- decode steps as CUDA-graph replays ---------------------------------------------
+
+
+class CUDAGraphDecoder:
+    """Decode steps of `model` over `cache` (a PagedCache) replayed from a
+    CUDA graph, so that a step costs one graph launch instead of the host
+    work of issuing every kernel of every layer:
+
+        step = CUDAGraphDecoder(model, cache)
+        logits = model(prompt_ids, past_key_values=cache).logits   # prefill, eager
+        for _ in range(n):
+            token = step(token)[:, -1].argmax(-1, keepdim=True)      # (batch, 1)
+
+    `step(tokens)` takes the next token of each sequence, (batch, 1), and
+    returns the logits (batch, 1, vocab) in a static tensor that the next
+    step overwrites (clone it to keep it). The first call runs eagerly on a
+    side stream (it compiles the kernels and warms torch's libraries up),
+    the second captures the step into a CUDA graph, every call from then on
+    replays it: the cache's tensors stay where they are (reset() zeroes
+    them in place), the new token's position and page come from the
+    cache's lengths on the device, and the host keeps its count of tokens
+    after each replay. The pages a step will need are handed out on the
+    host before it (PagedCache.reserve), outside the graph. One decoder
+    serves one cache; a cache reset and filled by a new prefill is decoded
+    by the same graph."""
+
+    def __init__(self, model, cache: "PagedCache"):
+        if not isinstance(cache, PagedCache):
+            raise TileLangError("CUDAGraphDecoder: the cache must be a "
+                                "tilelang_mlir.models.PagedCache")
+        self.model, self.cache = model, cache
+        self.graph = None
+        self._warm = False
+
+    def _run(self, tokens, position_ids):
+        return self.model(tokens, position_ids=position_ids, past_key_values=self.cache,
+                          use_cache=True).logits
+
+    def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
+        cache = self.cache
+        layers = list(cache.layers)
+        length = layers[0].length if layers[0].is_initialized else 0
+        if length == 0:
+            raise TileLangError("CUDAGraphDecoder: the cache is empty; run the prefill first "
+                                "(model(prompt_ids, past_key_values=cache))")
+        if tokens.dim() != 2 or tokens.shape != (cache.batch, 1) or tokens.device.type != "cuda":
+            raise TileLangError(f"CUDAGraphDecoder: tokens must be ({cache.batch}, 1) on a "
+                                f"GPU, got {tuple(tokens.shape)} on {tokens.device}")
+        cache.reserve(length + 1)
+        if not self._warm:  # eager, on a side stream: compiles, allocates, warms up
+            side = torch.cuda.Stream(tokens.device)
+            side.wait_stream(torch.cuda.current_stream(tokens.device))
+            with torch.cuda.stream(side):
+                pos = torch.full((1, 1), length, dtype=torch.long, device=tokens.device)
+                logits = self._run(tokens, pos)
+            torch.cuda.current_stream(tokens.device).wait_stream(side)
+            self._warm = True
+            return logits
+        if self.graph is None:
+            self.tokens = tokens.clone()
+            self.position = torch.full((1, 1), length, dtype=torch.long, device=tokens.device)
+            lengths = [layer.length for layer in layers]
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                self.logits = self._run(self.tokens, self.position)
+            for layer, n in zip(layers, lengths):  # (the capture ran no kernel)
+                layer.length = n
+            self.graph = graph
+        else:
+            self.tokens.copy_(tokens)
+            self.position.fill_(length)
+        self.graph.replay()
+        for layer in layers:
+            layer.length += 1
+        return self.logits
 
 
 # --- routing a model ---------------------------------------------------------------

@@ -14,7 +14,9 @@ refused with an error naming the argument.
 - `rms_norm(x, weight, eps)`: x (..., N), weight (N,), float16/bfloat16.
 - `silu_mul(gate, up)`: silu(gate) * up, same shapes, float16/bfloat16.
   (Both differentiable; their backward runs in PyTorch, in float32.)
-- `gemm(a, b)`: a (M, K) @ b (K, N), float16/bfloat16.
+- `gemm(a, b, scale_a=None, scale_b=None, out_dtype=None)`: a (M, K) @ b
+  (K, N), float16/bfloat16; float8 e4m3 with per-tensor float32 scales as
+  torch._scaled_mm (result bfloat16 by default).
 - `flash_attn_varlen(q, k, v, cu_seqlens, max_seqlen, causal=False)`:
   packed sequences, (total_tokens, heads, dim), differentiable.
 - `flash_attn(q, k, v, causal=False, scale=None)`: (batch, heads, seq,
@@ -45,7 +47,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 
@@ -98,8 +100,11 @@ def _compiled(key: tuple):
         return tl.compile(silu_mul(M, N, dtype=dtype), out_idx=[2], target=target)
     if kind == "gemm":
         from .kernels import gemm
-        _, M, N, K, dtype, _ = key
-        config = _gemm_config(M, N, K, dtype, target)
+        _, M, N, K, dtype, out_dtype, _ = key
+        config = _gemm_config(M, N, K, dtype, out_dtype, target)
+        if dtype.startswith("float8"):
+            return tl.compile(gemm.matmul_nt_scaled(M, N, K, dtype=dtype, out_dtype=out_dtype,
+                                                    **config), out_idx=[4], target=target)
         return tl.compile(gemm.matmul(M, N, K, dtype=dtype, **config), out_idx=[2], target=target)
     if kind == "flash_attn":
         from .kernels.attention import flash_attn
@@ -162,23 +167,34 @@ def _compiled(key: tuple):
 # sweep their own), so they use their defaults.
 
 
-def _gemm_tuner(target):
+def _gemm_tuner(target, fp8=False):
     """The tuner `kernels.gemm.autotune(M, N, K, dtype, target)` runs (its
-    key does not depend on the reference, the check or the timing counts)."""
+    key does not depend on the reference, the check or the timing counts);
+    for float8, the one over `matmul_nt` and FP8_CONFIGS that
+    benchmarks/gemm.py runs (the scaled kernel has the same tiles: the
+    scales cost one multiply in the epilogue)."""
     import tilelang_mlir as tl
     from .kernels import gemm
+    if fp8:
+        return tl.autotune(configs=list(gemm.FP8_CONFIGS), out_idx=[2],
+                           target=target)(gemm.matmul_nt)
     return tl.autotune(configs=list(gemm.CONFIGS), out_idx=[2], target=target)(gemm.matmul)
 
 
-def _gemm_config(M, N, K, dtype, target):
+def _gemm_config(M, N, K, dtype, out_dtype, target):
     """The cached winner of `kernels.gemm.autotune` for this problem, else
-    the Hopper tile for large aligned shapes on a GPU, else the small tile."""
+    the Hopper tile for large aligned shapes on a GPU, else the small tile
+    (block_K doubled for float8)."""
     from .autotuner import cached_config
     from .kernels import gemm
-    tuned = cached_config(_gemm_tuner(target), M, N, K, dtype=dtype, out_dtype=None)
+    fp8 = dtype.startswith("float8")
+    tuned_out = None if out_dtype == ("bfloat16" if fp8 else dtype) else out_dtype
+    tuned = cached_config(_gemm_tuner(target, fp8), M, N, K, dtype=dtype, out_dtype=tuned_out)
     if tuned is not None:
         return tuned
     big = target == "cuda" and M % 128 == 0 and N % 256 == 0 and K % 64 == 0
+    if fp8:
+        return gemm.FP8_CONFIGS[0] if big else dict(gemm.DEFAULT, block_K=64)
     return gemm.CONFIGS[0] if big else gemm.DEFAULT
 
 
@@ -274,22 +290,73 @@ silu_mul.register_autograd(_silu_mul_backward, setup_context=_silu_mul_setup)
 
 # --- gemm ----------------------------------------------------------------------
 
+_FP8 = {torch.float8_e4m3fn: "float8_e4m3"}
+_OUT_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
 
-@torch.library.custom_op("tilelang::gemm", mutates_args=())
-def gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    target = _target("gemm", a, b)
-    dtype = _dtype("gemm", "a", a)
-    _dtype("gemm", "b", b, a)
+
+def _gemm_key(a, b, scale_a, scale_b, out_dtype):
+    op = "gemm"
+    target = _target(op, a, b, *(s for s in (scale_a, scale_b) if s is not None))
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise TileLangError(f"tilelang.gemm: a {tuple(a.shape)} @ b {tuple(b.shape)}: "
                             "(M, K) @ (K, N) expected")
+    if a.dtype in _FP8:
+        if b.dtype != a.dtype:
+            raise TileLangError(f"tilelang.gemm: b is {b.dtype}, a {a.dtype}")
+        for name, s in (("scale_a", scale_a), ("scale_b", scale_b)):
+            if s is None:
+                raise TileLangError(f"tilelang.gemm: float8 inputs need {name} (a float32 "
+                                    "tensor of one element, as torch._scaled_mm)")
+            if s.dtype != torch.float32 or s.numel() != 1:
+                raise TileLangError(f"tilelang.gemm: {name} must be a float32 tensor of one "
+                                    f"element (per-tensor scaling), got {s.dtype} "
+                                    f"{tuple(s.shape)}")
+        out = torch.bfloat16 if out_dtype is None else out_dtype
+        if out not in _OUT_DTYPES:
+            raise TileLangError(f"tilelang.gemm: out_dtype {out} is not supported (float16, "
+                                "bfloat16 or float32)")
+        dtype = _FP8[a.dtype]
+    else:
+        if a.dtype not in _DTYPES:
+            raise TileLangError(f"tilelang.gemm: a is {a.dtype}; float16, bfloat16 or "
+                                "float8_e4m3fn expected")
+        dtype = _dtype("gemm", "b", b, a)
+        if scale_a is not None or scale_b is not None:
+            raise TileLangError("tilelang.gemm: scale_a and scale_b are for float8 inputs; "
+                                f"a is {a.dtype}")
+        if out_dtype is not None and out_dtype != a.dtype:
+            raise TileLangError(f"tilelang.gemm: out_dtype {out_dtype} differs from the "
+                                f"inputs' {a.dtype} (only float8 inputs take out_dtype)")
+        out = a.dtype
     (M, K), N = a.shape, b.shape[1]
+    return ("gemm", M, N, K, dtype, _OUT_DTYPES[out], target)
+
+
+@torch.library.custom_op("tilelang::gemm", mutates_args=())
+def gemm(a: torch.Tensor, b: torch.Tensor, scale_a: Optional[torch.Tensor] = None,
+         scale_b: Optional[torch.Tensor] = None,
+         out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """a (M, K) @ b (K, N). float16/bfloat16: the result in the inputs'
+    dtype. float8 (e4m3fn), as torch._scaled_mm with per-tensor scales:
+    (a * scale_a) @ (b * scale_b), scale_a and scale_b float32 tensors of
+    one element, the result in `out_dtype` (default bfloat16; float16 and
+    float32 too). The float8 kernel reads b K-major (as Hopper's float8
+    tensor cores do): pass b as the transpose of a contiguous (N, K) tensor
+    (as torch._scaled_mm wants) and it is used in place; any other b is
+    copied."""
+    key = _gemm_key(a, b, scale_a, scale_b, out_dtype)
     with _device(a):
-        return _compiled(("gemm", M, N, K, dtype, target))(a.contiguous(), b.contiguous())
+        kernel = _compiled(key)
+        if key[4] in _FP8.values():
+            return kernel(a.contiguous(), b.t().contiguous(), scale_a.reshape(1),
+                          scale_b.reshape(1))
+        return kernel(a.contiguous(), b.contiguous())
 
 
 @gemm.register_fake
-def _(a, b):
+def _(a, b, scale_a=None, scale_b=None, out_dtype=None):
+    if a.dtype in _FP8:
+        return _new(a, (a.shape[0], b.shape[1]), out_dtype or torch.bfloat16)
     return _new(a, (a.shape[0], b.shape[1]))
 
 

@@ -5,7 +5,9 @@ MLP), a training step's gradients match eager's, the routed model
 compiles with torch.compile, and greedy decoding with a PagedCache
 (prefill on flash_attn, decode steps on flash_decode over the pages)
 follows eager decoding with transformers' DynamicCache step by step, with
-the same K/V in the pages; what is not routed says so."""
+the same K/V in the pages; what is not routed says so. On a GPU (marked
+`gpu`): the same in float16 there, the decode steps replayed from a CUDA
+graph (CUDAGraphDecoder)."""
 
 import copy
 
@@ -15,7 +17,7 @@ import transformers  # requirements/test.txt (the extra tilelang-mlir[models])
 
 import tilelang_mlir.ops as ops
 from tilelang_mlir.base.errors import TileLangError
-from tilelang_mlir.models import PagedCache, use_tilelang
+from tilelang_mlir.models import CUDAGraphDecoder, PagedCache, use_tilelang
 
 
 def tiny_llama(seed=0):
@@ -192,3 +194,50 @@ def test_explicit_4d_masks():
         padded[0, :, :, 0] = False
         with pytest.raises(TileLangError, match="other than the causal one"):
             ours(ids, attention_mask=padded)
+
+
+# --- on the GPU ----------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_llama_on_the_gpu():
+    """The tiny model on the GPU: prefill logits and a training step's
+    gradients match eager's; decoding through CUDAGraphDecoder (the first
+    step eager, the second captured, the rest replays; teacher-forced with
+    eager's tokens) gives eager's logits at every step, and again after the
+    cache is reset and refilled by a new prefill (the same graph)."""
+    eager = tiny_llama(7).cuda()
+    ours = use_tilelang(copy.deepcopy(eager))
+    ids = torch.randint(0, 256, (BATCH, 64), device="cuda")
+    with torch.no_grad():
+        assert rel(ours(ids).logits, eager(ids).logits) < 1e-2
+    grads = []
+    for model in (eager, ours):
+        model.zero_grad()
+        model(ids, labels=ids).loss.backward()
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters()
+                      if n.endswith(("q_proj.weight", "v_proj.weight", "input_layernorm.weight"))})
+        model.zero_grad(set_to_none=True)
+    for name in grads[0]:
+        assert rel(grads[1][name], grads[0][name]) < 3e-2, name
+
+    cache = PagedCache(ours.config, BATCH, PROMPT + STEPS, page_size=PAGE)
+    step = CUDAGraphDecoder(ours, cache)
+    for round_ in range(2):
+        prompt = torch.randint(0, 256, (BATCH, PROMPT), device="cuda")
+        ref_logits, ref_tokens = greedy(eager, prompt, transformers.DynamicCache(
+            config=eager.config), STEPS)
+        cache.reset()
+        with torch.no_grad():
+            logits = [ours(prompt, past_key_values=cache, use_cache=True).logits[:, -1].float()]
+            for i in range(STEPS - 1):
+                logits.append(step(ref_tokens[:, i].view(-1, 1))[:, -1].float().clone())
+        assert (step.graph is not None) and cache.layers[0].length == PROMPT + STEPS - 1
+        assert (cache.layers[1].cache_seqlens == PROMPT + STEPS - 1).all()
+        for i, (out, ref) in enumerate(zip(logits, ref_logits)):
+            assert torch.isfinite(out).all() and rel(out, ref) < 1e-2, (round_, i)
+    with pytest.raises(TileLangError, match="tokens must be"):
+        step(ref_tokens[:, :2])
+    cache.reset()
+    with pytest.raises(TileLangError, match="run the prefill first"):
+        step(ref_tokens[:, :1])

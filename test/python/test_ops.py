@@ -44,6 +44,62 @@ def test_gemm():
     torch.library.opcheck(tlops.gemm, (a, b))
 
 
+# opcheck's schema test compares tensors with arithmetic PyTorch lacks for
+# float8 ("mul_cpu_reduced_float" not implemented): for float8 inputs the
+# other three checks run and `unmutated` checks what the schema test would
+# (the inputs' bytes unchanged, the result aliasing none of them).
+FP8_OPCHECK = ("test_faketensor", "test_autograd_registration", "test_aot_dispatch_dynamic")
+
+
+def unmutated(op, args):
+    before = [a.view(torch.uint8).clone() if a.dtype.itemsize == 1 else a.clone()
+              for a in args if isinstance(a, torch.Tensor)]
+    out = op(*args)
+    after = [a for a in args if isinstance(a, torch.Tensor)]
+    for b, a in zip(before, after):
+        assert torch.equal(b, a.view(torch.uint8) if a.dtype.itemsize == 1 else a)
+        assert out.untyped_storage().data_ptr() != a.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("out_dtype", [None, torch.float16, torch.float32])
+def test_gemm_float8_with_scales(out_dtype):
+    """float8 e4m3 with per-tensor float32 scales, torch._scaled_mm's
+    semantics: b as the transpose of a K-major (N, K) tensor and as a
+    row-major (K, N) one; against the float32 product of the scaled float8
+    values; opcheck."""
+    M, N, K = 64, 80, 96
+    a = (torch.randn(M, K) * 2).to(torch.float8_e4m3fn)
+    bt = (torch.randn(N, K) * 2).to(torch.float8_e4m3fn)
+    sa, sb = torch.rand(()) + 0.5, torch.rand(()) + 0.5
+    ref = (a.float() * sa) @ (bt.float() * sb).t()
+    for b in (bt.t(), bt.t().contiguous()):
+        c = tlops.gemm(a, b, sa, sb, out_dtype)
+        assert c.dtype == (out_dtype or torch.bfloat16) and c.shape == (M, N)
+        assert rel(c, ref) < 1e-2
+    torch.library.opcheck(tlops.gemm, (a, bt.t(), sa, sb, out_dtype), test_utils=FP8_OPCHECK)
+    unmutated(tlops.gemm, (a, bt.t(), sa, sb, out_dtype))
+
+
+def test_gemm_float8_errors():
+    a = torch.randn(16, 32).to(torch.float8_e4m3fn)
+    s = torch.ones(())
+    with pytest.raises(TileLangError, match="float8 inputs need scale_b"):
+        tlops.gemm(a, a.t(), s)
+    with pytest.raises(TileLangError, match="scale_a must be a float32 tensor of one element"):
+        tlops.gemm(a, a.t(), torch.ones(2), s)
+    with pytest.raises(TileLangError, match="b is torch.float16, a torch.float8_e4m3fn"):
+        tlops.gemm(a, a.t().half(), s, s)
+    with pytest.raises(TileLangError, match="out_dtype torch.int32 is not supported"):
+        tlops.gemm(a, a.t(), s, s, torch.int32)
+    h = torch.randn(16, 32).half()
+    with pytest.raises(TileLangError, match="scale_a and scale_b are for float8 inputs"):
+        tlops.gemm(h, h.t(), s, s)
+    with pytest.raises(TileLangError, match="only float8 inputs take out_dtype"):
+        tlops.gemm(h, h.t(), out_dtype=torch.float32)
+    with pytest.raises(TileLangError, match="float16, bfloat16 or float8_e4m3fn expected"):
+        tlops.gemm(h.float(), h.t().float())
+
+
 def attention_reference(q, k, v, causal):
     g = q.shape[1] // k.shape[1]
     return F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
@@ -356,14 +412,15 @@ def test_gemm_uses_the_tuned_config(tune_cache):
     from tilelang_mlir.kernels import gemm
 
     M, N, K = 48, 40, 32  # (a shape no other test compiles: the op keeps kernels)
-    assert tlops._gemm_config(M, N, K, "float16", "cpu") == gemm.DEFAULT
+    assert tlops._gemm_config(M, N, K, "float16", "float16", "cpu") == gemm.DEFAULT
     best, _, _ = gemm.autotune(M, N, K, target="cpu", warmup=0, rep=1, log=lambda line: None)
     assert len(list(tune_cache.glob("autotune/*.json"))) == 1
-    assert tlops._gemm_config(M, N, K, "float16", "cpu") == best
-    assert tlops._gemm_config(M, N, K + 16, "float16", "cpu") == gemm.DEFAULT  # another problem
+    assert tlops._gemm_config(M, N, K, "float16", "float16", "cpu") == best
+    # (another problem)
+    assert tlops._gemm_config(M, N, K + 16, "float16", "float16", "cpu") == gemm.DEFAULT
     a, b = torch.randn(M, K).half(), torch.randn(K, N).half()
     assert rel(tlops.gemm(a, b), a.float() @ b.float()) < 1e-2
-    kernel = tlops._compiled(("gemm", M, N, K, "float16", "cpu"))
+    kernel = tlops._compiled(("gemm", M, N, K, "float16", "float16", "cpu"))
     tuned = tl.compile(gemm.matmul(M, N, K, dtype="float16", **best), out_idx=[2], target="cpu")
     assert kernel.get_source() == tuned.get_source()
     if best != gemm.DEFAULT:  # (the timings decide; the default tile may win)

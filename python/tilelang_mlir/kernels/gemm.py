@@ -6,7 +6,9 @@ space for Hopper (block sizes, pipeline stages, threads, warp policy).
   the Hopper tuning space.
 - `matmul_nt`: C = A @ B^T with B given (N, K), K-major, as Hopper's float8
   tensor cores read it (float8 e4m3 in, bfloat16 out); FP8_CONFIGS is
-  CONFIGS with block_K doubled.
+  CONFIGS with block_K doubled. `matmul_nt_scaled`: the same with
+  per-tensor float32 scales of A and B (torch._scaled_mm's tensor-wise
+  scaling).
 - `compile_configs`, `autotune`: compile every config of a space (the
   failures with a one-line `reason`), or tune over it with `tl.autotune`.
 """
@@ -75,6 +77,36 @@ def matmul_nt(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128,
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[bx * block_N, k * block_K], B_shared)
                 T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=policy)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def matmul_nt_scaled(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128,
+                     policy=Square, dtype="float8_e4m3", accum_dtype="float32",
+                     out_dtype=None):
+    """C = (A @ B^T) * scale_a * scale_b, `matmul_nt` with per-tensor
+    float32 scales (SA, SB: one element each, on the device) applied to the
+    accumulator before it is rounded to the output dtype, as
+    torch._scaled_mm does with tensor-wise scales."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
+             SA: T.Tensor((1,), "float32"), SB: T.Tensor((1,), "float32"),
+             C: T.Tensor((M, N), out_dtype or "bfloat16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_N, block_K), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.use_swizzle(panel_size=8)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=policy)
+            scale = SA[0] * SB[0]
+            for i, j in T.Parallel(block_M, block_N):
+                C_local[i, j] = C_local[i, j] * scale
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
