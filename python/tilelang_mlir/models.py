@@ -79,6 +79,43 @@ def _masks_nothing(mask: torch.Tensor, q_len: int, kv_len: int) -> bool:
     return bool(((mask == 0) == causal).all() and (blocked == ~causal).all())
 
 
+def _cells(fn) -> dict:
+    """A function's closure variables by name."""
+    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+
+
+def _packed_sequence_ids(mask_function, causal_mask_function):
+    """The sequence ids of transformers' and_masks(causal_mask_function,
+    packed_sequence_mask_function(ids)), else None. transformers builds that
+    mask for a forward without a cache under torch.compile, where it cannot
+    look at the position ids to see that they are one sequence per row."""
+    if getattr(mask_function, "__qualname__", "") != "and_masks.<locals>.and_mask":
+        return None
+    parts = _cells(mask_function).get("mask_functions", ())
+    if len(parts) != 2 or parts[0] is not causal_mask_function or getattr(
+            parts[1], "__qualname__", "") != "packed_sequence_mask_function.<locals>.inner_mask":
+        return None
+    return _cells(parts[1]).get("packed_sequence_mask")
+
+
+@torch.compiler.disable
+def _check_packed_is_causal(mask_function, causal_mask_function):
+    """Accepts transformers' and_masks(causal, packed sequences) when the
+    sequence ids say one sequence per row (it builds that mask for a forward
+    without a cache under torch.compile, where it cannot look at the
+    position ids); refuses every other mask. Outside the compiled graph
+    (torch.compile cannot look into the closures): one graph break, for a
+    forward without a cache under torch.compile only."""
+    packed = _packed_sequence_ids(mask_function, causal_mask_function)
+    if packed is None:
+        raise TileLangError("tilelang attention: only the causal mask is supported (no sliding "
+                            "window, chunked or packed-sequence masks)")
+    if not bool((packed[:, -1] == 0).all()):  # every position in the first sequence
+        raise TileLangError("tilelang attention: the position ids pack several sequences into "
+                            "a row, which is not supported (flash_attn_varlen takes packed "
+                            "sequences)")
+
+
 def tilelang_mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_function=None,
                   attention_mask=None, **kwargs):
     """transformers' mask interface for "tilelang": None (our kernels apply
@@ -89,8 +126,7 @@ def tilelang_mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask
     from transformers.masking_utils import causal_mask_function
 
     if mask_function is not causal_mask_function:
-        raise TileLangError("tilelang attention: only the causal mask is supported (no sliding "
-                            "window, chunked or packed-sequence masks)")
+        _check_packed_is_causal(mask_function, causal_mask_function)
     if attention_mask is None:
         return None
     if _is_compiling():
@@ -182,7 +218,11 @@ class PagedLayer(CacheLayerMixin):
         if B != self.cache.batch:
             raise TileLangError(f"PagedCache: a batch of {B} sequences in a cache made for "
                                 f"{self.cache.batch}")
-        self.dtype, self.device = key_states.dtype, key_states.device
+        self.allocate(kv_heads, dim, key_states.dtype, key_states.device)
+
+    def allocate(self, kv_heads, dim, dtype, device):
+        B = self.cache.batch
+        self.dtype, self.device = dtype, torch.device(device)
         shape = (self.cache.num_pages, kv_heads, self.cache.page_size, dim)
         self.keys = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.values = torch.zeros(shape, dtype=self.dtype, device=self.device)
@@ -299,6 +339,15 @@ class PagedCache(Cache):
     def _place(self, device):
         if self.block_table.device != torch.device(device):
             self.block_table = self.block_table.to(device)
+
+    def early_initialization(self, kv_heads: int, head_dim: int, dtype: torch.dtype, device):
+        """Allocates every layer's pages now rather than at the first update
+        (as StaticCache.early_initialization): with the pages of a prompt
+        reserved too, a prefill under torch.compile traces no allocation
+        and no host bookkeeping."""
+        for layer in self.layers:
+            if not layer.is_initialized:
+                layer.allocate(kv_heads, head_dim, dtype, device)
 
     def reserve(self, tokens: int):
         """Gives every sequence pages for `tokens` tokens now (the updates do

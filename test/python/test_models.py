@@ -71,6 +71,27 @@ def test_llama_compiles():
         assert rel(compiled(ids).logits, eager(ids).logits) < 1e-2
 
 
+def test_llama_training_step_compiles():
+    """A training step (no cache) under torch.compile: transformers then
+    combines the causal mask with a packed-sequence mask it cannot check
+    while tracing; the attention accepts it when the positions are one
+    sequence per row (the gradients are eager's) and refuses packed
+    positions, compiled or not."""
+    eager = tiny_llama(8)
+    ours = use_tilelang(copy.deepcopy(eager))
+    ids = torch.randint(0, 256, (2, 48))
+    compiled = torch.compile(ours, backend="aot_eager")
+    compiled(ids, labels=ids, use_cache=False).loss.backward()
+    eager(ids, labels=ids, use_cache=False).loss.backward()
+    theirs = dict(eager.named_parameters())
+    for name, p in ours.named_parameters():
+        assert rel(p.grad, theirs[name].grad) < 3e-2, name
+    packed = torch.cat([torch.arange(24), torch.arange(24)]).expand(2, -1)
+    for model in (ours, compiled):
+        with pytest.raises(TileLangError, match="pack several sequences"):
+            model(ids, position_ids=packed, use_cache=False)
+
+
 # --- decoding with a paged KV cache --------------------------------------------------
 
 # Two sequences of a 12-token prompt and 8 generated tokens in pages of 16:
