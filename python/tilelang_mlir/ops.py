@@ -13,7 +13,8 @@ refused with an error naming the argument.
 
 - `rms_norm(x, weight, eps)`: x (..., N), weight (N,), float16/bfloat16.
 - `silu_mul(gate, up)`: silu(gate) * up, same shapes, float16/bfloat16.
-  (Both differentiable; their backward runs in PyTorch, in float32.)
+  (Both differentiable; their backward is one kernel each, operators
+  `rms_norm_bwd` and `silu_mul_bwd`.)
 - `gemm(a, b, scale_a=None, scale_b=None, out_dtype=None)`: a (M, K) @ b
   (K, N), float16/bfloat16; float8 e4m3 with per-tensor float32 scales as
   torch._scaled_mm (result bfloat16 by default).
@@ -94,10 +95,18 @@ def _compiled(key: tuple):
         from .kernels.rms_norm import rms_norm
         _, M, N, eps, dtype, _ = key
         return tl.compile(rms_norm(M, N, eps, dtype=dtype), out_idx=[2], target=target)
+    if kind == "rms_norm_bwd":
+        from .kernels.rms_norm import rms_norm_bwd
+        _, M, N, eps, dtype, _ = key
+        return tl.compile(rms_norm_bwd(M, N, eps, dtype=dtype), out_idx=[3, 4], target=target)
     if kind == "silu_mul":
         from .kernels.silu_mul import silu_mul
         _, M, N, dtype, _ = key
         return tl.compile(silu_mul(M, N, dtype=dtype), out_idx=[2], target=target)
+    if kind == "silu_mul_bwd":
+        from .kernels.silu_mul import silu_mul_bwd
+        _, M, N, dtype, _ = key
+        return tl.compile(silu_mul_bwd(M, N, dtype=dtype), out_idx=[3, 4], target=target)
     if kind == "gemm":
         from .kernels import gemm
         _, M, N, K, dtype, out_dtype, _ = key
@@ -235,15 +244,36 @@ def _rms_norm_setup(ctx, inputs, output):
     ctx.eps = eps
 
 
+@torch.library.custom_op("tilelang::rms_norm_bwd", mutates_args=())
+def rms_norm_bwd(x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor,
+                 eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(dx, dw) of rms_norm in one pass (kernels/rms_norm.py's
+    rms_norm_bwd: dx = r (dy w) - x r^3 mean(dy w x) per row, float32
+    partial sums of dw = sum(dy x r) per block, added up here)."""
+    target = _target("rms_norm_bwd", x, weight, dy)
+    dtype = _dtype("rms_norm_bwd", "x", x)
+    _dtype("rms_norm_bwd", "weight", weight, x)
+    _dtype("rms_norm_bwd", "dy", dy, x)
+    N = x.shape[-1]
+    if weight.shape != (N,) or dy.shape != x.shape:
+        raise TileLangError(f"tilelang.rms_norm_bwd: x {tuple(x.shape)}, weight "
+                            f"{tuple(weight.shape)}, dy {tuple(dy.shape)} do not fit")
+    M = x.numel() // N
+    with _device(x):
+        dx, dw = _compiled(("rms_norm_bwd", M, N, float(eps), dtype, target))(
+            x.reshape(M, N).contiguous(), weight.contiguous(), dy.reshape(M, N).contiguous())
+    return dx.reshape(x.shape), dw.sum(0).to(weight.dtype)
+
+
+@rms_norm_bwd.register_fake
+def _(x, weight, dy, eps):
+    return _new(x), _new(weight)
+
+
 def _rms_norm_backward(ctx, dy):
-    # In PyTorch, float32: dx = r (dy w) - x r^3 mean(dy w x), dw = sum(dy x r).
     x, weight = ctx.saved_tensors
-    xf, wf, dyf = x.float(), weight.float(), dy.float()
-    r = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + ctx.eps)
-    g = dyf * wf
-    dx = r * g - xf * r.pow(3) * (g * xf).mean(-1, keepdim=True)
-    dw = (dyf * xf * r).reshape(-1, x.shape[-1]).sum(0)
-    return dx.to(x.dtype), dw.to(weight.dtype), None
+    dx, dw = rms_norm_bwd(x, weight, dy, ctx.eps)
+    return dx, dw, None
 
 
 rms_norm.register_autograd(_rms_norm_backward, setup_context=_rms_norm_setup)
@@ -277,12 +307,36 @@ def _silu_mul_setup(ctx, inputs, output):
     ctx.save_for_backward(*inputs)
 
 
+@torch.library.custom_op("tilelang::silu_mul_bwd", mutates_args=())
+def silu_mul_bwd(gate: torch.Tensor, up: torch.Tensor,
+                 dy: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(d gate, d up) of silu_mul in one pass (kernels/silu_mul.py's
+    silu_mul_bwd: d gate = dy up s (1 + gate (1 - s)), d up = dy silu(gate),
+    s = sigmoid(gate), in float32)."""
+    target = _target("silu_mul_bwd", gate, up, dy)
+    dtype = _dtype("silu_mul_bwd", "gate", gate)
+    _dtype("silu_mul_bwd", "up", up, gate)
+    _dtype("silu_mul_bwd", "dy", dy, gate)
+    if gate.shape != up.shape or dy.shape != gate.shape:
+        raise TileLangError(f"tilelang.silu_mul_bwd: gate {tuple(gate.shape)}, up "
+                            f"{tuple(up.shape)}, dy {tuple(dy.shape)} differ in shape")
+    N = gate.shape[-1]
+    M = gate.numel() // N
+    with _device(gate):
+        dg, du = _compiled(("silu_mul_bwd", M, N, dtype, target))(
+            gate.reshape(M, N).contiguous(), up.reshape(M, N).contiguous(),
+            dy.reshape(M, N).contiguous())
+    return dg.reshape(gate.shape), du.reshape(gate.shape)
+
+
+@silu_mul_bwd.register_fake
+def _(gate, up, dy):
+    return _new(gate), _new(up)
+
+
 def _silu_mul_backward(ctx, dy):
-    # In PyTorch, float32: d up = dy silu(g), d gate = dy up s (1 + g (1 - s)).
     gate, up = ctx.saved_tensors
-    g, u, d = gate.float(), up.float(), dy.float()
-    s = torch.sigmoid(g)
-    return (d * u * s * (1 + g * (1 - s))).to(gate.dtype), (d * g * s).to(up.dtype)
+    return silu_mul_bwd(gate, up, dy)
 
 
 silu_mul.register_autograd(_silu_mul_backward, setup_context=_silu_mul_setup)

@@ -49,6 +49,30 @@ def test_rms_norm_silu_mul_gemm(dtype):
     torch.library.opcheck(tlops.gemm, (a, b))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rms_norm_and_silu_mul_backward(dtype):
+    """The backward kernels at a model's sizes (hidden 4096, a ragged row
+    count) against float32 autograd; opcheck of the backward ops."""
+    x = randn(300, 4096, dtype=dtype).requires_grad_()
+    w = (1 + 0.1 * randn(4096, dtype=torch.float32)).to(dtype).requires_grad_()
+    dy = randn(300, 4096, dtype=dtype)
+    got = torch.autograd.grad(tlops.rms_norm(x, w, 1e-5), (x, w), dy)
+    xf, wf = x.detach().float().requires_grad_(), w.detach().float().requires_grad_()
+    ref = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5) * wf
+    for name, g, r in zip(("dx", "dw"), got, torch.autograd.grad(ref, (xf, wf), dy.float())):
+        assert rel(g, r) < TOL[dtype], name
+    torch.library.opcheck(tlops.rms_norm_bwd, (x.detach(), w.detach(), dy, 1e-5))
+    g, u = randn(300, 1000, dtype=dtype).requires_grad_(), randn(300, 1000, dtype=dtype)
+    u.requires_grad_()
+    d = randn(300, 1000, dtype=dtype)
+    got = torch.autograd.grad(tlops.silu_mul(g, u), (g, u), d)
+    gf, uf = g.detach().float().requires_grad_(), u.detach().float().requires_grad_()
+    refs = torch.autograd.grad(F.silu(gf) * uf, (gf, uf), d.float())
+    for name, a, b in zip(("dgate", "dup"), got, refs):
+        assert rel(a, b) < TOL[dtype], name
+    torch.library.opcheck(tlops.silu_mul_bwd, (g.detach(), u.detach(), d))
+
+
 @pytest.mark.parametrize("out_dtype", [None, torch.float16, torch.float32])
 def test_gemm_float8_with_scales(out_dtype):
     """float8 e4m3 with per-tensor scales, as torch._scaled_mm: b given as
