@@ -3,6 +3,9 @@
     op = tl.library.custom_op("mylib::scale", cpu_kernel, cuda_kernel)
     y = op(x)                       # or torch.ops.mylib.scale(x)
 
+A kernel is a `tl.compile` result, a `@tl.jit` prim_func (compiled for its
+target), or a `@tl.jit` factory's kernel, `factory.compile(args)`.
+
 `custom_op` defines the operator from the kernels' signature: the
 parameters the caller passes (not `out_idx`, not workspaces) become its
 arguments (`Tensor` for tensors, `int`/`float`/`bool` for scalars, by the
@@ -67,9 +70,26 @@ def _key(param) -> tuple:
     return (param.name, param.kind, param.dtype.name, tuple(param.shape))
 
 
+def _kernel(name, k):
+    """A compiled kernel from what custom_op was given: a kernel, or a
+    @tl.jit prim_func (compiled here, for its target)."""
+    from .compiler.compile import JITFunction
+
+    if not isinstance(k, JITFunction):
+        return k
+    if k.style == "prim_func":
+        return k.compile()
+    raise TileLangError(f"tl.library.custom_op({name!r}): {k.__name__!r} is a @tl.jit "
+                        f"{'factory' if k.style == 'factory' else 'eager-style program'}, "
+                        "which makes one kernel per set of arguments; pass "
+                        f"{k.__name__}.compile(<its arguments>) (with T.dynamic sizes, one "
+                        "kernel serves every size)")
+
+
 def custom_op(name: str, *kernels):
     """Defines the torch operator `name` ("namespace::op") from compiled
-    kernels (`tl.compile` results, one per device type) and returns it
+    kernels (`tl.compile` results, a @tl.jit prim_func, or a @tl.jit
+    factory's `.compile(...)`; one per device type) and returns it
     (`torch.ops.namespace.op`)."""
     import torch
 
@@ -78,6 +98,7 @@ def custom_op(name: str, *kernels):
     if not kernels:
         raise TileLangError(f"tl.library.custom_op({name!r}): give at least one compiled kernel")
     ns, op = name.split("::")
+    kernels = [_kernel(name, k) for k in kernels]
     if name in _LIBRARIES:
         raise TileLangError(f"tl.library.custom_op: {name!r} is already defined")
     inputs, outputs = _signature(kernels[0])

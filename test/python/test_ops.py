@@ -61,16 +61,14 @@ def unmutated(op, args):
         assert out.untyped_storage().data_ptr() != a.untyped_storage().data_ptr()
 
 
-@pytest.mark.parametrize("out_dtype", [None, torch.float16, torch.float32])
-def test_gemm_float8_with_scales(out_dtype):
+def check_gemm_float8(M, N, K, out_dtype, device):
     """float8 e4m3 with per-tensor float32 scales, torch._scaled_mm's
     semantics: b as the transpose of a K-major (N, K) tensor and as a
     row-major (K, N) one; against the float32 product of the scaled float8
-    values; opcheck."""
-    M, N, K = 64, 80, 96
-    a = (torch.randn(M, K) * 2).to(torch.float8_e4m3fn)
-    bt = (torch.randn(N, K) * 2).to(torch.float8_e4m3fn)
-    sa, sb = torch.rand(()) + 0.5, torch.rand(()) + 0.5
+    values; opcheck. Returns (a, b, scale_a, scale_b, result)."""
+    a = (torch.randn(M, K, device=device) * 2).to(torch.float8_e4m3fn)
+    bt = (torch.randn(N, K, device=device) * 2).to(torch.float8_e4m3fn)
+    sa, sb = torch.rand((), device=device) + 0.5, torch.rand((), device=device) + 0.5
     ref = (a.float() * sa) @ (bt.float() * sb).t()
     for b in (bt.t(), bt.t().contiguous()):
         c = tlops.gemm(a, b, sa, sb, out_dtype)
@@ -78,6 +76,12 @@ def test_gemm_float8_with_scales(out_dtype):
         assert rel(c, ref) < 1e-2
     torch.library.opcheck(tlops.gemm, (a, bt.t(), sa, sb, out_dtype), test_utils=FP8_OPCHECK)
     unmutated(tlops.gemm, (a, bt.t(), sa, sb, out_dtype))
+    return a, bt.t(), sa, sb, c
+
+
+@pytest.mark.parametrize("out_dtype", [None, torch.float16, torch.float32])
+def test_gemm_float8_with_scales(out_dtype):
+    check_gemm_float8(64, 80, 96, out_dtype, "cpu")
 
 
 def test_gemm_float8_errors():

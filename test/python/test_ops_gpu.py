@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import tilelang_mlir.ops as tlops
-from test_ops import FP8_OPCHECK, unmutated  # (test_ops.py: why opcheck runs three checks)
+from test_ops import check_gemm_float8
 
 pytestmark = pytest.mark.gpu
 
@@ -75,25 +75,11 @@ def test_rms_norm_and_silu_mul_backward(dtype):
 
 @pytest.mark.parametrize("out_dtype", [None, torch.float16, torch.float32])
 def test_gemm_float8_with_scales(out_dtype):
-    """float8 e4m3 with per-tensor scales, as torch._scaled_mm: b given as
-    the transpose of a K-major (N, K) tensor (used in place) and as a
-    row-major (K, N) one (copied); against the float32 product of the
-    scaled float8 values."""
-    M, N, K = 256, 512, 384
-    a = (randn(M, K, dtype=torch.float32) * 2).to(torch.float8_e4m3fn)
-    bt = (randn(N, K, dtype=torch.float32) * 2).to(torch.float8_e4m3fn)
-    sa = torch.rand((), device=DEV) + 0.5
-    sb = torch.rand((), device=DEV) + 0.5
-    ref = (a.float() * sa) @ (bt.float() * sb).t()
-    for b in (bt.t(), bt.t().contiguous()):
-        c = tlops.gemm(a, b, sa, sb, out_dtype)
-        assert c.dtype == (out_dtype or torch.bfloat16) and c.shape == (M, N)
-        assert rel(c, ref) < 1e-2
-    torch.library.opcheck(tlops.gemm, (a, bt.t(), sa, sb, out_dtype), test_utils=FP8_OPCHECK)
-    unmutated(tlops.gemm, (a, bt.t(), sa, sb, out_dtype))
-    if hasattr(torch, "_scaled_mm"):  # the same numbers as PyTorch's scaled matmul
-        theirs = torch._scaled_mm(a, bt.t(), sa, sb, out_dtype=out_dtype or torch.bfloat16)
-        assert rel(c, theirs.float()) < 1e-2
+    """test_ops.py's float8 check at the Hopper tile on the GPU, and the
+    same numbers as PyTorch's scaled matmul."""
+    a, b, sa, sb, c = check_gemm_float8(256, 512, 384, out_dtype, DEV)
+    theirs = torch._scaled_mm(a, b, sa, sb, out_dtype=out_dtype or torch.bfloat16)
+    assert rel(c, theirs.float()) < 1e-2
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -133,6 +119,9 @@ def test_flash_attn_varlen():
     for name, g, r in zip("qkv", grads, refs):
         assert rel(g, r) < 1e-2, name
     torch.library.opcheck(tlops.flash_attn_varlen_fwd, (q, k, v, cu, 200, True))
+    o, lse = tlops.flash_attn_varlen_fwd(q.detach(), k.detach(), v.detach(), cu, 200, True)
+    torch.library.opcheck(tlops.flash_attn_varlen_bwd, (q.detach(), k.detach(), v.detach(), o,
+                                                        do, lse, cu, 200, True))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

@@ -127,6 +127,27 @@ def test_bad_definitions():
         tl.library.custom_op(name, k)
 
 
+def test_jit_prim_func_and_factory():
+    """A @tl.jit prim_func becomes an operator directly; a @tl.jit
+    factory through its .compile(...) (a dynamic size: one kernel for
+    every row count); the factory itself is refused with what to pass."""
+    jitted = tl.jit(out_idx=[2], target="cpu")(scale_program())
+    op = tl.library.custom_op(fresh("jit_scale"), jitted)
+    a = torch.randn(37, 64)
+    torch.testing.assert_close(op(a, 3.0), a * 3.0)
+    torch.library.opcheck(op, (a, 3.0))
+
+    @tl.jit(out_idx=[2], target="cpu")
+    def matmul(M, N, K):
+        return matmul_program(M, N, K)
+
+    op = tl.library.custom_op(fresh("jit_matmul"), matmul.compile(32, 64, 32))
+    x, y = torch.randn(32, 32), torch.randn(32, 64)
+    torch.testing.assert_close(op(x, y), x @ y, rtol=1e-4, atol=1e-4)
+    with pytest.raises(TileLangError, match=r"is a @tl.jit factory.*matmul.compile"):
+        tl.library.custom_op(fresh("jit_factory"), matmul)
+
+
 def test_result_size_not_given_by_inputs():
     n = T.dynamic("n")
     m = T.dynamic("m")

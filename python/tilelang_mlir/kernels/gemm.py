@@ -59,6 +59,21 @@ CONFIGS = [
 ]
 
 
+@T.macro
+def _nt_accumulate(A, B, C_local, bx, by, K, block_M, block_N, block_K, num_stages, policy,
+                   dtype):
+    """Inside a kernel: the tile (by, bx) of A @ B^T, B given (N, K),
+    accumulated over K into the (block_M, block_N) fragment C_local."""
+    A_shared = T.alloc_shared((block_M, block_K), dtype)
+    B_shared = T.alloc_shared((block_N, block_K), dtype)
+    T.use_swizzle(panel_size=8)
+    T.clear(C_local)
+    for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+        T.copy(A[by * block_M, k * block_K], A_shared)
+        T.copy(B[bx * block_N, k * block_K], B_shared)
+        T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=policy)
+
+
 def matmul_nt(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128,
               policy=Square, dtype="float8_e4m3", accum_dtype="float32", out_dtype=None):
     """C = A @ B^T with B given (N, K): the K-major operand Hopper's float8
@@ -68,15 +83,9 @@ def matmul_nt(M, N, K, block_M, block_N, block_K, num_stages=3, threads=128,
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
              C: T.Tensor((M, N), out_dtype or "bfloat16")):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_N, block_K), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.use_swizzle(panel_size=8)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[bx * block_N, k * block_K], B_shared)
-                T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=policy)
+            _nt_accumulate(A, B, C_local, bx, by, K, block_M, block_N, block_K, num_stages,
+                           policy, dtype)
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
@@ -95,15 +104,9 @@ def matmul_nt_scaled(M, N, K, block_M, block_N, block_K, num_stages=3, threads=1
              SA: T.Tensor((1,), "float32"), SB: T.Tensor((1,), "float32"),
              C: T.Tensor((M, N), out_dtype or "bfloat16")):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_N, block_K), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.use_swizzle(panel_size=8)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[bx * block_N, k * block_K], B_shared)
-                T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=policy)
+            _nt_accumulate(A, B, C_local, bx, by, K, block_M, block_N, block_K, num_stages,
+                           policy, dtype)
             scale = SA[0] * SB[0]
             for i, j in T.Parallel(block_M, block_N):
                 C_local[i, j] = C_local[i, j] * scale
