@@ -174,12 +174,9 @@ def _decode(layer, query, attention_mask, scaling):
     if attention_mask is not None and not _masks_nothing(attention_mask, 1, layer.length):
         raise TileLangError("tilelang attention: a decode step's attention mask masks cached "
                             "tokens (padding), which is not supported")
-    if scaling is not None and not math.isclose(scaling, 1 / math.sqrt(D), rel_tol=1e-6):
-        raise TileLangError(f"tilelang attention: scale {scaling} is not supported (only "
-                            f"1/sqrt(head dim) = {1 / math.sqrt(D):.6g})")
     cache = layer.cache
     out = ops.flash_decode(query[:, :, 0].contiguous(), layer.keys, layer.values,
-                           layer.cache_seqlens, cache.block_table)
+                           layer.cache_seqlens, cache.block_table, scaling)
     return out.unsqueeze(1), None  # (B, 1, H, D)
 
 

@@ -22,8 +22,9 @@ refused with an error naming the argument.
   packed sequences, (total_tokens, heads, dim), differentiable.
 - `flash_attn(q, k, v, causal=False, scale=None)`: (batch, heads, seq,
   dim) as `scaled_dot_product_attention`, K/V heads dividing the query
-  heads (GQA), float16/bfloat16, head dim 32-256; the scale is
-  1/sqrt(dim). Autograd: the forward keeps the LSE, the backward is
+  heads (GQA), float16/bfloat16, head dim 32-256; scale None is
+  1/sqrt(dim), another scale compiles its own kernels (also for
+  flash_attn_varlen and flash_decode). Autograd: the forward keeps the LSE, the backward is
   kernels/attention/flash_attn_bwd.py.
 - `flash_decode(q, k_cache, v_cache, cache_seqlens, block_table)`: one
   query token per sequence against a paged KV cache, q (batch, heads,
@@ -117,32 +118,34 @@ def _compiled(key: tuple):
         return tl.compile(gemm.matmul(M, N, K, dtype=dtype, **config), out_idx=[2], target=target)
     if kind == "flash_attn":
         from .kernels.attention import flash_attn
-        _, B, H, S, D, causal, groups, dtype, _ = key
+        _, B, H, S, D, causal, groups, scale, dtype, _ = key
         return tl.compile(flash_attn.flash_attn(B, H, S, D, causal, groups, dtype=dtype,
-                                                **_ATTN_BLOCKS[target]),
+                                                sm_scale=scale, **_ATTN_BLOCKS[target]),
                           out_idx=[3, 4], target=target)
     if kind == "flash_attn_bwd":
         from .kernels.attention.flash_attn_bwd import FlashAttnBwd
-        _, B, H, S, D, causal, groups, dtype, _ = key
-        return FlashAttnBwd(B, H, S, D, causal, groups, dtype=dtype, target=target)
+        _, B, H, S, D, causal, groups, scale, dtype, _ = key
+        return FlashAttnBwd(B, H, S, D, causal, groups, dtype=dtype, target=target,
+                            sm_scale=scale)
     if kind == "flash_attn_varlen":
         from .kernels.attention import flash_attn_varlen as fav
-        _, B, H, S, D, causal, groups, dtype, _ = key
+        _, B, H, S, D, causal, groups, scale, dtype, _ = key
         return tl.compile(fav.flash_attn_varlen(B, H, S, D, causal, groups, dtype=dtype,
-                                                **_ATTN_BLOCKS[target]),
+                                                sm_scale=scale, **_ATTN_BLOCKS[target]),
                           out_idx=[4, 5], target=target)
     if kind == "flash_attn_varlen_bwd":
         from .kernels.attention.flash_attn_varlen_bwd import FlashAttnVarlenBwd
-        _, B, H, S, D, causal, groups, dtype, _ = key
-        return FlashAttnVarlenBwd(B, H, S, D, causal, groups, dtype=dtype, target=target)
+        _, B, H, S, D, causal, groups, scale, dtype, _ = key
+        return FlashAttnVarlenBwd(B, H, S, D, causal, groups, dtype=dtype, target=target,
+                                  sm_scale=scale)
     if kind == "flash_decode":
         from .kernels.attention import flash_decode as fd
-        _, B, H, KVH, D, pages, page_size, max_pages, dtype, _ = key
+        _, B, H, KVH, D, pages, page_size, max_pages, scale, dtype, _ = key
         block_N = _decode_block_N(page_size, max_pages, target)
         return fd.FlashDecode(B, H, KVH, D, page_size=page_size, num_pages=pages,
                               max_pages=max_pages, target=target, dtype=dtype, block_N=block_N,
                               num_splits=fd.default_splits(B, KVH, page_size * max_pages,
-                                                           block_N))
+                                                           block_N), sm_scale=scale)
     if kind == "mla_decode":
         from .kernels.attention import flash_decode as fd
         from .kernels.attention import mla_decode as mla
@@ -430,7 +433,18 @@ def _check_head_dim(op, D):
                             "32 to 256)")
 
 
-def _attn_key(op, q, k, v, causal):
+def _scale(op, scale, D):
+    """The softmax scale a kernel is compiled with: None for the default
+    1/sqrt(D) (and anything within 1e-6 of it, so that those calls share
+    the default kernels), else the float."""
+    if scale is None or math.isclose(scale, 1 / math.sqrt(D), rel_tol=1e-6):
+        return None
+    if not (math.isfinite(scale) and scale > 0):
+        raise TileLangError(f"tilelang.{op}: scale {scale} must be a positive finite number")
+    return float(scale)
+
+
+def _attn_key(op, q, k, v, causal, scale=None):
     target = _target(op, q, k, v)
     dtype = _qkv_dtype(op, q, k, v)
     if q.dim() != 4 or k.shape != v.shape or k.dim() != 4:
@@ -441,28 +455,29 @@ def _attn_key(op, q, k, v, causal):
         raise TileLangError(f"tilelang.{op}: k/v {tuple(k.shape)} do not fit q {tuple(q.shape)} "
                             "(same batch, sequence and head dim; KV heads dividing the heads)")
     _check_head_dim(op, D)
-    return (B, H, S, D, bool(causal), H // k.shape[1], dtype, target)
+    return (B, H, S, D, bool(causal), H // k.shape[1], _scale(op, scale, D), dtype, target)
 
 
 @torch.library.custom_op("tilelang::flash_attn_fwd", mutates_args=())
-def flash_attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                   causal: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    key = _attn_key("flash_attn", q, k, v, causal)
+def flash_attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                   scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    key = _attn_key("flash_attn", q, k, v, causal, scale)
     with _device(q):
         o, lse = _compiled(("flash_attn",) + key)(q.contiguous(), k.contiguous(), v.contiguous())
     return o, lse
 
 
 @flash_attn_fwd.register_fake
-def _(q, k, v, causal):
+def _(q, k, v, causal, scale=None):
     return _new(q), _new(q, q.shape[:3], torch.float32)
 
 
 @torch.library.custom_op("tilelang::flash_attn_bwd", mutates_args=())
 def flash_attn_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
-                   do: torch.Tensor, lse: torch.Tensor,
-                   causal: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    key = _attn_key("flash_attn_bwd", q, k, v, causal)
+                   do: torch.Tensor, lse: torch.Tensor, causal: bool,
+                   scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor,
+                                                           torch.Tensor]:
+    key = _attn_key("flash_attn_bwd", q, k, v, causal, scale)
     with _device(q):
         dq, dk, dv = _compiled(("flash_attn_bwd",) + key)(
             q.contiguous(), k.contiguous(), v.contiguous(), o.contiguous(), do.contiguous(),
@@ -471,21 +486,21 @@ def flash_attn_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.T
 
 
 @flash_attn_bwd.register_fake
-def _(q, k, v, o, do, lse, causal):
+def _(q, k, v, o, do, lse, causal, scale=None):
     return _new(q), _new(k), _new(v)
 
 
 def _attn_setup(ctx, inputs, output):
-    q, k, v, causal = inputs
+    q, k, v, causal, scale = inputs
     o, lse = output
     ctx.save_for_backward(q, k, v, o, lse)
-    ctx.causal = causal
+    ctx.causal, ctx.scale = causal, scale
 
 
 def _attn_backward(ctx, grad_o, grad_lse):
     q, k, v, o, lse = ctx.saved_tensors
-    dq, dk, dv = flash_attn_bwd(q, k, v, o, grad_o, lse, ctx.causal)
-    return dq, dk, dv, None
+    dq, dk, dv = flash_attn_bwd(q, k, v, o, grad_o, lse, ctx.causal, ctx.scale)
+    return dq, dk, dv, None, None
 
 
 flash_attn_fwd.register_autograd(_attn_backward, setup_context=_attn_setup)
@@ -494,19 +509,17 @@ flash_attn_fwd.register_autograd(_attn_backward, setup_context=_attn_setup)
 def flash_attn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
                scale: float = None) -> torch.Tensor:
     """softmax(q k^T * scale [+ causal mask]) v, as
-    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    with K/V heads repeated for GQA; differentiable in q, k and v."""
-    d = q.shape[-1]
-    if scale is not None and not math.isclose(scale, 1 / math.sqrt(d), rel_tol=1e-6):
-        raise TileLangError(f"tilelang.flash_attn: scale {scale} is not supported (only "
-                            f"1/sqrt(head dim) = {1 / math.sqrt(d):.6g})")
-    return flash_attn_fwd(q, k, v, causal)[0]
+    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+    scale=scale) with K/V heads repeated for GQA (scale None: 1/sqrt(head
+    dim); another scale compiles its own kernels); differentiable in q, k
+    and v."""
+    return flash_attn_fwd(q, k, v, causal, scale)[0]
 
 
 # --- flash_attn_varlen -------------------------------------------------------------
 
 
-def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal):
+def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal, scale=None):
     target = _target(op, q, k, v, cu_seqlens)
     dtype = _qkv_dtype(op, q, k, v)
     if q.dim() != 3 or k.dim() != 3 or k.shape != v.shape:
@@ -522,15 +535,15 @@ def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal):
     _check_head_dim(op, D)
     if max_seqlen < 1:
         raise TileLangError(f"tilelang.{op}: max_seqlen {max_seqlen} must be at least 1")
-    return (cu_seqlens.numel() - 1, H, int(max_seqlen), D, bool(causal), H // k.shape[1], dtype,
-            target)
+    return (cu_seqlens.numel() - 1, H, int(max_seqlen), D, bool(causal), H // k.shape[1],
+            _scale(op, scale, D), dtype, target)
 
 
 @torch.library.custom_op("tilelang::flash_attn_varlen_fwd", mutates_args=())
 def flash_attn_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                          cu_seqlens: torch.Tensor, max_seqlen: int,
-                          causal: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    key = _varlen_key("flash_attn_varlen", q, k, v, cu_seqlens, max_seqlen, causal)
+                          cu_seqlens: torch.Tensor, max_seqlen: int, causal: bool,
+                          scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    key = _varlen_key("flash_attn_varlen", q, k, v, cu_seqlens, max_seqlen, causal, scale)
     with _device(q):
         o, lse = _compiled(("flash_attn_varlen",) + key)(q.contiguous(), k.contiguous(),
                                                            v.contiguous(), cu_seqlens.contiguous())
@@ -538,16 +551,16 @@ def flash_attn_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 @flash_attn_varlen_fwd.register_fake
-def _(q, k, v, cu_seqlens, max_seqlen, causal):
+def _(q, k, v, cu_seqlens, max_seqlen, causal, scale=None):
     return _new(q), _new(q, (q.shape[1], q.shape[0]), torch.float32)
 
 
 @torch.library.custom_op("tilelang::flash_attn_varlen_bwd", mutates_args=())
 def flash_attn_varlen_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
                           do: torch.Tensor, lse: torch.Tensor, cu_seqlens: torch.Tensor,
-                          max_seqlen: int,
-                          causal: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    key = _varlen_key("flash_attn_varlen_bwd", q, k, v, cu_seqlens, max_seqlen, causal)
+                          max_seqlen: int, causal: bool, scale: Optional[float] = None
+                          ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    key = _varlen_key("flash_attn_varlen_bwd", q, k, v, cu_seqlens, max_seqlen, causal, scale)
     with _device(q):
         return _compiled(("flash_attn_varlen_bwd",) + key)(
             q.contiguous(), k.contiguous(), v.contiguous(), o.contiguous(), do.contiguous(),
@@ -555,30 +568,30 @@ def flash_attn_varlen_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: 
 
 
 @flash_attn_varlen_bwd.register_fake
-def _(q, k, v, o, do, lse, cu_seqlens, max_seqlen, causal):
+def _(q, k, v, o, do, lse, cu_seqlens, max_seqlen, causal, scale=None):
     return _new(q), _new(k), _new(v)
 
 
 def _varlen_setup(ctx, inputs, output):
-    q, k, v, cu_seqlens, max_seqlen, causal = inputs
+    q, k, v, cu_seqlens, max_seqlen, causal, scale = inputs
     o, lse = output
     ctx.save_for_backward(q, k, v, o, lse, cu_seqlens)
-    ctx.max_seqlen, ctx.causal = max_seqlen, causal
+    ctx.max_seqlen, ctx.causal, ctx.scale = max_seqlen, causal, scale
 
 
 def _varlen_backward(ctx, grad_o, grad_lse):
     q, k, v, o, lse, cu_seqlens = ctx.saved_tensors
     dq, dk, dv = flash_attn_varlen_bwd(q, k, v, o, grad_o, lse, cu_seqlens, ctx.max_seqlen,
-                                       ctx.causal)
-    return dq, dk, dv, None, None, None
+                                       ctx.causal, ctx.scale)
+    return dq, dk, dv, None, None, None, None
 
 
 flash_attn_varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup)
 
 
 def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                      cu_seqlens: torch.Tensor, max_seqlen: int,
-                      causal: bool = False) -> torch.Tensor:
+                      cu_seqlens: torch.Tensor, max_seqlen: int, causal: bool = False,
+                      scale: float = None) -> torch.Tensor:
     """Attention of packed sequences (flash_attn_varlen_func with the same
     offsets for queries and keys): q (total, heads, dim), k and v (total,
     kv_heads, dim), cu_seqlens int32 (batch + 1,), max_seqlen the longest
@@ -586,7 +599,7 @@ def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     and v (kernels/attention/flash_attn_varlen_bwd.py). A sequence longer
     than max_seqlen is not checked for (that would read cu_seqlens back
     from the GPU): its rows past max_seqlen are not computed."""
-    return flash_attn_varlen_fwd(q, k, v, cu_seqlens, max_seqlen, causal)[0]
+    return flash_attn_varlen_fwd(q, k, v, cu_seqlens, max_seqlen, causal, scale)[0]
 
 
 # --- flash_decode --------------------------------------------------------------------
@@ -626,7 +639,7 @@ def _block_table(op, block_table, B):
     return max_pages
 
 
-def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table):
+def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale=None):
     op = "flash_decode"
     target = _target(op, q, k_cache, v_cache, cache_seqlens, block_table)
     dtype = _dtype(op, "q", q)
@@ -651,34 +664,37 @@ def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table):
     if max_pages > 1 and page_size % 16:
         raise TileLangError(f"tilelang.{op}: page_size {page_size} is not supported (a multiple "
                             "of 16, or one page per sequence)")
-    return ("flash_decode", B, H, KVH, D, pages, page_size, max_pages, dtype, target)
+    return ("flash_decode", B, H, KVH, D, pages, page_size, max_pages, _scale(op, scale, D), dtype,
+            target)
 
 
 @torch.library.custom_op("tilelang::flash_decode", mutates_args=())
 def flash_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
-                 cache_seqlens: torch.Tensor, block_table: torch.Tensor) -> torch.Tensor:
+                 cache_seqlens: torch.Tensor, block_table: torch.Tensor,
+                 scale: Optional[float] = None) -> torch.Tensor:
     """Decoding attention over a paged KV cache (kernels/attention/
     flash_decode.py, split-KV then combine): one query token per sequence,
-    O[b, h] = softmax(q[b, h] K_b^T / sqrt(dim)) V_b over the first
+    O[b, h] = softmax(q[b, h] K_b^T scale) V_b over the first
     cache_seqlens[b] tokens of sequence b, K/V heads dividing the query
     heads (GQA: query head h reads KV head h // (heads / kv_heads)).
 
     q (batch, heads, dim); k_cache, v_cache (num_pages, kv_heads,
     page_size, dim); cache_seqlens int32 (batch,); block_table int32
     (batch, max_pages), logical page i of sequence b is physical page
-    block_table[b, i]. Returns (batch, heads, dim) in q's dtype.
+    block_table[b, i]; scale (None: 1/sqrt(dim)). Returns (batch, heads,
+    dim) in q's dtype.
     float16/bfloat16, head dim 32, 64 or 128, page_size a multiple of 16
     (any with max_pages = 1), at most 64 query heads per KV head. Not
     checked (that would read the lengths back from the GPU): every length
     is at least 1 and at most max_pages * page_size."""
-    key = _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table)
+    key = _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale)
     with _device(q):
         return _compiled(key)(q.contiguous(), k_cache.contiguous(), v_cache.contiguous(),
                               cache_seqlens.contiguous(), block_table.contiguous())
 
 
 @flash_decode.register_fake
-def _(q, k_cache, v_cache, cache_seqlens, block_table):
+def _(q, k_cache, v_cache, cache_seqlens, block_table, scale=None):
     return _new(q)
 
 

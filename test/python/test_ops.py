@@ -166,15 +166,52 @@ def test_errors_name_the_argument():
     with pytest.raises(TileLangError, match="b is torch.bfloat16, the first input torch.float16"):
         tlops.gemm(torch.randn(4, 8).half(), torch.randn(8, 4).bfloat16())
     q = torch.randn(1, 2, 16, 32).half()
-    with pytest.raises(TileLangError, match="scale 0.5 is not supported"):
-        tlops.flash_attn(q, q, q, scale=0.5)
+    with pytest.raises(TileLangError, match="scale -0.5 must be a positive finite number"):
+        tlops.flash_attn(q, q, q, scale=-0.5)
     with pytest.raises(TileLangError, match="KV heads dividing"):
         tlops.flash_attn(torch.randn(1, 3, 16, 32).half(), q, q)
     with pytest.raises(TileLangError, match="head dim 24"):
         x = torch.randn(1, 2, 16, 24).half()
         tlops.flash_attn(x, x, x)
-    assert math.isclose(1 / math.sqrt(32), 1 / math.sqrt(32))  # (scale=1/sqrt(d) is accepted:)
-    tlops.flash_attn(q, q, q, scale=1 / math.sqrt(32))
+
+
+def test_softmax_scale():
+    """A scale other than 1/sqrt(head dim) (as models with their own
+    scaling pass): flash_attn forward and backward, flash_attn_varlen and
+    flash_decode against PyTorch with the same scale; the default scale
+    given explicitly shares the default kernels."""
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    scale = 0.3
+    q = torch.randn(1, 4, 50, 32).half().requires_grad_()
+    k = torch.randn(1, 2, 50, 32).half().requires_grad_()
+    v = torch.randn(1, 2, 50, 32).half().requires_grad_()
+    o = tlops.flash_attn(q, k, v, causal=True, scale=scale)
+    wide = [x.detach().double().requires_grad_() for x in (q, k, v)]
+    ref = F.scaled_dot_product_attention(wide[0], wide[1].repeat_interleave(2, 1),
+                                         wide[2].repeat_interleave(2, 1), is_causal=True,
+                                         scale=scale)
+    assert rel(o, ref) < 1e-2
+    do = torch.randn_like(q)
+    for name, g, r in zip("qkv", torch.autograd.grad(o, (q, k, v), do),
+                          torch.autograd.grad(ref, wide, do.double())):
+        assert rel(g, r) < 1e-2, name
+    torch.library.opcheck(tlops.flash_attn_fwd, (q, k, v, True, scale))
+    # packed: the same two sequences as one batch of two
+    qp, kp, vp = (x.detach()[0].transpose(0, 1).repeat(2, 1, 1) for x in (q, k, v))
+    cu = torch.tensor([0, 50, 100], dtype=torch.int32)
+    op = tlops.flash_attn_varlen(qp, kp, vp, cu, 50, True, scale)
+    assert rel(op[:50], ref[0].transpose(0, 1)) < 1e-2 and rel(op[50:], ref[0].transpose(0, 1)) < 1e-2
+    qd, kc, vc, lens, table = fd.make_inputs(2, 4, 2, 64, [70, 9], page_size=16)
+    od = tlops.flash_decode(qd, kc, vc, lens, table, scale)
+    for b, n in enumerate((70, 9)):
+        kb, vb = (fd.gather(c, b, n, table) for c in (kc, vc))
+        rb = F.scaled_dot_product_attention(qd[b].double()[:, None], kb.double().repeat_interleave(
+            2, 0), vb.double().repeat_interleave(2, 0), scale=scale)[:, 0]
+        assert rel(od[b], rb) < 1e-2, b
+    key = tlops._attn_key("flash_attn", q, k, v, True, 1 / math.sqrt(32))
+    assert key == tlops._attn_key("flash_attn", q, k, v, True)
+    assert key != tlops._attn_key("flash_attn", q, k, v, True, scale)
 
 
 def test_rms_norm_and_silu_mul_gradients():

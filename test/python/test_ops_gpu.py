@@ -105,6 +105,31 @@ def test_flash_attn_forward_and_backward(causal, D):
                                                  causal))
 
 
+def test_softmax_scale():
+    """A scale other than 1/sqrt(head dim): forward, backward and decoding
+    against PyTorch with the same scale."""
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    scale = 0.05
+    q, k, v = (randn(2, h, 384, 128).requires_grad_() for h in (8, 2, 2))
+    o = tlops.flash_attn(q, k, v, causal=True, scale=scale)
+    wide = [x.detach().float().requires_grad_() for x in (q, k, v)]
+    ref = F.scaled_dot_product_attention(wide[0], wide[1].repeat_interleave(4, 1),
+                                         wide[2].repeat_interleave(4, 1), is_causal=True,
+                                         scale=scale)
+    assert rel(o, ref) < 1e-2
+    do = torch.randn_like(q)
+    for name, g, r in zip("qkv", torch.autograd.grad(o, (q, k, v), do),
+                          torch.autograd.grad(ref, wide, do.float())):
+        assert rel(g, r) < 1e-2, name
+    qd, kc, vc, lens, table = fd.make_inputs(2, 32, 8, 128, [700, 3], page_size=128, device=DEV)
+    od = tlops.flash_decode(qd, kc, vc, lens, table, scale)
+    for b, n in enumerate((700, 3)):
+        kb, vb = (fd.gather(c, b, n, table).float().repeat_interleave(4, 0) for c in (kc, vc))
+        rb = F.scaled_dot_product_attention(qd[b].float()[:, None], kb, vb, scale=scale)[:, 0]
+        assert rel(od[b], rb) < 1e-2, b
+
+
 def test_flash_attn_varlen():
     from tilelang_mlir.kernels.attention import flash_attn_varlen as fav
     from tilelang_mlir.kernels.attention import flash_attn_varlen_bwd as fvb

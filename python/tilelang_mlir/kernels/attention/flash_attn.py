@@ -27,8 +27,10 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 
 def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=128, block_N=128,
-               num_stages=2, threads=256, dtype="float16", heavy_first=None):
-    scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
+               num_stages=2, threads=256, dtype="float16", heavy_first=None, sm_scale=None):
+    # softmax(x sm_scale) through exp2; sm_scale defaults to 1 / sqrt(D)
+    log2e = math.log2(math.e)
+    scale = log2e / math.sqrt(dim) if sm_scale is None else log2e * sm_scale
     q_shape = (batch, heads, seq_len, dim)
     kv_shape = (batch, heads // groups, seq_len, dim)
     accum = "float32"

@@ -90,17 +90,17 @@ def bwd_buffers(block_M, block_N, dim, dtype):
 
 @T.macro
 def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_shared, dq, dk,
-                  dv, block_M, block_N, dim):
+                  dv, block_M, block_N, sm_scale):
     """One (key block, query block) step of the backward once qkT holds P^T
-    (masked): dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta) /
-    sqrt(D), dK += dS^T Q, and dq = dS K (dS^T through shared memory, read
+    (masked): dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta)
+    sm_scale (1 / sqrt(D) by default), dK += dS^T Q, and dq = dS K (dS^T through shared memory, read
     transposed), which the caller adds into its dQ accumulator."""
     T.clear(dsT)
     T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
     T.copy(qkT, pT)
     T.gemm(pT, do, dv, policy=FullRow)
     for i, j in T.Parallel(block_M, block_N):
-        dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * (1 / math.sqrt(dim))
+        dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * sm_scale
     T.gemm(dsT_cast, q, dk, policy=FullRow)
     T.copy(dsT_cast, dsT_shared)
     T.clear(dq)
@@ -108,12 +108,15 @@ def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_
 
 
 def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
-                   num_stages=2, threads=128, dtype="float16"):
+                   num_stages=2, threads=128, dtype="float16", sm_scale=None):
     """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
-    scaled) of one KV block per (block, KV head, batch)."""
+    scaled) of one KV block per (block, KV head, batch). sm_scale: the
+    forward's softmax scale (default 1 / sqrt(D))."""
     if heads % groups:
         raise ValueError(f"flash_attn_bwd: heads ({heads}) must be a multiple of groups ({groups})")
-    scale = LOG2E / math.sqrt(dim)  # P = exp2(S scale - LSE log2(e))
+    # P = exp2(S scale - LSE log2(e))
+    scale = LOG2E / math.sqrt(dim) if sm_scale is None else LOG2E * sm_scale
+    ds_scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale
     q_shape = (batch, heads, seq_len, dim)
     kv_shape = (batch, heads // groups, seq_len, dim)
     accum = "float32"
@@ -152,7 +155,7 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                         visible = bx * block_M + i <= k * block_N + j
                         qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
                 grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
-                              dsT_shared, dq, dk, dv, block_M, block_N, dim)
+                              dsT_shared, dq, dk, dv, block_M, block_N, ds_scale)
                 T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq)
             T.copy(dk, K_shared)  # stage dK, dV for coalesced stores
             T.copy(K_shared, dK[bz, by, bx * block_M, 0])
@@ -204,12 +207,12 @@ class FlashAttnBwd:
     (q, k, v, o, do, lse) to get (dq, dk, dv)."""
 
     def __init__(self, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16",
-                 target="auto", **blocks):
+                 target="auto", sm_scale=None, **blocks):
         blocks = {**BLOCKS.get(dim, {}), **blocks}
         self.pre = tl.compile(preprocess(batch, heads, seq_len, dim, dtype=dtype),
                               out_idx=[2, 3], target=target)
         self.main = tl.compile(flash_attn_bwd(batch, heads, seq_len, dim, is_causal, groups,
-                                              dtype=dtype, **blocks),
+                                              dtype=dtype, sm_scale=sm_scale, **blocks),
                                out_idx=[7, 8], target=self.pre.target)
         self.post = tl.compile(postprocess(batch, heads, seq_len, dim, dtype=dtype),
                                out_idx=[1], target=self.pre.target)

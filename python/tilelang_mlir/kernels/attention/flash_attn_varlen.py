@@ -32,13 +32,16 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 
 def flash_attn_varlen(batch, heads, max_seqlen, dim, is_causal=False, groups=1, block_M=128,
-                      block_N=128, num_stages=2, threads=256, dtype="float16"):
+                      block_N=128, num_stages=2, threads=256, dtype="float16", sm_scale=None):
     """batch and max_seqlen (the longest sequence: the grid) are fixed at
-    compile time; the total number of tokens is not."""
+    compile time; the total number of tokens is not. sm_scale: the softmax
+    scale (default 1 / sqrt(D))."""
     if heads % groups:
         raise tl.TileLangError(f"flash_attn_varlen: {heads} heads are not a multiple of "
                                f"groups = {groups}")
-    scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
+    # softmax(x sm_scale) through exp2
+    log2e = math.log2(math.e)
+    scale = log2e / math.sqrt(dim) if sm_scale is None else log2e * sm_scale
     accum = "float32"
     total = T.dynamic("total_tokens")
     q_shape = (total, heads, dim)

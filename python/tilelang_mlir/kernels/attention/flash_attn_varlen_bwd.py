@@ -79,13 +79,16 @@ def preprocess(batch, heads, max_seqlen, dim, block=64, dtype="float16"):
 
 
 def flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal=False, groups=1, block_M=64,
-                          block_N=64, num_stages=2, threads=128, dtype="float16"):
+                          block_N=64, num_stages=2, threads=128, dtype="float16", sm_scale=None):
     """dK, dV (outputs 9 and 10) of key block bx of sequence bz, KV head by;
-    dQ added into dQ_accum (float32)."""
+    dQ added into dQ_accum (float32). sm_scale: the forward's softmax scale
+    (default 1 / sqrt(D))."""
     if heads % groups:
         raise tl.TileLangError(f"flash_attn_varlen_bwd: {heads} heads are not a multiple of "
                                f"groups = {groups}")
-    scale = LOG2E / math.sqrt(dim)  # P = exp2(S scale - LSE log2(e))
+    # P = exp2(S scale - LSE log2(e))
+    scale = LOG2E / math.sqrt(dim) if sm_scale is None else LOG2E * sm_scale
+    ds_scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale
     total = T.dynamic("total_tokens")
     q_shape = (total, heads, dim)
     kv_shape = (total, heads // groups, dim)
@@ -131,7 +134,7 @@ def flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal=False, groups
                     qkT[i, j] = T.if_then_else(visible, T.exp2(qkT[i, j] * scale - lse[j] * LOG2E),
                                                0)
                 grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
-                              dsT_shared, dq, dk, dv, block_M, block_N, dim)
+                              dsT_shared, dq, dk, dv, block_M, block_N, ds_scale)
                 for i, j in T.Parallel(block_N, dim):
                     if k * block_N + i < seqlen:
                         T.atomic_add(dQ_accum[q_row + i, h, j], dq[i, j])

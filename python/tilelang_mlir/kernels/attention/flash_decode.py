@@ -46,7 +46,8 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 
 def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages, num_splits,
-                       block_H=None, block_N=128, num_stages=2, threads=128, dtype="float16"):
+                       block_H=None, block_N=128, num_stages=2, threads=128, dtype="float16",
+                       sm_scale=None):
     """The split kernel. A contiguous cache is num_pages = batch, page_size =
     max_seq, max_pages = 1 (and the identity block table). block_H (the
     gemm rows) defaults to the smallest of 16, 32, 64 that holds the group:
@@ -63,7 +64,9 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
     if max_pages > 1 and page_size % block_N:
         raise tl.TileLangError(f"flash_decode: a KV tile of {block_N} tokens must lie within "
                                f"one page of {page_size}")
-    scale = math.log2(math.e) / math.sqrt(dim)  # softmax(x / sqrt(D)) through exp2
+    # softmax(x sm_scale) through exp2; sm_scale defaults to 1 / sqrt(D)
+    log2e = math.log2(math.e)
+    scale = log2e / math.sqrt(dim) if sm_scale is None else log2e * sm_scale
     accum = "float32"
     kv_shape = (num_pages, kv_heads, page_size, dim)
 
