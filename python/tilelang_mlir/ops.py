@@ -24,7 +24,7 @@ refused with an error naming the argument.
   dim) as `scaled_dot_product_attention`, K/V heads dividing the query
   heads (GQA), float16/bfloat16, head dim 32-256; scale None is
   1/sqrt(dim), another scale compiles its own kernels (also for
-  flash_attn_varlen and flash_decode). Autograd: the forward keeps the LSE, the backward is
+  flash_attn_varlen, flash_decode and mla_decode). Autograd: the forward keeps the LSE, the backward is
   kernels/attention/flash_attn_bwd.py.
 - `flash_decode(q, k_cache, v_cache, cache_seqlens, block_table)`: one
   query token per sequence against a paged KV cache, q (batch, heads,
@@ -149,8 +149,8 @@ def _compiled(key: tuple):
     if kind == "mla_decode":
         from .kernels.attention import flash_decode as fd
         from .kernels.attention import mla_decode as mla
-        _, B, H, pages, page_size, max_pages, dtype, _ = key
-        config = dict(_mla_config(target), page_size=page_size)
+        _, B, H, pages, page_size, max_pages, scale, dtype, _ = key
+        config = dict(_mla_config(target), page_size=page_size, sm_scale=scale)
         # Splits as flash decoding chooses them, the blocks of 64 heads in
         # the place of the KV heads.
         splits = fd.default_splits(B, H // 64, page_size * max_pages, config["block_N"])
@@ -711,7 +711,7 @@ def _mla_config(target):
     return dict(mla.HOPPER)
 
 
-def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens):
+def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens, scale=None):
     from .kernels.attention.mla_decode import DPE, DV
     op = "mla_decode"
     target = _target(op, q, q_pe, kv, block_table, cache_seqlens)
@@ -737,16 +737,19 @@ def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens):
                             "multiple of 64)")
     max_pages = _block_table(op, block_table, B)
     _index(op, "cache_seqlens", cache_seqlens, "(batch,)", (B,))
-    return ("mla_decode", B, H, pages, page_size, max_pages, dtype, target)
+    return ("mla_decode", B, H, pages, page_size, max_pages, _scale(op, scale, DV + DPE), dtype,
+            target)
 
 
 @torch.library.custom_op("tilelang::mla_decode", mutates_args=())
 def mla_decode(q: torch.Tensor, q_pe: torch.Tensor, kv: torch.Tensor,
-               block_table: torch.Tensor, cache_seqlens: torch.Tensor) -> torch.Tensor:
+               block_table: torch.Tensor, cache_seqlens: torch.Tensor,
+               scale: Optional[float] = None) -> torch.Tensor:
     """DeepSeek MLA decoding over a paged latent cache (kernels/attention/
     mla_decode.py; its argument order): every query head attends to the one
     latent KV head. The score of head h and token t is q[b, h] . c_kv[t] +
-    q_pe[b, h] . k_pe[t], scaled by 1/sqrt(576); O is the softmax-weighted
+    q_pe[b, h] . k_pe[t], scaled by `scale` (None: 1/sqrt(576); DeepSeek
+    passes its softmax_scale); O is the softmax-weighted
     sum of c_kv.
 
     q (batch, heads, 512) (q_nope, already absorbed into the latent
@@ -756,14 +759,14 @@ def mla_decode(q: torch.Tensor, q_pe: torch.Tensor, kv: torch.Tensor,
     heads, 512) in q's dtype. float16/bfloat16, heads a multiple of 64,
     page_size a multiple of 64. Not checked: every length is at least 1
     and at most max_pages * page_size."""
-    key = _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens)
+    key = _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens, scale)
     with _device(q):
         return _compiled(key)(q.contiguous(), q_pe.contiguous(), kv.contiguous(),
                               block_table.contiguous(), cache_seqlens.contiguous())
 
 
 @mla_decode.register_fake
-def _(q, q_pe, kv, block_table, cache_seqlens):
+def _(q, q_pe, kv, block_table, cache_seqlens, scale=None):
     return _new(q)
 
 

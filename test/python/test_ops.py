@@ -347,6 +347,23 @@ def test_mla_decode(dtype):
     torch.library.opcheck(tlops.mla_decode, inputs)
 
 
+def test_mla_decode_scale():
+    """DeepSeek's own softmax scale: against the reference's scores
+    recomputed with it."""
+    from tilelang_mlir.kernels.attention import mla_decode as mla
+
+    q, q_pe, kv, table, lens = mla.make_inputs(2, 64, [90, 7])
+    scale = 0.1
+    o = tlops.mla_decode(q, q_pe, kv, table, lens, scale)
+    for b, n in enumerate((90, 7)):
+        pages = table[b, :(n + 63) // 64].long()
+        cache = kv[pages].reshape(-1, kv.shape[2])[:n].double()
+        s = torch.cat([q[b], q_pe[b]], -1).double() @ cache.T * scale
+        assert rel(o[b], torch.softmax(s, -1) @ cache[:, :mla.DV]) < 1e-2, b
+    key = tlops._mla_decode_key(q, q_pe, kv, table, lens, 576 ** -0.5)
+    assert key == tlops._mla_decode_key(q, q_pe, kv, table, lens)
+
+
 def test_mla_decode_errors():
     from tilelang_mlir.kernels.attention import mla_decode as mla
 

@@ -52,8 +52,10 @@ DV, DPE = 512, 64  # latent (value) dim, rope dim; the key dim is DV + DPE
 
 def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
                      block_H=64, block_N=64, num_stages=2, threads=256, dtype="float16",
-                     scores="split", direct=False):
-    scale = math.log2(math.e) / math.sqrt(DV + DPE)  # softmax(x / sqrt(576)) through exp2
+                     scores="split", direct=False, sm_scale=None):
+    # softmax(x sm_scale) through exp2; sm_scale defaults to 1 / sqrt(576)
+    log2e = math.log2(math.e)
+    scale = log2e / math.sqrt(DV + DPE) if sm_scale is None else log2e * sm_scale
     accum = "float32"
     s_policy = T.GemmWarpPolicy.Replicate if scores == "replicate" else FullRow
     assert page_size % block_N == 0, "a KV tile lies within one page"
