@@ -9,10 +9,12 @@ import time
 
 import numpy as np
 import pytest
+import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from tilelang_mlir.kernels import distributed as kd
+from devices import get, put
 
 dist = tl.distributed
 N = 256
@@ -50,11 +52,9 @@ def test_a_plain_tensor_is_a_world_of_one_rank(target, rng):
     x = rng.random(N).astype(np.float32)
     buf, flags = np.zeros((4, N), np.float32), np.zeros(4, np.int32)
     if target == "cuda":
-        import torch
-
-        x, buf, flags = (torch.from_numpy(a).cuda() for a in (x, buf, flags))
+        x, buf, flags = (put(a, target) for a in (x, buf, flags))
         kernel(x, buf, flags, 0, 0, 0)
-        x, buf, flags = (a.cpu().numpy() for a in (x, buf, flags))
+        x, buf, flags = (get(a) for a in (x, buf, flags))
     else:
         kernel(x, buf, flags, 0, 0, 0)
     np.testing.assert_array_equal(buf[0], x)
@@ -213,6 +213,7 @@ def test_library_kernels_compile_for_gpus(chip):
 
 
 @pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (also in AOT prepare)")
 def test_symmetric_memory_through_torch_distributed_on_one_gpu():
     """World size 1 end to end on a GPU: buffers from PyTorch's symmetric
     memory over an NCCL group, our all-reduce, then NCCL on the same

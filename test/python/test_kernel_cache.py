@@ -238,3 +238,36 @@ def test_a_file_replaced_while_checked_is_not_deleted(tmp_path):
     with pytest.warns(tl.KernelCacheWarning, match="is a JSON list, not a cache record; deleted"):
         entries.discard(path, str(info.value), os.stat(path), "kernel cache entry", "then")
     assert not os.path.exists(path)
+
+
+_ASSERTING = '''import tilelang_mlir.language as T
+
+
+@T.prim_func
+def main(X: T.Tensor((4,), "float32")):
+    with T.Kernel(1, threads=32) as bx:
+        T.device_assert(X[0] > 0.0, "X[0] must be positive")
+'''
+
+
+def test_a_program_moved_down_its_file_is_another_kernel(cache, tmp_path):
+    """A device assertion reports the user's line from inside the binary:
+    the same program text two lines further down its file (an edit above
+    it) must be compiled again, not served the first one's entry with its
+    stale line."""
+    import importlib.util
+
+    lines = []
+    for n, pad in enumerate(("", "\n\n")):
+        path = tmp_path / f"program{n}" / "kernel.py"  # (same file name, other folder)
+        path.parent.mkdir()
+        path.write_text(pad + _ASSERTING)
+        spec = importlib.util.spec_from_file_location(f"moved_program_{n}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        kernel = tl.compile(module.main, target="cpu")
+        with pytest.raises(tl.DeviceAssertionError) as info:
+            kernel(np.full(4, -1.0, np.float32))
+        lines.append(info.value.location.line)
+    assert lines[1] == lines[0] + 2
+    assert len(_entries(cache)) == 2

@@ -221,6 +221,7 @@ def test_explicit_4d_masks():
 
 
 @pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (also in AOT prepare)")
 def test_llama_on_the_gpu():
     """The tiny model on the GPU: prefill logits and a training step's
     gradients match eager's; decoding through CUDAGraphDecoder (the first

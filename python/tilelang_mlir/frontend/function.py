@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 from typing import Any, Callable, Dict, Optional
 
 from ..base.dtypes import DType
@@ -66,6 +67,14 @@ def _fingerprint(value, depth: int = 0) -> str:
     return f"{type(value).__qualname__}"
 
 
+def source_place(source: FunctionSource) -> str:
+    """Where a DSL function's source is, for cache keys: the file name and
+    first line (its ops carry their lines, and device assertions report
+    them from inside the binary; the directory is left out, so that a
+    kernel cache prepared in one checkout serves another)."""
+    return f"{os.path.basename(source.filename)}:{source.first_line}:{source.indent}"
+
+
 class TileFunction:
     """A Python function written in the DSL (`PrimFunc`, `Macro`): its
     fingerprint stands for it in the cache keys of the programs that use it."""
@@ -93,7 +102,8 @@ class Macro(TileFunction):
     def fingerprint(self) -> str:
         closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
                            sorted(_closure_values(self.fn).items()))
-        return f"macro({self.source().digest()[:16]},{closure})"
+        source = self.source()
+        return f"macro({source.digest()[:16]},{source_place(source)},{closure})"
 
     def __call__(self, *args, **kwargs):
         raise TileLangError(f"macro {self.name!r} can only be called inside a T.prim_func")

@@ -16,7 +16,7 @@ from ..base.errors import SourceLocation, TileLangError
 from ..base.signature import (RANKS, Param, ScalarType, SymbolicDim, SymmetricTensorType,
                               TensorType, peers_param)
 from .function import (Macro, TileFunction, _closure_env, _closure_values,  # noqa: F401
-                       _fingerprint, macro)
+                       _fingerprint, macro, source_place)
 from .source import FunctionSource, parse_function
 
 __all__ = ["Macro", "Param", "PrimFunc", "macro", "prim_func"]
@@ -142,12 +142,17 @@ class PrimFunc(TileFunction):
         return self._source
 
     def fingerprint(self) -> str:
-        """Hash of everything that determines the IR: source, closure values
-        and the signature."""
+        """Hash of everything that determines the IR: source, where it is
+        (file name and first line: device assertions and timed-out waits
+        report the user's line from inside the binary, so a program moved
+        down its file by an edit above it is another kernel), closure values
+        and the signature. The file's directory is left out, so that a kernel
+        cache prepared in one checkout serves another."""
         closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
                            sorted(_closure_values(self.fn).items()))
         params = ",".join(f"{p.name}:{p.kind}:{p.dtype}:{p.shape}" for p in self.params)
-        text = f"{self.source().digest()}|{closure}|{params}"
+        src = self.source()
+        text = f"{src.digest()}|{source_place(src)}|{closure}|{params}"
         return hashlib.sha256(text.encode()).hexdigest()
 
     def symbols(self) -> List[str]:
