@@ -304,13 +304,12 @@ def test_profiler_tilelang_keywords():
     prof = k.get_profiler()
     a = np.random.randn(n).astype(np.float32)
     prof.assert_allclose(lambda A: A + 1.0, input_tensors=[a])
-    # one wrong element of 128 passes with a 1% ratio, fails without
-    wrong = lambda A: (A + 1.0) * np.where(np.arange(n) == 5, 2.0, 1.0).astype(np.float32)  # noqa
-    prof.assert_allclose(lambda A: wrong(A) if abs(A[5] + 1) > 0.1 else wrong(A) + 1,
-                         input_tensors=[a], max_mismatched_ratio=0.01, atol=1e-5)
+    # one wrong element of 128 (element 5 off by 1, whatever the input)
+    # passes with a 1% ratio, fails without
+    wrong = lambda A: A + 1.0 + np.where(np.arange(n) == 5, 1.0, 0.0).astype(np.float32)  # noqa
+    prof.assert_allclose(wrong, input_tensors=[a], max_mismatched_ratio=0.01, atol=1e-5)
     with pytest.raises(AssertionError, match="differs from the reference in 1 of 128"):
-        prof.assert_allclose(lambda A: wrong(A) if abs(A[5] + 1) > 0.1 else wrong(A) + 1,
-                             input_tensors=[a], atol=1e-5)
+        prof.assert_allclose(wrong, input_tensors=[a], atol=1e-5)
     seen = []
     assert prof.do_bench(lambda A: seen.append(A.shape), input_tensors=[a], n_warmup=1,
                          n_repeat=2) >= 0
