@@ -167,7 +167,7 @@ def tilelang_attention(module, query, key, value, attention_mask, scaling=None, 
 
 def _decode(layer, query, attention_mask, scaling):
     """One query row per sequence against the layer's pages: ops.flash_decode."""
-    B, H, q_len, D = query.shape
+    q_len = query.shape[2]
     if q_len != 1:  # (PagedLayer.update refuses this first)
         raise TileLangError(f"tilelang attention: {q_len} query rows against a cache of "
                             f"{layer.length} tokens; a decode step has one")
@@ -218,12 +218,11 @@ class PagedLayer(CacheLayerMixin):
         self.allocate(kv_heads, dim, key_states.dtype, key_states.device)
 
     def allocate(self, kv_heads, dim, dtype, device):
-        B = self.cache.batch
         self.dtype, self.device = dtype, torch.device(device)
         shape = (self.cache.num_pages, kv_heads, self.cache.page_size, dim)
         self.keys = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.values = torch.zeros(shape, dtype=self.dtype, device=self.device)
-        self.cache_seqlens = torch.zeros(B, dtype=torch.int32, device=self.device)
+        self.cache_seqlens = torch.zeros(self.batch_size, dtype=torch.int32, device=self.device)
         # The length on the device too: a decode step's positions are computed
         # from it there, so that a captured step (CUDAGraphDecoder) writes
         # each replay's tokens where they belong.
@@ -244,7 +243,7 @@ class PagedLayer(CacheLayerMixin):
                                 "(chunked prefill, speculative decoding) are not supported; a "
                                 "prefill starts from an empty cache, a decode step adds one")
         cache = self.cache
-        cache._reserve(start + S)
+        cache.reserve(start + S)
         # Positions, pages and lengths on the device only (no host values
         # baked into a captured step).
         pos = torch.arange(S, device=self.device) + self.cumulative_length
@@ -347,13 +346,10 @@ class PagedCache(Cache):
                 layer.allocate(kv_heads, head_dim, dtype, device)
 
     def reserve(self, tokens: int):
-        """Gives every sequence pages for `tokens` tokens now (the updates do
-        it as the sequences grow; a captured decode step cannot)."""
-        self._reserve(tokens)
-
-    def _reserve(self, tokens: int):
         """Gives every sequence pages for `tokens` tokens (new pages from the
-        free list, one sequence after the other)."""
+        free list, one sequence after the other). The updates call it as the
+        sequences grow; call it ahead where an update cannot (a captured
+        decode step, a compiled prefill)."""
         need = math.ceil(tokens / self.page_size)
         if need > self.max_pages:
             raise TileLangError(f"PagedCache: {tokens} tokens exceed max_cache_len "

@@ -104,10 +104,25 @@ def test_gemm_float8_errors():
         tlops.gemm(h.float(), h.t().float())
 
 
-def attention_reference(q, k, v, causal):
+def attention_reference(q, k, v, causal, scale=None):
     g = q.shape[1] // k.shape[1]
     return F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
-                                          is_causal=causal)
+                                          is_causal=causal, scale=scale)
+
+
+def check_flash_attn(q, k, v, causal, scale=None, wide=torch.float64):
+    """flash_attn's O, and its gradients through the op's autograd formula
+    (our backward kernels) for a random dO, against autograd through
+    scaled_dot_product_attention in `wide`. Returns (dO, the reference O)."""
+    o = tlops.flash_attn(q, k, v, causal=causal, scale=scale)
+    wq = [x.detach().to(wide).requires_grad_() for x in (q, k, v)]
+    ref = attention_reference(*wq, causal, scale)
+    assert rel(o, ref) < 1e-2
+    do = torch.randn_like(q)
+    for name, g, r in zip("qkv", torch.autograd.grad(o, (q, k, v), do),
+                          torch.autograd.grad(ref, wq, do.to(wide))):
+        assert rel(g, r) < 1e-2, name
+    return do, ref.detach()
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -118,15 +133,7 @@ def test_flash_attn_forward_and_backward(causal):
     q = torch.randn(1, 4, 80, 32).half().requires_grad_()
     k = torch.randn(1, 2, 80, 32).half().requires_grad_()
     v = torch.randn(1, 2, 80, 32).half().requires_grad_()
-    do = torch.randn(1, 4, 80, 32).half()
-    o = tlops.flash_attn(q, k, v, causal=causal)
-    wide = [x.detach().double().requires_grad_() for x in (q, k, v)]
-    o_ref = attention_reference(*wide, causal)
-    assert rel(o, o_ref) < 1e-2
-    grads = torch.autograd.grad(o, (q, k, v), do)
-    refs = torch.autograd.grad(o_ref, wide, do.double())
-    for name, g, r in zip("qkv", grads, refs):
-        assert rel(g, r) < 1e-2, name
+    check_flash_attn(q, k, v, causal)
 
 
 def test_flash_attn_opcheck():
@@ -186,29 +193,19 @@ def test_softmax_scale():
     q = torch.randn(1, 4, 50, 32).half().requires_grad_()
     k = torch.randn(1, 2, 50, 32).half().requires_grad_()
     v = torch.randn(1, 2, 50, 32).half().requires_grad_()
-    o = tlops.flash_attn(q, k, v, causal=True, scale=scale)
-    wide = [x.detach().double().requires_grad_() for x in (q, k, v)]
-    ref = F.scaled_dot_product_attention(wide[0], wide[1].repeat_interleave(2, 1),
-                                         wide[2].repeat_interleave(2, 1), is_causal=True,
-                                         scale=scale)
-    assert rel(o, ref) < 1e-2
-    do = torch.randn_like(q)
-    for name, g, r in zip("qkv", torch.autograd.grad(o, (q, k, v), do),
-                          torch.autograd.grad(ref, wide, do.double())):
-        assert rel(g, r) < 1e-2, name
+    _, ref = check_flash_attn(q, k, v, True, scale)
     torch.library.opcheck(tlops.flash_attn_fwd, (q, k, v, True, scale))
     # packed: the same two sequences as one batch of two
     qp, kp, vp = (x.detach()[0].transpose(0, 1).repeat(2, 1, 1) for x in (q, k, v))
     cu = torch.tensor([0, 50, 100], dtype=torch.int32)
     op = tlops.flash_attn_varlen(qp, kp, vp, cu, 50, True, scale)
-    assert rel(op[:50], ref[0].transpose(0, 1)) < 1e-2 and rel(op[50:], ref[0].transpose(0, 1)) < 1e-2
+    for seq in (op[:50], op[50:]):
+        assert rel(seq, ref[0].transpose(0, 1)) < 1e-2
     qd, kc, vc, lens, table = fd.make_inputs(2, 4, 2, 64, [70, 9], page_size=16)
     od = tlops.flash_decode(qd, kc, vc, lens, table, scale)
-    for b, n in enumerate((70, 9)):
-        kb, vb = (fd.gather(c, b, n, table) for c in (kc, vc))
-        rb = F.scaled_dot_product_attention(qd[b].double()[:, None], kb.double().repeat_interleave(
-            2, 0), vb.double().repeat_interleave(2, 0), scale=scale)[:, 0]
-        assert rel(od[b], rb) < 1e-2, b
+    ref = fd.reference(qd, kc, vc, lens, table, scale)
+    for b in range(2):
+        assert rel(od[b], ref[b]) < 1e-2, b
     key = tlops._attn_key("flash_attn", q, k, v, True, 1 / math.sqrt(32))
     assert key == tlops._attn_key("flash_attn", q, k, v, True)
     assert key != tlops._attn_key("flash_attn", q, k, v, True, scale)
@@ -348,18 +345,15 @@ def test_mla_decode(dtype):
 
 
 def test_mla_decode_scale():
-    """DeepSeek's own softmax scale: against the reference's scores
-    recomputed with it."""
+    """DeepSeek's own softmax scale, against the reference with it."""
     from tilelang_mlir.kernels.attention import mla_decode as mla
 
     q, q_pe, kv, table, lens = mla.make_inputs(2, 64, [90, 7])
     scale = 0.1
     o = tlops.mla_decode(q, q_pe, kv, table, lens, scale)
-    for b, n in enumerate((90, 7)):
-        pages = table[b, :(n + 63) // 64].long()
-        cache = kv[pages].reshape(-1, kv.shape[2])[:n].double()
-        s = torch.cat([q[b], q_pe[b]], -1).double() @ cache.T * scale
-        assert rel(o[b], torch.softmax(s, -1) @ cache[:, :mla.DV]) < 1e-2, b
+    ref = mla.reference(q, q_pe, kv, table, lens, scale)
+    for b in range(2):
+        assert rel(o[b], ref[b]) < 1e-2, b
     key = tlops._mla_decode_key(q, q_pe, kv, table, lens, 576 ** -0.5)
     assert key == tlops._mla_decode_key(q, q_pe, kv, table, lens)
 

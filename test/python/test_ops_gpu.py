@@ -10,30 +10,17 @@ import torch
 import torch.nn.functional as F
 
 import tilelang_mlir.ops as tlops
-from test_ops import check_gemm_float8
+from test_ops import TOL, attention_reference, check_flash_attn, check_gemm_float8, rel
 
 # (Skipped in AOT-prepare mode too: these run torch's CUDA tensors.)
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
                                                   reason="needs a CUDA GPU")]
 
-TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 DEV = "cuda"
-
-
-def rel(out, ref):
-    out, ref = out.double(), ref.double()
-    assert torch.isfinite(out).all()
-    return ((out - ref).norm() / ref.norm()).item()
 
 
 def randn(*shape, dtype=torch.float16):
     return torch.randn(*shape, device=DEV).to(dtype)
-
-
-def attention_reference(q, k, v, causal):
-    g = q.shape[1] // k.shape[1]
-    return F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
-                                          is_causal=causal)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -92,15 +79,7 @@ def test_flash_attn_forward_and_backward(causal, D):
     q = randn(2, 8, 300, D).requires_grad_()
     k = randn(2, 2, 300, D).requires_grad_()
     v = randn(2, 2, 300, D).requires_grad_()
-    do = randn(2, 8, 300, D)
-    o = tlops.flash_attn(q, k, v, causal=causal)
-    wide = [x.detach().float().requires_grad_() for x in (q, k, v)]
-    o_ref = attention_reference(*wide, causal)
-    assert rel(o, o_ref) < 1e-2
-    grads = torch.autograd.grad(o, (q, k, v), do)
-    refs = torch.autograd.grad(o_ref, wide, do.float())
-    for name, g, r in zip("qkv", grads, refs):
-        assert rel(g, r) < 1e-2, name
+    do, _ = check_flash_attn(q, k, v, causal, wide=torch.float32)
     torch.library.opcheck(tlops.flash_attn_fwd, (q, k, v, causal))
     o, lse = tlops.flash_attn_fwd(q.detach(), k.detach(), v.detach(), causal)
     torch.library.opcheck(tlops.flash_attn_bwd, (q.detach(), k.detach(), v.detach(), o, do, lse,
@@ -114,22 +93,12 @@ def test_softmax_scale():
 
     scale = 0.05
     q, k, v = (randn(2, h, 384, 128).requires_grad_() for h in (8, 2, 2))
-    o = tlops.flash_attn(q, k, v, causal=True, scale=scale)
-    wide = [x.detach().float().requires_grad_() for x in (q, k, v)]
-    ref = F.scaled_dot_product_attention(wide[0], wide[1].repeat_interleave(4, 1),
-                                         wide[2].repeat_interleave(4, 1), is_causal=True,
-                                         scale=scale)
-    assert rel(o, ref) < 1e-2
-    do = torch.randn_like(q)
-    for name, g, r in zip("qkv", torch.autograd.grad(o, (q, k, v), do),
-                          torch.autograd.grad(ref, wide, do.float())):
-        assert rel(g, r) < 1e-2, name
+    check_flash_attn(q, k, v, True, scale, wide=torch.float32)
     qd, kc, vc, lens, table = fd.make_inputs(2, 32, 8, 128, [700, 3], page_size=128, device=DEV)
     od = tlops.flash_decode(qd, kc, vc, lens, table, scale)
-    for b, n in enumerate((700, 3)):
-        kb, vb = (fd.gather(c, b, n, table).float().repeat_interleave(4, 0) for c in (kc, vc))
-        rb = F.scaled_dot_product_attention(qd[b].float()[:, None], kb, vb, scale=scale)[:, 0]
-        assert rel(od[b], rb) < 1e-2, b
+    ref = fd.reference(qd, kc, vc, lens, table, scale)
+    for b in range(2):
+        assert rel(od[b], ref[b]) < 1e-2, b
 
 
 def test_flash_attn_varlen():

@@ -12,6 +12,16 @@ caller sums the rows: ceil(M / (block_M chunks)) of them).
 import tilelang_mlir.language as T
 
 
+@T.macro
+def inv_rms(x, sq, r, rows, N, eps):
+    """r[i] = 1 / sqrt(mean(x[i, :]^2) + eps) in float32, through sq."""
+    for i, j in T.Parallel(rows, N):
+        sq[i, j] = T.float32(x[i, j]) * T.float32(x[i, j])
+    T.reduce_sum(sq, r, dim=1)
+    for i in T.Parallel(rows):
+        r[i] = T.rsqrt(r[i] / N + eps)
+
+
 def rms_norm(M, N, eps=1e-6, block_M=4, dtype="bfloat16"):
     @T.prim_func
     def main(X: T.Tensor((M, N), dtype), W: T.Tensor((N,), dtype), Y: T.Tensor((M, N), dtype)):
@@ -22,11 +32,7 @@ def rms_norm(M, N, eps=1e-6, block_M=4, dtype="bfloat16"):
             ms = T.alloc_fragment((block_M,), "float32")
             T.copy(X[bx * block_M, 0], x)
             T.copy(W, w)
-            for i, j in T.Parallel(block_M, N):
-                sq[i, j] = T.float32(x[i, j]) * T.float32(x[i, j])
-            T.reduce_sum(sq, ms, dim=1)
-            for i in T.Parallel(block_M):
-                ms[i] = T.rsqrt(ms[i] / N + eps)
+            inv_rms(x, sq, ms, block_M, N, eps)
             for i, j in T.Parallel(block_M, N):
                 x[i, j] = T.cast(T.float32(x[i, j]) * ms[i] * T.float32(w[j]), dtype)
             T.copy(x, Y[bx * block_M, 0])
@@ -55,11 +61,7 @@ def rms_norm_bwd(M, N, eps=1e-6, block_M=2, chunks=16, threads=512, dtype="bfloa
             for c in T.serial(chunks):
                 T.copy(X[bx * rows + c * block_M, 0], x)
                 T.copy(DY[bx * rows + c * block_M, 0], dy)
-                for i, j in T.Parallel(block_M, N):
-                    t[i, j] = T.float32(x[i, j]) * T.float32(x[i, j])
-                T.reduce_sum(t, r, dim=1)
-                for i in T.Parallel(block_M):
-                    r[i] = T.rsqrt(r[i] / N + eps)
+                inv_rms(x, t, r, block_M, N, eps)
                 for i, j in T.Parallel(block_M, N):
                     t[i, j] = T.float32(dy[i, j]) * T.float32(w[j]) * T.float32(x[i, j])
                 T.reduce_sum(t, dot, dim=1)

@@ -209,17 +209,18 @@ def gather(cache, b, n, table=None):
     return cache[pages].transpose(0, 1).reshape(cache.shape[1], -1, cache.shape[3])[:, :n]
 
 
-def reference(q, k, v, lens, table=None):
+def reference(q, k, v, lens, table=None, scale=None):
     """O (batch, heads, dim) from the (rounded) inputs, one sequence at a
     time on their device: float64 on the CPU, float32 on a GPU; KV heads
-    repeated for GQA."""
+    repeated for GQA; softmax scale `scale` (default 1/sqrt(dim))."""
     wide = torch.float64 if q.device.type == "cpu" else torch.float32
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     groups = q.shape[1] // k.shape[1]
     out = torch.empty(q.shape, dtype=wide, device=q.device)
     for b in range(q.shape[0]):
         n = int(lens[b])
         kb = gather(k, b, n, table).to(wide).repeat_interleave(groups, dim=0)  # (H, n, D)
         vb = gather(v, b, n, table).to(wide).repeat_interleave(groups, dim=0)
-        s = (kb @ q[b].to(wide).unsqueeze(-1)).squeeze(-1) / math.sqrt(q.shape[-1])  # (H, n)
+        s = (kb @ q[b].to(wide).unsqueeze(-1)).squeeze(-1) * scale  # (H, n)
         out[b] = (torch.softmax(s, dim=-1).unsqueeze(1) @ vb).squeeze(1)
     return out

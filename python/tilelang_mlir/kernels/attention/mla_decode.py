@@ -142,11 +142,12 @@ def make_inputs(batch, heads, cache_lens, page_size=64, dtype=torch.float16, dev
     return q, q_pe, kv, table, lens
 
 
-def reference(q, q_pe, kv, table, lens):
+def reference(q, q_pe, kv, table, lens, scale=None):
     """O (batch, heads, 512) from the (rounded) inputs: gather each
     sequence's pages, one sequence at a time on their device (float64 on the
-    CPU, float32 on a GPU)."""
+    CPU, float32 on a GPU); softmax scale `scale` (default 1/sqrt(576))."""
     wide = torch.float64 if q.device.type == "cpu" else torch.float32
+    scale = 1 / math.sqrt(DV + DPE) if scale is None else scale
     page_size = kv.shape[1]
     out = torch.empty(q.shape, dtype=wide, device=q.device)
     for b in range(q.shape[0]):
@@ -154,7 +155,7 @@ def reference(q, q_pe, kv, table, lens):
         pages = table[b, :math.ceil(n / page_size)].long()
         cache = kv[pages].reshape(-1, DV + DPE)[:n].to(wide)
         query = torch.cat([q[b], q_pe[b]], dim=-1).to(wide)
-        s = query @ cache.T / math.sqrt(DV + DPE)
+        s = query @ cache.T * scale
         out[b] = torch.softmax(s, dim=-1) @ cache[:, :DV]
     return out
 
