@@ -69,8 +69,9 @@ def test_flash_decode_paged(target):
 @pytest.mark.parametrize("num_splits", [8, 1])
 def test_flash_decode_more_splits_than_tiles_and_one_split(target, num_splits):
     """Eight splits of sequences of one and two tiles (empty splits weigh
-    nothing), and a single split (the combine sees one share). (One kernel
-    per test: an AOT prepare stops at the first launch.)"""
+    nothing), and a single split (the split kernel writes O itself, in the
+    input dtype; no combine runs). (One kernel per test: an AOT prepare
+    stops at the first launch.)"""
     assert run(target, 8, 4, 64, [64, 65], num_splits=num_splits, block_N=64) < TOL["float16"]
 
 
@@ -85,6 +86,30 @@ def test_flash_decode_partial_lse(target):
     s = (kb @ q[0].double().unsqueeze(-1)).squeeze(-1) / math.sqrt(64)
     lse = torch.as_tensor(get(lse_part)).double().reshape(4)
     assert torch.allclose(lse, torch.logsumexp(s, -1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("num_splits,dim", [(64, 128), (5, 64), (24, 512)])
+def test_splitkv_combine(target, num_splits, dim):
+    """The combine kernel alone on random partials: 64 splits (two blocks of
+    64 columns per head), a split count that is no power of two, and MLA's
+    512 columns; some splits empty (LSE -inf, O 0), one head with a single
+    non-empty split."""
+    from tilelang_mlir.kernels.attention.online_softmax import splitkv_combine
+    batch, heads = 2, 8
+    o_part = torch.randn(batch, num_splits, heads, dim)
+    lse_part = 4 * torch.randn(batch, num_splits, heads)
+    empty = torch.rand(batch, num_splits, heads) < 0.3
+    empty[:, 0, :] = False  # (every head has a non-empty split)
+    empty[1, :, 3] = True  # head 3 of sequence 1: only its middle split
+    empty[1, num_splits // 2, 3] = False
+    lse_part[empty] = -math.inf
+    o_part[empty.unsqueeze(-1).expand_as(o_part)] = 0
+    kernel = tl.compile(splitkv_combine(batch, heads, num_splits, dim), out_idx=[2],
+                        target=target)
+    o = kernel(put(o_part, target), put(lse_part, target))
+    weight = torch.softmax(lse_part.double(), dim=1).unsqueeze(-1)  # over the splits
+    ref = (weight * o_part.double()).sum(1)
+    assert rel_error(o, ref) < 2e-3
 
 
 def test_flash_decode_bad_input():

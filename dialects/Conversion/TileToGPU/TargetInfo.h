@@ -150,6 +150,15 @@ public:
   virtual LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op,
                                          OpBuilder &b,
                                          IRMapping &map) const = 0;
+  /// A bulk atomic add of a shared tile (`tma`) as the target's bulk
+  /// reduction, synchronizing the threads before and after it; none where
+  /// the target has none or prepareKernel found the tile unfit for it (the
+  /// caller then adds element by element).
+  virtual std::optional<LogicalResult>
+  lowerBulkAtomicAdd(KernelLowering &kl, AtomicAddOp op, OpBuilder &b,
+                     IRMapping &map) const {
+    return std::nullopt;
+  }
   /// A gemm with a tensor-core grid (`warp_partition`, `wgmma`, `mfma`) on
   /// shared operands, or a fragment A in registers (`aRegs`, see
   /// registerOperandA).

@@ -66,6 +66,9 @@ public:
                                  IRMapping &map) const override;
   LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op, OpBuilder &b,
                                  IRMapping &map) const override;
+  std::optional<LogicalResult> lowerBulkAtomicAdd(KernelLowering &kl,
+                                                  AtomicAddOp op, OpBuilder &b,
+                                                  IRMapping &map) const override;
   LogicalResult lowerGemm(KernelLowering &kl, GemmOp op, OpBuilder &b,
                           const Buffer &a, const Buffer &bb, const Buffer &c,
                           ArrayRef<int64_t> aRegs) const override;

@@ -559,14 +559,24 @@ def Tile_AtomicAddOp : Tile_Op<"atomic_add", [Tile_InKernel]> {
     unit dimensions of `dst` dropped as for `tile.copy`). Out-of-range updates
     are dropped.
 
+    With `tma` (TileLang's `use_tma=True`) a shared tile is added into a
+    global kernel argument as one bulk reduction by the tensor memory
+    accelerator (`cp.reduce.async.bulk.tensor`, sm_90 and newer): the
+    block's threads synchronize before it (their writes to the tile) and
+    after it (the tile may be written again once the bulk read is done).
+    Where there is no TMA, or the tile and destination do not fit its rules,
+    the same adds are made element by element.
+
     ```mlir
     tile.atomic_add %v -> %out[%i] : f32 -> memref<1024xf32>
     tile.atomic_add %part -> %out[%row, %c0]
         : memref<64x64xf32, #tile.scope<fragment>> -> memref<?x64xf32>
+    tile.atomic_add %tile -> %out[%row, %c0] {tma}
+        : memref<64x64xf32, #tile.scope<shared>> -> memref<?x64xf32>
     ```
   }];
   let arguments = (ins AnyType:$value, Tile_AnyBuffer:$dst,
-                       Variadic<Index>:$offsets);
+                       Variadic<Index>:$offsets, UnitAttr:$tma);
   let assemblyFormat = [{
     $value `->` $dst `[` $offsets `]` attr-dict `:` type($value) `->` type($dst)
   }];

@@ -3,8 +3,8 @@
 //
 // Part of tilelang-mlir.
 //
-// tile.atomic_add (scalars, and fragments register by register or in
-// pairs), tile.print (one thread prints, tiles gathered in shared memory) and
+// tile.atomic_add (scalars, fragments register by register or in pairs,
+// shared tiles in bulk where the target can), tile.print (one thread prints, tiles gathered in shared memory) and
 // tile.device_assert.
 //
 //===----------------------------------------------------------------------===//
@@ -50,6 +50,41 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
   FailureOr<Buffer> src = bufferOf(op.getValue(), b, map);
   if (failed(src))
     return failure();
+  if (src->kind == BufferKind::Shared && op.getTma()) {
+    if (std::optional<LogicalResult> bulk =
+            target.lowerBulkAtomicAdd(*this, op, b, map))
+      return *bulk;
+    // Element by element: thread t adds elements t, t + threads, ... of the
+    // tile, between the barriers a bulk add has (InsertBarriers leaves them
+    // to this op).
+    int64_t lead = dst->rank() - src->rank();
+    int64_t count = 1;
+    for (int64_t e : src->shape)
+      count *= e;
+    barrier(b);
+    auto loop = scf::ForOp::create(b, loc, tid, cIdx(b, loc, count),
+                                   cIdx(b, loc, numThreads));
+    {
+      OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
+      Value rest = loop.getInductionVar();
+      SmallVector<Value> sidx(src->rank());
+      for (int64_t d = src->rank() - 1; d >= 0; --d) {
+        Value extent = cIdx(lb, loc, src->shape[d]);
+        sidx[d] = d ? arith::RemUIOp::create(lb, loc, rest, extent).getResult()
+                    : rest;
+        if (d)
+          rest = arith::DivUIOp::create(lb, loc, rest, extent);
+      }
+      SmallVector<Value> idx(offsets.begin(), offsets.begin() + lead);
+      for (int64_t d = 0; d < src->rank(); ++d)
+        idx.push_back(
+            arith::AddIOp::create(lb, loc, offsets[lead + d], sidx[d]));
+      atomicAt(lb, idx,
+               convertElements(lb, loc, loadElement(lb, *src, sidx), elem));
+    }
+    barrier(b);
+    return success();
+  }
   if (src->kind != BufferKind::Fragment)
     return op.emitOpError("atomic adds of tiles need a fragment value on ")
            << target.getPlatformName() << " targets";

@@ -70,9 +70,10 @@ public:
   void chooseTmaStores();
   LogicalResult lowerTmaStore(CopyOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerTmaCopy(CopyOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerTmaReduce(AtomicAddOp op, OpBuilder &b, IRMapping &map);
   void initBarriers(OpBuilder &b);
   void clusterSync(OpBuilder &b);
-  void useTensorMap(CopyOp copy, const TensorMap &m);
+  void useTensorMap(Operation *op, const TensorMap &m);
 };
 
 /// The lowering NVVMTargetInfo created (see NVVMTargetInfo::createLowering).

@@ -236,6 +236,14 @@ LogicalResult NVVMTargetInfo::lowerStagedStore(KernelLowering &kl, CopyOp op,
   return nvvmLowering(kl).lowerTmaStore(op, b, map);
 }
 
+std::optional<LogicalResult>
+NVVMTargetInfo::lowerBulkAtomicAdd(KernelLowering &kl, AtomicAddOp op,
+                                   OpBuilder &b, IRMapping &map) const {
+  if (!kl.copyTensorMap.contains(op))
+    return std::nullopt;
+  return nvvmLowering(kl).lowerTmaReduce(op, b, map);
+}
+
 LogicalResult NVVMTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,
                                         OpBuilder &b, const Buffer &a,
                                         const Buffer &bb, const Buffer &c,

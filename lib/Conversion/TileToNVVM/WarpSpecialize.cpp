@@ -169,8 +169,9 @@ void NVVMKernelLowering::clusterSync(OpBuilder &b) {
   NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
-/// `copy` goes through tensor map `m` (one per parameter, box and swizzle).
-void NVVMKernelLowering::useTensorMap(CopyOp copy, const TensorMap &m) {
+/// `op` (a copy, a bulk atomic add) goes through tensor map `m` (one per
+/// parameter, box and swizzle).
+void NVVMKernelLowering::useTensorMap(Operation *copy, const TensorMap &m) {
   auto it = llvm::find_if(tensorMaps, [&](const TensorMap &t) {
     return t.param == m.param && t.box == m.box && t.swizzle == m.swizzle;
   });
@@ -210,6 +211,37 @@ LogicalResult NVVMKernelLowering::collectTensorMaps() {
   });
   if (result.wasInterrupted())
     return failure();
+  // Bulk atomic adds (T.atomic_add(..., use_tma=True)) of a whole shared
+  // allocation of rank 1 or 2 into a kernel argument of its element type
+  // (float32, float16, bfloat16, int32): boxes of one panel of the tile,
+  // its swizzle. Others are added element by element.
+  if (target.getChipInfo().tma)
+    kernel.walk([&](AtomicAddOp add) {
+      if (!add.getTma())
+        return;
+      auto arg = dyn_cast<BlockArgument>(add.getDst());
+      AllocSharedOp alloc = sharedAllocOf(add.getValue());
+      if (!arg || arg.getOwner()->getParentOp() != func.getOperation() ||
+          !alloc || alloc.getResult() != add.getValue())
+        return;
+      auto src = cast<MemRefType>(add.getValue().getType());
+      auto dst = cast<MemRefType>(add.getDst().getType());
+      Type et = dst.getElementType();
+      if (!dst.getLayout().isIdentity() || src.getRank() > 2 ||
+          !(et.isF32() || et.isF16() || et.isBF16() || et.isInteger(32)))
+        return;
+      int64_t swizzle =
+          alloc.getSwizzleAttr() ? alloc.getSwizzleAttr().getBytes() : 0;
+      int64_t eb = elementBytes(et);
+      SmallVector<int64_t> box(dst.getRank() - src.getRank(), 1);
+      llvm::append_range(box, src.getShape());
+      if (int64_t span = sharedPanelElements(src.getShape(), eb, swizzle))
+        box.back() = span;
+      if ((box.back() * eb) % 16 || (swizzle && box.back() * eb > swizzle) ||
+          llvm::any_of(box, [](int64_t e) { return e > 256; }))
+        return;
+      useTensorMap(add, {arg.getArgNumber(), box, swizzle});
+    });
   // Epilogue stores: boxes of one panel of the staging buffer.
   kernel.walk([&](CopyOp copy) {
     if (!tmaStores.contains(copy))
@@ -339,6 +371,56 @@ LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(gb, loc);
   });
+  return success();
+}
+
+/// A bulk atomic add of a shared tile (see collectTensorMaps): every
+/// thread fences its writes to the tile for the async proxy, the threads
+/// synchronize, the role's first thread issues one TMA reduce-add per
+/// panel and waits until they have read the tile, and the threads
+/// synchronize again (the tile may then be written over).
+LogicalResult NVVMKernelLowering::lowerTmaReduce(AtomicAddOp op, OpBuilder &b,
+                                                 IRMapping &map) {
+  FailureOr<Buffer> src = bufferOf(op.getValue(), b, map);
+  if (failed(src))
+    return failure();
+  unsigned mapIndex = copyTensorMap.lookup(op);
+  const TensorMap &tm = tensorMaps[mapIndex];
+  Value desc = gpuFunc.getArgument(mapIndex);
+  int64_t eb = elementBytes(src->elementType);
+  int64_t cols = src->shape.back(), width = tm.box.back();
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(map.lookupOrDefault(o));
+  target.emitAsyncProxyFence(b, loc);
+  barrier(b);
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+    for (int64_t c0 = 0; c0 < cols; c0 += width) {
+      // Coordinates, innermost first, as i32.
+      SmallVector<Value> coords;
+      for (int64_t d = offsets.size() - 1; d >= 0; --d) {
+        Value o = offsets[d];
+        if (d == (int64_t)offsets.size() - 1 && c0)
+          o = arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0));
+        coords.push_back(
+            arith::IndexCastOp::create(gb, loc, gb.getI32Type(), o));
+      }
+      SmallVector<Value> at(src->rank(), cIdx(gb, loc, 0));
+      at.back() = cIdx(gb, loc, c0);
+      Value elems = emitSharedOffset(gb, loc, src->allocShape, at, eb,
+                                     src->swizzle, /*applySwizzle=*/false);
+      Value ptr =
+          sharedPtr(gb, src->memref,
+                    arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
+      NVVM::CpAsyncBulkTensorReduceOp::create(
+          gb, loc, desc, ptr, NVVM::TMAReduxKind::ADD,
+          NVVM::TMAStoreMode::TILE, coords, Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(gb, loc);
+    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                         gb.getUnitAttr());
+  });
+  barrier(b);
   return success();
 }
 

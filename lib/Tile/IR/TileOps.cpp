@@ -692,8 +692,18 @@ LogicalResult AtomicAddOp::verify() {
              << tileType.getRank()
              << " cannot be added into a destination of rank "
              << dstType.getRank();
+    if (getTma() && (!isInScope(tileType, MemoryScope::shared) ||
+                     !isGlobal(dstType) ||
+                     tileType.getElementType() != dstType.getElementType()))
+      return emitOpError("a bulk (TMA) add needs a shared tile of the "
+                         "destination's element type and a global "
+                         "destination, got ")
+             << tileType << " into " << dstType;
     return success();
   }
+  if (getTma())
+    return emitOpError("a bulk (TMA) add needs a shared tile value, got ")
+           << valueType;
   if (!valueType.isIntOrIndexOrFloat())
     return emitOpError("value must be a scalar or a tile buffer, got ")
            << valueType;

@@ -109,6 +109,12 @@ public:
         state.clear();
         continue;
       }
+      if (auto add = dyn_cast<AtomicAddOp>(op); add && add.getTma()) {
+        // A bulk add synchronizes the threads before and after it itself
+        // (see KernelLowering::lowerAtomicAdd).
+        state.clear();
+        continue;
+      }
       if (auto role = dyn_cast<RoleOp>(op)) {
         // A role's barriers synchronize its own threads (a named barrier);
         // roles order their accesses against each other and against the

@@ -464,7 +464,10 @@ class Builder(RoleBuilder):
                        ir.Attribute.parse(f"#tile<wait {cmp}>"),
                        timeout_ms=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), timeout_ms))
 
-    def atomic_add(self, dst, value) -> None:
+    def atomic_add(self, dst, value, tma: bool = False) -> None:
+        """`tma`: a shared tile into a global tensor as one bulk (TMA)
+        reduction, where the tile's dimensions are the destination's
+        trailing ones (else, as without it, element by element)."""
         self.require_kernel("T.atomic_add")
         if isinstance(dst, Buffer):
             buf, offsets = dst, [IndexExpr(0)] * dst.ndim
@@ -483,6 +486,17 @@ class Builder(RoleBuilder):
                                      f"the value {value.name!r} has shape {list(value.shape)}")
         else:
             raise self.error(f"T.atomic_add expects a buffer destination, got {_describe(dst)}")
+        bulk = (tma and isinstance(value, Buffer) and value.scope == "shared"
+                and buf.scope == "global" and buf.remap is None and value.dtype == buf.dtype
+                and value.ndim <= buf.ndim)
+        if bulk and isinstance(dst, BufferRef) and any(e is not None for e in extents):
+            trailing = list(range(buf.ndim - value.ndim, buf.ndim))
+            bulk = [d for d, e in enumerate(extents) if e not in (None, 1)] == \
+                [d for d in trailing if value.shape[d - trailing[0]] != 1]
+        if bulk:
+            _tile().AtomicAddOp(value.value, buf.value,
+                                [o.materialize() for o in offsets], tma=True)
+            return
         if isinstance(value, Buffer) and (value.scope not in ("fragment", "local")
                                           or buf.remap is not None):
             # A shared (or global) tile, or a destination placed by a

@@ -35,16 +35,18 @@ def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False,
     """Atomically adds a scalar into `dst[i, ...]`, or a tile into the region
     of `dst` starting there. Inside `T.Parallel`, `T.atomic_add(C[i, j],
     frag[i, j])` adds each element once. The atomics are relaxed
-    (`memory_order` None or "relaxed"). `use_tma` (TileLang: a tile add as
-    one bulk TMA reduction) is a performance hint: the same adds are made,
-    element by element."""
+    (`memory_order` None or "relaxed"). `use_tma`: a shared tile added into
+    a global tensor as one bulk reduction by the TMA unit
+    (`cp.reduce.async.bulk.tensor`, sm_90 and newer), the block's threads
+    synchronized before and after it; elsewhere (no TMA, a fragment value,
+    a tile TMA cannot take) the same adds element by element."""
     if return_prev:
         raise b.error("not supported by tilelang-mlir: T.atomic_add(..., return_prev=True) "
                       "(the atomic returns no value here)")
     if memory_order not in (None, "relaxed"):
         raise b.error(f"not supported by tilelang-mlir: T.atomic_add with memory_order="
                       f"{memory_order!r} (its atomics are relaxed)")
-    b.atomic_add(dst, value)
+    b.atomic_add(dst, value, tma=use_tma)
 
 
 @builtin

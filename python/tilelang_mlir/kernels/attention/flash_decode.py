@@ -47,11 +47,15 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages, num_splits,
                        block_H=None, block_N=128, num_stages=2, threads=128, dtype="float16",
-                       sm_scale=None):
+                       sm_scale=None, direct=False):
     """The split kernel. A contiguous cache is num_pages = batch, page_size =
     max_seq, max_pages = 1 (and the identity block table). block_H (the
     gemm rows) defaults to the smallest of 16, 32, 64 that holds the group:
-    16 and 32 rows are warp-level mma, 64 a Hopper warpgroup gemm."""
+    16 and 32 rows are warp-level mma, 64 a Hopper warpgroup gemm. With
+    `direct` (one split only) O_part is O itself, in dtype: there is
+    nothing to combine."""
+    if direct and num_splits != 1:
+        raise tl.TileLangError(f"flash_decode: direct output needs one split, not {num_splits}")
     if heads % kv_heads:
         raise tl.TileLangError(f"flash_decode: {heads} query heads are not a multiple of "
                                f"{kv_heads} KV heads")
@@ -74,7 +78,8 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
     def main(Q: T.Tensor((batch, kv_heads, groups, dim), dtype), K: T.Tensor(kv_shape, dtype),
              V: T.Tensor(kv_shape, dtype), block_table: T.Tensor((batch, max_pages), "int32"),
              cache_seqlens: T.Tensor((batch,), "int32"),
-             O_part: T.Tensor((batch, num_splits, kv_heads, groups, dim), accum),
+             O_part: T.Tensor((batch, num_splits, kv_heads, groups, dim),
+                             dtype if direct else accum),
              LSE_part: T.Tensor((batch, num_splits, kv_heads, groups), accum)):
         with T.Kernel(batch, kv_heads, num_splits, threads=threads) as (bx, by, bz):
             Q_shared = T.alloc_shared((block_H, dim), dtype)
@@ -119,7 +124,8 @@ def default_splits(batch, kv_heads, max_seq, block_N=128, sms=132):
 
 class FlashDecode:
     """The split and combine kernels as one call:
-    (q, k, v, cache_seqlens[, block_table]) -> O (batch, heads, dim).
+    (q, k, v, cache_seqlens[, block_table]) -> O (batch, heads, dim). With
+    one split the split kernel writes O itself and no combine runs.
 
     Contiguous cache (page_size None): k, v (batch, kv_heads, max_seq, dim).
     Paged (page_size given): k, v (num_pages, kv_heads, page_size, dim) and
@@ -141,12 +147,14 @@ class FlashDecode:
                                         config.get("block_N", 128))
         self.batch, self.heads, self.kv_heads, self.dim = batch, heads, kv_heads, dim
         self.num_splits = num_splits
+        self.direct = num_splits == 1
         self.split = tl.compile(
             flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages,
-                               num_splits, dtype=dtype, **config),
+                               num_splits, dtype=dtype, direct=self.direct, **config),
             out_idx=[5, 6], target=target)
-        self.combine = tl.compile(splitkv_combine(batch, heads, num_splits, dim, dtype=dtype),
-                                  out_idx=[2], target=target)
+        self.combine = None if self.direct else tl.compile(
+            splitkv_combine(batch, heads, num_splits, dim, dtype=dtype), out_idx=[2],
+            target=target)
         self.device = self.split.device
         self.target = self.split.target
         self._identity = None
@@ -173,6 +181,8 @@ class FlashDecode:
 
     def __call__(self, q, k, v, cache_seqlens, block_table=None):
         parts = self.split(*self.split_args(q, k, v, cache_seqlens, block_table))
+        if self.direct:
+            return parts[0].reshape(self.batch, self.heads, self.dim)
         return self.combine(*self.combine_args(*parts))
 
 

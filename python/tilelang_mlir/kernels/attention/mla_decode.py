@@ -110,9 +110,9 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
     return main
 
 
-def mla_decode_combine(batch, heads, num_splits, block_H=16, threads=128, dtype="float16"):
+def mla_decode_combine(batch, heads, num_splits, threads=128, dtype="float16"):
     """O[b, h] = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s)."""
-    return splitkv_combine(batch, heads, num_splits, DV, block_H, threads, dtype)
+    return splitkv_combine(batch, heads, num_splits, DV, threads, dtype)
 
 
 # Shared memory is Q (block_H x 576) plus num_stages KV tiles (block_N x

@@ -113,39 +113,55 @@ def mask_past_end(S, token, seqlen, rows, cols):
             S[i, j] = T.if_then_else(token + j < seqlen, S[i, j], -T.infinity("float32"))
 
 
-def splitkv_combine(batch, heads, num_splits, dim, block_H=16, threads=128, dtype="float16"):
+def combine_tile(num_splits, dim, threads=128):
+    """The dim columns of one combine block: the (num_splits x columns)
+    partial tile is loaded at once, about 32 floats a thread (so that
+    every split's read is in flight together), at least 16 columns."""
+    cols = dim
+    while cols > 16 and num_splits * cols > 32 * threads:
+        cols //= 2
+    return math.gcd(dim, cols)
+
+
+def splitkv_combine(batch, heads, num_splits, dim, threads=128, dtype="float16"):
     """O[b, h] (dtype) from O_part (batch, num_splits, heads, dim) and
     LSE_part (batch, num_splits, heads), both float32. Every head needs one
-    non-empty split (a sequence of at least one token)."""
+    non-empty split (a sequence of at least one token).
+
+    One block per (sequence, head, block_D columns): the block issues the
+    reads of all its splits' partial columns and of their LSEs together
+    (one round trip to memory, not one per split), weighs the partials by
+    exp(lse_s - lse) and sums them over the splits (a reduction along the
+    tile's first dimension)."""
     accum = "float32"
-    block_H = math.gcd(heads, block_H)
+    block_D = combine_tile(num_splits, dim, threads)
 
     @T.prim_func
     def main(O_part: T.Tensor((batch, num_splits, heads, dim), accum),
              LSE_part: T.Tensor((batch, num_splits, heads), accum),
              O: T.Tensor((batch, heads, dim), dtype)):
-        with T.Kernel(batch, heads // block_H, threads=threads) as (bx, by):
-            lse_s = T.alloc_fragment((block_H, num_splits), accum)
-            weight = T.alloc_shared((block_H, num_splits), accum)  # read by split index
-            lse_max = T.alloc_fragment((block_H,), accum)
-            total = T.alloc_fragment((block_H,), accum)
-            part = T.alloc_fragment((block_H, dim), accum)
-            acc_o = T.alloc_fragment((block_H, dim), accum)
-            for i, s in T.Parallel(block_H, num_splits):
-                lse_s[i, s] = LSE_part[bx, s, by * block_H + i]
+        with T.Kernel(batch, heads, dim // block_D, threads=threads) as (bx, by, bz):
+            part = T.alloc_fragment((num_splits, block_D), accum)
+            lse_s = T.alloc_fragment((1, num_splits), accum)
+            lse_max = T.alloc_fragment((1,), accum)
+            total = T.alloc_fragment((1,), accum)
+            weight = T.alloc_shared((num_splits,), accum)  # read by split index
+            acc_o = T.alloc_fragment((block_D,), accum)
+            for s, j in T.Parallel(num_splits, block_D):  # (first: the long reads)
+                part[s, j] = O_part[bx, s, by, bz * block_D + j]
+            for z, s in T.Parallel(1, num_splits):
+                lse_s[z, s] = LSE_part[bx, s, by]
             T.reduce_max(lse_s, lse_max, dim=1)
-            for i in T.Parallel(block_H):  # (every head has a non-empty split)
-                lse_max[i] = T.max(lse_max[i], -3.0e38)
-            for i, s in T.Parallel(block_H, num_splits):
-                lse_s[i, s] = T.exp(lse_s[i, s] - lse_max[i])
+            for z in T.Parallel(1):  # (every head has a non-empty split)
+                lse_max[z] = T.max(lse_max[z], -3.0e38)
+            for z, s in T.Parallel(1, num_splits):
+                lse_s[z, s] = T.exp(lse_s[z, s] - lse_max[z])
             T.reduce_sum(lse_s, total, dim=1)
-            for i, s in T.Parallel(block_H, num_splits):
-                weight[i, s] = lse_s[i, s] / total[i]
-            T.clear(acc_o)
-            for s in T.serial(num_splits):
-                T.copy(O_part[bx, s, by * block_H, 0], part)
-                for i, j in T.Parallel(block_H, dim):
-                    acc_o[i, j] += part[i, j] * weight[i, s]
-            T.copy(acc_o, O[bx, by * block_H, 0])
+            for z, s in T.Parallel(1, num_splits):
+                weight[s] = lse_s[z, s] / total[z]
+            for s, j in T.Parallel(num_splits, block_D):
+                part[s, j] *= weight[s]
+            T.reduce_sum(part, acc_o, dim=0)
+            T.copy(acc_o, O[bx, by, bz * block_D])
 
     return main

@@ -1401,3 +1401,26 @@ func.func @wait_timeout(%f: memref<4xi32>, %r: index) {
   }
   return
 }
+
+// -----
+
+func.func @atomic_bulk_fragment(%out: memref<4x4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment : memref<4x4xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.atomic_add' op a bulk (TMA) add needs a shared tile of the destination's element type and a global destination, got 'memref<4x4xf32, #tile.scope<fragment>>' into 'memref<4x4xf32>'}}
+    tile.atomic_add %f -> %out[%c0, %c0] {tma} : memref<4x4xf32, #tile.scope<fragment>> -> memref<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @atomic_bulk_scalar(%out: memref<16xf32>, %n: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.atomic_add' op a bulk (TMA) add needs a shared tile value, got 'f32'}}
+    tile.atomic_add %v -> %out[%c0] {tma} : f32 -> memref<16xf32>
+  }
+  return
+}

@@ -1,0 +1,43 @@
+// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80},canonicalize,cse)' | FileCheck %s --check-prefix=SM80
+
+// T.atomic_add(out[i, 0, 0], tile, use_tma=True): a 64x128 float32 shared
+// tile added into a rank-3 kernel argument. On sm_90a it is one bulk
+// reduction through a tensor map of `out` (param 1, a 1x64x128 box, no
+// swizzle): the threads fence their writes for the async proxy and
+// synchronize, thread 0 issues the reduce-add at (0, 0, i) (innermost
+// first), commits it and waits until it has read the tile, and the threads
+// synchronize again.
+// CHECK: gpu.launch_func @bulk_add_kernel::@bulk_add_kernel
+// CHECK-SAME: tile.tensormaps = [{box = array<i64: 1, 64, 128>, param = 1 : i64, swizzle = 0 : i64}]
+// CHECK: gpu.func @bulk_add_kernel(%[[MAP:.+]]: !llvm.ptr, %{{.+}}: memref<64x128xf32>, %{{.+}}: memref<2x64x128xf32>, %[[I:.+]]: index)
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK: %[[ROW:.+]] = arith.index_cast %[[I]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %[[MAP]], %{{.+}}, box[%c0_i32, %c0_i32, %[[ROW]]] {redKind = #nvvm.tma_redux_kind<add>}
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: gpu.barrier
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: gpu.return
+
+// Without TMA (sm_80) the same adds, element by element: thread t adds
+// elements t, t + 128, ... between two barriers, and no tensor map.
+// SM80-NOT: tile.tensormaps
+// SM80: gpu.barrier
+// SM80-NEXT: scf.for %{{.+}} = %{{.+}} to %c8192 step %c128
+// SM80: memref.atomic_rmw addf %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : (f32, memref<2x64x128xf32>) -> f32
+// SM80: gpu.barrier
+// SM80-NOT: cp.async.bulk
+func.func @bulk_add(%A: memref<64x128xf32>, %out: memref<2x64x128xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) {
+    %s = tile.alloc_shared : memref<64x128xf32, #tile.scope<shared>>
+    tile.copy %A[%c0, %c0] [64, 128] to %s[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<shared>>
+    tile.atomic_add %s -> %out[%i, %c0, %c0] {tma} : memref<64x128xf32, #tile.scope<shared>> -> memref<2x64x128xf32>
+  }
+  return
+}
