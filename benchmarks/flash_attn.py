@@ -73,6 +73,13 @@ CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
     dict(ours.CONFIGS[2], rotate=True, pingpong=True, sched=True),
     dict(_W160, rotate=True, pingpong=True, sched=True),
     dict(_W176, rotate=True, pingpong=True),
+    # Wider KV tiles and three consumer warpgroups for D=64, where the
+    # softmax's share of a step is twice D=128's (K/V tiles are half the
+    # bytes, the O accumulator half the registers).
+    dict(block_M=128, block_N=192, num_stages=2, threads=256, rotate=True, pingpong=True),
+    dict(block_M=128, block_N=256, num_stages=2, threads=256, rotate=True, pingpong=True),
+    dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True),
+    dict(block_M=192, block_N=128, num_stages=2, threads=384, pingpong=True),
     # Causal blocks in launch order instead of the longest first.
     dict(ours.CONFIGS[0], heavy_first=False),
     dict(ours.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),

@@ -1,7 +1,9 @@
-"""Runs the GEMM (3-stage pipeline) and softmax kernels once, and the
+"""Runs the GEMM (3-stage pipeline) and softmax kernels once, the
 explicitly warp-specialized GEMMs of test_explicit_ws.py (roles, user
-barriers, TMA and per-thread cp.async), for compute-sanitizer (memcheck,
-racecheck) on a GPU machine."""
+barriers, TMA and per-thread cp.async), the bulk (TMA reduce-add) atomic
+add of test_bulk_atomic_add.py, flash decoding's split and combine kernels
+and the FlashAttention backward with dq added by TMA, for compute-sanitizer
+(memcheck, racecheck) on a GPU machine."""
 
 import os
 import sys
@@ -11,8 +13,11 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "python"))
 
 import kernels  # noqa: E402
+import test_bulk_atomic_add  # noqa: E402
 import test_explicit_ws  # noqa: E402
 import tilelang_mlir as tl  # noqa: E402
+from tilelang_mlir.kernels.attention import flash_attn_bwd as fab  # noqa: E402
+from tilelang_mlir.kernels.attention import flash_decode as fd  # noqa: E402
 from tilelang_mlir.runtime.cuda import NoCUDADevice  # noqa: E402
 
 
@@ -25,9 +30,33 @@ def main():
     explicit = [tl.compile(program(128, 256, 256), out_idx=[2], target="cuda")
                 for program in (test_explicit_ws.barrierpipe, test_explicit_ws.three_roles,
                                 test_explicit_ws.cp_async_gemm)]
+    bulk = tl.compile(test_bulk_atomic_add.accumulate(80, 6, 5), target="cuda")
+    decode = fd.FlashDecode(1, 32, 8, 128, max_seq=1000, num_splits=8, target="cuda",
+                            block_N=64, num_stages=2)
+    bwd = fab.FlashAttnBwd(1, 2, 200, 64, True, target="cuda", block_M=64, block_N=64,
+                           threads=256, dq_tma=True)
     if not torch.cuda.is_available():
         print("compiled only: no GPU here (AOT prepare)")
         return
+    parts = torch.randn(6, 5, 32, 64, device="cuda")
+    total = torch.zeros(80, 64, device="cuda")
+    bulk(parts, total)
+    ref = torch.zeros(80, 64, device="cuda", dtype=torch.float64)
+    for blk in range(6):
+        for step in range(5):
+            r = ((blk + step) % 3) * 32
+            ref[r:r + 32] += 2 * parts[blk, step, :80 - r].double()
+    q, k, v, lens, _ = fd.make_inputs(1, 32, 8, 128, [1000], device="cuda", seed=0)
+    o = decode(q, k, v, lens)
+    bq, bk, bv, bdo = (torch.randn(1, 2, 200, 64, device="cuda").half() for _ in range(4))
+    bo, blse = fab.forward(bq, bk, bv, True)
+    grads = bwd(bq, bk, bv, bo, bdo, blse)
+    torch.cuda.synchronize()
+    assert (total.double() - ref).abs().max() < 1e-4
+    o_ref = fd.reference(q, k, v, lens)
+    assert ((o.float() - o_ref).norm() / o_ref.norm()) < 1e-2
+    for g, r in zip(grads, fab.reference(bq, bk, bv, bdo, True)):
+        assert ((g.float() - r).norm() / r.norm()) < 1e-2
     a = torch.randn(256, 256, device="cuda").half()
     b = torch.randn(256, 256, device="cuda").half()
     c = gemm(a, b)

@@ -57,6 +57,16 @@ def test_flash_attn_bwd(dim, is_causal, target):
     assert max(errors) < TOL["float16"], errors
 
 
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_bwd_dq_by_tma(is_causal, target):
+    """dq through a float32 shared tile and T.atomic_add(..., use_tma=True)
+    (a TMA reduce-add on sm_90; element by element on the CPU), GQA, a
+    sequence past the last Q block's end (TMA drops the rows past it)."""
+    errors = run(target, 1, 4, 200, 64, is_causal, groups=2, block_M=64, block_N=64,
+                 threads=256 if target == "cuda" else 128, dq_tma=True)
+    assert max(errors) < TOL["float16"], errors
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_flash_attn_bwd_gqa(dtype, target):
     """Four query heads per KV head: dK, dV sum over the group."""

@@ -108,10 +108,13 @@ def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_
 
 
 def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
-                   num_stages=2, threads=128, dtype="float16", sm_scale=None):
+                   num_stages=2, threads=128, dtype="float16", sm_scale=None, dq_tma=False):
     """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
     scaled) of one KV block per (block, KV head, batch). sm_scale: the
-    forward's softmax scale (default 1 / sqrt(D))."""
+    forward's softmax scale (default 1 / sqrt(D)). dq_tma: each step's dq
+    goes into a float32 shared tile and into dQ_accum as one TMA reduce-add
+    (`T.atomic_add(..., use_tma=True)`, sm_90+) instead of per-thread
+    atomics of the fragment."""
     if heads % groups:
         raise ValueError(f"flash_attn_bwd: heads ({heads}) must be a multiple of groups ({groups})")
     # P = exp2(S scale - LSE log2(e))
@@ -132,6 +135,8 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                       threads=threads) as (bx, by, bz):
             (K_shared, V_shared, q, do, lse, delta, dsT_shared, qkT, dsT, pT, dsT_cast, dq, dk,
              dv) = bwd_buffers(block_M, block_N, dim, dtype)
+            if dq_tma:
+                dq_shared = T.alloc_shared((block_N, dim), accum)
 
             T.copy(K[bz, by, bx * block_M, 0], K_shared)
             T.copy(V[bz, by, bx * block_M, 0], V_shared)
@@ -156,7 +161,11 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                         qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
                 grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
                               dsT_shared, dq, dk, dv, block_M, block_N, ds_scale)
-                T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq)
+                if dq_tma:
+                    T.copy(dq, dq_shared)
+                    T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq_shared, use_tma=True)
+                else:
+                    T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq)
             T.copy(dk, K_shared)  # stage dK, dV for coalesced stores
             T.copy(K_shared, dK[bz, by, bx * block_M, 0])
             T.copy(dv, V_shared)
@@ -193,13 +202,19 @@ CONFIGS = [
     dict(block_M=128, block_N=64, threads=256),
     dict(block_M=128, block_N=128, threads=256),
     dict(block_M=64, block_N=64, num_stages=1, threads=128),
+    dict(block_M=64, block_N=64, threads=256, dq_tma=True),
+    dict(block_M=64, block_N=64, threads=128, dq_tma=True),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True),
+    dict(block_M=64, block_N=128, threads=256, dq_tma=True),
 ]
 
 
 def describe(config):
-    """'64x64 s2 t128': block_M (KV) x block_N (Q), stages, threads."""
+    """'64x64 s2 t128': block_M (KV) x block_N (Q), stages, threads (and
+    dq-tma: dq added by TMA reduce-add)."""
     c = config
-    return f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}"
+    return (f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}" +
+            (" dq-tma" if c.get("dq_tma") else ""))
 
 
 class FlashAttnBwd:
