@@ -7,7 +7,7 @@ sequence `cache` tokens long (4096 to 32768), head dim 128, float16, a
 contiguous (batch, kv_heads, cache, dim) KV cache.
 
 Contenders: ours (kernels/attention/flash_decode.py: split kernel and
-combine; each config of CONFIGS with split counts around the two-waves
+combine; each config of CONFIGS with split counts around the one-wave
 default, the fastest kept), torch SDPA with the query as a length-1
 sequence, one column per backend (FLASH_ATTENTION, CUDNN_ATTENTION,
 EFFICIENT_ATTENTION, MATH; GQA through enable_gqa where torch has it, else
@@ -53,13 +53,25 @@ SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "M
 # Ours: KV tile and stages (block_H is the library's default: 16 rows).
 # 128-token tiles fill one block's shared memory (one block an SM); 64-token
 # tiles in 2 or 3 stages leave room for three or two blocks an SM.
+# "cp.async": the KV tiles loaded by all the block's threads with cp.async
+# (tl.disable_tma_lower, tl.disable_warp_specialized) instead of TMA from a
+# producer warpgroup.
+# (Dropped after a run on the H200, never the fastest: 128-token tiles and
+# 64-token tiles in 4 stages with cp.async, 256 threads with cp.async.)
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=128, num_stages=3), dict(block_N=64, num_stages=2),
-           dict(block_N=64, num_stages=3)]
+           dict(block_N=64, num_stages=3),
+           dict(block_N=64, num_stages=3, cp_async=True),
+           dict(block_N=64, num_stages=2, cp_async=True),
+           dict(block_N=32, num_stages=4, cp_async=True)]
+CP_ASYNC = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}
 
 
 def describe(config, splits):
-    return f"N{config['block_N']} s{config['num_stages']} splits={splits}"
+    c = config
+    return (f"N{c['block_N']} s{c['num_stages']}" +
+            (f" t{c['threads']}" if "threads" in c else "") +
+            (" cp.async" if c.get("cp_async") else "") + f" splits={splits}")
 
 
 class Case:
@@ -85,8 +97,11 @@ class Case:
         return sorted({max(1, s // 2), s, min(tiles, 2 * s, 64)})
 
     def ours(self, config, splits, target):
+        config = dict(config)
+        passes = CP_ASYNC if config.pop("cp_async", False) else None
         return ours.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
-                                   num_splits=splits, target=target, dtype=self.dtype, **config)
+                                num_splits=splits, target=target, dtype=self.dtype,
+                                pass_configs=passes, **config)
 
 
 # ---------------------------------------------------------------------------

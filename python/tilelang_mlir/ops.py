@@ -153,7 +153,7 @@ def _compiled(key: tuple):
         config = dict(_mla_config(target), page_size=page_size, sm_scale=scale)
         # Splits as flash decoding chooses them, the blocks of 64 heads in
         # the place of the KV heads.
-        splits = fd.default_splits(B, H // 64, page_size * max_pages, config["block_N"])
+        splits = fd.default_splits(B, H // 64, page_size * max_pages, config["block_N"], waves=2)
         return mla.MlaDecode(B, H, pages, max_pages, splits, target=target, dtype=dtype,
                              **config)
     if kind == "w4a16":

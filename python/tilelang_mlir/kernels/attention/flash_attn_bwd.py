@@ -206,6 +206,7 @@ CONFIGS = [
     dict(block_M=64, block_N=64, threads=128, dq_tma=True),
     dict(block_M=128, block_N=64, threads=256, dq_tma=True),
     dict(block_M=64, block_N=128, threads=256, dq_tma=True),
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True),
 ]
 
 

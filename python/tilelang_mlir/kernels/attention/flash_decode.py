@@ -116,10 +116,14 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
 HOPPER = dict(block_N=128, num_stages=2)
 
 
-def default_splits(batch, kv_heads, max_seq, block_N=128, sms=132):
-    """Enough (sequence, KV head, split) blocks for about two waves of
-    `sms` multiprocessors, no more splits than KV tiles."""
-    return max(1, min(math.ceil(max_seq / block_N), math.ceil(2 * sms / (batch * kv_heads))))
+def default_splits(batch, kv_heads, max_seq, block_N=128, sms=132, waves=1):
+    """Splits for at most `waves` waves of (sequence, KV head, split)
+    blocks over `sms` multiprocessors (at least one split, no more than KV
+    tiles). One wave: the split kernel holds one block a multiprocessor,
+    and on the H200 one wave beats two (benchmarks/flash_decode.py, batch
+    1: 16 splits of 8 KV heads 14.8 us against 18.0 for 32, at 4096 tokens;
+    BENCHMARKS.md 2026-12-02)."""
+    return max(1, min(math.ceil(max_seq / block_N), waves * sms // (batch * kv_heads)))
 
 
 class FlashDecode:
@@ -129,11 +133,12 @@ class FlashDecode:
 
     Contiguous cache (page_size None): k, v (batch, kv_heads, max_seq, dim).
     Paged (page_size given): k, v (num_pages, kv_heads, page_size, dim) and
-    a block table (batch, max_pages)."""
+    a block table (batch, max_pages). `pass_configs` go to the split
+    kernel's compile."""
 
     def __init__(self, batch, heads, kv_heads, dim, max_seq=None, num_splits=None,
                  page_size=None, num_pages=None, max_pages=None, target="auto",
-                 dtype="float16", **config):
+                 dtype="float16", pass_configs=None, **config):
         self.paged = page_size is not None
         if self.paged:
             if num_pages is None or max_pages is None:
@@ -151,7 +156,7 @@ class FlashDecode:
         self.split = tl.compile(
             flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages,
                                num_splits, dtype=dtype, direct=self.direct, **config),
-            out_idx=[5, 6], target=target)
+            out_idx=[5, 6], target=target, pass_configs=pass_configs)
         self.combine = None if self.direct else tl.compile(
             splitkv_combine(batch, heads, num_splits, dim, dtype=dtype), out_idx=[2],
             target=target)
