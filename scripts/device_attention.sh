@@ -3,7 +3,7 @@
 #   scripts/device_attention.sh prepare [BENCHES]  (here) compiles the GPU tests of
 #       $TESTS, scripts/sanitize_kernels.py and the benchmarks BENCHES (default:
 #       "flash_decode flash_attn_bwd"; each with $<NAME>_ARGS) into one kernel
-#       cache, .gpu-cache-attn, packed into .gpu-cache-attn.tar.gz (carry it);
+#       cache, .gpu-cache-attn, packed into .gpu-cache-attn.tar.xz (carry it);
 #   scripts/device_attention.sh run [BENCHES]      (on the GPU machine, through the
 #       device tool) runs the same from the cache: the tests, compute-sanitizer
 #       memcheck and racecheck over sanitize_kernels.py, then each benchmark,
@@ -11,7 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache-attn"
-PACK="$PWD/.gpu-cache-attn.tar.gz"
+PACK="$PWD/.gpu-cache-attn.tar.xz"  # (xz: gzip packs the cubins to over 64 MiB)
 TESTS=${TESTS:-"test/python/test_bulk_atomic_add.py test/python/test_flash_decode.py test/python/test_mla_decode.py test/python/test_flash_attn_bwd.py"}
 mode=${1:-}
 shift
@@ -28,12 +28,13 @@ prepare)
   fi
   for b in $BENCHES; do .venv/bin/python benchmarks/$b.py $(args_of $b) | tail -3 || exit 1; done
   git describe --always --dirty > "$CACHE/prepared_commit"
-  tar czf "$PACK" -C "$CACHE" . || exit 1
+  tar cf - -C "$CACHE" . | xz -T0 -6 > "$PACK" || exit 1
   echo "prepared $(ls "$CACHE" | wc -l) files in $((SECONDS - start)) s: $(du -h --apparent-size "$PACK" | cut -f1)"
   [ "$(stat -c %s "$PACK")" -le $((64 * 1048576)) ] || { echo "the pack is over 64 MiB" >&2; exit 1; }
   ;;
 run)
-  rm -rf "$CACHE" && mkdir -p "$CACHE" && tar xzf "$PACK" -C "$CACHE" || exit 1
+  rm -rf "$CACHE" && mkdir -p "$CACHE" || exit 1
+  python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$PACK" "$CACHE" || exit 1
   export PYTHONPATH="$PWD/python:$PWD/test/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$CACHE"
   export PYTHONUNBUFFERED=1
   OUT=${OUT:-/tmp}
