@@ -55,18 +55,17 @@ SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "M
 # tiles in 2 or 3 stages leave room for three or two blocks an SM.
 # "cp.async": the KV tiles loaded by all the block's threads with cp.async
 # (tl.disable_tma_lower, tl.disable_warp_specialized) instead of TMA from a
-# producer warpgroup. "warps": flash_decode_warps_split (four consumer
-# warps with a quarter of each tile each, explicit roles).
+# producer warpgroup.
 # (Dropped after runs on the H200, never the fastest: 128-token tiles in 3
 # stages, 64-token tiles in 3 stages by TMA, 128-token tiles and 64-token
-# tiles in 2 or 4 stages with cp.async, 256 threads with cp.async.)
+# tiles in 2 or 4 stages with cp.async, 256 threads with cp.async, and a
+# split kernel with explicit roles where four consumer warps each take a
+# quarter of every tile with a softmax of their own (commit bd06c7d):
+# 6-10% slower than the compiler's warp specialization at batch 16-64.)
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=64, num_stages=2),
            dict(block_N=64, num_stages=3, cp_async=True),
-           dict(block_N=32, num_stages=4, cp_async=True),
-           dict(block_N=128, num_stages=2, warps=True),
-           dict(block_N=64, num_stages=4, warps=True),
-           dict(block_N=64, num_stages=3, warps=True)]
+           dict(block_N=32, num_stages=4, cp_async=True)]
 CP_ASYNC = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}
 
 
@@ -74,8 +73,7 @@ def describe(config, splits):
     c = config
     return (f"N{c['block_N']} s{c['num_stages']}" +
             (f" t{c['threads']}" if "threads" in c else "") +
-            (" cp.async" if c.get("cp_async") else "") +
-            (" warps" if c.get("warps") else "") + f" splits={splits}")
+            (" cp.async" if c.get("cp_async") else "") + f" splits={splits}")
 
 
 class Case:

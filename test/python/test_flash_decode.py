@@ -88,28 +88,6 @@ def test_flash_decode_partial_lse(target):
     assert torch.allclose(lse, torch.logsumexp(s, -1), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("case", ["gqa-ragged", "mha-bf16", "paged", "one-split"])
-def test_flash_decode_warps(case):
-    """flash_decode_warps_split (a TMA producer, four consumer warps with a
-    quarter of each tile's tokens and softmax states of their own, combined
-    in the block): ragged lengths where later warps' slices of the last tile
-    lie wholly past the end, a one-token sequence (three warps see nothing),
-    empty splits, MHA, a paged cache, one split (O written directly)."""
-    if case == "gqa-ragged":
-        err = run("cuda", 32, 8, 128, [333, 1, 70, 4096], num_splits=5, warps=True)
-    elif case == "mha-bf16":
-        err = run("cuda", 4, 4, 64, [129, 260, 2], num_splits=2, dtype="bfloat16",
-                  block_N=64, num_stages=4, warps=True)
-    elif case == "paged":
-        err = run("cuda", 16, 2, 128, [200, 31, 129], num_splits=2, page_size=128,
-                  warps=True)
-    else:
-        err = run("cuda", 8, 2, 128, [1000, 3], num_splits=1, block_N=64, num_stages=3,
-                  warps=True)
-    assert err < TOL["bfloat16" if case == "mha-bf16" else "float16"], err
-
-
 @pytest.mark.parametrize("num_splits,dim", [(64, 128), (5, 64), (24, 512)])
 def test_splitkv_combine(target, num_splits, dim):
     """The combine kernel alone on random partials: 64 splits (two blocks of

@@ -111,150 +111,6 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
     return main
 
 
-@T.macro
-def _warp_slice(w, Q_shared, K_shared, V_shared, O_shared, lse_shared, kv_full, kv_free, done,
-                seqlen, first, n_tiles, block_H, block_N, slice_, dim, num_stages, scale, dtype):
-    """Consumer warp w of flash_decode_warps_split: tokens [w slice_,
-    (w + 1) slice_) of every KV tile of the share, with a softmax state of
-    its own; its normalized O and LSE go to O_shared[w], lse_shared[w]."""
-    accum = "float32"
-    S = T.alloc_fragment((block_H, slice_), accum)
-    P = T.alloc_fragment((block_H, slice_), dtype)
-    acc_o = T.alloc_fragment((block_H, dim), accum)
-    state = softmax_state(block_H)
-    softmax_reset(state, acc_o)
-    for k in T.serial(n_tiles):
-        slot = k % num_stages
-        T.barrier_wait(kv_full[slot], (k // num_stages) % 2)
-        token = (first + k) * block_N + w * slice_
-        if token < seqlen:  # (a slice wholly past the end would be all -inf)
-            T.clear(S)
-            T.gemm(Q_shared, K_shared[slot, w * slice_:(w + 1) * slice_, :], S,
-                   transpose_B=True)
-            mask_past_end(S, token, seqlen, block_H, slice_)
-            softmax_step(S, state, acc_o, block_H, slice_, dim, scale)
-            T.copy(S, P)
-            T.gemm(P, V_shared[slot, w * slice_:(w + 1) * slice_, :], acc_o)
-        T.barrier_arrive(kv_free[slot])
-    softmax_finish(acc_o, state, block_H, dim, scale, empty_rows=True)
-    T.copy(acc_o, O_shared[w, :, :])
-    T.copy(state.lse, lse_shared[w, :])
-    T.barrier_arrive(done)
-
-
-def flash_decode_warps_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages,
-                             num_splits, block_N=128, num_stages=2, dtype="float16",
-                             sm_scale=None, direct=False):
-    """The split kernel with explicit roles: a producer warpgroup loads the
-    share's K and V tiles by TMA into a ring of `num_stages` slots, and four
-    consumer warps each take a quarter of every tile's tokens with an online
-    softmax of their own, so the loop has no exchange between warps (in
-    flash_decode_split the warps split each tile's score columns, and every
-    row maximum and sum crosses them through shared memory). At the end warp
-    0 combines the four partial results (weights exp(lse_w - lse)). Same
-    arguments and outputs as flash_decode_split; the group's query heads are
-    the 16 rows of each warp's gemms (at most 16 a KV head); sm_90+."""
-    if heads % kv_heads:
-        raise tl.TileLangError(f"flash_decode: {heads} query heads are not a multiple of "
-                               f"{kv_heads} KV heads")
-    groups = heads // kv_heads
-    block_H, warps = 16, 4
-    if groups > block_H:
-        raise tl.TileLangError(f"flash_decode: {groups} query heads per KV head do not fit "
-                               f"the {block_H} rows of the warps' gemms")
-    if max_pages > 1 and page_size % block_N:
-        raise tl.TileLangError(f"flash_decode: a KV tile of {block_N} tokens must lie within "
-                               f"one page of {page_size}")
-    if block_N % (16 * warps):
-        raise tl.TileLangError(f"flash_decode: block_N = {block_N} is not 4 warps' slices of a "
-                               "multiple of 16 tokens")
-    if direct and num_splits != 1:
-        raise tl.TileLangError(f"flash_decode: direct output needs one split, not {num_splits}")
-    slice_ = block_N // warps
-    log2e = math.log2(math.e)
-    scale = log2e / math.sqrt(dim) if sm_scale is None else log2e * sm_scale
-    accum = "float32"
-    kv_shape = (num_pages, kv_heads, page_size, dim)
-    consumers = 32 * warps
-
-    @T.prim_func
-    def main(Q: T.Tensor((batch, kv_heads, groups, dim), dtype), K: T.Tensor(kv_shape, dtype),
-             V: T.Tensor(kv_shape, dtype), block_table: T.Tensor((batch, max_pages), "int32"),
-             cache_seqlens: T.Tensor((batch,), "int32"),
-             O_part: T.Tensor((batch, num_splits, kv_heads, groups, dim),
-                              dtype if direct else accum),
-             LSE_part: T.Tensor((batch, num_splits, kv_heads, groups), accum)):
-        with T.Kernel(batch, kv_heads, num_splits, threads=consumers + 128) as (bx, by, bz):
-            Q_shared = T.alloc_shared((block_H, dim), dtype)
-            K_shared = T.alloc_shared((num_stages, block_N, dim), dtype)
-            V_shared = T.alloc_shared((num_stages, block_N, dim), dtype)
-            O_shared = T.alloc_shared((warps, block_H, dim), accum)
-            lse_shared = T.alloc_shared((warps, block_H), accum)
-            kv_full = T.alloc_barrier([128] * num_stages)  # the producer's arrivals
-            kv_free = T.alloc_barrier([consumers] * num_stages)  # every consumer warp's
-            done = T.alloc_barrier(consumers)
-
-            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
-            T.copy(Q[bx, by, 0, 0], Q_shared)  # the group's query heads; zero rows past it
-            T.sync_threads()
-            tx = T.get_thread_binding()
-            if tx < 32:
-                _warp_slice(0, Q_shared, K_shared, V_shared, O_shared, lse_shared, kv_full,
-                            kv_free, done, seqlen, first, n_tiles, block_H, block_N, slice_,
-                            dim, num_stages, scale, dtype)
-                # The four partial results, combined (every row has a split
-                # of at least one token, or is an empty split: LSE -inf, O 0).
-                acc = T.alloc_fragment((block_H, dim), accum)
-                lse_w = T.alloc_fragment((block_H, warps), accum)
-                lse_max = T.alloc_fragment((block_H,), accum)
-                total = T.alloc_fragment((block_H,), accum)
-                T.barrier_wait(done, 0)
-                for i, w in T.Parallel(block_H, warps):
-                    lse_w[i, w] = lse_shared[w, i]
-                T.reduce_max(lse_w, lse_max, dim=1)
-                for i in T.Parallel(block_H):
-                    lse_max[i] = T.max(lse_max[i], -3.0e38)
-                for i, w in T.Parallel(block_H, warps):
-                    lse_w[i, w] = T.exp(lse_w[i, w] - lse_max[i])
-                T.reduce_sum(lse_w, total, dim=1)
-                T.clear(acc)
-                for w in T.serial(warps):
-                    for i, j in T.Parallel(block_H, dim):
-                        acc[i, j] += O_shared[w, i, j] * T.exp(lse_shared[w, i] - lse_max[i])
-                for i, j in T.Parallel(block_H, dim):
-                    acc[i, j] = T.if_then_else(total[i] > 0, acc[i, j] / total[i], 0)
-                for i in T.Parallel(block_H):
-                    lse_max[i] = T.if_then_else(total[i] > 0, lse_max[i] + T.log(total[i]),
-                                                -T.infinity(accum))
-                T.copy(acc, O_part[bx, bz, by, 0, 0])  # (rows past the group are dropped)
-                T.copy(lse_max, LSE_part[bx, bz, by, 0])
-            elif tx < 64:
-                _warp_slice(1, Q_shared, K_shared, V_shared, O_shared, lse_shared, kv_full,
-                            kv_free, done, seqlen, first, n_tiles, block_H, block_N, slice_,
-                            dim, num_stages, scale, dtype)
-            elif tx < 96:
-                _warp_slice(2, Q_shared, K_shared, V_shared, O_shared, lse_shared, kv_full,
-                            kv_free, done, seqlen, first, n_tiles, block_H, block_N, slice_,
-                            dim, num_stages, scale, dtype)
-            elif tx < 128:
-                _warp_slice(3, Q_shared, K_shared, V_shared, O_shared, lse_shared, kv_full,
-                            kv_free, done, seqlen, first, n_tiles, block_H, block_N, slice_,
-                            dim, num_stages, scale, dtype)
-            else:  # the producer: K and V tiles by TMA
-                for k in T.serial(n_tiles):
-                    slot = k % num_stages
-                    T.barrier_wait(kv_free[slot], ((k // num_stages) % 2) ^ 1)
-                    token = (first + k) * block_N
-                    page = block_table[bx, token // page_size] + 0
-                    T.tma_copy(K[page, by, token % page_size, 0], K_shared[slot, :, :],
-                               barrier=kv_full[slot])
-                    T.tma_copy(V[page, by, token % page_size, 0], V_shared[slot, :, :],
-                               barrier=kv_full[slot])
-                    T.barrier_arrive(kv_full[slot])
-
-    return main
-
-
 # KV tiles of 128 tokens in 2 stages (the default): Q (16 x 128) and the
 # K/V ring are 137 KB of shared memory at D = 128, which sm_80 has too.
 HOPPER = dict(block_N=128, num_stages=2)
@@ -278,8 +134,7 @@ class FlashDecode:
     Contiguous cache (page_size None): k, v (batch, kv_heads, max_seq, dim).
     Paged (page_size given): k, v (num_pages, kv_heads, page_size, dim) and
     a block table (batch, max_pages). `pass_configs` go to the split
-    kernel's compile; `warps=True` takes flash_decode_warps_split (sm_90+)
-    for the split kernel."""
+    kernel's compile."""
 
     def __init__(self, batch, heads, kv_heads, dim, max_seq=None, num_splits=None,
                  page_size=None, num_pages=None, max_pages=None, target="auto",
@@ -298,10 +153,9 @@ class FlashDecode:
         self.batch, self.heads, self.kv_heads, self.dim = batch, heads, kv_heads, dim
         self.num_splits = num_splits
         self.direct = num_splits == 1
-        program = flash_decode_warps_split if config.pop("warps", False) else flash_decode_split
         self.split = tl.compile(
-            program(batch, heads, kv_heads, dim, num_pages, page_size, max_pages, num_splits,
-                    dtype=dtype, direct=self.direct, **config),
+            flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages,
+                               num_splits, dtype=dtype, direct=self.direct, **config),
             out_idx=[5, 6], target=target, pass_configs=pass_configs)
         self.combine = None if self.direct else tl.compile(
             splitkv_combine(batch, heads, num_splits, dim, dtype=dtype), out_idx=[2],
