@@ -374,6 +374,20 @@ LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
   return success();
 }
 
+/// The coordinates of a TMA box at `offsets` (outermost first) moved `c0`
+/// along the innermost dimension: i32, innermost first.
+static SmallVector<Value> tmaCoordinates(OpBuilder &b, Location loc,
+                                         ArrayRef<Value> offsets, int64_t c0) {
+  SmallVector<Value> coords;
+  for (int64_t d = offsets.size() - 1; d >= 0; --d) {
+    Value o = offsets[d];
+    if (d == (int64_t)offsets.size() - 1 && c0)
+      o = arith::AddIOp::create(b, loc, o, cIdx(b, loc, c0));
+    coords.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), o));
+  }
+  return coords;
+}
+
 /// A bulk atomic add of a shared tile (see collectTensorMaps): every
 /// thread fences its writes to the tile for the async proxy, the threads
 /// synchronize, the role's first thread issues one TMA reduce-add per
@@ -396,15 +410,7 @@ LogicalResult NVVMKernelLowering::lowerTmaReduce(AtomicAddOp op, OpBuilder &b,
   barrier(b);
   guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
     for (int64_t c0 = 0; c0 < cols; c0 += width) {
-      // Coordinates, innermost first, as i32.
-      SmallVector<Value> coords;
-      for (int64_t d = offsets.size() - 1; d >= 0; --d) {
-        Value o = offsets[d];
-        if (d == (int64_t)offsets.size() - 1 && c0)
-          o = arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0));
-        coords.push_back(
-            arith::IndexCastOp::create(gb, loc, gb.getI32Type(), o));
-      }
+      SmallVector<Value> coords = tmaCoordinates(gb, loc, offsets, c0);
       SmallVector<Value> at(src->rank(), cIdx(gb, loc, 0));
       at.back() = cIdx(gb, loc, c0);
       Value elems = emitSharedOffset(gb, loc, src->allocShape, at, eb,
@@ -479,15 +485,7 @@ LogicalResult NVVMKernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
             /*withElseRegion=*/false);
         gb = OpBuilder::atBlockTerminator(owner.thenBlock());
       }
-      // Coordinates, innermost first, as i32.
-      SmallVector<Value> coords;
-      for (int64_t d = srcOffsets.size() - 1; d >= 0; --d) {
-        Value o = srcOffsets[d];
-        if (d == (int64_t)srcOffsets.size() - 1 && c0)
-          o = arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0));
-        coords.push_back(
-            arith::IndexCastOp::create(gb, loc, gb.getI32Type(), o));
-      }
+      SmallVector<Value> coords = tmaCoordinates(gb, loc, srcOffsets, c0);
       // The destination of this panel: element (0, ..., c0) of the view.
       SmallVector<Value> at(dst->viewOffsets.begin(), dst->viewOffsets.end());
       for (auto [k, o] : llvm::enumerate(dstOffsets)) {
