@@ -66,7 +66,7 @@ CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=64, num_stages=2),
            dict(block_N=64, num_stages=3, cp_async=True),
            dict(block_N=32, num_stages=4, cp_async=True)]
-CP_ASYNC = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}
+CP_ASYNC = ours.CP_ASYNC
 
 
 def describe(config, splits):

@@ -142,10 +142,15 @@ def _compiled(key: tuple):
         from .kernels.attention import flash_decode as fd
         _, B, H, KVH, D, pages, page_size, max_pages, scale, dtype, _ = key
         block_N = _decode_block_N(page_size, max_pages, target)
+        config = dict(block_N=block_N)
+        if target == "cuda":  # (fd.RESIDENT2: two blocks a multiprocessor)
+            config = dict(block_N=block_N, num_stages=fd.RESIDENT2["num_stages"],
+                          pass_configs=fd.CP_ASYNC)
+        splits = fd.default_splits(B, KVH, page_size * max_pages, block_N,
+                                   waves=2 if target == "cuda" else 1)
         return fd.FlashDecode(B, H, KVH, D, page_size=page_size, num_pages=pages,
-                              max_pages=max_pages, target=target, dtype=dtype, block_N=block_N,
-                              num_splits=fd.default_splits(B, KVH, page_size * max_pages,
-                                                           block_N), sm_scale=scale)
+                              max_pages=max_pages, target=target, dtype=dtype,
+                              num_splits=splits, sm_scale=scale, **config)
     if kind == "mla_decode":
         from .kernels.attention import flash_decode as fd
         from .kernels.attention import mla_decode as mla
@@ -607,7 +612,7 @@ def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 # The decode kernels' largest KV tile: the program's default (128 tokens) on
 # a GPU, 64 on the CPU (quicker to compile, same results).
-_DECODE_MAX_BLOCK_N = {"cuda": 128, "cpu": 64}
+_DECODE_MAX_BLOCK_N = {"cuda": 64, "cpu": 64}  # (cuda: kernels.attention.flash_decode.RESIDENT2)
 _DECODE_HEAD_DIMS = (32, 64, 128)
 
 

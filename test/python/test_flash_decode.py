@@ -88,6 +88,16 @@ def test_flash_decode_partial_lse(target):
     assert torch.allclose(lse, torch.logsumexp(s, -1), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("paged", [False, True], ids=["contiguous", "paged"])
+def test_flash_decode_resident2(target, paged):
+    """What ops.flash_decode runs on NVIDIA GPUs: 64-token tiles in 3
+    stages loaded by cp.async (fd.RESIDENT2, fd.CP_ASYNC), GQA, ragged
+    lengths, a paged cache with a shuffled block table."""
+    err = run(target, 16, 2, 128, [200, 31, 129], num_splits=3, page_size=64 if paged else None,
+              pass_configs=fd.CP_ASYNC, **fd.RESIDENT2)
+    assert err < TOL["float16"], err
+
+
 @pytest.mark.parametrize("num_splits,dim", [(64, 128), (5, 64), (24, 512)])
 def test_splitkv_combine(target, num_splits, dim):
     """The combine kernel alone on random partials: 64 splits (two blocks of

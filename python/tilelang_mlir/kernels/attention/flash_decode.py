@@ -27,7 +27,8 @@ weighs the partials by exp(lse_s - lse). A split with no tiles (a sequence
 shorter than the others' splits) gives LSE -inf and weighs nothing.
 
 Offers `flash_decode_split` (the program; the combine kernel is
-`online_softmax.splitkv_combine`), HOPPER (its tuned tiles),
+`online_softmax.splitkv_combine`), HOPPER and RESIDENT2 with CP_ASYNC (its
+configs),
 `default_splits`, the `FlashDecode` wrapper, `make_inputs`, `gather` and
 `reference`.
 """
@@ -114,6 +115,15 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
 # KV tiles of 128 tokens in 2 stages (the default): Q (16 x 128) and the
 # K/V ring are 137 KB of shared memory at D = 128, which sm_80 has too.
 HOPPER = dict(block_N=128, num_stages=2)
+# What ops.flash_decode runs on NVIDIA GPUs: 64-token tiles in 3 stages,
+# loaded by every thread with cp.async (CP_ASYNC: no TMA, no producer
+# warpgroup), 100 KB of shared memory and 128 registers at D = 128, so two
+# blocks share a multiprocessor; with twice the one-wave split count
+# (default_splits(..., waves=2)) it is within 6% of the fastest config in
+# every case of benchmarks/flash_decode.py on the H200 and the fastest in 10
+# of the 18 (BENCHMARKS.md 2026-12-02).
+RESIDENT2 = dict(block_N=64, num_stages=3)
+CP_ASYNC = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}
 
 
 def default_splits(batch, kv_heads, max_seq, block_N=128, sms=132, waves=1):
