@@ -488,7 +488,7 @@ class Builder(RoleBuilder):
             raise self.error(f"T.atomic_add expects a buffer destination, got {_describe(dst)}")
         bulk = (tma and isinstance(value, Buffer) and value.scope == "shared"
                 and buf.scope == "global" and buf.remap is None and value.dtype == buf.dtype
-                and value.ndim <= buf.ndim)
+                and 1 <= value.ndim <= buf.ndim)
         if bulk and isinstance(dst, BufferRef) and any(e is not None for e in extents):
             trailing = list(range(buf.ndim - value.ndim, buf.ndim))
             bulk = [d for d, e in enumerate(extents) if e not in (None, 1)] == \
