@@ -307,7 +307,8 @@ class PagedCache(Cache):
     """A transformers `Cache` that keeps K/V in pages for the "tilelang"
     attention's decode kernel: `batch_size` sequences of up to
     `max_cache_len` tokens, pages of `page_size` tokens (a multiple of 16;
-    the default 128 is the decode kernel's KV tile on a GPU), `num_pages`
+    the default 128 holds two of the decode kernel's 64-token KV tiles on
+    a GPU), `num_pages`
     per layer (default: enough for every sequence at full length). Pages
     are handed out as the sequences grow, one page per sequence at a time
     from a free list shared by all layers; `block_table` (int32, batch x
