@@ -51,8 +51,8 @@ HEADS, DIM = 32, 128
 TOL = 1e-2
 SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "MATH"]
 # Ours: KV tile and stages (block_H is the library's default: 16 rows).
-# 128-token tiles fill one block's shared memory (one block an SM); 64-token
-# tiles in 2 or 3 stages leave room for three or two blocks an SM.
+# 128-token tiles fill one block's shared memory (one block an SM); smaller
+# tiles and fewer stages leave room for two or three.
 # "cp.async": the KV tiles loaded by all the block's threads with cp.async
 # (tl.disable_tma_lower, tl.disable_warp_specialized) instead of TMA from a
 # producer warpgroup.
@@ -66,13 +66,11 @@ CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=64, num_stages=2),
            dict(block_N=64, num_stages=3, cp_async=True),
            dict(block_N=32, num_stages=4, cp_async=True)]
-CP_ASYNC = ours.CP_ASYNC
 
 
 def describe(config, splits):
     c = config
     return (f"N{c['block_N']} s{c['num_stages']}" +
-            (f" t{c['threads']}" if "threads" in c else "") +
             (" cp.async" if c.get("cp_async") else "") + f" splits={splits}")
 
 
@@ -100,7 +98,7 @@ class Case:
 
     def ours(self, config, splits, target):
         config = dict(config)
-        passes = CP_ASYNC if config.pop("cp_async", False) else None
+        passes = ours.CP_ASYNC if config.pop("cp_async", False) else None
         return ours.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
                                 num_splits=splits, target=target, dtype=self.dtype,
                                 pass_configs=passes, **config)

@@ -144,8 +144,7 @@ def _compiled(key: tuple):
         block_N = _decode_block_N(page_size, max_pages, target)
         config = dict(block_N=block_N)
         if target == "cuda":  # (fd.RESIDENT2: two blocks a multiprocessor)
-            config = dict(block_N=block_N, num_stages=fd.RESIDENT2["num_stages"],
-                          pass_configs=fd.CP_ASYNC)
+            config.update(num_stages=fd.RESIDENT2["num_stages"], pass_configs=fd.CP_ASYNC)
         splits = fd.default_splits(B, KVH, page_size * max_pages, block_N,
                                    waves=2 if target == "cuda" else 1)
         return fd.FlashDecode(B, H, KVH, D, page_size=page_size, num_pages=pages,
@@ -610,9 +609,10 @@ def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 # --- flash_decode --------------------------------------------------------------------
 
 
-# The decode kernels' largest KV tile: the program's default (128 tokens) on
-# a GPU, 64 on the CPU (quicker to compile, same results).
-_DECODE_MAX_BLOCK_N = {"cuda": 64, "cpu": 64}  # (cuda: kernels.attention.flash_decode.RESIDENT2)
+# The decode kernels' largest KV tile: 64 tokens on a GPU (flash_decode's
+# RESIDENT2, two blocks a multiprocessor) and on the CPU (quicker to compile
+# than the program's default of 128, same results).
+_DECODE_MAX_BLOCK_N = {"cuda": 64, "cpu": 64}
 _DECODE_HEAD_DIMS = (32, 64, 128)
 
 

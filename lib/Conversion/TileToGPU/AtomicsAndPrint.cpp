@@ -4,8 +4,8 @@
 // Part of tilelang-mlir.
 //
 // tile.atomic_add (scalars, fragments register by register or in pairs,
-// shared tiles in bulk where the target can), tile.print (one thread prints, tiles gathered in shared memory) and
-// tile.device_assert.
+// shared tiles in bulk where the target can), tile.print (one thread
+// prints, tiles gathered in shared memory) and tile.device_assert.
 //
 //===----------------------------------------------------------------------===//
 
