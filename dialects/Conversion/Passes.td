@@ -190,7 +190,12 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
     Option<"tmaStore", "tma-store", "bool", /*default=*/"true",
            "Warp-specialized kernels: write whole accumulator tiles to "
            "global memory through shared memory and TMA stores when the "
-           "staging buffer fits">
+           "staging buffer fits">,
+    Option<"loopThreadIndex", "loop-thread-index", "bool", /*default=*/"true",
+           "Loop bodies read the thread index through an asm copy that LLVM "
+           "cannot hoist, so that the thread-dependent addresses derived "
+           "from it are recomputed in the loop instead of held in "
+           "registers across it">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -5,7 +5,8 @@ Three tile programs, FlashAttention-2 style (python/tilelang_mlir/kernels/
 attention/flash_attn_bwd.py): `preprocess` (Delta = rowsum(O * dO), the
 float32 dQ accumulator cleared), `flash_attn_bwd` (a block owns KV rows and
 walks the query blocks: dK and dV in registers, dQ added atomically) and
-`postprocess` (dQ cast to the input dtype); `FlashAttnBwd` chains them.
+`postprocess` (dQ scaled and cast to the input dtype); `FlashAttnBwd`
+chains them.
 This script checks the gradients against torch autograd and prints the time.
 
     python examples/attention/flash_attn_bwd.py [--target cpu|cuda] [--batch B --heads H

@@ -116,6 +116,14 @@ public:
                                    Value lo, Value hi) const = 0;
   /// Last rewrites of a lowered kernel's body (after the math lowering).
   virtual void finalizeKernel(gpu::GPUFuncOp func) const {}
+  /// The thread index `tid` (index) as the body of a loop sees it. The
+  /// default is `tid` itself; a target may return a copy that LLVM cannot
+  /// hoist, so that addresses derived from it are recomputed in the loop
+  /// instead of held in registers across it (see KernelLowering's
+  /// cloneWithRegions).
+  virtual Value loopThreadIndex(OpBuilder &b, Location loc, Value tid) const {
+    return tid;
+  }
 
   //===--------------------------------------------------------------------===//
   // Op families

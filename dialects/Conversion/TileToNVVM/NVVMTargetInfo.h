@@ -19,10 +19,12 @@ namespace tile {
 class NVVMTargetInfo : public GPUTargetInfo {
 public:
   /// `chip`: the row of `target`'s chip. `tmaStore`: write
-  /// warp-specialized epilogues through TMA stores.
+  /// warp-specialized epilogues through TMA stores. `loopTid`: loop bodies
+  /// see an unhoistable copy of the thread index (loopThreadIndex).
   NVVMTargetInfo(NVVM::NVVMTargetAttr target, const ChipInfo &chip,
-                 bool tmaStore)
-      : GPUTargetInfo(chip), target(target), tmaStore(tmaStore) {}
+                 bool tmaStore, bool loopTid = true)
+      : GPUTargetInfo(chip), target(target), tmaStore(tmaStore),
+        loopTid(loopTid) {}
 
   Attribute getTargetAttr() const override { return target; }
   StringRef getPlatformName() const override { return "CUDA"; }
@@ -46,6 +48,7 @@ public:
   void emitAsyncWait(OpBuilder &b, Location loc,
                      int64_t pending) const override;
   void emitAsyncProxyFence(OpBuilder &b, Location loc) const override;
+  Value loopThreadIndex(OpBuilder &b, Location loc, Value tid) const override;
   void emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr, Value lo,
                            Value hi) const override;
   void finalizeKernel(gpu::GPUFuncOp func) const override;
@@ -88,6 +91,7 @@ public:
 private:
   NVVM::NVVMTargetAttr target;
   bool tmaStore;
+  bool loopTid;
 };
 
 } // namespace tile

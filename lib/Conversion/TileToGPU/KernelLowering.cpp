@@ -13,6 +13,7 @@
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SmallSet.h"
@@ -37,6 +38,10 @@ LogicalResult KernelLowering::lowerBlock(Block &src, OpBuilder &b,
 LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
                                                IRMapping &map, Context &ctx) {
   Operation *clone = b.cloneWithoutRegions(*op, map);
+  // A loop body sees the thread index through the target's
+  // loopThreadIndex: what its ops derive from it stays in the loop.
+  bool loop = isa<LoopLikeOpInterface>(op);
+  Value savedTid = tid;
   for (auto [src, dst] : llvm::zip(op->getRegions(), clone->getRegions())) {
     for (Block &block : src) {
       Block *nb = new Block();
@@ -46,11 +51,16 @@ LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
     }
     for (auto [sb, db] : llvm::zip(src, dst)) {
       OpBuilder inner = OpBuilder::atBlockEnd(&db);
+      if (loop && tid)
+        tid = target.loopThreadIndex(inner, op->getLoc(), savedTid);
       for (Operation &nested : sb)
-        if (failed(lowerOp(&nested, inner, map, ctx)))
+        if (failed(lowerOp(&nested, inner, map, ctx))) {
+          tid = savedTid;
           return failure();
+        }
     }
   }
+  tid = savedTid;
   for (auto [o, n] : llvm::zip(op->getResults(), clone->getResults()))
     map.map(o, n);
   return success();

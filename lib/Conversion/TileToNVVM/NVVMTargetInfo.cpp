@@ -114,6 +114,30 @@ void NVVMTargetInfo::emitAsyncProxyFence(OpBuilder &b, Location loc) const {
                                  NVVM::SharedSpace::shared_cta));
 }
 
+/// A copy of the thread index through an asm statement with side effects:
+/// LLVM hoists every thread-dependent shared-memory address of a loop body
+/// (a swizzled fragment store has one per 16-byte chunk) out of the loop as
+/// a loop invariant, and ptxas keeps them all live across the loop (the
+/// FlashAttention backward held ~40 such registers and spilled). Derived
+/// from this copy, they are recomputed in the loop (one integer op each)
+/// where they are used.
+Value NVVMTargetInfo::loopThreadIndex(OpBuilder &b, Location loc,
+                                      Value tid) const {
+  if (!loopTid)
+    return tid;
+  Type i32 = b.getI32Type();
+  Value narrow = arith::IndexCastUIOp::create(b, loc, i32, tid);
+  Value copy =
+      LLVM::InlineAsmOp::create(
+          b, loc, i32, ValueRange{narrow}, "mov.b32 $0, $1;", "=r,r",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr())
+          .getRes();
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), copy);
+}
+
 void NVVMTargetInfo::emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr,
                                          Value lo, Value hi) const {
   LLVM::InlineAsmOp::create(

@@ -78,7 +78,8 @@ struct ConvertTileToNVVMPass
       module.emitError("invalid NVVM target ") << text;
       return signalPassFailure();
     }
-    if (failed(lowerTileKernels(module, NVVMTargetInfo(target, *info, tmaStore))))
+    if (failed(lowerTileKernels(module, NVVMTargetInfo(target, *info, tmaStore,
+                                                        loopThreadIndex))))
       signalPassFailure();
   }
 };

@@ -10,12 +10,13 @@ Three tile programs, FlashAttention-2 style:
      attention sums dK, dV over them in registers). It works on the
      transposed scores so that P^T and dS^T are register fragments that feed
      the gemms directly: S^T = K Q^T, P^T = exp2(S^T scale - LSE), dV += P^T
-     dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta) / sqrt(D), dK += dS^T Q; dQ =
-     dS K goes through shared memory (dS^T read transposed) and is added
-     into the float32 accumulator with one `T.atomic_add` of the fragment;
-  3. postprocess: dQ cast to the input dtype.
+     dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta), dK += dS^T Q; dQ = dS K
+     goes through shared memory (dS^T read transposed) and is added into
+     the float32 accumulator with one `T.atomic_add` of the fragment. dS^T
+     leaves out the softmax scale: dK is scaled once before it is stored;
+  3. postprocess: dQ scaled and cast to the input dtype.
 Causal attention starts each KV block's walk at the diagonal and zeroes P
-above it. Sequence tails need no masks: rows past the end load as zeros
+above it in the tiles that cross the diagonal. Sequence tails need no masks: rows past the end load as zeros
 (dO, Delta = 0 make their P, dS contribute nothing) and their stores and
 atomic adds are dropped.
 
@@ -90,17 +91,19 @@ def bwd_buffers(block_M, block_N, dim, dtype):
 
 @T.macro
 def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_shared, dq, dk,
-                  dv, block_M, block_N, sm_scale):
+                  dv, block_M, block_N):
     """One (key block, query block) step of the backward once qkT holds P^T
-    (masked): dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta)
-    sm_scale (1 / sqrt(D) by default), dK += dS^T Q, and dq = dS K (dS^T through shared memory, read
-    transposed), which the caller adds into its dQ accumulator."""
+    (masked): dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta), dK +=
+    dS^T Q, and dq = dS K (dS^T through shared memory, read transposed),
+    which the caller adds into its dQ accumulator. dS^T leaves out the
+    softmax scale (one multiply per score saved): the caller scales dK once
+    at the end and the postprocess scales dQ."""
     T.clear(dsT)
     T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
     T.copy(qkT, pT)
     T.gemm(pT, do, dv, policy=FullRow)
     for i, j in T.Parallel(block_M, block_N):
-        dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j]) * sm_scale
+        dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j])
     T.gemm(dsT_cast, q, dk, policy=FullRow)
     T.copy(dsT_cast, dsT_shared)
     T.clear(dq)
@@ -110,7 +113,7 @@ def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_
 def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
                    num_stages=2, threads=128, dtype="float16", sm_scale=None, dq_tma=False):
     """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
-    scaled) of one KV block per (block, KV head, batch). sm_scale: the
+    without the softmax scale) of one KV block per (block, KV head, batch). sm_scale: the
     forward's softmax scale (default 1 / sqrt(D)). dq_tma: each step's dq
     goes into a float32 shared tile and into dQ_accum as one TMA reduce-add
     (`T.atomic_add(..., use_tma=True)`, sm_90+) instead of per-thread
@@ -119,7 +122,7 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
         raise ValueError(f"flash_attn_bwd: heads ({heads}) must be a multiple of groups ({groups})")
     # P = exp2(S scale - LSE log2(e))
     scale = LOG2E / math.sqrt(dim) if sm_scale is None else LOG2E * sm_scale
-    ds_scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale
+    ds_scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale  # of dK
     q_shape = (batch, heads, seq_len, dim)
     kv_shape = (batch, heads // groups, seq_len, dim)
     accum = "float32"
@@ -156,17 +159,19 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                 for i, j in T.Parallel(block_M, block_N):
                     qkT[i, j] = T.exp2(qkT[i, j] * scale - lse[j] * LOG2E)
                 if is_causal:
-                    for i, j in T.Parallel(block_M, block_N):
-                        visible = bx * block_M + i <= k * block_N + j
-                        qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
+                    if k * block_N < (bx + 1) * block_M:  # only tiles crossing the diagonal
+                        for i, j in T.Parallel(block_M, block_N):
+                            visible = bx * block_M + i <= k * block_N + j
+                            qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
                 grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
-                              dsT_shared, dq, dk, dv, block_M, block_N, ds_scale)
+                              dsT_shared, dq, dk, dv, block_M, block_N)
                 if dq_tma:
                     T.copy(dq, dq_shared)
                     T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq_shared, use_tma=True)
                 else:
                     T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq)
-            T.copy(dk, K_shared)  # stage dK, dV for coalesced stores
+            for i, j in T.Parallel(block_M, dim):  # stage dK, dV for coalesced stores
+                K_shared[i, j] = dk[i, j] * ds_scale
             T.copy(K_shared, dK[bz, by, bx * block_M, 0])
             T.copy(dv, V_shared)
             T.copy(V_shared, dV[bz, by, bx * block_M, 0])
@@ -174,9 +179,12 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
     return main
 
 
-def postprocess(batch, heads, seq_len, dim, block=128, dtype="float16"):
-    """dQ (output 1) = dQ_accum cast to the input dtype."""
+def postprocess(batch, heads, seq_len, dim, block=128, dtype="float16", sm_scale=None):
+    """dQ (output 1) = dQ_accum times the softmax scale (sm_scale, default
+    1 / sqrt(D): the main kernel leaves it out of dS), cast to the input
+    dtype."""
     shape = (batch, heads, seq_len, dim)
+    scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale
 
     @T.prim_func
     def main(dQ_accum: T.Tensor(shape, "float32"), dQ: T.Tensor(shape, dtype)):
@@ -184,7 +192,8 @@ def postprocess(batch, heads, seq_len, dim, block=128, dtype="float16"):
             acc = T.alloc_fragment((block, dim), "float32")
             out = T.alloc_fragment((block, dim), dtype)
             T.copy(dQ_accum[bz, by, bx * block, 0], acc)
-            T.copy(acc, out)
+            for i, j in T.Parallel(block, dim):
+                out[i, j] = acc[i, j] * scale
             T.copy(out, dQ[bz, by, bx * block, 0])
 
     return main
@@ -212,25 +221,29 @@ CONFIGS = [
 
 def describe(config):
     """'64x64 s2 t128': block_M (KV) x block_N (Q), stages, threads (and
-    dq-tma: dq added by TMA reduce-add)."""
+    dq-tma: dq added by TMA reduce-add; then any pass configs)."""
     c = config
     return (f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}" +
-            (" dq-tma" if c.get("dq_tma") else ""))
+            (" dq-tma" if c.get("dq_tma") else "") +
+            "".join(f" {k.removeprefix('tl.')}" for k in c.get("pass_configs") or {}))
 
 
 class FlashAttnBwd:
     """The three kernels of one problem, compiled for `target`; call with
-    (q, k, v, o, do, lse) to get (dq, dk, dv)."""
+    (q, k, v, o, do, lse) to get (dq, dk, dv). pass_configs: the main
+    kernel's."""
 
     def __init__(self, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16",
-                 target="auto", sm_scale=None, **blocks):
+                 target="auto", sm_scale=None, pass_configs=None, **blocks):
         blocks = {**BLOCKS.get(dim, {}), **blocks}
         self.pre = tl.compile(preprocess(batch, heads, seq_len, dim, dtype=dtype),
                               out_idx=[2, 3], target=target)
         self.main = tl.compile(flash_attn_bwd(batch, heads, seq_len, dim, is_causal, groups,
                                               dtype=dtype, sm_scale=sm_scale, **blocks),
-                               out_idx=[7, 8], target=self.pre.target)
-        self.post = tl.compile(postprocess(batch, heads, seq_len, dim, dtype=dtype),
+                               out_idx=[7, 8], target=self.pre.target,
+                               pass_configs=pass_configs)
+        self.post = tl.compile(postprocess(batch, heads, seq_len, dim, dtype=dtype,
+                                           sm_scale=sm_scale),
                                out_idx=[1], target=self.pre.target)
         self.target, self.device = self.pre.target, self.pre.device
 

@@ -88,7 +88,7 @@ def flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal=False, groups
                                f"groups = {groups}")
     # P = exp2(S scale - LSE log2(e))
     scale = LOG2E / math.sqrt(dim) if sm_scale is None else LOG2E * sm_scale
-    ds_scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale
+    ds_scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale  # of dK
     total = T.dynamic("total_tokens")
     q_shape = (total, heads, dim)
     kv_shape = (total, heads // groups, dim)
@@ -134,11 +134,12 @@ def flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal=False, groups
                     qkT[i, j] = T.if_then_else(visible, T.exp2(qkT[i, j] * scale - lse[j] * LOG2E),
                                                0)
                 grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
-                              dsT_shared, dq, dk, dv, block_M, block_N, ds_scale)
+                              dsT_shared, dq, dk, dv, block_M, block_N)
                 for i, j in T.Parallel(block_N, dim):
                     if k * block_N + i < seqlen:
                         T.atomic_add(dQ_accum[q_row + i, h, j], dq[i, j])
-            T.copy(dk, K_shared)  # stage dK, dV for coalesced stores
+            for i, j in T.Parallel(block_M, dim):  # stage dK, dV for coalesced stores
+                K_shared[i, j] = dk[i, j] * ds_scale  # (dS^T left out the scale)
             T.copy(dv, V_shared)
             for i, j in T.Parallel(block_M, dim):
                 if kv_first + i < seqlen:  # the rows past the end are the next sequence's
@@ -148,9 +149,11 @@ def flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal=False, groups
     return main
 
 
-def postprocess(batch, heads, max_seqlen, dim, block=64, dtype="float16"):
-    """dQ (output 3) = dQ_accum cast to the input dtype, row by row of every
-    sequence."""
+def postprocess(batch, heads, max_seqlen, dim, block=64, dtype="float16", sm_scale=None):
+    """dQ (output 3) = dQ_accum times the softmax scale (sm_scale, default
+    1 / sqrt(D): the main kernel leaves it out of dS), cast to the input
+    dtype, row by row of every sequence."""
+    scale = 1 / math.sqrt(dim) if sm_scale is None else sm_scale
     total = T.dynamic("total_tokens")
     shape = (total, heads, dim)
 
@@ -164,7 +167,7 @@ def postprocess(batch, heads, max_seqlen, dim, block=64, dtype="float16"):
             T.copy(dQ_accum[row:row + block, by:by + 1, :], acc)
             for i, j in T.Parallel(block, dim):
                 if first_row + i < seqlen:
-                    dQ[row + i, by, j] = acc[i, j]
+                    dQ[row + i, by, j] = acc[i, j] * scale
 
     return main
 
@@ -180,14 +183,16 @@ class FlashAttnVarlenBwd:
     call with (q, k, v, o, do, lse, cu_seqlens) to get (dq, dk, dv)."""
 
     def __init__(self, batch, heads, max_seqlen, dim, is_causal=False, groups=1,
-                 dtype="float16", target="auto", **blocks):
+                 dtype="float16", target="auto", sm_scale=None, **blocks):
         blocks = {**BLOCKS.get(dim, {}), **blocks}
         self.pre = tl.compile(preprocess(batch, heads, max_seqlen, dim, dtype=dtype),
                               out_idx=[3, 4], target=target)
         self.main = tl.compile(flash_attn_varlen_bwd(batch, heads, max_seqlen, dim, is_causal,
-                                                     groups, dtype=dtype, **blocks),
+                                                     groups, dtype=dtype, sm_scale=sm_scale,
+                                                     **blocks),
                                out_idx=[8, 9], target=self.pre.target)
-        self.post = tl.compile(postprocess(batch, heads, max_seqlen, dim, dtype=dtype),
+        self.post = tl.compile(postprocess(batch, heads, max_seqlen, dim, dtype=dtype,
+                                           sm_scale=sm_scale),
                                out_idx=[2], target=self.pre.target)
         self.target, self.device = self.pre.target, self.pre.device
 
