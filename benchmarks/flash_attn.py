@@ -55,7 +55,8 @@ from common import SDPBackend, sdpa_kernel, tlang, triton  # noqa: E402
 # the ring (they have barriers of their own), so 2 stages suffice and wider
 # KV tiles fit.
 VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate",
-            "sched": "tl.rotate_sched_barrier", "narrow": "tl.narrow_index"}
+            "sched": "tl.rotate_sched_barrier", "narrow": "tl.narrow_index",
+            "looptid": "tl.enable_loop_thread_index"}
 # Variants that set a pass config to a value: name -> (key, value) (none in
 # CONFIGS now: clusters of 1 or 4 instead of 2 and 32-bit index arithmetic
 # moved the Hopper schedule by no more than run-to-run noise, BENCHMARKS.md).
@@ -80,6 +81,10 @@ CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
     dict(block_M=128, block_N=256, num_stages=2, threads=256, rotate=True, pingpong=True),
     dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True),
     dict(block_M=192, block_N=128, num_stages=2, threads=384, pingpong=True),
+    # The loop's thread-dependent addresses recomputed in the loop (not
+    # hoisted by LLVM) on the library's schedule and D=64's best.
+    dict(ours.CONFIGS[0], rotate=True, pingpong=True, looptid=True),
+    dict(block_M=192, block_N=128, num_stages=2, threads=384, looptid=True),
     # Causal blocks in launch order instead of the longest first.
     dict(ours.CONFIGS[0], heavy_first=False),
     dict(ours.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),

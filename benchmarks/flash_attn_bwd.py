@@ -18,7 +18,7 @@ milliseconds). TFLOP/s count 2.5x the forward's 4 B H S^2 D (two gemms
 forward, five backward), halved for causal.
 
     python benchmarks/flash_attn_bwd.py [--dims 128,64] [--causal both|yes|no] [--no-autotune]
-                                        [--seq 4096] [--batch 8] [--heads 32] [--hoisted]
+                                        [--seq 4096] [--batch 8] [--heads 32]
 
 Without a GPU it compiles every kernel the run would use into the kernel
 cache and exits: `scripts/gpu_check.sh prepare-attn-bwd` here,
@@ -138,10 +138,6 @@ def print_table(rows):
 def main(argv=None):
     parser = common.attention_arguments(common.arguments(
         __doc__, "ours with the library's default tiles only"))
-    parser.add_argument("--hoisted", action="store_true",
-                        help="also the 128-row configs with tl.disable_loop_thread_index (LLVM "
-                             "hoists the loop's thread-dependent addresses, as before "
-                             "2026-12-02)")
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
@@ -150,12 +146,8 @@ def main(argv=None):
     # 1. Compile (here, or load from the kernel cache where there is no compiler).
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
-    configs = ours.CONFIGS
-    if args.hoisted:
-        configs = configs + [{**c, "pass_configs": {"tl.disable_loop_thread_index": True}}
-                             for c in configs if c["block_M"] == 128]
     tasks = [(case, config) for case in todo
-             for config in ([ours.BLOCKS[case.dim]] if args.no_autotune else configs)]
+             for config in ([ours.BLOCKS[case.dim]] if args.no_autotune else ours.CONFIGS)]
     results = [common.try_compile(lambda: case.compile(config, target), lambda bwd: bwd.main)
                for case, config in tasks]
     compiled, failures, _ = common.collect_compiles(tasks, results, ours.describe,

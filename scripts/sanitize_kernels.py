@@ -2,7 +2,8 @@
 explicitly warp-specialized GEMMs of test_explicit_ws.py (roles, user
 barriers, TMA and per-thread cp.async), the bulk (TMA reduce-add) atomic
 add of test_bulk_atomic_add.py, flash decoding's split and combine kernels
-and the FlashAttention backward with dq added by TMA, for compute-sanitizer
+and the FlashAttention backward with dq added by TMA (synchronous and
+asynchronous gemms), for compute-sanitizer
 (memcheck, racecheck) on a GPU machine."""
 
 import os
@@ -35,6 +36,8 @@ def main():
                             block_N=64, num_stages=2)
     bwd = fab.FlashAttnBwd(1, 2, 200, 64, True, target="cuda", block_M=64, block_N=64,
                            threads=256, dq_tma=True)
+    overlap = fab.FlashAttnBwd(1, 2, 200, 64, True, target="cuda", block_M=128, block_N=64,
+                               threads=256, dq_tma=True, overlap=True)
     if not torch.cuda.is_available():
         print("compiled only: no GPU here (AOT prepare)")
         return
@@ -51,11 +54,13 @@ def main():
     bq, bk, bv, bdo = (torch.randn(1, 2, 200, 64, device="cuda").half() for _ in range(4))
     bo, blse = fab.forward(bq, bk, bv, True)
     grads = bwd(bq, bk, bv, bo, bdo, blse)
+    grads_overlap = overlap(bq, bk, bv, bo, bdo, blse)
     torch.cuda.synchronize()
     assert (total.double() - ref).abs().max() < 1e-4
     o_ref = fd.reference(q, k, v, lens)
     assert ((o.float() - o_ref).norm() / o_ref.norm()) < 1e-2
-    for g, r in zip(grads, fab.reference(bq, bk, bv, bdo, True)):
+    refs = fab.reference(bq, bk, bv, bdo, True)
+    for g, r in zip(grads + grads_overlap, refs + refs):
         assert ((g.float() - r).norm() / r.norm()) < 1e-2
     a = torch.randn(256, 256, device="cuda").half()
     b = torch.randn(256, 256, device="cuda").half()

@@ -191,11 +191,11 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
            "Warp-specialized kernels: write whole accumulator tiles to "
            "global memory through shared memory and TMA stores when the "
            "staging buffer fits">,
-    Option<"loopThreadIndex", "loop-thread-index", "bool", /*default=*/"true",
+    Option<"loopThreadIndex", "loop-thread-index", "bool", /*default=*/"false",
            "Loop bodies read the thread index through an asm copy that LLVM "
            "cannot hoist, so that the thread-dependent addresses derived "
            "from it are recomputed in the loop instead of held in "
-           "registers across it">
+           "registers across it (fewer registers, more instructions)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -67,6 +67,20 @@ def test_flash_attn_bwd_dq_by_tma(is_causal, target):
     assert max(errors) < TOL["float16"], errors
 
 
+@pytest.mark.parametrize("dq_tma", [False, True], ids=["atomics", "dq-tma"])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_bwd_overlap(is_causal, dq_tma, target):
+    """Asynchronous gemms (overlap=True: S^T and dP^T in flight together,
+    dV and dK accumulating while the next values are computed; synchronous
+    on the CPU), key tiles twice the query tiles (causal tiles crossing the
+    diagonal at two query blocks), GQA, a sequence past the last tiles."""
+    blocks = (dict(block_M=128, block_N=64, threads=256) if target == "cuda"
+              else dict(block_M=64, block_N=32, threads=128))
+    errors = run(target, 1, 4, 200, 128, is_causal, groups=2, overlap=True, dq_tma=dq_tma,
+                 **blocks)
+    assert max(errors) < TOL["float16"], errors
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_flash_attn_bwd_gqa(dtype, target):
     """Four query heads per KV head: dK, dV sum over the group."""

@@ -373,6 +373,12 @@ public:
   // (see chooseTmaStores), the staging buffer's size and place.
   llvm::SmallDenseSet<Operation *> tmaStores;
   int64_t stagingBytes = 0, stagingOffset = 0;
+  // Shared allocations that TMA reduce-adds read asynchronously (the
+  // source tiles of T.atomic_add(..., use_tma=True)): an op that writes one
+  // first waits for those reads (GPUTargetInfo::emitBulkReadWait).
+  llvm::SmallDenseSet<Value> bulkReadSources;
+  bool bulkReadsIssued = false; // a reduce-add was lowered (in program order)
+  bool writesBulkReadSource(Operation *op) const;
   int64_t clusterBlocks() const {
     int64_t n = 1;
     for (int64_t d : clusterDims)

@@ -22,7 +22,7 @@ public:
   /// warp-specialized epilogues through TMA stores. `loopTid`: loop bodies
   /// see an unhoistable copy of the thread index (loopThreadIndex).
   NVVMTargetInfo(NVVM::NVVMTargetAttr target, const ChipInfo &chip,
-                 bool tmaStore, bool loopTid = true)
+                 bool tmaStore, bool loopTid = false)
       : GPUTargetInfo(chip), target(target), tmaStore(tmaStore),
         loopTid(loopTid) {}
 
@@ -49,6 +49,7 @@ public:
                      int64_t pending) const override;
   void emitAsyncProxyFence(OpBuilder &b, Location loc) const override;
   Value loopThreadIndex(OpBuilder &b, Location loc, Value tid) const override;
+  void emitBulkReadWait(KernelLowering &kl, OpBuilder &b) const override;
   void emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr, Value lo,
                            Value hi) const override;
   void finalizeKernel(gpu::GPUFuncOp func) const override;

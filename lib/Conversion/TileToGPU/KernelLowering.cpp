@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/BufferUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -66,6 +67,41 @@ LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
   return success();
 }
 
+/// Whether `op` (a whole tile op, or a T.Parallel nest with its stores)
+/// writes a shared allocation of bulkReadSources. Loops and branches are
+/// not looked into: their ops are checked as they are lowered.
+bool KernelLowering::writesBulkReadSource(Operation *op) const {
+  // Before the first reduce-add outside any loop nothing can be in flight.
+  if (bulkReadSources.empty() ||
+      (!bulkReadsIssued && !op->getParentOfType<LoopLikeOpInterface>()))
+    return false;
+  auto hit = [&](Value v) {
+    AllocSharedOp alloc = sharedAllocOf(v);
+    return alloc && bulkReadSources.contains(alloc.getResult());
+  };
+  if (auto o = dyn_cast<CopyOp>(op))
+    return hit(o.getDst());
+  if (auto o = dyn_cast<FillOp>(op))
+    return hit(o.getDst());
+  if (auto o = dyn_cast<GemmOp>(op))
+    return hit(o.getC());
+  if (auto o = dyn_cast<AtomicAddOp>(op))
+    return hit(o.getDst());
+  if (isa<memref::StoreOp>(op))
+    return hit(cast<memref::StoreOp>(op).getMemRef());
+  if (isa<ParallelOp>(op)) {
+    bool writes = false;
+    op->walk([&](Operation *inner) {
+      if (auto st = dyn_cast<memref::StoreOp>(inner))
+        writes |= hit(st.getMemRef());
+      else if (auto add = dyn_cast<AtomicAddOp>(inner))
+        writes |= hit(add.getDst());
+    });
+    return writes;
+  }
+  return false;
+}
+
 LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                       IRMapping &map, Context &ctx) {
   loc = op->getLoc();
@@ -77,6 +113,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
           AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
     return success();
+  // A tile that TMA reduce-adds may still be reading is written over only
+  // after they have read it (the reduce-add does not wait itself).
+  if (!ctx.inParallel() && writesBulkReadSource(op))
+    target.emitBulkReadWait(*this, b);
   if (std::optional<LogicalResult> r =
           target.lowerSyncOp(*this, op, b, map, ctx))
     return *r;

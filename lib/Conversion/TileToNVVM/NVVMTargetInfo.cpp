@@ -236,8 +236,24 @@ void NVVMTargetInfo::emitKernelPrologue(KernelLowering &kl,
 
 /// No block of a cluster may leave while another can still write to its
 /// shared memory or barriers.
+/// The role's first thread issued the bulk groups: it waits until they have
+/// read shared memory, then the role's threads synchronize.
+void NVVMTargetInfo::emitBulkReadWait(KernelLowering &kl, OpBuilder &b) const {
+  Location loc = kl.loc;
+  guarded(b, loc, kl.isRoleLeader(b), [&](OpBuilder &gb) {
+    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                         gb.getUnitAttr());
+  });
+  kl.barrier(b);
+}
+
 void NVVMTargetInfo::emitKernelEpilogue(KernelLowering &kl,
                                         OpBuilder &b) const {
+  // Shared memory must outlive the reduce-adds still reading it: every
+  // thread waits for its own bulk groups (none but the issuers have any).
+  if (!kl.bulkReadSources.empty())
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, kl.loc, b.getI32IntegerAttr(0),
+                                         b.getUnitAttr());
   if (!kl.clusterDims.empty())
     nvvmLowering(kl).clusterSync(b);
 }
@@ -301,7 +317,7 @@ void NVVMTargetInfo::emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const {
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   emitAsyncCommit(b, loc);
   emitAsyncWait(b, loc, 0);
-  if (!kl.tmaStores.empty())
+  if (!kl.tmaStores.empty() || !kl.bulkReadSources.empty())
     guarded(b, loc, kl.isRoleLeader(b), [&](OpBuilder &gb) {
       NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
                                            gb.getUnitAttr());

@@ -241,6 +241,7 @@ LogicalResult NVVMKernelLowering::collectTensorMaps() {
           llvm::any_of(box, [](int64_t e) { return e > 256; }))
         return;
       useTensorMap(add, {arg.getArgNumber(), box, swizzle});
+      bulkReadSources.insert(alloc.getResult());
     });
   // Epilogue stores: boxes of one panel of the staging buffer.
   kernel.walk([&](CopyOp copy) {
@@ -390,9 +391,10 @@ static SmallVector<Value> tmaCoordinates(OpBuilder &b, Location loc,
 
 /// A bulk atomic add of a shared tile (see collectTensorMaps): every
 /// thread fences its writes to the tile for the async proxy, the threads
-/// synchronize, the role's first thread issues one TMA reduce-add per
-/// panel and waits until they have read the tile, and the threads
-/// synchronize again (the tile may then be written over).
+/// synchronize, and the role's first thread issues one TMA reduce-add per
+/// panel in one bulk group. Nobody waits here: the next op that writes the
+/// tile waits for the group's reads first (emitBulkReadWait), so that they
+/// overlap whatever comes between.
 LogicalResult NVVMKernelLowering::lowerTmaReduce(AtomicAddOp op, OpBuilder &b,
                                                  IRMapping &map) {
   FailureOr<Buffer> src = bufferOf(op.getValue(), b, map);
@@ -408,6 +410,7 @@ LogicalResult NVVMKernelLowering::lowerTmaReduce(AtomicAddOp op, OpBuilder &b,
     offsets.push_back(map.lookupOrDefault(o));
   target.emitAsyncProxyFence(b, loc);
   barrier(b);
+  bulkReadsIssued = true;
   guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
     for (int64_t c0 = 0; c0 < cols; c0 += width) {
       SmallVector<Value> coords = tmaCoordinates(gb, loc, offsets, c0);
@@ -423,10 +426,7 @@ LogicalResult NVVMKernelLowering::lowerTmaReduce(AtomicAddOp op, OpBuilder &b,
           NVVM::TMAStoreMode::TILE, coords, Value());
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(gb, loc);
-    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
-                                         gb.getUnitAttr());
   });
-  barrier(b);
   return success();
 }
 
@@ -598,8 +598,8 @@ LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
     }
     if (failed(lowerBlock(op.getConsumer().front(), cb, map, ctx)))
       status = failure();
-    // Shared memory must outlive the TMA stores reading it.
-    if (!tmaStores.empty())
+    // Shared memory must outlive the TMA stores and reduce-adds reading it.
+    if (!tmaStores.empty() || !bulkReadSources.empty())
       guarded(cb, loc, isRoleLeader(cb), [&](OpBuilder &gb) {
         NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
                                              UnitAttr());

@@ -185,10 +185,12 @@ KNOWN_PASS_CONFIGS = {
                        "1 turns clusters off)",
     "tl.disable_tma_store": "sm_90a, warp-specialized kernels: write the accumulator with direct "
                             "stores instead of shared memory and TMA stores",
-    "tl.disable_loop_thread_index": "CUDA targets: let LLVM hoist the thread-dependent addresses "
-                                    "of a loop body out of the loop (by default they are "
-                                    "recomputed in the loop, which keeps them out of registers "
-                                    "across it; convert-tile-to-nvvm loop-thread-index=false)",
+    "tl.enable_loop_thread_index": "CUDA targets: recompute the thread-dependent addresses of "
+                                   "a loop body in the loop instead of letting LLVM hoist them "
+                                   "out of it and hold them in registers across it (fewer "
+                                   "registers and spills, more instructions; off by default, "
+                                   "see BENCHMARKS.md 2026-12-02; convert-tile-to-nvvm "
+                                   "loop-thread-index=true)",
     "tl.persistent_sms": "sm_90a, warp-specialized kernels: a constant grid of more tiles than "
                          "this runs as a persistent kernel (default 132, the H100/H200 "
                          "multiprocessors; 0 turns it off); it launches one block per "

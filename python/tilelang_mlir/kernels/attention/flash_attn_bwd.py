@@ -111,13 +111,18 @@ def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_
 
 
 def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
-                   num_stages=2, threads=128, dtype="float16", sm_scale=None, dq_tma=False):
+                   num_stages=2, threads=128, dtype="float16", sm_scale=None, dq_tma=False,
+                   overlap=False):
     """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
     without the softmax scale) of one KV block per (block, KV head, batch). sm_scale: the
     forward's softmax scale (default 1 / sqrt(D)). dq_tma: each step's dq
     goes into a float32 shared tile and into dQ_accum as one TMA reduce-add
     (`T.atomic_add(..., use_tma=True)`, sm_90+) instead of per-thread
-    atomics of the fragment."""
+    atomics of the fragment. overlap: the gemms run asynchronously where
+    the next step does not need their result (wgmma targets): S^T and dP^T
+    are issued together and P^T computed while dP^T is in flight, dV +=
+    P^T dO runs while dS^T is computed, dK += dS^T Q while dS^T is staged
+    in shared memory."""
     if heads % groups:
         raise ValueError(f"flash_attn_bwd: heads ({heads}) must be a multiple of groups ({groups})")
     # P = exp2(S scale - LSE log2(e))
@@ -155,7 +160,11 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                 T.copy(LSE[bz, h, k * block_N], lse)
                 T.copy(Delta[bz, h, k * block_N], delta)
                 T.clear(qkT)
-                T.gemm(K_shared, q, qkT, transpose_B=True, policy=FullRow)
+                T.gemm(K_shared, q, qkT, transpose_B=True, policy=FullRow,
+                       wg_wait=-1 if overlap else 0)
+                if overlap:  # dP^T = V dO^T in flight while P^T is computed
+                    T.clear(dsT)
+                    T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow, wg_wait=1)
                 for i, j in T.Parallel(block_M, block_N):
                     qkT[i, j] = T.exp2(qkT[i, j] * scale - lse[j] * LOG2E)
                 if is_causal:
@@ -163,8 +172,20 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                         for i, j in T.Parallel(block_M, block_N):
                             visible = bx * block_M + i <= k * block_N + j
                             qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
-                grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
-                              dsT_shared, dq, dk, dv, block_M, block_N)
+                if overlap:
+                    T.copy(qkT, pT)
+                    T.wait_wgmma(0)
+                    T.gemm(pT, do, dv, policy=FullRow, wg_wait=-1)  # while dS^T is computed
+                    for i, j in T.Parallel(block_M, block_N):
+                        dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j])
+                    T.gemm(dsT_cast, q, dk, policy=FullRow, wg_wait=-1)
+                    T.copy(dsT_cast, dsT_shared)  # (the gemms only read pT, dsT_cast)
+                    T.wait_wgmma(0)
+                    T.clear(dq)
+                    T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
+                else:
+                    grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
+                                  dsT_shared, dq, dk, dv, block_M, block_N)
                 if dq_tma:
                     T.copy(dq, dq_shared)
                     T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq_shared, use_tma=True)
@@ -204,6 +225,7 @@ def postprocess(batch, heads, seq_len, dim, block=128, dtype="float16", sm_scale
 # flash_attn_bwd.py tries each of CONFIGS.
 BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
           128: dict(block_M=64, block_N=64, threads=256)}
+_LOOP_TID = {"tl.enable_loop_thread_index": True}
 CONFIGS = [
     dict(block_M=64, block_N=64, threads=128),
     dict(block_M=64, block_N=64, threads=256),
@@ -216,15 +238,24 @@ CONFIGS = [
     dict(block_M=128, block_N=64, threads=256, dq_tma=True),
     dict(block_M=64, block_N=128, threads=256, dq_tma=True),
     dict(block_M=128, block_N=128, threads=256, dq_tma=True),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True),
+    dict(block_M=128, block_N=64, threads=256, overlap=True),
+    dict(block_M=128, block_N=128, threads=256, overlap=True),
+    # The loop's addresses recomputed in the loop: no spills at 128x64 (D=128)
+    # and less at 128x128 (D=64), but more instructions.
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs=_LOOP_TID),
+    dict(block_M=128, block_N=128, threads=256, pass_configs=_LOOP_TID),
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True, pass_configs=_LOOP_TID),
 ]
 
 
 def describe(config):
     """'64x64 s2 t128': block_M (KV) x block_N (Q), stages, threads (and
-    dq-tma: dq added by TMA reduce-add; then any pass configs)."""
+    dq-tma: dq added by TMA reduce-add; overlap: asynchronous gemms; then
+    any pass configs)."""
     c = config
     return (f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}" +
-            (" dq-tma" if c.get("dq_tma") else "") +
+            (" dq-tma" if c.get("dq_tma") else "") + (" overlap" if c.get("overlap") else "") +
             "".join(f" {k.removeprefix('tl.')}" for k in c.get("pass_configs") or {}))
 
 

@@ -1,16 +1,20 @@
 // RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
 // RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80},canonicalize,cse)' | FileCheck %s --check-prefix=SM80
 
-// T.atomic_add(out[i, 0, 0], tile, use_tma=True): a 64x128 float32 shared
-// tile added into a rank-3 kernel argument. On sm_90a it is one bulk
-// reduction through a tensor map of `out` (param 1, a 1x64x128 box, no
-// swizzle): the threads fence their writes for the async proxy and
-// synchronize, thread 0 issues the reduce-add at (0, 0, i) (innermost
-// first), commits it and waits until it has read the tile, and the threads
-// synchronize again.
+// T.atomic_add(out[i, 0, 0], tile, use_tma=True), twice, the tile written
+// again between: a 64x128 float32 shared tile added into a rank-3 kernel
+// argument. On sm_90a it is one bulk reduction through a tensor map of
+// `out` (param 1, a 1x64x128 box, no swizzle): the threads fence their
+// writes for the async proxy and synchronize, thread 0 issues the
+// reduce-add at (0, 0, i) (innermost first) and commits it, and nobody
+// waits. The copy that writes the tile again first has thread 0 wait until
+// the reduce-add has read it, and the threads synchronize (the first copy,
+// before any reduce-add and outside loops, does not). Every thread waits
+// for its bulk groups' reads before the kernel returns.
 // CHECK: gpu.launch_func @bulk_add_kernel::@bulk_add_kernel
 // CHECK-SAME: tile.tensormaps = [{box = array<i64: 1, 64, 128>, param = 1 : i64, swizzle = 0 : i64}]
 // CHECK: gpu.func @bulk_add_kernel(%[[MAP:.+]]: !llvm.ptr, %{{.+}}: memref<64x128xf32>, %{{.+}}: memref<2x64x128xf32>, %[[I:.+]]: index)
+// CHECK-NOT: nvvm.cp.async.bulk.wait_group
 // CHECK-NOT: memref.atomic_rmw
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
@@ -18,10 +22,20 @@
 // CHECK: %[[ROW:.+]] = arith.index_cast %[[I]] : index to i32
 // CHECK: nvvm.cp.async.bulk.tensor.reduce %[[MAP]], %{{.+}}, box[%c0_i32, %c0_i32, %[[ROW]]] {redKind = #nvvm.tma_redux_kind<add>}
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK: vector.store
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.bulk.tensor.reduce
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: gpu.return
 // CHECK-NOT: memref.atomic_rmw
-// CHECK: gpu.return
 
 // Without TMA (sm_80) the same adds, element by element: thread t adds
 // elements t, t + 128, ... between two barriers, and no tensor map.
@@ -36,6 +50,8 @@ func.func @bulk_add(%A: memref<64x128xf32>, %out: memref<2x64x128xf32>, %i: inde
   %c4 = arith.constant 4 : index
   tile.kernel blocks(%bx) in (%c4) threads(128) {
     %s = tile.alloc_shared : memref<64x128xf32, #tile.scope<shared>>
+    tile.copy %A[%c0, %c0] [64, 128] to %s[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<shared>>
+    tile.atomic_add %s -> %out[%i, %c0, %c0] {tma} : memref<64x128xf32, #tile.scope<shared>> -> memref<2x64x128xf32>
     tile.copy %A[%c0, %c0] [64, 128] to %s[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<shared>>
     tile.atomic_add %s -> %out[%i, %c0, %c0] {tma} : memref<64x128xf32, #tile.scope<shared>> -> memref<2x64x128xf32>
   }

@@ -1,12 +1,14 @@
-// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx81},canonicalize,cse)' | FileCheck %s
-// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx81 loop-thread-index=false},canonicalize,cse)' | FileCheck %s --check-prefix=HOIST
+// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx81 loop-thread-index=true},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx81},canonicalize,cse)' | FileCheck %s --check-prefix=HOIST
 
-// A loop body sees the thread index through an asm copy with side
-// effects, which LLVM cannot hoist: the thread-dependent shared-memory
+// With loop-thread-index=true (tl.enable_loop_thread_index) a loop body
+// sees the thread index through an asm copy with side effects, which LLVM
+// cannot hoist: the thread-dependent shared-memory
 // addresses of the copy inside the loop are computed from the copy, in the
 // loop, instead of being hoisted out of it and held in registers across it.
 // Each loop level makes its own copy (of the enclosing loop's copy); the
-// code outside loops uses the thread index itself. With loop-thread-index=false there is no copy.
+// code outside loops uses the thread index itself. By default there is no
+// copy.
 
 // CHECK-LABEL: gpu.func @per_iteration_kernel
 // CHECK: %[[TID:.+]] = gpu.thread_id x
