@@ -22,7 +22,7 @@ atomic adds are dropped.
 
 Offers the three programs, `bwd_buffers` and `grads_of_tile` (the
 buffers and the gradient step both this and the variable-length backward
-use), BLOCKS (default tiles per head dim), CONFIGS
+use), BLOCKS and HOPPER_BLOCKS (default tiles per head dim), CONFIGS
 (the tuning space), `describe`, the `FlashAttnBwd` wrapper, `reference`
 (torch autograd) and `forward` (the float64 forward's O and LSE).
 """
@@ -226,6 +226,12 @@ def postprocess(batch, heads, seq_len, dim, block=128, dtype="float16", sm_scale
 BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
           128: dict(block_M=64, block_N=64, threads=256)}
 _LOOP_TID = {"tl.enable_loop_thread_index": True}
+# Hopper (wgmma and TMA): 128 key rows a block over two consumer warpgroups,
+# dq by TMA reduce-add, the fastest of CONFIGS on the H200 (BENCHMARKS.md
+# 2026-12-02). FlashAttnBwd takes these on such a target.
+HOPPER_BLOCKS = {64: dict(block_M=128, block_N=128, threads=256, dq_tma=True,
+                          pass_configs=_LOOP_TID),
+                 128: dict(block_M=128, block_N=64, threads=256, dq_tma=True)}
 CONFIGS = [
     dict(block_M=64, block_N=64, threads=128),
     dict(block_M=64, block_N=64, threads=256),
@@ -261,14 +267,20 @@ def describe(config):
 
 class FlashAttnBwd:
     """The three kernels of one problem, compiled for `target`; call with
-    (q, k, v, o, do, lse) to get (dq, dk, dv). pass_configs: the main
-    kernel's."""
+    (q, k, v, o, do, lse) to get (dq, dk, dv). The main kernel's tiles are
+    HOPPER_BLOCKS on a wgmma target and BLOCKS elsewhere, updated by
+    `blocks`; pass_configs: the main kernel's (by default the tiles')."""
 
     def __init__(self, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16",
                  target="auto", sm_scale=None, pass_configs=None, **blocks):
-        blocks = {**BLOCKS.get(dim, {}), **blocks}
         self.pre = tl.compile(preprocess(batch, heads, seq_len, dim, dtype=dtype),
                               out_idx=[2, 3], target=target)
+        chip = self.pre.target.chip
+        defaults = dict((HOPPER_BLOCKS if chip and chip.wgmma else BLOCKS).get(dim, {}))
+        default_passes = defaults.pop("pass_configs", None)
+        blocks = {**defaults, **blocks}
+        if pass_configs is None:
+            pass_configs = default_passes
         self.main = tl.compile(flash_attn_bwd(batch, heads, seq_len, dim, is_causal, groups,
                                               dtype=dtype, sm_scale=sm_scale, **blocks),
                                out_idx=[7, 8], target=self.pre.target,
