@@ -252,6 +252,7 @@ CONFIGS = [
     dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs=_LOOP_TID),
     dict(block_M=128, block_N=128, threads=256, pass_configs=_LOOP_TID),
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, pass_configs=_LOOP_TID),
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True, pass_configs=_LOOP_TID),
 ]
 
 
@@ -262,25 +263,27 @@ def describe(config):
     c = config
     return (f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}" +
             (" dq-tma" if c.get("dq_tma") else "") + (" overlap" if c.get("overlap") else "") +
-            "".join(f" {k.removeprefix('tl.')}" for k in c.get("pass_configs") or {}))
+            "".join(f" {k.removeprefix('tl.')}" + ("" if v is True else f"={v}")
+                    for k, v in (c.get("pass_configs") or {}).items()))
 
 
 class FlashAttnBwd:
     """The three kernels of one problem, compiled for `target`; call with
-    (q, k, v, o, do, lse) to get (dq, dk, dv). The main kernel's tiles are
-    HOPPER_BLOCKS on a wgmma target and BLOCKS elsewhere, updated by
-    `blocks`; pass_configs: the main kernel's (by default the tiles')."""
+    (q, k, v, o, do, lse) to get (dq, dk, dv). The main kernel's tiles:
+    `blocks` (flash_attn_bwd's keywords) when given, else HOPPER_BLOCKS on
+    a wgmma target and BLOCKS elsewhere; pass_configs: the main kernel's
+    (by default those of the default tiles)."""
 
     def __init__(self, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="float16",
                  target="auto", sm_scale=None, pass_configs=None, **blocks):
         self.pre = tl.compile(preprocess(batch, heads, seq_len, dim, dtype=dtype),
                               out_idx=[2, 3], target=target)
-        chip = self.pre.target.chip
-        defaults = dict((HOPPER_BLOCKS if chip and chip.wgmma else BLOCKS).get(dim, {}))
-        default_passes = defaults.pop("pass_configs", None)
-        blocks = {**defaults, **blocks}
-        if pass_configs is None:
-            pass_configs = default_passes
+        if not blocks:
+            chip = self.pre.target.chip
+            blocks = dict((HOPPER_BLOCKS if chip and chip.wgmma else BLOCKS).get(dim, {}))
+            default_passes = blocks.pop("pass_configs", None)
+            if pass_configs is None:
+                pass_configs = default_passes
         self.main = tl.compile(flash_attn_bwd(batch, heads, seq_len, dim, is_causal, groups,
                                               dtype=dtype, sm_scale=sm_scale, **blocks),
                                out_idx=[7, 8], target=self.pre.target,
