@@ -75,31 +75,30 @@ bool KernelLowering::writesBulkReadSource(Operation *op) const {
   if (bulkReadSources.empty() ||
       (!bulkReadsIssued && !op->getParentOfType<LoopLikeOpInterface>()))
     return false;
-  auto hit = [&](Value v) {
-    AllocSharedOp alloc = sharedAllocOf(v);
+  auto written = [](Operation *o) -> Value {
+    if (auto c = dyn_cast<CopyOp>(o))
+      return c.getDst();
+    if (auto f = dyn_cast<FillOp>(o))
+      return f.getDst();
+    if (auto g = dyn_cast<GemmOp>(o))
+      return g.getC();
+    if (auto a = dyn_cast<AtomicAddOp>(o))
+      return a.getDst();
+    if (auto s = dyn_cast<memref::StoreOp>(o))
+      return s.getMemRef();
+    return {};
+  };
+  auto hit = [&](Operation *o) {
+    Value v = written(o);
+    AllocSharedOp alloc = v ? sharedAllocOf(v) : AllocSharedOp();
     return alloc && bulkReadSources.contains(alloc.getResult());
   };
-  if (auto o = dyn_cast<CopyOp>(op))
-    return hit(o.getDst());
-  if (auto o = dyn_cast<FillOp>(op))
-    return hit(o.getDst());
-  if (auto o = dyn_cast<GemmOp>(op))
-    return hit(o.getC());
-  if (auto o = dyn_cast<AtomicAddOp>(op))
-    return hit(o.getDst());
-  if (isa<memref::StoreOp>(op))
-    return hit(cast<memref::StoreOp>(op).getMemRef());
-  if (isa<ParallelOp>(op)) {
-    bool writes = false;
-    op->walk([&](Operation *inner) {
-      if (auto st = dyn_cast<memref::StoreOp>(inner))
-        writes |= hit(st.getMemRef());
-      else if (auto add = dyn_cast<AtomicAddOp>(inner))
-        writes |= hit(add.getDst());
-    });
-    return writes;
-  }
-  return false;
+  if (!isa<ParallelOp>(op))
+    return hit(op);
+  return op->walk([&](Operation *inner) {
+             return hit(inner) ? WalkResult::interrupt() : WalkResult::advance();
+           })
+      .wasInterrupted();
 }
 
 LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,

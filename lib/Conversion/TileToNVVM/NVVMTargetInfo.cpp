@@ -234,8 +234,6 @@ void NVVMTargetInfo::emitKernelPrologue(KernelLowering &kl,
     nvvmLowering(kl).initBarriers(b);
 }
 
-/// No block of a cluster may leave while another can still write to its
-/// shared memory or barriers.
 /// The role's first thread issued the bulk groups: it waits until they have
 /// read shared memory, then the role's threads synchronize.
 void NVVMTargetInfo::emitBulkReadWait(KernelLowering &kl, OpBuilder &b) const {
@@ -247,6 +245,8 @@ void NVVMTargetInfo::emitBulkReadWait(KernelLowering &kl, OpBuilder &b) const {
   kl.barrier(b);
 }
 
+/// No block of a cluster may leave while another can still write to its
+/// shared memory or barriers.
 void NVVMTargetInfo::emitKernelEpilogue(KernelLowering &kl,
                                         OpBuilder &b) const {
   // Shared memory must outlive the reduce-adds still reading it: every

@@ -337,11 +337,7 @@ LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
   staging.viewOffsets.assign(2, Value());
   staging.viewDims = {0, 1};
   staging.swizzle = 128;
-  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
-    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
-                                         gb.getUnitAttr());
-  });
-  barrier(b);
+  target.emitBulkReadWait(*this, b); // the last epilogue's stores read it
   Side dst{staging, {cIdx(b, loc, 0), cIdx(b, loc, 0)}, {rows, cols}};
   copyFragmentMemory(b, *src, dst, /*toMemory=*/true);
   target.emitAsyncProxyFence(b, loc);
@@ -598,8 +594,9 @@ LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
     }
     if (failed(lowerBlock(op.getConsumer().front(), cb, map, ctx)))
       status = failure();
-    // Shared memory must outlive the TMA stores and reduce-adds reading it.
-    if (!tmaStores.empty() || !bulkReadSources.empty())
+    // Shared memory must outlive the TMA stores reading it (the kernel's
+    // epilogue waits for reduce-adds).
+    if (!tmaStores.empty())
       guarded(cb, loc, isRoleLeader(cb), [&](OpBuilder &gb) {
         NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
                                              UnitAttr());

@@ -16,9 +16,9 @@ Three tile programs, FlashAttention-2 style:
      leaves out the softmax scale: dK is scaled once before it is stored;
   3. postprocess: dQ scaled and cast to the input dtype.
 Causal attention starts each KV block's walk at the diagonal and zeroes P
-above it in the tiles that cross the diagonal. Sequence tails need no masks: rows past the end load as zeros
-(dO, Delta = 0 make their P, dS contribute nothing) and their stores and
-atomic adds are dropped.
+above it in the tiles that cross the diagonal. Sequence tails need no
+masks: rows past the end load as zeros (dO, Delta = 0 make their P, dS
+contribute nothing) and their stores and atomic adds are dropped.
 
 Offers the three programs, `bwd_buffers` and `grads_of_tile` (the
 buffers and the gradient step both this and the variable-length backward
@@ -91,21 +91,28 @@ def bwd_buffers(block_M, block_N, dim, dtype):
 
 @T.macro
 def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_shared, dq, dk,
-                  dv, block_M, block_N):
+                  dv, block_M, block_N, overlap=False):
     """One (key block, query block) step of the backward once qkT holds P^T
     (masked): dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - Delta), dK +=
     dS^T Q, and dq = dS K (dS^T through shared memory, read transposed),
     which the caller adds into its dQ accumulator. dS^T leaves out the
     softmax scale (one multiply per score saved): the caller scales dK once
-    at the end and the postprocess scales dQ."""
-    T.clear(dsT)
-    T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
+    at the end and the postprocess scales dQ. overlap: the caller issued
+    dP^T asynchronously (it is waited for here), and dV and dK accumulate
+    asynchronously, waited for before dq."""
+    if not overlap:
+        T.clear(dsT)
+        T.gemm(V_shared, do, dsT, transpose_B=True, policy=FullRow)
     T.copy(qkT, pT)
-    T.gemm(pT, do, dv, policy=FullRow)
+    if overlap:
+        T.wait_wgmma(0)
+    T.gemm(pT, do, dv, policy=FullRow, wg_wait=-1 if overlap else 0)  # while dS^T is computed
     for i, j in T.Parallel(block_M, block_N):
         dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j])
-    T.gemm(dsT_cast, q, dk, policy=FullRow)
-    T.copy(dsT_cast, dsT_shared)
+    T.gemm(dsT_cast, q, dk, policy=FullRow, wg_wait=-1 if overlap else 0)
+    T.copy(dsT_cast, dsT_shared)  # (the gemms in flight only read pT, dsT_cast)
+    if overlap:
+        T.wait_wgmma(0)
     T.clear(dq)
     T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
 
@@ -114,8 +121,8 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                    num_stages=2, threads=128, dtype="float16", sm_scale=None, dq_tma=False,
                    overlap=False):
     """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
-    without the softmax scale) of one KV block per (block, KV head, batch). sm_scale: the
-    forward's softmax scale (default 1 / sqrt(D)). dq_tma: each step's dq
+    without the softmax scale) of one KV block per (block, KV head, batch).
+    sm_scale: the forward's softmax scale (default 1 / sqrt(D)). dq_tma: each step's dq
     goes into a float32 shared tile and into dQ_accum as one TMA reduce-add
     (`T.atomic_add(..., use_tma=True)`, sm_90+) instead of per-thread
     atomics of the fragment. overlap: the gemms run asynchronously where
@@ -172,20 +179,8 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                         for i, j in T.Parallel(block_M, block_N):
                             visible = bx * block_M + i <= k * block_N + j
                             qkT[i, j] = T.if_then_else(visible, qkT[i, j], 0)
-                if overlap:
-                    T.copy(qkT, pT)
-                    T.wait_wgmma(0)
-                    T.gemm(pT, do, dv, policy=FullRow, wg_wait=-1)  # while dS^T is computed
-                    for i, j in T.Parallel(block_M, block_N):
-                        dsT_cast[i, j] = qkT[i, j] * (dsT[i, j] - delta[j])
-                    T.gemm(dsT_cast, q, dk, policy=FullRow, wg_wait=-1)
-                    T.copy(dsT_cast, dsT_shared)  # (the gemms only read pT, dsT_cast)
-                    T.wait_wgmma(0)
-                    T.clear(dq)
-                    T.gemm(dsT_shared, K_shared, dq, transpose_A=True)
-                else:
-                    grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
-                                  dsT_shared, dq, dk, dv, block_M, block_N)
+                grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast,
+                              dsT_shared, dq, dk, dv, block_M, block_N, overlap)
                 if dq_tma:
                     T.copy(dq, dq_shared)
                     T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq_shared, use_tma=True)
