@@ -56,10 +56,29 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <mutex>
 
 using namespace mlir;
 
+/// Shared, local and constant memory are addressed with 32-bit pointers in
+/// the PTX we emit (LLVM's `nvptx-short-ptr`, which Triton sets too): shared
+/// offsets need no 64-bit adds, and an address held across a loop takes one
+/// register instead of two. The option is read when the NVPTX target machine
+/// (and so the data layout) is made, i.e. by every gpu-module-to-binary.
+static void useShortNVPTXPointers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("nvptx-short-ptr");
+    if (it != options.end())
+      static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
+  });
+}
+
 void mlir::tile::registerAllDialects(DialectRegistry &registry) {
+  useShortNVPTXPointers();
   registry.insert<tile::TileDialect, affine::AffineDialect,
                   arith::ArithDialect, cf::ControlFlowDialect,
                   func::FuncDialect, gpu::GPUDialect, index::IndexDialect,

@@ -195,7 +195,12 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
            "Loop bodies read the thread index through an asm copy that LLVM "
            "cannot hoist, so that the thread-dependent addresses derived "
            "from it are recomputed in the loop instead of held in "
-           "registers across it (fewer registers, more instructions)">
+           "registers across it (fewer registers, more instructions)">,
+    Option<"producerRegisters", "producer-registers", "int64_t",
+           /*default=*/"24",
+           "Warp-specialized kernels: the registers a thread of the TMA "
+           "producer keeps (setmaxnreg.dec; 24 to 256, a multiple of 8); "
+           "the consumers get what it releases, up to 240">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

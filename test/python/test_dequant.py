@@ -733,6 +733,36 @@ def test_cuda_setmaxnreg_asks_only_what_the_producer_frees(threads):
     assert (inc - entry) * threads <= (entry - dec) * producers, (entry, dec, inc)
 
 
+def test_cuda_producer_registers_pass_config():
+    """The TMA producer keeps 24 registers by default, so the two consumer
+    warpgroups of a 384-thread block get 240 (232 with the producer at 40,
+    tl.producer_registers); values setmaxnreg cannot take are refused."""
+    import re
+
+    def budgets(**pass_configs):
+        ptx = tl.compile(dq.program(16, 1024, 1024, 4, 128, "float16", dict(PAIRS_T, threads=256)),
+                         out_idx=[3], target="cuda:sm_90a", pass_configs=pass_configs).get_source()
+        return [int(re.search(rf"setmaxnreg\.{d}\.sync\.aligned\.u32\s+(\d+)", ptx).group(1))
+                for d in ("dec", "inc")]
+
+    assert budgets() == [24, 240]
+    assert budgets(**{"tl.producer_registers": 40}) == [40, 232]
+    for bad in (30, 16, 264, True, "24"):
+        with pytest.raises(ValueError, match="tl.producer_registers"):
+            budgets(**{"tl.producer_registers": bad})
+
+
+def test_cuda_shared_memory_is_addressed_with_32_bit_registers():
+    """Shared-memory loads and stores take 32-bit addresses (LLVM's
+    nvptx-short-ptr): no 64-bit register holds a shared address."""
+    import re
+
+    ptx = tl.compile(dq.program(16, 1024, 1024, 4, 128, "float16", dict(PAIRS_T, threads=256)),
+                     out_idx=[3], target="cuda:sm_90a").get_source()
+    shared = re.findall(r"(?:ld|st)\.shared\S*\s+[^;]*", ptx)
+    assert shared and not [s for s in shared if "[%rd" in s], shared[:4]
+
+
 
 def test_benchmark_read_floor_sums_rows():
     """The dequant benchmark's read-floor kernel (the weights' words read and

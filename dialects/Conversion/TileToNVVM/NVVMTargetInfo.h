@@ -21,10 +21,14 @@ public:
   /// `chip`: the row of `target`'s chip. `tmaStore`: write
   /// warp-specialized epilogues through TMA stores. `loopTid`: loop bodies
   /// see an unhoistable copy of the thread index (loopThreadIndex).
+  /// `producerRegs`: what a warp-specialized producer thread keeps.
   NVVMTargetInfo(NVVM::NVVMTargetAttr target, const ChipInfo &chip,
-                 bool tmaStore, bool loopTid = false)
+                 bool tmaStore, bool loopTid = false, int64_t producerRegs = 24)
       : GPUTargetInfo(chip), target(target), tmaStore(tmaStore),
-        loopTid(loopTid) {}
+        loopTid(loopTid), producerRegs(producerRegs) {}
+
+  /// The registers a thread of a warp-specialized kernel's producer keeps.
+  int64_t producerRegisters() const { return producerRegs; }
 
   Attribute getTargetAttr() const override { return target; }
   StringRef getPlatformName() const override { return "CUDA"; }
@@ -93,6 +97,7 @@ private:
   NVVM::NVVMTargetAttr target;
   bool tmaStore;
   bool loopTid;
+  int64_t producerRegs;
 };
 
 } // namespace tile

@@ -78,8 +78,17 @@ struct ConvertTileToNVVMPass
       module.emitError("invalid NVVM target ") << text;
       return signalPassFailure();
     }
-    if (failed(lowerTileKernels(module, NVVMTargetInfo(target, *info, tmaStore,
-                                                        loopThreadIndex))))
+    // setmaxnreg takes multiples of 8 from 24 to 256.
+    if (producerRegisters < 24 || producerRegisters > 256 ||
+        producerRegisters % 8) {
+      module.emitError("convert-tile-to-nvvm: producer-registers must be a "
+                       "multiple of 8 from 24 to 256, got ")
+          << static_cast<int64_t>(producerRegisters);
+      return signalPassFailure();
+    }
+    if (failed(lowerTileKernels(
+            module, NVVMTargetInfo(target, *info, tmaStore, loopThreadIndex,
+                                   producerRegisters))))
       signalPassFailure();
   }
 };

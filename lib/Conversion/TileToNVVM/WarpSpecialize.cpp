@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NVVMKernelLowering.h"
+#include "dialects/Conversion/TileToNVVM/NVVMTargetInfo.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -524,13 +525,18 @@ LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
   int64_t total = numThreads + producerThreads;
   // Registers per thread: the cap at entry is 64K / total in steps of 8
   // (ptxas allocates that much when setmaxnreg is used); the producer keeps
-  // 40, and setmaxnreg.inc can only hand the consumers what the block's own
+  // `producerRegs` (24 by default: TMA issue needs few, and the consumers of
+  // a 384-thread block get 240 instead of the 232 that 40 leaves), and
+  // setmaxnreg.inc can only hand the consumers what the block's own
   // producers released: asking for more blocks forever (640 threads: 96 at
-  // entry, 112 asked, 104 possible). At most 240 each.
+  // entry, 112 asked, 104 possible with 40). At most 240 each.
+  int64_t producerRegs =
+      static_cast<const NVVMTargetInfo &>(target).producerRegisters();
   int64_t entryRegs = (65536 / total) / 8 * 8;
   int64_t consumerRegs = std::min<int64_t>(
-      240,
-      (entryRegs + (entryRegs - 40) * producerThreads / numThreads) / 8 * 8);
+      240, (entryRegs +
+            (entryRegs - producerRegs) * producerThreads / numThreads) /
+               8 * 8);
   // T.no_set_max_nreg() on the kernel: the roles keep the entry split.
   bool adjust = total > 128 && consumerRegs > entryRegs &&
                 !kernel->hasAttr("tile.no_set_max_nreg");
@@ -543,7 +549,7 @@ LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
   {
     OpBuilder pb = OpBuilder::atBlockTerminator(ifOp.thenBlock());
     if (adjust)
-      NVVM::SetMaxRegisterOp::create(pb, loc, 40,
+      NVVM::SetMaxRegisterOp::create(pb, loc, producerRegs,
                                      NVVM::SetMaxRegisterAction::decrease);
     roleBase = numThreads;
     roleThreads = producerThreads;

@@ -191,6 +191,10 @@ KNOWN_PASS_CONFIGS = {
                                    "registers and spills, more instructions; off by default, "
                                    "see BENCHMARKS.md 2026-12-02; convert-tile-to-nvvm "
                                    "loop-thread-index=true)",
+    "tl.producer_registers": "sm_90a, warp-specialized kernels: the registers a thread of the "
+                             "TMA producer warpgroup keeps (setmaxnreg; a multiple of 8 from 24 "
+                             "to 256, default 24); the consumers get what it releases, up to "
+                             "240 (convert-tile-to-nvvm producer-registers)",
     "tl.persistent_sms": "sm_90a, warp-specialized kernels: a constant grid of more tiles than "
                          "this runs as a persistent kernel (default 132, the H100/H200 "
                          "multiprocessors; 0 turns it off); it launches one block per "
@@ -294,6 +298,11 @@ def _check_pass_configs(pass_configs: dict) -> None:
     size = pass_configs.get("tl.cluster_size", 2)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 8:
         raise ValueError(f"pass config 'tl.cluster_size' must be an int from 1 to 8, got {size!r}")
+    regs = pass_configs.get("tl.producer_registers", 24)
+    if (isinstance(regs, bool) or not isinstance(regs, int) or not 24 <= regs <= 256
+            or regs % 8):
+        raise ValueError("pass config 'tl.producer_registers' must be a multiple of 8 from 24 "
+                         f"to 256, got {regs!r}")
     sms = pass_configs.get("tl.persistent_sms", 0)
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 0:
         raise ValueError(f"pass config 'tl.persistent_sms' must be an int >= 0, got {sms!r}")

@@ -14,10 +14,10 @@
 // arguments (placeholders at the launch, described in `tile.tensormaps`:
 // A boxes of 128x64, B boxes of one 64x64 panel, 128-byte swizzle). Thread 0
 // initializes the 4 full (1 arrival) and 4 empty (16 arrivals) barriers, then
-// the cluster synchronizes. The producer drops to 40 registers, waits on
+// the cluster synchronizes. The producer drops to 24 registers, waits on
 // `empty`, announces 48 KB and issues one TMA load for A and, from the
 // block of the cluster that owns them, the four B panels multicast to both
-// blocks. The consumers raise their registers to 232, wait on `full`, issue
+// blocks. The consumers raise their registers to 240, wait on `full`, issue
 // four m64n256k16 wgmma (B N-major: layout row), keep one group in flight
 // and release the previous slot in both blocks (mapa + remote arrive).
 // CHECK-LABEL: func.func @gemm
@@ -29,13 +29,13 @@
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
-// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister decrease 24
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c49152_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[TA]], %{{.+}}, box[%{{.+}}, %{{.+}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: nvvm.read.ptx.sreg.cluster.ctarank
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[TB]], %{{.+}}, box[%{{.+}}, %{{.+}}] multicast_mask = %c3_i16
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.setmaxregister increase 240
 // CHECK: nvvm.mbarrier.try_wait
 // Only the first K step's descriptors are built from the addresses (and,
 // shift, or with the fixed fields), each pinned where the gemm is by an
@@ -100,7 +100,7 @@ func.func @gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref
 // results (the tensor cores run them in issue order); the first warpgroup
 // takes the last hand-over at the end, so every arrival is waited for.
 // CHECK-LABEL: func.func @pingpong
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.setmaxregister increase 240
 // CHECK: %[[WG:.+]] = arith.divui %{{.+}}, %c128
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[WG]], %c0
 // CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[WG]], %c1

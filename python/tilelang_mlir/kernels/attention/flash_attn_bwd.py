@@ -248,6 +248,17 @@ CONFIGS = [
     dict(block_M=128, block_N=128, threads=256, pass_configs=_LOOP_TID),
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, pass_configs=_LOOP_TID),
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True, pass_configs=_LOOP_TID),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True, pass_configs=_LOOP_TID),
+    # 32-bit index arithmetic (fewer instructions; the same spills).
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs={"tl.narrow_index": True}),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True,
+         pass_configs=dict(_LOOP_TID, **{"tl.narrow_index": True})),
+    # The TMA producer at 40 registers (the consumers at 232) instead of the
+    # default 24 (240).
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True,
+         pass_configs={"tl.producer_registers": 40}),
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True,
+         pass_configs=dict(_LOOP_TID, **{"tl.producer_registers": 40})),
 ]
 
 

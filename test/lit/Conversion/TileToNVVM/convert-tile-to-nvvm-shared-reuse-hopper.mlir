@@ -25,7 +25,7 @@
 // CHECK: %[[QPE:.+]] = arith.addi %[[BASE]], %c222208 : index
 // CHECK-NEXT: memref.view %{{.+}}[%[[QPE]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
 // CHECK-NOT: memref<32768xf16, #gpu.address_space<workgroup>>
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.setmaxregister increase 240
 // CHECK: scf.for
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT: nvvm.cp.async.commit.group
