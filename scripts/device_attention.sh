@@ -23,7 +23,7 @@ prepare)
   rm -rf "$CACHE" "$PACK"
   export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=sm_90a TILELANG_MLIR_CACHE_DIR="$CACHE"
   if [ "$TESTS" != skip ]; then
-    .venv/bin/python -m pytest -q -m gpu -p no:cacheprovider $TESTS | tail -2 || exit 1
+    .venv/bin/python -m pytest -q -m gpu -p no:cacheprovider -rf $TESTS | grep -E "^FAILED|passed|failed" | tail -20; [ "${PIPESTATUS[0]}" = 0 ] || exit 1
     .venv/bin/python scripts/sanitize_kernels.py || exit 1
   fi
   for b in $BENCHES; do .venv/bin/python benchmarks/$b.py $(args_of $b) | tail -3 || exit 1; done

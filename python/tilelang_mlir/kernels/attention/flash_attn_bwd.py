@@ -22,7 +22,8 @@ contribute nothing) and their stores and atomic adds are dropped.
 
 Offers the three programs, `bwd_buffers` and `grads_of_tile` (the
 buffers and the gradient step both this and the variable-length backward
-use), BLOCKS and HOPPER_BLOCKS (default tiles per head dim), CONFIGS
+use), BLOCKS (default tiles per head dim) and HOPPER_BLOCKS (per head dim
+and causal flag), CONFIGS
 (the tuning space), `describe`, the `FlashAttnBwd` wrapper, `reference`
 (torch autograd) and `forward` (the float64 forward's O and LSE).
 """
@@ -222,11 +223,16 @@ BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
           128: dict(block_M=64, block_N=64, threads=256)}
 _LOOP_TID = {"tl.enable_loop_thread_index": True}
 # Hopper (wgmma and TMA): 128 key rows a block over two consumer warpgroups,
-# dq by TMA reduce-add, the fastest of CONFIGS on the H200 (BENCHMARKS.md
-# 2026-12-02). FlashAttnBwd takes these on such a target.
-HOPPER_BLOCKS = {64: dict(block_M=128, block_N=128, threads=256, dq_tma=True,
-                          pass_configs=_LOOP_TID),
-                 128: dict(block_M=128, block_N=64, threads=256, dq_tma=True)}
+# dq by TMA reduce-add; per (head dim, causal), the fastest of CONFIGS on the
+# H200 in two runs (BENCHMARKS.md 2026-12-03). FlashAttnBwd takes these on
+# such a target.
+HOPPER_BLOCKS = {(64, False): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
+                                   overlap=True, pass_configs=_LOOP_TID),
+                 (64, True): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
+                                  pass_configs=_LOOP_TID),
+                 (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True),
+                 (128, True): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
+                                   overlap=True)}
 CONFIGS = [
     dict(block_M=64, block_N=64, threads=128),
     dict(block_M=64, block_N=64, threads=256),
@@ -286,7 +292,8 @@ class FlashAttnBwd:
                               out_idx=[2, 3], target=target)
         if not blocks:
             chip = self.pre.target.chip
-            blocks = dict((HOPPER_BLOCKS if chip and chip.wgmma else BLOCKS).get(dim, {}))
+            blocks = dict(HOPPER_BLOCKS.get((dim, bool(is_causal)), {}) if chip and chip.wgmma
+                          else BLOCKS.get(dim, {}))
             default_passes = blocks.pop("pass_configs", None)
             if pass_configs is None:
                 pass_configs = default_passes

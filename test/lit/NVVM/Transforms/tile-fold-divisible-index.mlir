@@ -59,3 +59,42 @@ func.func @left_alone(%t: index, %u: index, %w: i32) -> (index, i32) {
   %y = arith.floordivsi %x, %c8i : i32
   return %q, %y : index, i32
 }
+
+// In a loop, k * 64 + (base + c) with base + c the same in every iteration
+// becomes (k * 64 + base) + c: one sum in the loop, each element adding its
+// constant, instead of one loop-invariant register per element (cse then
+// merges the two k * 64 + base). Outside loops, and where the inner sum
+// changes with the loop, nothing moves.
+// CHECK-LABEL: func.func @constant_outermost
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK: %[[OUT:.+]] = arith.addi %arg0, %[[C8]] : index
+// CHECK: scf.for %[[K:.+]] =
+// CHECK: %[[KB:.+]] = arith.muli %[[K]], %{{.+}} : index
+// CHECK: %[[S:.+]] = arith.addi %[[KB]], %arg0 : index
+// CHECK: %[[E1:.+]] = arith.addi %[[S]], %[[C1]] : index
+// CHECK: %[[S8:.+]] = arith.addi %[[KB]], %arg0 : index
+// CHECK: %[[E8:.+]] = arith.addi %[[S8]], %[[C8]] : index
+// CHECK: %[[V:.+]] = arith.addi %[[K]], %[[C1]] : index
+// CHECK: %[[W:.+]] = arith.addi %arg1, %[[V]] : index
+// CHECK: func.call @use(%[[E1]], %[[E8]], %[[W]])
+// CHECK: return %[[OUT]]
+func.func private @use(index, index, index)
+func.func @constant_outermost(%base: index, %x: index, %n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %out = arith.addi %base, %c8 : index
+  scf.for %k = %c0 to %n step %c1 {
+    %kb = arith.muli %k, %c64 : index
+    %b1 = arith.addi %base, %c1 : index
+    %b8 = arith.addi %base, %c8 : index
+    %e1 = arith.addi %kb, %b1 : index
+    %e8 = arith.addi %kb, %b8 : index
+    %v = arith.addi %k, %c1 : index
+    %w = arith.addi %x, %v : index
+    func.call @use(%e1, %e8, %w) : (index, index, index) -> ()
+  }
+  return %out : index
+}
