@@ -378,6 +378,10 @@ public:
   // first waits for those reads (GPUTargetInfo::emitBulkReadWait).
   llvm::SmallDenseSet<Value> bulkReadSources;
   bool bulkReadsIssued = false; // a reduce-add was lowered (in program order)
+  // Since the last reduce-add (in program order, within the block being
+  // lowered) a barrier followed the issuer's wait for its reads: writes to
+  // the source tiles need no wait of their own.
+  bool bulkReadsSettled = false;
   bool writesBulkReadSource(Operation *op) const;
   int64_t clusterBlocks() const {
     int64_t n = 1;

@@ -116,8 +116,10 @@ public:
                                    Value lo, Value hi) const = 0;
   /// Before an op writes a shared tile that bulk reduce-adds may still be
   /// reading (KernelLowering::bulkReadSources): wait for their reads and
-  /// synchronize the threads. Only targets with bulk reduce-adds have any.
-  virtual void emitBulkReadWait(KernelLowering &kl, OpBuilder &b) const {}
+  /// synchronize the threads (`withBarrier` false: the wait alone, before a
+  /// barrier the caller emits). Only targets with bulk reduce-adds have any.
+  virtual void emitBulkReadWait(KernelLowering &kl, OpBuilder &b,
+                                bool withBarrier = true) const {}
   /// Last rewrites of a lowered kernel's body (after the math lowering).
   virtual void finalizeKernel(gpu::GPUFuncOp func) const {}
   /// The thread index `tid` (index) as the body of a loop sees it. The

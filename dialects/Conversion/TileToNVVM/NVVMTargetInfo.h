@@ -53,7 +53,8 @@ public:
                      int64_t pending) const override;
   void emitAsyncProxyFence(OpBuilder &b, Location loc) const override;
   Value loopThreadIndex(OpBuilder &b, Location loc, Value tid) const override;
-  void emitBulkReadWait(KernelLowering &kl, OpBuilder &b) const override;
+  void emitBulkReadWait(KernelLowering &kl, OpBuilder &b,
+                        bool withBarrier = true) const override;
   void emitPairedAtomicAdd(OpBuilder &b, Location loc, Value ptr, Value lo,
                            Value hi) const override;
   void finalizeKernel(gpu::GPUFuncOp func) const override;

@@ -51,6 +51,9 @@ LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
         map.map(arg, nb->addArgument(arg.getType(), arg.getLoc()));
     }
     for (auto [sb, db] : llvm::zip(src, dst)) {
+      // A nested block starts, and its op ends, with nothing settled: a
+      // barrier in one branch or iteration does not cover the others.
+      bulkReadsSettled = false;
       OpBuilder inner = OpBuilder::atBlockEnd(&db);
       if (loop && tid)
         tid = target.loopThreadIndex(inner, op->getLoc(), savedTid);
@@ -62,6 +65,8 @@ LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
     }
   }
   tid = savedTid;
+  if (op->getNumRegions())
+    bulkReadsSettled = false;
   for (auto [o, n] : llvm::zip(op->getResults(), clone->getResults()))
     map.map(o, n);
   return success();
@@ -114,8 +119,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return success();
   // A tile that TMA reduce-adds may still be reading is written over only
   // after they have read it (the reduce-add does not wait itself).
-  if (!ctx.inParallel() && writesBulkReadSource(op))
+  if (!ctx.inParallel() && !bulkReadsSettled && writesBulkReadSource(op)) {
     target.emitBulkReadWait(*this, b);
+    bulkReadsSettled = true;
+  }
   if (std::optional<LogicalResult> r =
           target.lowerSyncOp(*this, op, b, map, ctx))
     return *r;
@@ -194,7 +201,18 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     // async proxy) needs a proxy fence in the writers before the barrier.
     if (usesAsyncProxy)
       target.emitAsyncProxyFence(b, loc);
+    // Where reduce-adds may be reading their source tiles, the issuer waits
+    // for them before the barrier, so that a write to a source tile later
+    // in this block needs no barrier of its own (in the attention
+    // backward's loop, the barrier before the dq gemm serves the next dq
+    // tile's stores).
+    bool settles = !ctx.inParallel() && !bulkReadSources.empty() &&
+                   (bulkReadsIssued || op->getParentOfType<LoopLikeOpInterface>());
+    if (settles)
+      target.emitBulkReadWait(*this, b, /*withBarrier=*/false);
     barrier(b);
+    if (settles)
+      bulkReadsSettled = true;
     return success();
   }
   if (isa<AsyncCommitOp>(op)) {

@@ -236,13 +236,15 @@ void NVVMTargetInfo::emitKernelPrologue(KernelLowering &kl,
 
 /// The role's first thread issued the bulk groups: it waits until they have
 /// read shared memory, then the role's threads synchronize.
-void NVVMTargetInfo::emitBulkReadWait(KernelLowering &kl, OpBuilder &b) const {
+void NVVMTargetInfo::emitBulkReadWait(KernelLowering &kl, OpBuilder &b,
+                                      bool withBarrier) const {
   Location loc = kl.loc;
   guarded(b, loc, kl.isRoleLeader(b), [&](OpBuilder &gb) {
     NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
                                          gb.getUnitAttr());
   });
-  kl.barrier(b);
+  if (withBarrier)
+    kl.barrier(b);
 }
 
 /// No block of a cluster may leave while another can still write to its

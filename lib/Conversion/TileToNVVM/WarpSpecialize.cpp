@@ -408,6 +408,7 @@ LogicalResult NVVMKernelLowering::lowerTmaReduce(AtomicAddOp op, OpBuilder &b,
   target.emitAsyncProxyFence(b, loc);
   barrier(b);
   bulkReadsIssued = true;
+  bulkReadsSettled = false;
   guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
     for (int64_t c0 = 0; c0 < cols; c0 += width) {
       SmallVector<Value> coords = tmaCoordinates(gb, loc, offsets, c0);

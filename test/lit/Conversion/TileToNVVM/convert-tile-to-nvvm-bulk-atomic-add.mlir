@@ -1,5 +1,5 @@
-// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
-// RUN: tile-opt %s --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80},canonicalize,cse)' | FileCheck %s --check-prefix=SM80
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_90a features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80},canonicalize,cse)' | FileCheck %s --check-prefix=SM80
 
 // T.atomic_add(out[i, 0, 0], tile, use_tma=True), twice, the tile written
 // again between: a 64x128 float32 shared tile added into a rank-3 kernel
@@ -54,6 +54,41 @@ func.func @bulk_add(%A: memref<64x128xf32>, %out: memref<2x64x128xf32>, %i: inde
     tile.atomic_add %s -> %out[%i, %c0, %c0] {tma} : memref<64x128xf32, #tile.scope<shared>> -> memref<2x64x128xf32>
     tile.copy %A[%c0, %c0] [64, 128] to %s[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<shared>>
     tile.atomic_add %s -> %out[%i, %c0, %c0] {tma} : memref<64x128xf32, #tile.scope<shared>> -> memref<2x64x128xf32>
+  }
+  return
+}
+
+// -----
+
+// In a loop whose body has a barrier before the write of the tile (the
+// attention backward's: the barrier before its dq gemm), thread 0 waits
+// for the previous iteration's reduce-add reads before that barrier, and the
+// write needs no wait or barrier of its own: one barrier between the
+// reduce-add and the rewrite, not two.
+// CHECK-LABEL: gpu.func @settled_kernel
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async.bulk.wait_group
+// CHECK: vector.store
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.bulk.tensor.reduce
+// SM80-LABEL: gpu.func @settled_kernel
+func.func @settled(%A: memref<64x128xf32>, %out: memref<2x64x128xf32>, %i: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) {
+    %s = tile.alloc_shared : memref<64x128xf32, #tile.scope<shared>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.barrier
+      tile.copy %A[%c0, %c0] [64, 128] to %s[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<shared>>
+      tile.atomic_add %s -> %out[%i, %c0, %c0] {tma} : memref<64x128xf32, #tile.scope<shared>> -> memref<2x64x128xf32>
+    }
   }
   return
 }
