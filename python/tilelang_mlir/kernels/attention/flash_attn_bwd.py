@@ -224,13 +224,13 @@ BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
 _LOOP_TID = {"tl.enable_loop_thread_index": True}
 # Hopper (wgmma and TMA): 128 key rows a block over two consumer warpgroups,
 # dq by TMA reduce-add; per (head dim, causal), the fastest of CONFIGS on the
-# H200 (BENCHMARKS.md 2026-12-03; D=64 causal: overlap won by 4% there and
-# lost by 6% in the run before the last compiler change). FlashAttnBwd takes
-# these on such a target.
+# H200 (BENCHMARKS.md 2026-12-03; at D=64 causal `overlap` read 352, 400 and
+# 366 TFLOP/s in three runs, without it 374, 383 and 378). FlashAttnBwd
+# takes these on such a target.
 HOPPER_BLOCKS = {(64, False): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=_LOOP_TID),
                  (64, True): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
-                                  overlap=True, pass_configs=_LOOP_TID),
+                                  pass_configs=_LOOP_TID),
                  (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True),
                  (128, True): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
                                    overlap=True)}
