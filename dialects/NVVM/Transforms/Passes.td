@@ -77,6 +77,12 @@ def TileFoldDivisibleIndex : Pass<"tile-fold-divisible-index"> {
     %q = arith.muli %t, %c4 : index          // (t * 32 + 5) // 8
     %r = arith.constant 5 : index            // (t * 32 + 5) % 8
     ```
+
+    In loops it also moves constants out of loop-invariant sums: `x + (y +
+    c)` with `y + c` the same in every iteration becomes `(x + y) + c`, so
+    that LLVM holds one `x + y` instead of hoisting every element's `y + c`
+    out of the loop into a register of its own (the constant becomes an
+    immediate of the add or of the load or store).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
