@@ -382,6 +382,7 @@ public:
   // lowered) a barrier followed the issuer's wait for its reads: writes to
   // the source tiles need no wait of their own.
   bool bulkReadsSettled = false;
+  bool bulkReadsMayBeInFlight(Operation *op) const;
   bool writesBulkReadSource(Operation *op) const;
   int64_t clusterBlocks() const {
     int64_t n = 1;

@@ -23,7 +23,7 @@ public:
   /// see an unhoistable copy of the thread index (loopThreadIndex).
   /// `producerRegs`: what a warp-specialized producer thread keeps.
   NVVMTargetInfo(NVVM::NVVMTargetAttr target, const ChipInfo &chip,
-                 bool tmaStore, bool loopTid = false, int64_t producerRegs = 24)
+                 bool tmaStore, bool loopTid, int64_t producerRegs)
       : GPUTargetInfo(chip), target(target), tmaStore(tmaStore),
         loopTid(loopTid), producerRegs(producerRegs) {}
 

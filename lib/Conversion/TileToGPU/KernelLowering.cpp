@@ -72,13 +72,20 @@ LogicalResult KernelLowering::cloneWithRegions(Operation *op, OpBuilder &b,
   return success();
 }
 
+/// Whether reduce-adds may be reading their source tiles when `op` runs:
+/// the kernel has some, and one was lowered before `op` or `op` is in a loop
+/// (the previous iteration's). Before the first reduce-add outside any loop
+/// nothing can be in flight.
+bool KernelLowering::bulkReadsMayBeInFlight(Operation *op) const {
+  return !bulkReadSources.empty() &&
+         (bulkReadsIssued || op->getParentOfType<LoopLikeOpInterface>());
+}
+
 /// Whether `op` (a whole tile op, or a T.Parallel nest with its stores)
 /// writes a shared allocation of bulkReadSources. Loops and branches are
 /// not looked into: their ops are checked as they are lowered.
 bool KernelLowering::writesBulkReadSource(Operation *op) const {
-  // Before the first reduce-add outside any loop nothing can be in flight.
-  if (bulkReadSources.empty() ||
-      (!bulkReadsIssued && !op->getParentOfType<LoopLikeOpInterface>()))
+  if (!bulkReadsMayBeInFlight(op))
     return false;
   auto written = [](Operation *o) -> Value {
     if (auto c = dyn_cast<CopyOp>(o))
@@ -206,8 +213,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     // in this block needs no barrier of its own (in the attention
     // backward's loop, the barrier before the dq gemm serves the next dq
     // tile's stores).
-    bool settles = !ctx.inParallel() && !bulkReadSources.empty() &&
-                   (bulkReadsIssued || op->getParentOfType<LoopLikeOpInterface>());
+    bool settles = !ctx.inParallel() && bulkReadsMayBeInFlight(op);
     if (settles)
       target.emitBulkReadWait(*this, b, /*withBarrier=*/false);
     barrier(b);

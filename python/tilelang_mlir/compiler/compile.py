@@ -298,7 +298,7 @@ def _check_pass_configs(pass_configs: dict) -> None:
     size = pass_configs.get("tl.cluster_size", 2)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 8:
         raise ValueError(f"pass config 'tl.cluster_size' must be an int from 1 to 8, got {size!r}")
-    regs = pass_configs.get("tl.producer_registers", 24)
+    regs = pass_configs.get("tl.producer_registers", 24)  # (the pass's default)
     if (isinstance(regs, bool) or not isinstance(regs, int) or not 24 <= regs <= 256
             or regs % 8):
         raise ValueError("pass config 'tl.producer_registers' must be a multiple of 8 from 24 "

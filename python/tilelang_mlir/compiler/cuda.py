@@ -76,8 +76,10 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                          "func.func(tile-insert-barriers)"]),
         Stage("gpu", [f"convert-tile-to-nvvm{{chip={chip} features={ptx_features(target)} "
                       f"tma-store={'false' if pass_configs.get('tl.disable_tma_store') else 'true'} "
-                      f"loop-thread-index={'true' if pass_configs.get('tl.enable_loop_thread_index') else 'false'} "
-                      f"producer-registers={int(pass_configs.get('tl.producer_registers', 24))}}}",
+                      f"loop-thread-index={'true' if pass_configs.get('tl.enable_loop_thread_index') else 'false'}"
+                      # (the pass's default, 24, unless asked)
+                      + (f" producer-registers={pass_configs['tl.producer_registers']}"
+                         if "tl.producer_registers" in pass_configs else "") + "}",
                       gm("tile-fold-divisible-index"), "canonicalize", "cse"] + narrow
                      # Narrow integers (quantized weights) to f16/bf16 by the
                      # magic-number trick instead of I2F (quarter rate).
