@@ -82,7 +82,20 @@ def TileFoldDivisibleIndex : Pass<"tile-fold-divisible-index"> {
     c)` with `y + c` the same in every iteration becomes `(x + y) + c`, so
     that LLVM holds one `x + y` instead of hoisting every element's `y + c`
     out of the loop into a register of its own (the constant becomes an
-    immediate of the add or of the load or store).
+    immediate of the add or of the load or store). Outside loops every
+    sum moves its constant out.
+
+    A swizzled shared address is `a ^ f(a)`, f reading the row bits of a
+    (`(a / row) % period * chunk`), and a fragment element's `a` is the
+    thread's base plus a constant. Where that constant has no bit the base
+    may set (known from the arithmetic down to the thread id's range), the
+    sum is an OR, the swizzle is linear over it, and the constant moves out
+    through the division, remainder, product and XOR:
+    `swizzle(t + c) = swizzle(t) ^ swizzle(c)`. The part of the constant
+    above the bits the base may set then becomes an addition (an immediate
+    of the access): each element's address is the thread's swizzled base,
+    XOR a column constant, plus a constant, so LLVM hoists one value per
+    distinct column constant instead of one full address per element.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

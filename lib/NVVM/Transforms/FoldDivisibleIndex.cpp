@@ -196,13 +196,14 @@ struct ConstantOutermost : OpRewritePattern<arith::AddIOp> {
 
   LogicalResult matchAndRewrite(arith::AddIOp op,
                                 PatternRewriter &rewriter) const override {
+    // (Outside loops every sum moves its constant out, as LLVM's
+    // reassociation would: the swizzle patterns below look for `t + c`.)
     Operation *loop = op->getParentOfType<LoopLikeOpInterface>();
-    if (!loop)
-      return failure();
     for (auto [x, inner] : {std::pair(op.getLhs(), op.getRhs()),
                             std::pair(op.getRhs(), op.getLhs())}) {
       auto add = inner.getDefiningOp<arith::AddIOp>();
-      if (!add || matchPattern(x, m_Constant()) || !invariant(inner, loop))
+      if (!add || matchPattern(x, m_Constant()) ||
+          (loop && !invariant(inner, loop)))
         continue;
       for (auto [y, c] : {std::pair(add.getLhs(), add.getRhs()),
                           std::pair(add.getRhs(), add.getLhs())}) {
@@ -218,16 +219,250 @@ struct ConstantOutermost : OpRewritePattern<arith::AddIOp> {
   }
 };
 
+/// The bits an index value may have set, from its arithmetic down to
+/// constants and values the integer range analysis bounds (a thread id,
+/// a lane): a value whose bits are all known to lie in the mask. All ones
+/// where nothing is known or the value may be negative. Memoized per value;
+/// `forget` drops a value whose op is erased (its address may be reused).
+class PossibleBits {
+public:
+  explicit PossibleBits(DataFlowSolver &solver) : solver(solver) {}
+
+  static constexpr uint64_t all = ~uint64_t(0);
+
+  /// Every bit up to x's highest: the mask of the values 0..x.
+  static uint64_t fill(uint64_t x) {
+    return x == 0 ? 0 : all >> llvm::countl_zero(x);
+  }
+
+  uint64_t of(Value v, int depth = 0) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    uint64_t bits = compute(v, depth);
+    // (A value past the depth limit is not memoized: a shallower query
+    // may see through it.)
+    if (bits != all || depth == 0)
+      memo[v] = bits;
+    return bits;
+  }
+
+  void forget(Value v) { memo.erase(v); }
+
+private:
+  static std::optional<uint64_t> constant(Value v) {
+    APInt c;
+    if (!matchPattern(v, m_ConstantInt(&c)) || c.isNegative() ||
+        c.getActiveBits() > 63)
+      return std::nullopt;
+    return c.getZExtValue();
+  }
+
+  uint64_t compute(Value v, int depth) {
+    if (!v.getType().isIndex())
+      return all;
+    if (std::optional<uint64_t> c = constant(v))
+      return *c;
+    Operation *def = v.getDefiningOp();
+    if (def && depth < 16) {
+      auto operand = [&](unsigned i) { return of(def->getOperand(i), depth + 1); };
+      std::optional<uint64_t> rhs =
+          def->getNumOperands() == 2 ? constant(def->getOperand(1)) : std::nullopt;
+      if (isa<arith::AddIOp>(def)) {
+        uint64_t a = operand(0), b = operand(1), sum;
+        if ((a & b) == 0)
+          return a | b; // no carries
+        if (__builtin_add_overflow(a, b, &sum))
+          return all;
+        return fill(sum);
+      }
+      if (isa<arith::MulIOp>(def)) {
+        std::optional<uint64_t> k = rhs ? rhs : constant(def->getOperand(0));
+        if (k) {
+          uint64_t x = operand(rhs ? 0 : 1), product;
+          if (*k != 0 && llvm::isPowerOf2_64(*k)) {
+            unsigned s = llvm::Log2_64(*k);
+            return llvm::countl_zero(x) > s ? x << s : all;
+          }
+          return __builtin_mul_overflow(x, *k, &product) ? all : fill(product);
+        }
+      }
+      if (isa<arith::ShLIOp>(def) && rhs && *rhs < 64) {
+        uint64_t x = operand(0);
+        return llvm::countl_zero(x) > *rhs ? x << *rhs : all;
+      }
+      if (isa<arith::DivUIOp>(def) && rhs && *rhs != 0)
+        return llvm::isPowerOf2_64(*rhs) ? operand(0) >> llvm::Log2_64(*rhs)
+                                         : fill(operand(0) / *rhs);
+      if (isa<arith::ShRUIOp>(def) && rhs && *rhs < 64)
+        return operand(0) >> *rhs;
+      if (isa<arith::RemUIOp>(def) && rhs && *rhs != 0)
+        return llvm::isPowerOf2_64(*rhs)
+                   ? operand(0) & (*rhs - 1)
+                   : fill(std::min(fill(operand(0)), *rhs - 1));
+      if (isa<arith::AndIOp>(def))
+        return operand(0) & operand(1);
+      if (isa<arith::OrIOp, arith::XOrIOp>(def))
+        return operand(0) | operand(1);
+    }
+    auto *lattice = solver.lookupState<dataflow::IntegerValueRangeLattice>(v);
+    if (!lattice || lattice->getValue().isUninitialized())
+      return all;
+    const ConstantIntRanges &r = lattice->getValue().getValue();
+    if (r.smin().isNegative() || r.umax().getActiveBits() > 62)
+      return all;
+    return fill(r.umax().getZExtValue());
+  }
+
+  DataFlowSolver &solver;
+  DenseMap<Value, uint64_t> memo;
+};
+
+/// The constant operand of a binary op, and the other operand.
+static std::optional<std::pair<Value, uint64_t>> splitConstant(Operation *op) {
+  for (unsigned i : {1u, 0u}) {
+    APInt c;
+    if (matchPattern(op->getOperand(i), m_ConstantInt(&c)) &&
+        !c.isNegative() && c.getActiveBits() <= 63 &&
+        !matchPattern(op->getOperand(1 - i), m_Constant()))
+      return std::make_pair(op->getOperand(1 - i), c.getZExtValue());
+  }
+  return std::nullopt;
+}
+
+/// `t + c` with a constant c none of whose bits t may have set: then the
+/// sum is `t | c` (no carry), and is `t ^ c` as well.
+static std::optional<std::pair<Value, uint64_t>>
+disjointSum(Value v, PossibleBits &bits) {
+  auto add = v.getDefiningOp<arith::AddIOp>();
+  if (!add || !add.getType().isIndex())
+    return std::nullopt;
+  auto split = splitConstant(add);
+  if (!split || (bits.of(split->first) & split->second))
+    return std::nullopt;
+  return split;
+}
+
+/// A swizzled shared address is `a ^ f(a)`, f reading the bits of the row
+/// (emitSwizzleOffset), and a fragment element's `a` is the thread's base
+/// plus a constant whose bits the base never sets (another column group,
+/// another eight rows). The XOR is linear over such bits, so the element's
+/// address is the thread's swizzled base XOR a constant; LLVM otherwise
+/// hoists every element's full address out of the loop into a register of
+/// its own (the D=128 backward's 16 dQ stores held 16). These patterns move
+/// bit-disjoint constants outward through what the swizzle applies:
+///   (t + c) udiv 2^s  ->  (t udiv 2^s) + (c >> s)
+///   (t + c) urem 2^s  ->  (t urem 2^s) + (c & (2^s - 1))
+///   (t + c) * k       ->  t * k + c * k                 (any t, c)
+///   (t + c) ^ y       ->  (t ^ y) ^ c
+///   (t ^ c) ^ y       ->  (t ^ y) ^ c
+/// and last splits `x ^ c` into `(x ^ (c & bits(x))) + (c & ~bits(x))`: the
+/// part of c above x's bits adds (an immediate of the access), and only
+/// the column bits stay an XOR (one register per distinct value).
+struct DisjointConstantOut : RewritePattern {
+  DisjointConstantOut(MLIRContext *ctx, PossibleBits &bits)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx), bits(bits) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1 || !op->getResult(0).getType().isIndex() ||
+        !isa<arith::DivUIOp, arith::RemUIOp, arith::MulIOp, arith::XOrIOp>(op))
+      return failure();
+    Location loc = op->getLoc();
+    Type type = op->getResult(0).getType();
+    auto constant = [&](uint64_t value) -> Value {
+      return arith::ConstantOp::create(
+          rewriter, loc, type, rewriter.getIndexAttr(int64_t(value)));
+    };
+    if (isa<arith::DivUIOp, arith::RemUIOp>(op)) {
+      APInt d;
+      if (!matchPattern(op->getOperand(1), m_ConstantInt(&d)) ||
+          d.isNegative() || !d.isPowerOf2())
+        return failure();
+      auto sum = disjointSum(op->getOperand(0), bits);
+      if (!sum)
+        return failure();
+      uint64_t k = d.getZExtValue();
+      auto [t, c] = *sum;
+      if (isa<arith::DivUIOp>(op)) {
+        Value q = arith::DivUIOp::create(rewriter, loc, t, op->getOperand(1));
+        rewriter.replaceOpWithNewOp<arith::AddIOp>(op, q, constant(c >> llvm::Log2_64(k)));
+      } else {
+        Value r = arith::RemUIOp::create(rewriter, loc, t, op->getOperand(1));
+        rewriter.replaceOpWithNewOp<arith::AddIOp>(op, r, constant(c & (k - 1)));
+      }
+      return success();
+    }
+    if (isa<arith::MulIOp>(op)) {
+      auto outer = splitConstant(op);
+      if (!outer)
+        return failure();
+      auto add = outer->first.getDefiningOp<arith::AddIOp>();
+      if (!add)
+        return failure();
+      auto inner = splitConstant(add);
+      if (!inner)
+        return failure();
+      // (Wrapping arithmetic distributes; overflow flags are dropped.)
+      Value scaled = arith::MulIOp::create(rewriter, loc, inner->first,
+                                           constant(outer->second));
+      rewriter.replaceOpWithNewOp<arith::AddIOp>(
+          op, scaled, constant(inner->second * outer->second));
+      return success();
+    }
+    // xori.
+    for (unsigned i : {0u, 1u}) {
+      Value x = op->getOperand(i), y = op->getOperand(1 - i);
+      if (matchPattern(y, m_Constant()))
+        continue;
+      std::optional<std::pair<Value, uint64_t>> moved = disjointSum(x, bits);
+      if (!moved)
+        if (auto inner = x.getDefiningOp<arith::XOrIOp>())
+          moved = splitConstant(inner);
+      if (!moved)
+        continue;
+      Value rest = arith::XOrIOp::create(rewriter, loc, moved->first, y);
+      rewriter.replaceOpWithNewOp<arith::XOrIOp>(op, rest, constant(moved->second));
+      return success();
+    }
+    auto split = splitConstant(op);
+    if (!split)
+      return failure();
+    auto [x, c] = *split;
+    if (auto inner = x.getDefiningOp<arith::XOrIOp>()) {
+      if (auto innerSplit = splitConstant(inner)) {
+        Value merged = constant(innerSplit->second ^ c);
+        rewriter.replaceOpWithNewOp<arith::XOrIOp>(op, innerSplit->first, merged);
+        return success();
+      }
+    }
+    uint64_t above = c & ~bits.of(x);
+    if (above == 0)
+      return failure();
+    Value low = (c & ~above) == 0
+                    ? x
+                    : arith::XOrIOp::create(rewriter, loc, x, constant(c & ~above))
+                          .getResult();
+    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, low, constant(above));
+    return success();
+  }
+
+  PossibleBits &bits;
+};
+
 /// Forgets the ranges of erased values: a value created later at the same
 /// address must not inherit them.
 struct ForgetErased : public RewriterBase::Listener {
-  explicit ForgetErased(DataFlowSolver &solver) : solver(solver) {}
+  ForgetErased(DataFlowSolver &solver, PossibleBits &bits)
+      : solver(solver), bits(bits) {}
   void notifyOperationErased(Operation *op) override {
     solver.eraseState(solver.getProgramPointAfter(op));
-    for (Value result : op->getResults())
+    for (Value result : op->getResults()) {
       solver.eraseState(result);
+      bits.forget(result);
+    }
   }
   DataFlowSolver &solver;
+  PossibleBits &bits;
 };
 
 struct TileFoldDivisibleIndexPass
@@ -244,10 +479,12 @@ struct TileFoldDivisibleIndexPass
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldDivisibleFloorDiv>(&getContext(), solver);
     patterns.add<ConstantOutermost>(&getContext());
+    PossibleBits bits(solver);
+    patterns.add<DisjointConstantOut>(&getContext(), bits);
     arith::AddIOp::getCanonicalizationPatterns(patterns, &getContext());
     arith::MulIOp::getCanonicalizationPatterns(patterns, &getContext());
     arith::SubIOp::getCanonicalizationPatterns(patterns, &getContext());
-    ForgetErased forget(solver);
+    ForgetErased forget(solver, bits);
     GreedyRewriteConfig config;
     config.setListener(&forget);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
