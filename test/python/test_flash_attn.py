@@ -105,6 +105,9 @@ ROTATED = {
     "rotate_turns": ({"tl.enable_rotate": True, "tl.enable_pingpong": True}, {}),
     "rotate_turns_sched_160": ({"tl.enable_rotate": True, "tl.enable_pingpong": True,
                                 "tl.rotate_sched_barrier": True}, dict(block_N=160)),
+    # Every third exp2 of the softmax on the FMA pipe (tile-emulate-exp2).
+    "rotate_turns_exp2": ({"tl.enable_rotate": True, "tl.enable_pingpong": True,
+                           "tl.exp2_emulation": 3}, {}),
 }
 
 
@@ -141,3 +144,90 @@ def test_flash_attn_hopper_schedule_assembles(dim, is_causal):
     assert "bar.arrive" in ptx and "wgmma.wait_group.sync.aligned \t1" in ptx
     # turn barriers take a computed id (3 + warpgroup): bar.sync/bar.arrive on a register
     assert re.search(r"bar\.sync\s+%r\d+, 256", ptx) and re.search(r"bar\.arrive\s+%r\d+, 256", ptx)
+
+
+# ---------------------------------------------------------------------------
+# exp2 on the FMA pipe (tl.exp2_emulation, tile-emulate-exp2)
+# ---------------------------------------------------------------------------
+
+
+def _ex2_count(ptx):
+    return len(re.findall(r"ex2\.approx", ptx))
+
+
+def test_exp2_emulation_assembles():
+    """With tl.exp2_emulation=4 a quarter of the D=64 forward's exp2s leave
+    the special-function unit: ex2.approx count down by about a quarter,
+    add.rm.f32 (the floor) in their place, still no spills (no GPU needed).
+    Values the pass cannot take are refused with the config's name."""
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    def ptx(**configs):
+        kernel = tl.compile(fa.flash_attn(8, 32, 4096, 64, False), out_idx=[3, 4],
+                            target="cuda:sm_90a", pass_configs=dict(fa.PASS_CONFIGS, **configs))
+        report = resource_report(kernel.ptxas_info)
+        assert report["spill_stores"] == 0, kernel.ptxas_info
+        return kernel.get_source()
+
+    plain, emulated = ptx(), ptx(**{"tl.exp2_emulation": 4})
+    n, m = _ex2_count(plain), _ex2_count(emulated)
+    assert "add.rm.f32" in emulated and "add.rm.f32" not in plain
+    assert 0.7 * n <= m <= 0.8 * n, (n, m)
+    for bad in (1, 65, -2, True, 2.0, "4"):
+        with pytest.raises(ValueError, match="tl.exp2_emulation"):
+            ptx(**{"tl.exp2_emulation": bad})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("every", [2, 4])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_exp2_emulation_d64(every, is_causal):
+    """The D=64 forward with every 2nd / 4th exp2 emulated, on the Hopper
+    schedule: O and the LSE within the usual tolerances."""
+    kernel = tl.compile(fa.flash_attn(2, 4, 1000, 64, is_causal), out_idx=[3, 4], target="cuda",
+                        pass_configs=dict(fa.PASS_CONFIGS, **{"tl.exp2_emulation": every}))
+    q, k, v = (torch.randn(2, 4, 1000, 64).half() for _ in range(3))
+    o, lse = kernel(put(q, "cuda"), put(k, "cuda"), put(v, "cuda"))
+    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
+    o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
+    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
+
+
+@pytest.mark.gpu
+def test_exp2_emulation_values():
+    """T.exp2 with every 2nd element emulated, against float64: relative
+    error <= 1e-4 on [-126, 127]; below -126 (and -inf) at most 2^-126;
+    above 127 (and inf) either ex2.approx's value (inf from 128 on) or
+    2^127 (the emulation's clamp), both seen; NaN stays NaN."""
+    import tilelang_mlir.language as T
+
+    n = 1 << 16
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(n // 1024, threads=128) as bx:
+            x = T.alloc_fragment((1024,), "float32")
+            T.copy(X[bx * 1024], x)
+            for i in T.Parallel(1024):
+                x[i] = T.exp2(x[i])
+            T.copy(x, Y[bx * 1024])
+
+    kernel = tl.compile(main, out_idx=[1], target="cuda",
+                        pass_configs={"tl.exp2_emulation": 2})
+    x = torch.empty(n).uniform_(-126, 127)
+    special = torch.tensor([-float("inf"), -1000.0, -126.5, -126.0, 0.0, -0.0, 1e-7, 126.99,
+                            127.0, 127.5, 128.0, 500.0, float("inf"), float("nan")])
+    x[:special.numel() * 64] = special.repeat(64)  # each on many lanes and elements
+    y = torch.as_tensor(get(kernel(put(x, "cuda")))).double()
+    ref = torch.exp2(x.double())
+    inside = (x >= -126) & (x <= 127)
+    rel = ((y - ref).abs() / ref)[inside]
+    assert rel.max() <= 1e-4, rel.max()
+    low = x < -126
+    assert ((y[low] >= 0) & (y[low] <= 2.0 ** -126 * (1 + 1e-4))).all()
+    high = x > 127
+    exact = ((y == ref) | ((y - ref).abs() <= ref * 2.0 ** -20))[high]  # (ex2.approx)
+    clamped = (y == 2.0 ** 127)[high]
+    assert (exact | clamped).all()
+    assert (clamped & (x[high] >= 128)).any() and torch.isinf(y[x >= 128]).any()
+    assert torch.isnan(y[torch.isnan(x)]).all()

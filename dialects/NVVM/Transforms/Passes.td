@@ -50,6 +50,38 @@ def TileFastIntToFloat : Pass<"tile-fast-int-to-float"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileEmulateExp2 : Pass<"tile-emulate-exp2"> {
+  let summary = "Computes every n-th exp2 with a polynomial on the FMA pipe";
+  let description = [{
+    `ex2.approx` runs on the special-function unit at 16 results a clock
+    per multiprocessor on Hopper, an eighth of the FMA pipe's rate. In an
+    attention forward at head dim 64 the softmax's exp2s take as many
+    clocks of that unit as the two gemms take of the tensor cores, so the
+    unit bounds the loop. This pass moves the last of every `every`
+    `llvm.nvvm.ex2.approx.ftz.f32` calls of each block (a thread's
+    unrolled fragment elements) to the FMA and integer pipes:
+
+    * x is clamped to [-126, 127];
+    * floor(x) is read from the low bits of `add.rm(x, 1.5 * 2^23)`;
+    * 2^f for f = x - floor(x) in [0, 1) is a cubic (three FMAs, relative
+      error at most 7.5e-5);
+    * the cubic is multiplied by 2^floor(x), built in an exponent field
+      (NaN propagates).
+
+    About ten instructions instead of one, on pipes that have room. The
+    error is larger than `ex2.approx`'s 2^-22 but below float16's and
+    bfloat16's rounding; inputs below -126 give 2^-126 or less instead of
+    0, inputs above 127 give 2^127 instead of more. `every=0` (the
+    default) leaves every call alone; `tl.exp2_emulation` sets it.
+  }];
+  let options = [
+    Option<"every", "every", "unsigned", /*default=*/"0",
+           "Emulate the last of every `every` exp2 calls of a block (0: none)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def TileFoldDivisibleIndex : Pass<"tile-fold-divisible-index"> {
   let summary = "Folds a // d and a % d where a is a multiple of d plus a constant";
   let description = [{

@@ -213,6 +213,11 @@ KNOWN_PASS_CONFIGS = {
                                "between the two waits (off by default while measured)",
     "tl.disable_lop3": "CUDA targets: leave (x & M) | C with constant M and C as two logic "
                        "ops instead of one lop3.b32 (tile-fuse-lop3; on by default)",
+    "tl.exp2_emulation": "CUDA targets: compute the last of every N exp2s of a thread's "
+                         "elements (N from 2 to 64; 0, the default: none) with a cubic on the "
+                         "FMA pipe instead of the special-function unit, which bounds the "
+                         "attention forward at head dim 64 (relative error 7.5e-5; results "
+                         "below 2^-126 are not flushed to 0; tile-emulate-exp2)",
     "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
                        "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
                        "from 64 bits (arith-int-range-narrowing); off by default",
@@ -303,6 +308,11 @@ def _check_pass_configs(pass_configs: dict) -> None:
             or regs % 8):
         raise ValueError("pass config 'tl.producer_registers' must be a multiple of 8 from 24 "
                          f"to 256, got {regs!r}")
+    every = pass_configs.get("tl.exp2_emulation", 0)
+    if (isinstance(every, bool) or not isinstance(every, int)
+            or not (every == 0 or 2 <= every <= 64)):
+        raise ValueError("pass config 'tl.exp2_emulation' must be 0 (off) or an int from 2 to 64 "
+                         f"(the last of every N exp2s on the FMA pipe), got {every!r}")
     sms = pass_configs.get("tl.persistent_sms", 0)
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 0:
         raise ValueError(f"pass config 'tl.persistent_sms' must be an int >= 0, got {sms!r}")

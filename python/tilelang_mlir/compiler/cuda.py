@@ -81,6 +81,10 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                       + (f" producer-registers={pass_configs['tl.producer_registers']}"
                          if "tl.producer_registers" in pass_configs else "") + "}",
                       gm("tile-fold-divisible-index"), "canonicalize", "cse"] + narrow
+                     # Part of the exp2s on the FMA pipe (the special-function
+                     # unit bounds attention at head dim 64).
+                     + ([gm(f"tile-emulate-exp2{{every={int(pass_configs['tl.exp2_emulation'])}}}")]
+                        if pass_configs.get("tl.exp2_emulation") else [])
                      # Narrow integers (quantized weights) to f16/bf16 by the
                      # magic-number trick instead of I2F (quarter rate).
                      + [gm("tile-fast-int-to-float"), gm("canonicalize")]
