@@ -61,17 +61,20 @@ def TileEmulateExp2 : Pass<"tile-emulate-exp2"> {
     `llvm.nvvm.ex2.approx.ftz.f32` calls of each block (a thread's
     unrolled fragment elements) to the FMA and integer pipes:
 
-    * x is clamped to [-126, 127];
+    * x is clamped to [-126, 128);
     * floor(x) is read from the low bits of `add.rm(x, 1.5 * 2^23)`;
-    * 2^f for f = x - floor(x) in [0, 1) is a cubic (three FMAs, relative
-      error at most 7.5e-5);
+    * 2^f for f = x - floor(x) in [0, 1) is a cubic with p(0) = 1 (three
+      FMAs, relative error at most 8.6e-5, values in [1, 2));
     * the cubic is multiplied by 2^floor(x), built in an exponent field
       (NaN propagates).
 
     About ten instructions instead of one, on pipes that have room. The
     error is larger than `ex2.approx`'s 2^-22 but below float16's and
-    bfloat16's rounding; inputs below -126 give 2^-126 or less instead of
-    0, inputs above 127 give 2^127 instead of more. `every=0` (the
+    bfloat16's rounding; inputs below -126 (and -inf) give 2^-126 instead
+    of 0, inputs from 128 on (and inf) about 2^128 (finite) instead of
+    inf, NaN stays NaN. On the H200 it made the FlashAttention forward and
+    backward slower at every rate tried (BENCHMARKS.md 2026-12-03): the
+    special-function unit is not what bounds them. `every=0` (the
     default) leaves every call alone; `tl.exp2_emulation` sets it.
   }];
   let options = [
@@ -114,8 +117,7 @@ def TileFoldDivisibleIndex : Pass<"tile-fold-divisible-index"> {
     c)` with `y + c` the same in every iteration becomes `(x + y) + c`, so
     that LLVM holds one `x + y` instead of hoisting every element's `y + c`
     out of the loop into a register of its own (the constant becomes an
-    immediate of the add or of the load or store). Outside loops every
-    sum moves its constant out.
+    immediate of the add or of the load or store).
 
     A swizzled shared address is `a ^ f(a)`, f reading the row bits of a
     (`(a / row) % period * chunk`), and a fragment element's `a` is the

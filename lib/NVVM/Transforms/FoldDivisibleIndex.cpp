@@ -196,14 +196,13 @@ struct ConstantOutermost : OpRewritePattern<arith::AddIOp> {
 
   LogicalResult matchAndRewrite(arith::AddIOp op,
                                 PatternRewriter &rewriter) const override {
-    // (Outside loops every sum moves its constant out, as LLVM's
-    // reassociation would: the swizzle patterns below look for `t + c`.)
     Operation *loop = op->getParentOfType<LoopLikeOpInterface>();
+    if (!loop)
+      return failure();
     for (auto [x, inner] : {std::pair(op.getLhs(), op.getRhs()),
                             std::pair(op.getRhs(), op.getLhs())}) {
       auto add = inner.getDefiningOp<arith::AddIOp>();
-      if (!add || matchPattern(x, m_Constant()) ||
-          (loop && !invariant(inner, loop)))
+      if (!add || matchPattern(x, m_Constant()) || !invariant(inner, loop))
         continue;
       for (auto [y, c] : {std::pair(add.getLhs(), add.getRhs()),
                           std::pair(add.getRhs(), add.getLhs())}) {
@@ -233,6 +232,16 @@ public:
   /// Every bit up to x's highest: the mask of the values 0..x.
   static uint64_t fill(uint64_t x) {
     return x == 0 ? 0 : all >> llvm::countl_zero(x);
+  }
+
+  /// The bits of a + b given those of a and b.
+  static uint64_t sumBits(uint64_t a, uint64_t b) {
+    uint64_t sum;
+    if ((a & b) == 0)
+      return a | b; // no carries
+    if (__builtin_add_overflow(a, b, &sum))
+      return all;
+    return fill(sum);
   }
 
   uint64_t of(Value v, int depth = 0) {
@@ -267,14 +276,8 @@ private:
       auto operand = [&](unsigned i) { return of(def->getOperand(i), depth + 1); };
       std::optional<uint64_t> rhs =
           def->getNumOperands() == 2 ? constant(def->getOperand(1)) : std::nullopt;
-      if (isa<arith::AddIOp>(def)) {
-        uint64_t a = operand(0), b = operand(1), sum;
-        if ((a & b) == 0)
-          return a | b; // no carries
-        if (__builtin_add_overflow(a, b, &sum))
-          return all;
-        return fill(sum);
-      }
+      if (isa<arith::AddIOp>(def))
+        return sumBits(operand(0), operand(1));
       if (isa<arith::MulIOp>(def)) {
         std::optional<uint64_t> k = rhs ? rhs : constant(def->getOperand(0));
         if (k) {
@@ -329,17 +332,39 @@ static std::optional<std::pair<Value, uint64_t>> splitConstant(Operation *op) {
   return std::nullopt;
 }
 
-/// `t + c` with a constant c none of whose bits t may have set: then the
-/// sum is `t | c` (no carry), and is `t ^ c` as well.
-static std::optional<std::pair<Value, uint64_t>>
-disjointSum(Value v, PossibleBits &bits) {
+/// `v` as `t + c` with a constant c none of whose bits t may have set:
+/// then the sum is `t | c` (no carry), and is `t ^ c` as well. `v` is
+/// `t + c` itself, or `a + (y + c)` with t = a + y (built on demand: sums
+/// outside loops keep their shape, see ConstantOutermost).
+struct DisjointSum {
+  Value t, a, y;
+  uint64_t c = 0;
+  Value build(PatternRewriter &rewriter, Location loc) const {
+    return t ? t : arith::AddIOp::create(rewriter, loc, a, y).getResult();
+  }
+};
+
+static std::optional<DisjointSum> disjointSum(Value v, PossibleBits &bits) {
   auto add = v.getDefiningOp<arith::AddIOp>();
   if (!add || !add.getType().isIndex())
     return std::nullopt;
-  auto split = splitConstant(add);
-  if (!split || (bits.of(split->first) & split->second))
-    return std::nullopt;
-  return split;
+  if (auto split = splitConstant(add)) {
+    if (bits.of(split->first) & split->second)
+      return std::nullopt;
+    return DisjointSum{split->first, Value(), Value(), split->second};
+  }
+  for (auto [a, inner] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+    auto innerAdd = inner.getDefiningOp<arith::AddIOp>();
+    if (!innerAdd)
+      continue;
+    auto split = splitConstant(innerAdd);
+    if (!split || (PossibleBits::sumBits(bits.of(a), bits.of(split->first)) &
+                   split->second))
+      continue;
+    return DisjointSum{Value(), a, split->first, split->second};
+  }
+  return std::nullopt;
 }
 
 /// A swizzled shared address is `a ^ f(a)`, f reading the bits of the row
@@ -382,7 +407,8 @@ struct DisjointConstantOut : RewritePattern {
       if (!sum)
         return failure();
       uint64_t k = d.getZExtValue();
-      auto [t, c] = *sum;
+      Value t = sum->build(rewriter, loc);
+      uint64_t c = sum->c;
       if (isa<arith::DivUIOp>(op)) {
         Value q = arith::DivUIOp::create(rewriter, loc, t, op->getOperand(1));
         rewriter.replaceOpWithNewOp<arith::AddIOp>(op, q, constant(c >> llvm::Log2_64(k)));
@@ -414,14 +440,19 @@ struct DisjointConstantOut : RewritePattern {
       Value x = op->getOperand(i), y = op->getOperand(1 - i);
       if (matchPattern(y, m_Constant()))
         continue;
-      std::optional<std::pair<Value, uint64_t>> moved = disjointSum(x, bits);
-      if (!moved)
-        if (auto inner = x.getDefiningOp<arith::XOrIOp>())
-          moved = splitConstant(inner);
-      if (!moved)
+      Value base;
+      uint64_t c = 0;
+      if (std::optional<DisjointSum> sum = disjointSum(x, bits)) {
+        base = sum->build(rewriter, loc);
+        c = sum->c;
+      } else if (auto inner = x.getDefiningOp<arith::XOrIOp>()) {
+        if (auto split = splitConstant(inner))
+          std::tie(base, c) = *split;
+      }
+      if (!base)
         continue;
-      Value rest = arith::XOrIOp::create(rewriter, loc, moved->first, y);
-      rewriter.replaceOpWithNewOp<arith::XOrIOp>(op, rest, constant(moved->second));
+      Value rest = arith::XOrIOp::create(rewriter, loc, base, y);
+      rewriter.replaceOpWithNewOp<arith::XOrIOp>(op, rest, constant(c));
       return success();
     }
     auto split = splitConstant(op);

@@ -215,9 +215,10 @@ KNOWN_PASS_CONFIGS = {
                        "ops instead of one lop3.b32 (tile-fuse-lop3; on by default)",
     "tl.exp2_emulation": "CUDA targets: compute the last of every N exp2s of a thread's "
                          "elements (N from 2 to 64; 0, the default: none) with a cubic on the "
-                         "FMA pipe instead of the special-function unit, which bounds the "
-                         "attention forward at head dim 64 (relative error 7.5e-5; results "
-                         "below 2^-126 are not flushed to 0; tile-emulate-exp2)",
+                         "FMA pipe instead of the special-function unit (relative error "
+                         "8.6e-5; below -126 gives 2^-126, from 128 on about 2^128, not 0 and "
+                         "inf; tile-emulate-exp2). Slower on the H200's attention kernels, "
+                         "see BENCHMARKS.md 2026-12-03",
     "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
                        "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
                        "from 64 bits (arith-int-range-narrowing); off by default",

@@ -64,8 +64,8 @@ func.func @left_alone(%t: index, %u: index, %w: i32) -> (index, i32) {
 // In a loop, k * 64 + (base + c) with base + c the same in every iteration
 // becomes (k * 64 + base) + c: one sum in the loop, each element adding its
 // constant, instead of one loop-invariant register per element (cse then
-// merges the two k * 64 + base). Where the inner sum changes with the
-// loop, nothing moves (outside loops every constant moves out: below).
+// merges the two k * 64 + base). Outside loops, and where the inner sum
+// changes with the loop, nothing moves.
 // CHECK-LABEL: func.func @constant_outermost
 // CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
