@@ -45,9 +45,10 @@ constexpr float kMagic = 12582912.0f;
 /// bits are j + 127 in the exponent field (a multiply, not an add to p's
 /// exponent: NaN propagates).
 Value emulate(OpBuilder &b, Location loc, Value x) {
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  FloatType f32 = b.getF32Type();
+  Type i32 = b.getI32Type();
   auto cf = [&](float v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
+    return arith::ConstantFloatOp::create(b, loc, f32, APFloat(v));
   };
   auto ci = [&](int32_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
   x = arith::MaximumFOp::create(b, loc, x, cf(-126.0f));

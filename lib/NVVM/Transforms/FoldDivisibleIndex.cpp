@@ -218,6 +218,15 @@ struct ConstantOutermost : OpRewritePattern<arith::AddIOp> {
   }
 };
 
+/// `v` as a constant in [0, 2^63), if it is one.
+static std::optional<uint64_t> nonNegativeConstant(Value v) {
+  APInt c;
+  if (!matchPattern(v, m_ConstantInt(&c)) || c.isNegative() ||
+      c.getActiveBits() > 63)
+    return std::nullopt;
+  return c.getZExtValue();
+}
+
 /// The bits an index value may have set, from its arithmetic down to
 /// constants and values the integer range analysis bounds (a thread id,
 /// a lane): a value whose bits are all known to lie in the mask. All ones
@@ -258,28 +267,22 @@ public:
   void forget(Value v) { memo.erase(v); }
 
 private:
-  static std::optional<uint64_t> constant(Value v) {
-    APInt c;
-    if (!matchPattern(v, m_ConstantInt(&c)) || c.isNegative() ||
-        c.getActiveBits() > 63)
-      return std::nullopt;
-    return c.getZExtValue();
-  }
-
   uint64_t compute(Value v, int depth) {
     if (!v.getType().isIndex())
       return all;
-    if (std::optional<uint64_t> c = constant(v))
+    if (std::optional<uint64_t> c = nonNegativeConstant(v))
       return *c;
     Operation *def = v.getDefiningOp();
     if (def && depth < 16) {
       auto operand = [&](unsigned i) { return of(def->getOperand(i), depth + 1); };
       std::optional<uint64_t> rhs =
-          def->getNumOperands() == 2 ? constant(def->getOperand(1)) : std::nullopt;
+          def->getNumOperands() == 2 ? nonNegativeConstant(def->getOperand(1))
+                                     : std::nullopt;
       if (isa<arith::AddIOp>(def))
         return sumBits(operand(0), operand(1));
       if (isa<arith::MulIOp>(def)) {
-        std::optional<uint64_t> k = rhs ? rhs : constant(def->getOperand(0));
+        std::optional<uint64_t> k =
+            rhs ? rhs : nonNegativeConstant(def->getOperand(0));
         if (k) {
           uint64_t x = operand(rhs ? 0 : 1), product;
           if (*k != 0 && llvm::isPowerOf2_64(*k)) {
@@ -323,11 +326,9 @@ private:
 /// The constant operand of a binary op, and the other operand.
 static std::optional<std::pair<Value, uint64_t>> splitConstant(Operation *op) {
   for (unsigned i : {1u, 0u}) {
-    APInt c;
-    if (matchPattern(op->getOperand(i), m_ConstantInt(&c)) &&
-        !c.isNegative() && c.getActiveBits() <= 63 &&
-        !matchPattern(op->getOperand(1 - i), m_Constant()))
-      return std::make_pair(op->getOperand(1 - i), c.getZExtValue());
+    std::optional<uint64_t> c = nonNegativeConstant(op->getOperand(i));
+    if (c && !matchPattern(op->getOperand(1 - i), m_Constant()))
+      return std::make_pair(op->getOperand(1 - i), *c);
   }
   return std::nullopt;
 }
@@ -399,14 +400,13 @@ struct DisjointConstantOut : RewritePattern {
           rewriter, loc, type, rewriter.getIndexAttr(int64_t(value)));
     };
     if (isa<arith::DivUIOp, arith::RemUIOp>(op)) {
-      APInt d;
-      if (!matchPattern(op->getOperand(1), m_ConstantInt(&d)) ||
-          d.isNegative() || !d.isPowerOf2())
+      std::optional<uint64_t> d = nonNegativeConstant(op->getOperand(1));
+      if (!d || !llvm::isPowerOf2_64(*d))
         return failure();
       auto sum = disjointSum(op->getOperand(0), bits);
       if (!sum)
         return failure();
-      uint64_t k = d.getZExtValue();
+      uint64_t k = *d;
       Value t = sum->build(rewriter, loc);
       uint64_t c = sum->c;
       if (isa<arith::DivUIOp>(op)) {
