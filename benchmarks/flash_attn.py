@@ -64,7 +64,9 @@ VARIANTS = {"pingpong": "tl.enable_pingpong", "rotate": "tl.enable_rotate",
 VALUED = {"nocluster": ("tl.cluster_size", 1), "cluster4": ("tl.cluster_size", 4),
           "prod40": ("tl.producer_registers", 40),
           # Every 8th exp2 of the softmax on the FMA pipe (tile-emulate-exp2).
-          "ex8": ("tl.exp2_emulation", 8)}
+          "ex8": ("tl.exp2_emulation", 8),
+          # One block a tile as launched, not a persistent walk of the tiles.
+          "nopersist": ("tl.persistent_sms", 0)}
 assert ours.PASS_CONFIGS == {VARIANTS["rotate"]: True, VARIANTS["pingpong"]: True}
 _W160 = dict(block_M=128, block_N=160, num_stages=2, threads=256)
 _W176 = dict(block_M=128, block_N=176, num_stages=2, threads=256)
@@ -96,6 +98,9 @@ CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
     # 4th, on this and on 192x128 t384, were slower still: BENCHMARKS.md
     # 2026-12-03).
     dict(ours.CONFIGS[0], rotate=True, pingpong=True, ex8=True),
+    # Not persistent: the library schedule and D=64's best.
+    dict(ours.CONFIGS[0], rotate=True, pingpong=True, nopersist=True),
+    dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True, nopersist=True),
     # Causal blocks in launch order instead of the longest first.
     dict(ours.CONFIGS[0], heavy_first=False),
     dict(ours.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),

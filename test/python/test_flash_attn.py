@@ -178,6 +178,33 @@ def test_exp2_emulation_assembles():
             ptx(**{"tl.exp2_emulation": bad})
 
 
+# Persistent walks on sm_90a (tl.persistent_sms: blocks at compile time;
+# the launch uses at most as many): 4 x 3 x 2 = 24 tiles over 3 or 5 blocks,
+# so that every block runs several tiles, the two Q slots each more than
+# once, and (5 blocks) the last round is partial. D=128 and D=64, the Hopper
+# schedule (rotated, warpgroups taking turns) and the plain one, a masked
+# KV tail (S = 500 with 128-row tiles).
+PERSISTENT = {"hopper_3": (fa.PASS_CONFIGS, 3), "hopper_5": (fa.PASS_CONFIGS, 5),
+              "plain_3": ({}, 3)}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variant", PERSISTENT)
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dim", [64, 128])
+def test_flash_attn_persistent(variant, is_causal, dim):
+    configs, sms = PERSISTENT[variant]
+    program = fa.flash_attn(2, 3, 500, dim, is_causal)
+    kernel = tl.compile(program, out_idx=[3, 4], target="cuda",
+                        pass_configs=dict(configs, **{"tl.persistent_sms": sms}))
+    assert "%nctaid.x" in kernel.get_kernel_source()  # (the walk's stride: the launch's grid)
+    q, k, v = (torch.randn(2, 3, 500, dim).half() for _ in range(3))
+    o, lse = kernel(put(q, "cuda"), put(k, "cuda"), put(v, "cuda"))
+    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
+    o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
+    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("every", [2, 4])
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])

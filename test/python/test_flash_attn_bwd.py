@@ -120,3 +120,16 @@ def test_flash_attn_bwd_realistic(dim, is_causal):
 def test_flash_attn_bwd_realistic_gqa_bf16():
     errors = run("cuda", 2, 8, 1000, 128, is_causal=True, groups=2, dtype="bfloat16")
     assert max(errors) < TOL["bfloat16"], errors
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("overlap", [False, True], ids=["sync", "overlap"])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_bwd_persistent(is_causal, overlap):
+    """The D=64 Hopper tiles as a persistent walk over 5 blocks (64 tiles:
+    several a block, the last round partial), K and V issued early on two
+    tile slots and reused for the dK/dV stores; GQA, a ragged sequence."""
+    errors = run("cuda", 2, 8, 1000, 64, is_causal, groups=2, block_M=128, block_N=128,
+                 threads=256, dq_tma=True, overlap=overlap,
+                 pass_configs={"tl.persistent_sms": 5})
+    assert max(errors) < TOL["float16"], errors

@@ -76,9 +76,11 @@ private:
   struct TileLoop {
     scf::ForOp forOp;
     SmallVector<Value> coords; // the block indices of the tile
-    Value iteration;           // which tile of this block (0, 1, ...)
+    Value base;      // the loop iterations of the block's earlier tiles
+    Value iteration; // which tile of this block (0, 1, ...)
   };
   TileLoop buildTileLoop(OpBuilder &b, Location loc);
+  void endTile(TileLoop &tiles, Value trips);
   Value cloneForProducer(OpBuilder &b, Value v, IRMapping &map);
 
   KernelOp kernel;
@@ -98,6 +100,24 @@ private:
   bool persistent = false;
   SmallVector<int64_t> grid;
   int64_t numClusters = 0, clusterTiles = 0;
+  // The walk's order of the tiles (uniform: the grid dimensions the loop's
+  // bounds do not depend on; varying: those they do, the tile's work):
+  // groups of `groupSize` uniform indices one after the other, each walked
+  // with its uniform index fastest and the varying ones in launch order
+  // (a causal kernel's longest blocks first), so that the tiles in flight
+  // share the few heads of a group (their K and V stay in L2) while the
+  // work of a round descends. `zigzag` (varying work): the blocks take the
+  // rounds in alternating directions and even out.
+  SmallVector<unsigned> uniformDims, varyingDims;
+  int64_t groupSize = 1;
+  bool zigzag = false;
+  // A persistent block's tile copies: TMA copies before the loop (the
+  // query tile of attention) that the producer issues for the next tile
+  // while the consumers finish this one, on a ring of two tile slots.
+  void findTileCopies();
+  SmallVector<CopyOp> tileCopies;
+  int64_t tileBytes = 0;
+  bool prefetchTiles = false;
 
 public:
   int64_t clusterSize = 1;
@@ -417,6 +437,7 @@ LogicalResult Specializer::analyze() {
   pingpong = allowPingpong && !overlap && !rotate && gemms >= 2 &&
              kernel.getThreads()[0] >= 256;
   chooseCluster();
+  findTileCopies();
   choosePersistent();
   return success();
 }
@@ -540,14 +561,73 @@ void Specializer::analyzeSplitRing() {
           freeFirstEarly = false;
 }
 
-/// A persistent kernel when the constant grid has more tiles than blocks
-/// fit (`persistentSms`) and the loop runs the same number of iterations
-/// for every tile (the ring's count runs on from tile to tile).
+/// The bytes of the kernel's shared allocations once specialized: the
+/// produced buffers times the stages, the tile copies' buffers twice.
+static int64_t sharedBytes(KernelOp kernel, int64_t stages,
+                           const llvm::SmallSetVector<Value, 4> &buffers,
+                           ArrayRef<CopyOp> tileCopies) {
+  int64_t total = 0;
+  kernel.walk([&](AllocSharedOp alloc) {
+    MemRefType type = alloc.getType();
+    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    if (buffers.contains(alloc.getResult()))
+      bytes *= stages;
+    else if (llvm::any_of(tileCopies, [&](CopyOp c) {
+               return c.getDst() == alloc.getResult();
+             }))
+      bytes *= 2;
+    total += llvm::alignTo(bytes, 128);
+  });
+  return total;
+}
+
+/// TMA copies of the kernel body before the loop into buffers of their own
+/// (not produced in the loop, filled by no other copy) whose offsets the
+/// producer can recompute: per tile, the consumers read them in the loop
+/// and may reuse them after it (the forward's O staged in the Q tile), but
+/// nothing adds them into global memory by TMA (a bulk read the release
+/// would have to wait for).
+void Specializer::findTileCopies() {
+  Block &kbody = kernel.getBody().front();
+  for (Operation *op = &kbody.front(); op && op != loop.getOperation();
+       op = op->getNextNode()) {
+    auto copy = dyn_cast<CopyOp>(op);
+    if (!copy || !isTmaCopy(copy) || buffers.contains(copy.getDst()))
+      continue;
+    if (!llvm::all_of(copy.getSrcOffsets(),
+                      [&](Value o) { return recomputable(o); }))
+      continue;
+    Value dst = copy.getDst();
+    bool own = llvm::all_of(dst.getUses(), [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      if (user == copy.getOperation())
+        return true;
+      if (isa<AtomicAddOp>(user))
+        return false;
+      // Nothing else writes it before the loop.
+      if (auto c = dyn_cast<CopyOp>(user);
+          c && c.getDst() == dst && user->isBeforeInBlock(loop))
+        return false;
+      Operation *top = kbody.findAncestorOpInBlock(*user);
+      return top && (top == loop.getOperation() || copy->isBeforeInBlock(top));
+    });
+    if (!own)
+      continue;
+    tileCopies.push_back(copy);
+    tileBytes += copyBytes(copy);
+  }
+}
+
+/// A persistent kernel when the constant grid (of up to three dimensions)
+/// has more tiles than blocks fit (`persistentSms`). The ring's count runs
+/// on from tile to tile, so the loop's trip count may depend on the tile
+/// (a causal attention block's): each region counts the iterations its
+/// earlier tiles ran.
 void Specializer::choosePersistent() {
   if (persistentSms <= 0)
     return;
   OperandRange extents = kernel.getGrid();
-  if (extents.empty() || extents.size() > 2)
+  if (extents.empty() || extents.size() > 3)
     return;
   grid.clear();
   int64_t tiles = 1;
@@ -561,25 +641,67 @@ void Specializer::choosePersistent() {
   int64_t blocks = clusterDim >= 0 ? clusterSize : 1;
   if (tiles <= persistentSms || persistentSms < blocks)
     return;
-  Block &kbody = kernel.getBody().front();
-  for (Value bound : {loop.getLower(), loop.getUpper(), loop.getStep()})
-    for (BlockArgument arg : kbody.getArguments())
-      if (dependsOn(bound, arg))
-        return;
   int64_t swizzles = 0;
-  kernel.walk([&](UseSwizzleOp) { ++swizzles; });
+  bool swizzled = false;
+  kernel.walk([&](UseSwizzleOp op) {
+    ++swizzles;
+    swizzled |= op.getEnable();
+  });
   if (swizzles > 1)
     return;
+  Block &kbody = kernel.getBody().front();
+  SmallVector<unsigned> uniform, varying;
+  for (unsigned d = 0; d < grid.size(); ++d) {
+    Value arg = kbody.getArgument(d);
+    bool varies = llvm::any_of(
+        ValueRange{loop.getLower(), loop.getUpper(), loop.getStep()},
+        [&](Value bound) { return dependsOn(bound, arg); });
+    (varies ? varying : uniform).push_back(d);
+  }
+  // The panel order of use_swizzle is over a uniform two-dimensional grid.
+  if (swizzled && (grid.size() != 2 || !varying.empty()))
+    return;
+  // The tile copies go to the producer when their second slots fit (227 KB
+  // on sm_90, 8 KB left for barriers, scratch and staging). A grid of three
+  // dimensions or tiles of differing work are persistent only so: without
+  // the next tile's copies issued early, the static walk measured no
+  // faster than the hardware's own block order, and slower where the work
+  // differs (BENCHMARKS.md 2026-12-03, persistent attention).
+  int64_t stages = std::max<int64_t>(loop.getNumStages(), 1);
+  prefetchTiles =
+      !tileCopies.empty() &&
+      sharedBytes(kernel, stages, buffers, tileCopies) <= 232448 - 8192;
+  if ((grid.size() == 3 || !varying.empty()) && !prefetchTiles)
+    return;
+  uniformDims = uniform;
+  varyingDims = varying;
+  zigzag = !varying.empty();
   clusterTiles = tiles / blocks;
   numClusters = std::min(persistentSms / blocks, clusterTiles);
+  // About two rounds of tiles a group.
+  int64_t u = 1, v = 1;
+  for (unsigned d : uniform)
+    u *= d == (unsigned)clusterDim ? grid[d] / blocks : grid[d];
+  for (unsigned d : varying)
+    v *= grid[d];
+  groupSize = u;
+  for (int64_t g = 1; g <= u; ++g)
+    if (u % g == 0 && g * v >= 2 * numClusters) {
+      groupSize = g;
+      break;
+    }
   persistent = true;
 }
 
-/// `for t = cluster; t < clusterTiles; t += G / blocks` (G: the launch's
-/// grid, `numClusters` clusters at compile time, fewer on a device with
-/// fewer multiprocessors), with the block
-/// indices of tile `t` (in the use_swizzle panel order, else row-major, over
-/// the grid of clusters; the cluster dimension adds the block's rank).
+/// The block's tiles: `for t = cluster; t < clusterTiles; t += C` (C = G /
+/// blocks clusters, G the launch's grid: `numClusters` clusters at compile
+/// time, fewer on a device with fewer multiprocessors), or with `zigzag`
+/// round k's tile k C + (k odd ? C - 1 - cluster : cluster), over the rounds
+/// that have one for this cluster. The loop carries the iterations of the
+/// earlier tiles (`base`; its yield is set by `endTile`). The block indices
+/// of tile t: in the use_swizzle panel order, else mixed-radix in
+/// `tileOrder` (fastest first), over the grid of clusters; the cluster
+/// dimension adds the block's rank.
 Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -594,32 +716,93 @@ Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
   Value clusters = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   if (blocks > 1)
     clusters = arith::DivUIOp::create(b, loc, clusters, c(blocks));
+  auto yieldBase = [](OpBuilder &ib, Location l, Value, ValueRange args) {
+    scf::YieldOp::create(ib, l, args);
+  };
   TileLoop tl;
-  tl.forOp = scf::ForOp::create(b, loc, cluster, c(clusterTiles), clusters);
+  if (!zigzag) {
+    tl.forOp = scf::ForOp::create(b, loc, cluster, c(clusterTiles), clusters,
+                                  ValueRange{c(0)}, yieldBase);
+  } else {
+    // Full rounds, and the last partial one where it reaches this cluster
+    // (from the front in even rounds, from the back in odd ones).
+    Value full = arith::DivUIOp::create(b, loc, c(clusterTiles), clusters);
+    Value rest = arith::RemUIOp::create(b, loc, c(clusterTiles), clusters);
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, full, c(1)), c(0));
+    Value fromFront =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, cluster, rest);
+    Value fromBack = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, cluster,
+        arith::SubIOp::create(b, loc, clusters, rest));
+    Value extra = arith::SelectOp::create(b, loc, odd, fromBack, fromFront);
+    Value rounds = arith::AddIOp::create(
+        b, loc, full,
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(), extra));
+    tl.forOp = scf::ForOp::create(b, loc, c(0), rounds, c(1), ValueRange{c(0)},
+                                  yieldBase);
+  }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(tl.forOp.getBody());
   Value t = tl.forOp.getInductionVar();
-  tl.iteration = arith::DivUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, t, cluster), clusters);
+  tl.base = tl.forOp.getRegionIterArgs().front();
+  tl.iteration = zigzag ? t
+                        : arith::DivUIOp::create(
+                              b, loc, arith::SubIOp::create(b, loc, t, cluster),
+                              clusters)
+                              .getResult();
+  if (zigzag) {
+    Value k = t;
+    Value back = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, clusters, c(1)), cluster);
+    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, loc, k, c(1)),
+                                      c(0));
+    t = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, k, clusters),
+        arith::SelectOp::create(b, loc, odd, back, cluster));
+  }
   SmallVector<int64_t> cg = grid;
   if (clusterDim >= 0)
     cg[clusterDim] /= blocks;
-  if (cg.size() == 1) {
-    tl.coords.push_back(t);
+  tl.coords.assign(cg.size(), Value());
+  UseSwizzleOp swizzle;
+  kernel.walk([&](UseSwizzleOp op) { swizzle = op; });
+  if (cg.size() == 2 && swizzle && swizzle.getEnable()) {
+    bool rowOrder = swizzle.getOrder() == RasterOrder::row;
+    int64_t p = swizzle.getPanelSize();
+    int64_t major = rowOrder ? cg[1] : cg[0], minor = rowOrder ? cg[0] : cg[1];
+    auto [majorIdx, minorIdx] =
+        emitPanelRaster(b, loc, t, c(major), c(minor), p);
+    tl.coords[0] = rowOrder ? minorIdx : majorIdx;
+    tl.coords[1] = rowOrder ? majorIdx : minorIdx;
   } else {
-    UseSwizzleOp swizzle;
-    kernel.walk([&](UseSwizzleOp op) { swizzle = op; });
-    if (swizzle && swizzle.getEnable()) {
-      bool rowOrder = swizzle.getOrder() == RasterOrder::row;
-      int64_t p = swizzle.getPanelSize();
-      int64_t major = rowOrder ? cg[1] : cg[0], minor = rowOrder ? cg[0] : cg[1];
-      auto [majorIdx, minorIdx] =
-          emitPanelRaster(b, loc, t, c(major), c(minor), p);
-      tl.coords.push_back(rowOrder ? minorIdx : majorIdx);
-      tl.coords.push_back(rowOrder ? majorIdx : minorIdx);
+    // Mixed radix over `dims`, fastest first.
+    auto decompose = [&](Value linear, ArrayRef<unsigned> dims) {
+      for (auto [i, d] : llvm::enumerate(dims)) {
+        if (i + 1 == dims.size()) {
+          tl.coords[d] = linear;
+          break;
+        }
+        tl.coords[d] = arith::RemUIOp::create(b, loc, linear, c(cg[d]));
+        linear = arith::DivUIOp::create(b, loc, linear, c(cg[d]));
+      }
+    };
+    if (varyingDims.empty()) {
+      decompose(t, uniformDims);
     } else {
-      tl.coords.push_back(arith::RemUIOp::create(b, loc, t, c(cg[0])));
-      tl.coords.push_back(arith::DivUIOp::create(b, loc, t, c(cg[0])));
+      int64_t v = 1;
+      for (unsigned d : varyingDims)
+        v *= cg[d];
+      Value inGroup = arith::RemUIOp::create(b, loc, t, c(groupSize));
+      Value rest = arith::DivUIOp::create(b, loc, t, c(groupSize));
+      decompose(arith::RemUIOp::create(b, loc, rest, c(v)), varyingDims);
+      Value group = arith::DivUIOp::create(b, loc, rest, c(v));
+      if (!uniformDims.empty()) {
+        Value first = arith::MulIOp::create(b, loc, group, c(groupSize));
+        decompose(arith::AddIOp::create(b, loc, first, inGroup), uniformDims);
+      }
     }
   }
   if (clusterDim >= 0)
@@ -627,6 +810,14 @@ Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
         b, loc, arith::MulIOp::create(b, loc, tl.coords[clusterDim], c(blocks)),
         rank);
   return tl;
+}
+
+/// Ends a tile of `tiles`: the next tile's ring count starts `trips` on.
+void Specializer::endTile(TileLoop &tiles, Value trips) {
+  Operation *yield = tiles.forOp.getBody()->getTerminator();
+  OpBuilder b(yield);
+  yield->setOperand(
+      0, arith::AddIOp::create(b, yield->getLoc(), tiles.base, trips));
 }
 
 void Specializer::run() {
@@ -744,13 +935,19 @@ void Specializer::run() {
       });
     }
   }
-  // The loop's trip count (persistent kernels only: the same for all tiles).
+  // The loop's trip count (0 when it does not run: a persistent block's
+  // count of ring iterations must not jump).
   auto tripCount = [&](OpBuilder &ib, Value lower, Value upper, Value step) {
     Value span = arith::SubIOp::create(ib, loc, upper, lower);
     Value up = arith::SubIOp::create(
         ib, loc, arith::AddIOp::create(ib, loc, span, step),
         arith::ConstantIndexOp::create(ib, loc, 1));
-    return arith::DivUIOp::create(ib, loc, up, step).getResult();
+    Value n = arith::DivUIOp::create(ib, loc, up, step);
+    Value runs = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt,
+                                       lower, upper);
+    return arith::SelectOp::create(ib, loc, runs, n,
+                                   arith::ConstantIndexOp::create(ib, loc, 0))
+        .getResult();
   };
 
   // The slot and the parities of iteration `iv` (counted from `base`, the
@@ -768,8 +965,31 @@ void Specializer::run() {
         ib, loc, round, arith::ConstantIndexOp::create(ib, loc, 2));
     return std::make_pair(slot, parity);
   };
+  // The tile copies' buffers on rings of two tile slots (see
+  // `prefetchTiles`), with their own barriers.
+  llvm::MapVector<Value, Value> tileSlotted;
+  prefetchTiles &= persistent;
+  if (prefetchTiles) {
+    for (CopyOp copy : tileCopies) {
+      auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+      MemRefType type = alloc.getType();
+      SmallVector<int64_t> shape = {2};
+      llvm::append_range(shape, type.getShape());
+      SwizzleAttr swizzle = alloc.getSwizzleAttr();
+      if (!swizzle)
+        swizzle = SwizzleAttr::get(ctx, defaultSwizzle(type), 0);
+      auto ring = AllocSharedOp::create(
+          top, alloc.getLoc(),
+          MemRefType::get(shape, type.getElementType(),
+                          MemRefLayoutAttrInterface(), type.getMemorySpace()),
+          swizzle);
+      tileSlotted.insert({copy.getDst(), ring.getResult()});
+    }
+  }
   auto slotView = [&](OpBuilder &ib, Value old, Value slot) -> Value {
     Value ring = slotted.lookup(old);
+    if (!ring)
+      ring = tileSlotted.lookup(old);
     auto type = cast<MemRefType>(old.getType());
     auto ringType = cast<MemRefType>(ring.getType());
     SmallVector<OpFoldResult> offsets = {slot}, sizes = {ib.getIndexAttr(1)},
@@ -785,6 +1005,73 @@ void Specializer::run() {
                                      offsets, sizes, strides);
   };
 
+  // The producer's copy `p` into slot `slot` of its ring, through barrier
+  // `bar` (multicast to `cast` blocks when given), offsets recomputed.
+  auto produceCopy = [&](OpBuilder &ib, CopyOp p, Value bar, Value slot,
+                         IntegerAttr cast) {
+    SmallVector<Value> srcOffsets, dstOffsets;
+    for (Value o : p.getSrcOffsets())
+      srcOffsets.push_back(cloneForProducer(ib, o, pmap));
+    for (Value o : p.getDstOffsets())
+      dstOffsets.push_back(cloneForProducer(ib, o, pmap));
+    CopyOp::create(ib, p.getLoc(), p.getSrc(), srcOffsets,
+                   slotView(ib, p.getDst(), slot), dstOffsets, bar, slot,
+                   p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(), cast,
+                   p.getSrcElementAttr(), p.getDstElementAttr());
+  };
+
+  // Tile copies: the producer issues tile j's into slot j mod 2 once the
+  // consumers released that slot (after tile j - 2), before the tile's
+  // loop copies; the consumers wait for them where the copies were, use the
+  // slot for the whole tile and release it at its end (after a proxy fence:
+  // they may have written it, and TMA writes it next).
+  if (prefetchTiles) {
+    auto tileBarrierType = MemRefType::get(
+        {2}, top.getI64Type(), MemRefLayoutAttrInterface(),
+        MemoryScopeAttr::get(ctx, MemoryScope::shared));
+    Value tileFull = AllocBarrierOp::create(top, loc, tileBarrierType,
+                                            top.getDenseI64ArrayAttr({1}));
+    Value tileEmpty = AllocBarrierOp::create(
+        top, loc, tileBarrierType, top.getDenseI64ArrayAttr({consumerWarps}));
+    auto tileSlot = [&](OpBuilder &ib, Value iteration) {
+      Value two = arith::ConstantIndexOp::create(ib, loc, 2);
+      Value slot = arith::RemUIOp::create(ib, loc, iteration, two);
+      Value parity = arith::RemUIOp::create(
+          ib, loc, arith::DivUIOp::create(ib, loc, iteration, two), two);
+      return std::make_pair(slot, parity);
+    };
+    {
+      OpBuilder tb(pTiles.forOp.getBody()->getTerminator());
+      auto [slot, parity] = tileSlot(tb, pTiles.iteration);
+      Value flipped = arith::XOrIOp::create(
+          tb, loc, parity, arith::ConstantIndexOp::create(tb, loc, 1));
+      BarrierWaitOp::create(tb, loc, tileEmpty, slot, flipped);
+      BarrierArriveOp::create(tb, loc, tileFull, slot,
+                              tb.getI64IntegerAttr(tileBytes), UnitAttr());
+      for (CopyOp p : tileCopies)
+        produceCopy(tb, p, tileFull, slot, IntegerAttr());
+    }
+    {
+      Block *tileBody = cTiles.forOp.getBody();
+      OpBuilder tb(moved.front());
+      auto [slot, parity] = tileSlot(tb, cTiles.iteration);
+      for (CopyOp p : tileCopies) {
+        Value view = slotView(tb, p.getDst(), slot);
+        OpBuilder wb(p);
+        BarrierWaitOp::create(wb, loc, tileFull, slot, parity);
+        Value old = p.getDst();
+        p.erase();
+        old.replaceUsesWithIf(view, [&](OpOperand &use) {
+          return cTiles.forOp->isAncestor(use.getOwner());
+        });
+      }
+      OpBuilder eb(tileBody->getTerminator());
+      FenceProxyAsyncOp::create(eb, loc);
+      BarrierArriveOp::create(eb, loc, tileEmpty, slot, IntegerAttr(),
+                              UnitAttr());
+    }
+  }
+
   // Producer: the copies alone.
   {
     pb.setInsertionPoint(persistent ? pTiles.forOp.getBody()->getTerminator()
@@ -793,9 +1080,10 @@ void Specializer::run() {
     Value upper = cloneForProducer(pb, loop.getUpper(), pmap);
     Value step = cloneForProducer(pb, loop.getStep(), pmap);
     Value base;
-    if (persistent)
-      base = arith::MulIOp::create(pb, loc, pTiles.iteration,
-                                   tripCount(pb, lower, upper, step));
+    if (persistent) {
+      base = pTiles.base;
+      endTile(pTiles, tripCount(pb, lower, upper, step));
+    }
     auto forOp = scf::ForOp::create(pb, loc, lower, upper, step);
     OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
     pmap.map(loop.getInductionVar(), forOp.getInductionVar());
@@ -818,17 +1106,9 @@ void Specializer::run() {
       for (CopyOp p : producers) {
         if (splitRing && secondCopies.contains(p) != ofSecond)
           continue;
-        SmallVector<Value> srcOffsets, dstOffsets;
-        for (Value o : p.getSrcOffsets())
-          srcOffsets.push_back(cloneForProducer(fb, o, pmap));
-        for (Value o : p.getDstOffsets())
-          dstOffsets.push_back(cloneForProducer(fb, o, pmap));
-        CopyOp::create(fb, p.getLoc(), p.getSrc(), srcOffsets,
-                       slotView(fb, p.getDst(), slot), dstOffsets, f, slot,
-                       p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
-                       multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
-                                             : IntegerAttr(),
-                       p.getSrcElementAttr(), p.getDstElementAttr());
+        produceCopy(fb, p, f, slot,
+                    multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
+                                          : IntegerAttr());
       }
     }
   }
@@ -843,8 +1123,10 @@ void Specializer::run() {
     Value lower = loop.getLower(), upper = loop.getUpper(),
           step = loop.getStep();
     Value trips = tripCount(lb, lower, upper, step), base;
-    if (persistent)
-      base = arith::MulIOp::create(lb, loc, cTiles.iteration, trips);
+    if (persistent) {
+      base = cTiles.base;
+      endTile(cTiles, trips);
+    }
     auto runs = scf::IfOp::create(
         lb, loc,
         arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, lower,
@@ -937,7 +1219,8 @@ void Specializer::run() {
     Value trips, base;
     if (persistent) {
       trips = tripCount(lb, loop.getLower(), loop.getUpper(), loop.getStep());
-      base = arith::MulIOp::create(lb, loc, cTiles.iteration, trips);
+      base = cTiles.base;
+      endTile(cTiles, trips);
     }
     auto forOp = scf::ForOp::create(lb, loc, loop.getLower(), loop.getUpper(),
                                     loop.getStep());
@@ -1004,6 +1287,8 @@ void Specializer::run() {
     loop.erase();
   }
   for (Value buf : buffers)
+    buf.getDefiningOp()->erase();
+  for (auto &[buf, ring] : tileSlotted)
     buf.getDefiningOp()->erase();
   if (persistent) {
     // One row of clusters; the tile loops did the block order.

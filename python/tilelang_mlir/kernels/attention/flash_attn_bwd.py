@@ -225,12 +225,15 @@ _LOOP_TID = {"tl.enable_loop_thread_index": True}
 # Hopper (wgmma and TMA): 128 key rows a block over two consumer warpgroups,
 # dq by TMA reduce-add; per (head dim, causal), the fastest of CONFIGS on the
 # H200 (BENCHMARKS.md 2026-12-03; at D=64 causal `overlap` read 352, 400 and
-# 366 TFLOP/s in three runs, without it 374, 383 and 378). FlashAttnBwd
-# takes these on such a target.
+# 366 TFLOP/s in three runs, without it 374, 383 and 378). At D=64 the
+# kernel may run as a persistent walk (K and V fit twice); causal, the
+# walk read 374 against 382 as launched (overlap: 347 against 393,
+# BENCHMARKS.md 2026-12-03 evening), so it is launched one block a tile.
+# FlashAttnBwd takes these on such a target.
 HOPPER_BLOCKS = {(64, False): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=_LOOP_TID),
                  (64, True): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
-                                  pass_configs=_LOOP_TID),
+                                  pass_configs=dict(_LOOP_TID, **{"tl.persistent_sms": 0})),
                  (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True),
                  (128, True): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
                                    overlap=True)}
@@ -271,6 +274,12 @@ CONFIGS = [
     # slower at D=64, BENCHMARKS.md 2026-12-03).
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True,
          pass_configs=dict(_LOOP_TID, **{"tl.exp2_emulation": 4})),
+    # The D=64 Hopper tiles launched one block a tile, not as a persistent
+    # walk (the D=128 tiles never walk: K and V do not fit twice).
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True,
+         pass_configs=dict(_LOOP_TID, **{"tl.persistent_sms": 0})),
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True,
+         pass_configs=dict(_LOOP_TID, **{"tl.persistent_sms": 0})),
 ]
 
 
