@@ -699,9 +699,10 @@ void Specializer::choosePersistent() {
 /// round k's tile k C + (k odd ? C - 1 - cluster : cluster), over the rounds
 /// that have one for this cluster. The loop carries the iterations of the
 /// earlier tiles (`base`; its yield is set by `endTile`). The block indices
-/// of tile t: in the use_swizzle panel order, else mixed-radix in
-/// `tileOrder` (fastest first), over the grid of clusters; the cluster
-/// dimension adds the block's rank.
+/// of tile t: in the use_swizzle panel order, else mixed-radix over the
+/// grid of clusters (x fastest; with varying work in the group order of
+/// `uniformDims` / `varyingDims`); the cluster dimension adds the block's
+/// rank.
 Specializer::TileLoop Specializer::buildTileLoop(OpBuilder &b, Location loc) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -832,11 +833,11 @@ void Specializer::run() {
   // (with the swizzle fixed now, since the copies depend on it) and the
   // barriers.
   OpBuilder top = OpBuilder::atBlockBegin(&kbody);
-  llvm::MapVector<Value, Value> slotted;
-  for (Value buf : buffers) {
+  // `slots` copies of the buffer `buf` (its swizzle, or the default).
+  auto ringOf = [&](Value buf, int64_t slots) -> Value {
     auto alloc = buf.getDefiningOp<AllocSharedOp>();
     MemRefType type = alloc.getType();
-    SmallVector<int64_t> shape = {stages};
+    SmallVector<int64_t> shape = {slots};
     llvm::append_range(shape, type.getShape());
     auto ringType = MemRefType::get(shape, type.getElementType(),
                                     MemRefLayoutAttrInterface(),
@@ -844,12 +845,18 @@ void Specializer::run() {
     SwizzleAttr swizzle = alloc.getSwizzleAttr();
     if (!swizzle)
       swizzle = SwizzleAttr::get(ctx, defaultSwizzle(type), 0);
-    auto ring = AllocSharedOp::create(top, alloc.getLoc(), ringType, swizzle);
-    slotted.insert({buf, ring.getResult()});
-  }
-  auto barrierType = MemRefType::get(
-      {stages}, top.getI64Type(), MemRefLayoutAttrInterface(),
-      MemoryScopeAttr::get(ctx, MemoryScope::shared));
+    return AllocSharedOp::create(top, alloc.getLoc(), ringType, swizzle)
+        .getResult();
+  };
+  auto barriersOf = [&](int64_t slots) {
+    return MemRefType::get({slots}, top.getI64Type(),
+                           MemRefLayoutAttrInterface(),
+                           MemoryScopeAttr::get(ctx, MemoryScope::shared));
+  };
+  llvm::MapVector<Value, Value> slotted;
+  for (Value buf : buffers)
+    slotted.insert({buf, ringOf(buf, stages)});
+  auto barrierType = barriersOf(stages);
   Value full = AllocBarrierOp::create(top, loc, barrierType,
                                       top.getDenseI64ArrayAttr({1}));
   // Every consumer warp of the cluster releases every block's slot: a
@@ -952,40 +959,30 @@ void Specializer::run() {
 
   // The slot and the parities of iteration `iv` (counted from `base`, the
   // iterations of the block's earlier tiles, when there is one).
-  auto slotAndParity = [&](OpBuilder &ib, Value iv, Value lower, Value step,
-                           Value base) {
-    Value i = arith::DivUIOp::create(
-        ib, loc, arith::SubIOp::create(ib, loc, iv, lower), step);
-    if (base)
-      i = arith::AddIOp::create(ib, loc, i, base);
-    Value s = arith::ConstantIndexOp::create(ib, loc, stages);
+  // The slot of use `i` of a ring of `slots` and the parity of its round.
+  auto ringPosition = [&](OpBuilder &ib, Value i, int64_t slots) {
+    Value s = arith::ConstantIndexOp::create(ib, loc, slots);
     Value slot = arith::RemUIOp::create(ib, loc, i, s);
     Value round = arith::DivUIOp::create(ib, loc, i, s);
     Value parity = arith::RemUIOp::create(
         ib, loc, round, arith::ConstantIndexOp::create(ib, loc, 2));
     return std::make_pair(slot, parity);
   };
+  auto slotAndParity = [&](OpBuilder &ib, Value iv, Value lower, Value step,
+                           Value base) {
+    Value i = arith::DivUIOp::create(
+        ib, loc, arith::SubIOp::create(ib, loc, iv, lower), step);
+    if (base)
+      i = arith::AddIOp::create(ib, loc, i, base);
+    return ringPosition(ib, i, stages);
+  };
   // The tile copies' buffers on rings of two tile slots (see
   // `prefetchTiles`), with their own barriers.
   llvm::MapVector<Value, Value> tileSlotted;
   prefetchTiles &= persistent;
-  if (prefetchTiles) {
-    for (CopyOp copy : tileCopies) {
-      auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
-      MemRefType type = alloc.getType();
-      SmallVector<int64_t> shape = {2};
-      llvm::append_range(shape, type.getShape());
-      SwizzleAttr swizzle = alloc.getSwizzleAttr();
-      if (!swizzle)
-        swizzle = SwizzleAttr::get(ctx, defaultSwizzle(type), 0);
-      auto ring = AllocSharedOp::create(
-          top, alloc.getLoc(),
-          MemRefType::get(shape, type.getElementType(),
-                          MemRefLayoutAttrInterface(), type.getMemorySpace()),
-          swizzle);
-      tileSlotted.insert({copy.getDst(), ring.getResult()});
-    }
-  }
+  if (prefetchTiles)
+    for (CopyOp copy : tileCopies)
+      tileSlotted.insert({copy.getDst(), ringOf(copy.getDst(), 2)});
   auto slotView = [&](OpBuilder &ib, Value old, Value slot) -> Value {
     Value ring = slotted.lookup(old);
     if (!ring)
@@ -1026,23 +1023,14 @@ void Specializer::run() {
   // slot for the whole tile and release it at its end (after a proxy fence:
   // they may have written it, and TMA writes it next).
   if (prefetchTiles) {
-    auto tileBarrierType = MemRefType::get(
-        {2}, top.getI64Type(), MemRefLayoutAttrInterface(),
-        MemoryScopeAttr::get(ctx, MemoryScope::shared));
+    auto tileBarrierType = barriersOf(2);
     Value tileFull = AllocBarrierOp::create(top, loc, tileBarrierType,
                                             top.getDenseI64ArrayAttr({1}));
     Value tileEmpty = AllocBarrierOp::create(
         top, loc, tileBarrierType, top.getDenseI64ArrayAttr({consumerWarps}));
-    auto tileSlot = [&](OpBuilder &ib, Value iteration) {
-      Value two = arith::ConstantIndexOp::create(ib, loc, 2);
-      Value slot = arith::RemUIOp::create(ib, loc, iteration, two);
-      Value parity = arith::RemUIOp::create(
-          ib, loc, arith::DivUIOp::create(ib, loc, iteration, two), two);
-      return std::make_pair(slot, parity);
-    };
     {
       OpBuilder tb(pTiles.forOp.getBody()->getTerminator());
-      auto [slot, parity] = tileSlot(tb, pTiles.iteration);
+      auto [slot, parity] = ringPosition(tb, pTiles.iteration, 2);
       Value flipped = arith::XOrIOp::create(
           tb, loc, parity, arith::ConstantIndexOp::create(tb, loc, 1));
       BarrierWaitOp::create(tb, loc, tileEmpty, slot, flipped);
@@ -1054,7 +1042,7 @@ void Specializer::run() {
     {
       Block *tileBody = cTiles.forOp.getBody();
       OpBuilder tb(moved.front());
-      auto [slot, parity] = tileSlot(tb, cTiles.iteration);
+      auto [slot, parity] = ringPosition(tb, cTiles.iteration, 2);
       for (CopyOp p : tileCopies) {
         Value view = slotView(tb, p.getDst(), slot);
         OpBuilder wb(p);
