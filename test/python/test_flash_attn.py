@@ -60,6 +60,15 @@ def run(target, batch, heads, seq_len, dim, is_causal=False, groups=1, dtype="fl
     return rel_error(o, o_ref), rel_error(lse, lse_ref)
 
 
+def assert_matches_on_gpu(kernel, q, k, v, is_causal):
+    """Runs a compiled forward on the GPU; O and the LSE within the float16
+    tolerances of torch."""
+    o, lse = kernel(put(q, "cuda"), put(k, "cuda"), put(v, "cuda"))
+    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
+    o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
+    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
+
+
 # The default tiles (128x128 on two warpgroups: on sm_90a P @ V takes P
 # from registers and the warpgroups take turns at the gemms), and small
 # tiles (64x64: one warpgroup's rows split across N, P staged through shared
@@ -121,10 +130,7 @@ def test_flash_attn_rotated(variant, is_causal, seq_len):
                         out_idx=[3, 4], target="cuda", pass_configs=pass_configs)
     q = torch.randn(2, 4, seq_len, 128).half()
     k, v = torch.randn(2, 2, seq_len, 128).half(), torch.randn(2, 2, seq_len, 128).half()
-    o, lse = kernel(put(q, "cuda"), put(k, "cuda"), put(v, "cuda"))
-    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
-    o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
-    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
+    assert_matches_on_gpu(kernel, q, k, v, is_causal)
 
 
 @pytest.mark.parametrize("dim,is_causal", [(128, False), (128, True), (64, True)])
@@ -199,10 +205,7 @@ def test_flash_attn_persistent(variant, is_causal, dim):
                         pass_configs=dict(configs, **{"tl.persistent_sms": sms}))
     assert "%nctaid.x" in kernel.get_kernel_source()  # (the walk's stride: the launch's grid)
     q, k, v = (torch.randn(2, 3, 500, dim).half() for _ in range(3))
-    o, lse = kernel(put(q, "cuda"), put(k, "cuda"), put(v, "cuda"))
-    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
-    o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
-    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
+    assert_matches_on_gpu(kernel, q, k, v, is_causal)
 
 
 @pytest.mark.gpu
@@ -214,10 +217,7 @@ def test_flash_attn_exp2_emulation_d64(every, is_causal):
     kernel = tl.compile(fa.flash_attn(2, 4, 1000, 64, is_causal), out_idx=[3, 4], target="cuda",
                         pass_configs=dict(fa.PASS_CONFIGS, **{"tl.exp2_emulation": every}))
     q, k, v = (torch.randn(2, 4, 1000, 64).half() for _ in range(3))
-    o, lse = kernel(put(q, "cuda"), put(k, "cuda"), put(v, "cuda"))
-    o_ref, lse_ref = torch_reference(q, k, v, is_causal)
-    o_err, lse_err = rel_error(o, o_ref), rel_error(lse, lse_ref)
-    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
+    assert_matches_on_gpu(kernel, q, k, v, is_causal)
 
 
 @pytest.mark.gpu
