@@ -177,12 +177,37 @@ def fastest(row, kernels, call, check, flop, describe, width=20, not_compiled="n
     if ok:
         config, row["ours"] = min(ok, key=lambda r: r[1][1])
         row["config"] = describe(config)
+        kernel = next(k for c, k in kernels if c is config)
+        row["ours_fn"] = lambda: call(kernel)  # (for `retime`)
     elif results:
         row["ours"] = results[0][1]
         row["config"] = "none ran correctly"
     else:
         row["ours"] = ("failed", None, not_compiled)
         row["config"] = ""
+    return row
+
+
+def retime(row, fns, rounds, time_ms):
+    """Times again, in `rounds - 1` more rounds, every contender of `row`
+    that ran correctly (fns: its key -> its fn; ours: row["ours_fn"] from
+    `fastest`), each once a round in turn, and keeps the median of its
+    rounds (time_ms(fn) -> ms). The GPU's clocks drift during a run (it is
+    coolest at the start), so contenders timed one after the other once
+    each are favoured by their place in the order; rounds in turn are not."""
+    fns = {"ours": row.get("ours_fn"), **fns}
+    times = {key: [row[key][1]] for key, fn in fns.items()
+             if fn is not None and row.get(key, ("",))[0] == "ok"}
+    for _ in range(rounds - 1):
+        for key in times:
+            times[key].append(time_ms(fns[key]))
+    for key, t in times.items():
+        status, _, detail = row[key]
+        row[key] = (status, float(np.median(t)), detail)
+    if len(times) > 1 and rounds > 1:
+        print("  rounds (ms): " + "; ".join(f"{key} " + " ".join(f"{x:.3f}" for x in t)
+                                            for key, t in times.items()))
+    row.pop("ours_fn", None)
     return row
 
 
@@ -510,6 +535,9 @@ def attention_arguments(parser):
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--seq", type=int, default=4096)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds of timing, every contender once a round in turn; the "
+                        "table shows each one's median (default 5)")
     return parser
 
 

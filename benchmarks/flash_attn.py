@@ -15,12 +15,14 @@ configs. Every contender is first checked on fresh random inputs against a
 float32 reference computed one batch at a time (relative Frobenius error of
 O below 1e-2; ours also returns the log-sum-exp, checked below 1e-3); a
 wrong result is reported, not timed. Then each is timed: median device time
-of CUDA-graph replays after warm-up, L2 flushed before each. TFLOP/s count
+of CUDA-graph replays after warm-up, L2 flushed before each; ours (the
+fastest config) and the contenders again in `--rounds` rounds, each once a
+round in turn, the table showing each one's median round. TFLOP/s count
 4 B H S^2 D, halved for causal. Prints one table with the ratio of ours to
 cuDNN.
 
     python benchmarks/flash_attn.py [--dims 64,128] [--causal both|yes|no] [--no-autotune]
-                                    [--seq 4096] [--batch 8] [--heads 32]
+                                    [--seq 4096] [--batch 8] [--heads 32] [--rounds 5]
 
 Without a GPU it compiles every kernel the run would use (every config of
 every case) into the kernel cache and exits: `scripts/gpu_check.sh
@@ -87,6 +89,12 @@ CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
     dict(block_M=128, block_N=256, num_stages=2, threads=256, rotate=True, pingpong=True),
     dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True),
     dict(block_M=192, block_N=128, num_stages=2, threads=384, pingpong=True),
+    dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True, pingpong=True),
+    # O stored from the registers (no barriers across the warpgroups in the
+    # epilogue; stage_o=False) on the library schedule and D=64's best.
+    dict(ours.CONFIGS[0], rotate=True, pingpong=True, stage_o=False),
+    dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True, pingpong=True,
+         stage_o=False),
     # The loop's thread-dependent addresses recomputed in the loop (not
     # hoisted by LLVM) on the library's schedule and D=64's best.
     dict(ours.CONFIGS[0], rotate=True, pingpong=True, looptid=True),
@@ -262,7 +270,7 @@ def sdpa(backend, q, k, v, causal):
     return fn
 
 
-def run_case(case, kernels, not_compiled, generator):
+def run_case(case, kernels, not_compiled, generator, rounds=1):
     """Checks and times every contender on one set of fresh random inputs;
     ours: every compiled config, the fastest kept. Returns the table row."""
     dt = getattr(torch, case.dtype)
@@ -272,16 +280,20 @@ def run_case(case, kernels, not_compiled, generator):
     row = common.fastest({"case": case}, kernels, lambda kernel: kernel(q, k, v),
                          check_ours(o_ref, lse_ref), case.flop, describe,
                          not_compiled=f"not compiled: {not_compiled}", timer=measure)
+    fns = {}
     for backend in SDPA_BACKENDS:
         if sdpa_kernel is None:
             row[backend] = ("n/a", None, "torch.nn.attention is missing")
             continue
-        row[backend] = measure(sdpa(backend, q, k, v, case.causal), check_o(o_ref))
+        fns[backend] = sdpa(backend, q, k, v, case.causal)
+        row[backend] = measure(fns[backend], check_o(o_ref))
     if triton is None:
         row["triton"] = ("n/a", None, "triton is not installed")
     else:
-        row["triton"] = measure(lambda: triton_attention(q, k, v, case.causal), check_o(o_ref))
+        fns["triton"] = lambda: triton_attention(q, k, v, case.causal)
+        row["triton"] = measure(fns["triton"], check_o(o_ref))
         row["triton_config"] = triton_best() if row["triton"][0] == "ok" else ""
+    common.retime(row, fns, rounds, lambda fn: common.device_ms(fn, WARMUP, REP))
     errs = ", ".join(f"{name} {row[key][2]:.1e}" for name, key in
                      [("ours", "ours")] + [(b.split("_")[0].lower(), b) for b in SDPA_BACKENDS] +
                      [("triton", "triton")] if isinstance(row[key][2], float))
@@ -355,7 +367,7 @@ def main(argv=None):
     generator = common.start_measuring(prepared, f"median of {REP} CUDA-graph replays after "
                                        f"{WARMUP} warm-up, L2 flushed before each")
     print_table(common.run_cases(todo, lambda case: run_case(
-        case, compiled[case.label], first_failure.get(case.label), generator)))
+        case, compiled[case.label], first_failure.get(case.label), generator, args.rounds)))
 
 
 if __name__ == "__main__":

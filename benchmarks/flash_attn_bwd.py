@@ -14,11 +14,13 @@ checked against float32 autograd (one batch element at a time): relative
 Frobenius error of dQ, dK and dV each below 1e-2; a wrong result is
 reported, not timed. Then each is timed: median device time of 20 calls
 after warm-up, L2 flushed before each (no CUDA graph: a call takes
-milliseconds). TFLOP/s count 2.5x the forward's 4 B H S^2 D (two gemms
+milliseconds); ours (the fastest config) and the contenders again in
+`--rounds` rounds, each once a round in turn, the table showing each one's
+median round. TFLOP/s count 2.5x the forward's 4 B H S^2 D (two gemms
 forward, five backward), halved for causal.
 
     python benchmarks/flash_attn_bwd.py [--dims 128,64] [--causal both|yes|no] [--no-autotune]
-                                        [--seq 4096] [--batch 8] [--heads 32]
+                                        [--seq 4096] [--batch 8] [--heads 32] [--rounds 5]
 
 Without a GPU it compiles every kernel the run would use into the kernel
 cache and exits: `scripts/gpu_check.sh prepare-attn-bwd` here,
@@ -89,7 +91,7 @@ def sdpa_backward(backend, q, k, v, do, causal):
     return fn
 
 
-def run_case(case, kernels, generator):
+def run_case(case, kernels, generator, rounds=1):
     dt = getattr(torch, case.dtype)
     shape = (case.batch, case.heads, case.seq, case.dim)
     q, k, v, do = (torch.randn(shape, device="cuda", generator=generator).to(dt)
@@ -99,6 +101,7 @@ def run_case(case, kernels, generator):
     check = check_grads(refs)
     row = common.fastest({"case": case}, kernels, lambda bwd: bwd(q, k, v, o, do, lse), check,
                          case.flop, ours.describe, timer=measure)
+    fns = {}
     for backend in SDPA_BACKENDS:
         if sdpa_kernel is None:
             row[backend] = ("n/a", None, "torch.nn.attention is missing")
@@ -109,7 +112,9 @@ def run_case(case, kernels, generator):
             row[backend] = ("failed", None, common.reason(e))
             continue
         row[backend] = measure(fn, check)
-        del fn
+        fns[backend] = fn
+    common.retime(row, fns, rounds, lambda fn: common.device_ms(fn, WARMUP, REP, graph=False))
+    del fns
     errs = ", ".join(f"{key.split('_')[0].lower()} {row[key][2]:.1e}"
                      for key in ["ours"] + SDPA_BACKENDS if isinstance(row[key][2], float))
     print(f"  errors (largest of dQ, dK, dV): {errs}")
@@ -161,7 +166,7 @@ def main(argv=None):
     generator = common.start_measuring(timing=f"median of {REP} calls after {WARMUP} "
                                               "warm-up, L2 flushed before each")
     print_table(common.run_cases(todo, lambda case: run_case(case, compiled[case.label],
-                                                             generator)))
+                                                             generator, args.rounds)))
 
 
 if __name__ == "__main__":

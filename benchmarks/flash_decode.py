@@ -18,13 +18,16 @@ combining the splits), autotuned over a few block/warp/stage configs and
 run at the same split counts as ours, the fastest kept. Every
 contender is checked first on the same random inputs against a float32
 reference (relative Frobenius error below 1e-2), then timed: median of
-CUDA-graph replays, L2 flushed before each. Decoding is memory-bound: the
+CUDA-graph replays, L2 flushed before each; ours (the fastest config) and
+the contenders (Triton at its fastest split count) again in `--rounds`
+rounds, each once a round in turn, the table showing each one's median
+round. Decoding is memory-bound: the
 table gives GB/s of KV cache read (2 B KV_heads N D bytes) as a fraction
 of the copy bandwidth measured in the same run (1 GiB device-to-device copy,
 read + write), and the time.
 
     python benchmarks/flash_decode.py [--batch 1,16,64] [--kv-heads 8,32]
-                                      [--cache 4096,16384,32768] [--no-autotune]
+                                      [--cache 4096,16384,32768] [--no-autotune] [--rounds 5]
 
 Without a GPU it compiles every kernel a run would use into the kernel cache
 and exits: `scripts/gpu_check.sh prepare-decode` here, `scripts/
@@ -212,7 +215,7 @@ def ms_gbs(result, case, copy_gbs):
     return common.cell(result, text)
 
 
-def run_case(case, kernels, generator, autotune=True):
+def run_case(case, kernels, generator, autotune=True, rounds=1):
     B, G, N = case.batch, case.kv_heads, case.cache
     dt = getattr(torch, case.dtype)
     q = torch.randn(B, HEADS, DIM, device="cuda", generator=generator).to(dt)
@@ -229,10 +232,12 @@ def run_case(case, kernels, generator, autotune=True):
         text = (f"{ms * 1e3:8.1f} us {case.bytes / ms / 1e6:6.0f} GB/s (error {detail:.1e})"
                 if status == "ok" else f"{status}: {detail}")
         print(f"   ours {describe(config, splits):24} {text}")
-        results.append((describe(config, splits), result))
+        results.append((describe(config, splits), result, kernel))
     ok = [r for r in results if r[1][0] == "ok"]
+    fns = {}
     if ok:
-        row["config"], row["ours"] = min(ok, key=lambda r: r[1][1])
+        row["config"], row["ours"], best_kernel = min(ok, key=lambda r: r[1][1])
+        row["ours_fn"] = lambda: best_kernel(q, k, v, lens)
     else:
         row["ours"] = results[0][1] if results else ("failed", None, "not compiled")
         row["config"] = ""
@@ -246,6 +251,7 @@ def run_case(case, kernels, generator, autotune=True):
             row[backend] = ("failed", None, common.reason(e))
             continue
         row[backend] = measure(fn, check)
+        fns[backend] = fn
     if triton is None:
         row["triton"] = ("n/a", None, "triton is not installed")
     else:
@@ -256,10 +262,12 @@ def run_case(case, kernels, generator, autotune=True):
                 print(f"   triton splits={splits:<3} {result[1] * 1e3:8.1f} us")
             if best is None or (result[0] == "ok" and
                                 (best[0][0] != "ok" or result[1] < best[0][1])):
-                best = (result, f"{triton_best()} splits={splits}")
+                best = (result, f"{triton_best()} splits={splits}", splits)
         row["triton"] = best[0]
         row["triton_config"] = best[1] if best[0][0] == "ok" else ""
-    del q, k, v, lens, o_ref
+        fns["triton"] = lambda splits=best[2]: triton_decode(q, k, v, lens, splits)
+    common.retime(row, fns, rounds, common.device_ms)
+    del q, k, v, lens, o_ref, fns
     torch.cuda.empty_cache()
     return row
 
@@ -291,6 +299,9 @@ def main(argv=None):
     parser.add_argument("--batch", default="1,16,64")
     parser.add_argument("--kv-heads", default="8,32")
     parser.add_argument("--cache", default="4096,16384,32768")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds of timing, every contender once a round in turn; the "
+                        "table shows each one's median (default 5)")
     args = parser.parse_args(argv)
     gpu, target = common.init_cuda()
     todo = [Case(int(b), int(g), int(n)) for b in args.batch.split(",")
@@ -313,7 +324,7 @@ def main(argv=None):
     generator = common.start_measuring()
     copy_gbs = common.copy_bandwidth()
     rows = common.run_cases(todo, lambda case: run_case(case, compiled[case.label], generator,
-                                                           not args.no_autotune))
+                                                           not args.no_autotune, args.rounds))
     print_table(rows, copy_gbs)
 
 

@@ -32,6 +32,30 @@ def test_a_wrong_or_failing_contender_is_reported_not_timed(monkeypatch):
     assert len(timed) == 1
 
 
+def test_retime_takes_every_correct_contender_in_turns_and_keeps_the_median(monkeypatch):
+    # The fastest config's fn comes from `fastest`; a failed contender is
+    # not timed again; each round times every contender once, in turn.
+    monkeypatch.setattr(common, "device_ms", lambda fn, warmup, rep, graph: fn())
+    calls = []
+    # per contender: the value of each call (measure calls once to check,
+    # once to time)
+    clock = {"slow": iter([0, 3.0]), "fast": iter([0, 1.0, 2.0, 4.0]), "other": iter([1.5, 0.5])}
+    kernels = [({"c": 1}, "slow"), ({"c": 2}, "fast")]
+    row = common.fastest({}, kernels, lambda k: calls.append(k) or next(clock[k]),
+                         lambda out: 0.0, 1e9, str)
+    assert row["ours"] == ("ok", 1.0, 0.0) and row["config"] == "{'c': 2}"
+    row["other"] = ("ok", 9.0, 0.0)
+    row["broken"] = ("failed", None, "boom")
+    ours_before = len(calls)
+    fns = {"other": lambda: calls.append("other") or next(clock["other"]),
+           "broken": lambda: pytest.fail("a failed contender is timed again")}
+    common.retime(row, fns, 3, lambda fn: fn())
+    # rounds 2 and 3: ours 2.0, other 1.5; ours 4.0, other 0.5
+    assert calls[ours_before:] == ["fast", "other", "fast", "other"]
+    assert row["ours"] == ("ok", 2.0, 0.0) and row["other"] == ("ok", 1.5, 0.0)
+    assert row["broken"] == ("failed", None, "boom") and "ours_fn" not in row
+
+
 def test_table_cells():
     assert common.tflops(("ok", 2.0, 1e-3), 4e12) == "2000"
     assert common.tflops(("wrong", None, 0.25), 4e12) == "wrong (2.5e-01)"

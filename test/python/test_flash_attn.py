@@ -91,11 +91,15 @@ def test_flash_attn_gqa(dtype, target):
     assert o_err < TOL[dtype] and lse_err < LSE_TOL, (o_err, lse_err)
 
 
+@pytest.mark.parametrize("stage_o", [True, False], ids=["staged", "direct"])
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
-def test_flash_attn_ragged_sequence(is_causal, target):
+def test_flash_attn_ragged_sequence(is_causal, stage_o, target):
     """A sequence that divides neither tile: the KV tail is masked and the
-    last query rows are dropped."""
-    o_err, lse_err = run(target, 1, 2, 100, 64, is_causal, groups=2, block_M=64, block_N=32)
+    last query rows are dropped (causal: the blocks end at the sequence's
+    end, the first two overlap); O stored through shared memory or straight
+    from the registers."""
+    o_err, lse_err = run(target, 1, 2, 100, 64, is_causal, groups=2, block_M=64, block_N=32,
+                         stage_o=stage_o)
     assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
 
 
@@ -205,6 +209,23 @@ def test_flash_attn_persistent(variant, is_causal, dim):
                         pass_configs=dict(configs, **{"tl.persistent_sms": sms}))
     assert "%nctaid.x" in kernel.get_kernel_source()  # (the walk's stride: the launch's grid)
     q, k, v = (torch.randn(2, 3, 500, dim).half() for _ in range(3))
+    assert_matches_on_gpu(kernel, q, k, v, is_causal)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("stage_o", [True, False], ids=["staged", "direct"])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_three_warpgroups_persistent(is_causal, stage_o):
+    """The 192-row tiles of three consumer warpgroups (D=64's fastest),
+    walked by 5 blocks on the Hopper schedule: S = 1000 leaves a partial
+    block (causal: the blocks end-aligned, the first two overlapping) and a
+    masked KV tail; O through shared memory or from the registers."""
+    program = fa.flash_attn(2, 3, 1000, 64, is_causal, block_M=192, block_N=128, threads=384,
+                            stage_o=stage_o)
+    kernel = tl.compile(program, out_idx=[3, 4], target="cuda",
+                        pass_configs=dict(fa.PASS_CONFIGS, **{"tl.persistent_sms": 5}))
+    assert "%nctaid.x" in kernel.get_kernel_source()
+    q, k, v = (torch.randn(2, 3, 1000, 64).half() for _ in range(3))
     assert_matches_on_gpu(kernel, q, k, v, is_causal)
 
 

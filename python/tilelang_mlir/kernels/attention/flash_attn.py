@@ -27,7 +27,11 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 
 def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=128, block_N=128,
-               num_stages=2, threads=256, dtype="float16", heavy_first=None, sm_scale=None):
+               num_stages=2, threads=256, dtype="float16", heavy_first=None, sm_scale=None,
+               stage_o=True, end_aligned=None):
+    # stage_o: O goes to global memory through the Q tile's shared memory
+    # (coalesced stores, two barriers across the warpgroups), else straight
+    # from the registers.
     # softmax(x sm_scale) through exp2; sm_scale defaults to 1 / sqrt(D)
     log2e = math.log2(math.e)
     scale = log2e / math.sqrt(dim) if sm_scale is None else log2e * sm_scale
@@ -36,6 +40,11 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
     accum = "float32"
     mask_tail = seq_len % block_N != 0  # the last KV tile reads zeros past the end
     q_blocks = -(-seq_len // block_M)
+    # Causal, with a partial last block: the blocks aligned to the end (see
+    # row0 below).
+    if end_aligned is None:
+        end_aligned = is_causal and seq_len % block_M != 0
+    end_aligned = end_aligned and seq_len > block_M
     if heavy_first is None:  # causal blocks' work grows with their index
         heavy_first = is_causal
 
@@ -55,30 +64,42 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
             kv_head = by // groups
             # Causal: the longest blocks first, so the last wave is short.
             bx = q_blocks - 1 - bx_launch if heavy_first else bx_launch
-            T.copy(Q[bz, by, bx * block_M, 0], Q_shared)
+            if end_aligned:
+                # The blocks' rows end at the sequence's end; the first block
+                # starts at row 0 and overlaps the second (both write the
+                # same values there), so no block computes rows past the
+                # end, which a causal block would pay for with whole KV
+                # tiles of the longest walk.
+                row0 = T.max(seq_len - (q_blocks - bx) * block_M, 0)
+            else:
+                row0 = bx * block_M
+            T.copy(Q[bz, by, row0, 0], Q_shared)
             softmax_reset(state, acc_o)
             n_tiles = T.ceildiv(seq_len, block_N)
             if is_causal:  # KV tiles past the block's last row are all masked
-                n_tiles = T.min(n_tiles, T.ceildiv((bx + 1) * block_M, block_N))
+                n_tiles = T.min(n_tiles, T.ceildiv(row0 + block_M, block_N))
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 T.copy(K[bz, kv_head, k * block_N, 0], K_shared)
                 T.copy(V[bz, kv_head, k * block_N, 0], V_shared)
                 T.clear(S)
                 T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
                 if is_causal or mask_tail:  # (causal rows never see keys past the end)
-                    edge = bx * block_M + 1 if is_causal else seq_len
+                    edge = row0 + 1 if is_causal else seq_len
                     if (k + 1) * block_N > edge:  # only tiles crossing the diagonal or the end
                         for i, j in T.Parallel(block_M, block_N):
-                            q_pos, k_pos = bx * block_M + i, k * block_N + j
+                            q_pos, k_pos = row0 + i, k * block_N + j
                             visible = k_pos <= q_pos if is_causal else k_pos < seq_len
                             S[i, j] = T.if_then_else(visible, S[i, j], -T.infinity(accum))
                 softmax_step(S, state, acc_o, block_M, block_N, dim, scale)
                 T.copy(S, P)
                 T.gemm(P, V_shared, acc_o, policy=FullRow)
             softmax_finish(acc_o, state, block_M, dim, scale, empty_rows=False)
-            T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
-            T.copy(Q_shared, O[bz, by, bx * block_M, 0])
-            T.copy(state.lse, LSE[bz, by, bx * block_M])
+            if stage_o:
+                T.copy(acc_o, Q_shared)  # Q is done with: stage O for coalesced stores
+                T.copy(Q_shared, O[bz, by, row0, 0])
+            else:  # from the registers: no barriers between the warpgroups
+                T.copy(acc_o, O[bz, by, row0, 0])
+            T.copy(state.lse, LSE[bz, by, row0])
 
     return main
 
@@ -110,10 +131,12 @@ PASS_CONFIGS = {"tl.enable_rotate": True, "tl.enable_pingpong": True}
 
 def describe(config):
     """'128x128 s2 t256': block_M x block_N, stages, threads (and 'launch
-    order' where causal blocks are not taken longest first)."""
+    order' where causal blocks are not taken longest first, 'direct O'
+    where O is stored from the registers)."""
     c = config
     order = " launch order" if c.get("heavy_first") is False else ""
-    return f"{c['block_M']}x{c['block_N']} s{c['num_stages']} t{c['threads']}{order}"
+    direct = " direct O" if c.get("stage_o") is False else ""
+    return f"{c['block_M']}x{c['block_N']} s{c['num_stages']} t{c['threads']}{order}{direct}"
 
 
 def reference(q, k, v, is_causal=False):

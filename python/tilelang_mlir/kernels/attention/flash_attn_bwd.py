@@ -222,6 +222,7 @@ def postprocess(batch, heads, seq_len, dim, block=128, dtype="float16", sm_scale
 BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
           128: dict(block_M=64, block_N=64, threads=256)}
 _LOOP_TID = {"tl.enable_loop_thread_index": True}
+_NARROW = {"tl.narrow_index": True}
 # Hopper (wgmma and TMA): 128 key rows a block over two consumer warpgroups,
 # dq by TMA reduce-add; per (head dim, causal), the fastest of CONFIGS on the
 # H200 (BENCHMARKS.md 2026-12-03; at D=64 causal `overlap` read 352, 400 and
@@ -229,14 +230,18 @@ _LOOP_TID = {"tl.enable_loop_thread_index": True}
 # kernel may run as a persistent walk (K and V fit twice); causal, the
 # walk read 374 against 382 as launched (overlap: 347 against 393,
 # BENCHMARKS.md 2026-12-03 evening), so it is launched one block a tile.
-# FlashAttnBwd takes these on such a target.
+# At D=128 the index arithmetic is 32-bit (`tl.narrow_index`): ptxas
+# spills nothing (64-bit: 4 / 8 bytes full, 28 / 24 causal), and in
+# interleaved rounds it read 487 / 431 TFLOP/s against 492 / 421
+# (BENCHMARKS.md 2026-12-03 night). FlashAttnBwd takes these on such a target.
 HOPPER_BLOCKS = {(64, False): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=_LOOP_TID),
                  (64, True): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                   pass_configs=dict(_LOOP_TID, **{"tl.persistent_sms": 0})),
-                 (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True),
+                 (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
+                                    pass_configs=_NARROW),
                  (128, True): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
-                                   overlap=True)}
+                                   overlap=True, pass_configs=_NARROW)}
 CONFIGS = [
     dict(block_M=64, block_N=64, threads=128),
     dict(block_M=64, block_N=64, threads=256),
@@ -259,11 +264,11 @@ CONFIGS = [
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, pass_configs=_LOOP_TID),
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True, pass_configs=_LOOP_TID),
     dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True, pass_configs=_LOOP_TID),
-    # 32-bit index arithmetic (fewer instructions; at D=128 no spills, but
-    # 1-2% slower than the defaults' 12 and 52 bytes, 2026-12-03).
-    dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs={"tl.narrow_index": True}),
-    dict(block_M=128, block_N=64, threads=256, dq_tma=True,
-         pass_configs=dict(_LOOP_TID, **{"tl.narrow_index": True})),
+    # 32-bit index arithmetic (fewer instructions, no spills at D=128; the
+    # D=128 defaults).
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs=_NARROW),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True, pass_configs=_NARROW),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs=dict(_LOOP_TID, **_NARROW)),
     # The TMA producer at 40 registers (the consumers at 232) instead of the
     # default 24 (240).
     dict(block_M=128, block_N=64, threads=256, dq_tma=True,
