@@ -56,6 +56,12 @@ class Case(common.AttentionCase):
                                     dtype=self.dtype, target=target, **config)
 
 
+def library_default(case, hopper):
+    """The tiles FlashAttnBwd takes by default (HOPPER_BLOCKS on Hopper)."""
+    return (ours.HOPPER_BLOCKS[case.dim, case.causal] if hopper
+            else ours.BLOCKS[case.dim])
+
+
 def cases(args):
     dims = [int(d) for d in args.dims.split(",")]
     causal = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
@@ -142,7 +148,7 @@ def print_table(rows):
 
 def main(argv=None):
     parser = common.attention_arguments(common.arguments(
-        __doc__, "ours with the library's default tiles only"))
+        __doc__, "ours with the library's default tiles only (HOPPER_BLOCKS on Hopper)"))
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
@@ -151,8 +157,10 @@ def main(argv=None):
     # 1. Compile (here, or load from the kernel cache where there is no compiler).
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
+    hopper = not gpu or torch.cuda.get_device_capability()[0] == 9
     tasks = [(case, config) for case in todo
-             for config in ([ours.BLOCKS[case.dim]] if args.no_autotune else ours.CONFIGS)]
+             for config in ([library_default(case, hopper)] if args.no_autotune
+                            else ours.CONFIGS)]
     results = [common.try_compile(lambda: case.compile(config, target), lambda bwd: bwd.main)
                for case, config in tasks]
     compiled, failures, _ = common.collect_compiles(tasks, results, ours.describe,

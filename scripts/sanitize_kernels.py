@@ -2,8 +2,8 @@
 explicitly warp-specialized GEMMs of test_explicit_ws.py (roles, user
 barriers, TMA and per-thread cp.async), the bulk (TMA reduce-add) atomic
 add of test_bulk_atomic_add.py, flash decoding's split and combine kernels
-and the FlashAttention backward with dq added by TMA (synchronous and
-asynchronous gemms), for compute-sanitizer
+the FlashAttention backward with dq added by TMA (synchronous and
+asynchronous gemms) and persistent forward and backward walks, for compute-sanitizer
 (memcheck, racecheck) on a GPU machine."""
 
 import os
@@ -44,6 +44,11 @@ def main():
     walk = {"tl.persistent_sms": 2}
     fwd = [tl.compile(fa.flash_attn(1, 2, 512, 64, causal), out_idx=[3, 4], target="cuda",
                       pass_configs=dict(fa.PASS_CONFIGS, **walk)) for causal in (False, True)]
+    # Three consumer warpgroups, O stored from their registers, causal
+    # blocks end-aligned (the first two overlap): 6 tiles over 2 blocks.
+    fwd += [tl.compile(fa.flash_attn(1, 2, 500, 64, True, block_M=192, block_N=128,
+                                     threads=384, stage_o=False), out_idx=[3, 4],
+                       target="cuda", pass_configs=dict(fa.PASS_CONFIGS, **walk))]
     bwd_walk = fab.FlashAttnBwd(1, 2, 512, 64, True, target="cuda", block_M=128, block_N=128,
                                 threads=256, dq_tma=True, pass_configs=walk)
     if not torch.cuda.is_available():
@@ -64,7 +69,9 @@ def main():
     grads = bwd(bq, bk, bv, bo, bdo, blse)
     grads_overlap = overlap(bq, bk, bv, bo, bdo, blse)
     wq, wk, wv, wdo = (torch.randn(1, 2, 512, 64, device="cuda").half() for _ in range(4))
-    walked = [kernel(wq, wk, wv) for kernel in fwd]
+    walked = [kernel(wq, wk, wv) for kernel in fwd[:2]]
+    aq, ak, av = (x[:, :, :500].contiguous() for x in (wq, wk, wv))
+    aligned, _ = fwd[2](aq, ak, av)
     wo, wlse = fab.forward(wq, wk, wv, True)
     walked_grads = bwd_walk(wq, wk, wv, wo, wdo, wlse)
     torch.cuda.synchronize()
@@ -72,6 +79,9 @@ def main():
         o_ref = torch.nn.functional.scaled_dot_product_attention(
             wq.float(), wk.float(), wv.float(), is_causal=causal)
         assert ((o_walk.float() - o_ref).norm() / o_ref.norm()) < 1e-2
+    o_ref = torch.nn.functional.scaled_dot_product_attention(
+        aq.float(), ak.float(), av.float(), is_causal=True)
+    assert ((aligned.float() - o_ref).norm() / o_ref.norm()) < 1e-2
     for g, r in zip(walked_grads, fab.reference(wq, wk, wv, wdo, True)):
         assert ((g.float() - r).norm() / r.norm()) < 1e-2
     assert (total.double() - ref).abs().max() < 1e-4
