@@ -31,7 +31,8 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
                stage_o=True, end_aligned=None):
     # stage_o: O goes to global memory through the Q tile's shared memory
     # (coalesced stores, two barriers across the warpgroups), else straight
-    # from the registers.
+    # from the registers. end_aligned (default: causal with a partial last
+    # block): the blocks end at the sequence's end (see row0 below).
     # softmax(x sm_scale) through exp2; sm_scale defaults to 1 / sqrt(D)
     log2e = math.log2(math.e)
     scale = log2e / math.sqrt(dim) if sm_scale is None else log2e * sm_scale
@@ -40,8 +41,6 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
     accum = "float32"
     mask_tail = seq_len % block_N != 0  # the last KV tile reads zeros past the end
     q_blocks = -(-seq_len // block_M)
-    # Causal, with a partial last block: the blocks aligned to the end (see
-    # row0 below).
     if end_aligned is None:
         end_aligned = is_causal and seq_len % block_M != 0
     end_aligned = end_aligned and seq_len > block_M
