@@ -158,13 +158,14 @@ def tflops(result, flop):
 
 
 def fastest(row, kernels, call, check, flop, describe, width=20, not_compiled="not compiled",
-            timer=measure):
+            timer=measure, keep_fn=False):
     """Ours: checks and times call(kernel) for every compiled (config,
     kernel) with timer(fn, check) (`measure` or a benchmark's variant of
     it), printing a line each, and keeps the fastest correct result in
     row["ours"] and its config in row["config"]; where none ran correctly,
     the first result ("none ran correctly"); where none compiled, a failure
-    saying why (`not_compiled`)."""
+    saying why (`not_compiled`). keep_fn: the fastest's call also in
+    row["ours_fn"] (for `retime`, which removes it)."""
     results = []
     for config, kernel in kernels:
         result = timer(lambda: call(kernel), check)
@@ -177,8 +178,9 @@ def fastest(row, kernels, call, check, flop, describe, width=20, not_compiled="n
     if ok:
         config, row["ours"] = min(ok, key=lambda r: r[1][1])
         row["config"] = describe(config)
-        kernel = next(k for c, k in kernels if c is config)
-        row["ours_fn"] = lambda: call(kernel)  # (for `retime`)
+        if keep_fn:  # the fastest's call, for `retime`
+            kernel = next(k for c, k in kernels if c is config)
+            row["ours_fn"] = lambda: call(kernel)
     elif results:
         row["ours"] = results[0][1]
         row["config"] = "none ran correctly"

@@ -279,7 +279,8 @@ def run_case(case, kernels, not_compiled, generator, rounds=1):
     o_ref, lse_ref = reference(q, k, v, case.causal)
     row = common.fastest({"case": case}, kernels, lambda kernel: kernel(q, k, v),
                          check_ours(o_ref, lse_ref), case.flop, describe,
-                         not_compiled=f"not compiled: {not_compiled}", timer=measure)
+                         not_compiled=f"not compiled: {not_compiled}", timer=measure,
+                         keep_fn=True)
     fns = {}
     for backend in SDPA_BACKENDS:
         if sdpa_kernel is None:

@@ -106,7 +106,7 @@ def run_case(case, kernels, generator, rounds=1):
     refs = ours.reference(q, k, v, do, case.causal)
     check = check_grads(refs)
     row = common.fastest({"case": case}, kernels, lambda bwd: bwd(q, k, v, o, do, lse), check,
-                         case.flop, ours.describe, timer=measure)
+                         case.flop, ours.describe, timer=measure, keep_fn=True)
     fns = {}
     for backend in SDPA_BACKENDS:
         if sdpa_kernel is None:

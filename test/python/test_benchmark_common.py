@@ -42,7 +42,7 @@ def test_retime_takes_every_correct_contender_in_turns_and_keeps_the_median(monk
     clock = {"slow": iter([0, 3.0]), "fast": iter([0, 1.0, 2.0, 4.0]), "other": iter([1.5, 0.5])}
     kernels = [({"c": 1}, "slow"), ({"c": 2}, "fast")]
     row = common.fastest({}, kernels, lambda k: calls.append(k) or next(clock[k]),
-                         lambda out: 0.0, 1e9, str)
+                         lambda out: 0.0, 1e9, str, keep_fn=True)
     assert row["ours"] == ("ok", 1.0, 0.0) and row["config"] == "{'c': 2}"
     row["other"] = ("ok", 9.0, 0.0)
     row["broken"] = ("failed", None, "boom")

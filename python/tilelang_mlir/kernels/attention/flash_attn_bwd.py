@@ -268,7 +268,8 @@ CONFIGS = [
     # D=128 defaults).
     dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs=_NARROW),
     dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True, pass_configs=_NARROW),
-    dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs=dict(_LOOP_TID, **_NARROW)),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True,
+         pass_configs=dict(_LOOP_TID, **_NARROW)),
     # The TMA producer at 40 registers (the consumers at 232) instead of the
     # default 24 (240).
     dict(block_M=128, block_N=64, threads=256, dq_tma=True,
