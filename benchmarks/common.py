@@ -537,6 +537,11 @@ def attention_arguments(parser):
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--seq", type=int, default=4096)
+    return rounds_argument(parser)
+
+
+def rounds_argument(parser):
+    """`--rounds` (see `retime`)."""
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds of timing, every contender once a round in turn; the "
                         "table shows each one's median (default 5)")

@@ -56,12 +56,6 @@ class Case(common.AttentionCase):
                                     dtype=self.dtype, target=target, **config)
 
 
-def library_default(case, hopper):
-    """The tiles FlashAttnBwd takes by default (HOPPER_BLOCKS on Hopper)."""
-    return (ours.HOPPER_BLOCKS[case.dim, case.causal] if hopper
-            else ours.BLOCKS[case.dim])
-
-
 def cases(args):
     dims = [int(d) for d in args.dims.split(",")]
     causal = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
@@ -159,8 +153,8 @@ def main(argv=None):
     watch = common.CompilerWatch()
     hopper = not gpu or torch.cuda.get_device_capability()[0] == 9
     tasks = [(case, config) for case in todo
-             for config in ([library_default(case, hopper)] if args.no_autotune
-                            else ours.CONFIGS)]
+             for config in ([ours.default_blocks(case.dim, case.causal, hopper)]
+                            if args.no_autotune else ours.CONFIGS)]
     results = [common.try_compile(lambda: case.compile(config, target), lambda bwd: bwd.main)
                for case, config in tasks]
     compiled, failures, _ = common.collect_compiles(tasks, results, ours.describe,

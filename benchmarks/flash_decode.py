@@ -299,10 +299,7 @@ def main(argv=None):
     parser.add_argument("--batch", default="1,16,64")
     parser.add_argument("--kv-heads", default="8,32")
     parser.add_argument("--cache", default="4096,16384,32768")
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="rounds of timing, every contender once a round in turn; the "
-                        "table shows each one's median (default 5)")
-    args = parser.parse_args(argv)
+    args = common.rounds_argument(parser).parse_args(argv)
     gpu, target = common.init_cuda()
     todo = [Case(int(b), int(g), int(n)) for b in args.batch.split(",")
             for g in args.kv_heads.split(",") for n in args.cache.split(",")]

@@ -204,11 +204,16 @@ PERSISTENT = {"hopper_3": (fa.PASS_CONFIGS, 3), "hopper_5": (fa.PASS_CONFIGS, 5)
 @pytest.mark.parametrize("dim", [64, 128])
 def test_flash_attn_persistent(variant, is_causal, dim):
     configs, sms = PERSISTENT[variant]
-    program = fa.flash_attn(2, 3, 500, dim, is_causal)
+    assert_walk_matches(fa.flash_attn(2, 3, 500, dim, is_causal), configs, sms, is_causal)
+
+
+def assert_walk_matches(program, pass_configs, sms, is_causal):
+    """Compiles `program` (no grouped heads) as a persistent walk over
+    `sms` blocks and checks it on the GPU on random inputs of its shape."""
     kernel = tl.compile(program, out_idx=[3, 4], target="cuda",
-                        pass_configs=dict(configs, **{"tl.persistent_sms": sms}))
+                        pass_configs=dict(pass_configs, **{"tl.persistent_sms": sms}))
     assert "%nctaid.x" in kernel.get_kernel_source()  # (the walk's stride: the launch's grid)
-    q, k, v = (torch.randn(2, 3, 500, dim).half() for _ in range(3))
+    q, k, v = (torch.randn(program.params[0].shape).half() for _ in range(3))
     assert_matches_on_gpu(kernel, q, k, v, is_causal)
 
 
@@ -222,11 +227,7 @@ def test_flash_attn_three_warpgroups_persistent(is_causal, stage_o):
     masked KV tail; O through shared memory or from the registers."""
     program = fa.flash_attn(2, 3, 1000, 64, is_causal, block_M=192, block_N=128, threads=384,
                             stage_o=stage_o)
-    kernel = tl.compile(program, out_idx=[3, 4], target="cuda",
-                        pass_configs=dict(fa.PASS_CONFIGS, **{"tl.persistent_sms": 5}))
-    assert "%nctaid.x" in kernel.get_kernel_source()
-    q, k, v = (torch.randn(2, 3, 1000, 64).half() for _ in range(3))
-    assert_matches_on_gpu(kernel, q, k, v, is_causal)
+    assert_walk_matches(program, fa.PASS_CONFIGS, 5, is_causal)
 
 
 @pytest.mark.gpu

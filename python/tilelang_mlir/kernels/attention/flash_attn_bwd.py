@@ -23,7 +23,7 @@ contribute nothing) and their stores and atomic adds are dropped.
 Offers the three programs, `bwd_buffers` and `grads_of_tile` (the
 buffers and the gradient step both this and the variable-length backward
 use), BLOCKS (default tiles per head dim) and HOPPER_BLOCKS (per head dim
-and causal flag), CONFIGS
+and causal flag; `default_blocks` picks between them), CONFIGS
 (the tuning space), `describe`, the `FlashAttnBwd` wrapper, `reference`
 (torch autograd) and `forward` (the float64 forward's O and LSE).
 """
@@ -300,6 +300,13 @@ def describe(config):
                     for k, v in (c.get("pass_configs") or {}).items()))
 
 
+def default_blocks(dim, is_causal, wgmma):
+    """The main kernel's default tiles (flash_attn_bwd's keywords, with
+    its pass_configs): HOPPER_BLOCKS on a wgmma target, else BLOCKS."""
+    return dict(HOPPER_BLOCKS.get((dim, bool(is_causal)), {}) if wgmma
+                else BLOCKS.get(dim, {}))
+
+
 class FlashAttnBwd:
     """The three kernels of one problem, compiled for `target`; call with
     (q, k, v, o, do, lse) to get (dq, dk, dv). The main kernel's tiles:
@@ -313,8 +320,7 @@ class FlashAttnBwd:
                               out_idx=[2, 3], target=target)
         if not blocks:
             chip = self.pre.target.chip
-            blocks = dict(HOPPER_BLOCKS.get((dim, bool(is_causal)), {}) if chip and chip.wgmma
-                          else BLOCKS.get(dim, {}))
+            blocks = default_blocks(dim, is_causal, bool(chip and chip.wgmma))
             default_passes = blocks.pop("pass_configs", None)
             if pass_configs is None:
                 pass_configs = default_passes
