@@ -200,7 +200,14 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "ModuleOp"> {
            /*default=*/"24",
            "Warp-specialized kernels: the registers a thread of the TMA "
            "producer keeps (setmaxnreg.dec; 24 to 256, a multiple of 8); "
-           "the consumers get what it releases, up to 240">
+           "the consumers get what it releases, up to 240">,
+    Option<"scratchSlots", "scratch-slots", "int64_t", /*default=*/"2",
+           "Successive ops that stage through shared scratch (reductions "
+           "across warps, fragments converted or staged for a gemm) take "
+           "turns over this many scratch regions, where shared memory "
+           "allows it without fewer blocks a multiprocessor: the barrier "
+           "that protected one region from the next op's writes then "
+           "orders nothing, and tile-merge-barriers erases it (1 to 4)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

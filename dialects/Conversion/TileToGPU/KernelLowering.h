@@ -198,7 +198,9 @@ public:
   placeSharedReusing(DenseMap<Value, int64_t> &offsets,
                      llvm::SmallPtrSetImpl<Operation *> &drains,
                      std::string &why);
-  int64_t kernelScratchNeed();
+  /// The most scratch one op needs; `users`: how many ops need some.
+  int64_t kernelScratchNeed(int64_t *users = nullptr);
+  int64_t blocksPerProcessor(int64_t sharedBytes) const;
   LogicalResult allocateBuffers(OpBuilder &b);
   void setupBlockIndices(OpBuilder &b);
   Value gridDim(OpBuilder &b, int d);
@@ -358,6 +360,11 @@ public:
   llvm::SmallPtrSet<Operation *, 4> drainBefore;
   int64_t sharedBytes = 0;
   int64_t scratchOffset = 0, scratchBytes = 0;
+  // Successive ops that stage through scratch take turns over
+  // `scratchSlots` regions of `scratchSlotBytes` from `scratchBase` (see
+  // GPUTargetInfo::scratchSlots); scratchOffset is the current op's.
+  int64_t scratchBase = 0, scratchSlotBytes = 0, scratchSlots = 1,
+          scratchTurn = 0;
   Value smem;                  // the dynamic shared memory (i8)
   bool usesAsyncProxy = false; // wgmma reads shared memory
   bool cpAsyncCopies = false;  // per-thread cp.async (tile.cp_async)

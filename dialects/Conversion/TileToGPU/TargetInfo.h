@@ -79,6 +79,12 @@ public:
   /// Barriers over a subset of the block's warps (`bar.sync id, count`),
   /// which roles (tile.role) synchronize on.
   virtual bool hasNamedBarriers() const = 0;
+  /// How many scratch regions successive ops staging through shared
+  /// scratch take turns over (where shared memory allows, see
+  /// KernelLowering::planSharedMemory). With more than one, the barrier
+  /// that keeps an op from overwriting scratch the previous op still reads
+  /// orders nothing, and a later pass of the target may erase it.
+  virtual int64_t scratchSlots() const { return 1; }
   /// Whether pairs of float32 atomic adds into global memory can be one
   /// vector reduction.
   virtual bool hasPairedF32AtomicAdd() const = 0;

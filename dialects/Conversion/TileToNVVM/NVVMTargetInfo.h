@@ -22,10 +22,12 @@ public:
   /// warp-specialized epilogues through TMA stores. `loopTid`: loop bodies
   /// see an unhoistable copy of the thread index (loopThreadIndex).
   /// `producerRegs`: what a warp-specialized producer thread keeps.
+  /// `slots`: the scratch regions ops take turns over (scratchSlots).
   NVVMTargetInfo(NVVM::NVVMTargetAttr target, const ChipInfo &chip,
-                 bool tmaStore, bool loopTid, int64_t producerRegs)
+                 bool tmaStore, bool loopTid, int64_t producerRegs,
+                 int64_t slots = 1)
       : GPUTargetInfo(chip), target(target), tmaStore(tmaStore),
-        loopTid(loopTid), producerRegs(producerRegs) {}
+        loopTid(loopTid), producerRegs(producerRegs), slots(slots) {}
 
   /// The registers a thread of a warp-specialized kernel's producer keeps.
   int64_t producerRegisters() const { return producerRegs; }
@@ -38,6 +40,7 @@ public:
   bool stagesOutsideSwizzle() const override { return true; }
   bool hasAsyncCopy() const override { return true; }
   bool hasNamedBarriers() const override { return true; }
+  int64_t scratchSlots() const override { return slots; }
   bool hasPairedF32AtomicAdd() const override;
   StringRef getMathIntrinsic(MathIntrinsic fn) const override;
 
@@ -99,6 +102,7 @@ private:
   bool tmaStore;
   bool loopTid;
   int64_t producerRegs;
+  int64_t slots;
 };
 
 } // namespace tile

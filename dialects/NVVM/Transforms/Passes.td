@@ -162,4 +162,41 @@ def TileFuseLop3 : Pass<"tile-fuse-lop3"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def TileMergeBarriers : Pass<"tile-merge-barriers"> {
+  let summary = "Erases a block barrier that follows another with only thread-local work between";
+  let description = [{
+    The lowering emits a barrier around every use of shared scratch (a
+    reduction across warps: one before its partials are stored, one
+    before they are read, one after; a fragment staged for a gemm: one
+    before, one after), so two such steps in a row leave two barriers
+    with nothing between them but register arithmetic: the trailing
+    barrier of a row max and the leading one of the row sum in an online
+    softmax, for example. The second orders nothing the first does not:
+    no thread of the block touched shared or global memory between them.
+    This pass erases it.
+
+    Within one block, a `gpu.barrier` (or an `nvvm.barrier` with no id,
+    thread count or reduction: `bar.sync 0`) is erased when the previous
+    operation of the block that is not thread-local is such a barrier.
+    Thread-local: loads and stores of per-thread memory (`memref.alloca`
+    and views of it), operations without memory effects (regions
+    included), warp shuffles, `mma.sync`, and LLVM math intrinsics that
+    read no memory (`ex2`, `lg2`, ...). Anything else, including unknown
+    operations, asynchronous copies, waits, fences and inline assembly,
+    keeps the next barrier. Named barriers (`bar.sync id, n`) are left
+    alone: warp-specialized code pairs them with other warps'
+    `bar.arrive`, so each one is a signal.
+
+    ```mlir
+    gpu.barrier
+    %m = memref.load %scratch[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%x) : (f32) -> f32
+    %s = gpu.shuffle xor %e, %c1, %c32 : f32
+    gpu.barrier   // erased
+    memref.store %s, %scratch[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+    ```
+  }];
+}
+
 #endif // TILE_NVVM_TRANSFORMS_PASSES_TD

@@ -169,6 +169,12 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                          "GPU targets");
   if (auto o = dyn_cast<ParallelOp>(op))
     return lowerParallel(o, b, map);
+  // An op staging through scratch takes the next scratch region, so that
+  // it does not write where the previous one may still read.
+  if (scratchSlots > 1 && isa<TileDialect>(op->getDialect()) &&
+      scratchNeed(op, threadsOf(op), warpSize) > 0)
+    scratchOffset =
+        scratchBase + (scratchTurn++ % scratchSlots) * scratchSlotBytes;
   if (auto o = dyn_cast<CopyOp>(op))
     return o.getBarrier() ? target.lowerBarrierCopy(*this, o, b, map)
                           : lowerCopy(o, b, map);

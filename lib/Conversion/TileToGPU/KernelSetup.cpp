@@ -140,16 +140,31 @@ int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
 }
 
 /// The scratch shared memory the kernel's ops need at most.
-int64_t KernelLowering::kernelScratchNeed() {
-  int64_t need = 0;
+int64_t KernelLowering::kernelScratchNeed(int64_t *users) {
+  int64_t need = 0, count = 0;
   // An op in a role runs on the role's threads.
   kernel.getBody().walk([&](Operation *op) {
-    need = std::max(need, scratchNeed(op, threadsOf(op), warpSize));
+    int64_t n = scratchNeed(op, threadsOf(op), warpSize);
+    need = std::max(need, n);
+    count += n > 0;
   });
+  if (users)
+    *users = count;
   return need;
 }
 
+/// The blocks of this kernel a multiprocessor can hold as far as shared
+/// memory (`bytes` a block) and the block size decide: a multiprocessor
+/// has the most a block may use plus the 1 KB the hardware reserves a
+/// block (NVIDIA), 2048 threads and 32 blocks.
+int64_t KernelLowering::blocksPerProcessor(int64_t bytes) const {
+  int64_t limit = target.getMaxSharedBytes();
+  return std::min({(limit + 1024) / (bytes + 1024),
+                   std::max<int64_t>(1, 2048 / numThreads), int64_t(32)});
+}
+
 LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
+  int64_t limit = target.getMaxSharedBytes();
   WalkResult result = kernel.walk([&](AllocSharedOp alloc) -> WalkResult {
     MemRefType type = alloc.getType();
     // Padded rows would change every shared address computation (copies,
@@ -177,15 +192,29 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
       end += stagingBytes;
       alignBase = true;
     }
-    scratchBytes = kernelScratchNeed();
-    scratchOffset = llvm::alignTo(end, 128);
+    int64_t users = 0;
+    int64_t need = kernelScratchNeed(&users);
+    scratchBase = scratchOffset = llvm::alignTo(end, 128);
+    scratchSlotBytes = llvm::alignTo(need, 128);
     // 128-byte swizzles are defined on address bits up to 1 KB: the base
     // is aligned at run time, with up to 1 KB more memory.
-    return scratchOffset + scratchBytes + (alignBase ? 1024 : 0);
+    auto total = [&](int64_t scratch) {
+      return scratchBase + scratch + (alignBase ? 1024 : 0);
+    };
+    scratchSlots = 1;
+    scratchBytes = need;
+    // (Turns need two ops that stage through scratch.)
+    int64_t slots = users > 1 ? target.scratchSlots() : 1;
+    if (slots > 1 && total(slots * scratchSlotBytes) <= limit &&
+        blocksPerProcessor(total(slots * scratchSlotBytes)) ==
+            blocksPerProcessor(total(need))) {
+      scratchSlots = slots;
+      scratchBytes = slots * scratchSlotBytes;
+    }
+    return total(scratchBytes);
   };
   int64_t offset = placeShared(&sharedOffsets);
   sharedBytes = footprint(offset);
-  int64_t limit = target.getMaxSharedBytes();
   if (sharedBytes <= limit)
     return success();
   // Too large one after the other: buffers whose lifetimes do not overlap

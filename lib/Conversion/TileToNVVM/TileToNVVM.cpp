@@ -86,9 +86,15 @@ struct ConvertTileToNVVMPass
           << static_cast<int64_t>(producerRegisters);
       return signalPassFailure();
     }
+    if (scratchSlots < 1 || scratchSlots > 4) {
+      module.emitError("convert-tile-to-nvvm: scratch-slots must be 1 to 4, "
+                       "got ")
+          << static_cast<int64_t>(scratchSlots);
+      return signalPassFailure();
+    }
     if (failed(lowerTileKernels(
             module, NVVMTargetInfo(target, *info, tmaStore, loopThreadIndex,
-                                   producerRegisters))))
+                                   producerRegisters, scratchSlots))))
       signalPassFailure();
   }
 };

@@ -219,6 +219,11 @@ KNOWN_PASS_CONFIGS = {
                          "8.6e-5; below -126 gives 2^-126, from 128 on about 2^128, not 0 and "
                          "inf; tile-emulate-exp2). Slower on the H200's attention kernels, "
                          "see BENCHMARKS.md 2026-12-03",
+    "tl.disable_barrier_merge": "CUDA targets: keep every barrier the lowering emits around "
+                                "shared scratch, and one scratch region for all ops, instead "
+                                "of successive ops taking turns over two regions and "
+                                "tile-merge-barriers erasing the barriers that then order "
+                                "nothing (on by default)",
     "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
                        "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
                        "from 64 bits (arith-int-range-narrowing); off by default",

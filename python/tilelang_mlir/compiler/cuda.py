@@ -55,6 +55,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     pingpong = "true" if pass_configs.get("tl.enable_pingpong", False) else "false"
     rotate = "true" if pass_configs.get("tl.enable_rotate", False) else "false"
     sched = "true" if pass_configs.get("tl.rotate_sched_barrier", False) else "false"
+    merge_off = bool(pass_configs.get("tl.disable_barrier_merge", False))
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
                  f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched}}})"]
                 if specialize else []) + [
@@ -79,8 +80,13 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                       f"loop-thread-index={'true' if pass_configs.get('tl.enable_loop_thread_index') else 'false'}"
                       # (the pass's default, 24, unless asked)
                       + (f" producer-registers={pass_configs['tl.producer_registers']}"
-                         if "tl.producer_registers" in pass_configs else "") + "}",
+                         if "tl.producer_registers" in pass_configs else "")
+                      + (" scratch-slots=1" if merge_off else "") + "}",
                       gm("tile-fold-divisible-index"), "canonicalize", "cse"] + narrow
+                     # Barriers that order no shared or global access the
+                     # previous one does not (after the canonicalization
+                     # that folds the scratch views' offsets).
+                     + ([] if merge_off else [gm("tile-merge-barriers")])
                      # Part of the exp2s on the FMA pipe (the special-function
                      # unit bounds attention at head dim 64).
                      + ([gm(f"tile-emulate-exp2{{every={int(pass_configs['tl.exp2_emulation'])}}}")]

@@ -8,12 +8,13 @@
 // buffers share with nothing; the consumer's buffers have lifetimes in the
 // body of the persistent loop over tiles, and O, used after the last read
 // of Q, takes Q's bytes (offset 132096: one view, which CSE merged). The
-// block needs 231936 bytes. Where the bytes change hands (before the copy
+// block needs 231936 bytes; the 512 left to the 227 KB hold a second region
+// of scratch (the softmax's reductions take turns over two). Where the bytes change hands (before the copy
 // into O, and at the top of each tile, where Q follows the previous tile's
 // O) the consumers wait for their wgmma groups and cp.async groups, fence
 // the async proxy and meet at their named barrier (1, 256 threads).
 // CHECK-LABEL: func.func @main
-// CHECK: gpu.launch_func @main_kernel::@main_kernel {{.+}} dynamic_shared_memory_size %c231936_i32
+// CHECK: gpu.launch_func @main_kernel::@main_kernel {{.+}} dynamic_shared_memory_size %c232448_i32
 // CHECK: %[[STAGES:.+]] = arith.addi %[[BASE:.+]], %c1024 : index
 // CHECK-NEXT: memref.view %{{.+}}[%[[STAGES]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<65536xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[KPE:.+]] = arith.addi %[[BASE]], %c197632 : index
