@@ -65,10 +65,16 @@ SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "M
 # split kernel with explicit roles where four consumer warps each take a
 # quarter of every tile with a softmax of their own (commit bd06c7d):
 # 6-10% slower than the compiler's warp specialization at batch 16-64.)
+# 32-token tiles in 3 stages with cp.async (48 KB of KV, four blocks an SM)
+# joined when the softmax's barriers were merged (tile-merge-barriers):
+# the fastest at B1 H32/32 N16384 and at three splits of B16 H32/8.
+# (64-token tiles in 2 stages with cp.async, three blocks an SM, were
+# 4-12% slower than 3 stages in every case: BENCHMARKS.md 2026-12-03, late.)
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=64, num_stages=2),
            dict(block_N=64, num_stages=3, cp_async=True),
-           dict(block_N=32, num_stages=4, cp_async=True)]
+           dict(block_N=32, num_stages=4, cp_async=True),
+           dict(block_N=32, num_stages=3, cp_async=True)]
 
 
 def describe(config, splits):
@@ -91,13 +97,15 @@ class Case:
         return 2 * self.batch * self.kv_heads * self.cache * DIM * 2
 
     def split_counts(self, autotune=True):
-        """The default, and half and twice it (at most 64, at most one
-        64-token tile a split); ours and Triton try the same."""
+        """The default, and half, twice and three times it (at most 64, at
+        most one 64-token tile a split); ours and Triton try the same.
+        (Blocks of 32-token tiles hold four to a multiprocessor, so three
+        one-wave splits can fill them.)"""
         s = ours.default_splits(self.batch, self.kv_heads, self.cache)
         if not autotune:
             return [s]
         tiles = math.ceil(self.cache / 64)
-        return sorted({max(1, s // 2), s, min(tiles, 2 * s, 64)})
+        return sorted({max(1, s // 2), s, min(tiles, 2 * s, 64), min(tiles, 3 * s, 64)})
 
     def ours(self, config, splits, target):
         config = dict(config)
