@@ -163,38 +163,49 @@ def TileFuseLop3 : Pass<"tile-fuse-lop3"> {
 }
 
 def TileMergeBarriers : Pass<"tile-merge-barriers"> {
-  let summary = "Erases a block barrier that follows another with only thread-local work between";
+  let summary = "Erases block barriers that order no conflicting memory accesses";
   let description = [{
     The lowering emits a barrier around every use of shared scratch (a
     reduction across warps: one before its partials are stored, one
     before they are read, one after; a fragment staged for a gemm: one
-    before, one after), so two such steps in a row leave two barriers
-    with nothing between them but register arithmetic: the trailing
-    barrier of a row max and the leading one of the row sum in an online
-    softmax, for example. The second orders nothing the first does not:
-    no thread of the block touched shared or global memory between them.
-    This pass erases it.
+    before, one after). Runs of such steps leave barriers that order
+    nothing: the trailing barrier of a row max and the leading one of the
+    row sum in an online softmax, with only register arithmetic between
+    them, or, when successive ops use different scratch regions
+    (convert-tile-to-nvvm `scratch-slots`), the barrier that kept one op
+    from writing where the previous one still read.
 
-    Within one block, a `gpu.barrier` (or an `nvvm.barrier` with no id,
-    thread count or reduction: `bar.sync 0`) is erased when the previous
-    operation of the block that is not thread-local is such a barrier.
-    Thread-local: loads and stores of per-thread memory (`memref.alloca`
-    and views of it), operations without memory effects (regions
-    included), warp shuffles, `mma.sync`, and LLVM math intrinsics that
-    read no memory (`ex2`, `lg2`, ...). Anything else, including unknown
-    operations, asynchronous copies, waits, fences and inline assembly,
-    keeps the next barrier. Named barriers (`bar.sync id, n`) are left
-    alone: warp-specialized code pairs them with other warps'
-    `bar.arrive`, so each one is a signal.
+    Each block is cut at its block-wide barriers (`gpu.barrier`, or an
+    `nvvm.barrier` with no id, thread count or reduction). The barriers
+    are visited in order, with the accesses since the last barrier kept:
+    a barrier is erased when no access since then conflicts with an
+    access up to the next barrier (one of the two a write, both to global
+    memory or to overlapping bytes of shared memory). A shared access
+    covers the bytes of its `memref.view` of the dynamic shared memory at
+    a constant offset, or at a constant from one run-time base (views
+    from different bases may overlap), and all of shared memory
+    otherwise. Per-thread memory (`memref.alloca` and views of it),
+    operations without memory effects (regions included), warp shuffles,
+    `mma.sync`, LLVM math intrinsics that read no memory (`ex2`, `lg2`,
+    ...) and `cp.async.commit_group` are thread-local. An asynchronous
+    copy (`nvgpu.device_async_copy`) counts as a read of its source and a
+    write of its destination at the issue. Anything else (unknown
+    operations, the wait for asynchronous copies, mbarriers, fences,
+    inline assembly, an op holding a barrier) conflicts with every
+    access. What precedes a block's first barrier and follows its last
+    includes code outside the block (a loop's other iterations), so those
+    barriers stay. Named barriers (`bar.sync id, n`) are left alone:
+    warp-specialized code pairs them with other warps' `bar.arrive`, so
+    each one is a signal.
 
     ```mlir
     gpu.barrier
-    %m = memref.load %scratch[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+    %m = memref.load %scratch_a[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier   // erased: %scratch_b does not overlap %scratch_a
+    memref.store %s, %scratch_b[%i] : memref<64xf32, #gpu.address_space<workgroup>>
     gpu.barrier
-    %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%x) : (f32) -> f32
-    %s = gpu.shuffle xor %e, %c1, %c32 : f32
-    gpu.barrier   // erased
-    memref.store %s, %scratch[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+    %t = memref.load %scratch_b[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
     ```
   }];
 }

@@ -21,7 +21,8 @@ class PipelinedOp;
 LogicalResult schedulePipelinedLoop(PipelinedOp loop);
 
 /// Phase 2: expands a scheduled loop into prologue, steady state, epilogue.
-LogicalResult expandPipelinedLoop(PipelinedOp loop);
+/// `copiesFirst`: a step issues its copies before its consumers.
+LogicalResult expandPipelinedLoop(PipelinedOp loop, bool copiesFirst = false);
 
 #define GEN_PASS_REGISTRATION
 #include "dialects/Tile/Transforms/Passes.h.inc"

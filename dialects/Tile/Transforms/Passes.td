@@ -210,6 +210,15 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
     (`tile.barrier`), runs the consumers, then issues and commits the next
     copies (`tile.async_commit`). Loops with one stage become `scf.for`.
 
+    With `copies-first` a step issues and commits its copies right after
+    the wait and the barrier, before its consumers: the slot they write
+    was last read by the previous step's consumers, which the barrier has
+    ordered, so with `num_stages` slots `num_stages - 1` copy groups are in
+    flight while the consumers compute (after them: one fewer, and with
+    two stages none). A loop-carried dependence from a consumer to a later
+    iteration's copy through global memory is then not kept (as with more
+    than two stages either way).
+
     ```mlir
     // After (schematically, num_stages = 2):
     %a2 = tile.alloc_shared : memref<2x64x32xf16, #tile.scope<shared>>
@@ -219,11 +228,17 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
       tile.async_wait 0
       tile.barrier
       tile.gemm %slot(t-1), ...
-      tile.copy ... {async}
+      tile.copy ... {async}   // into slot t mod 2 (copies-first: before the gemm)
       tile.async_commit
     }
     ```
   }];
+  let options = [
+    Option<"copiesFirst", "copies-first", "bool", /*default=*/"false",
+           "Issue a step's copies right after its wait and barrier, before "
+           "its consumers (num_stages - 1 copy groups in flight while they "
+           "compute) instead of after them (num_stages - 2)">
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }
@@ -238,6 +253,12 @@ def TilePipeline : Pass<"tile-pipeline", "func::FuncOp"> {
     // becomes multi-buffered shared memory, async copies and an scf.for
     ```
   }];
+  let options = [
+    Option<"copiesFirst", "copies-first", "bool", /*default=*/"false",
+           "Issue a step's copies right after its wait and barrier, before "
+           "its consumers (num_stages - 1 copy groups in flight while they "
+           "compute) instead of after them (num_stages - 2)">
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }

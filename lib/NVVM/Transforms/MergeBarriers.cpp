@@ -75,8 +75,9 @@ bool isThreadLocal(Operation *op) {
   if (auto view = dyn_cast<ViewLikeOpInterface>(op))
     if (isMemoryEffectFree(op))
       return true;
-  // Register-only operations the lowering emits that declare no effects.
-  if (isa<NVVM::ShflOp, NVVM::MmaOp>(op))
+  // Register-only operations the lowering emits that declare no effects;
+  // a commit only closes the thread's group of asynchronous copies.
+  if (isa<NVVM::ShflOp, NVVM::MmaOp, NVVM::CpAsyncCommitGroupOp>(op))
     return true;
   if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
     return isPureIntrinsic(call.getIntrin());
@@ -230,6 +231,13 @@ void collect(Operation *op, Effects &e) {
     return noteAccess(store.getBase(), true, e);
   if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op))
     return noteAccess(ld.getSrcMemref(), false, e);
+  // An asynchronous copy writes its destination some time before the
+  // thread's wait for it (which counts as unknown): as a write at the
+  // issue it conflicts with every access a barrier must keep before it.
+  if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+    noteAccess(copy.getSrc(), false, e);
+    return noteAccess(copy.getDst(), true, e);
+  }
   if (op->getNumRegions() && op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
       !isBlockBarrier(op)) {
     for (Region &region : op->getRegions())

@@ -6,9 +6,10 @@
 // j + stage(s); the loop runs steps [0, n + max_stage): the first max_stage
 // steps (prologue) and the last max_stage (epilogue) are unrolled with
 // guards, the steps in between form an scf.for where every statement runs.
-// Every step: wait for the copy group its consumers need, barrier, consumers
-// (stage > 0), producers (stage 0, asynchronous copies into slot
-// `iteration mod slots` of multi-buffered shared memory), commit.
+// Every step: wait for the copy group its consumers need, barrier, producers
+// (stage 0, asynchronous copies into slot `iteration mod slots` of
+// multi-buffered shared memory), commit, consumers (stage > 0); or, without
+// copies-first, the consumers before the producers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,9 +42,9 @@ namespace {
 
 class LoopExpander {
 public:
-  explicit LoopExpander(PipelinedOp loop)
-      : loop(loop), loc(loop.getLoc()), body(&loop.getBody().front()),
-        iv(body->getArgument(0)) {}
+  LoopExpander(PipelinedOp loop, bool copiesFirst)
+      : loop(loop), copiesFirst(copiesFirst), loc(loop.getLoc()),
+        body(&loop.getBody().front()), iv(body->getArgument(0)) {}
 
   LogicalResult run();
 
@@ -59,6 +60,7 @@ private:
   Value mapValue(OpBuilder &b, Value v, IRMapping &map);
 
   PipelinedOp loop;
+  bool copiesFirst;
   Location loc;
   Block *body;
   Value iv;
@@ -277,12 +279,22 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(pending));
     BarrierOp::create(b, loc);
   }
-  for (ArrayRef<Instance> list : {ArrayRef(consumers), ArrayRef(producerInstances)})
+  // The slots the producers write were last read by the previous step's
+  // consumers (ordered by the barrier above, or, early in the prologue,
+  // never read), not by this step's: issuing them first keeps one more
+  // copy group in flight while the consumers compute.
+  auto emitAll = [&](ArrayRef<Instance> list) {
     for (const Instance &inst : list)
       guarded(b, loc, inst.guard,
               [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
+  };
+  if (!copiesFirst)
+    emitAll(consumers);
+  emitAll(producerInstances);
   if (!producers.empty())
     AsyncCommitOp::create(b, loc);
+  if (copiesFirst)
+    emitAll(consumers);
   // Stage-0 statements that are not copies run after the copies of their own
   // iteration: when they read multi-buffered memory, those copies must land.
   if (sameStage.empty())
@@ -346,17 +358,19 @@ LogicalResult LoopExpander::run() {
 
 struct TilePipelineExpandPass
     : public tile::impl::TilePipelineExpandBase<TilePipelineExpandPass> {
+  using TilePipelineExpandBase::TilePipelineExpandBase;
   void runOnOperation() override {
     SmallVector<PipelinedOp> loops;
     getOperation().walk([&](PipelinedOp loop) { loops.push_back(loop); });
     for (PipelinedOp loop : loops)
-      if (failed(expandPipelinedLoop(loop)))
+      if (failed(expandPipelinedLoop(loop, copiesFirst)))
         return signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tile::expandPipelinedLoop(PipelinedOp loop) {
-  return LoopExpander(loop).run();
+LogicalResult mlir::tile::expandPipelinedLoop(PipelinedOp loop,
+                                              bool copiesFirst) {
+  return LoopExpander(loop, copiesFirst).run();
 }

@@ -152,12 +152,13 @@ struct TilePipelineSchedulePass
 
 struct TilePipelinePass
     : public tile::impl::TilePipelineBase<TilePipelinePass> {
+  using TilePipelineBase::TilePipelineBase;
   void runOnOperation() override {
     SmallVector<PipelinedOp> loops;
     getOperation().walk([&](PipelinedOp loop) { loops.push_back(loop); });
     for (PipelinedOp loop : loops)
       if (failed(schedulePipelinedLoop(loop)) ||
-          failed(expandPipelinedLoop(loop)))
+          failed(expandPipelinedLoop(loop, copiesFirst)))
         return signalPassFailure();
   }
 };

@@ -219,6 +219,12 @@ KNOWN_PASS_CONFIGS = {
                          "8.6e-5; below -126 gives 2^-126, from 128 on about 2^128, not 0 and "
                          "inf; tile-emulate-exp2). Slower on the H200's attention kernels, "
                          "see BENCHMARKS.md 2026-12-03",
+    "tl.enable_early_copies": "CUDA targets, cp.async pipelines: a step of a pipelined loop "
+                              "issues its copies right after its wait, before its consumers, "
+                              "instead of after them (one more copy group in flight in the "
+                              "same shared memory; tile-pipeline copies-first=true). Off by "
+                              "default: on the H200's flash decoding it is 10-37% faster with "
+                              "2 stages and -2 to +6% with 3 (BENCHMARKS.md 2026-12-03, late)",
     "tl.disable_barrier_merge": "CUDA targets: keep every barrier the lowering emits around "
                                 "shared scratch, and one scratch region for all ops, instead "
                                 "of successive ops taking turns over two regions and "

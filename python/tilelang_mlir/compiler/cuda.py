@@ -56,10 +56,12 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     rotate = "true" if pass_configs.get("tl.enable_rotate", False) else "false"
     sched = "true" if pass_configs.get("tl.rotate_sched_barrier", False) else "false"
     merge_off = bool(pass_configs.get("tl.disable_barrier_merge", False))
+    early = bool(pass_configs.get("tl.enable_early_copies", False))
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
                  f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched}}})"]
                 if specialize else []) + [
-        "func.func(tile-pipeline)", "canonicalize", "cse"]
+        f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}}})",
+        "canonicalize", "cse"]
     # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit
     # or/xor/shift is two instructions on the GPU; shared-memory offsets and
     # swizzles fit in 32 bits, which the integer range analysis proves from

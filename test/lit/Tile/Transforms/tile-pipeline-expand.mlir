@@ -1,4 +1,5 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand),canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand{copies-first=true}),canonicalize,cse)' | FileCheck %s --check-prefix=EARLY
 
 // Each loop carries the schedule (`stage`, `order`) that
 // tile-pipeline-schedule writes for it; Pipelines/tile-pipeline-schedule-expand.mlir
@@ -9,7 +10,9 @@
 // trip count; the steady state waits for the group of iteration t - 2 (one
 // younger group may stay in flight), synchronizes, runs the gemm on slot
 // (t - 2) mod 3 and issues the copies of iteration t into slot t mod 3; the
-// epilogue runs the last two gemms and drains the copies.
+// epilogue runs the last two gemms and drains the copies. With copies-first
+// the copies of iteration t (into the slot the previous step's gemm read)
+// come before the gemm, which then runs with two groups in flight.
 // CHECK-LABEL: func.func @three_stages
 // CHECK-DAG: %[[A3:.+]] = tile.alloc_shared : memref<3x64x32xf16, #tile.scope<shared>>
 // CHECK-DAG: %[[B3:.+]] = tile.alloc_shared : memref<3x32x64xf16, #tile.scope<shared>>
@@ -36,6 +39,16 @@
 // CHECK:   tile.copy %{{.+}} to %[[B3]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async}
 // CHECK:   tile.async_commit
 // CHECK: }
+// EARLY-LABEL: func.func @three_stages
+// EARLY: scf.for %[[T:.+]] = %c2 to %{{.+}} step %c1 {
+// EARLY:   tile.async_wait 1
+// EARLY-NEXT: tile.barrier
+// EARLY:   %[[NEXT:.+]] = arith.remui %[[T]], %c3
+// EARLY:   tile.copy %{{.+}} to %{{.+}}[%[[NEXT]], %c0, %c0] [1, 64, 32] {async}
+// EARLY:   tile.copy %{{.+}} to %{{.+}}[%[[NEXT]], %c0, %c0] [1, 32, 64] {async}
+// EARLY:   tile.async_commit
+// EARLY:   tile.gemm
+// EARLY: }
 // Epilogue: two more gemms, then everything drained.
 // CHECK: tile.async_wait 1
 // CHECK: tile.gemm
