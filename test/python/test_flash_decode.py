@@ -146,3 +146,29 @@ def test_flash_decode_hopper_config_assembles():
     assert "cp.async.bulk.tensor" in kernel.get_source()
     report = resource_report(kernel.ptxas_info)
     assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+
+
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90a"])
+def test_flash_decode_cp_async_barriers_merged(chip):
+    """The cp.async split kernel (what ops.flash_decode runs) stages the
+    row max, the row sum and P through scratch; they take turns over two
+    scratch regions and tile-merge-barriers erases the barriers that then
+    order nothing: fewer bar.sync than with tl.disable_barrier_merge, no
+    spills, and the block's shared memory still leaves room for two blocks
+    a multiprocessor on sm_90a."""
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    def build(extra):
+        return tl.compile(fd.flash_decode_split(16, 32, 32, 128, 16, 4096, 1, 1, direct=True,
+                                                **fd.RESIDENT2),
+                          out_idx=[5, 6], target=f"cuda:{chip}",
+                          pass_configs=dict(fd.CP_ASYNC, **{"tl.disable_cache": True}, **extra))
+    merged, kept = build({}), build({"tl.disable_barrier_merge": True})
+    n_merged = merged.get_source().count("bar.sync")
+    n_kept = kept.get_source().count("bar.sync")
+    assert 0 < n_merged < n_kept, (n_merged, n_kept)
+    report = resource_report(merged.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, merged.ptxas_info
+    if chip == "sm_90a":
+        shared = merged.shared_bytes
+        assert 2 * (shared + 1024) <= 228 * 1024, shared

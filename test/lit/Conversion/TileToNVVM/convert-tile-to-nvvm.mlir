@@ -1,4 +1,5 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80 features=+ptx80},canonicalize,cse)' | FileCheck %s
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(convert-tile-to-nvvm{chip=sm_80 features=+ptx80 scratch-slots=1},canonicalize,cse)' | FileCheck %s --check-prefix=SLOT1
 
 // A pipelined f16 GEMM tile (128x128x32, 4 warps, 2 stages) on sm_80. The
 // kernel is outlined into a gpu.module for the requested chip and launched
@@ -130,6 +131,39 @@ func.func @row_max(%X: memref<64x128xf32>, %Y: memref<64xf32>) {
       memref.store %e, %m[%i] : memref<64xf32, #tile.scope<fragment>>
     }
     tile.copy %m[%c0] [64] to %Y[%c0] [64] : memref<64xf32, #tile.scope<fragment>> to memref<64xf32>
+  }
+  return
+}
+
+// -----
+
+// A row maximum, then a row sum of the same fragment: both results go
+// through scratch (256 bytes each). Successive ops that stage through
+// scratch take turns over two regions (scratch-slots, default 2), so the
+// block has 512 bytes and the sum's scratch starts where the maximum's
+// ends; with one region both use the same 256 bytes.
+// CHECK-LABEL: func.func @row_max_sum
+// CHECK: dynamic_shared_memory_size %c512_i32
+// CHECK: memref.view %{{.+}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view %{{.+}}[%c256{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+// SLOT1-LABEL: func.func @row_max_sum
+// SLOT1: dynamic_shared_memory_size %c256_i32
+// SLOT1-NOT: %c256
+// SLOT1: gpu.return
+#map = affine_map<(d0, d1) -> ((d0 mod 4) * 32 + d1 floordiv 4, (d0 floordiv 4) * 4 + d1 mod 4)>
+#map1 = affine_map<(d0)[s0] -> (d0 floordiv 4 + s0 * 16, d0 mod 4)>
+func.func @row_max_sum(%X: memref<64x128xf32>, %Y: memref<64xf32>, %Z: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc_fragment {layout = #tile.layout<#map, threads = 128>} : memref<64x128xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment {layout = #tile.layout<#map1, threads = 128, replicate = 8>} : memref<64xf32, #tile.scope<fragment>>
+    %s = tile.alloc_fragment {layout = #tile.layout<#map1, threads = 128, replicate = 8>} : memref<64xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] [64, 128] to %x[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.scope<fragment>>
+    tile.reduce %x -> %m {kind = #tile.reduce<max>, dim = 1, clear} : memref<64x128xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
+    tile.reduce %x -> %s {kind = #tile.reduce<sum>, dim = 1, clear} : memref<64x128xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
+    tile.copy %m[%c0] [64] to %Y[%c0] [64] : memref<64xf32, #tile.scope<fragment>> to memref<64xf32>
+    tile.copy %s[%c0] [64] to %Z[%c0] [64] : memref<64xf32, #tile.scope<fragment>> to memref<64xf32>
   }
   return
 }
