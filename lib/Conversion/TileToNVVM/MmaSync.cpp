@@ -181,10 +181,21 @@ LogicalResult NVVMKernelLowering::gemmMma(GemmOp op, OpBuilder &b,
       aFrags.push_back(vector::FromElementsOp::create(
           b, loc, VectorType::get({4, per}, elem), elems));
     }
-    // B fragments, one per n tile.
+    // B fragments, one per n tile; 16-bit ones two n tiles to an
+    // ldmatrix.x4 where the warp has an even number of them.
     SmallVector<Value> bFrags;
     for (int64_t nt = 0; nt < nTiles; ++nt) {
       Value n0 = addConst(b, loc, colBase, nt * 8);
+      if (is16 && nTiles % 2 == 0) {
+        if (nt % 2 == 0) {
+          Value pair = ldmatrixB16Pair(b, bb, tb, cIdx(b, loc, k0), n0);
+          for (int64_t half = 0; half < 2; ++half)
+            bFrags.push_back(vector::ExtractStridedSliceOp::create(
+                b, loc, pair, ArrayRef<int64_t>{2 * half, 0},
+                ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{1, 1}));
+        }
+        continue;
+      }
       if (is16) {
         bFrags.push_back(ldmatrixB16(b, bb, tb, cIdx(b, loc, k0), n0, 16));
         continue;
@@ -272,6 +283,40 @@ Value NVVMKernelLowering::ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb,
   return nvgpu::LdMatrixOp::create(
       b, loc, VectorType::get({tiles, 2}, bb.elementType), bb.memref,
       ValueRange{off}, /*transpose=*/!tb, /*numTiles=*/tiles);
+}
+
+/// Two adjacent k16 x n8 B fragments at (k0, n0) and (k0, n0 + 8): the
+/// matrices of an ldmatrix.x4 are addressed by lanes 0-7, 8-15, 16-23,
+/// 24-31, and its registers 0-1 are the first n tile's fragment (k rows
+/// 0-7 and 8-15), 2-3 the second's. B stored N x K (`tb`): lane l
+/// addresses row n0 + 8 (l / 16) + l % 8 at column k0 + 8 ((l / 8) % 2);
+/// K x N (transposing): row k0 + l % 16 at column n0 + 8 (l / 16).
+Value NVVMKernelLowering::ldmatrixB16Pair(OpBuilder &b, const Buffer &bb,
+                                          bool tb, Value k0, Value n0) {
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  Value half = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 16)),
+      cIdx(b, loc, 8));
+  Value off;
+  if (tb) {
+    Value row = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, n0, half),
+        arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 8)));
+    Value kHalf = arith::MulIOp::create(
+        b, loc,
+        arith::RemUIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 8)),
+            cIdx(b, loc, 2)),
+        cIdx(b, loc, 8));
+    off = sharedOffset(b, bb, {row, arith::AddIOp::create(b, loc, k0, kHalf)});
+  } else {
+    Value row = arith::AddIOp::create(
+        b, loc, k0, arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 16)));
+    off = sharedOffset(b, bb, {row, arith::AddIOp::create(b, loc, n0, half)});
+  }
+  return nvgpu::LdMatrixOp::create(
+      b, loc, VectorType::get({4, 2}, bb.elementType), bb.memref,
+      ValueRange{off}, /*transpose=*/!tb, /*numTiles=*/4);
 }
 
 /// The 32-bit metadata register this thread gives a sparse m16 x k32

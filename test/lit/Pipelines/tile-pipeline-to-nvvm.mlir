@@ -13,7 +13,7 @@
 // time); the copies into shared memory are 16-byte cp.async (the offsets
 // are provably multiples of 8 elements), committed and waited on in groups;
 // the gemm loads A with ldmatrix.x4, B (K-major in shared memory, cut into
-// 64-column panels) with transposing ldmatrix, and issues m16n8k16
+// 64-column panels) with transposing ldmatrix.x4 (two n tiles each), and issues m16n8k16
 // mma.sync.
 // CHECK: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @gemm
@@ -37,7 +37,7 @@
 // CHECK:   nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK:   nvgpu.ldmatrix %[[A]][%{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
-// CHECK:   nvgpu.ldmatrix %[[B]][%{{.+}}] {numTiles = 2 : i32, transpose = true} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK:   nvgpu.ldmatrix %[[B]][%{{.+}}] {numTiles = 4 : i32, transpose = true} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK:   nvvm.mma.sync A[{{.+}}] B[{{.+}}] C[{{.+}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:   nvvm.cp.async.commit.group
 // CHECK: gpu.return

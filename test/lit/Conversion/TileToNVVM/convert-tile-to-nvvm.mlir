@@ -8,7 +8,7 @@
 // time); the copies into shared memory are 16-byte cp.async (the offsets
 // are provably multiples of 8 elements), committed and waited on in groups;
 // the gemm loads A with ldmatrix.x4, B (K-major in shared memory, cut into
-// 64-column panels) with transposing ldmatrix, and issues m16n8k16
+// 64-column panels) with transposing ldmatrix.x4 (two n tiles each), and issues m16n8k16
 // mma.sync.
 // The input is the loop as tile-pipeline leaves it (then canonicalized):
 // a 2-stage prologue / steady state / epilogue over buffers with a leading
@@ -37,7 +37,7 @@
 // CHECK:   nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK:   nvgpu.ldmatrix %[[A]][%{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
-// CHECK:   nvgpu.ldmatrix %[[B]][%{{.+}}] {numTiles = 2 : i32, transpose = true} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK:   nvgpu.ldmatrix %[[B]][%{{.+}}] {numTiles = 4 : i32, transpose = true} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK:   nvvm.mma.sync A[{{.+}}] B[{{.+}}] C[{{.+}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:   nvvm.cp.async.commit.group
 // CHECK: gpu.return
@@ -238,19 +238,19 @@ func.func @check(%X: memref<64xf32>) {
 // gemm packs P's registers into the m16k16 A fragments (two k steps, the
 // same A for the eight n tiles of a step): no staging through shared
 // memory (4 KB for V and 1 KB of alignment, no scratch), no barrier,
-// ldmatrix only for B.
+// ldmatrix only for B (two n tiles to a transposing ldmatrix.x4).
 // CHECK-LABEL: func.func @register_a
 // CHECK: gpu.launch_func {{.+}} dynamic_shared_memory_size %c5120_i32
 // CHECK: gpu.func @register_a_kernel
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
-// CHECK-COUNT-8: nvgpu.ldmatrix %{{.+}} {numTiles = 2 : i32, transpose = true}
+// CHECK-COUNT-4: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true}
 // CHECK-NOT: gpu.barrier
 // CHECK-COUNT-4: vector.from_elements %{{.+}}, %{{.+}} : vector<2xf16>
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.mma.sync A[%[[A0:.+]], %[[A1:.+]], %[[A2:.+]], %[[A3:.+]]]  B
 // CHECK-COUNT-7: nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]]  B
-// CHECK-COUNT-8: nvgpu.ldmatrix %{{.+}} {numTiles = 2 : i32, transpose = true}
+// CHECK-COUNT-4: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-8: nvvm.mma.sync
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
