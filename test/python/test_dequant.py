@@ -223,7 +223,13 @@ def test_dequant_gemm_tn_keeps_weights_in_registers():
     assert "wgmma.mma_async" in ptx and "ldmatrix" not in ptx
     assert "mul.f16x2" in ptx and "cvt.rn.f16.s32" not in ptx
     ptx = tl.compile(program, out_idx=[3], target="cuda:sm_80").get_source()
-    assert "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix.sync.aligned.m8n8.x4" not in ptx
+    # Each warp's 16 W rows are one m tile and X's 16 columns two n tiles:
+    # X's fragments take one ldmatrix.x4 a k step (two n tiles, two
+    # mma.sync); W's, from registers, none (through shared memory they
+    # would add one a k step).
+    mmas = ptx.count("mma.sync.aligned.m16n8k16")
+    loads = ptx.count("ldmatrix.sync.aligned")
+    assert mmas and loads * 2 == mmas, (loads, mmas)
 
 
 def test_dequant_gemm_pairs_overlap_waits_per_gemm():

@@ -72,9 +72,6 @@ bool isThreadLocal(Operation *op) {
     return isPerThread(load.getBase());
   if (auto store = dyn_cast<vector::StoreOp>(op))
     return isPerThread(store.getBase());
-  if (auto view = dyn_cast<ViewLikeOpInterface>(op))
-    if (isMemoryEffectFree(op))
-      return true;
   // Register-only operations the lowering emits that declare no effects;
   // a commit only closes the thread's group of asynchronous copies.
   if (isa<NVVM::ShflOp, NVVM::MmaOp, NVVM::CpAsyncCommitGroupOp>(op))
