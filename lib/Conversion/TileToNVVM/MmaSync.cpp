@@ -188,7 +188,8 @@ LogicalResult NVVMKernelLowering::gemmMma(GemmOp op, OpBuilder &b,
       Value n0 = addConst(b, loc, colBase, nt * 8);
       if (is16 && nTiles % 2 == 0) {
         if (nt % 2 == 0) {
-          Value pair = ldmatrixB16Pair(b, bb, tb, cIdx(b, loc, k0), n0);
+          Value pair =
+              ldmatrixB16(b, bb, tb, cIdx(b, loc, k0), n0, 16, /*pair=*/true);
           for (int64_t half = 0; half < 2; ++half)
             bFrags.push_back(vector::ExtractStridedSliceOp::create(
                 b, loc, pair, ArrayRef<int64_t>{2 * half, 0},
@@ -260,11 +261,22 @@ Value NVVMKernelLowering::ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0,
 /// (k0, n0) of a shared B stored K x N (a transposing ldmatrix, lanes
 /// addressing rows k0 + lane % kRows) or N x K (`tb`: rows n0 + lane % 8 at
 /// columns k0 + ((lane / 8) % (kRows / 8)) * 8). kRows is 16 (mma.sync
-/// m16n8k16) or 32 (the sparse m16n8k32).
+/// m16n8k16) or 32 (the sparse m16n8k32). With `pair` (kRows 16) one
+/// ldmatrix.x4 loads the fragments of n tiles n0 and n0 + 8: lanes 16-31
+/// address the second (8 columns on, stored K x N; 8 rows on, N x K), and
+/// registers 0-1 are the first tile's fragment, 2-3 the second's.
 Value NVVMKernelLowering::ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb,
-                                      Value k0, Value n0, int64_t kRows) {
+                                      Value k0, Value n0, int64_t kRows,
+                                      bool pair) {
+  assert((!pair || kRows == 16) && "paired B fragments are k16");
   int64_t tiles = kRows / 8;
   Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  if (pair)
+    n0 = arith::AddIOp::create(
+        b, loc, n0,
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 16)),
+            cIdx(b, loc, 8)));
   Value off;
   if (!tb) {
     Value row = arith::AddIOp::create(
@@ -280,43 +292,10 @@ Value NVVMKernelLowering::ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb,
         b, loc, k0, arith::MulIOp::create(b, loc, tile, cIdx(b, loc, 8)));
     off = sharedOffset(b, bb, {row, col});
   }
+  int64_t matrices = pair ? 2 * tiles : tiles;
   return nvgpu::LdMatrixOp::create(
-      b, loc, VectorType::get({tiles, 2}, bb.elementType), bb.memref,
-      ValueRange{off}, /*transpose=*/!tb, /*numTiles=*/tiles);
-}
-
-/// Two adjacent k16 x n8 B fragments at (k0, n0) and (k0, n0 + 8): the
-/// matrices of an ldmatrix.x4 are addressed by lanes 0-7, 8-15, 16-23,
-/// 24-31, and its registers 0-1 are the first n tile's fragment (k rows
-/// 0-7 and 8-15), 2-3 the second's. B stored N x K (`tb`): lane l
-/// addresses row n0 + 8 (l / 16) + l % 8 at column k0 + 8 ((l / 8) % 2);
-/// K x N (transposing): row k0 + l % 16 at column n0 + 8 (l / 16).
-Value NVVMKernelLowering::ldmatrixB16Pair(OpBuilder &b, const Buffer &bb,
-                                          bool tb, Value k0, Value n0) {
-  Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
-  Value half = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 16)),
-      cIdx(b, loc, 8));
-  Value off;
-  if (tb) {
-    Value row = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, n0, half),
-        arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 8)));
-    Value kHalf = arith::MulIOp::create(
-        b, loc,
-        arith::RemUIOp::create(
-            b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(b, loc, 8)),
-            cIdx(b, loc, 2)),
-        cIdx(b, loc, 8));
-    off = sharedOffset(b, bb, {row, arith::AddIOp::create(b, loc, k0, kHalf)});
-  } else {
-    Value row = arith::AddIOp::create(
-        b, loc, k0, arith::RemUIOp::create(b, loc, lane, cIdx(b, loc, 16)));
-    off = sharedOffset(b, bb, {row, arith::AddIOp::create(b, loc, n0, half)});
-  }
-  return nvgpu::LdMatrixOp::create(
-      b, loc, VectorType::get({4, 2}, bb.elementType), bb.memref,
-      ValueRange{off}, /*transpose=*/!tb, /*numTiles=*/4);
+      b, loc, VectorType::get({matrices, 2}, bb.elementType), bb.memref,
+      ValueRange{off}, /*transpose=*/!tb, /*numTiles=*/matrices);
 }
 
 /// The 32-bit metadata register this thread gives a sparse m16 x k32

@@ -27,11 +27,7 @@ public:
                         ArrayRef<int64_t> aRegs = {});
   Value ldmatrixA16(OpBuilder &b, const Buffer &a, Value m0, Value k0);
   Value ldmatrixB16(OpBuilder &b, const Buffer &bb, bool tb, Value k0, Value n0,
-                    int64_t kRows);
-  /// The k16 x n8 B fragments of two adjacent n tiles (n0, n0 + 8) in one
-  /// ldmatrix.x4: vector<4x2>, rows 0-1 the first tile's, 2-3 the second's.
-  Value ldmatrixB16Pair(OpBuilder &b, const Buffer &bb, bool tb, Value k0,
-                        Value n0);
+                    int64_t kRows, bool pair = false);
   Value gemmSpMetadata(OpBuilder &b, const Buffer &e, Value row0, int64_t k0,
                        bool pair);
   LogicalResult gemmSpMma(GemmSpOp op, OpBuilder &b, const Buffer &a,
