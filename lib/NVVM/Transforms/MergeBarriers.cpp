@@ -57,39 +57,6 @@ bool isPureIntrinsic(StringRef name) {
   return false;
 }
 
-/// Whether `op` (and whatever its regions hold) leaves memory that another
-/// thread of the block can see alone: no access to shared or global memory,
-/// no asynchronous copy, wait, fence or barrier of any kind. Unknown ops
-/// count as touching memory.
-bool isThreadLocal(Operation *op) {
-  if (isa<memref::AllocaOp>(op))
-    return true;
-  if (auto load = dyn_cast<memref::LoadOp>(op))
-    return isPerThread(load.getMemRef());
-  if (auto store = dyn_cast<memref::StoreOp>(op))
-    return isPerThread(store.getMemRef());
-  if (auto load = dyn_cast<vector::LoadOp>(op))
-    return isPerThread(load.getBase());
-  if (auto store = dyn_cast<vector::StoreOp>(op))
-    return isPerThread(store.getBase());
-  // Register-only operations the lowering emits that declare no effects;
-  // a commit only closes the thread's group of asynchronous copies.
-  if (isa<NVVM::ShflOp, NVVM::MmaOp, NVVM::CpAsyncCommitGroupOp>(op))
-    return true;
-  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
-    return isPureIntrinsic(call.getIntrin());
-  if (op->getNumRegions() == 0)
-    return isMemoryEffectFree(op);
-  if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-    return false;
-  for (Region &region : op->getRegions())
-    for (Block &block : region)
-      for (Operation &inner : block)
-        if (!isThreadLocal(&inner))
-          return false;
-  return true;
-}
-
 /// Whether `op` is a barrier of the whole block: gpu.barrier, or
 /// nvvm.barrier without an id, a thread count or a reduction (bar.sync 0).
 /// Named barriers are left alone: warp-specialized code pairs them with
@@ -144,11 +111,6 @@ struct Effects {
   }
 };
 
-bool isSharedSpace(MemRefType type) {
-  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
-  return space && space.getValue() == gpu::AddressSpace::Workgroup;
-}
-
 /// The bytes of shared memory a workgroup memref may cover: a
 /// memref.view of the dynamic shared memory at offset `c` or `base + c`
 /// with a static shape covers its own bytes; any other, all of it.
@@ -195,29 +157,31 @@ Range sharedRange(Value memref) {
   return all;
 }
 
-/// Adds an access of `memref` to `e`.
+/// Adds an access of `memref` to `e`: none for per-thread memory.
 void noteAccess(Value memref, bool write, Effects &e) {
   if (isPerThread(memref))
     return;
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type) {
     e.unknown = true;
-  } else if (isSharedSpace(type)) {
-    e.shared.push_back({sharedRange(memref), write});
-  } else if (!type.getMemorySpace() ||
-             (isa<gpu::AddressSpaceAttr>(type.getMemorySpace()) &&
-              cast<gpu::AddressSpaceAttr>(type.getMemorySpace()).getValue() ==
-                  gpu::AddressSpace::Global)) {
-    (write ? e.globalWrite : e.globalRead) = true;
-  } else {
-    e.unknown = true;
+    return;
   }
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  if (space && space.getValue() == gpu::AddressSpace::Workgroup)
+    e.shared.push_back({sharedRange(memref), write});
+  else if (!type.getMemorySpace() ||
+           (space && space.getValue() == gpu::AddressSpace::Global))
+    (write ? e.globalWrite : e.globalRead) = true;
+  else
+    e.unknown = true;
 }
 
-/// Adds what `op` (with its regions) does to memory others can see.
+/// Adds what `op` (with its regions) does to memory that other threads of
+/// the block can see. Nothing for thread-local work: accesses of
+/// per-thread memory, operations without memory effects, and the
+/// register-only operations below. Unknown ops (waits, fences, mbarriers,
+/// inline assembly, an op holding a barrier) conflict with everything.
 void collect(Operation *op, Effects &e) {
-  if (isThreadLocal(op))
-    return;
   if (auto load = dyn_cast<memref::LoadOp>(op))
     return noteAccess(load.getMemRef(), false, e);
   if (auto store = dyn_cast<memref::StoreOp>(op))
@@ -235,20 +199,32 @@ void collect(Operation *op, Effects &e) {
     noteAccess(copy.getSrc(), false, e);
     return noteAccess(copy.getDst(), true, e);
   }
-  if (op->getNumRegions() && op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-      !isBlockBarrier(op)) {
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (Operation &inner : block) {
-          if (isBlockBarrier(&inner)) {
-            e.unknown = true;
-            return;
-          }
-          collect(&inner, e);
-        }
+  // Register-only operations the lowering emits that declare no effects;
+  // a commit only closes the thread's group of asynchronous copies.
+  if (isa<memref::AllocaOp, NVVM::ShflOp, NVVM::MmaOp,
+          NVVM::CpAsyncCommitGroupOp>(op))
+    return;
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+    e.unknown |= !isPureIntrinsic(call.getIntrin());
     return;
   }
-  e.unknown = true;
+  if (op->getNumRegions() == 0) {
+    e.unknown |= !isMemoryEffectFree(op);
+    return;
+  }
+  if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
+    e.unknown = true;
+    return;
+  }
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Operation &inner : block) {
+        if (isBlockBarrier(&inner)) {
+          e.unknown = true;
+          return;
+        }
+        collect(&inner, e);
+      }
 }
 
 struct TileMergeBarriersPass
