@@ -198,8 +198,9 @@ public:
   placeSharedReusing(DenseMap<Value, int64_t> &offsets,
                      llvm::SmallPtrSetImpl<Operation *> &drains,
                      std::string &why);
-  /// The most scratch one op needs; `users`: how many ops need some.
-  int64_t kernelScratchNeed(int64_t *users = nullptr);
+  /// The most scratch one op needs (and scratchUsers: the ops that need
+  /// some).
+  int64_t kernelScratchNeed();
   int64_t blocksPerProcessor(int64_t sharedBytes) const;
   LogicalResult allocateBuffers(OpBuilder &b);
   void setupBlockIndices(OpBuilder &b);
@@ -365,6 +366,7 @@ public:
   // GPUTargetInfo::scratchSlots); scratchOffset is the current op's.
   int64_t scratchBase = 0, scratchSlotBytes = 0, scratchSlots = 1,
           scratchTurn = 0;
+  llvm::SmallPtrSet<Operation *, 8> scratchUsers;
   Value smem;                  // the dynamic shared memory (i8)
   bool usesAsyncProxy = false; // wgmma reads shared memory
   bool cpAsyncCopies = false;  // per-thread cp.async (tile.cp_async)

@@ -171,8 +171,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return lowerParallel(o, b, map);
   // An op staging through scratch takes the next scratch region, so that
   // it does not write where the previous one may still read.
-  if (scratchSlots > 1 && isa<TileDialect>(op->getDialect()) &&
-      scratchNeed(op, threadsOf(op), warpSize) > 0)
+  if (scratchSlots > 1 && scratchUsers.contains(op))
     scratchOffset =
         scratchBase + (scratchTurn++ % scratchSlots) * scratchSlotBytes;
   if (auto o = dyn_cast<CopyOp>(op))

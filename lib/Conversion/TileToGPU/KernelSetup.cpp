@@ -139,17 +139,18 @@ int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
   return offset;
 }
 
-/// The scratch shared memory the kernel's ops need at most.
-int64_t KernelLowering::kernelScratchNeed(int64_t *users) {
-  int64_t need = 0, count = 0;
+/// The scratch shared memory the kernel's ops need at most; records the
+/// ops that need some in scratchUsers.
+int64_t KernelLowering::kernelScratchNeed() {
+  int64_t need = 0;
+  scratchUsers.clear();
   // An op in a role runs on the role's threads.
   kernel.getBody().walk([&](Operation *op) {
     int64_t n = scratchNeed(op, threadsOf(op), warpSize);
     need = std::max(need, n);
-    count += n > 0;
+    if (n > 0)
+      scratchUsers.insert(op);
   });
-  if (users)
-    *users = count;
   return need;
 }
 
@@ -192,8 +193,7 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
       end += stagingBytes;
       alignBase = true;
     }
-    int64_t users = 0;
-    int64_t need = kernelScratchNeed(&users);
+    int64_t need = kernelScratchNeed();
     scratchBase = scratchOffset = llvm::alignTo(end, 128);
     scratchSlotBytes = llvm::alignTo(need, 128);
     // 128-byte swizzles are defined on address bits up to 1 KB: the base
@@ -204,7 +204,7 @@ LogicalResult KernelLowering::planSharedMemory(OpBuilder &b) {
     scratchSlots = 1;
     scratchBytes = need;
     // (Turns need two ops that stage through scratch.)
-    int64_t slots = users > 1 ? target.scratchSlots() : 1;
+    int64_t slots = scratchUsers.size() > 1 ? target.scratchSlots() : 1;
     if (slots > 1 && total(slots * scratchSlotBytes) <= limit &&
         blocksPerProcessor(total(slots * scratchSlotBytes)) ==
             blocksPerProcessor(total(need))) {
