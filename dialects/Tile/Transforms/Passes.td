@@ -193,6 +193,13 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
                            "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect"];
 }
 
+// tile-pipeline-expand's option, which tile-pipeline passes on.
+defvar CopiesFirstOption =
+    Option<"copiesFirst", "copies-first", "bool", /*default=*/"false",
+           "Issue a step's copies right after its wait and barrier, before "
+           "its consumers (num_stages - 1 copy groups in flight while they "
+           "compute) instead of after them (num_stages - 2)">;
+
 def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
   let summary = "Expands scheduled pipelined loops into prologue, steady "
                 "state and epilogue";
@@ -233,12 +240,7 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
     }
     ```
   }];
-  let options = [
-    Option<"copiesFirst", "copies-first", "bool", /*default=*/"false",
-           "Issue a step's copies right after its wait and barrier, before "
-           "its consumers (num_stages - 1 copy groups in flight while they "
-           "compute) instead of after them (num_stages - 2)">
-  ];
+  let options = [CopiesFirstOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }
@@ -253,12 +255,7 @@ def TilePipeline : Pass<"tile-pipeline", "func::FuncOp"> {
     // becomes multi-buffered shared memory, async copies and an scf.for
     ```
   }];
-  let options = [
-    Option<"copiesFirst", "copies-first", "bool", /*default=*/"false",
-           "Issue a step's copies right after its wait and barrier, before "
-           "its consumers (num_stages - 1 copy groups in flight while they "
-           "compute) instead of after them (num_stages - 2)">
-  ];
+  let options = [CopiesFirstOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }
