@@ -6,10 +6,10 @@
 // j + stage(s); the loop runs steps [0, n + max_stage): the first max_stage
 // steps (prologue) and the last max_stage (epilogue) are unrolled with
 // guards, the steps in between form an scf.for where every statement runs.
-// Every step: wait for the copy group its consumers need, barrier, producers
-// (stage 0, asynchronous copies into slot `iteration mod slots` of
-// multi-buffered shared memory), commit, consumers (stage > 0); or, without
-// copies-first, the consumers before the producers.
+// Every step: wait for the copy group its consumers need, barrier, consumers
+// (stage > 0), producers (stage 0, asynchronous copies into slot
+// `iteration mod slots` of multi-buffered shared memory), commit; with
+// copies-first, the producers and the commit before the consumers.
 //
 //===----------------------------------------------------------------------===//
 

@@ -223,8 +223,9 @@ KNOWN_PASS_CONFIGS = {
                               "issues its copies right after its wait, before its consumers, "
                               "instead of after them (one more copy group in flight in the "
                               "same shared memory; tile-pipeline copies-first=true). Off by "
-                              "default: on the H200's flash decoding it is 10-37% faster with "
-                              "2 stages and -2 to +6% with 3 (BENCHMARKS.md 2026-12-03, late)",
+                              "default: on the H200's flash decoding it takes 4-36% off 2-stage "
+                              "kernels and is 2.5% slower to 6% faster with 3 or 4 stages "
+                              "(BENCHMARKS.md 2026-12-03, late)",
     "tl.disable_barrier_merge": "CUDA targets: keep every barrier the lowering emits around "
                                 "shared scratch, and one scratch region for all ops, instead "
                                 "of successive ops taking turns over two regions and "
