@@ -297,6 +297,9 @@ public:
                                ArrayRef<Value> squeezed);
   void copyMemoryToMemory(OpBuilder &b, const Side &src, const Side &dst,
                           bool async);
+  void asyncCopy(OpBuilder &b, const Buffer &dst, ArrayRef<Value> dstIdx,
+                 const Buffer &src, ArrayRef<Value> srcIdx, Value srcOk,
+                 int64_t elements);
   void copyFragmentMemory(OpBuilder &b, const Side &frag, const Side &mem,
                           bool toMemory);
   void copyThroughScratch(OpBuilder &b, const Side &src, const Side &dst);

@@ -103,19 +103,7 @@ void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
     Value dstOk = dst.buf.kind == BufferKind::Global ? inBounds(rb, dst.buf, di)
                                                      : Value();
     if (useAsync) {
-      // Out-of-range sources copy zero bytes (zero fill) from a clamped,
-      // valid address.
-      Value count = cIdx(rb, loc, v);
-      SmallVector<Value> clamped = si;
-      if (srcOk) {
-        count =
-            arith::SelectOp::create(rb, loc, srcOk, count, cIdx(rb, loc, 0));
-        for (Value &i : clamped)
-          i = arith::SelectOp::create(rb, loc, srcOk, i, cIdx(rb, loc, 0));
-      }
-      Value dstOffset = sharedOffset(rb, dst.buf, di);
-      target.emitAsyncCopy(rb, loc, dst.buf.memref, dstOffset, src.buf.memref,
-                           clamped, v, count, v * elementBytes(srcElem) == 16);
+      asyncCopy(rb, dst.buf, di, src.buf, si, srcOk, v);
       return;
     }
     Value value;
@@ -389,6 +377,28 @@ void KernelLowering::copyThroughScratch(OpBuilder &b, const Side &src,
   barrier(b);
 }
 
+/// One thread's asynchronous copy of `elements` into the (swizzled) shared
+/// buffer. A source out of range (`srcOk` false) copies zero bytes (zero
+/// fill) from a clamped, valid address. Left unclamped, one thread's copies
+/// share a base and differ by constants (13% fewer instructions in the loop
+/// of flash decoding's split kernel), but that kernel measured 0-3% slower
+/// on the H200 (BENCHMARKS.md 2026-12-03, last), so the clamp stays.
+void KernelLowering::asyncCopy(OpBuilder &b, const Buffer &dst,
+                               ArrayRef<Value> dstIdx, const Buffer &src,
+                               ArrayRef<Value> srcIdx, Value srcOk,
+                               int64_t elements) {
+  Value count = cIdx(b, loc, elements);
+  SmallVector<Value> clamped(srcIdx);
+  if (srcOk) {
+    count = arith::SelectOp::create(b, loc, srcOk, count, cIdx(b, loc, 0));
+    for (Value &i : clamped)
+      i = arith::SelectOp::create(b, loc, srcOk, i, cIdx(b, loc, 0));
+  }
+  target.emitAsyncCopy(b, loc, dst.memref, sharedOffset(b, dst, dstIdx),
+                       src.memref, clamped, elements, count,
+                       elements * elementBytes(src.elementType) == 16);
+}
+
 /// One thread's cp.async of a few elements into the (swizzled) shared
 /// buffer; a source past the end of the tensor copies zeros.
 LogicalResult KernelLowering::lowerCpAsync(CpAsyncOp op, OpBuilder &b,
@@ -405,16 +415,7 @@ LogicalResult KernelLowering::lowerCpAsync(CpAsyncOp op, OpBuilder &b,
     si.push_back(map.lookupOrDefault(i));
   for (Value i : op.getDstIndices())
     di.push_back(map.lookupOrDefault(i));
-  int64_t v = op.getElements();
-  Value count = cIdx(b, loc, v);
-  if (Value ok = inBounds(b, *src, si)) {
-    count = arith::SelectOp::create(b, loc, ok, count, cIdx(b, loc, 0));
-    for (Value &i : si)
-      i = arith::SelectOp::create(b, loc, ok, i, cIdx(b, loc, 0));
-  }
-  Value dstOffset = sharedOffset(b, *dst, di);
-  target.emitAsyncCopy(b, loc, dst->memref, dstOffset, src->memref, si, v,
-                       count, v * elementBytes(src->elementType) == 16);
+  asyncCopy(b, *dst, di, *src, si, inBounds(b, *src, si), op.getElements());
   return success();
 }
 

@@ -137,6 +137,33 @@ func.func @row_max(%X: memref<64x128xf32>, %Y: memref<64xf32>) {
 
 // -----
 
+// An asynchronous copy of a 32x64 tile whose rows may run past the 100 rows
+// of the source: an out-of-range copy gets a source size of 0 (zero fill)
+// and its indices are clamped to 0, so its address stays in the tensor.
+// CHECK-LABEL: gpu.func @ragged_tile_kernel
+// CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: arith.cmpi ult, %[[ROW]], %c100
+// CHECK: %[[OK:.+]] = arith.andi
+// CHECK: %[[N:.+]] = arith.select %[[OK]], %c8, %c0 : index
+// CHECK-DAG: %[[R:.+]] = arith.select %[[OK]], %[[ROW]], %c0 : index
+// CHECK-DAG: %[[C:.+]] = arith.select %[[OK]], %{{.+}}, %c0 : index
+// CHECK: nvgpu.device_async_copy %arg0[%[[R]], %[[C]]], %{{.+}}[%{{.+}}], 8, %[[N]] {bypassL1} : memref<100x64xf16> to memref<2048xf16, #gpu.address_space<workgroup>>
+func.func @ragged_tile(%A: memref<100x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) {
+    %a = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %m = arith.muli %bx, %c32 : index
+    tile.copy %A[%m, %c0] [32, 64] to %a[%c0, %c0] [32, 64] {async} : memref<100x64xf16> to memref<32x64xf16, #tile.scope<shared>>
+    tile.async_commit
+    tile.async_wait 0
+  }
+  return
+}
+
+// -----
+
 // A row maximum, then a row sum of the same fragment: both results go
 // through scratch (256 bytes each). Successive ops that stage through
 // scratch take turns over two regions (scratch-slots, default 2), so the
