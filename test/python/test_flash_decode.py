@@ -98,6 +98,46 @@ def test_flash_decode_resident2(target, paged):
     assert err < TOL["float16"], err
 
 
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_flash_decode_reuse_slots(target, stages):
+    """The cp.async split kernel with tl.pipeline_reuse_slots (stages - 1
+    K and V slots; a tile's K copy follows the score gemm, its V copy the
+    P V gemm, each behind a barrier): GQA, ragged lengths, a paged cache."""
+    err = run(target, 16, 2, 128, [200, 31, 129], num_splits=3, page_size=64, block_N=64,
+              num_stages=stages,
+              pass_configs=dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True}))
+    assert err < TOL["float16"], err
+
+
+def test_flash_decode_reuse_slots_frees_a_slot():
+    """With tl.pipeline_reuse_slots the 3-stage cp.async split kernel holds
+    one K and one V tile less (64 x 128 halves each), so three blocks fit
+    an H200 multiprocessor instead of two; no spills."""
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    def build(extra):
+        return tl.compile(fd.flash_decode_split(16, 32, 32, 128, 16, 4096, 1, 1, direct=True,
+                                                **fd.RESIDENT2),
+                          out_idx=[5, 6], target="cuda:sm_90a",
+                          pass_configs=dict(fd.CP_ASYNC, **{"tl.disable_cache": True}, **extra))
+    reused, plain = build({"tl.pipeline_reuse_slots": True}), build({})
+    assert plain.shared_bytes - reused.shared_bytes == 2 * 64 * 128 * 2
+    assert 3 * (reused.shared_bytes + 1024) <= 228 * 1024 < 3 * (plain.shared_bytes + 1024)
+    report = resource_report(reused.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, reused.ptxas_info
+
+
+def test_reuse_slots_excludes_early_copies():
+    with pytest.raises(tl.TileLangError, match="tl.enable_early_copies and "
+                                               "tl.pipeline_reuse_slots exclude each other"):
+        tl.compile(fd.flash_decode_split(1, 8, 8, 64, 1, 256, 1, 1, direct=True, block_N=64,
+                                         num_stages=3),
+                   out_idx=[5, 6], target="cuda:sm_80",
+                   pass_configs=dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True,
+                                                     "tl.enable_early_copies": True,
+                                                     "tl.disable_cache": True}))
+
+
 @pytest.mark.parametrize("num_splits,dim", [(64, 128), (5, 64), (24, 512)])
 def test_splitkv_combine(target, num_splits, dim):
     """The combine kernel alone on random partials: 64 splits (two blocks of

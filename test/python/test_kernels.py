@@ -53,6 +53,26 @@ def test_gemm_float16_output(target, rng):
     assert rel_error(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-2
 
 
+@pytest.mark.parametrize("stages", [2, 3])
+def test_gemm_cp_async_reuse_slots(stages, target, rng):
+    """tl.pipeline_reuse_slots on a ragged GEMM loaded by cp.async: one slot
+    fewer per operand, each copy into the slot its step's gemm just read
+    (after it and a barrier), rows and columns past the ends zero-filled."""
+    M, N, K = 200, 136, 200
+    configs = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True,
+               "tl.pipeline_reuse_slots": True}
+    kernel = tl.compile(kernels.matmul(M, N, K, 64, 64, 32, num_stages=stages), out_idx=[2],
+                        target=target, pass_configs=configs)
+    if target != "cpu":
+        pipelined = kernel.mlir("pipelined")
+        assert f"memref<{stages - 1}x64x32x" in pipelined, pipelined
+        assert f"memref<{stages}x64x32x" not in pipelined, pipelined
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = kernel(put(a, target), put(b, target))
+    assert rel_error(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-2
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gemm_4096_three_stages(dtype, target, rng):
     if target == "cpu":

@@ -20,9 +20,18 @@ class PipelinedOp;
 /// Phase 1 of software pipelining: writes `stage` and `order` on `loop`.
 LogicalResult schedulePipelinedLoop(PipelinedOp loop);
 
+/// How phase 2 orders a step's copies (tile-pipeline-expand's options).
+struct PipelineExpandOptions {
+  /// A step issues its copies before its consumers.
+  bool copiesFirst = false;
+  /// `num_stages - 1` slots: a step's copies go into the slot its own
+  /// consumers read, each after the last of them and a barrier.
+  bool reuseSlots = false;
+};
+
 /// Phase 2: expands a scheduled loop into prologue, steady state, epilogue.
-/// `copiesFirst`: a step issues its copies before its consumers.
-LogicalResult expandPipelinedLoop(PipelinedOp loop, bool copiesFirst = false);
+LogicalResult expandPipelinedLoop(PipelinedOp loop,
+                                  PipelineExpandOptions options = {});
 
 #define GEN_PASS_REGISTRATION
 #include "dialects/Tile/Transforms/Passes.h.inc"

@@ -200,6 +200,12 @@ defvar CopiesFirstOption =
            "its consumers (num_stages - 1 copy groups in flight while they "
            "compute) instead of after them (num_stages - 2)">;
 
+defvar ReuseSlotsOption =
+    Option<"reuseSlots", "reuse-slots", "bool", /*default=*/"false",
+           "num_stages - 1 slots instead of num_stages: a step's copies go "
+           "into the slot its own consumers read, each after the last "
+           "consumer that reads its buffer and a barrier">;
+
 def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
   let summary = "Expands scheduled pipelined loops into prologue, steady "
                 "state and epilogue";
@@ -226,6 +232,16 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
     iteration's copy through global memory is then not kept (as with more
     than two stages either way).
 
+    With `reuse-slots` the buffers get `num_stages - 1` slots: iteration
+    `i + num_stages - 1`'s copy goes into iteration `i`'s slot at the step
+    that consumes `i`, right after the last consumer that reads its buffer
+    (behind a barrier, which orders every thread's reads before the copy
+    overwrites them). As many copy groups are in flight while the
+    consumers compute as without it (`num_stages - 2`), in one slot less of
+    shared memory, for a barrier a step (the flash decoding split kernel:
+    three blocks a multiprocessor instead of two). It excludes
+    `copies-first` and needs two or more stages.
+
     ```mlir
     // After (schematically, num_stages = 2):
     %a2 = tile.alloc_shared : memref<2x64x32xf16, #tile.scope<shared>>
@@ -240,7 +256,7 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
     }
     ```
   }];
-  let options = [CopiesFirstOption];
+  let options = [CopiesFirstOption, ReuseSlotsOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }
@@ -255,7 +271,7 @@ def TilePipeline : Pass<"tile-pipeline", "func::FuncOp"> {
     // becomes multi-buffered shared memory, async copies and an scf.for
     ```
   }];
-  let options = [CopiesFirstOption];
+  let options = [CopiesFirstOption, ReuseSlotsOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }

@@ -9,13 +9,17 @@
 // Every step: wait for the copy group its consumers need, barrier, consumers
 // (stage > 0), producers (stage 0, asynchronous copies into slot
 // `iteration mod slots` of multi-buffered shared memory), commit; with
-// copies-first, the producers and the commit before the consumers.
+// copies-first, the producers and the commit before the consumers. With
+// reuse-slots there is one slot fewer, and each producer follows the last
+// consumer of its buffer behind a barrier: it overwrites the slot that
+// consumer read.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tile/IR/TileOps.h"
 #include "dialects/Tile/Transforms/Passes.h"
 #include "dialects/Tile/Transforms/PipelineUtils.h"
+#include "dialects/Tile/Utils/BufferUtils.h"
 #include "dialects/Tile/Utils/ControlFlowUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -42,14 +46,21 @@ namespace {
 
 class LoopExpander {
 public:
-  LoopExpander(PipelinedOp loop, bool copiesFirst)
-      : loop(loop), copiesFirst(copiesFirst), loc(loop.getLoc()),
+  LoopExpander(PipelinedOp loop, PipelineExpandOptions options)
+      : loop(loop), options(options), loc(loop.getLoc()),
         body(&loop.getBody().front()), iv(body->getArgument(0)) {}
 
   LogicalResult run();
 
 private:
   enum class StepKind { Prologue, Steady, Epilogue };
+  /// A statement running at a step, for iteration `j`, under `guard` (null:
+  /// unconditionally).
+  struct Instance {
+    size_t statement;
+    Value j;
+    Value guard;
+  };
 
   Value index(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -57,10 +68,14 @@ private:
   LogicalResult prepare();
   void emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k);
   void emitInstance(OpBuilder &b, size_t statement, Value j);
+  void emitReusing(OpBuilder &b, ArrayRef<Instance> consumers,
+                   ArrayRef<Instance> producerInstances,
+                   function_ref<void(ArrayRef<Instance>)> emitAll);
+  bool uses(size_t statement, Value buffer);
   Value mapValue(OpBuilder &b, Value v, IRMapping &map);
 
   PipelinedOp loop;
-  bool copiesFirst;
+  PipelineExpandOptions options;
   Location loc;
   Block *body;
   Value iv;
@@ -88,7 +103,12 @@ LogicalResult LoopExpander::prepare() {
     return (*orderAttr)[a] < (*orderAttr)[b];
   });
   maxStage = stage.empty() ? 0 : *llvm::max_element(stage);
-  slots = maxStage + 1;
+  if (options.reuseSlots && options.copiesFirst)
+    return loop.emitOpError("reuse-slots and copies-first exclude each "
+                            "other: a copy into the slot its step reads "
+                            "must follow the readers");
+  // With reuse-slots iteration t + maxStage takes iteration t's slot.
+  slots = options.reuseSlots && maxStage > 0 ? maxStage : maxStage + 1;
   int64_t minConsumerStage = maxStage;
   for (auto [i, s] : llvm::enumerate(statements)) {
     if (stage[i] == 0 && maxStage > 0 && isPipelineProducer(loop, s))
@@ -220,14 +240,47 @@ void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
   b.clone(*s, map);
 }
 
+/// Whether statement `statement` (or an op nested in it) takes a view of
+/// shared buffer `buffer` as an operand.
+bool LoopExpander::uses(size_t statement, Value buffer) {
+  WalkResult r = statements[statement]->walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (sharedRoot(v) == buffer)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+/// The consumers in order, each producer right after the last of them that
+/// reads its buffer, behind a barrier (one for the producers placed
+/// together): the producer writes the slot a consumer of this step read.
+/// A producer whose buffer no consumer of the step reads goes last without
+/// one: its slot was read at an earlier step, before this step's barrier.
+void LoopExpander::emitReusing(
+    OpBuilder &b, ArrayRef<Instance> consumers,
+    ArrayRef<Instance> producerInstances,
+    function_ref<void(ArrayRef<Instance>)> emitAll) {
+  SmallVector<SmallVector<Instance>> after(consumers.size() + 1);
+  for (const Instance &p : producerInstances) {
+    Value dst = cast<CopyOp>(statements[p.statement]).getDst();
+    size_t at = consumers.size();
+    for (auto [i, c] : llvm::enumerate(consumers))
+      if (uses(c.statement, dst))
+        at = i;
+    after[at].push_back(p);
+  }
+  for (auto [i, c] : llvm::enumerate(consumers)) {
+    emitAll(c);
+    if (after[i].empty())
+      continue;
+    BarrierOp::create(b, loc);
+    emitAll(after[i]);
+  }
+  emitAll(after.back());
+}
+
 void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
-  // Which statements run at this step, for which iteration, under which
-  // guard (a null guard: unconditionally).
-  struct Instance {
-    size_t statement;
-    Value j;
-    Value guard;
-  };
   SmallVector<Instance> consumers, producerInstances, sameStage;
   for (size_t i : sequence) {
     int64_t s = stage[i];
@@ -288,12 +341,16 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
       guarded(b, loc, inst.guard,
               [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
   };
-  if (!copiesFirst)
-    emitAll(consumers);
-  emitAll(producerInstances);
+  if (options.reuseSlots) {
+    emitReusing(b, consumers, producerInstances, emitAll);
+  } else {
+    if (!options.copiesFirst)
+      emitAll(consumers);
+    emitAll(producerInstances);
+  }
   if (!producers.empty())
     AsyncCommitOp::create(b, loc);
-  if (copiesFirst)
+  if (options.copiesFirst)
     emitAll(consumers);
   // Stage-0 statements that are not copies run after the copies of their own
   // iteration: when they read multi-buffered memory, those copies must land.
@@ -363,14 +420,15 @@ struct TilePipelineExpandPass
     SmallVector<PipelinedOp> loops;
     getOperation().walk([&](PipelinedOp loop) { loops.push_back(loop); });
     for (PipelinedOp loop : loops)
-      if (failed(expandPipelinedLoop(loop, copiesFirst)))
+      if (failed(expandPipelinedLoop(loop, {copiesFirst, reuseSlots})))
         return signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tile::expandPipelinedLoop(PipelinedOp loop,
-                                              bool copiesFirst) {
-  return LoopExpander(loop, copiesFirst).run();
+LogicalResult
+mlir::tile::expandPipelinedLoop(PipelinedOp loop,
+                                PipelineExpandOptions options) {
+  return LoopExpander(loop, options).run();
 }

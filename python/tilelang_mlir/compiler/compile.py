@@ -226,6 +226,12 @@ KNOWN_PASS_CONFIGS = {
                               "default: on the H200's flash decoding it takes 4-36% off 2-stage "
                               "kernels and is 2.5% slower to 6% faster with 3 or 4 stages "
                               "(BENCHMARKS.md 2026-12-03, late)",
+    "tl.pipeline_reuse_slots": "CUDA targets, cp.async pipelines: num_stages - 1 shared "
+                               "buffers instead of num_stages; a step's copy goes into the "
+                               "buffer its own consumers read, right after the last of them "
+                               "and a barrier (as many copies in flight while they compute, "
+                               "one buffer less; tile-pipeline reuse-slots=true). Off by "
+                               "default; excludes tl.enable_early_copies",
     "tl.disable_barrier_merge": "CUDA targets: keep every barrier the lowering emits around "
                                 "shared scratch, and one scratch region for all ops, instead "
                                 "of successive ops taking turns over two regions and "

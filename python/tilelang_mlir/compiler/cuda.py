@@ -22,7 +22,7 @@ from typing import Dict, List, Tuple
 
 from ..base import chips
 from ..base.artifact import CompiledArtifact
-from ..base.errors import CompilationError
+from ..base.errors import CompilationError, TileLangError
 from ..base.target import Target
 from .backend import Backend
 from .launch import extract_launch, launch_of
@@ -57,10 +57,16 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     sched = "true" if pass_configs.get("tl.rotate_sched_barrier", False) else "false"
     merge_off = bool(pass_configs.get("tl.disable_barrier_merge", False))
     early = bool(pass_configs.get("tl.enable_early_copies", False))
+    reuse = bool(pass_configs.get("tl.pipeline_reuse_slots", False))
+    if early and reuse:
+        raise TileLangError("tl.enable_early_copies and tl.pipeline_reuse_slots exclude each "
+                            "other: a copy into the buffer its step reads must follow the "
+                            "readers")
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
                  f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched}}})"]
                 if specialize else []) + [
-        f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}}})",
+        f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}"
+        f" reuse-slots={'true' if reuse else 'false'}}})",
         "canonicalize", "cse"]
     # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit
     # or/xor/shift is two instructions on the GPU; shared-memory offsets and

@@ -1,5 +1,6 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand),canonicalize,cse)' | FileCheck %s
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand{copies-first=true}),canonicalize,cse)' | FileCheck %s --check-prefix=EARLY
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand{reuse-slots=true}),canonicalize,cse)' | FileCheck %s --check-prefix=REUSE
 
 // Each loop carries the schedule (`stage`, `order`) that
 // tile-pipeline-schedule writes for it; Pipelines/tile-pipeline-schedule-expand.mlir
@@ -112,6 +113,58 @@ func.func @one_stage(%A: memref<?x64xf16>, %k: index) {
     %as = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
     tile.pipelined %i = %c0 to %k step %c1 num_stages = 1 order = [0] stage = [0] {
       tile.copy %A[%i, %c0] [16, 64] to %as[%c0, %c0] [16, 64] : memref<?x64xf16> to memref<16x64xf16, #tile.scope<shared>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Two stages of work on two buffers, as in flash decoding: the first gemm
+// reads %ks, the second %vs. With reuse-slots (3 stages, 2 slots) the
+// steady state's copy of iteration t goes into the slot of iteration t - 2,
+// which this step's gemms read: the copy into %ks follows the first gemm,
+// the copy into %vs the second, each behind a barrier.
+// Without it both buffers get three slots.
+// CHECK-LABEL: func.func @reuse_two_buffers
+// CHECK-COUNT-2: tile.alloc_shared : memref<3x32x64xf16, #tile.scope<shared>>
+// REUSE-LABEL: func.func @reuse_two_buffers
+// REUSE-DAG: %[[K2:.+]] = tile.alloc_shared : memref<2x32x64xf16, #tile.scope<shared>>
+// REUSE-DAG: %[[V2:.+]] = tile.alloc_shared : memref<2x32x64xf16, #tile.scope<shared>>
+// REUSE: scf.for %[[T:.+]] = %c2 to %{{.+}} step %c1 {
+// REUSE:   tile.async_wait 1
+// REUSE-NEXT: tile.barrier
+// REUSE:   %[[SLOT:.+]] = arith.remui %{{.+}}, %c2
+// REUSE:   %[[KV:.+]] = memref.subview %[[K2]][%[[SLOT]], 0, 0]
+// REUSE:   tile.gemm %{{.+}}, %[[KV]], %{{.+}} {transpose_b}
+// REUSE-NEXT: tile.barrier
+// REUSE:   %[[NEXT:.+]] = arith.remui %[[T]], %c2
+// REUSE:   tile.copy %{{.+}} to %[[K2]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async}
+// REUSE-NOT: {async}
+// REUSE:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} :
+// REUSE-NEXT: tile.barrier
+// REUSE:   tile.copy %{{.+}} to %[[V2]][%{{.+}}, %c0, %c0] [1, 32, 64] {async}
+// REUSE-NEXT: tile.async_commit
+// REUSE: }
+func.func @reuse_two_buffers(%Q: memref<16x64xf16>, %K: memref<?x64xf16>, %V: memref<?x64xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %qs = tile.alloc_shared : memref<16x64xf16, #tile.scope<shared>>
+    %ks = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %vs = tile.alloc_shared : memref<32x64xf16, #tile.scope<shared>>
+    %s = tile.alloc_fragment : memref<16x32xf32, #tile.scope<fragment>>
+    %p = tile.alloc_fragment : memref<16x32xf16, #tile.scope<fragment>>
+    %o = tile.alloc_fragment : memref<16x64xf32, #tile.scope<fragment>>
+    tile.copy %Q[%c0, %c0] [16, 64] to %qs[%c0, %c0] [16, 64] : memref<16x64xf16> to memref<16x64xf16, #tile.scope<shared>>
+    tile.pipelined %i = %c0 to %k step %c1 num_stages = 3 order = [0, 1, 2, 3, 4] stage = [0, 0, 2, 2, 2] {
+      %off = arith.muli %i, %c32 : index
+      tile.copy %K[%off, %c0] [32, 64] to %ks[%c0, %c0] [32, 64] : memref<?x64xf16> to memref<32x64xf16, #tile.scope<shared>>
+      tile.copy %V[%off, %c0] [32, 64] to %vs[%c0, %c0] [32, 64] : memref<?x64xf16> to memref<32x64xf16, #tile.scope<shared>>
+      tile.gemm %qs, %ks, %s {transpose_b} : memref<16x64xf16, #tile.scope<shared>>, memref<32x64xf16, #tile.scope<shared>> -> memref<16x32xf32, #tile.scope<fragment>>
+      tile.copy %s[%c0, %c0] [16, 32] to %p[%c0, %c0] [16, 32] : memref<16x32xf32, #tile.scope<fragment>> to memref<16x32xf16, #tile.scope<fragment>>
+      tile.gemm %p, %vs, %o : memref<16x32xf16, #tile.scope<fragment>>, memref<32x64xf16, #tile.scope<shared>> -> memref<16x64xf32, #tile.scope<fragment>>
     }
   }
   return
