@@ -537,7 +537,22 @@ def attention_arguments(parser):
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--seq", type=int, default=4096)
+    parser.add_argument("--dtypes", default="float16",
+                        help="comma-separated input dtypes (float16, bfloat16)")
     return rounds_argument(parser)
+
+
+def attention_cases(args, case_class):
+    """case_class(batch, heads, seq, dim, causal, dtype) for every head dim,
+    causal flag and dtype the arguments name."""
+    dims = [int(d) for d in args.dims.split(",")]
+    causal = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
+    dtypes = args.dtypes.split(",")
+    for dt in dtypes:
+        if dt not in ("float16", "bfloat16"):
+            raise SystemExit(f"--dtypes: {dt!r} is not float16 or bfloat16")
+    return [case_class(args.batch, args.heads, args.seq, d, c, dt)
+            for dt in dtypes for d in dims for c in causal]
 
 
 def rounds_argument(parser):

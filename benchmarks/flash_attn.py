@@ -140,9 +140,7 @@ class Case(common.AttentionCase):
 
 
 def cases(args):
-    dims = [int(d) for d in args.dims.split(",")]
-    causal = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
-    return [Case(args.batch, args.heads, args.seq, d, c) for d in dims for c in causal]
+    return common.attention_cases(args, Case)
 
 
 # ---------------------------------------------------------------------------
@@ -306,17 +304,18 @@ def run_case(case, kernels, not_compiled, generator, rounds=1):
 
 def print_table(rows):
     print()
-    print("| D | causal | ours | cuDNN | FA2 (torch) | mem-efficient | Triton | ours / cuDNN "
-          "| our config | Triton config |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| dtype | D | causal | ours | cuDNN | FA2 (torch) | mem-efficient | Triton "
+          "| ours / cuDNN | our config | Triton config |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     notes = []
     for row in rows:
         case = row["case"]
         ratio = common.speedup(row["ours"], row["CUDNN_ATTENTION"])
         cells = [common.tflops(row[key], case.flop) for key in
                  ("ours", "CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "triton")]
-        print(f"| {case.dim} | {'yes' if case.causal else 'no'} | {' | '.join(cells)} | {ratio} "
-              f"| {common.config_cell(row)} | {row.get('triton_config', '')} |")
+        print(f"| {case.dtype} | {case.dim} | {'yes' if case.causal else 'no'} "
+              f"| {' | '.join(cells)} | {ratio} | {common.config_cell(row)} "
+              f"| {row.get('triton_config', '')} |")
         notes += common.failure_notes(row, SDPA_BACKENDS + ["triton"])
     common.print_notes(notes, "(TFLOP/s; ratio = ours / cuDNN in TFLOP/s)")
 

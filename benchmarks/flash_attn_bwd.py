@@ -57,9 +57,7 @@ class Case(common.AttentionCase):
 
 
 def cases(args):
-    dims = [int(d) for d in args.dims.split(",")]
-    causal = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
-    return [Case(args.batch, args.heads, args.seq, d, c) for d in dims for c in causal]
+    return common.attention_cases(args, Case)
 
 
 def check_grads(refs):
@@ -125,16 +123,16 @@ def run_case(case, kernels, generator, rounds=1):
 
 def print_table(rows):
     print()
-    print("| D | causal | ours | cuDNN | FA2 (torch) | mem-efficient | ours / best torch "
-          "| our config |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| dtype | D | causal | ours | cuDNN | FA2 (torch) | mem-efficient "
+          "| ours / best torch | our config |")
+    print("|---|---|---|---|---|---|---|---|---|")
     notes = []
     for row in rows:
         case = row["case"]
         cells = [common.tflops(row[key], case.flop) for key in ["ours"] + SDPA_BACKENDS]
         ratio = common.speedup(row["ours"], *(row[b] for b in SDPA_BACKENDS))
-        print(f"| {case.dim} | {'yes' if case.causal else 'no'} | {' | '.join(cells)} | {ratio} "
-              f"| {common.config_cell(row)} |")
+        print(f"| {case.dtype} | {case.dim} | {'yes' if case.causal else 'no'} "
+              f"| {' | '.join(cells)} | {ratio} | {common.config_cell(row)} |")
         notes += common.failure_notes(row, SDPA_BACKENDS)
     common.print_notes(notes, "(TFLOP/s counted as 2.5x the forward's FLOPs; ratio = ours / "
                        "fastest torch backend)")
