@@ -70,17 +70,25 @@ SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "M
 # the fastest at B1 H32/32 N16384 and at three splits of B16 H32/8.
 # (64-token tiles in 2 stages with cp.async, three blocks an SM, were
 # 4-12% slower than 3 stages in every case: BENCHMARKS.md 2026-12-03, late.)
+# With tl.pipeline_reuse_slots (`reuse`: num_stages - 1 K/V buffers, each
+# tile's copies into the buffer its step just read, as Triton's kernel
+# does): 128-token tiles in 3 stages (141 KB, one block an SM) were the
+# fastest of ours at B16 H32/8 N4096, 64-token tiles in 3 stages (73 KB,
+# three blocks an SM) at B64 H32/32 N4096 (BENCHMARKS.md 2026-12-03, last).
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=64, num_stages=2),
            dict(block_N=64, num_stages=3, cp_async=True),
            dict(block_N=32, num_stages=4, cp_async=True),
-           dict(block_N=32, num_stages=3, cp_async=True)]
+           dict(block_N=32, num_stages=3, cp_async=True),
+           dict(block_N=128, num_stages=3, cp_async=True, reuse=True),
+           dict(block_N=64, num_stages=3, cp_async=True, reuse=True)]
 
 
 def describe(config, splits):
     c = config
     return (f"N{c['block_N']} s{c['num_stages']}" +
-            (" cp.async" if c.get("cp_async") else "") + f" splits={splits}")
+            (" cp.async" if c.get("cp_async") else "") + (" reuse" if c.get("reuse") else "")
+            + f" splits={splits}")
 
 
 class Case:
@@ -109,7 +117,9 @@ class Case:
 
     def ours(self, config, splits, target):
         config = dict(config)
-        passes = ours.CP_ASYNC if config.pop("cp_async", False) else None
+        passes = dict(ours.CP_ASYNC) if config.pop("cp_async", False) else None
+        if config.pop("reuse", False):
+            passes["tl.pipeline_reuse_slots"] = True
         return ours.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
                                 num_splits=splits, target=target, dtype=self.dtype,
                                 pass_configs=passes, **config)
