@@ -48,9 +48,12 @@ FullRow = T.GemmWarpPolicy.FullRow
 
 def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages, num_splits,
                        block_H=None, block_N=128, num_stages=2, threads=128, dtype="float16",
-                       sm_scale=None, direct=False):
+                       sm_scale=None, direct=False, contiguous=False):
     """The split kernel. A contiguous cache is num_pages = batch, page_size =
-    max_seq, max_pages = 1 (and the identity block table). block_H (the
+    max_seq, max_pages = 1 (and the identity block table); with
+    `contiguous` the kernel reads sequence b's tokens from page b without
+    loading the table (whose load each KV tile would otherwise wait for
+    before issuing its copies). block_H (the
     gemm rows) defaults to the smallest of 16, 32, 64 that holds the group:
     16 and 32 rows are warp-level mma, 64 a Hopper warpgroup gemm. With
     `direct` (one split only) O_part is O itself, in dtype: there is
@@ -66,6 +69,9 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
     if groups > block_H:
         raise tl.TileLangError(f"flash_decode: {groups} query heads per KV head do not fit "
                                f"block_H = {block_H} rows")
+    if contiguous and (max_pages != 1 or num_pages != batch):
+        raise tl.TileLangError(f"flash_decode: a contiguous cache has one page a sequence, "
+                               f"not {num_pages} pages of which {max_pages} a sequence")
     if max_pages > 1 and page_size % block_N:
         raise tl.TileLangError(f"flash_decode: a KV tile of {block_N} tokens must lie within "
                                f"one page of {page_size}")
@@ -96,9 +102,10 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
             softmax_reset(state, acc_o)
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 token = (first + k) * block_N
-                page = block_table[bx, token // page_size] + 0
-                T.copy(K[page, by, token % page_size, 0], K_shared)
-                T.copy(V[page, by, token % page_size, 0], V_shared)
+                page = bx if contiguous else block_table[bx, token // page_size] + 0
+                row = token if contiguous else token % page_size
+                T.copy(K[page, by, row, 0], K_shared)
+                T.copy(V[page, by, row, 0], V_shared)
                 T.clear(S)
                 T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=FullRow)
                 mask_past_end(S, token, seqlen, block_H, block_N)
@@ -165,7 +172,8 @@ class FlashDecode:
         self.direct = num_splits == 1
         self.split = tl.compile(
             flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pages,
-                               num_splits, dtype=dtype, direct=self.direct, **config),
+                               num_splits, dtype=dtype, direct=self.direct,
+                               contiguous=not self.paged, **config),
             out_idx=[5, 6], target=target, pass_configs=pass_configs)
         self.combine = None if self.direct else tl.compile(
             splitkv_combine(batch, heads, num_splits, dim, dtype=dtype), out_idx=[2],
