@@ -167,6 +167,8 @@ def test_flash_decode_bad_input():
         fd.flash_decode_split(1, 8, 3, 64, 1, 64, 1, 1)
     with pytest.raises(tl.TileLangError, match="within one page"):
         fd.flash_decode_split(1, 8, 2, 64, 4, 48, 4, 1, block_N=32)
+    with pytest.raises(tl.TileLangError, match="a contiguous cache has one page a sequence"):
+        fd.flash_decode_split(2, 8, 2, 64, 4, 64, 2, 1, contiguous=True)
     kernel = fd.FlashDecode(2, 4, 2, 64, max_seq=64, num_splits=1, target="cpu", block_N=64)
     q, k, v, lens, _ = fd.make_inputs(2, 4, 2, 64, [64, 10])
     with pytest.raises(tl.TileLangError, match="q is"):
