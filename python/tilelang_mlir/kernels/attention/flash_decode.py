@@ -11,7 +11,9 @@ sequence its own length (`cache_seqlens`, int32). Two cache layouts:
   (batch x max_pages, int32) mapping a sequence's logical pages to physical
   ones, as in mla_decode.py. The contiguous cache is the paged one with one
   page of max_seq tokens per sequence (the table is then arange(batch)), so
-  one kernel serves both.
+  one kernel serves both; built for a contiguous cache (`contiguous`, as
+  FlashDecode does) it reads page b for sequence b without loading the
+  table.
 
 The split kernel owns one KV head of one sequence and one of `num_splits`
 shares of its KV tiles (`block_N` tokens). The `groups` query heads that
