@@ -68,9 +68,9 @@ private:
   LogicalResult prepare();
   void emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k);
   void emitInstance(OpBuilder &b, size_t statement, Value j);
+  void emitInstances(OpBuilder &b, ArrayRef<Instance> instances);
   void emitReusing(OpBuilder &b, ArrayRef<Instance> consumers,
-                   ArrayRef<Instance> producerInstances,
-                   function_ref<void(ArrayRef<Instance>)> emitAll);
+                   ArrayRef<Instance> producerInstances);
   bool uses(size_t statement, Value buffer);
   Value mapValue(OpBuilder &b, Value v, IRMapping &map);
 
@@ -240,6 +240,13 @@ void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
   b.clone(*s, map);
 }
 
+/// Each instance under its guard.
+void LoopExpander::emitInstances(OpBuilder &b, ArrayRef<Instance> instances) {
+  for (const Instance &inst : instances)
+    guarded(b, loc, inst.guard,
+            [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
+}
+
 /// Whether statement `statement` (or an op nested in it) takes a view of
 /// shared buffer `buffer` as an operand.
 bool LoopExpander::uses(size_t statement, Value buffer) {
@@ -257,10 +264,8 @@ bool LoopExpander::uses(size_t statement, Value buffer) {
 /// together): the producer writes the slot a consumer of this step read.
 /// A producer whose buffer no consumer of the step reads goes last without
 /// one: its slot was read at an earlier step, before this step's barrier.
-void LoopExpander::emitReusing(
-    OpBuilder &b, ArrayRef<Instance> consumers,
-    ArrayRef<Instance> producerInstances,
-    function_ref<void(ArrayRef<Instance>)> emitAll) {
+void LoopExpander::emitReusing(OpBuilder &b, ArrayRef<Instance> consumers,
+                               ArrayRef<Instance> producerInstances) {
   SmallVector<SmallVector<Instance>> after(consumers.size() + 1);
   for (const Instance &p : producerInstances) {
     Value dst = cast<CopyOp>(statements[p.statement]).getDst();
@@ -271,13 +276,13 @@ void LoopExpander::emitReusing(
     after[at].push_back(p);
   }
   for (auto [i, c] : llvm::enumerate(consumers)) {
-    emitAll(c);
+    emitInstances(b, c);
     if (after[i].empty())
       continue;
     BarrierOp::create(b, loc);
-    emitAll(after[i]);
+    emitInstances(b, after[i]);
   }
-  emitAll(after.back());
+  emitInstances(b, after.back());
 }
 
 void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
@@ -332,26 +337,24 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(pending));
     BarrierOp::create(b, loc);
   }
-  // The slots the producers write were last read by the previous step's
-  // consumers (ordered by the barrier above, or, early in the prologue,
-  // never read), not by this step's: issuing them first keeps one more
-  // copy group in flight while the consumers compute.
-  auto emitAll = [&](ArrayRef<Instance> list) {
-    for (const Instance &inst : list)
-      guarded(b, loc, inst.guard,
-              [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
-  };
+  // With maxStage + 1 slots the producers write slots last read by the
+  // previous step's consumers (ordered by the barrier above, or, early in
+  // the prologue, never read), not by this step's: they go after the
+  // consumers, or with copies-first before them, which keeps one more copy
+  // group in flight while the consumers compute. With reuse-slots they
+  // write the slots this step's consumers read, so each follows its
+  // buffer's last reader (emitReusing).
   if (options.reuseSlots) {
-    emitReusing(b, consumers, producerInstances, emitAll);
+    emitReusing(b, consumers, producerInstances);
   } else {
     if (!options.copiesFirst)
-      emitAll(consumers);
-    emitAll(producerInstances);
+      emitInstances(b, consumers);
+    emitInstances(b, producerInstances);
   }
   if (!producers.empty())
     AsyncCommitOp::create(b, loc);
   if (options.copiesFirst)
-    emitAll(consumers);
+    emitInstances(b, consumers);
   // Stage-0 statements that are not copies run after the copies of their own
   // iteration: when they read multi-buffered memory, those copies must land.
   if (sameStage.empty())
@@ -367,9 +370,7 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(0));
     BarrierOp::create(b, loc);
   }
-  for (const Instance &inst : sameStage)
-    guarded(b, loc, inst.guard,
-            [&](OpBuilder &gb) { emitInstance(gb, inst.statement, inst.j); });
+  emitInstances(b, sameStage);
 }
 
 LogicalResult LoopExpander::run() {
