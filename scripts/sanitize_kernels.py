@@ -45,10 +45,13 @@ def main():
     # barriers between them): multi-head and grouped-query.
     # With tl.pipeline_reuse_slots too (two K/V slots, each copy behind the
     # barrier after the gemm that read its slot).
+    # With tl.pipeline_group_per_copy on top (a group per copy, each gemm
+    # waiting for its own buffer).
     reuse = dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True})
+    grouped = dict(reuse, **{"tl.pipeline_group_per_copy": True})
     decode_cp = [fd.FlashDecode(1, 32, kv, 128, max_seq=1000, num_splits=4, target="cuda",
                                 pass_configs=pc, **fd.RESIDENT2)
-                 for kv in (32, 8) for pc in (fd.CP_ASYNC, reuse)]
+                 for kv in (32, 8) for pc in (fd.CP_ASYNC, reuse, grouped)]
     bwd = fab.FlashAttnBwd(1, 2, 200, 64, True, target="cuda", block_M=64, block_N=64,
                            threads=256, dq_tma=True)
     overlap = fab.FlashAttnBwd(1, 2, 200, 64, True, target="cuda", block_M=128, block_N=64,
@@ -80,7 +83,7 @@ def main():
     q, k, v, lens, _ = fd.make_inputs(1, 32, 8, 128, [1000], device="cuda", seed=0)
     o = decode(q, k, v, lens)
     cp_inputs = [fd.make_inputs(1, 32, kv, 128, [1000], device="cuda", seed=1)[:4]
-                 for kv in (32, 8) for _ in range(2)]
+                 for kv in (32, 8) for _ in range(3)]
     cp_outs = [kernel(*args) for kernel, args in zip(decode_cp, cp_inputs)]
     bq, bk, bv, bdo = (torch.randn(1, 2, 200, 64, device="cuda").half() for _ in range(4))
     bo, blse = fab.forward(bq, bk, bv, True)

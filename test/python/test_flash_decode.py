@@ -127,6 +127,40 @@ def test_flash_decode_reuse_slots_frees_a_slot():
     assert report["spill_stores"] == 0 and report["spill_loads"] == 0, reused.ptxas_info
 
 
+@pytest.mark.parametrize("stages,reuse", [(2, False), (3, False), (3, True), (4, True)])
+def test_flash_decode_group_per_copy(target, stages, reuse):
+    """The cp.async split kernel with tl.pipeline_group_per_copy (the K and
+    V copies commit a group each; the score gemm waits for K only, the P V
+    gemm for V), alone and with reuse-slots: GQA, ragged lengths, a paged
+    cache."""
+    passes = dict(fd.CP_ASYNC, **{"tl.pipeline_group_per_copy": True,
+                                  "tl.pipeline_reuse_slots": reuse})
+    err = run(target, 16, 2, 128, [200, 31, 129], num_splits=3, page_size=64, block_N=64,
+              num_stages=stages, pass_configs=passes)
+    assert err < TOL["float16"], err
+
+
+@pytest.mark.parametrize("reuse,waits", [(False, [3, 2]), (True, [3, 3])])
+def test_group_per_copy_waits(reuse, waits):
+    """With two groups a step, the 3-stage split kernel's score gemm lets 3
+    groups pend (its own V and the next tile's K and V), where one group a
+    step lets 1; the P V gemm waits again (2 pending; 3 with reuse-slots,
+    where the K copy of tile i + 2 has been committed by then). The
+    prologue has no consumer, so the steady loop's waits come first."""
+    import re
+
+    def waits_of(extra):
+        kernel = tl.compile(fd.flash_decode_split(4, 32, 8, 128, 4, 4096, 1, 4, contiguous=True,
+                                                  block_N=64, num_stages=3),
+                            out_idx=[5, 6], target="cuda:sm_80",
+                            pass_configs=dict(fd.CP_ASYNC, **{"tl.disable_cache": True,
+                                                              "tl.pipeline_reuse_slots": reuse},
+                                              **extra))
+        return [int(n) for n in re.findall(r"tile.async_wait (\d+)", kernel.mlir("pipelined"))]
+    assert waits_of({"tl.pipeline_group_per_copy": True})[:2] == waits
+    assert waits_of({})[:2] == [1, 1]
+
+
 def test_reuse_slots_excludes_early_copies():
     with pytest.raises(tl.TileLangError, match="tl.enable_early_copies and "
                                                "tl.pipeline_reuse_slots exclude each other"):

@@ -73,6 +73,26 @@ def test_gemm_cp_async_reuse_slots(stages, target, rng):
     assert rel_error(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-2
 
 
+@pytest.mark.parametrize("stages,reuse", [(2, False), (3, False), (3, True)])
+def test_gemm_cp_async_group_per_copy(stages, reuse, target, rng):
+    """tl.pipeline_group_per_copy on the ragged cp.async GEMM: the A and B
+    copies commit a group each, two a step, and the gemm, which reads both,
+    waits until only the later steps' groups pend (2 (stages - 2) of them)."""
+    M, N, K = 200, 136, 200
+    configs = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True,
+               "tl.pipeline_group_per_copy": True, "tl.pipeline_reuse_slots": reuse}
+    kernel = tl.compile(kernels.matmul(M, N, K, 64, 64, 32, num_stages=stages), out_idx=[2],
+                        target=target, pass_configs=configs)
+    if target != "cpu":
+        pipelined = kernel.mlir("pipelined")
+        assert f"tile.async_wait {2 * (stages - 2)}\n" in pipelined, pipelined
+        assert pipelined.count("tile.async_commit") > 2 * stages, pipelined
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = kernel(put(a, target), put(b, target))
+    assert rel_error(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-2
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gemm_4096_three_stages(dtype, target, rng):
     if target == "cpu":

@@ -27,6 +27,10 @@ struct PipelineExpandOptions {
   /// `num_stages - 1` slots: a step's copies go into the slot its own
   /// consumers read, each after the last of them and a barrier.
   bool reuseSlots = false;
+  /// Each copy commits a group of its own, and each consumer waits only for
+  /// the groups of the buffers it reads, right before it (a consumer's
+  /// later buffers keep landing while it computes).
+  bool groupPerCopy = false;
 };
 
 /// Phase 2: expands a scheduled loop into prologue, steady state, epilogue.

@@ -206,6 +206,12 @@ defvar ReuseSlotsOption =
            "into the slot its own consumers read, each after the last "
            "consumer that reads its buffer and a barrier">;
 
+defvar GroupPerCopyOption =
+    Option<"groupPerCopy", "group-per-copy", "bool", /*default=*/"false",
+           "Commit each copy of a step as a group of its own and wait for a "
+           "buffer right before the first consumer that reads it, instead "
+           "of for all of the step's buffers before its first consumer">;
+
 def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
   let summary = "Expands scheduled pipelined loops into prologue, steady "
                 "state and epilogue";
@@ -242,6 +248,17 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
     three blocks a multiprocessor instead of two). It excludes
     `copies-first` and needs two or more stages.
 
+    With `group-per-copy` every copy of a step commits a group of its own
+    (a step commits as many groups as the loop has copies, empty ones where
+    a copy does not run), and the wait moves from the top of the step to
+    the first consumer that reads each buffer, waiting for the groups of
+    that consumer's buffers only (with a barrier after it, which makes
+    every thread's copies visible): in attention the V tile keeps landing
+    while the score gemm and the softmax run. Steps whose consumers read
+    different buffers get one wait and one barrier more. A copy into a
+    slot read at the step before is ordered by a barrier of its own step
+    before it.
+
     ```mlir
     // After (schematically, num_stages = 2):
     %a2 = tile.alloc_shared : memref<2x64x32xf16, #tile.scope<shared>>
@@ -256,7 +273,7 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
     }
     ```
   }];
-  let options = [CopiesFirstOption, ReuseSlotsOption];
+  let options = [CopiesFirstOption, ReuseSlotsOption, GroupPerCopyOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }
@@ -271,7 +288,7 @@ def TilePipeline : Pass<"tile-pipeline", "func::FuncOp"> {
     // becomes multi-buffered shared memory, async copies and an scf.for
     ```
   }];
-  let options = [CopiesFirstOption, ReuseSlotsOption];
+  let options = [CopiesFirstOption, ReuseSlotsOption, GroupPerCopyOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }

@@ -12,7 +12,8 @@
 // copies-first, the producers and the commit before the consumers. With
 // reuse-slots there is one slot fewer, and each producer follows the last
 // consumer of its buffer behind a barrier: it overwrites the slot that
-// consumer read.
+// consumer read. With group-per-copy every copy commits a group of its own
+// and the wait moves down to the first consumer of each buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +72,13 @@ private:
   void emitInstances(OpBuilder &b, ArrayRef<Instance> instances);
   void emitReusing(OpBuilder &b, ArrayRef<Instance> consumers,
                    ArrayRef<Instance> producerInstances);
+  void emitUngrouped(OpBuilder &b, ArrayRef<Instance> consumers,
+                     ArrayRef<Instance> producerInstances);
+  void emitGrouped(OpBuilder &b, StepKind kind, ArrayRef<Instance> consumers,
+                   ArrayRef<Instance> producerInstances);
+  bool runsAt(StepKind kind, int64_t k, size_t statement);
+  SmallVector<size_t> placeProducers(ArrayRef<size_t> consumers);
+  void computeGroupPositions();
   bool uses(size_t statement, Value buffer);
   Value mapValue(OpBuilder &b, Value v, IRMapping &map);
 
@@ -83,6 +91,10 @@ private:
   SmallVector<int64_t> stage;
   SmallVector<size_t> sequence; // statements in execution order
   DenseSet<Operation *> producers;
+  // group-per-copy: the producer statements in program order, and the
+  // latest position a producer's group takes among its step's commits.
+  SmallVector<size_t> producerStatements;
+  SmallVector<int64_t> groupPosition;
   llvm::MapVector<Value, Value> multiBuffered; // old alloc -> slotted alloc
   int64_t maxStage = 0, slots = 1, pending = 0;
   Value lower, step, tripCount;
@@ -125,6 +137,9 @@ LogicalResult LoopExpander::prepare() {
   // Consumers of stage s need the copies issued s steps ago: groups
   // committed since then may still be pending.
   pending = std::max<int64_t>(minConsumerStage - 1, 0);
+  for (size_t i : sequence)
+    if (producers.contains(statements[i]))
+      producerStatements.push_back(i);
   // Multi-buffer the destinations of producers.
   OpBuilder b(loop.getContext());
   for (Operation *p : producers) {
@@ -285,18 +300,77 @@ void LoopExpander::emitReusing(OpBuilder &b, ArrayRef<Instance> consumers,
   emitInstances(b, after.back());
 }
 
+/// Whether `statement` runs at prologue or epilogue step `k` (every
+/// statement runs at a steady step).
+bool LoopExpander::runsAt(StepKind kind, int64_t k, size_t statement) {
+  int64_t s = stage[statement];
+  switch (kind) {
+  case StepKind::Prologue: // step k, iteration k - s
+    return k - s >= 0 && !(constTripCount && k - s >= *constTripCount);
+  case StepKind::Steady:
+    return true;
+  case StepKind::Epilogue:
+    // step n + k runs the statements with stage > k, for iteration
+    // n + k - stage, unless the prologue already covered that step.
+    return s > k && !(constTripCount && *constTripCount + k < maxStage);
+  }
+  llvm_unreachable("step kind");
+}
+
+/// For each producer (producerStatements' order), the index of the consumer
+/// it goes before (consumers.size(): after all of them): after them by
+/// default, before them with copies-first, right after the last consumer
+/// that reads its buffer with reuse-slots.
+SmallVector<size_t> LoopExpander::placeProducers(ArrayRef<size_t> consumers) {
+  SmallVector<size_t> at;
+  for (size_t p : producerStatements) {
+    size_t where = options.copiesFirst ? 0 : consumers.size();
+    if (options.reuseSlots) {
+      Value dst = cast<CopyOp>(statements[p]).getDst();
+      for (auto [i, c] : llvm::enumerate(consumers))
+        if (uses(c, dst))
+          where = i + 1;
+    }
+    at.push_back(where);
+  }
+  return at;
+}
+
+/// group-per-copy: a step commits one group per producer, in the order they
+/// are placed; the order may differ between prologue and steady steps (a
+/// prologue step has fewer consumers), so a consumer's wait counts each
+/// group at the latest position it takes at any step.
+void LoopExpander::computeGroupPositions() {
+  groupPosition.assign(producerStatements.size(), 0);
+  auto visit = [&](StepKind kind, int64_t k) {
+    SmallVector<size_t> consumers;
+    for (size_t i : sequence)
+      if (!producers.contains(statements[i]) && stage[i] > 0 &&
+          runsAt(kind, k, i))
+        consumers.push_back(i);
+    SmallVector<size_t> at = placeProducers(consumers);
+    SmallVector<size_t> order(at.size());
+    for (size_t q = 0; q < order.size(); ++q)
+      order[q] = q;
+    llvm::stable_sort(order, [&](size_t x, size_t y) { return at[x] < at[y]; });
+    for (auto [position, q] : llvm::enumerate(order))
+      groupPosition[q] = std::max<int64_t>(groupPosition[q], position);
+  };
+  for (int64_t k = 0; k < maxStage; ++k)
+    visit(StepKind::Prologue, k);
+  visit(StepKind::Steady, 0);
+}
+
 void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
   SmallVector<Instance> consumers, producerInstances, sameStage;
   for (size_t i : sequence) {
+    if (!runsAt(kind, k, i))
+      continue;
     int64_t s = stage[i];
     Value j, guard;
     switch (kind) {
     case StepKind::Prologue: {
       int64_t jc = k - s; // step k, iteration k - s
-      if (jc < 0)
-        continue;
-      if (constTripCount && jc >= *constTripCount)
-        continue;
       j = index(b, jc);
       if (!constTripCount)
         guard = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
@@ -307,12 +381,6 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
       j = arith::SubIOp::create(b, loc, t, index(b, s));
       break;
     case StepKind::Epilogue: {
-      // step n + k runs the statements with stage > k, for iteration
-      // n + k - stage, unless the prologue already covered that step.
-      if (s <= k)
-        continue;
-      if (constTripCount && *constTripCount + k < maxStage)
-        continue;
       j = arith::SubIOp::create(b, loc, t, index(b, s));
       if (!constTripCount)
         guard = arith::CmpIOp::create(
@@ -328,6 +396,33 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     else
       consumers.push_back(inst);
   }
+  if (options.groupPerCopy && !producers.empty()) {
+    emitGrouped(b, kind, consumers, producerInstances);
+  } else {
+    emitUngrouped(b, consumers, producerInstances);
+  }
+  // Stage-0 statements that are not copies run after the copies of their own
+  // iteration: when they read multi-buffered memory, those copies must land.
+  if (sameStage.empty())
+    return;
+  bool readsCopies = llvm::any_of(sameStage, [&](const Instance &inst) {
+    SetVector<Value> used;
+    for (Value v : statements[inst.statement]->getOperands())
+      used.insert(v);
+    getUsedValuesDefinedAbove(statements[inst.statement]->getRegions(), used);
+    return llvm::any_of(used, [&](Value v) { return multiBuffered.count(v); });
+  });
+  if (readsCopies) {
+    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(0));
+    BarrierOp::create(b, loc);
+  }
+  emitInstances(b, sameStage);
+}
+
+/// One commit group a step: the wait for the consumers' copies and a
+/// barrier at its top.
+void LoopExpander::emitUngrouped(OpBuilder &b, ArrayRef<Instance> consumers,
+                                 ArrayRef<Instance> producerInstances) {
   // Consumers need the copies they read to have landed (for this thread:
   // the wait; for all threads: the barrier, which also keeps the producers
   // below from overwriting a slot another thread still reads). A step with
@@ -355,22 +450,72 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     AsyncCommitOp::create(b, loc);
   if (options.copiesFirst)
     emitInstances(b, consumers);
-  // Stage-0 statements that are not copies run after the copies of their own
-  // iteration: when they read multi-buffered memory, those copies must land.
-  if (sameStage.empty())
-    return;
-  bool readsCopies = llvm::any_of(sameStage, [&](const Instance &inst) {
-    SetVector<Value> used;
-    for (Value v : statements[inst.statement]->getOperands())
-      used.insert(v);
-    getUsedValuesDefinedAbove(statements[inst.statement]->getRegions(), used);
-    return llvm::any_of(used, [&](Value v) { return multiBuffered.count(v); });
-  });
-  if (readsCopies) {
-    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(0));
+}
+
+/// One commit group per producer. Groups are counted from the first one of
+/// this step (earlier steps' groups are negative: every step commits one
+/// per producer, padding with empty groups where producers do not run). A
+/// consumer of stage d reads iteration t - d's copies, committed d steps
+/// ago; before the first consumer of each buffer the step waits until only
+/// the groups committed after the latest of them may be pending, then a
+/// barrier makes every thread's copies visible. A producer overwrites a slot
+/// an earlier consumer read: a barrier since that consumer (reuse-slots,
+/// the slot read in this step) or since the step began (the slot read at an
+/// earlier step) orders them.
+void LoopExpander::emitGrouped(OpBuilder &b, StepKind kind,
+                               ArrayRef<Instance> consumers,
+                               ArrayRef<Instance> producerInstances) {
+  int64_t groups = producerStatements.size();
+  SmallVector<size_t> consumerStatements;
+  for (const Instance &c : consumers)
+    consumerStatements.push_back(c.statement);
+  SmallVector<size_t> at = placeProducers(consumerStatements);
+  // Groups below `landed` have landed and are visible to every thread.
+  int64_t committed = 0, landed = std::numeric_limits<int64_t>::min();
+  bool barrierInStep = false, barrierSinceConsumer = false;
+  auto barrier = [&] {
     BarrierOp::create(b, loc);
+    barrierInStep = barrierSinceConsumer = true;
+  };
+  for (size_t i = 0; i <= consumers.size(); ++i) {
+    for (auto [q, p] : llvm::enumerate(producerStatements)) {
+      if (at[q] != i)
+        continue;
+      const Instance *inst = llvm::find_if(producerInstances, [&](auto &x) {
+        return x.statement == p;
+      });
+      if (inst == producerInstances.end())
+        continue;
+      // Before a steady step the slot was read (prologue slots were not).
+      if (kind == StepKind::Steady) {
+        bool readHere = options.reuseSlots && i > 0;
+        if (readHere ? !barrierSinceConsumer : !barrierInStep)
+          barrier();
+      }
+      emitInstances(b, *inst);
+      AsyncCommitOp::create(b, loc);
+      ++committed;
+    }
+    if (i == consumers.size())
+      break;
+    const Instance &c = consumers[i];
+    std::optional<int64_t> latest;
+    for (auto [q, p] : llvm::enumerate(producerStatements))
+      if (uses(c.statement, cast<CopyOp>(statements[p]).getDst())) {
+        int64_t group = -stage[c.statement] * groups + groupPosition[q];
+        latest = std::max(latest.value_or(group), group);
+      }
+    if (latest && *latest >= landed) {
+      int64_t waitPending = std::max<int64_t>(committed - 1 - *latest, 0);
+      AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(waitPending));
+      barrier();
+      landed = committed - waitPending;
+    }
+    emitInstances(b, c);
+    barrierSinceConsumer = false;
   }
-  emitInstances(b, sameStage);
+  for (; committed < groups; ++committed)
+    AsyncCommitOp::create(b, loc);
 }
 
 LogicalResult LoopExpander::run() {
@@ -392,6 +537,8 @@ LogicalResult LoopExpander::run() {
                                               st.getSExtValue());
   }
 
+  if (options.groupPerCopy)
+    computeGroupPositions();
   for (int64_t k = 0; k < maxStage; ++k)
     emitStep(b, StepKind::Prologue, Value(), k);
   auto steady = scf::ForOp::create(b, loc, index(b, maxStage), tripCount,
@@ -421,7 +568,7 @@ struct TilePipelineExpandPass
     SmallVector<PipelinedOp> loops;
     getOperation().walk([&](PipelinedOp loop) { loops.push_back(loop); });
     for (PipelinedOp loop : loops)
-      if (failed(expandPipelinedLoop(loop, {copiesFirst, reuseSlots})))
+      if (failed(expandPipelinedLoop(loop, {copiesFirst, reuseSlots, groupPerCopy})))
         return signalPassFailure();
   }
 };

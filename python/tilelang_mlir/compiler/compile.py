@@ -232,6 +232,12 @@ KNOWN_PASS_CONFIGS = {
                                "and a barrier (as many copies in flight while they compute, "
                                "one buffer less; tile-pipeline reuse-slots=true). Off by "
                                "default; excludes tl.enable_early_copies",
+    "tl.pipeline_group_per_copy": "CUDA targets, cp.async pipelines: every copy of a step "
+                                  "commits a group of its own, and each consumer waits only "
+                                  "for the buffers it reads, right before it, instead of the "
+                                  "step waiting for all its buffers at its top (the V tile "
+                                  "of attention lands while the scores are computed; "
+                                  "tile-pipeline group-per-copy=true). Off by default",
     "tl.disable_barrier_merge": "CUDA targets: keep every barrier the lowering emits around "
                                 "shared scratch, and one scratch region for all ops, instead "
                                 "of successive ops taking turns over two regions and "

@@ -58,6 +58,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     merge_off = bool(pass_configs.get("tl.disable_barrier_merge", False))
     early = bool(pass_configs.get("tl.enable_early_copies", False))
     reuse = bool(pass_configs.get("tl.pipeline_reuse_slots", False))
+    grouped = bool(pass_configs.get("tl.pipeline_group_per_copy", False))
     if early and reuse:
         raise TileLangError("tl.enable_early_copies and tl.pipeline_reuse_slots exclude each "
                             "other: a copy into the buffer its step reads must follow the "
@@ -66,7 +67,8 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                  f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched}}})"]
                 if specialize else []) + [
         f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}"
-        f" reuse-slots={'true' if reuse else 'false'}}})",
+        f" reuse-slots={'true' if reuse else 'false'}"
+        f" group-per-copy={'true' if grouped else 'false'}}})",
         "canonicalize", "cse"]
     # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit
     # or/xor/shift is two instructions on the GPU; shared-memory offsets and

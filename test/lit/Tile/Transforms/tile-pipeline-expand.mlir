@@ -1,6 +1,8 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand),canonicalize,cse)' | FileCheck %s
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand{copies-first=true}),canonicalize,cse)' | FileCheck %s --check-prefix=EARLY
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand{reuse-slots=true}),canonicalize,cse)' | FileCheck %s --check-prefix=REUSE
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand{group-per-copy=true}),canonicalize,cse)' | FileCheck %s --check-prefix=GROUP
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-expand{reuse-slots=true group-per-copy=true}),canonicalize,cse)' | FileCheck %s --check-prefix=GREUSE
 
 // Each loop carries the schedule (`stage`, `order`) that
 // tile-pipeline-schedule writes for it; Pipelines/tile-pipeline-schedule-expand.mlir
@@ -146,6 +148,57 @@ func.func @one_stage(%A: memref<?x64xf16>, %k: index) {
 // REUSE:   tile.copy %{{.+}} to %[[V2]][%{{.+}}, %c0, %c0] [1, 32, 64] {async}
 // REUSE-NEXT: tile.async_commit
 // REUSE: }
+// group-per-copy: the K and V copies commit a group each (two a step), and
+// each gemm waits for its own buffer only: the score gemm for iteration
+// t - 2's K (3 groups may still be pending: its V and step t - 1's two),
+// the P V gemm for its V (2 pending). The copies into the slots the
+// previous step read follow the step's first barrier.
+// GROUP-LABEL: func.func @reuse_two_buffers
+// GROUP: scf.for %{{.+}} = %c2 to %{{.+}} step %c1 {
+// GROUP-NOT: tile.copy
+// GROUP: tile.async_wait 3
+// GROUP-NEXT: tile.barrier
+// GROUP-NOT: tile.barrier
+// GROUP:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {transpose_b}
+// GROUP-NOT: tile.barrier
+// GROUP:   tile.async_wait 2
+// GROUP-NEXT: tile.barrier
+// GROUP:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} :
+// GROUP-NOT: tile.barrier
+// GROUP:   tile.copy {{.+}} {async}
+// GROUP-NEXT: tile.async_commit
+// GROUP-NOT: tile.barrier
+// GROUP:   tile.copy {{.+}} {async}
+// GROUP-NEXT: tile.async_commit
+// GROUP-NEXT: }
+// The epilogue's steps commit two empty groups each, so that every wait
+// counts two groups a step.
+// GROUP: tile.async_wait 3
+// GROUP: tile.async_wait 2
+// GROUP: tile.async_commit
+// GROUP-NEXT: tile.async_commit
+// GROUP: tile.async_wait 0
+// GROUP-NEXT: }
+// GROUP-NEXT: return
+// With reuse-slots as well, the K copy follows the score gemm behind a
+// barrier and commits before the P V gemm's wait, which then lets 3 groups
+// pend (V of t - 2 is older than K of t, K and V of t - 1).
+// GREUSE-LABEL: func.func @reuse_two_buffers
+// GREUSE: scf.for %{{.+}} = %c2 to %{{.+}} step %c1 {
+// GREUSE-NOT: tile.copy
+// GREUSE: tile.async_wait 3
+// GREUSE-NEXT: tile.barrier
+// GREUSE:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {transpose_b}
+// GREUSE-NEXT: tile.barrier
+// GREUSE:   tile.copy {{.+}} {async}
+// GREUSE-NEXT: tile.async_commit
+// GREUSE:   tile.async_wait 3
+// GREUSE-NEXT: tile.barrier
+// GREUSE:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} :
+// GREUSE-NEXT: tile.barrier
+// GREUSE:   tile.copy {{.+}} {async}
+// GREUSE-NEXT: tile.async_commit
+// GREUSE-NEXT: }
 func.func @reuse_two_buffers(%Q: memref<16x64xf16>, %K: memref<?x64xf16>, %V: memref<?x64xf16>, %k: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
