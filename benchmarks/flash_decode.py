@@ -75,13 +75,18 @@ SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "M
 # does): 128-token tiles in 3 stages (141 KB, one block an SM) were the
 # fastest of ours at B16 H32/8 N4096, 64-token tiles in 3 stages (73 KB,
 # three blocks an SM) at B64 H32/32 N4096 (BENCHMARKS.md 2026-12-03, last).
+# 128-token tiles in 2 stages with reuse (one K and one V buffer, 72 KB,
+# three blocks an SM; Triton's fastest kernel at B64 H32/32 has the same
+# shape) took 1-1.5% off the best of the rest at B64 H32/32 N16384 and
+# N32768 (BENCHMARKS.md 2026-12-03, final).
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=64, num_stages=2),
            dict(block_N=64, num_stages=3, cp_async=True),
            dict(block_N=32, num_stages=4, cp_async=True),
            dict(block_N=32, num_stages=3, cp_async=True),
            dict(block_N=128, num_stages=3, cp_async=True, reuse=True),
-           dict(block_N=64, num_stages=3, cp_async=True, reuse=True)]
+           dict(block_N=64, num_stages=3, cp_async=True, reuse=True),
+           dict(block_N=128, num_stages=2, cp_async=True, reuse=True)]
 
 
 def describe(config, splits):
