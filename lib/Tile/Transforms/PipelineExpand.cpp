@@ -80,6 +80,8 @@ private:
   SmallVector<size_t> placeProducers(ArrayRef<size_t> consumers);
   void computeGroupPositions();
   bool uses(size_t statement, Value buffer);
+  std::optional<size_t> lastReader(size_t producer,
+                                   ArrayRef<size_t> consumers);
   Value mapValue(OpBuilder &b, Value v, IRMapping &map);
 
   PipelinedOp loop;
@@ -274,6 +276,18 @@ bool LoopExpander::uses(size_t statement, Value buffer) {
   return r.wasInterrupted();
 }
 
+/// The index in `consumers` of the last consumer that reads producer
+/// `producer`'s buffer, or none when no consumer reads it.
+std::optional<size_t> LoopExpander::lastReader(size_t producer,
+                                               ArrayRef<size_t> consumers) {
+  Value dst = cast<CopyOp>(statements[producer]).getDst();
+  std::optional<size_t> last;
+  for (auto [i, c] : llvm::enumerate(consumers))
+    if (uses(c, dst))
+      last = i;
+  return last;
+}
+
 /// The consumers in order, each producer right after the last of them that
 /// reads its buffer, behind a barrier (one for the producers placed
 /// together): the producer writes the slot a consumer of this step read.
@@ -281,15 +295,14 @@ bool LoopExpander::uses(size_t statement, Value buffer) {
 /// one: its slot was read at an earlier step, before this step's barrier.
 void LoopExpander::emitReusing(OpBuilder &b, ArrayRef<Instance> consumers,
                                ArrayRef<Instance> producerInstances) {
+  SmallVector<size_t> consumerStatements;
+  for (const Instance &c : consumers)
+    consumerStatements.push_back(c.statement);
   SmallVector<SmallVector<Instance>> after(consumers.size() + 1);
-  for (const Instance &p : producerInstances) {
-    Value dst = cast<CopyOp>(statements[p.statement]).getDst();
-    size_t at = consumers.size();
-    for (auto [i, c] : llvm::enumerate(consumers))
-      if (uses(c.statement, dst))
-        at = i;
-    after[at].push_back(p);
-  }
+  for (const Instance &p : producerInstances)
+    after[lastReader(p.statement, consumerStatements)
+              .value_or(consumers.size())]
+        .push_back(p);
   for (auto [i, c] : llvm::enumerate(consumers)) {
     emitInstances(b, c);
     if (after[i].empty())
@@ -319,18 +332,15 @@ bool LoopExpander::runsAt(StepKind kind, int64_t k, size_t statement) {
 
 /// For each producer (producerStatements' order), the index of the consumer
 /// it goes before (consumers.size(): after all of them): after them by
-/// default, before them with copies-first, right after the last consumer
-/// that reads its buffer with reuse-slots.
+/// default, before them with copies-first, right after its last reader
+/// with reuse-slots (as emitReusing places it).
 SmallVector<size_t> LoopExpander::placeProducers(ArrayRef<size_t> consumers) {
   SmallVector<size_t> at;
   for (size_t p : producerStatements) {
     size_t where = options.copiesFirst ? 0 : consumers.size();
-    if (options.reuseSlots) {
-      Value dst = cast<CopyOp>(statements[p]).getDst();
-      for (auto [i, c] : llvm::enumerate(consumers))
-        if (uses(c, dst))
-          where = i + 1;
-    }
+    if (options.reuseSlots)
+      if (std::optional<size_t> last = lastReader(p, consumers))
+        where = *last + 1;
     at.push_back(where);
   }
   return at;
