@@ -96,6 +96,17 @@ def test_flash_attn_bwd_ragged_sequence(is_causal, target):
     assert max(errors) < TOL["float16"], errors
 
 
+@pytest.mark.parametrize("heavy_first", [False, True], ids=["grid", "chunks"])
+@pytest.mark.parametrize("batch,heads,groups", [(3, 8, 2), (1, 6, 2), (1, 7, 1)])
+def test_flash_attn_bwd_block_order(batch, heads, groups, heavy_first, target):
+    """Causal KV blocks in grid order or longest first over chunks of
+    (KV head, batch) pairs: 12 pairs make chunks of 4, 3 of 3, 7 of 1;
+    dK, dV of every block and dQ summed over them."""
+    errors = run(target, batch, heads, 100, 64, True, groups=groups, block_M=32, block_N=32,
+                 heavy_first=heavy_first)
+    assert max(errors) < TOL["float16"], errors
+
+
 def test_flash_attn_bwd_bfloat16_d128(target):
     errors = run(target, 1, 2, 160, 128, is_causal=True, dtype="bfloat16")
     assert max(errors) < TOL["bfloat16"], errors

@@ -16,7 +16,8 @@ Three tile programs, FlashAttention-2 style:
      leaves out the softmax scale: dK is scaled once before it is stored;
   3. postprocess: dQ scaled and cast to the input dtype.
 Causal attention starts each KV block's walk at the diagonal and zeroes P
-above it in the tiles that cross the diagonal. Sequence tails need no
+above it in the tiles that cross the diagonal; its blocks launch longest
+first over chunks of (KV head, batch) pairs (`block_order`). Sequence tails need no
 masks: rows past the end load as zeros (dO, Delta = 0 make their P, dS
 contribute nothing) and their stores and atomic adds are dropped.
 
@@ -36,6 +37,7 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
 from . import flash_attn  # the forward reference
+from .block_order import heavy_first_blocks
 
 FullRow = T.GemmWarpPolicy.FullRow
 LOG2E = math.log2(math.e)
@@ -120,7 +122,7 @@ def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_
 
 def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
                    num_stages=2, threads=128, dtype="float16", sm_scale=None, dq_tma=False,
-                   overlap=False):
+                   overlap=False, heavy_first=None):
     """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
     without the softmax scale) of one KV block per (block, KV head, batch).
     sm_scale: the forward's softmax scale (default 1 / sqrt(D)). dq_tma: each step's dq
@@ -130,7 +132,10 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
     the next step does not need their result (wgmma targets): S^T and dP^T
     are issued together and P^T computed while dP^T is in flight, dV +=
     P^T dO runs while dS^T is computed, dK += dS^T Q while dS^T is staged
-    in shared memory."""
+    in shared memory. heavy_first (default: causal): the blocks launch
+    longest first over chunks of (KV head, batch) pairs
+    (`block_order.heavy_first_blocks`), else in grid order (a head's longest
+    first)."""
     if heads % groups:
         raise ValueError(f"flash_attn_bwd: heads ({heads}) must be a multiple of groups ({groups})")
     # P = exp2(S scale - LSE log2(e))
@@ -139,6 +144,9 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
     q_shape = (batch, heads, seq_len, dim)
     kv_shape = (batch, heads // groups, seq_len, dim)
     accum = "float32"
+    kv_blocks = -(-seq_len // block_M)
+    if heavy_first is None:  # causal blocks' work shrinks with their index
+        heavy_first = is_causal
 
     @T.prim_func
     def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype),
@@ -147,8 +155,13 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
              Delta: T.Tensor((batch, heads, seq_len), accum),
              dQ_accum: T.Tensor(q_shape, accum),
              dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype)):
-        with T.Kernel(T.ceildiv(seq_len, block_M), heads // groups, batch,
-                      threads=threads) as (bx, by, bz):
+        with T.Kernel(kv_blocks, heads // groups, batch,
+                      threads=threads) as (bx_launch, by_launch, bz_launch):
+            if heavy_first:
+                bx, by, bz = heavy_first_blocks(bx_launch, by_launch, bz_launch, kv_blocks,
+                                                heads // groups, batch)
+            else:
+                bx, by, bz = bx_launch, by_launch, bz_launch
             (K_shared, V_shared, q, do, lse, delta, dsT_shared, qkT, dsT, pT, dsT_cast, dq, dk,
              dv) = bwd_buffers(block_M, block_N, dim, dtype)
             if dq_tma:
@@ -280,6 +293,10 @@ CONFIGS = [
     # slower at D=64, BENCHMARKS.md 2026-12-03).
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True,
          pass_configs=dict(_LOOP_TID, **{"tl.exp2_emulation": 4})),
+    # Causal KV blocks in grid order (each head's longest first) instead of
+    # longest first over chunks of (KV head, batch) pairs (the default).
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True, pass_configs=_NARROW,
+         heavy_first=False),
     # The D=64 Hopper tiles launched one block a tile, not as a persistent
     # walk (the D=128 tiles never walk: K and V do not fit twice).
     dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True,
@@ -291,11 +308,13 @@ CONFIGS = [
 
 def describe(config):
     """'64x64 s2 t128': block_M (KV) x block_N (Q), stages, threads (and
-    dq-tma: dq added by TMA reduce-add; overlap: asynchronous gemms; then
+    dq-tma: dq added by TMA reduce-add; overlap: asynchronous gemms; grid
+    order: causal blocks not taken longest first over chunks of heads; then
     any pass configs)."""
     c = config
     return (f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}" +
             (" dq-tma" if c.get("dq_tma") else "") + (" overlap" if c.get("overlap") else "") +
+            (" grid order" if c.get("heavy_first") is False else "") +
             "".join(f" {k.removeprefix('tl.')}" + ("" if v is True else f"={v}")
                     for k, v in (c.get("pass_configs") or {}).items()))
 
