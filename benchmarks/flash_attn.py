@@ -109,11 +109,6 @@ CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
     # Not persistent: the library schedule and D=64's best.
     dict(ours.CONFIGS[0], rotate=True, pingpong=True, nopersist=True),
     dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True, nopersist=True),
-    # Not persistent, causal blocks longest first over chunks of (head,
-    # batch) pairs instead of within each head (heavy_first="chunks").
-    dict(ours.CONFIGS[0], rotate=True, pingpong=True, nopersist=True, heavy_first="chunks"),
-    dict(block_M=192, block_N=128, num_stages=2, threads=384, rotate=True, pingpong=True,
-         nopersist=True, heavy_first="chunks"),
     # Causal blocks in launch order instead of the longest first.
     dict(ours.CONFIGS[0], heavy_first=False),
     dict(ours.CONFIGS[0], rotate=True, pingpong=True, heavy_first=False),

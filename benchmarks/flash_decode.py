@@ -78,7 +78,11 @@ SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "M
 # 128-token tiles in 2 stages with reuse (one K and one V buffer, 72 KB,
 # three blocks an SM; Triton's fastest kernel at B64 H32/32 has the same
 # shape) took 1-1.5% off the best of the rest at B64 H32/32 N16384 and
-# N32768 (BENCHMARKS.md 2026-12-03, final).
+# N32768 (BENCHMARKS.md 2026-12-03, final). 64-token tiles in 3 stages with
+# reuse on two warps (64 threads: the softmax's row reductions and P's
+# staging shared by two warps instead of four) and on one warp (32
+# threads) took 1-2% off the best of ours at B64 H32/32, level with
+# Triton's (BENCHMARKS.md 2026-12-04).
 CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=64, num_stages=2),
            dict(block_N=64, num_stages=3, cp_async=True),
@@ -86,14 +90,16 @@ CONFIGS = [dict(block_N=128, num_stages=2), dict(block_N=64, num_stages=4),
            dict(block_N=32, num_stages=3, cp_async=True),
            dict(block_N=128, num_stages=3, cp_async=True, reuse=True),
            dict(block_N=64, num_stages=3, cp_async=True, reuse=True),
-           dict(block_N=128, num_stages=2, cp_async=True, reuse=True)]
+           dict(block_N=128, num_stages=2, cp_async=True, reuse=True),
+           dict(block_N=64, num_stages=3, cp_async=True, reuse=True, threads=64),
+           dict(block_N=64, num_stages=3, cp_async=True, reuse=True, threads=32)]
 
 
 def describe(config, splits):
     c = config
     return (f"N{c['block_N']} s{c['num_stages']}" +
             (" cp.async" if c.get("cp_async") else "") + (" reuse" if c.get("reuse") else "")
-            + f" splits={splits}")
+            + (f" t{c['threads']}" if "threads" in c else "") + f" splits={splits}")
 
 
 class Case:

@@ -52,6 +52,11 @@ def main():
     decode_cp = [fd.FlashDecode(1, 32, kv, 128, max_seq=1000, num_splits=4, target="cuda",
                                 pass_configs=pc, **fd.RESIDENT2)
                  for kv in (32, 8) for pc in (fd.CP_ASYNC, reuse, grouped)]
+    # With reuse-slots on two warps and on one (64 and 32 threads: the
+    # softmax's reductions and P's staging across fewer warps).
+    decode_cp += [fd.FlashDecode(1, 32, kv, 128, max_seq=1000, num_splits=4, target="cuda",
+                                 pass_configs=reuse, threads=threads, **fd.RESIDENT2)
+                  for kv in (32, 8) for threads in (64, 32)]
     bwd = fab.FlashAttnBwd(1, 2, 200, 64, True, target="cuda", block_M=64, block_N=64,
                            threads=256, dq_tma=True)
     overlap = fab.FlashAttnBwd(1, 2, 200, 64, True, target="cuda", block_M=128, block_N=64,
@@ -84,6 +89,8 @@ def main():
     o = decode(q, k, v, lens)
     cp_inputs = [fd.make_inputs(1, 32, kv, 128, [1000], device="cuda", seed=1)[:4]
                  for kv in (32, 8) for _ in range(3)]
+    cp_inputs += [fd.make_inputs(1, 32, kv, 128, [1000], device="cuda", seed=2)[:4]
+                  for kv in (32, 8) for _ in range(2)]
     cp_outs = [kernel(*args) for kernel, args in zip(decode_cp, cp_inputs)]
     bq, bk, bv, bdo = (torch.randn(1, 2, 200, 64, device="cuda").half() for _ in range(4))
     bo, blse = fab.forward(bq, bk, bv, True)

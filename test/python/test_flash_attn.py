@@ -103,16 +103,6 @@ def test_flash_attn_ragged_sequence(is_causal, stage_o, target):
     assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
 
 
-@pytest.mark.parametrize("batch,heads", [(3, 4), (1, 6), (1, 7)])
-def test_flash_attn_chunked_order(batch, heads, target):
-    """Causal blocks longest first over chunks of (head, batch) pairs
-    (heavy_first="chunks"): 12 pairs make chunks of 4, 6 of 3, 7 of 1;
-    four query blocks, the last partial (S = 200, end-aligned)."""
-    o_err, lse_err = run(target, batch, heads, 200, 64, True, block_M=64, block_N=32,
-                         heavy_first="chunks")
-    assert o_err < TOL["float16"] and lse_err < LSE_TOL, (o_err, lse_err)
-
-
 def test_flash_attn_bfloat16_default_blocks(target):
     o_err, lse_err = run(target, 1, 1, 256, 128, is_causal=True, dtype="bfloat16")
     assert o_err < TOL["bfloat16"] and lse_err < LSE_TOL, (o_err, lse_err)

@@ -21,7 +21,6 @@ import torch
 
 import tilelang_mlir.language as T
 
-from .block_order import heavy_first_blocks
 from .online_softmax import softmax_finish, softmax_reset, softmax_state, softmax_step
 
 FullRow = T.GemmWarpPolicy.FullRow
@@ -52,7 +51,7 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
     def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype),
              V: T.Tensor(kv_shape, dtype), O: T.Tensor(q_shape, dtype),
              LSE: T.Tensor((batch, heads, seq_len), accum)):
-        with T.Kernel(q_blocks, heads, batch, threads=threads) as (bx_launch, by_launch, bz_launch):
+        with T.Kernel(q_blocks, heads, batch, threads=threads) as (bx_launch, by, bz):
             Q_shared = T.alloc_shared((block_M, dim), dtype)
             K_shared = T.alloc_shared((block_N, dim), dtype)
             V_shared = T.alloc_shared((block_N, dim), dtype)
@@ -61,15 +60,9 @@ def flash_attn(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=12
             acc_o = T.alloc_fragment((block_M, dim), accum)
             state = softmax_state(block_M)  # the online softmax's row state
 
-            # Causal: the longest blocks first, so the last wave is short.
-            if heavy_first == "chunks":
-                rank, by, bz = heavy_first_blocks(bx_launch, by_launch, bz_launch, q_blocks, heads,
-                                                  batch)
-                bx = q_blocks - 1 - rank
-            else:
-                by, bz = by_launch, bz_launch
-                bx = q_blocks - 1 - bx_launch if heavy_first else bx_launch
             kv_head = by // groups
+            # Causal: the longest blocks first, so the last wave is short.
+            bx = q_blocks - 1 - bx_launch if heavy_first else bx_launch
             if end_aligned:
                 # The blocks' rows end at the sequence's end; the first block
                 # starts at row 0 and overlaps the second (both write the
@@ -137,11 +130,10 @@ PASS_CONFIGS = {"tl.enable_rotate": True, "tl.enable_pingpong": True}
 
 def describe(config):
     """'128x128 s2 t256': block_M x block_N, stages, threads (and 'launch
-    order' where causal blocks are not taken longest first, 'chunked
-    order' where they are over chunks of heads, 'direct O'
+    order' where causal blocks are not taken longest first, 'direct O'
     where O is stored from the registers)."""
     c = config
-    order = {False: " launch order", "chunks": " chunked order"}.get(c.get("heavy_first"), "")
+    order = " launch order" if c.get("heavy_first") is False else ""
     direct = " direct O" if c.get("stage_o") is False else ""
     return f"{c['block_M']}x{c['block_N']} s{c['num_stages']} t{c['threads']}{order}{direct}"
 
