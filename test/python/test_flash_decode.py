@@ -109,6 +109,19 @@ def test_flash_decode_reuse_slots(target, stages):
     assert err < TOL["float16"], err
 
 
+@pytest.mark.parametrize("threads", [64, 32])
+@pytest.mark.parametrize("kv_heads", [16, 2], ids=["mha", "gqa"])
+def test_flash_decode_few_warps(target, threads, kv_heads):
+    """The reuse-slots split kernel on two warps and on one (the softmax's
+    row reductions and P's staging across fewer warps; the benchmark's
+    fastest at B64 H32/32): multi-head and GQA, ragged lengths, a paged
+    cache."""
+    err = run(target, 16, kv_heads, 128, [200, 31, 129], num_splits=3, page_size=64,
+              block_N=64, num_stages=3, threads=threads,
+              pass_configs=dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True}))
+    assert err < TOL["float16"], err
+
+
 def test_flash_decode_reuse_slots_frees_a_slot():
     """With tl.pipeline_reuse_slots the 3-stage cp.async split kernel holds
     one K and one V tile less (64 x 128 halves each), so three blocks fit
