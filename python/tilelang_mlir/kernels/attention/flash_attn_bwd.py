@@ -17,9 +17,10 @@ Three tile programs, FlashAttention-2 style:
   3. postprocess: dQ scaled and cast to the input dtype.
 Causal attention starts each KV block's walk at the diagonal and zeroes P
 above it in the tiles that cross the diagonal; its blocks launch longest
-first over chunks of (KV head, batch) pairs (`block_order`). Sequence tails need no
-masks: rows past the end load as zeros (dO, Delta = 0 make their P, dS
-contribute nothing) and their stores and atomic adds are dropped.
+first over chunks of (KV head, batch) pairs (`block_order`). Sequence
+tails need no masks: rows past the end load as zeros (dO, Delta = 0 make
+their P, dS contribute nothing) and their stores and atomic adds are
+dropped.
 
 Offers the three programs, `bwd_buffers` and `grads_of_tile` (the
 buffers and the gradient step both this and the variable-length backward
