@@ -82,6 +82,7 @@ private:
   bool uses(size_t statement, Value buffer);
   std::optional<size_t> lastReader(size_t producer,
                                    ArrayRef<size_t> consumers);
+  static SmallVector<size_t> statementsOf(ArrayRef<Instance> instances);
   Value mapValue(OpBuilder &b, Value v, IRMapping &map);
 
   PipelinedOp loop;
@@ -288,6 +289,15 @@ std::optional<size_t> LoopExpander::lastReader(size_t producer,
   return last;
 }
 
+/// The statements of `instances`, in order.
+SmallVector<size_t>
+LoopExpander::statementsOf(ArrayRef<Instance> instances) {
+  SmallVector<size_t> out;
+  for (const Instance &inst : instances)
+    out.push_back(inst.statement);
+  return out;
+}
+
 /// The consumers in order, each producer right after the last of them that
 /// reads its buffer, behind a barrier (one for the producers placed
 /// together): the producer writes the slot a consumer of this step read.
@@ -295,9 +305,7 @@ std::optional<size_t> LoopExpander::lastReader(size_t producer,
 /// one: its slot was read at an earlier step, before this step's barrier.
 void LoopExpander::emitReusing(OpBuilder &b, ArrayRef<Instance> consumers,
                                ArrayRef<Instance> producerInstances) {
-  SmallVector<size_t> consumerStatements;
-  for (const Instance &c : consumers)
-    consumerStatements.push_back(c.statement);
+  SmallVector<size_t> consumerStatements = statementsOf(consumers);
   SmallVector<SmallVector<Instance>> after(consumers.size() + 1);
   for (const Instance &p : producerInstances)
     after[lastReader(p.statement, consumerStatements)
@@ -476,10 +484,7 @@ void LoopExpander::emitGrouped(OpBuilder &b, StepKind kind,
                                ArrayRef<Instance> consumers,
                                ArrayRef<Instance> producerInstances) {
   int64_t groups = producerStatements.size();
-  SmallVector<size_t> consumerStatements;
-  for (const Instance &c : consumers)
-    consumerStatements.push_back(c.statement);
-  SmallVector<size_t> at = placeProducers(consumerStatements);
+  SmallVector<size_t> at = placeProducers(statementsOf(consumers));
   // Groups below `landed` have landed and are visible to every thread.
   int64_t committed = 0, landed = std::numeric_limits<int64_t>::min();
   bool barrierInStep = false, barrierSinceConsumer = false;
