@@ -4,13 +4,15 @@ explicitly warp-specialized GEMMs of test_explicit_ws.py (roles, user
 barriers, TMA and per-thread cp.async), the bulk (TMA reduce-add) atomic
 add of test_bulk_atomic_add.py, flash decoding's split and combine kernels
 the FlashAttention backward with dq added by TMA (synchronous and
-asynchronous gemms) and persistent forward and backward walks, for compute-sanitizer
+asynchronous gemms), persistent forward and backward walks and launched ones
+whose tile copies the TMA producer issues, for compute-sanitizer
 (memcheck, racecheck) on a GPU machine."""
 
 import os
 import sys
 
 import torch
+import torch.nn.attention
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "python"))
 
@@ -74,6 +76,13 @@ def main():
                        target="cuda", pass_configs=dict(fa.PASS_CONFIGS, **walk))]
     bwd_walk = fab.FlashAttnBwd(1, 2, 512, 64, True, target="cuda", block_M=128, block_N=128,
                                 threads=256, dq_tma=True, pass_configs=walk)
+    # Launched one block a tile with the tile copies (Q forward, K/V
+    # backward) issued by the TMA producer: D=128, a ragged sequence.
+    tiles = {"tl.persistent_sms": 0, "tl.producer_tile_copies": True}
+    fwd += [tl.compile(fa.flash_attn(1, 2, 500, 128, True), out_idx=[3, 4], target="cuda",
+                       pass_configs=dict(fa.PASS_CONFIGS, **tiles))]
+    bwd_tiles = fab.FlashAttnBwd(1, 2, 200, 128, True, target="cuda", block_M=128, block_N=64,
+                                 threads=256, dq_tma=True, overlap=True, pass_configs=tiles)
     if not torch.cuda.is_available():
         print("compiled only: no GPU here (AOT prepare)")
         return
@@ -100,6 +109,11 @@ def main():
     walked = [kernel(wq, wk, wv) for kernel in fwd[:2]]
     aq, ak, av = (x[:, :, :500].contiguous() for x in (wq, wk, wv))
     aligned, _ = fwd[2](aq, ak, av)
+    tq, tk, tv = (torch.randn(1, 2, 500, 128, device="cuda").half() for _ in range(3))
+    tiled, _ = fwd[3](tq, tk, tv)
+    cq, ck, cv, cdo = (torch.randn(1, 2, 200, 128, device="cuda").half() for _ in range(4))
+    co, clse = fab.forward(cq, ck, cv, True)
+    tiled_grads = bwd_tiles(cq, ck, cv, co, cdo, clse)
     wo, wlse = fab.forward(wq, wk, wv, True)
     walked_grads = bwd_walk(wq, wk, wv, wo, wdo, wlse)
     torch.cuda.synchronize()
@@ -110,6 +124,14 @@ def main():
     o_ref = torch.nn.functional.scaled_dot_product_attention(
         aq.float(), ak.float(), av.float(), is_causal=True)
     assert ((aligned.float() - o_ref).norm() / o_ref.norm()) < 1e-2
+    # (PyTorch's own float32 kernel at D=128, memory-efficient attention,
+    # reports races under racecheck: the math backend instead.)
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        o_ref = torch.nn.functional.scaled_dot_product_attention(
+            tq.float(), tk.float(), tv.float(), is_causal=True)
+    assert ((tiled.float() - o_ref).norm() / o_ref.norm()) < 1e-2
+    for g, r in zip(tiled_grads, fab.reference(cq, ck, cv, cdo, True)):
+        assert ((g.float() - r).norm() / r.norm()) < 1e-2
     for g, r in zip(walked_grads, fab.reference(wq, wk, wv, wdo, True)):
         assert ((g.float() - r).norm() / r.norm()) < 1e-2
     assert (total.double() - ref).abs().max() < 1e-4

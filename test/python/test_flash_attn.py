@@ -218,6 +218,25 @@ def assert_walk_matches(program, pass_configs, sms, is_causal):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dim", [64, 128])
+def test_flash_attn_producer_tile_copies(is_causal, dim):
+    """Launched one block a tile (no walk) with the Q tile copied by the
+    TMA producer (tl.producer_tile_copies) instead of the consumers'
+    threads, and O staged through it: the Hopper schedule, a masked KV
+    tail and a partial last Q block (S = 500)."""
+    program = fa.flash_attn(2, 3, 500, dim, is_causal)
+    configs = dict(fa.PASS_CONFIGS, **{"tl.persistent_sms": 0, "tl.producer_tile_copies": True})
+    kernel = tl.compile(program, out_idx=[3, 4], target="cuda", pass_configs=configs)
+    plain = tl.compile(program, out_idx=[3, 4], target="cuda",
+                       pass_configs=dict(configs, **{"tl.producer_tile_copies": False}))
+    tma = "cp.async.bulk.tensor.4d.shared::cluster.global"
+    assert (kernel.get_kernel_source().count(tma) > plain.get_kernel_source().count(tma))
+    q, k, v = (torch.randn(program.params[0].shape).half() for _ in range(3))
+    assert_matches_on_gpu(kernel, q, k, v, is_causal)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("stage_o", [True, False], ids=["staged", "direct"])
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
 def test_flash_attn_three_warpgroups_persistent(is_causal, stage_o):

@@ -134,6 +134,26 @@ def test_flash_attn_bwd_realistic_gqa_bf16():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dim", [64, 128])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_bwd_producer_tile_copies(is_causal, dim):
+    """The Hopper tiles launched one block a tile with K and V copied by
+    the TMA producer (tl.producer_tile_copies) and reused for the dK/dV
+    stores: GQA, a ragged sequence (the last block's K and V rows past the
+    end zero-filled by TMA)."""
+    blocks = fab.default_blocks(dim, is_causal, True)
+    configs = dict(blocks.pop("pass_configs", {}),
+                   **{"tl.persistent_sms": 0, "tl.producer_tile_copies": True})
+    def tma_copies(passes):
+        main = fab.FlashAttnBwd(2, 8, 1000, dim, is_causal, 2, target="cuda",
+                                pass_configs=passes, **blocks).main
+        return main.get_kernel_source().count("cp.async.bulk.tensor.4d.shared::cluster.global")
+    assert tma_copies(configs) > tma_copies(dict(configs, **{"tl.producer_tile_copies": False}))
+    errors = run("cuda", 2, 8, 1000, dim, is_causal, groups=2, pass_configs=configs, **blocks)
+    assert max(errors) < TOL["float16"], errors
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("overlap", [False, True], ids=["sync", "overlap"])
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
 def test_flash_attn_bwd_persistent(is_causal, overlap):

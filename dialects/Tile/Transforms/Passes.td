@@ -127,6 +127,15 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
     blocks up to T, and the runtime launches one per multiprocessor of the
     device it runs on (rounded down to a multiple of n).
 
+    The TMA copies before the loop into buffers of their own (attention's
+    query tile in the forward, K and V in the backward: the tile copies) go
+    to the producer in a persistent kernel, on a ring of two tile slots
+    filled for the next tile while the consumers finish this one. With
+    `producer-tile-copies=true` a kernel that is not persistent hands them
+    to the producer too: it issues them once, on a barrier of one slot,
+    before its loop's copies, and the consumers wait for them where the
+    copies were instead of copying with their own threads.
+
     Loops that do not qualify are left to `tile-pipeline`. Runs before
     layout inference, which sees the consumer's threads as the kernel's.
 
@@ -187,7 +196,13 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
            /*default=*/"false",
            "In a rotated loop, mark the wait for O += P V "
            "`tile.sched_barrier` (the lowering puts a zero nanosleep before "
-           "it, which ptxas does not move the wait above)">
+           "it, which ptxas does not move the wait above)">,
+    Option<"producerTileCopies", "producer-tile-copies", "bool",
+           /*default=*/"false",
+           "In a kernel that is not persistent, the producer issues the "
+           "TMA copies before the loop into buffers of their own (the tile "
+           "copies) once, on a barrier of their own, and the consumers "
+           "wait for them where the copies were">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect"];

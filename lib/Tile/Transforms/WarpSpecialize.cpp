@@ -120,6 +120,9 @@ private:
   bool prefetchTiles = false;
 
 public:
+  /// A kernel that is not persistent has the producer issue its tile
+  /// copies too, once, before its loop (see `tilesOnce` in `run`).
+  bool producerTileCopies = false;
   int64_t clusterSize = 1;
   int64_t persistentSms = 0;
   /// Consumer warpgroups may take turns at their gemms (see `pingpong`).
@@ -979,6 +982,12 @@ void Specializer::run() {
   // The tile copies' buffers on rings of two tile slots (see
   // `prefetchTiles`), with their own barriers.
   llvm::MapVector<Value, Value> tileSlotted;
+  // Not persistent: the producer issues the tile copies (attention's K and
+  // V in the backward, Q in the forward) once, on a barrier of their own,
+  // before its loop's; the consumers wait for them where the copies were.
+  // Without this the consumers' threads copy them (global loads and shared
+  // stores) while the producer's loop copies wait for nothing.
+  bool tilesOnce = !persistent && producerTileCopies && !tileCopies.empty();
   prefetchTiles &= persistent;
   if (prefetchTiles)
     for (CopyOp copy : tileCopies)
@@ -1057,6 +1066,32 @@ void Specializer::run() {
       FenceProxyAsyncOp::create(eb, loc);
       BarrierArriveOp::create(eb, loc, tileEmpty, slot, IntegerAttr(),
                               UnitAttr());
+    }
+  }
+
+  if (tilesOnce) {
+    Value tileFull = AllocBarrierOp::create(top, loc, barriersOf(1),
+                                            top.getDenseI64ArrayAttr({1}));
+    OpBuilder tb(producer->getTerminator());
+    Value zero = arith::ConstantIndexOp::create(tb, loc, 0);
+    BarrierArriveOp::create(tb, loc, tileFull, zero,
+                            tb.getI64IntegerAttr(tileBytes), UnitAttr());
+    for (CopyOp p : tileCopies) {
+      SmallVector<Value> srcOffsets, dstOffsets;
+      for (Value o : p.getSrcOffsets())
+        srcOffsets.push_back(cloneForProducer(tb, o, pmap));
+      for (Value o : p.getDstOffsets())
+        dstOffsets.push_back(cloneForProducer(tb, o, pmap));
+      CopyOp::create(tb, p.getLoc(), p.getSrc(), srcOffsets, p.getDst(),
+                     dstOffsets, tileFull, zero, p.getSrcSizesAttr(),
+                     p.getDstSizesAttr(), UnitAttr(), IntegerAttr(),
+                     p.getSrcElementAttr(), p.getDstElementAttr());
+    }
+    for (CopyOp p : tileCopies) {
+      OpBuilder wb(p);
+      Value c0 = arith::ConstantIndexOp::create(wb, loc, 0);
+      BarrierWaitOp::create(wb, loc, tileFull, c0, c0);
+      p.erase();
     }
   }
 
@@ -1322,6 +1357,7 @@ struct TileWarpSpecializePass
       s.allowPingpong = pingpong;
       s.allowRotate = rotate;
       s.schedBarrier = rotateSchedBarrier;
+      s.producerTileCopies = producerTileCopies;
       if (succeeded(s.analyze()))
         s.run();
     }

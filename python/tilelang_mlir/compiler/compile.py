@@ -199,6 +199,12 @@ KNOWN_PASS_CONFIGS = {
                          "this runs as a persistent kernel (default 132, the H100/H200 "
                          "multiprocessors; 0 turns it off); it launches one block per "
                          "multiprocessor of the device it runs on",
+    "tl.producer_tile_copies": "sm_90a, warp-specialized kernels that are not persistent: the "
+                               "TMA producer also issues the copies before the pipelined loop "
+                               "into buffers of their own (attention's K and V in the backward, "
+                               "Q in the forward), once, and the consumers wait for them "
+                               "instead of copying with their own threads "
+                               "(tile-warp-specialize producer-tile-copies=true)",
     "tl.enable_pingpong": "sm_90a: consumer warpgroups take turns at the gemms of attention-like "
                           "loops, one turn for both gemms of a rotated iteration "
                           "(tile-warp-specialize pingpong=true; off by default: alone it is "

@@ -55,6 +55,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     pingpong = "true" if pass_configs.get("tl.enable_pingpong", False) else "false"
     rotate = "true" if pass_configs.get("tl.enable_rotate", False) else "false"
     sched = "true" if pass_configs.get("tl.rotate_sched_barrier", False) else "false"
+    tiles = "true" if pass_configs.get("tl.producer_tile_copies", False) else "false"
     merge_off = bool(pass_configs.get("tl.disable_barrier_merge", False))
     early = bool(pass_configs.get("tl.enable_early_copies", False))
     reuse = bool(pass_configs.get("tl.pipeline_reuse_slots", False))
@@ -64,7 +65,8 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                             "other: a copy into the buffer its step reads must follow the "
                             "readers")
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
-                 f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched}}})"]
+                 f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched} "
+                 f"producer-tile-copies={tiles}}})"]
                 if specialize else []) + [
         f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}"
         f" reuse-slots={'true' if reuse else 'false'}"

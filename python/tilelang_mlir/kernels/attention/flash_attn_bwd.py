@@ -237,6 +237,7 @@ BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
           128: dict(block_M=64, block_N=64, threads=256)}
 _LOOP_TID = {"tl.enable_loop_thread_index": True}
 _NARROW = {"tl.narrow_index": True}
+_TILES = {"tl.producer_tile_copies": True}
 # Hopper (wgmma and TMA): 128 key rows a block over two consumer warpgroups,
 # dq by TMA reduce-add; per (head dim, causal), the fastest of CONFIGS on the
 # H200 (BENCHMARKS.md 2026-12-03; at D=64 causal `overlap` read 352, 400 and
@@ -247,15 +248,21 @@ _NARROW = {"tl.narrow_index": True}
 # At D=128 the index arithmetic is 32-bit (`tl.narrow_index`): ptxas
 # spills nothing (64-bit: 4 / 8 bytes full, 28 / 24 causal), and in
 # interleaved rounds it read 487 / 431 TFLOP/s against 492 / 421
-# (BENCHMARKS.md 2026-12-03 night). FlashAttnBwd takes these on such a target.
+# (BENCHMARKS.md 2026-12-03 night). The kernels launched one block a tile
+# have the TMA producer copy K and V (`tl.producer_tile_copies`) instead of
+# the consumers' threads: in two A/B runs of 5 and 7 rounds (the second in
+# reverse order) causal read 1-3% faster and full level to 2.6% faster
+# (BENCHMARKS.md 2026-12-04, runs AI-AJ). FlashAttnBwd takes these on such a
+# target.
 HOPPER_BLOCKS = {(64, False): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=_LOOP_TID),
                  (64, True): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
-                                  pass_configs=dict(_LOOP_TID, **{"tl.persistent_sms": 0})),
+                                  pass_configs=dict(_LOOP_TID, **_TILES,
+                                                    **{"tl.persistent_sms": 0})),
                  (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
-                                    pass_configs=_NARROW),
+                                    pass_configs=dict(_NARROW, **_TILES)),
                  (128, True): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
-                                   overlap=True, pass_configs=_NARROW)}
+                                   overlap=True, pass_configs=dict(_NARROW, **_TILES))}
 CONFIGS = [
     dict(block_M=64, block_N=64, threads=128),
     dict(block_M=64, block_N=64, threads=256),
@@ -304,6 +311,13 @@ CONFIGS = [
          pass_configs=dict(_LOOP_TID, **{"tl.persistent_sms": 0})),
     dict(block_M=128, block_N=128, threads=256, dq_tma=True,
          pass_configs=dict(_LOOP_TID, **{"tl.persistent_sms": 0})),
+    # K and V copied by the TMA producer (the defaults of the launched
+    # kernels) next to the same tiles copying them with the consumers.
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, pass_configs=dict(_NARROW, **_TILES)),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True,
+         pass_configs=dict(_NARROW, **_TILES)),
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True,
+         pass_configs=dict(_LOOP_TID, **_TILES, **{"tl.persistent_sms": 0})),
 ]
 
 
