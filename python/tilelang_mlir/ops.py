@@ -144,9 +144,7 @@ def _compiled(key: tuple):
         from .kernels.attention import flash_decode as fd
         _, B, H, KVH, D, pages, page_size, max_pages, scale, dtype, _ = key
         block_N = _decode_block_N(page_size, max_pages, target)
-        config = dict(block_N=block_N)
-        if target == "cuda":  # (fd.RESIDENT2: two blocks a multiprocessor)
-            config.update(num_stages=fd.RESIDENT2["num_stages"], pass_configs=fd.CP_ASYNC)
+        config = _decode_config(B, H, KVH, block_N, target)
         splits = fd.default_splits(B, KVH, page_size * max_pages, block_N,
                                    waves=2 if target == "cuda" else 1)
         return fd.FlashDecode(B, H, KVH, D, page_size=page_size, num_pages=pages,
@@ -628,6 +626,32 @@ def _decode_block_N(page_size, max_pages, target):
     while page_size % block_N:
         block_N //= 2
     return block_N
+
+
+# Multi-head decoding (one query head per KV head) with at least this many
+# (sequence, KV head) blocks runs its split kernel on two warps (64
+# threads, `tl.pipeline_reuse_slots`): the score tile has one real row of
+# 16, and on fewer warps its row reductions and P's staging cross fewer
+# warps. In A/B rounds on the H200 (BENCHMARKS.md 2026-12-04, later, run
+# AP) it took 2-5% off B64 H32/32 (2048 blocks) and was 1-8% slower at
+# B16 H32/32 (512 blocks) and with 8 KV heads.
+_DECODE_FEW_WARP_BLOCKS = 1024
+
+
+def _decode_config(B, H, KVH, block_N, target):
+    """The decode split kernel's tiles and pass configs on `target`: on a
+    GPU fd.RESIDENT2's 3 stages loaded with cp.async (two blocks a
+    multiprocessor), on two warps with reused slots for multi-head
+    decoding of many blocks."""
+    from .kernels.attention import flash_decode as fd
+    config = dict(block_N=block_N)
+    if target != "cuda":
+        return config
+    config.update(num_stages=fd.RESIDENT2["num_stages"], pass_configs=dict(fd.CP_ASYNC))
+    if H == KVH and block_N == 64 and B * KVH >= _DECODE_FEW_WARP_BLOCKS:
+        config.update(threads=64, pass_configs=dict(fd.CP_ASYNC,
+                                                    **{"tl.pipeline_reuse_slots": True}))
+    return config
 
 
 def _index(op, name, t, shape_text, shape):

@@ -300,6 +300,21 @@ def test_flash_decode(dtype):
     torch.library.opcheck(tlops.flash_decode, (q, k, v, lens, table))
 
 
+def test_flash_decode_config():
+    """The GPU's split kernel: 3 stages by cp.async; two warps with reused
+    slots only for multi-head decoding of 1024 blocks or more with
+    64-token tiles; the CPU keeps the program's defaults."""
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    plain = tlops._decode_config(16, 32, 32, 64, "cuda")
+    assert plain == dict(block_N=64, num_stages=3, pass_configs=fd.CP_ASYNC)
+    few = tlops._decode_config(64, 32, 32, 64, "cuda")
+    assert few["threads"] == 64 and few["pass_configs"]["tl.pipeline_reuse_slots"]
+    assert "threads" not in tlops._decode_config(128, 32, 8, 64, "cuda")  # GQA
+    assert "threads" not in tlops._decode_config(64, 32, 32, 32, "cuda")  # small pages
+    assert tlops._decode_config(64, 32, 32, 64, "cpu") == dict(block_N=64)
+
+
 def test_flash_decode_small_pages_and_head_dim_32():
     """Pages of 16 tokens (16-token KV tiles), head dim 32, plain MHA."""
     from tilelang_mlir.kernels.attention import flash_decode as fd

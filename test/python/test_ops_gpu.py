@@ -133,6 +133,19 @@ def test_flash_decode(dtype, D, page_size):
     torch.library.opcheck(tlops.flash_decode, (q, k, v, lens, table))
 
 
+def test_flash_decode_many_heads_on_two_warps():
+    """Multi-head decoding of 1024 (sequence, KV head) blocks: the split
+    kernel on two warps with reused slots; ragged lengths, a shuffled
+    block table."""
+    from tilelang_mlir.kernels.attention import flash_decode as fd
+
+    lens = [300, 1, 64, 129] * 8
+    q, k, v, lens, table = fd.make_inputs(32, 32, 32, 128, lens, page_size=64, device=DEV)
+    assert "threads" in tlops._decode_config(32, 32, 32, 64, "cuda")
+    o = tlops.flash_decode(q, k, v, lens, table)
+    assert rel(o, fd.reference(q, k, v, lens, table)) < TOL[torch.float16]
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_mla_decode(dtype):
     from tilelang_mlir.kernels.attention import mla_decode as mla

@@ -130,7 +130,8 @@ HOPPER = dict(block_N=128, num_stages=2)
 # blocks share a multiprocessor; with twice the one-wave split count
 # (default_splits(..., waves=2)) it is within 6% of the fastest config in
 # every case of benchmarks/flash_decode.py on the H200 and the fastest in 10
-# of the 18 (BENCHMARKS.md 2026-12-02).
+# of the 18 (BENCHMARKS.md 2026-12-02). Multi-head decoding of many
+# blocks runs it on two warps (ops._decode_config).
 RESIDENT2 = dict(block_N=64, num_stages=3)
 CP_ASYNC = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}
 
