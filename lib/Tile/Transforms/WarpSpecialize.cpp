@@ -1011,17 +1011,19 @@ void Specializer::run() {
                                      offsets, sizes, strides);
   };
 
-  // The producer's copy `p` into slot `slot` of its ring, through barrier
-  // `bar` (multicast to `cast` blocks when given), offsets recomputed.
+  // The producer's copy `p` into slot `slot` of its ring (or into `dst`
+  // when given), through barrier `bar` (multicast to `cast` blocks when
+  // given), offsets recomputed.
   auto produceCopy = [&](OpBuilder &ib, CopyOp p, Value bar, Value slot,
-                         IntegerAttr cast) {
+                         IntegerAttr cast, Value dst = Value()) {
     SmallVector<Value> srcOffsets, dstOffsets;
     for (Value o : p.getSrcOffsets())
       srcOffsets.push_back(cloneForProducer(ib, o, pmap));
     for (Value o : p.getDstOffsets())
       dstOffsets.push_back(cloneForProducer(ib, o, pmap));
     CopyOp::create(ib, p.getLoc(), p.getSrc(), srcOffsets,
-                   slotView(ib, p.getDst(), slot), dstOffsets, bar, slot,
+                   dst ? dst : slotView(ib, p.getDst(), slot), dstOffsets, bar,
+                   slot,
                    p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(), cast,
                    p.getSrcElementAttr(), p.getDstElementAttr());
   };
@@ -1076,17 +1078,8 @@ void Specializer::run() {
     Value zero = arith::ConstantIndexOp::create(tb, loc, 0);
     BarrierArriveOp::create(tb, loc, tileFull, zero,
                             tb.getI64IntegerAttr(tileBytes), UnitAttr());
-    for (CopyOp p : tileCopies) {
-      SmallVector<Value> srcOffsets, dstOffsets;
-      for (Value o : p.getSrcOffsets())
-        srcOffsets.push_back(cloneForProducer(tb, o, pmap));
-      for (Value o : p.getDstOffsets())
-        dstOffsets.push_back(cloneForProducer(tb, o, pmap));
-      CopyOp::create(tb, p.getLoc(), p.getSrc(), srcOffsets, p.getDst(),
-                     dstOffsets, tileFull, zero, p.getSrcSizesAttr(),
-                     p.getDstSizesAttr(), UnitAttr(), IntegerAttr(),
-                     p.getSrcElementAttr(), p.getDstElementAttr());
-    }
+    for (CopyOp p : tileCopies)
+      produceCopy(tb, p, tileFull, zero, IntegerAttr(), p.getDst());
     for (CopyOp p : tileCopies) {
       OpBuilder wb(p);
       Value c0 = arith::ConstantIndexOp::create(wb, loc, 0);
