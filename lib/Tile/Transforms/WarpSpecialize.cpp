@@ -1023,9 +1023,8 @@ void Specializer::run() {
       dstOffsets.push_back(cloneForProducer(ib, o, pmap));
     CopyOp::create(ib, p.getLoc(), p.getSrc(), srcOffsets,
                    dst ? dst : slotView(ib, p.getDst(), slot), dstOffsets, bar,
-                   slot,
-                   p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(), cast,
-                   p.getSrcElementAttr(), p.getDstElementAttr());
+                   slot, p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
+                   cast, p.getSrcElementAttr(), p.getDstElementAttr());
   };
 
   // Tile copies: the producer issues tile j's into slot j mod 2 once the
@@ -1054,10 +1053,11 @@ void Specializer::run() {
       Block *tileBody = cTiles.forOp.getBody();
       OpBuilder tb(moved.front());
       auto [slot, parity] = ringPosition(tb, cTiles.iteration, 2);
+      // One barrier for all of them: one wait, where the first copy was.
+      OpBuilder wb(tileCopies.front());
+      BarrierWaitOp::create(wb, loc, tileFull, slot, parity);
       for (CopyOp p : tileCopies) {
         Value view = slotView(tb, p.getDst(), slot);
-        OpBuilder wb(p);
-        BarrierWaitOp::create(wb, loc, tileFull, slot, parity);
         Value old = p.getDst();
         p.erase();
         old.replaceUsesWithIf(view, [&](OpOperand &use) {
@@ -1080,12 +1080,12 @@ void Specializer::run() {
                             tb.getI64IntegerAttr(tileBytes), UnitAttr());
     for (CopyOp p : tileCopies)
       produceCopy(tb, p, tileFull, zero, IntegerAttr(), p.getDst());
-    for (CopyOp p : tileCopies) {
-      OpBuilder wb(p);
-      Value c0 = arith::ConstantIndexOp::create(wb, loc, 0);
-      BarrierWaitOp::create(wb, loc, tileFull, c0, c0);
+    // One wait for all of them, where the first copy was.
+    OpBuilder wb(tileCopies.front());
+    Value c0 = arith::ConstantIndexOp::create(wb, loc, 0);
+    BarrierWaitOp::create(wb, loc, tileFull, c0, c0);
+    for (CopyOp p : tileCopies)
       p.erase();
-    }
   }
 
   // Producer: the copies alone.
