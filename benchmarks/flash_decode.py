@@ -128,9 +128,9 @@ class Case:
 
     def ours(self, config, splits, target):
         config = dict(config)
-        passes = dict(ours.CP_ASYNC) if config.pop("cp_async", False) else None
-        if config.pop("reuse", False):
-            passes["tl.pipeline_reuse_slots"] = True
+        passes = None
+        if config.pop("cp_async", False):
+            passes = ours.CP_ASYNC_REUSE if config.pop("reuse", False) else ours.CP_ASYNC
         return ours.FlashDecode(self.batch, HEADS, self.kv_heads, DIM, max_seq=self.cache,
                                 num_splits=splits, target=target, dtype=self.dtype,
                                 pass_configs=passes, **config)

@@ -49,7 +49,7 @@ def main():
     # barrier after the gemm that read its slot).
     # With tl.pipeline_group_per_copy on top (a group per copy, each gemm
     # waiting for its own buffer).
-    reuse = dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True})
+    reuse = fd.CP_ASYNC_REUSE
     grouped = dict(reuse, **{"tl.pipeline_group_per_copy": True})
     decode_cp = [fd.FlashDecode(1, 32, kv, 128, max_seq=1000, num_splits=4, target="cuda",
                                 pass_configs=pc, **fd.RESIDENT2)

@@ -649,8 +649,7 @@ def _decode_config(B, H, KVH, block_N, target):
         return config
     config.update(num_stages=fd.RESIDENT2["num_stages"], pass_configs=dict(fd.CP_ASYNC))
     if H == KVH and block_N == 64 and B * KVH >= _DECODE_FEW_WARP_BLOCKS:
-        config.update(threads=64, pass_configs=dict(fd.CP_ASYNC,
-                                                    **{"tl.pipeline_reuse_slots": True}))
+        config.update(threads=64, pass_configs=dict(fd.CP_ASYNC_REUSE))
     return config
 
 

@@ -144,6 +144,7 @@ def test_flash_attn_bwd_producer_tile_copies(is_causal, dim):
     blocks = fab.default_blocks(dim, is_causal, True)
     configs = dict(blocks.pop("pass_configs", {}),
                    **{"tl.persistent_sms": 0, "tl.producer_tile_copies": True})
+
     def tma_copies(passes):
         main = fab.FlashAttnBwd(2, 8, 1000, dim, is_causal, 2, target="cuda",
                                 pass_configs=passes, **blocks).main

@@ -105,7 +105,7 @@ def test_flash_decode_reuse_slots(target, stages):
     P V gemm, each behind a barrier): GQA, ragged lengths, a paged cache."""
     err = run(target, 16, 2, 128, [200, 31, 129], num_splits=3, page_size=64, block_N=64,
               num_stages=stages,
-              pass_configs=dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True}))
+              pass_configs=fd.CP_ASYNC_REUSE)
     assert err < TOL["float16"], err
 
 
@@ -118,7 +118,7 @@ def test_flash_decode_few_warps(target, threads, kv_heads):
     cache."""
     err = run(target, 16, kv_heads, 128, [200, 31, 129], num_splits=3, page_size=64,
               block_N=64, num_stages=3, threads=threads,
-              pass_configs=dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True}))
+              pass_configs=fd.CP_ASYNC_REUSE)
     assert err < TOL["float16"], err
 
 
@@ -180,9 +180,8 @@ def test_reuse_slots_excludes_early_copies():
         tl.compile(fd.flash_decode_split(1, 8, 8, 64, 1, 256, 1, 1, direct=True, block_N=64,
                                          num_stages=3),
                    out_idx=[5, 6], target="cuda:sm_80",
-                   pass_configs=dict(fd.CP_ASYNC, **{"tl.pipeline_reuse_slots": True,
-                                                     "tl.enable_early_copies": True,
-                                                     "tl.disable_cache": True}))
+                   pass_configs=dict(fd.CP_ASYNC_REUSE, **{"tl.enable_early_copies": True,
+                                                           "tl.disable_cache": True}))
 
 
 @pytest.mark.parametrize("num_splits,dim", [(64, 128), (5, 64), (24, 512)])

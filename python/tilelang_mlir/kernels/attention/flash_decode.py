@@ -134,6 +134,9 @@ HOPPER = dict(block_N=128, num_stages=2)
 # blocks runs it on two warps (ops._decode_config).
 RESIDENT2 = dict(block_N=64, num_stages=3)
 CP_ASYNC = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}
+# The same with num_stages - 1 K/V slots, each copy into the slot its
+# step's gemm just read (tl.pipeline_reuse_slots).
+CP_ASYNC_REUSE = dict(CP_ASYNC, **{"tl.pipeline_reuse_slots": True})
 
 
 def default_splits(batch, kv_heads, max_seq, block_N=128, sms=132, waves=1):
