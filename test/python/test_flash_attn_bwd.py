@@ -155,6 +155,33 @@ def test_flash_attn_bwd_producer_tile_copies(is_causal, dim):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dim", [64, 128])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_flash_attn_bwd_early_tile_release(is_causal, dim):
+    """dK and dV stored from their fragments (`dkv_tile`) in a persistent
+    walk over 5 blocks with K and V freed after the loop
+    (tl.early_tile_release): several tiles a block, the next tile's K and
+    V copied during this tile's epilogue, dK and dV stored by TMA (4-d
+    boxes, the rows past the ragged end clipped); GQA. At D=128 the walk
+    has one K/V slot: without the option two do not fit and the kernel is
+    launched one block a tile."""
+    blocks = dict(fab.default_blocks(dim, is_causal, True), dkv_tile=True)
+    configs = dict(blocks.pop("pass_configs", {}),
+                   **{"tl.persistent_sms": 5, "tl.early_tile_release": True})
+
+    def source(passes):
+        return fab.FlashAttnBwd(2, 8, 1000, dim, is_causal, 2, target="cuda",
+                                pass_configs=passes, **blocks).main.get_kernel_source()
+    walked = source(configs)
+    assert "%nctaid.x" in walked  # a persistent walk
+    assert walked.count("cp.async.bulk.tensor.4d.global.shared::cta") >= 2  # dK, dV by TMA
+    if dim == 128:
+        assert "%nctaid.x" not in source(dict(configs, **{"tl.early_tile_release": False}))
+    errors = run("cuda", 2, 8, 1000, dim, is_causal, groups=2, pass_configs=configs, **blocks)
+    assert max(errors) < TOL["float16"], errors
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("overlap", [False, True], ids=["sync", "overlap"])
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
 def test_flash_attn_bwd_persistent(is_causal, overlap):

@@ -131,6 +131,11 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
     query tile in the forward, K and V in the backward: the tile copies) go
     to the producer in a persistent kernel, on a ring of two tile slots
     filled for the next tile while the consumers finish this one. With
+    `early-tile-release=true`, where nothing uses the buffers after the
+    loop (the backward with dK and dV stored from their fragments), the
+    consumers free the slot right after the loop, and where two slots do
+    not fit in shared memory but one does the ring has one slot: the next
+    tile's copies land during this tile's epilogue. With
     `producer-tile-copies=true` a kernel that is not persistent hands them
     to the producer too: it issues them once, on a barrier of one slot,
     before its loop's copies, and the consumers wait for them where the
@@ -202,7 +207,13 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "func::FuncOp"> {
            "In a kernel that is not persistent, the producer issues the "
            "TMA copies before the loop into buffers of their own (the tile "
            "copies) once, on a barrier of their own, and the consumers "
-           "wait for them where the copies were">
+           "wait for them where the copies were">,
+    Option<"earlyTileRelease", "early-tile-release", "bool",
+           /*default=*/"false",
+           "In a persistent kernel whose tile copies' buffers nothing uses "
+           "after the loop, the consumers free their slot right after the "
+           "loop instead of at the end of the tile, and one slot suffices "
+           "where two do not fit">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect"];

@@ -262,7 +262,13 @@ LogicalResult NVVMKernelLowering::collectTensorMaps() {
 /// kernel, a copy of a whole 2-d fragment to a kernel argument (16-byte
 /// rows, 2- or 4-byte elements, at most 256 rows, whole 128-byte panels)
 /// when a staging buffer of the fragment's size in the output type fits in
-/// shared memory beside everything else.
+/// shared memory beside everything else. The argument has rank 2, or 3 to
+/// 5 for a fragment of 64 rows or more in a persistent kernel (a box of
+/// ones but the last two sizes: the attention backward's (batch, head,
+/// row, column) dK and dV), where the stores overlap the next tile; a
+/// launched kernel's epilogue of such tiles read level with the threads'
+/// own stores (the D=128 backward), and decoding's partial outputs of a
+/// few heads are not worth the staging tile's shared memory.
 void NVVMKernelLowering::chooseTmaStores() {
   WarpSpecializeOp ws;
   kernel.walk([&](WarpSpecializeOp w) { ws = w; });
@@ -270,6 +276,7 @@ void NVVMKernelLowering::chooseTmaStores() {
     return;
   int64_t need = 0;
   SmallVector<Operation *> found;
+  int64_t maxRank = kernel->hasAttr("tile.persistent") ? 5 : 2;
   ws.getConsumer().walk([&](CopyOp copy) {
     auto frag = copy.getSrc().getDefiningOp<AllocFragmentOp>();
     auto arg = dyn_cast<BlockArgument>(copy.getDst());
@@ -277,21 +284,33 @@ void NVVMKernelLowering::chooseTmaStores() {
       return;
     MemRefType src = frag.getType();
     auto dst = cast<MemRefType>(copy.getDst().getType());
-    if (src.getRank() != 2 || dst.getRank() != 2 ||
+    int64_t rank = dst.getRank();
+    if (src.getRank() != 2 || rank < 2 || rank > maxRank ||
         !dst.getLayout().isIdentity())
       return;
+    ArrayRef<int64_t> dstSizes = copy.getDstSizes();
     if (ArrayRef<int64_t>(copy.getSrcSizes()) != src.getShape() ||
-        ArrayRef<int64_t>(copy.getDstSizes()) != src.getShape())
+        dstSizes.take_back(2) != src.getShape() ||
+        llvm::any_of(dstSizes.drop_back(2), [](int64_t n) { return n != 1; }))
       return;
     for (Value o : copy.getSrcOffsets())
       if (!matchPattern(o, m_Zero()))
         return;
     int64_t eb = elementBytes(dst.getElementType());
-    if ((eb != 2 && eb != 4) || ShapedType::isDynamic(dst.getDimSize(1)) ||
-        (dst.getDimSize(1) * eb) % 16)
+    if (eb != 2 && eb != 4)
       return;
+    // Tensor maps need every stride but the innermost a multiple of 16
+    // bytes, known when the map is built at compile time.
+    int64_t stride = eb;
+    for (int64_t d = rank - 1; d > 0; --d) {
+      if (ShapedType::isDynamic(dst.getDimSize(d)))
+        return;
+      stride *= dst.getDimSize(d);
+      if (stride % 16)
+        return;
+    }
     int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
-    if (rows > 256 || cols % (128 / eb))
+    if (rows > 256 || cols % (128 / eb) || (rank > 2 && rows < 64))
       return;
     need = std::max(need, rows * cols * eb);
     found.push_back(copy);
@@ -306,6 +325,20 @@ void NVVMKernelLowering::chooseTmaStores() {
     return;
   tmaStores.insert(found.begin(), found.end());
   stagingBytes = need;
+}
+
+/// The coordinates of a TMA box at `offsets` (outermost first) moved `c0`
+/// along the innermost dimension: i32, innermost first.
+static SmallVector<Value> tmaCoordinates(OpBuilder &b, Location loc,
+                                         ArrayRef<Value> offsets, int64_t c0) {
+  SmallVector<Value> coords;
+  for (int64_t d = offsets.size() - 1; d >= 0; --d) {
+    Value o = offsets[d];
+    if (d == (int64_t)offsets.size() - 1 && c0)
+      o = arith::AddIOp::create(b, loc, o, cIdx(b, loc, c0));
+    coords.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), o));
+  }
+  return coords;
 }
 
 /// The epilogue copy of a fragment through the staging buffer: once the
@@ -346,16 +379,12 @@ LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
   unsigned mapIndex = copyTensorMap.lookup(op);
   Value desc = gpuFunc.getArgument(mapIndex);
   int64_t width = tensorMaps[mapIndex].box.back();
-  Value row = map.lookupOrDefault(op.getDstOffsets()[0]);
-  Value col = map.lookupOrDefault(op.getDstOffsets()[1]);
+  SmallVector<Value> offsets;
+  for (Value o : op.getDstOffsets())
+    offsets.push_back(map.lookupOrDefault(o));
   guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
     for (int64_t c0 = 0; c0 < cols; c0 += width) {
-      Value c = c0 ? arith::AddIOp::create(gb, loc, col, cIdx(gb, loc, c0))
-                         .getResult()
-                   : col;
-      SmallVector<Value> coords = {
-          arith::IndexCastOp::create(gb, loc, gb.getI32Type(), c),
-          arith::IndexCastOp::create(gb, loc, gb.getI32Type(), row)};
+      SmallVector<Value> coords = tmaCoordinates(gb, loc, offsets, c0);
       Value elems =
           emitSharedOffset(gb, loc, staging.allocShape,
                            {cIdx(gb, loc, 0), cIdx(gb, loc, c0)}, eb, 128,
@@ -370,20 +399,6 @@ LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
     NVVM::CpAsyncBulkCommitGroupOp::create(gb, loc);
   });
   return success();
-}
-
-/// The coordinates of a TMA box at `offsets` (outermost first) moved `c0`
-/// along the innermost dimension: i32, innermost first.
-static SmallVector<Value> tmaCoordinates(OpBuilder &b, Location loc,
-                                         ArrayRef<Value> offsets, int64_t c0) {
-  SmallVector<Value> coords;
-  for (int64_t d = offsets.size() - 1; d >= 0; --d) {
-    Value o = offsets[d];
-    if (d == (int64_t)offsets.size() - 1 && c0)
-      o = arith::AddIOp::create(b, loc, o, cIdx(b, loc, c0));
-    coords.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), o));
-  }
-  return coords;
 }
 
 /// A bulk atomic add of a shared tile (see collectTensorMaps): every

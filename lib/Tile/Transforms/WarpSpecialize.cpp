@@ -113,16 +113,28 @@ private:
   bool zigzag = false;
   // A persistent block's tile copies: TMA copies before the loop (the
   // query tile of attention) that the producer issues for the next tile
-  // while the consumers finish this one, on a ring of two tile slots.
+  // while the consumers finish this one, on a ring of `tileSlots` tile
+  // slots: two where they fit; with `earlyTileRelease`, one where only one
+  // does and nothing uses the buffers after the loop (the backward's K and
+  // V with dK and dV stored from their fragments), so that the next tile's
+  // copies land during this tile's epilogue. `releaseAfterLoop`: the
+  // consumers free the slot right after the loop, not at the end of the
+  // tile.
   void findTileCopies();
+  bool tilesDeadAfterLoop();
   SmallVector<CopyOp> tileCopies;
   int64_t tileBytes = 0;
   bool prefetchTiles = false;
+  int64_t tileSlots = 2;
+  bool releaseAfterLoop = false;
 
 public:
   /// A kernel that is not persistent has the producer issue its tile
   /// copies too, once, before its loop (see `tilesOnce` in `run`).
   bool producerTileCopies = false;
+  /// Tile copies dead after the loop free their slot there; one slot may
+  /// do (see `tileSlots`).
+  bool earlyTileRelease = false;
   int64_t clusterSize = 1;
   int64_t persistentSms = 0;
   /// Consumer warpgroups may take turns at their gemms (see `pingpong`).
@@ -565,10 +577,11 @@ void Specializer::analyzeSplitRing() {
 }
 
 /// The bytes of the kernel's shared allocations once specialized: the
-/// produced buffers times the stages, the tile copies' buffers twice.
+/// produced buffers times the stages, the tile copies' buffers times
+/// `tileSlots`.
 static int64_t sharedBytes(KernelOp kernel, int64_t stages,
                            const llvm::SmallSetVector<Value, 4> &buffers,
-                           ArrayRef<CopyOp> tileCopies) {
+                           ArrayRef<CopyOp> tileCopies, int64_t tileSlots) {
   int64_t total = 0;
   kernel.walk([&](AllocSharedOp alloc) {
     MemRefType type = alloc.getType();
@@ -578,7 +591,7 @@ static int64_t sharedBytes(KernelOp kernel, int64_t stages,
     else if (llvm::any_of(tileCopies, [&](CopyOp c) {
                return c.getDst() == alloc.getResult();
              }))
-      bytes *= 2;
+      bytes *= tileSlots;
     total += llvm::alignTo(bytes, 128);
   });
   return total;
@@ -619,6 +632,19 @@ void Specializer::findTileCopies() {
     tileCopies.push_back(copy);
     tileBytes += copyBytes(copy);
   }
+}
+
+/// Whether every use of the tile copies' buffers is the copy or in the
+/// loop: the loop's last iteration is their last reader.
+bool Specializer::tilesDeadAfterLoop() {
+  Block &kbody = kernel.getBody().front();
+  return llvm::all_of(tileCopies, [&](CopyOp copy) {
+    return llvm::all_of(copy.getDst().getUses(), [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      return user == copy.getOperation() ||
+             kbody.findAncestorOpInBlock(*user) == loop.getOperation();
+    });
+  });
 }
 
 /// A persistent kernel when the constant grid (of up to three dimensions)
@@ -671,9 +697,17 @@ void Specializer::choosePersistent() {
   // faster than the hardware's own block order, and slower where the work
   // differs (BENCHMARKS.md 2026-12-03, persistent attention).
   int64_t stages = std::max<int64_t>(loop.getNumStages(), 1);
-  prefetchTiles =
-      !tileCopies.empty() &&
-      sharedBytes(kernel, stages, buffers, tileCopies) <= 232448 - 8192;
+  auto fits = [&](int64_t slots) {
+    return sharedBytes(kernel, stages, buffers, tileCopies, slots) <=
+           232448 - 8192;
+  };
+  releaseAfterLoop =
+      earlyTileRelease && !tileCopies.empty() && tilesDeadAfterLoop();
+  prefetchTiles = !tileCopies.empty() && fits(2);
+  if (!prefetchTiles && releaseAfterLoop && fits(1)) {
+    prefetchTiles = true;
+    tileSlots = 1;
+  }
   if ((grid.size() == 3 || !varying.empty()) && !prefetchTiles)
     return;
   uniformDims = uniform;
@@ -991,7 +1025,7 @@ void Specializer::run() {
   prefetchTiles &= persistent;
   if (prefetchTiles)
     for (CopyOp copy : tileCopies)
-      tileSlotted.insert({copy.getDst(), ringOf(copy.getDst(), 2)});
+      tileSlotted.insert({copy.getDst(), ringOf(copy.getDst(), tileSlots)});
   auto slotView = [&](OpBuilder &ib, Value old, Value slot) -> Value {
     Value ring = slotted.lookup(old);
     if (!ring)
@@ -1027,20 +1061,21 @@ void Specializer::run() {
                    cast, p.getSrcElementAttr(), p.getDstElementAttr());
   };
 
-  // Tile copies: the producer issues tile j's into slot j mod 2 once the
-  // consumers released that slot (after tile j - 2), before the tile's
-  // loop copies; the consumers wait for them where the copies were, use the
-  // slot for the whole tile and release it at its end (after a proxy fence:
-  // they may have written it, and TMA writes it next).
+  // Tile copies: the producer issues tile j's into slot j mod S (S =
+  // tileSlots) once the consumers released that slot (after tile j - S),
+  // before the tile's loop copies; the consumers wait for them where the
+  // copies were, use the slot for the tile and release it at its end, or
+  // right after the loop when nothing later uses it (`releaseAfterLoop`),
+  // after a proxy fence: they may have written it, and TMA writes it next.
   if (prefetchTiles) {
-    auto tileBarrierType = barriersOf(2);
+    auto tileBarrierType = barriersOf(tileSlots);
     Value tileFull = AllocBarrierOp::create(top, loc, tileBarrierType,
                                             top.getDenseI64ArrayAttr({1}));
     Value tileEmpty = AllocBarrierOp::create(
         top, loc, tileBarrierType, top.getDenseI64ArrayAttr({consumerWarps}));
     {
       OpBuilder tb(pTiles.forOp.getBody()->getTerminator());
-      auto [slot, parity] = ringPosition(tb, pTiles.iteration, 2);
+      auto [slot, parity] = ringPosition(tb, pTiles.iteration, tileSlots);
       Value flipped = arith::XOrIOp::create(
           tb, loc, parity, arith::ConstantIndexOp::create(tb, loc, 1));
       BarrierWaitOp::create(tb, loc, tileEmpty, slot, flipped);
@@ -1052,7 +1087,7 @@ void Specializer::run() {
     {
       Block *tileBody = cTiles.forOp.getBody();
       OpBuilder tb(moved.front());
-      auto [slot, parity] = ringPosition(tb, cTiles.iteration, 2);
+      auto [slot, parity] = ringPosition(tb, cTiles.iteration, tileSlots);
       // One barrier for all of them: one wait, where the first copy was.
       OpBuilder wb(tileCopies.front());
       BarrierWaitOp::create(wb, loc, tileFull, slot, parity);
@@ -1064,7 +1099,12 @@ void Specializer::run() {
           return cTiles.forOp->isAncestor(use.getOwner());
         });
       }
-      OpBuilder eb(tileBody->getTerminator());
+      // After the loop: the consumer's loop (and its last wait for gemms
+      // in flight) is built in front of `loop`.
+      OpBuilder eb = releaseAfterLoop
+                         ? OpBuilder(loop->getBlock(),
+                                     std::next(loop->getIterator()))
+                         : OpBuilder(tileBody->getTerminator());
       FenceProxyAsyncOp::create(eb, loc);
       BarrierArriveOp::create(eb, loc, tileEmpty, slot, IntegerAttr(),
                               UnitAttr());
@@ -1351,6 +1391,7 @@ struct TileWarpSpecializePass
       s.allowRotate = rotate;
       s.schedBarrier = rotateSchedBarrier;
       s.producerTileCopies = producerTileCopies;
+      s.earlyTileRelease = earlyTileRelease;
       if (succeeded(s.analyze()))
         s.run();
     }

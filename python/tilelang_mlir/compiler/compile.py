@@ -205,6 +205,11 @@ KNOWN_PASS_CONFIGS = {
                                "Q in the forward), once, and the consumers wait for them "
                                "instead of copying with their own threads "
                                "(tile-warp-specialize producer-tile-copies=true)",
+    "tl.early_tile_release": "sm_90a, persistent warp-specialized kernels: where nothing uses "
+                             "the tile copies' buffers after the pipelined loop, the consumers "
+                             "free them right after it (the next tile's copies land during the "
+                             "epilogue), on one slot where two do not fit in shared memory "
+                             "(tile-warp-specialize early-tile-release=true)",
     "tl.enable_pingpong": "sm_90a: consumer warpgroups take turns at the gemms of attention-like "
                           "loops, one turn for both gemms of a rotated iteration "
                           "(tile-warp-specialize pingpong=true; off by default: alone it is "

@@ -56,6 +56,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     rotate = "true" if pass_configs.get("tl.enable_rotate", False) else "false"
     sched = "true" if pass_configs.get("tl.rotate_sched_barrier", False) else "false"
     tiles = "true" if pass_configs.get("tl.producer_tile_copies", False) else "false"
+    release = "true" if pass_configs.get("tl.early_tile_release", False) else "false"
     merge_off = bool(pass_configs.get("tl.disable_barrier_merge", False))
     early = bool(pass_configs.get("tl.enable_early_copies", False))
     reuse = bool(pass_configs.get("tl.pipeline_reuse_slots", False))
@@ -66,7 +67,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                             "readers")
     pipeline = ([f"func.func(tile-warp-specialize{{cluster-size={cluster} "
                  f"persistent-sms={persistent} pingpong={pingpong} rotate={rotate} rotate-sched-barrier={sched} "
-                 f"producer-tile-copies={tiles}}})"]
+                 f"producer-tile-copies={tiles} early-tile-release={release}}})"]
                 if specialize else []) + [
         f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}"
         f" reuse-slots={'true' if reuse else 'false'}"

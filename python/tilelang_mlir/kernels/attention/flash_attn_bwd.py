@@ -123,7 +123,7 @@ def grads_of_tile(K_shared, V_shared, q, do, delta, qkT, dsT, pT, dsT_cast, dsT_
 
 def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_M=64, block_N=64,
                    num_stages=2, threads=128, dtype="float16", sm_scale=None, dq_tma=False,
-                   overlap=False, heavy_first=None):
+                   overlap=False, heavy_first=None, dkv_tile=False):
     """dK, dV (outputs 8 and 9) and dQ accumulated into dQ_accum (float32,
     without the softmax scale) of one KV block per (block, KV head, batch).
     sm_scale: the forward's softmax scale (default 1 / sqrt(D)). dq_tma: each step's dq
@@ -136,7 +136,12 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
     in shared memory. heavy_first (default: causal): the blocks launch
     longest first over chunks of (KV head, batch) pairs
     (`block_order.heavy_first_blocks`), else in grid order (a head's longest
-    first)."""
+    first). dkv_tile: dK and dV are copied from their fragments (on sm_90a
+    the compiler stages them in a shared tile of its own and stores them by
+    TMA) instead of through the K and V tiles, so that nothing reads K and V
+    after the loop: a persistent walk (`tl.persistent_sms`) then holds one
+    K/V slot, freed when the loop ends, and loads the next tile's K and V
+    during this tile's epilogue, where two slots would not fit (D=128)."""
     if heads % groups:
         raise ValueError(f"flash_attn_bwd: heads ({heads}) must be a multiple of groups ({groups})")
     # P = exp2(S scale - LSE log2(e))
@@ -201,11 +206,17 @@ def flash_attn_bwd(batch, heads, seq_len, dim, is_causal=False, groups=1, block_
                     T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq_shared, use_tma=True)
                 else:
                     T.atomic_add(dQ_accum[bz, h, k * block_N, 0], dq)
-            for i, j in T.Parallel(block_M, dim):  # stage dK, dV for coalesced stores
-                K_shared[i, j] = dk[i, j] * ds_scale
-            T.copy(K_shared, dK[bz, by, bx * block_M, 0])
-            T.copy(dv, V_shared)
-            T.copy(V_shared, dV[bz, by, bx * block_M, 0])
+            if dkv_tile:  # through the compiler's staging tile (TMA stores)
+                for i, j in T.Parallel(block_M, dim):
+                    dk[i, j] = dk[i, j] * ds_scale
+                T.copy(dk, dK[bz, by, bx * block_M, 0])
+                T.copy(dv, dV[bz, by, bx * block_M, 0])
+            else:
+                for i, j in T.Parallel(block_M, dim):  # staged for coalesced stores
+                    K_shared[i, j] = dk[i, j] * ds_scale
+                T.copy(K_shared, dK[bz, by, bx * block_M, 0])
+                T.copy(dv, V_shared)
+                T.copy(V_shared, dV[bz, by, bx * block_M, 0])
 
     return main
 
@@ -238,6 +249,9 @@ BLOCKS = {64: dict(block_M=64, block_N=64, threads=128),
 _LOOP_TID = {"tl.enable_loop_thread_index": True}
 _NARROW = {"tl.narrow_index": True}
 _TILES = {"tl.producer_tile_copies": True}
+# A persistent walk whose K/V slot is freed when the loop ends (with
+# `dkv_tile`: one slot fits at D=128).
+_EARLY = {"tl.early_tile_release": True}
 # Hopper (wgmma and TMA): 128 key rows a block over two consumer warpgroups,
 # dq by TMA reduce-add; per (head dim, causal), the fastest of CONFIGS on the
 # H200 (BENCHMARKS.md 2026-12-03; at D=64 causal `overlap` read 352, 400 and
@@ -252,15 +266,22 @@ _TILES = {"tl.producer_tile_copies": True}
 # have the TMA producer copy K and V (`tl.producer_tile_copies`) instead of
 # the consumers' threads: in two A/B runs of 5 and 7 rounds (the second in
 # reverse order) causal read 1-3% faster and full level to 2.6% faster
-# (BENCHMARKS.md 2026-12-04, runs AI-AJ). FlashAttnBwd takes these on such a
-# target.
+# (BENCHMARKS.md 2026-12-04, runs AI-AJ). The full D=128 kernel walks
+# persistently instead, dK and dV stored by TMA from their fragments
+# (`dkv_tile`) and one K/V slot freed after the loop (`tl.early_tile_release`;
+# the loop's addresses recomputed in the loop keep ptxas from spilling): in
+# five A/B comparisons it read -0.6% to +2.8% against the launched kernel,
+# +1.4% on average (BENCHMARKS.md 2026-12-04, runs AQ-AS); causal, the
+# static walk read 7% slower than the launched heavy-first order.
+# FlashAttnBwd takes these on such a target.
 HOPPER_BLOCKS = {(64, False): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=_LOOP_TID),
                  (64, True): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                   pass_configs=dict(_LOOP_TID, **_TILES,
                                                     **{"tl.persistent_sms": 0})),
                  (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
-                                    pass_configs=dict(_NARROW, **_TILES)),
+                                    dkv_tile=True,
+                                    pass_configs=dict(_NARROW, **_LOOP_TID, **_EARLY, **_TILES)),
                  (128, True): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=dict(_NARROW, **_TILES))}
 CONFIGS = [
@@ -318,6 +339,15 @@ CONFIGS = [
          pass_configs=dict(_NARROW, **_TILES)),
     dict(block_M=128, block_N=128, threads=256, dq_tma=True,
          pass_configs=dict(_LOOP_TID, **_TILES, **{"tl.persistent_sms": 0})),
+    # dK and dV stored from their fragments (by TMA in a persistent walk),
+    # K and V freed after the loop: at D=128 a persistent walk on one K/V
+    # slot (the full default), at D=64 on two.
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, dkv_tile=True,
+         pass_configs=dict(_NARROW, **_LOOP_TID, **_EARLY)),
+    dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True, dkv_tile=True,
+         pass_configs=dict(_NARROW, **_LOOP_TID, **_EARLY)),
+    dict(block_M=128, block_N=128, threads=256, dq_tma=True, overlap=True, dkv_tile=True,
+         pass_configs=dict(_LOOP_TID, **_EARLY)),
 ]
 
 
@@ -330,6 +360,7 @@ def describe(config):
     return (f"{c['block_M']}x{c['block_N']} s{c.get('num_stages', 2)} t{c['threads']}" +
             (" dq-tma" if c.get("dq_tma") else "") + (" overlap" if c.get("overlap") else "") +
             (" grid order" if c.get("heavy_first") is False else "") +
+            (" dkv-tile" if c.get("dkv_tile") else "") +
             "".join(f" {k.removeprefix('tl.')}" + ("" if v is True else f"={v}")
                     for k, v in (c.get("pass_configs") or {}).items()))
 
