@@ -83,12 +83,14 @@ def main():
                        pass_configs=dict(fa.PASS_CONFIGS, **tiles))]
     bwd_tiles = fab.FlashAttnBwd(1, 2, 200, 128, True, target="cuda", block_M=128, block_N=64,
                                  threads=256, dq_tma=True, overlap=True, pass_configs=tiles)
-    # The full D=128 default: a persistent walk on one K/V slot freed after
-    # the loop, dK and dV stored by TMA from their fragments (4 tiles over
-    # 2 blocks, a ragged sequence).
-    early = dict(fab.default_blocks(128, False, True))
-    early["pass_configs"] = dict(early["pass_configs"], **walk)
-    bwd_early = fab.FlashAttnBwd(1, 2, 200, 128, False, target="cuda", **early)
+    # D=128 as a persistent walk on one K/V slot freed after the loop, dK
+    # and dV stored by TMA from their fragments (4 tiles over 2 blocks, a
+    # ragged sequence).
+    early = {"tl.early_tile_release": True, "tl.enable_loop_thread_index": True,
+             "tl.narrow_index": True, "tl.producer_tile_copies": True}
+    bwd_early = fab.FlashAttnBwd(1, 2, 200, 128, False, target="cuda", block_M=128, block_N=64,
+                                 threads=256, dq_tma=True, dkv_tile=True,
+                                 pass_configs=dict(early, **walk))
     if not torch.cuda.is_available():
         print("compiled only: no GPU here (AOT prepare)")
         return

@@ -266,22 +266,21 @@ _EARLY = {"tl.early_tile_release": True}
 # have the TMA producer copy K and V (`tl.producer_tile_copies`) instead of
 # the consumers' threads: in two A/B runs of 5 and 7 rounds (the second in
 # reverse order) causal read 1-3% faster and full level to 2.6% faster
-# (BENCHMARKS.md 2026-12-04, runs AI-AJ). The full D=128 kernel walks
-# persistently instead, dK and dV stored by TMA from their fragments
-# (`dkv_tile`) and one K/V slot freed after the loop (`tl.early_tile_release`;
-# the loop's addresses recomputed in the loop keep ptxas from spilling): in
-# five A/B comparisons it read -0.6% to +2.8% against the launched kernel,
-# +1.4% on average (BENCHMARKS.md 2026-12-04, runs AQ-AS); causal, the
-# static walk read 7% slower than the launched heavy-first order.
-# FlashAttnBwd takes these on such a target.
+# (BENCHMARKS.md 2026-12-04, runs AI-AJ). A persistent D=128 walk (dK and
+# dV stored by TMA from their fragments, `dkv_tile`, one K/V slot freed
+# after the loop, `tl.early_tile_release`; in CONFIGS) read -0.6% to +2.8%
+# against these launched tiles in five A/B comparisons on one machine but
+# 1-4% below them in the benchmark on another (BENCHMARKS.md 2026-12-04
+# evening, runs AS-AT); causal, the static walk read 7% slower than the
+# launched heavy-first order (run AR). FlashAttnBwd takes these on such a
+# target.
 HOPPER_BLOCKS = {(64, False): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=_LOOP_TID),
                  (64, True): dict(block_M=128, block_N=128, threads=256, dq_tma=True,
                                   pass_configs=dict(_LOOP_TID, **_TILES,
                                                     **{"tl.persistent_sms": 0})),
                  (128, False): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
-                                    dkv_tile=True,
-                                    pass_configs=dict(_NARROW, **_LOOP_TID, **_EARLY, **_TILES)),
+                                    pass_configs=dict(_NARROW, **_TILES)),
                  (128, True): dict(block_M=128, block_N=64, threads=256, dq_tma=True,
                                    overlap=True, pass_configs=dict(_NARROW, **_TILES))}
 CONFIGS = [
@@ -341,7 +340,7 @@ CONFIGS = [
          pass_configs=dict(_LOOP_TID, **_TILES, **{"tl.persistent_sms": 0})),
     # dK and dV stored from their fragments (by TMA in a persistent walk),
     # K and V freed after the loop: at D=128 a persistent walk on one K/V
-    # slot (the full default), at D=64 on two.
+    # slot, at D=64 on two.
     dict(block_M=128, block_N=64, threads=256, dq_tma=True, dkv_tile=True,
          pass_configs=dict(_NARROW, **_LOOP_TID, **_EARLY)),
     dict(block_M=128, block_N=64, threads=256, dq_tma=True, overlap=True, dkv_tile=True,
