@@ -258,6 +258,11 @@ int64_t sharedLinear(ArrayRef<int64_t> allocShape, ArrayRef<int64_t> index,
 int64_t sharedPanelElements(ArrayRef<int64_t> allocShape, int64_t elementBytes,
                             int64_t swizzleBytes);
 
+/// Whether a tensor map can describe global memref `type`: every stride but
+/// the innermost a multiple of 16 bytes, known at compile time (every
+/// dimension but the outermost static).
+bool tensorMapStrides(MemRefType type);
+
 /// The largest power of two known to divide the index value `v` (at most
 /// `cap`), from constants, products, sums, shifts, remainders, casts,
 /// selects and affine.apply.

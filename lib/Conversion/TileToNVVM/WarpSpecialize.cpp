@@ -297,18 +297,8 @@ void NVVMKernelLowering::chooseTmaStores() {
       if (!matchPattern(o, m_Zero()))
         return;
     int64_t eb = elementBytes(dst.getElementType());
-    if (eb != 2 && eb != 4)
+    if ((eb != 2 && eb != 4) || !tensorMapStrides(dst))
       return;
-    // Tensor maps need every stride but the innermost a multiple of 16
-    // bytes, known when the map is built at compile time.
-    int64_t stride = eb;
-    for (int64_t d = rank - 1; d > 0; --d) {
-      if (ShapedType::isDynamic(dst.getDimSize(d)))
-        return;
-      stride *= dst.getDimSize(d);
-      if (stride % 16)
-        return;
-    }
     int64_t rows = src.getDimSize(0), cols = src.getDimSize(1);
     if (rows > 256 || cols % (128 / eb) || (rank > 2 && rows < 64))
       return;

@@ -204,18 +204,8 @@ bool Specializer::isTmaCopy(CopyOp copy) {
     if (!matchPattern(o, m_Zero()))
       return false;
   int64_t eb = src.getElementTypeBitWidth() / 8;
-  if (eb == 0)
+  if (eb == 0 || !tensorMapStrides(src))
     return false;
-  // Tensor maps need row strides that are multiples of 16 bytes: known at
-  // compile time (every dimension but the outermost static).
-  int64_t stride = eb;
-  for (int64_t d = src.getRank() - 1; d > 0; --d) {
-    if (ShapedType::isDynamic(src.getDimSize(d)))
-      return false;
-    stride *= src.getDimSize(d);
-    if (stride % 16)
-      return false;
-  }
   // A destination whose rows are wider than its swizzle span is filled one
   // panel at a time (a box one span wide), so only the boxes must fit the
   // 256-element limit: the 64 x 512 latent tile of MLA is eight boxes.

@@ -817,6 +817,20 @@ int64_t mlir::tile::sharedPanelElements(ArrayRef<int64_t> allocShape,
   return swizzleBytes / elementBytes;
 }
 
+bool mlir::tile::tensorMapStrides(MemRefType type) {
+  int64_t stride = type.getElementTypeBitWidth() / 8;
+  if (stride == 0)
+    return false;
+  for (int64_t d = type.getRank() - 1; d > 0; --d) {
+    if (ShapedType::isDynamic(type.getDimSize(d)))
+      return false;
+    stride *= type.getDimSize(d);
+    if (stride % 16)
+      return false;
+  }
+  return true;
+}
+
 int64_t mlir::tile::sharedLinear(ArrayRef<int64_t> allocShape,
                                  ArrayRef<int64_t> index, int64_t elementBytes,
                                  int64_t swizzleBytes) {
