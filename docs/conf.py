@@ -63,5 +63,34 @@ def _generate(app):
                         os.path.join(DOCS, out)], check=True, stdout=subprocess.DEVNULL)
 
 
+def _mlir_lexer():
+    """A small Pygments lexer for the MLIR in the ODS reference and the
+    tutorials (Pygments has none): comments, SSA values, attributes and
+    types, op names, numbers."""
+    from pygments.lexer import RegexLexer
+    from pygments import token
+
+    class MLIRLexer(RegexLexer):
+        name = "MLIR"
+        aliases = ["mlir"]
+        tokens = {"root": [
+            (r"//.*?$", token.Comment),
+            (r'"[^"]*"', token.String),
+            (r"%[\w.$:#-]+", token.Name.Variable),
+            (r"\^[\w.$-]+", token.Name.Label),
+            (r"@[\w.$-]+", token.Name.Function),
+            (r"#[\w.$]+", token.Name.Attribute),
+            (r"![\w.$]+", token.Keyword.Type),
+            (r"\b(memref|tensor|vector|index|[iuf]\d+|bf16|tf32)\b", token.Keyword.Type),
+            (r"\b[a-z_]\w*\.[\w.]+", token.Name.Builtin),
+            (r"-?\d+(\.\d+)?(e[+-]?\d+)?", token.Number),
+            (r"\s+", token.Text),
+            (r".", token.Text),
+        ]}
+
+    return MLIRLexer
+
+
 def setup(app):
     app.connect("builder-inited", _generate)
+    app.add_lexer("mlir", _mlir_lexer())
