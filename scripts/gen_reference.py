@@ -145,7 +145,8 @@ def describe(qualname: str, obj, drop_builder: bool = False, members: bool = Tru
         out = directive("class", qualname, signature(obj), own_doc(obj))
         if members:
             for name, member in obj.__dict__.items():
-                if name.startswith("_"):
+                # public members with a docstring (the class's own says the rest)
+                if name.startswith("_") or not own_doc(getattr(member, "__func__", member)):
                     continue
                 if isinstance(member, property):
                     out += directive("property", f"{qualname}.{name}", "", own_doc(member))
