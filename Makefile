@@ -1,7 +1,8 @@
 # tilelang-mlir: two commands for a fresh machine.
 #   make demo   set everything up, compile and run the seed GEMM
-#   make test   set everything up, run every test (lit + pytest, then the
-#               CPU tests again against the self-contained wheel)
+#   make test   set everything up, run every test (lit + pytest, the docs
+#               build, then the CPU tests again against the self-contained wheel)
+#   make docs   the documentation site, into build/docs/html (tutorials run on the CPU)
 # Both create .venv in the checkout, install the pinned toolchain there, build
 # incrementally into build/ and install tile-opt and the package into .venv.
 #   make wheel [WHEEL_PYTHON=/path/to/python3.12]   the manylinux wheel, in dist/
@@ -46,7 +47,7 @@ pytest: build
 	$(VPY) -m pytest -q -n $(JOBS) test/python test/fuzz; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
-test: lit pytest wheel-test
+test: lit pytest docs wheel-test
 
 # --- the self-contained wheel --------------------------------------------------
 # Built with the interpreter WHEEL_PYTHON in its own virtual environment
@@ -86,11 +87,22 @@ demo: build
 	$(VPY) examples/gemm/gemm.py
 
 # --- docs ---------------------------------------------------------------------
-docs: build
+# The site (docs/conf.py): Sphinx with MyST and sphinx-gallery, pinned in
+# requirements/docs.txt. tile-doc refreshes the ODS reference in
+# docs/generated/ first; the build executes every tutorial on the CPU and
+# fails on any warning (-W), dangling references included (-n).
+$(VENV)/.docs-stamp: requirements/docs.txt $(VENV)/.deps-stamp
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements/docs.txt
+	touch $@
+
+docs: build $(VENV)/.docs-stamp
 	cmake --build $(BUILD) --target tile-doc
+	$(VPY) -m sphinx -W --keep-going -n -q -b html docs $(BUILD)/docs/html
+	@echo "docs: $(BUILD)/docs/html/index.html"
 
 clean:
-	rm -rf $(BUILD) $(BUILD).configure.log
+	rm -rf $(BUILD) $(BUILD).configure.log docs/auto_tutorials docs/reference/_generated \
+	  docs/performance/_generated docs/sg_execution_times.rst
 
 distclean: clean
 	rm -rf $(VENV) .venv-cp* .venv-wheeltest dist

@@ -29,6 +29,7 @@ from ..frontend.prim_func import PrimFunc
 from ..runtime import cache as _entries
 from ..runtime.kernel import Kernel
 from .backend import Backend
+from .pass_config import PASS_CONFIGS, check_pass_configs
 from .pipeline import PipelineRunner, diagnostics_error, trace_dir
 
 # The kernels compiled in this process, most recently used last. Bounded:
@@ -173,91 +174,10 @@ def cache_dir() -> Optional[str]:
     return _cache_dir()
 
 
-# Pass configs this compiler understands (TileLang's spelling where one exists).
-KNOWN_PASS_CONFIGS = {
-    "tl.trace_dir": "write the IR after every pass, numbered, into this folder",
-    "tl.disable_cache": "compile even if a cached kernel exists (and do not cache it)",
-    "tl.layout_plot_dir": "CUDA targets: write a picture (PNG) of every fragment layout and "
-                          "shared-memory placement into this folder (tl.tools.plot_layout)",
-    "tl.disable_warp_specialized": "sm_90a: pipeline with cp.async groups instead of a TMA "
-                                   "producer warpgroup (tile-warp-specialize)",
-    "tl.cluster_size": "sm_90a: blocks per cluster sharing multicast TMA copies (default 2; "
-                       "1 turns clusters off)",
-    "tl.disable_tma_store": "sm_90a, warp-specialized kernels: write the accumulator with direct "
-                            "stores instead of shared memory and TMA stores",
-    "tl.enable_loop_thread_index": "CUDA targets: recompute the thread-dependent addresses of "
-                                   "a loop body in the loop instead of letting LLVM hoist them "
-                                   "out of it and hold them in registers across it (fewer "
-                                   "registers and spills, more instructions; off by default, "
-                                   "see BENCHMARKS.md 2026-12-02; convert-tile-to-nvvm "
-                                   "loop-thread-index=true)",
-    "tl.producer_registers": "sm_90a, warp-specialized kernels: the registers a thread of the "
-                             "TMA producer warpgroup keeps (setmaxnreg; a multiple of 8 from 24 "
-                             "to 256, default 24); the consumers get what it releases, up to "
-                             "240 (convert-tile-to-nvvm producer-registers)",
-    "tl.persistent_sms": "sm_90a, warp-specialized kernels: a constant grid of more tiles than "
-                         "this runs as a persistent kernel (default 132, the H100/H200 "
-                         "multiprocessors; 0 turns it off); it launches one block per "
-                         "multiprocessor of the device it runs on",
-    "tl.producer_tile_copies": "sm_90a, warp-specialized kernels that are not persistent: the "
-                               "TMA producer also issues the copies before the pipelined loop "
-                               "into buffers of their own (attention's K and V in the backward, "
-                               "Q in the forward), once, and the consumers wait for them "
-                               "instead of copying with their own threads "
-                               "(tile-warp-specialize producer-tile-copies=true)",
-    "tl.early_tile_release": "sm_90a, persistent warp-specialized kernels: where nothing uses "
-                             "the tile copies' buffers after the pipelined loop, the consumers "
-                             "free them right after it (the next tile's copies land during the "
-                             "epilogue), on one slot where two do not fit in shared memory "
-                             "(tile-warp-specialize early-tile-release=true)",
-    "tl.enable_pingpong": "sm_90a: consumer warpgroups take turns at the gemms of attention-like "
-                          "loops, one turn for both gemms of a rotated iteration "
-                          "(tile-warp-specialize pingpong=true; off by default: alone it is "
-                          "slower on the H200's FlashAttention; with tl.enable_rotate it is the "
-                          "fastest schedule of two consumer warpgroups, see BENCHMARKS.md)",
-    "tl.enable_rotate": "sm_90a: rotate attention-like consumer loops so that S = Q K^T of the "
-                        "next tile and O += P V of this one are in flight while the softmax runs; "
-                        "K and V get barrier rings of their own (tile-warp-specialize rotate=true; "
-                        "off by default: three consumer warpgroups spill with it)",
-    "tl.rotate_sched_barrier": "sm_90a, with tl.enable_rotate: a zero nanosleep before the rotated "
-                               "loop's wait for O += P V, so that ptxas keeps the softmax "
-                               "between the two waits (off by default while measured)",
-    "tl.disable_lop3": "CUDA targets: leave (x & M) | C with constant M and C as two logic "
-                       "ops instead of one lop3.b32 (tile-fuse-lop3; on by default)",
-    "tl.exp2_emulation": "CUDA targets: compute the last of every N exp2s of a thread's "
-                         "elements (N from 2 to 64; 0, the default: none) with a cubic on the "
-                         "FMA pipe instead of the special-function unit (relative error "
-                         "8.6e-5; below -126 gives 2^-126, from 128 on about 2^128, not 0 and "
-                         "inf; tile-emulate-exp2). Slower on the H200's attention kernels, "
-                         "see BENCHMARKS.md 2026-12-03",
-    "tl.enable_early_copies": "CUDA targets, cp.async pipelines: a step of a pipelined loop "
-                              "issues its copies right after its wait, before its consumers, "
-                              "instead of after them (one more copy group in flight in the "
-                              "same shared memory; tile-pipeline copies-first=true). Off by "
-                              "default: on the H200's flash decoding it takes 4-36% off 2-stage "
-                              "kernels and is 2.5% slower to 6% faster with 3 or 4 stages "
-                              "(BENCHMARKS.md 2026-12-03, late)",
-    "tl.pipeline_reuse_slots": "CUDA targets, cp.async pipelines: num_stages - 1 shared "
-                               "buffers instead of num_stages; a step's copy goes into the "
-                               "buffer its own consumers read, right after the last of them "
-                               "and a barrier (as many copies in flight while they compute, "
-                               "one buffer less; tile-pipeline reuse-slots=true). Off by "
-                               "default; excludes tl.enable_early_copies",
-    "tl.pipeline_group_per_copy": "CUDA targets, cp.async pipelines: every copy of a step "
-                                  "commits a group of its own, and each consumer waits only "
-                                  "for the buffers it reads, right before it, instead of the "
-                                  "step waiting for all its buffers at its top (the V tile "
-                                  "of attention lands while the scores are computed; "
-                                  "tile-pipeline group-per-copy=true). Off by default",
-    "tl.disable_barrier_merge": "CUDA targets: keep every barrier the lowering emits around "
-                                "shared scratch, and one scratch region for all ops, instead "
-                                "of successive ops taking turns over two regions and "
-                                "tile-merge-barriers erasing the barriers that then order "
-                                "nothing (on by default)",
-    "tl.narrow_index": "CUDA targets: narrow integer arithmetic the range analysis proves "
-                       "fits in 32 bits (shared-memory offsets, swizzles, loop indices) "
-                       "from 64 bits (arith-int-range-narrowing); off by default",
-}
+# Pass configs this compiler understands (TileLang's spelling where one
+# exists), key -> meaning; the records, with types, defaults and targets, are
+# in pass_config.py.
+KNOWN_PASS_CONFIGS = {name: r.meaning for name, r in PASS_CONFIGS.items()}
 
 
 # TileLang's pass config keys that are not ours (the values of its
@@ -332,26 +252,7 @@ _OUTPUT_CONFIGS = ("tl.trace_dir", "tl.layout_plot_dir")
 
 
 def _check_pass_configs(pass_configs: dict) -> None:
-    for key in pass_configs:
-        if key not in KNOWN_PASS_CONFIGS:
-            known = ", ".join(sorted(KNOWN_PASS_CONFIGS))
-            raise ValueError(f"unknown pass config {key!r}; known: {known}")
-    size = pass_configs.get("tl.cluster_size", 2)
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 8:
-        raise ValueError(f"pass config 'tl.cluster_size' must be an int from 1 to 8, got {size!r}")
-    regs = pass_configs.get("tl.producer_registers", 24)  # (the pass's default)
-    if (isinstance(regs, bool) or not isinstance(regs, int) or not 24 <= regs <= 256
-            or regs % 8):
-        raise ValueError("pass config 'tl.producer_registers' must be a multiple of 8 from 24 "
-                         f"to 256, got {regs!r}")
-    every = pass_configs.get("tl.exp2_emulation", 0)
-    if (isinstance(every, bool) or not isinstance(every, int)
-            or not (every == 0 or 2 <= every <= 64)):
-        raise ValueError("pass config 'tl.exp2_emulation' must be 0 (off) or an int from 2 to 64 "
-                         f"(the last of every N exp2s on the FMA pipe), got {every!r}")
-    sms = pass_configs.get("tl.persistent_sms", 0)
-    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 0:
-        raise ValueError(f"pass config 'tl.persistent_sms' must be an int >= 0, got {sms!r}")
+    check_pass_configs(pass_configs)
 
 
 def _normalize_out_idx(out_idx, params: List[Param]) -> List[int]:

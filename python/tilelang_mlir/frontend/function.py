@@ -110,4 +110,7 @@ class Macro(TileFunction):
 
 
 def macro(fn: Callable) -> Macro:
+    """Decorator: a function of T.* statements inlined where it is called
+    inside a tile program (TileLang's `@T.macro`); its arguments are
+    buffers, values and Python constants."""
     return Macro(fn)

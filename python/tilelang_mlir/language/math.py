@@ -107,6 +107,7 @@ def min(a, b, *rest):  # noqa: A001
 
 
 def pow(a, b):  # noqa: A001
+    """a ** b (the power of two values, or of a value and a constant)."""
     return binary("**", a, b)
 
 
@@ -116,10 +117,12 @@ def ceildiv(a, b):
 
 
 def floordiv(a, b):
+    """a // b: division rounding toward minus infinity (Python semantics)."""
     return binary("//", a, b)
 
 
 def floormod(a, b):
+    """a % b with the sign of b (Python semantics; floordiv's remainder)."""
     return binary("%", a, b)
 
 
@@ -293,18 +296,22 @@ def shift_right(x, y):
 
 
 def bitwise_and(x, y):
+    """x & y on integers, bit by bit."""
     return binary("&", x, y)
 
 
 def bitwise_or(x, y):
+    """x | y on integers, bit by bit."""
     return binary("|", x, y)
 
 
 def bitwise_xor(x, y):
+    """x ^ y on integers, bit by bit."""
     return binary("^", x, y)
 
 
 def bitwise_not(x):
+    """~x on integers, bit by bit."""
     from .values import unary
 
     return unary("~", x)

@@ -70,6 +70,8 @@ def call_extern(dtype, func_name, *args, span=None):
 
 
 def call_intrin(dtype, op_name, *args, span=None):
+    """TVM's intrinsic call: not supported here (raises a TileLangError naming
+    the intrinsic)."""
     raise _unsupported(f"T.call_intrin of TVM intrinsic {op_name!r}")
 
 
@@ -85,30 +87,41 @@ def import_source(source=None):
 
 
 def attr(node, attr_key, value):
+    """TVM's IR attribute statement: not supported here (raises; cross-thread
+    reductions are T.reduce_sum / T.reduce_max on a fragment)."""
     raise _unsupported(f"T.attr (a TVM IR attribute, key {attr_key!r})",
                        "cross-thread reductions are T.reduce_sum / T.reduce_max on a fragment")
 
 
 def evaluate(value):
+    """TVM's expression statement: not supported here (raises)."""
     raise _unsupported("T.evaluate (a TVM expression statement)")
 
 
 def comm_reducer(combiner, identity, span=None):
+    """TVM's reducer for tvm_thread_allreduce: not supported here (raises;
+    reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min)."""
     raise _unsupported("T.comm_reducer (a TVM reducer for tvm_thread_allreduce)",
                        "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
 
 
 def tvm_thread_allreduce(*args, **kwargs):
+    """TVM's cross-thread reduction: not supported here (raises; reduce a
+    fragment with T.reduce_sum / T.reduce_max / T.reduce_min)."""
     raise _unsupported("T.tvm_thread_allreduce (a TVM cross-thread reduction)",
                        "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
 
 
 def make_tensor(ptr, shape, dtype="float32", strides=None, elem_offset=None, scope="global"):
+    """A tensor made from a device pointer held in memory: not supported here
+    (raises; pass the tensors as arguments)."""
     raise _unsupported("T.make_tensor (a tensor made from a device pointer held in memory)",
                        "pass the tensors as arguments")
 
 
 def sync_grid():
+    """A barrier across all blocks of the grid (cooperative launch): not
+    supported here (raises; split the work into two kernels)."""
     raise _unsupported("T.sync_grid (a barrier across all blocks of the grid: cooperative "
                        "launch)", "split the work into two kernels (two T.Kernel blocks)")
 

@@ -6,7 +6,7 @@ from the end. Launched one block a tile, blocks start in launch order
 leaves the last head's long blocks near the end of the grid: the last
 wave runs up to a whole walk longer than the rest (1.7% of a B8 H32 S4096
 causal pass in a list-scheduling model; 440 -> 453 TFLOP/s for the D=128
-backward on the H200, docs/rationale.md). `heavy_first_blocks` takes the
+backward on the H200, docs/design/attention.md). `heavy_first_blocks` takes the
 launch index apart in chunks of a few (head, batch) pairs: within a chunk
 the block index is the slowest, so the long blocks of every pair of the
 chunk start before the short ones of any; the chunk keeps the pairs' K/V
