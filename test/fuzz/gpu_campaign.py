@@ -239,11 +239,15 @@ class Campaign:
         self.run_queue: "queue.Queue" = queue.Queue()
         self.pending_programs: Dict[int, dict] = {}  # index -> {family, desc, path, left}
         self.compile_seconds: List[float] = []
+        self.children: List["Child"] = []
+        self.interrupted = False
         self.run_seconds: List[float] = []
 
     # -- recording -------------------------------------------------------------
 
     def record(self, index: int, config: str, verdict: str, rec: dict):
+        if self.interrupted:  # what an interrupted child reports is not its program's fault
+            return
         info = self.pending_programs[index]
         fam = info["family"]
         with self.lock:
@@ -401,10 +405,11 @@ class Campaign:
 
     # -- run side ------------------------------------------------------------------
 
-    def runner_loop(self, device: str):
+    def runner_loop(self, device: str, k: int):
         args = self.args
         child = Child([sys.executable, os.path.abspath(__file__), "--runner", device],
-                      self.out / "runner-stderr.txt")
+                      self.out / f"runner{k}-stderr.txt")
+        self.children.append(child)
         ready = False
         while True:
             item = self.run_queue.get()
@@ -486,11 +491,13 @@ class Campaign:
             self.save()
             return 2
         self.summary["timing"]["smoke_s"] = round(time.monotonic() - t0, 1)
-        runner = None
+        runners = []
         if not args.dry:
             device = "cpu" if all(gp.CONFIGS[c][0] == "cpu" for c in args.configs) else "cuda"
-            runner = threading.Thread(target=self._guard, args=(self.runner_loop, device), daemon=True)
-            runner.start()
+            runners = [threading.Thread(target=self._guard, args=(self.runner_loop, device, k),
+                                        daemon=True) for k in range(args.runners)]
+            for r in runners:
+                r.start()
         indices: "queue.Queue" = queue.Queue()
         for i in range(args.start, args.start + args.count):
             indices.put(i)
@@ -499,6 +506,7 @@ class Campaign:
         def compile_loop(k):
             child = Child([sys.executable, os.path.abspath(__file__), "--compile-worker"],
                           self.out / f"worker{k}-stderr.txt", args.mem_mb)
+            self.children.append(child)
             try:
                 while True:
                     if stop_at and time.monotonic() > stop_at:
@@ -537,16 +545,36 @@ class Campaign:
         for w in workers:
             w.start()
         last = time.monotonic()
-        while any(w.is_alive() for w in workers):
-            for w in workers:
-                w.join(timeout=5)
-            if time.monotonic() - last > 30:
-                last = time.monotonic()
-                self.progress(t0)
-        compiled = time.monotonic()
-        if runner:
-            self.run_queue.put(None)
-            runner.join()
+        # SIGTERM (a time limit) ends the campaign as Ctrl-C does: what was
+        # recorded is saved, the children are killed.
+        signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            while any(w.is_alive() for w in workers):
+                for w in workers:
+                    w.join(timeout=5)
+                if time.monotonic() - last > 30:
+                    last = time.monotonic()
+                    self.progress(t0)
+            compiled = time.monotonic()
+            for _ in runners:
+                self.run_queue.put(None)
+            while any(r.is_alive() for r in runners):
+                for r in runners:
+                    r.join(timeout=5)
+                    if time.monotonic() - last > 30:
+                        last = time.monotonic()
+                        self.progress(t0)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            compiled = time.monotonic()
+            for c in list(self.children):
+                try:
+                    os.killpg(c.proc.pid, signal.SIGKILL)
+                except (AttributeError, ProcessLookupError):
+                    pass
+            print(f"interrupted after {compiled - t0:.0f} s: the table holds what finished",
+                  flush=True)
+            self.summary["interrupted_after_s"] = round(compiled - t0)
         self.summary["timing"].update({
             "total_s": round(time.monotonic() - t0, 1),
             "compile_phase_s": round(compiled - t0, 1),
@@ -554,10 +582,10 @@ class Campaign:
             "run_mean_s": round(sum(self.run_seconds) / max(1, len(self.run_seconds)), 3)})
         if stop_at and indices.qsize():
             self.summary["budget_stopped_with_left"] = indices.qsize()
-        self.save()
-        table = self.table()
-        (self.out / "table.md").write_text(table + "\n")
+        table = self.save()
         print(table, flush=True)
+        if self.interrupted:
+            return 130
         return 1 if self.summary.get("errors") or any(
             n for c in self.summary["counts"].values() for v, n in c.items() if v in FINDINGS) else 0
 
@@ -572,8 +600,8 @@ class Campaign:
             print("HARNESS ERROR " + msg, flush=True)
             with self.lock:
                 self.summary.setdefault("errors", []).append(msg)
-            if fn == self.runner_loop:  # drain: nothing will run them
-                while True:
+            if fn == self.runner_loop:  # drain: nothing will run them (with one runner)
+                while self.args.runners == 1:
                     item = self.run_queue.get()
                     if item is None:
                         break
@@ -584,12 +612,19 @@ class Campaign:
                          for k, d in sorted(c.items()))
         print(f"... {time.monotonic() - t0:.0f} s: {self.summary['programs']} programs, "
               f"{self.run_queue.qsize()} kernels waiting for the GPU; {parts}", flush=True)
+        self.save()
 
-    def save(self):
-        path = self.out / "summary.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.summary, indent=1, sort_keys=True))
-        tmp.replace(path)
+    def save(self) -> str:
+        """Writes summary.json and table.md (also while running: a campaign
+        cut off keeps what it did); returns the table."""
+        with self.lock:
+            text = json.dumps(self.summary, indent=1, sort_keys=True)
+            table = self.table()
+        for name, data in (("summary.json", text), ("table.md", table + "\n")):
+            tmp = self.out / (name + ".tmp")
+            tmp.write_text(data)
+            tmp.replace(self.out / name)
+        return table
 
     def table(self) -> str:
         s = self.summary
@@ -612,7 +647,7 @@ class Campaign:
         lines += ["", "| family (GPU kernels) | " + " | ".join(names) + " |", "|---|" + "---|" * len(cols)]
         for fam, d in sorted(s["by_family"].items()):
             lines.append(f"| {fam} | " + " | ".join(str(d.get(c, 0)) for c in cols) + " |")
-        if s["paths"]:
+        if any(s["paths"].values()):
             lines += ["", "Compiled kernels using each path (read off the PTX and the launch):", ""]
             keys = sorted({k for d in s["paths"].values() for k in d})
             lines += ["| config | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
@@ -633,6 +668,10 @@ class Campaign:
         return "\n".join(lines)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None, make_program=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0)
@@ -644,6 +683,8 @@ def main(argv=None, make_program=None) -> int:
     ap.add_argument("--families", help="comma-separated subset of " + ",".join(gp.FAMILIES))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="compile workers")
     ap.add_argument("--dry", action="store_true", help="compile only (no GPU needed)")
+    ap.add_argument("--runners", type=int, default=2,
+                    help="runner processes sharing the GPU (each kernel runs in one of them)")
     ap.add_argument("--compile-timeout", type=float, default=180,
                     help="seconds per compile step (the CPU part, or one config)")
     ap.add_argument("--run-timeout", type=float, default=30, help="seconds per device run")
