@@ -208,3 +208,30 @@ def test_gpu_program_file_reruns_one_config(tmp_path):
     p = subprocess.run([sys.executable, str(path), "--run", "host"], capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0 and '"verdict": "PASS"' in p.stdout, p.stdout + p.stderr
+
+
+def test_gpu_program_helpers_keep_every_dtype(tmp_path):
+    """The CPU outputs a runner compares with survive their file bit for bit
+    (bfloat16 and float8 too), and an output's poison differs from the
+    expected value in every element."""
+    import runpy
+
+    import numpy as np
+
+    prog = gpu_programs.generate(GPU_SEED, 0)
+    path = tmp_path / "prog.py"
+    path.write_text(gpu_programs.source(prog, GPU_SEED, 0, 7))
+    mod = runpy.run_path(str(path), run_name="__fuzz__")
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-300, 300, (3, 5)).astype(mod["NP"][d]) for d in
+              ("float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2")]
+    arrays += [rng.integers(-100, 100, (4,)).astype(mod["NP"][d]) for d in
+               ("int8", "int16", "int32", "int64", "uint8")] + [rng.random((6,)) < 0.5]
+    mod["save_arrays"](str(tmp_path / "a.npz"), arrays)
+    back = mod["load_arrays"](str(tmp_path / "a.npz"))
+    assert [a.dtype for a in back] == [a.dtype for a in arrays]
+    for a, b in zip(arrays, back):
+        assert a.tobytes() == b.tobytes()
+        p = mod["poison"](a)
+        assert p.dtype == a.dtype and p.shape == a.shape
+        assert not (p.astype(np.float64) == a.astype(np.float64)).any()
