@@ -199,6 +199,18 @@ def test_gpu_campaign_records_hangs_crashes_and_unwritten_outputs(tmp_path):
     assert not list((out / "art").iterdir())
 
 
+def test_gpu_programs_run_on_the_host_config(tmp_path):
+    """Generated programs through the whole run path on the reference
+    backend (artifacts, the runner, outputs passed in poisoned, NumPy and
+    CPU comparison): every family's outputs and reference agree in shape and
+    dtype with the kernel's parameters."""
+    out = tmp_path / "gpu"
+    rc = gpu_campaign.main(["--seed", str(GPU_SEED), "--count", "8", "--configs", "host",
+                            "--jobs", "2", "--out", str(out)])
+    summary = json.loads((out / "summary.json").read_text())
+    assert rc == 0 and summary["counts"]["host"] == {"PASS": 8}, _gpu_report(out)
+
+
 def test_gpu_program_file_reruns_one_config(tmp_path):
     """A campaign program's file runs on its own: `--run host` compiles it
     for that config and checks it against NumPy and the CPU target."""
