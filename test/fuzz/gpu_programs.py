@@ -12,7 +12,8 @@ here make some of them fall back to cp.async), persistent walks
 (`tl.persistent_sms` at compile time; at run time the kernel is given fewer
 multiprocessors than it has tiles), split-K with `T.atomic_add` (a fragment,
 a T.Parallel of points, a shared tile by TMA), elementwise epilogues,
-ragged M/N/K.
+ragged M/N/K, and FlashAttention's forward (two gemms and an online softmax
+in one loop: pingpong and rotated consumers).
 
 Each program is the same standalone file as `random_programs.py` writes (a
 NumPy reference in float64, a tolerance per dtype) with `GPU_HELPERS` added:
@@ -678,6 +679,100 @@ class GpuGen(Gen):
                        f"gpu_stream {mode} {len(names)} inputs", None,
                        {"ws_extra": self.ws_extra(0, 1)})
 
+    # -- attention: two gemms and an online softmax in one loop ---------------
+
+    def gpu_attention(self) -> Program:
+        """O = softmax(Q K^T / sqrt(D)) V by an online softmax over key tiles
+        (FlashAttention's forward): two gemms in the pipelined loop (the
+        second with P from registers), reductions, exp2, a rescale. With two
+        consumer warpgroups the warp-specialized compile may take turns at
+        the gemms (pingpong) or rotate the loop (its extras). Keys past N
+        are masked to -inf, or left as zero scores (the reference pads the
+        same way)."""
+        rng = self.rng
+        dt = rng.choice(["float16", "float16", "bfloat16"])
+        D = rng.choice([32, 64, 64, 128])
+        threads = rng.choice([128, 128, 256])
+        bM = rng.choice([64, 128]) if threads == 128 else 128
+        bN = rng.choice([32, 64, 64, 128])
+        while bM * (bN + D) > 160 * threads:
+            bN //= 2
+        stages = rng.choice([1, 2, 2, 3])
+
+        def smem(st):
+            return (bM * D + st * 2 * bN * D) * 2
+        while stages > 1 and smem(stages) > SHARED_LIMIT:
+            stages -= 1
+        while smem(stages) > SHARED_LIMIT:
+            bN //= 2
+        M = self.blocks_extent(bM, (1, 2, 3))
+        N = self.k_extent(bN)
+        mask = N % bN != 0 and rng.random() < 0.7
+        scale = 1.0 / D ** 0.5
+        c = scale * 1.4426950408889634  # log2(e): exp(x) = exp2(x log2 e)
+        policy = rng.choice(["FullRow", "FullRow", "Square"])
+        lines = ["@T.prim_func",
+                 f"def main(Q: T.Tensor(({M}, {D}), {dt!r}), K: T.Tensor(({N}, {D}), {dt!r}), "
+                 f"V: T.Tensor(({N}, {D}), {dt!r}), O: T.Tensor(({M}, {D}), {dt!r})):",
+                 f"    with T.Kernel({-(-M // bM)}, threads={threads}) as bx:"]
+        body = [f"Qs = T.alloc_shared(({bM}, {D}), {dt!r})",
+                f"Ks = T.alloc_shared(({bN}, {D}), {dt!r})",
+                f"Vs = T.alloc_shared(({bN}, {D}), {dt!r})",
+                f"S = T.alloc_fragment(({bM}, {bN}), 'float32')",
+                f"P = T.alloc_fragment(({bM}, {bN}), {dt!r})",
+                f"Acc = T.alloc_fragment(({bM}, {D}), 'float32')"]
+        for v in ("m", "m_prev", "l", "rowsum", "rescale"):
+            body.append(f"{v} = T.alloc_fragment(({bM},), 'float32')")
+        body += [f"T.copy(Q[bx * {bM}, 0], Qs)", "T.fill(Acc, 0.0)", "T.fill(l, 0.0)",
+                 "T.fill(m, -T.infinity('float32'))",
+                 f"for k in T.Pipelined(T.ceildiv({N}, {bN}), num_stages={stages}):",
+                 f"    T.copy(K[k * {bN}, 0], Ks)",
+                 "    T.clear(S)",
+                 f"    T.gemm(Qs, Ks, S, transpose_B=True, policy=T.GemmWarpPolicy.{policy})"]
+        if mask:
+            body += [f"    for i, j in T.Parallel({bM}, {bN}):",
+                     f"        S[i, j] = T.if_then_else(k * {bN} + j < {N}, S[i, j], "
+                     f"-T.infinity('float32'))"]
+        body += ["    T.copy(m, m_prev)",
+                 "    T.reduce_max(S, m, dim=1, clear=False)",
+                 f"    for i, j in T.Parallel({bM}, {bN}):",
+                 f"        S[i, j] = T.exp2((S[i, j] - m[i]) * {c!r})",
+                 f"    for i in T.Parallel({bM}):",
+                 f"        rescale[i] = T.exp2((m_prev[i] - m[i]) * {c!r})",
+                 f"    for i, j in T.Parallel({bM}, {D}):",
+                 "        Acc[i, j] *= rescale[i]",
+                 "    T.reduce_sum(S, rowsum, dim=1)",
+                 f"    for i in T.Parallel({bM}):",
+                 "        l[i] = l[i] * rescale[i] + rowsum[i]",
+                 "    T.copy(S, P)",
+                 f"    T.copy(V[k * {bN}, 0], Vs)",
+                 f"    T.gemm(P, Vs, Acc, policy=T.GemmWarpPolicy.{policy})",
+                 f"for i, j in T.Parallel({bM}, {D}):",
+                 "    Acc[i, j] /= l[i]",
+                 f"T.copy(Acc, O[bx * {bM}, 0])"]
+        kernel = "\n".join(lines + ["        " + b for b in body])
+        inputs = "return [" + ", ".join(_values(dt, s, lo=-1.0, hi=1.0)
+                                        for s in ((M, D), (N, D), (N, D))) + "]"
+        pad = -(-N // bN) * bN - N
+        ref = [f"Kp = np.pad(K.astype(np.float64), [(0, {pad}), (0, 0)])",
+               f"Vp = np.pad(V.astype(np.float64), [(0, {pad}), (0, 0)])",
+               f"S = Q.astype(np.float64) @ Kp.T * {scale!r}"]
+        if mask:
+            ref.append(f"S[:, {N}:] = -np.inf")
+        ref += ["P = np.exp(S - S.max(axis=1, keepdims=True))",
+                f"return [((P / P.sum(axis=1, keepdims=True)) @ Vp).astype(NP[{dt!r}])]"]
+        # P is rounded to dt before P V; the output once more.
+        rtol, atol = 4 * EPS[dt], 8 * EPS[dt]
+        extra = self.ws_extra(0, 1)
+        if rng.random() < 0.4:
+            extra["tl.enable_pingpong"] = True
+        if rng.random() < 0.3:
+            extra["tl.enable_rotate"] = True
+        desc = (f"attention {dt} M,N,D={M},{N},{D} blocks {bM}x{bN} stages={stages} "
+                f"threads={threads} policy={policy} mask={mask}")
+        return Program("gpu_attention", desc, kernel, inputs, "\n".join(ref), [3], ["Q", "K", "V"],
+                       rtol, atol, f"gpu_attention {dt} mask={mask}", None, {"ws_extra": extra})
+
     # -- the CPU families, on the GPU ---------------------------------------------
 
     def expr(self, dtype, leaves, depth, leaf_bound=4.0):
@@ -716,7 +811,8 @@ class GpuGen(Gen):
 
 # Families and weights: the GPU families, and random_programs' families run
 # on the GPU too (cpu_family).
-GPU_FAMILIES = {"gpu_gemm": 5, "gpu_splitk": 2, "gpu_reduce": 2.5, "gpu_stream": 2}
+GPU_FAMILIES = {"gpu_gemm": 5, "gpu_splitk": 2, "gpu_reduce": 2.5, "gpu_stream": 2,
+                "gpu_attention": 1.5}
 CPU_FAMILIES = {"elementwise": 1, "reduce": 0.8, "copy": 0.6, "point_copy": 0.3, "convert": 0.6,
                 "gemm": 0.8, "pipelined": 0.5, "softmax": 0.4, "gemm_epilogue": 0.5, "cumsum": 0.2}
 FAMILIES = {**GPU_FAMILIES, **CPU_FAMILIES}
