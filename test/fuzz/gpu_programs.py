@@ -267,9 +267,15 @@ if __name__ == "__main__":
         print(json.dumps(res, indent=1))
         sys.exit(0 if res["verdict"] == "PASS" else 1)
     import tempfile
+    verdicts = []
+
+    def show(s):
+        if "result " in s:
+            print(s)
+            verdicts.append(json.loads(s.split(" ", 1)[1])["verdict"])
     with tempfile.TemporaryDirectory() as d:
-        res = compile_all(list(CONFIGS)[:-1], d, lambda s: print(s) if "result" in s else None)
-    sys.exit(0 if res["verdict"] in ("OK", "DIAGNOSTIC") else 1)
+        compile_all([c for c in CONFIGS if CONFIGS[c][0] != "cpu"], d, show)
+    sys.exit(0 if all(v in ("OK", "SKIPPED") for v in verdicts) else 1)
 '''
 
 
