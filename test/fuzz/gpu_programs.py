@@ -448,7 +448,8 @@ class GpuGen(Gen):
                      f"    Co[i, j] = {v}",
                      f"T.copy(Co, C[{c_at}])"]
         kernel = "\n".join(["@T.prim_func", f"def main({', '.join(params)}):",
-                            f"    with T.Kernel({gx}, {gy}{f', {batch}' if batch else ''}, threads={threads}) "
+                            f"    with T.Kernel({gx}, {gy}{f', {batch}' if batch else ''}, "
+                            f"threads={threads}) "
                             f"as (bx, by{', bz' if batch else ''}):"]
                            + ["        " + b for b in body])
         lim = {"int8": (-8, 8), "float8_e4m3": (-2.0, 2.0)}.get(ab, (-1.0, 1.0))
@@ -458,7 +459,8 @@ class GpuGen(Gen):
         if epi == "ew":
             vals.append(_values("float32", (N,), lo=-1.0, hi=1.0))
         wide = "np.int64" if ab == "int8" else "np.float64"
-        tr = lambda x, t: f"np.swapaxes({x}.astype({wide}), -1, -2)" if t else f"{x}.astype({wide})"  # noqa: E731
+        def tr(x, t):
+            return f"np.swapaxes({x}.astype({wide}), -1, -2)" if t else f"{x}.astype({wide})"
         ref = [f"R = {tr('A', ta)} @ {tr('B', tb)}"]
         if init == "c0":
             ref.append("R = R + C0.astype(np.float64)")
@@ -476,11 +478,13 @@ class GpuGen(Gen):
                 (4 * EPS[acc] * 2 if init == "c0" else 0)
             rtol = 2 * EPS[out]
         tiles = gx * gy * max(1, batch)
-        desc = (f"gemm {ab}->{acc} (C {out}) {f'batch {batch} ' if batch else ''}M,N,K={M},{N},{K} blocks {bM}x{bN}x{bK} ta={ta} "
+        desc = (f"gemm {ab}->{acc} (C {out}) {f'batch {batch} ' if batch else ''}"
+                f"M,N,K={M},{N},{K} blocks {bM}x{bN}x{bK} ta={ta} "
                 f"tb={tb} stages={stages} threads={threads} policy={policy} "
                 f"A{' via a fragment' if a_frag else ''} init={init} epilogue={epi}"
                 f"{'/' + act if epi == 'ew' else ''} swizzle={swizzle}")
-        prog = Program("gpu_gemm", desc, kernel, f"return [{', '.join(vals)}]", "\n".join(r for r in ref if r),
+        prog = Program("gpu_gemm", desc, kernel, f"return [{', '.join(vals)}]",
+                       "\n".join(r for r in ref if r),
                        [len(names)], names, rtol, atol,
                        f"gpu_gemm {ab}->{out} ta={ta} tb={tb} epi={epi}", None,
                        {"ws_extra": self.ws_extra(tiles, 3 if batch else 2), "tiles": tiles,
@@ -534,7 +538,8 @@ class GpuGen(Gen):
                            + ["        " + b for b in body])
         inputs = (f"return [{_values(ab, (M, K), lo=-1.0, hi=1.0)}, "
                   f"{_values(ab, (K, N), lo=-1.0, hi=1.0)}, {_values('float32', (M, N), lo=-2.0, hi=2.0)}]")
-        ref = "return [(C.astype(np.float64) + A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)]"
+        ref = ("return [(C.astype(np.float64) + A.astype(np.float64) @ B.astype(np.float64))"
+               ".astype(np.float32)]")
         atol = 2 * EPS["float32"] * (K + 4 * splits) * 2
         desc = (f"split-K {ab} M,N,K={M},{N},{K} blocks {bM}x{bN}x{bK} splits={splits} "
                 f"({trips} steps each) stages={stages} threads={threads} atomics={mode}")
@@ -644,7 +649,7 @@ class GpuGen(Gen):
             f_t, f_n = rng.choice([("{x} * 2.0", "X * 2.0"), ("{x} * {x}", "X * X"),
                                    ("T.abs({x}) - 1.0", "np.abs(X) - 1.0")])
         expr = f_t.format(x="T.cast(xs[i, j], 'float32')", y="T.cast(ys[i, j], 'float32')")
-        params = [f"X: T.Tensor(({M}, {K}), {dtype!r})"] + ([f"Y: T.Tensor(({M}, {K}), {dtype!r})"] if two else [])
+        params = [f"{n}: T.Tensor(({M}, {K}), {dtype!r})" for n in (["X", "Y"] if two else ["X"])]
         names = ["X", "Y"] if two else ["X"]
         body = [f"xs = T.alloc_shared(({bm}, {bk}), {dtype!r})"]
         if two:
@@ -659,7 +664,8 @@ class GpuGen(Gen):
                      f"        acc[i, j] += {expr}",
                      f"T.copy(acc, Out[bx * {bm}, 0])"]
             vx = f"np.pad(X.astype(np.float64), [(0, 0), (0, {trips * bk - K})])"
-            ref = [f"X = {vx}"] + ([f"Y = np.pad(Y.astype(np.float64), [(0, 0), (0, {trips * bk - K})])"] if two else []) + [
+            vy = f"np.pad(Y.astype(np.float64), [(0, 0), (0, {trips * bk - K})])"
+            ref = [f"X = {vx}"] + ([f"Y = {vy}"] if two else []) + [
                    f"F = {f_n}",
                    f"return [F.reshape({M}, {trips}, {bk}).sum(axis=1).astype(np.float32)]"]
             atol = 8 * EPS["float32"] * 8 * (trips + 2)
@@ -678,7 +684,8 @@ class GpuGen(Gen):
                             f"    with T.Kernel({-(-M // bm)}, threads={threads}) as bx:"]
                            + ["        " + b for b in body])
         inputs = "return [" + ", ".join(_values(dtype, (M, K), lo=-2.0, hi=2.0) for _ in names) + "]"
-        desc = (f"stream {mode} {f_t.format(x='x', y='y')} over {dtype} ({M}, {K}) in {bm}x{bk} tiles, {trips} steps, "
+        desc = (f"stream {mode} {f_t.format(x='x', y='y')} over {dtype} ({M}, {K}) in "
+                f"{bm}x{bk} tiles, {trips} steps, "
                 f"{stages} stages, threads={threads}")
         return Program("gpu_stream", desc, kernel, inputs, "\n".join(ref), [len(names)], names,
                        2 * EPS["float32"] if mode == "accumulate" else 2 * EPS[dtype], atol,
