@@ -407,4 +407,47 @@ def TileLegalizeConversions : Pass<"tile-legalize-conversions", "func::FuncOp"> 
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileLegalizeSafeAccess : Pass<"tile-legalize-safe-access", "func::FuncOp"> {
+  let summary = "Makes element accesses of global buffers bounds-safe";
+  let description = [{
+    TileLang's rule for global memory: an element load whose indices may lie
+    outside the buffer reads a safe value instead (zero, or the value given
+    by `T.annotate_safe_value`, carried on the load as `tile.safe_value`),
+    and such a store is dropped. Programs rely on it to gather through index
+    tensors that hold sentinels (sparse attention's "index = length").
+
+    The pass bounds every index of a `memref.load` / `memref.store` of a
+    global buffer (no memory space) inside a `tile.kernel`: constants,
+    `tile.parallel` variables, block indices (below their grid extent),
+    thread indices, loop variables (between their limits) and sums,
+    products by constants, divisions and remainders of those. A dimension
+    whose index is proven inside `[0, extent)` is not checked; a dynamic
+    extent is matched by its symbolic size (`tile.dim_symbols` on the
+    function's arguments, written by the frontend). The others are compared
+    (unsigned, so negative indices are out of range too), and the access
+    moves into an `scf.if`. Every access it has seen is marked `tile.guarded`.
+    Tile operations (`tile.copy`, `tile.atomic_add`) are bounds-safe by their
+    own definition and are not touched.
+
+    Before:
+    ```mlir
+    %i = arith.index_cast %raw : i32 to index
+    %v = memref.load %kv[%i] : memref<16xf32>
+    ```
+    After:
+    ```mlir
+    %in = arith.cmpi ult, %i, %c16 : index
+    %v = scf.if %in -> (f32) {
+      %x = memref.load %kv[%i] {tile.guarded} : memref<16xf32>
+      scf.yield %x : f32
+    } else {
+      scf.yield %cst_0 : f32
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // TILE_TRANSFORMS_PASSES_TD
