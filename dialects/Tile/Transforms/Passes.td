@@ -424,8 +424,15 @@ def TileLegalizeSafeAccess : Pass<"tile-legalize-safe-access", "func::FuncOp"> {
     whose index is proven inside `[0, extent)` is not checked; a dynamic
     extent is matched by its symbolic size (`tile.dim_symbols` on the
     function's arguments, written by the frontend). The others are compared
-    (unsigned, so negative indices are out of range too), and the access
-    moves into an `scf.if`. Every access it has seen is marked `tile.guarded`.
+    (unsigned, so negative indices are out of range too). A load whose
+    unchecked dimensions all have static extents (never 0) reads a clamped
+    position (0 in those dimensions) and selects the safe value where the
+    check fails: it stays a plain load, which the pipelining and
+    warp-specialization passes read (a page-table lookup feeding a copy). So
+    does a load that is a top-level statement of a `tile.pipelined` loop,
+    whatever its extents (only a dimension of run-time extent 0 would put
+    the clamped position outside). Other loads, and stores, move into an
+    `scf.if`. Every access it has seen is marked `tile.guarded`.
     Tile operations (`tile.copy`, `tile.atomic_add`) are bounds-safe by their
     own definition and are not touched.
 
@@ -437,12 +444,9 @@ def TileLegalizeSafeAccess : Pass<"tile-legalize-safe-access", "func::FuncOp"> {
     After:
     ```mlir
     %in = arith.cmpi ult, %i, %c16 : index
-    %v = scf.if %in -> (f32) {
-      %x = memref.load %kv[%i] {tile.guarded} : memref<16xf32>
-      scf.yield %x : f32
-    } else {
-      scf.yield %cst_0 : f32
-    }
+    %j = arith.select %in, %i, %c0 : index
+    %x = memref.load %kv[%j] {tile.guarded} : memref<16xf32>
+    %v = arith.select %in, %x, %cst_0 : f32
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

@@ -341,6 +341,48 @@ struct TileLegalizeSafeAccessPass
     return !b->sym.empty() && b->sym == bounds.dimKey(memref, d) && b->hi <= -1;
   }
 
+  /// The constant an out-of-range load of `elem` gives: the annotation
+  /// `safe`, else zero (null after an error).
+  static TypedAttr safeValue(Operation *op, Attribute safe, Type elem) {
+    OpBuilder b(op->getContext());
+    if (safe) {
+      auto value = dyn_cast<TypedAttr>(safe);
+      if (!value || value.getType() != elem) {
+        op->emitOpError("has a safe value ")
+            << safe << " that is not a constant of the element type " << elem;
+        return {};
+      }
+      return value;
+    }
+    TypedAttr zero = b.getZeroAttr(elem);
+    if (!zero)
+      op->emitOpError("loads elements of type ")
+          << elem << ", which has no zero to read out of bounds";
+    return zero;
+  }
+
+  /// `load` at index 0 of the `unproven` dimensions where `ok` is false,
+  /// and the safe value in place of what it read there.
+  static LogicalResult clampLoad(memref::LoadOp load, Value ok,
+                                 ArrayRef<int64_t> unproven, Attribute safe,
+                                 OpBuilder &b) {
+    Location loc = load.getLoc();
+    TypedAttr value = safeValue(load, safe, load.getType());
+    if (!value)
+      return failure();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    for (int64_t d : unproven) {
+      OpOperand &index = load.getIndicesMutable()[d];
+      index.set(
+          arith::SelectOp::create(b, loc, ok, index.get(), zero).getResult());
+    }
+    b.setInsertionPointAfter(load);
+    Value fallback = arith::ConstantOp::create(b, loc, value);
+    auto select = arith::SelectOp::create(b, loc, ok, load.getResult(), fallback);
+    load.getResult().replaceAllUsesExcept(select.getResult(), select);
+    return success();
+  }
+
   LogicalResult legalize(Operation *op, BoundsAnalysis &bounds) {
     bool isLoad = isa<memref::LoadOp>(op);
     Value memref = isLoad ? cast<memref::LoadOp>(op).getMemRef()
@@ -351,9 +393,13 @@ struct TileLegalizeSafeAccessPass
     OpBuilder b(op);
     Location loc = op->getLoc();
     Value ok;
+    SmallVector<int64_t> unproven;
+    bool dynamicUnproven = false;
     for (auto [d, idx] : llvm::enumerate(indices)) {
       if (inRange(bounds, memref, d, idx))
         continue;
+      unproven.push_back(d);
+      dynamicUnproven |= ShapedType::isDynamic(type.getDimSize(d));
       Value extent =
           ShapedType::isDynamic(type.getDimSize(d))
               ? memref::DimOp::create(b, loc, memref, d).getResult()
@@ -369,6 +415,16 @@ struct TileLegalizeSafeAccessPass
     op->removeAttr(kSafeValueAttr);
     if (!ok)
       return success();
+    // A pipelined loop's statements and the indices that tile copies read
+    // are plain loads to the passes that follow; a load whose unchecked
+    // dimensions all have static (hence non-zero) extents keeps that form:
+    // it reads a clamped position (0 in each unchecked dimension) and
+    // selects the safe value. So does a top-level statement of a pipelined
+    // loop with a dynamic dimension (only an extent of 0 at run time would
+    // make its clamped position fall outside). The rest move into scf.if.
+    bool statement = isa<PipelinedOp>(op->getParentOp());
+    if (isLoad && (!dynamicUnproven || statement))
+      return clampLoad(cast<memref::LoadOp>(op), ok, unproven, safe, b);
     if (!isLoad) {
       auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
       op->moveBefore(guard.thenBlock()->getTerminator());
@@ -376,19 +432,9 @@ struct TileLegalizeSafeAccessPass
     }
     auto load = cast<memref::LoadOp>(op);
     Type elem = load.getType();
-    TypedAttr value;
-    if (safe) {
-      value = dyn_cast<TypedAttr>(safe);
-      if (!value || value.getType() != elem)
-        return op->emitOpError("has a safe value ")
-               << safe << " that is not a constant of the element type "
-               << elem;
-    } else {
-      value = b.getZeroAttr(elem);
-      if (!value)
-        return op->emitOpError("loads elements of type ")
-               << elem << ", which has no zero to read out of bounds";
-    }
+    TypedAttr value = safeValue(op, safe, elem);
+    if (!value)
+      return failure();
     auto guard = scf::IfOp::create(b, loc, TypeRange{elem}, ok,
                                    /*withElseRegion=*/true);
     Value result = load.getResult();

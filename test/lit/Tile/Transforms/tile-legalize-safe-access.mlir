@@ -2,23 +2,23 @@
 // RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-legalize-safe-access,tile-legalize-safe-access))' | FileCheck %s
 
 // A gather through an index tensor: the index is a loaded value, so the
-// load of %x moves into an scf.if that yields zero outside [0, 16). The
-// index tensor's own load (by a parallel variable below its extent) and the
-// fragment store stay as they were. Running the pass twice changes nothing
-// more (second RUN line: the accesses it has seen are marked).
+// load of %x reads a clamped position (0 where the index is outside
+// [0, 16)) and zero is selected there; a static extent is never 0, so the
+// clamped position is inside. The index tensor's own load (by a parallel
+// variable below its extent) and the fragment store stay as they were.
+// Running the pass twice changes nothing more (second RUN line: the
+// accesses it has seen are marked).
 // CHECK-LABEL: func.func @gather
 // CHECK: tile.parallel (%[[I:.+]]) in (8)
 // CHECK: %[[RAW:.+]] = memref.load %{{.+}}[%[[I]]] {tile.guarded} : memref<8xi32>
 // CHECK: %[[J:.+]] = arith.index_cast %[[RAW]]
 // CHECK: %[[IN:.+]] = arith.cmpi ult, %[[J]], %c16
-// CHECK: %[[V:.+]] = scf.if %[[IN]] -> (f32) {
-// CHECK-NEXT: %[[L:.+]] = memref.load %{{.+}}[%[[J]]] {tile.guarded} : memref<16xf32>
-// CHECK-NEXT: scf.yield %[[L]] : f32
-// CHECK-NEXT: } else {
-// CHECK-NEXT: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: scf.yield %[[Z]] : f32
+// CHECK: %[[C:.+]] = arith.select %[[IN]], %[[J]], %c0
+// CHECK: %[[L:.+]] = memref.load %{{.+}}[%[[C]]] {tile.guarded} : memref<16xf32>
+// CHECK: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[V:.+]] = arith.select %[[IN]], %[[L]], %[[Z]] : f32
 // CHECK: memref.store %[[V]], %{{.+}}[%[[I]]] : memref<8xf32, #tile.scope<fragment>>
-// CHECK-NOT: scf.if
+// CHECK-NOT: arith.cmpi
 func.func @gather(%x: memref<16xf32>, %idx: memref<8xi32>) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads(32) {
@@ -43,8 +43,10 @@ func.func @gather(%x: memref<16xf32>, %idx: memref<8xi32>) {
 // CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %c-10
 // CHECK: %[[IN:.+]] = arith.cmpi ult, %[[ROW]], %c64
 // CHECK-NOT: arith.cmpi
-// CHECK: scf.if %[[IN]] -> (f16)
-// CHECK: arith.constant 1.000000e+01 : f16
+// CHECK: %[[C:.+]] = arith.select %[[IN]], %[[ROW]], %c0
+// CHECK: %[[L:.+]] = memref.load %{{.+}}[%[[C]], %{{.+}}] {tile.guarded}
+// CHECK: %[[PAD:.+]] = arith.constant 1.000000e+01 : f16
+// CHECK: arith.select %[[IN]], %[[L]], %[[PAD]] : f16
 // CHECK: memref.store %{{.+}}, %{{.+}} {tile.guarded} : memref<64x32xf16>
 // CHECK-NOT: scf.if
 func.func @shifted(%a: memref<64x32xf16>, %b: memref<64x32xf16>) {
@@ -119,6 +121,46 @@ func.func @local_and_rem(%x: memref<32xf32>, %i32: i32) {
     %m = arith.remui %w, %c32 : index
     %v = memref.load %x[%m] : memref<32xf32>
     memref.store %v, %s[%t] : memref<32xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// A gather along a dynamic dimension: its extent may be 0 at run time, so
+// no position is sure to exist and the load moves into an scf.if. The same
+// gather as a top-level statement of a pipelined loop keeps the clamped
+// form that the pipelining passes read as a load.
+// CHECK-LABEL: func.func @dynamic_gather
+// CHECK: tile.parallel
+// CHECK: %[[IN:.+]] = arith.cmpi ult
+// CHECK: scf.if %[[IN]] -> (f32) {
+// CHECK-NEXT: memref.load %{{.+}} {tile.guarded} : memref<?xf32>
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK: tile.pipelined
+// CHECK: %[[IN2:.+]] = arith.cmpi ult
+// CHECK: %[[C:.+]] = arith.select %[[IN2]], %{{.+}}, %c0
+// CHECK: %[[L:.+]] = memref.load %{{.+}}[%[[C]]] {tile.guarded} : memref<?xf32>
+// CHECK: arith.select %[[IN2]], %[[L]]
+func.func @dynamic_gather(%x: memref<?xf32>, %idx: memref<8xi32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads(32) {
+    %s = tile.alloc_fragment : memref<8xf32, #tile.scope<fragment>>
+    tile.parallel (%i) in (8) {
+      %raw = memref.load %idx[%i] : memref<8xi32>
+      %j = arith.index_cast %raw : i32 to index
+      %v = memref.load %x[%j] : memref<?xf32>
+      memref.store %v, %s[%i] : memref<8xf32, #tile.scope<fragment>>
+    }
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 2 {
+      %raw = memref.load %idx[%k] : memref<8xi32>
+      %j = arith.index_cast %raw : i32 to index
+      %v = memref.load %x[%j] : memref<?xf32>
+      memref.store %v, %out[%k] : memref<8xf32>
+    }
   }
   return
 }
