@@ -24,18 +24,22 @@ from ..base.artifact import CompiledArtifact
 from ..base.errors import CompilationError, DeviceAssertionError
 from ..runtime.cpu import RUNTIME_C, pack_arguments
 from .backend import Backend
-from .pipeline import Stage, translate_to_llvmir
+from .pipeline import Stage, safe_access, translate_to_llvmir
 
 
-def cpu_stages() -> List[Stage]:
+def cpu_stages(pass_configs: dict = None) -> List[Stage]:
     return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+                          + safe_access(pass_configs)),
         Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
                         "loop-invariant-code-motion"]),
         # Every expansion but fma's (mul + add, two roundings): T.hfma2's
         # pairs become llvm.fma (one rounding in float32, then to 16 bits).
         Stage("llvm", ["arith-expand{include-bf16=true}",
                        "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
+                       # Views of buffers (a gemm on a slice of a shared
+                       # tile) into offsets and strides first.
+                       "expand-strided-metadata", "lower-affine",
                        "convert-scf-to-cf", "convert-to-llvm",
                        "reconcile-unrealized-casts", "canonicalize"]),
     ]
@@ -60,7 +64,7 @@ class CPUBackend(Backend):
     kind = "cpu"
 
     def stages(self, target, pass_configs: dict) -> List[Stage]:
-        return cpu_stages()
+        return cpu_stages(pass_configs)
 
     def lower(self, func, module, runner, target, pass_configs: dict, out_idx,
               stages: dict) -> CompiledArtifact:

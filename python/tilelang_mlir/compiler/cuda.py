@@ -26,7 +26,7 @@ from ..base.errors import CompilationError, TileLangError
 from ..base.target import Target
 from .backend import Backend
 from .launch import extract_launch, launch_of
-from .pipeline import Stage
+from .pipeline import Stage, safe_access
 
 
 def ptx_features(target: Target) -> str:
@@ -84,7 +84,8 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     return [
         # Casts get the tile rules first (saturating float -> int, fp8 in
         # integer arithmetic: ConversionUtils.h), as on every target.
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+                          + safe_access(pass_configs)),
         Stage("pipelined", pipeline),
         Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}}})",
                          "func.func(tile-insert-barriers)"]),

@@ -52,6 +52,7 @@ class Builder(RoleBuilder):
         self.eager = None
         self._names: Dict[str, int] = {}
         self._remapped: List[Buffer] = []  # global tensors with a T.Layout in this kernel
+        self._safe_valued: List[Buffer] = []  # T.annotate_safe_value's tensors in this kernel
         self.kernel_op = None  # the tile.kernel being built
         # The program's T.alloc_global workspaces, in order (PrimFunc.emit).
         self.workspaces: List[Buffer] = []
@@ -116,6 +117,9 @@ class Builder(RoleBuilder):
             for buf in self._remapped:  # a T.Layout annotation holds in its kernel
                 buf.remap = None
             self._remapped = []
+            for buf in self._safe_valued:  # so does a safe value
+                buf.safe_value = None
+            self._safe_valued = []
 
     # -- arguments -----------------------------------------------------------
     def tensor_argument(self, arg, name: str, dtype: DType, shape: Sequence) -> Buffer:
@@ -220,8 +224,17 @@ class Builder(RoleBuilder):
         if None in dext and any(e is not None for e in dext):
             dext = [1 if e is None else e for e in dext]
         if None in sext and None in dext:
-            raise self.error("T.copy needs the extent of at least one side: pass a "
-                             "whole buffer or slices, not two element positions")
+            if via is not None or sext.count(None) != len(sext) or \
+                    dext.count(None) != len(dext):
+                raise self.error("T.copy needs the extent of at least one side: pass a "
+                                 "whole buffer or slices, not two element positions")
+            # Two element positions (TileLang's element copy, inside a
+            # T.Parallel): one load and one store, converted to the
+            # destination's type, each bounds-safe as element accesses are.
+            from ..language.values import cast
+
+            dbuf[tuple(doff)].store(cast(sbuf[tuple(soff)].load(), dbuf.dtype))
+            return
         s_full = self._fill_extents(sext, dext) if None in sext else sext
         d_full = self._fill_extents(dext, s_full) if None in dext else dext
         if s_full is None or d_full is None:
@@ -236,7 +249,8 @@ class Builder(RoleBuilder):
             raise self.error(
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
-        if sbuf.remap is not None or dbuf.remap is not None:
+        padded = sbuf.scope == "global" and sbuf.safe_value not in (None, 0, False)
+        if sbuf.remap is not None or dbuf.remap is not None or (padded and via is None):
             if via is not None:
                 raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; a TMA "
                                  "copy reads tensors in their own layout")
@@ -277,9 +291,10 @@ class Builder(RoleBuilder):
                 inside_src = _in_bounds(sbuf, src)
                 if inside_src is True:
                     value = sbuf[tuple(src)].load()
-                else:  # read a clamped position, then select zero for it
+                else:  # read a clamped position, then select the safe value for it
+                    fill = sbuf.safe_value if sbuf.safe_value is not None else 0
                     value = select(inside_src, sbuf[tuple(_clamped(sbuf, src))].load(),
-                                   0.0 if sbuf.dtype.is_float else 0)
+                                   float(fill) if sbuf.dtype.is_float else fill)
                 dbuf[tuple(dst)].store(value)
                 if if_op:
                     scf.YieldOp([])
@@ -647,6 +662,34 @@ class Builder(RoleBuilder):
         _tile().UseSwizzleOp(
             ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                static_int(panel_size, "panel_size")), **kwargs)
+
+    def annotate_safe_value(self, mapping) -> None:
+        """T.annotate_safe_value({tensor: value}): an out-of-range element
+        read of `tensor` gives `value` instead of zero, from here to the end
+        of the kernel (element loads, and T.copy out of it)."""
+        from ..language.values import storage_constant
+
+        self.require_kernel("T.annotate_safe_value")
+        if not isinstance(mapping, dict):
+            raise self.error("T.annotate_safe_value expects a dict {tensor: value}, got "
+                             f"{_describe(mapping)}")
+        for buf, value in mapping.items():
+            if not isinstance(buf, Buffer):
+                raise self.error("T.annotate_safe_value keys must be tensors, got "
+                                 f"{_describe(buf)}")
+            if buf.scope != "global":
+                raise self.error(f"T.annotate_safe_value: {buf.name!r} is a {buf.scope} buffer; "
+                                 "safe values are what out-of-range reads of global tensors "
+                                 "give (shared and local accesses are not checked)")
+            if isinstance(value, IndexExpr) and value.is_const():
+                value = value.const
+            if not isinstance(value, (bool, int, float)):
+                raise self.error(f"T.annotate_safe_value: the value for {buf.name!r} must be a "
+                                 f"compile-time number, got {_describe(value)}")
+            storage_constant(value, buf.dtype)  # representable in its type, or an error
+            buf.safe_value = value
+            if buf not in self._safe_valued:
+                self._safe_valued.append(buf)
 
     def annotate_layout(self, mapping) -> None:
         self.require_kernel("T.annotate_layout")

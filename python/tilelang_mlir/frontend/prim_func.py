@@ -196,10 +196,8 @@ class PrimFunc(TileFunction):
             parser = Parser(builder, source, _closure_env(self.fn))
             env = parser.scope.vars
             symbols_by_name = self._symbol_objects()
-            if any(p.symmetric for p in self.params):
-                fn_op.arg_attrs = ir.ArrayAttr.get([
-                    ir.DictAttr.get({"tile.symmetric": ir.UnitAttr.get()} if p.symmetric else {})
-                    for p in self.params])
+            fn_op.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(_arg_attrs(p))
+                                                for p in self.params])
             peers = {p.peers_of: entry.arguments[i] for i, p in enumerate(self.params)
                      if p.peers_of is not None}
             with ir.InsertionPoint(entry):
@@ -248,6 +246,22 @@ class PrimFunc(TileFunction):
     def __call__(self, *args, **kwargs):
         raise TileLangError(f"{self.name!r} is a tile program: compile it with "
                             "tl.compile(...) (or decorate with @tl.jit) to run it")
+
+
+def _arg_attrs(p: Param) -> dict:
+    """The attributes of a tensor argument: `tile.symmetric`, and
+    `tile.dim_symbols` (the symbolic size of each dimension, "" for a static
+    one), which tells tile-legalize-safe-access that two tensors' dynamic
+    dimensions of one name are equal."""
+    from .. import ir
+
+    attrs = {}
+    if p.symmetric:
+        attrs["tile.symmetric"] = ir.UnitAttr.get()
+    if p.kind == "tensor" and any(isinstance(d, str) for d in p.shape):
+        attrs["tile.dim_symbols"] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(d if isinstance(d, str) else "") for d in p.shape])
+    return attrs
 
 
 def prim_func(fn: Callable = None):

@@ -68,3 +68,14 @@ def make_swizzled_layout(buffer, swizzle_bytes: int = 128) -> SwizzleLayout:
 def make_padded_layout(buffer, pad: int) -> SwizzleLayout:
     """A shared-memory layout that pads every row by `pad` elements."""
     return SwizzleLayout(0, pad)
+
+
+@builtin
+def annotate_safe_value(b, safe_value_map: dict):
+    """{tensor: value}: an out-of-range element read of a global tensor
+    gives `value` instead of zero (element loads, and T.copy out of it),
+    from here to the end of the kernel. Out-of-range element reads and
+    writes of global tensors are bounds-safe on every target: a read gives
+    the safe value, a write is dropped (pass config
+    `tl.disable_safe_memory_legalize` turns the checks off)."""
+    b.annotate_safe_value(safe_value_map)

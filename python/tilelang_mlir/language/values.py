@@ -498,6 +498,26 @@ def to_storage(value, dtype: DType):
     return v.value
 
 
+def storage_constant(value, dtype: DType):
+    """`value` (a Python number) as an attribute of the storage element
+    type of `dtype` (bools as i8; unsigned integers wrap to their bits)."""
+    ir = _ir()
+    t = storage_ir_type(dtype)
+    if isinstance(value, bool) or dtype.is_bool:
+        return ir.IntegerAttr.get(t, int(bool(value)))
+    if not isinstance(value, (int, float)):
+        raise _error(f"expected a Python number as a constant of {dtype}, got {_describe(value)}")
+    if dtype.is_float:
+        return ir.FloatAttr.get(t, float(value))
+    if isinstance(value, float) and not value.is_integer():
+        raise _error(f"cannot use {value} as a value of integer type {dtype}")
+    bits = dtype.bits
+    v = int(value) & ((1 << bits) - 1)
+    if v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return ir.IntegerAttr.get(t, v)
+
+
 def from_storage(raw, dtype: DType) -> Scalar:
     """The Scalar of a value loaded from a buffer of `dtype`."""
     if dtype.is_bool:
@@ -890,6 +910,9 @@ class Buffer(Operators):
         self.remap = None
         # A T.SymmetricTensor argument: the IR value of its peer table.
         self.peers = None
+        # T.annotate_safe_value: what an out-of-range element read of this
+        # global tensor gives (None: zero), in the kernel that annotated it.
+        self.safe_value = None
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
@@ -1004,8 +1027,11 @@ class BufferRef(Operators):
         from ..dialects import memref
 
         idx = self.buffer.stored_index(self._point_indices("cannot load from"))
-        raw = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx]).result
-        return from_storage(raw, self.buffer.dtype)
+        load = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx])
+        if self.buffer.safe_value is not None and self.buffer.scope == "global":
+            load.operation.attributes["tile.safe_value"] = storage_constant(
+                self.buffer.safe_value, self.buffer.dtype)
+        return from_storage(load.result, self.buffer.dtype)
 
     def store(self, value) -> None:
         from ..dialects import memref
