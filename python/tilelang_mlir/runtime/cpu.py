@@ -119,6 +119,12 @@ class SharedLibraryExecutable:
     def shared_library(self) -> bytes:
         return self.library
 
+    def native_entry(self):
+        """(entry address, guarded runner address, flush after a call): what
+        the native launcher calls (runtime/launcher.py)."""
+        return (self._address, ctypes.cast(self._run, ctypes.c_void_p).value,
+                self._flush is not None)
+
     def __call__(self, params: Sequence, values: Sequence) -> None:
         packed, keep = pack_arguments(params, values)
         failure = _Failure()
