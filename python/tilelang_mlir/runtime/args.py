@@ -107,6 +107,10 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
             got = dt.from_numpy(x.dtype)
         except TypeError:
             raise TypeError(f"{name()} must have dtype {p.dtype}, got {x.dtype}") from None
+        if not x.dtype.isnative:  # kernels read the machine's byte order
+            raise TypeError(f"{name()} must have dtype {p.dtype} in the machine's byte order, "
+                            f"got {x.dtype.str}; convert it with "
+                            "x.astype(x.dtype.newbyteorder('='))")
         shape = tuple(x.shape)
         itemsize = x.dtype.itemsize
         strides = tuple(s // itemsize for s in x.strides)

@@ -1522,10 +1522,22 @@ PyObject *jit_lookup(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) {
       for (size_t i = 0; i < entry.runtime_pos.size(); ++i)
         argv[i] = args[entry.runtime_pos[i]];
       auto *launcher = reinterpret_cast<Launcher *>(entry.launcher);
+      Py_ssize_t n = (Py_ssize_t)entry.runtime_pos.size();
       if (!ensure_setup(launcher))
         return nullptr;
-      if (!fast_call(launcher, argv.data, (Py_ssize_t)entry.runtime_pos.size(), &out))
-        continue;
+      if (!fast_call(launcher, argv.data, n, &out)) {
+        // The Python path, where the arguments pass its checks (a context
+        // the fast path has not seen, arguments it leaves to Python).
+        PyObject *method = PyObject_GetAttrString(entry.launcher, "_try_python");
+        if (!method)
+          return nullptr;
+        out = PyObject_Vectorcall(method, argv.data, n, nullptr);
+        Py_DECREF(method);
+        if (out == Py_NotImplemented) {
+          Py_DECREF(out);
+          continue;
+        }
+      }
       if (!out)
         return nullptr;
       if (entry.as_tuple && !PyTuple_Check(out)) {
@@ -1611,6 +1623,20 @@ PyObject *jit_add(PyObject *obj, PyObject *args) {
   Py_INCREF(kernel);
   entry.launcher = kernel;
   std::vector<JitEntry> &entries = *self->entries;
+  // An entry of the same call replaces the one there.
+  for (size_t e = 0; e < entries.size(); ++e) {
+    JitEntry &old = entries[e];
+    bool same = old.nargs == entry.nargs && old.const_pos == entry.const_pos &&
+                old.runtime_pos == entry.runtime_pos && old.cells == entry.cells &&
+                old.launcher == entry.launcher;
+    for (size_t i = 0; same && i < old.consts.size(); ++i)
+      same = same_value(old.consts[i], entry.consts[i]);
+    if (same) {
+      old.release();
+      entries.erase(entries.begin() + e);
+      break;
+    }
+  }
   entries.insert(entries.begin(), entry);
   while ((Py_ssize_t)entries.size() > self->capacity) {
     entries.back().release();

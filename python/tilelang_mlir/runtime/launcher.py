@@ -472,9 +472,13 @@ class PythonJitCache:
     def add(self, kernel, nargs, const_pos, consts, runtime_pos, cells, as_tuple,
             returns_kernel) -> None:
         contents = tuple(c.cell_contents for c in cells)
-        self.entries.insert(0, (kernel, nargs, tuple(const_pos), tuple(consts),
-                                tuple(runtime_pos), tuple(cells), contents, as_tuple,
-                                returns_kernel))
+        entry = (kernel, nargs, tuple(const_pos), tuple(consts), tuple(runtime_pos),
+                 tuple(cells), contents, as_tuple, returns_kernel)
+        # An entry of the same call replaces the one there.
+        self.entries = [e for e in self.entries if not (
+            e[0] is kernel and e[1:3] == entry[1:3] and e[4:6] == entry[4:6] and all(
+                type(a) is type(b) and a == b for a, b in zip(e[3], entry[3])))]
+        self.entries.insert(0, entry)
         del self.entries[self.capacity:]
 
     def lookup(self, *args):
