@@ -35,8 +35,11 @@ import tilelang_mlir.language as T
 from tilelang_mlir.runtime import launcher
 from tilelang_mlir.runtime.cuda import NoCUDADevice
 
-M, N = 64, 64
-BLOCK = 32
+# Sizes: tiny (a GPU launch is the cost; on the CPU, the kernel body is
+# kept to a few hundred element operations). `main` sets them per target.
+M, N, BLOCK = 64, 64, 32  # the elementwise cases
+LN_M, LN_N = 16, 128  # layer norm
+SIZES = {"cuda": (64, 64, 32, 16, 128), "cpu": (8, 8, 8, 4, 16)}
 
 
 # ---------------------------------------------------------------------------
@@ -219,7 +222,7 @@ def tilelang_kernels():
         return None
     try:
         add = tilelang.compile(add3(TT, M, N), out_idx=[2])
-        norm = tilelang.compile(layer_norm(TT, 16, 128), out_idx=[3])
+        norm = tilelang.compile(layer_norm(TT, LN_M, LN_N), out_idx=[3])
 
         def tl_factory(m, n):
             return add3(TT, m, n)
@@ -274,12 +277,14 @@ def main():
     args = parser.parse_args()
     target = args.target
     cuda = target == "cuda"
+    global M, N, BLOCK, LN_M, LN_N
+    M, N, BLOCK, LN_M, LN_N = SIZES[target]
     k_inc = tl.compile(inc1(T, M * N), target=target)
     k_add = tl.compile(add3(T, M, N), out_idx=[2], target=target)
     k_sum8 = tl.compile(sum8(T, M, N), out_idx=[7], target=target)
     k_dyn = tl.compile(add3(T, T.dynamic("m"), N), out_idx=[2], target=target)
     k_scale = tl.compile(scale(T, M, N), out_idx=[2], target=target)
-    k_norm = tl.compile(layer_norm(T, 16, 128), out_idx=[3], target=target)
+    k_norm = tl.compile(layer_norm(T, LN_M, LN_N), out_idx=[3], target=target)
     add_eager.target = target
     add_factory.target = target
     add_eager.compile(m=M, n=N)
@@ -295,7 +300,7 @@ def main():
     a, b, c = rand(M, N), rand(M, N), torch.empty(M, N, device=device)
     seven = [rand(M, N) for _ in range(7)]
     flat = rand(M * N)
-    x, w, bias = rand(16, 128), rand(128), rand(128)
+    x, w, bias = rand(LN_M, LN_N), rand(LN_N), rand(LN_N)
     prebound = k_add.get_profiler()._launcher([a, b])
     assert torch.allclose(k_add(a, b), a + b) and torch.allclose(add_eager(a, b), a + b)
     ln = torch.nn.functional.layer_norm
@@ -306,11 +311,11 @@ def main():
          None),
         ("3 tensors: add, pre-bound", prebound, lambda: torch.add(a, b, out=c), None, None),
         ("8 tensors: sum of 7 + output", lambda: k_sum8(*seven), None, None, None),
-        ("dynamic size: add (m x 64)", lambda: k_dyn(a, b), lambda: torch.add(a, b), None, None),
+        (f"dynamic size: add (m x {N})", lambda: k_dyn(a, b), lambda: torch.add(a, b), None, None),
         ("scalar argument: y = alpha x", lambda: k_scale(a, 2.5), lambda: torch.mul(a, 2.5),
          None, None),
         ("layer norm (4 tensors)", lambda: k_norm(x, w, bias),
-         lambda: ln(x, (128,), w, bias), None, None),
+         lambda: ln(x, (LN_N,), w, bias), None, None),
         ("@tl.jit eager add, cache hit", lambda: add_eager(a, b), lambda: torch.add(a, b), None,
          None),
         ("@tl.jit factory(m, n)(a, b), hit", lambda: add_factory(M, N)(a, b),
@@ -341,11 +346,11 @@ def main():
 
         def t_norm():
             y = torch.empty_like(x)
-            triton["layer_norm"][(16,)](x, w, bias, y, 128, 1e-5, BLOCK=128)
+            triton["layer_norm"][(LN_M,)](x, w, bias, y, LN_N, 1e-5, BLOCK=LN_N)
             return y
 
         tri[6] = t_norm
-        torch.testing.assert_close(t_norm(), ln(x, (128,), w, bias), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(t_norm(), ln(x, (LN_N,), w, bias), rtol=1e-4, atol=1e-4)
         for i, fn in tri.items():
             rows[i] = rows[i][:3] + (fn, None)
     tilelang = tilelang_kernels() if cuda else None

@@ -224,7 +224,13 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                 out.fill(np.nan)
         if not p.workspace:
             outputs.append(out)
-        values[i] = _check_tensor(kernel_name, p, out, symbols, where, device, state)
+        # Allocated here as the parameter says: bound without checks.
+        strides, count = [], 1
+        for d in reversed(shape):
+            strides.append(count)
+            count *= d
+        ptr = out.data_ptr() if use_torch else out.ctypes.data
+        values[i] = BoundTensor(out, ptr, tuple(shape), tuple(reversed(strides)))
     if tables:
         for i, p in enumerate(params):
             if p.peers_of is not None:
