@@ -293,7 +293,9 @@ struct Plan {
   size_t shape_room = 0;
   // CUDA
   std::vector<Part> parts;
-  std::vector<Context> contexts;
+  // Shared: a call keeps the context it launches in while a callback into
+  // Python (which may release the GIL) lets another thread add one.
+  std::vector<std::shared_ptr<const Context>> contexts;
   size_t words = 0; // 64-bit words of the parameter buffer (without maps)
   // CPU
   void (*entry)(void *) = nullptr;
@@ -689,20 +691,21 @@ int64_t write_descriptor(uint64_t *w, const TensorView &v) {
 struct ParamBuffer {
   std::vector<uint64_t> words; // 8-byte aligned storage (maps at 64-byte offsets)
   std::vector<void *> slots;
-  void build(const Plan &plan, const Part &part, const Bound &b,
-             const std::vector<const uint8_t *> &maps) {
-    size_t map_words = part.maps.size() * 16;
-    words.assign(plan.words + map_words + 8, 0);
-    // Align the maps to 64 bytes inside the buffer.
-    uint64_t *base = words.data();
-    uintptr_t addr = reinterpret_cast<uintptr_t>(base);
-    uint64_t *aligned = reinterpret_cast<uint64_t *>((addr + 63) & ~uintptr_t(63));
+  uint64_t *aligned = nullptr;
+
+  // Sizes the buffer for `part`; its maps' bytes go to map(m), then
+  // finish() writes the parameters.
+  void begin(const Plan &plan, const Part &part) {
+    words.assign(plan.words + part.maps.size() * 16 + 8, 0);
+    uintptr_t addr = reinterpret_cast<uintptr_t>(words.data());
+    aligned = reinterpret_cast<uint64_t *>((addr + 63) & ~uintptr_t(63));
     slots.clear();
-    for (size_t m = 0; m < part.maps.size(); ++m) {
-      memcpy(aligned + 16 * m, maps[m], 128);
+    for (size_t m = 0; m < part.maps.size(); ++m)
       slots.push_back(aligned + 16 * m);
-    }
-    uint64_t *w = aligned + map_words;
+  }
+  uint8_t *map(size_t m) { return reinterpret_cast<uint8_t *>(aligned + 16 * m); }
+  void finish(const Plan &plan, const Part &part, const Bound &b) {
+    uint64_t *w = aligned + 16 * part.maps.size();
     for (size_t i = 0; i < plan.params.size(); ++i) {
       const Param &p = plan.params[i];
       if (!p.tensor) {
@@ -733,13 +736,13 @@ int part_grid(const Part &part, const Bound &b, int64_t sms, unsigned grid[3]) {
   return empty ? 2 : 1;
 }
 
-const Context *current_context(const Plan &plan) {
+std::shared_ptr<const Context> current_context(const Plan &plan) {
   void *ctx = nullptr;
   if (!cuda_api.enabled || cuda_api.ctx_get_current(&ctx) || !ctx)
     return nullptr;
-  for (const Context &c : plan.contexts)
-    if (c.ctx == ctx)
-      return &c;
+  for (const auto &c : plan.contexts)
+    if (c->ctx == ctx)
+      return c;
   return nullptr;
 }
 
@@ -765,7 +768,9 @@ bool current_stream(int32_t device, void *&stream) {
 //===----------------------------------------------------------------------===//
 
 struct Launcher {
-  PyObject_HEAD Plan *plan;
+  // Shared: a call keeps the plan it started with (a CPU kernel runs without
+  // the GIL; a callback into Python may let another thread set a new plan).
+  PyObject_HEAD std::shared_ptr<Plan> *plan;
   int state; // 0: not yet set up, 1: the fast path serves, 2: the Python path only
   PyObject *weakrefs;
 };
@@ -782,8 +787,9 @@ PyObject *call_python(PyObject *self, PyObject *const *args, size_t nargsf, PyOb
   return out;
 }
 
-// The encoded bytes of tensor map `m` of part `k` for the bound tensor.
-const uint8_t *tensor_map(PyObject *self, Plan &plan, size_t k, size_t m, const Bound &b) {
+// Copies the encoded bytes of tensor map `m` of part `k` for the bound
+// tensor to `dst`; false with an error raised where it cannot be encoded.
+bool tensor_map(PyObject *self, Plan &plan, size_t k, size_t m, const Bound &b, uint8_t *dst) {
   TensorMap &map = plan.parts[k].maps[m];
   const TensorView &v = b.views[map.param];
   uint64_t ptr = reinterpret_cast<uintptr_t>(v.ptr);
@@ -793,16 +799,20 @@ const uint8_t *tensor_map(PyObject *self, Plan &plan, size_t k, size_t m, const 
     bool same = true;
     for (int64_t d = 0; d < v.rank && same; ++d)
       same = e.sizes[d] == v.sizes[d] && e.strides[d] == v.strides[d];
-    if (same)
-      return e.bytes;
+    if (same) {
+      memcpy(dst, e.bytes, 128);
+      return true;
+    }
   }
-  if (v.rank > 5)
-    return nullptr;
+  if (v.rank > 5) {
+    PyErr_SetString(PyExc_ValueError, "a tensor map describes a tensor of rank 1 to 5");
+    return false;
+  }
   PyObject *sizes = PyTuple_New(v.rank), *strides = PyTuple_New(v.rank);
   if (!sizes || !strides) {
     Py_XDECREF(sizes);
     Py_XDECREF(strides);
-    return nullptr;
+    return false;
   }
   for (int64_t d = 0; d < v.rank; ++d) {
     PyTuple_SET_ITEM(sizes, d, PyLong_FromLongLong(v.sizes[d]));
@@ -813,11 +823,11 @@ const uint8_t *tensor_map(PyObject *self, Plan &plan, size_t k, size_t m, const 
   Py_DECREF(sizes);
   Py_DECREF(strides);
   if (!encoded)
-    return nullptr;
+    return false;
   if (!PyBytes_Check(encoded) || PyBytes_GET_SIZE(encoded) != 128) {
     Py_DECREF(encoded);
     PyErr_SetString(PyExc_RuntimeError, "a tensor map must be 128 bytes");
-    return nullptr;
+    return false;
   }
   if (map.cache.size() < 8) {
     map.cache.emplace_back();
@@ -829,8 +839,9 @@ const uint8_t *tensor_map(PyObject *self, Plan &plan, size_t k, size_t m, const 
   for (int64_t d = 0; d < v.rank; ++d)
     e.sizes[d] = v.sizes[d], e.strides[d] = v.strides[d];
   memcpy(e.bytes, PyBytes_AS_STRING(encoded), 128);
+  memcpy(dst, e.bytes, 128);
   Py_DECREF(encoded);
-  return e.bytes;
+  return true;
 }
 
 // Runs a CPU kernel's entry on its argument slots (without the GIL); false,
@@ -893,19 +904,15 @@ int launch_cuda(PyObject *self, Plan &plan, const Context &c, const Bound &b) {
       return 0;
   }
   ParamBuffer buffer;
-  std::vector<const uint8_t *> maps;
   for (size_t k = 0; k < n; ++k) {
     if (run[k] == 2)
       continue; // an empty grid launches nothing
     const Part &part = plan.parts[k];
-    maps.clear();
-    for (size_t m = 0; m < part.maps.size(); ++m) {
-      const uint8_t *bytes = tensor_map(self, plan, k, m, b);
-      if (!bytes)
+    buffer.begin(plan, part);
+    for (size_t m = 0; m < part.maps.size(); ++m)
+      if (!tensor_map(self, plan, k, m, b, buffer.map(m)))
         return -1;
-      maps.push_back(bytes);
-    }
-    buffer.build(plan, part, b, maps);
+    buffer.finish(plan, part, b);
     LaunchConfig config = {{grids[3 * k], grids[3 * k + 1], grids[3 * k + 2]},
                            {part.block[0], part.block[1], part.block[2]},
                            part.shared, stream, nullptr, 0};
@@ -949,8 +956,9 @@ int run_cpu(PyObject *self, const Plan &plan, const Bound &b) {
 int fast_call(Launcher *self, PyObject *const *args, Py_ssize_t nargs, PyObject **out) {
   if (!native_enabled || self->state != 1)
     return 0;
-  Plan &plan = *self->plan;
-  const Context *c = nullptr;
+  std::shared_ptr<Plan> keep = *self->plan;
+  Plan &plan = *keep;
+  std::shared_ptr<const Context> c;
   if (plan.cuda) {
     c = current_context(plan);
     if (!c)
@@ -1028,9 +1036,13 @@ PyObject *launcher_new(PyTypeObject *type, PyObject *, PyObject *) {
   if (!obj)
     return nullptr;
   auto *self = reinterpret_cast<Launcher *>(obj);
-  self->plan = nullptr;
+  self->plan = new (std::nothrow) std::shared_ptr<Plan>();
   self->state = 0;
   self->weakrefs = nullptr;
+  if (!self->plan) {
+    Py_DECREF(obj);
+    return PyErr_NoMemory();
+  }
   return obj;
 }
 
@@ -1123,8 +1135,7 @@ bool read_param(PyObject *t, Param &p) {
 PyObject *launcher_configure(PyObject *obj, PyObject *spec) {
   auto *self = reinterpret_cast<Launcher *>(obj);
   if (spec == Py_None) {
-    delete self->plan;
-    self->plan = nullptr;
+    self->plan->reset();
     self->state = 2;
     Py_RETURN_NONE;
   }
@@ -1221,8 +1232,7 @@ PyObject *launcher_configure(PyObject *obj, PyObject *spec) {
     plan->guarded = reinterpret_cast<int (*)(void (*)(void *), void *, void *)>(guarded);
     plan->flush = flush;
   }
-  delete self->plan;
-  self->plan = plan.release();
+  *self->plan = std::shared_ptr<Plan>(plan.release());
   self->state = 1;
   Py_RETURN_NONE;
 }
@@ -1237,27 +1247,28 @@ PyObject *launcher_add_context(PyObject *obj, PyObject *args) {
   PyObject *fns;
   if (!PyArg_ParseTuple(args, "KiLO", &ctx, &device, &sms, &fns))
     return nullptr;
-  if (!self->plan || !self->plan->cuda)
+  Plan *plan = self->plan->get();
+  if (!plan || !plan->cuda)
     Py_RETURN_NONE;
   std::vector<int64_t> handles;
   if (!read_int_list(fns, handles))
     return nullptr;
-  if (handles.size() != self->plan->parts.size()) {
+  if (handles.size() != plan->parts.size()) {
     PyErr_SetString(PyExc_ValueError, "one function per part");
     return nullptr;
   }
-  Context c;
-  c.ctx = reinterpret_cast<void *>(ctx);
-  c.device = device;
-  c.sms = sms;
+  auto c = std::make_shared<Context>();
+  c->ctx = reinterpret_cast<void *>(ctx);
+  c->device = device;
+  c->sms = sms;
   for (int64_t h : handles)
-    c.functions.push_back(reinterpret_cast<void *>(h));
-  for (Context &known : self->plan->contexts)
-    if (known.ctx == c.ctx) {
+    c->functions.push_back(reinterpret_cast<void *>(h));
+  for (auto &known : plan->contexts)
+    if (known->ctx == c->ctx) {
       known = c;
       Py_RETURN_NONE;
     }
-  self->plan->contexts.push_back(c);
+  plan->contexts.push_back(c);
   Py_RETURN_NONE;
 }
 
@@ -1269,7 +1280,8 @@ PyObject *launcher_state(PyObject *obj, PyObject *) {
 
 PyObject *launcher_contexts(PyObject *obj, PyObject *) {
   auto *self = reinterpret_cast<Launcher *>(obj);
-  return PyLong_FromSize_t(self->plan ? self->plan->contexts.size() : 0);
+  Plan *plan = self->plan->get();
+  return PyLong_FromSize_t(plan ? plan->contexts.size() : 0);
 }
 
 // The fast path alone: the result, or NotImplemented where it does not take
@@ -1289,7 +1301,8 @@ PyObject *launcher_try(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) {
 //===----------------------------------------------------------------------===//
 
 struct BoundCall {
-  PyObject_HEAD PyObject *launcher; // keeps the plan alive
+  PyObject_HEAD PyObject *launcher; // for its error messages
+  std::shared_ptr<Plan> *plan;      // the plan it was bound with
   PyObject *keep;                   // the arguments and outputs
   PyObject *outputs;                // what a call returns
   int cuda;
@@ -1309,8 +1322,7 @@ PyObject *bound_vectorcall(PyObject *obj, PyObject *const *, size_t nargsf, PyOb
     PyErr_SetString(PyExc_TypeError, "a bound kernel call takes no arguments");
     return nullptr;
   }
-  auto *launcher = reinterpret_cast<Launcher *>(self->launcher);
-  Plan &plan = *launcher->plan;
+  Plan &plan = **self->plan;
   if (self->cuda) {
     void *ctx = nullptr;
     if (cuda_api.ctx_get_current(&ctx) || ctx != self->ctx) {
@@ -1354,6 +1366,7 @@ void bound_dealloc(PyObject *obj) {
   Py_XDECREF(self->launcher);
   Py_XDECREF(self->keep);
   Py_XDECREF(self->outputs);
+  delete self->plan;
   delete self->buffers;
   delete self->configs;
   delete self->functions;
@@ -1370,8 +1383,9 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
     return nullptr;
   if (!native_enabled || self->state != 1)
     Py_RETURN_NONE;
-  Plan &plan = *self->plan;
-  const Context *c = nullptr;
+  std::shared_ptr<Plan> shared = *self->plan;
+  Plan &plan = *shared;
+  std::shared_ptr<const Context> c;
   if (plan.cuda && !(c = current_context(plan)))
     Py_RETURN_NONE;
   Bound b(plan);
@@ -1387,6 +1401,7 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
     return nullptr;
   call->launcher = obj;
   Py_INCREF(obj);
+  call->plan = new std::shared_ptr<Plan>(shared);
   call->keep = nullptr;
   call->outputs = nullptr;
   call->cuda = plan.cuda;
@@ -1415,7 +1430,6 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
     PyTuple_SET_ITEM(keep, nargs + (Py_ssize_t)j, b.outputs[j]);
   }
   if (plan.cuda) {
-    std::vector<const uint8_t *> maps;
     for (size_t k = 0; k < plan.parts.size(); ++k) {
       const Part &part = plan.parts[k];
       LaunchConfig config = {{1, 1, 1}, {part.block[0], part.block[1], part.block[2]},
@@ -1427,17 +1441,15 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
       }
       if (g == 2)
         continue;
-      maps.clear();
-      for (size_t m = 0; m < part.maps.size(); ++m) {
-        const uint8_t *bytes = tensor_map(obj, plan, k, m, b);
-        if (!bytes) {
+      call->buffers->emplace_back();
+      ParamBuffer &buffer = call->buffers->back();
+      buffer.begin(plan, part);
+      for (size_t m = 0; m < part.maps.size(); ++m)
+        if (!tensor_map(obj, plan, k, m, b, buffer.map(m))) {
           Py_DECREF(call);
           return nullptr;
         }
-        maps.push_back(bytes);
-      }
-      call->buffers->emplace_back();
-      call->buffers->back().build(plan, part, b, maps);
+      buffer.finish(plan, part, b);
       call->configs->push_back(config);
       call->functions->push_back(c->functions[k]);
     }
