@@ -427,7 +427,7 @@ def test_jit_eager_calls_hit_the_call_cache(path, rng, monkeypatch):
     compiled = count_compiles(monkeypatch)
     for _ in range(3):
         np.testing.assert_allclose(scaled_add(a, b, 2.0), 2 * a + b, rtol=1e-6)
-    assert compiled == [] and scaled_add._calls.size() == 1
+    assert compiled == [] and scaled_add._calls_size() == 1
     # Another compile-time value, another type of it, other sizes: other kernels.
     np.testing.assert_allclose(scaled_add(a, b, 3.0), 3 * a + b, rtol=1e-6)
     np.testing.assert_allclose(scaled_add(a[:2], b[:2], 2.0), 2 * a[:2] + b[:2], rtol=1e-6)

@@ -29,7 +29,7 @@ from ..frontend.prim_func import PrimFunc
 from ..runtime import cache as _entries
 from ..base.dtypes import DType
 from ..runtime.kernel import Kernel
-from ..runtime.launcher import new_jit_cache
+from ..runtime.launcher import JitBase
 from .backend import Backend
 from .pass_config import PASS_CONFIGS, check_pass_configs
 from .pipeline import PipelineRunner, diagnostics_error, trace_dir
@@ -571,7 +571,7 @@ def _save_to_disk(key: str, tgt: Target, compiler: str, artifact: CompiledArtifa
 # ---------------------------------------------------------------------------
 
 
-class JITFunction:
+class JITFunction(JitBase):
     """`@tl.jit` on a factory (returns a prim_func when called with its
     parameters: compiled then, cached by the program), on a prim_func
     (compiled on first call and run), or on an eager-style program
@@ -595,9 +595,6 @@ class JITFunction:
         # recently used last; bounded like the compile cache.
         self._kernels: "OrderedDict[tuple, tuple]" = OrderedDict()
         self._lock = threading.Lock()
-        # Calls by argument signature (runtime/launcher.py): a repeated call
-        # of positional arguments goes straight to its kernel.
-        self._calls = new_jit_cache()
 
     @property
     def style(self) -> str:
@@ -651,14 +648,11 @@ class JITFunction:
                 self._kernels.popitem(last=False)
         return found
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs:
-            # A call seen before: its compile-time arguments are the same
-            # values and its tensors pass the kernel's checks (which then
-            # select the same kernel); anything else takes the full path.
-            result = self._calls.lookup(*args)
-            if result is not NotImplemented:
-                return result
+    # `f(...)` is the base class's call (runtime/launcher.py): a call seen
+    # before (positional arguments, the same compile-time values, tensors
+    # that pass the kernel's checks, which then select the same kernel) goes
+    # straight to its kernel; any other comes here.
+    def _call_full(self, *args, **kwargs):
         style = self.style
         if style == "prim_func":
             kernel = self.compile()
@@ -694,7 +688,7 @@ class JITFunction:
             return
         if not all(_plain(v) for v in consts + contents):
             return
-        self._calls.add(kernel, nargs, tuple(const_pos), tuple(consts), tuple(runtime_pos),
+        self._calls_add(kernel, nargs, tuple(const_pos), tuple(consts), tuple(runtime_pos),
                         tuple(cells), as_tuple, returns_kernel)
 
     def _remember_eager(self, args, kernel, names, as_tuple) -> None:

@@ -1494,6 +1494,7 @@ struct JitEntry {
 struct JitCache {
   PyObject_HEAD std::vector<JitEntry> *entries; // most recently used first
   Py_ssize_t capacity;
+  PyObject *weakrefs;
 };
 
 PyTypeObject JitCacheType = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -1669,21 +1670,43 @@ PyObject *jit_len(PyObject *obj, PyObject *) {
   return PyLong_FromSize_t(reinterpret_cast<JitCache *>(obj)->entries->size());
 }
 
-PyObject *jit_new(PyTypeObject *type, PyObject *args, PyObject *) {
-  Py_ssize_t capacity = 8;
-  if (!PyArg_ParseTuple(args, "|n", &capacity))
-    return nullptr;
+// The base of @tl.jit's JITFunction: its arguments are the subclass's.
+PyObject *jit_new(PyTypeObject *type, PyObject *, PyObject *) {
   PyObject *obj = type->tp_alloc(type, 0);
   if (!obj)
     return nullptr;
   auto *self = reinterpret_cast<JitCache *>(obj);
-  self->entries = new std::vector<JitEntry>();
-  self->capacity = capacity > 0 ? capacity : 1;
+  self->entries = new (std::nothrow) std::vector<JitEntry>();
+  self->capacity = 8;
+  self->weakrefs = nullptr;
+  if (!self->entries) {
+    Py_DECREF(obj);
+    return PyErr_NoMemory();
+  }
   return obj;
+}
+
+// A call of the jitted function: a call seen before goes straight to its
+// kernel; any other (keywords too) to `_call_full`.
+PyObject *jit_call(PyObject *obj, PyObject *args, PyObject *kwargs) {
+  if (!kwargs || PyDict_GET_SIZE(kwargs) == 0) {
+    PyObject *out = jit_lookup(obj, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args));
+    if (out != Py_NotImplemented)
+      return out;
+    Py_DECREF(out);
+  }
+  PyObject *method = PyObject_GetAttrString(obj, "_call_full");
+  if (!method)
+    return nullptr;
+  PyObject *out = PyObject_Call(method, args, kwargs);
+  Py_DECREF(method);
+  return out;
 }
 
 void jit_dealloc(PyObject *obj) {
   auto *self = reinterpret_cast<JitCache *>(obj);
+  if (self->weakrefs)
+    PyObject_ClearWeakRefs(obj);
   if (self->entries) {
     for (JitEntry &e : *self->entries)
       e.release();
@@ -1935,11 +1958,11 @@ PyMethodDef launcher_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyMethodDef jit_methods[] = {
-    {"add", jit_add, METH_VARARGS, "Adds an entry (most recently used first)."},
-    {"lookup", (PyCFunction)(void (*)(void))jit_lookup, METH_FASTCALL,
+    {"_calls_add", jit_add, METH_VARARGS, "Adds an entry (most recently used first)."},
+    {"_calls_lookup", (PyCFunction)(void (*)(void))jit_lookup, METH_FASTCALL,
      "The call's result, or NotImplemented."},
-    {"clear", jit_clear, METH_NOARGS, "Drops every entry."},
-    {"size", jit_len, METH_NOARGS, "The number of entries."},
+    {"_calls_clear", jit_clear, METH_NOARGS, "Drops every entry."},
+    {"_calls_size", jit_len, METH_NOARGS, "The number of entries."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyMethodDef module_methods[] = {
@@ -1983,8 +2006,11 @@ PyMODINIT_FUNC PyInit__launch(void) {
   JitCacheType.tp_name = "tilelang_mlir.runtime._launch.JitCache";
   JitCacheType.tp_basicsize = sizeof(JitCache);
   JitCacheType.tp_dealloc = jit_dealloc;
-  JitCacheType.tp_flags = Py_TPFLAGS_DEFAULT;
-  JitCacheType.tp_doc = "@tl.jit's cache of calls by argument signature.";
+  JitCacheType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  JitCacheType.tp_call = jit_call;
+  JitCacheType.tp_weaklistoffset = offsetof(JitCache, weakrefs);
+  JitCacheType.tp_doc = "@tl.jit's cache of calls by argument signature (the base of "
+                        "JITFunction).";
   JitCacheType.tp_methods = jit_methods;
   JitCacheType.tp_new = jit_new;
   if (PyType_Ready(&JitCacheType) < 0)

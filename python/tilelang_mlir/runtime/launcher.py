@@ -456,33 +456,45 @@ class _PythonBase:
 KernelBase = _native.Launcher if _native is not None else _PythonBase
 
 
-class PythonJitCache:
-    """@tl.jit's cache of calls by argument signature where the native
-    module is missing (launch.cpp's JitCache in Python): entries, most
-    recently used first, of calls of `nargs` positional arguments whose
-    compile-time arguments (at `const_pos`) have the same type and value as
-    `consts` and whose closure `cells` hold the same objects; a hit runs the
-    kernel on the arguments at `runtime_pos` (or, for a factory, returns the
-    kernel) when they pass its checks."""
+class _PythonJitBase:
+    """JITFunction's base where the native module is missing: launch.cpp's
+    JitCache in Python. Entries, most recently used first, of calls of
+    `nargs` positional arguments whose compile-time arguments (at
+    `const_pos`) have the same type and value as `consts` and whose closure
+    `cells` hold the same objects; a hit runs the kernel on the arguments at
+    `runtime_pos` (or, for a factory, returns the kernel) when they pass its
+    checks. Any other call goes to `_call_full`."""
 
-    def __init__(self, capacity: int = 8):
-        self.capacity = max(1, capacity)
-        self.entries: List[tuple] = []
+    _capacity = 8
 
-    def add(self, kernel, nargs, const_pos, consts, runtime_pos, cells, as_tuple,
-            returns_kernel) -> None:
+    def __call__(self, *args, **kwargs):
+        if not kwargs:
+            out = self._calls_lookup(*args)
+            if out is not NotImplemented:
+                return out
+        return self._call_full(*args, **kwargs)
+
+    def _entries(self) -> List[tuple]:
+        entries = self.__dict__.get("_call_entries")
+        if entries is None:
+            entries = self.__dict__["_call_entries"] = []
+        return entries
+
+    def _calls_add(self, kernel, nargs, const_pos, consts, runtime_pos, cells, as_tuple,
+                   returns_kernel) -> None:
         contents = tuple(c.cell_contents for c in cells)
         entry = (kernel, nargs, tuple(const_pos), tuple(consts), tuple(runtime_pos),
                  tuple(cells), contents, as_tuple, returns_kernel)
         # An entry of the same call replaces the one there.
-        self.entries = [e for e in self.entries if not (
+        entries = [e for e in self._entries() if not (
             e[0] is kernel and e[1:3] == entry[1:3] and e[4:6] == entry[4:6] and all(
                 type(a) is type(b) and a == b for a, b in zip(e[3], entry[3])))]
-        self.entries.insert(0, entry)
-        del self.entries[self.capacity:]
+        entries.insert(0, entry)
+        self.__dict__["_call_entries"] = entries[:self._capacity]
 
-    def lookup(self, *args):
-        for n, entry in enumerate(self.entries):
+    def _calls_lookup(self, *args):
+        entries = self._entries()
+        for n, entry in enumerate(entries):
             kernel, nargs, const_pos, consts, runtime_pos, cells, contents, as_tuple, \
                 returns_kernel = entry
             if nargs != len(args) or any(
@@ -499,21 +511,20 @@ class PythonJitCache:
                 if as_tuple and not isinstance(out, tuple):
                     out = (out,)
             if n:
-                self.entries.insert(0, self.entries.pop(n))
+                entries.insert(0, entries.pop(n))
             return out
         return NotImplemented
 
-    def clear(self) -> None:
-        self.entries.clear()
+    def _calls_clear(self) -> None:
+        self._entries().clear()
 
-    def size(self) -> int:
-        return len(self.entries)
+    def _calls_size(self) -> int:
+        return len(self._entries())
 
 
-def new_jit_cache(capacity: int = 8):
-    """@tl.jit's cache of calls by argument signature (launch.cpp's, or
-    `PythonJitCache` without the native module)."""
-    return _native.JitCache(capacity) if _native is not None else PythonJitCache(capacity)
+# The base of @tl.jit's JITFunction: a call checks its cache of calls by
+# argument signature first.
+JitBase = _native.JitCache if _native is not None else _PythonJitBase
 
 
 # ---------------------------------------------------------------------------
