@@ -342,6 +342,34 @@ def test_saved_kernel_takes_the_native_path(tmp_path, add_kernel, rng, monkeypat
 
 
 @native_only
+def test_numpy_first_then_torch(tmp_path, add_kernel):
+    """A saved kernel called with NumPy in a process that has not imported
+    torch takes the fast path; once torch is imported, its tensors do too."""
+    add_kernel.save(tmp_path / "add")
+    code = f"""
+import sys
+import numpy as np
+import tilelang_mlir as tl
+from tilelang_mlir.runtime.kernel import Kernel
+k = tl.load({str(tmp_path / "add")!r})
+a = np.arange(24, dtype=np.float32).reshape(4, 6)
+assert (k(a, a) == 2 * a).all() and "torch" not in sys.modules
+assert k._native_state() == "native", k._native_reason
+import torch
+t = torch.from_numpy(a)
+assert torch.equal(k(t, t), 2 * t)  # the Python path, which makes a new plan
+calls = []
+real = Kernel._call_python
+Kernel._call_python = lambda self, *args: calls.append(1) or real(self, *args)
+assert torch.equal(k(t, t), 2 * t) and calls == [], calls
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    assert result.stdout.strip() == "ok", result.stdout + result.stderr
+
+
+@native_only
 def test_calls_from_threads(add_kernel, rng):
     """Each call builds its argument buffers on its own: concurrent calls
     (the CPU kernel runs without the GIL) do not mix arguments."""

@@ -409,35 +409,28 @@ def pack_arguments(params: Sequence, values: Sequence,
     parameter, each pointing at the value) following the kernel ABI: first
     the encoded tensor maps (`TensorMap`s, 128 bytes each), then per
     parameter a tensor's memref descriptor flattened (allocated and aligned
-    pointer, offset 0, sizes, strides, each 64 bits) or a scalar's C value.
+    pointer, offset 0, sizes, strides, each 64 bits) or a scalar's C value
+    (in the low bytes of a 64-bit word).
 
     Returns (array, keep): `keep` holds the storage the pointers point into;
     both must live until the launch call returns.
     """
     words: List[int] = []
-    scalars = []
     for p, v in zip(params, values):
         if p.kind == "tensor":
-            ptr = v.data_ptr & _U64
-            words += (ptr, ptr, 0)
-            words += [d & _U64 for d in v.shape]
-            words += [d & _U64 for d in v.strides]
+            words += (v.data_ptr, v.data_ptr, 0)
+            words += v.shape
+            words += v.strides
         else:
-            scalars.append(scalar_ctype(p)(v))
-    storage = (ctypes.c_uint64 * max(len(words), 1))(*words)
+            words.append(int.from_bytes(bytes(scalar_ctype(p)(v)), "little"))
+    n = len(words)
+    storage = (ctypes.c_uint64 * max(n, 1))(*[w & _U64 for w in words])
     base = ctypes.addressof(storage)
-    slots: List[int] = [m.address for m in tensormaps]
-    w = 0
-    it = iter(scalars)
-    for p, v in zip(params, values):
-        if p.kind == "tensor":
-            n = 3 + 2 * len(v.shape)
-            slots += range(base + 8 * w, base + 8 * (w + n), 8)
-            w += n
-        else:
-            slots.append(ctypes.addressof(next(it)))
-    array = (ctypes.c_void_p * max(len(slots), 1))(*slots)
-    return array, [storage, scalars, tensormaps]
+    m = len(tensormaps)
+    array = (ctypes.c_void_p * max(m + n, 1))()
+    array[:m] = [t.address for t in tensormaps]
+    array[m:m + n] = range(base, base + 8 * n, 8)  # every word is one parameter
+    return array, [storage, tensormaps]
 
 
 _LAUNCH = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import List
 
@@ -75,7 +76,7 @@ class Kernel(_launcher.KernelBase):
         if kwargs:
             raise TypeError(f"kernel {self.name!r} takes its arguments by position, got "
                             f"keyword argument(s) {', '.join(map(repr, kwargs))}")
-        if self._native_torch is False:
+        if self._native_torch is False and "torch" in sys.modules:
             self._native_refresh()
         return self._run(argmod.bind(self.name, self.params, self.out_idx, args, self.device))
 
@@ -98,7 +99,7 @@ class Kernel(_launcher.KernelBase):
             return binding.outputs[0]
         return tuple(binding.outputs)
 
-    _native_torch = None  # whether the fast path's plan reads torch tensors
+    _native_torch = None  # whether torch was imported when the plan was made
     _native_reason = ""  # why a kernel takes the Python path only
     _native_seen = ()  # CUDA contexts handed to the fast path
 
@@ -110,15 +111,13 @@ class Kernel(_launcher.KernelBase):
         except Exception as e:  # noqa: BLE001 (the Python path serves any kernel)
             spec, why = None, f"{type(e).__name__}: {e}"
         self._native_reason = why
-        self._native_torch = _launcher.status()["torch"]
+        self._native_torch = "torch" in sys.modules
         self._native_configure(spec)
 
     def _native_refresh(self) -> None:
         """Rebuilds the plan once torch is imported (a plan made before could
         not read torch tensors)."""
-        import sys
-
-        if "torch" in sys.modules and self._native_state() != "unset":
+        if self._native_state() != "unset":
             self._native_seen = ()
             self._native_setup()
 
