@@ -3,6 +3,7 @@ same results and the same errors as the Python path, on random inputs, for
 CPU kernels here and (marked gpu) CUDA kernels from hand-written PTX; the
 @tl.jit call cache; saved kernels; building the native module."""
 
+import ctypes
 import math
 import os
 import subprocess
@@ -646,3 +647,226 @@ def test_cuda_program_of_several_kernels(cuda_kernels, tmp_path):
             launcher.set_native(was)
     if launcher.available():
         assert k._native_state() == "native", k._native_reason
+
+
+# ---------------------------------------------------------------------------
+# The CUDA fast path with the driver simulated (runs here, without a GPU)
+# ---------------------------------------------------------------------------
+
+class _LaunchConfig(ctypes.Structure):
+    """The driver's CUlaunchConfig (cuda.h)."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("num_attrs", ctypes.c_uint)]
+
+
+@pytest.fixture
+def simulated_cuda(monkeypatch):
+    """The native CUDA path against a driver of Python callbacks: CPU
+    tensors stand for the device's (the shim's CUDA device type is set to
+    the CPU's), the current context is CTX, and each cuLaunchKernelEx is
+    recorded (grid, block, shared bytes, stream, function and the bytes each
+    kernel parameter points at) and answers `state["code"]`."""
+    if not launcher.available():
+        pytest.skip("the native launcher is not built here")
+    native = launcher._native
+    assert launcher._configure_torch()
+    fns, enums = launcher.torch_functions(torch)
+    state = {"code": 0, "launches": [], "stream": 0x5EED}
+    ctx = 0xC0DE
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
+    def get_current(out):
+        out[0] = ctx
+        return 0
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_LaunchConfig), ctypes.c_void_p,
+                      ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)
+    def launch(config, fn, params, extra):
+        c = config.contents
+        state["launches"].append({
+            "grid": tuple(c.grid), "block": tuple(c.block), "shared": c.shared,
+            "stream": c.stream, "fn": fn, "extra": extra, "params": params})
+        state["record"](params)
+        return state["code"]
+
+    def configure(cuda_type, raw_stream):
+        probe = torch.arange(15, dtype=torch.float32).reshape(3, 5)
+        native.configure_torch({k: v for k, v in fns.items()
+                                if k != "aoti_torch_get_current_cuda_stream"},
+                               torch.Tensor, torch.nn.Parameter, probe, probe._cdata,
+                               dict(enums, cuda=cuda_type), raw_stream)
+        native.enable("torch", True)
+
+    configure(enums["cpu"], lambda device: state["stream"])
+    native.configure_cuda({"cuCtxGetCurrent": ctypes.cast(get_current, ctypes.c_void_p).value,
+                           "cuLaunchKernelEx": ctypes.cast(launch, ctypes.c_void_p).value})
+    monkeypatch.setattr(launcher, "_configure_cuda", lambda: True)
+    state["ctx"] = ctx
+    state["keep"] = (get_current, launch)
+    yield state
+    native.enable("cuda", False)
+    configure(enums["cuda"], getattr(torch._C, "_cuda_getCurrentRawStream", None))
+
+
+def _simulated_kernel(state, name, params, out_idx, grid, block=(128,), shared=0, maps=(),
+                      words=0, sms=0):
+    """A CUDA kernel of a fake cubin, set up on the fast path with the
+    simulated context registered; each launch records its first `words`
+    parameter words after `maps` 128-byte tensor maps."""
+    from tilelang_mlir.runtime.loader import make_kernel
+
+    k = make_kernel(name, params, out_idx, "cuda:sm_90a", cubin=b"\x7fELF fake", entry=name,
+                    block=list(block), grid=grid, shared_bytes=shared, tensormaps=list(maps))
+    k._native_setup()
+    assert k._native_state() == "native", k._native_reason
+    k._native_add_context(state["ctx"], -1, sms, (0xF00D,) * len(k._executables()))
+
+    def record(params):
+        slots = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        launch = state["launches"][-1]
+        launch["maps"] = [ctypes.string_at(slots[i], 128) for i in range(len(maps))]
+        launch["map_addresses"] = [slots[i] for i in range(len(maps))]
+        launch["words"] = [ctypes.c_uint64.from_address(slots[len(maps) + i]).value
+                           for i in range(words)]
+
+    state["record"] = record
+    return k
+
+
+def _tensor(name, shape, dtype="float32"):
+    from tilelang_mlir.base import dtypes as dt
+    from tilelang_mlir.base.signature import Param
+
+    return Param(name, "tensor", dt.as_dtype(dtype), tuple(shape))
+
+
+def _scalar(name, dtype):
+    from tilelang_mlir.base import dtypes as dt
+    from tilelang_mlir.base.signature import Param
+
+    return Param(name, "scalar", dt.as_dtype(dtype))
+
+
+def test_simulated_cuda_launch_follows_the_kernel_abi(simulated_cuda, monkeypatch):
+    state = simulated_cuda
+    grid = [{"op": "ceildiv", "args": [{"sym": "n"}, {"const": 128}]},
+            {"scalar": "k"}, {"op": "max", "args": [{"const": 1}, {"sym": "m"}]}]
+    params = [_tensor("x", ("m", "n")), _tensor("y", ("m", "n")), _scalar("k", "int32"),
+              _scalar("a", "float32"), _scalar("flag", "bool"), _scalar("d", "float64")]
+    k = _simulated_kernel(state, "axpb", params, [1], grid, block=(128, 2), shared=4096,
+                          words=2 * 7 + 4)
+    calls = count_python_calls(monkeypatch)
+    x = torch.randn(3, 300)
+    y = k(x, 7, 1.5, True, -2.25)
+    assert y.shape == (3, 300) and y.dtype == torch.float32 and calls == []
+    launch = state["launches"][-1]
+    assert launch["grid"] == (3, 7, 3)
+    assert launch["block"] == (128, 2, 1) and launch["shared"] == 4096
+    assert launch["stream"] == state["stream"] and launch["fn"] == 0xF00D
+    assert launch["extra"] is None
+    words = launch["words"]
+    assert words[:7] == [x.data_ptr(), x.data_ptr(), 0, 3, 300, 300, 1]
+    assert words[7:14] == [y.data_ptr(), y.data_ptr(), 0, 3, 300, 300, 1]
+    assert words[14] & 0xFFFFFFFF == 7
+    assert ctypes.c_float.from_buffer_copy(words[15].to_bytes(8, "little")[:4]).value == 1.5
+    assert words[16] & 0xFF == 1
+    assert ctypes.c_double.from_buffer_copy(words[17].to_bytes(8, "little")).value == -2.25
+
+
+def test_simulated_cuda_grids(simulated_cuda):
+    state = simulated_cuda
+    grid = [{"op": "ceildiv", "args": [{"sym": "n"}, {"const": 128}]}, {"scalar": "k"},
+            {"sms": 4}]
+    params = [_tensor("x", ("n",)), _scalar("k", "int64")]
+    k = _simulated_kernel(state, "g", params, [], grid, sms=132)
+    x = torch.zeros(1000)
+    for kk, want in ((1, (8, 1, 132)), (5, (8, 5, 132))):
+        k(x, kk)
+        assert state["launches"][-1]["grid"] == want
+    launches = len(state["launches"])
+    assert k(torch.zeros(0), 3) is None  # an empty grid launches nothing
+    assert k(x, 0) is None and len(state["launches"]) == launches
+    # A grid the fast path cannot launch goes to the Python path (which,
+    # without a GPU, says so).
+    from tilelang_mlir.base.errors import NoCUDADevice
+
+    with pytest.raises((ValueError, NoCUDADevice)):
+        k(x, 70000)  # grid y over 65535
+    with pytest.raises((ValueError, NoCUDADevice)):
+        k(x, -1)  # a negative extent
+
+
+def test_simulated_cuda_launch_failure_names_the_call(simulated_cuda):
+    pytest.importorskip("cuda.bindings.driver")
+    state = simulated_cuda
+    k = _simulated_kernel(state, "boom", [_tensor("x", (4,))], [], [{"const": 1}])
+    state["code"] = 1  # CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(RuntimeError, match=r"^cuLaunchKernelEx failed with "
+                                           r"CUDA_ERROR_INVALID_VALUE.*kernel 'boom' with grid "
+                                           r"\(1, 1, 1\), block \(128, 1, 1\), 0 bytes"):
+        k(torch.zeros(4))
+    bound = k.get_profiler()._launcher([torch.zeros(4)])
+    with pytest.raises(RuntimeError, match=r"^cuLaunchKernelEx failed with "
+                                           r"CUDA_ERROR_INVALID_VALUE"):
+        bound()
+    state["code"] = 0
+    bound()
+
+
+def test_simulated_cuda_tensor_maps_come_first_and_are_cached(simulated_cuda, monkeypatch):
+    from tilelang_mlir.runtime import cuda
+
+    state = simulated_cuda
+    encoded = []
+
+    def fake_encode(enc, what=""):
+        encoded.append(enc)
+        return cuda.TensorMap(bytes([len(encoded)]) * 128)
+
+    monkeypatch.setattr(cuda, "encode_tensormap", fake_encode)
+    monkeypatch.setattr(cuda, "_TENSORMAP_CACHE", {})
+    maps = [{"param": 1, "box": [64, 64], "swizzle": 128}, {"param": 0, "box": [32, 64],
+                                                           "swizzle": 0}]
+    params = [_tensor("A", ("M", 64), "float16"), _tensor("B", ("N", 64), "float16")]
+    k = _simulated_kernel(state, "copy", params, [], [{"const": 2}], maps=maps, words=14)
+    a, b = torch.zeros(100, 64, dtype=torch.float16), torch.zeros(100, 64, dtype=torch.float16)
+    k(a, b)
+    launch = state["launches"][-1]
+    assert [e.address for e in encoded] == [b.data_ptr(), a.data_ptr()]
+    assert launch["maps"] == [bytes([1]) * 128, bytes([2]) * 128]
+    assert all(addr % 64 == 0 for addr in launch["map_addresses"])
+    assert launch["words"] == [a.data_ptr(), a.data_ptr(), 0, 100, 64, 64, 1,
+                               b.data_ptr(), b.data_ptr(), 0, 100, 64, 64, 1]
+    k(a, b)  # the same tensors: nothing encoded (the launcher's own cache)
+    assert len(encoded) == 2 and state["launches"][-1]["maps"] == launch["maps"]
+    k(a[:50], b)  # another shape of A: its map again
+    assert len(encoded) == 3 and encoded[-1].global_dim == (64, 50)
+    with pytest.raises(ValueError, match=r"argument 'B' of kernel 'copy' cannot be copied with "
+                                         r"TMA: its address 0x[0-9a-f]+ is not 16-byte"):
+        k(a, torch.zeros(100 * 64 + 1, dtype=torch.float16)[1:].view(100, 64))
+
+
+def test_simulated_cuda_program_of_several_kernels_and_bound_calls(simulated_cuda):
+    from tilelang_mlir.runtime.kernel import Sequence
+    from tilelang_mlir.runtime.loader import make_kernel
+
+    state = simulated_cuda
+    params = [_tensor("x", ("n",)), _tensor("y", ("n",))]
+    parts = [make_kernel(f"part{i}", params, [1], "cuda:sm_90a", cubin=b"\x7fELF fake",
+                         entry=f"part{i}", block=[64 * (i + 1)], grid=[{"const": i + 1}],
+                         shared_bytes=0) for i in range(2)]
+    k = Kernel(parts[0].artifact, Sequence([p._executable for p in parts]), parts=parts)
+    k._native_setup()
+    assert k._native_state() == "native", k._native_reason
+    k._native_add_context(state["ctx"], -1, 0, (0xA, 0xB))
+    state["record"] = lambda params: None
+    x = torch.zeros(10)
+    y = k(x)
+    assert [(l["grid"], l["block"], l["fn"]) for l in state["launches"][-2:]] == [
+        ((1, 1, 1), (64, 1, 1), 0xA), ((2, 1, 1), (128, 1, 1), 0xB)]
+    bound = k.get_profiler()._launcher([x])
+    state["stream"] = 0xBEEF  # a bound call takes the stream current at each call
+    assert bound().shape == y.shape
+    assert [l["stream"] for l in state["launches"][-2:]] == [0xBEEF, 0xBEEF]
+    assert [l["fn"] for l in state["launches"][-2:]] == [0xA, 0xB]

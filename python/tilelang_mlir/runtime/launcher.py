@@ -116,28 +116,20 @@ def _torch_dtypes(torch) -> List[Any]:
     return [getattr(torch, n) for n in names if isinstance(getattr(torch, n, None), torch.dtype)]
 
 
-def _configure_torch() -> bool:
-    """Hands torch's C shim to the native module and checks it on probe
-    tensors; True when the fast path may read and allocate torch tensors."""
-    if _TORCH_STATE[0] is not None:
-        return _TORCH_STATE[0]
-    _TORCH_STATE[0] = False
-    if _native is None or "torch" not in sys.modules:
-        return False
-    import torch
-
+def torch_functions(torch):
+    """(addresses of the shim functions and THPVariable_Wrap by name, the
+    shim's enumerators {"cpu", "cuda", "strided"}) of the torch loaded, or
+    why they cannot be had."""
     lib = os.path.join(os.path.dirname(torch.__file__), "lib")
     cpu = _library(os.path.join(lib, "libtorch_cpu.so"))
     python = _library(os.path.join(lib, "libtorch_python.so"))
     if cpu is None or python is None:
-        _WHY["torch"] = f"torch's libraries are not at {lib}"
-        return False
+        return f"torch's libraries are not at {lib}"
     fns = {name: _address(cpu, name) for name in _SHIM}
     missing = [n for n, a in fns.items() if not a]
     wrap = next((a for a in (_address(python, s) for s in _WRAP_SYMBOLS) if a), None)
     if missing or wrap is None:
-        _WHY["torch"] = f"torch {torch.__version__} lacks {missing or 'THPVariable_Wrap'}"
-        return False
+        return f"torch {torch.__version__} lacks {missing or 'THPVariable_Wrap'}"
     fns["THPVariable_Wrap"] = wrap
     cuda = _library(os.path.join(lib, "libtorch_cuda.so"))
     stream = _address(cuda, "aoti_torch_get_current_cuda_stream") if cuda is not None else None
@@ -149,10 +141,27 @@ def _configure_torch() -> bool:
                       ("strided", "aoti_torch_layout_strided")):
         fn = getattr(cpu, name, None)
         if fn is None:
-            _WHY["torch"] = f"torch {torch.__version__} lacks {name}"
-            return False
+            return f"torch {torch.__version__} lacks {name}"
         fn.restype = ctypes.c_int32
         enums[key] = fn()
+    return fns, enums
+
+
+def _configure_torch() -> bool:
+    """Hands torch's C shim to the native module and checks it on probe
+    tensors; True when the fast path may read and allocate torch tensors."""
+    if _TORCH_STATE[0] is not None:
+        return _TORCH_STATE[0]
+    _TORCH_STATE[0] = False
+    if _native is None or "torch" not in sys.modules:
+        return False
+    import torch
+
+    found = torch_functions(torch)
+    if isinstance(found, str):
+        _WHY["torch"] = found
+        return False
+    fns, enums = found
     raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     probe = torch.arange(15, dtype=torch.float32).reshape(3, 5)
     if _native.configure_torch(fns, torch.Tensor, torch.nn.Parameter, probe, probe._cdata,
