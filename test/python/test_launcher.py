@@ -371,6 +371,37 @@ print("ok")
 
 
 @native_only
+def test_a_torch_without_the_newer_shim_functions(add_kernel, rng, monkeypatch):
+    """Where torch's shim lacks aoti_torch_is_contiguous and
+    aoti_torch_get_layout, the fast path checks contiguity itself."""
+    native = launcher._native
+    assert launcher._configure_torch()
+    fns, enums = launcher.torch_functions(torch)
+    probe = torch.zeros(3, 5)
+
+    def configure(functions):
+        native.configure_torch(functions, torch.Tensor, torch.nn.Parameter, probe, probe._cdata,
+                               enums, None)
+        native.enable("torch", True)
+
+    configure({k: v for k, v in fns.items()
+               if k not in ("aoti_torch_is_contiguous", "aoti_torch_get_layout")})
+    try:
+        for t in (torch.zeros(4, 6), torch.zeros(6, 4).t(), torch.zeros(4, 1, 6)[:, 0],
+                  torch.zeros(1, 4).expand(4, 4), torch.zeros(0, 3).t()):
+            info = native.tensor_info(t)
+            assert info[-1] == t.is_contiguous(), (t.shape, t.stride())
+        a, b = (torch.from_numpy(v) for v in rng.standard_normal((2, 4, 6), dtype=np.float32))
+        calls = count_python_calls(monkeypatch)
+        torch.testing.assert_close(add_kernel(a, b), a + b, rtol=0, atol=0)
+        assert calls == []
+        with pytest.raises(ValueError, match=r"argument 'B' of kernel 'add' must be contiguous"):
+            add_kernel(a, torch.zeros(6, 4).t())
+    finally:
+        configure(fns)
+
+
+@native_only
 def test_calls_from_threads(add_kernel, rng):
     """Each call builds its argument buffers on its own: concurrent calls
     (the CPU kernel runs without the GIL) do not mix arguments."""

@@ -182,17 +182,37 @@ bool is_numpy(PyObject *x) {
 
 // Reads a torch tensor on `device_type`; false where the fast path does not
 // take it (the Python path then checks it and says why).
+// torch's contiguity (TensorImpl::compute_contiguous), for a torch whose
+// shim lacks aoti_torch_is_contiguous.
+bool row_major(int64_t rank, const int64_t *sizes, const int64_t *strides) {
+  int64_t expected = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (sizes[d] == 0)
+      return true;
+    if (sizes[d] != 1) {
+      if (strides[d] != expected)
+        return false;
+      expected *= sizes[d];
+    }
+  }
+  return true;
+}
+
 bool read_torch(PyObject *x, int32_t device_type, TensorView &v) {
   Handle h = reinterpret_cast<char *>(x) + torch_api.offset;
   int32_t layout, type;
   bool contiguous;
   int64_t *sizes, *strides;
-  if (torch_api.layout(h, &layout) || layout != torch_api.strided ||
+  if ((torch_api.layout && (torch_api.layout(h, &layout) || layout != torch_api.strided)) ||
       torch_api.device_type(h, &type) || type != device_type ||
       torch_api.dtype(h, &v.dtype) || torch_api.device_index(h, &v.device_index) ||
-      torch_api.dim(h, &v.rank) || torch_api.contiguous(h, &contiguous) || !contiguous ||
-      torch_api.sizes(h, &sizes) || torch_api.strides(h, &strides) ||
-      torch_api.data_ptr(h, &v.ptr))
+      torch_api.dim(h, &v.rank) || torch_api.sizes(h, &sizes) ||
+      torch_api.strides(h, &strides))
+    return false;
+  if (torch_api.contiguous ? (torch_api.contiguous(h, &contiguous) || !contiguous)
+                           : !row_major(v.rank, sizes, strides))
+    return false;
+  if (torch_api.data_ptr(h, &v.ptr))
     return false;
   v.sizes = sizes;
   v.strides = strides;
@@ -1752,12 +1772,12 @@ PyObject *configure_torch(PyObject *, PyObject *args) {
   if (!read_fn(fns, "aoti_torch_get_dtype", api.dtype, true) ||
       !read_fn(fns, "aoti_torch_get_device_type", api.device_type, true) ||
       !read_fn(fns, "aoti_torch_get_device_index", api.device_index, true) ||
-      !read_fn(fns, "aoti_torch_get_layout", api.layout, true) ||
+      !read_fn(fns, "aoti_torch_get_layout", api.layout, false) ||
       !read_fn(fns, "aoti_torch_get_dim", api.dim, true) ||
       !read_fn(fns, "aoti_torch_get_sizes", api.sizes, true) ||
       !read_fn(fns, "aoti_torch_get_strides", api.strides, true) ||
       !read_fn(fns, "aoti_torch_get_data_ptr", api.data_ptr, true) ||
-      !read_fn(fns, "aoti_torch_is_contiguous", api.contiguous, true) ||
+      !read_fn(fns, "aoti_torch_is_contiguous", api.contiguous, false) ||
       !read_fn(fns, "aoti_torch_empty_strided", api.empty_strided, true) ||
       !read_fn(fns, "aoti_torch_delete_tensor_object", api.destroy, true) ||
       !read_fn(fns, "THPVariable_Wrap", api.wrap, true) ||
@@ -1809,17 +1829,20 @@ PyObject *tensor_info(PyObject *, PyObject *x) {
     return nullptr;
   }
   Handle h = reinterpret_cast<char *>(x) + torch_api.offset;
-  int32_t dtype, type, index, layout;
+  int32_t dtype, type, index, layout = torch_api.strided;
   int64_t dim, *sizes, *strides;
   void *ptr;
   bool contiguous;
   if (torch_api.dtype(h, &dtype) || torch_api.device_type(h, &type) ||
-      torch_api.device_index(h, &index) || torch_api.layout(h, &layout) ||
-      torch_api.dim(h, &dim) || torch_api.sizes(h, &sizes) || torch_api.strides(h, &strides) ||
-      torch_api.data_ptr(h, &ptr) || torch_api.contiguous(h, &contiguous)) {
+      torch_api.device_index(h, &index) ||
+      (torch_api.layout && torch_api.layout(h, &layout)) || torch_api.dim(h, &dim) ||
+      torch_api.sizes(h, &sizes) || torch_api.strides(h, &strides) ||
+      torch_api.data_ptr(h, &ptr)) {
     PyErr_SetString(PyExc_RuntimeError, "tensor_info: a torch shim call failed");
     return nullptr;
   }
+  if (!torch_api.contiguous || torch_api.contiguous(h, &contiguous))
+    contiguous = row_major(dim, sizes, strides);
   PyObject *s = PyTuple_New(dim), *st = PyTuple_New(dim);
   for (int64_t i = 0; i < dim; ++i) {
     PyTuple_SET_ITEM(s, i, PyLong_FromLongLong(sizes[i]));

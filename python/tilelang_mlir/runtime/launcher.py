@@ -89,9 +89,11 @@ _WRAP_SYMBOLS = ("_Z16THPVariable_WrapON2at10TensorBaseE",
                  "_Z16THPVariable_WrapN2at10TensorBaseE",
                  "_Z16THPVariable_WrapRKN2at10TensorBaseE")
 _SHIM = ("aoti_torch_get_dtype", "aoti_torch_get_device_type", "aoti_torch_get_device_index",
-         "aoti_torch_get_layout", "aoti_torch_get_dim", "aoti_torch_get_sizes",
-         "aoti_torch_get_strides", "aoti_torch_get_data_ptr", "aoti_torch_is_contiguous",
-         "aoti_torch_empty_strided", "aoti_torch_delete_tensor_object")
+         "aoti_torch_get_dim", "aoti_torch_get_sizes", "aoti_torch_get_strides",
+         "aoti_torch_get_data_ptr", "aoti_torch_empty_strided", "aoti_torch_delete_tensor_object")
+# Newer shim functions, used where present (launch.cpp checks contiguity
+# from sizes and strides itself otherwise; a sparse tensor has no strides).
+_SHIM_OPTIONAL = ("aoti_torch_get_layout", "aoti_torch_is_contiguous")
 
 
 def _library(path: str):
@@ -131,6 +133,10 @@ def torch_functions(torch):
     if missing or wrap is None:
         return f"torch {torch.__version__} lacks {missing or 'THPVariable_Wrap'}"
     fns["THPVariable_Wrap"] = wrap
+    for name in _SHIM_OPTIONAL:
+        address = _address(cpu, name)
+        if address:
+            fns[name] = address
     cuda = _library(os.path.join(lib, "libtorch_cuda.so"))
     stream = _address(cuda, "aoti_torch_get_current_cuda_stream") if cuda is not None else None
     if stream:
@@ -141,6 +147,9 @@ def torch_functions(torch):
                       ("strided", "aoti_torch_layout_strided")):
         fn = getattr(cpu, name, None)
         if fn is None:
+            if key == "strided":  # (only with aoti_torch_get_layout)
+                fns.pop("aoti_torch_get_layout", None)
+                continue
             return f"torch {torch.__version__} lacks {name}"
         fn.restype = ctypes.c_int32
         enums[key] = fn()
