@@ -579,6 +579,13 @@ class JITFunction(JitBase):
     those values, `f(a, b, ...)` compiles once per new set of sizes and
     compile-time values, then runs and returns the T.empty outputs).
 
+    A call by position is first looked up in the cache of calls this
+    function has seen (the base class, runtime/launcher.py): the same plain
+    compile-time values (by type and value) and closure objects, and
+    tensors the kernel's checks accept, select the same kernel, so such a
+    call runs it (or, for a factory, returns it, as TileLang's cache does)
+    without binding, fingerprinting or running the factory again.
+
     The style is read from the function's source on first use, as TileLang
     does: an inner @T.prim_func makes a factory; annotation statements of
     parameters or T.const/T.empty make an eager program."""
