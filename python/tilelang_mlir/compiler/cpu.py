@@ -132,6 +132,7 @@ class CPUExecutable:
         address = self._engine.raw_lookup("_mlir_ciface_" + entry)
         if not address:
             raise RuntimeError(f"the JIT module has no entry point {entry!r}")
+        self._address = address
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         # Kernels with T.device_assert run through a native trampoline that
         # the failing check jumps back to (the kernel stops, the call raises).
@@ -158,6 +159,14 @@ class CPUExecutable:
             self._flush()
         if failure is not None:
             raise DeviceAssertionError(*failure)
+
+    def native_entry(self):
+        """(entry address, guarded runner address or 0, flush after a call):
+        what the native launcher calls (runtime/launcher.py)."""
+        from .._mlir_libs import _tile
+
+        guarded = _tile.run_guarded_address() if self._guarded is not None else 0
+        return self._address, guarded, self._flush is not None
 
     def shared_library(self) -> bytes:
         """This kernel as a self-contained shared library (what `Kernel.save`

@@ -500,6 +500,10 @@ class EagerFunction(TileFunction):
                                     "name every parameter")
         self._source = parse_function(fn)
         self.parameters = [p for p in self.signature.parameters]
+        # The position of each parameter that may be passed by position.
+        self.positions = {p.name: i for i, p in enumerate(
+            q for q in self.signature.parameters.values()
+            if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD))}
         self.annotated = _annotated_params(self._source.node)  # the runtime arguments
         self._probes: Dict[tuple, _ProbeResult] = {}
         self._lock = threading.Lock()

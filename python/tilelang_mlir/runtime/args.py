@@ -107,6 +107,10 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
             got = dt.from_numpy(x.dtype)
         except TypeError:
             raise TypeError(f"{name()} must have dtype {p.dtype}, got {x.dtype}") from None
+        if not x.dtype.isnative:  # kernels read the machine's byte order
+            raise TypeError(f"{name()} must have dtype {p.dtype} in the machine's byte order, "
+                            f"got {x.dtype.str}; convert it with "
+                            "x.astype(x.dtype.newbyteorder('='))")
         shape = tuple(x.shape)
         itemsize = x.dtype.itemsize
         strides = tuple(s // itemsize for s in x.strides)
@@ -220,7 +224,13 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                 out.fill(np.nan)
         if not p.workspace:
             outputs.append(out)
-        values[i] = _check_tensor(kernel_name, p, out, symbols, where, device, state)
+        # Allocated here as the parameter says: bound without checks.
+        strides, count = [], 1
+        for d in reversed(shape):
+            strides.append(count)
+            count *= d
+        ptr = out.data_ptr() if use_torch else out.ctypes.data
+        values[i] = BoundTensor(out, ptr, tuple(shape), tuple(reversed(strides)))
     if tables:
         for i, p in enumerate(params):
             if p.peers_of is not None:

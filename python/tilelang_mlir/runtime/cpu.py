@@ -20,24 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Dict, List, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 from ..base.errors import DeviceAssertionError
-
-_DESCRIPTORS: Dict[int, type] = {}
-
-
-def descriptor_type(rank: int) -> type:
-    """The ctypes struct of a rank-`rank` memref descriptor."""
-    if rank not in _DESCRIPTORS:
-        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-                  ("offset", ctypes.c_longlong)]
-        if rank:
-            fields += [("sizes", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
-        _DESCRIPTORS[rank] = type(f"MemRefDescriptor{rank}", (ctypes.Structure,),
-                                  {"_fields_": fields})
-    return _DESCRIPTORS[rank]
-
 
 _SCALAR_CTYPES = {
     "float16": None, "bfloat16": None, "float32": ctypes.c_float, "float64": ctypes.c_double,
@@ -46,34 +31,51 @@ _SCALAR_CTYPES = {
     "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "bool": ctypes.c_bool,
 }
 
+_U64 = (1 << 64) - 1
+
+
+def _scalar_bits(param, value) -> int:
+    """A scalar argument as the 64-bit word whose low bytes are its C value
+    (little-endian: a narrower type reads its own bytes)."""
+    name = param.dtype.name
+    if _SCALAR_CTYPES.get(name) is None:
+        raise TypeError(f"scalar arguments of type {param.dtype} are not supported")
+    if name in ("float32", "float64"):  # (ctypes rounds as C does: 1e300 is inf)
+        return int.from_bytes(bytes(_SCALAR_CTYPES[name](value)), "little")
+    return int(value) & _U64
+
 
 def pack_arguments(params: Sequence, values: Sequence) -> Tuple[ctypes.Array, List]:
     """The `void **` argument array of a call on bound arguments
     (`runtime/args.py`), and the storage it points into (keep both alive
-    until the call returns)."""
-    keep: List = []
-    packed = (ctypes.c_void_p * len(params))()
-    for i, (p, v) in enumerate(zip(params, values)):
+    until the call returns): one array of 64-bit words holds every memref
+    descriptor {allocated, aligned, offset, sizes, strides} and scalar, and
+    one array of pointers the descriptors' addresses and the arguments'."""
+    words: List[int] = []
+    offsets: List[int] = []
+    for p, v in zip(params, values):
+        offsets.append(len(words))
         if p.kind == "tensor":
-            rank = len(v.shape)
-            desc = descriptor_type(rank)()
-            desc.allocated = desc.aligned = v.data_ptr
-            desc.offset = 0
-            for d in range(rank):
-                desc.sizes[d] = v.shape[d]
-                desc.strides[d] = v.strides[d]
-            ptr = ctypes.pointer(desc)
-            slot = ctypes.pointer(ptr)
-            keep.extend([desc, ptr, slot])
+            words += (v.data_ptr, v.data_ptr, 0)
+            words += v.shape
+            words += v.strides
         else:
-            ctype = _SCALAR_CTYPES.get(p.dtype.name)
-            if ctype is None:
-                raise TypeError(f"scalar arguments of type {p.dtype} are not supported")
-            value = ctype(v)
-            slot = ctypes.pointer(value)
-            keep.extend([value, slot])
-        packed[i] = ctypes.cast(slot, ctypes.c_void_p)
-    return packed, keep
+            words.append(_scalar_bits(p, v))
+    storage = (ctypes.c_uint64 * max(len(words), 1))(*[w & _U64 for w in words])
+    base = ctypes.addressof(storage)
+    n = len(params)
+    # [0, n): descriptor pointers; [n, 2n): the argument pointers (a tensor's
+    # points at its descriptor pointer, a scalar's at its value).
+    pointers = (ctypes.c_void_p * max(2 * n, 1))()
+    pbase = ctypes.addressof(pointers)
+    for i, p in enumerate(params):
+        if p.kind == "tensor":
+            pointers[i] = base + 8 * offsets[i]
+            pointers[n + i] = pbase + 8 * i
+        else:
+            pointers[n + i] = base + 8 * offsets[i]
+    packed = (ctypes.c_void_p * max(n, 1)).from_address(pbase + 8 * n)
+    return packed, [storage, pointers]
 
 
 # The runtime routines of CPU kernels, one C source for both executables:
@@ -118,6 +120,12 @@ class SharedLibraryExecutable:
 
     def shared_library(self) -> bytes:
         return self.library
+
+    def native_entry(self):
+        """(entry address, guarded runner address, flush after a call): what
+        the native launcher calls (runtime/launcher.py)."""
+        return (self._address, ctypes.cast(self._run, ctypes.c_void_p).value,
+                self._flush is not None)
 
     def __call__(self, params: Sequence, values: Sequence) -> None:
         packed, keep = pack_arguments(params, values)
