@@ -240,7 +240,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return success();
   }
   if (isa<TileDialect>(op->getDialect()))
-    return op->emitError("cannot lower this op for ")
+    return op->emitOpError("has no lowering for ")
            << target.getPlatformName() << " targets";
   if (op->getNumRegions())
     return cloneWithRegions(op, b, map, ctx);

@@ -1,0 +1,223 @@
+"""A small program for each operation of the explicit warp-specialization
+layer (language/roles.py and the asynchronous gemm of language/gemm.py),
+and, run as a script, the compile of each for one chip in a process of its
+own (test_chip_ops.py): an LLVM abort then fails that test instead of
+ending pytest.
+
+    python explicit_ops.py sm_80   # one JSON line per program
+"""
+
+import json
+import sys
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+
+
+def barrier():
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((128,), "float32")
+            bar = T.alloc_barrier(arrive_count=128)
+            for i in T.Parallel(128):
+                s[i] = A[i] * 2.0
+            T.barrier_arrive(bar)
+            T.barrier_wait(bar, 0)
+            for i in T.Parallel(128):
+                B[i] = s[127 - i]
+
+    return main
+
+
+def mbarrier():
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((128,), "float32")
+            bars = T.alloc_barrier([128, 128])
+            for i in T.Parallel(128):
+                s[i] = A[i] * 2.0
+            T.mbarrier_arrive(mbarrier=bars[1])
+            T.mbarrier_wait_parity(mbarrier=bars[1], parity=0)
+            for i in T.Parallel(128):
+                B[i] = s[127 - i]
+
+    return main
+
+
+def tma_copy():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((64, 64), "float16")
+            bar = T.alloc_barrier(arrive_count=128)
+            T.tma_copy(A[0, 0], s, barrier=bar)
+            T.barrier_arrive(bar)
+            T.barrier_wait(bar, 0)
+            T.copy(s, B[0, 0])
+
+    return main
+
+
+def set_max_nreg():
+    @T.prim_func
+    def main(A: T.Tensor((384,), "float32"), B: T.Tensor((384,), "float32")):
+        with T.Kernel(1, threads=384) as bx:
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.set_max_nreg(232, 1)
+                for i in T.Parallel(128):
+                    B[i] = A[i]
+            elif tx < 256:
+                T.inc_max_nreg(232)
+                for i in T.Parallel(128):
+                    B[i + 128] = A[i + 128]
+            else:
+                T.dec_max_nreg(40)
+                for i in T.Parallel(128):
+                    B[i + 256] = A[i + 256]
+
+    return main
+
+
+def fence_proxy_async():
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((128,), "float32")
+            for i in T.Parallel(128):
+                s[i] = A[i]
+            T.fence_proxy_async()
+            T.sync_threads()
+            for i in T.Parallel(128):
+                B[i] = s[127 - i]
+
+    return main
+
+
+def named_barrier():
+    @T.prim_func
+    def main(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=256) as bx:
+            tx = T.get_thread_bindings()[0]
+            s = T.alloc_shared((256,), "float32")
+            with T.ws(0):
+                for i in T.Parallel(128):
+                    s[i] = A[i]
+                T.sync_threads(1, 128)
+                for i in T.Parallel(128):
+                    B[i] = s[127 - i]
+            with T.ws(1):
+                for i in T.Parallel(128):
+                    B[i + 128] = A[i + 128] + T.Cast("float32", tx)
+
+    return main
+
+
+def cp_async():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((64, 64), "float16")
+            tx = T.get_thread_binding()
+            for r in T.serial(4):
+                row = r * 16 + tx // 8
+                col = tx % 8 * 8
+                T.ptx_cp_async(T.access_ptr(s[row, col], "w", 8),
+                               T.access_ptr(A[row, col], "r", 8), 8)
+            T.ptx_commit_group()
+            T.ptx_wait_group(0)
+            T.sync_threads()
+            T.copy(s, B[0, 0])
+
+    return main
+
+
+def cp_async_barrier_noinc():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((64, 64), "float16")
+            bar = T.alloc_barrier(arrive_count=128)
+            tx = T.get_thread_binding()
+            for r in T.serial(4):
+                row = r * 16 + tx // 8
+                col = tx % 8 * 8
+                T.ptx_cp_async(T.access_ptr(s[row, col], "w", 8),
+                               T.access_ptr(A[row, col], "r", 8), 8)
+            T.cp_async_barrier_noinc(bar)
+            T.barrier_wait(bar, 0)
+            T.copy(s, B[0, 0])
+
+    return main
+
+
+def wgmma_gemm():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+             C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            As = T.alloc_shared((64, 64), "float16")
+            Bs = T.alloc_shared((64, 64), "float16")
+            Cl = T.alloc_fragment((64, 64), "float32")
+            T.copy(A[0, 0], As)
+            T.copy(B[0, 0], Bs)
+            T.clear(Cl)
+            T.wgmma_gemm(As, Bs, Cl)
+            T.wait_wgmma(0)
+            T.copy(Cl, C[0, 0])
+
+    return main
+
+
+def ws_roles():
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=256) as bx:
+            bar = T.alloc_barrier(arrive_count=128)
+            s = T.alloc_shared((128,), "float32")
+            with T.ws(1):
+                for i in T.Parallel(128):
+                    s[i] = A[i] + 1.0
+                T.barrier_arrive(bar)
+            with T.ws(0):
+                T.barrier_wait(bar, 0)
+                for i in T.Parallel(128):
+                    B[i] = s[127 - i]
+
+    return main
+
+
+# Each program and the T.* names of the explicit layer it uses (the test
+# checks that together they cover the layer).
+PROGRAMS = {
+    "barrier": (barrier, {"alloc_barrier", "barrier_arrive", "barrier_wait"}),
+    "mbarrier": (mbarrier, {"mbarrier_arrive", "mbarrier_wait_parity"}),
+    "tma_copy": (tma_copy, {"tma_copy"}),
+    "set_max_nreg": (set_max_nreg, {"set_max_nreg", "inc_max_nreg", "dec_max_nreg",
+                                    "get_thread_binding"}),
+    "fence_proxy_async": (fence_proxy_async, {"fence_proxy_async", "sync_threads"}),
+    "named_barrier": (named_barrier, {"sync_threads", "ws", "get_thread_bindings"}),
+    "cp_async": (cp_async, {"ptx_cp_async", "access_ptr", "ptx_commit_group",
+                            "ptx_wait_group"}),
+    "cp_async_barrier_noinc": (cp_async_barrier_noinc, {"cp_async_barrier_noinc"}),
+    "wgmma_gemm": (wgmma_gemm, {"wgmma_gemm", "wait_wgmma"}),
+    "ws_roles": (ws_roles, {"ws"}),
+}
+
+
+def compile_all(chip: str) -> None:
+    """Compiles every program for `cuda:<chip>` (through ptxas); prints one
+    JSON line per program: its name, "ok" or the error's class and text."""
+    for name, (factory, _) in PROGRAMS.items():
+        try:
+            tl.compile(factory(), target=f"cuda:{chip}", pass_configs={"tl.disable_cache": True})
+            row = {"program": name, "result": "ok"}
+        except Exception as e:  # reported to the test, which judges it
+            row = {"program": name, "result": type(e).__name__, "message": str(e)}
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    compile_all(sys.argv[1])
