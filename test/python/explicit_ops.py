@@ -10,6 +10,8 @@ ending pytest.
 import json
 import sys
 
+import numpy as np
+
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
@@ -101,16 +103,16 @@ def named_barrier():
     def main(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float32")):
         with T.Kernel(1, threads=256) as bx:
             tx = T.get_thread_bindings()[0]
-            s = T.alloc_shared((256,), "float32")
-            with T.ws(0):
+            s = T.alloc_shared((128,), "float32")
+            if tx < 128:
                 for i in T.Parallel(128):
                     s[i] = A[i]
                 T.sync_threads(1, 128)
                 for i in T.Parallel(128):
                     B[i] = s[127 - i]
-            with T.ws(1):
+            else:
                 for i in T.Parallel(128):
-                    B[i + 128] = A[i + 128] + T.Cast("float32", tx)
+                    B[i + 128] = A[i + 128]
 
     return main
 
@@ -189,28 +191,48 @@ def ws_roles():
     return main
 
 
-# Each program and the T.* names of the explicit layer it uses (the test
-# checks that together they cover the layer).
+def _reverse(scale=1.0, shift=0.0):
+    return lambda a: a[::-1] * scale + shift
+
+
+def _ident(a):
+    return a
+
+
+def _halves(a):
+    return np.concatenate([a[:128][::-1], a[128:]])
+
+
+# Each program: its factory, the T.* names of the explicit layer it uses
+# (the test checks that together they cover the layer), its inputs (shape,
+# dtype) and its result as a function of them (NumPy).
 PROGRAMS = {
-    "barrier": (barrier, {"alloc_barrier", "barrier_arrive", "barrier_wait"}),
-    "mbarrier": (mbarrier, {"mbarrier_arrive", "mbarrier_wait_parity"}),
-    "tma_copy": (tma_copy, {"tma_copy"}),
+    "barrier": (barrier, {"alloc_barrier", "barrier_arrive", "barrier_wait"},
+                [((128,), "float32")], _reverse(2.0)),
+    "mbarrier": (mbarrier, {"mbarrier_arrive", "mbarrier_wait_parity"},
+                 [((128,), "float32")], _reverse(2.0)),
+    "tma_copy": (tma_copy, {"tma_copy"}, [((64, 64), "float16")], _ident),
     "set_max_nreg": (set_max_nreg, {"set_max_nreg", "inc_max_nreg", "dec_max_nreg",
-                                    "get_thread_binding"}),
-    "fence_proxy_async": (fence_proxy_async, {"fence_proxy_async", "sync_threads"}),
-    "named_barrier": (named_barrier, {"sync_threads", "ws", "get_thread_bindings"}),
-    "cp_async": (cp_async, {"ptx_cp_async", "access_ptr", "ptx_commit_group",
-                            "ptx_wait_group"}),
-    "cp_async_barrier_noinc": (cp_async_barrier_noinc, {"cp_async_barrier_noinc"}),
-    "wgmma_gemm": (wgmma_gemm, {"wgmma_gemm", "wait_wgmma"}),
-    "ws_roles": (ws_roles, {"ws"}),
+                                    "get_thread_binding"}, [((384,), "float32")], _ident),
+    "fence_proxy_async": (fence_proxy_async, {"fence_proxy_async", "sync_threads"},
+                          [((128,), "float32")], _reverse()),
+    "named_barrier": (named_barrier, {"sync_threads", "get_thread_bindings"},
+                      [((256,), "float32")], _halves),
+    "cp_async": (cp_async, {"ptx_cp_async", "access_ptr", "ptx_commit_group", "ptx_wait_group"},
+                 [((64, 64), "float16")], _ident),
+    "cp_async_barrier_noinc": (cp_async_barrier_noinc, {"cp_async_barrier_noinc"},
+                               [((64, 64), "float16")], _ident),
+    "wgmma_gemm": (wgmma_gemm, {"wgmma_gemm", "wait_wgmma"},
+                   [((64, 64), "float16"), ((64, 64), "float16")],
+                   lambda a, b: a.astype(np.float32) @ b.astype(np.float32)),
+    "ws_roles": (ws_roles, {"ws"}, [((128,), "float32")], _reverse(1.0, 1.0)),
 }
 
 
 def compile_all(chip: str) -> None:
     """Compiles every program for `cuda:<chip>` (through ptxas); prints one
     JSON line per program: its name, "ok" or the error's class and text."""
-    for name, (factory, _) in PROGRAMS.items():
+    for name, (factory, *_) in PROGRAMS.items():
         try:
             tl.compile(factory(), target=f"cuda:{chip}", pass_configs={"tl.disable_cache": True})
             row = {"program": name, "result": "ok"}

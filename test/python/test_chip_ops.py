@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tilelang_mlir as tl
@@ -57,7 +58,7 @@ def test_explicit_ops_compile_or_are_refused_on_every_cuda_chip(chip):
 
 
 def test_the_programs_cover_the_explicit_layer():
-    used = set().union(*(names for _, names in PROGRAMS.values()))
+    used = set().union(*(names for _, names, *_ in PROGRAMS.values()))
     layer = {name for name in dir(roles) if not name.startswith("_")
              and callable(getattr(roles, name)) and getattr(T, name, None) is getattr(roles, name)}
     refused = {"mbarrier_expect_tx", "shuffle_elect", "annotate_producer_reg_dealloc",
@@ -69,7 +70,7 @@ def test_the_programs_cover_the_explicit_layer():
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_explicit_ops_on_the_cpu_and_rocm_name_the_op(name):
-    factory, _ = PROGRAMS[name]
+    factory = PROGRAMS[name][0]
     for target, needs in (("cpu", "GPU target"), ("rocm:gfx942", "ROCm")):
         if target.startswith("rocm"):
             pytest.importorskip("llvmlite.binding")
@@ -81,3 +82,44 @@ def test_explicit_ops_on_the_cpu_and_rocm_name_the_op(name):
             assert "' op " in message and needs in message, message
             assert "failed to legalize" not in message and "cannot lower this op" not in message
             assert "explicit_ops.py" in message  # at the user's line
+
+
+# On the GPU: each program compiled for each chip of the table the GPU can
+# run, as PTX the driver compiles for it (so that an H100 runs the sm_80
+# code: the mbarrier waits before sm_90 poll test_wait), plus the native
+# code, against NumPy.
+def _runnable(chip):
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    info = chips.chip(chip)
+    return info.arch <= 10 * major + minor and (not info.wgmma or major == 9)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("chip", CUDA_CHIPS)
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_explicit_ops_run_on_the_gpu_for_every_chip(chip, name, rng):
+    import torch
+
+    from tilelang_mlir.runtime.loader import make_kernel
+
+    if not _runnable(chip):
+        pytest.skip(f"this GPU cannot run {chip} code")
+    factory, _, inputs, reference = PROGRAMS[name]
+    try:
+        k = tl.compile(factory(), target=f"cuda:{chip}", pass_configs={"tl.disable_cache": True})
+    except TileLangError as e:
+        assert f"the kernel is compiled for {chip}" in str(e) and name not in EVERYWHERE
+        return
+    jit = make_kernel(k.name, k.params, k.out_idx, k.target, cubin=k.ptx.encode() + b"\0",
+                      entry=k.entry, block=k.block, grid=k.grid, shared_bytes=k.shared_bytes)
+    arrays = [(rng.standard_normal(shape)).astype(dtype) for shape, dtype in inputs]
+    want = reference(*arrays)
+    major, minor = torch.cuda.get_device_capability()
+    native = [k] if chips.chip(chip).arch == 10 * major + minor else []  # (a cubin of its chip)
+    for kernel in [jit] + native:
+        got = kernel(*(torch.from_numpy(a).cuda() for a in arrays))
+        torch.cuda.synchronize()
+        np.testing.assert_allclose(got.cpu().float().numpy(), want.astype(np.float32),
+                                   rtol=1e-2, atol=1e-2)
