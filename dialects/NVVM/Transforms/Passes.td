@@ -220,7 +220,8 @@ def TileCheckNVVMChip : Pass<"tile-check-nvvm-chip", "::mlir::gpu::GPUModuleOp">
     before they are translated to LLVM IR and turns every such operation
     into an error at its location (the user's line of the tile operation
     it came from), naming the operation, what it needs and the chip of the
-    gpu.module's `#nvvm.target`.
+    gpu.module's `#nvvm.target`. A chip that is not an NVIDIA chip of the
+    chip table (which LLVM aborts on too) is an error.
 
     MLIR's verifier refuses the operations with an `NVVMRequiresSM` trait
     (wgmma, `mapa`, `cluster.wait`, ...) on a chip without them; for the

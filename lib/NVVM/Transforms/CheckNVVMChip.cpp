@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/NVVM/Transforms/Passes.h"
+#include "dialects/Tile/Utils/Chips.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -94,6 +95,14 @@ struct TileCheckNVVMChip
     if (!target)
       return; // not an NVIDIA module
     StringRef chip = target.getChip();
+    // LLVM's NVPTX backend aborts on a chip it does not know too; the chip
+    // table's are the ones it takes (convert-tile-to-nvvm makes only those).
+    const tile::ChipInfo *info = tile::lookupChip(chip);
+    if (!info || info->vendor != tile::ChipVendor::NVIDIA) {
+      module.emitError("the NVVM target's chip must be one of ")
+          << tile::knownChips(tile::ChipVendor::NVIDIA) << ", got " << chip;
+      return signalPassFailure();
+    }
     auto have = NVVM::NVVMCheckSMVersion::getTargetSMVersionFromStr(chip);
     WalkResult result = module.walk([&](Operation *op) -> WalkResult {
       std::optional<Need> need = needOf(op);

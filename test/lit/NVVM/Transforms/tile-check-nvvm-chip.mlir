@@ -55,3 +55,16 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A chip LLVM does not know (its instruction selection aborts on any
+// intrinsic then): refused.
+// expected-error @+2 {{the NVVM target's chip must be one of}}
+module attributes {gpu.container_module} {
+  gpu.module @k [#nvvm.target<chip = "gfx942", features = "+ptx80">] {
+    llvm.func @f() attributes {nvvm.kernel} {
+      llvm.return
+    }
+  }
+}
