@@ -108,8 +108,10 @@ struct TileCheckNVVMChip
       std::optional<Need> need = needOf(op);
       if (!need || need->isCompatibleWith(have))
         return WalkResult::advance();
-      op->emitOpError("needs ")
-          << describe(*need) << ", but the kernel is compiled for " << chip
+      // (At the op's location, the user's line, without the op prefix of
+      // an upstream op's verifier: this is a property of the chip.)
+      emitError(op->getLoc())
+          << op->getName() << " needs " << describe(*need) << ", but the kernel is compiled for " << chip
           << ": the tile operation at this location has no lowering for "
           << chip;
       return WalkResult::interrupt();

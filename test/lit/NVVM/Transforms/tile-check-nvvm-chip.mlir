@@ -7,7 +7,7 @@ module attributes {gpu.container_module} {
     llvm.func @f(%p: !llvm.ptr<3>, %ph: i32) attributes {nvvm.kernel} {
       %a = nvvm.mbarrier.test.wait %p, %ph : !llvm.ptr<3>, i32 -> i1
       nvvm.fence.proxy {kind = #nvvm.proxy_kind<alias>}
-      // expected-error @+1 {{'nvvm.mbarrier.try_wait' op needs sm_90 or newer, but the kernel is compiled for sm_80: the tile operation at this location has no lowering for sm_80}}
+      // expected-error @+1 {{nvvm.mbarrier.try_wait needs sm_90 or newer, but the kernel is compiled for sm_80: the tile operation at this location has no lowering for sm_80}}
       %b = nvvm.mbarrier.try_wait %p, %ph : !llvm.ptr<3>, i32 -> i1
       llvm.return
     }
@@ -21,7 +21,7 @@ module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_90", features = "+ptx81">] {
     llvm.func @f(%p: !llvm.ptr<3>, %ph: i32) attributes {nvvm.kernel} {
       %b = nvvm.mbarrier.try_wait %p, %ph : !llvm.ptr<3>, i32 -> i1
-      // expected-error @+1 {{'nvvm.setmaxregister' op needs sm_90a, but the kernel is compiled for sm_90}}
+      // expected-error @+1 {{nvvm.setmaxregister needs sm_90a, but the kernel is compiled for sm_90}}
       nvvm.setmaxregister increase 240
       llvm.return
     }
@@ -34,7 +34,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_86", features = "+ptx80">] {
     llvm.func @f() attributes {nvvm.kernel} {
-      // expected-error @+1 {{'nvvm.fence.proxy' op needs sm_90 or newer, but the kernel is compiled for sm_86}}
+      // expected-error @+1 {{nvvm.fence.proxy needs sm_90 or newer, but the kernel is compiled for sm_86}}
       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
       llvm.return
     }
