@@ -205,23 +205,6 @@ _CLEANUP = ("canonicalize", "cse")
 _ANCHORS = ("func.func(", "gpu.module(")
 
 
-def _split_top(body: str) -> List[str]:
-    """`body` split at its commas outside parentheses and braces."""
-    parts, depth, cur = [], 0, ""
-    for ch in body:
-        if ch in "({":
-            depth += 1
-        elif ch in ")}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return parts
-
-
 def _is_tile_pass(p: str) -> bool:
     name = re.sub(r"^(?:func\.func|gpu\.module)\(", "", p)
     return name.startswith(("tile-", "convert-tile-to-"))

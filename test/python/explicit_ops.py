@@ -16,23 +16,10 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
 
-def barrier():
-    @T.prim_func
-    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
-        with T.Kernel(1, threads=128) as bx:
-            s = T.alloc_shared((128,), "float32")
-            bar = T.alloc_barrier(arrive_count=128)
-            for i in T.Parallel(128):
-                s[i] = A[i] * 2.0
-            T.barrier_arrive(bar)
-            T.barrier_wait(bar, 0)
-            for i in T.Parallel(128):
-                B[i] = s[127 - i]
+def _barrier(alias: bool):
+    """B = reverse(2 A) through shared memory and an mbarrier every thread
+    arrives on; `alias`: TileLang's other names of the two calls."""
 
-    return main
-
-
-def mbarrier():
     @T.prim_func
     def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
         with T.Kernel(1, threads=128) as bx:
@@ -40,26 +27,69 @@ def mbarrier():
             bars = T.alloc_barrier([128, 128])
             for i in T.Parallel(128):
                 s[i] = A[i] * 2.0
-            T.mbarrier_arrive(mbarrier=bars[1])
-            T.mbarrier_wait_parity(mbarrier=bars[1], parity=0)
+            if alias:
+                T.mbarrier_arrive(mbarrier=bars[1])
+                T.mbarrier_wait_parity(mbarrier=bars[1], parity=0)
+            else:
+                T.barrier_arrive(bars[1])
+                T.barrier_wait(bars[1], 0)
             for i in T.Parallel(128):
                 B[i] = s[127 - i]
 
     return main
 
 
-def tma_copy():
+def barrier():
+    return _barrier(False)
+
+
+def mbarrier():
+    return _barrier(True)
+
+
+def _copy_tile(how: str):
+    """B = A (64 x 64) through a shared tile filled by a TMA copy on an
+    mbarrier ("tma"), or by per-thread cp.async copies waited for as a
+    group ("cp_async") or arriving on an mbarrier ("cp_async_noinc")."""
+
     @T.prim_func
     def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
         with T.Kernel(1, threads=128) as bx:
             s = T.alloc_shared((64, 64), "float16")
             bar = T.alloc_barrier(arrive_count=128)
-            T.tma_copy(A[0, 0], s, barrier=bar)
-            T.barrier_arrive(bar)
-            T.barrier_wait(bar, 0)
+            tx = T.get_thread_binding()
+            if how == "tma":
+                T.tma_copy(A[0, 0], s, barrier=bar)
+                T.barrier_arrive(bar)
+            else:
+                for r in T.serial(4):
+                    row = r * 16 + tx // 8
+                    col = tx % 8 * 8
+                    T.ptx_cp_async(T.access_ptr(s[row, col], "w", 8),
+                                   T.access_ptr(A[row, col], "r", 8), 8)
+                if how == "cp_async":
+                    T.ptx_commit_group()
+                    T.ptx_wait_group(0)
+                    T.sync_threads()
+                else:
+                    T.cp_async_barrier_noinc(bar)
+            if how != "cp_async":
+                T.barrier_wait(bar, 0)
             T.copy(s, B[0, 0])
 
     return main
+
+
+def tma_copy():
+    return _copy_tile("tma")
+
+
+def cp_async():
+    return _copy_tile("cp_async")
+
+
+def cp_async_barrier_noinc():
+    return _copy_tile("cp_async_noinc")
 
 
 def set_max_nreg():
@@ -113,44 +143,6 @@ def named_barrier():
             else:
                 for i in T.Parallel(128):
                     B[i + 128] = A[i + 128]
-
-    return main
-
-
-def cp_async():
-    @T.prim_func
-    def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
-        with T.Kernel(1, threads=128) as bx:
-            s = T.alloc_shared((64, 64), "float16")
-            tx = T.get_thread_binding()
-            for r in T.serial(4):
-                row = r * 16 + tx // 8
-                col = tx % 8 * 8
-                T.ptx_cp_async(T.access_ptr(s[row, col], "w", 8),
-                               T.access_ptr(A[row, col], "r", 8), 8)
-            T.ptx_commit_group()
-            T.ptx_wait_group(0)
-            T.sync_threads()
-            T.copy(s, B[0, 0])
-
-    return main
-
-
-def cp_async_barrier_noinc():
-    @T.prim_func
-    def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
-        with T.Kernel(1, threads=128) as bx:
-            s = T.alloc_shared((64, 64), "float16")
-            bar = T.alloc_barrier(arrive_count=128)
-            tx = T.get_thread_binding()
-            for r in T.serial(4):
-                row = r * 16 + tx // 8
-                col = tx % 8 * 8
-                T.ptx_cp_async(T.access_ptr(s[row, col], "w", 8),
-                               T.access_ptr(A[row, col], "r", 8), 8)
-            T.cp_async_barrier_noinc(bar)
-            T.barrier_wait(bar, 0)
-            T.copy(s, B[0, 0])
 
     return main
 
