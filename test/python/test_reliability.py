@@ -181,6 +181,35 @@ def test_single_iteration_pipelined_gemm(stages, K, target, rng):
                                rtol=1e-2, atol=1e-2)
 
 
+# A gemm on one stage of a staged shared buffer (`S[k % 2, :, :]`): on the
+# CPU the loops read through the view, which convert-to-llvm did not lower
+# (an unrealized cast, "translation to LLVM IR failed"; the tile-opt fuzzer
+# found it, issue 44).
+@pytest.mark.parametrize("stages", [2, 3])
+def test_gemm_on_a_stage_of_a_shared_buffer(stages, target, rng):
+    M, N, K, bK = 64, 48, 32 * int(rng.integers(2, 6)), 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            As = T.alloc_shared((stages, M, bK), "float16")
+            Bs = T.alloc_shared((stages, bK, N), "float16")
+            Cl = T.alloc_fragment((M, N), "float32")
+            T.clear(Cl)
+            for k in T.serial(K // bK):
+                T.copy(A[0, k * bK], As[k % stages, :, :])
+                T.copy(B[k * bK, 0], Bs[k % stages, :, :])
+                T.gemm(As[k % stages, :, :], Bs[k % stages, :, :], Cl)
+            T.copy(Cl, C[0, 0])
+
+    kernel = tl.compile(main, out_idx=[2], target=target)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    np.testing.assert_allclose(_get(kernel(_put(a, target), _put(b, target))),
+                               a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
 # ---------------------------------------------------------------------------
 # Out-of-bounds element indexing on the CPU backend: a clear error at the
 # user's line, not a segfault.

@@ -36,6 +36,10 @@ def cpu_stages() -> List[Stage]:
         # pairs become llvm.fma (one rounding in float32, then to 16 bits).
         Stage("llvm", ["arith-expand{include-bf16=true}",
                        "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
+                       # Views the loops still read through (a gemm on
+                       # `S[k % 2, :, :]`): convert-to-llvm has no lowering
+                       # of memref.subview; its address arithmetic instead.
+                       "expand-strided-metadata", "lower-affine",
                        "convert-scf-to-cf", "convert-to-llvm",
                        "reconcile-unrealized-casts", "canonicalize"]),
     ]
