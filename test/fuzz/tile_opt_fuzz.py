@@ -1392,7 +1392,8 @@ class Campaign:
         return minimize(text, keeps), args
 
     def run_mutant(self, index: int, seed_value: int, seeds: List[Seed],
-                   pipelines: Dict[str, List[str]], only: Optional[Sequence[str]]) -> List[str]:
+                   pipelines: Dict[str, List[str]], only: Optional[Sequence[str]],
+                   cleanup: Sequence[str] = (*CLEANUP_VARIANTS, "run")) -> List[str]:
         rng = random.Random(f"{seed_value}:{index}")
         seed = rng.choice(seeds)
         text, muts = mutate(seed, rng)
@@ -1412,9 +1413,12 @@ class Campaign:
         if parsed.cls != "ok":
             return found
         runs = [(f"RUN:{' '.join(a)[:80]}", a) for a in seed.run_pipelines if a]
-        runs += [(f"RUN+cc:{' '.join(a)[:80]}", cleaned) for a in seed.run_pipelines
-                 if a and (cleaned := with_cleanup(a)) and (not only or "run+cc" in only)]
-        runs += [(name, args) for name, args in pipelines.items() if not only or name in only]
+        if "run" in cleanup:
+            runs += [(f"RUN+cc:{' '.join(a)[:80]}", cleaned) for a in seed.run_pipelines
+                     if a and (cleaned := with_cleanup(a)) and (not only or "run+cc" in only)]
+        runs += [(name, args) for name, args in pipelines.items()
+                 if (not only or name in only)
+                 and (not name.endswith("+cc") or name[:-3] in cleanup)]
         seen_args = set()
         hangs = 0
         for name, args in runs:
@@ -1477,6 +1481,9 @@ def main(argv=None) -> int:
                     "sm90a-rotate, sm90a-nows, gfx90a, gfx942, gfx950; <name>+cc for the "
                     "variants with canonicalize,cse after every pass; run+cc for the RUN "
                     "lines)")
+    ap.add_argument("--cleanup", default=",".join((*CLEANUP_VARIANTS, "run")),
+                    help="the pipelines that also run with canonicalize,cse after every pass "
+                         "(comma-separated; 'run' for the RUN lines; '' for none)")
     ap.add_argument("--corpus", nargs="*", default=[], type=Path,
                     help="extra .mlir seeds besides test/lit")
     ap.add_argument("--no-minimize", action="store_true")
@@ -1536,7 +1543,8 @@ def main(argv=None) -> int:
     done = 0
     try:
         for index in range(args.start, args.start + args.count):
-            new = camp.run_mutant(index, args.seed, seeds, pipelines, only)
+            new = camp.run_mutant(index, args.seed, seeds, pipelines, only,
+                                  [c for c in args.cleanup.split(",") if c])
             camp.summary["mutants"] += 1
             done += 1
             for sig in new:
