@@ -300,6 +300,9 @@ def test_gpu_block_table_outside_the_cache_is_a_device_assertion(page):
     proc = subprocess.run([sys.executable, "-c", _GPU_CHILD.format(page=page)],
                           capture_output=True, text=True, timeout=600)
     out = proc.stdout + proc.stderr
+    if any(m in out for m in ("Torch not compiled with CUDA", "No CUDA GPUs are available",
+                              "Found no NVIDIA driver")):
+        pytest.skip("compiled for the GPU (AOT prepare: no GPU here)")
     assert proc.returncode != 0 and "no assertion" not in out, out[-2000:]
     assert "block_table: a page outside [0, 6)" in out or "device-side assert" in out \
         or "CUDA_ERROR_ASSERT" in out, out[-2000:]
