@@ -821,6 +821,8 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                EraseLowering<AsyncCommitOp>, EraseLowering<AsyncWaitOp>,
                EraseLowering<GemmWaitOp>,
                EraseLowering<BarrierOp>,
+               // No asynchronous proxy reads shared memory here.
+               EraseLowering<FenceProxyAsyncOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
                GemmSpLowering, ReduceLowering, CumSumLowering>(converter, ctx);
   patterns.add<ConvertAnyOpTypes>(converter, ctx);
@@ -1023,6 +1025,27 @@ struct ConvertTileToSCFPass
       return WalkResult::advance();
     });
     if (roles.wasInterrupted())
+      return signalPassFailure();
+    // The synchronization of threads with each other and the GPU's
+    // asynchronous copies: nothing the CPU's one thread of control per
+    // block can run (the same words as the roles', which come first).
+    WalkResult sync = getOperation().walk([&](Operation *op) {
+      if (isa<AllocBarrierOp, BarrierArriveOp, BarrierWaitOp>(op)) {
+        op->emitOpError("uses a transaction barrier (T.alloc_barrier, an "
+                        "mbarrier): threads arrive on it and wait for each "
+                        "other, which the CPU backend (one thread of control "
+                        "per block) cannot run: mbarriers need a GPU target");
+        return WalkResult::interrupt();
+      }
+      if (isa<NamedBarrierOp, CpAsyncOp, SetMaxNRegOp, WarpSpecializeOp>(op)) {
+        op->emitOpError("synchronizes or copies per thread or per warp, "
+                        "which has no meaning on the CPU backend (one thread "
+                        "of control per block): compile for a GPU target");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (sync.wasInterrupted())
       return signalPassFailure();
     expandSymmetricOps(getOperation());
     if (boundsCheck)

@@ -115,6 +115,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                        # What convert-gpu-to-nvvm leaves of math (math.absi
                        # on i8/i16/i64) becomes LLVM intrinsics.
                        gm("convert-math-to-llvm"),
+                       # An NVVM op the chip lacks is an error here, before
+                       # LLVM's instruction selection would abort on it.
+                       gm("tile-check-nvvm-chip"),
                        gm("convert-nvvm-to-llvm"), gm("canonicalize"), gm("cse"),
                        gm("reconcile-unrealized-casts"), gm("tile-finalize-kernel-params")]),
         Stage("binary", ["gpu-module-to-binary{format=isa}"]),

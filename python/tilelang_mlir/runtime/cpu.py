@@ -14,13 +14,19 @@ carries the runtime routines the kernel may call (`cpu_runtime.c`, compiled
 in when the library is linked; the JIT has the same file compiled into the
 native module); a failing
 `T.device_assert` stops the kernel and the call raises DeviceAssertionError.
+It also carries the kernel's signature (`signature_source`: the entry, the
+parameters and `out_idx`, as the manifest has them), which loading compares
+with the manifest: a library of another kernel would be called with
+arguments of the wrong shapes.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
-from typing import List, Sequence, Tuple
+import tempfile
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..base.errors import DeviceAssertionError
 
@@ -94,15 +100,54 @@ class _Failure(ctypes.Structure):
                 ("block", ctypes.c_int64 * 3)]
 
 
+# The function of a saved library that returns its kernel's signature.
+SIGNATURE_SYMBOL = "tilelang_mlir_signature"
+
+
+def signature_of(entry: str, params: Sequence, out_idx: Sequence[int]) -> str:
+    """The kernel's signature as a saved library records it: canonical JSON
+    of its entry, parameters (as the manifest writes them) and out_idx."""
+    return json.dumps({"entry": entry, "out_idx": list(out_idx),
+                       "params": [p if isinstance(p, dict) else p.to_json() for p in params]},
+                      sort_keys=True, separators=(",", ":"))
+
+
+def signature_source(signature: str) -> str:
+    """C source of the function `SIGNATURE_SYMBOL` returning `signature`
+    (every byte an octal escape: any name is a valid literal)."""
+    literal = "".join(f"\\{b:03o}" for b in signature.encode())
+    return f'const char *{SIGNATURE_SYMBOL}(void) {{ return "{literal}"; }}\n'
+
+
+def _load_private_copy(library: bytes) -> ctypes.CDLL:
+    """`library` (the bytes the loader read and checked) loaded from a
+    private copy: dlopen of the artifact's own path returned the library
+    loaded earlier from that path (a kernel saved again over the folder ran
+    its old code), loaded other bytes than those checked if the file changed
+    in between, and a later write to the file in place changed the loaded
+    code under it (a crash)."""
+    fd, private = tempfile.mkstemp(prefix="tilelang-cpu-kernel-", suffix=".so")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(library)
+        return ctypes.CDLL(private)
+    finally:
+        os.unlink(private)  # the loaded mapping stays
+
+
 class SharedLibraryExecutable:
     """A CPU kernel saved as a shared library (`Kernel.save`), loaded with
-    ctypes: runs without MLIR or the compiler."""
+    ctypes: runs without MLIR or the compiler. With `signature` (the
+    manifest's, `signature_of`), the library must record the same one."""
 
-    def __init__(self, path: str, entry: str, library: bytes):
+    def __init__(self, path: str, entry: str, library: bytes,
+                 signature: Optional[str] = None):
         self.entry = entry
         self.path = path
         self.library = library  # the bytes, for saving the kernel again
-        self._lib = ctypes.CDLL(path)
+        self._lib = _load_private_copy(library)
+        if signature is not None:
+            self._check_signature(signature)
         try:
             # The packed wrapper the JIT generates around the C interface
             # (`_mlir_` + name: one `void **` of argument pointers).
@@ -118,7 +163,21 @@ class SharedLibraryExecutable:
             libc = ctypes.CDLL(None)
             self._flush = lambda: libc.fflush(None)
 
-    def shared_library(self) -> bytes:
+    def _check_signature(self, expected: str) -> None:
+        try:
+            fn = getattr(self._lib, SIGNATURE_SYMBOL)
+        except AttributeError:
+            raise ValueError(f"{self.path} records no kernel signature (a library saved by an "
+                             "older tilelang_mlir, or not a kernel's): nothing shows it is the "
+                             "manifest's kernel; save the kernel again") from None
+        fn.restype = ctypes.c_char_p
+        fn.argtypes = []
+        recorded = fn().decode(errors="replace")
+        if recorded != expected:
+            raise ValueError(f"{self.path} is the library of another kernel: it records "
+                             f"{_describe(recorded)}, the manifest {_describe(expected)}")
+
+    def shared_library(self, signature: Optional[str] = None) -> bytes:
         return self.library
 
     def native_entry(self):
@@ -139,3 +198,14 @@ class SharedLibraryExecutable:
                                        failure.file.decode(errors="replace"), failure.line,
                                        failure.function.decode(errors="replace"),
                                        tuple(failure.block))
+
+
+def _describe(signature: str) -> str:
+    """`entry(name: dtype[shape], ...)` of a signature, for messages."""
+    try:
+        sig = json.loads(signature)
+        params = ", ".join(f"{p['name']}: {p['dtype']}{list(p.get('shape', []))}"
+                           for p in sig["params"])
+        return f"{sig['entry']}({params}) out_idx {sig['out_idx']}"
+    except (ValueError, KeyError, TypeError):
+        return repr(signature[:200])

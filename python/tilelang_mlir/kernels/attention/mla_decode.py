@@ -41,8 +41,8 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
-from .online_softmax import (mask_past_end, softmax_finish, softmax_reset, softmax_state,
-                             softmax_step, split_tiles, splitkv_combine)
+from .online_softmax import (mask_past_end, page_of, softmax_finish, softmax_reset,
+                             softmax_state, softmax_step, split_tiles, splitkv_combine)
 
 FullRow = T.GemmWarpPolicy.FullRow
 FullCol = T.GemmWarpPolicy.FullCol
@@ -87,13 +87,14 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
             acc_o = T.alloc_fragment((block_H, DV), accum)
             state = softmax_state(block_H)  # the online softmax's row state
 
-            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
+            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N,
+                                                 max_pages * page_size)
             T.copy(Q[bx, by * block_H, 0], Q_shared)
             T.copy(Q_pe[bx, by * block_H, 0], Qpe_shared)
             softmax_reset(state, acc_o)
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 token = (first + k) * block_N
-                page = block_table[bx, token // page_size] + 0
+                page = page_of(block_table, bx, token, page_size, num_pages)
                 T.copy(KV[page, token % page_size, 0], KV_shared)
                 T.copy(KV[page, token % page_size, DV], Kpe_shared)
                 T.clear(S)
