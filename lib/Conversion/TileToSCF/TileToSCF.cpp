@@ -1072,7 +1072,13 @@ struct ConvertTileToSCFPass
     populateTileToSCFPatterns(converter, patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // tile-legalize-safe-access's marks have served: no tile attribute
+    // outlives the tile dialect.
+    getOperation().walk([](Operation *op) {
+      op->removeAttr("tile.guarded");
+      op->removeAttr("tile.safe_value");
+    });
   }
 };
 } // namespace

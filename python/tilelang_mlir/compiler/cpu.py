@@ -165,6 +165,14 @@ class CPUExecutable:
         if failure is not None:
             raise DeviceAssertionError(*failure)
 
+    def native_entry(self):
+        """(entry address, guarded runner address or 0, flush after a call):
+        what the native launcher calls (runtime/launcher.py)."""
+        from .._mlir_libs import _tile
+
+        guarded = _tile.run_guarded_address() if self._guarded is not None else 0
+        return self._address, guarded, self._flush is not None
+
     def shared_library(self, signature: str) -> bytes:
         """This kernel as a self-contained shared library (what `Kernel.save`
         writes): the JIT's object code linked with the runtime routines
