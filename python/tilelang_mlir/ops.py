@@ -154,6 +154,15 @@ def _compiled(key: tuple):
         _, B, H, S, D, causal, groups, scale, dtype, _ = key
         return FlashAttnBwd(B, H, S, D, causal, groups, dtype=dtype, target=target,
                             sm_scale=scale)
+    if kind == "check_offsets":
+        from .kernels.attention import index_checks
+        _, B, S, _ = key
+        return tl.compile(index_checks.check_offsets(B, S), target=target)
+    if kind == "check_pages":
+        from .kernels.attention import index_checks
+        _, B, max_pages, pages, page_size, _ = key
+        return tl.compile(index_checks.check_pages(B, max_pages, pages, page_size),
+                          target=target)
     if kind == "flash_attn_varlen":
         from .kernels.attention import flash_attn_varlen as fav
         _, B, H, S, D, causal, groups, scale, dtype, _ = key
@@ -591,13 +600,19 @@ def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal, scale=None, **other
         raise TileLangError(f"tilelang.{op}: max_seqlen {max_seqlen} must be at least 1")
     if cu_seqlens.device.type == "cpu":
         _check_offsets(op, cu_seqlens, T_, max_seqlen)
+    elif cu_seqlens.numel() > 1:
+        # On a GPU: a kernel of device assertions (index_checks.check_offsets),
+        # not read back; a bad offset fails the stream.
+        with _device(cu_seqlens):
+            _compiled(("check_offsets", cu_seqlens.numel() - 1, int(max_seqlen), target))(
+                cu_seqlens.contiguous(), int(T_))
     return (cu_seqlens.numel() - 1, H, int(max_seqlen), D, bool(causal), H // max(k.shape[1], 1),
             _scale(op, scale, D), dtype, target)
 
 
 def _check_offsets(op, cu_seqlens, total, max_seqlen):
-    """Offsets on the host (a CPU tensor; on a GPU the kernels assert the
-    same, kernels/attention/flash_attn_varlen.py's check_offsets): from 0,
+    """Offsets on the host (a CPU tensor; on a GPU a kernel of device
+    assertions checks the same, kernels/attention/index_checks.py): from 0,
     not decreasing, to the number of tokens, no sequence longer than
     max_seqlen."""
     cu = cu_seqlens.tolist()
@@ -680,8 +695,9 @@ def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     sequence. One compiled kernel serves any total; differentiable in q, k
     and v (kernels/attention/flash_attn_varlen_bwd.py). cu_seqlens is
     checked (from 0, not decreasing, to the number of tokens, no sequence
-    longer than max_seqlen): on the host when it is a CPU tensor, by device
-    assertions in the kernels when it is on a GPU (it is not read back)."""
+    longer than max_seqlen): on the host when it is a CPU tensor, by a small
+    kernel of device assertions before the attention kernel when it is on a
+    GPU (kernels/attention/index_checks.py; it is not read back)."""
     return flash_attn_varlen_fwd(q, k, v, cu_seqlens, max_seqlen, causal, scale)[0]
 
 
@@ -749,9 +765,9 @@ def _block_table(op, block_table, B):
 
 
 def _check_pages(op, cache_seqlens, block_table, num_pages, page_size):
-    """Lengths and the pages they use on the host (CPU tensors; on a GPU
-    the kernels assert the same, kernels/attention/online_softmax.py's
-    split_tiles and page_of): every length in [0, max_pages * page_size],
+    """Lengths and the pages they use on the host (CPU tensors; on a GPU a
+    kernel of device assertions checks the same, kernels/attention/
+    index_checks.py, `_check_pages_on_gpu`): every length in [0, max_pages * page_size],
     every page a sequence's tokens lie on in [0, num_pages). Entries of the
     table past a sequence's end are not read and not checked."""
     max_len = block_table.shape[1] * page_size
@@ -767,6 +783,18 @@ def _check_pages(op, cache_seqlens, block_table, num_pages, page_size):
         b, i = (int(x) for x in bad.nonzero()[0])
         raise TileLangError(f"tilelang.{op}: block_table[{b}, {i}] = {int(block_table[b, i])} "
                             f"is not a page of the cache [0, {num_pages})")
+
+
+def _check_pages_on_gpu(cache_seqlens, block_table, num_pages, page_size, target):
+    """The check of `_check_pages` as device assertions (a kernel of its own:
+    in the attention kernel they would serialize its wgmma); not read back,
+    a bad entry fails the stream."""
+    B, max_pages = block_table.shape
+    if B == 0 or max_pages == 0:
+        return
+    with _device(cache_seqlens):
+        _compiled(("check_pages", B, max_pages, num_pages, page_size, target))(
+            cache_seqlens.contiguous(), block_table.contiguous())
 
 
 def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale=None):
@@ -797,6 +825,8 @@ def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale=Non
                             "of 16, or one page per sequence)")
     if target == "cpu":
         _check_pages(op, cache_seqlens, block_table, pages, page_size)
+    else:
+        _check_pages_on_gpu(cache_seqlens, block_table, pages, page_size, target)
     return ("flash_decode", B, H, KVH, D, pages, page_size, max_pages, _scale(op, scale, D), dtype,
             target)
 
@@ -820,8 +850,8 @@ def flash_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
     (any with max_pages = 1), at most 64 query heads per KV head. Every
     length must be in [0, max_pages * page_size] and every page a
     sequence's tokens lie on in [0, num_pages): checked on the host for CPU
-    tensors, by device assertions in the kernel on a GPU (nothing is read
-    back)."""
+    tensors, by a kernel of device assertions before the attention kernel on
+    a GPU (kernels/attention/index_checks.py; nothing is read back)."""
     key = _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale)
     if q.numel() == 0:  # no sequence or head: an empty result
         return _new(q)
@@ -877,6 +907,8 @@ def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens, scale=None):
     _index(op, "cache_seqlens", cache_seqlens, "(batch,)", (B,))
     if target == "cpu":
         _check_pages(op, cache_seqlens, block_table, pages, page_size)
+    else:
+        _check_pages_on_gpu(cache_seqlens, block_table, pages, page_size, target)
     return ("mla_decode", B, H, pages, page_size, max_pages, _scale(op, scale, DV + DPE), dtype,
             target)
 

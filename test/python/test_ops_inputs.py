@@ -16,6 +16,7 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.ops as tlops
 from tilelang_mlir.base.errors import DeviceAssertionError, TileLangError
+from tilelang_mlir.kernels.attention import index_checks
 from tilelang_mlir.kernels.attention import flash_attn_varlen as fav
 from tilelang_mlir.kernels.attention import flash_decode as fd
 from tilelang_mlir.kernels.attention import mla_decode as mla
@@ -183,9 +184,9 @@ def _offsets(gen, batch, max_len):
 @pytest.mark.parametrize("case", ["not from 0", "decreasing", "short of the total",
                                   "past the total", "longer than max_seqlen"])
 def test_bad_cu_seqlens_are_refused(case, gen):
-    """CPU offsets on the host, with the index that is wrong; the kernel's
-    own device assertions catch the same when called directly (as on a
-    GPU, where the offsets are not read back)."""
+    """CPU offsets on the host, with the index that is wrong; the check
+    kernel's device assertions catch the same (what ops runs on a GPU,
+    where the offsets are not read back)."""
     cu = _offsets(gen, 4, 24)
     total = int(cu[-1])
     max_seqlen = int((cu[1:] - cu[:-1]).max())
@@ -215,11 +216,11 @@ def test_bad_cu_seqlens_are_refused(case, gen):
     with pytest.raises(TileLangError,
                        match=re.escape(f"tilelang.flash_attn_varlen: {message}")):
         tlops.flash_attn_varlen(q, q, q, cu, max_seqlen)
-    kernel = tl.compile(fav.flash_attn_varlen(4, 2, max(max_seqlen, 1), 32, block_M=64,
-                                              block_N=64, threads=128), out_idx=[4, 5],
-                        target="cpu")
+    # The same check as device assertions: the kernel ops launches first
+    # where cu_seqlens is on a GPU (the attention kernel holds none).
+    kernel = tl.compile(index_checks.check_offsets(4, max(max_seqlen, 1)), target="cpu")
     with pytest.raises(DeviceAssertionError, match=re.escape(device)):
-        kernel(q, q, q, cu)
+        kernel(cu, q.shape[0])
 
 
 def test_valid_cu_seqlens_with_empty_sequences(gen):
@@ -236,8 +237,8 @@ def test_valid_cu_seqlens_with_empty_sequences(gen):
 def test_bad_pages_and_lengths_are_refused(case, gen):
     """flash_decode and mla_decode: a page a sequence's tokens lie on
     outside the cache, or a length outside its pages, names the entry on
-    the host (CPU tensors); the kernels' device assertions catch the same
-    (called directly, as on a GPU)."""
+    the host (CPU tensors); the check kernel's device assertions catch the
+    same (what ops runs on a GPU)."""
     q, k, v, lens, table = fd.make_inputs(2, 4, 2, 64, [40, 17], page_size=16)
     pages = k.shape[0]
     b = int(torch.randint(0, 2, (), generator=gen))
@@ -257,10 +258,9 @@ def test_bad_pages_and_lengths_are_refused(case, gen):
         message, device = rf"cache_seqlens\[{b}\] = -1 is outside", "cache_seqlens"
     with pytest.raises(TileLangError, match=f"tilelang.flash_decode: {message}"):
         tlops.flash_decode(q, k, v, lens, table)
-    kernel = fd.FlashDecode(2, 4, 2, 64, page_size=16, num_pages=pages,
-                            max_pages=table.shape[1], target="cpu", num_splits=2, block_N=16)
+    kernel = tl.compile(index_checks.check_pages(2, table.shape[1], pages, 16), target="cpu")
     with pytest.raises(DeviceAssertionError, match=device):
-        kernel(q, k, v, lens, table)
+        kernel(lens, table)
 
 
 def test_unused_table_entries_are_not_checked(gen):

@@ -216,13 +216,21 @@ def test_gemm_on_a_stage_of_a_shared_buffer(stages, target, rng):
 # ---------------------------------------------------------------------------
 
 def test_out_of_bounds_index_is_a_device_assertion():
+    """Global element accesses are bounds-safe by TileLang's rule (an
+    out-of-range read gives 0: test_safe_access.py); with the checks turned
+    off, the CPU reference backend still stops an out-of-range read with a
+    device assertion instead of reading past the buffer."""
     @T.prim_func
     def main(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
         with T.Kernel(1, threads=128) as bx:
             for i in T.Parallel(64):
                 B[i] = A[i + 100000000]
 
-    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    np.testing.assert_array_equal(
+        tl.compile(main, out_idx=[1], target="cpu")(np.ones(64, np.float32)),
+        np.zeros(64, np.float32))
+    kernel = tl.compile(main, out_idx=[1], target="cpu",
+                        pass_configs={"tl.disable_safe_memory_legalize": True})
     with pytest.raises(DeviceAssertionError, match=r"index out of bounds: load from a buffer of "
                                                    r"shape \(64,\)"):
         kernel(np.ones(64, np.float32))
@@ -239,8 +247,15 @@ def test_out_of_bounds_store_and_negative_index(rng):
     a = rng.standard_normal(64).astype(np.float32)
     kernel(a, 0)
     np.testing.assert_array_equal(a, np.ones(64, np.float32))
+    a = rng.standard_normal(64).astype(np.float32)
+    before = a.copy()
+    kernel(a, 1)  # index -1 is dropped, the others land one lower
+    np.testing.assert_array_equal(a[:63], np.ones(63, np.float32))
+    assert a[63] == before[63]
+    unchecked = tl.compile(main, target="cpu",
+                           pass_configs={"tl.disable_safe_memory_legalize": True})
     with pytest.raises(DeviceAssertionError, match="store to a buffer of shape"):
-        kernel(a, 1)  # index -1
+        unchecked(a, 1)  # index -1
 
 
 def test_in_bounds_indexing_is_unchanged(rng):

@@ -394,6 +394,10 @@ void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, Location at,
     auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                             {ptr, ptr, i32, ptr, i64});
     fail = LLVM::LLVMFuncOp::create(mb, loc, "__assertfail", type);
+    // The kernel does not go on after it: a path from the call back into
+    // the kernel would make ptxas serialize every wgmma of the kernel (its
+    // pipeline may not cross a call, C7510).
+    fail.setPassthroughAttr(b.getArrayAttr({b.getStringAttr("noreturn")}));
   }
   auto [file, line] = sourcePositionOf(at);
   guarded(b, loc, failed, [&](OpBuilder &gb) {
@@ -404,5 +408,6 @@ void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, Location at,
         kl.gpuModuleString(gb, "__tile_assert_func_", kl.func.getName()),
         arith::ConstantIntOp::create(gb, loc, i64, 1)};
     LLVM::CallOp::create(gb, loc, fail, args);
+    LLVM::Trap::create(gb, loc);
   });
 }

@@ -16,9 +16,8 @@ sequence's rows (or zeros past the total) and masks them. Writes of O and
 of the LSE ((heads, total_tokens), float32) stop at the sequence's end,
 since the rows past it belong to the next sequence.
 
-Offers `flash_attn_varlen` (the program), `check_offsets` (its device
-assertions on cu_seqlens, shared with the backward), `make_inputs` and
-`reference`.
+Offers `flash_attn_varlen` (the program), `make_inputs` and `reference`.
+cu_seqlens is not checked here (kernels/attention/index_checks.py).
 """
 
 import math
@@ -66,7 +65,6 @@ def flash_attn_varlen(batch, heads, max_seqlen, dim, is_causal=False, groups=1, 
             # An index value: Q[row:row + block_M] below then has a static extent.
             start = T.cast(cu_seqlens[bz], "index")
             seqlen = cu_seqlens[bz + 1] - start
-            check_offsets(cu_seqlens, bz, batch, max_seqlen, total)
             first_row = bx * block_M  # within the sequence
             row = start + first_row
             kv_head = by // groups
@@ -107,24 +105,6 @@ def flash_attn_varlen(batch, heads, max_seqlen, dim, is_causal=False, groups=1, 
                     LSE[by, row + i] = state.lse[i]
 
     return main
-
-
-def check_offsets(cu_seqlens, b, batch, max_seqlen, total):
-    """Device assertions on sequence b's offsets (each block checks its
-    own): cu_seqlens starts at 0, does not decrease, ends at the number of
-    tokens, and no sequence is longer than max_seqlen (its rows past the
-    grid's would not be computed). A run-time check: the offsets are not
-    read back from the GPU (ops.flash_attn_varlen checks CPU offsets on the
-    host first)."""
-    start = cu_seqlens[b] + 0
-    end = cu_seqlens[b + 1] + 0
-    T.device_assert((b > 0) | (start == 0), "cu_seqlens[0] must be 0")
-    T.device_assert(end >= start, "cu_seqlens must not decrease")
-    T.device_assert(end <= total, "cu_seqlens: an offset past the number of tokens")
-    T.device_assert(end - start <= max_seqlen,
-                    f"cu_seqlens: a sequence longer than max_seqlen = {max_seqlen}")
-    T.device_assert((b < batch - 1) | (end == total),
-                    "cu_seqlens[batch] must be the number of tokens")
 
 
 def make_inputs(lens, heads, dim, groups=1, dtype=torch.float16, device="cpu", seed=None):

@@ -99,14 +99,12 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
             acc_o = T.alloc_fragment((block_H, dim), accum)
             state = softmax_state(block_H)  # the online softmax's row state
 
-            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N,
-                                                 max_pages * page_size)
+            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
             T.copy(Q[bx, by, 0, 0], Q_shared)  # the group's query heads; zero rows past it
             softmax_reset(state, acc_o)
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 token = (first + k) * block_N
-                page = bx if contiguous else page_of(block_table, bx, token, page_size,
-                                                     num_pages)
+                page = bx if contiguous else page_of(block_table, bx, token, page_size)
                 row = token if contiguous else token % page_size
                 T.copy(K[page, by, row, 0], K_shared)
                 T.copy(V[page, by, row, 0], V_shared)

@@ -87,14 +87,13 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
             acc_o = T.alloc_fragment((block_H, DV), accum)
             state = softmax_state(block_H)  # the online softmax's row state
 
-            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N,
-                                                 max_pages * page_size)
+            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
             T.copy(Q[bx, by * block_H, 0], Q_shared)
             T.copy(Q_pe[bx, by * block_H, 0], Qpe_shared)
             softmax_reset(state, acc_o)
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 token = (first + k) * block_N
-                page = page_of(block_table, bx, token, page_size, num_pages)
+                page = page_of(block_table, bx, token, page_size)
                 T.copy(KV[page, token % page_size, 0], KV_shared)
                 T.copy(KV[page, token % page_size, DV], Kpe_shared)
                 T.clear(S)

@@ -69,8 +69,7 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
             p_free = T.alloc_barrier(128)
             finished = T.alloc_barrier(128)
 
-            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N,
-                                                 max_pages * page_size)
+            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
             T.copy(Q[bx, by * block_H, 0], Q_shared)
             T.copy(Q_pe[bx, by * block_H, 0], Qpe_shared)
             T.sync_threads()
@@ -118,7 +117,7 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
                 for k in T.serial(n_tiles):
                     T.barrier_wait(kv_free[k % num_stages], ((k // num_stages) % 2) ^ 1)
                     token = (first + k) * block_N
-                    page = page_of(block_table, bx, token, page_size, num_pages)
+                    page = page_of(block_table, bx, token, page_size)
                     T.tma_copy(KV[page, token % page_size, 0], KV_shared[k % num_stages, :, :],
                                barrier=kv_full[k % num_stages])
                     T.barrier_arrive(kv_full[k % num_stages])
@@ -188,7 +187,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
         s = j % 2
         bar = kv_full[2 * s + (0 if h == s else 1)]
         token = (first + j) * block_N
-        page = page_of(block_table, bx, T.min(token, seqlen - 1), page_size, num_pages)
+        page = page_of(block_table, bx, T.min(token, seqlen - 1), page_size)
         row = token % page_size
         T.tma_copy(KV[page, row, h * half], KV_shared[s, :, h * half:(h + 1) * half], barrier=bar)
         if h == 1:
@@ -259,8 +258,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
             p1 = T.alloc_barrier(128)    # P1_shared written
             done = T.alloc_barrier(256)  # both row sums in l_shared
 
-            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N,
-                                                 max_pages * page_size)
+            seqlen, first, n_tiles = split_tiles(cache_seqlens, bx, bz, num_splits, block_N)
             n_pairs = T.ceildiv(n_tiles, 2)
             limit = T.min(seqlen, (first + n_tiles) * block_N)  # keys past it are masked
             T.copy(Q[bx, by * block_H, 0], Q_shared)

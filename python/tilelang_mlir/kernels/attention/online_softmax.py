@@ -13,7 +13,7 @@
   and LSE = -inf.
 - for split-KV decoding (flash_decode.py, mla_decode.py): `split_tiles`
   (the KV tiles of one split of a sequence), `page_of` (a token's page in
-  the block table; both check their index tensor), `mask_past_end` (the keys of
+  the block table; index_checks.py checks both index tensors), `mask_past_end` (the keys of
   the sequence's last tile past its end), and `splitkv_combine`, the
   combine kernel: the partial
   outputs O_s (each already normalized) and their LSEs lse_s become
@@ -93,15 +93,13 @@ def softmax_finish(acc_o, state, rows, dim, scale, empty_rows):
 
 
 @T.macro
-def split_tiles(cache_seqlens, b, split, num_splits, block_N, max_len):
+def split_tiles(cache_seqlens, b, split, num_splits, block_N):
     """(seqlen, first, n_tiles): sequence b's length, and the first KV tile
     and the number of tiles of share `split` of its ceil(seqlen / block_N)
-    tiles (none for a share past its end). A length outside [0, max_len]
-    (the tokens of the sequence's pages) stops the kernel (a device
-    assertion)."""
+    tiles (none for a share past its end). The lengths are not checked here
+    (kernels/attention/index_checks.py: a device assertion in this kernel
+    would serialize its wgmma)."""
     seqlen = cache_seqlens[b] + 0  # (a value: a bare element would be re-read at each use)
-    T.device_assert((seqlen >= 0) & (seqlen <= max_len),
-                    f"cache_seqlens: a length outside [0, {max_len}] (max_pages * page_size)")
     n_blocks = T.ceildiv(seqlen, block_N)  # KV tiles of the sequence
     per_split = T.ceildiv(n_blocks, num_splits)
     first = split * per_split
@@ -109,14 +107,10 @@ def split_tiles(cache_seqlens, b, split, num_splits, block_N, max_len):
     return seqlen, first, n_tiles
 
 
-def page_of(block_table, b, token, page_size, num_pages):
+def page_of(block_table, b, token, page_size):
     """The physical page of token `token` of sequence b (block_table[b,
-    token // page_size]); a page outside the cache stops the kernel (a
-    device assertion; a copy from it would read zeros)."""
-    page = block_table[b, token // page_size] + 0
-    T.device_assert((page >= 0) & (page < num_pages),
-                    f"block_table: a page outside [0, {num_pages}) (num_pages)")
-    return page
+    token // page_size]; checked by index_checks.check_pages)."""
+    return block_table[b, token // page_size] + 0
 
 
 @T.macro
