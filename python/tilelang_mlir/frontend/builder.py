@@ -24,6 +24,13 @@ from .roles import RoleBuilder
 
 SCOPES = ("shared", "fragment", "local", "var")
 
+# How a host symbolic expression (SymExpr) computes on index values.
+_INDEX_OPS = {
+    "max": lambda a, b: to_index(a).minmax(to_index(b), "max"),
+    "min": lambda a, b: to_index(a).minmax(to_index(b), "min"),
+    "ceildiv": lambda a, b: to_index(a).add(to_index(b)).add(IndexExpr(-1)).floordiv(to_index(b)),
+}
+
 
 def _ir():
     from .. import ir
@@ -118,22 +125,108 @@ class Builder(RoleBuilder):
             self._remapped = []
 
     # -- arguments -----------------------------------------------------------
-    def tensor_argument(self, arg, name: str, dtype: DType, shape: Sequence) -> Buffer:
-        """The global Buffer of tensor argument `arg`: `shape` holds ints and
-        SymbolicDims; a symbol's size is read (memref.dim) from the first
-        tensor that has it and shared by the others."""
+    @staticmethod
+    def tensor_type(shape: Sequence, dtype: DType, strides: Optional[Sequence] = None):
+        """The memref type of a tensor argument: dynamic where a size is
+        symbolic; with `strides` (T.StridedTensor), a strided layout whose
+        symbolic strides are dynamic."""
+        ir = _ir()
+        dyn = ir.ShapedType.get_dynamic_size()
+        dims = [d if isinstance(d, int) else dyn for d in shape]
+        if strides is None:
+            return ir.MemRefType.get(dims, storage_ir_type(dtype))
+        dyn_stride = ir.ShapedType.get_dynamic_stride_or_offset()
+        layout = ir.StridedLayoutAttr.get(
+            0, [s if isinstance(s, int) else dyn_stride for s in strides])
+        return ir.MemRefType.get(dims, storage_ir_type(dtype), layout)
+
+    def bind_symbols(self, arg, shape: Sequence, strides: Optional[Sequence] = None) -> None:
+        """Binds the symbolic sizes that appear bare in `shape` (or
+        `strides`) of tensor argument `arg` and are not bound yet: the size
+        (memref.dim) or stride (memref.extract_strided_metadata) there."""
         from ..dialects import memref
 
+        for i, d in enumerate(shape):
+            if isinstance(d, SymbolicDim) and d not in self.symbols:
+                dim = memref.DimOp(arg, constant(i, dt.index)).result
+                self.symbols[d] = IndexExpr.of(dim, d.name)
+        if strides is None or not any(isinstance(s, SymbolicDim) and s not in self.symbols
+                                      for s in strides):
+            return
+        meta = memref.ExtractStridedMetadataOp(arg)
+        for i, s in enumerate(strides):
+            if isinstance(s, SymbolicDim) and s not in self.symbols:
+                self.symbols[s] = IndexExpr.of(meta.strides[i], s.name)
+
+    def symbolic_value(self, expr, what: str = "a size"):
+        """The index value of a host symbolic expression (SymExpr) in this
+        program: its symbols must be bound by the tensor arguments (the
+        eager style's probe, which walks the body before they exist, keeps
+        the expression)."""
+        if self.eager is not None and self.eager.probe:
+            return expr
+
+        def lookup(sym):
+            if sym not in self.symbols:
+                raise self.error(f"symbolic size {sym.name!r} (in {what} {expr.text()}) does "
+                                 "not appear in the shape of any tensor argument")
+            return self.symbols[sym]
+        return expr.evaluate(lookup, _INDEX_OPS)
+
+    def _solve_symbol(self, expr, size: IndexExpr, what: str) -> None:
+        """Binds the one unbound symbol of affine expression `expr`, whose
+        value is `size` (a tensor's size or stride)."""
+        unknown = [s for s in expr.symbol_objects() if s not in self.symbols]
+        if not unknown:
+            return
+        if len(unknown) > 1:
+            raise self.error(f"{what} is {expr.text()}, which does not determine the symbolic "
+                             f"sizes {', '.join(s.name for s in unknown)}: one of them must "
+                             "appear alone as a size of some tensor")
+        sym = unknown[0]
+
+        def at(value):
+            def lookup(s):
+                return IndexExpr(value) if s is sym else self.symbols[s]
+            return to_index(expr.evaluate(lookup, _INDEX_OPS))
+
+        b = at(0)
+        a = at(1).add(b, -1)
+        if not a.is_const() or a.const == 0 or not at(2).add(b, -1).same(a.scale(2)):
+            raise self.error(f"{what} is {expr.text()}: a symbolic size that appears only in "
+                             "expressions must appear in one of the form a * n + b")
+        self.symbols[sym] = size.add(b, -1).floordiv(a)
+
+    def tensor_argument(self, arg, name: str, dtype: DType, shape: Sequence,
+                        strides: Optional[Sequence] = None) -> Buffer:
+        """The global Buffer of tensor argument `arg`: `shape` (and
+        `strides`) hold ints, SymbolicDims and SymExprs; a symbol's value is
+        read (memref.dim, or the strided metadata) from the first tensor
+        that has it bare, or solved from an expression (`n * 4`)."""
+        from ..base.signature import SymExpr
+        from ..dialects import memref
+
+        self.bind_symbols(arg, shape, strides)
+        meta = None
+        for i, d in enumerate(shape):
+            if isinstance(d, SymExpr) and not isinstance(d, SymbolicDim):
+                size = IndexExpr.of(memref.DimOp(arg, constant(i, dt.index)).result)
+                self._solve_symbol(d, size, f"dimension {i} of {name!r}")
+        for i, s in enumerate(strides or ()):
+            if isinstance(s, SymExpr) and not isinstance(s, SymbolicDim):
+                if meta is None:
+                    meta = memref.ExtractStridedMetadataOp(arg)
+                self._solve_symbol(s, IndexExpr.of(meta.strides[i]), f"stride {i} of {name!r}")
         dims = []
         for i, d in enumerate(shape):
-            if isinstance(d, SymbolicDim):
-                if d not in self.symbols:
-                    dim = memref.DimOp(arg, constant(i, dt.index)).result
-                    self.symbols[d] = IndexExpr.of(dim, d.name)
-                dims.append(self.symbols[d])
-            else:
-                dims.append(d)
-        return Buffer(arg, dims, dtype, "global", name)
+            if isinstance(d, SymExpr):
+                d = to_index(self.symbolic_value(d, f"dimension {i} of {name!r}"))
+                if d.is_const():
+                    d = d.const
+            dims.append(d)
+        buf = Buffer(arg, dims, dtype, "global", name)
+        buf.strided = strides is not None
+        return buf
 
     # -- allocation ----------------------------------------------------------
     def alloc(self, shape, dtype, scope: str, name: str = "") -> Buffer:
@@ -236,10 +329,10 @@ class Builder(RoleBuilder):
             raise self.error(
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
-        if sbuf.remap is not None or dbuf.remap is not None:
+        if sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided:
             if via is not None:
-                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; a TMA "
-                                 "copy reads tensors in their own layout")
+                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout or strides; "
+                                 "a TMA copy reads contiguous tensors in their own layout")
             self._copy_elements(sbuf, soff, s_full, dbuf, doff, d_full)
             return
         ir = _ir()
@@ -341,10 +434,10 @@ class Builder(RoleBuilder):
     def _direct(self, buf: Buffer, what: str) -> None:
         """Refuses a buffer whose elements are placed by a T.Layout or seen
         through a view, for an operation that takes the memref as it is."""
-        if buf.remap is not None:
+        if buf.remap is not None or buf.strided:
             raise self.error(f"not supported by tilelang-mlir: {what} on {buf.name!r}, a "
-                             "global tensor placed by a T.Layout or seen through a view "
-                             "(T.copy, loads and stores are)")
+                             "global tensor placed by a T.Layout, seen through a view or "
+                             "strided (T.copy, loads and stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
         if isinstance(x, Buffer):

@@ -51,7 +51,7 @@ import numpy as np
 
 from ..base import dtypes as dt
 from ..base.errors import TileLangError
-from ..base.signature import Param, ScalarType, SymbolicDim, TensorType
+from ..base.signature import Param, ScalarType, SymbolicDim, SymExpr, TensorType, param_dim
 from ..language import state
 from .function import TileFunction, _closure_env, _closure_values, _fingerprint
 from .parser import Parser, _Return
@@ -143,29 +143,73 @@ class _ProbeStop(Exception):
 
 class _Probe(SymbolicDim):
     """A `T.const` size while the probe runs: it is accepted as a tensor
-    dimension, arithmetic on it gives a derived stand-in (never a direct
-    dimension), and needing its value stops the probe."""
+    dimension or stride; `a * N + b` of it (integer a, b) is a stand-in
+    that remembers the form, so that a tensor's size gives N; other
+    arithmetic gives a stand-in of no use, and needing its value stops the
+    probe."""
 
-    def __init__(self, name: str, direct: bool = True):
+    def __init__(self, name: str, scale: Optional[int] = 1, offset: int = 0):
         super().__init__(name)
-        self.direct = direct
+        self.scale, self.offset = scale, offset  # scale None: not affine
+
+    @property
+    def direct(self) -> bool:
+        return self.scale == 1 and self.offset == 0
 
     def __repr__(self) -> str:
         return f"T.const({self.name!r})"
 
+    def _affine(self, scale, offset):
+        return _Probe(self.name, scale, offset)
+
     def _derive(self, *_):
-        return _Probe(self.name, direct=False)
+        return _Probe(self.name, None)
 
     def _stop(self, *_):
         raise _ProbeStop(self.name)
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _derive
+    def _const(self, other) -> Optional[int]:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool) \
+                and self.scale is not None:
+            return int(other)
+        return None
+
+    def __add__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(self.scale, self.offset + c)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(self.scale, self.offset - c)
+
+    def __rsub__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(-self.scale, c - self.offset)
+
+    def __mul__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(self.scale * c, self.offset * c)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return self * -1
+
     __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = _derive
     __mod__ = __rmod__ = __pow__ = __rpow__ = __lshift__ = __rshift__ = _derive
-    __neg__ = __pos__ = __abs__ = _derive
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _derive
+    __pos__ = __abs__ = _derive
     __lt__ = __le__ = __gt__ = __ge__ = _derive
     __bool__ = __index__ = __int__ = __float__ = __eq__ = __ne__ = _stop
     __hash__ = SymbolicDim.__hash__
+
+    def solve(self, size: int) -> Optional[int]:
+        """The value of the T.const that makes this stand-in `size`."""
+        if not self.scale or (size - self.offset) % self.scale:
+            return None
+        return (size - self.offset) // self.scale
 
 
 class _ProbeOutput:
@@ -245,9 +289,10 @@ class _Emitter:
                 raise self.error(f"tensor parameter {name!r} needs a dtype")
             if self.probe:
                 self.ranks[name] = len(ann.shape)
-                for i, d in enumerate(ann.shape):
-                    if isinstance(d, _Probe) and d.direct:
-                        self.occurrences.setdefault(d.name, []).append((name, i))
+                for kind, dims in (("shape", ann.shape), ("stride", ann.strides or ())):
+                    for i, d in enumerate(dims):
+                        if isinstance(d, _Probe) and d.scale:
+                            self.occurrences.setdefault(d.name, []).append((name, kind, i, d))
                 return ann
             return self._tensor_argument(name, ann)
         if isinstance(ann, ScalarType):
@@ -272,20 +317,21 @@ class _Emitter:
         return self.builder.ir_location(self.builder.location)
 
     def _tensor_argument(self, name: str, ann: TensorType):
-        from .. import ir
-        from ..language.values import storage_ir_type
+        from .prim_func import tensor_param
 
-        shape = [ir.ShapedType.get_dynamic_size() if isinstance(d, SymbolicDim) else d
-                 for d in ann.shape]
-        arg = self.entry.add_argument(ir.MemRefType.get(shape, storage_ir_type(ann.dtype)),
+        try:
+            param = tensor_param(name, ann)
+        except TileLangError as e:
+            raise self.error(e.message) from None
+        arg = self.entry.add_argument(self.builder.tensor_type(ann.shape, ann.dtype, ann.strides),
                                       self._loc())
-        for d in ann.shape:
-            if isinstance(d, SymbolicDim):
-                self._check_symbol_name(d)
-        names = tuple(d.name if isinstance(d, SymbolicDim) else d for d in ann.shape)
-        self.inputs.append(Param(name, "tensor", ann.dtype, names))
+        for d in tuple(ann.shape) + tuple(ann.strides or ()):
+            if isinstance(d, SymExpr):
+                for sym in d.symbol_objects():
+                    self._check_symbol_name(sym)
+        self.inputs.append(param)
         self.input_values.append(arg)
-        return self.builder.tensor_argument(arg, name, ann.dtype, ann.shape)
+        return self.builder.tensor_argument(arg, name, ann.dtype, ann.shape, ann.strides)
 
     def _check_symbol_name(self, d: SymbolicDim) -> None:
         for other in self.builder.symbols:
@@ -298,7 +344,7 @@ class _Emitter:
         if self.probe:
             return _ProbeOutput()
         from .. import ir
-        from ..language.values import Buffer, IndexExpr, storage_ir_type
+        from ..language.values import Buffer, IndexExpr, to_index
 
         shape, param_shape = [], []
         for i, d in enumerate(dims):
@@ -312,22 +358,41 @@ class _Emitter:
                 shape.append(d)
                 param_shape.append(d)
                 continue
-            sym = next((s for s, e in self.builder.symbols.items()
-                        if e is d or (isinstance(d, IndexExpr) and e == d)
-                        or s is d), None)
-            if sym is None or not isinstance(sym, SymbolicDim):
+            if isinstance(d, SymExpr):
+                expr = d
+            else:
+                expr = next((s for s, e in self.builder.symbols.items()
+                             if e is d or (isinstance(d, IndexExpr) and e.same(d))), None)
+                if expr is None and isinstance(d, IndexExpr):
+                    expr = self._symbolic_form(d)
+            if expr is None:
                 raise self.error(
                     f"T.empty: dimension {i} is {d!r}; an output's sizes are integers, T.const "
-                    "sizes, or T.dynamic sizes of a tensor parameter annotated before it")
-            shape.append(self.builder.symbols[sym])
-            param_shape.append(sym.name)
-        mshape = [ir.ShapedType.get_dynamic_size() if isinstance(d, str) else d
-                  for d in param_shape]
-        arg = self.entry.add_argument(ir.MemRefType.get(mshape, storage_ir_type(dtype)),
-                                      self._loc())
+                    "sizes, or T.dynamic sizes (and expressions of them) of tensor parameters "
+                    "annotated before it")
+            value = to_index(self.builder.symbolic_value(expr, f"dimension {i} of T.empty"))
+            shape.append(value.const if value.is_const() else value)
+            param_shape.append(param_dim(expr))
+        arg = self.entry.add_argument(self.builder.tensor_type(param_shape, dtype), self._loc())
         buffer = Buffer(arg, shape, dtype, "global", "")
         self.outputs.append(_Output(buffer, tuple(param_shape), dtype))
         return buffer
+
+    def _symbolic_form(self, d):
+        """The host expression (over the program's symbols) of index value
+        `d`, a linear form of their sizes; None if it is not one."""
+        terms = []
+        for atom, coeff in d.terms.items():
+            sym = next((s for s, e in self.builder.symbols.items()
+                        if isinstance(s, SymbolicDim) and e.const == 0
+                        and list(e.terms.items()) == [(atom, 1)]), None)
+            if sym is None:
+                return None
+            terms.append(sym * coeff)
+        expr = d.const
+        for t in terms:
+            expr = t + expr
+        return expr if isinstance(expr, SymExpr) else None
 
     def name_output(self, value, name: str) -> None:
         """`C = T.empty(...)`: the output is called C."""
@@ -450,6 +515,13 @@ def is_tensor(x) -> bool:
         x, "shape")
 
 
+def _strides(t) -> tuple:
+    """A tensor's strides in elements (torch or NumPy)."""
+    if isinstance(t, np.ndarray):
+        return tuple(s // t.itemsize for s in t.strides)
+    return tuple(t.stride())
+
+
 def _freeze(name: str, value):
     """A hashable stand-in for a compile-time argument (part of a cache key)."""
     if isinstance(value, (list, tuple)):
@@ -559,7 +631,7 @@ class EagerFunction(TileFunction):
             if name in consts:
                 continue
             first = None
-            for param, dim in where:
+            for param, kind, dim, form in where:
                 t = runtime.get(param)
                 if t is None or not is_tensor(t):
                     continue
@@ -568,15 +640,19 @@ class EagerFunction(TileFunction):
                 if rank is not None and len(shape) != rank:
                     raise ValueError(f"argument {param!r} of {self.name!r} must have rank "
                                      f"{rank} (its annotation), got shape {shape}")
-                size = int(shape[dim])
+                size = int(shape[dim]) if kind == "shape" else int(_strides(t)[dim])
+                value = form.solve(size)
+                what = f"{'dimension' if kind == 'shape' else 'stride'} {dim} of argument {param!r}"
+                if value is None:
+                    raise ValueError(f"{what} of {self.name!r} is {size}, which is no value of "
+                                     f"{name} * {form.scale} + {form.offset}")
                 if first is None:
-                    first = (param, dim, size)
-                    consts[name] = size
-                elif size != first[2]:
+                    first = (what, value)
+                    consts[name] = value
+                elif value != first[1]:
                     raise ValueError(
-                        f"size {name!r} of {self.name!r} is {first[2]} in dimension {first[1]} "
-                        f"of argument {first[0]!r} but {size} in dimension {dim} of argument "
-                        f"{param!r}: tensors that share a size must agree")
+                        f"size {name!r} of {self.name!r} is {first[1]} in {first[0]} but "
+                        f"{value} in {what}: tensors that share a size must agree")
         key = (p1, tuple(sorted((k, _freeze(k, v)) for k, v in consts.items())))
         return EagerBinding(values, consts, runtime, key)
 

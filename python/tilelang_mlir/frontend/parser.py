@@ -115,7 +115,7 @@ class Parser:
         return self._resolve_symbol(value)
 
     def _resolve_symbol(self, value):
-        from ..base.signature import SymbolicDim
+        from ..base.signature import SymbolicDim, SymExpr
 
         if isinstance(value, SymbolicDim):
             if value not in self.builder.symbols:
@@ -123,6 +123,8 @@ class Parser:
                                     "the shape of any tensor argument",
                                     self.builder.location)
             return self.builder.symbols[value]
+        if isinstance(value, SymExpr):  # arithmetic on sizes done on the host
+            return self.builder.symbolic_value(value)
         return value
 
     def bind(self, node: ast.AST, name: str, value) -> None:
@@ -610,6 +612,10 @@ class Parser:
         if runtime and fn in (builtins.max, builtins.min, builtins.abs):
             fn = {builtins.max: tmath.max, builtins.min: tmath.min,
                   builtins.abs: tmath.abs}[fn]
+        if runtime and fn is builtins.range:  # TileLang's `range` is T.serial
+            from ..language import loops
+
+            return loops.serial(*args, **kwargs)
         if runtime and fn in (builtins.int, builtins.float, builtins.bool):
             target = {builtins.int: dt.int32, builtins.float: dt.float32,
                       builtins.bool: dt.boolean}[fn]

@@ -17,12 +17,7 @@ from .annotations import (annotate_layout, device_assert, disable_warp_group_reg
                           use_swizzle)
 from .copy import atomic_add, clear, copy, fill, im2col
 from .eager import const, empty
-from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
-                           float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz,
-                           float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float16, float32,
-                           float64, int4, int8, int16, int32, int64, tfloat32, uint8, uint16,
-                           uint32, uint64)
-from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
+from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
 from .dtypes import dtype
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
 from .kernel import Kernel, get_block_binding, get_block_bindings
@@ -46,16 +41,14 @@ from .tir import (assume, atomic_max, atomic_min, attr, call_extern, call_intrin
                   call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
                   sync_grid, tvm_thread_allreduce)
 from .distributed import signal, wait
-from .types import Buffer, SymmetricTensor, Tensor, dynamic, symbolic
+from .types import (Buffer, FragmentBuffer, LocalBuffer, Ref, SharedBuffer, StridedTensor,
+                    SymmetricTensor, Tensor, Var, dynamic, symbolic)
 
-float8_e4m3fn = float8_e4m3
-half = float16
-float = float32  # noqa: A001
-double = float64
-short = int16
-int = int32  # noqa: A001
-long = int64
-uint = uint32
+# Every dtype name of TileLang's T namespace (T.float16, T.half, T.int4,
+# T.float8_e4m3fn, T.float16x2, ...): base/dtypes.py's table.
+for _name in _DTYPE_NAMES:
+    globals()[_name] = _as_dtype(_name)
+del _name
 # T.ptr: TileLang's element type of tensors of device pointers (T.make_tensor);
 # known by name only.
-ptr = DType("handle", "i64", 64, "uint", False)
+ptr = _as_dtype("handle")

@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from ..base import dtypes as dt
 from ..base.dtypes import DType
 from ..base.errors import TileLangError
+from ..base.signature import SymExpr
 from . import state
 
 Number = Union[int, float, bool]
@@ -592,6 +593,8 @@ def _unwrap_ref(x):
         return x.load()
     if isinstance(x, Equality):
         return x.value()
+    if isinstance(x, SymExpr) and state.active():  # a size computed on the host
+        return state.current().symbolic_value(x)
     return x
 
 
@@ -890,6 +893,9 @@ class Buffer(Operators):
         self.remap = None
         # A T.SymmetricTensor argument: the IR value of its peer table.
         self.peers = None
+        # A T.StridedTensor argument (its memref has a strided layout): tile
+        # operations take it element by element.
+        self.strided = False
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
@@ -1053,6 +1059,37 @@ class BufferRef(Operators):
         return offsets, extents
 
 
+_SIZE_VARS = [0]  # how many anonymous symbolic sizes `T.int32()` has made
+
+
+def _dtype_call(dtype: DType, *args, is_size_var: bool = False):
+    """What calling a dtype does: `T.float32(x)` is `T.cast(x, T.float32)`
+    (a Python number stays one outside a program); `T.int32()` outside a
+    program is an anonymous symbolic size (TVM's size variable)."""
+    if not args:
+        if state.active():
+            raise _error(f"T.{dtype}() declares a variable without a value; in a tile program "
+                         f"use T.alloc_var(T.{dtype}) or a T.dynamic size")
+        if not dtype.is_int:
+            raise TypeError(f"T.{dtype}() (a variable without a value) is a symbolic size, "
+                            "which needs an integer dtype")
+        from ..base.signature import SymbolicDim
+
+        _SIZE_VARS[0] += 1
+        return SymbolicDim(f"v{_SIZE_VARS[0]}", dtype)
+    if len(args) > 1:
+        raise _error(f"not supported by tilelang-mlir: T.{dtype}({', '.join('...' for _ in args)})"
+                     " builds a vector value; tile programs compute on scalars and buffers")
+    x = args[0]
+    if not state.active() and isinstance(x, int) and not isinstance(x, bool) and dtype.is_int \
+            and dtype.lanes == 1 and dtype.kind != "index":
+        lo, hi = ((0, 2 ** dtype.bits - 1) if dtype.is_unsigned
+                  else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
+        if not lo <= x <= hi:
+            raise ValueError(f"T.{dtype}({x}): the value does not fit in {dtype}")
+    return cast(x, dtype)
+
+
 # `T.float32(x)` is `T.cast(x, T.float32)` (the bottom layer's DType cannot
 # import this layer, so the cast is installed here).
-dt.set_call_handler(cast)
+dt.set_call_handler(_dtype_call)

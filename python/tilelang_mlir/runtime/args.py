@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..base import dtypes as dt
-from ..base.signature import is_input
+from ..base.signature import dim_symbols, eval_dim, is_input, solve_dim
 
 
 def _is_torch(x) -> bool:
@@ -123,21 +123,47 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
                          f"{_shape_str(p.shape)}), got rank {len(shape)} with shape "
                          f"{_shape_str(shape)}")
     if shape != p.shape:
-        for i, (want, have) in enumerate(zip(p.shape, shape)):
-            if isinstance(want, str):
-                if want in symbols and symbols[want] != have:
-                    raise ValueError(f"{name()}: dimension {i} is the symbolic size {want!r} = "
-                                     f"{have}, but {where[want]} gave {want!r} = {symbols[want]}")
-                if want not in symbols:
-                    symbols[want] = have
-                    where[want] = f"argument {p.name!r}"
-            elif want != have:
-                raise ValueError(f"{name()} must have shape {_shape_str(p.shape)}, got "
-                                 f"{_shape_str(shape)}")
-    if not contiguous:
+        _match(name, "dimension", p.shape, shape, symbols, where, p.name)
+    if p.strides is not None:
+        _match(name, "stride", p.strides, strides, symbols, where, p.name)
+    elif not contiguous:
         raise ValueError(f"{name()} must be contiguous (row-major); call .contiguous() or "
                          "np.ascontiguousarray() first")
     return BoundTensor(x, ptr, shape, strides)
+
+
+def _match(name, what: str, want: Sequence, have: Sequence, symbols: Dict[str, int],
+           where: Dict[str, str], param: str) -> None:
+    """Checks a tensor's sizes (or strides) against a signature's: ints must
+    match, a symbol takes its first value (later ones must agree), and an
+    expression of symbols is solved for its one unbound symbol (`n * 3 + 1`)
+    or evaluated."""
+    later = []
+    for i, (w, h) in enumerate(zip(want, have)):
+        if isinstance(w, str) and w.isidentifier():
+            if w in symbols and symbols[w] != h:
+                raise ValueError(f"{name()}: {what} {i} is the symbolic size {w!r} = {h}, but "
+                                 f"{where[w]} gave {w!r} = {symbols[w]}")
+            if w not in symbols:
+                symbols[w] = h
+                where[w] = f"argument {param!r}"
+        elif isinstance(w, str):
+            later.append((i, w, h))
+        elif w != h:
+            label = "shape" if what == "dimension" else "strides"
+            raise ValueError(f"{name()} must have {label} {_shape_str(want)}, got "
+                             f"{_shape_str(have)}")
+    for i, w, h in later:
+        if any(s not in symbols for s in dim_symbols(w)):
+            solved = solve_dim(w, h, symbols)
+            if solved is None:
+                raise ValueError(f"{name()}: {what} {i} is {w} = {h}, which does not determine "
+                                 f"its symbolic sizes {dim_symbols(w)}")
+            symbols[solved[0]] = solved[1]
+            where[solved[0]] = f"argument {param!r} ({w} = {h})"
+        value = eval_dim(w, symbols)
+        if value != h:
+            raise ValueError(f"{name()}: {what} {i} must be {w} = {value}, got {h}")
 
 
 def _check_scalar(kernel_name: str, p, x):
@@ -198,13 +224,11 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
         p = params[i]
         shape = []
         for d in p.shape:
-            if isinstance(d, str):
-                if d not in symbols:
-                    raise ValueError(f"cannot allocate output {p.name!r}: its size {d!r} "
-                                     "does not appear in any input")
-                shape.append(symbols[d])
-            else:
-                shape.append(d)
+            try:
+                shape.append(eval_dim(d, symbols))
+            except KeyError as e:
+                raise ValueError(f"cannot allocate output {p.name!r}: its size {d!r} depends "
+                                 f"on {e.args[0]!r}, which does not appear in any input") from None
         if use_torch:
             import torch
 
