@@ -125,9 +125,15 @@ class DType(str):
 
     @property
     def is_subbyte(self) -> bool:
-        """Narrower than a byte (int4, float4_e2m1fn, the float6 types):
-        TileLang packs these in memory."""
+        """Narrower than a byte (int4, float4_e2m1fn, the float6 types)."""
         return self.lanes == 1 and self.bits < 8 and self.kind != "bool"
+
+    @property
+    def pack(self) -> int:
+        """How many elements share a byte in memory: 2 for the 4-bit types
+        (TileLang packs them along the last dimension, the first element in
+        the low bits), else 1."""
+        return 8 // self.bits if self.is_subbyte and 8 % self.bits == 0 else 1
 
     def is_float4_e2m1fn(self) -> bool:
         """Whether this is packed 4-bit E2M1 (TileLang's predicate)."""

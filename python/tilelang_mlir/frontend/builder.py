@@ -18,7 +18,8 @@ from ..base.dtypes import DType
 from ..base.errors import SourceLocation, TileLangError
 from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
-                               static_int, storage_ir_type, to_index, to_scalar, to_storage)
+                               physical_shape, static_int, storage_ir_type, to_index, to_scalar,
+                               to_storage)
 
 from .roles import RoleBuilder
 
@@ -53,6 +54,7 @@ class Builder(RoleBuilder):
         self.kernel_depth = 0
         self.kernel_threads: Optional[int] = None
         self.block_indices: Tuple[IndexExpr, ...] = ()
+        self.grid_extents: Tuple = ()
         self.symbols: Dict[object, IndexExpr] = {}
         # The eager style's declarations (frontend/eager.py) while an eager
         # program is walked; T.const and T.empty fail where it is None.
@@ -62,6 +64,8 @@ class Builder(RoleBuilder):
         self.kernel_op = None  # the tile.kernel being built
         # The program's T.alloc_global workspaces, in order (PrimFunc.emit).
         self.workspaces: List[Buffer] = []
+        # memref.extract_strided_metadata of each strided tensor argument.
+        self._strided_meta: Dict = {}
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -114,6 +118,8 @@ class Builder(RoleBuilder):
         self.kernel_depth += 1
         self.kernel_threads = total
         self.block_indices = indices
+        self.grid_extents = tuple(e.const if e.is_const() else e for e in
+                                  (to_index(g) for g in grid))
         try:
             with _ir().InsertionPoint.at_block_terminator(block):
                 yield indices
@@ -131,32 +137,62 @@ class Builder(RoleBuilder):
         symbolic; with `strides` (T.StridedTensor), a strided layout whose
         symbolic strides are dynamic."""
         ir = _ir()
+        dtype = dt.as_dtype(dtype)
         dyn = ir.ShapedType.get_dynamic_size()
-        dims = [d if isinstance(d, int) else dyn for d in shape]
+        dims = [d if isinstance(d, int) else dyn for d in physical_shape(shape, dtype)]
         if strides is None:
             return ir.MemRefType.get(dims, storage_ir_type(dtype))
         dyn_stride = ir.ShapedType.get_dynamic_stride_or_offset()
-        layout = ir.StridedLayoutAttr.get(
-            0, [s if isinstance(s, int) else dyn_stride for s in strides])
+        physical = []
+        for i, s in enumerate(strides):
+            if not isinstance(s, int):
+                physical.append(dyn_stride)
+            elif i == len(strides) - 1 or dtype.pack == 1:
+                physical.append(s)
+            elif s % dtype.pack:
+                raise TileLangError(f"stride {i} ({s}) of a {dtype} tensor must be a multiple "
+                                    f"of {dtype.pack} (its elements are packed {dtype.pack} a "
+                                    "byte)")
+            else:
+                physical.append(s // dtype.pack)
+        if dtype.pack > 1 and physical and physical[-1] not in (1, dyn_stride):
+            raise TileLangError(f"the last stride of a {dtype} tensor must be 1 (its elements "
+                                f"are packed {dtype.pack} a byte), got {strides[-1]}")
+        layout = ir.StridedLayoutAttr.get(0, physical)
         return ir.MemRefType.get(dims, storage_ir_type(dtype), layout)
 
-    def bind_symbols(self, arg, shape: Sequence, strides: Optional[Sequence] = None) -> None:
+    def bind_symbols(self, arg, shape: Sequence, strides: Optional[Sequence] = None,
+                     pack: int = 1) -> None:
         """Binds the symbolic sizes that appear bare in `shape` (or
         `strides`) of tensor argument `arg` and are not bound yet: the size
-        (memref.dim) or stride (memref.extract_strided_metadata) there."""
-        from ..dialects import memref
-
+        (memref.dim) or stride (memref.extract_strided_metadata) there
+        (a packed 4-bit tensor's memref counts bytes: `pack` elements in
+        the last dimension, and in the strides of the others)."""
         for i, d in enumerate(shape):
             if isinstance(d, SymbolicDim) and d not in self.symbols:
-                dim = memref.DimOp(arg, constant(i, dt.index)).result
-                self.symbols[d] = IndexExpr.of(dim, d.name)
-        if strides is None or not any(isinstance(s, SymbolicDim) and s not in self.symbols
-                                      for s in strides):
-            return
-        meta = memref.ExtractStridedMetadataOp(arg)
-        for i, s in enumerate(strides):
+                value = self._arg_size(arg, i, len(shape), pack)
+                self.symbols[d] = value
+        for i, s in enumerate(strides or ()):
             if isinstance(s, SymbolicDim) and s not in self.symbols:
-                self.symbols[s] = IndexExpr.of(meta.strides[i], s.name)
+                self.symbols[s] = self._arg_stride(arg, i, len(strides), pack)
+
+    @staticmethod
+    def _arg_size(arg, i: int, rank: int, pack: int) -> IndexExpr:
+        """Logical size `i` of tensor argument `arg`."""
+        from ..dialects import memref
+
+        size = IndexExpr.of(memref.DimOp(arg, constant(i, dt.index)).result)
+        return size.scale(pack) if i == rank - 1 else size
+
+    def _arg_stride(self, arg, i: int, rank: int, pack: int) -> IndexExpr:
+        """Logical stride `i` of tensor argument `arg`."""
+        from ..dialects import memref
+
+        meta = self._strided_meta.get(arg)
+        if meta is None:
+            meta = self._strided_meta[arg] = memref.ExtractStridedMetadataOp(arg)
+        stride = IndexExpr.of(meta.strides[i])
+        return stride if i == rank - 1 else stride.scale(pack)
 
     def symbolic_value(self, expr, what: str = "a size"):
         """The index value of a host symbolic expression (SymExpr) in this
@@ -204,19 +240,17 @@ class Builder(RoleBuilder):
         read (memref.dim, or the strided metadata) from the first tensor
         that has it bare, or solved from an expression (`n * 4`)."""
         from ..base.signature import SymExpr
-        from ..dialects import memref
 
-        self.bind_symbols(arg, shape, strides)
-        meta = None
+        pack = dt.as_dtype(dtype).pack
+        self.bind_symbols(arg, shape, strides, pack)
         for i, d in enumerate(shape):
             if isinstance(d, SymExpr) and not isinstance(d, SymbolicDim):
-                size = IndexExpr.of(memref.DimOp(arg, constant(i, dt.index)).result)
-                self._solve_symbol(d, size, f"dimension {i} of {name!r}")
+                self._solve_symbol(d, self._arg_size(arg, i, len(shape), pack),
+                                   f"dimension {i} of {name!r}")
         for i, s in enumerate(strides or ()):
             if isinstance(s, SymExpr) and not isinstance(s, SymbolicDim):
-                if meta is None:
-                    meta = memref.ExtractStridedMetadataOp(arg)
-                self._solve_symbol(s, IndexExpr.of(meta.strides[i]), f"stride {i} of {name!r}")
+                self._solve_symbol(s, self._arg_stride(arg, i, len(strides), pack),
+                                   f"stride {i} of {name!r}")
         dims = []
         for i, d in enumerate(shape):
             if isinstance(d, SymExpr):
@@ -249,7 +283,7 @@ class Builder(RoleBuilder):
         except TypeError as e:
             raise self.error(f"{what}: {e}") from None
         tile = _tile()
-        ty = tile.buffer_type(dims, storage_ir_type(dtype), scope)
+        ty = tile.buffer_type(physical_shape(dims, dtype), storage_ir_type(dtype), scope)
         op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
                     "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
         value = op_class(ty).result
@@ -313,8 +347,9 @@ class Builder(RoleBuilder):
         if None in dext and any(e is not None for e in dext):
             dext = [1 if e is None else e for e in dext]
         if None in sext and None in dext:
-            raise self.error("T.copy needs the extent of at least one side: pass a "
-                             "whole buffer or slices, not two element positions")
+            # Two element positions: one element (TileLang's scalar copy).
+            dbuf[tuple(doff)].store(sbuf[tuple(soff)].load())
+            return
         s_full = self._fill_extents(sext, dext) if None in sext else sext
         d_full = self._fill_extents(dext, s_full) if None in dext else dext
         if s_full is None or d_full is None:
@@ -329,7 +364,8 @@ class Builder(RoleBuilder):
             raise self.error(
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
-        if sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided:
+        if sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided \
+                or sbuf.pack > 1 or dbuf.pack > 1:
             if via is not None:
                 raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout or strides; "
                                  "a TMA copy reads contiguous tensors in their own layout")
@@ -420,12 +456,57 @@ class Builder(RoleBuilder):
             dst = list(doff[:-2]) + [doff[-2].add(i), doff[-1].add(j)]
             dbuf[tuple(dst)].store(value)
 
+    def region_truth(self, x, op: str, what: str):
+        """T.any_of (`op` "or") / T.all_of ("and") of the elements of a
+        buffer or region, each taken as a bool: unrolled for small regions,
+        else a loop over a boolean T.alloc_var."""
+        from ..language.values import logical
+
+        self.require_kernel(what)
+        buf, offsets, extents = self._region(x, what)
+        extents = [1 if e is None else e for e in extents]
+        total = 1
+        for e in extents:
+            total *= e
+
+        def element(ivs):
+            index = tuple(o.add(to_index(i)) for o, i in zip(offsets, ivs))
+            return to_scalar(buf[index].load(), dt.boolean)
+
+        if total <= 64:
+            import itertools
+
+            result = None
+            for ivs in itertools.product(*(range(e) for e in extents)):
+                v = element(ivs)
+                result = v if result is None else logical(op, result, v)
+            return result
+        acc = self.alloc((), dt.boolean, "var")
+        acc[()].store(op == "and")
+        with contextlib.ExitStack() as stack:
+            ivs = [stack.enter_context(self.serial(0, e, 1)) for e in extents]
+            acc[()].store(logical(op, acc[()].load(), element(ivs)))
+        return acc[()].load()
+
     def fill(self, buf, value) -> None:
         self.require_kernel("T.fill")
         if isinstance(buf, BufferRef):
-            raise self.error("T.fill / T.clear take a whole buffer")
+            whole, offsets, extents = self._region(buf, "T.fill")
+            extents = [1 if e is None else e for e in extents]
+            dims = _static_dims(whole)
+            if all(o.is_const() and o.const == 0 for o in offsets) and extents == dims:
+                buf = whole
+            else:  # a part of the buffer: element by element
+                with self.parallel(extents) as ivs:
+                    whole[tuple(o.add(i) for o, i in zip(offsets, ivs))].store(value)
+                return
         if not isinstance(buf, Buffer):
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
+        if buf.pack > 1 or buf.strided or buf.remap is not None:
+            # Elements a tile.fill cannot write as they are: one by one.
+            with self.parallel(list(buf.static_shape("T.fill"))) as ivs:
+                buf[tuple(ivs)].store(value)
+            return
         if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
             raise self.error(f"T.fill: buffer {buf.name!r} has a dynamic shape")
         self._direct(buf, "T.fill")
@@ -434,10 +515,10 @@ class Builder(RoleBuilder):
     def _direct(self, buf: Buffer, what: str) -> None:
         """Refuses a buffer whose elements are placed by a T.Layout or seen
         through a view, for an operation that takes the memref as it is."""
-        if buf.remap is not None or buf.strided:
+        if buf.remap is not None or buf.strided or buf.pack > 1:
             raise self.error(f"not supported by tilelang-mlir: {what} on {buf.name!r}, a "
-                             "global tensor placed by a T.Layout, seen through a view or "
-                             "strided (T.copy, loads and stores are)")
+                             "tensor placed by a T.Layout, seen through a view, strided or "
+                             "of packed 4-bit elements (T.copy, loads and stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
         if isinstance(x, Buffer):
@@ -621,6 +702,11 @@ class Builder(RoleBuilder):
     @contextlib.contextmanager
     def parallel(self, extents: Sequence, vector=None):
         self.require_kernel("T.Parallel")
+        idx = [to_index(e, "T.Parallel extent") for e in extents]
+        if not all(e.is_const() for e in idx):
+            with self._parallel_dynamic(idx, vector) as ivs:
+                yield ivs
+            return
         ext = [static_int(e, "T.Parallel extent") for e in extents]
         for e in ext:
             if e <= 0:
@@ -638,6 +724,52 @@ class Builder(RoleBuilder):
         ivs = tuple(IndexExpr.of(block.arguments[i], f"i{i}") for i in range(len(ext)))
         with _ir().InsertionPoint.at_block_terminator(block):
             yield ivs
+
+    @contextlib.contextmanager
+    def _parallel_dynamic(self, extents: List[IndexExpr], vector=None):
+        """T.Parallel over run-time extents: a dimension whose extent has a
+        compile-time upper bound (`T.min(n, 128)`) runs over the bound; one
+        without runs in chunks of the block's threads (the innermost such
+        dimension; the others one index at a time) in a loop around the
+        tile.parallel. Iterations past the extents are skipped."""
+        from contextlib import ExitStack
+
+        from ..dialects import scf
+        from ..language.values import compare, logical
+
+        static, offsets, guards = [], [], []
+        unbounded = [d for d, e in enumerate(extents)
+                     if not e.is_const() and _upper_bound(e) is None]
+        with ExitStack() as stack:
+            for d, e in enumerate(extents):
+                if e.is_const():
+                    static.append(e.const)
+                    offsets.append(None)
+                    continue
+                if d in unbounded:
+                    chunk = self.kernel_threads if d == unbounded[-1] else 1
+                    trips = e.add(IndexExpr(chunk - 1)).floordiv(IndexExpr(chunk))
+                    c = stack.enter_context(self.serial(0, trips, 1))
+                    static.append(chunk)
+                    offsets.append(c.mul(IndexExpr(chunk)))
+                else:
+                    bound = _upper_bound(e)
+                    if bound <= 0:
+                        static.append(1)
+                    else:
+                        static.append(bound)
+                    offsets.append(None)
+                guards.append((d, e))
+            ivs = stack.enter_context(self.parallel(static, vector))
+            ivs = tuple(iv if o is None else o.add(iv) for iv, o in zip(ivs, offsets))
+            cond = None
+            for d, e in guards:
+                c = compare("<", ivs[d], e)
+                cond = c if cond is None else logical("and", cond, c)
+            if_op = scf.IfOp(to_scalar(cond, dt.boolean).value, [], has_else=False)
+            with _ir().InsertionPoint(if_op.then_block):
+                yield ivs
+                scf.YieldOp([])
 
     @contextlib.contextmanager
     def pipelined(self, start, stop, num_stages, order=None, stage=None, group=None):
@@ -660,13 +792,20 @@ class Builder(RoleBuilder):
         lo = to_index(start, "loop start")
         hi = to_index(stop, "loop stop")
         st = to_index(step, "loop step")
-        if st.is_const() and st.const <= 0:
-            raise self.error(f"loop step must be positive, got {st.const}")
-        loop = scf.ForOp(lo.materialize(), hi.materialize(), st.materialize())
+        if st.is_const() and st.const == 0:
+            raise self.error("loop step must not be zero")
+        down = st.is_const() and st.const < 0
+        if down:  # count down: k in [0, ceil((lo - hi) / -step)), i = lo + k * step
+            span = lo.add(hi, -1).add(IndexExpr(-st.const - 1)).floordiv(IndexExpr(-st.const))
+            trips = span.minmax(IndexExpr(0), "max")
+            loop = scf.ForOp(constant(0, dt.index), trips.materialize(), constant(1, dt.index))
+        else:
+            loop = scf.ForOp(lo.materialize(), hi.materialize(), st.materialize())
         if annotation:
             loop.operation.attributes[annotation] = _ir().UnitAttr.get()
         with _ir().InsertionPoint(loop.body):
-            yield IndexExpr.of(loop.induction_variable, "i")
+            iv = IndexExpr.of(loop.induction_variable, "i")
+            yield lo.add(iv.scale(st.const)) if down else iv
             scf.YieldOp([])
 
     @contextlib.contextmanager
@@ -706,6 +845,14 @@ class Builder(RoleBuilder):
         if self.kernel_depth:
             raise self.error("T.alloc_global allocates a workspace of the program: call it "
                              "outside `with T.Kernel(...)`")
+        if self.eager is not None:  # the eager style: a hidden parameter made here
+            if isinstance(shape, (int, IndexExpr)) or not isinstance(shape, (tuple, list)):
+                shape = (shape,)
+            try:
+                dtype = dt.as_dtype(dtype)
+            except TypeError as e:
+                raise self.error(f"T.alloc_global: {e}") from None
+            return self.eager.workspace(list(shape), dtype)
         queue = self.workspaces
         if not queue:
             raise self.error("T.alloc_global must be assigned to a name at the top level of "
@@ -869,6 +1016,49 @@ class Builder(RoleBuilder):
             msg = line or "T.device_assert failed"
         c = to_scalar(cond, dt.boolean)
         _tile().DeviceAssertOp(c.value, _ir().StringAttr.get(msg))
+
+
+def _upper_bound(e: IndexExpr) -> Optional[int]:
+    """A compile-time upper bound of index value `e` that its form shows
+    (a constant, `min(x, c)`, a cast or select of such), or None."""
+    if e.is_const():
+        return e.const
+    if len(e.terms) != 1:
+        return None
+    ((atom, coeff),) = e.terms.items()
+    if coeff != 1:
+        return None
+    from ..language.values import OpAtom, ValueAtom
+
+    bound = None
+    if isinstance(atom, OpAtom) and atom.op == "min":
+        sides = [b for b in (_upper_bound(atom.lhs), _upper_bound(atom.rhs)) if b is not None]
+        bound = min(sides) if sides else None
+    elif isinstance(atom, ValueAtom):
+        bound = _value_upper_bound(atom.value, 8)
+    return None if bound is None else bound + e.const
+
+
+def _value_upper_bound(value, depth: int) -> Optional[int]:
+    """An upper bound of an integer SSA value read off the ops that make it."""
+    ir = _ir()
+    if depth == 0 or isinstance(value.owner, ir.Block):
+        return None
+    op = value.owner
+    name = op.name
+    if name == "arith.constant":
+        attr = op.attributes["value"]
+        return int(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else None
+    if name in ("arith.index_cast", "arith.extsi", "arith.index_castui", "arith.extui"):
+        return _value_upper_bound(op.operands[0], depth - 1)
+    if name in ("arith.minsi", "arith.minui"):
+        sides = [b for b in (_value_upper_bound(o, depth - 1) for o in op.operands)
+                 if b is not None]
+        return min(sides) if sides else None
+    if name == "arith.select":
+        sides = [_value_upper_bound(o, depth - 1) for o in op.operands[1:]]
+        return None if None in sides else max(sides)
+    return None
 
 
 def _static_dims(buf: Buffer) -> List[Optional[int]]:

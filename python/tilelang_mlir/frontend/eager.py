@@ -252,6 +252,7 @@ class _Emitter:
         self.inputs: List[Param] = []
         self.input_values: List[Any] = []
         self.outputs: List[_Output] = []
+        self.workspaces: List[_Output] = []  # T.alloc_global, hidden parameters
 
     def error(self, message: str) -> TileLangError:
         return TileLangError(message, self.builder.location)
@@ -343,7 +344,24 @@ class _Emitter:
         self._outside_kernel("T.empty")
         if self.probe:
             return _ProbeOutput()
-        from .. import ir
+        buffer, param_shape = self._global_tensor(dims, dtype, "T.empty")
+        self.outputs.append(_Output(buffer, tuple(param_shape), dtype))
+        return buffer
+
+    def workspace(self, dims: List[Any], dtype: dt.DType):
+        """`X = T.alloc_global(shape, dtype)`: a workspace tensor of the
+        program (a hidden parameter the runtime allocates for each call)."""
+        self._outside_kernel("T.alloc_global")
+        if self.probe:
+            return _ProbeOutput()
+        buffer, param_shape = self._global_tensor(dims, dtype, "T.alloc_global")
+        self.workspaces.append(_Output(buffer, tuple(param_shape), dtype))
+        return buffer
+
+    def _global_tensor(self, dims: List[Any], dtype: dt.DType, what: str):
+        """A new global tensor argument of sizes `dims` (ints, T.const and
+        T.dynamic sizes and expressions of them): its Buffer and the sizes
+        of its Param."""
         from ..language.values import Buffer, IndexExpr, to_index
 
         shape, param_shape = [], []
@@ -354,7 +372,7 @@ class _Emitter:
                 d = int(d)
             if isinstance(d, int) and not isinstance(d, bool):
                 if d <= 0:
-                    raise self.error(f"T.empty: dimension {i} must be positive, got {d}")
+                    raise self.error(f"{what}: dimension {i} must be positive, got {d}")
                 shape.append(d)
                 param_shape.append(d)
                 continue
@@ -367,16 +385,14 @@ class _Emitter:
                     expr = self._symbolic_form(d)
             if expr is None:
                 raise self.error(
-                    f"T.empty: dimension {i} is {d!r}; an output's sizes are integers, T.const "
+                    f"{what}: dimension {i} is {d!r}; its sizes are integers, T.const "
                     "sizes, or T.dynamic sizes (and expressions of them) of tensor parameters "
                     "annotated before it")
-            value = to_index(self.builder.symbolic_value(expr, f"dimension {i} of T.empty"))
+            value = to_index(self.builder.symbolic_value(expr, f"dimension {i} of {what}"))
             shape.append(value.const if value.is_const() else value)
             param_shape.append(param_dim(expr))
         arg = self.entry.add_argument(self.builder.tensor_type(param_shape, dtype), self._loc())
-        buffer = Buffer(arg, shape, dtype, "global", "")
-        self.outputs.append(_Output(buffer, tuple(param_shape), dtype))
-        return buffer
+        return Buffer(arg, shape, dtype, "global", ""), param_shape
 
     def _symbolic_form(self, d):
         """The host expression (over the program's symbols) of index value
@@ -396,7 +412,7 @@ class _Emitter:
 
     def name_output(self, value, name: str) -> None:
         """`C = T.empty(...)`: the output is called C."""
-        for out in self.outputs:
+        for out in self.outputs + self.workspaces:
             if out.buffer is value and not out.name:
                 out.name = name
                 value.name = name
@@ -427,7 +443,7 @@ class _Emitter:
                                 "every tensor it makes with T.empty (`return C` or "
                                 "`return C, D`)", returned_at or self.builder.location)
         entry = self.entry
-        for out in self.outputs:
+        for out in self.outputs + self.workspaces:
             old = ir.BlockArgument(out.buffer.value)
             new = entry.add_argument(old.type, old.location)
             old.replace_all_uses_with(new)
@@ -443,6 +459,12 @@ class _Emitter:
                 name += "_out"
             taken.add(name)
             params.append(Param(name, "tensor", out.dtype, out.param_shape))
+        for i, ws in enumerate(self.workspaces):
+            name = ws.name or f"workspace{i}"
+            while name in taken:
+                name += "_ws"
+            taken.add(name)
+            params.append(Param(name, "tensor", ws.dtype, ws.param_shape, workspace=True))
         out_idx = [len(self.inputs) + i for i in order]
         return params, out_idx, as_tuple
 

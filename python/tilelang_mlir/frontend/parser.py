@@ -13,13 +13,15 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import inspect
 import operator
 from typing import Any, Dict, List, Optional
 
 from ..base import dtypes as dt
 from ..base.errors import SourceLocation, TileLangError
 from ..language import state
-from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, Scalar, ThreadRange,
+from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, LetVar, Scalar,
+                               ThreadRange, Vector, cast,
                                _describe, binary, compare, is_runtime, logical, select,
                                to_scalar, unary)
 from .source import FunctionSource
@@ -125,14 +127,25 @@ class Parser:
             return self.builder.symbols[value]
         if isinstance(value, SymExpr):  # arithmetic on sizes done on the host
             return self.builder.symbolic_value(value)
+        if isinstance(value, LetVar) and value.bound is not None:
+            return value.bound
         return value
 
+    # The parameters of an inlined macro passed by reference (T.Ref).
+    references = frozenset()
+
     def bind(self, node: ast.AST, name: str, value) -> None:
-        """`name = value`: stores into a var buffer, or binds a new name."""
+        """`name = value`: stores into a var buffer (or, for a T.Ref
+        parameter of a macro, the element it refers to), or binds a new
+        name."""
         try:
             current, owner = self.scope.lookup(name)
         except KeyError:
             current, owner = None, None
+        if name in self.references and isinstance(current, BufferRef) and owner is not None \
+                and owner.parent is None:
+            current.store(value)
+            return
         if isinstance(current, Buffer) and current.scope == "var" and not isinstance(value, Buffer):
             current[()].store(value)
             return
@@ -187,7 +200,8 @@ class Parser:
         except TypeError:
             dtype = None
         if dtype is not None:
-            value = to_scalar(value, dtype)
+            value = cast(value, dtype) if dtype.lanes > 1 or isinstance(
+                value, Vector) else to_scalar(value, dtype)
         self.assign(node.target, value)
 
     def assign(self, target: ast.expr, value) -> None:
@@ -355,6 +369,14 @@ class Parser:
                                         it.stage, it.group) as iv, \
                     self.child_scope(True, "T.Pipelined loop"):
                 self.bind_loop_target(node.target, (iv,))
+                self.visit_body(node.body)
+            return
+        if isinstance(it, loops.Grid):
+            with contextlib.ExitStack() as stack:
+                ivs = tuple(stack.enter_context(self.builder.serial(0, e, 1))
+                            for e in it.extents)
+                stack.enter_context(self.child_scope(True, "loop"))
+                self.bind_loop_target(node.target, ivs)
                 self.visit_body(node.body)
             return
         if isinstance(it, loops.Persistent):
@@ -602,10 +624,14 @@ class Parser:
 
     def call(self, node: ast.Call, fn, args, kwargs):
         from ..language import math as tmath
-        from .function import Macro
+        from .function import BoundMacro, Macro
 
         if isinstance(fn, Macro):
             return self.inline_macro(node, fn, args, kwargs)
+        if inspect.ismethod(fn) and getattr(fn.__func__, "__tile_inline__", False):
+            # A T.inline / T.meta_class method: a macro with `self` bound.
+            return self.inline_macro(node, BoundMacro(_method_macro(fn.__func__), fn.__self__),
+                                     args, kwargs)
         runtime = any(is_runtime(a) for a in args) or any(
             is_runtime(v) for v in kwargs.values())
         # Python builtins on runtime values map to the tile math functions.
@@ -634,20 +660,42 @@ class Parser:
     def inline_macro(self, node: ast.Call, macro, args, kwargs):
         import inspect
 
+        from .function import BoundMacro
+
+        if isinstance(macro, BoundMacro):
+            args = [macro.bound_self] + list(args)
         try:
             bound = inspect.signature(macro.fn).bind(*args, **kwargs)
         except TypeError as e:
             raise self.error(node, f"macro {macro.name}: {e}") from None
         bound.apply_defaults()
+        refs = macro.reference_params()
         source = macro.source()
         sub = Parser(self.builder, source, macro.env())
         for name, value in bound.arguments.items():
+            if name in refs and not (isinstance(value, BufferRef) or (
+                    isinstance(value, Buffer) and value.scope == "var")):
+                raise self.error(node, f"macro {macro.name}: argument {name!r} is annotated "
+                                       f"T.Ref (passed by reference), so it must be a "
+                                       f"T.alloc_var variable or a buffer element such as "
+                                       f"A[i], got {_describe(value)}")
             sub.scope.vars[name] = value
+        sub.references = refs
         try:
             sub.visit_body(source.body)
         except _Return as r:
             return r.value
         return None
+
+
+def _method_macro(fn):
+    """The Macro of a T.inline method (made once, kept on the function)."""
+    from .function import Macro
+
+    found = fn.__dict__.get("__tile_macro__")
+    if found is None:
+        found = fn.__tile_macro__ = Macro(fn)
+    return found
 
 
 def _name(fn) -> str:

@@ -199,7 +199,8 @@ class PrimFunc(TileFunction):
                 for i, p in enumerate(self.params):
                     if p.name in annotations:
                         ann = annotations[p.name]
-                        builder.bind_symbols(entry.arguments[i], ann.shape, ann.strides)
+                        builder.bind_symbols(entry.arguments[i], ann.shape, ann.strides,
+                                             ann.dtype.pack)
                 for i, p in enumerate(self.params):
                     arg = entry.arguments[i]
                     if p.peers_of is not None:  # read through X.peer(r)

@@ -59,6 +59,11 @@ def alloc_buffer(b, shape, dtype, scope: str = "global"):
     return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_buffer"))
 
 
+def allocate(shape, dtype, scope: str = "global"):
+    """TVM's `allocate` under TileLang's name: T.alloc_buffer."""
+    return alloc_buffer(shape, dtype, scope)
+
+
 @builtin
 def alloc_global(b, shape, dtype, scope: str = "global"):
     """A global-memory workspace of the program (`X = T.alloc_global(shape,
@@ -116,5 +121,5 @@ def finalize_reducer(b, reducer, dst=None, batch: int = 1, annotations=None):
     alloc_reducer.__wrapped__(b, None, None)
 
 
-__all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer", "alloc_global",
+__all__ = ["allocate", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer", "alloc_global",
            "alloc_var", "alloc_reducer", "finalize_reducer"]

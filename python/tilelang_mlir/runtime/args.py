@@ -115,9 +115,43 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
     else:
         raise TypeError(f"{name()} must be a NumPy array or a torch tensor, got "
                         f"{type(x).__name__}")
+    pack = p.dtype.pack
+    if pack > 1:
+        # A packed 4-bit tensor: any 8-bit storage (int8, uint8,
+        # float4_e2m1fn_x2, ...); sizes and strides in its elements.
+        if got.bits * got.lanes != 8:
+            raise TypeError(f"{name()} holds {p.dtype} elements packed {pack} a byte: it must "
+                            f"be a tensor of a one-byte dtype (int8, uint8, "
+                            f"float4_e2m1fn_x2), got {got}")
+        logical = _unpacked(shape, strides, pack)
+        if logical is None:
+            raise ValueError(f"{name()} holds {p.dtype} elements packed {pack} a byte: its "
+                             f"last dimension must be contiguous, got strides {tuple(strides)}")
+        bound = BoundTensor(x, ptr, shape, strides)
+        shape, strides = logical
+        _match_sizes(name, p, shape, strides, contiguous, symbols, where)
+        return bound
     if got is not p.dtype and got != p.dtype and not (got.mlir == p.dtype.mlir
                                                       and got.kind == p.dtype.kind):
         raise TypeError(f"{name()} must have dtype {p.dtype}, got {got}")
+    _match_sizes(name, p, shape, strides, contiguous, symbols, where)
+    return BoundTensor(x, ptr, shape, strides)
+
+
+def _unpacked(shape, strides, pack: int):
+    """(logical sizes, logical strides) of a tensor of bytes that packs
+    `pack` elements each along its last dimension; None when that
+    dimension is not contiguous."""
+    if not shape:
+        return (), ()
+    if shape[-1] > 1 and strides[-1] != 1:
+        return None
+    sizes = tuple(shape[:-1]) + (shape[-1] * pack,)
+    logical = tuple(s * pack for s in strides[:-1]) + (1,)
+    return sizes, logical
+
+
+def _match_sizes(name, p, shape, strides, contiguous, symbols, where) -> None:
     if len(shape) != len(p.shape):
         raise ValueError(f"{name()} must have rank {len(p.shape)} (shape "
                          f"{_shape_str(p.shape)}), got rank {len(shape)} with shape "
@@ -129,7 +163,6 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
     elif not contiguous:
         raise ValueError(f"{name()} must be contiguous (row-major); call .contiguous() or "
                          "np.ascontiguousarray() first")
-    return BoundTensor(x, ptr, shape, strides)
 
 
 def _match(name, what: str, want: Sequence, have: Sequence, symbols: Dict[str, int],
@@ -229,6 +262,12 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
             except KeyError as e:
                 raise ValueError(f"cannot allocate output {p.name!r}: its size {d!r} depends "
                                  f"on {e.args[0]!r}, which does not appear in any input") from None
+        if p.dtype.pack > 1 and shape:  # bytes holding `pack` elements each
+            if shape[-1] % p.dtype.pack:
+                raise ValueError(f"cannot allocate output {p.name!r}: its last size "
+                                 f"{shape[-1]} is not a multiple of {p.dtype.pack} ({p.dtype} "
+                                 "elements are packed that many a byte)")
+            shape[-1] //= p.dtype.pack
         if use_torch:
             import torch
 
@@ -236,11 +275,11 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                               device="cuda" if device == "cuda" else "cpu")
             # Outputs are uninitialized; on the CPU, poison float outputs so
             # that elements a kernel forgot to write show up as NaN.
-            if device == "cpu" and out.is_floating_point():
+            if device == "cpu" and out.is_floating_point() and p.dtype.pack == 1:
                 out.fill_(float("nan"))
         else:
             out = np.empty(shape, dtype=dt.to_numpy(p.dtype))
-            if p.dtype.is_float:
+            if p.dtype.is_float and p.dtype.pack == 1:
                 out.fill(np.nan)
         if not p.workspace:
             outputs.append(out)
