@@ -460,3 +460,105 @@ def test_fp4_tensors_are_packed(target, rng):
     with pytest.raises(ValueError, match="must have shape|dimension 1"):
         kernel(raw[:, :7].contiguous().to(dev), y, z, q)
     _compiles_for_gpus(fp4)
+
+
+# ---------------------------------------------------------------------------
+# Views of on-chip buffers
+# ---------------------------------------------------------------------------
+
+
+def test_reshape_of_shared_and_fragment_buffers(target, rng):
+    N, M = 256, 16
+
+    @T.prim_func
+    def views(A: T.Tensor((N,), T.float32), B: T.Tensor((N // M, M), T.float32),
+              C: T.Tensor((N // M,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            A_shared = T.alloc_shared((N,), T.float32)
+            A_local = T.alloc_fragment((N,), T.float32)
+            row_max = T.alloc_fragment((N // M,), T.float32)
+            T.copy(A, A_shared)
+            T.copy(T.reshape(A_shared, [N // M, M]), B)
+            T.copy(A_shared, A_local)
+            T.reduce_max(T.reshape(A_local, [N // M, M]), row_max, dim=1)
+            T.copy(row_max, C)
+
+    kernel = tl.compile(views, target=target)
+    dev = _device(target)
+    a = torch.tensor(rng.standard_normal(N), dtype=torch.float32, device=dev)
+    b = torch.zeros(N // M, M, device=dev)
+    c = torch.zeros(N // M, device=dev)
+    kernel(a, b, c)
+    torch.testing.assert_close(b, a.reshape(N // M, M))
+    torch.testing.assert_close(c, a.reshape(N // M, M).max(dim=1).values)
+    _compiles_for_gpus(views)
+
+
+# ---------------------------------------------------------------------------
+# @T.prim_func in the body-annotation form, function attributes
+# ---------------------------------------------------------------------------
+
+
+def test_prim_func_with_body_annotations_and_outputs(target, rng):
+    @T.prim_func
+    def plus_one(A):
+        A: T.Tensor[[64, 32], T.float32]
+        T.annotate_pass_configs({"tl.disable_tma_lower": True})
+        B = T.empty([64, 32], T.float32)
+        with T.Kernel(1):
+            for i, j in T.grid(64, 32):
+                B[i, j] = A[i, j] + 1.0
+        return B
+
+    attrs = plus_one.attrs
+    assert attrs["tilelang_out_idx"] == [-1]
+    assert attrs["tilelang_pass_configs"] == {"tl.disable_tma_lower": True}
+    kernel = tl.compile(plus_one, target=target)
+    a = torch.tensor(rng.standard_normal((64, 32)), dtype=torch.float32, device=_device(target))
+    torch.testing.assert_close(kernel(a), a + 1.0)
+    with pytest.raises(ValueError, match="Out index conflict"):
+        tl.compile(plus_one, out_idx=[-1], target=target)
+
+    @T.prim_func
+    def ordered(A, B, C):  # arguments in the order of the signature
+        m = T.dynamic("m")
+        A: T.Tensor[[m], T.float32]
+        C: T.Tensor[[m + 1], T.float32]
+        B: T.Tensor[[m * 2 + 1], T.float32]
+        with T.Kernel(1, threads=1):
+            for i in T.serial(m * 2 + 1):
+                B[i] = A[i % m] + 1.0
+            for i in T.serial(m + 1):
+                C[i] = T.cast(i, T.float32)
+            T.evaluate(0)
+
+    assert [p.name for p in ordered.params] == ["A", "B", "C"]
+    kernel = tl.compile(ordered, out_idx=[1, 2], target=target)
+    a = torch.arange(19, dtype=torch.float32, device=_device(target))
+    b, c = kernel(a)
+    torch.testing.assert_close(b, a.repeat(3)[:39] + 1.0)
+    torch.testing.assert_close(c, torch.arange(20, dtype=torch.float32, device=b.device))
+
+
+def test_output_sized_by_a_scalar_argument():
+    @tl.jit(target="cpu")
+    def ramp(n: T.int32):
+        B = T.empty([n * 2 + 1], T.float32)
+        with T.Kernel(1, threads=1):
+            for i in T.serial(n * 2 + 1):
+                B[i] = T.cast(i, T.float32)
+        return B
+
+    np.testing.assert_array_equal(ramp(11), np.arange(23, dtype=np.float32))
+    np.testing.assert_array_equal(ramp(3), np.arange(7, dtype=np.float32))
+
+
+def test_function_attribute_errors():
+    @T.prim_func
+    def bad_flags(A: T.Tensor((4,), T.float32)):
+        T.annotate_compile_flags(["--maxrregcount=32"])
+        with T.Kernel(1):
+            A[0] = 0.0
+
+    with pytest.raises(TileLangError, match="compile flag '--maxrregcount=32'"):
+        tl.compile(bad_flags, target="cpu")

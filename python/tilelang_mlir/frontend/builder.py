@@ -66,6 +66,11 @@ class Builder(RoleBuilder):
         self.workspaces: List[Buffer] = []
         # memref.extract_strided_metadata of each strided tensor argument.
         self._strided_meta: Dict = {}
+        # T.annotate_pass_configs / T.annotate_compile_flags of the program.
+        self.function_pass_configs: Dict = {}
+        self.function_compile_flags: List[str] = []
+        # > 0 while an annotation is evaluated: sizes stay host expressions.
+        self.raw_symbols = 0
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -199,7 +204,7 @@ class Builder(RoleBuilder):
         program: its symbols must be bound by the tensor arguments (the
         eager style's probe, which walks the body before they exist, keeps
         the expression)."""
-        if self.eager is not None and self.eager.probe:
+        if self.raw_symbols or (self.eager is not None and self.eager.probe):
             return expr
 
         def lookup(sym):
@@ -528,6 +533,31 @@ class Builder(RoleBuilder):
             raise self.error(f"{what} takes whole buffers, got a region of {x.buffer.name!r}")
         raise self.error(f"{what} expects a buffer, got {_describe(x)}")
 
+    @contextlib.contextmanager
+    def _through_views(self):
+        """For a tile operation that takes memrefs as they are: yields
+        `whole(x, what, written=False)`, which gives a buffer seen through a
+        T.reshape/T.view of an on-chip buffer as a fresh buffer of the view's
+        shape holding its elements (copied element by element), and, for an
+        operand the operation writes, copies them back after it."""
+        back = []
+
+        def whole(x, what: str, written: bool = False) -> Buffer:
+            if not (isinstance(x, Buffer) and x.remap is not None and x.scope != "global"):
+                return self._whole(x, what)
+            shape = list(x.static_shape(what))
+            copy = self.alloc(shape, x.dtype, x.scope, self.unique_name(f"{x.name}_copy"))
+            self._copy_elements(x, [IndexExpr(0)] * x.ndim, shape, copy,
+                                [IndexExpr(0)] * x.ndim, shape)
+            if written:
+                back.append((copy, x, shape))
+            return copy
+
+        yield whole
+        for copy, view, shape in back:
+            self._copy_elements(copy, [IndexExpr(0)] * view.ndim, shape, view,
+                                [IndexExpr(0)] * view.ndim, shape)
+
     def _tile_view(self, x, what: str) -> Buffer:
         """A whole buffer, or a region of a shared buffer (`A_shared[s, :, :]`:
         one stage of a multi-buffered tile) as a view (memref.subview) of its
@@ -563,16 +593,18 @@ class Builder(RoleBuilder):
     def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
              clear_accum=False, k_pack=1, async_=False) -> None:
         self.require_kernel("T.gemm")
-        a, b = (self._tile_view(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B")))
-        c = self._whole(C, "T.gemm operand C")
-        ir = _ir()
-        kwargs = _gemm_attributes(transpose_A, transpose_B, clear_accum, policy)
-        k_pack = static_int(k_pack, "k_pack")
-        if k_pack != 1:
-            kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
-        if async_:
-            kwargs["async_"] = True
-        _tile().GemmOp(a.value, b.value, c.value, **kwargs)
+        with self._through_views() as whole:
+            a, b = (whole(x, f"T.gemm operand {n}") if isinstance(x, Buffer) else
+                    self._tile_view(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B")))
+            c = whole(C, "T.gemm operand C", written=True)
+            ir = _ir()
+            kwargs = _gemm_attributes(transpose_A, transpose_B, clear_accum, policy)
+            k_pack = static_int(k_pack, "k_pack")
+            if k_pack != 1:
+                kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
+            if async_:
+                kwargs["async_"] = True
+            _tile().GemmOp(a.value, b.value, c.value, **kwargs)
 
     def gemm_wait(self, pending) -> None:
         self.require_kernel("T.wait_wgmma")
@@ -590,15 +622,16 @@ class Builder(RoleBuilder):
 
     def reduce(self, kind: str, src, dst, dim: int, clear: bool) -> None:
         self.require_kernel(f"T.reduce_{kind}")
-        s = self._whole(src, f"T.reduce_{kind} source")
-        d = self._whole(dst, f"T.reduce_{kind} destination")
-        dim = static_int(dim, "dim")
-        if dim < 0:
-            dim += s.ndim
-        ir = _ir()
-        kwargs = {"clear": True} if clear else {}
-        _tile().ReduceOp(s.value, d.value, ir.Attribute.parse(f"#tile.reduce<{kind}>"),
-                         ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+        with self._through_views() as whole:
+            s = whole(src, f"T.reduce_{kind} source")
+            d = whole(dst, f"T.reduce_{kind} destination", written=True)
+            dim = static_int(dim, "dim")
+            if dim < 0:
+                dim += s.ndim
+            ir = _ir()
+            kwargs = {"clear": True} if clear else {}
+            _tile().ReduceOp(s.value, d.value, ir.Attribute.parse(f"#tile.reduce<{kind}>"),
+                             ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
 
     def cumsum(self, src, dst, dim: int, reverse: bool) -> None:
         self.require_kernel("T.cumsum")
@@ -951,18 +984,24 @@ class Builder(RoleBuilder):
         buf.remap = remap
 
     def view(self, src, shape, dtype=None, what: str = "T.reshape") -> Buffer:
-        """A view of global tensor `src` in another shape of the same size
-        (row-major): an access to the view at index i goes to the element of
-        `src` with the same row-major position."""
+        """A view of buffer `src` (a global tensor, a shared, fragment or
+        local buffer) in another shape of the same size (row-major): an
+        access to the view at index i goes to the element of `src` with the
+        same row-major position. Tile operations that take the memref as it
+        is (T.gemm, reductions) take a view through a copy of it
+        (`materialized`)."""
         if not isinstance(src, Buffer):
             raise self.error(f"{what} takes a buffer, got {_describe(src)}")
         if dtype is not None and dt.as_dtype(dtype) != src.dtype:
             raise self.error(f"not supported by tilelang-mlir: {what} to another dtype "
                              f"({src.dtype} -> {dt.as_dtype(dtype)}); read the bits with "
                              "T.reinterpret")
-        if src.scope != "global":
-            raise self.error(f"not supported by tilelang-mlir: {what} of {src.scope} buffer "
-                             f"{src.name!r} (views are of global tensors)")
+        if src.scope == "var":
+            raise self.error(f"{what} of T.alloc_var {src.name!r}: a scalar has no shape to "
+                             "change")
+        if src.pack > 1:
+            raise self.error(f"not supported by tilelang-mlir: {what} of {src.name!r}, a "
+                             f"buffer of packed {src.dtype} elements")
         if shape is None:
             shape = src.shape
         if isinstance(shape, (int, IndexExpr)):
@@ -981,8 +1020,9 @@ class Builder(RoleBuilder):
             return src.stored_index(_row_major_index(_row_major_position(indices, dims),
                                                      src.shape))
 
-        view = Buffer(src.value, new_shape, src.dtype, "global", f"{src.name}_view")
+        view = Buffer(src.value, new_shape, src.dtype, src.scope, f"{src.name}_view")
         view.remap = remap
+        view.strided = src.strided
         return view
 
     def print(self, value, msg: str = "") -> None:

@@ -96,6 +96,18 @@ def _annotated_params(node: ast.FunctionDef) -> List[str]:
     return names
 
 
+def _signature_runtime_params(fn: Callable) -> List[str]:
+    """Parameters whose annotation in the signature is a tensor type or a
+    scalar dtype (`A: T.Tensor[(M, N), T.float16]`, `n: T.int32`): runtime
+    arguments, as those annotated in the body. (`dtype: T.dtype` and
+    `block: int` annotate compile-time values.)"""
+    out = []
+    for name, p in inspect.signature(fn).parameters.items():
+        if isinstance(p.annotation, (TensorType, dt.DType, ScalarType)):
+            out.append(name)
+    return out
+
+
 def _try_eval(node: ast.expr, env: Dict[str, Any]):
     try:
         return eval(compile(ast.Expression(body=node), "<tl>", "eval"), dict(env))  # noqa: S307
@@ -121,7 +133,7 @@ def is_eager_style(fn: Callable) -> bool:
                 d = d.func if isinstance(d, ast.Call) else d
                 if _try_eval(d, env) is prim_func:
                     return False
-    if _annotated_params(node):
+    if _annotated_params(node) or _signature_runtime_params(fn):
         return True
     for n in _body_nodes(node):
         if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
@@ -130,6 +142,33 @@ def is_eager_style(fn: Callable) -> bool:
                                                                           leager.empty):
                 return True
     return False
+
+
+def eager_prim_func(fn: Callable):
+    """The program of `@T.prim_func` on a function written in the eager
+    form (TileLang's frontend v2): parameters declared by annotation
+    statements in its body, outputs made by T.empty and returned; None for
+    a function that declares its parameters in its signature."""
+    from ..language import eager as leager
+
+    try:
+        node = parse_function(fn).node
+    except TileLangError:
+        return None
+    sig = inspect.signature(fn)
+    bare = [n for n, p in sig.parameters.items() if p.annotation is inspect.Parameter.empty]
+    in_body = set(_annotated_params(node))
+    if bare and not all(n in in_body for n in bare):
+        return None
+    env = _closure_env(fn)
+    makes_outputs = any(
+        isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
+        and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) == "empty"
+        and _try_eval(n.func, env) is leager.empty for n in _body_nodes(node))
+    if not bare and not makes_outputs:
+        return None
+    definition = EagerFunction(fn)
+    return definition.program(definition.bind((), {}, call=False))
 
 
 # ---------------------------------------------------------------------------
@@ -253,6 +292,7 @@ class _Emitter:
         self.input_values: List[Any] = []
         self.outputs: List[_Output] = []
         self.workspaces: List[_Output] = []  # T.alloc_global, hidden parameters
+        self._scalar_symbols: Dict[Any, SymbolicDim] = {}  # scalar argument -> its symbol
 
     def error(self, message: str) -> TileLangError:
         return TileLangError(message, self.builder.location)
@@ -381,7 +421,7 @@ class _Emitter:
             else:
                 expr = next((s for s, e in self.builder.symbols.items()
                              if e is d or (isinstance(d, IndexExpr) and e.same(d))), None)
-                if expr is None and isinstance(d, IndexExpr):
+                if expr is None:
                     expr = self._symbolic_form(d)
             if expr is None:
                 raise self.error(
@@ -395,13 +435,31 @@ class _Emitter:
         return Buffer(arg, shape, dtype, "global", ""), param_shape
 
     def _symbolic_form(self, d):
-        """The host expression (over the program's symbols) of index value
-        `d`, a linear form of their sizes; None if it is not one."""
+        """The host expression of index value or integer scalar `d`, a
+        linear form of the program's symbolic sizes and integer scalar
+        arguments (an output's size may be `n * 2` of a scalar n); None if
+        it is not one."""
+        from ..language.values import IndexExpr, Scalar, _ScalarAtom, symbolic_form
+
+        if isinstance(d, Scalar):
+            d = symbolic_form(d)
+            if d is None:
+                return None
+        if not isinstance(d, IndexExpr):
+            return None
+        scalars = {}
+        for p, v in zip(self.inputs, self.input_values):
+            if p.kind == "scalar" and p.dtype.is_int:
+                scalars[v] = p.name
         terms = []
         for atom, coeff in d.terms.items():
             sym = next((s for s, e in self.builder.symbols.items()
                         if isinstance(s, SymbolicDim) and e.const == 0
                         and list(e.terms.items()) == [(atom, 1)]), None)
+            if sym is None and isinstance(atom, _ScalarAtom) and atom.value in scalars:
+                sym = self._scalar_symbols.setdefault(atom.value,
+                                                      SymbolicDim(scalars[atom.value]))
+                self.builder.symbols.setdefault(sym, _index_of_scalar(atom.value))
             if sym is None:
                 return None
             terms.append(sym * coeff)
@@ -443,6 +501,21 @@ class _Emitter:
                                 "every tensor it makes with T.empty (`return C` or "
                                 "`return C, D`)", returned_at or self.builder.location)
         entry = self.entry
+        # The inputs in the order of the signature (they were declared in
+        # the order of the annotations), then the outputs and workspaces.
+        order_of = {name: i for i, name in enumerate(self.definition.parameters)}
+        ranked = sorted(range(len(self.inputs)), key=lambda k: order_of[self.inputs[k].name])
+        if ranked != list(range(len(self.inputs))):
+            moved = []
+            for k in ranked:
+                old = ir.BlockArgument(self.input_values[k])
+                new = entry.add_argument(old.type, old.location)
+                old.replace_all_uses_with(new)
+                moved.append((old, new))
+            for old, _ in sorted(moved, key=lambda m: -m[0].arg_number):
+                entry.erase_argument(old.arg_number)
+            self.inputs = [self.inputs[k] for k in ranked]
+            self.input_values = [moved[i][1] for i in range(len(ranked))]
         for out in self.outputs + self.workspaces:
             old = ir.BlockArgument(out.buffer.value)
             new = entry.add_argument(old.type, old.location)
@@ -469,6 +542,15 @@ class _Emitter:
         return params, out_idx, as_tuple
 
 
+def _index_of_scalar(value):
+    """The index value of integer scalar argument `value` (an SSA value)."""
+    from .. import ir
+    from ..dialects import arith
+    from ..language.values import IndexExpr
+
+    return IndexExpr.of(arith.IndexCastOp(ir.IndexType.get(), value).result)
+
+
 def _describe(v) -> str:
     from ..language.values import _describe as describe
 
@@ -486,13 +568,20 @@ class _EagerParser(Parser):
         super().__init__(builder, source, env)
         self.emitter = emitter
         self.returned_at = None
-        self._raw_symbols = 0
 
     def _resolve_symbol(self, value):
-        if isinstance(value, SymbolicDim) and (self._raw_symbols
+        if isinstance(value, SymbolicDim) and (self.builder.raw_symbols
                                                or value not in self.builder.symbols):
             return value
         return super()._resolve_symbol(value)
+
+    def declare_signature(self) -> None:
+        """Declares the parameters annotated in the signature with a tensor
+        type or dtype (the body may annotate the others)."""
+        sig = self.emitter.definition.signature
+        with self.at(self.source.node):
+            for name in self.emitter.definition.signature_runtime:
+                self.scope.vars[name] = self.emitter.declare(name, sig.parameters[name].annotation)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         target = node.target
@@ -502,11 +591,11 @@ class _EagerParser(Parser):
                 raise self.error(node, f"the annotation of parameter {target.id!r} must be at "
                                        "the top of the function body, outside T.Kernel and "
                                        "loops")
-            self._raw_symbols += 1
+            self.builder.raw_symbols += 1
             try:
                 ann = self.eval(node.annotation)
             finally:
-                self._raw_symbols -= 1
+                self.builder.raw_symbols -= 1
             self.scope.vars[target.id] = self.emitter.declare(target.id, ann)
             return
         super().stmt_AnnAssign(node)
@@ -594,7 +683,11 @@ class EagerFunction(TileFunction):
                                     "name every parameter")
         self._source = parse_function(fn)
         self.parameters = [p for p in self.signature.parameters]
-        self.annotated = _annotated_params(self._source.node)  # the runtime arguments
+        # The runtime arguments, in the order of the signature: the parameters
+        # annotated in the body or, with a tensor type or dtype, in the signature.
+        self.signature_runtime = _signature_runtime_params(fn)
+        runtime = set(_annotated_params(self._source.node)) | set(self.signature_runtime)
+        self.annotated = [p for p in self.parameters if p in runtime]
         self._probes: Dict[tuple, _ProbeResult] = {}
         self._lock = threading.Lock()
 
@@ -696,6 +789,10 @@ class EagerFunction(TileFunction):
             parser.scope.vars.update(values)
             state.push(builder)
             try:
+                try:
+                    parser.declare_signature()
+                except Exception:  # noqa: BLE001 (the compile reports it)
+                    pass
                 for stmt in source.body:
                     if isinstance(stmt, (ast.With, ast.Return)):
                         break
@@ -763,6 +860,7 @@ class EagerProgram(PrimFunc):
         self._params: List[Param] = []
         self._out_idx: List[int] = []
         self._returns_tuple = False
+        self._function_attrs = ({}, [])
 
     @property
     def params(self) -> List[Param]:  # type: ignore[override]
@@ -819,6 +917,7 @@ class EagerProgram(PrimFunc):
             try:
                 with ir.InsertionPoint(entry):
                     try:
+                        parser.declare_signature()
                         parser.visit_body(source.body)
                     except _Return as r:
                         result = r.value
@@ -833,7 +932,14 @@ class EagerProgram(PrimFunc):
                     f"{', '.join(emitter.const_names) or 'none'})", def_loc)
             self._params, self._out_idx, self._returns_tuple = emitter.finish(
                 fn_op, result, parser.returned_at)
+        self._function_attrs = (dict(builder.function_pass_configs),
+                                list(builder.function_compile_flags))
         return module
+
+    def function_annotations(self):
+        """(pass configs, compile flags) the body annotates."""
+        self._walk()
+        return self._function_attrs
 
     def emit(self):
         """The tile-dialect module of this program in the active Context."""

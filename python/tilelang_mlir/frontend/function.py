@@ -59,12 +59,20 @@ def _fingerprint(value, depth: int = 0) -> str:
         return f"module({value.__name__})"
     if inspect.isfunction(value):
         try:
-            return "fn(" + hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16] + ")"
-        except (OSError, TypeError):
-            return f"fn({value.__qualname__})"
+            text = inspect.getsource(value)
+        except (OSError, TypeError):  # no source (made by eval/exec): its code
+            text = _code_text(value.__code__)
+        closure = ",".join(_fingerprint(v, depth + 1) for v in _closure_values(value).values())
+        return "fn(" + hashlib.sha256(f"{text}|{closure}".encode()).hexdigest()[:16] + ")"
     if hasattr(value, "value") and hasattr(type(value), "__members__"):  # enums
         return repr(value)
     return f"{type(value).__qualname__}"
+
+
+def _code_text(code) -> str:
+    """A stable text of a code object (its bytecode, constants and names)."""
+    consts = ",".join(_code_text(c) if inspect.iscode(c) else repr(c) for c in code.co_consts)
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
 
 
 def source_place(source: FunctionSource) -> str:

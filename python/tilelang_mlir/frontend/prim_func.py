@@ -34,6 +34,7 @@ class PrimFunc(TileFunction):
         self.name = fn.__name__
         self.__doc__ = fn.__doc__
         self._source: Optional[FunctionSource] = None
+        self._function_attrs = None  # (pass configs, compile flags) annotated in the body
         self.params = self._params()
 
     # -- signature ------------------------------------------------------------------
@@ -165,7 +166,38 @@ class PrimFunc(TileFunction):
         def_loc = source.location(source.node)
         builder.location = def_loc
         with builder.ir_location(def_loc):
-            return self._emit_module(builder, source)
+            module = self._emit_module(builder, source)
+        self._function_attrs = (dict(builder.function_pass_configs),
+                                list(builder.function_compile_flags))
+        return module
+
+    def function_annotations(self):
+        """(pass configs, compile flags) the body annotates with
+        T.annotate_pass_configs / T.annotate_compile_flags."""
+        if self._function_attrs is None:
+            names = self.fn.__code__.co_names
+            if "annotate_pass_configs" in names or "annotate_compile_flags" in names:
+                self.script()
+            else:
+                self._function_attrs = ({}, [])
+        return self._function_attrs
+
+    @property
+    def attrs(self) -> dict:
+        """TileLang's function attributes: `global_symbol`, and those the
+        program sets: `tilelang_out_idx` (its T.empty outputs, counted from
+        the end), `tilelang_pass_configs`, `tilelang_compile_flags`."""
+        attrs = {"global_symbol": self.name}
+        own = getattr(self, "own_out_idx", None)
+        if own:
+            n = len([p for p in self.params if not p.hidden])
+            attrs["tilelang_out_idx"] = [i - n for i in own]
+        configs, flags = self.function_annotations()
+        if configs:
+            attrs["tilelang_pass_configs"] = dict(configs)
+        if flags:
+            attrs["tilelang_compile_flags"] = list(flags)
+        return attrs
 
     def _emit_module(self, builder, source):
         from .. import ir
@@ -280,7 +312,14 @@ def tensor_param(name: str, ann: TensorType, symmetric: bool = False) -> Param:
 
 
 def prim_func(fn: Callable = None):
-    """Decorator: marks a function as a tile program."""
+    """Decorator: marks a function as a tile program: its parameters
+    annotated in the signature (`A: T.Tensor((M, N), T.float16)`) or, in
+    TileLang's newer form, by annotation statements at the top of its body
+    (`A: T.Tensor[(M, N), T.float16]`), with outputs made by `T.empty` and
+    returned."""
     if fn is None:
         return prim_func
-    return PrimFunc(fn)
+    from .eager import eager_prim_func
+
+    program = eager_prim_func(fn)
+    return program if program is not None else PrimFunc(fn)

@@ -12,9 +12,9 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
 from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
                        alloc_shared, alloc_var, finalize_reducer)
-from .annotations import (annotate_layout, device_assert, disable_warp_group_reg_alloc,
-                          make_padded_layout, make_swizzled_layout, no_set_max_nreg, print,
-                          use_swizzle)
+from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass_configs,
+                          device_assert, disable_warp_group_reg_alloc, make_padded_layout,
+                          make_swizzled_layout, no_set_max_nreg, print, use_swizzle)
 from .copy import atomic_add, clear, copy, fill, im2col
 from .eager import const, empty
 from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype

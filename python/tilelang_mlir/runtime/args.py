@@ -251,6 +251,10 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                     _own_table(x, values[i].data_ptr)
         else:
             values[i] = _check_scalar(kernel_name, p, x)
+    # An output's size may be an expression of integer scalar arguments.
+    for i, p in enumerate(params):
+        if p.kind == "scalar" and p.dtype.is_int and isinstance(values[i], int):
+            symbols.setdefault(p.name, values[i])
     outputs = []
     workspaces = [i for i, p in enumerate(params) if p.workspace]
     for i in list(out_idx) + workspaces:
