@@ -562,3 +562,41 @@ def test_function_attribute_errors():
 
     with pytest.raises(TileLangError, match="compile flag '--maxrregcount=32'"):
         tl.compile(bad_flags, target="cpu")
+
+
+def test_break_and_continue(target):
+    @T.prim_func
+    def exits(A: T.Tensor((8,), T.int32), B: T.Tensor((8,), T.int32)):
+        with T.Kernel(1, threads=1) as _:
+            acc = T.alloc_var(T.int32, 0)
+            for i in T.serial(8):
+                if A[i] < 0:
+                    break
+                if A[i] == 0:
+                    continue
+                acc += A[i]
+                B[i] = acc
+            B[7] = acc
+            n = T.alloc_var(T.int32, 0)
+            while n < 100:
+                n += 1
+                if n * n > 50:
+                    T.loop_break()
+            B[6] = n
+
+    kernel = tl.compile(exits, target=target)
+    a = torch.tensor([3, 0, 4, 5, -1, 7, 8, 9], dtype=torch.int32, device=_device(target))
+    b = torch.zeros(8, dtype=torch.int32, device=_device(target))
+    kernel(a, b)
+    assert b.tolist() == [3, 0, 7, 12, 0, 0, 8, 12]
+    _compiles_for_gpus(exits)
+
+    @T.prim_func
+    def in_parallel(A: T.Tensor((8,), T.int32)):
+        with T.Kernel(1, threads=8) as _:
+            for i in T.Parallel(8):
+                if A[i] < 0:
+                    break
+
+    with pytest.raises(TileLangError, match="`break` outside a sequential loop"):
+        tl.compile(in_parallel, target="cpu")

@@ -135,3 +135,12 @@ def unroll(start, stop=None, step=None, *, explicit: bool = False, unroll_factor
 def vectorized(start, stop=None, step=None, *, annotations: Optional[dict] = None) -> Serial:
     """A sequential loop the compiler should vectorize."""
     return Serial(start, stop, step, "tile.vectorize")
+
+
+def loop_break():
+    """`T.loop_break()`: TileLang's `break` of the innermost sequential loop
+    (a statement of its body, as `break` itself)."""
+    from ..base.errors import TileLangError
+
+    raise TileLangError("T.loop_break() is a statement in the body of a sequential loop "
+                        "(as `break`), not a value")
