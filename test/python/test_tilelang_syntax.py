@@ -600,3 +600,45 @@ def test_break_and_continue(target):
 
     with pytest.raises(TileLangError, match="`break` outside a sequential loop"):
         tl.compile(in_parallel, target="cpu")
+
+
+def test_view_as_another_dtype(target, rng):
+    @T.prim_func
+    def views(A: T.Tensor((8, 16), T.bfloat16), B: T.Tensor((4, 16), T.float32),
+              C: T.Tensor((8, 16), T.bfloat16), D: T.Tensor((8, 16), T.int16),
+              E: T.Tensor((8, 16), T.bfloat16)):
+        with T.Kernel(1, threads=32) as _:
+            S = T.alloc_shared((8, 16), T.bfloat16)
+            T.copy(A, S)
+            W = T.view(S, shape=[4, 16], dtype=T.float32)  # two bf16 per float32
+            T.copy(W, B)
+            for i, j in T.Parallel(4, 16):
+                W[i, j] = 1.0
+            T.copy(S, C)
+            T.copy(T.view(A, shape=[8, 16], dtype=T.int16), D)
+            F = T.alloc_shared((4, 16), T.float32)
+            T.copy(B, F)
+            T.copy(T.view(F, shape=[8, 16], dtype=T.bfloat16), E)  # read-only narrower view
+
+    kernel = tl.compile(views, target=target)
+    dev = _device(target)
+    a = torch.tensor(rng.standard_normal((8, 16)), dtype=torch.float32).to(torch.bfloat16).to(dev)
+    b = torch.zeros(4, 16, device=dev)
+    c = torch.zeros(8, 16, dtype=torch.bfloat16, device=dev)
+    d = torch.zeros(8, 16, dtype=torch.int16, device=dev)
+    e = torch.zeros(8, 16, dtype=torch.bfloat16, device=dev)
+    kernel(a, b, c, d, e)
+    assert torch.equal(b, a.view(torch.float32).reshape(4, 16))
+    assert torch.equal(c.view(torch.float32), torch.ones(8, 8, device=dev))
+    assert torch.equal(d, a.view(torch.int16)) and torch.equal(e, a)
+    _compiles_for_gpus(views)
+
+    @T.prim_func
+    def narrow_store(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1, threads=1) as _:
+            F = T.alloc_local((4,), T.float32)
+            H = T.view(F, shape=[8], dtype=T.float16)
+            H[0] = 1.0
+
+    with pytest.raises(TileLangError, match="narrower dtype"):
+        tl.compile(narrow_store, target="cpu")

@@ -36,7 +36,7 @@ def cpu_stages() -> List[Stage]:
         # pairs become llvm.fma (one rounding in float32, then to 16 bits).
         Stage("llvm", ["arith-expand{include-bf16=true}",
                        "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
-                       "convert-scf-to-cf", "convert-to-llvm",
+                       "convert-scf-to-cf", "expand-strided-metadata", "convert-to-llvm",
                        "reconcile-unrealized-casts", "canonicalize"]),
     ]
 

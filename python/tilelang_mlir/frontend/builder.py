@@ -370,7 +370,7 @@ class Builder(RoleBuilder):
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
         if sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided \
-                or sbuf.pack > 1 or dbuf.pack > 1:
+                or sbuf.pack > 1 or dbuf.pack > 1 or sbuf.bitview or dbuf.bitview:
             if via is not None:
                 raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout or strides; "
                                  "a TMA copy reads contiguous tensors in their own layout")
@@ -507,7 +507,7 @@ class Builder(RoleBuilder):
                 return
         if not isinstance(buf, Buffer):
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
-        if buf.pack > 1 or buf.strided or buf.remap is not None:
+        if buf.pack > 1 or buf.strided or buf.remap is not None or buf.bitview is not None:
             # Elements a tile.fill cannot write as they are: one by one.
             with self.parallel(list(buf.static_shape("T.fill"))) as ivs:
                 buf[tuple(ivs)].store(value)
@@ -520,7 +520,7 @@ class Builder(RoleBuilder):
     def _direct(self, buf: Buffer, what: str) -> None:
         """Refuses a buffer whose elements are placed by a T.Layout or seen
         through a view, for an operation that takes the memref as it is."""
-        if buf.remap is not None or buf.strided or buf.pack > 1:
+        if buf.remap is not None or buf.strided or buf.pack > 1 or buf.bitview is not None:
             raise self.error(f"not supported by tilelang-mlir: {what} on {buf.name!r}, a "
                              "tensor placed by a T.Layout, seen through a view, strided or "
                              "of packed 4-bit elements (T.copy, loads and stores are)")
@@ -543,7 +543,8 @@ class Builder(RoleBuilder):
         back = []
 
         def whole(x, what: str, written: bool = False) -> Buffer:
-            if not (isinstance(x, Buffer) and x.remap is not None and x.scope != "global"):
+            if not (isinstance(x, Buffer) and x.scope != "global"
+                    and (x.remap is not None or x.bitview is not None)):
                 return self._whole(x, what)
             shape = list(x.static_shape(what))
             copy = self.alloc(shape, x.dtype, x.scope, self.unique_name(f"{x.name}_copy"))
@@ -993,9 +994,7 @@ class Builder(RoleBuilder):
         if not isinstance(src, Buffer):
             raise self.error(f"{what} takes a buffer, got {_describe(src)}")
         if dtype is not None and dt.as_dtype(dtype) != src.dtype:
-            raise self.error(f"not supported by tilelang-mlir: {what} to another dtype "
-                             f"({src.dtype} -> {dt.as_dtype(dtype)}); read the bits with "
-                             "T.reinterpret")
+            return self._bit_view(src, shape, dt.as_dtype(dtype), what)
         if src.scope == "var":
             raise self.error(f"{what} of T.alloc_var {src.name!r}: a scalar has no shape to "
                              "change")
@@ -1023,6 +1022,44 @@ class Builder(RoleBuilder):
         view = Buffer(src.value, new_shape, src.dtype, src.scope, f"{src.name}_view")
         view.remap = remap
         view.strided = src.strided
+        return view
+
+    def _bit_view(self, src: Buffer, shape, dtype: DType, what: str) -> Buffer:
+        """A view of `src`'s bytes as elements of another `dtype` (TileLang's
+        `T.view(X, shape, dtype)`): element p of the view (row-major) is the
+        bits of src's elements p*k .. p*k+k-1 (a dtype k times as wide,
+        the first in the low bits), or of 1/k of src's element p // k (a
+        dtype k times narrower: such a view is read, not written)."""
+        for d in (src.dtype, dtype):
+            if d.lanes > 1 or d.pack > 1 or d.is_bool or d.kind in ("index", "handle") or \
+                    not d.compute:
+                raise self.error(f"not supported by tilelang-mlir: {what} between {src.dtype} "
+                                 f"and {dtype} (views reinterpret whole bytes of scalar types)")
+        if src.remap is not None or src.strided or src.bitview is not None:
+            raise self.error(f"not supported by tilelang-mlir: {what} to {dtype} of "
+                             f"{src.name!r}, which is itself a view or strided")
+        src_dims = src.static_shape(what)
+        if shape is None:
+            shape = src_dims
+        if isinstance(shape, (int, IndexExpr)):
+            shape = (shape,)
+        dims = [static_int(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        size, src_size = 1, 1
+        for d in dims:
+            size *= d
+        for d in src_dims:
+            src_size *= d
+        if size * dtype.bits != src_size * src.dtype.bits:
+            raise self.error(f"{what}: {_fmt_shape(dims)} {dtype} elements ({size * dtype.bits} "
+                             f"bits) do not cover {src.name!r} ({_fmt_shape(src_dims)} "
+                             f"{src.dtype}, {src_size * src.dtype.bits} bits)")
+        wide, narrow = max(dtype.bits, src.dtype.bits), min(dtype.bits, src.dtype.bits)
+        if wide % narrow:
+            raise self.error(f"not supported by tilelang-mlir: {what} between {src.dtype} and "
+                             f"{dtype} (one width must be a multiple of the other)")
+        view = Buffer(src.value, dims, dtype, src.scope, f"{src.name}_as_{dtype}")
+        view.bitview = (src, dtype.bits // src.dtype.bits if dtype.bits >= src.dtype.bits
+                        else -(src.dtype.bits // dtype.bits))
         return view
 
     def print(self, value, msg: str = "") -> None:

@@ -626,11 +626,26 @@ def is_tensor(x) -> bool:
         x, "shape")
 
 
-def _strides(t) -> tuple:
-    """A tensor's strides in elements (torch or NumPy)."""
+def _layout_of(t):
+    """(shape, strides in elements) of a tensor, or of a tensor type with
+    static sizes (`f.get_tir(T.Tensor((128, 128)), ...)`: TileLang's way to
+    give a call's shapes without tensors); None for anything else."""
     if isinstance(t, np.ndarray):
-        return tuple(s // t.itemsize for s in t.strides)
-    return tuple(t.stride())
+        return tuple(t.shape), tuple(s // t.itemsize for s in t.strides)
+    if is_tensor(t):
+        return tuple(t.shape), tuple(t.stride())
+    if isinstance(t, TensorType) and all(isinstance(d, int) for d in t.shape):
+        shape = tuple(t.shape)
+        if t.strides is not None:
+            if not all(isinstance(x, int) for x in t.strides):
+                return None
+            return shape, tuple(t.strides)
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.insert(0, step)
+            step *= d
+        return shape, tuple(strides)
+    return None
 
 
 def _freeze(name: str, value):
@@ -748,14 +763,15 @@ class EagerFunction(TileFunction):
             first = None
             for param, kind, dim, form in where:
                 t = runtime.get(param)
-                if t is None or not is_tensor(t):
+                layout = _layout_of(t)
+                if layout is None:
                     continue
-                shape = tuple(t.shape)
+                shape, strides = layout
                 rank = probe.ranks.get(param)
                 if rank is not None and len(shape) != rank:
                     raise ValueError(f"argument {param!r} of {self.name!r} must have rank "
                                      f"{rank} (its annotation), got shape {shape}")
-                size = int(shape[dim]) if kind == "shape" else int(_strides(t)[dim])
+                size = int(shape[dim]) if kind == "shape" else int(strides[dim])
                 value = form.solve(size)
                 what = f"{'dimension' if kind == 'shape' else 'stride'} {dim} of argument {param!r}"
                 if value is None:

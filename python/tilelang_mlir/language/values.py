@@ -1128,6 +1128,9 @@ class Buffer(Operators):
         # Elements a byte (4-bit types: 2): the memref holds bytes, the last
         # dimension divided by it; elements are read and written as nibbles.
         self.pack = self.dtype.pack
+        # T.view(X, shape, dtype) of another dtype: (X, k), an element being
+        # the bits of k elements of X (k > 0) or of 1/-k of one (k < 0).
+        self.bitview = None
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
@@ -1309,6 +1312,8 @@ class BufferRef(Operators):
         if self.is_vector():
             return Vector([BufferRef(self.buffer, tuple(idx)).load()
                            for idx in self._lane_indices("cannot load from")])
+        if self.buffer.bitview is not None:
+            return _load_bitview(self.buffer, self._point_indices("cannot load from"))
         idx = self.buffer.stored_index(self._point_indices("cannot load from"))
         if self.buffer.pack > 1:
             return _load_packed(self.buffer, idx)
@@ -1332,6 +1337,9 @@ class BufferRef(Operators):
                 BufferRef(self.buffer, tuple(idx)).store(v)
             return
         self.buffer.stores += 1
+        if self.buffer.bitview is not None:
+            _store_bitview(self.buffer, self._point_indices("cannot store into"), value)
+            return
         idx = self.buffer.stored_index(self._point_indices("cannot store into"))
         if self.buffer.pack > 1:
             _store_packed(self.buffer, idx, value)
@@ -1425,6 +1433,81 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
     old = memref.LoadOp(buf.value, byte_idx).result
     new = arith.OrIOp(arith.AndIOp(old, keep).result, nibble).result
     memref.StoreOp(new, buf.value, byte_idx)
+
+
+def _flat(indices, shape) -> IndexExpr:
+    linear = IndexExpr(0)
+    for x, e in zip(indices, shape):
+        linear = linear.mul(to_index(e)).add(to_index(x))
+    return linear
+
+
+def _unflat(position: IndexExpr, shape) -> List[IndexExpr]:
+    out, stride = [], IndexExpr(1)
+    for k in range(len(shape) - 1, -1, -1):
+        q = position.floordiv(stride)
+        out.append(q if k == 0 else q.mod(to_index(shape[k])))
+        stride = stride.mul(to_index(shape[k]))
+    return list(reversed(out))
+
+
+def _bits(v, dtype: DType):
+    """The bits of SSA value `v` of `dtype` as an integer of its width."""
+    if dtype.is_float:
+        return _arith().BitcastOp(_ir().IntegerType.get_signless(dtype.bits), v).result
+    return v
+
+
+def _from_bits(v, dtype: DType):
+    if dtype.is_float:
+        return _arith().BitcastOp(ir_type(dtype), v).result
+    return v
+
+
+def _load_bitview(view: Buffer, idx: List[IndexExpr]) -> "Scalar":
+    """Element `idx` of a view of another dtype (see Buffer.bitview)."""
+    src, k = view.bitview
+    arith, ir = _arith(), _ir()
+    p = _flat(idx, view.shape)
+    wide = ir.IntegerType.get_signless(view.dtype.bits)
+    if k > 0:  # k source elements, the first in the low bits
+        word = None
+        for j in range(k):
+            e = BufferRef(src, tuple(_unflat(p.scale(k).add(IndexExpr(j)), src.shape))).load()
+            part = arith.ExtUIOp(wide, _bits(e.value, src.dtype)).result if k > 1 else \
+                _bits(e.value, src.dtype)
+            if j:
+                part = arith.ShLIOp(part, constant(j * src.dtype.bits,
+                                                   dt.as_dtype(f"int{view.dtype.bits}"))).result
+            word = part if word is None else arith.OrIOp(word, part).result
+        return Scalar(_from_bits(word, view.dtype), view.dtype)
+    k = -k  # a part of one source element
+    e = BufferRef(src, tuple(_unflat(p.floordiv(IndexExpr(k)), src.shape))).load()
+    src_int = dt.as_dtype(f"int{src.dtype.bits}")
+    shift = to_scalar(p.mod(IndexExpr(k)).scale(view.dtype.bits), src_int)
+    bits = arith.ShRUIOp(_bits(e.value, src.dtype), shift.value).result
+    return Scalar(_from_bits(arith.TruncIOp(wide, bits).result, view.dtype), view.dtype)
+
+
+def _store_bitview(view: Buffer, idx: List[IndexExpr], value) -> None:
+    src, k = view.bitview
+    if k < 0:
+        raise _error(f"not supported by tilelang-mlir: a store into {view.name!r}, a view of "
+                     f"{src.name!r} as a narrower dtype (it would rewrite a part of each "
+                     f"{src.dtype} element; threads writing the parts of one element race)")
+    arith, ir = _arith(), _ir()
+    p = _flat(idx, view.shape)
+    word = _bits(to_scalar(value, view.dtype).value, view.dtype)
+    narrow = ir.IntegerType.get_signless(src.dtype.bits)
+    for j in range(k):
+        part = word
+        if j:
+            part = arith.ShRUIOp(word, constant(j * src.dtype.bits,
+                                                dt.as_dtype(f"int{view.dtype.bits}"))).result
+        if k > 1:
+            part = arith.TruncIOp(narrow, part).result
+        BufferRef(src, tuple(_unflat(p.scale(k).add(IndexExpr(j)), src.shape))).store(
+            Scalar(_from_bits(part, src.dtype), src.dtype))
 
 
 def _wrap_negative(index: IndexExpr, extent, select_unknown: bool = False):
