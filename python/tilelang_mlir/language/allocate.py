@@ -102,8 +102,24 @@ def alloc_var(b, dtype, *args, init=_UNSET, scope: str = "local.var"):
                       "(a var lives in 'local.var')")
     buf = b.alloc((), dtype, "var")
     if init is not _UNSET and init is not None:
+        _check_int_literal(b, init, buf.dtype)
         buf[()].store(init)
     return buf
+
+
+def _check_int_literal(b, value, dtype) -> None:
+    """A Python int initializer must fit the var's integer dtype (TVM's
+    literal check, a ValueError)."""
+    from .values import LiteralRangeError
+
+    if isinstance(value, bool) or not isinstance(value, int) or not dtype.is_int or \
+            dtype.kind == "index":
+        return
+    lo, hi = ((0, 2 ** dtype.bits - 1) if dtype.is_unsigned
+              else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
+    if not lo <= value <= hi:
+        raise LiteralRangeError(f"Literal value {value} exceeds the range of {dtype} "
+                                f"([{lo}, {hi}])", b.source_location())
 
 
 @builtin
