@@ -642,3 +642,37 @@ def test_view_as_another_dtype(target, rng):
 
     with pytest.raises(TileLangError, match="narrower dtype"):
         tl.compile(narrow_store, target="cpu")
+
+
+def test_fp4_copies_and_the_byte_rule(target, rng):
+    @T.prim_func
+    def fp4_copy(x: T.Tensor((4, 32), T.float4_e2m1fn), y: T.Tensor((4, 32), T.float4_e2m1fn),
+                 z: T.Tensor((4, 32), T.float4_e2m1fn)):
+        with T.Kernel(1, threads=32) as _:
+            s = T.alloc_shared((4, 32), T.float4_e2m1fn)
+            T.copy(x, s)
+            T.copy(s[0:4, 8:24], y[0:4, 0:16])
+            T.fill(z, 1.5)
+            for i, j in T.Parallel(4, 8):
+                z[i, 2 * j] = s[i, 2 * j + 1]  # whole bytes: both halves in one iteration
+                z[i, 2 * j + 1] = s[i, 2 * j]
+
+    kernel = tl.compile(fp4_copy, target=target)
+    dev = _device(target)
+    raw = torch.tensor(rng.integers(0, 256, (4, 16)), dtype=torch.uint8, device=dev)
+    y = torch.zeros(4, 16, dtype=torch.uint8, device=dev)
+    z = torch.zeros(4, 16, dtype=torch.uint8, device=dev)
+    kernel(raw, y, z)
+    assert torch.equal(y[:, :8], raw[:, 4:12])
+    swapped = ((raw[:, :8] >> 4) | ((raw[:, :8] & 15) << 4)).to(torch.uint8)
+    assert torch.equal(z[:, :8], swapped) and bool((z[:, 8:] == 0x33).all())  # 1.5 is code 3
+    _compiles_for_gpus(fp4_copy)
+
+    @T.prim_func
+    def racy(x: T.Tensor((4, 32), T.float4_e2m1fn)):
+        with T.Kernel(1, threads=32) as _:
+            for i, j in T.Parallel(4, 32):
+                x[i, j] = 1.0
+
+    with pytest.raises(TileLangError, match="write whole bytes per iteration"):
+        tl.compile(racy, target="cpu")

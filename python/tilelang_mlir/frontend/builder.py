@@ -71,6 +71,8 @@ class Builder(RoleBuilder):
         self.function_compile_flags: List[str] = []
         # > 0 while an annotation is evaluated: sizes stay host expressions.
         self.raw_symbols = 0
+        # T.Parallel loops around the current position.
+        self.parallel_depth = 0
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -397,26 +399,42 @@ class Builder(RoleBuilder):
         from ..language.values import select
 
         extents = [e for e in s_ext if e != 1] or [1]
-        with self.parallel(extents) as ivs:
-            def full(offsets, sizes):
-                it = iter(ivs)
-                return [o if e == 1 else o.add(next(it)) for o, e in zip(offsets, sizes)]
+        # A destination of packed elements is written a whole byte per
+        # iteration (its `pack` elements in turn), so that no two threads
+        # write the halves of one byte.
+        unit = dbuf.pack
+        if unit > 1:
+            last = doff[-1]
+            if d_ext[-1] == 1 or extents[-1] % unit or last.const % unit or \
+                    any(c % unit for c in last.terms.values()):
+                raise self.error(f"T.copy into {dbuf.name!r} ({dbuf.dtype}, packed {unit} a byte): "
+                                 f"the region of its last dimension must start and end on a "
+                                 f"byte (multiples of {unit}), got offset {last} and extent "
+                                 f"{d_ext[-1]}")
+        with self.parallel(extents[:-1] + [extents[-1] // unit]) as pivs:
+            for r in range(unit):
+                ivs = tuple(pivs[:-1]) + (pivs[-1].scale(unit).add(IndexExpr(r)),)
 
-            src, dst = full(soff, s_ext), full(doff, d_ext)
-            inside_dst = _in_bounds(dbuf, dst)
-            if_op = None
-            if inside_dst is not True:
-                if_op = scf.IfOp(to_scalar(inside_dst, dt.boolean).value, [], has_else=False)
-            with _ir().InsertionPoint(if_op.then_block) if if_op else contextlib.nullcontext():
-                inside_src = _in_bounds(sbuf, src)
-                if inside_src is True:
-                    value = sbuf[tuple(src)].load()
-                else:  # read a clamped position, then select zero for it
-                    value = select(inside_src, sbuf[tuple(_clamped(sbuf, src))].load(),
-                                   0.0 if sbuf.dtype.is_float else 0)
-                dbuf[tuple(dst)].store(value)
-                if if_op:
-                    scf.YieldOp([])
+                def full(offsets, sizes):
+                    it = iter(ivs)
+                    return [o if e == 1 else o.add(next(it)) for o, e in zip(offsets, sizes)]
+
+                src, dst = full(soff, s_ext), full(doff, d_ext)
+                inside_dst = _in_bounds(dbuf, dst)
+                if_op = None
+                if inside_dst is not True:
+                    if_op = scf.IfOp(to_scalar(inside_dst, dt.boolean).value, [], has_else=False)
+                with _ir().InsertionPoint(if_op.then_block) if if_op else \
+                        contextlib.nullcontext():
+                    inside_src = _in_bounds(sbuf, src)
+                    if inside_src is True:
+                        value = sbuf[tuple(src)].load()
+                    else:  # read a clamped position, then select zero for it
+                        value = select(inside_src, sbuf[tuple(_clamped(sbuf, src))].load(),
+                                       0.0 if sbuf.dtype.is_float else 0)
+                    dbuf[tuple(dst)].store(value)
+                    if if_op:
+                        scf.YieldOp([])
 
     def im2col(self, img, col, nhw_step, c_step, kernel, stride, dilation, pad) -> None:
         """T.im2col: the (block_m, block_k) tile `(nhw_step, c_step)` of the
@@ -508,9 +526,13 @@ class Builder(RoleBuilder):
         if not isinstance(buf, Buffer):
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
         if buf.pack > 1 or buf.strided or buf.remap is not None or buf.bitview is not None:
-            # Elements a tile.fill cannot write as they are: one by one.
-            with self.parallel(list(buf.static_shape("T.fill"))) as ivs:
-                buf[tuple(ivs)].store(value)
+            # Elements a tile.fill cannot write as they are: one by one (a
+            # packed buffer a whole byte per iteration).
+            shape, unit = list(buf.static_shape("T.fill")), buf.pack
+            with self.parallel(shape[:-1] + [shape[-1] // unit]) as ivs:
+                for r in range(unit):
+                    last = ivs[-1].scale(unit).add(IndexExpr(r))
+                    buf[tuple(ivs[:-1]) + (last,)].store(value)
             return
         if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
             raise self.error(f"T.fill: buffer {buf.name!r} has a dynamic shape")
@@ -756,8 +778,12 @@ class Builder(RoleBuilder):
                 _ir().IntegerType.get_signless(64), vector)
         block = op.body.blocks[0]
         ivs = tuple(IndexExpr.of(block.arguments[i], f"i{i}") for i in range(len(ext)))
-        with _ir().InsertionPoint.at_block_terminator(block):
-            yield ivs
+        self.parallel_depth += 1
+        try:
+            with _ir().InsertionPoint.at_block_terminator(block):
+                yield ivs
+        finally:
+            self.parallel_depth -= 1
 
     @contextlib.contextmanager
     def _parallel_dynamic(self, extents: List[IndexExpr], vector=None):

@@ -1423,6 +1423,14 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
     that write the two halves of one byte at once race, as in TileLang)."""
     from ..dialects import memref
 
+    last = idx[-1]
+    b = state.current() if state.active() else None
+    if b is not None and b.parallel_depth and any(c % buf.pack for c in last.terms.values()):
+        raise _error(f"a store into {buf.name!r} ({buf.dtype}, packed {buf.pack} a byte) in a "
+                     f"T.Parallel loop at last index {last}: iterations run on different "
+                     f"threads, and two writing the halves of one byte race; write whole "
+                     f"bytes per iteration (indices {buf.pack} * i + r for r in "
+                     f"range({buf.pack})), or use T.copy")
     arith, ir = _arith(), _ir()
     i8 = ir.IntegerType.get_signless(8)
     v = to_scalar(value, buf.dtype)
