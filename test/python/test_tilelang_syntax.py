@@ -106,8 +106,8 @@ def test_tensor_annotation_forms():
     assert T.FragmentBuffer[(16,), T.float32].scope == "fragment"
     with pytest.raises(ValueError, match="shape/strides"):
         T.StridedTensor((4, 4), (4,), T.float32)
-    with pytest.raises(TypeError, match="positive"):
-        T.Tensor((0, 4), T.float32)
+    with pytest.raises(TypeError, match="must not be negative"):
+        T.Tensor((-1, 4), T.float32)
 
 
 def test_dynamic_names_and_host_arithmetic():
@@ -676,3 +676,38 @@ def test_fp4_copies_and_the_byte_rule(target, rng):
 
     with pytest.raises(TileLangError, match="write whole bytes per iteration"):
         tl.compile(racy, target="cpu")
+
+
+def test_jit_body_with_only_a_kernel_dynamic_fill_and_empty_tensors(monkeypatch):
+    @tl.jit(target="cpu")
+    def ones(M: int, N: int):  # a program: its body launches a kernel
+        B = T.empty((N, M), T.float32)
+        with T.Kernel():
+            for i, j in T.Parallel(N, M):
+                B[i, j] = 1.0
+        return B
+
+    np.testing.assert_array_equal(ones(M=4, N=8), np.ones((8, 4), np.float32))
+    from tilelang_mlir.runtime import args
+
+    monkeypatch.setattr(args, "TORCH_OUTPUTS", True)  # what the compat route sets
+    assert isinstance(ones(M=2, N=2), torch.Tensor)
+
+    n = T.symbolic("n")
+
+    @T.prim_func
+    def fill_between(x: T.Tensor[(n,), "int64"], lo: T.int32, hi: T.int32,
+                     e: T.Tensor((0, 4), T.float32)):
+        with T.Kernel(1, threads=128) as _:
+            a, b = T.alloc_var(T.int), T.alloc_var(T.int)
+            a = lo
+            b = hi
+            T.fill(x[a:b], 7)  # a region of run-time extent
+            for k in T.serial(T.ceildiv(0, 32)):
+                e[k, 0] = 1.0
+
+    kernel = tl.compile(fill_between, target="cpu")
+    x = torch.zeros(16, dtype=torch.int64)
+    kernel(x, 3, 9, torch.zeros(0, 4))
+    assert x.tolist() == [0, 0, 0] + [7] * 6 + [0] * 7
+    _compiles_for_gpus(fill_between)

@@ -261,7 +261,7 @@ def solve_dim(d: str, size: int, symbols) -> Optional[Tuple[str, int]]:
 Dim = Union[int, SymExpr]
 
 
-def _dims(values, what: str, allow_zero: bool = False) -> Tuple[Dim, ...]:
+def _dims(values, what: str) -> Tuple[Dim, ...]:
     """A shape or strides as a tuple of ints and SymExprs."""
     if isinstance(values, (int, SymExpr)) and not isinstance(values, bool):
         values = (values,)
@@ -277,8 +277,8 @@ def _dims(values, what: str, allow_zero: bool = False) -> Tuple[Dim, ...]:
         if isinstance(d, bool) or not isinstance(d, (int, SymExpr)):
             raise TypeError(f"tensor {what} must be ints or T.dynamic sizes (and expressions of "
                             f"them), got {d!r}")
-        if isinstance(d, int) and (d < 0 or (d == 0 and not allow_zero)):
-            raise TypeError(f"tensor {what} must be positive, got {d}")
+        if isinstance(d, int) and d < 0:
+            raise TypeError(f"tensor {what} must not be negative, got {d}")
         dims.append(d)
     return tuple(dims)
 
@@ -297,7 +297,7 @@ class TensorType:
         self.dtype: Optional[DType] = None if dtype is None else dt.as_dtype(dtype)
         self.strides: Optional[Tuple[Dim, ...]] = None
         if strides is not None:
-            self.strides = _dims(strides, "strides", allow_zero=True)
+            self.strides = _dims(strides, "strides")
             if len(self.strides) != len(self.shape):
                 raise ValueError(f"Invalid shape/strides' dimensions: shape {self.shape} has "
                                  f"{len(self.shape)}, strides {self.strides} has "

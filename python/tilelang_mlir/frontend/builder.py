@@ -208,6 +208,12 @@ class Builder(RoleBuilder):
         the expression)."""
         if self.raw_symbols or (self.eager is not None and self.eager.probe):
             return expr
+        if self.eager is not None and any(sym not in self.symbols
+                                          for sym in expr.symbol_objects()):
+            # The eager style computes with sizes before the annotations
+            # that bind them (`shape = [seq_len * heads, D]`): the host
+            # expression stays one until it is used.
+            return expr
 
         def lookup(sym):
             if sym not in self.symbols:
@@ -270,7 +276,7 @@ class Builder(RoleBuilder):
         return buf
 
     # -- allocation ----------------------------------------------------------
-    def alloc(self, shape, dtype, scope: str, name: str = "") -> Buffer:
+    def alloc(self, shape, dtype, scope: str, name: str = "", hoist: bool = False) -> Buffer:
         what = f"T.alloc_{scope}"
         self.require_kernel(what)
         if scope not in SCOPES:
@@ -293,7 +299,11 @@ class Builder(RoleBuilder):
         ty = tile.buffer_type(physical_shape(dims, dtype), storage_ir_type(dtype), scope)
         op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
                     "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
-        value = op_class(ty).result
+        if hoist:  # at the top of the kernel (not in a loop that may not allocate)
+            with _ir().InsertionPoint.at_block_begin(self.kernel_op.body.blocks[0]):
+                value = op_class(ty).result
+        else:
+            value = op_class(ty).result
         return Buffer(value, dims, dtype, scope, name or self.unique_name(scope))
 
     # -- regions ---------------------------------------------------------------
@@ -514,6 +524,14 @@ class Builder(RoleBuilder):
     def fill(self, buf, value) -> None:
         self.require_kernel("T.fill")
         if isinstance(buf, BufferRef):
+            if buf.dynamic_region():  # x[a:b] of run-time bounds: element by element
+                whole = buf.buffer
+                bounds = buf.bounds()
+                with self.parallel([e for _, e in bounds if e is not None] or [1]) as ivs:
+                    it = iter(ivs)
+                    index = tuple(o if e is None else o.add(next(it)) for o, e in bounds)
+                    whole[index].store(value)
+                return
             whole, offsets, extents = self._region(buf, "T.fill")
             extents = [1 if e is None else e for e in extents]
             dims = _static_dims(whole)
@@ -569,7 +587,8 @@ class Builder(RoleBuilder):
                     and (x.remap is not None or x.bitview is not None)):
                 return self._whole(x, what)
             shape = list(x.static_shape(what))
-            copy = self.alloc(shape, x.dtype, x.scope, self.unique_name(f"{x.name}_copy"))
+            copy = self.alloc(shape, x.dtype, x.scope, self.unique_name(f"{x.name}_copy"),
+                              hoist=True)
             self._copy_elements(x, [IndexExpr(0)] * x.ndim, shape, copy,
                                 [IndexExpr(0)] * x.ndim, shape)
             if written:
@@ -658,15 +677,16 @@ class Builder(RoleBuilder):
 
     def cumsum(self, src, dst, dim: int, reverse: bool) -> None:
         self.require_kernel("T.cumsum")
-        s = self._whole(src, "T.cumsum source")
-        d = self._whole(dst if dst is not None else src, "T.cumsum destination")
-        dim = static_int(dim, "dim")
-        if dim < 0:
-            dim += s.ndim
-        ir = _ir()
-        kwargs = {"reverse": True} if reverse else {}
-        _tile().CumSumOp(s.value, d.value,
-                         ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+        with self._through_views() as whole:
+            s = whole(src, "T.cumsum source", written=dst is None)
+            d = s if dst is None else whole(dst, "T.cumsum destination", written=True)
+            dim = static_int(dim, "dim")
+            if dim < 0:
+                dim += s.ndim
+            ir = _ir()
+            kwargs = {"reverse": True} if reverse else {}
+            _tile().CumSumOp(s.value, d.value,
+                             ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
 
     def _flag(self, what: str, flag):
         """The buffer and index values of a flag element `F[i, ...]`."""

@@ -135,6 +135,14 @@ def is_eager_style(fn: Callable) -> bool:
                     return False
     if _annotated_params(node) or _signature_runtime_params(fn):
         return True
+    from ..language.kernel import Kernel
+
+    for n in _body_nodes(node):  # a body with its own `with T.Kernel(...)` is a program
+        if isinstance(n, ast.With):
+            for item in n.items:
+                ctx = item.context_expr
+                if isinstance(ctx, ast.Call) and _try_eval(ctx.func, env) is Kernel:
+                    return True
     for n in _body_nodes(node):
         if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
             name = n.func.id if isinstance(n.func, ast.Name) else n.func.attr

@@ -1347,6 +1347,32 @@ class BufferRef(Operators):
         memref.StoreOp(to_storage(value, self.buffer.dtype), self.buffer.value,
                        [i.materialize() for i in idx])
 
+    def bounds(self) -> List[Tuple[IndexExpr, Optional[IndexExpr]]]:
+        """(start, extent) of each dimension, the extent an index value that
+        may be known only at run time (None for a point index)."""
+        b = self.buffer
+        out = []
+        for i, item in enumerate(self.items):
+            if isinstance(item, slice):
+                if item.step is not None:
+                    raise _error(f"strided slices of {b.name!r} are not supported")
+                start = to_index(0 if item.start is None else item.start)
+                stop = to_index(b.shape[i]) if item.stop is None else to_index(item.stop)
+                out.append((start, stop.add(start, -1)))
+            else:
+                out.append((_wrap_negative(to_index(item, f"index {i} of {b.name!r}"),
+                                           b.shape[i]), None))
+        return out
+
+    def dynamic_region(self) -> bool:
+        """Whether a slice's extent is known only at run time."""
+        try:
+            self.region()
+        except TileLangError:
+            return any(isinstance(i, slice) for i in self.items) and len(self.items) == \
+                self.buffer.ndim
+        return False
+
     def _slice(self, i: int, item: slice) -> Tuple[IndexExpr, int]:
         """(start, static extent) of slice `item` of dimension `i`."""
         b = self.buffer

@@ -19,6 +19,11 @@ from ..base import dtypes as dt
 from ..base.signature import dim_symbols, eval_dim, is_input, solve_dim
 
 
+# Allocate a call's outputs as torch tensors even when no argument is one
+# (TileLang's kernels always return torch tensors; the compat route sets it).
+TORCH_OUTPUTS = False
+
+
 def _is_torch(x) -> bool:
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
 
@@ -233,7 +238,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     where: Dict[str, str] = {}
     state: Dict[str, int] = {}  # the current CUDA device, looked up once
     values: List[Any] = [None] * len(params)
-    use_torch = device == "cuda"
+    use_torch = device == "cuda" or TORCH_OUTPUTS
     tables: Dict[str, Any] = {}  # symmetric tensor name -> its peer table
     it = iter(args)
     for i, p in enumerate(params):
