@@ -20,6 +20,8 @@ from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
                                physical_shape, static_int, storage_ir_type, to_index, to_scalar,
                                to_storage)
+from ..language.values import row_major_index as _row_major_index
+from ..language.values import row_major_position as _row_major_position
 
 from .roles import RoleBuilder
 
@@ -1222,25 +1224,6 @@ def _in_bounds(buf: Buffer, index: List[IndexExpr]):
             if cond is False:
                 return False
     return cond
-
-
-def _row_major_position(indices: Sequence, extents: Sequence) -> IndexExpr:
-    """The row-major position of `indices` in an array of `extents`."""
-    linear = IndexExpr(0)
-    for x, e in zip(indices, extents):
-        linear = linear.mul(to_index(e)).add(to_index(x))
-    return linear
-
-
-def _row_major_index(position: IndexExpr, extents: Sequence) -> List[IndexExpr]:
-    """The index of row-major `position` in an array of `extents` (the first
-    coordinate is not wrapped)."""
-    result, stride = [], IndexExpr(1)
-    for k in range(len(extents) - 1, -1, -1):
-        q = position.floordiv(stride)
-        result.append(q if k == 0 else q.mod(to_index(extents[k])))
-        stride = stride.mul(to_index(extents[k]))
-    return list(reversed(result))
 
 
 def _clamped(buf: Buffer, index: List[IndexExpr]) -> List[IndexExpr]:

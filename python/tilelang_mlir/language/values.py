@@ -1469,19 +1469,22 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
     memref.StoreOp(new, buf.value, byte_idx)
 
 
-def _flat(indices, shape) -> IndexExpr:
+def row_major_position(indices: Sequence, extents: Sequence) -> IndexExpr:
+    """The row-major position of `indices` in an array of `extents`."""
     linear = IndexExpr(0)
-    for x, e in zip(indices, shape):
+    for x, e in zip(indices, extents):
         linear = linear.mul(to_index(e)).add(to_index(x))
     return linear
 
 
-def _unflat(position: IndexExpr, shape) -> List[IndexExpr]:
+def row_major_index(position: IndexExpr, extents: Sequence) -> List[IndexExpr]:
+    """The index of row-major `position` in an array of `extents` (the first
+    coordinate is not wrapped)."""
     out, stride = [], IndexExpr(1)
-    for k in range(len(shape) - 1, -1, -1):
+    for k in range(len(extents) - 1, -1, -1):
         q = position.floordiv(stride)
-        out.append(q if k == 0 else q.mod(to_index(shape[k])))
-        stride = stride.mul(to_index(shape[k]))
+        out.append(q if k == 0 else q.mod(to_index(extents[k])))
+        stride = stride.mul(to_index(extents[k]))
     return list(reversed(out))
 
 
@@ -1502,12 +1505,12 @@ def _load_bitview(view: Buffer, idx: List[IndexExpr]) -> "Scalar":
     """Element `idx` of a view of another dtype (see Buffer.bitview)."""
     src, k = view.bitview
     arith, ir = _arith(), _ir()
-    p = _flat(idx, view.shape)
+    p = row_major_position(idx, view.shape)
     wide = ir.IntegerType.get_signless(view.dtype.bits)
     if k > 0:  # k source elements, the first in the low bits
         word = None
         for j in range(k):
-            e = BufferRef(src, tuple(_unflat(p.scale(k).add(IndexExpr(j)), src.shape))).load()
+            e = BufferRef(src, tuple(row_major_index(p.scale(k).add(IndexExpr(j)), src.shape))).load()
             part = arith.ExtUIOp(wide, _bits(e.value, src.dtype)).result if k > 1 else \
                 _bits(e.value, src.dtype)
             if j:
@@ -1516,7 +1519,7 @@ def _load_bitview(view: Buffer, idx: List[IndexExpr]) -> "Scalar":
             word = part if word is None else arith.OrIOp(word, part).result
         return Scalar(_from_bits(word, view.dtype), view.dtype)
     k = -k  # a part of one source element
-    e = BufferRef(src, tuple(_unflat(p.floordiv(IndexExpr(k)), src.shape))).load()
+    e = BufferRef(src, tuple(row_major_index(p.floordiv(IndexExpr(k)), src.shape))).load()
     src_int = dt.as_dtype(f"int{src.dtype.bits}")
     shift = to_scalar(p.mod(IndexExpr(k)).scale(view.dtype.bits), src_int)
     bits = arith.ShRUIOp(_bits(e.value, src.dtype), shift.value).result
@@ -1530,7 +1533,7 @@ def _store_bitview(view: Buffer, idx: List[IndexExpr], value) -> None:
                      f"{src.name!r} as a narrower dtype (it would rewrite a part of each "
                      f"{src.dtype} element; threads writing the parts of one element race)")
     arith, ir = _arith(), _ir()
-    p = _flat(idx, view.shape)
+    p = row_major_position(idx, view.shape)
     word = _bits(to_scalar(value, view.dtype).value, view.dtype)
     narrow = ir.IntegerType.get_signless(src.dtype.bits)
     for j in range(k):
@@ -1540,7 +1543,7 @@ def _store_bitview(view: Buffer, idx: List[IndexExpr], value) -> None:
                                                 dt.as_dtype(f"int{view.dtype.bits}"))).result
         if k > 1:
             part = arith.TruncIOp(narrow, part).result
-        BufferRef(src, tuple(_unflat(p.scale(k).add(IndexExpr(j)), src.shape))).store(
+        BufferRef(src, tuple(row_major_index(p.scale(k).add(IndexExpr(j)), src.shape))).store(
             Scalar(_from_bits(part, src.dtype), src.dtype))
 
 
