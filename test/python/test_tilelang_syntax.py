@@ -711,3 +711,23 @@ def test_jit_body_with_only_a_kernel_dynamic_fill_and_empty_tensors(monkeypatch)
     kernel(x, 3, 9, torch.zeros(0, 4))
     assert x.tolist() == [0, 0, 0] + [7] * 6 + [0] * 7
     _compiles_for_gpus(fill_between)
+
+
+def test_fp4_scalar_conversions(target):
+    @T.prim_func
+    def quantize(X: T.Tensor((16,), T.float32), Y: T.Tensor((16,), T.uint8),
+                 Z: T.Tensor((16,), T.float32)):
+        with T.Kernel(1, threads=1) as _:
+            for i in T.serial(16):
+                Y[i] = T.reinterpret(T.cast(X[i], T.float4_e2m1fn), T.uint8)  # code in a byte
+                Z[i] = T.cast(T.reinterpret(Y[i], T.float4_e2m1fn), T.float32)
+
+    kernel = tl.compile(quantize, target=target)
+    values = [0, .3, .7, 1.2, 1.8, 2.6, 3.4, 5.5, 9, -0., -.25, -1.25, -3.6, -6, -7, 2.5]
+    x = torch.tensor(values, device=_device(target))
+    y = torch.zeros(16, dtype=torch.uint8, device=_device(target))
+    z = torch.zeros(16, device=_device(target))
+    kernel(x, y, z)
+    assert y.tolist() == [_e2m1_code(v) for v in values]
+    assert z.tolist() == [_e2m1_value(_e2m1_code(v)) for v in values]
+    _compiles_for_gpus(quantize)

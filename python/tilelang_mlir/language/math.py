@@ -207,6 +207,15 @@ def reinterpret(x, dtype):
 
     dtype = dt.as_dtype(dtype)
     s = to_scalar(_unwrap_ref(x))
+    if (s.dtype.pack > 1 and dtype.bits == 8 and dtype.is_int) or \
+            (dtype.pack > 1 and s.dtype.bits == 8 and s.dtype.is_int):
+        # A 4-bit value's byte (CUDA stores one in a byte, the code in the low
+        # bits) and back.
+        from ..dialects import arith
+
+        if s.dtype.pack > 1:
+            return Scalar(arith.ExtUIOp(ir_type(dtype), s.value).result, dtype)
+        return Scalar(arith.TruncIOp(ir_type(dtype), s.value).result, dtype)
     if s.dtype.bits != dtype.bits or s.dtype.is_bool or dtype.is_bool or \
             "index" in (s.dtype.kind, dtype.kind):
         raise TypeError(f"T.reinterpret: {s.dtype} and {dtype} differ in width "
