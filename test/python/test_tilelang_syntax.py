@@ -690,8 +690,21 @@ def test_jit_body_with_only_a_kernel_dynamic_fill_and_empty_tensors(monkeypatch)
     np.testing.assert_array_equal(ones(M=4, N=8), np.ones((8, 4), np.float32))
     from tilelang_mlir.runtime import args
 
-    monkeypatch.setattr(args, "TORCH_OUTPUTS", True)  # what the compat route sets
+    monkeypatch.setattr(args, "TILELANG_OUTPUTS", True)  # what the compat route sets
     assert isinstance(ones(M=2, N=2), torch.Tensor)
+
+    @tl.jit(target="cpu")
+    def two(M: int):
+        B = T.empty((M,), T.float32)
+        C = T.empty((M,), T.int32)
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(M):
+                B[i] = 2.0
+                C[i] = i
+        return B, C
+
+    b, c = two(M=4)
+    assert isinstance(two(M=4), list) and b.tolist() == [2.0] * 4 and c.tolist() == [0, 1, 2, 3]
 
     n = T.symbolic("n")
 

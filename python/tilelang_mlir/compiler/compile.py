@@ -662,7 +662,7 @@ class JITFunction:
             binding = self._eager.bind(args, kwargs, call=True)
             kernel, names, as_tuple = self._eager_kernel(binding)
             result = kernel(*[binding.runtime[n] for n in names])
-            if as_tuple and not isinstance(result, tuple):
+            if as_tuple and not isinstance(result, (tuple, list)):
                 result = (result,)
             return result
         return self.compile(*args, **kwargs)

@@ -19,9 +19,10 @@ from ..base import dtypes as dt
 from ..base.signature import dim_symbols, eval_dim, is_input, solve_dim
 
 
-# Allocate a call's outputs as torch tensors even when no argument is one
-# (TileLang's kernels always return torch tensors; the compat route sets it).
-TORCH_OUTPUTS = False
+# TileLang's output conventions (the compat route sets it): a call's outputs
+# are torch tensors even when no argument is one, and several of them come
+# back as a list (runtime/kernel.py).
+TILELANG_OUTPUTS = False
 
 
 def _is_torch(x) -> bool:
@@ -238,7 +239,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     where: Dict[str, str] = {}
     state: Dict[str, int] = {}  # the current CUDA device, looked up once
     values: List[Any] = [None] * len(params)
-    use_torch = device == "cuda" or TORCH_OUTPUTS
+    use_torch = device == "cuda" or TILELANG_OUTPUTS
     tables: Dict[str, Any] = {}  # symmetric tensor name -> its peer table
     it = iter(args)
     for i, p in enumerate(params):

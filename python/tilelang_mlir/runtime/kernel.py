@@ -58,7 +58,7 @@ class Kernel:
             return None
         if len(binding.outputs) == 1:
             return binding.outputs[0]
-        return tuple(binding.outputs)
+        return list(binding.outputs) if argmod.TILELANG_OUTPUTS else tuple(binding.outputs)
 
     def mlir(self, stage: str = "tile") -> str:
         """The IR at a named stage of the pipeline (see `stages`)."""
