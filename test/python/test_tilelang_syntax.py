@@ -744,3 +744,22 @@ def test_fp4_scalar_conversions(target):
     assert y.tolist() == [_e2m1_code(v) for v in values]
     assert z.tolist() == [_e2m1_value(_e2m1_code(v)) for v in values]
     _compiles_for_gpus(quantize)
+
+
+@pytest.mark.parametrize("body, match", [
+    (lambda A: T.launch_thread("threadIdx.x", 128), "T.launch_thread"),
+    (lambda A: T.let(3, 4), "T.let binds a variable"),
+    (lambda A: T.Shuffle([T.Broadcast(A[0], 2)], [0, 5]), r"lane index 5 is not in \[0, 2\)"),
+    (lambda A: T.Ramp(0, 1, 0), r"lanes must be an int in \[1, 256\]"),
+    (lambda A: T.extract_lane(A[0], 0), "takes a vector value"),
+    (lambda A: T.float16x2(A[0], A[1], A[2]), "has 2 lanes, got 3 values"),
+    (lambda A: T.reshape(A, (3, 3)), "does not have the size of"),
+])
+def test_structure_errors(body, match):
+    @T.prim_func
+    def main(A: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            body(A)
+
+    with pytest.raises(TileLangError, match=match):
+        tl.compile(main, target="cpu")

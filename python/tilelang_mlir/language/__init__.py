@@ -24,7 +24,8 @@ from .kernel import (Kernel, get_block_binding, get_block_bindings, get_block_ex
                      get_block_extents, get_thread_extent, get_thread_extents)
 from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, grid,
-                    loop_break, parallel, serial, thread_binding, unroll, vectorized)
+                    launch_thread, loop_break, parallel, serial, thread_binding, unroll,
+                    vectorized)
 from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, ceil,
                    ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv, floormod,
                    if_then_else, infinity, log, log2, max, max_value, min, min_value, pow,

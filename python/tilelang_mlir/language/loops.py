@@ -119,6 +119,17 @@ def thread_binding(start, stop=None, thread: str = "", annotations=None):
                         "T.Parallel loop, which spread it over the threads of the block")
 
 
+def launch_thread(thread: str, extent=None):
+    """TVM's explicit launch of a thread or block index: not supported
+    (tilelang-mlir launches with `T.Kernel(grid..., threads=...)` and reads
+    the indices with T.get_thread_binding / T.get_block_binding)."""
+    from ..base.errors import TileLangError
+
+    raise TileLangError(f"not supported by tilelang-mlir: T.launch_thread({thread!r}, ...) (TVM's "
+                        "explicit thread launch); write `with T.Kernel(grid, threads=n)` and read "
+                        "the indices with T.get_thread_binding() / T.get_block_binding()")
+
+
 def serial(start, stop=None, step=None, *, annotations: Optional[dict] = None) -> Serial:
     """A sequential loop (`range` in a tile program means the same); a
     constant negative step counts down."""
