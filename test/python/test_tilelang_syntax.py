@@ -763,3 +763,20 @@ def test_structure_errors(body, match):
 
     with pytest.raises(TileLangError, match=match):
         tl.compile(main, target="cpu")
+
+
+def test_alloc_var_starts_at_zero(target):
+    @T.prim_func
+    def zero(A: T.Tensor((2,), T.float32)):
+        with T.Kernel(1, threads=1) as _:
+            v = T.alloc_var(T.float32)
+            n = T.alloc_var(T.int32)
+            for i in T.serial(3):
+                v += 1.5
+            A[0] = v
+            A[1] = n
+
+    kernel = tl.compile(zero, target=target)
+    a = torch.full((2,), 9.0, device=_device(target))
+    kernel(a)
+    assert a.tolist() == [4.5, 0.0]

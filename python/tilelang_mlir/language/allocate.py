@@ -80,8 +80,9 @@ _UNSET = object()
 
 @builtin
 def alloc_var(b, dtype, *args, init=_UNSET, scope: str = "local.var"):
-    """A scalar private to each thread; assigning to its name stores into it.
-    TileLang's forms: `T.alloc_var(dtype)`, `T.alloc_var(dtype, init)`,
+    """A scalar private to each thread, zero unless an initial value is
+    given; assigning to its name stores into it. TileLang's forms:
+    `T.alloc_var(dtype)`, `T.alloc_var(dtype, init)`,
     `T.alloc_var(dtype, "local.var")`, `T.alloc_var(dtype, init, scope)`,
     and `init=` / `scope=` as keywords."""
     if len(args) > 2:
@@ -101,9 +102,10 @@ def alloc_var(b, dtype, *args, init=_UNSET, scope: str = "local.var"):
         raise b.error(f"not supported by tilelang-mlir: T.alloc_var in scope {scope!r} "
                       "(a var lives in 'local.var')")
     buf = b.alloc((), dtype, "var")
-    if init is not _UNSET and init is not None:
-        _check_int_literal(b, init, buf.dtype)
-        buf[()].store(init)
+    if init is _UNSET or init is None:
+        init = 0  # TileLang's vars start at zero
+    _check_int_literal(b, init, buf.dtype)
+    buf[()].store(init)
     return buf
 
 
