@@ -115,6 +115,11 @@ def test_dynamic_names_and_host_arithmetic():
     assert (m.name, k.name) == ("m", "k") and T.symbolic("q").name == "q"
     e = T.ceildiv(m * 4 + 1, 64)
     assert e.symbols() == ["m"] and e.evaluate(lambda s: 100) == 7
+    assert T.max(m, 1).evaluate(lambda s: 0) == 1 and T.min(k * 2, 64).evaluate(lambda s: 40) == 64
+    from tilelang_mlir.base.signature import eval_dim, parse_dim
+
+    assert eval_dim(T.align_up(m, 8).text(), {"m": 13}) == 16
+    assert parse_dim("max((n * 2), 3)").evaluate(lambda s: 1) == 3
     with pytest.raises(TypeError, match="no truth value"):
         bool(m * 2)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math as _pymath
 
+from ..base.signature import SymExpr, sym_apply
 from ..base import dtypes as dt
 from . import state
 from .values import (IndexExpr, Scalar, binary, cast, ir_type, is_runtime, select,
@@ -71,6 +72,8 @@ def abs(x):  # noqa: A001 (TileLang's name)
 
 def _minmax(op: str, a, b):
     a, b = _unwrap_ref(a), _unwrap_ref(b)
+    if isinstance(a, SymExpr) or isinstance(b, SymExpr):  # sizes on the host
+        return sym_apply(op, a, b)
     if not _runtime(a, b):
         return (builtins.max if op == "max" else builtins.min)(a, b)
     ia, ib = IndexExpr.lift(a), IndexExpr.lift(b)
