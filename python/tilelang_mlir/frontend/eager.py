@@ -14,16 +14,20 @@
     c = matmul(a, b, 128, 128, 32)        # sizes from a and b, compiled once per shape
 
 The parameters named by an annotation statement in the body (`A: T.Tensor`,
-`n: T.int32`) are the kernel's runtime arguments; every other parameter is
-a compile-time value, like the `T.const` sizes. One set of compile-time
-values and sizes is one program (`EagerProgram`): the body is walked by the
-ordinary parser with the values bound, `T.const` gives the sizes as Python
-ints (so every size is static), an annotation statement adds a function
-argument where it stands, and `T.empty` adds an output argument. The kernel's
-arguments are the annotated parameters in the order of their annotations,
-then the outputs in the order of their `T.empty`; the outputs are returned
-by the kernel in the order of the `return` statement (as in TileLang, every
-`T.empty` tensor must be returned).
+`n: T.int32`), or annotated in the signature with a tensor type or dtype,
+are the kernel's runtime arguments; every other parameter is a compile-time
+value, like the `T.const` sizes. One set of compile-time values and sizes
+is one program (`EagerProgram`): the body is walked by the ordinary parser
+with the values bound, `T.const` gives the sizes as Python ints (so every
+size is static), an annotation statement adds a function argument where it
+stands, `T.empty` an output argument and `T.alloc_global` a workspace. The
+kernel's arguments are the annotated parameters in the order of the
+signature (as TileLang's), then the outputs in the order of their
+`T.empty`; the outputs are returned by the kernel in the order of the
+`return` statement (as in TileLang, every `T.empty` tensor must be
+returned). `@T.prim_func` on such a body is one program of no compile-time
+values (`eager_prim_func`); a body that launches its own `T.Kernel` is a
+program even with no annotation.
 
 A call with tensors needs the sizes before the program exists. They come
 from a probe: the top of the body (up to the first `with`) is walked once
