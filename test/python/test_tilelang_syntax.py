@@ -785,3 +785,31 @@ def test_alloc_var_starts_at_zero(target):
     a = torch.full((2,), 9.0, device=_device(target))
     kernel(a)
     assert a.tolist() == [4.5, 0.0]
+
+
+def test_fp4_pairs_are_one_byte(monkeypatch):
+    from tilelang_mlir.runtime import args
+
+    monkeypatch.setattr(args, "TILELANG_OUTPUTS", True)
+
+    @T.prim_func
+    def pairs(x: T.Tensor((4,), T.float4_e2m1fnx2), y: T.Tensor((8,), T.float32)):
+        out = T.empty((3, 16), T.float4_e2m1fnx2)
+        with T.Kernel(1, threads=1):
+            for i, j in T.grid(3, 16):
+                out[i, j] = T.float4_e2m1fnx2(0.5, -6.0)
+            for i in T.serial(4):
+                v = x[i]
+                y[2 * i] = T.extract_lane(v, 0)
+                y[2 * i + 1] = T.extract_lane(v, 1)
+        return out
+
+    kernel = tl.compile(pairs, target="cpu")
+    y = torch.zeros(8)
+    if not hasattr(torch, "float4_e2m1fn_x2"):
+        pytest.skip("this torch has no float4_e2m1fn_x2")
+    x = torch.tensor([0x21, 0x8F, 0x07, 0x70], dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
+    out = kernel(x, y)
+    assert out.shape == (3, 16) and bool((out.view(torch.uint8) == 0xF1).all())
+    assert y.tolist() == [0.5, 1.0, -6.0, -0.0, 6.0, 0.0, 0.0, 6.0]
+    _compiles_for_gpus(pairs)

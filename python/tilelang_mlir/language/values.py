@@ -66,13 +66,19 @@ def storage_ir_type(dtype: DType):
     (i8), as in NumPy and PyTorch; the 4-bit types as bytes holding two
     elements (`DType.pack`)."""
     dtype = dt.as_dtype(dtype)
-    if dtype.pack > 1:
+    if dtype.pack > 1 or _byte_vector(dtype):
         return _ir().Type.parse("i8")
     if dtype.is_subbyte:
         raise _error(f"not supported by tilelang-mlir: buffers of {dtype} ({dtype.bits}-bit "
                      "elements do not pack into bytes)")
     dtype = _computable(dtype)
     return _ir().Type.parse("i8" if dtype.kind == "bool" else dtype.mlir)
+
+
+def _byte_vector(dtype: DType) -> bool:
+    """A vector of packed 4-bit lanes that fills one byte (float4_e2m1fnx2,
+    TileLang's and torch's storage type of FP4 pairs): stored as that byte."""
+    return dtype.lanes > 1 and dtype.element.pack == dtype.lanes
 
 
 def physical_shape(shape, dtype: DType) -> list:
@@ -1317,6 +1323,14 @@ class BufferRef(Operators):
         idx = self.buffer.stored_index(self._point_indices("cannot load from"))
         if self.buffer.pack > 1:
             return _load_packed(self.buffer, idx)
+        if _byte_vector(self.buffer.dtype):  # the byte's lanes, the first in the low bits
+            raw = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx]).result
+            element = self.buffer.dtype.element
+            lanes = []
+            for k in range(self.buffer.dtype.lanes):
+                bits = _arith().ShRUIOp(raw, constant(k * element.bits, dt.int8)).result
+                lanes.append(Scalar(_arith().TruncIOp(ir_type(element), bits).result, element))
+            return Vector(lanes)
         raw = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx]).result
         return from_storage(raw, self.buffer.dtype)
 
@@ -1339,6 +1353,22 @@ class BufferRef(Operators):
         self.buffer.stores += 1
         if self.buffer.bitview is not None:
             _store_bitview(self.buffer, self._point_indices("cannot store into"), value)
+            return
+        if _byte_vector(self.buffer.dtype):
+            dtype = self.buffer.dtype
+            value = _vector_ref(_unwrap_ref(value))
+            if not isinstance(value, Vector) or len(value) != dtype.lanes:
+                raise _error(f"a store into {self.buffer.name!r} ({dtype}) takes a vector of "
+                             f"{dtype.lanes} lanes, got {_describe(value)}")
+            i8 = _ir().IntegerType.get_signless(8)
+            byte = None
+            for k, lane in enumerate(value.lanes):
+                part = _arith().ExtUIOp(i8, to_scalar(lane, dtype.element).value).result
+                if k:
+                    part = _arith().ShLIOp(part, constant(k * dtype.element.bits, dt.int8)).result
+                byte = part if byte is None else _arith().OrIOp(byte, part).result
+            idx = self.buffer.stored_index(self._point_indices("cannot store into"))
+            memref.StoreOp(byte, self.buffer.value, [i.materialize() for i in idx])
             return
         idx = self.buffer.stored_index(self._point_indices("cannot store into"))
         if self.buffer.pack > 1:

@@ -285,11 +285,11 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                               device="cuda" if device == "cuda" else "cpu")
             # Outputs are uninitialized; on the CPU, poison float outputs so
             # that elements a kernel forgot to write show up as NaN.
-            if device == "cpu" and out.is_floating_point() and p.dtype.pack == 1:
+            if device == "cpu" and out.is_floating_point() and p.dtype.bits >= 8:
                 out.fill_(float("nan"))
         else:
             out = np.empty(shape, dtype=dt.to_numpy(p.dtype))
-            if p.dtype.is_float and p.dtype.pack == 1:
+            if p.dtype.is_float and p.dtype.bits >= 8:
                 out.fill(np.nan)
         if not p.workspace:
             outputs.append(out)
