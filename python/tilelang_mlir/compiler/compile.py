@@ -408,13 +408,21 @@ def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
     if not isinstance(func, PrimFunc):
         raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
     tgt = parse_target(target)
+    annotated = getattr(func, "function_annotations", None)
+    if annotated is not None:  # T.annotate_pass_configs / compile_flags in the body
+        configs, flags = annotated()
+        check_compile_flags(flags)
+        if configs:
+            pass_configs = {**normalize_pass_configs(configs),
+                            **normalize_pass_configs(pass_configs)}
     pass_configs = normalize_pass_configs(pass_configs)
     _check_pass_configs(pass_configs)
     own = getattr(func, "own_out_idx", None)  # an eager program's T.empty outputs
-    if own is not None:
-        if out_idx is not None and _normalize_out_idx(out_idx, func.params) != own:
-            raise ValueError(f"out_idx={out_idx!r} for {func.name!r}: an eager-style program's "
-                             f"outputs are the T.empty tensors it returns (arguments {own})")
+    if own:
+        if out_idx is not None:
+            raise ValueError(f"Out index conflict: out_idx={out_idx!r} for {func.name!r}, whose "
+                             f"outputs are the T.empty tensors it returns (arguments {own}); "
+                             "give one or the other")
         out_idx = own
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
@@ -671,7 +679,7 @@ class JITFunction(JitBase):
             binding = self._eager.bind(args, kwargs, call=True)
             kernel, names, as_tuple = self._eager_kernel(binding)
             result = kernel(*[binding.runtime[n] for n in names])
-            if as_tuple and not isinstance(result, tuple):
+            if as_tuple and not isinstance(result, (tuple, list)):
                 result = (result,)
             if not kwargs:
                 self._remember_eager(args, kernel, names, as_tuple)

@@ -48,6 +48,28 @@ def device_assert(b, cond, msg: str = ""):
     b.device_assert(cond, msg)
 
 
+@builtin
+def annotate_pass_configs(b, configs: dict):
+    """Pass configs of this program (`{PassConfigKey.X: value}` or
+    `{"tl.x": value}`), merged under those the compile is given (the
+    compile's win); anywhere in the program's body."""
+    if not isinstance(configs, dict):
+        raise b.error(f"T.annotate_pass_configs takes a dict, got {configs!r}")
+    b.function_pass_configs.update(configs)
+
+
+@builtin
+def annotate_compile_flags(b, flags):
+    """TileLang's nvcc flags for this program (a list or one string): the
+    same as `tilelang.compile(..., compile_flags=flags)` (the flags that only
+    steer C++ compilation are accepted; tilelang-mlir emits PTX itself)."""
+    if isinstance(flags, str):
+        flags = flags.split()
+    if not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
+        raise b.error(f"T.annotate_compile_flags takes a list of strings, got {flags!r}")
+    b.function_compile_flags.extend(flags)
+
+
 class SwizzleLayout:
     def __init__(self, bytes_: int, pad: int = 0):
         self.bytes, self.pad = bytes_, pad

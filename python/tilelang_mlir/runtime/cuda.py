@@ -42,7 +42,7 @@ from ..base.grid import (GRID_OPS, check_grid, check_grid_expr, evaluate_grid,  
                          expr_to_str)
 from ..base.artifact import CompiledArtifact, Launch
 from ..base.errors import NoCUDADevice  # noqa: F401 (imported from here by scripts and tests)
-from ..base.signature import int_scalars_of, symbols_of
+from ..base.signature import bind_dims, int_scalars_of, symbols_of
 
 
 # Largest grid extents the hardware accepts (x, y, z).
@@ -579,9 +579,9 @@ class CUDAExecutable:
         scalars: Dict[str, Any] = {}
         for p, v in zip(params, values):
             if p.kind == "tensor":
-                for want, have in zip(p.shape, v.shape):
-                    if isinstance(want, str):
-                        symbols.setdefault(want, have)
+                bind_dims(p.shape, v.shape, symbols)
+                if p.strides is not None:
+                    bind_dims(p.strides, v.strides, symbols)
             else:
                 scalars[p.name] = v
         grid = evaluate_grid(self.grid, symbols, scalars, sms)

@@ -97,7 +97,7 @@ class Kernel(_launcher.KernelBase):
             return None
         if len(binding.outputs) == 1:
             return binding.outputs[0]
-        return tuple(binding.outputs)
+        return list(binding.outputs) if argmod.TILELANG_OUTPUTS else tuple(binding.outputs)
 
     _native_torch = None  # whether torch was imported when the plan was made
     _native_reason = ""  # why a kernel takes the Python path only

@@ -122,6 +122,9 @@ CudaApi cuda_api;
 // The switch of tests and measurements: when false, every call takes the
 // Python path.
 bool native_enabled = true;
+// TileLang's output conventions (the compat route): a CPU call with no tensor
+// input allocates torch outputs, and several outputs come back as a list.
+bool tilelang_outputs = false;
 
 //===----------------------------------------------------------------------===//
 // Small helpers
@@ -611,8 +614,8 @@ int bind(const Plan &plan, PyObject *const *args, Py_ssize_t nargs, int32_t devi
       }
     }
   }
-  if (b.source == Source::None)
-    b.source = plan.cuda ? Source::Torch : Source::Numpy;
+  if (b.source == Source::None) // no tensor input: TileLang's outputs are torch's
+    b.source = plan.cuda || tilelang_outputs ? Source::Torch : Source::Numpy;
   if ((b.source == Source::Torch && !torch_api.enabled) ||
       (b.source == Source::Numpy && !numpy_api.enabled))
     return 0;
@@ -676,7 +679,8 @@ PyObject *results(const Plan &plan, Bound &b) {
     Py_INCREF(out);
     return out;
   }
-  PyObject *t = PyTuple_New(plan.returned);
+  // Several outputs: a tuple, or a list as TileLang returns them.
+  PyObject *t = tilelang_outputs ? PyList_New(plan.returned) : PyTuple_New(plan.returned);
   if (!t)
     return nullptr;
   int k = 0;
@@ -684,7 +688,10 @@ PyObject *results(const Plan &plan, Bound &b) {
     if (plan.params[plan.allocs[j]].alloc != 1)
       continue;
     Py_INCREF(b.outputs[j]);
-    PyTuple_SET_ITEM(t, k++, b.outputs[j]);
+    if (tilelang_outputs)
+      PyList_SET_ITEM(t, k++, b.outputs[j]);
+    else
+      PyTuple_SET_ITEM(t, k++, b.outputs[j]);
   }
   return t;
 }
@@ -1949,6 +1956,8 @@ PyObject *enable(PyObject *, PyObject *args) {
     ready = numpy_api.ndarray != nullptr;
   } else if (!strcmp(what, "native")) {
     flag = &native_enabled;
+  } else if (!strcmp(what, "tilelang_outputs")) {
+    flag = &tilelang_outputs;
   } else if (!strcmp(what, "cuda")) {
     flag = &cuda_api.enabled;
     ready = cuda_api.launch_ex != nullptr;

@@ -62,6 +62,13 @@ def set_native(on: bool) -> bool:
     return bool(_native.enable("native", bool(on)))
 
 
+def set_tilelang_outputs(on: bool) -> None:
+    """TileLang's output conventions on the fast path (args.TILELANG_OUTPUTS:
+    torch outputs for a CPU call with no tensor input, several as a list)."""
+    if _native is not None:
+        _native.enable("tilelang_outputs", bool(on))
+
+
 def native_enabled() -> bool:
     if _native is None:
         return False
