@@ -5,6 +5,9 @@
 #   - every GPU-marked test of test/python (pytest -m gpu; all files, so none
 #     is left out), JIT-compiling with the wheel's compiler;
 #   - the random-program GPU campaign (test/fuzz/gpu_campaign.py, SEED, COUNT);
+#   - where .tl-src holds TileLang's testing/ (a pinned checkout's), its tests
+#     through the compat route (scripts/tilelang_conformance.py; not a failure
+#     of the session: a conformance count);
 # with, first and alone, the launch-overhead benchmark and, beside the tests,
 # where .tl-examples holds TileLang's deepseek_v32 folder, its sparse MLA
 # forward through the compat route (the silent-NaN program of issue 43).
@@ -24,12 +27,18 @@ status=0
 # The launch benchmark first, alone (host microseconds need a quiet machine).
 timeout ${LAUNCH_LIMIT:-100} python3 benchmarks/launch_overhead.py > $OUT/launch.txt 2>&1 || status=1
 tail -22 $OUT/launch.txt
-(timeout -s INT ${TESTS_LIMIT:-420} python3 -m pytest -q -m gpu -p no:cacheprovider -rf \
+(timeout -s INT ${TESTS_LIMIT:-420} python3 -m pytest -q -m gpu -p no:cacheprovider -rf ${PYTEST_N:+-n $PYTEST_N} \
    test/python > $OUT/gputests.txt 2>&1; echo "pytest exit $?" >> $OUT/gputests.txt) &
 tests=$!
 if [ -d .tl-examples/deepseek_v32 ]; then
   ( (cd .tl-examples/deepseek_v32 && timeout 300 python3 -m tilelang_mlir.compat sparse_mla_fwd.py) \
     > $OUT/sparse_mla.txt 2>&1; echo "sparse_mla exit $?" >> $OUT/sparse_mla.txt ) &
+fi
+if [ -d .tl-src/testing/python ]; then  # TileLang's own tests through the compat route
+  ( timeout ${CONF_LIMIT:-420} python3 scripts/tilelang_conformance.py --tilelang .tl-src \
+      --jobs ${CONF_JOBS:-4} --timeout 240 --deadline ${CONF_DEADLINE:-330} --logs /tmp/conf_logs \
+      --json $OUT/conformance.json > $OUT/conformance.txt 2>&1
+    tar czf $OUT/conf_logs.tgz -C /tmp conf_logs ) &
 fi
 if [ "${COUNT:-0}" -gt 0 ]; then
   LIMIT=${CAMPAIGN_LIMIT:-420} BUDGET=${CAMPAIGN_BUDGET:-330} \
