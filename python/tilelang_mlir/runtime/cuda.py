@@ -69,6 +69,9 @@ def _driver():
     return _DRIVER
 
 
+_NO_BINARY_FOR_GPU = 209  # CUDA_ERROR_NO_BINARY_FOR_GPU
+
+
 def check_result(result: tuple, call: str, what: str = "") -> Any:
     """Checks the CUresult of a cuda-python driver call (the first element of
     the tuple it returns) and returns the remaining value(s).
@@ -490,7 +493,8 @@ class CUDAExecutable:
 
     def __init__(self, cubin: bytes, entry: str, block: Sequence[int], shared_bytes: int,
                  grid: Sequence[dict], params: Sequence, *, name: Optional[str] = None,
-                 sync: Optional[bool] = None, tensormaps: Sequence[dict] = ()):
+                 sync: Optional[bool] = None, tensormaps: Sequence[dict] = (),
+                 ptx: Optional[str] = None):
         if not isinstance(cubin, (bytes, bytearray)) or not cubin:
             raise TypeError(f"cubin must be non-empty bytes, got {type(cubin).__name__}")
         if not isinstance(entry, str) or not entry:
@@ -507,6 +511,9 @@ class CUDAExecutable:
             if p.kind == "scalar":
                 scalar_ctype(p)  # TypeError now rather than at the first launch
         self.cubin = bytes(cubin)  # kept alive for the module
+        # The PTX the cubin was assembled from: what a GPU of a later chip
+        # than the cubin's loads instead (see _function).
+        self.ptx = ptx or None
         self.entry = entry
         self.name = name or entry
         self.block = tuple(block) + (1,) * (3 - len(block))
@@ -602,8 +609,16 @@ class CUDAExecutable:
             fn = self._functions.get(handle)
             if fn is not None:
                 return fn
-            module = check_result(driver.cuModuleLoadData(self.cubin), "cuModuleLoadData",
-                                  f"loading the cubin of kernel {self.name!r} on cuda:{device}")
+            result = driver.cuModuleLoadData(self.cubin)
+            what = f"loading the cubin of kernel {self.name!r} on cuda:{device}"
+            if int(result[0]) == _NO_BINARY_FOR_GPU and self.ptx:
+                # The cubin is the code of another chip (a kernel compiled
+                # for sm_80 run on an sm_90 GPU): the driver compiles its PTX
+                # for this GPU, as it does the PTX of a fat binary.
+                result = driver.cuModuleLoadData(self.ptx.encode() + b"\0")
+                what = (f"loading kernel {self.name!r} on cuda:{device}: its cubin is for "
+                        "another chip and the driver could not compile its PTX for this one")
+            module = check_result(result, "cuModuleLoadData", what)
             fn = check_result(driver.cuModuleGetFunction(module, self.entry.encode()),
                               "cuModuleGetFunction",
                               f"the cubin of kernel {self.name!r} has no entry {self.entry!r}")
@@ -679,4 +694,4 @@ def executable_of(artifact: CompiledArtifact, sync: Optional[bool] = None) -> CU
     launch = artifact.launch
     return CUDAExecutable(artifact.binary, launch.entry, launch.block, launch.shared_bytes,
                           launch.grid, artifact.params, name=artifact.name, sync=sync,
-                          tensormaps=launch.tensormaps)
+                          tensormaps=launch.tensormaps, ptx=artifact.source or None)

@@ -126,7 +126,7 @@ def make_kernel(name: str, params: Sequence, out_idx: Sequence[int], target, *, 
     `tensormaps` the TMA tensor maps the kernel takes before its parameters.
     """
     exe = CUDAExecutable(cubin, entry, block, shared_bytes, grid, params, name=name, sync=sync,
-                         tensormaps=tensormaps)
+                         tensormaps=tensormaps, ptx=ptx)
     artifact = CompiledArtifact(name, tuple(params), tuple(out_idx), target,
                                 dict(stages or {}), ptx or "")
     return Kernel(_normalized(artifact, exe), exe)
