@@ -5,9 +5,11 @@
 #   - every GPU-marked test of test/python (pytest -m gpu; all files, so none
 #     is left out), JIT-compiling with the wheel's compiler;
 #   - the random-program GPU campaign (test/fuzz/gpu_campaign.py, SEED, COUNT);
-#   - where .tl-src holds TileLang's testing/ (a pinned checkout's), its tests
-#     through the compat route (scripts/tilelang_conformance.py; not a failure
-#     of the session: a conformance count);
+#   - where .tl-src holds TileLang's testing/ (a pinned checkout's:
+#     mkdir .tl-src && cp -r CHECKOUT/testing .tl-src/ &&
+#     git -C CHECKOUT rev-parse --short HEAD > .tl-src/COMMIT, carried), its
+#     tests through the compat route (scripts/tilelang_conformance.py; a
+#     conformance count, not a failure of the session);
 # with, first and alone, the launch-overhead benchmark and, beside the tests,
 # where .tl-examples holds TileLang's deepseek_v32 folder, its sparse MLA
 # forward through the compat route (the silent-NaN program of issue 43).
@@ -21,7 +23,7 @@ WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
 [ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
 rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
 cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
-export PYTHONPATH=/tmp/wsite PYTHONUNBUFFERED=1 TILELANG_MLIR_CACHE_DIR=/tmp/tlcache
+export PYTHONPATH=/tmp/wsite PYTHONUNBUFFERED=1 TILELANG_MLIR_CACHE_DIR=/tmp/tlcache WSITE_READY=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $OUT/card.txt
 status=0
 # The launch benchmark first, alone (host microseconds need a quiet machine).
@@ -36,7 +38,7 @@ if [ -d .tl-examples/deepseek_v32 ]; then
 fi
 if [ -d .tl-src/testing/python ]; then  # TileLang's own tests through the compat route
   ( timeout ${CONF_LIMIT:-420} python3 scripts/tilelang_conformance.py --tilelang .tl-src \
-      --jobs ${CONF_JOBS:-4} --timeout 240 --deadline ${CONF_DEADLINE:-330} --logs /tmp/conf_logs \
+      --tilelang-commit "$(cat .tl-src/COMMIT 2>/dev/null)" --jobs ${CONF_JOBS:-4} --timeout 240 --deadline ${CONF_DEADLINE:-330} --logs /tmp/conf_logs \
       --json $OUT/conformance.json > $OUT/conformance.txt 2>&1
     tar czf $OUT/conf_logs.tgz -C /tmp conf_logs ) &
 fi

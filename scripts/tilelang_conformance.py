@@ -186,7 +186,13 @@ def parse_junit(path: str, rel: str) -> List[Dict]:
 
 
 def git_commit(path: str) -> str:
+    """The commit of the checkout at `path` ("?" where `path` is not the top
+    of one: a copied testing/ folder inside another repository)."""
     try:
+        top = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True).stdout.strip()
+        if not top or os.path.realpath(top) != os.path.realpath(path):
+            return "?"
         return subprocess.run(["git", "-C", path, "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True).stdout.strip() or "?"
     except OSError:
@@ -236,6 +242,8 @@ def main() -> int:
     ap.add_argument("--emulate", choices=("none", "cpu", "dry"), default="none")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per test file")
+    ap.add_argument("--tilelang-commit", default="",
+                    help="the checkout's commit, where --tilelang is a copy without git")
     ap.add_argument("--deadline", type=float, default=0.0,
                     help="seconds for the whole run: files not started by then are NOTRUN "
                          "(the JSON is rewritten after every file, so a cut run keeps its rows)")
@@ -272,7 +280,8 @@ def main() -> int:
 
     start = time.time()
     meta = {"date": str(datetime.date.today()), "impl": args.impl,
-            "emulate": args.emulate, "tilelang_commit": git_commit(root),
+            "emulate": args.emulate,
+            "tilelang_commit": args.tilelang_commit or git_commit(root),
             "commit": git_commit(ROOT)}
     try:
         import torch

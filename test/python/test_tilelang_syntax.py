@@ -815,3 +815,25 @@ def test_fp4_pairs_are_one_byte(request):
     assert out.shape == (3, 16) and bool((out.view(torch.uint8) == 0xF1).all())
     assert y.tolist() == [0.5, 1.0, -6.0, -0.0, 6.0, 0.0, 0.0, 6.0]
     _compiles_for_gpus(pairs)
+
+
+@pytest.mark.parametrize("target", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_kernel_with_no_effect_still_launches(target):
+    """TileLang's empty kernels (a body that writes nothing) compile and run
+    on every target: the kernel is not erased as dead code, which left a GPU
+    program with no launch ("expected one kernel launch, found 0")."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def empty(x: T.Tensor((n,), T.float32)):
+        with T.Kernel(n, threads=32) as bx:
+            y = x[bx]  # noqa: F841 (read, never used)
+
+    for arch in ("cuda:sm_80", "cuda:sm_90a"):
+        assert ".entry" in tl.compile(empty, target=arch).get_source()
+    kernel = tl.compile(empty, target="cpu" if target == "cpu" else "cuda:sm_90a")
+    x = torch.randn(8, device=_device(target))
+    kernel(x)
+    assert kernel(x) is None
+    with pytest.raises(TypeError, match="x"):
+        kernel(x.to(torch.float16))

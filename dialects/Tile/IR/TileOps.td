@@ -49,6 +49,7 @@ def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
 
 def Tile_KernelOp : Tile_Op<"kernel", [
     AutomaticAllocationScope, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "A grid of thread blocks running one tile program";
   let description = [{

@@ -163,6 +163,14 @@ void KernelOp::build(OpBuilder &builder, OperationState &result,
                 llvm::map_to_vector(grid, [](Value v) { return v.getLoc(); }));
 }
 
+// A launch is an effect of its own, besides its body's: a kernel whose body
+// has none still runs (as TileLang's empty kernels do) rather than being
+// erased as dead code, which left a program with no launch.
+void KernelOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), SideEffects::DefaultResource::get());
+}
+
 int64_t KernelOp::getNumThreads() {
   int64_t n = 1;
   for (int64_t t : getThreads())

@@ -80,3 +80,16 @@ func.func @live_loop(%a: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A kernel whose body has no effect is still launched (TileLang's empty
+// kernels run): it is not dead code.
+// CHECK-LABEL: func.func @keep_empty_kernel
+// CHECK: tile.kernel blocks(%{{.+}}) in (%{{.+}}) threads(32)
+func.func @keep_empty_kernel(%n: index, %x: memref<8xf32>) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %v = memref.load %x[%bx] : memref<8xf32>
+  }
+  return
+}
