@@ -837,3 +837,47 @@ def test_a_kernel_with_no_effect_still_launches(target):
     assert kernel(x) is None
     with pytest.raises(TypeError, match="x"):
         kernel(x.to(torch.float16))
+
+
+def _half_block_copy(M, N, block, first_half: bool, elementwise: bool):
+    """TileLang's masked copy: half of the block's threads fill a shared tile
+    (under `if tx < 128`, or `tx >= 128`), then every thread copies it out."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float16), B: T.Tensor((M, N), T.float16)):
+        with T.Kernel(T.ceildiv(N, block), T.ceildiv(M, block), threads=256) as (bx, by):
+            S = T.alloc_shared((block, block), T.float16)
+            tx = T.get_thread_binding(0)
+            if (tx < 128) if first_half else (tx >= 128):
+                if elementwise:
+                    for i, k in T.Parallel(block, block):
+                        S[i, k] = A[by * block + i, bx * block + k]
+                else:
+                    T.copy(A[by * block, bx * block], S)
+            T.copy(S, B[by * block, bx * block])
+
+    return main
+
+
+@pytest.mark.parametrize("first_half", [True, False])
+@pytest.mark.parametrize("elementwise", [True, False])
+def test_thread_conditioned_tile_ops_are_synchronized_with_the_block(first_half, elementwise):
+    """The tile ops under a thread condition run on those threads (a role),
+    and a block barrier separates them from the copy all threads make next:
+    without it half the output was stale shared memory on the H100."""
+    import re
+
+    program = _half_block_copy(256, 256, 128, first_half, elementwise)
+    ptx = tl.compile(program, out_idx=[1], target="cuda:sm_90a",
+                     pass_configs={"tl.disable_warp_specialized": True}).get_source()
+    body = ptx.split("setp", 1)[1]  # after the thread condition
+    assert re.search(r"\b(bar\.sync|barrier\.sync(\.aligned)?)\s+0;", body), "no block barrier"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("first_half", [True, False])
+@pytest.mark.parametrize("elementwise", [True, False])
+def test_thread_conditioned_tile_ops_on_the_gpu(first_half, elementwise):
+    kernel = tl.compile(_half_block_copy(512, 384, 128, first_half, elementwise), out_idx=[1],
+                        target="cuda", pass_configs={"tl.disable_warp_specialized": True})
+    a = torch.randn(512, 384, device="cuda", dtype=torch.float16)
+    torch.testing.assert_close(kernel(a), a, rtol=0, atol=0)

@@ -100,6 +100,46 @@ void merge(State &into, const State &from) {
   }
 }
 
+/// Whether `op` may sit between two roles of one group: it touches no
+/// shared memory and is no barrier (index arithmetic, constants).
+bool isGroupFiller(Operation &op) {
+  if (isa<RoleOp, BarrierOp>(op) || op.getNumRegions() != 0)
+    return false;
+  State acc;
+  collectAccesses(&op, acc);
+  return acc.empty();
+}
+
+/// The first role of the group of sibling roles `role` belongs to.
+Operation *firstOfGroup(RoleOp role) {
+  Operation *first = role;
+  for (Operation *p = role->getPrevNode(); p; p = p->getPrevNode()) {
+    if (isa<RoleOp>(p))
+      first = p;
+    else if (!isGroupFiller(*p))
+      break;
+  }
+  return first;
+}
+
+/// The roles of the group that starts at `first`, in order.
+SmallVector<Operation *> roleGroup(RoleOp first) {
+  SmallVector<Operation *> roles;
+  for (Operation *p = first; p; p = p->getNextNode()) {
+    if (isa<RoleOp>(p))
+      roles.push_back(p);
+    else if (!isGroupFiller(*p))
+      break;
+  }
+  return roles;
+}
+
+/// The shared accesses of a role's body (collectAccesses skips roles).
+void collectRoleAccesses(Operation *role, State &acc) {
+  for (Operation &inner : role->getRegion(0).front())
+    collectAccesses(&inner, acc);
+}
+
 class BarrierInserter {
 public:
   /// Processes `block` starting from `state`; returns the state at its end.
@@ -116,9 +156,30 @@ public:
         continue;
       }
       if (auto role = dyn_cast<RoleOp>(op)) {
-        // A role's barriers synchronize its own threads (a named barrier);
-        // roles order their accesses against each other and against the
-        // rest of the kernel with the program's own barriers.
+        // A group of sibling roles (threads [0, 128) under `if tx < 128`,
+        // the roles of an explicit warp specialization) runs concurrently:
+        // within it, each role's barriers synchronize its own threads and
+        // the roles order their accesses against each other through the
+        // program's transaction barriers, so no block barrier goes between
+        // them (it would deadlock a producer waiting on its consumer).
+        // Against the rest of the kernel the group is one op, as TileLang's
+        // thread-conditioned regions are: a block barrier before it where
+        // it conflicts with earlier accesses, and after it where later ones
+        // conflict with it (all threads pass both points).
+        if (role == firstOfGroup(role)) {
+          State group;
+          for (Operation *r : roleGroup(role))
+            collectRoleAccesses(r, group);
+          if (conflicts(state, group)) {
+            Operation *prev = op.getPrevNode();
+            if (!prev || !isa<BarrierOp>(prev)) {
+              OpBuilder b(&op);
+              BarrierOp::create(b, op.getLoc());
+            }
+            state.clear();
+          }
+          merge(state, group);
+        }
         run(role.getBody().front(), State());
         continue;
       }

@@ -136,3 +136,41 @@ func.func @hoisted_before_loop(%A: memref<?x?xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Sibling roles are one group against the rest of the kernel (TileLang's
+// `if tx < 128:` regions): a barrier after the group, where the copy of all
+// threads reads what a role wrote, and a barrier before it, where a role
+// overwrites what all threads read; none between the roles (they run
+// concurrently and order their own accesses).
+// CHECK-LABEL: func.func @role_group
+// CHECK: tile.copy %[[S:[0-9]+]][%c0, %c0] [64, 64] to %arg1[%c0, %c0] [64, 64]
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.role threads(0 to 128) {
+// CHECK-NOT: tile.barrier
+// CHECK: tile.role threads(128 to 256) {
+// CHECK-NOT: tile.barrier
+// CHECK: }
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.copy %[[S]]
+func.func @role_group(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f16
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %t = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    tile.copy %A[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] : memref<?x?xf16> to memref<64x64xf16, #tile.scope<shared>>
+    tile.copy %s[%c0, %c0] [64, 64] to %B[%c0, %c0] [64, 64] : memref<64x64xf16, #tile.scope<shared>> to memref<?x?xf16>
+    tile.role threads(0 to 128) {
+      tile.fill %s, %f : memref<64x64xf16, #tile.scope<shared>>, f16
+    }
+    %i = arith.addi %c0, %c1 : index
+    tile.role threads(128 to 256) {
+      tile.fill %t, %f : memref<64x64xf16, #tile.scope<shared>>, f16
+    }
+    tile.copy %s[%c0, %c0] [64, 64] to %B[%i, %c0] [64, 64] : memref<64x64xf16, #tile.scope<shared>> to memref<?x?xf16>
+  }
+  return
+}
