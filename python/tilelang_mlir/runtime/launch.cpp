@@ -1276,7 +1276,7 @@ PyObject *launcher_add_context(PyObject *obj, PyObject *args) {
     return nullptr;
   Plan *plan = self->plan->get();
   if (!plan || !plan->cuda)
-    Py_RETURN_NONE;
+    Py_RETURN_FALSE; // no plan to hold it (Kernel._native_prepare makes the plan first)
   std::vector<int64_t> handles;
   if (!read_int_list(fns, handles))
     return nullptr;
@@ -1293,10 +1293,24 @@ PyObject *launcher_add_context(PyObject *obj, PyObject *args) {
   for (auto &known : plan->contexts)
     if (known->ctx == c->ctx) {
       known = c;
-      Py_RETURN_NONE;
+      Py_RETURN_TRUE;
     }
   plan->contexts.push_back(c);
-  Py_RETURN_NONE;
+  Py_RETURN_TRUE;
+}
+
+// Whether the current plan knows the CUDA context `handle`.
+PyObject *launcher_has_context(PyObject *obj, PyObject *arg) {
+  auto *self = reinterpret_cast<Launcher *>(obj);
+  uint64_t handle;
+  if (!as_u64(arg, handle))
+    return nullptr;
+  Plan *plan = self->plan->get();
+  if (plan)
+    for (const auto &c : plan->contexts)
+      if (reinterpret_cast<uintptr_t>(c->ctx) == handle)
+        Py_RETURN_TRUE;
+  Py_RETURN_FALSE;
 }
 
 PyObject *launcher_state(PyObject *obj, PyObject *) {
@@ -1978,7 +1992,10 @@ PyMethodDef launcher_methods[] = {
     {"_native_configure", launcher_configure, METH_O,
      "Sets the plan of this kernel's fast path (None: the Python path only)."},
     {"_native_add_context", launcher_add_context, METH_VARARGS,
-     "Registers a CUDA context the kernel's functions are loaded in."},
+     "Registers a CUDA context the kernel's functions are loaded in with the current plan; "
+     "False where there is no CUDA plan to hold it."},
+    {"_native_has_context", launcher_has_context, METH_O,
+     "Whether the current plan knows this CUDA context."},
     {"_native_state", launcher_state, METH_NOARGS,
      "'unset', 'native' (the fast path serves) or 'python'."},
     {"_native_contexts", launcher_contexts, METH_NOARGS,

@@ -471,8 +471,11 @@ class _PythonBase:
     def _native_configure(self, spec) -> None:
         pass
 
-    def _native_add_context(self, *args) -> None:
-        pass
+    def _native_add_context(self, *args) -> bool:
+        return False
+
+    def _native_has_context(self, handle) -> bool:
+        return False
 
     def _native_contexts(self) -> int:
         return 0
