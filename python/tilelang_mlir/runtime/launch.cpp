@@ -146,6 +146,47 @@ template <typename T, size_t N> struct Scratch {
   T &operator[](size_t i) { return data[i]; }
 };
 
+// A vector of trivially copyable T with room for N elements inline: the
+// per-call state of a call allocates nothing for the common sizes.
+template <typename T, size_t N> class Small {
+  T inline_[N];
+  T *data_ = inline_;
+  size_t size_ = 0, capacity_ = N;
+  std::unique_ptr<T[]> heap_;
+
+public:
+  Small() = default;
+  Small(const Small &) = delete;
+  Small &operator=(const Small &) = delete;
+  void reserve(size_t n) {
+    if (n <= capacity_)
+      return;
+    std::unique_ptr<T[]> grown(new T[n]);
+    if (size_)
+      memcpy(static_cast<void *>(grown.get()), data_, size_ * sizeof(T));
+    heap_ = std::move(grown);
+    data_ = heap_.get();
+    capacity_ = n;
+  }
+  void assign(size_t n, const T &value) {
+    reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      data_[i] = value;
+    size_ = n;
+  }
+  void clear() { size_ = 0; }
+  void push_back(const T &value) {
+    if (size_ == capacity_)
+      reserve(2 * capacity_);
+    data_[size_++] = value;
+  }
+  size_t size() const { return size_; }
+  T *data() { return data_; }
+  const T *data() const { return data_; }
+  T &operator[](size_t i) { return data_[i]; }
+  const T &operator[](size_t i) const { return data_[i]; }
+};
+
 bool as_u64(PyObject *o, uint64_t &out) {
   out = PyLong_AsUnsignedLongLong(o);
   return !(out == (uint64_t)-1 && PyErr_Occurred());
@@ -405,21 +446,22 @@ const int64_t kGridLimits[3] = {2147483647LL, 65535, 65535};
 //===----------------------------------------------------------------------===//
 
 // The arguments of one call, checked, with the outputs allocated.
+// (Inline room for the common sizes: a call allocates nothing of its own.)
 struct Bound {
   const Plan &plan;
-  std::vector<TensorView> views;
-  std::vector<uint64_t> scalars; // bit patterns, one per parameter (unused for tensors)
-  std::vector<int64_t> ints;     // integer scalar values, for grids
-  std::vector<int64_t> symbols;
-  std::vector<int64_t> shapes;   // sizes and strides owned here (NumPy, outputs)
-  std::vector<PyObject *> outputs; // new references, in allocation order
+  Small<TensorView, 16> views;
+  Small<uint64_t, 16> scalars; // bit patterns, one per parameter (unused for tensors)
+  Small<int64_t, 16> ints;     // integer scalar values, for grids
+  Small<int64_t, 8> symbols;
+  Small<int64_t, 64> shapes;   // sizes and strides owned here (NumPy, outputs)
+  Small<PyObject *, 8> outputs; // new references, in allocation order
   Source source = Source::None;
   int32_t device = -1;
 
   explicit Bound(const Plan &p) : plan(p) {}
   ~Bound() {
-    for (PyObject *o : outputs)
-      Py_XDECREF(o);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      Py_XDECREF(outputs[i]);
   }
 };
 
@@ -564,13 +606,13 @@ int bind(const Plan &plan, PyObject *const *args, Py_ssize_t nargs, int32_t devi
   if (nargs != plan.inputs)
     return 0;
   size_t n = plan.params.size();
-  b.views.resize(n);
+  b.views.assign(n, TensorView());
   b.scalars.assign(n, 0);
   b.ints.assign(n, 0);
   b.symbols.assign(plan.symbols, -1);
   b.device = device;
   // Room for the NumPy strides and the outputs' sizes and strides.
-  b.shapes.resize(plan.shape_room);
+  b.shapes.assign(plan.shape_room, 0);
   int32_t device_type = plan.cuda ? torch_api.cuda : torch_api.cpu;
   Py_ssize_t next = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -716,8 +758,8 @@ int64_t write_descriptor(uint64_t *w, const TensorView &v) {
 // 64-byte aligned) first, then per parameter its memref descriptor words or
 // its scalar, following the kernel ABI of runtime/cuda.py.
 struct ParamBuffer {
-  std::vector<uint64_t> words; // 8-byte aligned storage (maps at 64-byte offsets)
-  std::vector<void *> slots;
+  Small<uint64_t, 192> words; // 8-byte aligned storage (maps at 64-byte offsets)
+  Small<void *, 96> slots;
   uint64_t *aligned = nullptr;
 
   // Sizes the buffer for `part`; its maps' bytes go to map(m), then
@@ -1349,7 +1391,9 @@ struct BoundCall {
   int cuda;
   void *ctx;
   int32_t device;
-  std::vector<ParamBuffer> *buffers; // CUDA: one per part; CPU: one
+  // CUDA: one per part; CPU: one (each where it was made: the slots point
+  // into its words).
+  std::vector<std::unique_ptr<ParamBuffer>> *buffers;
   std::vector<LaunchConfig> *configs;
   std::vector<void *> *functions;
   std::vector<void *> *descriptors; // CPU
@@ -1380,14 +1424,14 @@ PyObject *bound_vectorcall(PyObject *obj, PyObject *const *, size_t nargsf, PyOb
     for (size_t k = 0; k < self->buffers->size(); ++k) {
       LaunchConfig config = (*self->configs)[k];
       config.stream = stream;
-      int code = cuda_api.launch_ex(&config, (*self->functions)[k], (*self->buffers)[k].slots.data(),
+      int code = cuda_api.launch_ex(&config, (*self->functions)[k], (*self->buffers)[k]->slots.data(),
                                     nullptr);
       if (code) {
         launch_failed(self->launcher, k, code, self->device, config.grid);
         return nullptr;
       }
     }
-  } else if (!run_entry(self->launcher, plan, (*self->buffers)[0].slots.data())) {
+  } else if (!run_entry(self->launcher, plan, (*self->buffers)[0]->slots.data())) {
     return nullptr;
   }
   Py_INCREF(self->outputs);
@@ -1448,7 +1492,7 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
   call->cuda = plan.cuda;
   call->ctx = c ? c->ctx : nullptr;
   call->device = c ? c->device : -1;
-  call->buffers = new std::vector<ParamBuffer>();
+  call->buffers = new std::vector<std::unique_ptr<ParamBuffer>>();
   call->configs = new std::vector<LaunchConfig>();
   call->functions = new std::vector<void *>();
   call->descriptors = new std::vector<void *>(plan.params.size());
@@ -1482,8 +1526,8 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
       }
       if (g == 2)
         continue;
-      call->buffers->emplace_back();
-      ParamBuffer &buffer = call->buffers->back();
+      call->buffers->emplace_back(new ParamBuffer());
+      ParamBuffer &buffer = *call->buffers->back();
       buffer.begin(plan, part);
       for (size_t m = 0; m < part.maps.size(); ++m)
         if (!tensor_map(obj, plan, k, m, b, buffer.map(m))) {
@@ -1496,8 +1540,8 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
     }
   } else {
     // One buffer: the words, the descriptor pointers and the slots.
-    call->buffers->emplace_back();
-    ParamBuffer &buf = call->buffers->back();
+    call->buffers->emplace_back(new ParamBuffer());
+    ParamBuffer &buf = *call->buffers->back();
     buf.words.assign(plan.words + 1, 0);
     buf.slots.assign(plan.params.size(), nullptr);
     pack_cpu(plan, b, buf.words.data(), call->descriptors->data(), buf.slots.data());
