@@ -842,10 +842,28 @@ struct Launcher {
   PyObject_HEAD std::shared_ptr<Plan> *plan;
   int state; // 0: not yet set up, 1: the fast path serves, 2: the Python path only
   PyObject *weakrefs;
+  vectorcallfunc vectorcall; // launcher_vectorcall (see with_vectorcall)
 };
 
 PyObject *str_call_python, *str_native_setup;
 PyTypeObject LauncherType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// A call of an instance goes through its vectorcall slot (no argument
+// tuple) where its type has the flag. Python 3.12 passes the flag on to
+// subclasses defined in Python (Kernel, JITFunction) that keep our tp_call;
+// before 3.12 only static types inherit it, so it is set here, on the first
+// instance of such a subclass, under 3.12's condition (tp_call still ours,
+// the slot's offset inherited). (A class whose __call__ is reassigned later
+// keeps the flag before 3.12; nothing here does that.)
+void with_vectorcall(PyTypeObject *type, ternaryfunc call, Py_ssize_t offset) {
+#if PY_VERSION_HEX < 0x030C0000
+  if (!(type->tp_flags & Py_TPFLAGS_HAVE_VECTORCALL) && type->tp_call == call &&
+      type->tp_vectorcall_offset == offset)
+    type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+#else
+  (void)type, (void)call, (void)offset;
+#endif
+}
 
 PyObject *call_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   PyObject *method = PyObject_GetAttr(self, str_call_python);
@@ -1108,6 +1126,8 @@ PyObject *launcher_new(PyTypeObject *type, PyObject *, PyObject *) {
   self->plan = new (std::nothrow) std::shared_ptr<Plan>();
   self->state = 0;
   self->weakrefs = nullptr;
+  self->vectorcall = launcher_vectorcall;
+  with_vectorcall(type, launcher_call, offsetof(Launcher, vectorcall));
   if (!self->plan) {
     Py_DECREF(obj);
     return PyErr_NoMemory();
@@ -1580,6 +1600,7 @@ struct JitCache {
   PyObject_HEAD std::vector<JitEntry> *entries; // most recently used first
   Py_ssize_t capacity;
   PyObject *weakrefs;
+  vectorcallfunc vectorcall; // jit_vectorcall
 };
 
 PyTypeObject JitCacheType = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -1755,6 +1776,27 @@ PyObject *jit_len(PyObject *obj, PyObject *) {
   return PyLong_FromSize_t(reinterpret_cast<JitCache *>(obj)->entries->size());
 }
 
+PyObject *jit_call(PyObject *obj, PyObject *args, PyObject *kwargs);
+
+// A call of the jitted function: a call seen before goes straight to its
+// kernel; any other (keywords too) to `_call_full`.
+PyObject *jit_vectorcall(PyObject *obj, PyObject *const *args, size_t nargsf,
+                         PyObject *kwnames) {
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) {
+    PyObject *out = jit_lookup(obj, args, nargs);
+    if (out != Py_NotImplemented)
+      return out;
+    Py_DECREF(out);
+  }
+  PyObject *method = PyObject_GetAttrString(obj, "_call_full");
+  if (!method)
+    return nullptr;
+  PyObject *out = PyObject_Vectorcall(method, args, nargs, kwnames);
+  Py_DECREF(method);
+  return out;
+}
+
 // The base of @tl.jit's JITFunction: its arguments are the subclass's.
 PyObject *jit_new(PyTypeObject *type, PyObject *, PyObject *) {
   PyObject *obj = type->tp_alloc(type, 0);
@@ -1764,6 +1806,8 @@ PyObject *jit_new(PyTypeObject *type, PyObject *, PyObject *) {
   self->entries = new (std::nothrow) std::vector<JitEntry>();
   self->capacity = 8;
   self->weakrefs = nullptr;
+  self->vectorcall = jit_vectorcall;
+  with_vectorcall(type, jit_call, offsetof(JitCache, vectorcall));
   if (!self->entries) {
     Py_DECREF(obj);
     return PyErr_NoMemory();
@@ -1771,8 +1815,7 @@ PyObject *jit_new(PyTypeObject *type, PyObject *, PyObject *) {
   return obj;
 }
 
-// A call of the jitted function: a call seen before goes straight to its
-// kernel; any other (keywords too) to `_call_full`.
+// The same through an argument tuple.
 PyObject *jit_call(PyObject *obj, PyObject *args, PyObject *kwargs) {
   if (!kwargs || PyDict_GET_SIZE(kwargs) == 0) {
     PyObject *out = jit_lookup(obj, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args));
@@ -2079,7 +2122,8 @@ PyMODINIT_FUNC PyInit__launch(void) {
   LauncherType.tp_basicsize = sizeof(Launcher);
   LauncherType.tp_dealloc = launcher_dealloc;
   LauncherType.tp_call = launcher_call;
-  LauncherType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  LauncherType.tp_vectorcall_offset = offsetof(Launcher, vectorcall);
+  LauncherType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL;
   LauncherType.tp_doc = "The native fast path of a kernel call (the base of Kernel).";
   LauncherType.tp_methods = launcher_methods;
   LauncherType.tp_new = launcher_new;
@@ -2099,8 +2143,9 @@ PyMODINIT_FUNC PyInit__launch(void) {
   JitCacheType.tp_name = "tilelang_mlir.runtime._launch.JitCache";
   JitCacheType.tp_basicsize = sizeof(JitCache);
   JitCacheType.tp_dealloc = jit_dealloc;
-  JitCacheType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  JitCacheType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL;
   JitCacheType.tp_call = jit_call;
+  JitCacheType.tp_vectorcall_offset = offsetof(JitCache, vectorcall);
   JitCacheType.tp_weaklistoffset = offsetof(JitCache, weakrefs);
   JitCacheType.tp_doc = "@tl.jit's cache of calls by argument signature (the base of "
                         "JITFunction).";
