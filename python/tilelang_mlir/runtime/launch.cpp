@@ -149,8 +149,11 @@ template <typename T, size_t N> struct Scratch {
 // A vector of trivially copyable T with room for N elements inline: the
 // per-call state of a call allocates nothing for the common sizes.
 template <typename T, size_t N> class Small {
-  T inline_[N];
-  T *data_ = inline_;
+  union Room { // (a union: its elements are not constructed, assign() writes them)
+    T items[N];
+    Room() {}
+  } room_;
+  T *data_ = room_.items;
   size_t size_ = 0, capacity_ = N;
   std::unique_ptr<T[]> heap_;
 
