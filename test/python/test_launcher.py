@@ -3,6 +3,7 @@ same results and the same errors as the Python path, on random inputs, for
 CPU kernels here and (marked gpu) CUDA kernels from hand-written PTX; the
 @tl.jit call cache; saved kernels; building the native module."""
 
+import copy
 import ctypes
 import math
 import os
@@ -297,18 +298,42 @@ def test_status_and_state(add_kernel):
     assert status["native"] and status["torch"] and status["numpy"], status
 
 
-@native_only
-def test_bound_call_launches_on_the_arguments_given_once(add_kernel, rng):
+def test_bound_call_launches_on_the_arguments_given_once(path, add_kernel, rng):
+    """A profiler's bound call returns the outputs it allocated once, on both
+    paths, also when it is made before the kernel's first call."""
+    k = copy.copy(add_kernel)  # not set up yet
     a, b = (torch.from_numpy(v) for v in rng.standard_normal((2, 4, 6), dtype=np.float32))
-    bound = add_kernel.get_profiler()._launcher([a, b])
+    bound = k.get_profiler()._launcher([a, b])
     out = bound()
-    assert bound() is out  # the same output, written again
+    assert isinstance(out, torch.Tensor) and bound() is out  # the same output, written again
     torch.testing.assert_close(out, a + b, rtol=0, atol=0)
     a.add_(1)
     bound()
     torch.testing.assert_close(out, a + b, rtol=0, atol=0)
-    with pytest.raises(TypeError, match="takes no arguments"):
-        bound(a)
+    if path == "native":
+        with pytest.raises(TypeError, match="takes no arguments"):
+            bound(a)
+
+
+@native_only
+def test_the_global_switch_leaves_no_trace_on_a_kernel(add_kernel, rng, monkeypatch):
+    """A kernel set up, bound and called while `set_native(False)` is in
+    effect takes the fast path once the switch is back on (the same object
+    serves both)."""
+    k = copy.copy(add_kernel)
+    a, b = (torch.from_numpy(v) for v in rng.standard_normal((2, 4, 6), dtype=np.float32))
+    was = launcher.set_native(False)
+    try:
+        calls = count_python_calls(monkeypatch)
+        torch.testing.assert_close(k(a, b), a + b)
+        torch.testing.assert_close(k.get_profiler()._launcher([a, b])(), a + b)
+        assert len(calls) == 1 and k._native_bind(a, b) is None
+    finally:
+        launcher.set_native(was)
+    calls.clear()
+    torch.testing.assert_close(k(a, b), a + b)
+    assert type(k.get_profiler()._launcher([a, b])).__name__ == "BoundCall"
+    assert calls == [] and k._native_state() == "native", k._native_reason
 
 
 @native_only
@@ -738,6 +763,64 @@ def simulated_cuda(monkeypatch):
     yield state
     native.enable("cuda", False)
     configure(enums["cuda"], getattr(torch._C, "_cuda_getCurrentRawStream", None))
+
+
+@pytest.fixture
+def simulated_loading(simulated_cuda, monkeypatch):
+    """The simulated driver behind `Kernel._native_prepare` too: the current
+    context is the simulated one (on device -1, as CPU tensors say) and each
+    part's function loads as 0xF00D."""
+    from tilelang_mlir.runtime import cuda
+
+    state = simulated_cuda
+    monkeypatch.setattr(cuda, "current_context", lambda name="kernel": (state["ctx"], -1))
+
+    def load(self, ctx, device):
+        self._handles[int(ctx)] = 0xF00D
+        return 0xF00D
+
+    monkeypatch.setattr(cuda.CUDAExecutable, "_function", load)
+    state["record"] = lambda params: None
+    return state
+
+
+def test_simulated_cuda_bound_before_the_first_call(simulated_loading, monkeypatch):
+    """A profiler's bound call made on a kernel that was never called (as
+    do_bench and launch_overhead.py's pre-bound case make it) is the native
+    one, and the kernel's calls after it take the fast path: the context it
+    hands over is kept by the kernel's plan, made first. A bound call made
+    while `set_native(False)` is in effect changes nothing of that."""
+    from tilelang_mlir.runtime.loader import make_kernel
+
+    state = simulated_loading
+    params = [_tensor("A", (8, 16)), _tensor("B", (8, 16)), _tensor("C", (8, 16))]
+    k = make_kernel("add", params, [2], "cuda:sm_90a", cubin=b"\x7fELF fake", entry="add",
+                    block=[128], grid=[{"const": 1}], shared_bytes=0)
+    a, b = torch.randn(8, 16), torch.randn(8, 16)
+    assert k._native_state() == "unset"
+    bound = k.get_profiler()._launcher([a, b])
+    assert type(bound).__name__ == "BoundCall", k._native_reason
+    c = bound()
+    assert c.shape == (8, 16) and bound() is c
+    assert state["launches"][-1]["fn"] == 0xF00D and k._native_contexts() == 1
+    calls = count_python_calls(monkeypatch)
+    was = launcher.set_native(False)
+    try:
+        assert k._native_bind(a, b) is None
+        assert k._native_prepare()  # (the plan and its context are kept)
+    finally:
+        launcher.set_native(was)
+    launches = len(state["launches"])
+    for _ in range(3):
+        assert k(a, b).shape == (8, 16)
+    assert calls == [] and len(state["launches"]) == launches + 3
+    # A plan made again (torch imported after the first call) gets the
+    # context again.
+    k._native_setup()
+    assert k._native_contexts() == 0
+    assert type(k.get_profiler()._launcher([a, b])).__name__ == "BoundCall"
+    k(a, b)
+    assert calls == [] and k._native_contexts() == 1
 
 
 def _simulated_kernel(state, name, params, out_idx, grid, block=(128,), shared=0, maps=(),

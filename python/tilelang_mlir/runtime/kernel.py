@@ -93,6 +93,12 @@ class Kernel(_launcher.KernelBase):
         self._executable(self.params, binding.values)
         if self.device == "cuda" and self._native_state() == "native":
             self._native_prepare()
+        return self._results(binding)
+
+    @staticmethod
+    def _results(binding: argmod.Binding):
+        """What a call on `binding` returns: None, its one output, or several
+        (a tuple; a list under TileLang's conventions), as the fast path."""
         if not binding.outputs:
             return None
         if len(binding.outputs) == 1:
@@ -101,7 +107,6 @@ class Kernel(_launcher.KernelBase):
 
     _native_torch = None  # whether torch was imported when the plan was made
     _native_reason = ""  # why a kernel takes the Python path only
-    _native_seen = ()  # CUDA contexts handed to the fast path
 
     def _native_setup(self) -> None:
         """Builds this kernel's fast-path plan (called by the native base at
@@ -118,7 +123,6 @@ class Kernel(_launcher.KernelBase):
         """Rebuilds the plan once torch is imported (a plan made before could
         not read torch tensors)."""
         if self._native_state() != "unset":
-            self._native_seen = ()
             self._native_setup()
 
     def _executables(self) -> list:
@@ -127,14 +131,24 @@ class Kernel(_launcher.KernelBase):
 
     def _native_prepare(self) -> bool:
         """Hands the fast path the current CUDA context, with each part's
-        function loaded in it; False where there is none (the Python path
-        then says why)."""
+        function loaded in it; False where the fast path does not serve this
+        kernel or there is no context (the Python path then says why).
+
+        The contexts belong to the kernel's plan (launch.cpp), which is made
+        here first where the kernel has none yet: a context handed over
+        before there is a plan would be dropped, and the kernel would take
+        the Python path for good (a profiler's bound call made before the
+        first call did that)."""
         from . import cuda
 
+        if self._native_state() == "unset":
+            self._native_setup()
+        if self._native_state() != "native":
+            return False
         try:
             ctx, device = cuda.current_context(f"kernel {self.name!r}")
             handle = int(ctx)
-            if handle in self._native_seen:
+            if self._native_has_context(handle):
                 return True
             exes = self._executables()
             fns = []
@@ -144,9 +158,7 @@ class Kernel(_launcher.KernelBase):
             sms = exes[0].multiprocessors(device) if any(e._uses_sms for e in exes) else 0
         except Exception:  # noqa: BLE001 (the Python path raises it, with its message)
             return False
-        self._native_add_context(handle, device, sms, tuple(fns))
-        self._native_seen = tuple(self._native_seen) + (handle,)
-        return True
+        return bool(self._native_add_context(handle, device, sms, tuple(fns)))
 
     def _encode_map(self, part: int, index: int, ptr: int, sizes, strides) -> bytes:
         """Tensor map `index` of part `part` for a tensor at `ptr` (the fast

@@ -146,6 +146,50 @@ template <typename T, size_t N> struct Scratch {
   T &operator[](size_t i) { return data[i]; }
 };
 
+// A vector of trivially copyable T with room for N elements inline: the
+// per-call state of a call allocates nothing for the common sizes.
+template <typename T, size_t N> class Small {
+  union Room { // (a union: its elements are not constructed, assign() writes them)
+    T items[N];
+    Room() {}
+  } room_;
+  T *data_ = room_.items;
+  size_t size_ = 0, capacity_ = N;
+  std::unique_ptr<T[]> heap_;
+
+public:
+  Small() = default;
+  Small(const Small &) = delete;
+  Small &operator=(const Small &) = delete;
+  void reserve(size_t n) {
+    if (n <= capacity_)
+      return;
+    std::unique_ptr<T[]> grown(new T[n]);
+    if (size_)
+      memcpy(static_cast<void *>(grown.get()), data_, size_ * sizeof(T));
+    heap_ = std::move(grown);
+    data_ = heap_.get();
+    capacity_ = n;
+  }
+  void assign(size_t n, const T &value) {
+    reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      data_[i] = value;
+    size_ = n;
+  }
+  void clear() { size_ = 0; }
+  void push_back(const T &value) {
+    if (size_ == capacity_)
+      reserve(2 * capacity_);
+    data_[size_++] = value;
+  }
+  size_t size() const { return size_; }
+  T *data() { return data_; }
+  const T *data() const { return data_; }
+  T &operator[](size_t i) { return data_[i]; }
+  const T &operator[](size_t i) const { return data_[i]; }
+};
+
 bool as_u64(PyObject *o, uint64_t &out) {
   out = PyLong_AsUnsignedLongLong(o);
   return !(out == (uint64_t)-1 && PyErr_Occurred());
@@ -405,21 +449,22 @@ const int64_t kGridLimits[3] = {2147483647LL, 65535, 65535};
 //===----------------------------------------------------------------------===//
 
 // The arguments of one call, checked, with the outputs allocated.
+// (Inline room for the common sizes: a call allocates nothing of its own.)
 struct Bound {
   const Plan &plan;
-  std::vector<TensorView> views;
-  std::vector<uint64_t> scalars; // bit patterns, one per parameter (unused for tensors)
-  std::vector<int64_t> ints;     // integer scalar values, for grids
-  std::vector<int64_t> symbols;
-  std::vector<int64_t> shapes;   // sizes and strides owned here (NumPy, outputs)
-  std::vector<PyObject *> outputs; // new references, in allocation order
+  Small<TensorView, 16> views;
+  Small<uint64_t, 16> scalars; // bit patterns, one per parameter (unused for tensors)
+  Small<int64_t, 16> ints;     // integer scalar values, for grids
+  Small<int64_t, 8> symbols;
+  Small<int64_t, 64> shapes;   // sizes and strides owned here (NumPy, outputs)
+  Small<PyObject *, 8> outputs; // new references, in allocation order
   Source source = Source::None;
   int32_t device = -1;
 
   explicit Bound(const Plan &p) : plan(p) {}
   ~Bound() {
-    for (PyObject *o : outputs)
-      Py_XDECREF(o);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      Py_XDECREF(outputs[i]);
   }
 };
 
@@ -564,13 +609,13 @@ int bind(const Plan &plan, PyObject *const *args, Py_ssize_t nargs, int32_t devi
   if (nargs != plan.inputs)
     return 0;
   size_t n = plan.params.size();
-  b.views.resize(n);
+  b.views.assign(n, TensorView());
   b.scalars.assign(n, 0);
   b.ints.assign(n, 0);
   b.symbols.assign(plan.symbols, -1);
   b.device = device;
   // Room for the NumPy strides and the outputs' sizes and strides.
-  b.shapes.resize(plan.shape_room);
+  b.shapes.assign(plan.shape_room, 0);
   int32_t device_type = plan.cuda ? torch_api.cuda : torch_api.cpu;
   Py_ssize_t next = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -716,8 +761,8 @@ int64_t write_descriptor(uint64_t *w, const TensorView &v) {
 // 64-byte aligned) first, then per parameter its memref descriptor words or
 // its scalar, following the kernel ABI of runtime/cuda.py.
 struct ParamBuffer {
-  std::vector<uint64_t> words; // 8-byte aligned storage (maps at 64-byte offsets)
-  std::vector<void *> slots;
+  Small<uint64_t, 192> words; // 8-byte aligned storage (maps at 64-byte offsets)
+  Small<void *, 96> slots;
   uint64_t *aligned = nullptr;
 
   // Sizes the buffer for `part`; its maps' bytes go to map(m), then
@@ -800,10 +845,28 @@ struct Launcher {
   PyObject_HEAD std::shared_ptr<Plan> *plan;
   int state; // 0: not yet set up, 1: the fast path serves, 2: the Python path only
   PyObject *weakrefs;
+  vectorcallfunc vectorcall; // launcher_vectorcall (see with_vectorcall)
 };
 
 PyObject *str_call_python, *str_native_setup;
 PyTypeObject LauncherType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// A call of an instance goes through its vectorcall slot (no argument
+// tuple) where its type has the flag. Python 3.12 passes the flag on to
+// subclasses defined in Python (Kernel, JITFunction) that keep our tp_call;
+// before 3.12 only static types inherit it, so it is set here, on the first
+// instance of such a subclass, under 3.12's condition (tp_call still ours,
+// the slot's offset inherited). (A class whose __call__ is reassigned later
+// keeps the flag before 3.12; nothing here does that.)
+void with_vectorcall(PyTypeObject *type, ternaryfunc call, Py_ssize_t offset) {
+#if PY_VERSION_HEX < 0x030C0000
+  if (!(type->tp_flags & Py_TPFLAGS_HAVE_VECTORCALL) && type->tp_call == call &&
+      type->tp_vectorcall_offset == offset)
+    type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+#else
+  (void)type, (void)call, (void)offset;
+#endif
+}
 
 PyObject *call_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   PyObject *method = PyObject_GetAttr(self, str_call_python);
@@ -1066,6 +1129,8 @@ PyObject *launcher_new(PyTypeObject *type, PyObject *, PyObject *) {
   self->plan = new (std::nothrow) std::shared_ptr<Plan>();
   self->state = 0;
   self->weakrefs = nullptr;
+  self->vectorcall = launcher_vectorcall;
+  with_vectorcall(type, launcher_call, offsetof(Launcher, vectorcall));
   if (!self->plan) {
     Py_DECREF(obj);
     return PyErr_NoMemory();
@@ -1276,7 +1341,7 @@ PyObject *launcher_add_context(PyObject *obj, PyObject *args) {
     return nullptr;
   Plan *plan = self->plan->get();
   if (!plan || !plan->cuda)
-    Py_RETURN_NONE;
+    Py_RETURN_FALSE; // no plan to hold it (Kernel._native_prepare makes the plan first)
   std::vector<int64_t> handles;
   if (!read_int_list(fns, handles))
     return nullptr;
@@ -1293,10 +1358,24 @@ PyObject *launcher_add_context(PyObject *obj, PyObject *args) {
   for (auto &known : plan->contexts)
     if (known->ctx == c->ctx) {
       known = c;
-      Py_RETURN_NONE;
+      Py_RETURN_TRUE;
     }
   plan->contexts.push_back(c);
-  Py_RETURN_NONE;
+  Py_RETURN_TRUE;
+}
+
+// Whether the current plan knows the CUDA context `handle`.
+PyObject *launcher_has_context(PyObject *obj, PyObject *arg) {
+  auto *self = reinterpret_cast<Launcher *>(obj);
+  uint64_t handle;
+  if (!as_u64(arg, handle))
+    return nullptr;
+  Plan *plan = self->plan->get();
+  if (plan)
+    for (const auto &c : plan->contexts)
+      if (reinterpret_cast<uintptr_t>(c->ctx) == handle)
+        Py_RETURN_TRUE;
+  Py_RETURN_FALSE;
 }
 
 PyObject *launcher_state(PyObject *obj, PyObject *) {
@@ -1335,7 +1414,9 @@ struct BoundCall {
   int cuda;
   void *ctx;
   int32_t device;
-  std::vector<ParamBuffer> *buffers; // CUDA: one per part; CPU: one
+  // CUDA: one per part; CPU: one (each where it was made: the slots point
+  // into its words).
+  std::vector<std::unique_ptr<ParamBuffer>> *buffers;
   std::vector<LaunchConfig> *configs;
   std::vector<void *> *functions;
   std::vector<void *> *descriptors; // CPU
@@ -1366,14 +1447,14 @@ PyObject *bound_vectorcall(PyObject *obj, PyObject *const *, size_t nargsf, PyOb
     for (size_t k = 0; k < self->buffers->size(); ++k) {
       LaunchConfig config = (*self->configs)[k];
       config.stream = stream;
-      int code = cuda_api.launch_ex(&config, (*self->functions)[k], (*self->buffers)[k].slots.data(),
+      int code = cuda_api.launch_ex(&config, (*self->functions)[k], (*self->buffers)[k]->slots.data(),
                                     nullptr);
       if (code) {
         launch_failed(self->launcher, k, code, self->device, config.grid);
         return nullptr;
       }
     }
-  } else if (!run_entry(self->launcher, plan, (*self->buffers)[0].slots.data())) {
+  } else if (!run_entry(self->launcher, plan, (*self->buffers)[0]->slots.data())) {
     return nullptr;
   }
   Py_INCREF(self->outputs);
@@ -1434,7 +1515,7 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
   call->cuda = plan.cuda;
   call->ctx = c ? c->ctx : nullptr;
   call->device = c ? c->device : -1;
-  call->buffers = new std::vector<ParamBuffer>();
+  call->buffers = new std::vector<std::unique_ptr<ParamBuffer>>();
   call->configs = new std::vector<LaunchConfig>();
   call->functions = new std::vector<void *>();
   call->descriptors = new std::vector<void *>(plan.params.size());
@@ -1468,8 +1549,8 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
       }
       if (g == 2)
         continue;
-      call->buffers->emplace_back();
-      ParamBuffer &buffer = call->buffers->back();
+      call->buffers->emplace_back(new ParamBuffer());
+      ParamBuffer &buffer = *call->buffers->back();
       buffer.begin(plan, part);
       for (size_t m = 0; m < part.maps.size(); ++m)
         if (!tensor_map(obj, plan, k, m, b, buffer.map(m))) {
@@ -1482,8 +1563,8 @@ PyObject *launcher_bind(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) 
     }
   } else {
     // One buffer: the words, the descriptor pointers and the slots.
-    call->buffers->emplace_back();
-    ParamBuffer &buf = call->buffers->back();
+    call->buffers->emplace_back(new ParamBuffer());
+    ParamBuffer &buf = *call->buffers->back();
     buf.words.assign(plan.words + 1, 0);
     buf.slots.assign(plan.params.size(), nullptr);
     pack_cpu(plan, b, buf.words.data(), call->descriptors->data(), buf.slots.data());
@@ -1522,6 +1603,7 @@ struct JitCache {
   PyObject_HEAD std::vector<JitEntry> *entries; // most recently used first
   Py_ssize_t capacity;
   PyObject *weakrefs;
+  vectorcallfunc vectorcall; // jit_vectorcall
 };
 
 PyTypeObject JitCacheType = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -1697,6 +1779,27 @@ PyObject *jit_len(PyObject *obj, PyObject *) {
   return PyLong_FromSize_t(reinterpret_cast<JitCache *>(obj)->entries->size());
 }
 
+PyObject *jit_call(PyObject *obj, PyObject *args, PyObject *kwargs);
+
+// A call of the jitted function: a call seen before goes straight to its
+// kernel; any other (keywords too) to `_call_full`.
+PyObject *jit_vectorcall(PyObject *obj, PyObject *const *args, size_t nargsf,
+                         PyObject *kwnames) {
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) {
+    PyObject *out = jit_lookup(obj, args, nargs);
+    if (out != Py_NotImplemented)
+      return out;
+    Py_DECREF(out);
+  }
+  PyObject *method = PyObject_GetAttrString(obj, "_call_full");
+  if (!method)
+    return nullptr;
+  PyObject *out = PyObject_Vectorcall(method, args, nargs, kwnames);
+  Py_DECREF(method);
+  return out;
+}
+
 // The base of @tl.jit's JITFunction: its arguments are the subclass's.
 PyObject *jit_new(PyTypeObject *type, PyObject *, PyObject *) {
   PyObject *obj = type->tp_alloc(type, 0);
@@ -1706,6 +1809,8 @@ PyObject *jit_new(PyTypeObject *type, PyObject *, PyObject *) {
   self->entries = new (std::nothrow) std::vector<JitEntry>();
   self->capacity = 8;
   self->weakrefs = nullptr;
+  self->vectorcall = jit_vectorcall;
+  with_vectorcall(type, jit_call, offsetof(JitCache, vectorcall));
   if (!self->entries) {
     Py_DECREF(obj);
     return PyErr_NoMemory();
@@ -1713,8 +1818,7 @@ PyObject *jit_new(PyTypeObject *type, PyObject *, PyObject *) {
   return obj;
 }
 
-// A call of the jitted function: a call seen before goes straight to its
-// kernel; any other (keywords too) to `_call_full`.
+// The same through an argument tuple.
 PyObject *jit_call(PyObject *obj, PyObject *args, PyObject *kwargs) {
   if (!kwargs || PyDict_GET_SIZE(kwargs) == 0) {
     PyObject *out = jit_lookup(obj, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args));
@@ -1978,7 +2082,10 @@ PyMethodDef launcher_methods[] = {
     {"_native_configure", launcher_configure, METH_O,
      "Sets the plan of this kernel's fast path (None: the Python path only)."},
     {"_native_add_context", launcher_add_context, METH_VARARGS,
-     "Registers a CUDA context the kernel's functions are loaded in."},
+     "Registers a CUDA context the kernel's functions are loaded in with the current plan; "
+     "False where there is no CUDA plan to hold it."},
+    {"_native_has_context", launcher_has_context, METH_O,
+     "Whether the current plan knows this CUDA context."},
     {"_native_state", launcher_state, METH_NOARGS,
      "'unset', 'native' (the fast path serves) or 'python'."},
     {"_native_contexts", launcher_contexts, METH_NOARGS,
@@ -2018,7 +2125,8 @@ PyMODINIT_FUNC PyInit__launch(void) {
   LauncherType.tp_basicsize = sizeof(Launcher);
   LauncherType.tp_dealloc = launcher_dealloc;
   LauncherType.tp_call = launcher_call;
-  LauncherType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  LauncherType.tp_vectorcall_offset = offsetof(Launcher, vectorcall);
+  LauncherType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL;
   LauncherType.tp_doc = "The native fast path of a kernel call (the base of Kernel).";
   LauncherType.tp_methods = launcher_methods;
   LauncherType.tp_new = launcher_new;
@@ -2038,8 +2146,9 @@ PyMODINIT_FUNC PyInit__launch(void) {
   JitCacheType.tp_name = "tilelang_mlir.runtime._launch.JitCache";
   JitCacheType.tp_basicsize = sizeof(JitCache);
   JitCacheType.tp_dealloc = jit_dealloc;
-  JitCacheType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  JitCacheType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL;
   JitCacheType.tp_call = jit_call;
+  JitCacheType.tp_vectorcall_offset = offsetof(JitCache, vectorcall);
   JitCacheType.tp_weaklistoffset = offsetof(JitCache, weakrefs);
   JitCacheType.tp_doc = "@tl.jit's cache of calls by argument signature (the base of "
                         "JITFunction).";

@@ -88,6 +88,8 @@ _CUDA_STATE: List[Optional[bool]] = [None]
 _TORCH_CODES: Dict[Any, int] = {}  # torch dtype -> ScalarType code
 # Why a piece is off (for `status()`).
 _WHY: Dict[str, str] = {}
+# How a CUDA launch learns torch's current stream (for `status()`).
+_STREAM: List[str] = ["none"]
 
 # THPVariable_Wrap's C++ names: (at::TensorBase&&), (at::TensorBase) and
 # (const at::TensorBase&); the launcher destroys its own handle after each,
@@ -215,6 +217,9 @@ def _configure_torch() -> bool:
         return False
     _TORCH_CODES.clear()
     _TORCH_CODES.update(codes)
+    _STREAM[0] = ("aoti_torch_get_current_cuda_stream" if "aoti_torch_get_current_cuda_stream"
+                  in fns else "torch._C._cuda_getCurrentRawStream (a Python call per launch)"
+                  if raw_stream is not None else "none")
     _native.enable("torch", True)
     _TORCH_STATE[0] = True
     return True
@@ -271,7 +276,7 @@ def status() -> Dict[str, Any]:
     """What the fast path can do here (for reports and tests)."""
     return {"native": _native is not None and native_enabled(),
             "torch": bool(_TORCH_STATE[0]), "numpy": bool(_NUMPY_STATE[0]),
-            "cuda": bool(_CUDA_STATE[0]), "why_not": dict(_WHY)}
+            "cuda": bool(_CUDA_STATE[0]), "stream": _STREAM[0], "why_not": dict(_WHY)}
 
 
 def ensure_torch() -> None:
@@ -471,8 +476,11 @@ class _PythonBase:
     def _native_configure(self, spec) -> None:
         pass
 
-    def _native_add_context(self, *args) -> None:
-        pass
+    def _native_add_context(self, *args) -> bool:
+        return False
+
+    def _native_has_context(self, handle) -> bool:
+        return False
 
     def _native_contexts(self) -> int:
         return 0

@@ -313,10 +313,12 @@ class Profiler:
         bound = list(inputs) if inputs is not None else self.random_inputs()
         return lambda: fn(*bound)
 
-    def _launcher(self, inputs: Sequence) -> Callable[[], None]:
+    def _launcher(self, inputs: Sequence) -> Callable[[], Any]:
         """Checks the arguments and allocates the outputs once; the returned
-        function only launches (the native launcher's bound call where it
-        takes the arguments: runtime/launcher.py)."""
+        function only launches and returns the outputs allocated once (as a
+        call of the kernel returns them): the native launcher's bound call
+        where it takes the arguments (runtime/launcher.py), else the same on
+        the Python path."""
         k = self.kernel
         if k.device == "cuda":
             k._native_prepare()
@@ -325,9 +327,11 @@ class Profiler:
             return bound
         binding = argmod.bind(k.name, k.params, k.out_idx, inputs, k.device)
         exe, params, values = k._executable, k.params, binding.values
+        outputs = k._results(binding)
 
         def launch():
             exe(params, values)
+            return outputs
 
         launch.binding = binding  # keeps the inputs and outputs alive
         return launch
