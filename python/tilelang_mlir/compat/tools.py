@@ -5,7 +5,12 @@ supported."""
 
 from __future__ import annotations
 
+import logging
+
 from ..tools import layout as _layout
+from . import tvm_pkg as tvm  # noqa: F401  (TileLang's module imports it too)
+
+logger = logging.getLogger("tilelang.tools")
 
 
 def plot_layout(kernel, buffer=None, path=None, **kwargs):

@@ -1,0 +1,58 @@
+"""`tvm.transform.PassContext`: the pass-config context TileLang programs
+open around a compile. `with PassContext(config={...}):` makes its config
+the pass configs of every `tilelang.compile` / `@tilelang.jit` compile
+inside it (keys given to the compile itself win); `PassContext.current()`
+is the innermost one (an empty one outside any). `opt_level` is accepted
+(this compiler has one pipeline); pass instruments are TVM's pass API and
+are refused."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, Optional
+
+_STACK = threading.local()
+
+
+class PassContext:
+    def __init__(self, opt_level: int = 2, required_pass=None, disabled_pass=None,
+                 instruments=None, config: Optional[Dict[str, Any]] = None,
+                 trace=None, trace_stack=None, make_traceable=None, num_evals=0,
+                 tuning_api_database=None):
+        if instruments:
+            raise NotImplementedError(
+                "not supported by tilelang-mlir: PassContext(instruments=...) (TVM's pass "
+                "instrumentation; the pass config tl.trace_dir writes the IR after every pass)")
+        if required_pass or disabled_pass:
+            raise NotImplementedError(
+                "not supported by tilelang-mlir: PassContext(required_pass=/disabled_pass=) "
+                "(TVM's passes; this compiler's pipeline is steered by pass configs)")
+        self.opt_level = opt_level
+        self.config: Dict[str, Any] = {str(getattr(k, "value", k)): v
+                                       for k, v in (config or {}).items()}
+
+    def __enter__(self) -> "PassContext":
+        stack = getattr(_STACK, "items", None)
+        if stack is None:
+            stack = _STACK.items = []
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _STACK.items.pop()
+
+    @staticmethod
+    def current() -> "PassContext":
+        stack = getattr(_STACK, "items", None)
+        return stack[-1] if stack else PassContext()
+
+
+def current_config() -> Dict[str, Any]:
+    """The merged configs of the open PassContexts (inner ones win)."""
+    merged: Dict[str, Any] = {}
+    for ctx in getattr(_STACK, "items", None) or ():
+        merged.update(ctx.config)
+    return merged
+
+
+__all__ = ["PassContext"]
