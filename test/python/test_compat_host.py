@@ -198,7 +198,7 @@ for bad in (lambda: nvcc.parse_compute_version("nine"),
         pass
 # out of scope
 for stmt, what in (("import tilelang.engine", "tilelang.engine"),
-                   ("from tilelang.tvm import relax", "tilelang.tvm.relax"),
+                   ("from tilelang.language import ptx_ldmatrix", "T.ptx_ldmatrix"),
                    ("import tilelang.cuda.intrinsics.macro", "tilelang.cuda.intrinsics.macro"),
                    ("from tilelang.carver.template import ConvTemplate", "ConvTemplate"),
                    ("import tilelang.contrib.hipcc", "tilelang.contrib.hipcc")):

@@ -129,8 +129,12 @@ class NotSupportedByTileLangMLIR(ImportError):
 
 
 def _unsupported(name: str) -> NotSupportedByTileLangMLIR:
-    from .refusals import module_reason
+    from .refusals import message, module_reason
 
+    parent, _, last = name.rpartition(".")
+    if parent in LANGUAGE_PACKAGES and name not in _known_modules():
+        # `from tilelang.language import X` of a T name we lack: its reason.
+        return NotSupportedByTileLangMLIR(message("tilelang.language", last), name=name)
     why = module_reason(name)
     if why is None:
         why = "no compatible module: tilelang_mlir.compat.MODULES lists those provided"
