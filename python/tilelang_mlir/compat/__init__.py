@@ -249,22 +249,40 @@ class _Loader(importlib.abc.Loader):
         if "__path__" not in real.__dict__:
             # A package to the import system, so that `tilelang.x.y` can be asked for.
             real.__path__ = []
-        if "__getattr__" not in real.__dict__ and self.target:
-            real.__getattr__ = _refusing(name)
+        own = real.__dict__.get("__getattr__")
+        if self.target and not getattr(own, "_compat", False):
+            real.__getattr__ = _refusing(name, real, own)
         sys.modules[name] = real
 
 
-def _refusing(surface: str):
-    """A module `__getattr__` whose errors say why a TileLang name is missing
-    (compat/refusals.py)."""
+def _served_submodule(module, attr: str):
+    """The module served as `<T>.<attr>` for a TileLang name T that `module`
+    serves (`from tilelang.autotuner import param`), or None."""
+    ours = module.__name__
+    for tl_name, target in MODULES.items():
+        if target == ours and f"{tl_name}.{attr}" in MODULES:
+            return importlib.import_module(f"{tl_name}.{attr}")
+    return None
+
+
+def _refusing(surface: str, module, own=None):
+    """A module `__getattr__`: a served submodule of that name, else the
+    module's own `__getattr__` (`own`), else an error saying why the TileLang
+    name is missing (compat/refusals.py)."""
 
     def __getattr__(attr):
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
+        sub = _served_submodule(module, attr)
+        if sub is not None:
+            return sub
+        if own is not None:
+            return own(attr)
         from .refusals import message
 
         raise AttributeError(message(surface, attr))
 
+    __getattr__._compat = True
     return __getattr__
 
 

@@ -86,7 +86,11 @@ def _supplier(tuner: "_ours.AutoTuner", supply_type, supply_prog: Optional[Calla
             device = "cuda" if torch.cuda.is_available() else "cpu"
         fake = types.SimpleNamespace(params=list(params), out_idx=[], name=tuner.factory.__name__,
                                      device=device)
-        return Profiler(fake, supply_type).random_inputs()
+        try:
+            return Profiler(fake, supply_type).random_inputs()
+        except ValueError as e:
+            raise ValueError(f"{e}; tune with `with tilelang.autotuner.set_autotune_inputs(...)` "
+                             "around the call, or give supply_prog") from None
 
     return supply
 
@@ -220,9 +224,9 @@ def autotune(func=None, *, configs, warmup: int = 25, rep: int = 100, timeout: i
 class AutotuneResult:
     """What `AutoTuner.run()` returns (TileLang's fields)."""
 
-    latency: float
-    config: dict
-    kernel: Any
+    latency: Optional[float] = None
+    config: Optional[dict] = None
+    kernel: Any = None
     ref_latency: Optional[float] = None
     libcode: Optional[str] = None
     result: Any = None  # tilelang_mlir's AutotuneResult: every timing, what was skipped
@@ -337,7 +341,10 @@ class AutoTuner:
             "compile": _ours._value_text({k: str(v) for k, v in vars(self.compile_args).items()}),
             "profile": _ours._value_text({"warmup": p.warmup, "rep": p.rep,
                                           "supply_type": str(p.supply_type), "rtol": p.rtol,
-                                          "atol": p.atol, "skip_check": p.skip_check}),
+                                          "atol": p.atol, "skip_check": p.skip_check,
+                                          "max_mismatched_ratio": p.max_mismatched_ratio,
+                                          "cache_input_tensors": p.cache_input_tensors,
+                                          "backend": p.backend}),
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 

@@ -39,6 +39,7 @@ package had the decorator.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import inspect
 import json
@@ -113,6 +114,19 @@ def _note(kernel: JITKernel, **attrs) -> JITKernel:
     return kernel
 
 
+@contextlib.contextmanager
+def _compiling(name: str, out_idx, verbose: bool, **context):
+    """A compile, logged as TileLang logs it: "begins" / "completes"
+    records (TILELANG_PRINT_ON_COMPILATION) and the jit_phase diagnostics."""
+    printing = _env().is_print_on_compilation_enabled()
+    if printing:
+        logger.info(f"TileLang begins to compile kernel `{name}` with `out_idx={out_idx}`")
+    with jit_phase("compile", verbose=verbose, kernel=name, **context):
+        yield
+    if printing:
+        logger.info(f"TileLang completes to compile kernel `{name}`")
+
+
 def compile(func: PrimFunc = None, out_idx=None, execution_backend: Optional[str] = None,  # noqa: A001
             target=None, target_host=None, verbose: Optional[bool] = None,
             pass_configs: Optional[dict] = None, compile_flags=None) -> JITKernel:
@@ -123,13 +137,8 @@ def compile(func: PrimFunc = None, out_idx=None, execution_backend: Optional[str
     tgt, pcs = _resolve(target, pass_configs)
     verbose = _verbose(verbose)
     name = getattr(func, "name", getattr(func, "__name__", "?"))
-    env = _env()
-    if env.is_print_on_compilation_enabled():
-        logger.info(f"TileLang begins to compile kernel `{name}` with `out_idx={out_idx}`")
-    with jit_phase("compile", verbose=verbose, kernel=name, target=str(tgt)):
+    with _compiling(name, out_idx, verbose, target=str(tgt)):
         kernel = _compile.compile(func, out_idx, tgt, pcs, compile_flags=compile_flags)
-    if env.is_print_on_compilation_enabled():
-        logger.info(f"TileLang completes to compile kernel `{name}`")
     return _note(kernel, execution_backend=backend, target_host=target_host, verbose=verbose,
                  pass_configs=pcs, compile_flags=compile_flags)
 
@@ -240,8 +249,10 @@ class JITFunc:
         """The parameters given as tensors at call time (eager mode)."""
         if self._impl._style() != "eager":
             return {}
-        eager = self._impl._ours()._eager
-        return {n: None for n in eager.annotated}
+        jf = self._impl._ours()
+        if jf.style != "eager":
+            return {}
+        return {n: None for n in jf._eager.annotated}
 
     def _bind_lazy(self, args: tuple, kwargs: dict):
         sig = self.signature
@@ -266,6 +277,31 @@ class JITFunc:
         if extra:
             values.append(_hashable(extra))
         return tuple(values), compile_kwargs
+
+    def _parse_phase1_key(self, *args, **kwargs) -> Tuple[tuple, Dict[str, Any], Dict[str, Any]]:
+        """(the key of the compile-time arguments, the tensor arguments by
+        name, the compile-time arguments by name with defaults applied and
+        **kwargs flattened), as TileLang's JITFunc splits a call."""
+        tensors = set(self.tensor_args)
+        sig = self.signature
+        params = sig.parameters
+        takes_kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        bound = sig.bind_partial(*args, **{k: v for k, v in kwargs.items()
+                                           if k in params or takes_kw})
+        bound.apply_defaults()
+        tensor_args: Dict[str, Any] = {}
+        compile_kwargs: Dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            if params[name].kind == params[name].VAR_KEYWORD:
+                compile_kwargs.update(value)
+            elif name in tensors:
+                tensor_args[name] = value
+            else:
+                compile_kwargs[name] = value
+        compile_kwargs.update({k: v for k, v in kwargs.items()
+                               if k not in params and not takes_kw})
+        key = tuple(_hashable(v) for v in compile_kwargs.values())
+        return key, tensor_args, compile_kwargs
 
     def parse_args(self, *args, **kwargs) -> Tuple[tuple, Dict[str, Any]]:
         """(the cache key of this call, its runtime arguments by name):
@@ -378,7 +414,7 @@ class JITImpl:
         verbose = _verbose(self.verbose)
         jf = self._ours()
         name = self.func.orig_func.__name__
-        with jit_phase("jit.compile", verbose=verbose, kernel=name):
+        with _compiling(name, self.out_idx, verbose):
             kernel = jf.compile(*args, **kwargs)
         tgt, pcs = _resolve(self.target, self.pass_configs)
         _note(kernel, execution_backend=_check_backend(self.execution_backend),
