@@ -180,7 +180,7 @@ def _check_scalar(kernel_name: str, p, x):
 
 
 def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Sequence,
-         device: str) -> Binding:
+         device: str, nullable=frozenset()) -> Binding:
     inputs = [p for i, p in enumerate(params) if is_input(i, p, out_idx)]
     if len(args) != len(inputs):
         names = ", ".join(p.name for p in inputs)
@@ -202,9 +202,10 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
         if p.kind == "tensor":
             if _is_torch(x):
                 use_torch = True
-            if x is None and (p.symmetric or i in out_idx):
+            if x is None and (p.symmetric or i not in nullable):
                 raise TypeError(f"argument {p.name!r} of kernel {kernel_name!r} must be a "
-                                "tensor, got None")
+                                "tensor, got None (None, a null pointer, is accepted only for a "
+                                "tensor the kernel does not use)")
             values[i] = _check_tensor(kernel_name, p, x, symbols, where, device, state)
             if p.symmetric:  # a plain tensor is a world of one rank: its own address
                 tables[p.name] = table if table is not None else \

@@ -62,13 +62,25 @@ class Kernel:
         return f"<tilelang_mlir.Kernel {self.name}({sig}) target={self.target}>"
 
     def __call__(self, *args):
-        binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device)
+        binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device,
+                              self.unused_params)
         self._executable(self.params, binding.values)
         if not binding.outputs:
             return None
         if len(binding.outputs) == 1:
             return binding.outputs[0]
         return tuple(binding.outputs)
+
+    @property
+    def unused_params(self) -> frozenset:
+        """The indices of the tensor parameters the program never reads or
+        writes (an optional input it was compiled without): those may be
+        given as None (a null pointer, TileLang's nullptr). Read from the tile
+        IR; empty for a kernel loaded without its IR."""
+        cached = self.__dict__.get("_unused")
+        if cached is None:
+            cached = self._unused = _unused_args(self._stages.get("tile", ""), len(self.params))
+        return cached
 
     def mlir(self, stage: str = "tile") -> str:
         """The IR at a named stage of the pipeline (see `stages`)."""
@@ -284,6 +296,18 @@ class Kernel:
             times.append(time.perf_counter() - t0)
         times.sort()
         return times[len(times) // 2]
+
+
+def _unused_args(tile_ir: str, count: int) -> frozenset:
+    """Indices of the function arguments of `tile_ir` with no use (when the
+    function has `count` arguments, one per parameter)."""
+    import re
+
+    m = re.search(r"func\.func @[\w$.]+\(([^)]*)\)", tile_ir)
+    if not m or len(re.findall(r"%arg\d+:", m.group(1))) != count:
+        return frozenset()
+    body = tile_ir[m.end():]
+    return frozenset(i for i in range(count) if not re.search(rf"%arg{i}\b", body))
 
 
 class Sequence:
