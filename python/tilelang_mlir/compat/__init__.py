@@ -132,9 +132,17 @@ def _unsupported(name: str) -> NotSupportedByTileLangMLIR:
     from .refusals import message, module_reason
 
     parent, _, last = name.rpartition(".")
-    if parent in LANGUAGE_PACKAGES and name not in _known_modules():
+    in_language = any(parent == p or parent.startswith(p + ".") for p in LANGUAGE_PACKAGES)
+    if in_language and name not in _known_modules():
         # `from tilelang.language import X` of a T name we lack: its reason.
         return NotSupportedByTileLangMLIR(message("tilelang.language", last), name=name)
+    if name not in _known_modules() and parent in sys.modules:
+        # `from tilelang.utils import is_shared`: the name's own reason.
+        from .refusals import REFUSED
+
+        for surface in (parent, parent.rpartition(".")[0]):
+            if last in REFUSED.get(surface, {}):
+                return NotSupportedByTileLangMLIR(message(surface, last), name=name)
     why = module_reason(name)
     if why is None:
         why = "no compatible module: tilelang_mlir.compat.MODULES lists those provided"
@@ -164,9 +172,17 @@ class _Namespace(types.ModuleType):
         import tilelang_mlir.language as T
 
         try:
-            return getattr(T, name)
+            value = getattr(T, name)
         except AttributeError:
-            pass
+            value = None
+        if isinstance(value, types.ModuleType):
+            # A module of TileLang's by that name (tilelang.language.eager)
+            # rather than this package's own module of the T namespace.
+            sub = f"{self.__name__}.{name}"
+            if sub in _known_modules():
+                return importlib.import_module(sub)
+        if value is not None:
+            return value
         extras = _extras()
         if name in extras:
             return extras[name]
@@ -179,8 +195,9 @@ class _Namespace(types.ModuleType):
     def __setattr__(self, name, value):
         import tilelang_mlir.language as T
 
-        if isinstance(value, types.ModuleType) and hasattr(T, name):
-            return  # a submodule import: T's own name wins
+        if isinstance(value, types.ModuleType) and hasattr(T, name) and \
+                not isinstance(getattr(T, name), types.ModuleType):
+            return  # a submodule import: T's own name (an operation) wins
         super().__setattr__(name, value)
 
     def __dir__(self):
@@ -228,7 +245,11 @@ def _target(name: str) -> Optional[str]:
             return ""
     if name.startswith("tilelang.language."):
         sub = "tilelang_mlir.language." + name[len("tilelang.language."):]
-        if importlib.util.find_spec(sub) is not None:
+        try:
+            found = importlib.util.find_spec(sub)
+        except ImportError:  # a parent of ours that is not a package
+            found = None
+        if found is not None:
             return sub
     return None
 
@@ -252,13 +273,17 @@ class _Loader(importlib.abc.Loader):
         own = real.__dict__.get("__getattr__")
         if self.target and not getattr(own, "_compat", False):
             real.__getattr__ = _refusing(name, real, own)
+            # TileLang's name, so that `from tilelang.x import missing` asks
+            # the finder for `tilelang.x.missing`, whose error gives the
+            # reason (its spec keeps this package's module name).
+            real.__name__ = name
         sys.modules[name] = real
 
 
 def _served_submodule(module, attr: str):
     """The module served as `<T>.<attr>` for a TileLang name T that `module`
     serves (`from tilelang.autotuner import param`), or None."""
-    ours = module.__name__
+    ours = module.__spec__.name if module.__spec__ is not None else module.__name__
     for tl_name, target in MODULES.items():
         if target == ours and f"{tl_name}.{attr}" in MODULES:
             return importlib.import_module(f"{tl_name}.{attr}")
