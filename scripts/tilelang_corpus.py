@@ -228,7 +228,8 @@ def run_one(examples: str, rel: str, mode: Optional[str], timeout: float, python
         return {"file": rel, "status": status, "detail": detail, "seconds": secs,
                 "times": _times(p.stdout)}
     err = first_error(out)
-    m = re.match(r"(ModuleNotFoundError|ImportError): No module named '([^']+)'", err)
+    m = (re.match(r"(ModuleNotFoundError|ImportError): No module named '([^']+)'", err)
+         or re.match(r"(ImportError): cannot import name '[^']+' from '([^']+)'", err))
     if m and not m.group(2).startswith(("tilelang", "tvm")):
         return {"file": rel, "status": "MISSING-DEP", "detail": err, "seconds": secs,
                 "times": []}
