@@ -18,7 +18,8 @@ stated on its row (`classify`): AMD only, Blackwell or SM120 only, a Triton
 program, a helper module of other examples (no `__main__` and no call at
 its top level), a test or regression driver of TileLang's suite (it runs
 the programs of its folder, which have rows of their own), broken in
-TileLang's tree, or a program whose purpose is one of TileLang's TVM-side
+TileLang's tree, a command-line tool that needs arguments (a model
+checkpoint) to run, or a program whose purpose is one of TileLang's TVM-side
 tools that are refused (compat/refusals.py). A program that imports TVM
 only for the few names the compat route serves is in scope.
 
@@ -76,6 +77,7 @@ _TRITON = re.compile(r"^\s*(import triton|from triton\b)", re.M)
 # A TileLang program writes kernels (an import of tilelang.profiler's timer
 # alone does not make one).
 _TILELANG = re.compile(r"tilelang\.language|@tilelang\.jit|@T\.prim_func|tilelang\.compile")
+_REQUIRED_ARG = re.compile(r"add_argument\([^)]*required\s*=\s*True")
 _HIP_TARGET = re.compile(r"""target\s*=\s*["'](hip|rocm)""")
 
 STATUS_ORDER = ["PASS", "CPU-PASS", "COMPILED", "FAIL", "TIMEOUT", "MISSING-DEP", "OUT"]
@@ -151,6 +153,9 @@ def classify(examples: str, rel: str) -> Optional[str]:
         return "Blackwell only (tcgen05 / TMEM)"
     if not is_program(path):
         return "a helper module of other examples, not a program"
+    if _REQUIRED_ARG.search(text):
+        return ("a command-line tool of a model's pipeline that needs arguments (checkpoint "
+                "paths): not a program that runs alone")
     return None
 
 
