@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import threading
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ..base import chips
 from ..base.target import Target as OurTarget, parse_target
+from ._context import ContextStack
+from . import testing as _testing
 
 _KINDS = {"cuda": "cuda", "nvptx": "cuda", "llvm": "cpu", "c": "cpu", "cpu": "cpu",
           "hip": "rocm", "rocm": "rocm"}
@@ -46,7 +47,7 @@ class _Kind:
         return hash(self.name)
 
 
-_CURRENT = threading.local()
+_CURRENT = ContextStack()
 
 
 class Target:
@@ -151,20 +152,17 @@ class Target:
 
     # -- the current target -------------------------------------------------------------
     def __enter__(self) -> "Target":
-        stack = getattr(_CURRENT, "stack", None)
-        if stack is None:
-            stack = _CURRENT.stack = []
-        stack.append(self)
+        _CURRENT.push(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _CURRENT.stack.pop()
+        _CURRENT.pop()
 
     @staticmethod
     def current(allow_none: bool = True) -> Optional["Target"]:
-        stack = getattr(_CURRENT, "stack", None)
-        if stack:
-            return stack[-1]
+        top = _CURRENT.top()
+        if top is not None:
+            return top
         if not allow_none:
             raise ValueError("no target is current: use `with Target(...):`")
         return None
@@ -339,22 +337,12 @@ def describe_supported_targets() -> Dict[str, str]:
     }
 
 
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
-
-
 def check_cuda_availability() -> bool:
-    torch = _torch()
-    return bool(torch is not None and torch.cuda.is_available() and torch.version.hip is None)
+    return _testing._cuda()
 
 
 def check_hip_availability() -> bool:
-    torch = _torch()
-    return bool(torch is not None and torch.version.hip is not None and torch.cuda.is_available())
+    return bool(_testing._rocm_arch())
 
 
 def check_metal_availability() -> bool:

@@ -8,10 +8,11 @@ are refused."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Dict, Optional
 
-_STACK = threading.local()
+from ._context import ContextStack
+
+_STACK = ContextStack()
 
 
 class PassContext:
@@ -32,25 +33,21 @@ class PassContext:
                                        for k, v in (config or {}).items()}
 
     def __enter__(self) -> "PassContext":
-        stack = getattr(_STACK, "items", None)
-        if stack is None:
-            stack = _STACK.items = []
-        stack.append(self)
+        _STACK.push(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _STACK.items.pop()
+        _STACK.pop()
 
     @staticmethod
     def current() -> "PassContext":
-        stack = getattr(_STACK, "items", None)
-        return stack[-1] if stack else PassContext()
+        return _STACK.top() or PassContext()
 
 
 def current_config() -> Dict[str, Any]:
     """The merged configs of the open PassContexts (inner ones win)."""
     merged: Dict[str, Any] = {}
-    for ctx in getattr(_STACK, "items", None) or ():
+    for ctx in _STACK.all():
         merged.update(ctx.config)
     return merged
 
