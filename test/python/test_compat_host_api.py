@@ -146,6 +146,9 @@ def test_tvm_immediates_and_isinstance_checks():
         tvm_tir.IntImm("float32", 1)
     with pytest.raises(AttributeError, match="not supported by tilelang-mlir: tvm.tir.decl_buf"):
         tvm_tir.decl_buffer
+    # TVM's TIR operations are the T namespace's
+    assert tvm_tir.reinterpret is T.reinterpret and tvm_tir.if_then_else is T.if_then_else
+    assert tvm_tir.floordiv is T.floordiv
 
 
 def test_tvm_const_and_checks_inside_a_program():
@@ -632,6 +635,8 @@ def test_module_paths_of_every_release(tmp_path):
     assert real_name is tvm and tvm.tirx is tvm.tir
     from tvm.target import Target
     assert Target("cuda -arch=sm_90").ours.arch == "sm_90a"
+    import tvm.testing
+    assert tvm.testing.requires_package is tilelang.testing.requires_package
     from tilelang.env import env
     assert env.is_cache_enabled() and tilelang.env.is_cache_enabled()
     from tilelang.utils.tensor import get_tensor_supply

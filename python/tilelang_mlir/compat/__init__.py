@@ -116,6 +116,7 @@ TVM_MODULES = {
     "tvm.target": f"{_HERE}.target",
     "tvm.transform": f"{_HERE}.tvm_transform",
     "tvm.error": f"{_HERE}.tvm_error",
+    "tvm.testing": f"{_HERE}.testing",
 }
 
 # The packages whose submodules are the T namespace (TileLang's dialects):

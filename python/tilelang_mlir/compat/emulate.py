@@ -110,6 +110,19 @@ class _Stream:
         return False
 
 
+class _NullDevice:
+    """`with torch.cuda.device(i):` on the one emulated device."""
+
+    def __init__(self, device=None):
+        self.device = device
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def _host(device):
     """The device a tensor factory gets: CUDA devices become the CPU."""
     if device is None:
@@ -195,7 +208,15 @@ def _patch_torch() -> None:
     cuda.memory_allocated = lambda *a, **k: 0
     cuda.max_memory_allocated = lambda *a, **k: 0
     cuda.reset_peak_memory_stats = lambda *a, **k: None
+    cuda.mem_get_info = lambda *a, **k: (_Props.total_memory, _Props.total_memory)
+    cuda.device = _NullDevice
     torch.version.hip = None
+    generator = torch.Generator
+
+    def make_generator(device="cpu"):
+        return generator(device=_host(device) or "cpu")
+
+    torch.Generator = make_generator
 
 
 def _patch_testing() -> None:

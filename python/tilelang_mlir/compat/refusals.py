@@ -319,7 +319,8 @@ MODULE_PREFIXES: Dict[str, str] = {
     "tilelang.jit.env": ("TileLang's JIT workspace folders of its C++ build: this compiler "
                          "keeps kernels in its cache (tilelang.env.env.TILELANG_CACHE_DIR)"),
     "tvm": ("TVM's IR, passes and runtime are out of scope: the TVM names served are "
-            "tvm.DataType, tvm.tir / tvm.tirx (const, PrimExpr, IntImm, FloatImm, Var), "
+            "tvm.DataType, tvm.tir / tvm.tirx (const, PrimExpr, IntImm, FloatImm, Var, the T "
+            "operations), tvm.testing, "
             "tvm.target.Target, tvm.transform.PassContext (its config) and tvm.error"),
     "tilelang.tvm": ("TVM's IR, passes and runtime are out of scope: the TVM names served are "
                      "tvm.DataType, tvm.tir / tvm.tirx (const, PrimExpr, IntImm, FloatImm, "

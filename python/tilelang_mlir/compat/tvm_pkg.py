@@ -2,7 +2,8 @@
 for the few names they use: `tvm.DataType`, `tvm.tir` / `tvm.tirx` (`const`,
 the `PrimExpr` / `IntImm` / `FloatImm` / `Var` checks), `tvm.target.Target`,
 `tvm.transform.PassContext` (its `config`, which compiles inside it use),
-`tvm.TVMError` and `tvm.error`.
+`tvm.TVMError`, `tvm.error` and `tvm.testing` (the test markers, as
+`tilelang.testing`'s).
 
 `tilelang.tvm` is always this module under the compat route; the top-level
 name `tvm` is served only where no real TVM can be imported (or with
@@ -22,7 +23,7 @@ from .tvm_error import TVMError  # noqa: F401
 __path__: list = []
 
 _SUBMODULES = {"tir": "tvm_tir", "tirx": "tvm_tir", "target": "target",
-               "transform": "tvm_transform", "error": "tvm_error"}
+               "transform": "tvm_transform", "error": "tvm_error", "testing": "testing"}
 
 
 def __getattr__(name):

@@ -10,7 +10,9 @@ made here and symbolic sizes; `IntImm` / `FloatImm` the constants made by
 immediates, as in TVM); `Var` the symbolic sizes (`T.dynamic`, what
 `Var(name, "int32")` makes outside a program) and T.Var values. Inside a
 tile program `const(v, dtype)` is `T.cast(v, dtype)`. The rest of TVM's TIR
-(buffers, statements, functors, passes) is out of scope."""
+(buffers, statements, functors, passes) is out of scope; its operations
+(`reinterpret`, `if_then_else`, `floordiv`, `exp`, ...) are the T
+namespace's, as TileLang's T re-exports them."""
 
 from __future__ import annotations
 
@@ -161,6 +163,16 @@ def const(value, dtype=None, span=None):
 
 
 def __getattr__(name):
+    # TVM's TIR operations (tir.op: reinterpret, if_then_else, floordiv,
+    # exp, ...) are the T namespace's, as TileLang's T re-exports them.
+    import types
+
+    import tilelang_mlir.language as T
+
+    value = getattr(T, name, None)
+    if value is not None and not isinstance(value, types.ModuleType) and \
+            not name.startswith("_"):
+        return value
     from .refusals import TVM_ANALYSIS
 
     raise AttributeError(f"not supported by tilelang-mlir: tvm.tir.{name} (TVM's TIR "
