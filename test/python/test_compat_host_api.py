@@ -392,7 +392,9 @@ def test_profiler_members_and_dynamic_constraints():
         prof.run_once()
     with pytest.raises(ValueError, match="positive int"):
         prof.random_inputs(dynamic_symbolic_constraints={"m": 0})
-    fixed = tl.compile(_scale_program(64, 3.0), out_idx=[1], target="cpu").get_profiler()
+    fixed_kernel = tl.compile(_scale_program(64, 3.0), out_idx=[1], target="cpu")
+    fixed = fixed_kernel.get_profiler()
+    assert fixed.do_bench(func=fixed_kernel, n_warmup=1, n_repeat=2) > 0
     assert fixed.result_idx == [1] and len(fixed.params) == 2
     assert fixed.run_once().shape == (64,)
     fixed.assert_consistent(repeat=2)
