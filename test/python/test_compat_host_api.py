@@ -469,6 +469,9 @@ def test_env_settings(monkeypatch, tmp_path):
     monkeypatch.setenv("TL_LOWER_TRACE_DIR", str(tmp_path / "trace"))
     assert env.get_lower_trace_mode() == "html"
     assert compat_env.compile_settings()["tl.trace_dir"] == str(tmp_path / "trace")
+    cjit.compile(_scale_program(24), out_idx=[1], target="cpu")
+    assert sorted(os.listdir(tmp_path / "trace"))[0].startswith("00-tile")
+    monkeypatch.setenv("TL_LOWER_TRACE", "0")
     monkeypatch.delenv("TILELANG_MLIR_CACHE_DIR", raising=False)
     monkeypatch.delenv("TILELANG_CACHE_DIR", raising=False)
     try:

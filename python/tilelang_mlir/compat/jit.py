@@ -9,7 +9,8 @@ TileLang's arguments and what they do here:
   CPU).
 - `pass_configs`: TileLang's keys (tilelang.PassConfigKey) and this
   compiler's; the config of an open `tvm.transform.PassContext` applies
-  under them.
+  under them, and the environment's settings under both (TL_LOWER_TRACE,
+  TILELANG_DISABLE_CACHE: compat/env.py).
 - `execution_backend`: every TileLang backend ("auto", "tvm_ffi", "cython",
   "nvrtc", "torch", "cutedsl", "ctypes", "dlpack") calls the kernel through
   this compiler's launcher, with the same results; another name is an
@@ -93,12 +94,14 @@ def _check_host(target_host) -> None:
 def _resolve(target, pass_configs) -> Tuple[Any, dict]:
     """This package's target and the pass configs of a compile: the open
     PassContexts' config under the given one."""
+    from .env import compile_settings
     from .target import to_ours
     from .tvm_transform import current_config
 
     if target is None:
         target = _env().get_default_target()
-    merged = dict(current_config())
+    merged = dict(compile_settings())  # the environment's (lower trace, cache off)
+    merged.update(current_config())
     merged.update({str(getattr(k, "value", k)): v for k, v in (pass_configs or {}).items()})
     return to_ours(target), merged
 
