@@ -695,3 +695,23 @@ def test_autotune_do_not_specialize(tmp_path):
         print("DNS OK")
     """, tmp_path)
     assert proc.returncode == 0 and "DNS OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_plot_layout_of_layout_objects(tmp_path, capsys):
+    from tilelang_mlir.compat import tools
+
+    transpose = T.Layout([4, 8], lambda i, j: (j, i))
+    paths = tools.plot_layout(transpose, save_directory=str(tmp_path), name="t",
+                              formats=["png", "svg"], verbose=True)
+    assert [os.path.basename(p) for p in paths] == ["t.png", "t.svg"]
+    assert all(os.path.getsize(p) > 1000 for p in paths)
+    out = capsys.readouterr().out
+    assert "(1, 2) -> 2,1" in out and "(3, 7) -> 7,3" in out
+    frag = layout.make_gemm_fragment_8x8()
+    threads, regs = tools._fragment_values(frag)
+    assert threads[8 * 3 + 5] == 5 // 2 + 4 * 3 and regs[8 * 3 + 5] == 5 % 2
+    assert tools.plot_layout(frag, save_directory=str(tmp_path), name="f", formats="all")
+    with pytest.raises(ValueError, match="'jpg' is not one of"):
+        tools.plot_layout(transpose, save_directory=str(tmp_path), formats="jpg")
+    with pytest.raises(TypeError, match="a T.Layout, a T.Fragment"):
+        tools.plot_layout(object())

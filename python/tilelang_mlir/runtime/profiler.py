@@ -272,7 +272,7 @@ class Profiler:
                  n_warmup: int = 0, n_repeat: int = 0, input_tensors: Optional[Sequence] = None,
                  backend: str = "event", quantiles: Optional[Sequence[float]] = None,
                  dynamic_symbolic_constraints: Optional[dict] = None, device=None,
-                 early_stop_baseline: Optional[float] = None
+                 early_stop_baseline: Optional[float] = None, func: Optional[Callable] = None
                  ) -> Union[float, List[float]]:
         """Times the kernel on `args` (or `input_tensors`; random inputs when
         neither is given, see `random_inputs`). When the first argument is a
@@ -293,8 +293,13 @@ class Profiler:
         `dynamic_symbolic_constraints` ({symbol: size}) gives the sizes of
         the random inputs' symbolic dimensions; `device` (a CUDA device)
         times there; `early_stop_baseline` is accepted and never cuts the
-        measurement short.
+        measurement short. `func=` (TileLang's keyword) names the callable
+        to time, as a first positional callable does.
         """
+        if func is not None:
+            if args and callable(args[0]) and not _is_tensor_like(args[0]):
+                raise TypeError("give the callable to time either first or as func=, not both")
+            args = (func,) + tuple(args)
         if device is not None and self.device == "cuda":
             import torch
 
