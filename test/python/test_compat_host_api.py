@@ -715,3 +715,24 @@ def test_plot_layout_of_layout_objects(tmp_path, capsys):
         tools.plot_layout(transpose, save_directory=str(tmp_path), formats="jpg")
     with pytest.raises(TypeError, match="a T.Layout, a T.Fragment"):
         tools.plot_layout(object())
+
+
+def test_cpu_emulation_of_cuda_generators_and_memory_queries():
+    code = """
+from tilelang_mlir.compat import emulate
+emulate.cpu()
+import torch
+g = torch.Generator(device="cuda")
+g.manual_seed(7)
+a = torch.randn(4, generator=g)
+g2 = torch.Generator(device="cuda:0"); g2.manual_seed(7)
+assert torch.equal(a, torch.randn(4, generator=g2)) and a.device.type == "cpu"
+assert isinstance(g, torch.Generator) and (torch.Generator | None) is not None
+free, total = torch.cuda.mem_get_info()
+assert 0 < free <= total
+with torch.cuda.device(0):
+    pass
+print("EMU OK")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and "EMU OK" in proc.stdout, proc.stdout + proc.stderr

@@ -211,12 +211,16 @@ def _patch_torch() -> None:
     cuda.mem_get_info = lambda *a, **k: (_Props.total_memory, _Props.total_memory)
     cuda.device = _NullDevice
     torch.version.hip = None
-    generator = torch.Generator
+    base = torch.Generator
 
-    def make_generator(device="cpu"):
-        return generator(device=_host(device) or "cpu")
+    class Generator(base):  # a CUDA generator is the CPU's
+        def __new__(cls, device="cpu"):
+            return base.__new__(cls, device=_host(device) or "cpu")
 
-    torch.Generator = make_generator
+        def __init__(self, device="cpu"):
+            pass
+
+    torch.Generator = Generator
 
 
 def _patch_testing() -> None:
