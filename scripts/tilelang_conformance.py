@@ -55,6 +55,22 @@ OUT_OF_SCOPE: Dict[str, str] = {
     "language/test_tilelang_language_tcgen05_*.py": "Blackwell tcgen05/TMEM instructions",
     "language/test_tilelang_language_tmem_copy.py": "Blackwell TMEM",
     "language/test_tilelang_language_nvf4_mma_block_scale.py": "SM120/Blackwell block-scaled MMA",
+    # TileLang's adapter internals (tvm_ffi, cython, NVRTC, CuTeDSL) and its
+    # TVM lowering engine: compat/refusals.py.
+    "jit/test_tilelang_jit_adapter_wrapper.py": "TileLang's adapter internals (its C source "
+                                                "wrapper over TVM IR modules)",
+    "jit/test_tilelang_jit_cutedsl*.py": "TileLang's CuTeDSL execution backend",
+    "jit/test_tilelang_jit_nvrtc_host.py": "TileLang's NVRTC adapter internals (its host "
+                                           "argument forwarding)",
+    "jit/test_tilelang_jit_nvrtc_include_paths.py": "TileLang's NVRTC adapter internals (CUDA "
+                                                    "include discovery for its C++)",
+    "jit/test_tilelang_jit_tvm_ffi_executable.py": "TileLang's tvm_ffi adapter internals",
+    "jit/test_tilelang_jit_callback.py": "TileLang's postprocessing callbacks of the CUDA C++ "
+                                         "it generates (tilelang.engine.callback)",
+    "autotune/test_tilelang_autotune_atomic_save.py": "TileLang's on-disk autotune format (its "
+                                                      "adapters' library files)",
+    "autotune/test_tilelang_autotune_cutedsl_cache.py": "TileLang's CuTeDSL execution backend",
+    "profiler/test_bench_cupti.py": "TileLang's CUPTI timing internals (_bench_with_cupti)",
 }
 
 
