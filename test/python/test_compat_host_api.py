@@ -151,7 +151,9 @@ def test_tvm_immediates_and_isinstance_checks():
     assert tvm_tir.floordiv is T.floordiv
 
 
-def test_tvm_const_and_checks_inside_a_program():
+def test_tvm_const_and_checks_inside_a_program(monkeypatch, tmp_path):
+    # a fresh disk cache: the helper below runs only when the program is traced
+    monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path / "cache"))
     seen = []
 
     def checked(buf, value):

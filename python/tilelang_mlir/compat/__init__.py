@@ -130,7 +130,7 @@ class NotSupportedByTileLangMLIR(ImportError):
 
 
 def _unsupported(name: str) -> NotSupportedByTileLangMLIR:
-    from .refusals import message, module_reason
+    from .refusals import message, module_reason, refusal
 
     parent, _, last = name.rpartition(".")
     in_language = any(parent == p or parent.startswith(p + ".") for p in LANGUAGE_PACKAGES)
@@ -147,8 +147,9 @@ def _unsupported(name: str) -> NotSupportedByTileLangMLIR:
     why = module_reason(name)
     if why is None:
         why = "no compatible module: tilelang_mlir.compat.MODULES lists those provided"
-    return NotSupportedByTileLangMLIR(f"not supported by tilelang-mlir: {name} ({why})",
-                                      name=name)
+        return NotSupportedByTileLangMLIR(f"not supported by tilelang-mlir: {name} ({why})",
+                                          name=name)
+    return NotSupportedByTileLangMLIR(refusal(name, why), name=name)
 
 
 def _extras() -> dict:
@@ -387,11 +388,16 @@ def _tilelang_defaults(on: bool) -> None:
     """TileLang's meanings where this package's own API chose differently
     (runtime.profiler.Profiler): `do_bench`'s warmup and rep are
     millisecond budgets, and `assert_allclose` allows 1% mismatched
-    elements by default."""
+    elements by default; outputs are torch tensors even for a call
+    without one, several of them a list (runtime.args.TILELANG_OUTPUTS)."""
+    from ..runtime import args
     from ..runtime.profiler import Profiler
 
     Profiler.bench_units = "ms" if on else "calls"
     Profiler.default_mismatch_ratio = 0.01 if on else 0.0
+    # TileLang's kernels return torch tensors, also when no argument is one,
+    # and a list of several.
+    args.set_tilelang_outputs(on)
 
 
 def _serve_workers() -> None:

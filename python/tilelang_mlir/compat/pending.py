@@ -24,25 +24,14 @@ SCOPES = {
     "unassigned": "issue 43: in no helper's scope yet",
 }
 
-_VECTOR_BASES = ("int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 "
-                 "bfloat16 tfloat32 float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn "
-                 "float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float6_e2m3fn "
-                 "float6_e3m2fn float4_e2m1fn").split()
-_VECTOR_DTYPES = " ".join(f"{b}x{n}" for b in _VECTOR_BASES for n in (2, 4, 8, 16, 32, 64))
-
 # surface -> scope -> names
 PENDING: Dict[str, Dict[str, str]] = {
     "tilelang.language": {
-        "b2-syntax": """AnyDType JITFunc PrimFunc Ref StridedTensor SharedBuffer LocalBuffer
-            FragmentBuffer KernelLaunchFrame Unroll Vectorized Var var Select Broadcast Ramp
-            broadcast ramp meta_var let boolean float4_e2m1_unpacked get_tvm_dtype
-            is_f8f6f4_family is_float4 is_float4_e2m1_unpacked is_float4_e2m1fn
-            validate_gemm_ab_dtypes get_block_extent get_block_extents get_thread_extent
-            get_thread_extents has_let_value get_let_value index_to_coordinates inline
-            meta_class grid parallel loop_break break_loop continue_loop likely
-            BaseTileScheduler PersistentTileScheduler annotate_compile_flags
-            annotate_pass_configs align_up cdiv extract_lane thread_return """
-                     + _VECTOR_DTYPES,
+        "b2-syntax": """AnyDType JITFunc PrimFunc KernelLaunchFrame var broadcast ramp
+            meta_var boolean get_tvm_dtype is_f8f6f4_family is_float4
+            is_float4_e2m1_unpacked is_float4_e2m1fn validate_gemm_ab_dtypes break_loop
+            continue_loop likely cdiv thread_return bfloat16x4 bfloat16x8 bfloat16x16
+            bfloat16x32 bfloat16x64""",
         "b3-gpuops": """activemask all_sync any_sync ballot ballot_sync match_all_sync
             match_any_sync shfl_down shfl_sync shfl_up shfl_xor get_lane_idx get_warp_idx
             get_warp_idx_sync get_warp_group_idx sync_warp sync_global syncthreads_and
@@ -55,15 +44,17 @@ PENDING: Dict[str, Dict[str, str]] = {
             ptx_arrive_cluster_barrier named_barrier_arrive make_tensor_from_addr address_of
             Ptr mbarrier_arrive_expect_tx""",
         "b4-ops": """reducer_init reducer_update reduce_bitand reduce_bitor reduce_bitxor
-            cummax any_of all_of rng_init rng_rand rng_rand_float __cos __exp __exp10 __ffs
-            __fns __log __log10 __log2 __sin __tan ieee_add ieee_fdiv ieee_fmaf ieee_frcp
-            ieee_frsqrt ieee_fsqrt ieee_mul ieee_sub abs2 add2 sub2 mul2 fma2 max2 min2
-            fast_rcp acos acosh asin asinh atan atan2 atanh cosh sinh tan exp10 log10 log1p
-            fabs fmod copysign ldexp nextafter hypot round trunc nearbyint truncmod isnan
-            isinf isfinite popcount clz async_copy c2d_im2col transpose annotate_l2_hit_ratio
+            cummax rng_init rng_rand rng_rand_float __cos __exp __exp10 __ffs __fns __log
+            __log10 __log2 __sin __tan ieee_add ieee_fdiv ieee_fmaf ieee_frcp ieee_frsqrt
+            ieee_fsqrt ieee_mul ieee_sub abs2 add2 sub2 mul2 fma2 max2 min2 fast_rcp acos
+            acosh asin asinh atan atan2 atanh cosh sinh tan exp10 log10 log1p fabs fmod
+            copysign ldexp nextafter hypot round trunc nearbyint truncmod isnan isinf
+            isfinite popcount clz async_copy c2d_im2col transpose annotate_l2_hit_ratio
             annotate_min_blocks_per_sm annotate_restrict_buffers""",
-        "integrator": "annotate_safe_value",
-        "unassigned": """CUDASourceCodeKernel WarpSpecialize WarpSpecializeFrame WSID WSInstr
+        # TileLang's manual warp-specialization schedule (roles, pipelines,
+        # per-role instruction order), consumed by its MaterializeWSSchedule
+        # pass; tilelang-mlir's tile-warp-specialize chooses the schedule.
+        "unassigned": """WarpSpecialize WarpSpecializeFrame WSID WSInstr
             WSOpRef WSPipeline WSRole WSSchedule WSScope WSSync WSSyncKind
             annotate_ws_schedule ws_op""",
     },

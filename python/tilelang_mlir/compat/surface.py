@@ -12,7 +12,9 @@ name one status, read from the tree as it is now:
 - no-op: a PassConfigKey member that is accepted and changes nothing here,
   for the reason the pass-config table gives;
 - refused: listed in compat/refusals.py with the reason (for PassConfigKey
-  members: a true value is refused, as the pass-config table says);
+  members: a true value is refused, as the pass-config table says); its
+  access raises the refusal, or its call does for the names of
+  refusals.AT_CALL;
 - pending: listed in compat/pending.py with the work that will add it;
 - missing: none of these (test_compat_surface.py fails on it).
 
@@ -110,6 +112,8 @@ def _status(surface: str, name: str, present: bool) -> Tuple[str, str]:
     why = refusals.reason(surface, name)
     scope = pending.pending_scope(surface, name)
     if present:
+        if why is not None and name in refusals.AT_CALL.get(surface, ()):
+            return "refused", why
         if why is not None:
             return "missing", f"implemented but also refused in compat/refusals.py: {why}"
         if scope is not None:

@@ -82,8 +82,11 @@ class Target:
                             f"{type(target).__name__}")
         kind = kind.strip().lower()
         if kind in _OTHER_HW:
-            raise ValueError(f"not supported by tilelang-mlir: target kind {kind!r} (hardware "
-                             "this compiler does not target: use cuda, hip/rocm or llvm/c)")
+            from .refusals import refusal
+
+            raise ValueError(refusal(f"target kind {kind!r}", "hardware this compiler does not "
+                                                              "target: use cuda, hip/rocm or "
+                                                              "llvm/c"))
         if kind not in _KINDS:
             raise ValueError(f"unknown target kind {kind!r}; TileLang's kinds served here: "
                              f"{', '.join(sorted(_KINDS))}")
@@ -196,9 +199,11 @@ def _cuda_arch(arch: str) -> str:
     if not m:
         raise ValueError(f"CUDA arch {arch!r} is not of the form sm_XX")
     if int(m.group(1)) >= 100:
-        raise ValueError(f"not supported by tilelang-mlir: CUDA arch {arch} (Blackwell and "
-                         "newer: hardware this compiler does not target; it compiles for "
-                         f"{', '.join(chips.names('nvidia'))})")
+        from .refusals import refusal
+
+        raise ValueError(refusal(f"CUDA arch {arch}", "Blackwell and newer: hardware this "
+                                 "compiler does not target; it compiles for "
+                                 f"{', '.join(chips.names('nvidia'))}"))
     if int(m.group(1)) // 10 == 9:
         return "sm_90a"
     return f"sm_{m.group(1)}"

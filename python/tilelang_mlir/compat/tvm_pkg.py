@@ -29,7 +29,6 @@ _SUBMODULES = {"tir": "tvm_tir", "tirx": "tvm_tir", "target": "target",
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__package__}.{_SUBMODULES[name]}")
-    from .refusals import module_reason
+    from .refusals import module_reason, refusal
 
-    why = module_reason(f"tvm.{name}") or "not one of the TVM names served"
-    raise AttributeError(f"not supported by tilelang-mlir: tvm.{name} ({why})")
+    raise AttributeError(refusal(f"tvm.{name}", module_reason(f"tvm.{name}")))

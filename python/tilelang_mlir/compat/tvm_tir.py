@@ -173,10 +173,10 @@ def __getattr__(name):
     if value is not None and not isinstance(value, types.ModuleType) and \
             not name.startswith("_"):
         return value
-    from .refusals import TVM_ANALYSIS
+    from .refusals import TVM_ANALYSIS, refusal
 
-    raise AttributeError(f"not supported by tilelang-mlir: tvm.tir.{name} (TVM's TIR "
-                         f"builders, statements, functors and passes: {TVM_ANALYSIS})")
+    raise AttributeError(refusal(f"tvm.tir.{name}", "TVM's TIR builders, statements, functors "
+                                                    f"and passes: {TVM_ANALYSIS}"))
 
 
 __all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from ._context import ContextStack
+from .refusals import refusal
 
 _STACK = ContextStack()
 
@@ -21,13 +22,13 @@ class PassContext:
                  trace=None, trace_stack=None, make_traceable=None, num_evals=0,
                  tuning_api_database=None):
         if instruments:
-            raise NotImplementedError(
-                "not supported by tilelang-mlir: PassContext(instruments=...) (TVM's pass "
-                "instrumentation; the pass config tl.trace_dir writes the IR after every pass)")
+            raise NotImplementedError(refusal(
+                "PassContext(instruments=...)", "TVM's pass instrumentation; the pass config "
+                "tl.trace_dir writes the IR after every pass"))
         if required_pass or disabled_pass:
-            raise NotImplementedError(
-                "not supported by tilelang-mlir: PassContext(required_pass=/disabled_pass=) "
-                "(TVM's passes; this compiler's pipeline is steered by pass configs)")
+            raise NotImplementedError(refusal(
+                "PassContext(required_pass=/disabled_pass=)", "TVM's passes; this compiler's "
+                "pipeline is steered by pass configs"))
         self.opt_level = opt_level
         self.config: Dict[str, Any] = {str(getattr(k, "value", k)): v
                                        for k, v in (config or {}).items()}

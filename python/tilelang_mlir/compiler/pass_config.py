@@ -81,7 +81,12 @@ _WS = "sm_90a, warp-specialized kernels"
 
 
 def _records(*records: PassConfig) -> Dict[str, PassConfig]:
-    return {r.name: r for r in records}
+    table: Dict[str, PassConfig] = {}
+    for r in records:
+        if r.name in table:  # a second entry would silently replace the first
+            raise ValueError(f"pass config {r.name!r} is listed twice")
+        table[r.name] = r
+    return table
 
 
 PASS_CONFIGS: Dict[str, PassConfig] = _records(
@@ -95,6 +100,12 @@ PASS_CONFIGS: Dict[str, PassConfig] = _records(
                "Write a picture (PNG) of every fragment layout and shared-memory placement "
                "into this folder (`tl.tools.plot_layout`). A compile with it always runs the "
                "passes."),
+    PassConfig("tl.disable_safe_memory_legalize", "bool", False, "every target",
+               "Leave element loads and stores of global buffers unchecked. By default an "
+               "access whose indices the compiler cannot prove in range is guarded: an "
+               "out-of-range load reads 0 (or `T.annotate_safe_value`'s value) and an "
+               "out-of-range store is dropped (tile-legalize-safe-access; TileLang's "
+               "`TL_DISABLE_SAFE_MEMORY_ACCESS`)."),
     PassConfig("tl.disable_warp_specialized", "bool", False, "sm_90a",
                "Pipeline with cp.async groups instead of a TMA producer warpgroup "
                "(tile-warp-specialize)."),
@@ -175,10 +186,6 @@ PASS_CONFIGS: Dict[str, PassConfig] = _records(
     PassConfig("tl.disable_wgmma", "bool", False, "sm_90a",
                "T.gemm uses mma.sync instead of warpgroup MMA (wgmma); warp specialization, "
                "which feeds wgmma, is off with it (TileLang's TL_DISABLE_WGMMA)."),
-    PassConfig("tl.disable_safe_memory_legalize", "bool", False, "every target",
-               "Turn off TileLang's safe memory access (out-of-bounds global loads reading 0 "
-               "or the annotated safe value, out-of-bounds global stores dropped): accesses "
-               "are then as written (TileLang's TL_DISABLE_SAFE_MEMORY_ACCESS)."),
     PassConfig("tl.kernel_source_dir", "path", None, "every target",
                "Write the final code of every compiled kernel (PTX, LLVM IR or AMDGPU "
                "assembly, `<kernel>.ptx` / `.ll` / `.s`) into this folder (TileLang's "
