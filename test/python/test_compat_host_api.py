@@ -738,3 +738,70 @@ print("EMU OK")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0 and "EMU OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# refusals name their rule
+# ---------------------------------------------------------------------------
+
+
+def test_refused_members_and_internals_name_their_rule(tmp_path):
+    """TileLang's refused kernel, profiler and tuner members, and the
+    internals of a partly served module, raise AttributeError with the
+    reason and '(out of scope: <rule>)'; other missing names do not claim a
+    rule."""
+    proc = run_compat("""
+        import numpy as np
+        import tilelang
+        import tilelang.language as T
+        from tilelang.autotuner import AutoTuner
+        from tilelang.contrib import nvcc  # reached as an attribute first
+
+        @tilelang.jit(out_idx=[-1], target="cpu")
+        def scale(n: int = 16):
+            @T.prim_func
+            def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+                with T.Kernel(1, threads=n):
+                    for i in T.Parallel(n):
+                        B[i] = A[i] * 3.0
+            return main
+
+        k = scale(16)
+        a = np.random.randn(16).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(k(a)), a * 3.0, rtol=1e-6)
+        checks = [(k, "adapter"), (k.get_profiler(), "with_default_adapter"),
+                  (AutoTuner.from_kernel(scale, configs=[{"n": 16}]), "jit_compile"),
+                  (nvcc, "compile_cuda"), (nvcc, "env")]
+        for obj, name in checks:
+            try:
+                getattr(obj, name)
+                raise SystemExit(f"{name} did not raise")
+            except AttributeError as e:
+                assert "(out of scope: " in str(e) and name in str(e), (name, str(e))
+        for obj, name in ((k, "no_such_member"), (T, "shfl_sync_not_a_name")):
+            try:
+                getattr(obj, name)
+                raise SystemExit(f"{name} did not raise")
+            except AttributeError as e:
+                assert "out of scope" not in str(e), str(e)
+        assert nvcc.get_target_compute_version("cuda:sm_90a") == "9.0"
+        print("RULES OK")
+    """, tmp_path)
+    assert proc.returncode == 0 and "RULES OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_every_refusal_reason_has_one_of_the_rules():
+    from tilelang_mlir.compat import refusals
+
+    rules = {refusals.RULE_TVM, refusals.RULE_HARDWARE, refusals.RULE_INTERNALS}
+    reasons = [w for table in refusals.REFUSED.values() for w in table.values()]
+    reasons += list(refusals.MODULE_PREFIXES.values())
+    for why in reasons:
+        assert refusals.rule(why) in rules, why
+    text = refusals.message("tilelang.utils", "is_shared")
+    assert text.endswith(f"(out of scope: {refusals.RULE_TVM})"), text
+    assert refusals.rule(refusals.BLACKWELL) == refusals.RULE_HARDWARE
+    assert refusals.rule(refusals.ADAPTER) == refusals.RULE_INTERNALS
+    # a pending or unknown name claims no rule
+    assert "out of scope" not in refusals.message("tilelang.language", "shfl_sync")
+    assert "out of scope" not in refusals.message("tilelang.language", "not_a_name")

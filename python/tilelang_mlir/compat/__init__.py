@@ -391,9 +391,14 @@ def _tilelang_defaults(on: bool) -> None:
     elements by default; outputs are torch tensors even for a call
     without one, several of them a list (runtime.args.TILELANG_OUTPUTS)."""
     from ..runtime import args
+    from ..runtime.kernel import Kernel
     from ..runtime.profiler import Profiler
+    from .refusals import REFUSED, message
 
     Profiler.bench_units = "ms" if on else "calls"
+    # TileLang's kernel and profiler members that are refused say why.
+    for cls, surface in ((Kernel, "tilelang.JITKernel"), (Profiler, "tilelang.Profiler")):
+        cls.refused_members = {n: message(surface, n) for n in REFUSED[surface]} if on else {}
     Profiler.default_mismatch_ratio = 0.01 if on else 0.0
     # TileLang's kernels return torch tensors, also when no argument is one,
     # and a list of several.

@@ -292,6 +292,13 @@ class AutoTuner:
     def from_kernel(cls, kernel: Callable, configs) -> "AutoTuner":
         return cls(kernel, configs)
 
+    def __getattr__(self, name):
+        from .refusals import REFUSED, message
+
+        if name in REFUSED["tilelang.autotuner.AutoTuner"]:
+            raise AttributeError(message("tilelang.autotuner.AutoTuner", name))
+        raise AttributeError(f"'AutoTuner' object has no attribute {name!r}")
+
     @property
     def cache_dir(self) -> str:
         """Where tuning results are kept (this package's kernel cache)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from ..base.artifact import CompiledArtifact
 from ..base.errors import DeviceAssertionError
@@ -68,6 +68,18 @@ class Kernel(_launcher.KernelBase):
         sig = ", ".join(f"{p.name}: {p.dtype}{list(p.shape) if p.kind == 'tensor' else ''}"
                         for p in self.params)
         return f"<tilelang_mlir.Kernel {self.name}({sig}) target={self.target}>"
+
+    # Members of another API's kernel object that this class refuses, name
+    # -> the error text (tilelang_mlir.compat fills it with TileLang's
+    # refused JITKernel members); any other missing attribute raises the
+    # usual AttributeError.
+    refused_members: Dict[str, str] = {}
+
+    def __getattr__(self, name):
+        why = type(self).refused_members.get(name)
+        if why is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(why)
 
     def __copy__(self):
         """A shallow copy; its fast path is set up again at its first call."""

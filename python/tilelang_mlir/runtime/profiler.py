@@ -26,7 +26,7 @@ import inspect
 import statistics
 import time
 import warnings
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -163,6 +163,17 @@ class Profiler:
 
     bench_units = "calls"
     default_mismatch_ratio = 0.0
+
+    # Members of another API's profiler that this class refuses, name -> the
+    # error text (tilelang_mlir.compat fills it with TileLang's refused
+    # Profiler members).
+    refused_members: Dict[str, str] = {}
+
+    def __getattr__(self, name):
+        why = type(self).refused_members.get(name)
+        if why is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(why)
 
     @property
     def func(self):
