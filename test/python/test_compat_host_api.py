@@ -699,6 +699,56 @@ def test_autotune_do_not_specialize(tmp_path):
     assert proc.returncode == 0 and "DNS OK" in proc.stdout, proc.stdout + proc.stderr
 
 
+_SCALAR_TUNE = """
+import os, sys, torch, tilelang, tilelang.language as T
+from tilelang.autotuner import set_autotune_inputs
+
+@tilelang.autotune(configs=[{"block": 32}, {"block": 64}], warmup=1, rep=2)
+@tilelang.jit(target="cpu")
+def add_s(n: int = 256, block: int = 32):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), s: T.float32):
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                A[bx * block + i] += s
+    return main
+
+if __name__ == "__main__":
+    if sys.argv[1] == "inputs":
+        a, s = torch.randn(256), float(torch.rand(()))
+        with set_autotune_inputs(a, s):
+            k = add_s()
+        b = torch.randn(256)
+        want = b + s
+        k(b, s)
+        torch.testing.assert_close(b, want)
+        print("SCALAR OK")
+        sys.exit(0)
+    try:  # a fresh process: the captured run left no tuning result
+        add_s()
+        raise SystemExit("tuned a scalar input without set_autotune_inputs")
+    except ValueError as e:
+        assert "set_autotune_inputs" in str(e), e
+    print("SCALAR OK")
+"""
+
+
+def test_autotune_with_captured_inputs_keeps_no_cache_entry(tmp_path):
+    """As TileLang: a tuning run on inputs of set_autotune_inputs (or with
+    ref_prog / supply_prog / manual_check_prog) neither reads nor writes
+    the tuning cache, so a later call without inputs (another process, same
+    cache) still needs them."""
+    path = tmp_path / "tune_scalar.py"
+    path.write_text(_SCALAR_TUNE)
+    env = dict(os.environ, TILELANG_MLIR_CACHE_DIR=str(tmp_path / "cache"))
+    for mode in ("inputs", "plain"):
+        proc = subprocess.run([sys.executable, "-m", "tilelang_mlir.compat", str(path), mode],
+                              capture_output=True, text=True, env=env, cwd=str(tmp_path))
+        assert proc.returncode == 0 and "SCALAR OK" in proc.stdout, proc.stdout + proc.stderr
+    assert not os.path.isdir(tmp_path / "cache" / "autotune") or \
+        not [f for f in os.listdir(tmp_path / "cache" / "autotune") if f.endswith(".json")]
+
+
 def test_plot_layout_of_layout_objects(tmp_path, capsys):
     from tilelang_mlir.compat import tools
 

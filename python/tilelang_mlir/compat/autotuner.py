@@ -10,7 +10,9 @@ random ones).
 tuning run: the best config found for the first call is reused for calls
 that differ only in them (the kernel is compiled for the call's own values
 with that config). The object `@autotune` returns keeps one entry per
-tuning key in `_tuner_cache`, as TileLang's does.
+tuning key in `_tuner_cache`, as TileLang's does. As in TileLang, a tuning
+run with callbacks (ref_prog, supply_prog, manual_check_prog) or on inputs
+of set_autotune_inputs neither reads nor writes the disk tuning cache.
 
 Differences from TileLang, each documented where it applies: `timeout`,
 `early_stop` and `cache_input_tensors` are accepted and change nothing
@@ -20,6 +22,7 @@ element must match)."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -134,8 +137,12 @@ class AutoTuneImpl:
     reuses the config of the call's tuning key) and returns the best kernel
     (an eager-style function runs it on the call's tensors)."""
 
-    def __init__(self, tuner: "_ours.AutoTuner", do_not_specialize):
+    def __init__(self, tuner: "_ours.AutoTuner", do_not_specialize, callbacks: bool = False):
         self._tuner = tuner
+        # TileLang keeps no tuning result of a run with callbacks (ref_prog,
+        # supply_prog, manual_check_prog) or with inputs given by
+        # set_autotune_inputs: their behaviour has no persistent identity.
+        self._callbacks = callbacks
         self.do_not_specialize = tuple(do_not_specialize or ())
         sig = tuner._signature
         if self.do_not_specialize and sig is not None:
@@ -171,7 +178,11 @@ class AutoTuneImpl:
         with self._lock:
             config = self._tuner_cache.get(key)
         if config is None:
-            kernel = self._tuner.tune(*args, **kwargs)
+            tuner = self._tuner
+            if tuner.cache and (self._callbacks or get_autotune_inputs() is not None):
+                tuner = copy.copy(tuner)  # this run neither reads nor writes the disk cache
+                tuner.cache = False
+            kernel = tuner.tune(*args, **kwargs)
             result = getattr(kernel, "autotune_result", None)
             config = dict(result.config) if result is not None else {}
             with self._lock:
@@ -215,7 +226,8 @@ def autotune(func=None, *, configs, warmup: int = 25, rep: int = 100, timeout: i
     def wrap(fn):
         tuner = decorate(_unwrap(fn))
         tuner.supply_prog = _supplier(tuner, supply_type, supply_prog)
-        return AutoTuneImpl(tuner, do_not_specialize)
+        callbacks = any(cb is not None for cb in (ref_prog, supply_prog, manual_check_prog))
+        return AutoTuneImpl(tuner, do_not_specialize, callbacks)
 
     return wrap(func) if func is not None else wrap
 
