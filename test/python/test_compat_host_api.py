@@ -835,6 +835,19 @@ def test_refused_members_and_internals_name_their_rule(tmp_path):
             except AttributeError as e:
                 assert "out of scope" not in str(e), str(e)
         assert nvcc.get_target_compute_version("cuda:sm_90a") == "9.0"
+        # internals of TileLang's frontend modules are refused with the
+        # module's rule; a T name (pending or unknown) claims none
+        imports = {"from tilelang.language.eager.ast import mutate": True,
+                   "from tilelang.language.tir.exports import BACKEND_ONLY_TIR_EXPORTS": True,
+                   "from tilelang.language import ptx_ldmatrix": True,
+                   "from tilelang.language import not_a_t_name": False,
+                   "from tilelang.language.tir.exports import not_a_t_name": True}
+        for stmt, ruled in imports.items():
+            try:
+                exec(stmt)
+                raise SystemExit(f"{stmt} imported")
+            except ImportError as e:
+                assert ("(out of scope: " in str(e)) == ruled, (stmt, str(e))
         print("RULES OK")
     """, tmp_path)
     assert proc.returncode == 0 and "RULES OK" in proc.stdout, proc.stdout + proc.stderr

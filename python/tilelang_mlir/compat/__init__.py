@@ -135,8 +135,15 @@ def _unsupported(name: str) -> NotSupportedByTileLangMLIR:
     parent, _, last = name.rpartition(".")
     in_language = any(parent == p or parent.startswith(p + ".") for p in LANGUAGE_PACKAGES)
     if in_language and name not in _known_modules():
-        # `from tilelang.language import X` of a T name we lack: its reason.
-        return NotSupportedByTileLangMLIR(message("tilelang.language", last), name=name)
+        from .refusals import is_surface_name
+
+        if parent in LANGUAGE_PACKAGES or is_surface_name("tilelang.language", last) or \
+                module_reason(parent) is None:
+            # `from tilelang.language import X` of a T name we lack: its reason.
+            return NotSupportedByTileLangMLIR(message("tilelang.language", last), name=name)
+        # A name of TileLang's frontend internals that is no T name
+        # (`from tilelang.language.eager.ast import mutate`): the module's refusal.
+        return NotSupportedByTileLangMLIR(refusal(name, module_reason(parent)), name=name)
     if name not in _known_modules() and parent in sys.modules:
         # `from tilelang.utils import is_shared`: the name's own reason.
         from .refusals import REFUSED

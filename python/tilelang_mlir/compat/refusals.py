@@ -409,6 +409,15 @@ def message(surface: str, name: str) -> str:
     return refusal(label, why)
 
 
+def is_surface_name(surface: str, name: str) -> bool:
+    """Whether `name` is a public name of `surface` (compat/surface.json),
+    refused or pending included."""
+    from .pending import pending_scope
+
+    return reason(surface, name) is not None or pending_scope(surface, name) is not None \
+        or _listed(surface, name)
+
+
 def _listed(surface: str, name: str) -> bool:
     """Whether `name` is a public name of `surface` in compat/surface.json."""
     from .surface import load
