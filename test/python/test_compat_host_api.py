@@ -868,3 +868,35 @@ def test_every_refusal_reason_has_one_of_the_rules():
     # a pending or unknown name claims no rule
     assert "out of scope" not in refusals.message("tilelang.language", "shfl_sync")
     assert "out of scope" not in refusals.message("tilelang.language", "not_a_name")
+
+
+def test_get_tir_of_an_eager_function_before_any_call(tmp_path):
+    """`jit_fn.get_tir(T.Tensor(shape), ...)` elaborates an eager-style
+    function from annotations alone, also as its first use (the JIT
+    object learns the style then); the program compiles and copies."""
+    proc = run_compat("""
+        import numpy as np, tilelang, tilelang.language as T
+
+        @tilelang.jit(target="cpu")
+        def copy1(A, B):
+            N, M = T.const("N, M")
+            A: T.Tensor[[N, M], T.float32]
+            B: T.Tensor[[N, M], T.float32]
+            with T.Kernel(T.ceildiv(N, 16), threads=16) as bx:
+                for i, j in T.Parallel(16, M):
+                    B[bx * 16 + i, j] = A[bx * 16 + i, j] * 2.0
+
+        prog = copy1.get_tir(T.Tensor((48, 8)), T.Tensor((48, 8)))
+        k = tilelang.compile(prog, target="cpu")
+        a = np.random.randn(48, 8).astype(np.float32)
+        b = np.zeros_like(a)
+        k(a, b)
+        np.testing.assert_allclose(b, a * 2.0, rtol=1e-6)
+        try:
+            tilelang.jit(target="cpu")(lambda n: None)._eager()
+            raise SystemExit("no error")
+        except TypeError as e:
+            assert "not an eager-style function" in str(e), e
+        print("GET_TIR OK")
+    """, tmp_path)
+    assert proc.returncode == 0 and "GET_TIR OK" in proc.stdout, proc.stdout + proc.stderr

@@ -311,7 +311,7 @@ class JITFunc:
         defaults applied and positional / keyword forms made one, so every
         spelling of a call selects the same kernel."""
         if self._impl._style() == "eager":
-            binding = self._impl._ours()._eager.bind(args, kwargs, call=True)
+            binding = self._impl._eager().bind(args, kwargs, call=True)
             return binding.key, dict(binding.runtime)
         values, _ = self._bind_lazy(args, kwargs)
         return (values, None), {}
@@ -370,6 +370,15 @@ class JITImpl:
             jf = self._jit[key] = _compile.JITFunction(self._fn, self.out_idx, tgt, pcs)
         return jf
 
+    def _eager(self):
+        """The EagerFunction of the resolved target's JITFunction (its style
+        is read first: a JITFunction learns it on first use)."""
+        jf = self._ours()
+        if jf.style != "eager":
+            raise TypeError(f"{getattr(self._fn, '__name__', self._fn)!r} is not an "
+                            "eager-style function")
+        return jf._eager
+
     def _style(self) -> str:
         if not self._jit:
             return _compile.JITFunction(self._fn, None, "cpu", None).style
@@ -398,7 +407,7 @@ class JITImpl:
                 raise TypeError("a jitted prim_func takes no arguments to elaborate")
             return self._fn
         if self.mode == "eager":
-            return self._ours()._eager.factory()(*args, **kwargs)
+            return self._eager().factory()(*args, **kwargs)
         program = self._fn(*args, **kwargs)
         if not isinstance(program, PrimFunc):
             raise TypeError(f"@tilelang.jit factory {self.func.orig_func.__name__!r} must "
