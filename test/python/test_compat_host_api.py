@@ -848,6 +848,22 @@ def test_refused_members_and_internals_name_their_rule(tmp_path):
                 raise SystemExit(f"{stmt} imported")
             except ImportError as e:
                 assert ("(out of scope: " in str(e)) == ruled, (stmt, str(e))
+        # a refused T name used in a program: its reason and rule, at its line
+        @tilelang.jit(target="cpu")
+        def uses_refused(n: int = 16):
+            @T.prim_func
+            def main(A: T.Tensor((n,), "float32")):
+                with T.Kernel(1, threads=n):
+                    T.ptx_ldmatrix(A)
+            return main
+
+        from tilelang_mlir.base.errors import TileLangError
+        try:
+            uses_refused()
+            raise SystemExit("T.ptx_ldmatrix compiled")
+        except TileLangError as e:
+            assert "T.ptx_ldmatrix" in str(e) and "(out of scope: " in str(e), str(e)
+            assert "prog.py" in str(e), str(e)
         print("RULES OK")
     """, tmp_path)
     assert proc.returncode == 0 and "RULES OK" in proc.stdout, proc.stdout + proc.stderr
