@@ -282,10 +282,8 @@ def pass_config_page() -> str:
                "TileLang's `PassConfigKey` values that are not ours, as `tl.compile` treats "
                "them (`compiler/compile.py`, `TILELANG_PASS_CONFIGS`):\n\n"
                "| key | here |\n|---|---|\n")
-    for name, (action, ours, reason) in TILELANG_PASS_CONFIGS.items():
-        what = {"maps": "sets " + ", ".join(f"`{k}`" for k in (ours or ())),
-                "no-op": "accepted, changes nothing", "refuse": "a true value is refused"}
-        out.append(f"| `{name}` | {what.get(action, action)}: {reason} |\n")
+    for name, entry in TILELANG_PASS_CONFIGS.items():
+        out.append(f"| `{name}` | {entry.words()} |\n")
     return "".join(out)
 
 

@@ -5,17 +5,30 @@ one row per file in docs/compat.md.
 
     python scripts/tilelang_corpus.py --examples /path/to/tilelang/examples
     python scripts/tilelang_corpus.py --examples ... --dry      # no GPU here
+    python scripts/tilelang_corpus.py --examples ... --cpu      # no GPU here
 
-Each example runs in its own process from its own folder, as a user would
-run it; PASS means it ran to the end (its own correctness checks passed),
-FAIL gives the first error line. The lines in which an example reports a
-time (latency, TFLOPs) are kept next to its row.
+Every folder of `examples/` is covered (recursively). Each example runs in
+its own process from its own folder, as a user would run it; PASS means it
+ran to the end (its own correctness checks passed), FAIL gives the first
+error line. The lines in which an example reports a time (latency,
+TFLOPs) are kept next to its row.
 
---dry is for machines without a GPU: `auto` compiles for sm_90a
-(TILELANG_MLIR_CUDA_ARCH), torch's CUDA tensors stay on the CPU, and the
-first kernel launch stops the program: COMPILED means every kernel it
-built before that compiled to PTX. It finds the language and frontend gaps;
-only a GPU run says PASS.
+A file is OUT (a row outside the count) for one of the issue's reasons,
+stated on its row (`classify`): AMD only, Blackwell or SM120 only, a Triton
+program, a helper module of other examples (no `__main__` and no call at
+its top level), a test or regression driver of TileLang's suite (it runs
+the programs of its folder, which have rows of their own), broken in
+TileLang's tree, a command-line tool that needs arguments (a model
+checkpoint) to run, or a program whose purpose is one of TileLang's TVM-side
+tools that are refused (compat/refusals.py). A program that imports TVM
+only for the few names the compat route serves is in scope.
+
+--dry and --cpu are for machines without a GPU (compat/emulate.py): --dry
+compiles for sm_90a and stops at the first kernel launch (COMPILED means
+every kernel it built before that compiled to PTX); --cpu runs the kernels
+on the CPU target with torch's CUDA tensors on the CPU (CPU-PASS means the
+program's own checks passed there; kernels that need a GPU fail with the CPU
+backend's error). Neither is the acceptance: only a GPU run says PASS.
 
 TileLang's examples are not part of this repository (their licence is
 theirs): point --examples at a checkout of tile-ai/tilelang.
@@ -37,42 +50,54 @@ from typing import Dict, List, Optional
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-# The folders of examples/ the issue puts in scope.
-FOLDERS = ["gemm", "gemm_fp8", "gemm_splitk", "gemm_streamk", "grouped_gemm", "flash_attention",
-           "flash_decoding", "deepseek_mla", "norm", "elementwise", "gemv", "dequantize_gemm",
-           "gemm_sp", "blocksparse_attention", "block_causal_attention", "topk", "convolution",
-           "warp_specialize", "online_softmax", "cast", "dynamic_shape", "linear_attention",
-           "attention_sink"]
-
-# Files of those folders that are not TileLang programs for an NVIDIA Hopper
-# GPU, with the reason (they get a row, outside the count).
+# Files that are out of scope for a reason the rules below cannot see, with
+# the reason (they get a row, outside the count).
 OUT_OF_SCOPE = {
-    "gemm_fp8/example_tilelang_gemm_amd.py": "AMD only",
-    "gemm_fp8/example_tilelang_gemm_amd_fp8_preshuffle.py": "AMD only",
-    "gemm_fp8/example_tilelang_gemm_fp8_sm100.py": "Blackwell only (tcgen05)",
-    "dequantize_gemm/example_dequant_gemm_bf16_mxfp4_cdna4.py": "AMD only",
-    "blocksparse_attention/block_sparse_attn_triton.py": "a Triton program",
-    "blocksparse_attention/example_triton_sparse_gqa_decode_varlen_indice.py": "a Triton program",
-    "blocksparse_attention/example_triton_sparse_gqa_decode_varlen_mask.py": "a Triton program",
-    "cast/example_triton_cast_to_fp8.py": "a Triton program",
     "attention_sink/benchmark_gqa_sink_fwd.py": "broken in TileLang's tree: it imports "
                                                 "example_gqa_sink_fwd_bhsd, which does not exist",
+    "autodd/tilelang_buggy.py": "a deliberately failing input of TileLang's delta debugger "
+                                "(tilelang.autodd, which reduces TVM programs)",
+    "autodd/tilelang_minimized_expected.py": "a deliberately failing input of TileLang's delta "
+                                             "debugger (tilelang.autodd)",
+    "analyze/example_conv_analyze.py": "TileLang's performance analyzer of TVM PrimFuncs "
+                                       "(tilelang.tools.Analyzer: refused, TVM IR)",
+    "analyze/example_gemm_analyze.py": "TileLang's performance analyzer of TVM PrimFuncs "
+                                       "(tilelang.tools.Analyzer: refused, TVM IR)",
+    "visual_layout_inference/visual_layout_inference.py":
+        "TileLang's layout visualization of its TVM layout-inference pass "
+        "(tl.layout_visualization_enable: refused; tl.layout_plot_dir draws this compiler's)",
+    "gemm_sm120/sm120_nvfp4_blockscaled_gemm.py": "SM120 only (block-scaled MMA)",
+    "plot_layout/layout_swizzle.py": "broken in TileLang's tree: it calls "
+                                     "make_*_bank_swizzled_layout(rows, cols, bits), which take "
+                                     "a buffer at a35008a42",
 }
 
-STATUS_ORDER = ["PASS", "COMPILED", "FAIL", "TIMEOUT", "MISSING-DEP", "OUT"]
+_AMD_WORDS = re.compile(r"(^|[_/])(amd|cdna|rocm|hip|mfma|mi300|mi350|gfx9\d\d)([_./]|$)", re.I)
+_BLACKWELL = re.compile(r"^[^#\n]*(T\.tcgen05\w*|alloc_tmem|tcgen05_gemm|tcgen5mma|"
+                        r"[\"']sm_10[03]a?[\"']|sm_100a?\b)", re.M)
+_BLACKWELL_PATH = re.compile(r"(sm100|sm_100)", re.I)
+_TRITON = re.compile(r"^\s*(import triton|from triton\b)", re.M)
+# A TileLang program writes kernels (an import of tilelang.profiler's timer
+# alone does not make one).
+_TILELANG = re.compile(r"tilelang\.language|@tilelang\.jit|@T\.prim_func|tilelang\.compile")
+_REQUIRED_ARG = re.compile(r"add_argument\([^)]*required\s*=\s*True")
+_HIP_TARGET = re.compile(r"""target\s*=\s*["'](hip|rocm)""")
+
+STATUS_ORDER = ["PASS", "CPU-PASS", "COMPILED", "FAIL", "TIMEOUT", "MISSING-DEP", "OUT"]
 
 
-def corpus(examples: str) -> List[str]:
+def corpus(examples: str, folders: Optional[List[str]] = None) -> List[str]:
+    """Every .py file under `examples` (or under the given folders of it),
+    as paths relative to it."""
     files = []
-    for folder in FOLDERS:
-        d = os.path.join(examples, folder)
-        if not os.path.isdir(d):
-            continue
-        for name in sorted(os.listdir(d)):
-            if not name.endswith(".py") or name.startswith(("test_", "regression_")):
-                continue
-            files.append(f"{folder}/{name}")
-    return files
+    roots = [os.path.join(examples, f) for f in folders] if folders else [examples]
+    for root in roots:
+        for d, subdirs, names in os.walk(root):
+            subdirs[:] = sorted(x for x in subdirs if not x.startswith((".", "__")))
+            for name in sorted(names):
+                if name.endswith(".py"):
+                    files.append(os.path.relpath(os.path.join(d, name), examples))
+    return sorted(files)
 
 
 def is_program(path: str) -> bool:
@@ -88,46 +113,52 @@ def is_program(path: str) -> bool:
                for n in ast.parse(text).body)
 
 
-_TVM_IMPORT = re.compile(r"^\s*(import tvm\b|from tvm\b|from tilelang import tvm\b)", re.M)
 _LOCAL_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)\S*\s+import|import\s+([A-Za-z_]\w*))",
                            re.M)
 
 
-def uses_tvm(path: str, seen=None) -> Optional[str]:
-    """The file (this one, or a module of its folder it imports) that
-    imports TVM, or None."""
+def _writes_tilelang(path: str, seen=None) -> bool:
+    """Whether `path`, or a module of its folder it imports, writes TileLang
+    kernels (a benchmark that imports its folder's kernels is a TileLang
+    program; one that imports only tilelang.profiler's timer is not)."""
     seen = seen if seen is not None else set()
-    if path in seen or not os.path.exists(path):
-        return None
+    if path in seen or not os.path.isfile(path):
+        return False
     seen.add(path)
-    with open(path) as f:
+    with open(path, errors="replace") as f:
         text = f.read()
-    if _TVM_IMPORT.search(text):
-        return path
+    if _TILELANG.search(text):
+        return True
     folder = os.path.dirname(path)
     for m in _LOCAL_IMPORT.finditer(text):
         name = m.group(1) or m.group(2)
-        for cand in (os.path.join(folder, name + ".py"), os.path.join(folder, name)):
-            if os.path.isdir(cand):
-                for f in sorted(os.listdir(cand)):
-                    if f.endswith(".py") and (hit := uses_tvm(os.path.join(cand, f), seen)):
-                        return hit
-            elif (hit := uses_tvm(cand, seen)):
-                return hit
-    return None
+        if _writes_tilelang(os.path.join(folder, name + ".py"), seen):
+            return True
+    return False
 
 
 def classify(examples: str, rel: str) -> Optional[str]:
     """Why `rel` is not run as an in-scope program, or None."""
     if rel in OUT_OF_SCOPE:
         return OUT_OF_SCOPE[rel]
+    name = os.path.basename(rel)
+    if name.startswith(("test_", "regression_")):
+        return ("a test or regression driver of TileLang's example suite (it runs the programs "
+                "of its folder, which have rows of their own)")
     path = os.path.join(examples, rel)
+    with open(path, errors="replace") as f:
+        text = f.read()
+    if _TRITON.search(text) and not _writes_tilelang(path):
+        return "a Triton program"
+    if _AMD_WORDS.search(rel) or _HIP_TARGET.search(text):
+        return "AMD only"
+    if _BLACKWELL_PATH.search(rel) or _BLACKWELL.search(text):
+        return "Blackwell only (tcgen05 / TMEM)"
     if not is_program(path):
         return "a helper module of other examples, not a program"
-    hit = uses_tvm(path)
-    if hit:
-        return (f"TVM-only: {os.path.relpath(hit, examples)} imports tvm (TVM's APIs are "
-                "out of scope)")
+    if _REQUIRED_ARG.search(text):
+        return ("a command-line tool of a model's pipeline that needs arguments (checkpoint "
+                "paths): not a program that runs alone")
     return None
 
 
@@ -168,7 +199,7 @@ def _save_log(logs: Optional[str], rel: str, text: str) -> None:
             f.write(text[-200000:])
 
 
-def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str,
+def run_one(examples: str, rel: str, mode: Optional[str], timeout: float, python: str,
             logs: Optional[str] = None) -> Dict:
     path = os.path.join(examples, rel)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -179,9 +210,8 @@ def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str,
         paths.append(os.path.join(HERE, "corpus_refs"))  # after everything: a real one wins
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     cmd = [python, os.path.abspath(__file__), "--child", path]
-    if dry:
-        cmd.insert(2, "--dry")
-        env.setdefault("TILELANG_MLIR_CUDA_ARCH", "sm_90a")
+    if mode:
+        cmd.insert(2, f"--{mode}")
     t0 = time.time()
     try:
         p = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True,
@@ -200,13 +230,14 @@ def run_one(examples: str, rel: str, dry: bool, timeout: float, python: str,
     if p.returncode == 0:
         # A dry run ends COMPILED whether it stopped at a launch or ran to
         # the end without one.
-        status = "COMPILED" if dry else "PASS"
+        status = {"dry": "COMPILED", "cpu": "CPU-PASS"}.get(mode, "PASS")
         detail = ("checked against scripts/corpus_refs/flash_attn (a torch reference: the "
                   "real flash_attn is not installed)" if stand_in else "")
         return {"file": rel, "status": status, "detail": detail, "seconds": secs,
                 "times": _times(p.stdout)}
     err = first_error(out)
-    m = re.match(r"(ModuleNotFoundError|ImportError): No module named '([^']+)'", err)
+    m = (re.match(r"(ModuleNotFoundError|ImportError): No module named '([^']+)'", err)
+         or re.match(r"(ImportError): cannot import name '[^']+' from '([^']+)'", err))
     if m and not m.group(2).startswith(("tilelang", "tvm")):
         return {"file": rel, "status": "MISSING-DEP", "detail": err, "seconds": secs,
                 "times": []}
@@ -224,83 +255,7 @@ def _times(stdout: str) -> List[str]:
 # ---------------------------------------------------------------------------
 
 
-class DryStop(BaseException):
-    """Raised at the first kernel launch of a --dry run."""
-
-
-def _dry_patches() -> None:
-    import torch
-
-    def host(device):
-        text = str(device) if device is not None else ""
-        return "cpu" if text.startswith("cuda") or isinstance(device, int) else device
-
-    def wrap_factory(fn):
-        def inner(*a, **k):
-            if "device" in k:
-                k["device"] = host(k["device"])
-            return fn(*a, **k)
-        return inner
-
-    for name in ("randn", "rand", "randint", "zeros", "ones", "empty", "full", "arange",
-                 "tensor", "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like",
-                 "full_like", "randperm", "linspace", "as_tensor", "eye", "normal",
-                 "empty_strided"):
-        if hasattr(torch, name):
-            setattr(torch, name, wrap_factory(getattr(torch, name)))
-    torch.Tensor.cuda = lambda self, *a, **k: self
-    orig_to = torch.Tensor.to
-
-    def to(self, *a, **k):
-        a = tuple(host(x) if isinstance(x, (str, torch.device)) and str(x).startswith("cuda")
-                  else x for x in a)
-        if "device" in k:
-            k["device"] = host(k["device"])
-        return orig_to(self, *a, **k)
-
-    torch.Tensor.to = to
-    torch.cuda.is_available = lambda: True
-    torch.cuda.synchronize = lambda *a, **k: None
-    torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
-    torch.cuda.current_device = lambda: 0
-    torch.cuda.manual_seed = lambda *a, **k: None
-    torch.cuda.manual_seed_all = lambda *a, **k: None
-
-    class _Props:  # an H200's
-        name = "NVIDIA H200"
-        multi_processor_count = 132
-        total_memory = 143771009024
-        major, minor = 9, 0
-        shared_memory_per_block_optin = 232448
-        shared_memory_per_multiprocessor = 233472
-        regs_per_multiprocessor = 65536
-        max_threads_per_multi_processor = 2048
-        L2_cache_size = 52428800
-        warp_size = 32
-
-    torch.cuda.get_device_properties = lambda *a, **k: _Props()
-    torch.cuda.get_device_name = lambda *a, **k: _Props.name
-    torch.cuda.device_count = lambda: 1
-
-    from tilelang_mlir.runtime.kernel import Kernel
-
-    def stop(self, *a, **k):
-        raise DryStop(self.name)
-
-    Kernel.__call__ = stop
-    from tilelang_mlir.runtime import args as argmod
-
-    bind = argmod.bind
-
-    def stop_bind(name, params, out_idx, args, device, *rest, **kw):
-        if device == "cuda":
-            raise DryStop(name)
-        return bind(name, params, out_idx, args, device, *rest, **kw)
-
-    argmod.bind = stop_bind
-
-
-def child(path: str, dry: bool) -> int:
+def child(path: str, mode: Optional[str]) -> int:
     import faulthandler
     import runpy
 
@@ -310,14 +265,17 @@ def child(path: str, dry: bool) -> int:
         faulthandler.dump_traceback_later(stack_after, exit=False)
 
     from tilelang_mlir import compat
+    from tilelang_mlir.compat import emulate
 
     compat.install()
-    if dry:
-        _dry_patches()
+    if mode == "dry":
+        emulate.dry()
+    elif mode == "cpu":
+        emulate.cpu()
     sys.argv = [path]
     try:
         runpy.run_path(path, run_name="__main__")
-    except DryStop as e:
+    except emulate.DryStop as e:
         print(f"@@DRY-STOP@@ first launch of kernel {e}")
         return 0
     return 0
@@ -340,7 +298,8 @@ def write_markdown(rows: List[Dict], path: str, args) -> None:
     counted = [r for r in rows if r["status"] != "OUT"]
     passed = sum(r["status"] == "PASS" for r in counted)
     gpu = args.gpu or "?"
-    mode = "dry (no GPU: compiled for sm_90a, stopped at the first launch)" if args.dry else gpu
+    mode = ("dry (no GPU: compiled for sm_90a, stopped at the first launch)" if args.dry else
+            "CPU emulation (no GPU: kernels on the CPU target)" if args.cpu else gpu)
     lines = [f"| file | status | detail | reported time |", "|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (STATUS_ORDER.index(r["status"]), r["file"])):
         detail = r["detail"].replace("|", "\\|")[:200]
@@ -372,6 +331,10 @@ def main() -> int:
     ap.add_argument("--examples", help="TileLang's examples/ folder")
     ap.add_argument("--dry", action="store_true", help="no GPU: compile for sm_90a, stop at "
                                                        "the first launch")
+    ap.add_argument("--cpu", action="store_true", help="no GPU: run the kernels on the CPU "
+                                                       "target (compat/emulate.py)")
+    ap.add_argument("--folders", default="", help="only these folders of examples/ "
+                                                  "(comma-separated; default: all)")
     ap.add_argument("--only", default="", help="run the files whose path contains one of "
                                                "these (comma-separated)")
     ap.add_argument("--timeout", type=float, default=300.0)
@@ -383,13 +346,17 @@ def main() -> int:
     ap.add_argument("--tilelang-commit", default="", help="the examples' commit for the report")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.dry and args.cpu:
+        ap.error("--dry and --cpu exclude each other")
+    mode = "dry" if args.dry else "cpu" if args.cpu else None
     if args.child:
-        return child(args.child, args.dry)
+        return child(args.child, mode)
     if not args.examples:
         ap.error("--examples is required")
     examples = os.path.abspath(args.examples)
     rows, todo = [], []
-    for rel in corpus(examples):
+    folders = [f for f in args.folders.split(",") if f] or None
+    for rel in corpus(examples, folders):
         if args.only and not any(part in rel for part in args.only.split(",")):
             continue
         why = classify(examples, rel)
@@ -399,14 +366,14 @@ def main() -> int:
         todo.append(rel)
 
     def go(rel):
-        r = run_one(examples, rel, args.dry, args.timeout, sys.executable, args.logs)
+        r = run_one(examples, rel, mode, args.timeout, sys.executable, args.logs)
         print(f"{r['status']:9} {r['seconds']:6.1f}s {rel}  {r['detail'][:150]}", flush=True)
         return r
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         rows.extend(pool.map(go, todo))
     counted = [r for r in rows if r["status"] != "OUT"]
-    ok = sum(r["status"] in ("PASS", "COMPILED") for r in counted)
+    ok = sum(r["status"] in ("PASS", "CPU-PASS", "COMPILED") for r in counted)
     counts = ", ".join(f"{s} {sum(r['status'] == s for r in rows)}" for s in STATUS_ORDER)
     print(f"\n{ok}/{len(counted)} in scope ran ({counts})")
     if args.json:

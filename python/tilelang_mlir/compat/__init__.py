@@ -34,14 +34,19 @@ import sys
 import types
 from typing import Optional
 
-__all__ = ["install", "uninstall", "installed", "MODULES", "NotSupportedByTileLangMLIR"]
+__all__ = ["install", "uninstall", "installed", "MODULES", "TVM_MODULES",
+           "NotSupportedByTileLangMLIR"]
 
 _HERE = __name__  # "tilelang_mlir.compat"
 
-# TileLang module name -> the module of ours that serves it.
+# TileLang module name -> the module of ours that serves it (a name at every
+# place a release from 0.1.6 to 0.1.15 has put it).
 MODULES = {
     "tilelang": f"{_HERE}.root",
     "tilelang.jit": f"{_HERE}.jit",
+    "tilelang.jit.kernel": f"{_HERE}.jit",
+    "tilelang.jit.param": f"{_HERE}.jit",
+    "tilelang.jit.diagnostics": f"{_HERE}.jit_diagnostics",
     "tilelang.transform": f"{_HERE}.transform",
     "tilelang.transform.pass_config": f"{_HERE}.transform",
     "tilelang.profiler": f"{_HERE}.profiler",
@@ -50,13 +55,36 @@ MODULES = {
     "tilelang.autotuner": f"{_HERE}.autotuner",
     "tilelang.autotuner.tuner": f"{_HERE}.autotuner",
     "tilelang.autotuner.capture": f"{_HERE}.autotuner",
+    "tilelang.autotuner.param": f"{_HERE}.autotuner",
     "tilelang.carver": f"{_HERE}.carver",
     "tilelang.carver.arch": f"{_HERE}.carver",
+    "tilelang.carver.arch.arch_base": f"{_HERE}.carver",
+    "tilelang.carver.arch.cuda": f"{_HERE}.carver",
+    "tilelang.carver.arch.cdna": f"{_HERE}.carver",
     "tilelang.carver.arch.driver": f"{_HERE}.driver",
+    "tilelang.carver.arch.driver.cuda_driver": f"{_HERE}.driver",
+    "tilelang.carver.template": f"{_HERE}.carver_template",
+    "tilelang.carver.template.matmul": f"{_HERE}.carver_template",
+    "tilelang.carver.roller": f"{_HERE}.carver_rasterization",
+    "tilelang.carver.roller.rasterization": f"{_HERE}.carver_rasterization",
     "tilelang.utils": f"{_HERE}.utils",
     "tilelang.utils.tensor": f"{_HERE}.utils",
+    "tilelang.utils.deprecated": f"{_HERE}.utils",
+    "tilelang.utils.device": f"{_HERE}.utils",
+    "tilelang.utils.version": f"{_HERE}.utils",
+    "tilelang.utils.target": f"{_HERE}.target",
+    "tilelang.backend": f"{_HERE}.backend_pkg",
+    "tilelang.backend.target": f"{_HERE}.target",
     "tilelang.layout": f"{_HERE}.layout",
+    "tilelang.layout.layout": f"{_HERE}.layout",
+    "tilelang.layout.fragment": f"{_HERE}.layout",
+    "tilelang.layout.swizzle": f"{_HERE}.layout",
+    "tilelang.layout.swizzle_mode": f"{_HERE}.layout",
+    "tilelang.intrinsics": f"{_HERE}.intrinsics",
+    "tilelang.intrinsics.utils": f"{_HERE}.intrinsics",
+    "tilelang.intrinsics.mma_layout": f"{_HERE}.intrinsics",
     "tilelang.tools": f"{_HERE}.tools",
+    "tilelang.tools.plot_layout": f"{_HERE}.tools",
     "tilelang.cache": f"{_HERE}.cache",
     "tilelang.math": f"{_HERE}.math",
     "tilelang.env": f"{_HERE}.env",
@@ -64,32 +92,37 @@ MODULES = {
     "tilelang.tileop.base": f"{_HERE}.tileop",
     "tilelang.language.fp8": f"{_HERE}.language_fp8",
     "tilelang.language.dtypes": f"{_HERE}.language_dtypes",
-    "tilelang.carver.template": f"{_HERE}.carver_template",
-    "tilelang.carver.roller": f"{_HERE}.carver_rasterization",
-    "tilelang.carver.roller.rasterization": f"{_HERE}.carver_rasterization",
     "tilelang.cuda": f"{_HERE}.cuda_pkg",
-    "tilelang.cuda.intrinsics": f"{_HERE}.cuda_pkg",
+    "tilelang.cuda.target": f"{_HERE}.target",
+    "tilelang.cuda.intrinsics": f"{_HERE}.intrinsics",
+    "tilelang.cuda.intrinsics.layout": f"{_HERE}.intrinsics",
+    "tilelang.cuda.intrinsics.layout.mma_layout": f"{_HERE}.intrinsics",
+    "tilelang.cuda.intrinsics.layout.utils": f"{_HERE}.intrinsics",
     "tilelang.cuda.intrinsics.sparse_layout": f"{_HERE}.sparse_layout",
+    "tilelang.cpu": f"{_HERE}.cpu_pkg",
+    "tilelang.rocm": f"{_HERE}.rocm_pkg",
+    "tilelang.rocm.target": f"{_HERE}.target",
     "tilelang.contrib": f"{_HERE}.contrib",
     "tilelang.contrib.nvcc": f"{_HERE}.contrib_nvcc",
+    "tilelang.tvm": f"{_HERE}.tvm_pkg",
 }
 
-# Submodules we do not provide, by prefix, and why (the error's parenthesis).
-UNSUPPORTED = {
-    "tilelang.tvm": "TVM's APIs are out of scope: tilelang-mlir has no TVM",
-    "tilelang.contrib": "TVM's contrib tools (hipcc, cutedsl, ...) are out of scope; "
-                        "tilelang.contrib.nvcc has the compute-capability queries",
-    "tilelang.carver.template": "only MatmulTemplate is provided (the other templates "
-                                "generate TVM programs)",
-    "tilelang.carver.roller": "only the rasterization plans are provided (the roller "
-                              "searches TVM schedules)",
-    "tilelang.cuda": "TileLang's CUDA intrinsic emitters generate TVM code; use T.gemm and "
-                     "the layouts of tilelang_mlir.language",
-    "tilelang.rocm": "TileLang's ROCm intrinsic emitters generate TVM code; use T.gemm",
-    "tilelang.intrinsics": "TileLang's intrinsic emitters generate TVM code; use T.gemm",
-    "tilelang.engine": "TileLang's lowering engine is TVM's; use tilelang.compile",
-    "tilelang.ir": "TVM IR nodes are out of scope",
+# The few TVM names TileLang programs use (compat/tvm_pkg.py): `tilelang.tvm`
+# always; `tvm` itself only where no real TVM can be imported (or forced).
+TVM_MODULES = {
+    "tvm": f"{_HERE}.tvm_pkg",
+    "tvm.tir": f"{_HERE}.tvm_tir",
+    "tvm.tirx": f"{_HERE}.tvm_tir",
+    "tvm.target": f"{_HERE}.target",
+    "tvm.transform": f"{_HERE}.tvm_transform",
+    "tvm.error": f"{_HERE}.tvm_error",
+    "tvm.testing": f"{_HERE}.testing",
 }
+
+# The packages whose submodules are the T namespace (TileLang's dialects):
+# a module path TileLang has had under them reads every name from it.
+LANGUAGE_PACKAGES = ("tilelang.language", "tilelang.cuda.language", "tilelang.cpu.language",
+                     "tilelang.rocm.language")
 
 
 class NotSupportedByTileLangMLIR(ImportError):
@@ -97,59 +130,135 @@ class NotSupportedByTileLangMLIR(ImportError):
 
 
 def _unsupported(name: str) -> NotSupportedByTileLangMLIR:
-    why = next((w for prefix, w in UNSUPPORTED.items()
-                if name == prefix or name.startswith(prefix + ".")), None)
+    from .refusals import message, module_reason, refusal
+
+    parent, _, last = name.rpartition(".")
+    in_language = any(parent == p or parent.startswith(p + ".") for p in LANGUAGE_PACKAGES)
+    if in_language and name not in _known_modules():
+        from .refusals import is_surface_name
+
+        if parent in LANGUAGE_PACKAGES or is_surface_name("tilelang.language", last) or \
+                module_reason(parent) is None:
+            # `from tilelang.language import X` of a T name we lack: its reason.
+            return NotSupportedByTileLangMLIR(message("tilelang.language", last), name=name)
+        # A name of TileLang's frontend internals that is no T name
+        # (`from tilelang.language.eager.ast import mutate`): the module's refusal.
+        return NotSupportedByTileLangMLIR(refusal(name, module_reason(parent)), name=name)
+    if name not in _known_modules() and parent in sys.modules:
+        # `from tilelang.utils import is_shared`: the name's own reason.
+        from .refusals import REFUSED
+
+        for surface in (parent, parent.rpartition(".")[0]):
+            if last in REFUSED.get(surface, {}):
+                return NotSupportedByTileLangMLIR(message(surface, last), name=name)
+    why = module_reason(name)
     if why is None:
         why = "no compatible module: tilelang_mlir.compat.MODULES lists those provided"
-    return NotSupportedByTileLangMLIR(f"not supported by tilelang-mlir: {name} ({why})",
-                                      name=name)
+        return NotSupportedByTileLangMLIR(f"not supported by tilelang-mlir: {name} ({why})",
+                                          name=name)
+    return NotSupportedByTileLangMLIR(refusal(name, why), name=name)
+
+
+def _extras() -> dict:
+    """T names of TileLang that the compat route adds to the T namespace:
+    the layout helpers of TileLang's tensor-core code and the TVM expression
+    types programs check values against."""
+    from . import intrinsics, tvm_tir
+
+    out = {n: getattr(intrinsics, n) for n in intrinsics.__all__}
+    out.update(PrimExpr=tvm_tir.PrimExpr, IntImm=tvm_tir.IntImm, FloatImm=tvm_tir.FloatImm,
+               Any=__import__("typing").Any)
+    return out
 
 
 class _Namespace(types.ModuleType):
-    """`tilelang.language`: every name is read from `tilelang_mlir.language`
-    (so names added there later are seen); submodules of
-    `tilelang.language` bound on it never hide a T name (`T.copy` stays the
-    operation when a program imports `tilelang.language.copy`)."""
+    """`tilelang.language` (and its submodules, and the dialect packages):
+    every name is read from `tilelang_mlir.language` (so names added there
+    later are seen); submodules bound on it never hide a T name (`T.copy`
+    stays the operation when a program imports `tilelang.language.copy`)."""
 
     def __getattr__(self, name):
         import tilelang_mlir.language as T
 
         try:
-            return getattr(T, name)
+            value = getattr(T, name)
         except AttributeError:
-            raise AttributeError(f"module 'tilelang.language' has no attribute {name!r} "
-                                 f"(not supported by tilelang-mlir: T.{name})") from None
+            value = None
+        if isinstance(value, types.ModuleType):
+            # A module of TileLang's by that name (tilelang.language.eager)
+            # rather than this package's own module of the T namespace.
+            sub = f"{self.__name__}.{name}"
+            if sub in _known_modules():
+                return importlib.import_module(sub)
+        if value is not None:
+            return value
+        extras = _extras()
+        if name in extras:
+            return extras[name]
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        from .refusals import message
+
+        raise AttributeError(message("tilelang.language", name)) from None
 
     def __setattr__(self, name, value):
         import tilelang_mlir.language as T
 
-        if isinstance(value, types.ModuleType) and hasattr(T, name):
-            return  # a submodule import: T's own name wins
+        if isinstance(value, types.ModuleType) and hasattr(T, name) and \
+                not isinstance(getattr(T, name), types.ModuleType):
+            return  # a submodule import: T's own name (an operation) wins
         super().__setattr__(name, value)
 
     def __dir__(self):
         import tilelang_mlir.language as T
 
-        return sorted(set(dir(T)) | set(self.__dict__))
+        return sorted(set(dir(T)) | set(self.__dict__) | set(_extras()))
 
 
-def _language_module() -> types.ModuleType:
+def _language_module(name: str = "tilelang.language") -> types.ModuleType:
     import tilelang_mlir.language as T
 
-    ns = _Namespace("tilelang.language", T.__doc__)
+    ns = _Namespace(name, T.__doc__)
     ns.__dict__["__path__"] = []  # a package: tilelang.language.fp8 ... exist
     return ns
 
 
+def _known_modules() -> set:
+    """Every module path of TileLang's releases (compat/surface.json)."""
+    global _KNOWN
+    if _KNOWN is None:
+        from .surface import load
+
+        try:
+            _KNOWN = set(load()["modules"])
+        except OSError:
+            _KNOWN = set()
+    return _KNOWN
+
+
+_KNOWN = None
+_SERVE_TVM = [False]
+
+
 def _target(name: str) -> Optional[str]:
-    """Which module of ours serves `name` ("" for tilelang.language), or None."""
+    """Which module of ours serves `name` ("" for a T namespace), or None."""
     if name in MODULES:
         return MODULES[name]
-    if name == "tilelang.language":
-        return ""
+    if name in TVM_MODULES and (_SERVE_TVM[0] or name.startswith("tilelang.")):
+        return TVM_MODULES[name]
+    if name.startswith("tilelang.tvm."):
+        sub = "tvm." + name[len("tilelang.tvm."):]
+        return TVM_MODULES.get(sub)
+    for pkg in LANGUAGE_PACKAGES:
+        if name == pkg or (name.startswith(pkg + ".") and name in _known_modules()):
+            return ""
     if name.startswith("tilelang.language."):
         sub = "tilelang_mlir.language." + name[len("tilelang.language."):]
-        if importlib.util.find_spec(sub) is not None:
+        try:
+            found = importlib.util.find_spec(sub)
+        except ImportError:  # a parent of ours that is not a package
+            found = None
+        if found is not None:
             return sub
     return None
 
@@ -163,16 +272,60 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module):
         name = module.__name__
-        real = _language_module() if self.target == "" else importlib.import_module(self.target)
-        if not hasattr(real, "__path__"):
+        real = _language_module(name) if self.target == "" else \
+            importlib.import_module(self.target)
+        if self.target == "":
+            real.__spec__ = module.__spec__
+        if "__path__" not in real.__dict__:
             # A package to the import system, so that `tilelang.x.y` can be asked for.
             real.__path__ = []
+        own = real.__dict__.get("__getattr__")
+        if self.target and not getattr(own, "_compat", False):
+            real.__getattr__ = _refusing(name, real, own)
+            # TileLang's name, so that `from tilelang.x import missing` asks
+            # the finder for `tilelang.x.missing`, whose error gives the
+            # reason (its spec keeps this package's module name).
+            real.__name__ = name
         sys.modules[name] = real
+
+
+def _served_submodule(module, attr: str):
+    """The module served as `<T>.<attr>` for a TileLang name T that `module`
+    serves (`from tilelang.autotuner import param`), or None."""
+    ours = module.__spec__.name if module.__spec__ is not None else module.__name__
+    for tl_name, target in MODULES.items():
+        if target == ours and f"{tl_name}.{attr}" in MODULES:
+            return importlib.import_module(f"{tl_name}.{attr}")
+    return None
+
+
+def _refusing(surface: str, module, own=None):
+    """A module `__getattr__`: a served submodule of that name, else the
+    module's own `__getattr__` (`own`), else an error saying why the TileLang
+    name is missing (compat/refusals.py)."""
+
+    def __getattr__(attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        sub = _served_submodule(module, attr)
+        if sub is not None:
+            return sub
+        if own is not None:
+            return own(attr)
+        from .refusals import message
+
+        raise AttributeError(message(surface, attr))
+
+    __getattr__._compat = True
+    return __getattr__
 
 
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name != "tilelang" and not name.startswith("tilelang."):
+        if name in ("tvm", "tilelang") or name.startswith(("tvm.", "tilelang.")):
+            if name.split(".")[0] == "tvm" and not _SERVE_TVM[0]:
+                return None
+        else:
             return None
         ours = _target(name)
         if ours is None:
@@ -214,11 +367,28 @@ def install(force: bool = False) -> None:
                               "process")
     for name in [m for m in sys.modules if m == "tilelang" or m.startswith("tilelang.")]:
         del sys.modules[name]
+    _SERVE_TVM[0] = _no_real_tvm(force)
     _tilelang_defaults(False)
     _FINDER = _Finder()
     sys.meta_path.insert(0, _FINDER)
     _serve_workers()
     _tilelang_defaults(True)
+
+
+def _no_real_tvm(force: bool) -> bool:
+    """Whether the compat route serves the top-level name `tvm`: where no
+    real TVM can be imported, or when forced (then ours wins in this
+    process, as for `tilelang`)."""
+    if force:
+        for name in [m for m in sys.modules if m == "tvm" or m.startswith("tvm.")]:
+            del sys.modules[name]
+        return True
+    if "tvm" in sys.modules:
+        return False
+    try:
+        return importlib.util.find_spec("tvm") is None
+    except (ImportError, ValueError):
+        return True
 
 
 def _tilelang_defaults(on: bool) -> None:
@@ -228,9 +398,14 @@ def _tilelang_defaults(on: bool) -> None:
     elements by default; outputs are torch tensors even for a call
     without one, several of them a list (runtime.args.TILELANG_OUTPUTS)."""
     from ..runtime import args
+    from ..runtime.kernel import Kernel
     from ..runtime.profiler import Profiler
+    from .refusals import REFUSED, message
 
     Profiler.bench_units = "ms" if on else "calls"
+    # TileLang's kernel and profiler members that are refused say why.
+    for cls, surface in ((Kernel, "tilelang.JITKernel"), (Profiler, "tilelang.Profiler")):
+        cls.refused_members = {n: message(surface, n) for n in REFUSED[surface]} if on else {}
     Profiler.default_mismatch_ratio = 0.01 if on else 0.0
     # TileLang's kernels return torch tensors, also when no argument is one,
     # and a list of several.
@@ -254,6 +429,8 @@ def uninstall() -> None:
     if _FINDER is not None and _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     _FINDER = None
-    for name in [m for m in sys.modules if m == "tilelang" or m.startswith("tilelang.")]:
+    served = ("tilelang", "tvm") if _SERVE_TVM[0] else ("tilelang",)
+    for name in [m for m in sys.modules if m.split(".")[0] in served]:
         del sys.modules[name]
+    _SERVE_TVM[0] = False
     _tilelang_defaults(False)

@@ -5,6 +5,9 @@ TILELANG_MLIR_CACHE_DIR; the autotuner's results live in the same folder)."""
 from __future__ import annotations
 
 from ..compiler import compile as _compile
+from ..runtime.kernel import Kernel as JITKernel  # noqa: F401
+from .env import env  # noqa: F401
+from .target import TargetLike  # noqa: F401
 
 
 def enable_cache() -> None:

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from ..base import chips
 from . import driver  # noqa: F401
+from .carver_rasterization import (NoRasterization, Rasterization2DColumn,  # noqa: F401
+                                   Rasterization2DRow)
+from .carver_template import Hint, MatmulTemplate  # noqa: F401
 
 
-class _Device:
+class TileDevice:
+    """A GPU's facts (TileLang's base class of CUDA and CDNA)."""
+
     platform = ""
 
     def __init__(self, target="cuda", device_id: int = 0):
@@ -32,7 +37,7 @@ class _Device:
         return f"{self.platform}({self.name!r}, arch={self.arch!r}, sms={self.compute_max_core})"
 
 
-class CUDA(_Device):
+class CUDA(TileDevice):
     """An NVIDIA GPU: `CUDA("cuda")`."""
 
     platform = "CUDA"
@@ -48,7 +53,7 @@ class CUDA(_Device):
         self.arch = chips.nvidia_chip_for_capability(props.major, props.minor)
 
 
-class CDNA(_Device):
+class CDNA(TileDevice):
     """An AMD GPU: `CDNA("hip")`."""
 
     platform = "CDNA"
@@ -66,4 +71,5 @@ def auto_infer_current_arch():
     return CDNA("hip") if torch.version.hip is not None else CUDA("cuda")
 
 
-__all__ = ["CUDA", "CDNA", "auto_infer_current_arch", "driver"]
+__all__ = ["CUDA", "CDNA", "TileDevice", "auto_infer_current_arch", "driver", "MatmulTemplate",
+           "Hint", "NoRasterization", "Rasterization2DRow", "Rasterization2DColumn"]

@@ -127,7 +127,9 @@ _OTHER_TEMPLATES = ("ConvTemplate", "ElementwiseTemplate", "GEMVTemplate",
 
 def __getattr__(name):
     if name in _OTHER_TEMPLATES:
-        raise ImportError(f"not supported by tilelang-mlir: {name} (of TileLang's carver "
-                          "templates only MatmulTemplate is provided; the others generate "
-                          "TVM programs)", name=name)
+        from .refusals import refusal
+
+        raise ImportError(refusal(name, "of TileLang's carver templates only MatmulTemplate "
+                                        "is provided; the others generate TVM programs"),
+                          name=name)
     raise AttributeError(f"module 'tilelang.carver.template' has no attribute {name!r}")

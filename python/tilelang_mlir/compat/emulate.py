@@ -110,6 +110,19 @@ class _Stream:
         return False
 
 
+class _NullDevice:
+    """`with torch.cuda.device(i):` on the one emulated device."""
+
+    def __init__(self, device=None):
+        self.device = device
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def _host(device):
     """The device a tensor factory gets: CUDA devices become the CPU."""
     if device is None:
@@ -195,7 +208,19 @@ def _patch_torch() -> None:
     cuda.memory_allocated = lambda *a, **k: 0
     cuda.max_memory_allocated = lambda *a, **k: 0
     cuda.reset_peak_memory_stats = lambda *a, **k: None
+    cuda.mem_get_info = lambda *a, **k: (_Props.total_memory, _Props.total_memory)
+    cuda.device = _NullDevice
     torch.version.hip = None
+    base = torch.Generator
+
+    class Generator(base):  # a CUDA generator is the CPU's
+        def __new__(cls, device="cpu"):
+            return base.__new__(cls, device=_host(device) or "cpu")
+
+        def __init__(self, device="cpu"):
+            pass
+
+    torch.Generator = Generator
 
 
 def _patch_testing() -> None:

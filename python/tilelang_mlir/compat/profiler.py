@@ -8,6 +8,7 @@ from typing import Callable, List, Optional, Sequence
 
 from ..runtime.profiler import (BACKENDS, Profiler, TensorSupplyType, _note_cupti,  # noqa: F401
                                 bench_cuda, summarize)
+from .utils import get_tensor_supply, is_float8_dtype, torch_assert_close  # noqa: F401
 
 
 def _gpu() -> bool:
@@ -79,4 +80,5 @@ def do_bench(fn: Callable, warmup: float = 25, rep: float = 100, _n_warmup: int 
     return summarize(times, return_mode, quantiles)
 
 
-__all__ = ["do_bench", "Profiler", "TensorSupplyType"]
+__all__ = ["do_bench", "Profiler", "TensorSupplyType", "get_tensor_supply", "is_float8_dtype",
+           "torch_assert_close"]

@@ -31,7 +31,8 @@ from ..base.dtypes import DType
 from ..runtime.kernel import Kernel
 from ..runtime.launcher import JitBase
 from .backend import Backend
-from .pass_config import PASS_CONFIGS, check_pass_configs
+from .pass_config import (PASS_CONFIGS, TILELANG_PASS_CONFIGS,  # noqa: F401
+                          check_pass_configs, normalize)
 from .pipeline import PipelineRunner, diagnostics_error, trace_dir
 
 # The kernels compiled in this process, most recently used last. Bounded:
@@ -182,75 +183,20 @@ def cache_dir() -> Optional[str]:
 KNOWN_PASS_CONFIGS = {name: r.meaning for name, r in PASS_CONFIGS.items()}
 
 
-# TileLang's pass config keys that are not ours (the values of its
-# `PassConfigKey`, which its example programs pass), and what each does
-# here: ("maps", {our key: ...}) sets our keys to the given value;
-# ("no-op", reason) accepts any value and changes nothing, for the reason
-# given; ("refuse", reason) accepts a false value and refuses a true one
-# (we cannot do what it asks). compat/transform.py documents the table as
-# `tilelang.PassConfigKey`.
-TILELANG_PASS_CONFIGS = {
-    "tl.disable_tma_lower": (
-        "maps", ("tl.disable_warp_specialized", "tl.disable_tma_store"),
-        "TMA copies exist here only in warp-specialized pipelines (sm_90a) and in the "
-        "accumulator's TMA store: both are turned off"),
-    "tl.enable_fast_math": (
-        "no-op", None,
-        "GPU math always uses the special-function approximations (ex2.approx, rsqrt.approx..."
-        ": what --use_fast_math gives); a false value does not make it IEEE-exact"),
-    "tl.disable_fast_math": (
-        "refuse", None,
-        "GPU math always uses the special-function approximations; IEEE-exact transcendental "
-        "functions are not available"),
-    "tl.enable_ptxas_verbose_output": (
-        "no-op", None, "ptxas's register and spill report is always kept: kernel.ptxas_info"),
-    "tl.ptxas_register_usage_level": (
-        "no-op", None, "no ptxas options are passed; register limits come from the "
-                       "warp-specialization pass (setmaxnreg)"),
-    "tl.disable_thread_storage_sync": (
-        "no-op", None, "barriers are inserted where tile-insert-barriers finds a shared-memory "
-                       "hazard; keeping them is always correct"),
-    "tl.enable_aggressive_shared_memory_merge": (
-        "no-op", None, "shared memory is placed by this compiler's own allocation planner"),
-    "tl.layout_visualization_enable": (
-        "refuse", None, "layout pictures are written with the pass config "
-                        "tl.layout_plot_dir=FOLDER (tl.tools.plot_layout)"),
-    "tl.layout_visualization_formats": (
-        "no-op", None, "only meaningful with tl.layout_visualization_enable; pictures are PNG "
-                       "(tl.layout_plot_dir)"),
-}
-
-
 def normalize_pass_configs(pass_configs: Optional[dict]) -> dict:
     """`pass_configs` with our keys only: enum keys (TileLang's
     `PassConfigKey`) become their strings, TileLang's keys are translated
-    (TILELANG_PASS_CONFIGS), an unknown key is a ValueError."""
-    out: dict = {}
-    for key, value in (pass_configs or {}).items():
-        name = getattr(key, "value", key)
-        if not isinstance(name, str):
-            raise ValueError(f"pass config keys are strings, got {key!r}")
-        if name in KNOWN_PASS_CONFIGS:
-            out[name] = value
-            continue
-        entry = TILELANG_PASS_CONFIGS.get(name)
-        if entry is None:
-            known = ", ".join(sorted(KNOWN_PASS_CONFIGS) + sorted(TILELANG_PASS_CONFIGS))
-            raise ValueError(f"unknown pass config {name!r}; known: {known}")
-        action, ours, reason = entry
-        if action == "maps":
-            for k in ours:
-                out[k] = bool(value) or bool(out.get(k, False))
-        elif action == "refuse" and value:
-            raise NotImplementedError(f"not supported by tilelang-mlir: pass config "
-                                      f"{name}={value!r}: {reason}")
-    return out
+    (pass_config.py: TILELANG_PASS_CONFIGS), an unknown key is a ValueError."""
+    return normalize(pass_configs)
 
 
 # Pass configs that only ask for something to be written besides the kernel:
 # they are not part of the cache key, and a compile with one of them runs
 # the passes (no cache).
 _OUTPUT_CONFIGS = ("tl.trace_dir", "tl.layout_plot_dir")
+# Pass configs that report on the kernel (its code, its tile IR) from the
+# kernel itself: not part of the cache key, and a cached kernel serves them.
+_REPORT_CONFIGS = ("tl.kernel_source_dir", "tl.print_tile_ir")
 
 
 def _check_pass_configs(pass_configs: dict) -> None:
@@ -426,7 +372,8 @@ def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
         out_idx = own
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
-                             if k not in _OUTPUT_CONFIGS + ("tl.disable_cache",)},
+                             if k not in _OUTPUT_CONFIGS + _REPORT_CONFIGS
+                             + ("tl.disable_cache",)},
                             default=str)
     compiler = _compiler_id()
     key = hashlib.sha256("|".join([func.fingerprint(), str(tgt), config_key, str(outs),
@@ -490,10 +437,25 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
     check_compile_flags(compile_flags)
     p = plan(func, out_idx, target, pass_configs)
     with _LOCK:
-        if p.use_cache and (kernel := _remembered(p.key)) is not None:
-            return kernel
-    return kernel_from_artifact(func, build_artifact(func, p), out_idx, target, pass_configs,
-                                p)
+        kernel = _remembered(p.key) if p.use_cache else None
+    if kernel is None:
+        kernel = kernel_from_artifact(func, build_artifact(func, p), out_idx, target,
+                                      pass_configs, p)
+    _report(kernel, p.pass_configs)
+    return kernel
+
+
+def _report(kernel: Kernel, pass_configs: dict) -> None:
+    """What the report configs ask for: the kernel's code written into
+    tl.kernel_source_dir, its tile IR printed (tl.print_tile_ir)."""
+    folder = pass_configs.get("tl.kernel_source_dir")
+    if folder:
+        suffix = {"cuda": "ptx", "cpu": "ll", "rocm": "s"}.get(kernel.device, "txt")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"{kernel.name}.{suffix}"), "w") as f:
+            f.write(kernel.get_source())
+    if pass_configs.get("tl.print_tile_ir"):
+        print(kernel.mlir("tile") if kernel.stages else kernel.get_source())
 
 
 def compile_artifact(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",

@@ -47,7 +47,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     pass_configs = pass_configs or {}
     # Warpgroup MMA, setmaxnreg and TMA pipelines exist on the arch-specific
     # Hopper target (the chip table's wgmma).
-    wgmma = target.chip.wgmma
+    wgmma = target.chip.wgmma and not pass_configs.get("tl.disable_wgmma", False)
     specialize = wgmma and not pass_configs.get("tl.disable_warp_specialized", False)
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     cluster = int(pass_configs.get("tl.cluster_size", 2))
@@ -204,6 +204,25 @@ _PTXAS_INFO = re.compile(r"Used (\d+) registers")
 _SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 
 
+def ptxas_timeout():
+    """Seconds ptxas may run: TILELANG_MLIR_PTXAS_TIMEOUT, else TileLang's
+    TILELANG_COMPILE_TIMEOUT_SECONDS (its nvcc timeout); None (no limit)
+    when unset, empty or 0. A value that is not a non-negative number is an
+    error naming the variable."""
+    for name in ("TILELANG_MLIR_PTXAS_TIMEOUT", "TILELANG_COMPILE_TIMEOUT_SECONDS"):
+        text = os.environ.get(name, "").strip()
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not value >= 0 or value == float("inf"):
+            raise CompilationError(f"{name}={text!r} is not a non-negative number of seconds")
+        return value or None
+    return None
+
+
 def assemble(ptx: str, arch: str) -> Tuple[bytes, str]:
     """Runs ptxas; returns the cubin and its resource report."""
     ptxas = find_ptxas()
@@ -211,8 +230,14 @@ def assemble(ptx: str, arch: str) -> Tuple[bytes, str]:
         src, out = os.path.join(d, "kernel.ptx"), os.path.join(d, "kernel.cubin")
         with open(src, "w") as f:
             f.write(ptx)
-        proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "-v", src, "-o", out],
-                              capture_output=True, text=True)
+        timeout = ptxas_timeout()
+        try:
+            proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "-v", src, "-o", out],
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CompilationError(f"ptxas did not finish within {timeout:g} s for {arch} "
+                                   "(TILELANG_MLIR_PTXAS_TIMEOUT / "
+                                   "TILELANG_COMPILE_TIMEOUT_SECONDS)") from None
         if proc.returncode != 0:
             raise CompilationError(f"ptxas failed for {arch}:\n{proc.stderr.strip()}"
                                    + _ptxas_hint(ptx, proc.stderr))

@@ -635,7 +635,11 @@ class Parser:
         base = self.eval(node.value)
         try:
             return self._resolve_symbol(getattr(base, node.attr))
-        except AttributeError:
+        except AttributeError as e:
+            if str(e).startswith("not supported by tilelang-mlir"):
+                # a refused or missing name of an API this package serves
+                # (tilelang_mlir.compat): its own reason, at this line
+                raise self.error(node, str(e)) from None
             raise self.error(node, f"{_describe(base)} has no attribute {node.attr!r}") from None
 
     def expr_Tuple(self, node: ast.Tuple):

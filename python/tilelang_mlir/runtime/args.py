@@ -80,6 +80,8 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
     def name():
         return f"argument {p.name!r} of kernel {kernel_name!r}"
 
+    if x is None:
+        return _null_tensor(p, symbols)
     if _is_torch(x):
         import torch
 
@@ -221,6 +223,20 @@ def _match(name, what: str, want: Sequence, have: Sequence, symbols: Dict[str, i
             raise ValueError(f"{name()}: {what} {i} must be {w} = {value}, got {h}")
 
 
+def _null_tensor(p, symbols: Dict[str, int]) -> BoundTensor:
+    """None for a tensor argument: a null pointer (TileLang's nullptr), for a
+    tensor the kernel does not touch (an optional bias it was compiled
+    without). Its symbolic sizes are those the other arguments give (0
+    where none does); reading or writing it is the caller's error, as in
+    TileLang."""
+    shape = tuple(symbols.get(d, 0) if isinstance(d, str) else d for d in p.shape)
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return BoundTensor(None, 0, shape, tuple(reversed(strides)))
+
+
 def _check_scalar(kernel_name: str, p, x):
     name = f"argument {p.name!r} of kernel {kernel_name!r}"
     if isinstance(x, np.generic):
@@ -245,7 +261,7 @@ def _check_scalar(kernel_name: str, p, x):
 
 
 def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Sequence,
-         device: str) -> Binding:
+         device: str, nullable=frozenset()) -> Binding:
     inputs = [p for i, p in enumerate(params) if is_input(i, p, out_idx)]
     if len(args) != len(inputs):
         names = ", ".join(p.name for p in inputs)
@@ -267,6 +283,10 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
         if p.kind == "tensor":
             if _is_torch(x):
                 use_torch = True
+            if x is None and (p.symmetric or i not in nullable):
+                raise TypeError(f"argument {p.name!r} of kernel {kernel_name!r} must be a "
+                                "tensor, got None (None, a null pointer, is accepted only for a "
+                                "tensor the kernel does not use)")
             values[i] = _check_tensor(kernel_name, p, x, symbols, where, device, state)
             if p.symmetric:  # a plain tensor is a world of one rank: its own address
                 tables[p.name] = table if table is not None else \

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
-from typing import List
+from typing import Dict, List, Optional
 
 from ..base.artifact import CompiledArtifact
 from ..base.errors import DeviceAssertionError
@@ -53,11 +54,32 @@ class Kernel(_launcher.KernelBase):
         # ({"param", "box", "swizzle"} each; see runtime/cuda.py).
         self.tensormaps = [dict(m) for m in launch.tensormaps] if launch else []
         self.ptxas_info = artifact.ptxas
+        # What TileLang's JITKernel keeps besides: the arguments of the
+        # compile that made it (the compatibility route fills them in) and the
+        # autotuner's result.
+        self.execution_backend = "auto"
+        self.verbose = False
+        self.target_host = None
+        self.pass_configs: dict = {}
+        self.compile_flags = None
+        self.latency = self.config = self.ref_latency = None
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.dtype}{list(p.shape) if p.kind == 'tensor' else ''}"
                         for p in self.params)
         return f"<tilelang_mlir.Kernel {self.name}({sig}) target={self.target}>"
+
+    # Members of another API's kernel object that this class refuses, name
+    # -> the error text (tilelang_mlir.compat fills it with TileLang's
+    # refused JITKernel members); any other missing attribute raises the
+    # usual AttributeError.
+    refused_members: Dict[str, str] = {}
+
+    def __getattr__(self, name):
+        why = type(self).refused_members.get(name)
+        if why is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(why)
 
     def __copy__(self):
         """A shallow copy; its fast path is set up again at its first call."""
@@ -78,13 +100,15 @@ class Kernel(_launcher.KernelBase):
                             f"keyword argument(s) {', '.join(map(repr, kwargs))}")
         if self._native_torch is False and "torch" in sys.modules:
             self._native_refresh()
-        return self._run(argmod.bind(self.name, self.params, self.out_idx, args, self.device))
+        return self._run(argmod.bind(self.name, self.params, self.out_idx, args, self.device,
+                                     self.unused_params))
 
     def _try_python(self, *args):
         """The Python path where the arguments pass its checks; NotImplemented
         (nothing raised, nothing run) where they do not."""
         try:
-            binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device)
+            binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device,
+                                  self.unused_params)
         except (TypeError, ValueError):
             return NotImplemented
         return self._run(binding)
@@ -174,6 +198,17 @@ class Kernel(_launcher.KernelBase):
         raise DeviceAssertionError(message.decode(errors="replace"), file.decode(errors="replace"),
                                    line, function.decode(errors="replace"), tuple(block))
 
+    @property
+    def unused_params(self) -> frozenset:
+        """The indices of the tensor parameters the program never reads or
+        writes (an optional input it was compiled without): those may be
+        given as None (a null pointer, TileLang's nullptr). Read from the tile
+        IR; empty for a kernel loaded without its IR."""
+        cached = self.__dict__.get("_unused")
+        if cached is None:
+            cached = self._unused = _unused_args(self._stages.get("tile", ""), len(self.params))
+        return cached
+
     def mlir(self, stage: str = "tile") -> str:
         """The IR at a named stage of the pipeline (see `stages`)."""
         if not self._stages:
@@ -191,11 +226,164 @@ class Kernel(_launcher.KernelBase):
         """The final code: LLVM IR on the CPU, PTX on NVIDIA GPUs."""
         return self._source
 
-    def get_kernel_source(self) -> str:
+    def get_kernel_source(self, kernel_only: bool = True) -> str:
         """TileLang's name for `get_source`: the final code (PTX on NVIDIA
-        GPUs, LLVM IR on the CPU; not CUDA C++, which this compiler never
-        writes)."""
+        GPUs, LLVM IR on the CPU, AMDGPU assembly on AMD; not CUDA C++, which
+        this compiler never writes). `kernel_only` is accepted: the code
+        holds the kernel alone (the host side is `get_host_source()`)."""
         return self._source
+
+    @property
+    def kernel_source(self) -> str:
+        """The final code (see `get_kernel_source`)."""
+        return self._source
+
+    def get_host_source(self) -> str:
+        """The host side of the kernel. This compiler writes no host code:
+        the kernel is launched from Python (runtime/cuda.py on NVIDIA GPUs,
+        runtime/rocm.py on AMD, a call into the compiled module on the CPU);
+        the text describes that launch: entry point, grid, block, shared
+        memory and parameters."""
+        import json
+
+        lines = [f"// host side of kernel {self.name!r} on {self.target}: launched from Python "
+                 "by tilelang-mlir's runtime (no host code is generated)"]
+        parts = self.parts or [self]
+        for i, part in enumerate(parts):
+            if part.entry is not None:
+                tag = f" (kernel {i} of {len(parts)})" if self.parts else ""
+                lines += [f"// entry{tag}: {part.entry}",
+                          f"// grid: {json.dumps(part.grid)}",
+                          f"// block: {list(part.block)}",
+                          f"// dynamic shared memory: {part.shared_bytes} bytes"]
+        lines.append("// parameters: " + ", ".join(
+            f"{p.name}: {p.dtype}{list(p.shape) if p.kind == 'tensor' else ''}"
+            + (" (output)" if i in self.out_idx else "")
+            for i, p in enumerate(self.params) if not p.hidden))
+        return "\n".join(lines) + "\n"
+
+    @property
+    def host_source(self) -> str:
+        return self.get_host_source()
+
+    def show_source(self, which: str = "kernel") -> None:
+        """Prints the kernel's code ("kernel"), its host side ("host") or
+        both."""
+        if which == "kernel":
+            print(self.get_kernel_source())
+        elif which == "host":
+            print(self.get_host_source())
+        elif which == "both":
+            print("===== Kernel Source =====")
+            print(self.get_kernel_source())
+            print("===== Host Source =====")
+            print(self.get_host_source())
+        else:
+            raise ValueError(f"which must be 'kernel', 'host' or 'both', got {which!r}")
+
+    def export_sources(self, kernel_path: Optional[str] = None,
+                       host_path: Optional[str] = None) -> None:
+        """Writes the kernel's code and / or its host side to files."""
+        if kernel_path is None and host_path is None:
+            raise ValueError("At least one of kernel_path or host_path must be provided.")
+        for path, text in ((kernel_path, self.get_kernel_source),
+                           (host_path, self.get_host_source)):
+            if path is not None:
+                if os.path.dirname(path):
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text())
+
+    def print_source_code(self, which: str = "kernel", file: Optional[str] = None) -> None:
+        """TileLang's older name: writes the kernel's code to `file`, or
+        prints it (see `show_source`)."""
+        if file is not None:
+            self.export_sources(kernel_path=file)
+        else:
+            self.show_source(which)
+
+    def show_ptx(self) -> None:
+        print(self._ptx_or_raise())
+
+    def export_ptx(self, path: str) -> None:
+        """Writes the PTX of a CUDA kernel to `path`."""
+        ptx = self._ptx_or_raise()
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(ptx)
+
+    def _ptx_or_raise(self) -> str:
+        if self.device != "cuda":
+            from ..base.errors import TileLangError
+
+            raise TileLangError(f"kernel {self.name!r} targets {self.target}: PTX exists only "
+                                "for CUDA targets")
+        return self._source
+
+    def export_library(self, path: str) -> None:
+        """TileLang's export of a compiled kernel: writes this compiler's
+        ahead-of-time artifact into the folder `path` (see `save`);
+        `tilelang_mlir.load(path)` gives the kernel back."""
+        self.save(path)
+
+    # -- the tuning result TileLang's autotuner keeps on the kernel --------------------
+    def update_tuner_result(self, latency: float, config: dict, ref_latency: float):
+        self.latency, self.config, self.ref_latency = latency, config, ref_latency
+        return self
+
+    def get_tuner_result(self) -> dict:
+        if self.latency is None:
+            raise ValueError("Tuning results are not available. Please tune the kernel first.")
+        return {"latency": self.latency, "config": self.config,
+                "ref_latency": self.ref_latency}
+
+    def run_once(self, func=None):
+        """Runs the kernel (or `func`) once on fresh random inputs."""
+        return self.get_profiler().run_once(func)
+
+    # -- resources ---------------------------------------------------------------------
+    @property
+    def resource_usage(self) -> dict:
+        """{entry: {"n_regs", "n_spills", "n_max_threads"}} of a CUDA kernel,
+        from ptxas's report; empty elsewhere."""
+        import re
+
+        if self.device != "cuda" or not self.ptxas_info:
+            return {}
+        regs = [int(x) for x in re.findall(r"Used (\d+) registers", self.ptxas_info)]
+        spills = [int(a) + int(b) for a, b in re.findall(
+            r"(\d+) bytes spill stores, (\d+) bytes spill loads", self.ptxas_info)]
+        parts = self.parts or [self]
+        out = {}
+        for i, part in enumerate(parts):
+            threads = 1
+            for b in part.block or (1,):
+                threads *= b
+            out[part.entry or f"{self.name}_{i}"] = {
+                "n_regs": regs[i] if i < len(regs) else None,
+                "n_spills": spills[i] if i < len(spills) else None,
+                "n_max_threads": threads}
+        return out
+
+    def _usage(self, key: str):
+        usage = self.resource_usage
+        return next(iter(usage.values()))[key] if usage else None
+
+    @property
+    def n_regs(self):
+        """Registers per thread of a CUDA kernel (ptxas); None elsewhere."""
+        return self._usage("n_regs")
+
+    @property
+    def n_spills(self):
+        """Bytes of register spill stores and loads of a CUDA kernel; None elsewhere."""
+        return self._usage("n_spills")
+
+    @property
+    def n_max_threads(self):
+        """Threads of a block of a CUDA kernel; None elsewhere."""
+        return self._usage("n_max_threads")
 
     def save(self, path: str) -> None:
         """Writes the kernel as an ahead-of-time artifact into the folder
@@ -235,6 +423,18 @@ class Kernel(_launcher.KernelBase):
             times.append(time.perf_counter() - t0)
         times.sort()
         return times[len(times) // 2]
+
+
+def _unused_args(tile_ir: str, count: int) -> frozenset:
+    """Indices of the function arguments of `tile_ir` with no use (when the
+    function has `count` arguments, one per parameter)."""
+    import re
+
+    m = re.search(r"func\.func @[\w$.]+\(([^)]*)\)", tile_ir)
+    if not m or len(re.findall(r"%arg\d+:", m.group(1))) != count:
+        return frozenset()
+    body = tile_ir[m.end():]
+    return frozenset(i for i in range(count) if not re.search(rf"%arg{i}\b", body))
 
 
 class Sequence:

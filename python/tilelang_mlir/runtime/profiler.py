@@ -26,7 +26,7 @@ import inspect
 import statistics
 import time
 import warnings
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -164,6 +164,17 @@ class Profiler:
     bench_units = "calls"
     default_mismatch_ratio = 0.0
 
+    # Members of another API's profiler that this class refuses, name -> the
+    # error text (tilelang_mlir.compat fills it with TileLang's refused
+    # Profiler members).
+    refused_members: Dict[str, str] = {}
+
+    def __getattr__(self, name):
+        why = type(self).refused_members.get(name)
+        if why is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(why)
+
     @property
     def func(self):
         """The kernel this profiler runs (TileLang's `profiler.func`)."""
@@ -189,52 +200,90 @@ class Profiler:
         return self.kernel.device
 
     # -- inputs -------------------------------------------------------------------------
-    def random_inputs(self) -> List[Any]:
+    @property
+    def params(self):
+        """The kernel's parameters (TileLang's `profiler.params`)."""
+        return self.kernel.params
+
+    @property
+    def result_idx(self) -> List[int]:
+        """The indices of the kernel's outputs (TileLang's name for out_idx)."""
+        return list(self.kernel.out_idx)
+
+    def supply(self, param, dynamic_symbolic_constraints: Optional[dict] = None):
+        """A fresh input for one parameter, made as `random_inputs` makes it."""
+        return self._input(param, dynamic_symbolic_constraints)
+
+    def _shape(self, p, constraints: Optional[dict]) -> tuple:
+        """`p`'s shape with its symbolic sizes given by `constraints`
+        (TileLang's dynamic_symbolic_constraints)."""
+        shape = []
+        for d in p.shape:
+            if isinstance(d, str):
+                if not constraints:
+                    raise ValueError(f"cannot make a random input for argument {p.name!r} of "
+                                     f"kernel {self.kernel.name!r}: its size {d!r} is symbolic; "
+                                     "pass the inputs explicitly or give "
+                                     f"dynamic_symbolic_constraints={{{d!r}: ...}}")
+                if d not in constraints:
+                    raise ValueError(f"Dynamic symbolic variable {d!r} not found in constraints. "
+                                     f"Available constraints: {list(constraints)}")
+                value = constraints[d]
+                if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                    raise ValueError(f"dynamic_symbolic_constraints[{d!r}] must be a positive "
+                                     f"int, got {value!r}")
+                shape.append(value)
+            else:
+                shape.append(d)
+        return tuple(shape)
+
+    def random_inputs(self, dynamic_symbolic_constraints: Optional[dict] = None) -> List[Any]:
         """Fresh random inputs for every non-output parameter, on the kernel's
         device: as the profiler's `tensor_supply_type` says where it has one
         (TensorSupplyType), else torch.randn for floats and torch.randint for
-        integers and bools.
+        integers and bools. Symbolic sizes take their values from
+        `dynamic_symbolic_constraints` ({name: size}).
 
-        Raises ValueError when a parameter has a symbolic size or is a scalar:
-        such inputs must be passed explicitly.
+        Raises ValueError when a parameter has a symbolic size not given
+        there, or is a scalar: such inputs must be passed explicitly.
         """
+        inputs = []
+        for i, p in enumerate(self.kernel.params):
+            if not is_input(i, p, self.kernel.out_idx):
+                continue
+            inputs.append(self._input(p, dynamic_symbolic_constraints))
+        return inputs
+
+    def _input(self, p, constraints: Optional[dict] = None):
         import torch
 
         from ..base import dtypes as dt
 
         device = "cuda" if self.device == "cuda" else "cpu"
-        inputs = []
-        for i, p in enumerate(self.kernel.params):
-            if not is_input(i, p, self.kernel.out_idx):
-                continue
-            if p.kind != "tensor":
-                raise ValueError(f"cannot make a random value for scalar argument {p.name!r} of "
-                                 f"kernel {self.kernel.name!r}; pass the inputs explicitly")
-            symbolic = [d for d in p.shape if isinstance(d, str)]
-            if symbolic:
-                raise ValueError(f"cannot make a random input for argument {p.name!r} of kernel "
-                                 f"{self.kernel.name!r}: its size {symbolic[0]!r} is symbolic; "
-                                 "pass the inputs explicitly")
-            shape = tuple(p.shape)
-            tdtype = dt.to_torch(p.dtype)
-            if self.supply_type is not None:
-                x = _supplied(self.supply_type, shape, p.dtype, tdtype, device)
-            elif p.dtype.is_float:
-                x = torch.randn(shape, dtype=torch.float32, device=device).to(tdtype)
-            elif p.dtype.is_bool:
-                x = torch.randint(0, 2, shape, device=device).to(torch.bool)
-            elif p.dtype.is_unsigned:
-                x = torch.randint(0, 16, shape, dtype=tdtype, device=device)
-            else:
-                x = torch.randint(-8, 8, shape, dtype=tdtype, device=device)
-            inputs.append(x)
-        return inputs
+        if p.kind != "tensor":
+            raise ValueError(f"cannot make a random value for scalar argument {p.name!r} of "
+                             f"kernel {self.kernel.name!r}; pass the inputs explicitly")
+        shape = self._shape(p, constraints)
+        tdtype = dt.to_torch(p.dtype)
+        if self.supply_type is not None:
+            x = _supplied(self.supply_type, shape, p.dtype, tdtype, device)
+        elif p.dtype.is_float:
+            x = torch.randn(shape, dtype=torch.float32, device=device).to(tdtype)
+        elif p.dtype.is_bool:
+            x = torch.randint(0, 2, shape, device=device).to(torch.bool)
+        elif p.dtype.is_unsigned:
+            x = torch.randint(0, 16, shape, dtype=tdtype, device=device)
+        else:
+            x = torch.randint(-8, 8, shape, dtype=tdtype, device=device)
+        return x
 
     # -- timing -------------------------------------------------------------------------
     def do_bench(self, *args, warmup: int = 25, rep: int = 100, flush_l2: bool = True,
                  return_mode: str = "median", cuda_graph: bool = False,
                  n_warmup: int = 0, n_repeat: int = 0, input_tensors: Optional[Sequence] = None,
-                 backend: str = "event", quantiles: Optional[Sequence[float]] = None
+                 backend: str = "event", quantiles: Optional[Sequence[float]] = None,
+                 dynamic_symbolic_constraints: Optional[dict] = None, device=None,
+                 early_stop_baseline: Optional[float] = None, func: Optional[Callable] = None
                  ) -> Union[float, List[float]]:
         """Times the kernel on `args` (or `input_tensors`; random inputs when
         neither is given, see `random_inputs`). When the first argument is a
@@ -252,7 +301,26 @@ class Profiler:
         CUDA graph and the graph's replays are timed: the host's launch cost
         leaves the measurement. `backend="cupti"` times with CUDA events as
         "event" does (CUPTI is not used here; a warning says so once).
+        `dynamic_symbolic_constraints` ({symbol: size}) gives the sizes of
+        the random inputs' symbolic dimensions; `device` (a CUDA device)
+        times there; `early_stop_baseline` is accepted and never cuts the
+        measurement short. `func=` (TileLang's keyword) names the callable
+        to time, as a first positional callable does.
         """
+        if func is not None:
+            if args and callable(args[0]) and not _is_tensor_like(args[0]):
+                raise TypeError("give the callable to time either first or as func=, not both")
+            args = (func,) + tuple(args)
+        if device is not None and self.device == "cuda":
+            import torch
+
+            with torch.cuda.device(device):
+                return self.do_bench(*args, warmup=warmup, rep=rep, flush_l2=flush_l2,
+                                     return_mode=return_mode, cuda_graph=cuda_graph,
+                                     n_warmup=n_warmup, n_repeat=n_repeat,
+                                     input_tensors=input_tensors, backend=backend,
+                                     quantiles=quantiles,
+                                     dynamic_symbolic_constraints=dynamic_symbolic_constraints)
         if return_mode not in RETURN_MODES:
             raise ValueError(f"return_mode must be one of {', '.join(RETURN_MODES)}, got "
                              f"{return_mode!r}")
@@ -278,12 +346,14 @@ class Profiler:
             _note_cupti()
         cuda_graph = cuda_graph or backend == "cudagraph"
         if args and callable(args[0]) and not _is_tensor_like(args[0]):
-            fn = self._callable(args[0], list(args[1:]) or input_tensors)
+            fn = self._callable(args[0], list(args[1:]) or input_tensors,
+                                dynamic_symbolic_constraints)
         elif args and input_tensors is not None:
             raise ValueError("give the inputs either as arguments or as input_tensors, not both")
         else:
-            inputs = list(args) if args else (list(input_tensors) if input_tensors is not None
-                                              else self.random_inputs())
+            inputs = list(args) if args else (
+                list(input_tensors) if input_tensors is not None
+                else self.random_inputs(dynamic_symbolic_constraints))
             fn = self._launcher(inputs)
         def bench(w, r):
             if self.device == "cuda":
@@ -299,7 +369,8 @@ class Profiler:
             rep = n_repeat or max(1, min(10000, int(rep / per_call)))
         return summarize(bench(warmup, rep), return_mode, quantiles)
 
-    def _callable(self, fn: Callable, inputs: Optional[Sequence]) -> Callable[[], Any]:
+    def _callable(self, fn: Callable, inputs: Optional[Sequence],
+                  constraints: Optional[dict] = None) -> Callable[[], Any]:
         """`fn` bound to the inputs it is timed on (none where it takes none)."""
         try:
             takes_none = not inspect.signature(fn).parameters
@@ -310,7 +381,7 @@ class Profiler:
                 raise ValueError(f"{getattr(fn, '__name__', fn)!r} takes no arguments but "
                                  "inputs were given")
             return fn
-        bound = list(inputs) if inputs is not None else self.random_inputs()
+        bound = list(inputs) if inputs is not None else self.random_inputs(constraints)
         return lambda: fn(*bound)
 
     def _launcher(self, inputs: Sequence) -> Callable[[], Any]:
@@ -349,6 +420,51 @@ class Profiler:
         return times
 
     # -- checking -----------------------------------------------------------------------
+    def run_once(self, func: Optional[Callable] = None):
+        """Runs the kernel (or `func`) once on fresh random inputs and returns
+        what it returns."""
+        inputs = self.random_inputs()
+        return (func or self.kernel)(*inputs)
+
+    def _outputs(self, result) -> list:
+        if result is None:
+            return []
+        return list(result) if isinstance(result, (list, tuple)) else [result]
+
+    def assert_consistent(self, repeat: int = 10) -> None:
+        """Runs the kernel `repeat` more times on the same random inputs and
+        raises AssertionError where an output differs from the first run's
+        (a race in the kernel)."""
+        import torch
+
+        inputs = self.random_inputs()
+        first = [torch.as_tensor(x).clone() for x in self._outputs(self.kernel(*inputs))]
+        for run in range(repeat):
+            again = self._outputs(self.kernel(*inputs))
+            for i, (a, b) in enumerate(zip(again, first)):
+                a = torch.as_tensor(a)
+                if not torch.equal(a.cpu(), b.cpu()) and not torch.allclose(
+                        a.cpu().float(), b.cpu().float(), equal_nan=True):
+                    raise AssertionError(f"kernel {self.kernel.name!r}: output {i} of run "
+                                         f"{run + 2} differs from the first run (the result is "
+                                         "not consistent)")
+
+    def manual_assert_close(self, ref_fn: Callable, input_tensors: Optional[Sequence] = None,
+                            manual_check_prog: Optional[Callable] = None) -> None:
+        """Runs the reference and the kernel on the same inputs and hands both
+        output lists to `manual_check_prog(outputs, reference_outputs)`,
+        which asserts."""
+        if manual_check_prog is None:
+            raise ValueError("manual_assert_close needs manual_check_prog(outputs, "
+                             "reference_outputs)")
+        inputs = list(input_tensors) if input_tensors is not None else self.random_inputs()
+        expected = self._outputs(ref_fn(*[_clone(x) for x in inputs]))
+        got = self._outputs(self.kernel(*inputs))
+        if len(got) != len(expected):
+            raise AssertionError(f"kernel {self.kernel.name!r} returned {len(got)} output(s), "
+                                 f"the reference {len(expected)}")
+        manual_check_prog(got, expected)
+
     def assert_allclose(self, ref_fn: Callable, *args, rtol: float = 1e-2,
                         atol: float = 1e-2, input_tensors: Optional[Sequence] = None,
                         max_mismatched_ratio: Optional[float] = None) -> None:

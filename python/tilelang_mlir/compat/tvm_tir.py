@@ -1,0 +1,182 @@
+"""`tvm.tir` / `tvm.tirx` as TileLang programs use them on the host:
+`const(value, dtype)`, `IntImm(dtype, value)`, `FloatImm(dtype, value)`,
+`Var(name, dtype)` and the checks `isinstance(x, PrimExpr / IntImm /
+FloatImm / Var)`.
+
+What they match: `PrimExpr` every value of a tile program (index
+expressions, typed scalars, buffer elements, comparisons), the constants
+made here and symbolic sizes; `IntImm` / `FloatImm` the constants made by
+`const` / `IntImm` / `FloatImm` (Python ints and floats are not TVM
+immediates, as in TVM); `Var` the symbolic sizes (`T.dynamic`, what
+`Var(name, "int32")` makes outside a program) and T.Var values. Inside a
+tile program `const(v, dtype)` is `T.cast(v, dtype)`. The rest of TVM's TIR
+(buffers, statements, functors, passes) is out of scope; its operations
+(`reinterpret`, `if_then_else`, `floordiv`, `exp`, ...) are the T
+namespace's, as TileLang's T re-exports them."""
+
+from __future__ import annotations
+
+from ..base import dtypes as dt
+from ..base.signature import SymbolicDim
+
+
+def _default_dtype(value) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int32" if -2**31 <= value < 2**31 else "int64"
+    if isinstance(value, float):
+        return "float32"
+    raise TypeError(f"tvm.tir.const takes a Python bool, int or float, got "
+                    f"{type(value).__name__}")
+
+
+class _Imm:
+    """A TVM immediate: a Python number with its dtype (`.value`, `.dtype`)."""
+
+    @property
+    def value(self):
+        return self._number()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.dtype!r}, {self._number()!r})"
+
+
+class _IntImmValue(int, _Imm):
+    def __new__(cls, dtype, value):
+        obj = super().__new__(cls, int(value))
+        obj.dtype = str(dt.as_dtype(dtype).name)
+        return obj
+
+    def _number(self) -> int:
+        return int(self)
+
+
+class _FloatImmValue(float, _Imm):
+    def __new__(cls, dtype, value):
+        obj = super().__new__(cls, float(value))
+        obj.dtype = str(dt.as_dtype(dtype).name)
+        return obj
+
+    def _number(self) -> float:
+        return float(self)
+
+
+class _Check(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return cls._matches(obj)
+
+
+def _language_value(obj) -> bool:
+    from ..language import values
+
+    return isinstance(obj, values.Operators) and not isinstance(obj, values.Buffer)
+
+
+def _t_var_class():
+    import tilelang_mlir.language as T
+
+    var = getattr(T, "Var", None)
+    return var if isinstance(var, type) else None
+
+
+class PrimExpr(metaclass=_Check):
+    """`isinstance(x, tvm.tir.PrimExpr)`: see the module docstring."""
+
+    @staticmethod
+    def _matches(obj) -> bool:
+        return isinstance(obj, (_Imm, SymbolicDim)) or _language_value(obj)
+
+
+class IntImm(metaclass=_Check):
+    """`IntImm(dtype, value)`; `isinstance(x, IntImm)`."""
+
+    def __new__(cls, dtype, value, span=None):
+        d = dt.as_dtype(dtype)
+        if d.is_float:
+            raise TypeError(f"IntImm of float dtype {d}: use FloatImm")
+        return _IntImmValue(d, value)
+
+    @staticmethod
+    def _matches(obj) -> bool:
+        return isinstance(obj, _IntImmValue)
+
+
+class FloatImm(metaclass=_Check):
+    """`FloatImm(dtype, value)`; `isinstance(x, FloatImm)`."""
+
+    def __new__(cls, dtype, value, span=None):
+        d = dt.as_dtype(dtype)
+        if not d.is_float:
+            raise TypeError(f"FloatImm of non-float dtype {d}: use IntImm")
+        return _FloatImmValue(d, value)
+
+    @staticmethod
+    def _matches(obj) -> bool:
+        return isinstance(obj, _FloatImmValue)
+
+
+class Var(metaclass=_Check):
+    """`Var(name, dtype)`: outside a tile program an integer Var is a
+    symbolic size (what `T.dynamic(name)` makes); inside one, T.Var."""
+
+    def __new__(cls, name: str, dtype="int32", span=None):
+        from ..language import state
+
+        if state.active():
+            import tilelang_mlir.language as T
+
+            if not hasattr(T, "Var"):
+                raise NotImplementedError("not supported by tilelang-mlir: tvm.tir.Var inside a "
+                                          "tile program (T.Var is not available yet)")
+            return T.Var(name, dtype)
+        d = dt.as_dtype(str(dtype))
+        if d.is_float or d.is_bool:
+            raise NotImplementedError(f"not supported by tilelang-mlir: a {d} tvm.tir.Var "
+                                      "outside a tile program (only integer sizes are symbolic "
+                                      "there)")
+        return SymbolicDim(name)
+
+    @staticmethod
+    def _matches(obj) -> bool:
+        if isinstance(obj, SymbolicDim):
+            return True
+        var = _t_var_class()
+        return var is not None and isinstance(obj, var)
+
+
+def const(value, dtype=None, span=None):
+    """A constant of `dtype` (inferred from `value` when omitted, as TVM
+    does: int32 / int64, float32, bool)."""
+    from ..language import state
+
+    dtype = dtype if dtype is not None else _default_dtype(value)
+    d = dt.as_dtype(str(getattr(dtype, "name", dtype)) if not isinstance(dtype, dt.DType)
+                    else dtype)
+    if state.active():
+        import tilelang_mlir.language as T
+
+        return T.cast(value, d)
+    if d.is_float:
+        return _FloatImmValue(d, value)
+    return _IntImmValue(d, int(value))
+
+
+def __getattr__(name):
+    # TVM's TIR operations (tir.op: reinterpret, if_then_else, floordiv,
+    # exp, ...) are the T namespace's, as TileLang's T re-exports them.
+    import types
+
+    import tilelang_mlir.language as T
+
+    value = getattr(T, name, None)
+    if value is not None and not isinstance(value, types.ModuleType) and \
+            not name.startswith("_"):
+        return value
+    from .refusals import TVM_ANALYSIS, refusal
+
+    raise AttributeError(refusal(f"tvm.tir.{name}", "TVM's TIR builders, statements, functors "
+                                                    f"and passes: {TVM_ANALYSIS}"))
+
+
+__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var"]
