@@ -44,6 +44,10 @@ if [ -n "$WHL" ]; then
   SITE=$(mktemp -d /tmp/gpu-test-site-XXXX)
   $PY -m pip install --no-index --no-deps --quiet --target "$SITE" "$WHL" || exit 2
   cp -r python/tilelang_mlir/. "$SITE/tilelang_mlir/"
+  # (as gpu_campaign_device.sh: ml_dtypes from a carried .whl/ where missing)
+  if ! $PY -c "import ml_dtypes" 2>/dev/null && ls .whl/ml_dtypes*.whl >/dev/null 2>&1; then
+    $PY -m pip install --no-index --no-deps --quiet --target "$SITE" .whl/ml_dtypes*.whl || exit 2
+  fi
   export PYTHONPATH="$SITE"
   echo "package: $WHL with this tree's Python sources ($SITE)"
 elif [ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ]; then
