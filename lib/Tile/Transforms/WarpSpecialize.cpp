@@ -24,6 +24,7 @@
 
 #include "dialects/Tile/IR/TileOps.h"
 #include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Transforms/PipelineUtils.h"
 #include "dialects/Tile/Utils/LayoutUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -975,19 +976,7 @@ Value Specializer::slotView(OpBuilder &ib, Value old, Value slot) {
   Value ring = slotted.lookup(old);
   if (!ring)
     ring = tileSlotted.lookup(old);
-  auto type = cast<MemRefType>(old.getType());
-  auto ringType = cast<MemRefType>(ring.getType());
-  SmallVector<OpFoldResult> offsets = {slot}, sizes = {ib.getIndexAttr(1)},
-                            strides = {ib.getIndexAttr(1)};
-  for (int64_t d : type.getShape()) {
-    offsets.push_back(ib.getIndexAttr(0));
-    sizes.push_back(ib.getIndexAttr(d));
-    strides.push_back(ib.getIndexAttr(1));
-  }
-  auto viewType = memref::SubViewOp::inferRankReducedResultType(
-      type.getShape(), ringType, offsets, sizes, strides);
-  return memref::SubViewOp::create(ib, loc, cast<MemRefType>(viewType), ring,
-                                   offsets, sizes, strides);
+  return ringSlotView(ib, loc, ring, slot, cast<MemRefType>(old.getType()));
 }
 
 /// The producer's copy `p` into slot `slot` of its ring (or into `dst`
