@@ -6,6 +6,10 @@
 # Both create .venv in the checkout, install the pinned toolchain there, build
 # incrementally into build/ and install tile-opt and the package into .venv.
 #   make wheel [WHEEL_PYTHON=/path/to/python3.12]   the manylinux wheel, in dist/
+#   make gpu-test   (on a GPU machine) every GPU-marked test, the examples on
+#               the GPU and the compute-sanitizer set (scripts/gpu.sh; no
+#               build step: it uses the carried wheel of dist/ or the
+#               built checkout); fails on any failure
 
 PYTHON ?= python3
 VENV   := .venv
@@ -13,7 +17,7 @@ BUILD  := build
 VPY    := $(VENV)/bin/python
 JOBS   ?= $(shell nproc)
 
-.PHONY: all demo test build lit pytest wheel wheel-test docs clean distclean
+.PHONY: all demo test build lit pytest wheel wheel-test docs gpu-test clean distclean
 
 all: build
 
@@ -48,6 +52,12 @@ pytest: build
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
 test: lit pytest docs wheel-test
+
+# --- the GPU machine -------------------------------------------------------------
+# SUITES: some of tests, examples, sanitize, distributed, bench-NAME
+# (default: the first three, and distributed with two or more GPUs).
+gpu-test:
+	bash scripts/gpu.sh $(SUITES)
 
 # --- the self-contained wheel --------------------------------------------------
 # Built with the interpreter WHEEL_PYTHON in its own virtual environment

@@ -7,7 +7,9 @@
 #   scripts/gpu_check.sh run       (on the GPU machine, no compiler there)
 #       runs the GPU tests from that cache, compute-sanitizer memcheck and
 #       racecheck on the GEMM and softmax kernels, the benchmark and every
-#       example, and prints a table.
+#       example, and prints a table; it exits non-zero when a test, a
+#       sanitizer run or an example failed. (With the compiler or a wheel
+#       on the GPU machine, scripts/gpu.sh, `make gpu-test`, is simpler.)
 #
 #   scripts/gpu_check.sh prepare-gemm [ARGS]   (here) compiles every kernel of
 #       benchmarks/gemm.py (every config of every case) into .gpu-cache-gemm/
@@ -133,8 +135,8 @@ run_bench() {
   exit "${PIPESTATUS[0]}"
 }
 EXAMPLES=$(ls examples/*/*.py)
-# The GPU test files, one list for this script and wheel_gpu_check.sh.
-TESTS=$(grep -v "^#" scripts/gpu_tests.txt | tr "\n" " ")
+# The GPU tests: every test of test/python marked `gpu` (the marker decides).
+TESTS=test/python
 
 case "${1:-}" in
 prepare)
@@ -163,12 +165,15 @@ run)
   export PYTHONUNBUFFERED=1
   OUT=${OUT:-/tmp}
   nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-  python3 -m pytest -q -m gpu $TESTS test/python/test_cuda_runtime.py -rf 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+  python3 -m pytest -q -m gpu $TESTS -rf 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
   tests=${PIPESTATUS[0]}
+  sanitizer=0
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 9 python3 scripts/sanitize_kernels.py \
       > "$OUT/sanitizer_$tool.log" 2>&1
-    echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log") summaries; $(grep 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1))"
+    rc=$?
+    echo "compute-sanitizer $tool: exit $rc ($(grep -c 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log") summaries; $(grep 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1))"
+    [ $rc -eq 0 ] || sanitizer=1
   done
   python3 benchmarks/basic_kernels.py 2>&1 | tee "$OUT/bench.log"
   python3 benchmarks/launch_overhead.py 2>&1 | tee "$OUT/launch.log" | head -14
@@ -177,7 +182,7 @@ run)
     python3 "$ex" --target cuda 2>&1 | tail -3 | tee -a "$OUT/examples.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || examples=1
   done
-  [ $tests -eq 0 ] && [ $examples -eq 0 ]
+  [ $tests -eq 0 ] && [ $sanitizer -eq 0 ] && [ $examples -eq 0 ]
   ;;
 prepare-*|run-*)
   name=${1#*-}

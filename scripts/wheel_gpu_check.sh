@@ -34,9 +34,8 @@ for ex in examples/*/*.py; do
   echo "-- $ex: exit $rc"; echo "$out" | tail -4
   [ $rc -eq 0 ] || status=1
 done
-echo "== GPU tests (JIT): scripts/gpu_tests.txt and test_cuda_runtime.py"
-$PY -m pytest -q -p no:cacheprovider -m gpu $(grep -v "^#" scripts/gpu_tests.txt) \
-  test/python/test_cuda_runtime.py test/python/test_examples.py -rf 2>&1 | tail -15
+echo "== GPU tests (JIT): every test of test/python marked gpu"
+$PY -m pytest -q -p no:cacheprovider -m gpu test/python -rf 2>&1 | tail -15
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 $PY -c "import tilelang_mlir, os; print('tests used', os.path.dirname(tilelang_mlir.__file__))"
 exit $status

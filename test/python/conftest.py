@@ -5,7 +5,8 @@ Tests that run kernels take the `target` fixture: "cpu", and "cuda" marked
 (TILELANG_MLIR_AOT_PREPARE=1, with TILELANG_MLIR_CUDA_ARCH and a cache dir):
 then they compile their kernels into the kernel cache and stop at the
 launch, so that a GPU machine without the compiler can run them from the
-cache (TILELANG_MLIR_OFFLINE=1). See tools/gpu_check.sh.
+cache (TILELANG_MLIR_OFFLINE=1). See scripts/gpu_check.sh; scripts/gpu.sh
+(`make gpu-test`) runs every `gpu` test on a GPU machine.
 """
 
 import os

@@ -10,7 +10,6 @@ import ctypes
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -25,6 +24,7 @@ from tilelang_mlir.base import dtypes as dt
 from tilelang_mlir.base.artifact import CompiledArtifact
 from tilelang_mlir.base.signature import Param
 from tilelang_mlir.base.target import Target
+from tilelang_mlir.compiler.cuda import find_ptxas
 from tilelang_mlir.runtime import artifact, cuda
 from tilelang_mlir.runtime.args import BoundTensor
 from tilelang_mlir.runtime.cuda import CUDAExecutable, evaluate_grid
@@ -1254,15 +1254,6 @@ COPY:
 SMEM_BYTES = 64 * 1024
 
 
-def _ptxas() -> str:
-    path = shutil.which("ptxas") or next(
-        (p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas") if os.path.exists(p)),
-        None)
-    if path is None:
-        pytest.skip("ptxas (CUDA toolkit) is not on PATH: cannot assemble the test kernels")
-    return path
-
-
 def assemble(ptx: str, folder) -> bytes:
     """The cubin of `ptx` for sm_90a, assembled with ptxas."""
     folder = str(folder)
@@ -1270,7 +1261,7 @@ def assemble(ptx: str, folder) -> bytes:
     src, out = os.path.join(folder, "kernel.ptx"), os.path.join(folder, "kernel.cubin")
     with open(src, "w") as f:
         f.write(ptx)
-    result = subprocess.run([_ptxas(), "-arch=sm_90a", src, "-o", out], capture_output=True,
+    result = subprocess.run([find_ptxas(), "-arch=sm_90a", src, "-o", out], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, f"ptxas failed:\n{result.stderr}"
     with open(out, "rb") as f:
@@ -1406,7 +1397,6 @@ def _require_sm90():
 @pytest.fixture
 def gpu(tmp_path):
     pytest.importorskip("cuda.bindings.driver")
-    _ptxas()
     _require_sm90()
     import torch
 

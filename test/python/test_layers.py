@@ -223,7 +223,7 @@ def test_chip_table_is_plain_data():
 def test_the_chip_table_prints_as_an_x_macro(tmp_path):
     """The build runs the script with an output path (the C++ table,
     dialects/Tile/Utils/Chips.inc); without one it prints the same text."""
-    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gen_chip_table.py")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "cmake", "gen_chip_table.py")
     out = subprocess.run([sys.executable, script], capture_output=True, text=True, check=True)
     from tilelang_mlir.base import chips
 

@@ -23,6 +23,12 @@ bool isPipelineProducer(PipelinedOp loop, Operation *op);
 void statementDependencies(PipelinedOp loop, ArrayRef<Operation *> statements,
                            function_ref<void(size_t user, size_t def)> callback);
 
+/// Slot `slot` of `ring` (`type`'s buffers one after the other along a
+/// leading dimension: a multi-buffered allocation) as a buffer of `type`'s
+/// shape (a rank-reduced memref.subview).
+Value ringSlotView(OpBuilder &b, Location loc, Value ring, Value slot,
+                   MemRefType type);
+
 } // namespace tile
 } // namespace mlir
 

@@ -4,7 +4,7 @@
 //
 // One description of each chip, shared with Python: the rows are those of
 // python/tilelang_mlir/base/chips.py (the field meanings are written
-// there), printed at build time by scripts/gen_chip_table.py as the X-macro
+// there), printed at build time by cmake/gen_chip_table.py as the X-macro
 // Chips.inc. A pass that needs a fact about a chip (its shared memory, its
 // warp size, its instruction families) looks the chip up here by name
 // instead of parsing the name; a chip missing from the table is refused

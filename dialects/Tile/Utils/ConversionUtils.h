@@ -20,41 +20,22 @@
 //                     complement wrap, as in C and NumPy)
 //   any    -> bool    x != 0 (NaN is true)
 //
-// Signless MLIR integers are signed. Buffers cannot say "unsigned" or
-// "boolean stored as a byte" with their element type, so the tile ops that
-// convert (tile.copy) carry the *logical* element type when it differs from
-// the storage type: `ui8` over i8 storage, `i1` over i8 storage.
+// Signless MLIR integers are signed. The logical element type of unsigned
+// and boolean buffers, and the type that stores it (`storageTypeOf`,
+// `isLogicalTypeOf`), are the dialect's rules: dialects/Tile/IR/TileTypes.h.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TILE_UTILS_CONVERSIONUTILS_H
 #define TILE_UTILS_CONVERSIONUTILS_H
 
+#include "dialects/Tile/IR/TileTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
 namespace mlir {
 namespace tile {
-
-/// The type that holds values of the logical element type `logical` in
-/// registers: signless integers for unsigned ones (ui8 -> i8), the type
-/// itself otherwise. (Inline: the op verifiers use it too.)
-inline Type storageTypeOf(Type logical) {
-  if (auto it = dyn_cast<IntegerType>(logical); it && !it.isSignless())
-    return IntegerType::get(it.getContext(), it.getWidth());
-  return logical;
-}
-
-/// Whether `logical` may be recorded as the logical type of buffer elements
-/// of type `storage`: itself, an unsigned integer of the same width, or i1
-/// over i8 (booleans stored as bytes).
-inline bool isLogicalTypeOf(Type logical, Type storage) {
-  if (logical == storage || (logical.isInteger(1) && storage.isInteger(8)))
-    return true;
-  auto it = dyn_cast<IntegerType>(logical);
-  return it && it.isUnsigned() && storageTypeOf(logical) == storage;
-}
 
 /// Converts `v` (a scalar or a vector; its elements hold values of the
 /// logical type `from`, stored as `storageTypeOf(from)` or, for i1, as i1 or

@@ -61,7 +61,7 @@ public:
   static constexpr int64_t kTurnBarrier = 3;
   void turnBarrier(OpBuilder &b, int64_t shift, bool arrive);
 
-  // TMA, mbarriers and warp specialization (WarpSpecialize.cpp).
+  // TMA, mbarriers and warp specialization (TmaBarriersRoles.cpp).
   std::optional<LogicalResult> lowerNVVMSyncOp(Operation *op, OpBuilder &b,
                                                IRMapping &map, Context &ctx);
   LogicalResult lowerWarpSpecialize(WarpSpecializeOp op, OpBuilder &b,

@@ -3,7 +3,7 @@
 // Part of tilelang-mlir.
 //
 // What the target-neutral lowering asks of an NVIDIA GPU; the op families
-// it hands over are in MmaSync.cpp, Wgmma.cpp and WarpSpecialize.cpp.
+// it hands over are in MmaSync.cpp, Wgmma.cpp and TmaBarriersRoles.cpp.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tile/IR/TileOps.h"
-#include "dialects/Tile/Utils/ConversionUtils.h"
+#include "dialects/Tile/IR/TileTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"

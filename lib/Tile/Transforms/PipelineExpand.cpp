@@ -239,19 +239,8 @@ void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
     Value slotted = multiBuffered.lookup(v);
     if (!slotted)
       continue;
-    auto type = cast<MemRefType>(v.getType());
-    auto slottedType = cast<MemRefType>(slotted.getType());
-    SmallVector<OpFoldResult> offsets = {slot}, sizes = {b.getIndexAttr(1)},
-                              strides = {b.getIndexAttr(1)};
-    for (int64_t d : type.getShape()) {
-      offsets.push_back(b.getIndexAttr(0));
-      sizes.push_back(b.getIndexAttr(d));
-      strides.push_back(b.getIndexAttr(1));
-    }
-    auto viewType = memref::SubViewOp::inferRankReducedResultType(
-        type.getShape(), slottedType, offsets, sizes, strides);
-    map.map(v, memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
-                                         slotted, offsets, sizes, strides));
+    map.map(v, ringSlotView(b, loc, slotted, slot,
+                            cast<MemRefType>(v.getType())));
   }
   for (Value v : used)
     mapValue(b, v, map);
@@ -594,4 +583,20 @@ LogicalResult
 mlir::tile::expandPipelinedLoop(PipelinedOp loop,
                                 PipelineExpandOptions options) {
   return LoopExpander(loop, options).run();
+}
+
+Value mlir::tile::ringSlotView(OpBuilder &b, Location loc, Value ring,
+                               Value slot, MemRefType type) {
+  auto ringType = cast<MemRefType>(ring.getType());
+  SmallVector<OpFoldResult> offsets = {slot}, sizes = {b.getIndexAttr(1)},
+                            strides = {b.getIndexAttr(1)};
+  for (int64_t d : type.getShape()) {
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(d));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  auto viewType = memref::SubViewOp::inferRankReducedResultType(
+      type.getShape(), ringType, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType), ring,
+                                   offsets, sizes, strides);
 }

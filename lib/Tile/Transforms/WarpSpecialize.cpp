@@ -24,6 +24,7 @@
 
 #include "dialects/Tile/IR/TileOps.h"
 #include "dialects/Tile/Transforms/Passes.h"
+#include "dialects/Tile/Transforms/PipelineUtils.h"
 #include "dialects/Tile/Utils/LayoutUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,7 +61,8 @@ namespace {
 class Specializer {
 public:
   Specializer(KernelOp kernel, PipelinedOp loop)
-      : kernel(kernel), loop(loop), body(&loop.getBody().front()) {}
+      : kernel(kernel), loop(loop), body(&loop.getBody().front()),
+        loc(loop.getLoc()), top(kernel.getContext()) {}
 
   /// Checks the loop; on success `run` rewrites the kernel.
   LogicalResult analyze();
@@ -173,6 +175,43 @@ private:
   bool splitRing = false, freeFirstEarly = false;
   llvm::SmallDenseSet<Operation *> secondCopies;
   int64_t secondBytes = 0;
+
+  // The steps of `run` (in this order) and their helpers.
+  void allocateRings();
+  void createRegions();
+  void buildTileLoops();
+  void allocateTileRings();
+  void prefetchTileCopies();
+  void produceTileCopiesOnce();
+  void buildProducer();
+  void buildRotatedConsumer();
+  void buildRotatedIteration(scf::ForOp forOp, Value base);
+  void buildConsumer();
+  void releaseOverlapped(scf::ForOp forOp, Value slot, Value trips,
+                         Value base);
+  void finish();
+  Value ringOf(Value buf, int64_t slots);
+  MemRefType barriersOf(int64_t slots);
+  std::pair<Value, Value> slotAndParity(OpBuilder &b, Value iv, Value lower,
+                                        Value step, Value base);
+  Value slotView(OpBuilder &b, Value old, Value slot);
+  void produceCopy(OpBuilder &b, CopyOp p, Value bar, Value slot,
+                   IntegerAttr cast, Value dst = Value());
+  IRMapping iterationMap(OpBuilder &b, Value iv, Value slot);
+
+  // The state the steps share.
+  Location loc;
+  OpBuilder top; // the allocations, at the top of the kernel body
+  int64_t stages = 1, consumerWarps = 0, blocks = 1;
+  // The produced buffers' rings, and the tile copies' (`prefetchTiles`).
+  llvm::MapVector<Value, Value> slotted, tileSlotted;
+  // The ring's barriers; the second gemm's (`splitRing`), else the same.
+  Value full, empty, fullV, emptyV;
+  UnitAttr remote; // arrivals on every block of the cluster
+  Block *producer = nullptr, *consumer = nullptr;
+  SmallVector<Operation *> moved; // the statements of the consumer region
+  IRMapping pmap;                 // consumer values -> the producer's
+  TileLoop pTiles, cTiles;        // persistent: the tile loops
 };
 
 /// The bytes a produced copy writes (its whole destination allocation).
@@ -848,63 +887,184 @@ void Specializer::endTile(TileLoop &tiles, Value trips) {
       0, arith::AddIOp::create(b, yield->getLoc(), tiles.base, trips));
 }
 
-void Specializer::run() {
-  MLIRContext *ctx = kernel.getContext();
-  Location loc = loop.getLoc();
-  Block &kbody = kernel.getBody().front();
-  int64_t stages = std::max<int64_t>(loop.getNumStages(), 1);
-  int64_t consumerWarps = kernel.getNumThreads() / 32;
-  int64_t blocks = clusterDim >= 0 ? clusterSize : 1;
+//===----------------------------------------------------------------------===//
+// The rewrite, in steps sharing the state of `Specializer`: ring allocation
+// (`allocateRings`), the two regions (`createRegions`; `buildTileLoops` for a
+// persistent kernel), the tile copies (`allocateTileRings`,
+// `prefetchTileCopies`, `produceTileCopiesOnce`), the producer region
+// (`buildProducer`), the consumer region (`buildRotatedConsumer` or
+// `buildConsumer`) and the epilogue (`finish`).
+//===----------------------------------------------------------------------===//
 
-  // Allocations stay at the top of the kernel body: the slotted buffers
-  // (with the swizzle fixed now, since the copies depend on it) and the
-  // barriers.
-  OpBuilder top = OpBuilder::atBlockBegin(&kbody);
-  // `slots` copies of the buffer `buf` (its swizzle, or the default).
-  auto ringOf = [&](Value buf, int64_t slots) -> Value {
-    auto alloc = buf.getDefiningOp<AllocSharedOp>();
-    MemRefType type = alloc.getType();
-    SmallVector<int64_t> shape = {slots};
-    llvm::append_range(shape, type.getShape());
-    auto ringType = MemRefType::get(shape, type.getElementType(),
-                                    MemRefLayoutAttrInterface(),
-                                    type.getMemorySpace());
-    SwizzleAttr swizzle = alloc.getSwizzleAttr();
-    if (!swizzle)
-      swizzle = SwizzleAttr::get(ctx, defaultSwizzle(type), 0);
-    return AllocSharedOp::create(top, alloc.getLoc(), ringType, swizzle)
-        .getResult();
-  };
-  auto barriersOf = [&](int64_t slots) {
-    return MemRefType::get({slots}, top.getI64Type(),
-                           MemRefLayoutAttrInterface(),
-                           MemoryScopeAttr::get(ctx, MemoryScope::shared));
-  };
-  llvm::MapVector<Value, Value> slotted;
+/// The ops that stay at the top of the kernel body: allocations and their
+/// annotations.
+static bool staysAtTop(Operation *op) {
+  return isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+             AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op);
+}
+
+/// The loop's trip count (0 when it does not run: a persistent block's
+/// count of ring iterations must not jump).
+static Value tripCount(OpBuilder &ib, Location loc, Value lower, Value upper,
+                       Value step) {
+  Value span = arith::SubIOp::create(ib, loc, upper, lower);
+  Value up = arith::SubIOp::create(
+      ib, loc, arith::AddIOp::create(ib, loc, span, step),
+      arith::ConstantIndexOp::create(ib, loc, 1));
+  Value n = arith::DivUIOp::create(ib, loc, up, step);
+  Value runs = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt,
+                                     lower, upper);
+  return arith::SelectOp::create(ib, loc, runs, n,
+                                 arith::ConstantIndexOp::create(ib, loc, 0))
+      .getResult();
+}
+
+/// The slot of use `i` of a ring of `slots` and the parity of its round.
+static std::pair<Value, Value> ringPosition(OpBuilder &ib, Location loc,
+                                            Value i, int64_t slots) {
+  Value s = arith::ConstantIndexOp::create(ib, loc, slots);
+  Value slot = arith::RemUIOp::create(ib, loc, i, s);
+  Value round = arith::DivUIOp::create(ib, loc, i, s);
+  Value parity = arith::RemUIOp::create(
+      ib, loc, round, arith::ConstantIndexOp::create(ib, loc, 2));
+  return std::make_pair(slot, parity);
+}
+
+static void cloneAll(OpBuilder &ib, ArrayRef<Operation *> ops, IRMapping &m) {
+  for (Operation *op : ops)
+    ib.clone(*op, m);
+}
+
+/// `slots` copies of the buffer `buf` (its swizzle, or the default), at the
+/// top of the kernel body.
+Value Specializer::ringOf(Value buf, int64_t slots) {
+  auto alloc = buf.getDefiningOp<AllocSharedOp>();
+  MemRefType type = alloc.getType();
+  SmallVector<int64_t> shape = {slots};
+  llvm::append_range(shape, type.getShape());
+  auto ringType =
+      MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
+                      type.getMemorySpace());
+  SwizzleAttr swizzle = alloc.getSwizzleAttr();
+  if (!swizzle)
+    swizzle = SwizzleAttr::get(kernel.getContext(), defaultSwizzle(type), 0);
+  return AllocSharedOp::create(top, alloc.getLoc(), ringType, swizzle)
+      .getResult();
+}
+
+MemRefType Specializer::barriersOf(int64_t slots) {
+  return MemRefType::get(
+      {slots}, top.getI64Type(), MemRefLayoutAttrInterface(),
+      MemoryScopeAttr::get(kernel.getContext(), MemoryScope::shared));
+}
+
+/// The slot and the parity of iteration `iv` (counted from `base`, the
+/// iterations of the block's earlier tiles, when there is one).
+std::pair<Value, Value> Specializer::slotAndParity(OpBuilder &ib, Value iv,
+                                                   Value lower, Value step,
+                                                   Value base) {
+  Value i = arith::DivUIOp::create(
+      ib, loc, arith::SubIOp::create(ib, loc, iv, lower), step);
+  if (base)
+    i = arith::AddIOp::create(ib, loc, i, base);
+  return ringPosition(ib, loc, i, stages);
+}
+
+/// Slot `slot` of the ring of the buffer `old` (a loop copy's or a tile
+/// copy's).
+Value Specializer::slotView(OpBuilder &ib, Value old, Value slot) {
+  Value ring = slotted.lookup(old);
+  if (!ring)
+    ring = tileSlotted.lookup(old);
+  return ringSlotView(ib, loc, ring, slot, cast<MemRefType>(old.getType()));
+}
+
+/// The producer's copy `p` into slot `slot` of its ring (or into `dst`
+/// when given), through barrier `bar` (multicast to `cast` blocks when
+/// given), offsets recomputed.
+void Specializer::produceCopy(OpBuilder &ib, CopyOp p, Value bar, Value slot,
+                              IntegerAttr cast, Value dst) {
+  SmallVector<Value> srcOffsets, dstOffsets;
+  for (Value o : p.getSrcOffsets())
+    srcOffsets.push_back(cloneForProducer(ib, o, pmap));
+  for (Value o : p.getDstOffsets())
+    dstOffsets.push_back(cloneForProducer(ib, o, pmap));
+  CopyOp::create(ib, p.getLoc(), p.getSrc(), srcOffsets,
+                 dst ? dst : slotView(ib, p.getDst(), slot), dstOffsets, bar,
+                 slot, p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
+                 cast, p.getSrcElementAttr(), p.getDstElementAttr());
+}
+
+/// The statements of iteration `iv` read slot `slot` of the ring.
+IRMapping Specializer::iterationMap(OpBuilder &ib, Value iv, Value slot) {
+  IRMapping m;
+  m.map(loop.getInductionVar(), iv);
+  for (auto &[old, ring] : slotted)
+    m.map(old, slotView(ib, old, slot));
+  return m;
+}
+
+void Specializer::run() {
+  stages = std::max<int64_t>(loop.getNumStages(), 1);
+  consumerWarps = kernel.getNumThreads() / 32;
+  blocks = clusterDim >= 0 ? clusterSize : 1;
+  allocateRings();
+  createRegions();
+  if (persistent)
+    buildTileLoops();
+  // Not persistent: the producer issues the tile copies (attention's K and
+  // V in the backward, Q in the forward) once, on a barrier of their own,
+  // before its loop's; the consumers wait for them where the copies were.
+  // Without this the consumers' threads copy them (global loads and shared
+  // stores) while the producer's loop copies wait for nothing.
+  bool tilesOnce = !persistent && producerTileCopies && !tileCopies.empty();
+  prefetchTiles &= persistent;
+  allocateTileRings();
+  if (prefetchTiles)
+    prefetchTileCopies();
+  if (tilesOnce)
+    produceTileCopiesOnce();
+  buildProducer();
+  if (rotate)
+    buildRotatedConsumer();
+  else
+    buildConsumer();
+  finish();
+}
+
+/// Ring allocation: the slotted buffers (with the swizzle fixed now, since
+/// the copies depend on it) and the barriers stay at the top of the kernel
+/// body.
+void Specializer::allocateRings() {
+  top.setInsertionPointToStart(&kernel.getBody().front());
   for (Value buf : buffers)
     slotted.insert({buf, ringOf(buf, stages)});
   auto barrierType = barriersOf(stages);
-  Value full = AllocBarrierOp::create(top, loc, barrierType,
-                                      top.getDenseI64ArrayAttr({1}));
+  full = AllocBarrierOp::create(top, loc, barrierType,
+                                top.getDenseI64ArrayAttr({1}));
   // Every consumer warp of the cluster releases every block's slot: a
   // multicast refills the slot in all of them.
-  Value empty = AllocBarrierOp::create(
+  empty = AllocBarrierOp::create(
       top, loc, barrierType, top.getDenseI64ArrayAttr({consumerWarps * blocks}));
   // The second gemm's copies on a ring of their own (see `splitRing`).
-  Value fullV = full, emptyV = empty;
+  fullV = full;
+  emptyV = empty;
   if (splitRing) {
     fullV = AllocBarrierOp::create(top, loc, barrierType,
                                    top.getDenseI64ArrayAttr({1}));
     emptyV = AllocBarrierOp::create(
         top, loc, barrierType, top.getDenseI64ArrayAttr({consumerWarps * blocks}));
   }
-  UnitAttr remote = blocks > 1 ? top.getUnitAttr() : UnitAttr();
+  remote = blocks > 1 ? top.getUnitAttr() : UnitAttr();
+}
 
-  // Everything but allocations and annotations moves into the consumer.
+/// The `tile.warp_specialize` op and its two regions: everything but
+/// allocations and annotations moves into the consumer (`moved`).
+void Specializer::createRegions() {
+  Block &kbody = kernel.getBody().front();
   Operation *firstMoved = nullptr;
   for (Operation &op : kbody.without_terminator())
-    if (!isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-             AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op)) {
+    if (!staysAtTop(&op)) {
       firstMoved = &op;
       break;
     }
@@ -915,8 +1075,7 @@ void Specializer::run() {
   SmallVector<Operation *> lateAllocs;
   for (Operation *op = firstMoved->getNextNode();
        op && op != kbody.getTerminator(); op = op->getNextNode())
-    if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-            AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
+    if (staysAtTop(op))
       lateAllocs.push_back(op);
   for (Operation *op : lateAllocs)
     op->moveBefore(firstMoved);
@@ -930,429 +1089,357 @@ void Specializer::run() {
   }
   auto ws = WarpSpecializeOp::create(b, loc, b.getI64IntegerAttr(128),
                                      clusterAttr);
-  Block *producer = new Block(), *consumer = new Block();
+  producer = new Block();
+  consumer = new Block();
   ws.getProducer().push_back(producer);
   ws.getConsumer().push_back(consumer);
   OpBuilder pb = OpBuilder::atBlockEnd(producer);
   YieldOp::create(pb, loc);
   OpBuilder cb = OpBuilder::atBlockEnd(consumer);
   YieldOp::create(cb, loc);
-  SmallVector<Operation *> moved;
   for (Operation *op = ws->getNextNode(); op && op != kbody.getTerminator();
        op = op->getNextNode())
-    if (!isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-             AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
+    if (!staysAtTop(op))
       moved.push_back(op);
   for (Operation *op : moved)
     op->moveBefore(consumer->getTerminator());
+}
 
-  // Persistent: both regions loop over the block's tiles; the consumer's
-  // statements move into its loop and read the tile's block indices.
-  IRMapping pmap;
-  TileLoop pTiles, cTiles;
-  if (persistent) {
-    pb.setInsertionPoint(producer->getTerminator());
-    pTiles = buildTileLoop(pb, loc);
-    for (auto [d, v] : llvm::enumerate(pTiles.coords))
-      pmap.map(kbody.getArgument(d), v);
-    cb.setInsertionPointToStart(consumer);
-    cTiles = buildTileLoop(cb, loc);
-    for (Operation *op : moved)
-      op->moveBefore(cTiles.forOp.getBody()->getTerminator());
-    for (auto [d, v] : llvm::enumerate(cTiles.coords)) {
-      // The producer recomputes offsets from the consumer's statements.
-      pmap.map(v, pTiles.coords[d]);
-      kbody.getArgument(d).replaceUsesWithIf(v, [&](OpOperand &use) {
-        return llvm::any_of(moved, [&](Operation *m) {
-          return m->isAncestor(use.getOwner());
-        });
+/// Persistent: both regions loop over the block's tiles; the consumer's
+/// statements move into its loop and read the tile's block indices.
+void Specializer::buildTileLoops() {
+  Block &kbody = kernel.getBody().front();
+  OpBuilder pb(producer->getTerminator());
+  pTiles = buildTileLoop(pb, loc);
+  for (auto [d, v] : llvm::enumerate(pTiles.coords))
+    pmap.map(kbody.getArgument(d), v);
+  OpBuilder cb = OpBuilder::atBlockBegin(consumer);
+  cTiles = buildTileLoop(cb, loc);
+  for (Operation *op : moved)
+    op->moveBefore(cTiles.forOp.getBody()->getTerminator());
+  for (auto [d, v] : llvm::enumerate(cTiles.coords)) {
+    // The producer recomputes offsets from the consumer's statements.
+    pmap.map(v, pTiles.coords[d]);
+    kbody.getArgument(d).replaceUsesWithIf(v, [&](OpOperand &use) {
+      return llvm::any_of(moved, [&](Operation *m) {
+        return m->isAncestor(use.getOwner());
       });
-    }
+    });
   }
-  // The loop's trip count (0 when it does not run: a persistent block's
-  // count of ring iterations must not jump).
-  auto tripCount = [&](OpBuilder &ib, Value lower, Value upper, Value step) {
-    Value span = arith::SubIOp::create(ib, loc, upper, lower);
-    Value up = arith::SubIOp::create(
-        ib, loc, arith::AddIOp::create(ib, loc, span, step),
-        arith::ConstantIndexOp::create(ib, loc, 1));
-    Value n = arith::DivUIOp::create(ib, loc, up, step);
-    Value runs = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt,
-                                       lower, upper);
-    return arith::SelectOp::create(ib, loc, runs, n,
-                                   arith::ConstantIndexOp::create(ib, loc, 0))
-        .getResult();
-  };
+}
 
-  // The slot and the parities of iteration `iv` (counted from `base`, the
-  // iterations of the block's earlier tiles, when there is one).
-  // The slot of use `i` of a ring of `slots` and the parity of its round.
-  auto ringPosition = [&](OpBuilder &ib, Value i, int64_t slots) {
-    Value s = arith::ConstantIndexOp::create(ib, loc, slots);
-    Value slot = arith::RemUIOp::create(ib, loc, i, s);
-    Value round = arith::DivUIOp::create(ib, loc, i, s);
-    Value parity = arith::RemUIOp::create(
-        ib, loc, round, arith::ConstantIndexOp::create(ib, loc, 2));
-    return std::make_pair(slot, parity);
-  };
-  auto slotAndParity = [&](OpBuilder &ib, Value iv, Value lower, Value step,
-                           Value base) {
-    Value i = arith::DivUIOp::create(
-        ib, loc, arith::SubIOp::create(ib, loc, iv, lower), step);
-    if (base)
-      i = arith::AddIOp::create(ib, loc, i, base);
-    return ringPosition(ib, i, stages);
-  };
-  // The tile copies' buffers on rings of two tile slots (see
-  // `prefetchTiles`), with their own barriers.
-  llvm::MapVector<Value, Value> tileSlotted;
-  // Not persistent: the producer issues the tile copies (attention's K and
-  // V in the backward, Q in the forward) once, on a barrier of their own,
-  // before its loop's; the consumers wait for them where the copies were.
-  // Without this the consumers' threads copy them (global loads and shared
-  // stores) while the producer's loop copies wait for nothing.
-  bool tilesOnce = !persistent && producerTileCopies && !tileCopies.empty();
-  prefetchTiles &= persistent;
+/// The tile copies' buffers on rings of `tileSlots` tile slots (see
+/// `prefetchTiles`), with their own barriers.
+void Specializer::allocateTileRings() {
   if (prefetchTiles)
     for (CopyOp copy : tileCopies)
       tileSlotted.insert({copy.getDst(), ringOf(copy.getDst(), tileSlots)});
-  auto slotView = [&](OpBuilder &ib, Value old, Value slot) -> Value {
-    Value ring = slotted.lookup(old);
-    if (!ring)
-      ring = tileSlotted.lookup(old);
-    auto type = cast<MemRefType>(old.getType());
-    auto ringType = cast<MemRefType>(ring.getType());
-    SmallVector<OpFoldResult> offsets = {slot}, sizes = {ib.getIndexAttr(1)},
-                              strides = {ib.getIndexAttr(1)};
-    for (int64_t d : type.getShape()) {
-      offsets.push_back(ib.getIndexAttr(0));
-      sizes.push_back(ib.getIndexAttr(d));
-      strides.push_back(ib.getIndexAttr(1));
-    }
-    auto viewType = memref::SubViewOp::inferRankReducedResultType(
-        type.getShape(), ringType, offsets, sizes, strides);
-    return memref::SubViewOp::create(ib, loc, cast<MemRefType>(viewType), ring,
-                                     offsets, sizes, strides);
-  };
+}
 
-  // The producer's copy `p` into slot `slot` of its ring (or into `dst`
-  // when given), through barrier `bar` (multicast to `cast` blocks when
-  // given), offsets recomputed.
-  auto produceCopy = [&](OpBuilder &ib, CopyOp p, Value bar, Value slot,
-                         IntegerAttr cast, Value dst = Value()) {
-    SmallVector<Value> srcOffsets, dstOffsets;
-    for (Value o : p.getSrcOffsets())
-      srcOffsets.push_back(cloneForProducer(ib, o, pmap));
-    for (Value o : p.getDstOffsets())
-      dstOffsets.push_back(cloneForProducer(ib, o, pmap));
-    CopyOp::create(ib, p.getLoc(), p.getSrc(), srcOffsets,
-                   dst ? dst : slotView(ib, p.getDst(), slot), dstOffsets, bar,
-                   slot, p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
-                   cast, p.getSrcElementAttr(), p.getDstElementAttr());
-  };
-
-  // Tile copies: the producer issues tile j's into slot j mod S (S =
-  // tileSlots) once the consumers released that slot (after tile j - S),
-  // before the tile's loop copies; the consumers wait for them where the
-  // copies were, use the slot for the tile and release it at its end, or
-  // right after the loop when nothing later uses it (`releaseAfterLoop`),
-  // after a proxy fence: they may have written it, and TMA writes it next.
-  if (prefetchTiles) {
-    auto tileBarrierType = barriersOf(tileSlots);
-    Value tileFull = AllocBarrierOp::create(top, loc, tileBarrierType,
-                                            top.getDenseI64ArrayAttr({1}));
-    Value tileEmpty = AllocBarrierOp::create(
-        top, loc, tileBarrierType, top.getDenseI64ArrayAttr({consumerWarps}));
-    {
-      OpBuilder tb(pTiles.forOp.getBody()->getTerminator());
-      auto [slot, parity] = ringPosition(tb, pTiles.iteration, tileSlots);
-      Value flipped = arith::XOrIOp::create(
-          tb, loc, parity, arith::ConstantIndexOp::create(tb, loc, 1));
-      BarrierWaitOp::create(tb, loc, tileEmpty, slot, flipped);
-      BarrierArriveOp::create(tb, loc, tileFull, slot,
-                              tb.getI64IntegerAttr(tileBytes), UnitAttr());
-      for (CopyOp p : tileCopies)
-        produceCopy(tb, p, tileFull, slot, IntegerAttr());
-    }
-    {
-      Block *tileBody = cTiles.forOp.getBody();
-      OpBuilder tb(moved.front());
-      auto [slot, parity] = ringPosition(tb, cTiles.iteration, tileSlots);
-      // One barrier for all of them: one wait, where the first copy was.
-      OpBuilder wb(tileCopies.front());
-      BarrierWaitOp::create(wb, loc, tileFull, slot, parity);
-      for (CopyOp p : tileCopies) {
-        Value view = slotView(tb, p.getDst(), slot);
-        Value old = p.getDst();
-        p.erase();
-        old.replaceUsesWithIf(view, [&](OpOperand &use) {
-          return cTiles.forOp->isAncestor(use.getOwner());
-        });
-      }
-      // After the loop: the consumer's loop (and its last wait for gemms
-      // in flight) is built in front of `loop`.
-      OpBuilder eb = releaseAfterLoop
-                         ? OpBuilder(loop->getBlock(),
-                                     std::next(loop->getIterator()))
-                         : OpBuilder(tileBody->getTerminator());
-      FenceProxyAsyncOp::create(eb, loc);
-      BarrierArriveOp::create(eb, loc, tileEmpty, slot, IntegerAttr(),
-                              UnitAttr());
-    }
-  }
-
-  if (tilesOnce) {
-    Value tileFull = AllocBarrierOp::create(top, loc, barriersOf(1),
-                                            top.getDenseI64ArrayAttr({1}));
-    OpBuilder tb(producer->getTerminator());
-    Value zero = arith::ConstantIndexOp::create(tb, loc, 0);
-    BarrierArriveOp::create(tb, loc, tileFull, zero,
+/// Tile copies: the producer issues tile j's into slot j mod S (S =
+/// tileSlots) once the consumers released that slot (after tile j - S),
+/// before the tile's loop copies; the consumers wait for them where the
+/// copies were, use the slot for the tile and release it at its end, or
+/// right after the loop when nothing later uses it (`releaseAfterLoop`),
+/// after a proxy fence: they may have written it, and TMA writes it next.
+void Specializer::prefetchTileCopies() {
+  auto tileBarrierType = barriersOf(tileSlots);
+  Value tileFull = AllocBarrierOp::create(top, loc, tileBarrierType,
+                                          top.getDenseI64ArrayAttr({1}));
+  Value tileEmpty = AllocBarrierOp::create(
+      top, loc, tileBarrierType, top.getDenseI64ArrayAttr({consumerWarps}));
+  {
+    OpBuilder tb(pTiles.forOp.getBody()->getTerminator());
+    auto [slot, parity] = ringPosition(tb, loc, pTiles.iteration, tileSlots);
+    Value flipped = arith::XOrIOp::create(
+        tb, loc, parity, arith::ConstantIndexOp::create(tb, loc, 1));
+    BarrierWaitOp::create(tb, loc, tileEmpty, slot, flipped);
+    BarrierArriveOp::create(tb, loc, tileFull, slot,
                             tb.getI64IntegerAttr(tileBytes), UnitAttr());
     for (CopyOp p : tileCopies)
-      produceCopy(tb, p, tileFull, zero, IntegerAttr(), p.getDst());
-    // One wait for all of them, where the first copy was.
-    OpBuilder wb(tileCopies.front());
-    Value c0 = arith::ConstantIndexOp::create(wb, loc, 0);
-    BarrierWaitOp::create(wb, loc, tileFull, c0, c0);
-    for (CopyOp p : tileCopies)
-      p.erase();
+      produceCopy(tb, p, tileFull, slot, IntegerAttr());
   }
-
-  // Producer: the copies alone.
-  {
-    pb.setInsertionPoint(persistent ? pTiles.forOp.getBody()->getTerminator()
-                                    : producer->getTerminator());
-    Value lower = cloneForProducer(pb, loop.getLower(), pmap);
-    Value upper = cloneForProducer(pb, loop.getUpper(), pmap);
-    Value step = cloneForProducer(pb, loop.getStep(), pmap);
-    Value base;
-    if (persistent) {
-      base = pTiles.base;
-      endTile(pTiles, tripCount(pb, lower, upper, step));
-    }
-    auto forOp = scf::ForOp::create(pb, loc, lower, upper, step);
-    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
-    pmap.map(loop.getInductionVar(), forOp.getInductionVar());
-    auto [slot, parity] =
-        slotAndParity(fb, forOp.getInductionVar(), lower, step, base);
-    Value flipped = arith::XOrIOp::create(
-        fb, loc, parity, arith::ConstantIndexOp::create(fb, loc, 1));
-    // One ring: every copy; split: the first gemm's copies, then the
-    // second's on their own barriers.
-    for (bool ofSecond : {false, true}) {
-      if (ofSecond && !splitRing)
-        break;
-      Value f = ofSecond ? fullV : full, e = ofSecond ? emptyV : empty;
-      int64_t bytes = !splitRing ? txBytes
-                      : ofSecond ? secondBytes
-                                 : txBytes - secondBytes;
-      BarrierWaitOp::create(fb, loc, e, slot, flipped);
-      BarrierArriveOp::create(fb, loc, f, slot, fb.getI64IntegerAttr(bytes),
-                              UnitAttr());
-      for (CopyOp p : producers) {
-        if (splitRing && secondCopies.contains(p) != ofSecond)
-          continue;
-        produceCopy(fb, p, f, slot,
-                    multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
-                                          : IntegerAttr());
-      }
-    }
+  Block *tileBody = cTiles.forOp.getBody();
+  OpBuilder tb(moved.front());
+  auto [slot, parity] = ringPosition(tb, loc, cTiles.iteration, tileSlots);
+  // One barrier for all of them: one wait, where the first copy was.
+  OpBuilder wb(tileCopies.front());
+  BarrierWaitOp::create(wb, loc, tileFull, slot, parity);
+  for (CopyOp p : tileCopies) {
+    Value view = slotView(tb, p.getDst(), slot);
+    Value old = p.getDst();
+    p.erase();
+    old.replaceUsesWithIf(view, [&](OpOperand &use) {
+      return cTiles.forOp->isAncestor(use.getOwner());
+    });
   }
+  // After the loop: the consumer's loop (and its last wait for gemms
+  // in flight) is built in front of `loop`.
+  OpBuilder eb = releaseAfterLoop
+                     ? OpBuilder(loop->getBlock(),
+                                 std::next(loop->getIterator()))
+                     : OpBuilder(tileBody->getTerminator());
+  FenceProxyAsyncOp::create(eb, loc);
+  BarrierArriveOp::create(eb, loc, tileEmpty, slot, IntegerAttr(), UnitAttr());
+}
 
-  // Consumer, rotated (see `rotate`): when the loop runs at all, the first
-  // iteration but its second gemm; then per iteration k > 0: wait for slot
-  // k, the early statements, S_k (async), O += P V of iteration k - 1 on
-  // slot k - 1 (async), wait for S_k, the middle statements, wait for
-  // O += P V, free slot k - 1, the late statements; then the last O += P V.
-  if (rotate) {
-    OpBuilder lb(loop);
-    Value lower = loop.getLower(), upper = loop.getUpper(),
-          step = loop.getStep();
-    Value trips = tripCount(lb, lower, upper, step), base;
-    if (persistent) {
-      base = cTiles.base;
-      endTile(cTiles, trips);
-    }
-    auto runs = scf::IfOp::create(
-        lb, loc,
-        arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, lower,
-                              upper),
-        false);
-    OpBuilder gb = OpBuilder::atBlockTerminator(runs.thenBlock());
-    // The statements of iteration `iv` read slot `slot` of the ring.
-    auto iterationMap = [&](OpBuilder &ib, Value iv, Value slot) {
-      IRMapping m;
-      m.map(loop.getInductionVar(), iv);
-      for (auto &[old, ring] : slotted)
-        m.map(old, slotView(ib, old, slot));
-      return m;
-    };
-    auto cloneAll = [&](OpBuilder &ib, ArrayRef<Operation *> ops,
-                        IRMapping &m) {
-      for (Operation *op : ops)
-        ib.clone(*op, m);
-    };
-    {
-      auto [slot, parity] = slotAndParity(gb, lower, lower, step, base);
-      BarrierWaitOp::create(gb, loc, full, slot, parity);
-      IRMapping m = iterationMap(gb, lower, slot);
-      cloneAll(gb, early, m);
-      gb.clone(*first, m);
-      if (splitRing && freeFirstEarly)
-        BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(), remote);
-      cloneAll(gb, middle, m);
-      cloneAll(gb, late, m);
-      if (splitRing && !freeFirstEarly)
-        BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(), remote);
-    }
-    auto forOp = scf::ForOp::create(
-        gb, loc, arith::AddIOp::create(gb, loc, lower, step), upper, step);
-    {
-      OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
-      Value iv = forOp.getInductionVar();
-      Value prevIv = arith::SubIOp::create(fb, loc, iv, step);
-      auto [slot, parity] = slotAndParity(fb, iv, lower, step, base);
-      auto [prevSlot, prevParity] =
-          slotAndParity(fb, prevIv, lower, step, base);
-      BarrierWaitOp::create(fb, loc, full, slot, parity);
-      IRMapping m = iterationMap(fb, iv, slot);
-      IRMapping prev = iterationMap(fb, prevIv, prevSlot);
-      cloneAll(fb, early, m);
-      auto firstClone = cast<GemmOp>(fb.clone(*first, m));
-      firstClone.setAsync(true);
-      if (splitRing)
-        BarrierWaitOp::create(fb, loc, fullV, prevSlot, prevParity);
-      auto secondClone = cast<GemmOp>(fb.clone(*second, prev));
-      secondClone.setAsync(true);
-      if (rotatePingpong) {
-        // One turn for the pair: the other warpgroups' softmax runs while
-        // this one's S_k and O += P V are on the tensor cores.
-        firstClone->setAttr("pingpong_begin", fb.getUnitAttr());
-        secondClone->setAttr("pingpong_end", fb.getUnitAttr());
-      }
-      GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
-      if (splitRing && freeFirstEarly)
-        BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(), remote);
-      cloneAll(fb, middle, m);
-      auto pvWait = GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(0));
-      if (schedBarrier)
-        pvWait->setAttr("tile.sched_barrier", fb.getUnitAttr());
-      BarrierArriveOp::create(fb, loc, emptyV, prevSlot, IntegerAttr(),
-                              remote);
-      cloneAll(fb, late, m);
-      if (splitRing && !freeFirstEarly)
-        BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(), remote);
-    }
-    {
-      Value lastIv = arith::AddIOp::create(
-          gb, loc, lower,
-          arith::MulIOp::create(
-              gb, loc,
-              arith::SubIOp::create(gb, loc, trips,
-                                    arith::ConstantIndexOp::create(gb, loc, 1)),
-              step));
-      auto [slot, parity] = slotAndParity(gb, lastIv, lower, step, base);
-      if (splitRing)
-        BarrierWaitOp::create(gb, loc, fullV, slot, parity);
-      IRMapping m = iterationMap(gb, lastIv, slot);
-      gb.clone(*second, m);
-      BarrierArriveOp::create(gb, loc, emptyV, slot, IntegerAttr(), remote);
-    }
-    loop.erase();
-  } else {
-  // Consumer: the loop without the copies, between the barriers.
-    OpBuilder lb(loop);
-    Value trips, base;
-    if (persistent) {
-      trips = tripCount(lb, loop.getLower(), loop.getUpper(), loop.getStep());
-      base = cTiles.base;
-      endTile(cTiles, trips);
-    }
-    auto forOp = scf::ForOp::create(lb, loc, loop.getLower(), loop.getUpper(),
-                                    loop.getStep());
-    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
-    IRMapping cmap;
-    cmap.map(loop.getInductionVar(), forOp.getInductionVar());
-    auto [slot, parity] = slotAndParity(fb, forOp.getInductionVar(),
-                                        loop.getLower(), loop.getStep(), base);
-    BarrierWaitOp::create(fb, loc, full, slot, parity);
-    for (auto &[old, ring] : slotted)
-      cmap.map(old, slotView(fb, old, slot));
-    for (Operation &op : body->without_terminator()) {
-      if (auto copy = dyn_cast<CopyOp>(&op);
-          copy && llvm::is_contained(producers, copy))
+/// Not persistent (see `tilesOnce` in `run`): the producer issues the tile
+/// copies once, before its loop; the consumers wait where the first was.
+void Specializer::produceTileCopiesOnce() {
+  Value tileFull = AllocBarrierOp::create(top, loc, barriersOf(1),
+                                          top.getDenseI64ArrayAttr({1}));
+  OpBuilder tb(producer->getTerminator());
+  Value zero = arith::ConstantIndexOp::create(tb, loc, 0);
+  BarrierArriveOp::create(tb, loc, tileFull, zero,
+                          tb.getI64IntegerAttr(tileBytes), UnitAttr());
+  for (CopyOp p : tileCopies)
+    produceCopy(tb, p, tileFull, zero, IntegerAttr(), p.getDst());
+  // One wait for all of them, where the first copy was.
+  OpBuilder wb(tileCopies.front());
+  Value c0 = arith::ConstantIndexOp::create(wb, loc, 0);
+  BarrierWaitOp::create(wb, loc, tileFull, c0, c0);
+  for (CopyOp p : tileCopies)
+    p.erase();
+}
+
+/// The producer region: the loop's copies alone, each iteration waiting for
+/// its slot to be free and arming its full barrier.
+void Specializer::buildProducer() {
+  OpBuilder pb(persistent ? pTiles.forOp.getBody()->getTerminator()
+                          : producer->getTerminator());
+  Value lower = cloneForProducer(pb, loop.getLower(), pmap);
+  Value upper = cloneForProducer(pb, loop.getUpper(), pmap);
+  Value step = cloneForProducer(pb, loop.getStep(), pmap);
+  Value base;
+  if (persistent) {
+    base = pTiles.base;
+    endTile(pTiles, tripCount(pb, loc, lower, upper, step));
+  }
+  auto forOp = scf::ForOp::create(pb, loc, lower, upper, step);
+  OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+  pmap.map(loop.getInductionVar(), forOp.getInductionVar());
+  auto [slot, parity] =
+      slotAndParity(fb, forOp.getInductionVar(), lower, step, base);
+  Value flipped = arith::XOrIOp::create(
+      fb, loc, parity, arith::ConstantIndexOp::create(fb, loc, 1));
+  // One ring: every copy; split: the first gemm's copies, then the
+  // second's on their own barriers.
+  for (bool ofSecond : {false, true}) {
+    if (ofSecond && !splitRing)
+      break;
+    Value f = ofSecond ? fullV : full, e = ofSecond ? emptyV : empty;
+    int64_t bytes = !splitRing ? txBytes
+                    : ofSecond ? secondBytes
+                               : txBytes - secondBytes;
+    BarrierWaitOp::create(fb, loc, e, slot, flipped);
+    BarrierArriveOp::create(fb, loc, f, slot, fb.getI64IntegerAttr(bytes),
+                            UnitAttr());
+    for (CopyOp p : producers) {
+      if (splitRing && secondCopies.contains(p) != ofSecond)
         continue;
-      Operation *clone = fb.clone(op, cmap);
-      if (overlap) {
-        if (auto gemm = dyn_cast<GemmOp>(clone))
-          gemm.setAsync(true);
-      }
-      if (pingpong && isa<GemmOp>(clone))
-        clone->setAttr("pingpong", fb.getUnitAttr());
+      produceCopy(fb, p, f, slot,
+                  multicast.contains(p) ? fb.getI64IntegerAttr(blocks)
+                                        : IntegerAttr());
     }
-    if (overlap) {
-      // Keep this iteration's gemms in flight; once the previous
-      // iteration's are done, its slot is free.
-      GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
-      Value notFirst = arith::CmpIOp::create(
-          fb, loc, arith::CmpIPredicate::ugt, forOp.getInductionVar(),
-          loop.getLower());
-      auto ifOp = scf::IfOp::create(fb, loc, notFirst, false);
-      OpBuilder ib = OpBuilder::atBlockTerminator(ifOp.thenBlock());
-      Value s = arith::ConstantIndexOp::create(ib, loc, stages);
-      Value prev = arith::RemUIOp::create(
-          ib, loc,
-          arith::SubIOp::create(ib, loc,
-                                arith::AddIOp::create(ib, loc, slot, s),
-                                arith::ConstantIndexOp::create(ib, loc, 1)),
-          s);
-      BarrierArriveOp::create(ib, loc, empty, prev, IntegerAttr(),
-                              blocks > 1 ? ib.getUnitAttr() : UnitAttr());
-      OpBuilder after(forOp->getBlock(), std::next(forOp->getIterator()));
-      GemmWaitOp::create(after, loc, after.getI64IntegerAttr(0));
-      if (persistent) {
-        // The tile's last slot is free once its gemms are done: the
-        // producer refills it for a later tile.
-        Value any = arith::CmpIOp::create(
-            after, loc, arith::CmpIPredicate::ugt, trips,
-            arith::ConstantIndexOp::create(after, loc, 0));
-        auto lastIf = scf::IfOp::create(after, loc, any, false);
-        OpBuilder ib = OpBuilder::atBlockTerminator(lastIf.thenBlock());
-        Value last = arith::SubIOp::create(
-            ib, loc, arith::AddIOp::create(ib, loc, base, trips),
-            arith::ConstantIndexOp::create(ib, loc, 1));
-        Value lastSlot = arith::RemUIOp::create(
-            ib, loc, last, arith::ConstantIndexOp::create(ib, loc, stages));
-        BarrierArriveOp::create(ib, loc, empty, lastSlot, IntegerAttr(),
-                                blocks > 1 ? ib.getUnitAttr() : UnitAttr());
-      }
-    } else {
-      BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(),
-                              blocks > 1 ? fb.getUnitAttr() : UnitAttr());
-    }
-    loop.erase();
   }
+}
+
+/// The consumer region, rotated (see `rotate`): when the loop runs at all,
+/// the first iteration but its second gemm; then per iteration k > 0: wait
+/// for slot k, the early statements, S_k (async), O += P V of iteration
+/// k - 1 on slot k - 1 (async), wait for S_k, the middle statements, wait
+/// for O += P V, free slot k - 1, the late statements; then the last
+/// O += P V.
+void Specializer::buildRotatedConsumer() {
+  OpBuilder lb(loop);
+  Value lower = loop.getLower(), upper = loop.getUpper(),
+        step = loop.getStep();
+  Value trips = tripCount(lb, loc, lower, upper, step), base;
+  if (persistent) {
+    base = cTiles.base;
+    endTile(cTiles, trips);
+  }
+  auto runs = scf::IfOp::create(
+      lb, loc,
+      arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, lower, upper),
+      false);
+  OpBuilder gb = OpBuilder::atBlockTerminator(runs.thenBlock());
+  {
+    auto [slot, parity] = slotAndParity(gb, lower, lower, step, base);
+    BarrierWaitOp::create(gb, loc, full, slot, parity);
+    IRMapping m = iterationMap(gb, lower, slot);
+    cloneAll(gb, early, m);
+    gb.clone(*first, m);
+    if (splitRing && freeFirstEarly)
+      BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(), remote);
+    cloneAll(gb, middle, m);
+    cloneAll(gb, late, m);
+    if (splitRing && !freeFirstEarly)
+      BarrierArriveOp::create(gb, loc, empty, slot, IntegerAttr(), remote);
+  }
+  auto forOp = scf::ForOp::create(
+      gb, loc, arith::AddIOp::create(gb, loc, lower, step), upper, step);
+  buildRotatedIteration(forOp, base);
+  {
+    Value lastIv = arith::AddIOp::create(
+        gb, loc, lower,
+        arith::MulIOp::create(
+            gb, loc,
+            arith::SubIOp::create(gb, loc, trips,
+                                  arith::ConstantIndexOp::create(gb, loc, 1)),
+            step));
+    auto [slot, parity] = slotAndParity(gb, lastIv, lower, step, base);
+    if (splitRing)
+      BarrierWaitOp::create(gb, loc, fullV, slot, parity);
+    IRMapping m = iterationMap(gb, lastIv, slot);
+    gb.clone(*second, m);
+    BarrierArriveOp::create(gb, loc, emptyV, slot, IntegerAttr(), remote);
+  }
+  loop.erase();
+}
+
+/// Iteration k > 0 of the rotated consumer loop `forOp` (see
+/// `buildRotatedConsumer`).
+void Specializer::buildRotatedIteration(scf::ForOp forOp, Value base) {
+  Value lower = loop.getLower(), step = loop.getStep();
+  OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+  Value iv = forOp.getInductionVar();
+  Value prevIv = arith::SubIOp::create(fb, loc, iv, step);
+  auto [slot, parity] = slotAndParity(fb, iv, lower, step, base);
+  auto [prevSlot, prevParity] = slotAndParity(fb, prevIv, lower, step, base);
+  BarrierWaitOp::create(fb, loc, full, slot, parity);
+  IRMapping m = iterationMap(fb, iv, slot);
+  IRMapping prev = iterationMap(fb, prevIv, prevSlot);
+  cloneAll(fb, early, m);
+  auto firstClone = cast<GemmOp>(fb.clone(*first, m));
+  firstClone.setAsync(true);
+  if (splitRing)
+    BarrierWaitOp::create(fb, loc, fullV, prevSlot, prevParity);
+  auto secondClone = cast<GemmOp>(fb.clone(*second, prev));
+  secondClone.setAsync(true);
+  if (rotatePingpong) {
+    // One turn for the pair: the other warpgroups' softmax runs while
+    // this one's S_k and O += P V are on the tensor cores.
+    firstClone->setAttr("pingpong_begin", fb.getUnitAttr());
+    secondClone->setAttr("pingpong_end", fb.getUnitAttr());
+  }
+  GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
+  if (splitRing && freeFirstEarly)
+    BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(), remote);
+  cloneAll(fb, middle, m);
+  auto pvWait = GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(0));
+  if (schedBarrier)
+    pvWait->setAttr("tile.sched_barrier", fb.getUnitAttr());
+  BarrierArriveOp::create(fb, loc, emptyV, prevSlot, IntegerAttr(), remote);
+  cloneAll(fb, late, m);
+  if (splitRing && !freeFirstEarly)
+    BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(), remote);
+}
+
+/// The consumer region: the loop without the copies, between the barriers.
+void Specializer::buildConsumer() {
+  OpBuilder lb(loop);
+  Value trips, base;
+  if (persistent) {
+    trips = tripCount(lb, loc, loop.getLower(), loop.getUpper(), loop.getStep());
+    base = cTiles.base;
+    endTile(cTiles, trips);
+  }
+  auto forOp = scf::ForOp::create(lb, loc, loop.getLower(), loop.getUpper(),
+                                  loop.getStep());
+  OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+  IRMapping cmap;
+  cmap.map(loop.getInductionVar(), forOp.getInductionVar());
+  auto [slot, parity] = slotAndParity(fb, forOp.getInductionVar(),
+                                      loop.getLower(), loop.getStep(), base);
+  BarrierWaitOp::create(fb, loc, full, slot, parity);
+  for (auto &[old, ring] : slotted)
+    cmap.map(old, slotView(fb, old, slot));
+  for (Operation &op : body->without_terminator()) {
+    if (auto copy = dyn_cast<CopyOp>(&op);
+        copy && llvm::is_contained(producers, copy))
+      continue;
+    Operation *clone = fb.clone(op, cmap);
+    if (overlap) {
+      if (auto gemm = dyn_cast<GemmOp>(clone))
+        gemm.setAsync(true);
+    }
+    if (pingpong && isa<GemmOp>(clone))
+      clone->setAttr("pingpong", fb.getUnitAttr());
+  }
+  if (overlap)
+    releaseOverlapped(forOp, slot, trips, base);
+  else
+    BarrierArriveOp::create(fb, loc, empty, slot, IntegerAttr(),
+                            blocks > 1 ? fb.getUnitAttr() : UnitAttr());
+  loop.erase();
+}
+
+/// The consumer loop `forOp` with its gemms in flight across iterations
+/// (`overlap`): iteration i frees slot i - 1 once that iteration's gemms are
+/// done; after the loop, the last wait (and, persistent, the last slot).
+void Specializer::releaseOverlapped(scf::ForOp forOp, Value slot, Value trips,
+                                    Value base) {
+  OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+  // Keep this iteration's gemms in flight; once the previous
+  // iteration's are done, its slot is free.
+  GemmWaitOp::create(fb, loc, fb.getI64IntegerAttr(1));
+  Value notFirst =
+      arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::ugt,
+                            forOp.getInductionVar(), loop.getLower());
+  auto ifOp = scf::IfOp::create(fb, loc, notFirst, false);
+  OpBuilder ib = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+  Value s = arith::ConstantIndexOp::create(ib, loc, stages);
+  Value prev = arith::RemUIOp::create(
+      ib, loc,
+      arith::SubIOp::create(ib, loc, arith::AddIOp::create(ib, loc, slot, s),
+                            arith::ConstantIndexOp::create(ib, loc, 1)),
+      s);
+  BarrierArriveOp::create(ib, loc, empty, prev, IntegerAttr(),
+                          blocks > 1 ? ib.getUnitAttr() : UnitAttr());
+  OpBuilder after(forOp->getBlock(), std::next(forOp->getIterator()));
+  GemmWaitOp::create(after, loc, after.getI64IntegerAttr(0));
+  if (!persistent)
+    return;
+  // The tile's last slot is free once its gemms are done: the
+  // producer refills it for a later tile.
+  Value any = arith::CmpIOp::create(
+      after, loc, arith::CmpIPredicate::ugt, trips,
+      arith::ConstantIndexOp::create(after, loc, 0));
+  auto lastIf = scf::IfOp::create(after, loc, any, false);
+  OpBuilder lb = OpBuilder::atBlockTerminator(lastIf.thenBlock());
+  Value last = arith::SubIOp::create(
+      lb, loc, arith::AddIOp::create(lb, loc, base, trips),
+      arith::ConstantIndexOp::create(lb, loc, 1));
+  Value lastSlot = arith::RemUIOp::create(
+      lb, loc, last, arith::ConstantIndexOp::create(lb, loc, stages));
+  BarrierArriveOp::create(lb, loc, empty, lastSlot, IntegerAttr(),
+                          blocks > 1 ? lb.getUnitAttr() : UnitAttr());
+}
+
+/// The epilogue: the old buffers go; a persistent kernel launches one row of
+/// clusters (the tile loops did the block order).
+void Specializer::finish() {
   for (Value buf : buffers)
     buf.getDefiningOp()->erase();
   for (auto &[buf, ring] : tileSlotted)
     buf.getDefiningOp()->erase();
-  if (persistent) {
-    // One row of clusters; the tile loops did the block order.
-    OpBuilder gb(kernel);
-    kernel->setOperand(0, arith::ConstantIndexOp::create(
-                              gb, loc, numClusters * blocks));
-    kernel->setAttr("tile.persistent",
-                    gb.getDictionaryAttr(
-                        {gb.getNamedAttr("blocks", gb.getI64IntegerAttr(blocks)),
-                         gb.getNamedAttr("tiles", gb.getI64IntegerAttr(
-                                                      clusterTiles * blocks))}));
-    for (unsigned d = 1; d < kernel.getGrid().size(); ++d)
-      kernel->setOperand(d, arith::ConstantIndexOp::create(gb, loc, 1));
-    SmallVector<UseSwizzleOp> swizzles;
-    kernel.walk([&](UseSwizzleOp op) { swizzles.push_back(op); });
-    for (UseSwizzleOp op : swizzles)
-      op.erase();
-  }
+  if (!persistent)
+    return;
+  OpBuilder gb(kernel);
+  kernel->setOperand(0, arith::ConstantIndexOp::create(
+                            gb, loc, numClusters * blocks));
+  kernel->setAttr("tile.persistent",
+                  gb.getDictionaryAttr(
+                      {gb.getNamedAttr("blocks", gb.getI64IntegerAttr(blocks)),
+                       gb.getNamedAttr("tiles", gb.getI64IntegerAttr(
+                                                    clusterTiles * blocks))}));
+  for (unsigned d = 1; d < kernel.getGrid().size(); ++d)
+    kernel->setOperand(d, arith::ConstantIndexOp::create(gb, loc, 1));
+  SmallVector<UseSwizzleOp> swizzles;
+  kernel.walk([&](UseSwizzleOp op) { swizzles.push_back(op); });
+  for (UseSwizzleOp op : swizzles)
+    op.erase();
 }
 
 struct TileWarpSpecializePass

@@ -2,7 +2,7 @@
 
 Each row is plain data: literals only, no logic, and the module imports
 nothing from the package, because C++ reads the same table: the build runs
-`scripts/gen_chip_table.py`, which loads this file by its path and writes
+`cmake/gen_chip_table.py`, which loads this file by its path and writes
 it as the X-macro `dialects/Tile/Utils/Chips.inc` in the build tree, and
 `lookupChip` (`dialects/Tile/Utils/Chips.h`) serves it to the passes (the
 shared-memory budget and warp size of the GPU lowering, the compute

@@ -6,8 +6,8 @@ rescale of O, the P V gemm, the score gemms. Timing only: the cut copies
 compute nonsense. Batch 128, cache 8192, 4 splits.
 
     TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=sm_90a \
-        TILELANG_MLIR_CACHE_DIR=$PWD/.gpu-cache-p scripts/mla_parts_probe.py   (here: compiles)
-    TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR=... scripts/mla_parts_probe.py   (GPU)
+        TILELANG_MLIR_CACHE_DIR=$PWD/.gpu-cache-p scripts/investigations/mla_parts_probe.py   (here: compiles)
+    TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR=... scripts/investigations/mla_parts_probe.py   (GPU)
 """
 import math
 import tilelang_mlir as tl

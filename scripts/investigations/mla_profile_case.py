@@ -2,7 +2,7 @@
 program (kernels/attention/mla_decode_roles.py) or another variant, on
 random inputs, launched a few times and checked against the reference.
 
-    python scripts/mla_profile_case.py [--variant seesaw|roles|split]
+    python scripts/investigations/mla_profile_case.py [--variant seesaw|roles|split]
         [--batch 128] [--cache 8192] [--splits 1] [--dtype float16]
 """
 

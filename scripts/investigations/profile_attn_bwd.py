@@ -2,7 +2,7 @@
 """One call of each FlashAttention backward to profile with Nsight Compute
 (issue 21): ours in the given configs, then cuDNN's (torch SDPA's backward).
 
-    python scripts/profile_attn_bwd.py [--dim 128] [--causal] [--batch 1]
+    python scripts/investigations/profile_attn_bwd.py [--dim 128] [--causal] [--batch 1]
         [--configs '128x64 s2 t256 dq-tma,...']
 
 Here (no GPU) it compiles our kernels into the kernel cache and exits; on
@@ -10,7 +10,7 @@ the GPU machine run it under ncu, e.g.
 
     ncu --clock-control none -k regex:'main_kernel|sdpa|fmha|dgrad|bprop' \\
         --section SpeedOfLight --section WarpStateStats \\
-        python3 scripts/profile_attn_bwd.py
+        python3 scripts/investigations/profile_attn_bwd.py
 
 Each kernel runs twice (a warm-up and the profiled call, marked by the
 NVTX ranges 'ours <config>' and 'cudnn'). Configs are named as
@@ -25,7 +25,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 import common  # noqa: E402
 from common import SDPBackend, sdpa_kernel  # noqa: E402
 

@@ -11,14 +11,14 @@ weights, each timed
                (4 x the bytes > the 50 MB L2), time / 8;
 and an empty kernel with the first two (what a replay costs by itself).
 
-    scripts/timing_probe.py        (TILELANG_MLIR_AOT_PREPARE=1 here compiles)
+    scripts/investigations/timing_probe.py        (TILELANG_MLIR_AOT_PREPARE=1 here compiles)
 """
 import os, sys
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 from common import rotate_ms  # noqa: E402
 import tilelang_mlir as tl  # noqa: E402
 import tilelang_mlir.language as T  # noqa: E402

@@ -2,7 +2,7 @@
 """Where ptxas puts the rotated attention loop's wgmma.wait_group 0 relative to
 the softmax's MUFU.EX2 (issue 6).
 
-  scripts/wgmma_wait_probe.py CACHE_ENTRY.json [--nanosleep]
+  scripts/investigations/wgmma_wait_probe.py CACHE_ENTRY.json [--nanosleep]
 
 takes the PTX of a kernel-cache entry (the `binary` stage), optionally puts
 `nanosleep.u32 0;` before every wgmma.wait_group 0 but the first (the

@@ -1,5 +1,4 @@
-//===- WarpSpecialize.cpp - TMA, mbarriers, warp specialization
-//-------------===//
+//===- TmaBarriersRoles.cpp - TMA, mbarriers, warp-specialized roles -----===//
 //
 // Part of tilelang-mlir.
 //

@@ -12,15 +12,15 @@ for 2 s each and reports the SM clock and board power (nvidia-smi every
 (they compute nothing useful).
 
     TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=sm_90a \\
-        TILELANG_MLIR_CACHE_DIR=$PWD/.gpu-cache-probe scripts/dequant_bound_probe.py   (here)
-    TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR=... scripts/dequant_bound_probe.py --clocks
+        TILELANG_MLIR_CACHE_DIR=$PWD/.gpu-cache-probe scripts/investigations/dequant_bound_probe.py   (here)
+    TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR=... scripts/investigations/dequant_bound_probe.py --clocks
 """
 import os
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import torch  # noqa: E402
 

@@ -2,7 +2,7 @@
 major-ness, dtype and tile shape the sm_90a (wgmma) and sm_90 (mma.sync)
 paths take. Compiles only where no GPU is present (AOT prepare).
 
-    python scripts/gemm_variants.py [--quick]
+    python scripts/investigations/gemm_variants.py [--quick]
 """
 
 import os
@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "test", "python"))
 
 import kernels  # noqa: E402
 import tilelang_mlir as tl  # noqa: E402
