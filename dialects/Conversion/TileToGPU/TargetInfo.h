@@ -217,6 +217,40 @@ public:
   /// reads what the flag released (nothing by default).
   virtual void emitAfterAcquire(OpBuilder &b, Location loc) const {}
 
+  //===--------------------------------------------------------------------===//
+  // Lanes and warps (TileThreadOps.td; lowered in ThreadOps.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// LLVM's name of the device scope of atomics and fences.
+  virtual StringRef deviceSyncScope() const = 0;
+  /// The lane of the executing thread in its warp (i32).
+  virtual Value emitLaneId(OpBuilder &b, Location loc) const = 0;
+  /// CUDA's `__shfl_*_sync(mask, v, offset, width)` of an i32 (the
+  /// semantics of tile.shuffle).
+  virtual Value emitShuffle(OpBuilder &b, Location loc, ShuffleKind kind,
+                            Value v, Value offset, Value width,
+                            Value mask) const = 0;
+  /// The bits of the lanes of `mask` whose `pred` is true (i64).
+  virtual Value emitBallot(OpBuilder &b, Location loc, Value pred,
+                           Value mask) const = 0;
+  /// Whether `pred` holds in some (`all`: every) lane of `mask` (i1).
+  virtual Value emitVote(OpBuilder &b, Location loc, bool all, Value pred,
+                         Value mask) const = 0;
+  /// The executing lanes (i64).
+  virtual Value emitActiveMask(OpBuilder &b, Location loc) const = 0;
+  /// tile.warp_match of a 32- or 64-bit integer (i32); the target's
+  /// checkSupported refuses the op where there is none.
+  virtual Value emitMatch(OpBuilder &b, Location loc, MatchKind kind,
+                          Value v, Value mask) const = 0;
+  /// `__syncwarp(mask)`.
+  virtual void emitSyncWarp(OpBuilder &b, Location loc, Value mask) const = 0;
+  /// A block barrier returning the count (and, or) of `pred` (i32); the
+  /// target's checkSupported refuses the op where there is none.
+  virtual Value emitBlockVote(OpBuilder &b, Location loc, BlockVoteKind kind,
+                              Value pred) const = 0;
+  /// True in one executing lane of the warp (i1).
+  virtual Value emitElectOne(OpBuilder &b, Location loc) const = 0;
+
 protected:
   const ChipInfo &chip;
 };

@@ -161,12 +161,15 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   // A scalar atomic add is one element's: each parallel instance (its
   // replica leader) does its own, as TileLang's
   // `for i, j in T.Parallel(..): T.atomic_add(C[.., ..], frag[i, j])`.
-  auto scalarAtomic = dyn_cast<AtomicAddOp>(op);
-  if (scalarAtomic && isa<MemRefType>(scalarAtomic.getValue().getType()))
-    scalarAtomic = nullptr;
-  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()) && !scalarAtomic)
+  // The ops of one thread (shuffles, votes, element atomics) run where
+  // the thread runs: in each instance of a parallel body too.
+  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()) &&
+      !isPerThreadOp(op))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
+  if (isPerThreadOp(op) && !isa<AtomicAddOp, DeviceAssertOp, PrintOp,
+                                ThreadIdOp>(op))
+    return lowerThreadOp(op, b, map, ctx);
   if (auto o = dyn_cast<ParallelOp>(op))
     return lowerParallel(o, b, map);
   // An op staging through scratch takes the next scratch region, so that
@@ -448,6 +451,28 @@ LogicalResult KernelLowering::lowerRole(RoleOp op, OpBuilder &b, IRMapping &map,
   return status;
 }
 
+/// Tile operations are executed by the threads of a block (or role)
+/// together: none may run under a condition, or in a loop with bounds,
+/// that differ between threads (computed from the thread index, a lane's
+/// vote...). One thread's operations may.
+LogicalResult KernelLowering::checkThreadDivergence() {
+  WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
+    if (!isa<TileDialect>(op->getDialect()) || isPerThreadOp(op) ||
+        isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+            AllocBarrierOp>(op) ||
+        op->getParentOfType<ParallelOp>() ||
+        !variance->underVaryingControl(op))
+      return WalkResult::advance();
+    op->emitOpError("runs under a condition (or in a loop) that differs "
+                    "between the threads of the block, computed from the "
+                    "thread index or a per-thread value; tile operations "
+                    "are executed by all threads together: take it out of "
+                    "the branch, or branch on values every thread shares");
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
@@ -470,8 +495,9 @@ LogicalResult KernelLowering::run() {
   if (failed(assignRoleBarriers()))
     return failure();
   // The target's checks (what the chip can do) come before the roles'.
+  variance = std::make_unique<ThreadVariance>(kernel);
   if (failed(target.prepareKernel(*this)) || failed(checkRoles()) ||
-      failed(outline()))
+      failed(checkThreadDivergence()) || failed(outline()))
     return failure();
   Block &entry = gpuFunc.getBody().front();
   OpBuilder b = OpBuilder::atBlockEnd(&entry);

@@ -112,6 +112,15 @@ LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
                          "(device printf needs the ROCm device libraries)");
   if (auto gemm = dyn_cast<GemmSpOp>(op))
     return gemm.emitOpError("T.gemm_sp is not supported on ROCm targets");
+  if (isa<WarpMatchOp>(op))
+    return op->emitOpError("matches values across lanes (CUDA's "
+                           "__match_any_sync / __match_all_sync), which AMD "
+                           "GPUs have no instruction for (TileLang's HIP "
+                           "backend refuses it too)");
+  if (isa<BlockVoteOp>(op))
+    return op->emitOpError("(T.syncthreads_count / _and / _or) is not "
+                           "supported on ROCm targets yet: count with a "
+                           "shared-memory atomic between two T.sync_threads()");
   return success();
 }
 

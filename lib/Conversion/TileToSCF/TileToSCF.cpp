@@ -975,6 +975,8 @@ struct ConvertTileToSCFPass
     expandSymmetricOps(getOperation());
     if (boundsCheck)
       insertBoundsChecks(getOperation());
+    if (failed(expandThreadOpsForCPU(getOperation())))
+      return signalPassFailure();
     TypeConverter converter;
     populateTileToSCFTypeConversion(converter);
 

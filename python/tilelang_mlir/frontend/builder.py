@@ -21,6 +21,7 @@ from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, 
                                static_int, storage_ir_type, to_index, to_scalar, to_storage)
 
 from .roles import RoleBuilder
+from .threads import ThreadBuilder
 
 SCOPES = ("shared", "fragment", "local", "var")
 
@@ -37,7 +38,7 @@ def _tile():
     return tile
 
 
-class Builder(RoleBuilder):
+class Builder(RoleBuilder, ThreadBuilder):
     """Emits the tile IR of one function."""
 
     def __init__(self, filename: str):

@@ -57,12 +57,18 @@ class RoleBuilder:
         self.require_kernel("T.get_thread_binding")
         dim = static_int(dim, "T.get_thread_binding dimension")
         threads = list(self.kernel_op.threads)
-        if dim != 0 or len(threads) != 1:
+        if not 0 <= dim < len(threads):
             raise self.error(f"T.get_thread_binding({dim}) in a kernel of threads={threads}: "
-                             "only the thread index of a one-dimensional block (dimension 0) "
-                             "is supported")
+                             f"the dimensions are 0 to {len(threads) - 1}")
         value = _tile().ThreadIdOp(_ir().IndexType.get()).result
-        return IndexExpr(0, {ThreadAtom(value, "tx"): 1})
+        if len(threads) == 1:  # comparisons with constants give roles
+            return IndexExpr(0, {ThreadAtom(value, "tx"): 1})
+        # threadIdx.x, .y, .z of the linear index (x fastest).
+        linear = IndexExpr.of(value, "tid")
+        inner = 1
+        for t in threads[:dim]:
+            inner *= t
+        return linear.floordiv(IndexExpr(inner)).mod(IndexExpr(threads[dim]))
 
     @contextlib.contextmanager
     def role(self, begin: int, end: int, what: str):

@@ -15,7 +15,9 @@ from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, 
 from .annotations import (annotate_layout, device_assert, disable_warp_group_reg_alloc,
                           make_padded_layout, make_swizzled_layout, no_set_max_nreg, print,
                           use_swizzle)
-from .copy import atomic_add, clear, copy, fill, im2col
+from .atomic import (atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
+                     atomic_min, atomic_or, atomic_store)
+from .copy import clear, copy, fill, im2col
 from .eager import const, empty
 from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
                            float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz,
@@ -41,8 +43,14 @@ from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,
                     cp_async_barrier_noinc, dec_max_nreg, fence_proxy_async,
                     get_thread_binding, get_thread_bindings, inc_max_nreg, mbarrier_arrive,
                     mbarrier_expect_tx, mbarrier_wait_parity, ptx_commit_group, ptx_cp_async,
-                    ptx_wait_group, set_max_nreg, shuffle_elect, sync_threads, tma_copy, ws)
-from .tir import (assume, atomic_max, atomic_min, attr, call_extern, call_intrin,
+                    ptx_wait_group, set_max_nreg, sync_threads, tma_copy, ws)
+from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
+                   get_warp_group_idx, get_warp_idx, get_warp_idx_sync, match_all_sync,
+                   match_any_sync, shfl_down, shfl_sync, shfl_up, shfl_xor, shuffle_elect,
+                   sync_warp, syncthreads_and, syncthreads_count, syncthreads_or,
+                   warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max, warp_reduce_min,
+                   warp_reduce_sum)
+from .tir import (assume, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
                   sync_grid, tvm_thread_allreduce)
 from .distributed import signal, wait

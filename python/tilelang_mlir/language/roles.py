@@ -54,9 +54,11 @@ def get_thread_binding(b, dim: int = 0):
     return b.thread_binding(dim)
 
 
-def get_thread_bindings():
-    """[T.get_thread_binding(0)] for the one-dimensional blocks supported."""
-    return [get_thread_binding(0)]
+@builtin
+def get_thread_bindings(b):
+    """[T.get_thread_binding(d) for each dimension d of the block's threads]."""
+    b.require_kernel("T.get_thread_bindings")
+    return [b.thread_binding(d) for d in range(len(list(b.kernel_op.threads)))]
 
 
 @builtin
@@ -202,7 +204,6 @@ def _not_yet(name: str, why: str):
 
 mbarrier_expect_tx = _not_yet("T.mbarrier_expect_tx", "announce TMA bytes with T.tma_copy, "
                               "which does it for its copy")
-shuffle_elect = _not_yet("T.shuffle_elect", "electing one thread as a run-time value")
 annotate_producer_reg_dealloc = _not_yet(
     "T.annotate_producer_reg_dealloc", "give a role its budget with T.set_max_nreg")
 annotate_consumer_reg_alloc = _not_yet(

@@ -126,19 +126,6 @@ def sync_grid():
                        "launch)", "split the work into two kernels (two T.Kernel blocks)")
 
 
-def _atomic(name):
-    def fn(dst, value, memory_order=None, return_prev=False):
-        raise _unsupported(f"T.{name} (only T.atomic_add is an atomic operation here)")
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"T.{name}: not supported (only T.atomic_add is)."
-    return fn
-
-
-atomic_max = _atomic("atomic_max")
-atomic_min = _atomic("atomic_min")
-
-
 def assume(cond):
     """T.assume(cond): a fact the compiler may use. A condition known at
     compile time is checked (a false one is an error); a runtime one is not
@@ -178,4 +165,4 @@ def dp4a(A, B, C):
 
 __all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
            "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor", "sync_grid",
-           "atomic_max", "atomic_min", "assume", "dp4a"]
+           "assume", "dp4a"]
