@@ -329,8 +329,6 @@ public:
                               Context &ctx);
   LogicalResult lowerAtomic(Operation *op, OpBuilder &b, IRMapping &map,
                             Context &ctx);
-  /// Refuses tile operations under conditions that differ between threads.
-  LogicalResult checkThreadDivergence();
   std::unique_ptr<ThreadVariance> variance;
 
   // Atomics, printing and assertions (AtomicsAndPrint.cpp).

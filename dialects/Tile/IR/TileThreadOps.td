@@ -98,7 +98,9 @@ def Tile_MemoryOrder : I32EnumAttr<"MemoryOrder",
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tile";
 }
-def Tile_MemoryOrderAttr : EnumAttr<Tile_Dialect, Tile_MemoryOrder, "memory_order">;
+def Tile_MemoryOrderAttr : EnumAttr<Tile_Dialect, Tile_MemoryOrder, "memory_order"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def Tile_ScalarValue : AnyTypeOf<[AnySignlessInteger, AnyFloat]>;
 

@@ -43,7 +43,12 @@ public:
   bool isVarying(Value v) const { return varying.contains(v); }
   /// Whether `op` is nested in control flow (scf.if, scf.for, scf.while)
   /// whose condition or bounds differ between threads.
-  bool underVaryingControl(Operation *op) const;
+  bool underVaryingControl(Operation *op) const {
+    return varyingControl(op) != nullptr;
+  }
+  /// The innermost such control flow `op` is nested in (stopping at a
+  /// tile.role), or null.
+  Operation *varyingControl(Operation *op) const;
   /// Whether a store or another side effect `op` is each thread's own: one
   /// of its operands differs between threads, or it runs under a
   /// condition that does.

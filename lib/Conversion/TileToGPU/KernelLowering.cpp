@@ -167,8 +167,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       !isPerThreadOp(op))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
-  if (isPerThreadOp(op) && !isa<AtomicAddOp, DeviceAssertOp, PrintOp,
-                                ThreadIdOp>(op))
+  if ((isPerThreadOp(op) || isa<BlockVoteOp>(op)) &&
+      !isa<AtomicAddOp, DeviceAssertOp, PrintOp, ThreadIdOp>(op))
     return lowerThreadOp(op, b, map, ctx);
   if (auto o = dyn_cast<ParallelOp>(op))
     return lowerParallel(o, b, map);
@@ -451,28 +451,6 @@ LogicalResult KernelLowering::lowerRole(RoleOp op, OpBuilder &b, IRMapping &map,
   return status;
 }
 
-/// Tile operations are executed by the threads of a block (or role)
-/// together: none may run under a condition, or in a loop with bounds,
-/// that differ between threads (computed from the thread index, a lane's
-/// vote...). One thread's operations may.
-LogicalResult KernelLowering::checkThreadDivergence() {
-  WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
-    if (!isa<TileDialect>(op->getDialect()) || isPerThreadOp(op) ||
-        isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-            AllocBarrierOp>(op) ||
-        op->getParentOfType<ParallelOp>() ||
-        !variance->underVaryingControl(op))
-      return WalkResult::advance();
-    op->emitOpError("runs under a condition (or in a loop) that differs "
-                    "between the threads of the block, computed from the "
-                    "thread index or a per-thread value; tile operations "
-                    "are executed by all threads together: take it out of "
-                    "the branch, or branch on values every thread shares");
-    return WalkResult::interrupt();
-  });
-  return failure(result.wasInterrupted());
-}
-
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
@@ -497,7 +475,7 @@ LogicalResult KernelLowering::run() {
   // The target's checks (what the chip can do) come before the roles'.
   variance = std::make_unique<ThreadVariance>(kernel);
   if (failed(target.prepareKernel(*this)) || failed(checkRoles()) ||
-      failed(checkThreadDivergence()) || failed(outline()))
+      failed(outline()))
     return failure();
   Block &entry = gpuFunc.getBody().front();
   OpBuilder b = OpBuilder::atBlockEnd(&entry);

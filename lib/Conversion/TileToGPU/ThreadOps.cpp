@@ -244,7 +244,8 @@ LogicalResult KernelLowering::lowerThreadOp(Operation *op, OpBuilder &b,
     // One lane of each warp whose index is a multiple of the group's
     // warps (TileLang's tl_shuffle_elect); extent 0: of warp 0 only.
     Value warp = arith::DivUIOp::create(b, loc, blockTid, cIdx(b, loc, warpSize));
-    int64_t group = o.getExtent() ? llvm::divideCeil(o.getExtent(), warpSize) : 0;
+    auto extent = static_cast<int64_t>(o.getExtent());
+    int64_t group = extent ? llvm::divideCeil(extent, warpSize) : 0;
     Value first =
         group == 1
             ? Value()

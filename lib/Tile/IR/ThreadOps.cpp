@@ -76,8 +76,10 @@ LogicalResult BlockVoteOp::verify() {
 }
 
 LogicalResult ElectOp::verify() {
-  if (getExtent() < 0)
-    return emitOpError("extent must be non-negative, got ") << getExtent();
+  // (I64Attr reads as uint64_t.)
+  auto extent = static_cast<int64_t>(getExtent());
+  if (extent < 0)
+    return emitOpError("extent must be non-negative, got ") << extent;
   return success();
 }
 

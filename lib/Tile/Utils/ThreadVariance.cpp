@@ -58,12 +58,12 @@ ThreadVariance::ThreadVariance(KernelOp k) : kernel(k.getOperation()) {
   }
 }
 
-bool ThreadVariance::underVaryingControl(Operation *op) const {
-  for (Operation *p = op->getParentOp(); p && p != kernel;
+Operation *ThreadVariance::varyingControl(Operation *op) const {
+  for (Operation *p = op->getParentOp(); p && p != kernel && !isa<RoleOp>(p);
        p = p->getParentOp())
     if (varyingOwners.contains(p))
-      return true;
-  return false;
+      return p;
+  return nullptr;
 }
 
 bool ThreadVariance::perThread(Operation *op) const {
