@@ -102,6 +102,7 @@ class Builder(RoleBuilder, ThreadBuilder):
             extents.append(e.materialize())
         op = _tile().kernel(extents, thread_extents)
         self.kernel_op = op
+        self._thread_index = None
         block = op.body.blocks[0]
         names = ("bx", "by", "bz")
         indices = tuple(IndexExpr.of(block.arguments[i], names[i]) for i in range(len(grid)))

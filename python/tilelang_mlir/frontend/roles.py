@@ -60,7 +60,7 @@ class RoleBuilder:
         if not 0 <= dim < len(threads):
             raise self.error(f"T.get_thread_binding({dim}) in a kernel of threads={threads}: "
                              f"the dimensions are 0 to {len(threads) - 1}")
-        value = _tile().ThreadIdOp(_ir().IndexType.get()).result
+        value = self.thread_index_value()
         if len(threads) == 1:  # comparisons with constants give roles
             return IndexExpr(0, {ThreadAtom(value, "tx"): 1})
         # threadIdx.x, .y, .z of the linear index (x fastest).

@@ -85,11 +85,95 @@ class ThreadBuilder:
         return s
 
     # -- lanes and warps ---------------------------------------------------------
+    _thread_index = None
+
+    def thread_index_value(self):
+        """The kernel's one tile.thread_id, at the start of its body (so that
+        every use sees the same value: T.tvm_thread_allreduce recognizes the
+        thread index it reduces over)."""
+        if self._thread_index is None:
+            ir = _ir()
+            with ir.InsertionPoint.at_block_begin(self.kernel_op.body.blocks[0]):
+                self._thread_index = _tile().ThreadIdOp(ir.IndexType.get()).result
+        return self._thread_index
+
     def linear_thread_index(self, what: str) -> IndexExpr:
         """The thread's index in the block (x fastest), as TileLang's
         helpers compute it from threadIdx."""
         self.require_kernel(what)
-        return IndexExpr.of(_tile().ThreadIdOp(_ir().IndexType.get()).result, "tid")
+        return IndexExpr.of(self.thread_index_value(), "tid")
+
+    # -- TVM's thread all-reduce ---------------------------------------------------
+    reducer = None  # the T.comm_reducer of the enclosing T.attr(..., "reduce_scope", ...)
+
+    def thread_allreduce(self, reducer, values, cond, dests, reduce_vars) -> None:
+        """T.tvm_thread_allreduce under `T.attr(T.comm_reducer(f, [id]),
+        "reduce_scope", ...)`: every thread gets `f` over the values of the
+        threads that differ from it only along the reduce variables (thread
+        indices of the block), into `dests`. Within a warp: xor shuffles;
+        across warps: through shared memory."""
+        what = "T.tvm_thread_allreduce"
+        self.require_kernel(what)
+        if len(values) != 1 or len(dests) != 1:
+            raise self.error(f"{what} of {len(values)} values: tilelang-mlir reduces one value")
+        if cond is not True and not (isinstance(cond, int) and cond == 1):
+            raise self.error(f"{what}: the condition must be True (every thread takes part)")
+        threads = list(self.kernel_op.threads)
+        dims = []
+        for var in reduce_vars:
+            d = next((d for d in range(len(threads))
+                      if isinstance(var, IndexExpr) and var.same(self.thread_binding(d))), None)
+            if d is None:
+                raise self.error(f"{what}: the reduce variable {var!r} must be a thread index "
+                                 "(T.get_thread_binding(d))")
+            dims.append(d)
+        if not dims or sorted(dims) != list(range(min(dims), max(dims) + 1)):
+            raise self.error(f"{what}: the reduce variables must be distinct, consecutive "
+                             "thread dimensions")
+        stride = 1
+        for t in threads[:min(dims)]:
+            stride *= t
+        extent = 1
+        for d in dims:
+            extent *= threads[d]
+        if extent & (extent - 1) or stride & (stride - 1):
+            raise self.error(f"{what}: reducing over {extent} threads (stride {stride}): "
+                             "tilelang-mlir reduces over a power of two of threads")
+        dest = dests[0]
+        if not isinstance(dest, BufferRef):
+            raise self.error(f"{what}: the destination must be a buffer element (`R[0]`), got "
+                             f"{_describe(dest)}")
+        v = self._value(values[0], f"{what} value")
+        dtype = v.dtype
+        combine = reducer.combine
+        if stride * extent <= 32:
+            step = extent // 2
+            while step:
+                other = self.shuffle("Xor", v, step * stride, 32, FULL_MASK, what)
+                v = to_scalar(combine(v, other), dtype)
+                step //= 2
+        else:
+            v = self._allreduce_shared(v, combine, stride, extent, what)
+        dest.store(v)
+
+    def _allreduce_shared(self, v: Scalar, combine, stride: int, extent: int, what: str):
+        """Across warps: every thread writes its value into a shared buffer,
+        then combines those of its group in order."""
+        total = 1
+        for t in self.kernel_op.threads:
+            total *= t
+        buf = self.alloc((total,), v.dtype, "shared", self.unique_name("allreduce"))
+        tid = self.linear_thread_index(what)
+        BufferRef(buf, (tid,)).store(v)
+        self.block_barrier()
+        # the group's first thread: tid with the reduce digits cleared
+        base = tid.add(tid.floordiv(IndexExpr(stride)).mod(IndexExpr(extent)).scale(stride), -1)
+        acc = BufferRef(buf, (base,)).load()
+        for k in range(1, extent):
+            acc = to_scalar(combine(acc, BufferRef(buf, (base.add(IndexExpr(k * stride)),)).load()),
+                            v.dtype)
+        self.block_barrier()
+        return acc
 
     def warp_size(self, warp_size, what: str) -> IndexExpr:
         """`warp_size`, or the target's (tile.warp_size) when None or 0."""

@@ -167,6 +167,10 @@ def reinterpret(x, dtype):
     integer operations reinterpreted as float32."""
     from ..dialects import arith
 
+    if str(dtype) == "handle":  # TVM's opaque handle (a reduce scope's argument)
+        from .tir import Handle, constant_int
+
+        return Handle(constant_int(_unwrap_ref(x)))
     dtype = dt.as_dtype(dtype)
     s = to_scalar(_unwrap_ref(x))
     if s.dtype.bits != dtype.bits or s.dtype.is_bool or dtype.is_bool or \

@@ -9,11 +9,14 @@ one, the tile-level way to write it.
 
 from __future__ import annotations
 
+import contextlib
+
 from ..base import dtypes as dt
 from ..base.errors import TileLangError
 from . import math as tmath
 from . import state
-from .values import Buffer, BufferRef, binary, cast, is_runtime, to_scalar, _describe
+from .values import (Buffer, BufferRef, IndexExpr, Scalar, binary, cast, is_runtime, to_scalar,
+                     _describe)
 
 
 def _unsupported(feature: str, hint: str = "") -> TileLangError:
@@ -86,30 +89,127 @@ def import_source(source=None):
                        "write the device function in the tile language")
 
 
+def constant_int(x):
+    """The integer of `x` when it is known at compile time (a Python int,
+    a constant index expression, a constant scalar such as T.uint32(1)),
+    else None."""
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, int):
+        return x
+    if isinstance(x, IndexExpr) and x.is_const():
+        return x.const
+    if isinstance(x, Scalar) and not x.dtype.is_float:
+        owner = x.value.owner
+        if getattr(owner, "name", "") == "arith.constant":
+            from .. import ir
+
+            return ir.IntegerAttr(owner.attributes["value"]).value
+    return None
+
+
+class Handle:
+    """TVM's opaque handle value (`T.reinterpret(T.uint64(0), dtype="handle")`,
+    the null handle of a reduce scope): it has no use in tile programs but
+    as that argument."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"handle({self.value})"
+
+
+class CommReducer:
+    """`T.comm_reducer(combiner, identity)`: the reduction of a
+    T.tvm_thread_allreduce (`combiner(x, y)` on scalars, `identity` its
+    neutral values)."""
+
+    def __init__(self, combiner, identity):
+        if not callable(combiner):
+            raise _unsupported(f"T.comm_reducer with combiner {combiner!r}",
+                               "pass a function of two values, such as lambda x, y: x + y")
+        self.combiner = combiner
+        self.identity = list(identity) if isinstance(identity, (list, tuple)) else [identity]
+
+    def combine(self, x, y):
+        return self.combiner(x, y)
+
+    def __repr__(self):
+        return "T.comm_reducer(...)"
+
+
+class _ReduceScope:
+    """`with T.attr(reducer, "reduce_scope", ...)`: the T.tvm_thread_allreduce
+    calls of the body reduce with `reducer`."""
+
+    def __init__(self, reducer):
+        self.reducer = reducer
+
+    def __repr__(self):
+        return "T.attr(..., 'reduce_scope', ...)"
+
+    @contextlib.contextmanager
+    def __tile_scope__(self, builder):
+        saved = builder.reducer
+        builder.reducer = self.reducer
+        try:
+            yield
+        finally:
+            builder.reducer = saved
+
+
 def attr(node, attr_key, value):
-    """TVM's IR attribute statement: not supported here (raises; cross-thread
-    reductions are T.reduce_sum / T.reduce_max on a fragment)."""
+    """TVM's IR attribute statement. `with T.attr(T.comm_reducer(f, [id]),
+    "reduce_scope", ...)` is the scope of a T.tvm_thread_allreduce with
+    reduction `f`; other keys are TVM IR and raise."""
+    if attr_key == "reduce_scope" and isinstance(node, CommReducer):
+        return _ReduceScope(node)
     raise _unsupported(f"T.attr (a TVM IR attribute, key {attr_key!r})",
-                       "cross-thread reductions are T.reduce_sum / T.reduce_max on a fragment")
+                       "cross-thread reductions are T.reduce_sum / T.reduce_max on a fragment, "
+                       "or T.warp_reduce_sum / ... on a thread's value")
 
 
 def evaluate(value):
-    """TVM's expression statement: not supported here (raises)."""
+    """TVM's expression statement: `T.evaluate(T.tvm_thread_allreduce(...))`
+    runs the call (which has no value); other expressions raise."""
+    if value is None:
+        return None
     raise _unsupported("T.evaluate (a TVM expression statement)")
 
 
 def comm_reducer(combiner, identity, span=None):
-    """TVM's reducer for tvm_thread_allreduce: not supported here (raises;
-    reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min)."""
-    raise _unsupported("T.comm_reducer (a TVM reducer for tvm_thread_allreduce)",
-                       "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
+    """A reduction for T.tvm_thread_allreduce: `combiner(x, y)` combines two
+    values, `identity` (a list of one value) is its neutral element."""
+    return CommReducer(combiner, identity)
 
 
-def tvm_thread_allreduce(*args, **kwargs):
-    """TVM's cross-thread reduction: not supported here (raises; reduce a
-    fragment with T.reduce_sum / T.reduce_max / T.reduce_min)."""
-    raise _unsupported("T.tvm_thread_allreduce (a TVM cross-thread reduction)",
-                       "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
+def tvm_thread_allreduce(*args, dtype=None):
+    """`T.tvm_thread_allreduce(T.uint32(1), value, True, dest, tx, ...)` in
+    a `T.attr(reducer, "reduce_scope", ...)` scope: every thread gets the
+    reduction of `value` over the threads that differ from it along the
+    thread indices `tx, ...` (T.get_thread_binding), stored in `dest`
+    (warp shuffles; shared memory across warps)."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.tvm_thread_allreduce outside a tile program")
+    if b.reducer is None:
+        raise TileLangError("T.tvm_thread_allreduce needs a reduction: call it in `with "
+                            "T.attr(T.comm_reducer(f, [identity]), \"reduce_scope\", ...)`",
+                            b.source_location())
+    if not args:
+        raise TileLangError("T.tvm_thread_allreduce needs its arguments", b.source_location())
+    n = constant_int(args[0])
+    if n is None:
+        raise TileLangError("T.tvm_thread_allreduce: the count of values must be a constant",
+                            b.source_location())
+    rest = list(args[1:])
+    if len(rest) < 2 * n + 1:
+        raise TileLangError(f"T.tvm_thread_allreduce of {n} value(s) needs the values, the "
+                            "condition, the destinations and the thread indices",
+                            b.source_location())
+    values, cond, dests, reduce_vars = rest[:n], rest[n], rest[n + 1:2 * n + 1], rest[2 * n + 1:]
+    b.thread_allreduce(b.reducer, values, cond, dests, reduce_vars)
 
 
 def make_tensor(ptr, shape, dtype="float32", strides=None, elem_offset=None, scope="global"):
