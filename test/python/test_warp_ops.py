@@ -354,3 +354,84 @@ def test_matches_on_gpu(rng):
         assert got[0, t] == sum(1 << i for i in range(32) if seg[i] == a[t])
     assert (got[1, :32] == (0xFFFFFFFF if len(set(a[:32] // 1000)) == 1 else 0)).all()
     assert (got[1, 32:] == 0xFFFFFFFF).all()
+
+
+# -- named barriers --------------------------------------------------------------
+
+
+def handoff():
+    """Warp 0 hands a value to warp 1 through named barriers (TileLang's
+    T.named_barrier_arrive / T.sync_threads(id, count))."""
+    @T.prim_func
+    def main(inp: T.Tensor((1,), "int32"), out: T.Tensor((1,), "int32")):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding()
+            slot = T.alloc_shared((1,), "int32")
+            if tx < 32:
+                if tx == 0:
+                    slot[0] = inp[0] + 1
+                T.named_barrier_arrive(10, 64)
+                T.sync_threads(11, 64)
+            else:
+                T.sync_threads(10, 64)
+                if tx == 32:
+                    out[0] = slot[0]
+                T.named_barrier_arrive(11, 64)
+
+    return main
+
+
+def test_named_barriers_with_run_time_ids():
+    ptx = tl.compile(handoff(), target="cuda:sm_90a").get_kernel_source()
+    assert "bar.arrive 10, 64" in ptx and "bar.sync \t10, 64" in ptx
+
+    @T.prim_func
+    def dynamic(A: T.Tensor((256,), "int32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            T.sync_threads(T.int32(1))
+            T.sync_threads(A[0], 128)
+            A[tx] = tx
+
+    ptx = tl.compile(dynamic, target="cuda:sm_80").get_kernel_source()
+    assert "bar.sync \t1;" in ptx and "bar.sync \t%r" in ptx
+    assert "named barrier" in compile_error(dynamic, "rocm:gfx942")
+
+
+def test_named_barriers_on_the_cpu(rng):
+    """One thread of control has nothing to wait for."""
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(2, threads=128) as bx:
+            s = T.alloc_shared((8,), "float32")
+            T.copy(A, s)
+            T.sync_threads(2, 128)
+            T.sync_threads(A[0] > 0, 128)
+            T.named_barrier_arrive(3, 128)
+            T.copy(s, B)
+
+    a = rng.standard_normal(8).astype(np.float32)
+    b = np.zeros(8, np.float32)
+    tl.compile(main, target="cpu")(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_run_time_barrier_ids_and_roles_are_refused():
+    @T.prim_func
+    def main(A: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.sync_threads()
+            T.sync_threads(T.cast(A[0], "int32"), 256)
+
+    assert "names its barrier at run time" in compile_error(main, "cuda:sm_90a")
+
+
+@pytest.mark.gpu
+def test_named_barrier_handoff_on_gpu(rng):
+    kernel = tl.compile(handoff(), target="cuda")
+    v = int(rng.integers(0, 1000))
+    out = torch.zeros(1, dtype=torch.int32, device="cuda")
+    kernel(cuda(np.array([v], np.int32)), out)
+    assert int(out[0]) == v + 1

@@ -250,6 +250,11 @@ public:
                               Value pred) const = 0;
   /// True in one executing lane of the warp (i1).
   virtual Value emitElectOne(OpBuilder &b, Location loc) const = 0;
+  /// `bar.sync id, threads` (`bar.arrive` with `arrive`; `threads` null:
+  /// the block's) with i32 values known at run time; the target's
+  /// checkSupported refuses tile.partial_barrier where there is none.
+  virtual void emitPartialBarrier(OpBuilder &b, Location loc, Value id,
+                                  Value threads, bool arrive) const = 0;
 
 protected:
   const ChipInfo &chip;

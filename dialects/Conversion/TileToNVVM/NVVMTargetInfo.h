@@ -113,6 +113,8 @@ public:
   Value emitBlockVote(OpBuilder &b, Location loc, BlockVoteKind kind,
                       Value pred) const override;
   Value emitElectOne(OpBuilder &b, Location loc) const override;
+  void emitPartialBarrier(OpBuilder &b, Location loc, Value id, Value threads,
+                          bool arrive) const override;
 
 private:
   NVVM::NVVMTargetAttr target;

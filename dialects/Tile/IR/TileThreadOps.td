@@ -283,6 +283,32 @@ def Tile_ElectOp : Tile_Op<"elect", [Tile_InKernel]> {
   let hasVerifier = 1;
 }
 
+def Tile_PartialBarrierOp : Tile_Op<"partial_barrier", [Tile_InKernel]> {
+  let summary = "A hardware barrier named at run time";
+  let description = [{
+    `bar.sync id, threads` (TileLang's `T.sync_threads(id, threads)` with
+    values computed at run time, or with id 0): the executing threads wait
+    at hardware barrier `id` (0 to 15) until `threads` threads (a multiple
+    of the warp size; all of the block's without it) have arrived. With
+    `arrive` (`T.named_barrier_arrive`), the threads arrive without waiting
+    (`bar.arrive`). Shared-memory writes before the barrier are visible to
+    the waiting threads after it. A kernel whose roles need barriers of
+    their own may use only barrier ids known at compile time here. NVIDIA
+    only; the CPU backend (one thread of control per block) has nothing to
+    wait for.
+
+    ```mlir
+    tile.partial_barrier %id, %n : i32, i32
+    tile.partial_barrier %id, %n arrive : i32, i32
+    ```
+  }];
+  let arguments = (ins I32:$id, Optional<I32>:$threads, UnitAttr:$arrive);
+  let assemblyFormat = [{
+    $id (`,` $threads^)? (`arrive` $arrive^)? attr-dict `:` type($id) (`,` type($threads)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Atomics
 //===----------------------------------------------------------------------===//

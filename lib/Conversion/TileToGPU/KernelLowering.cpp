@@ -167,7 +167,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       !isPerThreadOp(op))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
-  if ((isPerThreadOp(op) || isa<BlockVoteOp>(op)) &&
+  if ((isPerThreadOp(op) || isa<BlockVoteOp, PartialBarrierOp>(op)) &&
       !isa<AtomicAddOp, DeviceAssertOp, PrintOp, ThreadIdOp>(op))
     return lowerThreadOp(op, b, map, ctx);
   if (auto o = dyn_cast<ParallelOp>(op))
@@ -258,6 +258,22 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
 LogicalResult KernelLowering::assignRoleBarriers() {
   llvm::SmallSet<int64_t, 16> taken;
   kernel.walk([&](NamedBarrierOp op) { taken.insert(op.getId()); });
+  // Barriers named at run time: their ids, where known.
+  PartialBarrierOp unknown;
+  kernel.walk([&](PartialBarrierOp op) {
+    std::optional<int64_t> id = getConstantIntValue(op.getId());
+    if (id)
+      taken.insert(*id);
+    else
+      unknown = op;
+  });
+  if (unknown && !kernel.getBody().getOps<RoleOp>().empty()) {
+    InFlightDiagnostic diag = unknown.emitOpError(
+        "names its barrier at run time, in a kernel whose roles need named "
+        "barriers of their own: the ids could collide; name it with a "
+        "constant");
+    return diag;
+  }
   // One barrier per range of threads (roles of one range are the same
   // threads at different points of the program).
   int64_t next = 1;

@@ -260,6 +260,12 @@ LogicalResult KernelLowering::lowerThreadOp(Operation *op, OpBuilder &b,
     map.map(o.getResult(), andOf(b, loc, target.emitElectOne(b, loc), first));
     return success();
   }
+  if (auto o = dyn_cast<PartialBarrierOp>(op)) {
+    target.emitPartialBarrier(b, loc, in(o.getId()),
+                              o.getThreads() ? in(o.getThreads()) : Value(),
+                              o.getArrive());
+    return success();
+  }
   if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp>(op))
     return lowerAtomic(op, b, map, ctx);
   return op->emitOpError("is no per-thread op");

@@ -123,3 +123,12 @@ Value NVVMTargetInfo::emitElectOne(OpBuilder &b, Location loc) const {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                emitLaneId(b, loc), first);
 }
+
+void NVVMTargetInfo::emitPartialBarrier(OpBuilder &b, Location loc, Value id,
+                                        Value threads, bool arrive) const {
+  if (arrive)
+    NVVM::BarrierArriveOp::create(b, loc, id, threads);
+  else
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, id, threads,
+                            NVVM::BarrierReductionAttr(), Value());
+}

@@ -117,6 +117,11 @@ LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
                            "__match_any_sync / __match_all_sync), which AMD "
                            "GPUs have no instruction for (TileLang's HIP "
                            "backend refuses it too)");
+  if (isa<PartialBarrierOp>(op))
+    return op->emitOpError("(T.sync_threads(id, threads), "
+                           "T.named_barrier_arrive) synchronizes part of the "
+                           "block on a named barrier, which ROCm targets do "
+                           "not have here");
   if (isa<BlockVoteOp>(op))
     return op->emitOpError("(T.syncthreads_count / _and / _or) is not "
                            "supported on ROCm targets yet: count with a "

@@ -116,3 +116,8 @@ Value ROCDLTargetInfo::emitElectOne(OpBuilder &b, Location loc) const {
                                       emitLaneId(b, loc));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, first);
 }
+
+void ROCDLTargetInfo::emitPartialBarrier(OpBuilder &b, Location loc, Value id,
+                                         Value threads, bool arrive) const {
+  llvm_unreachable("refused by checkSupported");
+}

@@ -147,8 +147,8 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
                       "cannot run: compile for a GPU target");
       return WalkResult::interrupt();
     }
-    if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp, BlockVoteOp, SyncWarpOp>(
-            op))
+    if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp, BlockVoteOp, SyncWarpOp,
+            PartialBarrierOp>(op))
       ops.push_back(op);
     // A scalar atomic add outside tile.parallel is every thread's.
     if (auto add = dyn_cast<AtomicAddOp>(op))
@@ -188,7 +188,7 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
                 b, loc, i32, op->getParentOfType<KernelOp>().getNumThreads()));
       vote.getResult().replaceAllUsesWith(result);
       op->erase();
-    } else if (isa<SyncWarpOp>(op)) {
+    } else if (isa<SyncWarpOp, PartialBarrierOp>(op)) {
       op->erase(); // one thread of control: nothing to wait for
     } else {
       // A scalar atomic add: once per thread of the block.

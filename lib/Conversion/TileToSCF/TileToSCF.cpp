@@ -820,7 +820,7 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                EraseLowering<AnnotateLayoutOp>, EraseLowering<UseSwizzleOp>,
                EraseLowering<AsyncCommitOp>, EraseLowering<AsyncWaitOp>,
                EraseLowering<GemmWaitOp>,
-               EraseLowering<BarrierOp>,
+               EraseLowering<BarrierOp>, EraseLowering<NamedBarrierOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
                GemmSpLowering, ReduceLowering, CumSumLowering>(converter, ctx);
   patterns.add<ConvertAnyOpTypes>(converter, ctx);

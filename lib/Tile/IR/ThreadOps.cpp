@@ -145,3 +145,20 @@ LogicalResult AtomicStoreOp::verify() {
            << stringifyMemoryOrder(o) << " (relaxed, release or seq_cst)";
   return success();
 }
+
+LogicalResult PartialBarrierOp::verify() {
+  APInt c;
+  if (matchPattern(getId(), m_ConstantInt(&c)) &&
+      (c.getSExtValue() < 0 || c.getSExtValue() > 15))
+    return emitOpError("id must be in [0, 15], got ") << c.getSExtValue();
+  int64_t block = (*this)->getParentOfType<KernelOp>().getNumThreads();
+  if (getThreads() && matchPattern(getThreads(), m_ConstantInt(&c))) {
+    int64_t n = c.getSExtValue();
+    if (n < 32 || n % 32 || n > block)
+      return emitOpError("threads must be a multiple of 32 in [32, ")
+             << block << "] (the kernel's threads), got " << n;
+  }
+  if (getArrive() && !getThreads())
+    return emitOpError("an arrival names the threads of the barrier");
+  return success();
+}

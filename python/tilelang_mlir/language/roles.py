@@ -127,15 +127,25 @@ def fence_proxy_async(b):
 @builtin
 def sync_threads(b, barrier_id=None, arrive_count=None):
     """No arguments: a barrier over the block (inside a role: over the
-    role). With both: `bar.sync barrier_id, arrive_count`, the first
-    `arrive_count` threads to reach barrier `barrier_id` (1 to 15)."""
+    role). With an id: `bar.sync barrier_id, arrive_count`, the first
+    `arrive_count` threads (all of the block's when omitted) to reach
+    hardware barrier `barrier_id` (0 to 15; both may be computed at run
+    time)."""
     if barrier_id is None and arrive_count is None:
         b.block_barrier()
         return
-    if barrier_id is None or arrive_count is None:
-        raise b.error("T.sync_threads takes no argument (the block, or the role) or both "
-                      "barrier_id and arrive_count")
+    if barrier_id is None:
+        raise b.error("T.sync_threads: an arrive_count needs a barrier_id")
     b.named_barrier(barrier_id, arrive_count)
+
+
+@builtin
+def named_barrier_arrive(b, barrier_id, thread_count):
+    """The executing threads arrive at hardware barrier `barrier_id` (0 to
+    15) of `thread_count` threads without waiting (`bar.arrive`); the
+    threads that T.sync_threads(barrier_id, thread_count) on it wait for
+    them."""
+    b.named_barrier(barrier_id, thread_count, arrive=True)
 
 
 @builtin

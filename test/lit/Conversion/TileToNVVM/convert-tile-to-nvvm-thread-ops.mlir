@@ -83,3 +83,23 @@ func.func @atomics(%out: memref<128xf32>, %flags: memref<4xi32>, %u: memref<4xi3
   }
   return
 }
+
+// -----
+
+// Barriers named at run time: bar.sync / bar.arrive with the values.
+// CHECK-LABEL: gpu.func @partial_kernel
+// CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %{{.+}}
+// CHECK: nvvm.barrier.arrive id = %{{.+}} number_of_threads = %{{.+}}
+// CHECK: nvvm.barrier id = %{{.+}}
+func.func @partial(%ids: memref<2xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 64 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %id = memref.load %ids[%c0] : memref<2xi32>
+    tile.partial_barrier %id, %n : i32, i32
+    tile.partial_barrier %id, %n arrive : i32, i32
+    tile.partial_barrier %id : i32
+  }
+  return
+}

@@ -156,3 +156,38 @@ func.func @atomic_store_order(%dst: memref<4xi32>, %v: i32) {
   }
   return
 }
+
+// -----
+
+func.func @partial_barrier_id() {
+  %c1 = arith.constant 1 : index
+  %id = arith.constant 16 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    // expected-error @+1 {{'tile.partial_barrier' op id must be in [0, 15], got 16}}
+    tile.partial_barrier %id : i32
+  }
+  return
+}
+
+// -----
+
+func.func @partial_barrier_threads(%id: i32) {
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 96 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    // expected-error @+1 {{'tile.partial_barrier' op threads must be a multiple of 32 in [32, 64] (the kernel's threads), got 96}}
+    tile.partial_barrier %id, %n : i32, i32
+  }
+  return
+}
+
+// -----
+
+func.func @partial_barrier_arrive(%id: i32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    // expected-error @+1 {{'tile.partial_barrier' op an arrival names the threads of the barrier}}
+    tile.partial_barrier %id arrive : i32
+  }
+  return
+}

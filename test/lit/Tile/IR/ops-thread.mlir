@@ -11,6 +11,7 @@ func.func @thread_ops(%out: memref<128xf32>, %flags: memref<4xi32>) {
   %c1 = arith.constant 1 : index
   %one = arith.constant 1 : i32
   %w = arith.constant 16 : i32
+  %t = arith.constant 64 : i32
   %mask = arith.constant -1 : i32
   %p = arith.constant true
   %f = arith.constant 2.0 : f32
@@ -37,6 +38,12 @@ func.func @thread_ops(%out: memref<128xf32>, %flags: memref<4xi32>) {
     %n = tile.block_vote count %p -> i32
     // CHECK: tile.elect 64 -> i1
     %e = tile.elect 64 -> i1
+    // CHECK: tile.partial_barrier %{{.+}}, %{{.+}} : i32, i32
+    tile.partial_barrier %one, %t : i32, i32
+    // CHECK: tile.partial_barrier %{{.+}}, %{{.+}} arrive : i32, i32
+    tile.partial_barrier %one, %t arrive : i32, i32
+    // CHECK: tile.partial_barrier %{{.+}} : i32
+    tile.partial_barrier %one : i32
     // CHECK: tile.atomic_rmw max %{{.+}} -> %{{.+}}[%{{.+}}] : f32 -> memref<128xf32>
     tile.atomic_rmw max %f -> %out[%c0] : f32 -> memref<128xf32>
     // CHECK: tile.atomic_rmw add %{{.+}} -> %{{.+}}[%{{.+}}] {memory_order = #tile.memory_order<acq_rel>} : i32 -> memref<4xi32> -> i32
