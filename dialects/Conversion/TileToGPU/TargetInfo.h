@@ -255,6 +255,13 @@ public:
   /// checkSupported refuses tile.partial_barrier where there is none.
   virtual void emitPartialBarrier(OpBuilder &b, Location loc, Value id,
                                   Value threads, bool arrive) const = 0;
+  /// Programmatic dependent launch: let the next kernel start (`trigger`)
+  /// or wait for the previous ones; checkSupported refuses the ops where
+  /// there is none.
+  virtual void emitPdl(OpBuilder &b, Location loc, bool trigger) const = 0;
+  /// A barrier of the whole grid of a cooperative launch (tile.grid_sync);
+  /// checkSupported refuses it where there is none.
+  virtual void emitGridSync(KernelLowering &kl, OpBuilder &b) const = 0;
 
 protected:
   const ChipInfo &chip;

@@ -91,6 +91,8 @@ public:
   Value emitElectOne(OpBuilder &b, Location loc) const override;
   void emitPartialBarrier(OpBuilder &b, Location loc, Value id, Value threads,
                           bool arrive) const override;
+  void emitPdl(OpBuilder &b, Location loc, bool trigger) const override;
+  void emitGridSync(KernelLowering &kl, OpBuilder &b) const override;
 
 private:
   ROCDL::ROCDLTargetAttr target;

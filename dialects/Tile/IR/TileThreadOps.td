@@ -310,6 +310,66 @@ def Tile_PartialBarrierOp : Tile_Op<"partial_barrier", [Tile_InKernel]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Launch-level synchronization
+//===----------------------------------------------------------------------===//
+
+def Tile_PdlTriggerOp : Tile_Op<"pdl_trigger", [Tile_InKernel]> {
+  let summary = "Lets the next kernel of the stream start (PDL)";
+  let description = [{
+    Programmatic dependent launch (TileLang's `T.pdl_trigger`): once every
+    block of this kernel has run it (or exited), the kernel launched next
+    on the stream with programmatic stream serialization may start before
+    this one ends (`griddepcontrol.launch_dependents`, sm_90 and newer).
+    Its writes are visible to that kernel after the kernel's `tile.pdl_wait`
+    (which waits for this whole kernel). The CPU backend runs kernels
+    in order: nothing to do there. Refused on older chips and on AMD GPUs,
+    as TileLang refuses them.
+
+    ```mlir
+    tile.pdl_trigger
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_PdlWaitOp : Tile_Op<"pdl_wait", [Tile_InKernel]> {
+  let summary = "Waits for the kernels this one depends on (PDL)";
+  let description = [{
+    Programmatic dependent launch (TileLang's `T.pdl_sync`): waits until
+    the kernels this launch depends on have completed and their memory is
+    visible (`griddepcontrol.wait`, sm_90 and newer). A kernel with this op
+    is launched with programmatic stream serialization, so that it may
+    start while the previous kernel of the stream still runs. The CPU
+    backend runs kernels in order: the wait is always satisfied there.
+
+    ```mlir
+    tile.pdl_wait
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_GridSyncOp : Tile_Op<"grid_sync", [Tile_InKernel]> {
+  let summary = "A barrier of every thread of the grid";
+  let description = [{
+    All threads of all blocks of the grid wait here; their memory accesses
+    before it are visible to all after it (TileLang's `T.sync_grid`:
+    cooperative groups' `this_grid().sync()`). The kernel is launched
+    cooperatively (all its blocks resident at once: the launch fails with
+    an error naming the limit when the grid cannot be). Every thread of
+    every block must execute it: refused inside a `tile.role` or a
+    `tile.parallel`. NVIDIA only; the CPU backend runs blocks one after
+    another and refuses it.
+
+    ```mlir
+    tile.grid_sync
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Atomics
 //===----------------------------------------------------------------------===//
 

@@ -167,7 +167,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       !isPerThreadOp(op))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
-  if ((isPerThreadOp(op) || isa<BlockVoteOp, PartialBarrierOp>(op)) &&
+  if ((isPerThreadOp(op) ||
+       isa<BlockVoteOp, PartialBarrierOp, GridSyncOp>(op)) &&
       !isa<AtomicAddOp, DeviceAssertOp, PrintOp, ThreadIdOp>(op))
     return lowerThreadOp(op, b, map, ctx);
   if (auto o = dyn_cast<ParallelOp>(op))
@@ -572,6 +573,20 @@ LogicalResult KernelLowering::run() {
   }
   if (Attribute persistent = kernel->getAttr("tile.persistent"))
     launch->setAttr("tile.persistent", persistent);
+  // How the runtime launches it: cooperatively (a grid barrier), with
+  // programmatic stream serialization (it waits for the kernels before it
+  // itself), with an L2 access policy window (T.annotate_l2_hit_ratio).
+  SmallVector<NamedAttribute> how;
+  if (kernel.walk([](GridSyncOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    how.push_back(hb.getNamedAttr("cooperative", hb.getUnitAttr()));
+  if (kernel.walk([](PdlWaitOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    how.push_back(hb.getNamedAttr("pdl", hb.getUnitAttr()));
+  if (Attribute l2 = kernel->getAttr("tile.l2_hit_ratio"))
+    how.push_back(hb.getNamedAttr("l2_hit_ratio", l2));
+  if (!how.empty())
+    launch->setAttr("tile.launch", hb.getDictionaryAttr(how));
   kernel.erase();
   return success();
 }

@@ -266,6 +266,14 @@ LogicalResult KernelLowering::lowerThreadOp(Operation *op, OpBuilder &b,
                               o.getArrive());
     return success();
   }
+  if (isa<PdlTriggerOp, PdlWaitOp>(op)) {
+    target.emitPdl(b, loc, isa<PdlTriggerOp>(op));
+    return success();
+  }
+  if (isa<GridSyncOp>(op)) {
+    target.emitGridSync(*this, b);
+    return success();
+  }
   if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp>(op))
     return lowerAtomic(op, b, map, ctx);
   return op->emitOpError("is no per-thread op");

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Conversion/TileToNVVM/NVVMTargetInfo.h"
+#include "dialects/Conversion/TileToGPU/KernelLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -131,4 +132,94 @@ void NVVMTargetInfo::emitPartialBarrier(OpBuilder &b, Location loc, Value id,
   else
     NVVM::BarrierOp::create(b, loc, TypeRange{}, id, threads,
                             NVVM::BarrierReductionAttr(), Value());
+}
+
+void NVVMTargetInfo::emitPdl(OpBuilder &b, Location loc, bool trigger) const {
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 trigger
+                                     ? NVVM::GridDepActionKind::launch_dependents
+                                     : NVVM::GridDepActionKind::wait);
+}
+
+/// An i32 (or i64) from a PTX special register or instruction, as inline
+/// assembly.
+static Value asmValue(OpBuilder &b, Location loc, Type type, StringRef text,
+                      StringRef constraints, ValueRange operands = {}) {
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, type, operands, text, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr(), ArrayAttr());
+  return op.getResult(0);
+}
+
+/// Cooperative groups' grid barrier (`this_grid().sync()` as CUDA 13
+/// compiles it): the driver of a cooperative launch hands the kernel a
+/// workspace in %envreg1:%envreg2 (null otherwise: trap); thread 0 of each
+/// block adds 1 to the barrier word at offset 4 (block 0 adds 2^31 + 1 -
+/// blocks, so that the count flips the top bit), with release semantics,
+/// and spins until the top bit flips; the block's barriers around it hold
+/// its other threads.
+void NVVMTargetInfo::emitGridSync(KernelLowering &kl, OpBuilder &b) const {
+  Location loc = kl.loc;
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value hi = arith::ExtUIOp::create(
+      b, loc, i64, asmValue(b, loc, i32, "mov.u32 $0, %envreg1;", "=r"));
+  Value lo = arith::ExtUIOp::create(
+      b, loc, i64, asmValue(b, loc, i32, "mov.u32 $0, %envreg2;", "=r"));
+  Value ws = arith::OrIOp::create(
+      b, loc, lo,
+      arith::ShLIOp::create(b, loc, hi,
+                            arith::ConstantIntOp::create(b, loc, i64, 32)));
+  Value none = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, ws,
+      arith::ConstantIntOp::create(b, loc, i64, 0));
+  guarded(b, loc, none, [&](OpBuilder &tb) {
+    LLVM::InlineAsmOp::create(tb, loc, TypeRange{}, ValueRange{}, "trap;", "",
+                              true, false, LLVM::TailCallKind::None,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
+  });
+  emitBarrier(b, loc, 0, 0);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      kl.blockTid, cIdx(b, loc, 0));
+  guarded(b, loc, first, [&](OpBuilder &tb) {
+    Value blocks, leader;
+    for (int d = 0; d < 3; ++d) {
+      Value n = arith::IndexCastUIOp::create(tb, loc, i32, kl.gridDim(tb, d));
+      blocks = blocks ? arith::MulIOp::create(tb, loc, blocks, n).getResult() : n;
+      if (d < static_cast<int>(kl.blockIndices.size()))
+        leader = andOf(tb, loc, leader,
+                       arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::eq,
+                                             kl.blockIndices[d],
+                                             cIdx(tb, loc, 0)));
+    }
+    Value add = arith::SelectOp::create(
+        tb, loc, leader,
+        arith::SubIOp::create(
+            tb, loc, arith::ConstantIntOp::create(tb, loc, i32, 0x80000001),
+            blocks),
+        arith::ConstantIntOp::create(tb, loc, i32, 1));
+    Value word = arith::AddIOp::create(
+        tb, loc, ws, arith::ConstantIntOp::create(tb, loc, i64, 4));
+    Value old = asmValue(tb, loc, i32, "atom.add.release.gpu.u32 $0, [$1], $2;",
+                         "=r,l,r", ValueRange{word, add});
+    auto spin = scf::WhileOp::create(
+        tb, loc, TypeRange{}, ValueRange{},
+        [&](OpBuilder &wb, Location l, ValueRange) {
+          Value now = asmValue(wb, l, i32, "ld.acquire.gpu.u32 $0, [$1];",
+                               "=r,l", ValueRange{word});
+          Value flipped = arith::CmpIOp::create(
+              wb, l, arith::CmpIPredicate::slt,
+              arith::XOrIOp::create(wb, l, now, old),
+              arith::ConstantIntOp::create(wb, l, i32, 0));
+          Value again = arith::XOrIOp::create(
+              wb, l, flipped,
+              arith::ConstantIntOp::create(wb, l, wb.getI1Type(), 1));
+          scf::ConditionOp::create(wb, l, again, ValueRange{});
+        },
+        [&](OpBuilder &ab, Location l, ValueRange) {
+          scf::YieldOp::create(ab, l, ValueRange{});
+        });
+    (void)spin;
+  });
+  emitBarrier(b, loc, 0, 0);
 }

@@ -117,6 +117,14 @@ LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
                            "__match_any_sync / __match_all_sync), which AMD "
                            "GPUs have no instruction for (TileLang's HIP "
                            "backend refuses it too)");
+  if (isa<PdlTriggerOp, PdlWaitOp>(op))
+    return op->emitOpError("is programmatic dependent launch (T.pdl_trigger "
+                           "/ T.pdl_sync), an NVIDIA sm_90 feature that ROCm "
+                           "targets do not have (TileLang refuses it too)");
+  if (isa<GridSyncOp>(op))
+    return op->emitOpError("(T.sync_grid) needs a cooperative launch, which "
+                           "the ROCm runtime here does not make: split the "
+                           "work into two kernels");
   if (isa<PartialBarrierOp>(op))
     return op->emitOpError("(T.sync_threads(id, threads), "
                            "T.named_barrier_arrive) synchronizes part of the "

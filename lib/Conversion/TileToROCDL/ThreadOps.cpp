@@ -121,3 +121,11 @@ void ROCDLTargetInfo::emitPartialBarrier(OpBuilder &b, Location loc, Value id,
                                          Value threads, bool arrive) const {
   llvm_unreachable("refused by checkSupported");
 }
+
+void ROCDLTargetInfo::emitPdl(OpBuilder &b, Location loc, bool trigger) const {
+  llvm_unreachable("refused by checkSupported");
+}
+
+void ROCDLTargetInfo::emitGridSync(KernelLowering &kl, OpBuilder &b) const {
+  llvm_unreachable("refused by checkSupported");
+}

@@ -147,8 +147,14 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
                       "cannot run: compile for a GPU target");
       return WalkResult::interrupt();
     }
+    if (isa<GridSyncOp>(op)) {
+      op->emitOpError("is a barrier of the whole grid, which the CPU backend "
+                      "(blocks run one after another) cannot run: compile for "
+                      "a GPU target, or split the work into two T.Kernel");
+      return WalkResult::interrupt();
+    }
     if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp, BlockVoteOp, SyncWarpOp,
-            PartialBarrierOp>(op))
+            PartialBarrierOp, PdlTriggerOp, PdlWaitOp>(op))
       ops.push_back(op);
     // A scalar atomic add outside tile.parallel is every thread's.
     if (auto add = dyn_cast<AtomicAddOp>(op))
@@ -190,6 +196,8 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
       op->erase();
     } else if (isa<SyncWarpOp, PartialBarrierOp>(op)) {
       op->erase(); // one thread of control: nothing to wait for
+    } else if (isa<PdlTriggerOp, PdlWaitOp>(op)) {
+      op->erase(); // kernels run in program order: the wait is satisfied
     } else {
       // A scalar atomic add: once per thread of the block.
       auto loop = scf::ForOp::create(

@@ -162,3 +162,11 @@ LogicalResult PartialBarrierOp::verify() {
     return emitOpError("an arrival names the threads of the barrier");
   return success();
 }
+
+LogicalResult GridSyncOp::verify() {
+  if ((*this)->getParentOfType<RoleOp>() ||
+      (*this)->getParentOfType<ParallelOp>())
+    return emitOpError("is a barrier of the whole grid: every thread must "
+                       "execute it, not only a role's or a parallel loop's");
+  return success();
+}

@@ -23,7 +23,8 @@ bool mlir::tile::isPerThreadOp(Operation *op) {
     return !isa<MemRefType>(add.getValue().getType());
   return isa<ThreadIdOp, WarpSizeOp, ShuffleOp, WarpVoteOp, WarpMatchOp,
              ActiveMaskOp, WarpReduceOp, SyncWarpOp, ElectOp, AtomicRMWOp,
-             AtomicLoadOp, AtomicStoreOp, DeviceAssertOp, PrintOp>(op);
+             AtomicLoadOp, AtomicStoreOp, DeviceAssertOp, PrintOp,
+             PdlTriggerOp, PdlWaitOp>(op);
 }
 
 /// A buffer each thread has its own copy of (outside tile.parallel):

@@ -245,7 +245,7 @@ class ThreadBuilder:
         self.require_kernel(what)
         if self.role_range is not None:
             raise self.error(f"{what} is a barrier of the whole block; it cannot run in the "
-                             f"role of threads {list(self.role_range)}")
+                             f"role of threads [{self.role_range[0]}, {self.role_range[1]})")
         tile = _tile()
         names = {"and": "And", "or": "Or"}
         op = tile.BlockVoteOp(_ir().IntegerType.get_signless(32),
@@ -266,6 +266,51 @@ class ThreadBuilder:
         if n < 0:
             raise self.error(f"{what} must be non-negative, got {n}")
         return n
+
+    # -- the grid and the launch -----------------------------------------------
+    def pdl(self, trigger: bool) -> None:
+        self.require_kernel("T.pdl_trigger" if trigger else "T.pdl_sync")
+        tile = _tile()
+        (tile.PdlTriggerOp if trigger else tile.PdlWaitOp)()
+
+    def grid_sync(self, what: str) -> None:
+        self.require_kernel(what)
+        if self.role_range is not None:
+            raise self.error(f"{what} is a barrier of the whole grid; it cannot run in the "
+                             f"role of threads [{self.role_range[0]}, {self.role_range[1]})")
+        _tile().GridSyncOp()
+
+    def annotate_kernel_int(self, key: str, n, what: str) -> None:
+        self.require_kernel(what)
+        n = static_int(n, what)
+        if n <= 0:
+            raise self.error(f"{what}: n must be a positive integer, got {n}")
+        ir = _ir()
+        self.kernel_op.operation.attributes[key] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), n)
+
+    def annotate_l2_hit_ratio(self, ratios) -> None:
+        what = "T.annotate_l2_hit_ratio"
+        self.require_kernel(what)
+        if not isinstance(ratios, dict):
+            raise self.error(f"{what} takes {{tensor: hit ratio}}, got {_describe(ratios)}")
+        ir = _ir()
+        entries = []
+        for buf, ratio in ratios.items():
+            if not isinstance(buf, Buffer) or buf.scope != "global":
+                raise self.error(f"{what}: persistent L2 applies to global tensors (kernel "
+                                 f"arguments), got {_describe(buf)}")
+            if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or \
+                    not 0.0 <= float(ratio) <= 1.0:
+                raise self.error(f"{what}: the hit ratio of {buf.name!r} must be a number in "
+                                 f"[0, 1], got {ratio!r}")
+            try:
+                index = ir.BlockArgument(buf.value).arg_number
+            except ValueError:
+                raise self.error(f"{what}: {buf.name!r} is not a kernel argument") from None
+            entries.append((str(index), ir.FloatAttr.get_f32(float(ratio))))
+        self.kernel_op.operation.attributes["tile.l2_hit_ratio"] = ir.DictAttr.get(
+            dict(entries))
 
     # -- atomics -----------------------------------------------------------------
     def _memory_order(self, order, allowed, what: str):

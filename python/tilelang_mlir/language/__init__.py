@@ -28,6 +28,8 @@ from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
 from .dtypes import dtype
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
 from .kernel import Kernel, get_block_binding, get_block_bindings
+from .launch import (annotate_l2_hit_ratio, annotate_min_blocks_per_sm, pdl_sync, pdl_trigger,
+                     sync_global, sync_grid)
 from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
                     vectorized)
@@ -53,7 +55,7 @@ from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane
                    warp_reduce_sum)
 from .tir import (assume, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
-                  sync_grid, tvm_thread_allreduce)
+                  tvm_thread_allreduce)
 from .distributed import signal, wait
 from .types import Buffer, SymmetricTensor, Tensor, dynamic, symbolic
 

@@ -219,13 +219,6 @@ def make_tensor(ptr, shape, dtype="float32", strides=None, elem_offset=None, sco
                        "pass the tensors as arguments")
 
 
-def sync_grid():
-    """A barrier across all blocks of the grid (cooperative launch): not
-    supported here (raises; split the work into two kernels)."""
-    raise _unsupported("T.sync_grid (a barrier across all blocks of the grid: cooperative "
-                       "launch)", "split the work into two kernels (two T.Kernel blocks)")
-
-
 def assume(cond):
     """T.assume(cond): a fact the compiler may use. A condition known at
     compile time is checked (a false one is an error); a runtime one is not
@@ -264,5 +257,5 @@ def dp4a(A, B, C):
 
 
 __all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
-           "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor", "sync_grid",
+           "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor",
            "assume", "dp4a"]

@@ -103,3 +103,31 @@ func.func @partial(%ids: memref<2xi32>) {
   }
   return
 }
+
+// -----
+
+// The grid barrier of a cooperative launch (cooperative groups' protocol:
+// the driver's workspace in %envreg1:%envreg2, a trap without it, thread 0
+// of each block adds to its barrier word and spins on the top bit); the
+// launch says how the runtime launches it.
+// CHECK-LABEL: func.func @grid
+// CHECK: gpu.launch_func @grid_kernel::@grid_kernel
+// CHECK-SAME: tile.launch = {cooperative}
+// CHECK-LABEL: gpu.func @grid_kernel
+// CHECK: "mov.u32 $0, %envreg1;"
+// CHECK: "mov.u32 $0, %envreg2;"
+// CHECK: "trap;"
+// CHECK: gpu.barrier
+// CHECK: "atom.add.release.gpu.u32 $0, [$1], $2;"
+// CHECK: scf.while
+// CHECK: "ld.acquire.gpu.u32 $0, [$1];"
+// CHECK: gpu.barrier
+// SM80-LABEL: func.func @grid
+// SM80: tile.launch = {cooperative}
+func.func @grid() {
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) {
+    tile.grid_sync
+  }
+  return
+}

@@ -68,3 +68,29 @@ func.func @shuffle(%out: memref<4xf32>, %v: f32) {
   }
   return
 }
+
+// -----
+
+// Kernels run in program order: a programmatic dependent launch's wait is
+// satisfied. A grid barrier cannot be run one block after another.
+// CHECK-LABEL: func.func @launch
+// CHECK-NOT: tile.pdl
+func.func @launch() {
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(32) {
+    tile.pdl_wait
+    tile.pdl_trigger
+  }
+  return
+}
+
+// -----
+
+func.func @grid() {
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(32) {
+    // expected-error @+1 {{is a barrier of the whole grid, which the CPU backend (blocks run one after another) cannot run}}
+    tile.grid_sync
+  }
+  return
+}

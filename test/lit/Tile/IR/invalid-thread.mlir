@@ -191,3 +191,17 @@ func.func @partial_barrier_arrive(%id: i32) {
   }
   return
 }
+
+// -----
+
+// A grid barrier is every thread's.
+func.func @grid_sync_in_parallel() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    tile.parallel (%i) in (64) {
+      // expected-error @+1 {{'tile.grid_sync' op is a barrier of the whole grid}}
+      tile.grid_sync
+    }
+  }
+  return
+}

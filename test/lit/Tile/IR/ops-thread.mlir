@@ -44,6 +44,12 @@ func.func @thread_ops(%out: memref<128xf32>, %flags: memref<4xi32>) {
     tile.partial_barrier %one, %t arrive : i32, i32
     // CHECK: tile.partial_barrier %{{.+}} : i32
     tile.partial_barrier %one : i32
+    // CHECK: tile.pdl_wait
+    tile.pdl_wait
+    // CHECK: tile.grid_sync
+    tile.grid_sync
+    // CHECK: tile.pdl_trigger
+    tile.pdl_trigger
     // CHECK: tile.atomic_rmw max %{{.+}} -> %{{.+}}[%{{.+}}] : f32 -> memref<128xf32>
     tile.atomic_rmw max %f -> %out[%c0] : f32 -> memref<128xf32>
     // CHECK: tile.atomic_rmw add %{{.+}} -> %{{.+}}[%{{.+}}] {memory_order = #tile.memory_order<acq_rel>} : i32 -> memref<4xi32> -> i32
