@@ -408,26 +408,11 @@ def test_fragment_layout_is_respected_by_layout_inference():
     ("T.import_source('__device__ void f() {}')", "T.import_source"),
     ("T.evaluate(0)", "T.evaluate"),
     ("T.attr(0, 'reduce_scope', 0)", "T.attr"),
-    ("T.comm_reducer(lambda x, y: x + y, [0.0])", "T.comm_reducer"),
-    ("T.tvm_thread_allreduce(1, 0.0, True)", "T.tvm_thread_allreduce"),
-    ("T.sync_grid()", "T.sync_grid"),
-    ("T.make_tensor(0, (4, 4), 'float32')", "T.make_tensor"),
 ])
 def test_tvm_level_names_are_errors(call, match):
     err = _error_in_kernel(call)
     assert f"not supported by tilelang-mlir: {match}" in err.message, err.message
     assert err.location is not None and err.location.filename == __file__
-
-
-def test_tensor_of_pointers_is_an_error():
-    @T.prim_func
-    def main(P: T.Tensor((4,), T.ptr)):
-        with T.Kernel(1, threads=32) as bx:
-            pass
-
-    with pytest.raises(TileLangError, match=r"not supported by tilelang-mlir: tensors of "
-                                            r"device pointers \(T.ptr"):
-        tl.compile(main, target="cpu")
 
 
 def test_layout_and_persistent_compile_for_sm90a():

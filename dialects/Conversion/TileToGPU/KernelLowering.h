@@ -329,6 +329,8 @@ public:
                               Context &ctx);
   LogicalResult lowerAtomic(Operation *op, OpBuilder &b, IRMapping &map,
                             Context &ctx);
+  /// A tile.make_tensor: the global buffer at its address.
+  void tensorAtAddress(MakeTensorOp op, OpBuilder &b, IRMapping &map);
   std::unique_ptr<ThreadVariance> variance;
 
   // Atomics, printing and assertions (AtomicsAndPrint.cpp).

@@ -370,6 +370,34 @@ def Tile_GridSyncOp : Tile_Op<"grid_sync", [Tile_InKernel]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Tensors from addresses
+//===----------------------------------------------------------------------===//
+
+def Tile_MakeTensorOp : Tile_Op<"make_tensor", [Pure]> {
+  let summary = "A global tensor at an address held in memory or passed in";
+  let description = [{
+    The row-major (contiguous) global tensor of the result's shape and
+    element type whose first element is at device address `address` (an
+    i64: a `T.ptr` argument, or an element of a tensor of pointers);
+    `sizes` give its dynamic dimensions, in order (TileLang's
+    `T.make_tensor(ptr, shape, dtype)`). It is read and written like a
+    kernel argument, except by TMA, whose tensor maps are made from the
+    arguments. Nothing checks that the address holds such a tensor: the
+    program vouches for it, as in TileLang.
+
+    ```mlir
+    %A = tile.make_tensor %ptr [%m] : i64 -> memref<?x64xf16>
+    ```
+  }];
+  let arguments = (ins I64:$address, Variadic<Index>:$sizes);
+  let results = (outs Tile_AnyBuffer:$result);
+  let assemblyFormat = [{
+    $address (`[` $sizes^ `]`)? attr-dict `:` type($address) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Atomics
 //===----------------------------------------------------------------------===//
 

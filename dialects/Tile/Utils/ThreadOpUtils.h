@@ -40,6 +40,13 @@ Value warpReduceCombine(OpBuilder &b, Location loc, WarpReduceKind kind,
 /// consume: acquire).
 LLVM::AtomicOrdering llvmOrdering(std::optional<MemoryOrder> order);
 
+/// The row-major memref of `type` whose data start at the i64 address
+/// `address` (tile.make_tensor), `sizes` its dynamic dimensions: an LLVM
+/// memref descriptor cast to the memref type, which the memref lowering's
+/// casts cancel.
+Value memrefAtAddress(OpBuilder &b, Location loc, MemRefType type,
+                      Value address, ValueRange sizes);
+
 } // namespace tile
 } // namespace mlir
 

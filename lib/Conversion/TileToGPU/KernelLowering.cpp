@@ -12,6 +12,7 @@
 
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
+#include "dialects/Tile/Utils/ThreadOpUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -124,6 +125,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
           AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
     return success();
+  if (auto made = dyn_cast<MakeTensorOp>(op)) {
+    tensorAtAddress(made, b, map);
+    return success();
+  }
   // A tile that TMA reduce-adds may still be reading is written over only
   // after they have read it (the reduce-add does not wait itself).
   if (!ctx.inParallel() && !bulkReadsSettled && writesBulkReadSource(op)) {
@@ -250,6 +255,20 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return cloneWithRegions(op, b, map, ctx);
   b.clone(*op, map);
   return success();
+}
+
+/// The global buffer of a tile.make_tensor: its memref, made from the
+/// address and sizes as the kernel sees them.
+void KernelLowering::tensorAtAddress(MakeTensorOp op, OpBuilder &b,
+                                     IRMapping &map) {
+  SmallVector<Value> sizes;
+  for (Value s : op.getSizes())
+    sizes.push_back(map.lookupOrDefault(s));
+  MemRefType type = op.getResult().getType();
+  Value memref = memrefAtAddress(b, op.getLoc(),
+                                 type, map.lookupOrDefault(op.getAddress()),
+                                 sizes);
+  buffers[op.getResult()] = Buffer::global(memref, type);
 }
 
 //===----------------------------------------------------------------------===//
@@ -524,6 +543,15 @@ LogicalResult KernelLowering::run() {
   for (Value v : above) {
     if (isa<MemRefType>(v.getType()) && isa<BlockArgument>(v))
       continue; // global tensors: reached through buffers
+    if (auto made = v.getDefiningOp<MakeTensorOp>()) {
+      // A tensor at an address the host function computed: its address and
+      // sizes come into the kernel, the tensor is made at its entry.
+      for (Value o : made->getOperands())
+        if (failed(bring(o)))
+          return failure();
+      tensorAtAddress(made, b, map);
+      continue;
+    }
     if (failed(bring(v)))
       return failure();
   }

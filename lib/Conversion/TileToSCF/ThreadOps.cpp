@@ -154,7 +154,7 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
       return WalkResult::interrupt();
     }
     if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp, BlockVoteOp, SyncWarpOp,
-            PartialBarrierOp, PdlTriggerOp, PdlWaitOp>(op))
+            PartialBarrierOp, PdlTriggerOp, PdlWaitOp, MakeTensorOp>(op))
       ops.push_back(op);
     // A scalar atomic add outside tile.parallel is every thread's.
     if (auto add = dyn_cast<AtomicAddOp>(op))
@@ -198,6 +198,11 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
       op->erase(); // one thread of control: nothing to wait for
     } else if (isa<PdlTriggerOp, PdlWaitOp>(op)) {
       op->erase(); // kernels run in program order: the wait is satisfied
+    } else if (auto made = dyn_cast<MakeTensorOp>(op)) {
+      made.getResult().replaceAllUsesWith(
+          memrefAtAddress(b, loc, made.getResult().getType(),
+                          made.getAddress(), made.getSizes()));
+      op->erase();
     } else {
       // A scalar atomic add: once per thread of the block.
       auto loop = scf::ForOp::create(

@@ -170,3 +170,18 @@ LogicalResult GridSyncOp::verify() {
                        "execute it, not only a role's or a parallel loop's");
   return success();
 }
+
+LogicalResult MakeTensorOp::verify() {
+  MemRefType type = getResult().getType();
+  if (!isGlobal(type))
+    return emitOpError("makes a global tensor, got one in ")
+           << getScopeName(type) << " memory";
+  if (!type.getLayout().isIdentity())
+    return emitOpError("makes a row-major (contiguous) tensor, got ") << type;
+  if (static_cast<int64_t>(getSizes().size()) != type.getNumDynamicDims())
+    return emitOpError("expects ")
+           << type.getNumDynamicDims()
+           << " sizes (the dynamic dimensions of the result), got "
+           << getSizes().size();
+  return success();
+}

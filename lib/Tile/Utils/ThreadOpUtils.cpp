@@ -100,3 +100,45 @@ mlir::tile::llvmOrdering(std::optional<MemoryOrder> order) {
   }
   llvm_unreachable("memory order");
 }
+
+Value mlir::tile::memrefAtAddress(OpBuilder &b, Location loc, MemRefType type,
+                                  Value address, ValueRange sizes) {
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type();
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
+  int64_t rank = type.getRank();
+  SmallVector<Type> fields = {ptrType, ptrType, i64};
+  if (rank) {
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+  }
+  auto descType = LLVM::LLVMStructType::getLiteral(ctx, fields);
+  Value ptr = LLVM::IntToPtrOp::create(b, loc, ptrType, address);
+  Value desc = LLVM::PoisonOp::create(b, loc, descType);
+  desc = LLVM::InsertValueOp::create(b, loc, desc, ptr, ArrayRef<int64_t>{0});
+  desc = LLVM::InsertValueOp::create(b, loc, desc, ptr, ArrayRef<int64_t>{1});
+  desc = LLVM::InsertValueOp::create(
+      b, loc, desc, LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0)),
+      ArrayRef<int64_t>{2});
+  // Sizes (static ones as constants), then row-major strides.
+  SmallVector<Value> extents;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t e = type.getDimSize(d);
+    extents.push_back(
+        ShapedType::isDynamic(e)
+            ? arith::IndexCastOp::create(b, loc, i64, sizes[next++]).getResult()
+            : LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(e))
+                  .getResult());
+  }
+  Value stride = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    desc = LLVM::InsertValueOp::create(b, loc, desc, extents[d],
+                                       ArrayRef<int64_t>{3, d});
+    desc = LLVM::InsertValueOp::create(b, loc, desc, stride,
+                                       ArrayRef<int64_t>{4, d});
+    if (d)
+      stride = LLVM::MulOp::create(b, loc, stride, extents[d]);
+  }
+  return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
+}

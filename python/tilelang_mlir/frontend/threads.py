@@ -267,6 +267,49 @@ class ThreadBuilder:
             raise self.error(f"{what} must be non-negative, got {n}")
         return n
 
+    # -- tensors from addresses -------------------------------------------------
+    def make_tensor(self, ptr, shape, dtype, strides, elem_offset, scope) -> Buffer:
+        what = "T.make_tensor"
+        if scope != "global":
+            raise self.error(f"{what} makes global tensors, got scope={scope!r}")
+        if elem_offset is not None and not (isinstance(elem_offset, int) and elem_offset == 0):
+            raise self.error(f"not supported by tilelang-mlir: {what}(..., elem_offset=...); "
+                             "offset the address or index the tensor instead")
+        try:
+            dtype = dt.as_dtype(dtype)
+        except TypeError as e:
+            raise self.error(f"{what}: {e}") from None
+        if isinstance(shape, (int, IndexExpr, Scalar)):
+            shape = (shape,)
+        if not isinstance(shape, (tuple, list)) or not shape:
+            raise self.error(f"{what}: shape must be a tuple of sizes, got {_describe(shape)}")
+        dims = [to_index(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        for i, d in enumerate(dims):
+            if d.is_const() and d.const <= 0:
+                raise self.error(f"{what}: dimension {i} must be positive, got {d.const}")
+        if strides is not None:
+            expect, row = [], IndexExpr(1)
+            for d in reversed(dims):
+                expect.insert(0, row)
+                row = row.mul(d)
+            got = [to_index(s, f"{what} stride") for s in strides]
+            if len(got) != len(dims) or not all(g.same(e) for g, e in zip(got, expect)):
+                raise self.error(f"not supported by tilelang-mlir: {what} with strides "
+                                 f"{list(strides)}; tensors at addresses are row-major "
+                                 "(contiguous)")
+        address = self._value(ptr, f"{what} address")
+        if address.dtype.is_float or address.dtype.bits != 64:
+            raise self.error(f"{what} takes a 64-bit device address (a T.ptr), got a "
+                             f"{address.dtype} value")
+        ir = _ir()
+        dynamic = ir.ShapedType.get_dynamic_size()
+        static = [d.const if d.is_const() else dynamic for d in dims]
+        sizes = [d.materialize() for d in dims if not d.is_const()]
+        ty = _tile().buffer_type(static, storage_ir_type(dtype))
+        value = _tile().MakeTensorOp(ty, to_scalar(address, dt.int64).value, sizes).result
+        return Buffer(value, [d.const if d.is_const() else d for d in dims], dtype, "global",
+                      self.unique_name("tensor"))
+
     # -- the grid and the launch -----------------------------------------------
     def pdl(self, trigger: bool) -> None:
         self.require_kernel("T.pdl_trigger" if trigger else "T.pdl_sync")

@@ -213,10 +213,16 @@ def tvm_thread_allreduce(*args, dtype=None):
 
 
 def make_tensor(ptr, shape, dtype="float32", strides=None, elem_offset=None, scope="global"):
-    """A tensor made from a device pointer held in memory: not supported here
-    (raises; pass the tensors as arguments)."""
-    raise _unsupported("T.make_tensor (a tensor made from a device pointer held in memory)",
-                       "pass the tensors as arguments")
+    """`T.make_tensor(ptr, shape, dtype)`: the row-major global tensor of
+    `shape` and `dtype` at device address `ptr` (a `T.ptr` argument, or an
+    element of a `T.Tensor([n], T.ptr)` table of `tensor.data_ptr()`s),
+    read and written like a tensor argument. Inside or outside `T.Kernel`;
+    the sizes may be run-time values. The program vouches that the address
+    holds such a tensor, as in TileLang."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.make_tensor outside a tile program")
+    return b.make_tensor(ptr, shape, dtype, strides, elem_offset, scope)
 
 
 def assume(cond):

@@ -161,6 +161,7 @@ SCALAR_CTYPES = {
     "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
     "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "bool": ctypes.c_uint8,
     "float32": ctypes.c_float, "float64": ctypes.c_double,
+    "handle": ctypes.c_uint64,  # T.ptr: a device address
 }
 
 _U64 = (1 << 64) - 1
