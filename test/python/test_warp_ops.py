@@ -435,3 +435,81 @@ def test_named_barrier_handoff_on_gpu(rng):
     out = torch.zeros(1, dtype=torch.int32, device="cuda")
     kernel(cuda(np.array([v], np.int32)), out)
     assert int(out[0]) == v + 1
+
+
+# -- TVM's thread all-reduce (T.comm_reducer, T.tvm_thread_allreduce) ------------
+
+
+def allreduce(threads, dtype, op, identity, two_d=False):
+    """TileLang's SIMT GEMV and issue 2628: every thread gets the reduction
+    of the values of the threads along threadIdx.x."""
+    shape = (threads, 4) if two_d else (threads,)
+    rows = 4 if two_d else 1
+
+    @T.prim_func
+    def main(A: T.Tensor((rows * threads,), dtype), C: T.Tensor((rows,), dtype)):
+        with T.Kernel(1, threads=shape):
+            tk = T.get_thread_binding(0)
+            row = T.get_thread_binding(1) if two_d else 0
+            v = T.alloc_local((1,), dtype)
+            v[0] = A[row * threads + tk]
+            r = T.alloc_local((1,), dtype)
+            with T.attr(T.comm_reducer(op, [T.cast(identity, dtype)]), "reduce_scope",
+                        T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), v[0], True, r[0], tk,
+                                                  dtype="handle"))
+            C[row] = r[0]
+
+    return main
+
+
+@pytest.mark.parametrize("target", GPU_TARGETS)
+def test_allreduce_compiles(target):
+    for args in ((8, "int8", lambda x, y: x + y, 0), (32, "float32", lambda x, y: x * y, 1),
+                 (128, "float32", lambda x, y: x + y, 0)):
+        assert tl.compile(allreduce(*args), target=target).get_kernel_source()
+    ptx = tl.compile(allreduce(16, "bfloat16", lambda x, y: x + y, 0, True),
+                     target="cuda:sm_90a").get_kernel_source() if target == "cuda:sm_90a" else ""
+    assert not ptx or ptx.count("shfl.sync.bfly") == 4  # log2(16) steps within the warp
+
+
+def test_allreduce_errors():
+    @T.prim_func
+    def no_scope(A: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=32):
+            tx = T.get_thread_binding()
+            r = T.alloc_local((1,), "float32")
+            T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[tx], True, r[0], tx))
+
+    assert "needs a reduction" in compile_error(no_scope, "cuda:sm_90a")
+
+    @T.prim_func
+    def not_a_thread(A: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            r = T.alloc_local((1,), "float32")
+            with T.attr(T.comm_reducer(lambda x, y: x + y, [0.0]), "reduce_scope", 0):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[0], True, r[0], bx))
+
+    assert "must be a thread index" in compile_error(not_a_thread, "cuda:sm_90a")
+    assert "compile for a GPU target" in compile_error(allreduce(8, "int32", lambda x, y: x + y,
+                                                                 0), "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("threads,dtype,kind", [(8, "int8", "sum"), (32, "float32", "sum"),
+                                                (16, "bfloat16", "sum"), (8, "int32", "prod"),
+                                                (128, "float32", "sum"), (256, "int32", "max")])
+def test_allreduce_on_gpu(threads, dtype, kind, rng):
+    op, ident = {"sum": (lambda x, y: x + y, 0), "prod": (lambda x, y: x * y, 1),
+                 "max": (lambda x, y: T.max(x, y), -2 ** 31)}[kind]
+    kernel = tl.compile(allreduce(threads, dtype, op, ident), target="cuda")
+    if dtype.startswith("int"):
+        a = rng.integers(-3 if kind == "prod" else -50, 4 if kind == "prod" else 50,
+                         threads).astype(dtype)
+    else:
+        a = rng.integers(-8, 8, threads).astype(np.float32)  # exact in bfloat16 sums
+    ta = torch.from_numpy(a).to(getattr(torch, dtype)).cuda()
+    c = torch.zeros(1, dtype=ta.dtype, device="cuda")
+    kernel(ta, c)
+    ref = {"sum": ta.sum, "prod": ta.prod, "max": ta.max}[kind]().to(ta.dtype)
+    torch.testing.assert_close(c[0], ref, rtol=1e-5, atol=1e-5)
