@@ -210,3 +210,132 @@ def test_hinted_kernel_on_gpu(rng):
     b = torch.zeros(N, device="cuda")
     kernel(a, b)
     torch.testing.assert_close(b, a - 1)
+
+
+# -- thread block clusters -------------------------------------------------------------
+
+
+def cluster_ranks(cs=4):
+    @T.prim_func
+    def main(A: T.Tensor((128,), "int32")):
+        with T.ClusterKernel(128, cluster_dims=(cs, 1, 1)) as bx:
+            T.cluster_arrive()
+            T.cluster_wait()
+            r = T.block_rank_in_cluster()
+            if T.get_thread_binding() == 0:
+                A[bx] = r
+            T.cluster_sync()
+
+    return main
+
+
+def cluster_handoff():
+    """Block 0 of each cluster of 4 waits until the 128 threads of every
+    block of its cluster arrived on its barrier, then writes how many
+    blocks did."""
+    @T.prim_func
+    def main(A: T.Tensor((32,), "int32")):
+        with T.Kernel(32, threads=128, cluster_dims=4) as bx:
+            mbar = T.alloc_cluster_barrier([512])
+            T.cluster_sync()
+            T.mbarrier_arrive(mbar, 0)
+            if T.block_rank_in_cluster() == 0:
+                T.mbarrier_wait_parity(mbar, 0)
+                if T.get_thread_binding() == 0:
+                    A[bx // 4] = 4
+            T.cluster_sync()
+
+    return main
+
+
+def cluster_gemm(M=256, N=256, K=128, bm=128, bn=128, bk=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float16")):
+        with T.ClusterKernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128,
+                             cluster_dims=(2, 1, 1)) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=3):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_cluster_code_generation():
+    ptx = tl.compile(cluster_ranks(), target="cuda:sm_90a").get_kernel_source()
+    for insn in (".reqnctapercluster 4, 1, 1", "barrier.cluster.arrive", "barrier.cluster.wait",
+                 "%cluster_ctarank"):
+        assert insn in ptx, insn
+    ptx = tl.compile(cluster_handoff(), target="cuda:sm_90a").get_kernel_source()
+    assert "mapa" in ptx and "shared::cluster" in ptx
+    # the program's clusters stay (the warp specializer does not choose its own)
+    assert ".reqnctapercluster 2, 1, 1" in tl.compile(cluster_gemm(), target="cuda:sm_90a") \
+        .get_kernel_source()
+
+
+def test_clusters_where_there_are_none(rng):
+    assert "does not have (NVIDIA sm_90 and newer)" in compile_error(cluster_ranks(), "cuda:sm_80")
+    assert "thread block clusters" in compile_error(cluster_handoff(), "rocm:gfx942")
+    assert "compile for a GPU target" in compile_error(cluster_handoff(), "cpu")
+    # a clustered kernel without cluster operations means the same on the CPU
+    kernel = tl.compile(cluster_gemm(), target="cpu")
+    a = torch.from_numpy(rng.standard_normal((256, 128))).half()
+    b = torch.from_numpy(rng.standard_normal((128, 256))).half()
+    c = torch.zeros(256, 256, dtype=torch.float16)
+    kernel(a, b, c)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=5e-2, rtol=1e-2)
+
+
+def test_cluster_errors():
+    @T.prim_func
+    def ragged(A: T.Tensor((8,), "int32")):
+        with T.Kernel(6, cluster_dims=4):
+            T.cluster_sync()
+
+    assert "is not a multiple of the cluster's (4)" in compile_error(ragged, "cuda:sm_90a")
+
+    @T.prim_func
+    def too_big(A: T.Tensor((8,), "int32")):
+        with T.Kernel(32, cluster_dims=(4, 4)):
+            T.cluster_sync()
+
+    assert "clusters hold at most 8" in compile_error(too_big, "cuda:sm_90a")
+
+    @T.prim_func
+    def no_cluster(A: T.Tensor((8,), "int32")):
+        with T.Kernel(8):
+            T.cluster_sync()
+
+    assert "runs without clusters" in compile_error(no_cluster, "cuda:sm_90a")
+
+
+@pytest.mark.gpu
+def test_cluster_ranks_on_gpu():
+    kernel = tl.compile(cluster_ranks(4), target="cuda")
+    a = torch.full((128,), -1, dtype=torch.int32, device="cuda")
+    kernel(a)
+    torch.testing.assert_close(a, torch.arange(128, dtype=torch.int32, device="cuda") % 4)
+
+
+@pytest.mark.gpu
+def test_cluster_barrier_on_gpu():
+    kernel = tl.compile(cluster_handoff(), target="cuda")
+    a = torch.zeros(32, dtype=torch.int32, device="cuda")
+    kernel(a)
+    assert (a[:8] == 4).all() and (a[8:] == 0).all()
+
+
+@pytest.mark.gpu
+def test_cluster_gemm_on_gpu(rng):
+    kernel = tl.compile(cluster_gemm(), target="cuda")
+    a = torch.from_numpy(rng.standard_normal((256, 128))).half().cuda()
+    b = torch.from_numpy(rng.standard_normal((128, 256))).half().cuda()
+    c = torch.zeros(256, 256, dtype=torch.float16, device="cuda")
+    kernel(a, b, c)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=5e-2, rtol=1e-2)

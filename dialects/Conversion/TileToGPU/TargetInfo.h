@@ -262,6 +262,17 @@ public:
   /// A barrier of the whole grid of a cooperative launch (tile.grid_sync);
   /// checkSupported refuses it where there is none.
   virtual void emitGridSync(KernelLowering &kl, OpBuilder &b) const = 0;
+  /// Whether kernels can run in thread block clusters.
+  virtual bool hasClusters() const = 0;
+  /// A step of the cluster barrier (tile.cluster_barrier).
+  virtual void emitClusterBarrier(OpBuilder &b, Location loc,
+                                  ClusterStep step) const = 0;
+  /// The block's rank in its cluster (i32).
+  virtual Value emitClusterRank(OpBuilder &b, Location loc) const = 0;
+  /// The executing thread arrives on the barrier at shared pointer
+  /// `barrier`, in the block of rank `rank` of the cluster.
+  virtual void emitRemoteArrive(OpBuilder &b, Location loc, Value barrier,
+                                Value rank) const = 0;
 
 protected:
   const ChipInfo &chip;

@@ -117,6 +117,12 @@ public:
                           bool arrive) const override;
   void emitPdl(OpBuilder &b, Location loc, bool trigger) const override;
   void emitGridSync(KernelLowering &kl, OpBuilder &b) const override;
+  bool hasClusters() const override { return chip.tma; }
+  void emitClusterBarrier(OpBuilder &b, Location loc,
+                          ClusterStep step) const override;
+  Value emitClusterRank(OpBuilder &b, Location loc) const override;
+  void emitRemoteArrive(OpBuilder &b, Location loc, Value barrier,
+                        Value rank) const override;
 
 private:
   NVVM::NVVMTargetAttr target;

@@ -370,6 +370,78 @@ def Tile_GridSyncOp : Tile_Op<"grid_sync", [Tile_InKernel]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Thread block clusters (sm_90)
+//===----------------------------------------------------------------------===//
+
+def Tile_ClusterStep : I32EnumAttr<"ClusterStep",
+    "a step of a cluster barrier", [
+    I32EnumAttrCase<"arrive", 0>,
+    I32EnumAttrCase<"arrive_relaxed", 1>,
+    I32EnumAttrCase<"wait", 2>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+def Tile_ClusterStepAttr : EnumAttr<Tile_Dialect, Tile_ClusterStep, "cluster_step">;
+
+def Tile_ClusterBarrierOp : Tile_Op<"cluster_barrier", [Tile_InKernel]> {
+  let summary = "A step of the barrier of the blocks of a cluster";
+  let description = [{
+    The kernel runs in thread block clusters (its `tile.cluster` attribute,
+    TileLang's `T.ClusterKernel` / `T.Kernel(cluster_dims=...)`). `arrive`:
+    the executing threads arrive at the cluster's barrier, releasing their
+    memory accesses (`barrier.cluster.arrive`; `arrive_relaxed` orders
+    nothing); `wait`: they wait until every thread of every block of the
+    cluster arrived (`barrier.cluster.wait`). TileLang's
+    `T.cluster_arrive`, `T.cluster_arrive_relaxed`, `T.cluster_wait`; an
+    arrive then a wait is `T.cluster_sync`. Every thread of the block
+    executes it. sm_90 and newer.
+
+    ```mlir
+    tile.cluster_barrier arrive
+    tile.cluster_barrier wait
+    ```
+  }];
+  let arguments = (ins Tile_ClusterStepAttr:$step);
+  let assemblyFormat = "$step attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_ClusterRankOp : Tile_Op<"cluster_rank", [Pure, Tile_InKernel]> {
+  let summary = "The rank of the block in its cluster";
+  let description = [{
+    The linear index of the executing block among the blocks of its
+    cluster (`%cluster_ctarank`; TileLang's `T.block_rank_in_cluster()`),
+    0 in a kernel without clusters.
+
+    ```mlir
+    %r = tile.cluster_rank : i32
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_BarrierArriveRankOp : Tile_Op<"barrier_arrive_rank", [Tile_InKernel]> {
+  let summary = "Arrives on a barrier of another block of the cluster";
+  let description = [{
+    Every executing thread arrives once on `barriers[index]` of the block
+    of rank `rank` in the cluster (its shared memory mapped through the
+    cluster: `mapa` then `mbarrier.arrive.release.cluster`), releasing its
+    memory accesses at cluster scope (TileLang's `T.mbarrier_arrive(bar,
+    cta_id)` on a `T.alloc_cluster_barrier`). sm_90 and newer.
+
+    ```mlir
+    tile.barrier_arrive_rank %bars[%c0], %rank : memref<1xi64, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyBuffer:$barriers, Index:$index, I32:$rank);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $rank attr-dict `:` type($barriers)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Tensors from addresses
 //===----------------------------------------------------------------------===//
 

@@ -172,8 +172,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
       !isPerThreadOp(op))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
-  if ((isPerThreadOp(op) ||
-       isa<BlockVoteOp, PartialBarrierOp, GridSyncOp>(op)) &&
+  if ((isPerThreadOp(op) || isa<BlockVoteOp, PartialBarrierOp, GridSyncOp,
+                                ClusterBarrierOp>(op)) &&
       !isa<AtomicAddOp, DeviceAssertOp, PrintOp, ThreadIdOp>(op))
     return lowerThreadOp(op, b, map, ctx);
   if (auto o = dyn_cast<ParallelOp>(op))
@@ -342,9 +342,9 @@ LogicalResult KernelLowering::checkRoles() {
       if (n % warpSize == 0 || !isa<TileDialect>(op->getDialect()))
         return WalkResult::advance();
       auto copy = dyn_cast<CopyOp>(op);
-      if ((copy && copy.getBarrier()) ||
-          isa<BarrierWaitOp, BarrierArriveOp, ThreadIdOp, FenceProxyAsyncOp,
-              CpAsyncOp, AsyncCommitOp, AsyncWaitOp>(op))
+      if ((copy && copy.getBarrier()) || isPerThreadOp(op) ||
+          isa<YieldOp, BarrierWaitOp, BarrierArriveOp, FenceProxyAsyncOp,
+              CpAsyncOp, AsyncCommitOp, AsyncWaitOp, PartialBarrierOp>(op))
         return WalkResult::advance();
       op->emitOpError("runs in a role of ")
           << n << " threads; tile operations need whole warps (a multiple "
@@ -410,6 +410,9 @@ LogicalResult KernelLowering::checkBarriers() {
     for (Operation *user : alloc->getUsers()) {
       if (auto wait = dyn_cast<BarrierWaitOp>(user))
         waits.push_back(wait);
+      // Arrivals from the blocks of a cluster: their count is the program's.
+      if (isa<BarrierArriveRankOp>(user))
+        arrives = perWarp = true;
       if (auto arrive = dyn_cast<BarrierArriveOp>(user)) {
         arrives = true;
         if (!arrive.getPerThread())
@@ -497,6 +500,19 @@ LogicalResult KernelLowering::run() {
     if (std::optional<ArrayRef<int64_t>> c = ws.getCluster())
       clusterDims.assign(c->begin(), c->end());
   });
+  // Clusters the program asked for (T.Kernel(..., cluster_dims=...)).
+  if (auto c = kernel->getAttrOfType<DenseI64ArrayAttr>("tile.cluster")) {
+    if (!clusterDims.empty() && ArrayRef<int64_t>(clusterDims) != c.asArrayRef())
+      return kernel.emitOpError("runs in clusters of the program's shape, "
+                                "which warp specialization chose otherwise");
+    clusterDims.assign(c.asArrayRef().begin(), c.asArrayRef().end());
+    if (!target.hasClusters())
+      return kernel.emitOpError("runs in thread block clusters "
+                                "(cluster_dims), which ")
+             << target.getPlatformName() << " target "
+             << target.getChipInfo().name
+             << " does not have (NVIDIA sm_90 and newer)";
+  }
   // Fences before barriers are needed from the start when any gemm reads
   // shared memory through the async proxy.
   kernel.walk([&](Operation *g) {

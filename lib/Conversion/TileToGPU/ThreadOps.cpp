@@ -266,6 +266,22 @@ LogicalResult KernelLowering::lowerThreadOp(Operation *op, OpBuilder &b,
                               o.getArrive());
     return success();
   }
+  if (auto o = dyn_cast<ClusterBarrierOp>(op)) {
+    target.emitClusterBarrier(b, loc, o.getStep());
+    return success();
+  }
+  if (auto o = dyn_cast<ClusterRankOp>(op)) {
+    map.map(o.getResult(), clusterDims.empty()
+                               ? i32Const(b, loc, 0)
+                               : target.emitClusterRank(b, loc));
+    return success();
+  }
+  if (auto o = dyn_cast<BarrierArriveRankOp>(op)) {
+    target.emitRemoteArrive(
+        b, loc, barrierPtr(b, o.getBarriers(), in(o.getIndex()), map),
+        in(o.getRank()));
+    return success();
+  }
   if (isa<PdlTriggerOp, PdlWaitOp>(op)) {
     target.emitPdl(b, loc, isa<PdlTriggerOp>(op));
     return success();

@@ -223,3 +223,30 @@ void NVVMTargetInfo::emitGridSync(KernelLowering &kl, OpBuilder &b) const {
   });
   emitBarrier(b, loc, 0, 0);
 }
+
+void NVVMTargetInfo::emitClusterBarrier(OpBuilder &b, Location loc,
+                                        ClusterStep step) const {
+  switch (step) {
+  case ClusterStep::arrive:
+    NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+    break;
+  case ClusterStep::arrive_relaxed:
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, b.getUnitAttr());
+    break;
+  case ClusterStep::wait:
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+    break;
+  }
+}
+
+Value NVVMTargetInfo::emitClusterRank(OpBuilder &b, Location loc) const {
+  return NVVM::ClusterId::create(b, loc, b.getI32Type());
+}
+
+void NVVMTargetInfo::emitRemoteArrive(OpBuilder &b, Location loc, Value barrier,
+                                      Value rank) const {
+  auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
+  Value remote = NVVM::MapaOp::create(b, loc, clusterPtr, barrier, rank);
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value(),
+                                 NVVM::MemScopeKind::CLUSTER, false);
+}

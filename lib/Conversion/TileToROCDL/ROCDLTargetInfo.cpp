@@ -117,6 +117,10 @@ LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
                            "__match_any_sync / __match_all_sync), which AMD "
                            "GPUs have no instruction for (TileLang's HIP "
                            "backend refuses it too)");
+  if (isa<ClusterBarrierOp, ClusterRankOp, BarrierArriveRankOp>(op))
+    return op->emitOpError("is an operation of thread block clusters, an "
+                           "NVIDIA sm_90 feature that ROCm targets do not "
+                           "have");
   if (isa<PdlTriggerOp, PdlWaitOp>(op))
     return op->emitOpError("is programmatic dependent launch (T.pdl_trigger "
                            "/ T.pdl_sync), an NVIDIA sm_90 feature that ROCm "

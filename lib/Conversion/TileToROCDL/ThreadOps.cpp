@@ -129,3 +129,17 @@ void ROCDLTargetInfo::emitPdl(OpBuilder &b, Location loc, bool trigger) const {
 void ROCDLTargetInfo::emitGridSync(KernelLowering &kl, OpBuilder &b) const {
   llvm_unreachable("refused by checkSupported");
 }
+
+void ROCDLTargetInfo::emitClusterBarrier(OpBuilder &b, Location loc,
+                                         ClusterStep step) const {
+  llvm_unreachable("refused by checkSupported");
+}
+
+Value ROCDLTargetInfo::emitClusterRank(OpBuilder &b, Location loc) const {
+  llvm_unreachable("refused by checkSupported");
+}
+
+void ROCDLTargetInfo::emitRemoteArrive(OpBuilder &b, Location loc,
+                                       Value barrier, Value rank) const {
+  llvm_unreachable("refused by checkSupported");
+}

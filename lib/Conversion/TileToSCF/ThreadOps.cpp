@@ -137,6 +137,28 @@ static LogicalResult expandAtomicRMW(AtomicRMWOp op) {
   return success();
 }
 
+/// The block's rank in its cluster, from its indices: x fastest, as
+/// %cluster_ctarank counts (0 without clusters).
+static Value clusterRank(OpBuilder &b, Location loc, ClusterRankOp op) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  auto dims = kernel->getAttrOfType<DenseI64ArrayAttr>("tile.cluster");
+  Value rank = arith::ConstantIndexOp::create(b, loc, 0);
+  int64_t scale = 1;
+  if (dims)
+    for (auto [d, idx] : llvm::enumerate(kernel.getBody().getArguments())) {
+      if (d >= dims.size())
+        break;
+      Value digit = arith::RemUIOp::create(
+          b, loc, idx, arith::ConstantIndexOp::create(b, loc, dims[d]));
+      rank = arith::AddIOp::create(
+          b, loc, rank,
+          arith::MulIOp::create(
+              b, loc, digit, arith::ConstantIndexOp::create(b, loc, scale)));
+      scale *= dims[d];
+    }
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), rank);
+}
+
 LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
   SmallVector<Operation *> ops;
   WalkResult refused = module.walk([&](Operation *op) {
@@ -147,6 +169,12 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
                       "cannot run: compile for a GPU target");
       return WalkResult::interrupt();
     }
+    if (isa<ClusterBarrierOp, BarrierArriveRankOp>(op)) {
+      op->emitOpError("synchronizes the blocks of a cluster, which the CPU "
+                      "backend (blocks run one after another) cannot run: "
+                      "compile for a GPU target");
+      return WalkResult::interrupt();
+    }
     if (isa<GridSyncOp>(op)) {
       op->emitOpError("is a barrier of the whole grid, which the CPU backend "
                       "(blocks run one after another) cannot run: compile for "
@@ -154,7 +182,8 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
       return WalkResult::interrupt();
     }
     if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp, BlockVoteOp, SyncWarpOp,
-            PartialBarrierOp, PdlTriggerOp, PdlWaitOp, MakeTensorOp>(op))
+            PartialBarrierOp, PdlTriggerOp, PdlWaitOp, MakeTensorOp,
+            ClusterRankOp>(op))
       ops.push_back(op);
     // A scalar atomic add outside tile.parallel is every thread's.
     if (auto add = dyn_cast<AtomicAddOp>(op))
@@ -198,6 +227,9 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
       op->erase(); // one thread of control: nothing to wait for
     } else if (isa<PdlTriggerOp, PdlWaitOp>(op)) {
       op->erase(); // kernels run in program order: the wait is satisfied
+    } else if (auto rank = dyn_cast<ClusterRankOp>(op)) {
+      rank.getResult().replaceAllUsesWith(clusterRank(b, loc, rank));
+      op->erase();
     } else if (auto made = dyn_cast<MakeTensorOp>(op)) {
       made.getResult().replaceAllUsesWith(
           memrefAtAddress(b, loc, made.getResult().getType(),

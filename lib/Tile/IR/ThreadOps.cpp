@@ -185,3 +185,15 @@ LogicalResult MakeTensorOp::verify() {
            << getSizes().size();
   return success();
 }
+
+LogicalResult ClusterBarrierOp::verify() {
+  if ((*this)->getParentOfType<RoleOp>() ||
+      (*this)->getParentOfType<ParallelOp>())
+    return emitOpError("is a barrier of the cluster's blocks: every thread "
+                       "must execute it, not only a role's or a parallel "
+                       "loop's");
+  if (!(*this)->getParentOfType<KernelOp>()->hasAttr("tile.cluster"))
+    return emitOpError("synchronizes the blocks of a cluster, but the kernel "
+                       "runs without clusters (T.Kernel(..., cluster_dims=...))");
+  return success();
+}

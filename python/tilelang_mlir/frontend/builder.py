@@ -78,7 +78,7 @@ class Builder(RoleBuilder, ThreadBuilder):
             raise self.error(f"{what} must be inside `with T.Kernel(...)`")
 
     @contextlib.contextmanager
-    def kernel(self, grid: Sequence, threads) -> Tuple[IndexExpr, ...]:
+    def kernel(self, grid: Sequence, threads, cluster=None) -> Tuple[IndexExpr, ...]:
         if self.kernel_depth:
             raise self.error("T.Kernel cannot be nested in another T.Kernel")
         if not 1 <= len(grid) <= 3:
@@ -103,6 +103,8 @@ class Builder(RoleBuilder, ThreadBuilder):
         op = _tile().kernel(extents, thread_extents)
         self.kernel_op = op
         self._thread_index = None
+        if cluster is not None:
+            self.set_cluster(cluster, grid)
         block = op.body.blocks[0]
         names = ("bx", "by", "bz")
         indices = tuple(IndexExpr.of(block.arguments[i], names[i]) for i in range(len(grid)))

@@ -432,7 +432,7 @@ class Parser:
         if not isinstance(ctx, KernelLaunch):
             raise self.error(item.context_expr, "only `with T.Kernel(...)` and `with T.ws(...)` "
                                                 "are supported in a tile program")
-        with self.builder.kernel(ctx.grid, ctx.threads) as indices, \
+        with self.builder.kernel(ctx.grid, ctx.threads, ctx.cluster) as indices, \
                 self.child_scope(False, "kernel"):
             if item.optional_vars is not None:
                 self.bind_loop_target(item.optional_vars, indices)

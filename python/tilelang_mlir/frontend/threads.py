@@ -267,6 +267,44 @@ class ThreadBuilder:
             raise self.error(f"{what} must be non-negative, got {n}")
         return n
 
+    # -- thread block clusters ---------------------------------------------------
+    def set_cluster(self, dims, grid) -> None:
+        """The kernel runs in clusters of `dims` blocks ([x, y, z])."""
+        dims = [static_int(d, "cluster_dims") for d in dims]
+        if any(d < 1 for d in dims):
+            raise self.error(f"cluster_dims must be positive, got {dims}")
+        size = dims[0] * dims[1] * dims[2]
+        if size > 8:
+            raise self.error(f"a cluster of {dims} has {size} blocks; clusters hold at most 8 "
+                             "(the portable size)")
+        for d, (c, g) in enumerate(zip(dims, list(grid) + [1, 1])):
+            e = IndexExpr.lift(g) if not isinstance(g, int) else IndexExpr(g)
+            if e is not None and e.is_const() and e.const % c:
+                raise self.error(f"the grid's dimension {d} ({e.const} blocks) is not a "
+                                 f"multiple of the cluster's ({c})")
+        self.kernel_op.operation.attributes["tile.cluster"] = \
+            _ir().DenseI64ArrayAttr.get(dims)
+
+    def cluster_barrier(self, step: str, what: str) -> None:
+        self.require_kernel(what)
+        if "tile.cluster" not in self.kernel_op.operation.attributes:
+            raise self.error(f"{what} synchronizes the blocks of a cluster, but the kernel runs "
+                             "without clusters: T.Kernel(..., cluster_dims=...) or "
+                             "T.ClusterKernel")
+        if self.role_range is not None:
+            raise self.error(f"{what} is a barrier of the cluster's blocks; it cannot run in the "
+                             f"role of threads [{self.role_range[0]}, {self.role_range[1]})")
+        _tile().ClusterBarrierOp(getattr(_tile().ClusterStep, step))
+
+    def cluster_rank(self) -> Scalar:
+        self.require_kernel("T.block_rank_in_cluster")
+        return Scalar(_tile().ClusterRankOp(_ir().IntegerType.get_signless(32)).result, dt.int32)
+
+    def arrive_on_rank(self, bar, rank, what: str) -> None:
+        self.require_kernel(what)
+        buf, idx = self._barrier(bar, what)
+        _tile().BarrierArriveRankOp(buf, idx, self._i32(rank, f"{what} cta_id").value)
+
     # -- tensors from addresses -------------------------------------------------
     def make_tensor(self, ptr, shape, dtype, strides, elem_offset, scope) -> Buffer:
         what = "T.make_tensor"

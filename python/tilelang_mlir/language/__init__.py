@@ -27,9 +27,10 @@ from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6
 from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
 from .dtypes import dtype
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
-from .kernel import Kernel, get_block_binding, get_block_bindings
-from .launch import (annotate_l2_hit_ratio, annotate_min_blocks_per_sm, pdl_sync, pdl_trigger,
-                     sync_global, sync_grid)
+from .kernel import ClusterKernel, Kernel, get_block_binding, get_block_bindings
+from .launch import (annotate_l2_hit_ratio, annotate_min_blocks_per_sm, block_rank_in_cluster,
+                     cluster_arrive, cluster_arrive_relaxed, cluster_sync, cluster_wait,
+                     pdl_sync, pdl_trigger, sync_global, sync_grid)
 from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
                     vectorized)
@@ -40,8 +41,9 @@ from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
                    truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
 from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
                      reduce_min, reduce_sum)
-from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,
-                    annotate_producer_reg_dealloc, barrier_arrive, barrier_wait,
+from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
+                    annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, barrier_arrive,
+                    barrier_wait,
                     cp_async_barrier_noinc, dec_max_nreg, fence_proxy_async,
                     get_thread_binding, get_thread_bindings, inc_max_nreg, mbarrier_arrive,
                     mbarrier_expect_tx, mbarrier_wait_parity, named_barrier_arrive,

@@ -63,5 +63,42 @@ def annotate_l2_hit_ratio(b, l2_hit_ratio_map: dict):
     b.annotate_l2_hit_ratio(l2_hit_ratio_map)
 
 
+@builtin
+def cluster_arrive(b):
+    """The executing threads arrive at the barrier of their cluster's blocks,
+    releasing their memory accesses (`barrier.cluster.arrive`; sm_90)."""
+    b.cluster_barrier("arrive", "T.cluster_arrive")
+
+
+@builtin
+def cluster_arrive_relaxed(b):
+    """T.cluster_arrive without ordering memory
+    (`barrier.cluster.arrive.relaxed`)."""
+    b.cluster_barrier("arrive_relaxed", "T.cluster_arrive_relaxed")
+
+
+@builtin
+def cluster_wait(b):
+    """Waits until every thread of every block of the cluster arrived
+    (`barrier.cluster.wait`)."""
+    b.cluster_barrier("wait", "T.cluster_wait")
+
+
+@builtin
+def cluster_sync(b):
+    """T.cluster_arrive then T.cluster_wait: a barrier of the cluster's
+    blocks."""
+    b.cluster_barrier("arrive", "T.cluster_sync")
+    b.cluster_barrier("wait", "T.cluster_sync")
+
+
+@builtin
+def block_rank_in_cluster(b):
+    """The rank of the executing block in its cluster (x fastest;
+    `%cluster_ctarank`), 0 without clusters. int32."""
+    return b.cluster_rank()
+
+
 __all__ = ["pdl_trigger", "pdl_sync", "sync_grid", "sync_global", "annotate_min_blocks_per_sm",
-           "annotate_l2_hit_ratio"]
+           "annotate_l2_hit_ratio", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait",
+           "cluster_sync", "block_rank_in_cluster"]

@@ -78,11 +78,21 @@ def barrier_arrive(b, bar):
 
 @builtin
 def mbarrier_arrive(b, mbarrier, cta_id=None):
-    """T.barrier_arrive under its other name."""
+    """T.barrier_arrive under its other name; with `cta_id`, every executing
+    thread arrives on that barrier of the block of rank `cta_id` in the
+    cluster (a T.alloc_cluster_barrier)."""
     if cta_id is not None:
-        raise b.error("not supported by tilelang-mlir: T.mbarrier_arrive(..., cta_id=...) "
-                      "(arrivals on another block's barrier in a cluster)")
+        b.arrive_on_rank(mbarrier, cta_id, "T.mbarrier_arrive")
+        return
     b.barrier_arrive(mbarrier, "T.mbarrier_arrive")
+
+
+@builtin
+def alloc_cluster_barrier(b, arrive_count):
+    """Transaction barriers (T.alloc_barrier) that the other blocks of the
+    cluster may arrive on (T.mbarrier_arrive(bar, cta_id)): the blocks of
+    the cluster synchronize after initializing them."""
+    return b.alloc_barrier(arrive_count)
 
 
 @builtin

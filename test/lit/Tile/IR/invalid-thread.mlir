@@ -205,3 +205,14 @@ func.func @grid_sync_in_parallel() {
   }
   return
 }
+
+// -----
+
+func.func @cluster_barrier_without_clusters() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    // expected-error @+1 {{'tile.cluster_barrier' op synchronizes the blocks of a cluster, but the kernel runs without clusters}}
+    tile.cluster_barrier arrive
+  }
+  return
+}

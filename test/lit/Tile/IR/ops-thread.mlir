@@ -61,3 +61,21 @@ func.func @thread_ops(%out: memref<128xf32>, %flags: memref<4xi32>) {
   }
   return
 }
+
+// CHECK-LABEL: func.func @cluster_ops
+func.func @cluster_ops() {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) attributes {tile.cluster = array<i64: 2, 1, 1>} {
+    %bars = tile.alloc_barrier arrivals(256) : memref<1xi64, #tile.scope<shared>>
+    // CHECK: tile.cluster_barrier arrive
+    tile.cluster_barrier arrive
+    // CHECK: tile.cluster_barrier wait
+    tile.cluster_barrier wait
+    // CHECK: tile.cluster_rank : i32
+    %r = tile.cluster_rank : i32
+    // CHECK: tile.barrier_arrive_rank %{{.+}}[%{{.+}}], %{{.+}} : memref<1xi64, #tile.scope<shared>>
+    tile.barrier_arrive_rank %bars[%c0], %r : memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}
