@@ -513,3 +513,72 @@ def test_allreduce_on_gpu(threads, dtype, kind, rng):
     kernel(ta, c)
     ref = {"sum": ta.sum, "prod": ta.prod, "max": ta.max}[kind]().to(ta.dtype)
     torch.testing.assert_close(c[0], ref, rtol=1e-5, atol=1e-5)
+
+
+# -- early exit (T.thread_return) ------------------------------------------------
+
+
+def early_exit(n, threads=256):
+    """Threads past `n` leave the kernel before the store (CUDA's `return`)."""
+    @T.prim_func
+    def main(A: T.Tensor((threads,), "float32"), B: T.Tensor((threads,), "float32")):
+        with T.Kernel(1, threads=threads):
+            tx = T.get_thread_binding()
+            if tx >= n:
+                T.thread_return()
+            B[tx] = A[tx] + 1.0
+
+    return main
+
+
+def test_thread_return_code_generation():
+    for chip in ("sm_80", "sm_90a"):
+        ptx = tl.compile(early_exit(100), target=f"cuda:{chip}").get_kernel_source()
+        assert "exit;" in ptx
+    amd = tl.compile(early_exit(100), target="rocm:gfx942").get_kernel_source()
+    assert amd.count("s_endpgm") >= 2  # the exit and the kernel's end
+    assert "compile for a GPU target" in compile_error(early_exit(100), "cpu")
+
+    @T.prim_func
+    def outside(A: T.Tensor((4,), "float32")):
+        T.thread_return()
+
+    with pytest.raises(TileLangError, match="T.thread_return"):
+        tl.compile(outside, target="cuda:sm_90a")
+
+
+def test_amd_roles_of_per_thread_code():
+    """`if tx < n:` over per-thread code needs no barrier of its own, so
+    ROCm (no named barriers) takes it; a role running tile operations is
+    refused there."""
+    @T.prim_func
+    def guarded(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            if tx < 100:
+                B[tx] = T.shfl_xor(A[tx], 1)
+
+    amd = tl.compile(guarded, target="rocm:gfx942").get_kernel_source()
+    assert "ds_swizzle" in amd or "ds_bpermute" in amd
+
+    @T.prim_func
+    def tiled(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            if tx < 128:
+                s = T.alloc_shared((64,), "float32")
+                T.copy(A, s)
+                T.copy(s, B)
+
+    assert "named barriers" in compile_error(tiled, "rocm:gfx942")
+
+
+@pytest.mark.gpu
+def test_thread_return_on_gpu(rng):
+    n = int(rng.integers(1, 256))
+    a = rng.standard_normal(256).astype(np.float32)
+    b = torch.full((256,), -5.0, device="cuda")
+    tl.compile(early_exit(n), target="cuda")(cuda(a), b)
+    got = b.cpu().numpy()
+    np.testing.assert_array_equal(got[:n], a[:n] + 1.0)
+    assert (got[n:] == -5.0).all()

@@ -250,6 +250,8 @@ public:
                               Value pred) const = 0;
   /// True in one executing lane of the warp (i1).
   virtual Value emitElectOne(OpBuilder &b, Location loc) const = 0;
+  /// Ends the executing thread (tile.thread_return).
+  virtual void emitThreadExit(OpBuilder &b, Location loc) const = 0;
   /// `bar.sync id, threads` (`bar.arrive` with `arrive`; `threads` null:
   /// the block's) with i32 values known at run time; the target's
   /// checkSupported refuses tile.partial_barrier where there is none.

@@ -113,6 +113,7 @@ public:
   Value emitBlockVote(OpBuilder &b, Location loc, BlockVoteKind kind,
                       Value pred) const override;
   Value emitElectOne(OpBuilder &b, Location loc) const override;
+  void emitThreadExit(OpBuilder &b, Location loc) const override;
   void emitPartialBarrier(OpBuilder &b, Location loc, Value id, Value threads,
                           bool arrive) const override;
   void emitPdl(OpBuilder &b, Location loc, bool trigger) const override;

@@ -309,6 +309,22 @@ def Tile_PartialBarrierOp : Tile_Op<"partial_barrier", [Tile_InKernel]> {
   let hasVerifier = 1;
 }
 
+def Tile_ThreadReturnOp : Tile_Op<"thread_return", [Tile_InKernel]> {
+  let summary = "Ends the executing thread";
+  let description = [{
+    The executing thread exits the kernel here (TileLang's
+    `T.thread_return()`, CUDA's `return` in a kernel: PTX `exit`, AMD
+    `s_endpgm`); the block's barriers no longer wait for it. Typically under
+    a condition on the thread's index or its data. The CPU backend runs a
+    block as one thread of control and refuses it.
+
+    ```mlir
+    tile.thread_return
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Launch-level synchronization
 //===----------------------------------------------------------------------===//

@@ -321,7 +321,18 @@ LogicalResult KernelLowering::assignRoleBarriers() {
 /// budget at entry.
 LogicalResult KernelLowering::checkRoles() {
   if (!target.hasNamedBarriers()) {
+    // A role of per-thread code only (scalar code, per-thread stores,
+    // shuffles, atomics, an early exit: `if tx < n: ...`) never waits on a
+    // barrier of its own; a role running tile operations does.
     WalkResult roles = kernel.walk([&](RoleOp role) {
+      WalkResult needs = role.getBody().walk([&](Operation *op) {
+        if (!isa<TileDialect>(op->getDialect()) || isPerThreadOp(op) ||
+            isa<YieldOp, RoleOp>(op))
+          return WalkResult::advance();
+        return WalkResult::interrupt();
+      });
+      if (!needs.wasInterrupted())
+        return WalkResult::advance();
       role.emitOpError("gives threads a role of their own, which needs "
                        "barriers over part of the block (named barriers); ")
           << target.getPlatformName() << " targets do not have them here";

@@ -266,6 +266,10 @@ LogicalResult KernelLowering::lowerThreadOp(Operation *op, OpBuilder &b,
                               o.getArrive());
     return success();
   }
+  if (isa<ThreadReturnOp>(op)) {
+    target.emitThreadExit(b, loc);
+    return success();
+  }
   if (auto o = dyn_cast<ClusterBarrierOp>(op)) {
     target.emitClusterBarrier(b, loc, o.getStep());
     return success();

@@ -250,3 +250,10 @@ void NVVMTargetInfo::emitRemoteArrive(OpBuilder &b, Location loc, Value barrier,
   NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value(),
                                  NVVM::MemScopeKind::CLUSTER, false);
 }
+
+void NVVMTargetInfo::emitThreadExit(OpBuilder &b, Location loc) const {
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{}, "exit;", "",
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+                            ArrayAttr());
+}

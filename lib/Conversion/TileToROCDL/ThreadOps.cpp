@@ -143,3 +143,11 @@ void ROCDLTargetInfo::emitRemoteArrive(OpBuilder &b, Location loc,
                                        Value barrier, Value rank) const {
   llvm_unreachable("refused by checkSupported");
 }
+
+/// s_endpgm through its intrinsic (no AMDGPU assembly parser is linked for
+/// inline assembly); the intrinsic does not return, so LLVM drops what
+/// follows it in its block.
+void ROCDLTargetInfo::emitThreadExit(OpBuilder &b, Location loc) const {
+  LLVM::CallIntrinsicOp::create(b, loc, b.getStringAttr("llvm.amdgcn.endpgm"),
+                                ValueRange{});
+}

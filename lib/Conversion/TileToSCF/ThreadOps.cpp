@@ -169,6 +169,12 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
                       "cannot run: compile for a GPU target");
       return WalkResult::interrupt();
     }
+    if (isa<ThreadReturnOp>(op)) {
+      op->emitOpError("ends the executing thread, which the CPU backend (one "
+                      "thread of control per block) cannot: compile for a GPU "
+                      "target");
+      return WalkResult::interrupt();
+    }
     if (isa<ClusterBarrierOp, BarrierArriveRankOp>(op)) {
       op->emitOpError("synchronizes the blocks of a cluster, which the CPU "
                       "backend (blocks run one after another) cannot run: "

@@ -24,7 +24,8 @@ bool mlir::tile::isPerThreadOp(Operation *op) {
   return isa<ThreadIdOp, WarpSizeOp, ShuffleOp, WarpVoteOp, WarpMatchOp,
              ActiveMaskOp, WarpReduceOp, SyncWarpOp, ElectOp, AtomicRMWOp,
              AtomicLoadOp, AtomicStoreOp, DeviceAssertOp, PrintOp,
-             PdlTriggerOp, PdlWaitOp, ClusterRankOp, BarrierArriveRankOp>(op);
+             PdlTriggerOp, PdlWaitOp, ClusterRankOp, BarrierArriveRankOp,
+             ThreadReturnOp>(op);
 }
 
 /// A buffer each thread has its own copy of (outside tile.parallel):

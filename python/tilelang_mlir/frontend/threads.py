@@ -236,6 +236,10 @@ class ThreadBuilder:
                                is_unsigned=v.dtype.is_unsigned or None)
         return Scalar(op.result, v.dtype)
 
+    def thread_return(self) -> None:
+        self.require_kernel("T.thread_return")
+        _tile().ThreadReturnOp()
+
     def sync_warp(self, mask) -> None:
         self.require_kernel("T.sync_warp")
         _tile().SyncWarpOp(self._i32(FULL_MASK if mask is None else mask,

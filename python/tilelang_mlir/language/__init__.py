@@ -52,7 +52,7 @@ from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
                    get_warp_group_idx, get_warp_idx, get_warp_idx_sync, match_all_sync,
                    match_any_sync, shfl_down, shfl_sync, shfl_up, shfl_xor, shuffle_elect,
-                   sync_warp, syncthreads_and, syncthreads_count, syncthreads_or,
+                   sync_warp, syncthreads_and, syncthreads_count, syncthreads_or, thread_return,
                    warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max, warp_reduce_min,
                    warp_reduce_sum)
 from .tir import (assume, attr, call_extern, call_intrin,

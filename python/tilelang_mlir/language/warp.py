@@ -191,6 +191,13 @@ def sync_warp(b, mask=None):
     b.sync_warp(mask)
 
 
+@builtin
+def thread_return(b):
+    """The executing thread exits the kernel here (CUDA's `return`; the
+    block's barriers stop waiting for it). GPU targets."""
+    b.thread_return()
+
+
 # -- warp reductions ---------------------------------------------------------
 
 
@@ -226,5 +233,5 @@ __all__ = ["get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_
            "shuffle_elect", "shfl_sync", "shfl_xor", "shfl_down", "shfl_up", "any_sync",
            "all_sync", "ballot_sync", "ballot", "activemask", "match_any_sync",
            "match_all_sync", "syncthreads_count", "syncthreads_and", "syncthreads_or",
-           "sync_warp", "warp_reduce_sum", "warp_reduce_max", "warp_reduce_min",
+           "sync_warp", "thread_return", "warp_reduce_sum", "warp_reduce_max", "warp_reduce_min",
            "warp_reduce_bitand", "warp_reduce_bitor"]

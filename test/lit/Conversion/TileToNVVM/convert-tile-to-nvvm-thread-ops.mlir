@@ -106,6 +106,28 @@ func.func @partial(%ids: memref<2xi32>) {
 
 // -----
 
+// A thread leaves the kernel: PTX `exit` under the thread's condition.
+// CHECK-LABEL: gpu.func @early_exit_kernel
+// CHECK: scf.if
+// CHECK: llvm.inline_asm has_side_effects "exit;"
+// SM80-LABEL: gpu.func @early_exit_kernel
+// SM80: llvm.inline_asm has_side_effects "exit;"
+func.func @early_exit(%out: memref<128xi32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  %v = arith.constant 7 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %tx = tile.thread_id : index
+    %done = arith.cmpi uge, %tx, %n : index
+    scf.if %done {
+      tile.thread_return
+    }
+    memref.store %v, %out[%tx] : memref<128xi32>
+  }
+  return
+}
+
+// -----
+
 // The grid barrier of a cooperative launch (cooperative groups' protocol:
 // the driver's workspace in %envreg1:%envreg2, a trap without it, thread 0
 // of each block adds to its barrier word and spins on the top bit); the

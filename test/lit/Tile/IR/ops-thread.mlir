@@ -44,6 +44,8 @@ func.func @thread_ops(%out: memref<128xf32>, %flags: memref<4xi32>) {
     tile.partial_barrier %one, %t arrive : i32, i32
     // CHECK: tile.partial_barrier %{{.+}} : i32
     tile.partial_barrier %one : i32
+    // CHECK: tile.thread_return
+    tile.thread_return
     // CHECK: tile.pdl_wait
     tile.pdl_wait
     // CHECK: tile.grid_sync
