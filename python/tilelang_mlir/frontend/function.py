@@ -59,12 +59,20 @@ def _fingerprint(value, depth: int = 0) -> str:
         return f"module({value.__name__})"
     if inspect.isfunction(value):
         try:
-            return "fn(" + hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16] + ")"
-        except (OSError, TypeError):
-            return f"fn({value.__qualname__})"
+            text = inspect.getsource(value)
+        except (OSError, TypeError):  # no source (made by eval/exec): its code
+            text = _code_text(value.__code__)
+        closure = ",".join(_fingerprint(v, depth + 1) for v in _closure_values(value).values())
+        return "fn(" + hashlib.sha256(f"{text}|{closure}".encode()).hexdigest()[:16] + ")"
     if hasattr(value, "value") and hasattr(type(value), "__members__"):  # enums
         return repr(value)
     return f"{type(value).__qualname__}"
+
+
+def _code_text(code) -> str:
+    """A stable text of a code object (its bytecode, constants and names)."""
+    consts = ",".join(_code_text(c) if inspect.iscode(c) else repr(c) for c in code.co_consts)
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
 
 
 def source_place(source: FunctionSource) -> str:
@@ -108,9 +116,40 @@ class Macro(TileFunction):
     def __call__(self, *args, **kwargs):
         raise TileLangError(f"macro {self.name!r} can only be called inside a T.prim_func")
 
+    def __get__(self, obj, owner=None):
+        """A macro that is a method (T.inline, T.meta_class) binds `self`."""
+        if obj is None:
+            return self
+        return BoundMacro(self, obj)
 
-def macro(fn: Callable) -> Macro:
+    def reference_params(self):
+        """The parameters annotated T.Ref (or T.Var): passed by reference."""
+        from ..base.signature import SymbolicDim
+        from ..language.types import Ref
+
+        out = set()
+        for name, p in inspect.signature(self.fn).parameters.items():
+            ann = p.annotation
+            if ann is Ref or ann is SymbolicDim or (isinstance(ann, str) and
+                                                    ann.split(".")[-1] in ("Ref", "Var")):
+                out.add(name)
+        return out
+
+
+class BoundMacro(Macro):
+    """A macro method bound to an object (its first argument)."""
+
+    def __init__(self, macro: Macro, obj):
+        self.__dict__.update(macro.__dict__)
+        self.bound_self = obj
+
+
+def macro(fn: Callable = None) -> Macro:
     """Decorator: a function of T.* statements inlined where it is called
     inside a tile program (TileLang's `@T.macro`); its arguments are
-    buffers, values and Python constants."""
+    buffers, values and Python constants. A parameter annotated `T.Ref`
+    takes a `T.alloc_var` variable or a buffer element by reference:
+    assigning to it in the macro stores there."""
+    if fn is None:
+        return macro
     return Macro(fn)

@@ -10,35 +10,35 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 """
 
 from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
-from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
+from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
                        alloc_shared, alloc_var, finalize_reducer)
-from .annotations import (annotate_layout, device_assert, disable_warp_group_reg_alloc,
+from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass_configs,
+                          annotate_safe_value, device_assert, disable_warp_group_reg_alloc,
                           make_padded_layout, make_swizzled_layout, no_set_max_nreg, print,
                           use_swizzle)
 from .atomic import (atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
                      atomic_min, atomic_or, atomic_store)
 from .copy import clear, copy, fill, im2col
 from .eager import const, empty
-from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
-                           float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz,
-                           float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float16, float32,
-                           float64, int4, int8, int16, int32, int64, tfloat32, uint8, uint16,
-                           uint32, uint64)
-from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
+from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
 from .dtypes import dtype
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
-from .kernel import ClusterKernel, Kernel, get_block_binding, get_block_bindings
+from .kernel import (ClusterKernel, Kernel, get_block_binding, get_block_bindings,
+                     get_block_extent, get_block_extents, get_thread_extent,
+                     get_thread_extents)
 from .launch import (annotate_l2_hit_ratio, annotate_min_blocks_per_sm, block_rank_in_cluster,
                      cluster_arrive, cluster_arrive_relaxed, cluster_sync, cluster_wait,
                      pdl_sync, pdl_trigger, sync_global, sync_grid)
 from .layout import Fragment, Layout, reshape, view
-from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
+from .loops import (Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, grid,
+                    launch_thread, loop_break, parallel, serial, thread_binding, unroll,
                     vectorized)
 from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, ceil,
                    ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv, floormod,
                    if_then_else, infinity, log, log2, max, max_value, min, min_value, pow,
                    reinterpret, rsqrt, shift_left, shift_right, sigmoid, sin, sqrt, tanh,
-                   truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
+                   truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2, Select, align_up,
+                   index_to_coordinates, linear_index)
 from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
                      reduce_min, reduce_sum)
 from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
@@ -55,20 +55,22 @@ from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane
                    sync_warp, syncthreads_and, syncthreads_count, syncthreads_or, thread_return,
                    warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max, warp_reduce_min,
                    warp_reduce_sum)
-from .tir import (assume, attr, call_extern, call_intrin,
-                  call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
+from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, assume, attr, call_extern, call_intrin,
+                  call_pure_extern, comm_reducer, dp4a, evaluate, extract_lane, func_attr,
+                  get_let_value, has_let_value, import_source, let, make_tensor,
                   tvm_thread_allreduce)
+from .logical import all_of, any_of
+from .meta import inline, meta_class
+from .tile_schedule import BaseTileScheduler, PersistentTileScheduler
 from .distributed import signal, wait
-from .types import Buffer, SymmetricTensor, Tensor, dynamic, symbolic
+from .types import (Buffer, FragmentBuffer, LocalBuffer, Ref, SharedBuffer, StridedTensor,
+                    SymmetricTensor, Tensor, Var, dynamic, symbolic)
 
-float8_e4m3fn = float8_e4m3
-half = float16
-float = float32  # noqa: A001
-double = float64
-short = int16
-int = int32  # noqa: A001
-long = int64
-uint = uint32
+# Every dtype name of TileLang's T namespace (T.float16, T.half, T.int4,
+# T.float8_e4m3fn, T.float16x2, ...): base/dtypes.py's table.
+for _name in _DTYPE_NAMES:
+    globals()[_name] = _as_dtype(_name)
+del _name
 # T.ptr: TileLang's element type of tensors of device pointers (T.make_tensor);
 # known by name only.
-ptr = DType("handle", "i64", 64, "uint", False)
+ptr = _as_dtype("handle")

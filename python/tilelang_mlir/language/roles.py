@@ -54,11 +54,10 @@ def get_thread_binding(b, dim: int = 0):
     return b.thread_binding(dim)
 
 
-@builtin
-def get_thread_bindings(b):
-    """[T.get_thread_binding(d) for each dimension d of the block's threads]."""
-    b.require_kernel("T.get_thread_bindings")
-    return [b.thread_binding(d) for d in range(len(list(b.kernel_op.threads)))]
+def get_thread_bindings():
+    """The thread's index along x, y and z of its block (0 along a dimension
+    of extent 1)."""
+    return [get_thread_binding(d) for d in range(3)]
 
 
 @builtin

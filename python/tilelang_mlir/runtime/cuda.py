@@ -42,7 +42,7 @@ from ..base.grid import (GRID_OPS, check_grid, check_grid_expr, evaluate_grid,  
                          expr_to_str)
 from ..base.artifact import CompiledArtifact, Launch
 from ..base.errors import NoCUDADevice  # noqa: F401 (imported from here by scripts and tests)
-from ..base.signature import int_scalars_of, symbols_of
+from ..base.signature import bind_dims, int_scalars_of, symbols_of
 
 
 # Largest grid extents the hardware accepts (x, y, z).
@@ -67,6 +67,9 @@ def _driver():
                               "pip install cuda-bindings==13.0.3") from e
         _DRIVER = driver
     return _DRIVER
+
+
+_NO_BINARY_FOR_GPU = 209  # CUDA_ERROR_NO_BINARY_FOR_GPU
 
 
 def check_result(result: tuple, call: str, what: str = "") -> Any:
@@ -410,35 +413,28 @@ def pack_arguments(params: Sequence, values: Sequence,
     parameter, each pointing at the value) following the kernel ABI: first
     the encoded tensor maps (`TensorMap`s, 128 bytes each), then per
     parameter a tensor's memref descriptor flattened (allocated and aligned
-    pointer, offset 0, sizes, strides, each 64 bits) or a scalar's C value.
+    pointer, offset 0, sizes, strides, each 64 bits) or a scalar's C value
+    (in the low bytes of a 64-bit word).
 
     Returns (array, keep): `keep` holds the storage the pointers point into;
     both must live until the launch call returns.
     """
     words: List[int] = []
-    scalars = []
     for p, v in zip(params, values):
         if p.kind == "tensor":
-            ptr = v.data_ptr & _U64
-            words += (ptr, ptr, 0)
-            words += [d & _U64 for d in v.shape]
-            words += [d & _U64 for d in v.strides]
+            words += (v.data_ptr, v.data_ptr, 0)
+            words += v.shape
+            words += v.strides
         else:
-            scalars.append(scalar_ctype(p)(v))
-    storage = (ctypes.c_uint64 * max(len(words), 1))(*words)
+            words.append(int.from_bytes(bytes(scalar_ctype(p)(v)), "little"))
+    n = len(words)
+    storage = (ctypes.c_uint64 * max(n, 1))(*[w & _U64 for w in words])
     base = ctypes.addressof(storage)
-    slots: List[int] = [m.address for m in tensormaps]
-    w = 0
-    it = iter(scalars)
-    for p, v in zip(params, values):
-        if p.kind == "tensor":
-            n = 3 + 2 * len(v.shape)
-            slots += range(base + 8 * w, base + 8 * (w + n), 8)
-            w += n
-        else:
-            slots.append(ctypes.addressof(next(it)))
-    array = (ctypes.c_void_p * max(len(slots), 1))(*slots)
-    return array, [storage, scalars, tensormaps]
+    m = len(tensormaps)
+    array = (ctypes.c_void_p * max(m + n, 1))()
+    array[:m] = [t.address for t in tensormaps]
+    array[m:m + n] = range(base, base + 8 * n, 8)  # every word is one parameter
+    return array, [storage, tensormaps]
 
 
 _LAUNCH = None
@@ -499,7 +495,7 @@ class CUDAExecutable:
     def __init__(self, cubin: bytes, entry: str, block: Sequence[int], shared_bytes: int,
                  grid: Sequence[dict], params: Sequence, *, name: Optional[str] = None,
                  sync: Optional[bool] = None, tensormaps: Sequence[dict] = (),
-                 features: Optional[dict] = None):
+                 features: Optional[dict] = None, ptx: Optional[str] = None):
         if not isinstance(cubin, (bytes, bytearray)) or not cubin:
             raise TypeError(f"cubin must be non-empty bytes, got {type(cubin).__name__}")
         if not isinstance(entry, str) or not entry:
@@ -516,6 +512,9 @@ class CUDAExecutable:
             if p.kind == "scalar":
                 scalar_ctype(p)  # TypeError now rather than at the first launch
         self.cubin = bytes(cubin)  # kept alive for the module
+        # The PTX the cubin was assembled from: what a GPU of a later chip
+        # than the cubin's loads instead (see _function).
+        self.ptx = ptx or None
         self.entry = entry
         self.name = name or entry
         self.block = tuple(block) + (1,) * (3 - len(block))
@@ -559,22 +558,43 @@ class CUDAExecutable:
     def encode_tensormaps(self, params: Sequence, values: Sequence) -> List[TensorMap]:
         """The kernel's tensor maps of a launch with these argument values,
         encoded (or taken from the cache of encoded maps)."""
+        return [self.encoded_map(i, params, values[m[0]]) for i, m in enumerate(self._maps)]
+
+    def encoded_map(self, i: int, params: Sequence, v) -> TensorMap:
+        """Tensor map `i` of the kernel for the bound tensor `v`, encoded (or
+        taken from the cache of encoded maps)."""
+        index, box, swizzle, dtype = self._maps[i]
         cache = _TENSORMAP_CACHE
-        maps = []
-        for index, box, swizzle, dtype in self._maps:
-            v = values[index]
-            key = (v.data_ptr, v.shape, v.strides, box, swizzle, dtype)
-            tmap = cache.get(key)
-            if tmap is None:
-                p = params[index]
-                enc = tensormap_encoding(self.name, p, v, box, swizzle)
-                tmap = encode_tensormap(enc, f"the tensor map of argument {p.name!r} of "
-                                             f"kernel {self.name!r} ({enc})")
-                if len(cache) >= TENSORMAP_CACHE_SIZE:
-                    cache.clear()
-                cache[key] = tmap
-            maps.append(tmap)
-        return maps
+        key = (v.data_ptr, tuple(v.shape), tuple(v.strides), box, swizzle, dtype)
+        tmap = cache.get(key)
+        if tmap is None:
+            p = params[index]
+            enc = tensormap_encoding(self.name, p, v, box, swizzle)
+            tmap = encode_tensormap(enc, f"the tensor map of argument {p.name!r} of "
+                                         f"kernel {self.name!r} ({enc})")
+            if len(cache) >= TENSORMAP_CACHE_SIZE:
+                cache.clear()
+            cache[key] = tmap
+        return tmap
+
+    def native_launch(self):
+        """What the native launcher needs of this kernel (runtime/launcher.py):
+        (grid expressions, block, dynamic shared bytes, the parameter index
+        of each tensor map); None when every launch must synchronize, or
+        when the kernel is launched with attributes (cooperative, PDL, an L2
+        access policy window: Launch.features) -- the Python path does
+        those (`_launch_ex`, with the cooperative grid's residency check)."""
+        if self.sync if self.sync is not None else _SYNC_ENV:
+            return None
+        if self._extended:
+            return None
+        return self.grid, self.block, self.shared_bytes, [m[0] for m in self._maps]
+
+    def launch_failed(self, code: int, grid, call: str = "cuLaunchKernel") -> None:
+        """Raises the error of a launch that returned CUresult `code`."""
+        check_result((_driver().CUresult(code),), call,
+                     f"kernel {self.name!r} with grid {grid}, block {self.block}, "
+                     f"{self.shared_bytes} bytes of dynamic shared memory")
 
     def launch_grid(self, params: Sequence, values: Sequence,
                     sms: Optional[int] = None) -> Tuple[int, int, int]:
@@ -584,9 +604,9 @@ class CUDAExecutable:
         scalars: Dict[str, Any] = {}
         for p, v in zip(params, values):
             if p.kind == "tensor":
-                for want, have in zip(p.shape, v.shape):
-                    if isinstance(want, str):
-                        symbols.setdefault(want, have)
+                bind_dims(p.shape, v.shape, symbols)
+                if p.strides is not None:
+                    bind_dims(p.strides, v.strides, symbols)
             else:
                 scalars[p.name] = v
         grid = evaluate_grid(self.grid, symbols, scalars, sms)
@@ -607,8 +627,16 @@ class CUDAExecutable:
             fn = self._functions.get(handle)
             if fn is not None:
                 return fn
-            module = check_result(driver.cuModuleLoadData(self.cubin), "cuModuleLoadData",
-                                  f"loading the cubin of kernel {self.name!r} on cuda:{device}")
+            result = driver.cuModuleLoadData(self.cubin)
+            what = f"loading the cubin of kernel {self.name!r} on cuda:{device}"
+            if int(result[0]) == _NO_BINARY_FOR_GPU and self.ptx:
+                # The cubin is the code of another chip (a kernel compiled
+                # for sm_80 run on an sm_90 GPU): the driver compiles its PTX
+                # for this GPU, as it does the PTX of a fat binary.
+                result = driver.cuModuleLoadData(self.ptx.encode() + b"\0")
+                what = (f"loading kernel {self.name!r} on cuda:{device}: its cubin is for "
+                        "another chip and the driver could not compile its PTX for this one")
+            module = check_result(result, "cuModuleLoadData", what)
             fn = check_result(driver.cuModuleGetFunction(module, self.entry.encode()),
                               "cuModuleGetFunction",
                               f"the cubin of kernel {self.name!r} has no entry {self.entry!r}")
@@ -669,15 +697,12 @@ class CUDAExecutable:
             code = launch(self._handles[int(ctx)], grid[0], grid[1], grid[2], block[0],
                           block[1], block[2], self.shared_bytes, stream,
                           ctypes.addressof(array), None)
-            result = None if code == 0 else (_driver().CUresult(code),)
         else:
-            result = _driver().cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                              block[2], self.shared_bytes, stream,
-                                              ctypes.addressof(array), 0)
-        if result is not None and int(result[0]) != 0:
-            check_result(result, "cuLaunchKernel",
-                         f"kernel {self.name!r} with grid {grid}, block {self.block}, "
-                         f"{self.shared_bytes} bytes of dynamic shared memory")
+            code = int(_driver().cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0],
+                                                block[1], block[2], self.shared_bytes, stream,
+                                                ctypes.addressof(array), 0)[0])
+        if code != 0:
+            self.launch_failed(code, grid)
         del keep
         if self.sync if self.sync is not None else _SYNC_ENV:
             check_result(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize",
@@ -755,4 +780,5 @@ def executable_of(artifact: CompiledArtifact, sync: Optional[bool] = None) -> CU
     launch = artifact.launch
     return CUDAExecutable(artifact.binary, launch.entry, launch.block, launch.shared_bytes,
                           launch.grid, artifact.params, name=artifact.name, sync=sync,
-                          tensormaps=launch.tensormaps, features=dict(launch.features))
+                          tensormaps=launch.tensormaps, features=dict(launch.features),
+                          ptx=artifact.source or None)
