@@ -582,3 +582,85 @@ def test_thread_return_on_gpu(rng):
     got = b.cpu().numpy()
     np.testing.assert_array_equal(got[:n], a[:n] + 1.0)
     assert (got[n:] == -5.0).all()
+
+
+# -- CUDA's element intrinsics: T.__ldg, T.__ffs ---------------------------------
+
+
+def ffs_program(n, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), X: T.Tensor((n,), "float32"),
+             B: T.Tensor((n,), "int32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(n, threads=32) as bx:
+            B[bx] = T.__ffs(A[bx])
+            Y[bx] = T.__ldg(X[bx]) + T.__ldg(X, (bx + 1) % n)
+
+    return main
+
+
+def ffs_reference(a):
+    bits = a.dtype.itemsize * 8
+    return np.array([((int(v) % (1 << bits)) & -(int(v) % (1 << bits))).bit_length()
+                     for v in a], np.int32)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32"])
+def test_ffs_and_ldg_on_the_cpu(dtype, rng):
+    n = 64
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    a[:4] = [0, 1, 8, info.max]
+    a[4:8] <<= rng.integers(0, 20, 4).astype(dtype)
+    x = rng.standard_normal(n).astype(np.float32)
+    b = np.zeros(n, np.int32)
+    y = np.zeros(n, np.float32)
+    tl.compile(ffs_program(n, dtype), target="cpu")(a, x, b, y)
+    np.testing.assert_array_equal(b, ffs_reference(a))
+    np.testing.assert_allclose(y, x + np.roll(x, -1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", GPU_TARGETS)
+def test_ffs_and_ldg_compile(target):
+    assert tl.compile(ffs_program(64, "int64"), target=target).get_kernel_source()
+
+
+def test_ffs_of_constants_and_errors():
+    assert [T.__ffs(v) for v in (0, 1, 8, 6, -1)] == [0, 1, 4, 2, 1]
+
+    @T.prim_func
+    def of_float(A: T.Tensor((4, 4), "float32"), B: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=32):
+            B[0] = T.__ffs(A[0, 0])
+
+    @T.prim_func
+    def no_index(A: T.Tensor((4, 4), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            B[0] = T.__ldg(A)
+
+    @T.prim_func
+    def flat_index(A: T.Tensor((4, 4), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            B[0] = T.__ldg(A, 3)
+
+    @T.prim_func
+    def of_slice(A: T.Tensor((4, 4), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            B[0] = T.__ldg(A[0, 0:2])
+
+    for fn, message in ((of_float, "32- or 64-bit integer"), (no_index, "needs an index"),
+                        (flat_index, "rank-2 buffer"), (of_slice, "element load")):
+        with pytest.raises(TileLangError, match=message):
+            tl.compile(fn, target="cpu")
+
+
+@pytest.mark.gpu
+def test_ffs_and_ldg_on_gpu(rng):
+    n = 64
+    a = rng.integers(-2**31, 2**31, n, dtype=np.int32)
+    a[0] = 0
+    x = rng.standard_normal(n).astype(np.float32)
+    b = torch.zeros(n, dtype=torch.int32, device="cuda")
+    y = torch.zeros(n, device="cuda")
+    tl.compile(ffs_program(n, "int32"), target="cuda")(cuda(a), cuda(x), b, y)
+    np.testing.assert_array_equal(b.cpu().numpy(), ffs_reference(a))
+    np.testing.assert_allclose(y.cpu().numpy(), x + np.roll(x, -1), rtol=1e-6)
