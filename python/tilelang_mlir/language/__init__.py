@@ -49,7 +49,8 @@ from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
                     mbarrier_expect_tx, mbarrier_wait_parity, named_barrier_arrive,
                     ptx_commit_group, ptx_cp_async,
                     ptx_wait_group, set_max_nreg, sync_threads, tma_copy, ws)
-from .loads import __ffs, __ldg
+from .loads import (__ffs, __ldg, ldg32, ldg64, ldg128, ldg256, lds32, lds64, lds128,
+                    stg32, stg64, stg128, stg256, sts32, sts64, sts128)
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
                    get_warp_group_idx, get_warp_idx, get_warp_idx_sync, match_all_sync,
                    match_any_sync, shfl_down, shfl_sync, shfl_up, shfl_xor, shuffle_elect,

@@ -69,3 +69,183 @@ def __ffs(value):
 
 
 __all__ = ["__ldg", "__ffs"]
+
+
+# -- bits of values ------------------------------------------------------------
+
+
+def _lanes_of(x) -> list:
+    from .values import Vector, _vector_ref
+
+    x = _vector_ref(_unwrap_ref(x))
+    if isinstance(x, Vector):
+        return [to_scalar(v) for v in x.lanes]
+    return [to_scalar(x)]
+
+
+def regroup_bits(x, element: dt.DType, what: str) -> list:
+    """The bits of the scalar or vector `x` (lane 0 lowest, as in memory)
+    read as values of the scalar dtype `element`: a list of Scalars."""
+    from ..dialects import arith
+    from .values import ir_type
+
+    lanes = _lanes_of(x)
+    sb, tb = lanes[0].dtype.bits, element.bits
+    if any(v.dtype.bits != sb or v.dtype.is_bool or v.dtype.pack > 1 for v in lanes) or \
+            sb not in (8, 16, 32, 64) or tb not in (8, 16, 32, 64) or element.is_bool:
+        raise _error(f"{what}: lanes of 8, 16, 32 or 64 bits are needed, got "
+                     f"{lanes[0].dtype} and {element}")
+    total = sb * len(lanes)
+    if total % tb:
+        raise _error(f"{what}: {total} bits do not make whole {element} values")
+
+    def as_uint(v, bits):
+        u = dt.as_dtype(f"uint{bits}")
+        return v.value if v.dtype.is_int else arith.BitcastOp(ir_type(u), v.value).result
+
+    words = [as_uint(v, sb) for v in lanes]
+    ut = ir_type(dt.as_dtype(f"uint{tb}"))
+    out = []
+    if tb == sb:
+        out = words
+    elif tb < sb:
+        for w in words:
+            for k in range(sb // tb):
+                part = arith.ShRUIOp(w, constant(k * tb, dt.as_dtype(f"uint{sb}"))).result \
+                    if k else w
+                out.append(arith.TruncIOp(ut, part).result)
+    else:
+        r = tb // sb
+        for g in range(0, len(words), r):
+            acc = None
+            for k in range(r):
+                part = arith.ExtUIOp(ut, words[g + k]).result
+                if k:
+                    part = arith.ShLIOp(part, constant(k * sb, dt.as_dtype(f"uint{tb}"))).result
+                acc = part if acc is None else arith.OrIOp(acc, part).result
+            out.append(acc)
+    if element.is_int:
+        return [Scalar(w, element) for w in out]
+    return [Scalar(arith.BitcastOp(ir_type(element), w).result, element) for w in out]
+
+
+def _as_value(scalars: list):
+    from .values import Vector
+
+    return scalars[0] if len(scalars) == 1 else Vector(scalars)
+
+
+# -- explicit loads and stores of 32 to 256 bits ---------------------------------
+
+
+def _access(ref, bits: int, what: str) -> list:
+    """The element positions (BufferRefs) `bits` bits starting at the
+    position or region `ref` cover."""
+    from .values import IndexExpr
+
+    if isinstance(ref, Buffer):
+        ref = BufferRef(ref, (0,) * ref.ndim)
+    if not isinstance(ref, BufferRef):
+        raise _error(f"{what} expects a buffer, a position x[i] or a region x[i:j], got "
+                     f"{ref!r}")
+    b = ref.buffer
+    if b.dtype.bits * b.dtype.lanes not in (8, 16, 32, 64) or b.dtype.pack > 1:
+        raise _error(f"{what}: elements of 8 to 64 bits, got {b.dtype} ({b.name!r})")
+    esize = b.dtype.bits
+    if bits % esize:
+        raise _error(f"{what} moves {bits} bits: not a whole number of {b.dtype} elements")
+    count = bits // esize
+    items = list(ref.items)
+    if len(items) != b.ndim:
+        raise _error(f"{what}: buffer {b.name!r} of rank {b.ndim} with {len(items)} indices")
+    last = items[-1]
+    if isinstance(last, slice):
+        start, extent = ref._slice(len(items) - 1, last)
+        if extent != count:
+            raise _error(f"{what} moves {bits} bits = {count} {b.dtype} elements, but the "
+                         f"region of {b.name!r} has {extent}")
+        last = start
+    for i, item in enumerate(items[:-1]):
+        if isinstance(item, slice):
+            raise _error(f"{what}: only the last dimension of {b.name!r} may be a region")
+    return [BufferRef(b, tuple(items[:-1]) + (binary_add(last, k),)) for k in range(count)]
+
+
+def binary_add(x, k: int):
+    from .values import binary
+
+    return x if k == 0 else binary("+", x, k)
+
+
+def _load_bits(src, bits: int, pred, what: str):
+    from .math import if_then_else
+
+    refs = _access(src, bits, what)
+    elements = [r.load() for r in refs]
+    words = regroup_bits(_as_value(elements), dt.uint32, what)
+    if pred is not None:
+        zero = Scalar(constant(0, dt.uint32), dt.uint32)
+        words = [to_scalar(if_then_else(pred, w, zero), dt.uint32) for w in words]
+    return _as_value(words)
+
+
+def _store_bits(dst, value, bits: int, pred, what: str):
+    refs = _access(dst, bits, what)
+    have = sum(v.dtype.bits for v in _lanes_of(value))
+    if have != bits:
+        raise _error(f"{what} stores {bits} bits, got a value of {have}")
+    parts = regroup_bits(value, refs[0].buffer.dtype, what)
+    if pred is None:
+        for r, v in zip(refs, parts):
+            r.store(v)
+        return
+    from ..dialects import scf
+
+    from .values import _ir
+
+    if_op = scf.IfOp(to_scalar(pred, dt.boolean).value, [], has_else=False)
+    with _ir().InsertionPoint(if_op.then_block):
+        for r, v in zip(refs, parts):
+            r.store(v)
+        scf.YieldOp([])
+
+
+def _loader(bits: int, name: str, predicated: bool):
+    if predicated:
+        def fn(src, pred=None):
+            return _load_bits(src, bits, pred, f"T.{name}")
+    else:
+        def fn(src):
+            return _load_bits(src, bits, None, f"T.{name}")
+    words = bits // 32
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {bits} bits at the position or region `src` "
+                  f"({'global' if predicated else 'shared'} memory) as "
+                  f"{'a uint32' if words == 1 else f'uint32x{words}'} value (lane 0 the "
+                  "lowest address)" + ("; with `pred` false, zeros and no read." if predicated
+                                       else "."))
+    return fn
+
+
+def _storer(bits: int, name: str, predicated: bool):
+    if predicated:
+        def fn(dst, value, pred=None):
+            _store_bits(dst, value, bits, pred, f"T.{name}")
+    else:
+        def fn(dst, value):
+            _store_bits(dst, value, bits, None, f"T.{name}")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Stores the {bits} bits of `value` (a scalar or vector of that width) at "
+                  f"the position or region `dst` ({'global' if predicated else 'shared'} "
+                  "memory, lane 0 at the lowest address)"
+                  + ("; nothing with `pred` false." if predicated else "."))
+    return fn
+
+
+ldg32, ldg64, ldg128, ldg256 = (_loader(n, f"ldg{n}", True) for n in (32, 64, 128, 256))
+lds32, lds64, lds128 = (_loader(n, f"lds{n}", False) for n in (32, 64, 128))
+stg32, stg64, stg128, stg256 = (_storer(n, f"stg{n}", True) for n in (32, 64, 128, 256))
+sts32, sts64, sts128 = (_storer(n, f"sts{n}", False) for n in (32, 64, 128))
+
+__all__ += ["ldg32", "ldg64", "ldg128", "ldg256", "lds32", "lds64", "lds128", "stg32", "stg64",
+            "stg128", "stg256", "sts32", "sts64", "sts128"]
