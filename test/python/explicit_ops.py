@@ -147,6 +147,26 @@ def named_barrier():
     return main
 
 
+def named_barrier_arrive():
+    """The first 128 threads stage A in shared memory and arrive on barrier
+    2 without waiting; the others wait on it, then read the stage."""
+    @T.prim_func
+    def main(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=256) as bx:
+            tx = T.get_thread_binding()
+            s = T.alloc_shared((256,), "float32")
+            if tx < 128:
+                for i in T.Parallel(256):
+                    s[i] = A[i]
+                T.named_barrier_arrive(2, 256)
+            else:
+                T.sync_threads(2, 256)
+                for i in T.Parallel(256):
+                    B[i] = s[255 - i]
+
+    return main
+
+
 def wgmma_gemm():
     @T.prim_func
     def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
@@ -210,6 +230,8 @@ PROGRAMS = {
                           [((128,), "float32")], _reverse()),
     "named_barrier": (named_barrier, {"sync_threads", "get_thread_bindings"},
                       [((256,), "float32")], _halves),
+    "named_barrier_arrive": (named_barrier_arrive, {"named_barrier_arrive", "sync_threads"},
+                             [((256,), "float32")], _reverse()),
     "cp_async": (cp_async, {"ptx_cp_async", "access_ptr", "ptx_commit_group", "ptx_wait_group"},
                  [((64, 64), "float16")], _ident),
     "cp_async_barrier_noinc": (cp_async_barrier_noinc, {"cp_async_barrier_noinc"},

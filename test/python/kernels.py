@@ -108,7 +108,9 @@ def cumsum(M, N, block_M, reverse=False, dtype="float32"):
 
 
 def global_sum(N, block, dtype="float32"):
-    """Each block reduces its slice and atomically adds it into out[0]."""
+    """Each block reduces its slice and atomically adds it into out[0]
+    (once per block: in a T.Parallel of one element; outside it every
+    thread of the block would add, as in TileLang)."""
 
     @T.prim_func
     def main(X: T.Tensor((N,), dtype), Out: T.Tensor((1,), dtype)):
@@ -117,7 +119,8 @@ def global_sum(N, block, dtype="float32"):
             total = T.alloc_fragment((1,), dtype)
             T.copy(X[bx * block], x)
             T.reduce_sum(x, total, dim=0)
-            T.atomic_add(Out[0], total[0])
+            for i in T.Parallel(1):
+                T.atomic_add(Out[i], total[i])
 
     return main
 

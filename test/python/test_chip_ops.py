@@ -25,6 +25,7 @@ from tilelang_mlir.language import roles
 CUDA_CHIPS = [c.name for c in chips.CHIPS if c.vendor == "nvidia"]
 # What every chip of the table runs (mbarriers are there from sm_80).
 EVERYWHERE = {"barrier", "mbarrier", "fence_proxy_async", "named_barrier", "cp_async",
+              "named_barrier_arrive",
               "cp_async_barrier_noinc", "wgmma_gemm", "ws_roles"}
 
 
@@ -63,6 +64,9 @@ def test_the_programs_cover_the_explicit_layer():
              and callable(getattr(roles, name)) and getattr(T, name, None) is getattr(roles, name)}
     refused = {"mbarrier_expect_tx", "shuffle_elect", "annotate_producer_reg_dealloc",
                "annotate_consumer_reg_alloc"}  # "not supported" at the user's line
+    # Cluster kernels (sm_90 and newer) are compiled, refused and run by
+    # test_launch_features.py.
+    refused |= {"alloc_cluster_barrier"}
     layer -= refused | {"WarpgroupRole", "builtin"}
     assert layer - used == set()
     assert {"wgmma_gemm", "wait_wgmma"} <= used

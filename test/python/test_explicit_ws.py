@@ -336,8 +336,7 @@ def test_roles_have_no_meaning_on_the_cpu():
     assert "compile for a GPU target" in msg
 
 
-@pytest.mark.parametrize("name", ["mbarrier_expect_tx", "annotate_producer_reg_dealloc",
-                                  "shuffle_elect"])
+@pytest.mark.parametrize("name", ["mbarrier_expect_tx", "annotate_producer_reg_dealloc"])
 def test_names_not_yet_supported_say_so(name):
     fn = getattr(T, name)
 

@@ -984,3 +984,26 @@ def test_simulated_cuda_program_of_several_kernels_and_bound_calls(simulated_cud
     assert bound().shape == y.shape
     assert [l["stream"] for l in state["launches"][-2:]] == [0xBEEF, 0xBEEF]
     assert [l["fn"] for l in state["launches"][-2:]] == [0xA, 0xB]
+
+
+@pytest.mark.parametrize("features", [{"cooperative": True}, {"pdl": True},
+                                      {"l2_hit_ratio": ((0, 0.5),)}],
+                         ids=["cooperative", "pdl", "l2_window"])
+def test_simulated_cuda_launch_attributes_take_the_python_path(simulated_cuda, features):
+    """A kernel launched with attributes (T.sync_grid's cooperative launch,
+    PDL, an L2 window) is never launched by the fast path, which would drop
+    them: its calls go down the Python path (`_launch_ex`)."""
+    from tilelang_mlir.base.errors import NoCUDADevice
+    from tilelang_mlir.runtime.loader import make_kernel
+
+    state = simulated_cuda
+    k = make_kernel("attrs", [_tensor("x", (8,))], [], "cuda:sm_90a", cubin=b"\x7fELF fake",
+                    entry="attrs", block=[128], grid=[{"const": 2}], shared_bytes=0,
+                    features=features)
+    k._native_setup()
+    assert k._native_state() != "native"
+    assert "launched with attributes" in k._native_reason
+    launches = len(state["launches"])
+    with pytest.raises((RuntimeError, NoCUDADevice)):  # the Python path; no GPU here
+        k(torch.zeros(8))
+    assert len(state["launches"]) == launches

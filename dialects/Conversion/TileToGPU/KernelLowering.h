@@ -26,6 +26,7 @@
 #include "dialects/Tile/Utils/ControlFlowUtils.h"
 #include "dialects/Tile/Utils/ConversionUtils.h"
 #include "dialects/Tile/Utils/LayoutUtils.h"
+#include "dialects/Tile/Utils/ThreadVariance.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -320,6 +321,17 @@ public:
   // Reductions (Reductions.cpp).
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerCumSum(CumSumOp op, OpBuilder &b, IRMapping &map);
+
+  // Lanes, warps and element atomics (ThreadOps.cpp): the ops of
+  // TileThreadOps.td; `variance` says which scalar code differs between
+  // threads (its stores are each thread's own).
+  LogicalResult lowerThreadOp(Operation *op, OpBuilder &b, IRMapping &map,
+                              Context &ctx);
+  LogicalResult lowerAtomic(Operation *op, OpBuilder &b, IRMapping &map,
+                            Context &ctx);
+  /// A tile.make_tensor: the global buffer at its address.
+  void tensorAtAddress(MakeTensorOp op, OpBuilder &b, IRMapping &map);
+  std::unique_ptr<ThreadVariance> variance;
 
   // Atomics, printing and assertions (AtomicsAndPrint.cpp).
   bool pairedAtomicAdd(const Buffer &src, const Buffer &dst,

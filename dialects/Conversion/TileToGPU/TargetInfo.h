@@ -217,6 +217,65 @@ public:
   /// reads what the flag released (nothing by default).
   virtual void emitAfterAcquire(OpBuilder &b, Location loc) const {}
 
+  //===--------------------------------------------------------------------===//
+  // Lanes and warps (TileThreadOps.td; lowered in ThreadOps.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// LLVM's name of the device scope of atomics and fences.
+  virtual StringRef deviceSyncScope() const = 0;
+  /// The lane of the executing thread in its warp (i32).
+  virtual Value emitLaneId(OpBuilder &b, Location loc) const = 0;
+  /// CUDA's `__shfl_*_sync(mask, v, offset, width)` of an i32 (the
+  /// semantics of tile.shuffle).
+  virtual Value emitShuffle(OpBuilder &b, Location loc, ShuffleKind kind,
+                            Value v, Value offset, Value width,
+                            Value mask) const = 0;
+  /// The bits of the lanes of `mask` whose `pred` is true (i64).
+  virtual Value emitBallot(OpBuilder &b, Location loc, Value pred,
+                           Value mask) const = 0;
+  /// Whether `pred` holds in some (`all`: every) lane of `mask` (i1).
+  virtual Value emitVote(OpBuilder &b, Location loc, bool all, Value pred,
+                         Value mask) const = 0;
+  /// The executing lanes (i64).
+  virtual Value emitActiveMask(OpBuilder &b, Location loc) const = 0;
+  /// tile.warp_match of a 32- or 64-bit integer (i32); the target's
+  /// checkSupported refuses the op where there is none.
+  virtual Value emitMatch(OpBuilder &b, Location loc, MatchKind kind,
+                          Value v, Value mask) const = 0;
+  /// `__syncwarp(mask)`.
+  virtual void emitSyncWarp(OpBuilder &b, Location loc, Value mask) const = 0;
+  /// A block barrier returning the count (and, or) of `pred` (i32); the
+  /// target's checkSupported refuses the op where there is none.
+  virtual Value emitBlockVote(OpBuilder &b, Location loc, BlockVoteKind kind,
+                              Value pred) const = 0;
+  /// True in one executing lane of the warp (i1).
+  virtual Value emitElectOne(OpBuilder &b, Location loc) const = 0;
+  /// Ends the executing thread (tile.thread_return).
+  virtual void emitThreadExit(OpBuilder &b, Location loc) const = 0;
+  /// `bar.sync id, threads` (`bar.arrive` with `arrive`; `threads` null:
+  /// the block's) with i32 values known at run time; the target's
+  /// checkSupported refuses tile.partial_barrier where there is none.
+  virtual void emitPartialBarrier(OpBuilder &b, Location loc, Value id,
+                                  Value threads, bool arrive) const = 0;
+  /// Programmatic dependent launch: let the next kernel start (`trigger`)
+  /// or wait for the previous ones; checkSupported refuses the ops where
+  /// there is none.
+  virtual void emitPdl(OpBuilder &b, Location loc, bool trigger) const = 0;
+  /// A barrier of the whole grid of a cooperative launch (tile.grid_sync);
+  /// checkSupported refuses it where there is none.
+  virtual void emitGridSync(KernelLowering &kl, OpBuilder &b) const = 0;
+  /// Whether kernels can run in thread block clusters.
+  virtual bool hasClusters() const = 0;
+  /// A step of the cluster barrier (tile.cluster_barrier).
+  virtual void emitClusterBarrier(OpBuilder &b, Location loc,
+                                  ClusterStep step) const = 0;
+  /// The block's rank in its cluster (i32).
+  virtual Value emitClusterRank(OpBuilder &b, Location loc) const = 0;
+  /// The executing thread arrives on the barrier at shared pointer
+  /// `barrier`, in the block of rank `rank` of the cluster.
+  virtual void emitRemoteArrive(OpBuilder &b, Location loc, Value barrier,
+                                Value rank) const = 0;
+
 protected:
   const ChipInfo &chip;
 };

@@ -97,6 +97,34 @@ public:
                         Type type) const override;
   void emitAfterAcquire(OpBuilder &b, Location loc) const override;
 
+  // Lanes and warps (ThreadOps.cpp of the target's folder).
+  StringRef deviceSyncScope() const override;
+  Value emitLaneId(OpBuilder &b, Location loc) const override;
+  Value emitShuffle(OpBuilder &b, Location loc, ShuffleKind kind, Value v,
+                    Value offset, Value width, Value mask) const override;
+  Value emitBallot(OpBuilder &b, Location loc, Value pred,
+                   Value mask) const override;
+  Value emitVote(OpBuilder &b, Location loc, bool all, Value pred,
+                 Value mask) const override;
+  Value emitActiveMask(OpBuilder &b, Location loc) const override;
+  Value emitMatch(OpBuilder &b, Location loc, MatchKind kind, Value v,
+                  Value mask) const override;
+  void emitSyncWarp(OpBuilder &b, Location loc, Value mask) const override;
+  Value emitBlockVote(OpBuilder &b, Location loc, BlockVoteKind kind,
+                      Value pred) const override;
+  Value emitElectOne(OpBuilder &b, Location loc) const override;
+  void emitThreadExit(OpBuilder &b, Location loc) const override;
+  void emitPartialBarrier(OpBuilder &b, Location loc, Value id, Value threads,
+                          bool arrive) const override;
+  void emitPdl(OpBuilder &b, Location loc, bool trigger) const override;
+  void emitGridSync(KernelLowering &kl, OpBuilder &b) const override;
+  bool hasClusters() const override { return chip.tma; }
+  void emitClusterBarrier(OpBuilder &b, Location loc,
+                          ClusterStep step) const override;
+  Value emitClusterRank(OpBuilder &b, Location loc) const override;
+  void emitRemoteArrive(OpBuilder &b, Location loc, Value barrier,
+                        Value rank) const override;
+
 private:
   NVVM::NVVMTargetAttr target;
   bool tmaStore;

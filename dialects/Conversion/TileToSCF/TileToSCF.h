@@ -7,6 +7,7 @@
 #ifndef TILE_CONVERSION_TILETOSCF_TILETOSCF_H
 #define TILE_CONVERSION_TILETOSCF_TILETOSCF_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -25,6 +26,11 @@ void populateTileToSCFTypeConversion(TypeConverter &converter);
 /// Patterns that lower every tile op to scf loops and memref accesses.
 void populateTileToSCFPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
+
+/// Lowers the per-thread and atomic ops (TileThreadOps.td) in place, for a
+/// block run as one thread of control; fails on the warp-level ops, which
+/// need a GPU.
+LogicalResult expandThreadOpsForCPU(ModuleOp module);
 
 } // namespace tile
 } // namespace mlir

@@ -558,7 +558,9 @@ def Tile_AtomicAddOp : Tile_Op<"atomic_add", [Tile_InKernel]> {
     blocks and threads. `value` is either a scalar (one element is updated)
     or a tile buffer (a region of its shape starting at `offsets` is updated,
     unit dimensions of `dst` dropped as for `tile.copy`). Out-of-range updates
-    are dropped.
+    are dropped. A scalar add outside a `tile.parallel` is made by every
+    thread of the block (or role) that runs it, as TileLang's scalar
+    atomics are; the CPU backend repeats it once per thread.
 
     With `tma` (TileLang's `use_tma=True`) a shared tile is added into a
     global kernel argument as one bulk reduction by the tensor memory
@@ -1002,5 +1004,7 @@ def Tile_DeviceAssertOp : Tile_Op<"device_assert", [Tile_InKernel]> {
     std::pair<::llvm::StringRef, unsigned> getSourcePosition();
   }];
 }
+
+include "dialects/Tile/IR/TileThreadOps.td"
 
 #endif // TILE_OPS_TD

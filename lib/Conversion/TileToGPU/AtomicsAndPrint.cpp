@@ -42,9 +42,12 @@ LogicalResult KernelLowering::lowerAtomicAdd(AtomicAddOp op, OpBuilder &b,
   };
   Value value = map.lookupOrDefault(op.getValue());
   if (!isa<MemRefType>(op.getValue().getType())) {
-    guarded(b, loc, sideEffectGuard(b, ctx), [&](OpBuilder &gb) {
-      atomicAt(gb, offsets, convertElements(gb, loc, value, elem));
-    });
+    // One element: made by every thread that runs it outside a parallel
+    // loop (TileLang's scalar atomics), by one copy of each instance in it.
+    guarded(b, loc, ctx.inParallel() ? ctx.leader : Value(),
+            [&](OpBuilder &gb) {
+              atomicAt(gb, offsets, convertElements(gb, loc, value, elem));
+            });
     return success();
   }
   FailureOr<Buffer> src = bufferOf(op.getValue(), b, map);

@@ -374,10 +374,13 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
     storeElement(b, *buf, idx, v);
     return success();
   }
-  // Global and shared memory: one copy of the store, dropped out of bounds
-  // (the CPU reference does not check these, but programs written for it
-  // guard their stores; keep them cheap and safe here).
-  guarded(b, loc, sideEffectGuard(b, ctx),
+  // Global and shared memory: one copy of a store that every thread makes
+  // alike; a store whose element, value or condition differs between
+  // threads (ThreadVariance) is each thread's own.
+  Value guard = !ctx.inParallel() && variance && variance->perThread(op)
+                    ? Value()
+                    : sideEffectGuard(b, ctx);
+  guarded(b, loc, guard,
           [&](OpBuilder &gb) { storeElement(gb, *buf, idx, v); });
   return success();
 }

@@ -12,6 +12,7 @@
 
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
+#include "dialects/Tile/Utils/ThreadOpUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -124,6 +125,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
           AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
     return success();
+  if (auto made = dyn_cast<MakeTensorOp>(op)) {
+    tensorAtAddress(made, b, map);
+    return success();
+  }
   // A tile that TMA reduce-adds may still be reading is written over only
   // after they have read it (the reduce-add does not wait itself).
   if (!ctx.inParallel() && !bulkReadsSettled && writesBulkReadSource(op)) {
@@ -161,12 +166,16 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   // A scalar atomic add is one element's: each parallel instance (its
   // replica leader) does its own, as TileLang's
   // `for i, j in T.Parallel(..): T.atomic_add(C[.., ..], frag[i, j])`.
-  auto scalarAtomic = dyn_cast<AtomicAddOp>(op);
-  if (scalarAtomic && isa<MemRefType>(scalarAtomic.getValue().getType()))
-    scalarAtomic = nullptr;
-  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()) && !scalarAtomic)
+  // The ops of one thread (shuffles, votes, element atomics) run where
+  // the thread runs: in each instance of a parallel body too.
+  if (ctx.inParallel() && isa<TileDialect>(op->getDialect()) &&
+      !isPerThreadOp(op))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
+  if ((isPerThreadOp(op) || isa<BlockVoteOp, PartialBarrierOp, GridSyncOp,
+                                ClusterBarrierOp>(op)) &&
+      !isa<AtomicAddOp, DeviceAssertOp, PrintOp, ThreadIdOp>(op))
+    return lowerThreadOp(op, b, map, ctx);
   if (auto o = dyn_cast<ParallelOp>(op))
     return lowerParallel(o, b, map);
   // An op staging through scratch takes the next scratch region, so that
@@ -248,6 +257,20 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
   return success();
 }
 
+/// The global buffer of a tile.make_tensor: its memref, made from the
+/// address and sizes as the kernel sees them.
+void KernelLowering::tensorAtAddress(MakeTensorOp op, OpBuilder &b,
+                                     IRMapping &map) {
+  SmallVector<Value> sizes;
+  for (Value s : op.getSizes())
+    sizes.push_back(map.lookupOrDefault(s));
+  MemRefType type = op.getResult().getType();
+  Value memref = memrefAtAddress(b, op.getLoc(),
+                                 type, map.lookupOrDefault(op.getAddress()),
+                                 sizes);
+  buffers[op.getResult()] = Buffer::global(memref, type);
+}
+
 //===----------------------------------------------------------------------===//
 // Roles
 //===----------------------------------------------------------------------===//
@@ -255,6 +278,22 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
 LogicalResult KernelLowering::assignRoleBarriers() {
   llvm::SmallSet<int64_t, 16> taken;
   kernel.walk([&](NamedBarrierOp op) { taken.insert(op.getId()); });
+  // Barriers named at run time: their ids, where known.
+  PartialBarrierOp unknown;
+  kernel.walk([&](PartialBarrierOp op) {
+    std::optional<int64_t> id = getConstantIntValue(op.getId());
+    if (id)
+      taken.insert(*id);
+    else
+      unknown = op;
+  });
+  if (unknown && !kernel.getBody().getOps<RoleOp>().empty()) {
+    InFlightDiagnostic diag = unknown.emitOpError(
+        "names its barrier at run time, in a kernel whose roles need named "
+        "barriers of their own: the ids could collide; name it with a "
+        "constant");
+    return diag;
+  }
   // One barrier per range of threads (roles of one range are the same
   // threads at different points of the program).
   int64_t next = 1;
@@ -282,7 +321,18 @@ LogicalResult KernelLowering::assignRoleBarriers() {
 /// budget at entry.
 LogicalResult KernelLowering::checkRoles() {
   if (!target.hasNamedBarriers()) {
+    // A role of per-thread code only (scalar code, per-thread stores,
+    // shuffles, atomics, an early exit: `if tx < n: ...`) never waits on a
+    // barrier of its own; a role running tile operations does.
     WalkResult roles = kernel.walk([&](RoleOp role) {
+      WalkResult needs = role.getBody().walk([&](Operation *op) {
+        if (!isa<TileDialect>(op->getDialect()) || isPerThreadOp(op) ||
+            isa<YieldOp, RoleOp>(op))
+          return WalkResult::advance();
+        return WalkResult::interrupt();
+      });
+      if (!needs.wasInterrupted())
+        return WalkResult::advance();
       role.emitOpError("gives threads a role of their own, which needs "
                        "barriers over part of the block (named barriers); ")
           << target.getPlatformName() << " targets do not have them here";
@@ -303,9 +353,9 @@ LogicalResult KernelLowering::checkRoles() {
       if (n % warpSize == 0 || !isa<TileDialect>(op->getDialect()))
         return WalkResult::advance();
       auto copy = dyn_cast<CopyOp>(op);
-      if ((copy && copy.getBarrier()) ||
-          isa<BarrierWaitOp, BarrierArriveOp, ThreadIdOp, FenceProxyAsyncOp,
-              CpAsyncOp, AsyncCommitOp, AsyncWaitOp>(op))
+      if ((copy && copy.getBarrier()) || isPerThreadOp(op) ||
+          isa<YieldOp, BarrierWaitOp, BarrierArriveOp, FenceProxyAsyncOp,
+              CpAsyncOp, AsyncCommitOp, AsyncWaitOp, PartialBarrierOp>(op))
         return WalkResult::advance();
       op->emitOpError("runs in a role of ")
           << n << " threads; tile operations need whole warps (a multiple "
@@ -378,6 +428,9 @@ LogicalResult KernelLowering::checkBarriers() {
       if (auto wait = dyn_cast<BarrierWaitOp>(user))
         if (getConstantIntValue(wait.getParity()) != std::optional<int64_t>(1))
           waits.push_back(wait);
+      // Arrivals from the blocks of a cluster: their count is the program's.
+      if (isa<BarrierArriveRankOp>(user))
+        arrives = perWarp = true;
       if (auto arrive = dyn_cast<BarrierArriveOp>(user)) {
         arrives = true;
         if (!arrive.getPerThread())
@@ -465,6 +518,19 @@ LogicalResult KernelLowering::run() {
     if (std::optional<ArrayRef<int64_t>> c = ws.getCluster())
       clusterDims.assign(c->begin(), c->end());
   });
+  // Clusters the program asked for (T.Kernel(..., cluster_dims=...)).
+  if (auto c = kernel->getAttrOfType<DenseI64ArrayAttr>("tile.cluster")) {
+    if (!clusterDims.empty() && ArrayRef<int64_t>(clusterDims) != c.asArrayRef())
+      return kernel.emitOpError("runs in clusters of the program's shape, "
+                                "which warp specialization chose otherwise");
+    clusterDims.assign(c.asArrayRef().begin(), c.asArrayRef().end());
+    if (!target.hasClusters())
+      return kernel.emitOpError("runs in thread block clusters "
+                                "(cluster_dims), which ")
+             << target.getPlatformName() << " target "
+             << target.getChipInfo().name
+             << " does not have (NVIDIA sm_90 and newer)";
+  }
   // Fences before barriers are needed from the start when any gemm reads
   // shared memory through the async proxy.
   kernel.walk([&](Operation *g) {
@@ -477,6 +543,7 @@ LogicalResult KernelLowering::run() {
   if (failed(assignRoleBarriers()))
     return failure();
   // The target's checks (what the chip can do) come before the roles'.
+  variance = std::make_unique<ThreadVariance>(kernel);
   if (failed(target.prepareKernel(*this)) || failed(checkRoles()) ||
       failed(outline()))
     return failure();
@@ -510,6 +577,15 @@ LogicalResult KernelLowering::run() {
   for (Value v : above) {
     if (isa<MemRefType>(v.getType()) && isa<BlockArgument>(v))
       continue; // global tensors: reached through buffers
+    if (auto made = v.getDefiningOp<MakeTensorOp>()) {
+      // A tensor at an address the host function computed: its address and
+      // sizes come into the kernel, the tensor is made at its entry.
+      for (Value o : made->getOperands())
+        if (failed(bring(o)))
+          return failure();
+      tensorAtAddress(made, b, map);
+      continue;
+    }
     if (failed(bring(v)))
       return failure();
   }
@@ -559,6 +635,20 @@ LogicalResult KernelLowering::run() {
   }
   if (Attribute persistent = kernel->getAttr("tile.persistent"))
     launch->setAttr("tile.persistent", persistent);
+  // How the runtime launches it: cooperatively (a grid barrier), with
+  // programmatic stream serialization (it waits for the kernels before it
+  // itself), with an L2 access policy window (T.annotate_l2_hit_ratio).
+  SmallVector<NamedAttribute> how;
+  if (kernel.walk([](GridSyncOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    how.push_back(hb.getNamedAttr("cooperative", hb.getUnitAttr()));
+  if (kernel.walk([](PdlWaitOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    how.push_back(hb.getNamedAttr("pdl", hb.getUnitAttr()));
+  if (Attribute l2 = kernel->getAttr("tile.l2_hit_ratio"))
+    how.push_back(hb.getNamedAttr("l2_hit_ratio", l2));
+  if (!how.empty())
+    launch->setAttr("tile.launch", hb.getDictionaryAttr(how));
   kernel.erase();
   return success();
 }

@@ -200,6 +200,11 @@ static LogicalResult checkHopperOps(KernelOp kernel, const ChipInfo &chip) {
     if (auto arrive = dyn_cast<BarrierArriveOp>(op);
         arrive && arrive.getExpectTx() && !chip.tma)
       return refuse(op, "announces transaction bytes", "sm_90a");
+    if (isa<PdlTriggerOp, PdlWaitOp>(op) && chip.arch < 90)
+      return refuse(op,
+                    "is programmatic dependent launch (T.pdl_trigger / "
+                    "T.pdl_sync; TileLang refuses it there too)",
+                    "sm_90 or newer");
     if (isa<SetMaxNRegOp>(op) && !chip.setmaxnreg)
       return refuse(op, "changes the register budget (setmaxnreg)", "sm_90a");
     if (isa<GemmOp, GemmSpOp>(op) && op->hasAttr("wgmma") && !chip.wgmma)
@@ -220,8 +225,14 @@ LogicalResult NVVMTargetInfo::prepareKernel(KernelLowering &kl) const {
 }
 
 void NVVMTargetInfo::annotateKernel(KernelLowering &kl, OpBuilder &b) const {
+  int64_t minBlocks = 0;
   if (kl.producerThreads || kl.setsRegisters) // a cap at entry, for setmaxnreg
-    kl.gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+    minBlocks = 1;
+  // T.annotate_min_blocks_per_sm: __launch_bounds__'s second argument.
+  if (auto n = kl.kernel->getAttrOfType<IntegerAttr>("tile.min_blocks_per_sm"))
+    minBlocks = std::max<int64_t>(minBlocks, n.getInt());
+  if (minBlocks)
+    kl.gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(minBlocks));
   if (!kl.clusterDims.empty()) {
     SmallVector<int32_t> dims(kl.clusterDims.begin(), kl.clusterDims.end());
     kl.gpuFunc->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),

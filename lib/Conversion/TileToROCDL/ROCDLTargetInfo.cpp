@@ -116,6 +116,32 @@ LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
                          "(device printf needs the ROCm device libraries)");
   if (auto gemm = dyn_cast<GemmSpOp>(op))
     return gemm.emitOpError("T.gemm_sp is not supported on ROCm targets");
+  if (isa<WarpMatchOp>(op))
+    return op->emitOpError("matches values across lanes (CUDA's "
+                           "__match_any_sync / __match_all_sync), which AMD "
+                           "GPUs have no instruction for (TileLang's HIP "
+                           "backend refuses it too)");
+  if (isa<ClusterBarrierOp, ClusterRankOp, BarrierArriveRankOp>(op))
+    return op->emitOpError("is an operation of thread block clusters, an "
+                           "NVIDIA sm_90 feature that ROCm targets do not "
+                           "have");
+  if (isa<PdlTriggerOp, PdlWaitOp>(op))
+    return op->emitOpError("is programmatic dependent launch (T.pdl_trigger "
+                           "/ T.pdl_sync), an NVIDIA sm_90 feature that ROCm "
+                           "targets do not have (TileLang refuses it too)");
+  if (isa<GridSyncOp>(op))
+    return op->emitOpError("(T.sync_grid) needs a cooperative launch, which "
+                           "the ROCm runtime here does not make: split the "
+                           "work into two kernels");
+  if (isa<PartialBarrierOp>(op))
+    return op->emitOpError("(T.sync_threads(id, threads), "
+                           "T.named_barrier_arrive) synchronizes part of the "
+                           "block on a named barrier, which ROCm targets do "
+                           "not have here");
+  if (isa<BlockVoteOp>(op))
+    return op->emitOpError("(T.syncthreads_count / _and / _or) is not "
+                           "supported on ROCm targets yet: count with a "
+                           "shared-memory atomic between two T.sync_threads()");
   return success();
 }
 

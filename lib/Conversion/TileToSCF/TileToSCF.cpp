@@ -820,7 +820,7 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                EraseLowering<AnnotateLayoutOp>, EraseLowering<UseSwizzleOp>,
                EraseLowering<AsyncCommitOp>, EraseLowering<AsyncWaitOp>,
                EraseLowering<GemmWaitOp>,
-               EraseLowering<BarrierOp>,
+               EraseLowering<BarrierOp>, EraseLowering<NamedBarrierOp>,
                // No asynchronous proxy reads shared memory here.
                EraseLowering<FenceProxyAsyncOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
@@ -1037,7 +1037,10 @@ struct ConvertTileToSCFPass
                         "per block) cannot run: mbarriers need a GPU target");
         return WalkResult::interrupt();
       }
-      if (isa<NamedBarrierOp, CpAsyncOp, SetMaxNRegOp, WarpSpecializeOp>(op)) {
+      // (A named barrier with no roles -- refused above -- is every
+      // thread's: the one thread of control has nothing to wait for, and
+      // it is erased below.)
+      if (isa<CpAsyncOp, SetMaxNRegOp, WarpSpecializeOp>(op)) {
         op->emitOpError("synchronizes or copies per thread or per warp, "
                         "which has no meaning on the CPU backend (one thread "
                         "of control per block): compile for a GPU target");
@@ -1050,6 +1053,8 @@ struct ConvertTileToSCFPass
     expandSymmetricOps(getOperation());
     if (boundsCheck)
       insertBoundsChecks(getOperation());
+    if (failed(expandThreadOpsForCPU(getOperation())))
+      return signalPassFailure();
     guardIntegerDivisions(getOperation());
     TypeConverter converter;
     populateTileToSCFTypeConversion(converter);

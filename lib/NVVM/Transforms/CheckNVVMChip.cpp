@@ -46,6 +46,12 @@ constexpr Row kUntraited[] = {
     {"nvvm.elect.sync", 90},
     {"nvvm.stmatrix", 90},
     {"nvvm.griddepcontrol", 90},
+    // Thread block clusters: distributed shared memory addresses and the
+    // cluster special registers (clusterid, cluster.ctaid, cluster.nctarank,
+    // nclusterid).
+    {"nvvm.mapa", 90},
+    {"nvvm.read.ptx.sreg.cluster", 90},
+    {"nvvm.read.ptx.sreg.ncluster", 90},
     {"nvvm.setmaxregister", 90, true},
     {"nvvm.convert.f32x2.to.f8x2", 89},
 };

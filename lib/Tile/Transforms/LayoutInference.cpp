@@ -8,6 +8,7 @@
 #include "dialects/Tile/Transforms/Passes.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
 #include "dialects/Tile/Utils/LayoutUtils.h"
+#include "dialects/Tile/Utils/ThreadVariance.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -254,38 +255,33 @@ static LogicalResult findFragmentHomes(KernelOp kernel, FragmentHomes &homes) {
 }
 
 /// A tile operation runs on all the threads of its role (or block): under
-/// a branch on the thread index that is not a role, only some of them would
-/// reach it.
+/// a branch (or in a loop) on a value that differs between threads (the
+/// thread index, a lane's vote, a thread's own element; ThreadVariance)
+/// that is not a role, only some of them would reach it. One thread's
+/// operations (shuffles, element atomics) may run there.
 static LogicalResult checkThreadBranches(KernelOp kernel) {
+  ThreadVariance variance(kernel);
   WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
-    if (!isa<CopyOp, FillOp, GemmOp, GemmSpOp, ReduceOp, CumSumOp, ParallelOp,
-             AtomicAddOp, SignalOp, WaitOp>(op) ||
+    if (!isa<TileDialect>(op->getDialect()) || isPerThreadOp(op) ||
+        isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+            AllocBarrierOp, YieldOp>(op) ||
         op->getParentOfType<ParallelOp>())
       return WalkResult::advance();
     if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getBarrier())
       return WalkResult::advance(); // a TMA copy: one thread issues it
-    for (Operation *p = op->getParentOp(); p && !isa<KernelOp, RoleOp>(p);
-         p = p->getParentOp()) {
-      auto branch = dyn_cast<scf::IfOp>(p);
-      if (!branch)
-        continue;
-      SetVector<Operation *> slice;
-      BackwardSliceOptions options;
-      options.inclusive = true;
-      (void)getBackwardSlice(branch.getCondition(), &slice, options);
-      if (llvm::none_of(slice, [](Operation *o) { return isa<ThreadIdOp>(o); }))
-        continue;
-      InFlightDiagnostic diag =
-          op->emitError("a tile operation under a condition on the thread "
-                        "index that is not a role: it runs on all the threads "
-                        "of its role or block, but only some reach it here. "
-                        "Write the condition as a range of threads (`tx < 128`, "
-                        "`tx >= 128 and tx < 256`, `else`), outside other "
-                        "roles, or move the operation out of the branch");
-      diag.attachNote(branch.getLoc()) << "the condition on the thread index";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
+    Operation *branch = variance.varyingControl(op);
+    if (!branch)
+      return WalkResult::advance();
+    InFlightDiagnostic diag =
+        op->emitError("a tile operation under a condition on the thread "
+                      "index that is not a role (or on another value that "
+                      "differs between threads): it runs on all the threads "
+                      "of its role or block, but only some reach it here. "
+                      "Write the condition as a range of threads (`tx < 128`, "
+                      "`tx >= 128 and tx < 256`, `else`), outside other "
+                      "roles, or move the operation out of the branch");
+    diag.attachNote(branch->getLoc()) << "the condition on the thread index";
+    return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
 }

@@ -1462,7 +1462,9 @@ struct TileWarpSpecializePass
     });
     for (auto [kernel, loop] : todo) {
       Specializer s(kernel, loop);
-      s.clusterSize = clusterSize;
+      // A kernel whose clusters the program chose (T.Kernel(...,
+      // cluster_dims=...)) keeps them: no clusters of the pass's own.
+      s.clusterSize = kernel->hasAttr("tile.cluster") ? 1 : clusterSize;
       s.persistentSms = persistentSms;
       s.allowPingpong = pingpong;
       s.allowRotate = rotate;

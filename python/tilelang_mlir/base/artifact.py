@@ -21,25 +21,39 @@ from .target import Target, parse_target
 class Launch:
     """How a GPU kernel is launched: the entry point in the binary, the grid
     (1 to 3 expressions of `base/grid.py`), the block (3 ints), the dynamic
-    shared memory, and the TMA tensor maps it takes before its parameters
-    (`{"param", "box", "swizzle"}` each; see runtime/cuda.py)."""
+    shared memory, the TMA tensor maps it takes before its parameters
+    (`{"param", "box", "swizzle"}` each; see runtime/cuda.py), and how it is
+    launched (`features`: `cooperative` (all blocks resident: a grid
+    barrier), `pdl` (programmatic stream serialization: it waits for the
+    kernels before it itself), `l2_hit_ratio` ((parameter index, hit ratio)
+    pairs: an L2 access policy window over that tensor))."""
 
     entry: str
     grid: Tuple[dict, ...]
     block: Tuple[int, ...]
     shared_bytes: int
     tensormaps: Tuple[dict, ...] = ()
+    features: Tuple[Tuple[str, object], ...] = ()
+
+    def feature(self, name: str, default=None):
+        return dict(self.features).get(name, default)
 
     def to_json(self) -> dict:
-        return {"entry": self.entry, "grid": [dict(e) for e in self.grid],
-                "block": list(self.block), "shared_bytes": self.shared_bytes,
-                "tensormaps": [dict(m) for m in self.tensormaps]}
+        out = {"entry": self.entry, "grid": [dict(e) for e in self.grid],
+               "block": list(self.block), "shared_bytes": self.shared_bytes,
+               "tensormaps": [dict(m) for m in self.tensormaps]}
+        if self.features:
+            out["features"] = {k: v for k, v in self.features}
+        return out
 
     @staticmethod
     def of(entry: str, grid: Sequence[dict], block: Sequence[int], shared_bytes: int,
-           tensormaps: Sequence[dict] = ()) -> "Launch":
+           tensormaps: Sequence[dict] = (), features: Optional[dict] = None) -> "Launch":
+        feats = dict(features or {})
+        if "l2_hit_ratio" in feats:  # JSON gives lists back
+            feats["l2_hit_ratio"] = tuple((int(i), float(r)) for i, r in feats["l2_hit_ratio"])
         return Launch(entry, tuple(dict(e) for e in grid), tuple(block), shared_bytes,
-                      tuple(dict(m) for m in tensormaps))
+                      tuple(dict(m) for m in tensormaps), tuple(sorted(feats.items())))
 
 
 @dataclass(frozen=True)
@@ -108,7 +122,8 @@ class CompiledArtifact:
         launch = None
         if extra:
             launch = Launch.of(extra["entry"], extra["grid"], extra["block"],
-                               extra["shared_bytes"], extra.get("tensormaps", ()))
+                               extra["shared_bytes"], extra.get("tensormaps", ()),
+                               extra.get("features"))
         return CompiledArtifact(name, tuple(params), tuple(out_idx), target, dict(stages),
                                 source, launch, extra.get("cubin"), extra.get("ptxas", ""))
 

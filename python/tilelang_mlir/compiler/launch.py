@@ -150,10 +150,38 @@ def extract_launch(module, params) -> Dict:
     if any("const" not in b for b in block) or "const" not in smem:
         raise CompilationError("the block size and shared memory must be constants")
     return {"grid": grid, "block": [b["const"] for b in block], "shared_bytes": smem["const"],
-            "tensormaps": extract_tensormaps(launch, params)}
+            "tensormaps": extract_tensormaps(launch, params),
+            "features": extract_features(launch, params)}
+
+
+def extract_features(launch, params) -> Dict:
+    """How the kernel is launched (the `tile.launch` dictionary the lowering
+    writes on the gpu.launch_func): cooperative, pdl, l2_hit_ratio (a
+    tuple of (parameter index, ratio) pairs)."""
+    from .. import ir
+
+    if "tile.launch" not in launch.attributes:
+        return {}
+    attr = ir.DictAttr(launch.attributes["tile.launch"])
+    out: Dict = {}
+    for key in ("cooperative", "pdl"):
+        if key in attr:
+            out[key] = True
+    if "l2_hit_ratio" in attr:
+        ratios = ir.DictAttr(attr["l2_hit_ratio"])
+        pairs = []
+        for i in range(len(ratios)):
+            named = ratios[i]
+            index = int(named.name)
+            if not 0 <= index < len(params) or params[index].kind != "tensor":
+                raise CompilationError(f"tile.launch: l2_hit_ratio names parameter {index}, "
+                                       "which is no tensor")
+            pairs.append((index, float(ir.FloatAttr(named.attr).value)))
+        out["l2_hit_ratio"] = tuple(pairs)
+    return out
 
 
 def launch_of(entry: str, launch: Dict) -> Launch:
     """The `Launch` of what `extract_launch` read and the kernel's entry."""
     return Launch.of(entry, launch["grid"], launch["block"], launch["shared_bytes"],
-                     launch.get("tensormaps", ()))
+                     launch.get("tensormaps", ()), launch.get("features"))

@@ -24,6 +24,7 @@ from ..language.values import row_major_index as _row_major_index
 from ..language.values import row_major_position as _row_major_position
 
 from .roles import RoleBuilder
+from .threads import ThreadBuilder
 
 SCOPES = ("shared", "fragment", "local", "var")
 
@@ -47,7 +48,7 @@ def _tile():
     return tile
 
 
-class Builder(RoleBuilder):
+class Builder(RoleBuilder, ThreadBuilder):
     """Emits the tile IR of one function."""
 
     def __init__(self, filename: str):
@@ -98,7 +99,7 @@ class Builder(RoleBuilder):
             raise self.error(f"{what} must be inside `with T.Kernel(...)`")
 
     @contextlib.contextmanager
-    def kernel(self, grid: Sequence, threads) -> Tuple[IndexExpr, ...]:
+    def kernel(self, grid: Sequence, threads, cluster=None) -> Tuple[IndexExpr, ...]:
         if self.kernel_depth:
             raise self.error("T.Kernel cannot be nested in another T.Kernel")
         if not 1 <= len(grid) <= 3:
@@ -122,6 +123,9 @@ class Builder(RoleBuilder):
             extents.append(e.materialize())
         op = _tile().kernel(extents, thread_extents)
         self.kernel_op = op
+        self._thread_index = None
+        if cluster is not None:
+            self.set_cluster(cluster, grid)
         block = op.body.blocks[0]
         names = ("bx", "by", "bz")
         indices = tuple(IndexExpr.of(block.arguments[i], names[i]) for i in range(len(grid)))

@@ -574,6 +574,12 @@ class Parser:
             raise self.error(node, "`with` takes one T.Kernel(...) or T.ws(...)")
         item = node.items[0]
         ctx = self.eval(item.context_expr)
+        if hasattr(ctx, "__tile_scope__"):  # a scope of the language (T.attr's reduce scope)
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, f"`with {ctx!r}` binds no name")
+            with ctx.__tile_scope__(self.builder), self.child_scope(False, "scope"):
+                self.visit_body(node.body)
+            return
         if isinstance(ctx, WarpgroupRole):
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, "`with T.ws(...)` binds no name")
@@ -585,7 +591,7 @@ class Parser:
         if not isinstance(ctx, KernelLaunch):
             raise self.error(item.context_expr, "only `with T.Kernel(...)` and `with T.ws(...)` "
                                                 "are supported in a tile program")
-        with self.builder.kernel(ctx.grid, ctx.threads) as indices, \
+        with self.builder.kernel(ctx.grid, ctx.threads, ctx.cluster) as indices, \
                 self.child_scope(False, "kernel"):
             if item.optional_vars is not None:
                 self.bind_loop_target(item.optional_vars, indices)

@@ -61,7 +61,7 @@ class RoleBuilder:
             raise self.error(f"T.get_thread_binding: dim is 0, 1 or 2, got {dim}")
         if threads[dim] == 1:
             return IndexExpr(0)  # a dimension of extent 1
-        value = _tile().ThreadIdOp(_ir().IndexType.get()).result
+        value = self.thread_index_value()
         linear = IndexExpr(0, {ThreadAtom(value, "tx"): 1})
         if threads[1] == threads[2] == 1:
             return linear  # a one-dimensional block: comparisons give roles
@@ -146,10 +146,21 @@ class RoleBuilder:
             raise self.error(f"{what}: the parity is 0 or 1, got {p.const}")
         _tile().BarrierWaitOp(buf, idx, p.materialize())
 
-    def named_barrier(self, barrier_id, arrive_count) -> None:
-        self.require_kernel("T.sync_threads")
-        _tile().NamedBarrierOp(_i64(static_int(barrier_id, "T.sync_threads barrier id")),
-                               _i64(static_int(arrive_count, "T.sync_threads arrive count")))
+    def named_barrier(self, barrier_id, arrive_count, arrive: bool = False) -> None:
+        """`bar.sync id, count` (`bar.arrive` with `arrive`): a barrier with
+        both known at compile time (id 1 to 15) is a tile.named_barrier,
+        which roles' barriers avoid; others are tile.partial_barrier."""
+        what = "T.named_barrier_arrive" if arrive else "T.sync_threads"
+        self.require_kernel(what)
+        known = [IndexExpr.lift(x) for x in (barrier_id, arrive_count)]
+        if not arrive and all(k is not None and k.is_const() for k in known) and \
+                known[0].const != 0:
+            _tile().NamedBarrierOp(_i64(known[0].const), _i64(known[1].const))
+            return
+        id_ = self._i32(barrier_id, f"{what} barrier id")
+        count = None if arrive_count is None else self._i32(arrive_count, f"{what} thread count")
+        _tile().PartialBarrierOp(id_.value, threads=count.value if count is not None else None,
+                                 arrive=arrive or None)
 
     def block_barrier(self) -> None:
         """A barrier over the block, or over the role it is in."""

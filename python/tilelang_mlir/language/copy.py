@@ -1,4 +1,4 @@
-"""Data movement: copy, fill, clear, atomic add."""
+"""Data movement: copy, fill, clear, im2col (atomics: atomic.py)."""
 
 from __future__ import annotations
 
@@ -27,26 +27,6 @@ def fill(b, buffer, value):
 def clear(b, buffer):
     """Sets every element of `buffer` to zero."""
     b.fill(buffer, 0)
-
-
-@builtin
-def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False,
-               use_tma: bool = False, annotations=None):
-    """Atomically adds a scalar into `dst[i, ...]`, or a tile into the region
-    of `dst` starting there. Inside `T.Parallel`, `T.atomic_add(C[i, j],
-    frag[i, j])` adds each element once. The atomics are relaxed
-    (`memory_order` None or "relaxed"). `use_tma`: a shared tile added into
-    a global tensor as one bulk reduction by the TMA unit
-    (`cp.reduce.async.bulk.tensor`, sm_90 and newer), the block's threads
-    synchronized before and after it; elsewhere (no TMA, a fragment value,
-    a tile TMA cannot take) the same adds element by element."""
-    if return_prev:
-        raise b.error("not supported by tilelang-mlir: T.atomic_add(..., return_prev=True) "
-                      "(the atomic returns no value here)")
-    if memory_order not in (None, "relaxed"):
-        raise b.error(f"not supported by tilelang-mlir: T.atomic_add with memory_order="
-                      f"{memory_order!r} (its atomics are relaxed)")
-    b.atomic_add(dst, value, tma=use_tma)
 
 
 @builtin

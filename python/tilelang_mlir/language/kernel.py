@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 class KernelLaunch:
-    def __init__(self, grid, threads):
+    def __init__(self, grid, threads, cluster=None):
         self.grid = grid
         self.threads = threads
+        self.cluster = cluster  # blocks per cluster (x, y, z), or None
 
     def __enter__(self):
         raise TypeError("T.Kernel can only be used inside a T.prim_func")
@@ -34,10 +35,14 @@ def _normalize_threads(threads) -> list:
     return normalized
 
 
-def Kernel(*grid, threads=None, prelude=None, is_cpu=False) -> KernelLaunch:
+def Kernel(*grid, threads=None, cluster_dims=None, prelude=None,
+           is_cpu=False) -> KernelLaunch:
     """A grid of 0 to 3 dimensions (none: one block) with `threads` threads
     per block (an int or up to three extents, x fastest; default 128). The
-    `with` statement binds the block indices."""
+    `with` statement binds the block indices. `cluster_dims` (an int or up
+    to three extents; sm_90 and newer): the blocks run in thread block
+    clusters of that shape (the grid a multiple of it), which
+    T.cluster_sync and T.block_rank_in_cluster work over."""
     if prelude is not None:
         from ..base.errors import TileLangError
 
@@ -47,7 +52,27 @@ def Kernel(*grid, threads=None, prelude=None, is_cpu=False) -> KernelLaunch:
     dims = _normalize_threads(threads)
     while len(dims) > 1 and dims[-1] == 1:
         dims.pop()
-    return KernelLaunch(list(grid) if grid else [1], dims if len(dims) > 1 else dims[0])
+    return KernelLaunch(list(grid) if grid else [1], dims if len(dims) > 1 else dims[0],
+                        _cluster(cluster_dims))
+
+
+def ClusterKernel(*blocks, cluster_dims, threads=None, prelude=None) -> KernelLaunch:
+    """T.Kernel(*blocks, threads=threads, cluster_dims=cluster_dims): a grid
+    of thread block clusters (sm_90 and newer)."""
+    return Kernel(*blocks, threads=threads, cluster_dims=cluster_dims, prelude=prelude)
+
+
+def _cluster(dims):
+    """[x, y, z] of `cluster_dims`, or None for no clusters (TileLang's
+    normalization: an int is (n, 1, 1); (1, 1, 1) is none)."""
+    if dims is None:
+        return None
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        dims = [dims]
+    if not isinstance(dims, (list, tuple)) or not 1 <= len(dims) <= 3:
+        raise TypeError(f"cluster_dims must be an int or 1 to 3 ints, got {dims!r}")
+    dims = list(dims) + [1] * (3 - len(dims))
+    return None if dims == [1, 1, 1] else dims
 
 
 def _block_indices(b, what: str):

@@ -208,7 +208,24 @@ def reinterpret(x, dtype):
     integer operations reinterpreted as float32."""
     from ..dialects import arith
 
+    if str(dtype) == "handle":  # TVM's opaque handle (a reduce scope's argument)
+        from .tir import Handle, constant_int
+
+        return Handle(constant_int(_unwrap_ref(x)))
     dtype = dt.as_dtype(dtype)
+    from .values import Vector, _vector_ref
+
+    vector = _vector_ref(_unwrap_ref(x))
+    if isinstance(vector, Vector) or dtype.lanes > 1:
+        # Vectors: the same bits in lanes of the other type (uint32x2 as
+        # float32x2, uint32 as float16x2), lane 0 the lowest.
+        from .loads import _as_value, regroup_bits
+
+        lanes = regroup_bits(vector, dtype.element, "T.reinterpret")
+        if len(lanes) != dtype.lanes:
+            raise TypeError(f"T.reinterpret: {len(lanes)} lanes of {dtype.element} in the value, "
+                            f"{dtype} asks for {dtype.lanes}")
+        return _as_value(lanes)
     s = to_scalar(_unwrap_ref(x))
     if (s.dtype.pack > 1 and dtype.bits == 8 and dtype.is_int) or \
             (dtype.pack > 1 and s.dtype.bits == 8 and s.dtype.is_int):

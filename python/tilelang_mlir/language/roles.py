@@ -77,11 +77,21 @@ def barrier_arrive(b, bar):
 
 @builtin
 def mbarrier_arrive(b, mbarrier, cta_id=None):
-    """T.barrier_arrive under its other name."""
+    """T.barrier_arrive under its other name; with `cta_id`, every executing
+    thread arrives on that barrier of the block of rank `cta_id` in the
+    cluster (a T.alloc_cluster_barrier)."""
     if cta_id is not None:
-        raise b.error("not supported by tilelang-mlir: T.mbarrier_arrive(..., cta_id=...) "
-                      "(arrivals on another block's barrier in a cluster)")
+        b.arrive_on_rank(mbarrier, cta_id, "T.mbarrier_arrive")
+        return
     b.barrier_arrive(mbarrier, "T.mbarrier_arrive")
+
+
+@builtin
+def alloc_cluster_barrier(b, arrive_count):
+    """Transaction barriers (T.alloc_barrier) that the other blocks of the
+    cluster may arrive on (T.mbarrier_arrive(bar, cta_id)): the blocks of
+    the cluster synchronize after initializing them."""
+    return b.alloc_barrier(arrive_count)
 
 
 @builtin
@@ -126,15 +136,25 @@ def fence_proxy_async(b):
 @builtin
 def sync_threads(b, barrier_id=None, arrive_count=None):
     """No arguments: a barrier over the block (inside a role: over the
-    role). With both: `bar.sync barrier_id, arrive_count`, the first
-    `arrive_count` threads to reach barrier `barrier_id` (1 to 15)."""
+    role). With an id: `bar.sync barrier_id, arrive_count`, the first
+    `arrive_count` threads (all of the block's when omitted) to reach
+    hardware barrier `barrier_id` (0 to 15; both may be computed at run
+    time)."""
     if barrier_id is None and arrive_count is None:
         b.block_barrier()
         return
-    if barrier_id is None or arrive_count is None:
-        raise b.error("T.sync_threads takes no argument (the block, or the role) or both "
-                      "barrier_id and arrive_count")
+    if barrier_id is None:
+        raise b.error("T.sync_threads: an arrive_count needs a barrier_id")
     b.named_barrier(barrier_id, arrive_count)
+
+
+@builtin
+def named_barrier_arrive(b, barrier_id, thread_count):
+    """The executing threads arrive at hardware barrier `barrier_id` (0 to
+    15) of `thread_count` threads without waiting (`bar.arrive`); the
+    threads that T.sync_threads(barrier_id, thread_count) on it wait for
+    them."""
+    b.named_barrier(barrier_id, thread_count, arrive=True)
 
 
 @builtin
@@ -203,7 +223,6 @@ def _not_yet(name: str, why: str):
 
 mbarrier_expect_tx = _not_yet("T.mbarrier_expect_tx", "announce TMA bytes with T.tma_copy, "
                               "which does it for its copy")
-shuffle_elect = _not_yet("T.shuffle_elect", "electing one thread as a run-time value")
 annotate_producer_reg_dealloc = _not_yet(
     "T.annotate_producer_reg_dealloc", "give a role its budget with T.set_max_nreg")
 annotate_consumer_reg_alloc = _not_yet(

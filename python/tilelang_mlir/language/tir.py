@@ -9,6 +9,8 @@ one, the tile-level way to write it.
 
 from __future__ import annotations
 
+import contextlib
+
 from ..base import dtypes as dt
 from ..base.errors import TileLangError
 from . import math as tmath
@@ -87,11 +89,85 @@ def import_source(source=None):
                        "write the device function in the tile language")
 
 
+def constant_int(x):
+    """The integer of `x` when it is known at compile time (a Python int,
+    a constant index expression, a constant scalar such as T.uint32(1)),
+    else None."""
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, int):
+        return x
+    if isinstance(x, IndexExpr) and x.is_const():
+        return x.const
+    if isinstance(x, Scalar) and not x.dtype.is_float:
+        owner = x.value.owner
+        if getattr(owner, "name", "") == "arith.constant":
+            from .. import ir
+
+            return ir.IntegerAttr(owner.attributes["value"]).value
+    return None
+
+
+class Handle:
+    """TVM's opaque handle value (`T.reinterpret(T.uint64(0), dtype="handle")`,
+    the null handle of a reduce scope): it has no use in tile programs but
+    as that argument."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"handle({self.value})"
+
+
+class CommReducer:
+    """`T.comm_reducer(combiner, identity)`: the reduction of a
+    T.tvm_thread_allreduce (`combiner(x, y)` on scalars, `identity` its
+    neutral values)."""
+
+    def __init__(self, combiner, identity):
+        if not callable(combiner):
+            raise _unsupported(f"T.comm_reducer with combiner {combiner!r}",
+                               "pass a function of two values, such as lambda x, y: x + y")
+        self.combiner = combiner
+        self.identity = list(identity) if isinstance(identity, (list, tuple)) else [identity]
+
+    def combine(self, x, y):
+        return self.combiner(x, y)
+
+    def __repr__(self):
+        return "T.comm_reducer(...)"
+
+
+class _ReduceScope:
+    """`with T.attr(reducer, "reduce_scope", ...)`: the T.tvm_thread_allreduce
+    calls of the body reduce with `reducer`."""
+
+    def __init__(self, reducer):
+        self.reducer = reducer
+
+    def __repr__(self):
+        return "T.attr(..., 'reduce_scope', ...)"
+
+    @contextlib.contextmanager
+    def __tile_scope__(self, builder):
+        saved = builder.reducer
+        builder.reducer = self.reducer
+        try:
+            yield
+        finally:
+            builder.reducer = saved
+
+
 def attr(node, attr_key, value):
-    """TVM's IR attribute statement: not supported here (raises; cross-thread
-    reductions are T.reduce_sum / T.reduce_max on a fragment)."""
+    """TVM's IR attribute statement. `with T.attr(T.comm_reducer(f, [id]),
+    "reduce_scope", ...)` is the scope of a T.tvm_thread_allreduce with
+    reduction `f`; other keys are TVM IR and raise."""
+    if attr_key == "reduce_scope" and isinstance(node, CommReducer):
+        return _ReduceScope(node)
     raise _unsupported(f"T.attr (a TVM IR attribute, key {attr_key!r})",
-                       "cross-thread reductions are T.reduce_sum / T.reduce_max on a fragment")
+                       "cross-thread reductions are T.reduce_sum / T.reduce_max on a fragment, "
+                       "or T.warp_reduce_sum / ... on a thread's value")
 
 
 def evaluate(value):
@@ -102,44 +178,50 @@ def evaluate(value):
 
 
 def comm_reducer(combiner, identity, span=None):
-    """TVM's reducer for tvm_thread_allreduce: not supported here (raises;
-    reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min)."""
-    raise _unsupported("T.comm_reducer (a TVM reducer for tvm_thread_allreduce)",
-                       "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
+    """A reduction for T.tvm_thread_allreduce: `combiner(x, y)` combines two
+    values, `identity` (a list of one value) is its neutral element."""
+    return CommReducer(combiner, identity)
 
 
-def tvm_thread_allreduce(*args, **kwargs):
-    """TVM's cross-thread reduction: not supported here (raises; reduce a
-    fragment with T.reduce_sum / T.reduce_max / T.reduce_min)."""
-    raise _unsupported("T.tvm_thread_allreduce (a TVM cross-thread reduction)",
-                       "reduce a fragment with T.reduce_sum / T.reduce_max / T.reduce_min")
+def tvm_thread_allreduce(*args, dtype=None):
+    """`T.tvm_thread_allreduce(T.uint32(1), value, True, dest, tx, ...)` in
+    a `T.attr(reducer, "reduce_scope", ...)` scope: every thread gets the
+    reduction of `value` over the threads that differ from it along the
+    thread indices `tx, ...` (T.get_thread_binding), stored in `dest`
+    (warp shuffles; shared memory across warps)."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.tvm_thread_allreduce outside a tile program")
+    if b.reducer is None:
+        raise TileLangError("T.tvm_thread_allreduce needs a reduction: call it in `with "
+                            "T.attr(T.comm_reducer(f, [identity]), \"reduce_scope\", ...)`",
+                            b.source_location())
+    if not args:
+        raise TileLangError("T.tvm_thread_allreduce needs its arguments", b.source_location())
+    n = constant_int(args[0])
+    if n is None:
+        raise TileLangError("T.tvm_thread_allreduce: the count of values must be a constant",
+                            b.source_location())
+    rest = list(args[1:])
+    if len(rest) < 2 * n + 1:
+        raise TileLangError(f"T.tvm_thread_allreduce of {n} value(s) needs the values, the "
+                            "condition, the destinations and the thread indices",
+                            b.source_location())
+    values, cond, dests, reduce_vars = rest[:n], rest[n], rest[n + 1:2 * n + 1], rest[2 * n + 1:]
+    b.thread_allreduce(b.reducer, values, cond, dests, reduce_vars)
 
 
 def make_tensor(ptr, shape, dtype="float32", strides=None, elem_offset=None, scope="global"):
-    """A tensor made from a device pointer held in memory: not supported here
-    (raises; pass the tensors as arguments)."""
-    raise _unsupported("T.make_tensor (a tensor made from a device pointer held in memory)",
-                       "pass the tensors as arguments")
-
-
-def sync_grid():
-    """A barrier across all blocks of the grid (cooperative launch): not
-    supported here (raises; split the work into two kernels)."""
-    raise _unsupported("T.sync_grid (a barrier across all blocks of the grid: cooperative "
-                       "launch)", "split the work into two kernels (two T.Kernel blocks)")
-
-
-def _atomic(name):
-    def fn(dst, value, memory_order=None, return_prev=False):
-        raise _unsupported(f"T.{name} (only T.atomic_add is an atomic operation here)")
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"T.{name}: not supported (only T.atomic_add is)."
-    return fn
-
-
-atomic_max = _atomic("atomic_max")
-atomic_min = _atomic("atomic_min")
+    """`T.make_tensor(ptr, shape, dtype)`: the row-major global tensor of
+    `shape` and `dtype` at device address `ptr` (a `T.ptr` argument, or an
+    element of a `T.Tensor([n], T.ptr)` table of `tensor.data_ptr()`s),
+    read and written like a tensor argument. Inside or outside `T.Kernel`;
+    the sizes may be run-time values. The program vouches that the address
+    holds such a tensor, as in TileLang."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.make_tensor outside a tile program")
+    return b.make_tensor(ptr, shape, dtype, strides, elem_offset, scope)
 
 
 def assume(cond):
@@ -284,7 +366,7 @@ def extract_lane(vector, lane):
 
 
 __all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
-           "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor", "sync_grid",
-           "atomic_max", "atomic_min", "assume", "dp4a", "let", "has_let_value",
+           "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor",
+           "assume", "dp4a", "let", "has_let_value",
            "get_let_value", "func_attr", "PrimExpr", "Ramp", "Broadcast", "Shuffle",
            "extract_lane"]

@@ -43,9 +43,8 @@ def _arith():
 
 def _computable(dtype) -> DType:
     dtype = dt.as_dtype(dtype)
-    if dtype.name == "handle":
-        raise _error("not supported by tilelang-mlir: tensors of device pointers (T.ptr, read "
-                     "by T.make_tensor); pass the tensors as arguments")
+    if dtype.name == "handle":  # T.ptr: a 64-bit device address (T.make_tensor reads it)
+        return dtype
     if not dtype.compute:
         raise _error(f"not supported by tilelang-mlir: values and buffers of dtype {dtype} "
                      "(the compiler has no arithmetic for it)")

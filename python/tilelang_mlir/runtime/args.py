@@ -157,7 +157,9 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
         return bound
     if got is not p.dtype and got != p.dtype and not (got.mlir == p.dtype.mlir
                                                       and got.kind == p.dtype.kind):
-        raise TypeError(f"{name()} must have dtype {p.dtype}, got {got}")
+        # A table of addresses (T.ptr) is a tensor of 64-bit integers.
+        if not (p.dtype.name == "handle" and got.name in ("int64", "uint64")):
+            raise TypeError(f"{name()} must have dtype {p.dtype}, got {got}")
     _match_sizes(name, p, shape, strides, contiguous, symbols, where)
     return BoundTensor(x, ptr, shape, strides)
 
@@ -241,6 +243,15 @@ def _check_scalar(kernel_name: str, p, x):
     name = f"argument {p.name!r} of kernel {kernel_name!r}"
     if isinstance(x, np.generic):
         x = x.item()
+    if p.dtype.name == "handle":  # T.ptr: an address, or the tensor whose data it is
+        if _is_torch(x) and hasattr(x, "data_ptr"):
+            return int(x.data_ptr())
+        if isinstance(x, np.ndarray):
+            return int(x.ctypes.data)
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2 ** 64:
+            raise TypeError(f"{name} must be an address (an int) or a tensor, got "
+                            f"{type(x).__name__}")
+        return x
     if _is_torch(x) or isinstance(x, np.ndarray):
         raise TypeError(f"{name} must be a scalar of type {p.dtype}, got an array")
     if p.dtype.is_float:

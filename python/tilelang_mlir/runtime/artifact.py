@@ -101,6 +101,10 @@ def save(kernel, path: str) -> None:
         "cubin_sha256": hashlib.sha256(kernel.cubin).hexdigest(),
         "ptx": ptx_file,
     }
+    features = getattr(kernel, "launch_features", None)
+    if features:  # how it is launched (cooperative, pdl, l2_hit_ratio)
+        manifest["launch_features"] = {k: (list(map(list, v)) if k == "l2_hit_ratio" else v)
+                                       for k, v in features.items()}
     if ptx_file is not None:
         manifest["ptx_sha256"] = hashlib.sha256(kernel.ptx.encode()).hexdigest()
     manifest["manifest_sha256"] = _manifest_digest(manifest)

@@ -35,6 +35,7 @@ _SCALAR_CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
     "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
     "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "bool": ctypes.c_bool,
+    "handle": ctypes.c_uint64,  # T.ptr: an address
 }
 
 _U64 = (1 << 64) - 1

@@ -164,6 +164,7 @@ SCALAR_CTYPES = {
     "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
     "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "bool": ctypes.c_uint8,
     "float32": ctypes.c_float, "float64": ctypes.c_double,
+    "handle": ctypes.c_uint64,  # T.ptr: a device address
 }
 
 _U64 = (1 << 64) - 1
@@ -494,7 +495,7 @@ class CUDAExecutable:
     def __init__(self, cubin: bytes, entry: str, block: Sequence[int], shared_bytes: int,
                  grid: Sequence[dict], params: Sequence, *, name: Optional[str] = None,
                  sync: Optional[bool] = None, tensormaps: Sequence[dict] = (),
-                 ptx: Optional[str] = None):
+                 features: Optional[dict] = None, ptx: Optional[str] = None):
         if not isinstance(cubin, (bytes, bytearray)) or not cubin:
             raise TypeError(f"cubin must be non-empty bytes, got {type(cubin).__name__}")
         if not isinstance(entry, str) or not entry:
@@ -534,6 +535,19 @@ class CUDAExecutable:
         self._handles: Dict[int, int] = {}  # context handle -> CUfunction as an int
         self._modules: Dict[int, Any] = {}
         self._lock = threading.Lock()
+        # How it is launched (base/artifact.py's Launch.features): through
+        # cuLaunchKernelEx with launch attributes when any is asked for.
+        features = dict(features or {})
+        self.features = features
+        self.cooperative = bool(features.get("cooperative"))
+        self.pdl = bool(features.get("pdl"))
+        self.l2_hit_ratio = tuple(features.get("l2_hit_ratio", ()))
+        for index, ratio in self.l2_hit_ratio:
+            if not 0 <= index < len(self.params) or self.params[index].kind != "tensor" \
+                    or not 0.0 <= ratio <= 1.0:
+                raise ValueError(f"kernel {self.name!r}: l2_hit_ratio ({index}, {ratio}) "
+                                 "must name a tensor parameter and a ratio in [0, 1]")
+        self._extended = self.cooperative or self.pdl or bool(self.l2_hit_ratio)
 
     def __repr__(self) -> str:
         grid = ", ".join(expr_to_str(e) for e in self.grid)
@@ -566,9 +580,13 @@ class CUDAExecutable:
     def native_launch(self):
         """What the native launcher needs of this kernel (runtime/launcher.py):
         (grid expressions, block, dynamic shared bytes, the parameter index
-        of each tensor map); None when every launch must synchronize (the
-        Python path does that)."""
+        of each tensor map); None when every launch must synchronize, or
+        when the kernel is launched with attributes (cooperative, PDL, an L2
+        access policy window: Launch.features) -- the Python path does
+        those (`_launch_ex`, with the cooperative grid's residency check)."""
         if self.sync if self.sync is not None else _SYNC_ENV:
+            return None
+        if self._extended:
             return None
         return self.grid, self.block, self.shared_bytes, [m[0] for m in self._maps]
 
@@ -673,7 +691,9 @@ class CUDAExecutable:
         array, keep = pack_arguments(params, values, maps)
         launch = _libcuda_launch()
         block = self.block
-        if launch is not None:
+        if self._extended:
+            result = self._launch_ex(fn, grid, stream, array, params, values, device)
+        elif launch is not None:
             code = launch(self._handles[int(ctx)], grid[0], grid[1], grid[2], block[0],
                           block[1], block[2], self.shared_bytes, stream,
                           ctypes.addressof(array), None)
@@ -689,9 +709,76 @@ class CUDAExecutable:
                          f"kernel {self.name!r} failed (grid {grid}, block {self.block})")
 
 
+    def resident_blocks(self, fn, device: int) -> int:
+        """How many blocks of this kernel cuda:`device` holds at once (its
+        occupancy times the multiprocessors): the largest cooperative grid."""
+        driver = _driver()
+        threads = self.block[0] * self.block[1] * self.block[2]
+        per_sm = check_result(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            fn, threads, self.shared_bytes), "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            f"the occupancy of kernel {self.name!r}")
+        return int(per_sm) * self.multiprocessors(device)
+
+    def _launch_ex(self, fn, grid, stream, array, params, values, device: int):
+        """cuLaunchKernelEx with the kernel's launch attributes: cooperative
+        (T.sync_grid: all blocks resident, checked first), programmatic
+        stream serialization (T.pdl_sync), an L2 access policy window
+        (T.annotate_l2_hit_ratio; the last annotated tensor, as TileLang's
+        stream attribute ends up)."""
+        driver = _driver()
+        attrs = []
+        ids = driver.CUlaunchAttributeID
+        if self.cooperative:
+            blocks = grid[0] * grid[1] * grid[2]
+            limit = self.resident_blocks(fn, device)
+            if blocks > limit:
+                raise ValueError(
+                    f"kernel {self.name!r} synchronizes its whole grid (T.sync_grid), so all "
+                    f"its blocks must be resident at once (a cooperative launch), but its grid "
+                    f"{tuple(grid)} has {blocks} blocks and cuda:{device} holds at most {limit} "
+                    f"of them ({self.block} threads, {self.shared_bytes} bytes of shared "
+                    "memory each): use a smaller grid")
+            a = driver.CUlaunchAttribute()
+            a.id = ids.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            a.value.cooperative = 1
+            attrs.append(a)
+        if self.pdl:
+            a = driver.CUlaunchAttribute()
+            a.id = ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            a.value.programmaticStreamSerializationAllowed = 1
+            attrs.append(a)
+        if self.l2_hit_ratio:
+            index, ratio = self.l2_hit_ratio[-1]
+            v, p = values[index], params[index]
+            nbytes = p.dtype.bits // 8
+            for extent in v.shape:
+                nbytes *= extent
+            limit = check_result(driver.cuDeviceGetAttribute(
+                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE,
+                device), "cuDeviceGetAttribute", "the largest L2 access policy window")
+            a = driver.CUlaunchAttribute()
+            a.id = ids.CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+            window = a.value.accessPolicyWindow
+            window.base_ptr = v.data_ptr
+            window.num_bytes = min(nbytes, int(limit))
+            window.hitRatio = ratio
+            window.hitProp = driver.CUaccessProperty.CU_ACCESS_PROPERTY_PERSISTING
+            window.missProp = driver.CUaccessProperty.CU_ACCESS_PROPERTY_STREAMING
+            attrs.append(a)
+        config = driver.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = self.block
+        config.sharedMemBytes = self.shared_bytes
+        config.hStream = driver.CUstream(stream)
+        config.attrs = attrs
+        config.numAttrs = len(attrs)
+        return driver.cuLaunchKernelEx(config, fn, ctypes.addressof(array), 0)
+
+
 def executable_of(artifact: CompiledArtifact, sync: Optional[bool] = None) -> CUDAExecutable:
     """The executable of a CUDA `artifact` (its binary is the cubin)."""
     launch = artifact.launch
     return CUDAExecutable(artifact.binary, launch.entry, launch.block, launch.shared_bytes,
                           launch.grid, artifact.params, name=artifact.name, sync=sync,
-                          tensormaps=launch.tensormaps, ptx=artifact.source or None)
+                          tensormaps=launch.tensormaps, features=dict(launch.features),
+                          ptx=artifact.source or None)

@@ -53,6 +53,8 @@ class Kernel(_launcher.KernelBase):
         # TMA tensor maps the CUDA kernel takes before its parameters
         # ({"param", "box", "swizzle"} each; see runtime/cuda.py).
         self.tensormaps = [dict(m) for m in launch.tensormaps] if launch else []
+        # How it is launched (cooperative, pdl, l2_hit_ratio; Launch.features).
+        self.launch_features = dict(launch.features) if launch else {}
         self.ptxas_info = artifact.ptxas
         # What TileLang's JITKernel keeps besides: the arguments of the
         # compile that made it (the compatibility route fills them in) and the

@@ -440,7 +440,9 @@ def plan_of(kernel) -> Tuple[Optional[tuple], str]:
             native = getattr(exe, "native_launch", None)
             got = native() if native is not None else None
             if got is None:
-                return None, f"executable {type(exe).__name__} has no native launch"
+                return None, (f"executable {type(exe).__name__} has no native launch (it "
+                              "synchronizes after each launch or is launched with attributes: "
+                              "cooperative, PDL, an L2 access policy window)")
             grid, block, shared, maps = got
             grid = list(grid) + [{"const": 1}] * (3 - len(grid))
             parts.append((tuple(grid_program(e, symbols, scalar_index) for e in grid),

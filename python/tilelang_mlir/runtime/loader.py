@@ -57,7 +57,7 @@ def load(path: str, sync: Optional[bool] = None) -> Kernel:
         kernel = make_kernel(m["name"], m["params"], m["out_idx"], target, cubin=cubin,
                              entry=m["entry"], block=m["block"], grid=m["grid"],
                              shared_bytes=m["shared_bytes"], ptx=ptx, sync=sync,
-                             tensormaps=m["tensormaps"])
+                             tensormaps=m["tensormaps"], features=m.get("launch_features"))
     except TypeError as e:
         raise TypeError(f"{mpath}: {e}") from None
     # Last, so that a malformed field is named by the checks above.
@@ -111,22 +111,28 @@ def kernel_of(artifact: CompiledArtifact, sync: Optional[bool] = None):
 def _normalized(artifact: CompiledArtifact, exe: CUDAExecutable) -> CompiledArtifact:
     """`artifact` with the launch data as the executable checked them (the
     block padded to three extents, the tensor maps normalized)."""
-    launch = Launch.of(exe.entry, exe.grid, exe.block, exe.shared_bytes, exe.tensormaps)
+    launch = Launch.of(exe.entry, exe.grid, exe.block, exe.shared_bytes, exe.tensormaps,
+                       exe.features)
     return replace(artifact, launch=launch, binary=exe.cubin)
 
 
 def make_kernel(name: str, params: Sequence, out_idx: Sequence[int], target, *, cubin: bytes,
                 entry: str, block: Sequence[int], grid: Sequence[dict], shared_bytes: int,
                 ptx: Optional[str] = None, stages: Optional[Dict[str, str]] = None,
-                sync: Optional[bool] = None, tensormaps: Sequence[dict] = ()):
+                sync: Optional[bool] = None, tensormaps: Sequence[dict] = (),
+                features: Optional[dict] = None):
     """A `Kernel` running `cubin`, from loose launch data (checked here).
 
     `target` is a Target or a target string ("cuda:sm_90a"); `stages` the IR
     of the pipeline's stages when there is any (none for loaded artifacts);
-    `tensormaps` the TMA tensor maps the kernel takes before its parameters.
+    `tensormaps` the TMA tensor maps the kernel takes before its parameters;
+    `features` how it is launched (Launch.features).
     """
+    if features and "l2_hit_ratio" in features:  # JSON lists
+        features = dict(features, l2_hit_ratio=tuple(
+            (int(i), float(r)) for i, r in features["l2_hit_ratio"]))
     exe = CUDAExecutable(cubin, entry, block, shared_bytes, grid, params, name=name, sync=sync,
-                         tensormaps=tensormaps, ptx=ptx)
+                         tensormaps=tensormaps, features=features, ptx=ptx)
     artifact = CompiledArtifact(name, tuple(params), tuple(out_idx), target,
                                 dict(stages or {}), ptx or "")
     return Kernel(_normalized(artifact, exe), exe)

@@ -13,12 +13,3 @@ func.func @mbarrier(%n: index) {
   return
 }
 
-// -----
-
-func.func @named_barrier(%n: index) {
-  tile.kernel blocks(%bx) in (%n) threads(128) {
-    // expected-error @+1 {{'tile.named_barrier' op synchronizes or copies per thread or per warp, which has no meaning on the CPU backend (one thread of control per block): compile for a GPU target}}
-    tile.named_barrier 1, 64
-  }
-  return
-}

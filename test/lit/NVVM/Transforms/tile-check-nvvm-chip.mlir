@@ -43,6 +43,19 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// The cluster special registers need sm_90 (cluster.nctarank has no trait).
+module attributes {gpu.container_module} {
+  gpu.module @k [#nvvm.target<chip = "sm_80", features = "+ptx80">] {
+    llvm.func @f() attributes {nvvm.kernel} {
+      // expected-error @+1 {{nvvm.read.ptx.sreg.cluster.nctarank needs sm_90 or newer, but the kernel is compiled for sm_80}}
+      %n = nvvm.read.ptx.sreg.cluster.nctarank : i32
+      llvm.return
+    }
+  }
+}
+
+// -----
+
 // Everything the Hopper target has passes there.
 module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_90a", features = "+ptx81">] {

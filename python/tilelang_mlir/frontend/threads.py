@@ -1,0 +1,530 @@
+"""The per-thread layer of the builder: lanes and warps, warp shuffles,
+votes and reductions, block votes, election and atomics of every kind
+(the ops of TileThreadOps.td).
+
+TileLang programs write this code in the SIMT style: scalar code outside
+`T.Parallel` runs in every thread of the block, `tx = T.get_thread_binding()`
+tells the threads apart, and `B[tx] = T.shfl_xor(v, 1)` is each thread's
+own store. The GPU lowerings find which values differ between threads
+(ThreadVariance) and let each thread make its own stores and atomics.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..base import dtypes as dt
+from ..base.dtypes import DType
+from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, from_storage,
+                               ir_type, static_int, storage_ir_type, to_index, to_scalar,
+                               to_storage)
+
+FULL_MASK = 0xFFFFFFFF
+MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+
+
+def _tile():
+    from ..dialects import tile
+
+    return tile
+
+
+def _ir():
+    from .. import ir
+
+    return ir
+
+
+class ThreadBuilder:
+    """Mixed into the Builder (frontend/builder.py)."""
+
+    # -- values ------------------------------------------------------------------
+    def _value(self, x, what: str, dtype: Optional[DType] = None) -> Scalar:
+        """A scalar operand (a load of `X[i]`, a number, an expression)."""
+        if isinstance(x, Buffer) and x.ndim != 0:
+            raise self.error(f"{what} takes a scalar value, got {_describe(x)}")
+        try:
+            s = to_scalar(x, dtype)
+        except Exception as e:  # noqa: BLE001 (a TileLangError naming the value)
+            raise self.error(f"{what}: {e}") from None
+        if s.dtype.kind == "index":
+            s = to_scalar(s, dt.int64 if dtype is None else dtype)
+        return s
+
+    def _i32(self, x, what: str) -> Scalar:
+        """An i32 operand; a Python mask such as 0xFFFFFFFF keeps its bits."""
+        if isinstance(x, bool) or (isinstance(x, float) and not x.is_integer()):
+            raise self.error(f"{what} must be an integer, got {x!r}")
+        if isinstance(x, (int, float)):
+            x = int(x) & 0xFFFFFFFF
+            x = x - (1 << 32) if x >= 1 << 31 else x
+            return to_scalar(x, dt.int32)
+        s = self._value(x, what)
+        if s.dtype.is_float:
+            raise self.error(f"{what} must be an integer, got a {s.dtype} value")
+        return to_scalar(s, dt.int32)
+
+    def _predicate(self, x, what: str):
+        """The i1 of a predicate: an integer or a bool, true when non-zero."""
+        if isinstance(x, float):
+            raise self.error(f"{what} requires an integer or boolean predicate, got the "
+                             f"float {x!r}")
+        s = self._value(x, what)
+        if s.dtype.is_float:
+            raise self.error(f"{what} requires an integer or boolean predicate, got a "
+                             f"{s.dtype} value")
+        return to_scalar(s, dt.boolean).value
+
+    @staticmethod
+    def _shuffled(s: Scalar, what: str, error) -> Scalar:
+        """Values of 8 to 64 bits move as they are (bools as a byte)."""
+        if s.dtype.is_bool:
+            return to_scalar(s, dt.uint8)
+        if s.dtype.bits not in (8, 16, 32, 64):
+            raise error(f"{what} moves values of 8, 16, 32 or 64 bits, got {s.dtype}")
+        return s
+
+    # -- lanes and warps ---------------------------------------------------------
+    _thread_index = None
+
+    def thread_index_value(self):
+        """The kernel's one tile.thread_id, at the start of its body (so that
+        every use sees the same value: T.tvm_thread_allreduce recognizes the
+        thread index it reduces over)."""
+        if self._thread_index is None:
+            ir = _ir()
+            with ir.InsertionPoint.at_block_begin(self.kernel_op.body.blocks[0]):
+                self._thread_index = _tile().ThreadIdOp(ir.IndexType.get()).result
+        return self._thread_index
+
+    def linear_thread_index(self, what: str) -> IndexExpr:
+        """The thread's index in the block (x fastest), as TileLang's
+        helpers compute it from threadIdx."""
+        self.require_kernel(what)
+        return IndexExpr.of(self.thread_index_value(), "tid")
+
+    # -- TVM's thread all-reduce ---------------------------------------------------
+    reducer = None  # the T.comm_reducer of the enclosing T.attr(..., "reduce_scope", ...)
+
+    def thread_allreduce(self, reducer, values, cond, dests, reduce_vars) -> None:
+        """T.tvm_thread_allreduce under `T.attr(T.comm_reducer(f, [id]),
+        "reduce_scope", ...)`: every thread gets `f` over the values of the
+        threads that differ from it only along the reduce variables (thread
+        indices of the block), into `dests`. Within a warp: xor shuffles;
+        across warps: through shared memory."""
+        what = "T.tvm_thread_allreduce"
+        self.require_kernel(what)
+        if len(values) != 1 or len(dests) != 1:
+            raise self.error(f"{what} of {len(values)} values: tilelang-mlir reduces one value")
+        if cond is not True and not (isinstance(cond, int) and cond == 1):
+            raise self.error(f"{what}: the condition must be True (every thread takes part)")
+        threads = list(self.kernel_op.threads)
+        dims = []
+        for var in reduce_vars:
+            d = next((d for d in range(len(threads))
+                      if isinstance(var, IndexExpr) and var.same(self.thread_binding(d))), None)
+            if d is None:
+                raise self.error(f"{what}: the reduce variable {var!r} must be a thread index "
+                                 "(T.get_thread_binding(d))")
+            dims.append(d)
+        if not dims or sorted(dims) != list(range(min(dims), max(dims) + 1)):
+            raise self.error(f"{what}: the reduce variables must be distinct, consecutive "
+                             "thread dimensions")
+        stride = 1
+        for t in threads[:min(dims)]:
+            stride *= t
+        extent = 1
+        for d in dims:
+            extent *= threads[d]
+        if extent & (extent - 1) or stride & (stride - 1):
+            raise self.error(f"{what}: reducing over {extent} threads (stride {stride}): "
+                             "tilelang-mlir reduces over a power of two of threads")
+        dest = dests[0]
+        if not isinstance(dest, BufferRef):
+            raise self.error(f"{what}: the destination must be a buffer element (`R[0]`), got "
+                             f"{_describe(dest)}")
+        v = self._value(values[0], f"{what} value")
+        dtype = v.dtype
+        combine = reducer.combine
+        if stride * extent <= 32:
+            step = extent // 2
+            while step:
+                other = self.shuffle("Xor", v, step * stride, 32, FULL_MASK, what)
+                v = to_scalar(combine(v, other), dtype)
+                step //= 2
+        else:
+            v = self._allreduce_shared(v, combine, stride, extent, what)
+        dest.store(v)
+
+    def _allreduce_shared(self, v: Scalar, combine, stride: int, extent: int, what: str):
+        """Across warps: every thread writes its value into a shared buffer,
+        then combines those of its group in order."""
+        total = 1
+        for t in self.kernel_op.threads:
+            total *= t
+        buf = self.alloc((total,), v.dtype, "shared", self.unique_name("allreduce"))
+        tid = self.linear_thread_index(what)
+        BufferRef(buf, (tid,)).store(v)
+        self.block_barrier()
+        # the group's first thread: tid with the reduce digits cleared
+        base = tid.add(tid.floordiv(IndexExpr(stride)).mod(IndexExpr(extent)).scale(stride), -1)
+        acc = BufferRef(buf, (base,)).load()
+        for k in range(1, extent):
+            acc = to_scalar(combine(acc, BufferRef(buf, (base.add(IndexExpr(k * stride)),)).load()),
+                            v.dtype)
+        self.block_barrier()
+        return acc
+
+    def warp_size(self, warp_size, what: str) -> IndexExpr:
+        """`warp_size`, or the target's (tile.warp_size) when None or 0."""
+        if warp_size is None or (isinstance(warp_size, int) and warp_size == 0):
+            return IndexExpr.of(_tile().WarpSizeOp(_ir().IndexType.get()).result, "warp_size")
+        w = to_index(warp_size, f"{what} warp_size")
+        if w.is_const() and w.const <= 0:
+            raise self.error(f"{what}: warp_size must be positive, got {w.const}")
+        return w
+
+    def shuffle(self, kind: str, value, offset, width, mask, what: str) -> Scalar:
+        self.require_kernel(what)
+        original = self._value(value, f"{what} value")
+        v = self._shuffled(original, what, self.error)
+        w = self._i32(width, f"{what} width")
+        if isinstance(width, int) and (width < 1 or width > 32 or width & (width - 1)):
+            raise self.error(f"{what}: width must be a power of two in [1, 32], got {width}")
+        tile = _tile()
+        op = tile.ShuffleOp(ir_type(v.dtype), getattr(tile.ShuffleKind, kind), v.value,
+                            self._i32(offset, f"{what} lane").value, w.value,
+                            self._i32(mask, f"{what} mask").value)
+        result = Scalar(op.result, v.dtype)
+        return to_scalar(result, original.dtype) if original.dtype != v.dtype else result
+
+    def warp_vote(self, kind: str, pred, mask, what: str) -> Scalar:
+        self.require_kernel(what)
+        p = self._predicate(pred, what)
+        ir, tile = _ir(), _tile()
+        bits = 64 if kind == "ballot" else 32
+        op = tile.WarpVoteOp(ir.IntegerType.get_signless(bits), getattr(tile.VoteKind, kind), p,
+                             self._i32(mask, f"{what} mask").value)
+        return Scalar(op.result, dt.uint64 if kind == "ballot" else dt.int32)
+
+    def active_mask(self) -> Scalar:
+        self.require_kernel("T.activemask")
+        return Scalar(_tile().ActiveMaskOp(_ir().IntegerType.get_signless(64)).result, dt.uint64)
+
+    def warp_match(self, kind: str, value, mask, what: str) -> Scalar:
+        self.require_kernel(what)
+        v = self._value(value, f"{what} value")
+        if v.dtype.bits not in (32, 64) or v.dtype.is_bool:
+            raise self.error(f"{what} compares values of 32 or 64 bits, got {v.dtype}")
+        tile = _tile()
+        op = tile.WarpMatchOp(_ir().IntegerType.get_signless(32), getattr(tile.MatchKind, kind),
+                              v.value,
+                              self._i32(mask, f"{what} mask").value)
+        return Scalar(op.result, dt.uint32)
+
+    def warp_reduce(self, kind: str, value, what: str) -> Scalar:
+        self.require_kernel(what)
+        v = self._value(value, f"{what} value")
+        if kind.startswith("bit") and not v.dtype.is_int:
+            raise self.error(f"{what} needs an integer value, got {v.dtype}")
+        if v.dtype.is_bool or v.dtype.bits not in (8, 16, 32, 64):
+            raise self.error(f"{what} reduces values of 8, 16, 32 or 64 bits, got {v.dtype}")
+        tile = _tile()
+        names = {"bitand": "BitAnd", "bitor": "BitOr", "bitxor": "BitXor"}
+        op = tile.WarpReduceOp(ir_type(v.dtype),
+                               getattr(tile.WarpReduceKind, names.get(kind, kind)), v.value,
+                               is_unsigned=v.dtype.is_unsigned or None)
+        return Scalar(op.result, v.dtype)
+
+    def thread_return(self) -> None:
+        self.require_kernel("T.thread_return")
+        _tile().ThreadReturnOp()
+
+    def sync_warp(self, mask) -> None:
+        self.require_kernel("T.sync_warp")
+        _tile().SyncWarpOp(self._i32(FULL_MASK if mask is None else mask,
+                                     "T.sync_warp mask").value)
+
+    def block_vote(self, kind: str, pred, what: str) -> Scalar:
+        self.require_kernel(what)
+        if self.role_range is not None:
+            raise self.error(f"{what} is a barrier of the whole block; it cannot run in the "
+                             f"role of threads [{self.role_range[0]}, {self.role_range[1]})")
+        tile = _tile()
+        names = {"and": "And", "or": "Or"}
+        op = tile.BlockVoteOp(_ir().IntegerType.get_signless(32),
+                              getattr(tile.BlockVoteKind, names.get(kind, kind)),
+                              self._predicate(pred, what))
+        return Scalar(op.result, dt.int32)
+
+    def elect(self, extent) -> Scalar:
+        self.require_kernel("T.shuffle_elect")
+        n = self.static_nonnegative(extent, "T.shuffle_elect thread_extent")
+        ir = _ir()
+        op = _tile().ElectOp(ir.IntegerType.get_signless(1),
+                             ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n))
+        return Scalar(op.result, dt.boolean)
+
+    def static_nonnegative(self, x, what: str) -> int:
+        n = static_int(x, what)
+        if n < 0:
+            raise self.error(f"{what} must be non-negative, got {n}")
+        return n
+
+    # -- thread block clusters ---------------------------------------------------
+    def set_cluster(self, dims, grid) -> None:
+        """The kernel runs in clusters of `dims` blocks ([x, y, z])."""
+        dims = [static_int(d, "cluster_dims") for d in dims]
+        if any(d < 1 for d in dims):
+            raise self.error(f"cluster_dims must be positive, got {dims}")
+        size = dims[0] * dims[1] * dims[2]
+        if size > 8:
+            raise self.error(f"a cluster of {dims} has {size} blocks; clusters hold at most 8 "
+                             "(the portable size)")
+        for d, (c, g) in enumerate(zip(dims, list(grid) + [1, 1])):
+            e = IndexExpr.lift(g) if not isinstance(g, int) else IndexExpr(g)
+            if e is not None and e.is_const() and e.const % c:
+                raise self.error(f"the grid's dimension {d} ({e.const} blocks) is not a "
+                                 f"multiple of the cluster's ({c})")
+        self.kernel_op.operation.attributes["tile.cluster"] = \
+            _ir().DenseI64ArrayAttr.get(dims)
+
+    def cluster_barrier(self, step: str, what: str) -> None:
+        self.require_kernel(what)
+        if "tile.cluster" not in self.kernel_op.operation.attributes:
+            raise self.error(f"{what} synchronizes the blocks of a cluster, but the kernel runs "
+                             "without clusters: T.Kernel(..., cluster_dims=...) or "
+                             "T.ClusterKernel")
+        if self.role_range is not None:
+            raise self.error(f"{what} is a barrier of the cluster's blocks; it cannot run in the "
+                             f"role of threads [{self.role_range[0]}, {self.role_range[1]})")
+        _tile().ClusterBarrierOp(getattr(_tile().ClusterStep, step))
+
+    def cluster_rank(self) -> Scalar:
+        self.require_kernel("T.block_rank_in_cluster")
+        return Scalar(_tile().ClusterRankOp(_ir().IntegerType.get_signless(32)).result, dt.int32)
+
+    def arrive_on_rank(self, bar, rank, what: str) -> None:
+        self.require_kernel(what)
+        buf, idx = self._barrier(bar, what)
+        _tile().BarrierArriveRankOp(buf, idx, self._i32(rank, f"{what} cta_id").value)
+
+    # -- tensors from addresses -------------------------------------------------
+    def make_tensor(self, ptr, shape, dtype, strides, elem_offset, scope) -> Buffer:
+        what = "T.make_tensor"
+        if scope != "global":
+            raise self.error(f"{what} makes global tensors, got scope={scope!r}")
+        if elem_offset is not None and not (isinstance(elem_offset, int) and elem_offset == 0):
+            raise self.error(f"not supported by tilelang-mlir: {what}(..., elem_offset=...); "
+                             "offset the address or index the tensor instead")
+        try:
+            dtype = dt.as_dtype(dtype)
+        except TypeError as e:
+            raise self.error(f"{what}: {e}") from None
+        if isinstance(shape, (int, IndexExpr, Scalar)):
+            shape = (shape,)
+        if not isinstance(shape, (tuple, list)) or not shape:
+            raise self.error(f"{what}: shape must be a tuple of sizes, got {_describe(shape)}")
+        dims = [to_index(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        for i, d in enumerate(dims):
+            if d.is_const() and d.const <= 0:
+                raise self.error(f"{what}: dimension {i} must be positive, got {d.const}")
+        if strides is not None:
+            expect, row = [], IndexExpr(1)
+            for d in reversed(dims):
+                expect.insert(0, row)
+                row = row.mul(d)
+            got = [to_index(s, f"{what} stride") for s in strides]
+            if len(got) != len(dims) or not all(g.same(e) for g, e in zip(got, expect)):
+                raise self.error(f"not supported by tilelang-mlir: {what} with strides "
+                                 f"{list(strides)}; tensors at addresses are row-major "
+                                 "(contiguous)")
+        address = self._value(ptr, f"{what} address")
+        if address.dtype.is_float or address.dtype.bits != 64:
+            raise self.error(f"{what} takes a 64-bit device address (a T.ptr), got a "
+                             f"{address.dtype} value")
+        ir = _ir()
+        dynamic = ir.ShapedType.get_dynamic_size()
+        static = [d.const if d.is_const() else dynamic for d in dims]
+        sizes = [d.materialize() for d in dims if not d.is_const()]
+        ty = _tile().buffer_type(static, storage_ir_type(dtype))
+        value = _tile().MakeTensorOp(ty, to_scalar(address, dt.int64).value, sizes).result
+        return Buffer(value, [d.const if d.is_const() else d for d in dims], dtype, "global",
+                      self.unique_name("tensor"))
+
+    # -- the grid and the launch -----------------------------------------------
+    def pdl(self, trigger: bool) -> None:
+        self.require_kernel("T.pdl_trigger" if trigger else "T.pdl_sync")
+        tile = _tile()
+        (tile.PdlTriggerOp if trigger else tile.PdlWaitOp)()
+
+    def grid_sync(self, what: str) -> None:
+        self.require_kernel(what)
+        if self.role_range is not None:
+            raise self.error(f"{what} is a barrier of the whole grid; it cannot run in the "
+                             f"role of threads [{self.role_range[0]}, {self.role_range[1]})")
+        _tile().GridSyncOp()
+
+    def annotate_kernel_int(self, key: str, n, what: str) -> None:
+        self.require_kernel(what)
+        n = static_int(n, what)
+        if n <= 0:
+            raise self.error(f"{what}: n must be a positive integer, got {n}")
+        ir = _ir()
+        self.kernel_op.operation.attributes[key] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), n)
+
+    def annotate_l2_hit_ratio(self, ratios) -> None:
+        what = "T.annotate_l2_hit_ratio"
+        self.require_kernel(what)
+        if not isinstance(ratios, dict):
+            raise self.error(f"{what} takes {{tensor: hit ratio}}, got {_describe(ratios)}")
+        ir = _ir()
+        entries = []
+        for buf, ratio in ratios.items():
+            if not isinstance(buf, Buffer) or buf.scope != "global":
+                raise self.error(f"{what}: persistent L2 applies to global tensors (kernel "
+                                 f"arguments), got {_describe(buf)}")
+            if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or \
+                    not 0.0 <= float(ratio) <= 1.0:
+                raise self.error(f"{what}: the hit ratio of {buf.name!r} must be a number in "
+                                 f"[0, 1], got {ratio!r}")
+            try:
+                index = ir.BlockArgument(buf.value).arg_number
+            except ValueError:
+                raise self.error(f"{what}: {buf.name!r} is not a kernel argument") from None
+            entries.append((str(index), ir.FloatAttr.get_f32(float(ratio))))
+        self.kernel_op.operation.attributes["tile.l2_hit_ratio"] = ir.DictAttr.get(
+            dict(entries))
+
+    # -- atomics -----------------------------------------------------------------
+    def _memory_order(self, order, allowed, what: str):
+        if order is None:
+            return None
+        if order not in allowed:
+            raise self.error(f"{what} does not support memory_order={order!r}; expected one "
+                             f"of {sorted(allowed)}")
+        return getattr(_tile().MemoryOrder, order)
+
+    def _element(self, ref, what: str):
+        """(buffer, stored indices) of one element `X[i, j]` (a rank-0
+        buffer, or a whole buffer: its first element)."""
+        if isinstance(ref, Buffer):
+            ref = BufferRef(ref, (0,) * ref.ndim) if ref.ndim else BufferRef(ref, ())
+        if not isinstance(ref, BufferRef):
+            raise self.error(f"{what} takes an element of a buffer (`X[i]`), got "
+                             f"{_describe(ref)}")
+        buf = ref.buffer
+        if buf.scope not in ("global", "shared"):
+            raise self.error(f"{what} updates global or shared memory, got {buf.scope} "
+                             f"buffer {buf.name!r}")
+        if buf.dtype.is_bool:
+            raise self.error(f"{what} cannot update the bool buffer {buf.name!r}")
+        idx = buf.stored_index(ref._point_indices(f"{what} of"))
+        return buf, [i.materialize() for i in idx]
+
+    def atomic_element(self, kind: str, dst, value, order, return_prev: bool,
+                       what: str) -> Optional[Scalar]:
+        """One element's atomic update (tile.atomic_rmw): every thread that
+        runs it outside T.Parallel makes it; the previous element when
+        `return_prev`."""
+        self.require_kernel(what)
+        buf, idx = self._element(dst, what)
+        if kind.startswith("bit") and not buf.dtype.is_int:
+            raise self.error(f"{what} needs an integer destination, got {buf.dtype} "
+                             f"{buf.name!r}")
+        mo = self._memory_order(order, MEMORY_ORDERS, what)
+        v = to_storage(self._value(value, f"{what} value"), buf.dtype)
+        tile = _tile()
+        names = {"bitand": "BitAnd", "bitor": "BitOr", "bitxor": "BitXor"}
+        attrs = {"is_unsigned": True} if buf.dtype.is_unsigned else {}
+        if mo is not None:
+            attrs["memory_order"] = mo
+        op = tile.AtomicRMWOp(storage_ir_type(buf.dtype) if return_prev else None,
+                              getattr(tile.AtomicKind, names.get(kind, kind)), v, buf.value,
+                              idx, **attrs)
+        return from_storage(op.result, buf.dtype) if return_prev else None
+
+    def atomic_load(self, src, order, what: str = "T.atomic_load") -> Scalar:
+        self.require_kernel(what)
+        buf, idx = self._element(src, what)
+        mo = self._memory_order(order, ("relaxed", "consume", "acquire", "seq_cst"), what)
+        op = _tile().AtomicLoadOp(storage_ir_type(buf.dtype), buf.value, idx, mo)
+        return from_storage(op.result, buf.dtype)
+
+    def atomic_store(self, dst, value, order, what: str = "T.atomic_store") -> None:
+        self.require_kernel(what)
+        buf, idx = self._element(dst, what)
+        mo = self._memory_order(order, ("relaxed", "release", "seq_cst"), what)
+        v = to_storage(self._value(value, f"{what} value"), buf.dtype)
+        _tile().AtomicStoreOp(v, buf.value, idx, mo)
+
+    def atomic_region(self, kind: str, dst, value, order, what: str) -> None:
+        """An atomic update of a region by a tile (or region) of values: one
+        element update each, in a T.Parallel over the tile."""
+        self.require_kernel(what)
+        vbuf, voff, vshape = self._atomic_tile(value, what)
+        if isinstance(dst, Buffer):
+            buf, offsets, extents = dst, [IndexExpr(0)] * dst.ndim, list(dst.shape)
+        elif isinstance(dst, BufferRef):
+            buf = dst.buffer
+            offsets, extents = dst.region()
+        else:
+            raise self.error(f"{what} expects a buffer destination, got {_describe(dst)}")
+        if any(e is not None for e in extents):
+            dims = [d for d, e in enumerate(extents) if e is not None and e != 1]
+            if [extents[d] for d in dims] != [e for e in vshape if e != 1]:
+                raise self.error(f"{what}: the destination region of {buf.name!r} has extents "
+                                 f"{[e for e in extents if e is not None]}, the value has "
+                                 f"shape {vshape}")
+        else:
+            dims = [d for d in range(buf.ndim - len(vshape), buf.ndim)]
+            if len(dims) != len(vshape) or (dims and dims[0] < 0):
+                raise self.error(f"{what}: a value of shape {vshape} does not fit the "
+                                 f"destination {buf.name!r} of rank {buf.ndim}")
+            dims = [d for d, e in zip(dims, vshape) if e != 1]
+        inner = [k for k, e in enumerate(vshape) if e != 1]
+        with self.parallel(list(vshape)) as ivs:
+            idx = list(offsets)
+            for d, k in zip(dims, inner):
+                idx[d] = offsets[d].add(ivs[k])
+            elem = BufferRef(vbuf, tuple(o.add(i) for o, i in zip(voff, ivs))).load()
+            self.atomic_element(kind, BufferRef(buf, tuple(idx)), elem, order, False, what)
+
+    def _atomic_tile(self, value, what: str):
+        """(buffer, offsets, shape) of a tile value: a buffer or a region."""
+        if isinstance(value, Buffer):
+            return value, [IndexExpr(0)] * value.ndim, value.static_shape(what)
+        if isinstance(value, BufferRef):
+            offsets, extents = value.region()
+            return value.buffer, offsets, [1 if e is None else e for e in extents]
+        raise self.error(f"{what}: the value must be a tile (a buffer or a region), got "
+                         f"{_describe(value)}")
+
+    def atomic_vector_add(self, dst, value, lanes: int, what: str) -> None:
+        """TileLang's AtomicAddx2/x4: `lanes` consecutive elements along the
+        last dimension from `dst` (an element or a region of `lanes`) get
+        the `lanes` values from `value`, each element atomically."""
+        self.require_kernel(what)
+
+        def start(ref, side: str) -> BufferRef:
+            if isinstance(ref, Buffer):
+                ref = BufferRef(ref, (0,) * ref.ndim)
+            if not isinstance(ref, BufferRef):
+                raise self.error(f"{what}: the {side} must be a buffer element or region, got "
+                                 f"{_describe(ref)}")
+            offsets, extents = ref.region()
+            if any(e is not None for e in extents[:-1] if e != 1) or \
+                    extents[-1] not in (None, lanes):
+                raise self.error(f"{what}: the {side} {ref!r} must be {lanes} consecutive "
+                                 "elements of the last dimension")
+            return ref.buffer, offsets
+
+        dbuf, doff = start(dst, "destination")
+        vbuf, voff = start(value, "value")
+        for k in range(lanes):
+            d = list(doff[:-1]) + [doff[-1].add(IndexExpr(k))]
+            v = BufferRef(vbuf, tuple(voff[:-1]) + (voff[-1].add(IndexExpr(k)),)).load()
+            buf, idx = self._element(BufferRef(dbuf, tuple(d)), what)
+            _tile().AtomicAddOp(to_storage(v, buf.dtype), buf.value, idx)
+

@@ -1,0 +1,184 @@
+"""Tensors from addresses: `T.make_tensor(ptr, shape, dtype)` over a
+`T.ptr` argument or an element of a `T.Tensor([n], T.ptr)` table of
+`tensor.data_ptr()`s (TileLang's grouped GEMM through pointer tables).
+Results on random inputs against PyTorch on the CPU and (marked gpu) the
+GPU; code generation for sm_80, sm_90a and gfx942; errors."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import tilelang_mlir as tl
+import tilelang_mlir.language as T
+from tilelang_mlir.base.errors import CompilationError, TileLangError
+
+
+def table_copy(G, N, dtype="float16"):
+    @T.prim_func
+    def main(src_ptrs: T.Tensor([G], T.ptr), out: T.Tensor([G, N], dtype)):
+        with T.Kernel(G, threads=32) as bx:
+            Src = T.make_tensor(src_ptrs[bx], (N,), dtype)
+            for i in T.Parallel(N):
+                out[bx, i] = Src[i] * 2
+
+    return main
+
+
+def matmul_at_addresses(block_M=64, block_N=64, block_K=32):
+    """Sizes are run-time scalars; the tensors are made outside the kernel."""
+    @T.prim_func
+    def main(a_ptr: T.ptr, b_ptr: T.ptr, c_ptr: T.ptr, m: T.int32, n: T.int32, k: T.int32):
+        A = T.make_tensor(a_ptr, (m, k), "float16")
+        B = T.make_tensor(b_ptr, (k, n), "float16")
+        C = T.make_tensor(c_ptr, (m, n), "float32")
+        with T.Kernel(T.ceildiv(n, block_N), T.ceildiv(m, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), "float16")
+            B_s = T.alloc_shared((block_K, block_N), "float16")
+            C_l = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_l)
+            for ko in T.Pipelined(T.ceildiv(k, block_K), num_stages=2):
+                T.copy(A[by * block_M, ko * block_K], A_s)
+                T.copy(B[ko * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def grouped_gemm(sizes, N, K, block_M=64, block_N=64, block_K=32):
+    """TileLang's example_grouped_gemm_fwd_ptr: one table of addresses per
+    operand, the group of a block found from the tile offsets."""
+    G, max_M = len(sizes), max(sizes)
+    total = sum(math.ceil(s / block_M) for s in sizes)
+
+    @T.prim_func
+    def main(a_ptrs: T.Tensor([G], T.ptr), b_ptrs: T.Tensor([G], T.ptr),
+             c_ptrs: T.Tensor([G], T.ptr), offsets: T.Tensor([G], T.int32)):
+        with T.Kernel(total, T.ceildiv(N, block_N), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), "float16")
+            B_s = T.alloc_shared((block_K, block_N), "float16")
+            C_l = T.alloc_fragment((block_M, block_N), "float32")
+            g = T.alloc_var(T.int32)
+            base = T.alloc_var(T.int32)
+            g = 0
+            base = 0
+            for i in range(G):
+                inside = bx >= offsets[i]
+                g = T.if_then_else(inside, i, g)
+                base = T.if_then_else(inside, offsets[i], base)
+            m0 = (bx - base) * block_M
+            A = T.make_tensor(a_ptrs[g], (max_M, K), "float16")
+            B = T.make_tensor(b_ptrs[g], (K, N), "float16")
+            C = T.make_tensor(c_ptrs[g], (max_M, N), "float16")
+            T.clear(C_l)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=1):
+                T.copy(A[m0, ko * block_K], A_s)
+                T.copy(B[ko * block_K, by * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[m0, by * block_N])
+
+    return main
+
+
+def run_grouped(kernel, sizes, N, K, device, rng):
+    max_M, block_M = max(sizes), 64
+    offsets, acc = [], 0
+    for s in sizes:
+        offsets.append(acc)
+        acc += math.ceil(s / block_M)
+    a = [torch.from_numpy(rng.standard_normal((max_M, K))).half().to(device) for _ in sizes]
+    b = [torch.from_numpy(rng.standard_normal((K, N))).half().to(device) for _ in sizes]
+    c = [torch.zeros(max_M, N, dtype=torch.float16, device=device) for _ in sizes]
+    table = [torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64, device=device)
+             for ts in (a, b, c)]
+    kernel(*table, torch.tensor(offsets, dtype=torch.int32, device=device))
+    for s, x, y, z in zip(sizes, a, b, c):
+        ref = (x.float() @ y.float())[:s]
+        torch.testing.assert_close(z[:s].float(), ref, atol=5e-2, rtol=1e-2)
+
+
+def test_pointer_table_on_the_cpu(rng):
+    srcs = [torch.from_numpy(rng.standard_normal(24).astype(np.float16)) for _ in range(3)]
+    table = torch.tensor([s.data_ptr() for s in srcs], dtype=torch.int64)
+    out = torch.zeros(3, 24, dtype=torch.float16)
+    tl.compile(table_copy(3, 24), target="cpu")(table, out)
+    torch.testing.assert_close(out, torch.stack(srcs) * 2)
+
+
+def test_pointer_arguments_and_run_time_sizes_on_the_cpu(rng):
+    kernel = tl.compile(matmul_at_addresses(), target="cpu")
+    M, N, K = 96, 80, 64
+    a = torch.from_numpy(rng.standard_normal((M, K))).half()
+    b = torch.from_numpy(rng.standard_normal((K, N))).half()
+    c = torch.zeros(M, N)
+    kernel(a, b, c, M, N, K)  # a tensor for a T.ptr argument: its address
+    torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-3, rtol=1e-3)
+    c2 = torch.zeros(M, N)
+    kernel(a.data_ptr(), b.data_ptr(), c2.data_ptr(), M, N, K)  # or the address itself
+    torch.testing.assert_close(c2, c)
+
+
+def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
+    sizes, N, K = [70, 128, 33], 64, 64
+    run_grouped(tl.compile(grouped_gemm(sizes, N, K), target="cpu"), sizes, N, K, "cpu", rng)
+
+
+@pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"])
+def test_compiles_for_every_gpu(target):
+    for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64)):
+        assert tl.compile(program, target=target).get_kernel_source()
+
+
+@pytest.mark.parametrize("call,match", [
+    ("T.make_tensor(P[0], (4, 4), 'float32', strides=(1, 4))",
+     r"not supported by tilelang-mlir: T.make_tensor with strides \[1, 4\]"),
+    ("T.make_tensor(P[0], (4, 4), 'float32', elem_offset=2)", "elem_offset"),
+    ("T.make_tensor(P[0], (4, 4), 'float32', scope='shared')", "makes global tensors"),
+    ("T.make_tensor(I[0], (4, 4), 'float32')", "takes a 64-bit device address"),
+    ("T.make_tensor(P[0], (4, 0), 'float32')", "dimension 1 must be positive"),
+])
+def test_errors(call, match):
+    fn = eval(f"lambda P, I: {call}")  # noqa: S307
+
+    @T.prim_func
+    def main(P: T.Tensor((2,), T.ptr), I: T.Tensor((2,), "int32")):
+        with T.Kernel(1, threads=32):
+            fn(P, I)
+
+    with pytest.raises((TileLangError, CompilationError), match=match):
+        tl.compile(main, target="cpu")
+
+
+def test_a_pointer_table_must_hold_64_bit_integers():
+    kernel = tl.compile(table_copy(2, 8), target="cpu")
+    with pytest.raises(TypeError, match="must have dtype handle, got int32"):
+        kernel(torch.zeros(2, dtype=torch.int32), torch.zeros(2, 8, dtype=torch.float16))
+
+
+@pytest.mark.gpu
+def test_pointer_table_on_gpu(rng):
+    kernel = tl.compile(table_copy(3, 24), target="cuda")
+    srcs = [torch.from_numpy(rng.standard_normal(24).astype(np.float16)).cuda() for _ in range(3)]
+    table = torch.tensor([s.data_ptr() for s in srcs], dtype=torch.int64, device="cuda")
+    out = torch.zeros(3, 24, dtype=torch.float16, device="cuda")
+    kernel(table, out)
+    torch.testing.assert_close(out, torch.stack(srcs) * 2)
+
+
+@pytest.mark.gpu
+def test_pointer_arguments_on_gpu(rng):
+    kernel = tl.compile(matmul_at_addresses(), target="cuda")
+    M, N, K = 200, 136, 96
+    a = torch.from_numpy(rng.standard_normal((M, K))).half().cuda()
+    b = torch.from_numpy(rng.standard_normal((K, N))).half().cuda()
+    c = torch.zeros(M, N, device="cuda")
+    kernel(a, b, c, M, N, K)
+    torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.gpu
+def test_grouped_gemm_on_gpu(rng):
+    sizes, N, K = [70, 128, 33, 256], 128, 96
+    run_grouped(tl.compile(grouped_gemm(sizes, N, K), target="cuda"), sizes, N, K, "cuda", rng)
