@@ -319,6 +319,8 @@ public:
 
   // Reductions (Reductions.cpp).
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
+  void lowerThreadReduce(ReduceOp op, const Buffer &src, const Buffer &dst,
+                         OpBuilder &b);
   LogicalResult lowerCumSum(CumSumOp op, OpBuilder &b, IRMapping &map);
 
   // Atomics, printing and assertions (AtomicsAndPrint.cpp).

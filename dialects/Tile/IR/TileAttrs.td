@@ -91,7 +91,10 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction operator", [
     I32EnumAttrCase<"max", 1>,
     I32EnumAttrCase<"min", 2>,
     I32EnumAttrCase<"abssum", 3>,
-    I32EnumAttrCase<"absmax", 4>
+    I32EnumAttrCase<"absmax", 4>,
+    I32EnumAttrCase<"bitAnd", 5, "bitand">,
+    I32EnumAttrCase<"bitOr", 6, "bitor">,
+    I32EnumAttrCase<"bitXor", 7, "bitxor">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tile";
@@ -100,8 +103,9 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction operator", [
 def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce"> {
   let summary = "Reduction operator of a tile.reduce";
   let description = [{
-    `sum`, `max`, `min`, `abssum` (sum of absolute values) or `absmax`
-    (largest absolute value).
+    `sum`, `max`, `min`, `abssum` (sum of absolute values), `absmax`
+    (largest absolute value), or the bitwise `bitand`, `bitor`, `bitxor`
+    (integer and boolean elements only).
 
     ```mlir
     tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1 : i64} : ...

@@ -791,7 +791,21 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Tile_InKernel]> {
     Reduces `src` along `dim` with `kind` into `dst`, whose shape is that of
     `src` with `dim` removed (or kept with extent 1). With `clear` (the
     default in the frontend) `dst` is overwritten; without it the result is
-    combined with the values already in `dst`.
+    combined with the values already in `dst`. Elements are converted to
+    `dst`'s element type before they are combined.
+
+    The combines follow TileLang: sums add; `max` / `min` / `absmax` of
+    floats ignore NaN operands (fmaxf) unless `nan_propagate` is set, which
+    makes a NaN of f16 or bf16 elements the result (CUDA's `__hmax_nan`;
+    TileLang leaves f32 and f64 NaN-ignoring, and so does this op). The
+    identities are 0 for sums, `absmax` and `bitor` / `bitxor`, -inf (the
+    smallest integer) for `max`, +inf (the largest integer) for `min`, all
+    ones for `bitand`.
+
+    `src_element` / `dst_element` give a side's logical element type where
+    the buffer's cannot say it (as for `tile.copy`): `ui32` over `i32` makes
+    `max` / `min` compare unsigned and the conversion zero-extend, `i1` over
+    `i8` reads booleans stored as bytes.
 
     ```mlir
     tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1 : i64, clear}
@@ -800,11 +814,19 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Tile_InKernel]> {
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$src, Tile_AnyBuffer:$dst,
-    Tile_ReduceKindAttr:$kind, I64Attr:$dim, UnitAttr:$clear);
+    Tile_ReduceKindAttr:$kind, I64Attr:$dim, UnitAttr:$clear,
+    UnitAttr:$nan_propagate, OptionalAttr<TypeAttr>:$src_element,
+    OptionalAttr<TypeAttr>:$dst_element);
   let assemblyFormat = [{
     $src `->` $dst attr-dict `:` type($src) `->` type($dst)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The logical element type of each side (`src_element` /
+    /// `dst_element` when present, else the buffer's element type).
+    ::mlir::Type getSrcLogicalType();
+    ::mlir::Type getDstLogicalType();
+  }];
 }
 
 def Tile_CumSumOp : Tile_Op<"cumsum", [Tile_InKernel]> {

@@ -702,7 +702,8 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
     auto dstType = cast<MemRefType>(dst.getType());
     Type accType = dstType.getElementType();
     int64_t dim = op.getDim();
-    ReduceKind kind = op.getKind();
+    ReduceSpec spec = ReduceSpec::of(op);
+    Type srcLogical = op.getSrcLogicalType(), dstLogical = op.getDstLogicalType();
     SmallVector<int64_t> outer(srcType.getShape());
     outer.erase(outer.begin() + dim);
     bool keepsDim = dstType.getRank() == srcType.getRank();
@@ -714,7 +715,7 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
           else if (dstType.getRank() == 1 && ivs.empty())
             dstIdx.push_back(constIndex(b, l, 0));
           Value init = op.getClear()
-                           ? reduceIdentity(b, l, kind, accType)
+                           ? reduceIdentity(b, l, spec, accType)
                            : memref::LoadOp::create(b, l, dst, dstIdx);
           auto loop = scf::ForOp::create(
               b, l, constIndex(b, l, 0),
@@ -724,11 +725,11 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
                 SmallVector<Value> srcIdx(ivs.begin(), ivs.end());
                 srcIdx.insert(srcIdx.begin() + dim, iv);
                 Value x = memref::LoadOp::create(lb, ll, src, srcIdx);
-                x = convertElements(lb, ll, x, accType);
+                x = convertElements(lb, ll, x, srcLogical, dstLogical, accType);
                 scf::YieldOp::create(
                     lb, ll,
-                    reduceCombine(lb, ll, kind, acc[0],
-                                  reduceInput(lb, ll, kind, x)));
+                    reduceCombine(lb, ll, spec, acc[0],
+                                  reduceInput(lb, ll, spec, x)));
               });
           memref::StoreOp::create(b, l, loop.getResult(0), dst, dstIdx);
         });

@@ -414,17 +414,67 @@ class Builder(RoleBuilder):
         kwargs = _gemm_attributes(False, transpose_B, clear_accum, policy)
         _tile().GemmSpOp(a.value, e.value, b.value, c.value, **kwargs)
 
-    def reduce(self, kind: str, src, dst, dim: int, clear: bool) -> None:
-        self.require_kernel(f"T.reduce_{kind}")
-        s = self._whole(src, f"T.reduce_{kind} source")
-        d = self._whole(dst, f"T.reduce_{kind} destination")
+    def reduce(self, kind: str, src, dst, dim: int, clear: bool,
+               nan_propagate: bool = False) -> None:
+        """tile.reduce; as in TileLang, a shared (or global, or region)
+        operand is staged through a fragment of its shape (T.copy in, and for
+        the destination T.copy back, after a copy in when not `clear`); a
+        reduction from a local buffer into a local buffer or var stays in
+        each thread."""
+        what = f"T.reduce_{kind}"
+        self.require_kernel(what)
+        s = self._reduce_side(src, f"{what} source")
+        d = self._reduce_side(dst, f"{what} destination")
         dim = static_int(dim, "dim")
+        if not -s.ndim <= dim < max(s.ndim, 1):
+            raise self.error(f"{what}: dim {dim} is out of range for a source of rank {s.ndim}")
         if dim < 0:
             dim += s.ndim
+        if kind in ("bitand", "bitor", "bitxor"):
+            for side, buf in (("source", s), ("destination", d)):
+                if not (buf.dtype.is_int or buf.dtype.is_bool):
+                    raise self.error(f"{what} requires integer or bool buffers, got {side} "
+                                     f"{buf.name!r} of dtype {buf.dtype}")
+        local = s.scope == "local" and d.scope in ("local", "var")
+        s_frag = s if s.scope == "fragment" or local else self._staged(s, src, what)
+        d_frag = d if d.scope == "fragment" or local else self._staged(d, None, what)
+        if d_frag is not d and not clear:
+            self.copy(dst, d_frag)
         ir = _ir()
         kwargs = {"clear": True} if clear else {}
-        _tile().ReduceOp(s.value, d.value, ir.Attribute.parse(f"#tile.reduce<{kind}>"),
+        if nan_propagate and kind in ("max", "min", "absmax"):
+            kwargs["nan_propagate"] = True
+        for side, buf in (("src_element", s_frag), ("dst_element", d_frag)):
+            logical = _logical_element(buf.dtype)
+            if logical is not None:
+                kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
+        _tile().ReduceOp(s_frag.value, d_frag.value, ir.Attribute.parse(f"#tile.reduce<{kind}>"),
                          ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+        if d_frag is not d:
+            self.copy(d_frag, dst)
+
+    def _reduce_side(self, x, what: str) -> Buffer:
+        """The whole buffer an operand of a reduction names, or for a region
+        (`S[i, 0:64]`) a stand-in of the region's shape (point indices as
+        extent 1) and scope "region", which is always staged."""
+        if isinstance(x, BufferRef):
+            offsets, extents = x.region()
+            shape = [1 if e is None else int(e) for e in extents]
+            return Buffer(None, shape, x.buffer.dtype, "region", x.buffer.name)
+        if not isinstance(x, Buffer):
+            raise self.error(f"{what} expects a buffer or a buffer region, got {_describe(x)}")
+        if any(isinstance(n, IndexExpr) and not n.is_const() for n in x.shape):
+            raise self.error(f"{what}: buffer {x.name!r} has a dynamic shape; reduce a "
+                             "region of it with static extents")
+        return x
+
+    def _staged(self, side: Buffer, source, what: str) -> Buffer:
+        """A fragment of `side`'s shape, filled from `source` when given."""
+        frag = self.alloc([int(n) for n in side.shape], side.dtype, "fragment",
+                          self.unique_name(f"{side.name}_frag"))
+        if source is not None:
+            self.copy(source, frag, what=what)
+        return frag
 
     def cumsum(self, src, dst, dim: int, reverse: bool) -> None:
         self.require_kernel("T.cumsum")

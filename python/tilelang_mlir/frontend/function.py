@@ -58,10 +58,20 @@ def _fingerprint(value, depth: int = 0) -> str:
     if inspect.ismodule(value):
         return f"module({value.__name__})"
     if inspect.isfunction(value):
+        # The source alone does not tell apart the functions one factory
+        # makes (T.reduce_max and T.reduce_min share a `def`; so do a
+        # user's `make_op(scale)` lambdas): their names and captured values
+        # are part of the key too.
         try:
-            return "fn(" + hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16] + ")"
+            text = hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16]
         except (OSError, TypeError):
-            return f"fn({value.__qualname__})"
+            text = ""
+        inner = inspect.unwrap(value)
+        captured = ",".join(_fingerprint(v, depth + 1) for v in
+                            list(_closure_values(value).values()) +
+                            (list(_closure_values(inner).values()) if inner is not value else []) +
+                            list(value.__defaults__ or ()))
+        return f"fn({text},{value.__module__}.{value.__qualname__},{captured})"
     if hasattr(value, "value") and hasattr(type(value), "__members__"):  # enums
         return repr(value)
     return f"{type(value).__qualname__}"

@@ -34,8 +34,8 @@ from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
                    if_then_else, infinity, log, log2, max, max_value, min, min_value, pow,
                    reinterpret, rsqrt, shift_left, shift_right, sigmoid, sin, sqrt, tanh,
                    truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
-from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
-                     reduce_min, reduce_sum)
+from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
+                     reduce_bitor, reduce_bitxor, reduce_max, reduce_min, reduce_sum)
 from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,
                     annotate_producer_reg_dealloc, barrier_arrive, barrier_wait,
                     cp_async_barrier_noinc, dec_max_nreg, fence_proxy_async,

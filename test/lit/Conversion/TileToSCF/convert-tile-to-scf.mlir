@@ -129,6 +129,35 @@ func.func @reduce(%n: index) {
 
 // -----
 
+// Unsigned elements (ui32 over i32) compare unsigned and start from 0 for
+// max; bitand starts from all ones; a NaN-propagating f16 max is maximumf.
+// CHECK-LABEL: func.func @reduce_kinds
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-DAG: %[[ONES:.+]] = arith.constant -1 : i32
+// CHECK: scf.for %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]]) -> (i32)
+// CHECK:   arith.maxui %[[A]], %{{.+}} : i32
+// CHECK: scf.for %{{.+}} iter_args(%[[B:.+]] = %[[ONES]]) -> (i32)
+// CHECK:   arith.andi %[[B]], %{{.+}} : i32
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : f16
+func.func @reduce_kinds(%n: index, %o: memref<4xi32>, %p: memref<4xi32>, %q: memref<4xf16>) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<4x8xi32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<4xi32, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1, clear, src_element = ui32, dst_element = ui32} : memref<4x8xi32, #tile.scope<fragment>> -> memref<4xi32, #tile.scope<fragment>>
+    tile.copy %m[%c0] [4] to %o[%c0] [4] : memref<4xi32, #tile.scope<fragment>> to memref<4xi32>
+    tile.reduce %s -> %m {kind = #tile.reduce<bitand>, dim = 1, clear} : memref<4x8xi32, #tile.scope<fragment>> -> memref<4xi32, #tile.scope<fragment>>
+    tile.copy %m[%c0] [4] to %p[%c0] [4] : memref<4xi32, #tile.scope<fragment>> to memref<4xi32>
+    %h = tile.alloc_fragment : memref<4x8xf16, #tile.scope<fragment>>
+    %hm = tile.alloc_fragment : memref<4xf16, #tile.scope<fragment>>
+    tile.reduce %h -> %hm {kind = #tile.reduce<max>, dim = 1, clear, nan_propagate} : memref<4x8xf16, #tile.scope<fragment>> -> memref<4xf16, #tile.scope<fragment>>
+    tile.copy %hm[%c0] [4] to %q[%c0] [4] : memref<4xf16, #tile.scope<fragment>> to memref<4xf16>
+  }
+  return
+}
+
+// -----
+
 // A reverse cumsum walks the dimension from its end and carries the sum.
 // CHECK-LABEL: func.func @cumsum
 // CHECK: scf.for %[[I:.+]] = %{{.+}} to %c16 step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (f32)
