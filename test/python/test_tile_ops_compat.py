@@ -183,3 +183,297 @@ def test_reductions_compile_for_sm90a():
     lower to NVVM (shuffles and scratch use the same combines)."""
     for kind, dtype in (("bitxor", "uint32"), ("max", "uint16"), ("max", "float16")):
         tl.compile(_reduce_kernel(kind, dtype, "shared", False), target="cuda:sm_90a")
+
+
+# ---------------------------------------------------------------------------
+# Math functions
+# ---------------------------------------------------------------------------
+
+_UNARY = {
+    "exp10": (lambda x: 10.0 ** x, (-3, 3)), "log10": (np.log10, (0.01, 100)),
+    "log1p": (np.log1p, (-0.5, 10)), "tan": (np.tan, (-1.4, 1.4)),
+    "sinh": (np.sinh, (-4, 4)), "cosh": (np.cosh, (-4, 4)), "asin": (np.arcsin, (-1, 1)),
+    "acos": (np.arccos, (-1, 1)), "atan": (np.arctan, (-10, 10)),
+    "asinh": (np.arcsinh, (-10, 10)), "acosh": (np.arccosh, (1, 10)),
+    "atanh": (np.arctanh, (-0.9, 0.9)), "trunc": (np.trunc, (-10, 10)),
+    "nearbyint": (np.rint, (-10, 10)), "round": (np.rint, (-10, 10)),
+    "fabs": (np.abs, (-10, 10)), "erf": (None, (-3, 3)),
+    "__exp": (np.exp, (-5, 5)), "__exp10": (lambda x: 10.0 ** x, (-3, 3)),
+    "__log": (np.log, (0.01, 100)), "__log2": (np.log2, (0.01, 100)),
+    "__log10": (np.log10, (0.01, 100)), "__sin": (np.sin, (-3, 3)),
+    "__cos": (np.cos, (-3, 3)), "__tan": (np.tan, (-1.4, 1.4)),
+    "fast_rcp": (lambda x: 1.0 / x, (0.25, 8)),
+}
+
+
+def _unary_kernel(fn, dtype="float32", n=256):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(n):
+                B[i] = fn(A[i])
+
+    return main
+
+
+@pytest.mark.parametrize("name", sorted(_UNARY))
+def test_unary_math_functions(name, target, rng):
+    ref, (lo, hi) = _UNARY[name]
+    if ref is None:
+        import math
+
+        ref = np.vectorize(math.erf)
+    fn = getattr(T, name)
+    x = rng.uniform(lo, hi, 256).astype(np.float32)
+    if name in ("round", "nearbyint"):
+        x[:8] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5]  # ties go to even
+    kernel = tl.compile(_unary_kernel(fn), out_idx=[1], target=target)
+    tol = 2e-6 if target == "cpu" and not name.startswith("__") else 2e-5
+    np.testing.assert_allclose(get(kernel(put(x, target))), ref(x.astype(np.float64)),
+                               rtol=tol * 10, atol=tol)
+
+
+def test_round_ties_away_from_zero_and_errors(target, rng):
+    x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49, -7.5, 3.0] * 4, np.float32)
+    kernel = tl.compile(_unary_kernel(lambda v: T.round(v, "ties-away-from-zero"), n=32),
+                        out_idx=[1], target=target)
+    np.testing.assert_array_equal(get(kernel(put(x, target))),
+                                  np.sign(x) * np.floor(np.abs(x) + 0.5))
+    with pytest.raises(TileLangError, match="Unsupported T.round rounding_mode 'up'"):
+        tl.compile(_unary_kernel(lambda v: T.round(v, "up"), n=32), target="cpu")
+    with pytest.raises(TileLangError, match="only supports floating-point inputs"):
+        tl.compile(_unary_kernel(T.__exp, dtype="int32", n=32), target="cpu")
+
+
+def test_binary_math_functions(target, rng):
+    n = 256
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"),
+             E: T.Tensor((n,), "int32"), O: T.Tensor((6, n), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(n):
+                O[0, i] = T.atan2(A[i], B[i])
+                O[1, i] = T.fmod(A[i], B[i])
+                O[2, i] = T.copysign(A[i], B[i])
+                O[3, i] = T.hypot(A[i], B[i])
+                O[4, i] = T.ldexp(A[i], E[i])
+                O[5, i] = T.nextafter(A[i], B[i])
+
+    a = rng.standard_normal(n).astype(np.float32) * 4
+    b = rng.standard_normal(n).astype(np.float32) * 4
+    b[:4] = [0.0, np.inf, -np.inf, np.nan]
+    a[4] = b[4] = 1.5  # nextafter of equal values
+    a[5], b[5] = 3e38, 3e38  # hypot without overflow
+    e = rng.integers(-140, 140, n).astype(np.int32)
+    out = get(tl.compile(main, out_idx=[3], target=target)(
+        put(a, target), put(b, target), put(e, target)))
+    with np.errstate(all="ignore"):
+        want = [np.arctan2(a, b), np.fmod(a, b), np.copysign(a, b),
+                np.hypot(a.astype(np.float64), b).astype(np.float32),
+                np.ldexp(a.astype(np.float64), e).astype(np.float32), np.nextafter(a, b)]
+    for k, w in enumerate(want):
+        np.testing.assert_allclose(out[k], w, rtol=3e-6 if k == 0 else 0, atol=0,
+                                   err_msg=f"row {k}")
+
+
+def test_float_classes_and_bit_counts(target, rng):
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float16"), I: T.Tensor((n,), "int32"),
+             O: T.Tensor((5, n), "int32")):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(n):
+                O[0, i] = T.if_then_else(T.isnan(A[i]), 1, 0)
+                O[1, i] = T.if_then_else(T.isinf(A[i]), 1, 0)
+                O[2, i] = T.if_then_else(T.isfinite(A[i]), 1, 0)
+                O[3, i] = T.clz(I[i])
+                O[4, i] = T.popcount(I[i])
+
+    a = rng.standard_normal(n).astype(np.float16)
+    a[:4] = [np.nan, np.inf, -np.inf, 0]
+    v = rng.integers(-(2 ** 31), 2 ** 31 - 1, n).astype(np.int32)
+    v[:2] = [0, 1]
+    out = get(tl.compile(main, out_idx=[2], target=target)(put(a, target), put(v, target)))
+    u = v.view(np.uint32).astype(np.int64)
+    clz = np.array([32 - int(x).bit_length() for x in u])
+    pop = np.array([bin(int(x)).count("1") for x in u])
+    want = np.stack([np.isnan(a), np.isinf(a), np.isfinite(a), clz, pop]).astype(np.int32)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_truncmod_truncdiv_follow_c(target):
+    n = 16
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "int32"), B: T.Tensor((n,), "int32"),
+             O: T.Tensor((2, n), "int32")):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(n):
+                O[0, i] = T.truncmod(A[i], B[i])
+                O[1, i] = T.truncdiv(A[i], B[i])
+
+    a = np.array([7, -7, 7, -7] * 4, np.int32)
+    b = np.array([3, 3, -3, -3] * 4, np.int32)
+    out = get(tl.compile(main, out_idx=[2], target=target)(put(a, target), put(b, target)))
+    np.testing.assert_array_equal(out[0], np.fmod(a, b))
+    np.testing.assert_array_equal(out[1], np.trunc(a / b).astype(np.int32))
+
+
+# ---------------------------------------------------------------------------
+# IEEE arithmetic with rounding modes
+# ---------------------------------------------------------------------------
+
+
+def _directed(exact, mode, dtype=np.float32):
+    """The float of `dtype` that rounds the Fraction `exact` in `mode`."""
+    from fractions import Fraction
+
+    r = dtype(float(exact))
+    while Fraction(float(r)) > exact:
+        r = np.nextafter(r, dtype(-np.inf))
+    lo = r
+    hi = lo if Fraction(float(lo)) == exact else np.nextafter(lo, dtype(np.inf))
+    if lo == hi:
+        return lo
+    if mode == "rd":
+        return lo
+    if mode == "ru":
+        return hi
+    if mode == "rz":
+        return lo if exact > 0 else hi
+    dl, dh = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
+    if dl != dh:
+        return lo if dl < dh else hi
+    return lo if int(np.asarray(lo).view(np.uint32 if dtype == np.float32 else np.uint64)) % 2 == 0 else hi
+
+
+def _exact(name, args):
+    from fractions import Fraction
+
+    f = [Fraction(float(v)) for v in args]
+    return {"ieee_add": lambda: f[0] + f[1], "ieee_sub": lambda: f[0] - f[1],
+            "ieee_mul": lambda: f[0] * f[1], "ieee_fdiv": lambda: f[0] / f[1],
+            "ieee_fmaf": lambda: f[0] * f[1] + f[2], "ieee_frcp": lambda: 1 / f[0]}[name]()
+
+
+def _sqrt_directed(x, mode, dtype=np.float32):
+    from fractions import Fraction
+
+    fx = Fraction(float(x))
+    r = dtype(np.sqrt(np.float64(x)))
+    while Fraction(float(r)) ** 2 > fx:
+        r = np.nextafter(r, dtype(0))
+    while Fraction(float(np.nextafter(r, dtype(np.inf)))) ** 2 <= fx:
+        r = np.nextafter(r, dtype(np.inf))
+    lo = r
+    if Fraction(float(lo)) ** 2 == fx:
+        return lo
+    hi = np.nextafter(lo, dtype(np.inf))
+    if mode in ("rd", "rz"):
+        return lo
+    if mode == "ru":
+        return hi
+    mid = (Fraction(float(lo)) + Fraction(float(hi))) / 2
+    return lo if mid * mid > fx else hi
+
+
+@pytest.mark.parametrize("name", ["ieee_add", "ieee_sub", "ieee_mul", "ieee_fdiv", "ieee_fmaf",
+                                  "ieee_frcp", "ieee_fsqrt"])
+@pytest.mark.parametrize("mode", ["rn", "rz", "ru", "rd"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ieee_rounding_modes_are_exact(name, mode, dtype, target, rng):
+    fn = getattr(T, name)
+    arity = {"ieee_fmaf": 3, "ieee_frcp": 1, "ieee_fsqrt": 1}.get(name, 2)
+    n = 128
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((n,), dtype),
+             D: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(n):
+                if arity == 1:
+                    D[i] = fn(A[i], mode)
+                elif arity == 2:
+                    D[i] = fn(A[i], B[i], mode)
+                else:
+                    D[i] = fn(A[i], B[i], C[i], mode)
+
+    npd = np.dtype(dtype).type
+    a, b, c = ((rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(npd)
+               for _ in range(3))
+    if name == "ieee_fsqrt":
+        a = np.abs(a)
+    big = np.finfo(npd).max
+    a[0], b[0], c[0] = big, big, big  # overflow: toward zero gives the largest finite
+    a[1], b[1], c[1] = 1.0, -1.0, -1.0  # an exact zero sum
+    kernel = tl.compile(main, out_idx=[3], target=target)
+    out = get(kernel(*(put(v, target) for v in (a, b, c))))
+    for i in range(n):
+        args = (a[i], b[i], c[i])[:arity]
+        if name == "ieee_fsqrt":
+            want = _sqrt_directed(a[i], mode, npd)
+        else:
+            from fractions import Fraction
+
+            exact = _exact(name, args)
+            top = np.finfo(npd).max
+            if abs(exact) > Fraction(float(top)):  # overflow (far past the largest)
+                toward_zero = mode == "rz" or (mode == "rd") == (exact > 0)
+                want = (top if toward_zero else npd(np.inf)) * npd(1 if exact > 0 else -1)
+            else:
+                want = _directed(exact, mode, npd)
+        assert out[i] == want or (np.isnan(out[i]) and np.isnan(want)), \
+            (i, args, mode, out[i], want)
+        if name in ("ieee_add", "ieee_sub") and out[i] == 0:
+            assert np.signbit(out[i]) == (mode == "rd"), (i, args, mode)
+
+
+def test_ieee_errors_as_tilelang():
+    with pytest.raises(ValueError, match="Invalid rounding mode"):
+        T.ieee_add(1.0, 2.0, "invalid_mode")
+    with pytest.raises(ValueError, match="Invalid rounding mode"):
+        T.ieee_fsqrt(4.0, "bad_mode")
+    for dtype, fn, match in [
+        ("float16", lambda x: T.ieee_add(x, x, "rz"),
+         "Only rounding mode 'rn' is available for half precision"),
+        ("float64", T.ieee_frsqrt, "IEEE frsqrt is not supported for float64"),
+    ]:
+        with pytest.raises(TileLangError, match=match):
+            tl.compile(_unary_kernel(fn, dtype=dtype, n=32), target="cpu")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_ieee_half_precision_round_to_nearest(dtype, target, rng):
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), O: T.Tensor((4, n), dtype)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(n):
+                O[0, i] = T.ieee_add(A[i], B[i])
+                O[1, i] = T.ieee_mul(A[i], B[i])
+                O[2, i] = T.ieee_fdiv(A[i], B[i])
+                O[3, i] = T.ieee_frsqrt(T.abs(A[i]))
+
+    td = getattr(torch, dtype)
+    a = torch.from_numpy(rng.standard_normal(n).astype(np.float32)).to(td)
+    b = torch.from_numpy(rng.standard_normal(n).astype(np.float32) + 3).to(td)
+    out = tl.compile(main, out_idx=[2], target=target)(a.to("cuda") if target == "cuda" else a,
+                                                       b.to("cuda") if target == "cuda" else b)
+    out = out.cpu()
+    a64, b64 = a.double(), b.double()
+    want = torch.stack([a64 + b64, a64 * b64, a64 / b64, 1 / a64.abs().sqrt()]).to(td)
+    assert torch.equal(out, want)
+
+
+def test_math_compiles_for_gpus():
+    """The functions without an instruction expand (tan, sinh, ...) or take
+    MLIR's polynomial approximations (atan, asin, erf, log1p, ...); the IEEE
+    ops use PTX's rounded instructions."""
+    for name in sorted(_UNARY):
+        tl.compile(_unary_kernel(getattr(T, name)), target="cuda:sm_90a")
+    k = tl.compile(_unary_kernel(lambda x: T.ieee_fmaf(x, x, x, "rz")), target="cuda:sm_90a")
+    assert "fma.rz.f32" in k.get_kernel_source() or "fma.rz.f32" in str(k.artifact.stages)
+    tl.compile(_unary_kernel(T.tan), target="rocm:gfx942")

@@ -114,6 +114,51 @@ def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Tile_IEEEKind : I32EnumAttr<"IEEEKind",
+    "the operation of a tile.ieee", [
+    I32EnumAttrCase<"add", 0>,
+    I32EnumAttrCase<"sub", 1>,
+    I32EnumAttrCase<"mul", 2>,
+    I32EnumAttrCase<"fma", 3>,
+    I32EnumAttrCase<"div", 4>,
+    I32EnumAttrCase<"rcp", 5>,
+    I32EnumAttrCase<"sqrt", 6>,
+    I32EnumAttrCase<"rsqrt", 7>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_IEEEKindAttr : EnumAttr<Tile_Dialect, Tile_IEEEKind, "ieee"> {
+  let summary = "Operation of a tile.ieee";
+  let description = [{
+    `add`, `sub`, `mul`, `div` (two operands), `fma` (a * b + c, one
+    rounding), `rcp` (1 / a), `sqrt`, `rsqrt` (1 / sqrt(a)).
+  }];
+  let assemblyFormat = "$value";
+}
+
+def Tile_RoundingMode : I32EnumAttr<"RoundingMode",
+    "an IEEE 754 rounding direction", [
+    I32EnumAttrCase<"rn", 0>,
+    I32EnumAttrCase<"rz", 1>,
+    I32EnumAttrCase<"ru", 2>,
+    I32EnumAttrCase<"rd", 3>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_RoundingModeAttr : EnumAttr<Tile_Dialect, Tile_RoundingMode,
+                                     "rounding"> {
+  let summary = "Rounding direction of a tile.ieee";
+  let description = [{
+    `rn` to nearest (ties to even), `rz` toward zero, `ru` toward +inf,
+    `rd` toward -inf.
+  }];
+  let assemblyFormat = "$value";
+}
+
 def Tile_SignalMode : I32EnumAttr<"SignalMode", "how a tile.signal updates a flag", [
     I32EnumAttrCase<"set", 0>,
     I32EnumAttrCase<"add", 1>

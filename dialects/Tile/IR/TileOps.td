@@ -10,6 +10,7 @@
 include "dialects/Tile/IR/TileDialect.td"
 include "dialects/Tile/IR/TileAttrs.td"
 include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -827,6 +828,32 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Tile_InKernel]> {
     ::mlir::Type getSrcLogicalType();
     ::mlir::Type getDstLogicalType();
   }];
+}
+
+def Tile_IEEEOp : Tile_Op<"ieee", [Pure, Tile_InKernel,
+    SameOperandsAndResultType]> {
+  let summary = "Correctly rounded arithmetic in a chosen rounding direction";
+  let description = [{
+    TileLang's `T.ieee_add` / `ieee_sub` / `ieee_mul` / `ieee_fmaf` /
+    `ieee_fdiv` / `ieee_frcp` / `ieee_fsqrt` / `ieee_frsqrt`: the exact
+    result of `kind` on the operands, rounded once in direction `mode`
+    (CUDA's `__fadd_rz` and kin; `rsqrt` is `rn` only and not on f64, as in
+    TileLang). f16 and bf16 take `rn` only. NVIDIA targets use the PTX
+    instruction of that rounding (`add.rz.f32`, ...); other targets compute
+    the round-to-nearest result and its exact residual (TwoSum, an fma
+    remainder; f32 through f64) and step one ulp where the direction asks.
+
+    ```mlir
+    %r = tile.ieee add, rz %a, %b : f32
+    ```
+  }];
+  let arguments = (ins Tile_IEEEKindAttr:$kind, Tile_RoundingModeAttr:$mode,
+                       Variadic<AnyFloat>:$operands);
+  let results = (outs AnyFloat:$result);
+  let assemblyFormat = [{
+    $kind `,` $mode $operands attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def Tile_CumSumOp : Tile_Op<"cumsum", [Tile_InKernel]> {

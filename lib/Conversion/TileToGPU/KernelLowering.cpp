@@ -155,6 +155,15 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                   map.lookupOrDefault(dim.getIndex())));
     return success();
   }
+  // Rounded arithmetic is scalar: each instance computes its own.
+  if (auto o = dyn_cast<IEEEOp>(op)) {
+    SmallVector<Value> operands;
+    for (Value v : o.getOperands())
+      operands.push_back(map.lookupOrDefault(v));
+    map.map(o.getResult(), target.emitRoundedArith(b, loc, o.getKind(),
+                                                   o.getMode(), operands));
+    return success();
+  }
   // Asserts check per element too (each instance of a parallel body).
   if (auto o = dyn_cast<DeviceAssertOp>(op))
     return lowerDeviceAssert(o, b, map);

@@ -16,6 +16,7 @@
 #include "dialects/Tile/Utils/ControlFlowUtils.h"
 #include "dialects/Tile/Utils/ConversionUtils.h"
 #include "dialects/Tile/Utils/ReduceUtils.h"
+#include "dialects/Tile/Utils/RoundingUtils.h"
 #include "dialects/Tile/Utils/StringConstants.h"
 #include "dialects/Tile/Utils/SymmetricUtils.h"
 
@@ -738,6 +739,21 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
   }
 };
 
+/// tile.ieee: the round-to-nearest operation and a step by the residual's
+/// sign (RoundingUtils.h); x86 has no per-instruction rounding.
+struct IEEELowering : public OpConversionPattern<IEEEOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(IEEEOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emitRoundedArith(rewriter, op.getLoc(), op.getKind(),
+                                            op.getMode(),
+                                            adaptor.getOperands()));
+    return success();
+  }
+};
+
 struct CumSumLowering : public OpConversionPattern<CumSumOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -823,7 +839,8 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                EraseLowering<GemmWaitOp>,
                EraseLowering<BarrierOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
-               GemmSpLowering, ReduceLowering, CumSumLowering>(converter, ctx);
+               GemmSpLowering, ReduceLowering, CumSumLowering, IEEELowering>(converter,
+                                                                   ctx);
   patterns.add<ConvertAnyOpTypes>(converter, ctx);
 }
 

@@ -1129,6 +1129,33 @@ Type ReduceOp::getDstLogicalType() {
   return getDst().getType().getElementType();
 }
 
+LogicalResult IEEEOp::verify() {
+  IEEEKind kind = getKind();
+  unsigned want = 2;
+  if (kind == IEEEKind::fma)
+    want = 3;
+  else if (kind == IEEEKind::rcp || kind == IEEEKind::sqrt ||
+           kind == IEEEKind::rsqrt)
+    want = 1;
+  if (getOperands().size() != want)
+    return emitOpError() << stringifyIEEEKind(kind) << " takes " << want
+                         << " operands, got " << getOperands().size();
+  Type t = getType();
+  if (!(t.isF16() || t.isBF16() || t.isF32() || t.isF64()))
+    return emitOpError("computes on f16, bf16, f32 or f64, got ") << t;
+  if ((t.isF16() || t.isBF16()) && getMode() != RoundingMode::rn)
+    return emitOpError("IEEE ")
+           << stringifyIEEEKind(kind) << " with rounding mode '"
+           << stringifyRoundingMode(getMode()) << "' is not supported for " << t
+           << ": Only rounding mode 'rn' is available for half precision";
+  if (kind == IEEEKind::rsqrt && getMode() != RoundingMode::rn)
+    return emitOpError("rsqrt rounds to nearest only");
+  if (kind == IEEEKind::rsqrt && t.isF64())
+    return emitOpError("IEEE frsqrt is not supported for float64 (as in "
+                       "TileLang): use ieee_fsqrt followed by ieee_frcp");
+  return success();
+}
+
 LogicalResult CumSumOp::verify() {
   MemRefType src = getSrc().getType(), dst = getDst().getType();
   if (failed(verifyAlongDim(*this, "cumsum", src, dst, getDim())))

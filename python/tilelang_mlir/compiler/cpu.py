@@ -34,10 +34,14 @@ def cpu_stages() -> List[Stage]:
                         "loop-invariant-code-motion"]),
         # Every expansion but fma's (mul + add, two roundings): T.hfma2's
         # pairs become llvm.fma (one rounding in float32, then to 16 bits).
+        # Math functions LLVM has no intrinsic for (erf, atan2, ...) call
+        # libm (math-to-libm on what convert-to-llvm leaves, f16/bf16
+        # through f32).
         Stage("llvm", ["arith-expand{include-bf16=true}",
                        "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
-                       "convert-scf-to-cf", "convert-to-llvm",
-                       "reconcile-unrealized-casts", "canonicalize"]),
+                       "math-extend-to-supported-types",
+                       "convert-scf-to-cf", "convert-to-llvm", "convert-math-to-libm",
+                       "convert-to-llvm", "reconcile-unrealized-casts", "canonicalize"]),
     ]
 
 

@@ -29,11 +29,16 @@ from .kernel import Kernel, get_block_binding, get_block_bindings
 from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
                     vectorized)
-from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, ceil,
-                   ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv, floormod,
-                   if_then_else, infinity, log, log2, max, max_value, min, min_value, pow,
-                   reinterpret, rsqrt, shift_left, shift_right, sigmoid, sin, sqrt, tanh,
-                   truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2)
+from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and,
+                   bitwise_not, bitwise_or, bitwise_xor, cast, ceil, ceildiv, clamp, clz,
+                   copysign, cos, cosh, erf, exp, exp2, exp10, fabs, fast_rcp, floor, floordiv,
+                   floormod, fmod, hypot, if_then_else, infinity, isfinite, isinf, isnan, ldexp,
+                   log, log10, log1p, log2, max, max_value, min, min_value, nearbyint,
+                   nextafter, popcount, pow, reinterpret, round, rsqrt, shift_left,
+                   shift_right, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv,
+                   truncmod, hadd2, hsub2, hmul2, hfma2, pack2, unpack2, __exp, __exp10,
+                   __log, __log2, __log10, __sin, __cos, __tan, ieee_add, ieee_sub, ieee_mul,
+                   ieee_fmaf, ieee_fdiv, ieee_frcp, ieee_fsqrt, ieee_frsqrt)
 from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
                      reduce_bitor, reduce_bitxor, reduce_max, reduce_min, reduce_sum)
 from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,

@@ -313,3 +313,23 @@ func.func @checked_load(%A: memref<?xf32>, %B: memref<64xf32>, %k: index) {
   }
   return
 }
+
+// -----
+
+// Rounding toward zero on the CPU: the nearest sum, its exact residual
+// (TwoSum in f64 for f32), and a step down the magnitude bits when the sum
+// was rounded away from zero. The parts are marked exact (not contracted).
+// CHECK-LABEL: func.func @ieee_rz
+// CHECK: %[[R:.+]] = arith.addf %[[A:.+]], %[[B:.+]] {tile.exact} : f32
+// CHECK: arith.extf %[[R]] : f32 to f64
+// CHECK: arith.addf %{{.+}}, %{{.+}} {tile.exact} : f64
+// CHECK: arith.bitcast %[[R]] : f32 to i32
+// CHECK: arith.select
+func.func @ieee_rz(%n: index, %o: memref<1xf32>, %a: f32, %b: f32) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %x = tile.ieee add, rz %a, %b : f32
+    memref.store %x, %o[%c0] : memref<1xf32>
+  }
+  return
+}

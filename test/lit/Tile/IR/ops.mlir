@@ -300,3 +300,17 @@ func.func @symmetric(%buf: memref<4x256xf16> {tile.symmetric}, %bp: memref<?xi64
   }
   return
 }
+
+// Rounded arithmetic (TileLang's ieee_*).
+// CHECK-LABEL: func.func @ieee
+// CHECK: tile.ieee add, rz %{{.+}}, %{{.+}} : f32
+// CHECK: tile.ieee fma, rd %{{.+}}, %{{.+}}, %{{.+}} : f64
+// CHECK: tile.ieee rsqrt, rn %{{.+}} : f16
+func.func @ieee(%n: index, %a: f32, %b: f64, %h: f16) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %x = tile.ieee add, rz %a, %a : f32
+    %y = tile.ieee fma, rd %b, %b, %b : f64
+    %z = tile.ieee rsqrt, rn %h : f16
+  }
+  return
+}
