@@ -477,3 +477,41 @@ def test_math_compiles_for_gpus():
     k = tl.compile(_unary_kernel(lambda x: T.ieee_fmaf(x, x, x, "rz")), target="cuda:sm_90a")
     assert "fma.rz.f32" in k.get_kernel_source() or "fma.rz.f32" in str(k.artifact.stages)
     tl.compile(_unary_kernel(T.tan), target="rocm:gfx942")
+
+
+# ---------------------------------------------------------------------------
+# float8 arithmetic
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2"])
+def test_float8_arithmetic_rounds_each_operation(dtype, target, rng):
+    """As TileLang's fp8 operators (cutlass): each operation computes in
+    float32 and rounds back to float8 (nearest even, saturating); T.max /
+    T.min / T.clamp compare exactly; constants take the float8 dtype."""
+    n = 256
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), O: T.Tensor((7, n), dtype)):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(n):
+                O[0, i] = A[i] + B[i]
+                O[1, i] = A[i] * B[i]
+                O[2, i] = T.max(A[i], B[i])
+                O[3, i] = T.min(A[i], B[i])
+                O[4, i] = T.clamp(A[i], T.cast(-1.0, dtype), T.cast(1.0, dtype))
+                O[5, i] = A[i] * 0.3 - B[i]
+                O[6, i] = T.if_then_else(A[i] < B[i], T.abs(A[i]), -B[i])
+
+    td = {"float8_e4m3": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2}[dtype]
+    a = torch.from_numpy(rng.uniform(-8, 8, n).astype(np.float32)).to(td)
+    b = torch.from_numpy(rng.uniform(-8, 8, n).astype(np.float32)).to(td)
+    kernel = tl.compile(main, out_idx=[2], target=target)
+    dev = "cuda" if target == "cuda" else "cpu"
+    out = kernel(a.to(dev), b.to(dev)).cpu().float()
+    fa, fb = a.float(), b.float()
+    r8 = lambda t: t.to(td).float()  # noqa: E731
+    want = torch.stack([r8(fa + fb), r8(fa * fb), torch.maximum(fa, fb), torch.minimum(fa, fb),
+                        fa.clamp(-1, 1), r8(r8(fa * r8(torch.tensor(0.3))) - fb),
+                        torch.where(fa < fb, fa.abs(), -fb)])
+    assert torch.equal(out, want)
