@@ -515,3 +515,194 @@ def test_float8_arithmetic_rounds_each_operation(dtype, target, rng):
                         fa.clamp(-1, 1), r8(r8(fa * r8(torch.tensor(0.3))) - fb),
                         torch.where(fa < fb, fa.abs(), -fb)])
     assert torch.equal(out, want)
+
+
+# ---------------------------------------------------------------------------
+# Reducers
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_reducer_counts_each_iteration_once(op, target, rng):
+    """A T.Parallel(8) loop on 128 threads replicates its iterations; each
+    still contributes once (TileLang's issue 2408: 36, not 576), across
+    serial tiles and two update sites, with a starting value combined once."""
+    M, K, BK = 16, 96, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float32"), S: T.Tensor((8,), "float32"),
+             B: T.Tensor((M,), "float32"), C: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128):
+            acc = T.alloc_reducer((M,), "float32", op=op)
+            T.reducer_init(acc)
+            tile = T.alloc_fragment((M, BK), "float32")
+            for t in T.serial(K // BK):
+                T.copy(A[0, t * BK], tile)
+                for i, k in T.Parallel(M, BK):
+                    T.reducer_update(acc[i], tile[i, k])
+            out = T.alloc_fragment((M,), "float32")
+            T.finalize_reducer(acc, out)
+            T.copy(out, B)
+            s = T.alloc_fragment((8,), "float32")
+            T.copy(S, s)
+            total = T.alloc_reducer((1,), "float32", op=op)
+            T.reducer_init(total, 100.0)
+            for i in T.Parallel(8):
+                T.reducer_update(total[0], s[i])
+            for j in T.Parallel(4):
+                T.reducer_update(total[0], s[j] * 2)
+            res = T.alloc_fragment((1,), "float32")
+            T.finalize_reducer(total, res)
+            T.copy(res, C)
+
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    s = np.arange(1, 9, dtype=np.float32)
+    b, c = (get(x) for x in tl.compile(main, out_idx=[2, 3], target=target)(put(a, target),
+                                                                         put(s, target)))
+    red = {"sum": np.sum, "max": np.max, "min": np.min}[op]
+    np.testing.assert_allclose(b, red(a, axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(c, [red(np.concatenate([[100.0], s, s[:4] * 2]))])
+
+
+@pytest.mark.parametrize("op", ["bitand", "bitor", "bitxor"])
+def test_bitwise_reducer_and_permuted_index(op, target, rng):
+    M, N = 8, 16
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "int32"), B: T.Tensor((N,), "int32"),
+             C: T.Tensor((N, M), "int32")):
+        with T.Kernel(1, threads=64):
+            a = T.alloc_fragment((M, N), "int32")
+            T.copy(A, a)
+            acc = T.alloc_reducer((N,), "int32", op=op)
+            T.reducer_init(acc)
+            for i, j in T.Parallel(M, N):
+                T.reducer_update(acc[j], a[i, j])
+            out = T.alloc_fragment((N,), "int32")
+            T.finalize_reducer(acc, out)
+            T.copy(out, B)
+            tr = T.alloc_reducer((N, M), "int32", op=op)
+            T.reducer_init(tr)
+            for i, j in T.Parallel(M, N):
+                T.reducer_update(tr[j, i], a[i, j])
+            t = T.alloc_fragment((N, M), "int32")
+            T.finalize_reducer(tr, t)
+            T.copy(t, C)
+
+    a = rng.integers(0, 2 ** 31 - 1, (M, N)).astype(np.int32)
+    b, c = (get(x) for x in tl.compile(main, out_idx=[1, 2], target=target)(put(a, target)))
+    np.testing.assert_array_equal(b, _NP_REDUCE[op](a, axis=0))
+    np.testing.assert_array_equal(c, a.T)
+
+
+def test_legacy_reducer_accumulates_in_place(target, rng):
+    """replication="all": T.clear, `acc[i] += ...` and T.max read-modify-writes
+    in T.Parallel loops, finalized in place and read as a fragment."""
+    M, N = 32, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), S: T.Tensor((M,), "float32"),
+             X: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_fragment((M, N), "float32")
+            T.copy(A, a)
+            s = T.alloc_reducer(M, "float32", replication="all")
+            T.clear(s)
+            for i, j in T.Parallel(M, N):
+                s[i] += a[i, j] * 2
+            T.finalize_reducer(s)
+            T.copy(s, S)
+            m = T.alloc_reducer((M,), "float32", op="max", replication="all")
+            T.fill(m, -T.infinity("float32"))
+            for i, j in T.Parallel(M, N):
+                m[i] = T.max(m[i], a[i, j])
+            T.finalize_reducer(m)
+            T.copy(m, X)
+
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    s, x = (get(v) for v in tl.compile(main, out_idx=[1, 2], target=target)(put(a, target)))
+    np.testing.assert_allclose(s, 2 * a.sum(1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(x, a.max(1))
+
+
+def _reducer_program(body):
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32"), B: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=32):
+            src = T.alloc_fragment((8,), "float32")
+            T.copy(A, src)
+            acc = T.alloc_reducer((1,), "float32", op="sum")
+            res = T.alloc_fragment((1,), "float32")
+            body(acc, src, res)
+            T.copy(res, B)
+
+    return main
+
+
+@T.macro
+def _update_all(acc, src):
+    for i in T.Parallel(8):
+        T.reducer_update(acc[0], src[i])
+
+
+@T.macro
+def _update_before_init(acc, src, res):
+    _update_all(acc, src)
+    T.finalize_reducer(acc, res)
+
+
+@T.macro
+def _never_finalized(acc, src, res):
+    T.reducer_init(acc)
+    _update_all(acc, src)
+
+
+@T.macro
+def _wrong_destination(acc, src, res):
+    T.reducer_init(acc)
+    _update_all(acc, src)
+    T.finalize_reducer(acc, src)
+
+
+@pytest.mark.parametrize("body, match", [
+    (_update_before_init, "before T.reducer_init"),
+    (_never_finalized, "never finalized"),
+    (_wrong_destination, "must have the reducer's shape"),
+    (lambda acc, src, res: (T.reducer_init(acc), T.reducer_init(acc)), "double T.reducer_init"),
+    (lambda acc, src, res: (T.reducer_init(acc), T.reducer_update(acc[0], src[0])),
+     "outside any T.Parallel"),
+    (lambda acc, src, res: (T.reducer_init(acc), T.clear(acc)), "illegal T.clear of reducer"),
+    (lambda acc, src, res: (T.reducer_init(acc), T.copy(acc, res)), "illegal use of reducer"),
+    (lambda acc, src, res: (T.reducer_init(acc, T.float16(1.0))), "does not match reducer"),
+])
+def test_reducer_errors(body, match):
+    with pytest.raises(TileLangError, match=match):
+        tl.compile(_reducer_program(body), target="cpu")
+
+
+def test_reducer_reads_and_scope_errors():
+    @T.prim_func
+    def read(A: T.Tensor((8,), "float32"), B: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=32):
+            acc = T.alloc_reducer((1,), "float32")
+            T.reducer_init(acc)
+            B[0] = acc[0]
+
+    @T.prim_func
+    def scope(A: T.Tensor((8,), "float32"), B: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=32):
+            src = T.alloc_fragment((8,), "float32")
+            T.copy(A, src)
+            acc = T.alloc_reducer((1,), "float32")
+            res = T.alloc_fragment((1,), "float32")
+            T.reducer_init(acc)
+            for _ in T.serial(2):
+                for i in T.Parallel(8):
+                    T.reducer_update(acc[0], src[i])
+                T.finalize_reducer(acc, res)
+            T.copy(res, B)
+
+    with pytest.raises(TileLangError, match="illegal read of reducer"):
+        tl.compile(read, target="cpu")
+    with pytest.raises(TileLangError, match="not in the scope of its T.reducer_init"):
+        tl.compile(scope, target="cpu")

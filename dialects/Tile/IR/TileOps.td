@@ -10,7 +10,6 @@
 include "dialects/Tile/IR/TileDialect.td"
 include "dialects/Tile/IR/TileAttrs.td"
 include "mlir/IR/OpAsmInterface.td"
-include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -830,8 +829,7 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Tile_InKernel]> {
   }];
 }
 
-def Tile_IEEEOp : Tile_Op<"ieee", [Pure, Tile_InKernel,
-    SameOperandsAndResultType]> {
+def Tile_IEEEOp : Tile_Op<"ieee", [Pure, Tile_InKernel]> {
   let summary = "Correctly rounded arithmetic in a chosen rounding direction";
   let description = [{
     TileLang's `T.ieee_add` / `ieee_sub` / `ieee_mul` / `ieee_fmaf` /
@@ -844,14 +842,22 @@ def Tile_IEEEOp : Tile_Op<"ieee", [Pure, Tile_InKernel,
     remainder; f32 through f64) and step one ulp where the direction asks.
 
     ```mlir
-    %r = tile.ieee add, rz %a, %b : f32
+    %r = tile.ieee add, rz %a, %b : f32, f32 -> f32
     ```
   }];
   let arguments = (ins Tile_IEEEKindAttr:$kind, Tile_RoundingModeAttr:$mode,
                        Variadic<AnyFloat>:$operands);
   let results = (outs AnyFloat:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::tile::IEEEKind":$kind,
+                   "::mlir::tile::RoundingMode":$mode,
+                   "::mlir::ValueRange":$operands), [{
+      build($_builder, $_state, operands.front().getType(), kind, mode,
+            operands);
+    }]>
+  ];
   let assemblyFormat = [{
-    $kind `,` $mode $operands attr-dict `:` type($result)
+    $kind `,` $mode $operands attr-dict `:` type($operands) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -1141,6 +1141,10 @@ LogicalResult IEEEOp::verify() {
     return emitOpError() << stringifyIEEEKind(kind) << " takes " << want
                          << " operands, got " << getOperands().size();
   Type t = getType();
+  for (Value v : getOperands())
+    if (v.getType() != t)
+      return emitOpError("operands and result must have one type, got ")
+             << v.getType() << " and " << t;
   if (!(t.isF16() || t.isBF16() || t.isF32() || t.isF64()))
     return emitOpError("computes on f16, bf16, f32 or f64, got ") << t;
   if ((t.isF16() || t.isBF16()) && getMode() != RoundingMode::rn)

@@ -20,6 +20,7 @@ from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
                                static_int, storage_ir_type, to_index, to_scalar, to_storage)
 
+from .reducers import Reducer, ReducerBuilder
 from .roles import RoleBuilder
 
 SCOPES = ("shared", "fragment", "local", "var")
@@ -37,7 +38,7 @@ def _tile():
     return tile
 
 
-class Builder(RoleBuilder):
+class Builder(RoleBuilder, ReducerBuilder):
     """Emits the tile IR of one function."""
 
     def __init__(self, filename: str):
@@ -55,6 +56,9 @@ class Builder(RoleBuilder):
         self.kernel_op = None  # the tile.kernel being built
         # The program's T.alloc_global workspaces, in order (PrimFunc.emit).
         self.workspaces: List[Buffer] = []
+        # The T.Parallel loops being built, innermost last: (op, ivs, extents).
+        self._parallel_stack: List[tuple] = []
+        self._reducers: List[Reducer] = []  # T.alloc_reducer handles of this kernel
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -110,6 +114,7 @@ class Builder(RoleBuilder):
         try:
             with _ir().InsertionPoint.at_block_terminator(block):
                 yield indices
+                self.check_reducers_finalized()
         finally:
             self.kernel_depth -= 1
             self.kernel_threads = None
@@ -165,6 +170,7 @@ class Builder(RoleBuilder):
     # -- regions ---------------------------------------------------------------
     def _region(self, x, what: str):
         """(buffer, offsets, extents-or-None) of a buffer or subscript."""
+        self.no_reducer(x, what)
         if isinstance(x, Buffer):
             return x, [IndexExpr(0)] * x.ndim, list(x.static_shape(what))
         if isinstance(x, BufferRef):
@@ -327,10 +333,20 @@ class Builder(RoleBuilder):
             dst = list(doff[:-2]) + [doff[-2].add(i), doff[-1].add(j)]
             dbuf[tuple(dst)].store(value)
 
-    def fill(self, buf, value) -> None:
+    def fill(self, buf, value, what: str = "T.fill") -> None:
         self.require_kernel("T.fill")
+        if isinstance(buf, Reducer):
+            self.reducer_fill(buf, value, what)
+            return
         if isinstance(buf, BufferRef):
-            raise self.error("T.fill / T.clear take a whole buffer")
+            # A region (`X[0:4, :]`) or one element: a parallel loop of stores.
+            self.no_reducer(buf, what)
+            offsets, extents = buf.region()
+            ext = [1 if e is None else int(e) for e in extents]
+            v = to_scalar(value, buf.buffer.dtype)
+            with self.parallel(ext) as ivs:
+                BufferRef(buf.buffer, tuple(o.add(i) for o, i in zip(offsets, ivs))).store(v)
+            return
         if not isinstance(buf, Buffer):
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
         if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
@@ -347,6 +363,7 @@ class Builder(RoleBuilder):
                              "(T.copy, loads and stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
+        self.no_reducer(x, what)
         if isinstance(x, Buffer):
             self._direct(x, what)
             return x
@@ -457,6 +474,7 @@ class Builder(RoleBuilder):
         """The whole buffer an operand of a reduction names, or for a region
         (`S[i, 0:64]`) a stand-in of the region's shape (point indices as
         extent 1) and scope "region", which is always staged."""
+        self.no_reducer(x, what)
         if isinstance(x, BufferRef):
             offsets, extents = x.region()
             shape = [1 if e is None else int(e) for e in extents]
@@ -593,8 +611,12 @@ class Builder(RoleBuilder):
                 _ir().IntegerType.get_signless(64), vector)
         block = op.body.blocks[0]
         ivs = tuple(IndexExpr.of(block.arguments[i], f"i{i}") for i in range(len(ext)))
-        with _ir().InsertionPoint.at_block_terminator(block):
-            yield ivs
+        self._parallel_stack.append((op, ivs, ext))
+        try:
+            with _ir().InsertionPoint.at_block_terminator(block):
+                yield ivs
+        finally:
+            self._parallel_stack.pop()
 
     @contextlib.contextmanager
     def pipelined(self, start, stop, num_stages, order=None, stage=None, group=None):

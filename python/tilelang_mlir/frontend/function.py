@@ -62,11 +62,16 @@ def _fingerprint(value, depth: int = 0) -> str:
         # makes (T.reduce_max and T.reduce_min share a `def`; so do a
         # user's `make_op(scale)` lambdas): their names and captured values
         # are part of the key too.
+        inner = inspect.unwrap(value)
         try:
             text = hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16]
-        except (OSError, TypeError):
-            text = ""
-        inner = inspect.unwrap(value)
+        except (OSError, TypeError):  # no source (eval'd): its code object
+            import marshal
+
+            try:
+                text = hashlib.sha256(marshal.dumps(inner.__code__)).hexdigest()[:16]
+            except ValueError:
+                text = f"id{id(inner)}"
         captured = ",".join(_fingerprint(v, depth + 1) for v in
                             list(_closure_values(value).values()) +
                             (list(_closure_values(inner).values()) if inner is not value else []) +

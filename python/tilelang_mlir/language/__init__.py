@@ -11,7 +11,7 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 
 from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
 from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
-                       alloc_shared, alloc_var, finalize_reducer)
+                       alloc_shared, alloc_var, finalize_reducer, reducer_init, reducer_update)
 from .annotations import (annotate_layout, device_assert, disable_warp_group_reg_alloc,
                           make_padded_layout, make_swizzled_layout, no_set_max_nreg, print,
                           use_swizzle)

@@ -18,15 +18,17 @@ def copy(b, src, dst, coalesced_width=None, disable_tma: bool = False, eviction_
 
 
 @builtin
-def fill(b, buffer, value):
-    """Sets every element of `buffer` to `value`."""
-    b.fill(buffer, value)
+def fill(b, buffer, value, annotations=None):
+    """Sets every element of `buffer` (a buffer, a region `X[0:4, :]` or one
+    element `X[i, j]`) to `value`; `annotations` are TileLang's lowering
+    hints, accepted."""
+    b.fill(buffer, value, "T.fill")
 
 
 @builtin
-def clear(b, buffer):
-    """Sets every element of `buffer` to zero."""
-    b.fill(buffer, 0)
+def clear(b, buffer, annotations=None):
+    """Sets every element of `buffer` (a buffer or a region) to zero."""
+    b.fill(buffer, 0, "T.clear")
 
 
 @builtin

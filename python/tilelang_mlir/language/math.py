@@ -765,7 +765,7 @@ def _ieee(kind: str, name: str, arity: int, what: str, has_mode: bool = True):
             raise TypeError(f"T.{name} computes on float16, bfloat16, float32 or float64 "
                             f"values, got {d}")
         ops = [to_scalar(x, d).value for x in xs]
-        r = tile.IEEEOp(ir.Attribute.parse(f"#tile<ieee {kind}>"),
+        r = tile.IEEEOp(ir_type(d), ir.Attribute.parse(f"#tile<ieee {kind}>"),
                         ir.Attribute.parse(f"#tile<rounding {rounding_mode}>"), ops).result
         return Scalar(r, d)
 

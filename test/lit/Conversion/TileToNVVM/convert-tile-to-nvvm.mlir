@@ -347,10 +347,10 @@ func.func @ieee_ops(%o: memref<4xf32>, %d: memref<1xf64>, %a: f32, %b: f64) {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   tile.kernel blocks(%bx) in (%c1) threads(32) {
-    %x = tile.ieee add, rz %a, %a : f32
-    %y = tile.ieee sub, ru %a, %a : f32
-    %z = tile.ieee fma, rd %b, %b, %b : f64
-    %w = tile.ieee sqrt, rn %a : f32
+    %x = tile.ieee add, rz %a, %a : f32, f32 -> f32
+    %y = tile.ieee sub, ru %a, %a : f32, f32 -> f32
+    %z = tile.ieee fma, rd %b, %b, %b : f64, f64, f64 -> f64
+    %w = tile.ieee sqrt, rn %a : f32 -> f32
     memref.store %x, %o[%c0] : memref<4xf32>
     memref.store %y, %o[%c1] : memref<4xf32>
     memref.store %w, %o[%c2] : memref<4xf32>

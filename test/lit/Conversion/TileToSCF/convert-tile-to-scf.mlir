@@ -328,7 +328,7 @@ func.func @checked_load(%A: memref<?xf32>, %B: memref<64xf32>, %k: index) {
 func.func @ieee_rz(%n: index, %o: memref<1xf32>, %a: f32, %b: f32) {
   %c0 = arith.constant 0 : index
   tile.kernel blocks(%bx) in (%n) threads(32) {
-    %x = tile.ieee add, rz %a, %b : f32
+    %x = tile.ieee add, rz %a, %b : f32, f32 -> f32
     memref.store %x, %o[%c0] : memref<1xf32>
   }
   return

@@ -1466,7 +1466,7 @@ func.func @reduce_logical_element(%n: index) {
 func.func @ieee_arity(%n: index, %a: f32) {
   tile.kernel blocks(%bx) in (%n) threads(32) {
     // expected-error @+1 {{'tile.ieee' op fma takes 3 operands, got 2}}
-    %x = tile.ieee fma, rn %a, %a : f32
+    %x = tile.ieee fma, rn %a, %a : f32, f32 -> f32
   }
   return
 }
@@ -1476,7 +1476,7 @@ func.func @ieee_arity(%n: index, %a: f32) {
 func.func @ieee_half_directed(%n: index, %a: bf16) {
   tile.kernel blocks(%bx) in (%n) threads(32) {
     // expected-error @+1 {{'tile.ieee' op IEEE mul with rounding mode 'ru' is not supported for 'bf16': Only rounding mode 'rn' is available for half precision}}
-    %x = tile.ieee mul, ru %a, %a : bf16
+    %x = tile.ieee mul, ru %a, %a : bf16, bf16 -> bf16
   }
   return
 }
@@ -1486,7 +1486,7 @@ func.func @ieee_half_directed(%n: index, %a: bf16) {
 func.func @ieee_rsqrt_f64(%n: index, %a: f64) {
   tile.kernel blocks(%bx) in (%n) threads(32) {
     // expected-error @+1 {{'tile.ieee' op IEEE frsqrt is not supported for float64}}
-    %x = tile.ieee rsqrt, rn %a : f64
+    %x = tile.ieee rsqrt, rn %a : f64 -> f64
   }
   return
 }

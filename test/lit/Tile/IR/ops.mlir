@@ -303,14 +303,14 @@ func.func @symmetric(%buf: memref<4x256xf16> {tile.symmetric}, %bp: memref<?xi64
 
 // Rounded arithmetic (TileLang's ieee_*).
 // CHECK-LABEL: func.func @ieee
-// CHECK: tile.ieee add, rz %{{.+}}, %{{.+}} : f32
-// CHECK: tile.ieee fma, rd %{{.+}}, %{{.+}}, %{{.+}} : f64
-// CHECK: tile.ieee rsqrt, rn %{{.+}} : f16
+// CHECK: tile.ieee add, rz %{{.+}}, %{{.+}} : f32, f32 -> f32
+// CHECK: tile.ieee fma, rd %{{.+}}, %{{.+}}, %{{.+}} : f64, f64, f64 -> f64
+// CHECK: tile.ieee rsqrt, rn %{{.+}} : f16 -> f16
 func.func @ieee(%n: index, %a: f32, %b: f64, %h: f16) {
   tile.kernel blocks(%bx) in (%n) threads(32) {
-    %x = tile.ieee add, rz %a, %a : f32
-    %y = tile.ieee fma, rd %b, %b, %b : f64
-    %z = tile.ieee rsqrt, rn %h : f16
+    %x = tile.ieee add, rz %a, %a : f32, f32 -> f32
+    %y = tile.ieee fma, rd %b, %b, %b : f64, f64, f64 -> f64
+    %z = tile.ieee rsqrt, rn %h : f16 -> f16
   }
   return
 }
