@@ -706,3 +706,87 @@ def test_reducer_reads_and_scope_errors():
         tl.compile(read, target="cpu")
     with pytest.raises(TileLangError, match="not in the scope of its T.reducer_init"):
         tl.compile(scope, target="cpu")
+
+
+# ---------------------------------------------------------------------------
+# Scans
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cummax"])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scans_of_buffers_and_regions(op, reverse, dim, target, rng):
+    """T.cumsum / T.cummax along a dimension, in place and out of place, of
+    fragments, shared buffers and regions of a larger buffer."""
+    M, N = 8, 16
+    scan = getattr(T, op)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((3, M, N), "float32")):
+        with T.Kernel(1, threads=64):
+            f = T.alloc_fragment((M, N), "float32")
+            s = T.alloc_shared((M, N), "float32")
+            t = T.alloc_shared((M, N), "float32")
+            big = T.alloc_shared((2 * M, 2 * N), "float32")
+            T.copy(A, f)
+            T.copy(A, s)
+            T.copy(A, big[M:2 * M, 0:N])
+            scan(f, dim=dim, reverse=reverse)
+            scan(s, t, dim=dim, reverse=reverse)
+            scan(src=big[M:2 * M, 0:N], dim=dim, reverse=reverse)
+            T.copy(f, B[0, 0, 0])
+            T.copy(t, B[1, 0, 0])
+            T.copy(big[M:2 * M, 0:N], B[2, 0, 0])
+
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    a[2, 3] = np.nan if op == "cummax" else a[2, 3]
+    out = get(tl.compile(main, out_idx=[1], target=target)(put(a, target)))
+    x = np.flip(a, dim) if reverse else a
+    if op == "cumsum":
+        want = np.cumsum(x, axis=dim)
+    else:
+        want = np.fmax.accumulate(x, axis=dim)
+    want = np.flip(want, dim) if reverse else want
+    for k in range(3):
+        np.testing.assert_allclose(out[k], want, rtol=1e-5, atol=1e-5, err_msg=f"output {k}")
+
+
+def test_cummax_unsigned_and_errors(target, rng):
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "uint32"), B: T.Tensor((n,), "uint32")):
+        with T.Kernel(1, threads=32):
+            s = T.alloc_shared((n,), "uint32")
+            T.copy(A, s)
+            T.cummax(s)
+            T.copy(s, B)
+
+    a = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    out = get(tl.compile(main, out_idx=[1], target=target)(put(a, target)))
+    np.testing.assert_array_equal(out, np.maximum.accumulate(a))
+
+    @T.prim_func
+    def bad(A: T.Tensor((8, 8), "float32")):
+        with T.Kernel(1, threads=32):
+            s = T.alloc_shared((8, 8), "float32")
+            T.cumsum(s, dim=2)
+
+    with pytest.raises(TileLangError, match="Dimension 2 is out of bounds"):
+        tl.compile(bad, target="cpu")
+
+
+def test_scans_compile_for_sm90a():
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((4, n), "float16"), B: T.Tensor((4, n), "float16")):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((4, n), "float16")
+            T.copy(A, f)
+            T.cummax(f, dim=1, reverse=True)
+            T.cumsum(f, dim=0)
+            T.copy(f, B)
+
+    tl.compile(main, target="cuda:sm_90a")

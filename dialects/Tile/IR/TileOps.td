@@ -863,20 +863,28 @@ def Tile_IEEEOp : Tile_Op<"ieee", [Pure, Tile_InKernel]> {
 }
 
 def Tile_CumSumOp : Tile_Op<"cumsum", [Tile_InKernel]> {
-  let summary = "Inclusive prefix sum of a tile along one dimension";
+  let summary = "Inclusive scan of a tile along one dimension";
   let description = [{
-    Writes into `dst` the inclusive prefix sum of `src` along `dim` (from the
-    end when `reverse` is set). `src` and `dst` have the same shape and may be
-    the same buffer.
+    Writes into `dst` the inclusive scan of `src` along `dim` (from the end
+    when `reverse` is set): the prefix sum (`kind` sum, the default;
+    TileLang's `T.cumsum`) or the prefix maximum (`kind` max; TileLang's
+    `T.cummax`: NaN elements are ignored as by fmaxf, integers compare
+    unsigned when `element` is an unsigned type over the signless storage).
+    `src` and `dst` have the same shape and may be the same buffer.
 
     ```mlir
     tile.cumsum %s -> %s {dim = 0 : i64}
         : memref<256xf32, #tile.scope<shared>>
           -> memref<256xf32, #tile.scope<shared>>
+    tile.cumsum %s -> %t {dim = 0 : i64, kind = #tile.reduce<max>, reverse}
+        : memref<256xf32, #tile.scope<shared>>
+          -> memref<256xf32, #tile.scope<shared>>
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$src, Tile_AnyBuffer:$dst,
-    I64Attr:$dim, UnitAttr:$reverse);
+    I64Attr:$dim, UnitAttr:$reverse,
+    DefaultValuedAttr<Tile_ReduceKindAttr, "::mlir::tile::ReduceKind::sum">:$kind,
+    OptionalAttr<TypeAttr>:$element);
   let assemblyFormat = [{
     $src `->` $dst attr-dict `:` type($src) `->` type($dst)
   }];

@@ -295,6 +295,7 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
   SmallVector<int64_t> shape = src->shape;
   int64_t dim = op.getDim(), extent = shape[dim];
   Type acc = dst->elementType;
+  ReduceSpec spec = ReduceSpec::of(op.getKind(), op.getElement().value_or(acc));
   auto sideFor = [&](const Buffer &buf) {
     Side s{buf, {}, shape};
     for (size_t i = 0; i < shape.size(); ++i)
@@ -344,7 +345,7 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
       }
       scf::ForOp::create(
           gb, loc, cIdx(gb, loc, 0), cIdx(gb, loc, extent), cIdx(gb, loc, 1),
-          ValueRange{zeroOf(gb, loc, acc)},
+          ValueRange{reduceIdentity(gb, loc, spec, acc)},
           [&](OpBuilder &lb, Location l, Value i, ValueRange args) {
             Value p =
                 op.getReverse()
@@ -354,10 +355,7 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
             SmallVector<Value> idx(pos);
             idx[dim] = p;
             Value x = convertElements(lb, l, loadElement(lb, work, idx), acc);
-            Value s =
-                isa<FloatType>(acc)
-                    ? arith::AddFOp::create(lb, l, args[0], x).getResult()
-                    : arith::AddIOp::create(lb, l, args[0], x).getResult();
+            Value s = reduceCombine(lb, l, spec, args[0], x);
             storeElement(lb, work, idx, s);
             scf::YieldOp::create(lb, l, s);
           });

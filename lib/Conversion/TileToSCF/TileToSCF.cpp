@@ -769,9 +769,11 @@ struct CumSumLowering : public OpConversionPattern<CumSumOp> {
     SmallVector<int64_t> outer(srcType.getShape());
     outer.erase(outer.begin() + dim);
     bool reverse = op.getReverse();
+    ReduceSpec spec = ReduceSpec::of(
+        op.getKind(), op.getElement().value_or(accType));
     buildNest(
         rewriter, loc, outer, [&](OpBuilder &b, Location l, ValueRange ivs) {
-          Value zero = zeroOf(b, l, accType);
+          Value zero = reduceIdentity(b, l, spec, accType);
           scf::ForOp::create(
               b, l, constIndex(b, l, 0), constIndex(b, l, extent),
               constIndex(b, l, 1), ValueRange{zero},
@@ -783,8 +785,8 @@ struct CumSumLowering : public OpConversionPattern<CumSumOp> {
                 SmallVector<Value> idx(ivs.begin(), ivs.end());
                 idx.insert(idx.begin() + dim, pos);
                 Value x = memref::LoadOp::create(lb, ll, src, idx);
-                Value sum =
-                    add(lb, ll, acc[0], convertElements(lb, ll, x, accType));
+                Value sum = reduceCombine(lb, ll, spec, acc[0],
+                                          convertElements(lb, ll, x, accType));
                 memref::StoreOp::create(lb, ll, sum, dst, idx);
                 scf::YieldOp::create(lb, ll, sum);
               });

@@ -1168,6 +1168,15 @@ LogicalResult CumSumOp::verify() {
     return emitOpError("source shape ")
            << formatShape(src.getShape()) << " and destination shape "
            << formatShape(dst.getShape()) << " differ";
+  if (getKind() != ReduceKind::sum && getKind() != ReduceKind::max)
+    return emitOpError("scans are sums or maxima, not ")
+           << stringifyReduceKind(getKind());
+  if (getElementAttr() &&
+      !isLogicalTypeOf(getElementAttr().getValue(), dst.getElementType()))
+    return emitOpError("element ")
+           << getElementAttr().getValue()
+           << " cannot be the logical type of elements stored as "
+           << dst.getElementType();
   return success();
 }
 

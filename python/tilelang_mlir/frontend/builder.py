@@ -494,17 +494,38 @@ class Builder(RoleBuilder, ReducerBuilder):
             self.copy(source, frag, what=what)
         return frag
 
-    def cumsum(self, src, dst, dim: int, reverse: bool) -> None:
-        self.require_kernel("T.cumsum")
-        s = self._whole(src, "T.cumsum source")
-        d = self._whole(dst if dst is not None else src, "T.cumsum destination")
+    def scan(self, kind: str, src, dst, dim: int, reverse: bool) -> None:
+        """tile.cumsum of `kind` ("sum": T.cumsum, "max": T.cummax); regions
+        (and operands in other scopes) are staged through fragments of their
+        shape, as TileLang stages fragments through shared memory."""
+        what = "T.cumsum" if kind == "sum" else "T.cummax"
+        self.require_kernel(what)
+        s = self._reduce_side(src, f"{what} source")
+        d = self._reduce_side(dst if dst is not None else src, f"{what} destination")
+        if list(s.shape) != list(d.shape):
+            raise self.error(f"{what} dst shape {tuple(d.shape)} must match src shape "
+                             f"{tuple(s.shape)}")
         dim = static_int(dim, "dim")
+        if not -s.ndim <= dim < s.ndim:
+            raise self.error(f"Dimension {dim} is out of bounds for buffer with shape "
+                             f"{tuple(s.shape)}")
         if dim < 0:
             dim += s.ndim
+        direct = ("fragment", "shared")
+        s_tile = s if s.scope in direct else self._staged(s, src, what)
+        d_tile = d if d.scope in direct else (
+            s_tile if dst is None or src is dst else self._staged(d, None, what))
         ir = _ir()
         kwargs = {"reverse": True} if reverse else {}
-        _tile().CumSumOp(s.value, d.value,
+        if kind != "sum":
+            kwargs["kind"] = ir.Attribute.parse(f"#tile.reduce<{kind}>")
+        logical = _logical_element(d_tile.dtype)
+        if logical is not None:
+            kwargs["element"] = ir.TypeAttr.get(ir.Type.parse(logical))
+        _tile().CumSumOp(s_tile.value, d_tile.value,
                          ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+        if d_tile is not d:
+            self.copy(d_tile, dst if dst is not None else src, what=what)
 
     def _flag(self, what: str, flag):
         """The buffer and index values of a flag element `F[i, ...]`."""

@@ -87,10 +87,22 @@ def reduce(b, buffer, out, reduce_type: str, dim: int = -1, clear: bool = True, 
 def cumsum(b, src, dst=None, dim: int = 0, reverse: bool = False, annotations=None):
     """T.cumsum(src, dst=None, dim=0, reverse=False): the inclusive prefix sum
     of `src` along `dim` (from the end with reverse=True) into `dst` (in
-    place when `dst` is omitted)."""
+    place when `dst` is omitted); `src` / `dst` are buffers or regions
+    (`X[0:M, 0:N]`) of the same shape."""
     _knobs(b, "T.cumsum", 1, annotations)
-    b.cumsum(src, dst, dim, reverse)
+    b.scan("sum", src, dst, dim, reverse)
+
+
+@builtin
+def cummax(b, src, dst=None, dim: int = 0, reverse: bool = False, annotations=None):
+    """T.cummax(src, dst=None, dim=0, reverse=False): the inclusive prefix
+    maximum of `src` along `dim` (from the end with reverse=True) into `dst`
+    (in place when omitted); NaN elements are ignored (fmaxf), integers of an
+    unsigned dtype compare unsigned."""
+    _knobs(b, "T.cummax", 1, annotations)
+    b.scan("max", src, dst, dim, reverse)
 
 
 __all__ = ["reduce", "reduce_sum", "reduce_max", "reduce_min", "reduce_abssum",
-           "reduce_absmax", "reduce_bitand", "reduce_bitor", "reduce_bitxor", "cumsum"]
+           "reduce_absmax", "reduce_bitand", "reduce_bitor", "reduce_bitxor", "cumsum",
+           "cummax"]
