@@ -790,3 +790,109 @@ def test_scans_compile_for_sm90a():
             T.copy(f, B)
 
     tl.compile(main, target="cuda:sm_90a")
+
+
+# ---------------------------------------------------------------------------
+# Random numbers (cuRAND's Philox4x32-10)
+# ---------------------------------------------------------------------------
+
+
+def _philox(ctr, key):
+    """Philox4x32-10 (Random123), a reference for the test."""
+    m = 0xFFFFFFFF
+    c, k = list(ctr), list(key)
+    for r in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [((p1 >> 32) ^ c[1] ^ k[0]) & m, p1 & m, ((p0 >> 32) ^ c[3] ^ k[1]) & m, p0 & m]
+        if r < 9:
+            k = [(k[0] + 0x9E3779B9) & m, (k[1] + 0xBB67AE85) & m]
+    return c
+
+
+class _Curand:
+    """curand_init / curand of curandStatePhilox4_32_10_t, a reference."""
+
+    def __init__(self, seed, seq, off):
+        self.key = [seed & 0xFFFFFFFF, seed >> 32]
+        self.ctr = (off // 4) | (seq << 64)
+        self.pos = off % 4
+        self.out = self._block()
+
+    def _block(self):
+        c = self.ctr
+        return _philox([(c >> (32 * i)) & 0xFFFFFFFF for i in range(4)], self.key)
+
+    def next(self):
+        r = self.out[self.pos]
+        self.pos += 1
+        if self.pos == 4:
+            self.ctr = (self.ctr + 1) % (1 << 128)
+            self.out, self.pos = self._block(), 0
+        return r
+
+
+@pytest.mark.parametrize("seed, seq, off", [(42, 0, 0), (123, 3, 7), (2 ** 40 + 5, 2 ** 33, 2 ** 35 + 2)])
+def test_rng_matches_curand_philox(seed, seq, off, target):
+    """The uint32 stream is cuRAND's for (seed, subsequence, offset); the
+    floats follow curand_uniform / curand_uniform_double / curand_normal."""
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "uint32"), B: T.Tensor((n,), "float32"),
+             C: T.Tensor((n,), "float64"), D: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=1):
+            T.rng_init(seed, seq, off)
+            for i in T.serial(n):
+                A[i] = T.rng_rand()
+            for i in T.serial(n):
+                B[i] = T.rng_rand_float()
+            for i in T.serial(n):
+                C[i] = T.rng_rand_float(bit=64)
+            for i in T.serial(n):
+                D[i] = T.rng_rand_float(dist="normal")
+
+    a, b, c, d = (get(x) for x in tl.compile(main, out_idx=[0, 1, 2, 3], target=target)())
+    ref = _Curand(seed, seq, off)
+    want_a = np.array([ref.next() for _ in range(n)], np.uint32)
+    # In float32, as cuRAND: the draw rounds to float32, then the exact
+    # scaling, then the rounded add.
+    want_b = (np.array([ref.next() for _ in range(n)], np.uint32).astype(np.float32)
+              * np.float32(2.0 ** -32) + np.float32(2.0 ** -33))
+    pairs = [(ref.next(), ref.next()) for _ in range(n)]
+    want_c = np.array([(x ^ (y << 21)) * 2.0 ** -53 + 2.0 ** -54 for x, y in pairs])
+    want_d = []
+    while len(want_d) < n:
+        u = ref.next() * 2.0 ** -32 + 2.0 ** -33
+        v = ref.next() * 2.0 ** -32 * 2 * np.pi + 2.0 ** -32 * np.pi
+        r = np.sqrt(-2 * np.log(u))
+        want_d += [r * np.sin(v), r * np.cos(v)]
+    np.testing.assert_array_equal(a, want_a)
+    np.testing.assert_array_equal(b, want_b)
+    np.testing.assert_array_equal(c, want_c)
+    np.testing.assert_allclose(d, want_d, rtol=1e-5, atol=2e-5)
+    assert 0 < b.min() and b.max() <= 1
+
+
+def test_rng_in_parallel_loops_and_errors(target):
+    """Each T.Parallel iteration draws once from its thread's stream; a
+    draw before T.rng_init is an error."""
+    n = 128
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "uint32")):
+        with T.Kernel(1, threads=1):
+            T.rng_init(7, 0, 0)
+            for i in T.Parallel(n):
+                A[i] = T.rng_rand()
+
+    a = get(tl.compile(main, out_idx=[0], target=target)())
+    ref = _Curand(7, 0, 0)
+    np.testing.assert_array_equal(a, [ref.next() for _ in range(n)])
+
+    @T.prim_func
+    def bad(A: T.Tensor((4,), "uint32")):
+        with T.Kernel(1, threads=1):
+            A[0] = T.rng_rand()
+
+    with pytest.raises(TileLangError, match="before T.rng_init"):
+        tl.compile(bad, target="cpu")

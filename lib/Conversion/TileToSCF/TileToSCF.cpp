@@ -971,6 +971,19 @@ struct ConvertTileToSCFPass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // In a block of one thread, that thread's index is 0.
+    getOperation().walk([&](ThreadIdOp op) {
+      auto kernel = op->getParentOfType<KernelOp>();
+      int64_t threads = 1;
+      for (int64_t t : kernel.getThreads())
+        threads *= t;
+      if (threads != 1)
+        return;
+      OpBuilder b(op);
+      op.replaceAllUsesWith(
+          arith::ConstantIndexOp::create(b, op.getLoc(), 0).getResult());
+      op.erase();
+    });
     // Roles run concurrently and wait on each other; the CPU runs a block's
     // tile program as one thread of control.
     WalkResult roles = getOperation().walk([&](Operation *op) {

@@ -20,6 +20,7 @@ from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
                                static_int, storage_ir_type, to_index, to_scalar, to_storage)
 
+from .random import RandomBuilder
 from .reducers import Reducer, ReducerBuilder
 from .roles import RoleBuilder
 
@@ -38,7 +39,7 @@ def _tile():
     return tile
 
 
-class Builder(RoleBuilder, ReducerBuilder):
+class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
     """Emits the tile IR of one function."""
 
     def __init__(self, filename: str):
@@ -59,6 +60,7 @@ class Builder(RoleBuilder, ReducerBuilder):
         # The T.Parallel loops being built, innermost last: (op, ivs, extents).
         self._parallel_stack: List[tuple] = []
         self._reducers: List[Reducer] = []  # T.alloc_reducer handles of this kernel
+        self.rng = None  # the state of the latest T.rng_init (frontend/random.py)
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:

@@ -39,6 +39,7 @@ from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitw
                    truncmod, hadd2, hsub2, hmul2, hfma2, pack2, unpack2, __exp, __exp10,
                    __log, __log2, __log10, __sin, __cos, __tan, ieee_add, ieee_sub, ieee_mul,
                    ieee_fmaf, ieee_fdiv, ieee_frcp, ieee_fsqrt, ieee_frsqrt)
+from .random import rng_init, rng_rand, rng_rand_float
 from .reduce import (cummax, cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
                      reduce_bitor, reduce_bitxor, reduce_max, reduce_min, reduce_sum)
 from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,

@@ -333,3 +333,19 @@ func.func @ieee_rz(%n: index, %o: memref<1xf32>, %a: f32, %b: f32) {
   }
   return
 }
+
+// -----
+
+// In a block of one thread, the thread index is 0.
+// CHECK-LABEL: func.func @one_thread
+// CHECK-NOT: tile.thread_id
+// CHECK: memref.store %c0{{.*}}[%c0]
+func.func @one_thread(%o: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(1) {
+    %t = tile.thread_id : index
+    memref.store %t, %o[%c0] : memref<1xindex>
+  }
+  return
+}
