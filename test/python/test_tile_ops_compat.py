@@ -896,3 +896,86 @@ def test_rng_in_parallel_loops_and_errors(target):
 
     with pytest.raises(TileLangError, match="before T.rng_init"):
         tl.compile(bad, target="cpu")
+
+
+# ---------------------------------------------------------------------------
+# Tile operations: gemm warp partitions, transpose, async copy, im2col alias
+# ---------------------------------------------------------------------------
+
+
+def _policy_gemm(M, N, K, threads, policy):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, 1, threads=threads):
+            A_shared = T.alloc_shared((M, K), "float16")
+            B_shared = T.alloc_shared((K, N), "float16")
+            C_frag = T.alloc_fragment((M, N), "float32")
+            T.clear(C_frag)
+            T.copy(A, A_shared)
+            T.copy(B, B_shared)
+            T.gemm(A_shared, B_shared, C_frag, policy=policy)
+            T.copy(C_frag, C)
+
+    return main
+
+
+@pytest.mark.parametrize("M, N, K, threads, policy", [
+    (16, 104, 32, 384, "Square"), (288, 8, 32, 544, "Square"), (16, 104, 32, 384, "FullRow"),
+    (336, 8, 32, 640, "FullCol"), (192, 104, 32, 384, "FullCol"), (48, 64, 32, 256, "FullRow"),
+    (16, 16, 32, 224, "Square"), (64, 104, 32, 384, "Square"), (128, 192, 32, 384, "FullRow"),
+])
+def test_gemm_warp_partitions_cover_the_tile(M, N, K, threads, policy, target, rng):
+    """TileLang's issue 2537: warp counts that do not tile M x N evenly
+    (TileLang rejects some with "No valid warp partition"; here every
+    output element is still computed)."""
+    kernel = tl.compile(_policy_gemm(M, N, K, threads, getattr(T.GemmWarpPolicy, policy)),
+                        out_idx=[2], target=target)
+    a = rng.integers(0, 3, (M, K)).astype(np.float16)
+    b = rng.integers(0, 3, (K, N)).astype(np.float16)
+    out = get(kernel(put(a, target), put(b, target)))
+    np.testing.assert_array_equal(out, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_transpose_async_copy_and_im2col_alias(target, rng):
+    M, N = 32, 48
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((N, M), "float16"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((M, N), "float16")
+            t = T.alloc_shared((N, M), "float16")
+            T.async_copy(A, s)
+            T.ptx_wait_group(0)
+            T.sync_threads()
+            T.transpose(s, t)
+            T.copy(t, B)
+            T.transpose(t[0:N, 0:M], s)
+            T.copy(s, C)
+
+    a = rng.standard_normal((M, N)).astype(np.float16)
+    b, c = (get(x) for x in tl.compile(main, out_idx=[1, 2], target=target)(put(a, target)))
+    np.testing.assert_array_equal(b, a.T)
+    np.testing.assert_array_equal(c, a)
+
+
+def test_tile_op_keyword_errors():
+    def program(body):
+        @T.prim_func
+        def main(A: T.Tensor((16, 16), "float16"), C: T.Tensor((16, 16), "float32")):
+            with T.Kernel(1, threads=32):
+                s = T.alloc_shared((16, 16), "float16")
+                f = T.alloc_fragment((16, 16), "float32")
+                body(A, s, f)
+
+        return main
+
+    for body, match in [
+        (lambda A, s, f: T.copy(A, s, eviction_policy="evict_sometimes"), "eviction_policy must"),
+        (lambda A, s, f: T.async_copy(s, f), "copies from a global tensor into a shared"),
+        (lambda A, s, f: T.gemm(s, s, f, mbar=s), "mbar"),
+        (lambda A, s, f: T.transpose(s, f[0:8, 0:16]), "transposes into shape"),
+    ]:
+        with pytest.raises(TileLangError, match=match):
+            tl.compile(program(body), target="cpu")

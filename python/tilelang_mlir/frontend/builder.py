@@ -213,12 +213,18 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
                                 "the tile, which a region of the same rank must match")
         return None
 
-    def copy(self, src, dst, via=None, what: str = "T.copy") -> None:
+    def copy(self, src, dst, via=None, what: str = "T.copy", async_: bool = False) -> None:
         """`via`: (barrier, index) on which the copy completes, a TMA load
-        whose issuing thread announces its bytes (T.tma_copy)."""
+        whose issuing thread announces its bytes (T.tma_copy). `async_`: the
+        copy is issued asynchronously (cp.async) and lands at a later
+        T.ptx_wait_group (T.async_copy)."""
         self.require_kernel(what)
         sbuf, soff, sext = self._region(src, f"{what} source")
         dbuf, doff, dext = self._region(dst, f"{what} destination")
+        if async_ and (sbuf.scope != "global" or dbuf.scope != "shared"):
+            raise self.error(f"{what} copies from a global tensor into a shared buffer "
+                             f"(cp.async), got {sbuf.scope} {sbuf.name!r} to {dbuf.scope} "
+                             f"{dbuf.name!r}")
         if via is not None and (sbuf.scope != "global" or dbuf.scope != "shared"):
             raise self.error(f"{what} copies from a global tensor into a shared buffer, got "
                              f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
@@ -258,10 +264,38 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
                 kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
         if via is not None:
             kwargs.update(barrier=via[0], barrier_index=via[1], expect_tx=True)
+        if async_:
+            if sbuf.remap is not None:
+                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; an "
+                                 "asynchronous copy reads tensors in their own layout")
+            kwargs["async_"] = True
         _tile().CopyOp(sbuf.value, [o.materialize() for o in soff],
                        dbuf.value, [o.materialize() for o in doff],
                        ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
                        **kwargs)
+
+    def transpose(self, src, dst) -> None:
+        """T.transpose: dst[..., j, i] = src[..., i, j] (a T.Parallel loop of
+        loads and stores; TileLang's shared-memory transpose)."""
+        self.require_kernel("T.transpose")
+        sbuf, soff, sext = self._region(src, "T.transpose source")
+        dbuf, doff, dext = self._region(dst, "T.transpose destination")
+        swap = lambda e: list(e[:-2]) + [e[-1], e[-2]]  # noqa: E731
+        if None in sext and None not in dext:
+            sext = swap(dext)
+        if None in dext and None not in sext:
+            dext = swap(sext)
+        if None in sext or None in dext:
+            raise self.error("Cannot deduce extent for transpose: give a whole buffer or "
+                             "slices on at least one side")
+        if len(sext) < 2 or len(dext) < 2:
+            raise self.error("Transpose requires at least 2D buffers.")
+        if swap(sext) != list(dext):
+            raise self.error(f"T.transpose: a source region of shape {tuple(sext)} transposes "
+                             f"into shape {tuple(swap(sext))}, got {tuple(dext)}")
+        with self.parallel(sext) as ivs:
+            v = BufferRef(sbuf, tuple(o.add(i) for o, i in zip(soff, ivs))).load()
+            BufferRef(dbuf, tuple(o.add(i) for o, i in zip(doff, swap(list(ivs))))).store(v)
 
     def _copy_elements(self, sbuf, soff, s_ext, dbuf, doff, d_ext) -> None:
         """T.copy element by element (a T.Parallel loop of loads and stores),

@@ -15,7 +15,7 @@ from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, 
 from .annotations import (annotate_layout, device_assert, disable_warp_group_reg_alloc,
                           make_padded_layout, make_swizzled_layout, no_set_max_nreg, print,
                           use_swizzle)
-from .copy import atomic_add, clear, copy, fill, im2col
+from .copy import async_copy, atomic_add, c2d_im2col, clear, copy, fill, im2col, transpose
 from .eager import const, empty
 from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
                            float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz,
