@@ -979,3 +979,32 @@ def test_tile_op_keyword_errors():
     ]:
         with pytest.raises(TileLangError, match=match):
             tl.compile(program(body), target="cpu")
+
+
+@pytest.mark.parametrize("fwd, ok", [(lambda i: i, True), (lambda i: i ^ 1, True),
+                                     (lambda i: i * 2, True), (lambda i: i % 64, False),
+                                     (lambda i: i * 0, False)])
+def test_shared_layout_annotation(fwd, ok, target):
+    """A T.Layout on a shared buffer places its elements: one-to-one maps
+    (growing ones too) leave element accesses as they are; an aliasing map
+    is a ValueError naming the buffer, as in TileLang."""
+    n = 128
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "int32"), Out: T.Tensor((n,), "int32")):
+        with T.Kernel(1, threads=n):
+            s = T.alloc_shared((n,), "int32")
+            T.annotate_layout({s: T.Layout((n,), fwd)})
+            for i in T.Parallel(n):
+                s[i] = A[i]
+            for i in T.Parallel(n):
+                Out[n - 1 - i] = s[i]
+
+    if not ok:
+        with pytest.raises(ValueError, match=r"shared buffer `[^`]*`.*must be injective.*"
+                                              r"both map to physical coordinates"):
+            tl.compile(main, out_idx=[1], target=target)
+        return
+    a = np.arange(n, dtype=np.int32)
+    np.testing.assert_array_equal(get(tl.compile(main, out_idx=[1], target=target)(
+        put(a, target))), a[::-1])

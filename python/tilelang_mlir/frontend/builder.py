@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType
-from ..base.errors import SourceLocation, TileLangError
+from ..base.errors import SourceLocation, TileLangError, TileLangValueError
 from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
                                static_int, storage_ir_type, to_index, to_scalar, to_storage)
@@ -233,6 +233,13 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             sext = [1 if e is None else e for e in sext]
         if None in dext and any(e is not None for e in dext):
             dext = [1 if e is None else e for e in dext]
+        if all(e is None for e in sext) and all(e is None for e in dext) and via is None \
+                and not async_:
+            # Two element positions: one element (TileLang's scalar fast path:
+            # dst[...] = src[...], converted to dst's dtype).
+            BufferRef(dbuf, tuple(doff)).store(
+                to_scalar(BufferRef(sbuf, tuple(soff)).load(), dbuf.dtype))
+            return
         if None in sext and None in dext:
             raise self.error("T.copy needs the extent of at least one side: pass a "
                              "whole buffer or slices, not two element positions")
@@ -786,6 +793,21 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         for buf, layout in mapping.items():
             if not isinstance(buf, Buffer):
                 raise self.error(f"T.annotate_layout keys must be buffers, got {_describe(buf)}")
+            if isinstance(layout, Layout) and buf.scope == "shared":
+                # Where each element of a shared buffer is stored: this
+                # compiler places shared tiles itself and every access of
+                # the language names logical elements, so a one-to-one
+                # placement changes nothing; an aliasing one is refused (as
+                # TileLang does).
+                dims = _static_dims(buf)
+                hit = layout.collision(dims) if None not in dims else None
+                if hit is not None:
+                    a, b, phys = hit
+                    raise TileLangValueError(
+                        f"T.annotate_layout on shared buffer `{buf.name}`: the layout must be "
+                        f"injective, but logical indices {list(a)} and {list(b)} both map to "
+                        f"physical coordinates {list(phys)}", self.location)
+                continue
             if isinstance(layout, Layout):
                 if buf.scope != "global":
                     raise self.error(

@@ -38,6 +38,18 @@ def _closure_values(fn: Callable) -> Dict[str, Any]:
     return values
 
 
+def _code_digest(code) -> str:
+    """A digest of what a code object computes (its bytecode, constants and
+    names; not its file's path, so that a kernel cache prepared in one
+    checkout serves another)."""
+    def consts(c):
+        return tuple(_code_digest(x) if inspect.iscode(x) else repr(x) for x in c.co_consts)
+
+    text = repr((code.co_code, consts(code), code.co_names, code.co_varnames,
+                 code.co_freevars, code.co_firstlineno))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def _fingerprint(value, depth: int = 0) -> str:
     """A stable text for a closure value, for cache keys."""
     if depth > 4:
@@ -62,16 +74,14 @@ def _fingerprint(value, depth: int = 0) -> str:
         # makes (T.reduce_max and T.reduce_min share a `def`; so do a
         # user's `make_op(scale)` lambdas): their names and captured values
         # are part of the key too.
+        # The code object too: getsource gives a lambda's whole line, which
+        # other lambdas may share, and nothing for eval'd code.
         inner = inspect.unwrap(value)
         try:
             text = hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16]
-        except (OSError, TypeError):  # no source (eval'd): its code object
-            import marshal
-
-            try:
-                text = hashlib.sha256(marshal.dumps(inner.__code__)).hexdigest()[:16]
-            except ValueError:
-                text = f"id{id(inner)}"
+        except (OSError, TypeError):
+            text = ""
+        text += "," + _code_digest(inner.__code__)
         captured = ",".join(_fingerprint(v, depth + 1) for v in
                             list(_closure_values(value).values()) +
                             (list(_closure_values(inner).values()) if inner is not value else []) +
