@@ -1008,3 +1008,31 @@ def test_shared_layout_annotation(fwd, ok, target):
     a = np.arange(n, dtype=np.int32)
     np.testing.assert_array_equal(get(tl.compile(main, out_idx=[1], target=target)(
         put(a, target))), a[::-1])
+
+
+def test_cast_keywords_and_float8_constants(target):
+    """T.cast's TileLang keywords (rounding hints reserved, stochastic
+    rounding refused); float8 constants past the range saturate like every
+    conversion to float8, T.infinity keeps its infinity; T.max_value works
+    for float8."""
+    n = 8
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float8_e5m2"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(n):
+                A[i] = T.infinity("float8_e5m2")
+            A[0] = T.cast(1e9, "float8_e5m2", round="rz")
+            A[1] = T.cast(-1e9, "float8_e5m2", sat=False)
+            A[2] = T.max_value("float8_e5m2")
+            for i in T.Parallel(n):
+                B[i] = T.cast(A[i], "float32")
+
+    a, b = (get(x) for x in tl.compile(main, out_idx=[0, 1], target=target)())
+    np.testing.assert_array_equal(b, [57344, -57344, 57344] + [np.inf] * 5)
+    with pytest.raises(ValueError, match="Invalid round 'up'"):
+        T.cast(1.0, "float8_e4m3", round="up")
+    with pytest.raises(ValueError, match="rbits is required"):
+        T.cast(1.0, "float8_e4m3", round="rs")
+    with pytest.raises(ValueError, match="rbits is only valid"):
+        T.cast(1.0, "float8_e4m3", round="rn", rbits=3)

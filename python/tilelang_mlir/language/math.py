@@ -12,7 +12,7 @@ import math as _pymath
 
 from ..base import dtypes as dt
 from . import state
-from .values import (IndexExpr, Scalar, binary, cast, constant, ir_type, is_float8,
+from .values import (IndexExpr, Scalar, binary, cast as _cast, constant, ir_type, is_float8,
                      is_runtime, promote, select, to_computable, to_scalar, _common_dtype,
                      _unwrap_ref)
 
@@ -539,10 +539,10 @@ def infinity(dtype):
 
 def max_value(dtype):
     """The largest finite value of `dtype`."""
-    import numpy as np
+    import ml_dtypes
 
     dtype = dt.as_dtype(dtype)
-    v = float(np.finfo(dt.to_numpy(dtype)).max) if dtype.is_float else \
+    v = float(ml_dtypes.finfo(dt.to_numpy(dtype)).max) if dtype.is_float else \
         (2 ** (dtype.bits - 1) - 1 if dtype.kind == "int" else 2 ** dtype.bits - 1)
     return to_scalar(v, dtype) if state.active() else v
 
@@ -661,6 +661,36 @@ def pack2(lo, hi, dtype="float16"):
     return binary("|", parts[0], binary("<<", parts[1], 16))
 
 
+_CAST_ROUNDING = ("", "rn", "rz", "rp", "rm", "rs")
+
+
+def cast(value, dtype, round: str = "", sat: bool = True, rbits=None):  # noqa: A002
+    """T.cast(x, dtype, round="", sat=True, rbits=None): converts a value
+    (floats round to nearest even and saturate to the largest finite value of
+    float8; floats to integers truncate and saturate, NaN gives 0). TileLang's
+    PTX rounding hints round="rn" / "rz" / "rp" / "rm" are reserved there
+    (no effect), and so here; sat=False only changes TileLang's stochastic
+    rounding, round="rs" with rbits, an sm_100 instruction (cvt.rs) that
+    this compiler does not target: refused. Python numbers stay Python
+    numbers outside tile programs."""
+    if round not in _CAST_ROUNDING:
+        raise ValueError(f"Invalid round '{round}'. Must be one of: {sorted(_CAST_ROUNDING)}")
+    if not isinstance(sat, bool):
+        raise ValueError(f"Invalid sat '{sat}'. Must be a bool (True for satfinite, False for "
+                         "no saturation)")
+    if round == "rs" and rbits is None:
+        raise ValueError("rbits is required when round='rs' (stochastic rounding)")
+    if round != "rs" and rbits is not None:
+        raise ValueError("rbits is only valid with round='rs' (stochastic rounding)")
+    if round == "rs":
+        from ..base.errors import TileLangError
+
+        raise TileLangError("not supported by tilelang-mlir: T.cast(..., round='rs') "
+                            "(stochastic rounding, PTX cvt.rs: an sm_100 instruction); cast "
+                            "with the default rounding to nearest")
+    return _cast(value, dtype)
+
+
 def Cast(dtype, value):  # noqa: N802 (TileLang's name)
     """T.Cast(dtype, x): T.cast with the dtype first (TVM's spelling)."""
     return cast(value, dtype)
@@ -705,10 +735,10 @@ def bitwise_not(x):
 
 def min_value(dtype):
     """The smallest finite value of `dtype`."""
-    import numpy as np
+    import ml_dtypes
 
     dtype = dt.as_dtype(dtype)
-    v = float(np.finfo(dt.to_numpy(dtype)).min) if dtype.is_float else \
+    v = float(ml_dtypes.finfo(dt.to_numpy(dtype)).min) if dtype.is_float else \
         (-(2 ** (dtype.bits - 1)) if dtype.kind == "int" else 0)
     return to_scalar(v, dtype) if state.active() else v
 

@@ -81,6 +81,14 @@ def constant(value: Number, dtype: DType):
     if dtype.is_float:
         if _pymath.isinf(value) or _pymath.isnan(value):
             return arith.ConstantOp(ty, ir.FloatAttr.get(ty, float(value))).result
+        if dtype.bits == 8:
+            # A finite constant past float8's range saturates, as every
+            # conversion to float8 does (cvt.rn.satfinite); T.infinity keeps
+            # its infinity.
+            import ml_dtypes
+
+            top = float(ml_dtypes.finfo(dt.to_numpy(dtype)).max)
+            value = max(-top, min(top, float(value)))
         return arith.ConstantOp(ty, float(value)).result
     if dtype.kind == "index":
         return arith.ConstantOp(ty, ir.IntegerAttr.get(ty, int(value))).result
