@@ -1036,3 +1036,26 @@ def test_cast_keywords_and_float8_constants(target):
         T.cast(1.0, "float8_e4m3", round="rs")
     with pytest.raises(ValueError, match="rbits is only valid"):
         T.cast(1.0, "float8_e4m3", round="rn", rbits=3)
+
+
+@pytest.mark.parametrize("order", ["row", "column", "mlx"])
+def test_annotation_hints_keep_results(order, target, rng):
+    """TileLang's hints that change how, not what: block rasterization in
+    each of its orders, a shared layout given as a function, buffers that
+    may alias (T.annotate_restrict_buffers)."""
+    M = N = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        T.annotate_restrict_buffers(A, B)
+        with T.Kernel(N // 16, M // 16, threads=32) as (bx, by):
+            T.use_swizzle(2, order=order)
+            s = T.alloc_shared((16, 16), "float32")
+            T.annotate_layout({s: lambda i, j: (j, i)})
+            T.copy(A[by * 16, bx * 16], s)
+            for i, j in T.Parallel(16, 16):
+                B[by * 16 + i, bx * 16 + j] = s[i, j] * 2
+
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    out = get(tl.compile(main, out_idx=[1], target=target)(put(a, target)))
+    np.testing.assert_array_equal(out, a * 2)

@@ -773,8 +773,13 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
     def use_swizzle(self, panel_size, order: str = "row", enable=True) -> None:
         self.require_kernel("T.use_swizzle")
         ir = _ir()
+        # TileLang's orders: "row", "column" ("col" here too) and "mlx" (its
+        # Metal-style panels; an order of visiting the tiles, each once: the
+        # results are the row order's, which it runs as).
+        order = {"column": "col", "mlx": "row"}.get(order, order)
         if order not in ("row", "col"):
-            raise self.error(f"T.use_swizzle order must be 'row' or 'col', got {order!r}")
+            raise self.error(f"Unsupported swizzle order: {order!r} (TileLang's are 'row', "
+                             "'column' and 'mlx')")
         kwargs = {}
         if order != "row":
             kwargs["order"] = ir.Attribute.parse(f"#tile.raster<{order}>")
@@ -793,6 +798,9 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         for buf, layout in mapping.items():
             if not isinstance(buf, Buffer):
                 raise self.error(f"T.annotate_layout keys must be buffers, got {_describe(buf)}")
+            if callable(layout) and not isinstance(layout, (Layout, Fragment)) and \
+                    not hasattr(layout, "to_attr"):
+                layout = Layout(buf.shape, layout)  # TileLang: a function is a T.Layout
             if isinstance(layout, Layout) and buf.scope == "shared":
                 # Where each element of a shared buffer is stored: this
                 # compiler places shared tiles itself and every access of

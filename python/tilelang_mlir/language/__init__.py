@@ -12,9 +12,9 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
 from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
                        alloc_shared, alloc_var, finalize_reducer, reducer_init, reducer_update)
-from .annotations import (annotate_layout, device_assert, disable_warp_group_reg_alloc,
-                          make_padded_layout, make_swizzled_layout, no_set_max_nreg, print,
-                          use_swizzle)
+from .annotations import (annotate_layout, annotate_restrict_buffers, device_assert,
+                          disable_warp_group_reg_alloc, make_padded_layout,
+                          make_swizzled_layout, no_set_max_nreg, print, use_swizzle)
 from .copy import async_copy, atomic_add, c2d_im2col, clear, copy, fill, im2col, transpose
 from .eager import const, empty
 from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
