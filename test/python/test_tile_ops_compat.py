@@ -1059,3 +1059,42 @@ def test_annotation_hints_keep_results(order, target, rng):
     a = rng.standard_normal((M, N)).astype(np.float32)
     out = get(tl.compile(main, out_idx=[1], target=target)(put(a, target)))
     np.testing.assert_array_equal(out, a * 2)
+
+
+def test_reducer_indexed_by_serial_loops(target, rng):
+    """acc[i, j] updated in a T.Parallel loop nested in serial loops over i
+    and j (TileLang's "wide plan"), v2 and legacy forms."""
+    K = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((4, K), "float32"), A2: T.Tensor((4, K), "float32"),
+             B: T.Tensor((4, 4), "float32"), C: T.Tensor((4, 4), "float32")):
+        with T.Kernel(1, threads=128):
+            src = T.alloc_fragment((4, K), "float32")
+            src2 = T.alloc_fragment((4, K), "float32")
+            T.copy(A, src)
+            T.copy(A2, src2)
+            acc = T.alloc_reducer((4, 4), "float32", op="sum")
+            T.reducer_init(acc)
+            for i in T.serial(4):
+                for j in T.serial(4):
+                    for k in T.Parallel(K):
+                        T.reducer_update(acc[i, j], src[i, k] * src2[j, k])
+            result = T.alloc_fragment((4, 4), "float32")
+            T.finalize_reducer(acc, result)
+            T.copy(result, B)
+            old = T.alloc_reducer((4, 4), "float32", replication="all")
+            T.clear(old)
+            for i in T.serial(4):
+                for j in T.serial(4):
+                    for k in T.Parallel(K):
+                        old[i, j] += src[i, k] * src2[j, k]
+            T.finalize_reducer(old)
+            T.copy(old, C)
+
+    a = rng.standard_normal((4, K)).astype(np.float32)
+    a2 = rng.standard_normal((4, K)).astype(np.float32)
+    b, c = (get(x) for x in tl.compile(main, out_idx=[2, 3], target=target)(
+        put(a, target), put(a2, target)))
+    np.testing.assert_allclose(b, a @ a2.T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(c, a @ a2.T, rtol=1e-4, atol=1e-4)

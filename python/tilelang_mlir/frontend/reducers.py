@@ -15,8 +15,9 @@ init: the update combines the iteration's contribution into its own element
 alike, so no contribution counts twice and nothing crosses threads until
 the finalize. The finalize reduces each wide fragment over the loop
 dimensions the index does not name (T.reduce) and combines the rest into
-`dst` at the index. An index is loop variables of the enclosing T.Parallel
-and constants.
+`dst` at the index. An index is loop variables of the enclosing T.Parallel,
+constants, and values the iteration does not choose (a serial loop's
+variable: the wide fragment has a dimension for each such index).
 
 The legacy form, `T.alloc_reducer(..., replication="all"|"none")` with
 `T.clear` / `T.fill`, read-modify-writes of `acc[idx]` in T.Parallel loops
@@ -38,7 +39,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..base import dtypes as dt
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, binary,
-                               to_scalar)
+                               to_index, to_scalar)
 
 OPS = ("sum", "max", "min", "bitand", "bitor", "bitxor")
 _BITWISE = ("bitand", "bitor", "bitxor")
@@ -245,7 +246,7 @@ class ReducerBuilder:
         if len(items) != red.ndim:
             raise self.error(f"reducer {red.name!r} of rank {red.ndim} indexed with "
                              f"{len(items)} indices")
-        pattern = []
+        pattern, dynamic = [], []
         for n, item in enumerate(items):
             ix = IndexExpr.lift(item)
             if ix is not None and ix.is_const():
@@ -255,25 +256,34 @@ class ReducerBuilder:
                 pattern.append(("const", ix.const))
                 continue
             k = next((k for k, iv in enumerate(ivs) if ix is not None and ix.same(iv)), None)
-            if k is None:
-                raise self.error(
-                    f"not supported by tilelang-mlir: index {n} of reducer {red.name!r} "
-                    f"({item}) is neither a variable of the enclosing T.Parallel loop nor a "
-                    "constant")
-            if extents[k] > int(red.shape[n]):
-                raise self.error(f"index {n} of reducer {red.name!r} runs over {extents[k]} "
-                                 f"values, past its extent {red.shape[n]}")
-            pattern.append(("iv", k))
+            if k is not None:
+                if extents[k] > int(red.shape[n]):
+                    raise self.error(f"index {n} of reducer {red.name!r} runs over "
+                                     f"{extents[k]} values, past its extent {red.shape[n]}")
+                pattern.append(("iv", k))
+                continue
+            if ix is not None and any(ix.same(iv) for iv in self._all_parallel_ivs()):
+                raise self.error(f"not supported by tilelang-mlir: index {n} of reducer "
+                                 f"{red.name!r} ({item}) is a variable of an outer T.Parallel "
+                                 "loop; update it from the innermost one")
+            # A value the iteration does not choose (a serial loop's
+            # variable): the wide fragment keeps a dimension for it.
+            pattern.append(("dyn", n))
+            dynamic.append(to_index(item, f"index {n} of reducer {red.name!r}"))
         key = (op, tuple(pattern))
         site = red.sites.get(key)
         if site is None:
             ir = _ir()
+            lead = [int(red.shape[n]) for kind, n in pattern if kind == "dyn"]
             with ir.InsertionPoint.after(red.anchor):
-                wide = self.alloc(list(extents), red.dtype, "fragment",
+                wide = self.alloc(lead + list(extents), red.dtype, "fragment",
                                   self.unique_name(f"{red.name}_partial"))
                 self.fill(wide, red.start_var[()].load() if red.legacy else red.start)
             site = red.sites[key] = Site(wide, tuple(pattern), list(extents))
-        return site, tuple(ivs)
+        return site, tuple(dynamic) + tuple(ivs)
+
+    def _all_parallel_ivs(self):
+        return [iv for _, ivs, _ in self._parallel_stack for iv in ivs]
 
     # -- T.finalize_reducer ------------------------------------------------------
     def finalize_reducer(self, red, dst=None) -> None:
@@ -316,20 +326,30 @@ class ReducerBuilder:
         red.state = "finalized"
 
     def _finalize_site(self, red: Reducer, site: Site, dst: Buffer) -> None:
+        """Reduces the site's wide fragment over the loop dimensions its index
+        does not name, then combines the rest into `dst` at the index."""
         named = {k for kind, k in site.pattern if kind == "iv"}
-        part, dims = site.wide, list(range(len(site.extents)))
-        for d in reversed(range(len(site.extents))):
-            if d in named:
+        # The wide fragment's dimensions: ("dyn", n) for each leading one,
+        # ("iv", k) for loop dimension k.
+        dims = [("dyn", n) for kind, n in site.pattern if kind == "dyn"] + \
+            [("iv", k) for k in range(len(site.extents))]
+        part = site.wide
+        for k in reversed(range(len(site.extents))):
+            if k in named:
                 continue
-            shape = [e for i, e in enumerate(part.shape) if i != dims.index(d)] or [1]
+            at = dims.index(("iv", k))
+            shape = [e for i, e in enumerate(part.shape) if i != at] or [1]
             out = self.alloc(shape, red.dtype, "fragment", self.unique_name(f"{red.name}_sum"))
-            self.reduce(red.op, part, out, dims.index(d), True)
-            dims.remove(d)
+            self.reduce(red.op, part, out, at, True)
+            dims.pop(at)
             part = out
         with self.parallel([int(n) for n in part.shape]) as ivs:
             index = []
-            for kind, v in site.pattern:
-                index.append(v if kind == "const" else ivs[dims.index(v)])
+            for n, (kind, v) in enumerate(site.pattern):
+                if kind == "const":
+                    index.append(v)
+                else:
+                    index.append(ivs[dims.index((kind, v))])
             ref = dst[tuple(index)]
             src = part[tuple(ivs)] if dims else part[0]
             ref.store(combine(red.op, ref.load(), src.load()))
