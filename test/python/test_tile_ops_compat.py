@@ -1098,3 +1098,116 @@ def test_reducer_indexed_by_serial_loops(target, rng):
         put(a, target), put(a2, target)))
     np.testing.assert_allclose(b, a @ a2.T, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(c, a @ a2.T, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# float64 math and pow as GPU kernels compute them (tile-software-math)
+# ---------------------------------------------------------------------------
+
+
+def _software_math(op: str, ty: str = "f64"):
+    """A function of `op` (math.<op>) lowered as the GPU lowerings do
+    (tile-software-math), JIT-compiled on the CPU: a Python callable."""
+    import ctypes
+
+    from tilelang_mlir import ir
+    from tilelang_mlir._mlir_libs._mlirExecutionEngine import ExecutionEngine
+    from tilelang_mlir.passmanager import PassManager
+
+    args = "%x: f64, %y: f64" if op == "powf" else "%x: f64"
+    operands = "%x, %y" if op == "powf" else "%x"
+    ctx = ir.Context()
+    ctx.enable_multithreading(False)
+    with ctx:
+        module = ir.Module.parse(f"""
+func.func @f({args}) -> f64 attributes {{llvm.emit_c_interface}} {{
+  %r = math.{op} {operands} : f64
+  return %r : f64
+}}""")
+        PassManager.parse("builtin.module(func.func(tile-software-math),convert-to-llvm,"
+                          "reconcile-unrealized-casts)").run(module.operation)
+        assert f"math.{op}" not in str(module)
+        engine = ExecutionEngine(module, opt_level=2)
+        packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup("_mlir_ciface_f"))
+
+    def call(*xs):
+        vals = [ctypes.c_double(v) for v in xs] + [ctypes.c_double(0)]
+        ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
+        packed(ctypes.addressof(ptrs))
+        return vals[-1].value
+
+    call.keep = (ctx, module, engine)
+    return call
+
+
+def _ulps(got, want):
+    if np.isnan(want) or np.isnan(got):
+        return 0 if np.isnan(want) and np.isnan(got) else np.inf
+    if np.isinf(want) or want == 0:
+        return 0 if got == want and np.signbit(got) == np.signbit(want) else np.inf
+    return abs(got - want) / np.spacing(abs(want))
+
+
+@pytest.mark.parametrize("op, ref, ulps", [
+    ("exp", np.exp, 1), ("exp2", np.exp2, 1), ("log", np.log, 1), ("log2", np.log2, 2),
+    ("log10", np.log10, 2), ("sin", np.sin, 1), ("cos", np.cos, 1), ("tanh", np.tanh, 2)])
+def test_software_float64_math(op, ref, ulps, rng):
+    """GPUs compute float64 exp, log, sin, ... in software (MathF64.cpp): run
+    the same rewrite on the CPU against NumPy, special values included."""
+    fn = _software_math(op)
+    xs = np.concatenate([rng.uniform(-30, 30, 200), rng.uniform(-700, 700, 50),
+                         10.0 ** rng.uniform(-300, 300, 100),
+                         [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, 5e-324, 709.7, -745.0,
+                          1.0, 2.0, 1e5, np.pi]])
+    if op.startswith("log"):
+        xs = np.abs(xs)
+    if op in ("sin", "cos"):
+        xs = xs[np.abs(xs) < 1e6]
+    with np.errstate(all="ignore"):
+        for x in xs:
+            got, want = fn(float(x)), ref(np.float64(x))
+            err = _ulps(got, want)
+            if op in ("sin", "cos") and abs(want) < 1e-8:
+                err = abs(got - want) / 1e-16
+            assert err <= ulps, (op, x, got, want)
+
+
+def test_software_pow_follows_c(rng):
+    """pow through float64 with C's special cases (negative bases with
+    integer exponents, zeros, infinities, pow(x, 0) = pow(1, y) = 1)."""
+    fn = _software_math("powf")
+    special = [(-2, 3), (0, 0), (0, -1), (-2, 0.5), (np.inf, -1), (2, np.inf), (1, np.nan),
+               (np.nan, 0), (-8, 1 / 3), (-0.0, 3), (-0.0, -3), (-np.inf, 3), (-np.inf, 2),
+               (-1, np.inf), (-1, -np.inf), (0.5, -200), (1e-300, 0.5), (-3.0, 5)]
+    with np.errstate(all="ignore"):
+        for x, y in special:
+            assert _ulps(fn(x, y), np.power(np.float64(x), np.float64(y))) < 1024, (x, y)
+        for x, y in zip(rng.uniform(0, 10, 200), rng.uniform(-50, 50, 200)):
+            assert _ulps(fn(x, y), np.power(x, y)) < 1024, (x, y)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_pow_and_float64_math_in_kernels(dtype, target, rng):
+    """T.pow (C's special cases; libm's pow on the CPU, float64 software on
+    GPUs) and float64 transcendental functions in kernels."""
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((2, n), dtype)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(n):
+                C[0, i] = T.pow(A[i], B[i])
+                C[1, i] = T.exp(B[i]) + T.tanh(A[i])
+
+    npd = np.dtype(dtype)
+    a = rng.uniform(-3, 3, n).astype(npd)
+    b = rng.integers(-4, 5, n).astype(npd)
+    a[:4], b[:4] = [-2, 0, 1, 0], [3, 0, np.nan, -1]
+    out = get(tl.compile(main, out_idx=[2], target=target)(put(a, target), put(b, target)))
+    with np.errstate(all="ignore"):
+        want = np.stack([np.power(a.astype(np.float64), b), np.exp(b.astype(np.float64)) +
+                         np.tanh(a.astype(np.float64))]).astype(npd)
+    tol = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}[dtype]
+    if target == "cuda" and dtype != "float64":
+        tol *= 10  # exp and tanh use the approximate instructions
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)

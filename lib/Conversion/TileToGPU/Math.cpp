@@ -209,6 +209,7 @@ LogicalResult mlir::tile::lowerMathToIntrinsics(gpu::GPUFuncOp gpuFunc,
   RewritePatternSet patterns(ctx);
   patterns.add<MathToGPUIntrinsics>(ctx, target);
   patterns.add<FastReciprocal>(ctx, target);
+  populateF64MathPatterns(patterns);
   if (failed(applyPatternsGreedily(gpuFunc, std::move(patterns))))
     return gpuFunc.emitOpError("math lowering did not converge");
   WalkResult f64 = gpuFunc.walk([&](Operation *op) {

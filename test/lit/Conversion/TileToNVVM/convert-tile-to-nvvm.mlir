@@ -358,3 +358,26 @@ func.func @ieee_ops(%o: memref<4xf32>, %d: memref<1xf64>, %a: f32, %b: f64) {
   }
   return
 }
+
+// -----
+
+// float64 math has no instruction: exp is a reduction by ln 2 (two fmas
+// with its two parts) and a series; pow of f32 goes through f64.
+// CHECK-LABEL: gpu.func @f64_math_kernel
+// CHECK-NOT: math.exp
+// CHECK: math.roundeven %{{.+}} : f64
+// CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : f64
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK-NOT: math.powf
+// CHECK: gpu.return
+func.func @f64_math(%o: memref<1xf64>, %p: memref<1xf32>, %x: f64, %a: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(32) {
+    %e = math.exp %x : f64
+    memref.store %e, %o[%c0] : memref<1xf64>
+    %q = math.powf %a, %a : f32
+    memref.store %q, %p[%c0] : memref<1xf32>
+  }
+  return
+}
