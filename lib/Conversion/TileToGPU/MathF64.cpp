@@ -23,6 +23,7 @@
 
 #include "dialects/Conversion/Passes.h"
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/ArithEmitter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -38,42 +39,19 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-struct F64 {
-  OpBuilder &b;
-  Location loc;
+struct F64 : ArithEmitter {
+  F64(OpBuilder &b, Location loc) : ArithEmitter{b, loc} {}
 
   Type f() { return b.getF64Type(); }
   Type i() { return b.getI64Type(); }
-  Value c(double v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(), APFloat(v));
-  }
+  Value c(double v) { return cf(f(), v); }
   Value ci(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-  }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
-  Value fma(Value x, Value y, Value z) {
-    return math::FmaOp::create(b, loc, x, y, z);
-  }
-  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, p, x, y);
   }
   Value lt(Value x, double v) { return cmp(arith::CmpFPredicate::OLT, x, c(v)); }
   Value gt(Value x, double v) { return cmp(arith::CmpFPredicate::OGT, x, c(v)); }
   Value eq(Value x, double v) { return cmp(arith::CmpFPredicate::OEQ, x, c(v)); }
   Value isNaN(Value x) { return cmp(arith::CmpFPredicate::UNO, x, x); }
-  Value sel(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  }
-  Value andOf(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value orOf(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value notOf(Value x) {
-    return arith::XOrIOp::create(
-        b, loc, x, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  }
   Value roundEven(Value x) { return math::RoundEvenOp::create(b, loc, x); }
   Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
   Value bits(Value x) { return arith::BitcastOp::create(b, loc, i(), x); }
@@ -266,7 +244,7 @@ struct F64Math : public RewritePattern {
              math::Log10Op, math::SinOp, math::CosOp, math::TanhOp>(op) ||
         !op->getResult(0).getType().isF64())
       return failure();
-    F64 e{r, op->getLoc()};
+    F64 e(r, op->getLoc());
     Value x = op->getOperand(0), y;
     if (isa<math::ExpOp>(op))
       y = e.exp(x);
@@ -296,7 +274,7 @@ struct PowThroughF64 : public OpRewritePattern<math::PowFOp> {
     Type t = op.getType();
     if (!isa<FloatType>(t) || t.getIntOrFloatBitWidth() > 64)
       return failure();
-    F64 e{r, op.getLoc()};
+    F64 e(r, op.getLoc());
     auto widen = [&](Value v) {
       return t.isF64() ? v : arith::ExtFOp::create(r, op.getLoc(), e.f(), v).getResult();
     };

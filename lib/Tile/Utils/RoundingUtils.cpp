@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tile/Utils/RoundingUtils.h"
+#include "dialects/Tile/Utils/ArithEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -13,17 +14,10 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-struct Emitter {
-  OpBuilder &b;
-  Location loc;
+/// ArithEmitter whose adds, subtracts and multiplies are marked exact.
+struct Emitter : ArithEmitter {
+  Emitter(OpBuilder &b, Location loc) : ArithEmitter{b, loc} {}
 
-  Value cf(Type t, double v) {
-    auto ft = cast<FloatType>(t);
-    APFloat a(v);
-    bool lost;
-    a.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    return arith::ConstantFloatOp::create(b, loc, ft, a);
-  }
   Value exact(Operation *op) {
     op->setAttr(kExactAttrName, b.getUnitAttr());
     return op->getResult(0);
@@ -36,17 +30,6 @@ struct Emitter {
   }
   Value mul(Value x, Value y) {
     return exact(arith::MulFOp::create(b, loc, x, y));
-  }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
-  Value fma(Value x, Value y, Value z) {
-    return math::FmaOp::create(b, loc, x, y, z);
-  }
-  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, p, x, y);
-  }
-  Value sel(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
   }
   Value ext(Value x, Type t) {
     return x.getType() == t ? x : arith::ExtFOp::create(b, loc, t, x);
@@ -62,9 +45,6 @@ struct Emitter {
                    APFloat::getInf(
                        cast<FloatType>(x.getType()).getFloatSemantics())));
   }
-  Value andOf(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value orOf(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-
   /// s = x + y and its exact error (Knuth's TwoSum).
   std::pair<Value, Value> twoSum(Value x, Value y) {
     Value s = add(x, y);
@@ -79,7 +59,7 @@ Value mlir::tile::nextFloat(OpBuilder &b, Location loc, Value x, bool up) {
   auto ft = cast<FloatType>(x.getType());
   unsigned w = ft.getWidth();
   Type it = b.getIntegerType(w);
-  Emitter e{b, loc};
+  Emitter e(b, loc);
   Value bits = arith::BitcastOp::create(b, loc, it, x);
   auto ci = [&](const APInt &v) {
     return arith::ConstantOp::create(b, loc, it, b.getIntegerAttr(it, v));
@@ -110,7 +90,7 @@ Value mlir::tile::nextFloat(OpBuilder &b, Location loc, Value x, bool up) {
 
 Value mlir::tile::emitRoundedArith(OpBuilder &b, Location loc, IEEEKind kind,
                                    RoundingMode mode, ValueRange operands) {
-  Emitter e{b, loc};
+  Emitter e(b, loc);
   Type t = operands[0].getType();
   SmallVector<Value> x(operands.begin(), operands.end());
   if (kind == IEEEKind::sub) {
