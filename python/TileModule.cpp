@@ -101,6 +101,13 @@ NB_MODULE(_tile, m) {
       "line, function, block) of the device assert that stopped it.");
 
   m.def(
+      "run_guarded_address",
+      []() { return reinterpret_cast<uintptr_t>(&tile_run_guarded); },
+      "The address of tile_run_guarded (int (void (*)(void *), void *, "
+      "tile_failure *)): what the native launcher calls JIT-compiled CPU "
+      "kernels with device asserts through.");
+
+  m.def(
       "opt_main",
       [](std::vector<std::string> args) {
         std::vector<char *> argv;

@@ -60,13 +60,30 @@
 #       semi-structured sparse (cuSPARSELt, CUTLASS), dense-equivalent
 #       TFLOP/s. ARGS go to benchmarks/gemm_sp.py (--sizes, --dtypes).
 #
+#   scripts/gpu_check.sh prepare-launch [ARGS] (here) compiles the kernels of
+#       benchmarks/launch_overhead.py into .gpu-cache-launch.tar.gz;
+#   scripts/gpu_check.sh run-launch [ARGS]     (on the GPU machine) builds the
+#       native launcher, runs the launcher's GPU tests (test_launcher.py and
+#       test_cuda_runtime.py, native path on, then off) and the launch-overhead
+#       benchmark with --profile: ours (native and Python path) / torch / Triton
+#       / TileLang where installed. ARGS go to benchmarks/launch_overhead.py.
+#
 # Only .gpu-cache/ (or .gpu-cache-gemm.tar.gz) and the source tree travel
-# (python/ is importable as is: the runtime needs no MLIR).
+# (python/ is importable as is: the runtime needs no MLIR). The GPU runs
+# build the native launcher (runtime/launch.cpp) first, with the machine's
+# C++ compiler; without one, kernels launch through the Python path.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CACHE="$PWD/.gpu-cache"
 # The benchmarks with a prepare/run pair of their own: name -> script.
-declare -A BENCH=([gemm]=gemm [attn]=flash_attn [attn-bwd]=flash_attn_bwd [dequant]=dequant [mla]=mla_decode [decode]=flash_decode [gemm-sp]=gemm_sp)
+declare -A BENCH=([gemm]=gemm [attn]=flash_attn [attn-bwd]=flash_attn_bwd [dequant]=dequant [mla]=mla_decode [decode]=flash_decode [gemm-sp]=gemm_sp [launch]=launch_overhead)
+
+# build_native: the native launcher into the source tree (GPU runs use
+# python/ as is); where it cannot be built, the Python path serves.
+build_native() {
+  PYTHONPATH="$PWD/python" python3 -m tilelang_mlir.runtime.launcher build \
+    || echo "the native launcher was not built: kernels launch through the Python path" >&2
+}
 
 # prepare_bench NAME ARGS...: compiles every kernel of benchmarks/SCRIPT.py
 # into .gpu-cache-NAME/ and packs it into .gpu-cache-NAME.tar.gz (refused
@@ -94,8 +111,24 @@ run_bench() {
     rm -rf "$cache" && mkdir -p "$cache" && tar xzf "$pack" -C "$cache" || exit 1
   fi
   [ -d "$cache" ] || { echo "no $pack or $cache: run '$0 prepare-$name' where the compiler is" >&2; exit 1; }
+  build_native
   export PYTHONPATH="$PWD/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$cache"
   export PYTHONUNBUFFERED=1
+  if [ "$name" = launch ]; then
+    # The launcher's GPU tests (hand-written PTX, no cache needed), native
+    # path on, then off; then the benchmark.
+    PYTHONPATH="$PYTHONPATH:$PWD/test/python" python3 -m pytest -q -m gpu -rfs \
+      test/python/test_launcher.py test/python/test_cuda_runtime.py 2>&1 | tail -15
+    local on=${PIPESTATUS[0]}
+    TILELANG_MLIR_NATIVE_LAUNCH=0 PYTHONPATH="$PYTHONPATH:$PWD/test/python" python3 -m pytest \
+      -q -m gpu -rfs test/python/test_launcher.py test/python/test_cuda_runtime.py 2>&1 | tail -5
+    local off=${PIPESTATUS[0]}
+    echo "launcher GPU tests: native path exit $on, Python path exit $off"
+    python3 "benchmarks/${BENCH[$name]}.py" --profile "$@" 2>&1 | tee "${OUT:-/tmp}/${name}_bench.log"
+    local bench=${PIPESTATUS[0]}
+    [ "$on" -eq 0 ] && [ "$off" -eq 0 ] && [ "$bench" -eq 0 ]
+    exit $?
+  fi
   python3 "benchmarks/${BENCH[$name]}.py" "$@" 2>&1 | tee "${OUT:-/tmp}/${name}_bench.log"
   exit "${PIPESTATUS[0]}"
 }
@@ -125,6 +158,7 @@ PY
   echo "prepared $(ls "$CACHE" | wc -l) cache files ($(du -sh "$CACHE" | cut -f1))"
   ;;
 run)
+  build_native
   export PYTHONPATH="$PWD/python:$PWD/test/python" TILELANG_MLIR_OFFLINE=1 TILELANG_MLIR_CACHE_DIR="$CACHE"
   export PYTHONUNBUFFERED=1
   OUT=${OUT:-/tmp}
@@ -137,7 +171,7 @@ run)
     echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log") summaries; $(grep 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1))"
   done
   python3 benchmarks/basic_kernels.py 2>&1 | tee "$OUT/bench.log"
-  python3 benchmarks/launch_overhead.py --profile 2>&1 | tee "$OUT/launch.log" | head -8
+  python3 benchmarks/launch_overhead.py 2>&1 | tee "$OUT/launch.log" | head -14
   examples=0
   for ex in $EXAMPLES; do
     python3 "$ex" --target cuda 2>&1 | tail -3 | tee -a "$OUT/examples.log"

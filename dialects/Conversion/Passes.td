@@ -29,6 +29,10 @@ def ConvertTileToSCF : Pass<"convert-tile-to-scf", "ModuleOp"> {
     outside them stops the kernel as a failing `tile.device_assert` does
     (the call raises `DeviceAssertionError` at the user's line) instead of
     reading or writing out of bounds. Tile ops are bounds-safe already.
+    An integer division by a run-time divisor is preceded by an assertion
+    that the divisor is not zero, and a signed one divides the smallest
+    value by 1 instead of -1 (the quotient wraps to itself): the host's
+    division instruction traps on both, which would end the process.
 
     Before:
     ```mlir

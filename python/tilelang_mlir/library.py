@@ -37,6 +37,28 @@ _LIBRARIES: Dict[str, object] = {}
 _DISPATCH = {"cpu": "CPU", "cuda": "CUDA"}
 
 
+def one_device(op: str, tensors: dict):
+    """The device of the tensors among `tensors` (argument name -> value;
+    other values are skipped), or None; an error naming `op` and the first
+    argument on another device than the first tensor's. Operators check
+    it in their fake implementations too: torch dispatches a call with one
+    meta tensor among CPU or CUDA ones to the fake implementation, which
+    would otherwise return an uninitialized result on the first input's
+    device."""
+    import torch
+
+    first = None
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            continue
+        if first is None:
+            first = (name, t.device)
+        elif t.device != first[1]:
+            raise TileLangError(f"{op}: {name} is on {t.device} but {first[0]} on {first[1]}; "
+                                "all tensor arguments must be on one device")
+    return first[1] if first else None
+
+
 def _scalar_schema(param) -> str:
     d = param.dtype
     if d.is_bool:
@@ -127,13 +149,15 @@ def custom_op(name: str, *kernels):
                     f"tl.library.custom_op({name!r}): the size {s!r} of result {p.name!r} is "
                     f"not the size of any input, so the operator's result shape is unknown "
                     f"before it runs")
-    tensor_pos = [i for i, p in enumerate(inputs) if p.kind == "tensor"]
 
     lib = torch.library.Library(ns, "FRAGMENT")
     lib.define(_schema(op, inputs, outputs))
 
+    names = [p.name for p in inputs]
+
     def make_impl(kernel):
         def impl(*args):
+            one_device(name, dict(zip(names, args)))
             out = kernel(*args)
             return tuple(out) if isinstance(out, (tuple, list)) else out
         return impl
@@ -142,7 +166,7 @@ def custom_op(name: str, *kernels):
         lib.impl(op, make_impl(k), _DISPATCH[k.device])
 
     def fake(*args):
-        device = args[tensor_pos[0]].device if tensor_pos else None
+        device = one_device(name, dict(zip(names, args)))
         results = []
         for p in outputs:
             shape = [args[origin[s][0]].shape[origin[s][1]] if isinstance(s, str) else s

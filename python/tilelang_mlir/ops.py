@@ -48,25 +48,50 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 from typing import Optional, Tuple
 
 import torch
 
 from .base.errors import TileLangError
+from .library import one_device
 
 _DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 
 
-def _target(op: str, *tensors) -> str:
-    devices = {t.device for t in tensors}
-    if len(devices) != 1:
-        raise TileLangError(f"tilelang.{op}: the tensors are on different devices "
-                            f"({', '.join(sorted(map(str, devices)))})")
-    kind = tensors[0].device.type
+def _one_device(op: str, tensors: dict):
+    return one_device(f"tilelang.{op}", tensors)
+
+
+def _target(op: str, **tensors) -> str:
+    """"cpu" or "cuda": the device type of the tensors (named by their
+    arguments), which must share one device."""
+    kind = _one_device(op, tensors).type
     if kind not in ("cpu", "cuda"):
         raise TileLangError(f"tilelang.{op}: no kernels for {kind} tensors (cpu or cuda)")
     return kind
+
+
+def _fake(custom, op: str):
+    """Registers the decorated function as `custom`'s fake implementation,
+    after the same device check as the kernels': torch dispatches a call
+    with one meta tensor among CPU or CUDA ones to the fake implementation,
+    which would return an uninitialized result on the first input's device.
+    With all tensors on one device the results are allocated there (meta
+    for meta tensors, the fake device under torch.compile)."""
+    def register(fn):
+        names = list(inspect.signature(fn).parameters)
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            _one_device(op, dict(zip(names, args), **kwargs))
+            return fn(*args, **kwargs)
+
+        custom.register_fake(checked)
+        return checked
+
+    return register
 
 
 def _dtype(op: str, name: str, t: torch.Tensor, like: torch.Tensor = None) -> str:
@@ -129,6 +154,15 @@ def _compiled(key: tuple):
         _, B, H, S, D, causal, groups, scale, dtype, _ = key
         return FlashAttnBwd(B, H, S, D, causal, groups, dtype=dtype, target=target,
                             sm_scale=scale)
+    if kind == "check_offsets":
+        from .kernels.attention import index_checks
+        _, B, S, _ = key
+        return tl.compile(index_checks.check_offsets(B, S), target=target)
+    if kind == "check_pages":
+        from .kernels.attention import index_checks
+        _, B, max_pages, pages, page_size, _ = key
+        return tl.compile(index_checks.check_pages(B, max_pages, pages, page_size),
+                          target=target)
     if kind == "flash_attn_varlen":
         from .kernels.attention import flash_attn_varlen as fav
         _, B, H, S, D, causal, groups, scale, dtype, _ = key
@@ -219,13 +253,15 @@ def _gemm_config(M, N, K, dtype, out_dtype, target):
 
 @torch.library.custom_op("tilelang::rms_norm", mutates_args=())
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    target = _target("rms_norm", x, weight)
+    target = _target("rms_norm", x=x, weight=weight)
     dtype = _dtype("rms_norm", "x", x)
     _dtype("rms_norm", "weight", weight, x)
     N = x.shape[-1]
     if weight.shape != (N,):
         raise TileLangError(f"tilelang.rms_norm: weight has shape {tuple(weight.shape)}; "
                             f"({N},) expected (the last dimension of x)")
+    if x.numel() == 0:  # as torch: an empty result
+        return _new(x)
     M = x.numel() // N
     with _device(x):
         y = _compiled(("rms_norm", M, N, float(eps), dtype, target))(
@@ -240,7 +276,7 @@ def _new(x, shape=None, dtype=None):
                        device=x.device)
 
 
-@rms_norm.register_fake
+@_fake(rms_norm, "rms_norm")
 def _(x, weight, eps=1e-6):
     return _new(x)
 
@@ -257,7 +293,7 @@ def rms_norm_bwd(x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor,
     """(dx, dw) of rms_norm in one pass (kernels/rms_norm.py's
     rms_norm_bwd: dx = r (dy w) - x r^3 mean(dy w x) per row, float32
     partial sums of dw = sum(dy x r) per block, added up here)."""
-    target = _target("rms_norm_bwd", x, weight, dy)
+    target = _target("rms_norm_bwd", x=x, weight=weight, dy=dy)
     dtype = _dtype("rms_norm_bwd", "x", x)
     _dtype("rms_norm_bwd", "weight", weight, x)
     _dtype("rms_norm_bwd", "dy", dy, x)
@@ -265,6 +301,8 @@ def rms_norm_bwd(x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor,
     if weight.shape != (N,) or dy.shape != x.shape:
         raise TileLangError(f"tilelang.rms_norm_bwd: x {tuple(x.shape)}, weight "
                             f"{tuple(weight.shape)}, dy {tuple(dy.shape)} do not fit")
+    if x.numel() == 0:  # no rows: nothing flows back to the weight
+        return _new(x), torch.zeros_like(weight)
     M = x.numel() // N
     with _device(x):
         dx, dw = _compiled(("rms_norm_bwd", M, N, float(eps), dtype, target))(
@@ -272,7 +310,7 @@ def rms_norm_bwd(x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor,
     return dx.reshape(x.shape), dw.sum(0).to(weight.dtype)
 
 
-@rms_norm_bwd.register_fake
+@_fake(rms_norm_bwd, "rms_norm_bwd")
 def _(x, weight, dy, eps):
     return _new(x), _new(weight)
 
@@ -291,12 +329,14 @@ rms_norm.register_autograd(_rms_norm_backward, setup_context=_rms_norm_setup)
 
 @torch.library.custom_op("tilelang::silu_mul", mutates_args=())
 def silu_mul(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-    target = _target("silu_mul", gate, up)
+    target = _target("silu_mul", gate=gate, up=up)
     dtype = _dtype("silu_mul", "gate", gate)
     _dtype("silu_mul", "up", up, gate)
     if gate.shape != up.shape:
         raise TileLangError(f"tilelang.silu_mul: gate {tuple(gate.shape)} and up "
                             f"{tuple(up.shape)} differ in shape")
+    if gate.numel() == 0:
+        return _new(gate)
     N = gate.shape[-1]
     M = gate.numel() // N
     with _device(gate):
@@ -305,7 +345,7 @@ def silu_mul(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     return out.reshape(gate.shape)
 
 
-@silu_mul.register_fake
+@_fake(silu_mul, "silu_mul")
 def _(gate, up):
     return _new(gate)
 
@@ -320,13 +360,15 @@ def silu_mul_bwd(gate: torch.Tensor, up: torch.Tensor,
     """(d gate, d up) of silu_mul in one pass (kernels/silu_mul.py's
     silu_mul_bwd: d gate = dy up s (1 + gate (1 - s)), d up = dy silu(gate),
     s = sigmoid(gate), in float32)."""
-    target = _target("silu_mul_bwd", gate, up, dy)
+    target = _target("silu_mul_bwd", gate=gate, up=up, dy=dy)
     dtype = _dtype("silu_mul_bwd", "gate", gate)
     _dtype("silu_mul_bwd", "up", up, gate)
     _dtype("silu_mul_bwd", "dy", dy, gate)
     if gate.shape != up.shape or dy.shape != gate.shape:
         raise TileLangError(f"tilelang.silu_mul_bwd: gate {tuple(gate.shape)}, up "
                             f"{tuple(up.shape)}, dy {tuple(dy.shape)} differ in shape")
+    if gate.numel() == 0:
+        return _new(gate), _new(up)
     N = gate.shape[-1]
     M = gate.numel() // N
     with _device(gate):
@@ -336,7 +378,7 @@ def silu_mul_bwd(gate: torch.Tensor, up: torch.Tensor,
     return dg.reshape(gate.shape), du.reshape(gate.shape)
 
 
-@silu_mul_bwd.register_fake
+@_fake(silu_mul_bwd, "silu_mul_bwd")
 def _(gate, up, dy):
     return _new(gate), _new(up)
 
@@ -353,11 +395,12 @@ silu_mul.register_autograd(_silu_mul_backward, setup_context=_silu_mul_setup)
 
 _FP8 = {torch.float8_e4m3fn: "float8_e4m3"}
 _OUT_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
+_TORCH_OUT = {name: t for t, name in _OUT_DTYPES.items()}
 
 
 def _gemm_key(a, b, scale_a, scale_b, out_dtype):
     op = "gemm"
-    target = _target(op, a, b, *(s for s in (scale_a, scale_b) if s is not None))
+    target = _target(op, a=a, b=b, scale_a=scale_a, scale_b=scale_b)
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise TileLangError(f"tilelang.gemm: a {tuple(a.shape)} @ b {tuple(b.shape)}: "
                             "(M, K) @ (K, N) expected")
@@ -406,6 +449,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, scale_a: Optional[torch.Tensor] = Non
     (as torch._scaled_mm wants) and it is used in place; any other b is
     copied."""
     key = _gemm_key(a, b, scale_a, scale_b, out_dtype)
+    M, N, K = key[1:4]
+    if M * N * K == 0:  # as torch: empty, or zeros for K = 0
+        return torch.zeros((M, N), dtype=_TORCH_OUT[key[5]], device=a.device)
     with _device(a):
         kernel = _compiled(key)
         if key[4] in _FP8.values():
@@ -414,7 +460,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, scale_a: Optional[torch.Tensor] = Non
         return kernel(a.contiguous(), b.contiguous())
 
 
-@gemm.register_fake
+@_fake(gemm, "gemm")
 def _(a, b, scale_a=None, scale_b=None, out_dtype=None):
     if a.dtype in _FP8:
         return _new(a, (a.shape[0], b.shape[1]), out_dtype or torch.bfloat16)
@@ -422,6 +468,12 @@ def _(a, b, scale_a=None, scale_b=None, out_dtype=None):
 
 
 # --- flash_attn ------------------------------------------------------------------
+
+
+def _divides(kv_heads, heads):
+    """Whether `kv_heads` KV heads serve `heads` query heads (GQA; none
+    serve none)."""
+    return heads % kv_heads == 0 if kv_heads else heads == 0
 
 
 def _qkv_dtype(op, q, k, v):
@@ -448,30 +500,35 @@ def _scale(op, scale, D):
     return float(scale)
 
 
-def _attn_key(op, q, k, v, causal, scale=None):
-    target = _target(op, q, k, v)
+def _attn_key(op, q, k, v, causal, scale=None, **others):
+    """The kernel key of q, k, v; `others`: further tensors of the call
+    (the backward's o, do, lse), checked to be on their device."""
+    target = _target(op, q=q, k=k, v=v, **others)
     dtype = _qkv_dtype(op, q, k, v)
     if q.dim() != 4 or k.shape != v.shape or k.dim() != 4:
         raise TileLangError(f"tilelang.{op}: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
                             f"{tuple(v.shape)}: (batch, heads, seq, dim) each, k and v alike")
     B, H, S, D = q.shape
-    if k.shape[0] != B or k.shape[2] != S or k.shape[3] != D or H % k.shape[1]:
+    if k.shape[0] != B or k.shape[2] != S or k.shape[3] != D or not _divides(k.shape[1], H):
         raise TileLangError(f"tilelang.{op}: k/v {tuple(k.shape)} do not fit q {tuple(q.shape)} "
                             "(same batch, sequence and head dim; KV heads dividing the heads)")
     _check_head_dim(op, D)
-    return (B, H, S, D, bool(causal), H // k.shape[1], _scale(op, scale, D), dtype, target)
+    return (B, H, S, D, bool(causal), H // max(k.shape[1], 1), _scale(op, scale, D), dtype,
+            target)
 
 
 @torch.library.custom_op("tilelang::flash_attn_fwd", mutates_args=())
 def flash_attn_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
                    scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     key = _attn_key("flash_attn", q, k, v, causal, scale)
+    if q.numel() == 0:  # no batch, head or token: empty results
+        return _new(q), _new(q, q.shape[:3], torch.float32)
     with _device(q):
         o, lse = _compiled(("flash_attn",) + key)(q.contiguous(), k.contiguous(), v.contiguous())
     return o, lse
 
 
-@flash_attn_fwd.register_fake
+@_fake(flash_attn_fwd, "flash_attn")
 def _(q, k, v, causal, scale=None):
     return _new(q), _new(q, q.shape[:3], torch.float32)
 
@@ -481,7 +538,9 @@ def flash_attn_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.T
                    do: torch.Tensor, lse: torch.Tensor, causal: bool,
                    scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor,
                                                            torch.Tensor]:
-    key = _attn_key("flash_attn_bwd", q, k, v, causal, scale)
+    key = _attn_key("flash_attn_bwd", q, k, v, causal, scale, o=o, do=do, lse=lse)
+    if q.numel() == 0:  # no query: no gradient
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
     with _device(q):
         dq, dk, dv = _compiled(("flash_attn_bwd",) + key)(
             q.contiguous(), k.contiguous(), v.contiguous(), o.contiguous(), do.contiguous(),
@@ -489,7 +548,7 @@ def flash_attn_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.T
     return dq, dk, dv
 
 
-@flash_attn_bwd.register_fake
+@_fake(flash_attn_bwd, "flash_attn_bwd")
 def _(q, k, v, o, do, lse, causal, scale=None):
     return _new(q), _new(k), _new(v)
 
@@ -523,14 +582,14 @@ def flash_attn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool =
 # --- flash_attn_varlen -------------------------------------------------------------
 
 
-def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal, scale=None):
-    target = _target(op, q, k, v, cu_seqlens)
+def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal, scale=None, **others):
+    target = _target(op, q=q, k=k, v=v, cu_seqlens=cu_seqlens, **others)
     dtype = _qkv_dtype(op, q, k, v)
     if q.dim() != 3 or k.dim() != 3 or k.shape != v.shape:
         raise TileLangError(f"tilelang.{op}: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
                             f"{tuple(v.shape)}: (total_tokens, heads, dim) each, k and v alike")
     T_, H, D = q.shape
-    if k.shape[0] != T_ or k.shape[2] != D or H % k.shape[1]:
+    if k.shape[0] != T_ or k.shape[2] != D or not _divides(k.shape[1], H):
         raise TileLangError(f"tilelang.{op}: k/v {tuple(k.shape)} do not fit q {tuple(q.shape)} "
                             "(same tokens and head dim; KV heads dividing the heads)")
     if cu_seqlens.dtype != torch.int32 or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2:
@@ -539,8 +598,37 @@ def _varlen_key(op, q, k, v, cu_seqlens, max_seqlen, causal, scale=None):
     _check_head_dim(op, D)
     if max_seqlen < 1:
         raise TileLangError(f"tilelang.{op}: max_seqlen {max_seqlen} must be at least 1")
-    return (cu_seqlens.numel() - 1, H, int(max_seqlen), D, bool(causal), H // k.shape[1],
+    if cu_seqlens.device.type == "cpu":
+        _check_offsets(op, cu_seqlens, T_, max_seqlen)
+    elif cu_seqlens.numel() > 1:
+        # On a GPU: a kernel of device assertions (index_checks.check_offsets),
+        # not read back; a bad offset fails the stream.
+        with _device(cu_seqlens):
+            _compiled(("check_offsets", cu_seqlens.numel() - 1, int(max_seqlen), target))(
+                cu_seqlens.contiguous(), int(T_))
+    return (cu_seqlens.numel() - 1, H, int(max_seqlen), D, bool(causal), H // max(k.shape[1], 1),
             _scale(op, scale, D), dtype, target)
+
+
+def _check_offsets(op, cu_seqlens, total, max_seqlen):
+    """Offsets on the host (a CPU tensor; on a GPU a kernel of device
+    assertions checks the same, kernels/attention/index_checks.py): from 0,
+    not decreasing, to the number of tokens, no sequence longer than
+    max_seqlen."""
+    cu = cu_seqlens.tolist()
+    lens = [b - a for a, b in zip(cu, cu[1:])]
+    if cu[0] != 0:
+        raise TileLangError(f"tilelang.{op}: cu_seqlens[0] is {cu[0]}; the offsets start at 0")
+    if min(lens) < 0:
+        i = next(i for i, n in enumerate(lens) if n < 0)
+        raise TileLangError(f"tilelang.{op}: cu_seqlens decreases from {cu[i]} to {cu[i + 1]} "
+                            f"at index {i + 1}; the offsets must not decrease")
+    if cu[-1] != total:
+        raise TileLangError(f"tilelang.{op}: cu_seqlens ends at {cu[-1]}, but q has {total} "
+                            "tokens; the last offset is the number of tokens")
+    if max(lens) > max_seqlen:
+        raise TileLangError(f"tilelang.{op}: a sequence of cu_seqlens has {max(lens)} tokens, "
+                            f"more than max_seqlen = {max_seqlen}")
 
 
 @torch.library.custom_op("tilelang::flash_attn_varlen_fwd", mutates_args=())
@@ -548,13 +636,15 @@ def flash_attn_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                           cu_seqlens: torch.Tensor, max_seqlen: int, causal: bool,
                           scale: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     key = _varlen_key("flash_attn_varlen", q, k, v, cu_seqlens, max_seqlen, causal, scale)
+    if q.numel() == 0:  # no token or head: empty results
+        return _new(q), _new(q, (q.shape[1], q.shape[0]), torch.float32)
     with _device(q):
         o, lse = _compiled(("flash_attn_varlen",) + key)(q.contiguous(), k.contiguous(),
                                                            v.contiguous(), cu_seqlens.contiguous())
     return o, lse
 
 
-@flash_attn_varlen_fwd.register_fake
+@_fake(flash_attn_varlen_fwd, "flash_attn_varlen")
 def _(q, k, v, cu_seqlens, max_seqlen, causal, scale=None):
     return _new(q), _new(q, (q.shape[1], q.shape[0]), torch.float32)
 
@@ -564,14 +654,17 @@ def flash_attn_varlen_bwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: 
                           do: torch.Tensor, lse: torch.Tensor, cu_seqlens: torch.Tensor,
                           max_seqlen: int, causal: bool, scale: Optional[float] = None
                           ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    key = _varlen_key("flash_attn_varlen_bwd", q, k, v, cu_seqlens, max_seqlen, causal, scale)
+    key = _varlen_key("flash_attn_varlen_bwd", q, k, v, cu_seqlens, max_seqlen, causal, scale,
+                      o=o, do=do, lse=lse)
+    if q.numel() == 0:  # no query: no gradient
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
     with _device(q):
         return _compiled(("flash_attn_varlen_bwd",) + key)(
             q.contiguous(), k.contiguous(), v.contiguous(), o.contiguous(), do.contiguous(),
             lse.contiguous(), cu_seqlens.contiguous())
 
 
-@flash_attn_varlen_bwd.register_fake
+@_fake(flash_attn_varlen_bwd, "flash_attn_varlen_bwd")
 def _(q, k, v, o, do, lse, cu_seqlens, max_seqlen, causal, scale=None):
     return _new(q), _new(k), _new(v)
 
@@ -600,9 +693,11 @@ def flash_attn_varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     offsets for queries and keys): q (total, heads, dim), k and v (total,
     kv_heads, dim), cu_seqlens int32 (batch + 1,), max_seqlen the longest
     sequence. One compiled kernel serves any total; differentiable in q, k
-    and v (kernels/attention/flash_attn_varlen_bwd.py). A sequence longer
-    than max_seqlen is not checked for (that would read cu_seqlens back
-    from the GPU): its rows past max_seqlen are not computed."""
+    and v (kernels/attention/flash_attn_varlen_bwd.py). cu_seqlens is
+    checked (from 0, not decreasing, to the number of tokens, no sequence
+    longer than max_seqlen): on the host when it is a CPU tensor, by a small
+    kernel of device assertions before the attention kernel when it is on a
+    GPU (kernels/attention/index_checks.py; it is not read back)."""
     return flash_attn_varlen_fwd(q, k, v, cu_seqlens, max_seqlen, causal, scale)[0]
 
 
@@ -669,9 +764,43 @@ def _block_table(op, block_table, B):
     return max_pages
 
 
+def _check_pages(op, cache_seqlens, block_table, num_pages, page_size):
+    """Lengths and the pages they use on the host (CPU tensors; on a GPU a
+    kernel of device assertions checks the same, kernels/attention/
+    index_checks.py, `_check_pages_on_gpu`): every length in [0, max_pages * page_size],
+    every page a sequence's tokens lie on in [0, num_pages). Entries of the
+    table past a sequence's end are not read and not checked."""
+    max_len = block_table.shape[1] * page_size
+    bad = (cache_seqlens < 0) | (cache_seqlens > max_len)
+    if bad.any():
+        b = int(bad.nonzero()[0, 0])
+        raise TileLangError(f"tilelang.{op}: cache_seqlens[{b}] = {int(cache_seqlens[b])} is "
+                            f"outside [0, {max_len}] (max_pages * page_size)")
+    used = torch.arange(block_table.shape[1]) < ((cache_seqlens + page_size - 1)
+                                                 // page_size)[:, None]
+    bad = used & ((block_table < 0) | (block_table >= num_pages))
+    if bad.any():
+        b, i = (int(x) for x in bad.nonzero()[0])
+        raise TileLangError(f"tilelang.{op}: block_table[{b}, {i}] = {int(block_table[b, i])} "
+                            f"is not a page of the cache [0, {num_pages})")
+
+
+def _check_pages_on_gpu(cache_seqlens, block_table, num_pages, page_size, target):
+    """The check of `_check_pages` as device assertions (a kernel of its own:
+    in the attention kernel they would serialize its wgmma); not read back,
+    a bad entry fails the stream."""
+    B, max_pages = block_table.shape
+    if B == 0 or max_pages == 0:
+        return
+    with _device(cache_seqlens):
+        _compiled(("check_pages", B, max_pages, num_pages, page_size, target))(
+            cache_seqlens.contiguous(), block_table.contiguous())
+
+
 def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale=None):
     op = "flash_decode"
-    target = _target(op, q, k_cache, v_cache, cache_seqlens, block_table)
+    target = _target(op, q=q, k_cache=k_cache, v_cache=v_cache, cache_seqlens=cache_seqlens,
+                     block_table=block_table)
     dtype = _dtype(op, "q", q)
     _dtype(op, "k_cache", k_cache, q)
     _dtype(op, "v_cache", v_cache, q)
@@ -681,10 +810,10 @@ def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale=Non
                             "heads, dim), the caches (num_pages, kv_heads, page_size, dim) alike")
     B, H, D = q.shape
     pages, KVH, page_size, Dk = k_cache.shape
-    if Dk != D or H % KVH:
+    if Dk != D or not _divides(KVH, H):
         raise TileLangError(f"tilelang.{op}: k_cache/v_cache {tuple(k_cache.shape)} do not fit q "
                             f"{tuple(q.shape)} (same head dim; KV heads dividing the heads)")
-    if H // KVH > 64:
+    if KVH and H // KVH > 64:
         raise TileLangError(f"tilelang.{op}: {H // KVH} query heads per KV head; at most 64 "
                             "(the rows of the kernel's score gemm)")
     if D not in _DECODE_HEAD_DIMS:
@@ -694,6 +823,10 @@ def _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale=Non
     if max_pages > 1 and page_size % 16:
         raise TileLangError(f"tilelang.{op}: page_size {page_size} is not supported (a multiple "
                             "of 16, or one page per sequence)")
+    if target == "cpu":
+        _check_pages(op, cache_seqlens, block_table, pages, page_size)
+    else:
+        _check_pages_on_gpu(cache_seqlens, block_table, pages, page_size, target)
     return ("flash_decode", B, H, KVH, D, pages, page_size, max_pages, _scale(op, scale, D), dtype,
             target)
 
@@ -714,16 +847,20 @@ def flash_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
     block_table[b, i]; scale (None: 1/sqrt(dim)). Returns (batch, heads,
     dim) in q's dtype.
     float16/bfloat16, head dim 32, 64 or 128, page_size a multiple of 16
-    (any with max_pages = 1), at most 64 query heads per KV head. Not
-    checked (that would read the lengths back from the GPU): every length
-    is at least 1 and at most max_pages * page_size."""
+    (any with max_pages = 1), at most 64 query heads per KV head. Every
+    length must be in [0, max_pages * page_size] and every page a
+    sequence's tokens lie on in [0, num_pages): checked on the host for CPU
+    tensors, by a kernel of device assertions before the attention kernel on
+    a GPU (kernels/attention/index_checks.py; nothing is read back)."""
     key = _flash_decode_key(q, k_cache, v_cache, cache_seqlens, block_table, scale)
+    if q.numel() == 0:  # no sequence or head: an empty result
+        return _new(q)
     with _device(q):
         return _compiled(key)(q.contiguous(), k_cache.contiguous(), v_cache.contiguous(),
                               cache_seqlens.contiguous(), block_table.contiguous())
 
 
-@flash_decode.register_fake
+@_fake(flash_decode, "flash_decode")
 def _(q, k_cache, v_cache, cache_seqlens, block_table, scale=None):
     return _new(q)
 
@@ -744,7 +881,8 @@ def _mla_config(target):
 def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens, scale=None):
     from .kernels.attention.mla_decode import DPE, DV
     op = "mla_decode"
-    target = _target(op, q, q_pe, kv, block_table, cache_seqlens)
+    target = _target(op, q=q, q_pe=q_pe, kv=kv, block_table=block_table,
+                     cache_seqlens=cache_seqlens)
     dtype = _dtype(op, "q", q)
     _dtype(op, "q_pe", q_pe, q)
     _dtype(op, "kv", kv, q)
@@ -767,6 +905,10 @@ def _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens, scale=None):
                             "multiple of 64)")
     max_pages = _block_table(op, block_table, B)
     _index(op, "cache_seqlens", cache_seqlens, "(batch,)", (B,))
+    if target == "cpu":
+        _check_pages(op, cache_seqlens, block_table, pages, page_size)
+    else:
+        _check_pages_on_gpu(cache_seqlens, block_table, pages, page_size, target)
     return ("mla_decode", B, H, pages, page_size, max_pages, _scale(op, scale, DV + DPE), dtype,
             target)
 
@@ -787,15 +929,17 @@ def mla_decode(q: torch.Tensor, q_pe: torch.Tensor, kv: torch.Tensor,
     token c_kv (512, also the value) then k_pe (64); block_table int32
     (batch, max_pages); cache_seqlens int32 (batch,). Returns (batch,
     heads, 512) in q's dtype. float16/bfloat16, heads a multiple of 64,
-    page_size a multiple of 64. Not checked: every length is at least 1
-    and at most max_pages * page_size."""
+    page_size a multiple of 64. The lengths and pages are checked as
+    flash_decode's are."""
     key = _mla_decode_key(q, q_pe, kv, block_table, cache_seqlens, scale)
+    if q.numel() == 0:  # no sequence or head: an empty result
+        return _new(q)
     with _device(q):
         return _compiled(key)(q.contiguous(), q_pe.contiguous(), kv.contiguous(),
                               block_table.contiguous(), cache_seqlens.contiguous())
 
 
-@mla_decode.register_fake
+@_fake(mla_decode, "mla_decode")
 def _(q, q_pe, kv, block_table, cache_seqlens, scale=None):
     return _new(q)
 
@@ -896,7 +1040,7 @@ def _check_group(op, K, group):
 
 def _w4a16_key(x, w_packed, scales):
     op = "w4a16_linear"
-    target = _target(op, x, w_packed, scales)
+    target = _target(op, x=x, w_packed=w_packed, scales=scales)
     dtype = _dtype(op, "x", x)
     _dtype(op, "scales", scales, x)
     if x.dim() < 1:
@@ -925,7 +1069,7 @@ def w4a16_linear(x: torch.Tensor, w_packed: torch.Tensor, scales: torch.Tensor) 
     cache has one."""
     key = _w4a16_key(x, w_packed, scales)
     M, N, K = key[1:4]
-    if M == 0:
+    if M * N == 0:  # as torch: an empty result
         return _new(x, x.shape[:-1] + (N,))
     from .kernels import dequant as dq
     with _device(x):
@@ -935,6 +1079,6 @@ def w4a16_linear(x: torch.Tensor, w_packed: torch.Tensor, scales: torch.Tensor) 
     return y.reshape(x.shape[:-1] + (N,))
 
 
-@w4a16_linear.register_fake
+@_fake(w4a16_linear, "w4a16_linear")
 def _(x, w_packed, scales):
     return _new(x, x.shape[:-1] + (w_packed.shape[0],))

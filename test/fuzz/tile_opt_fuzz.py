@@ -195,9 +195,50 @@ def package_pipelines() -> Dict[str, List[str]]:
     return out
 
 
+# The pipelines that also run with `canonicalize,cse` after every pass
+# ("<name>+cc"): a pass must accept what the folders leave of its
+# predecessor's output (a pipelined loop of one iteration folded away took
+# a barrier's only arrival with it, issue 44). The RUN-line pipelines of a
+# seed's file get the variant too.
+CLEANUP_VARIANTS = ("cpu", "sm80", "sm90a", "sm90a-rotate", "gfx942", "pipeline-phases")
+_CLEANUP = ("canonicalize", "cse")
+_ANCHORS = ("func.func(", "gpu.module(")
+
+
+def _is_tile_pass(p: str) -> bool:
+    name = re.sub(r"^(?:func\.func|gpu\.module)\(", "", p)
+    return name.startswith(("tile-", "convert-tile-to-"))
+
+
+def with_cleanup(args: List[str]) -> Optional[List[str]]:
+    """`args` with `canonicalize,cse` after every pass of its pipeline up to
+    its last tile pass (a func.func(...) or gpu.module(...) group split into
+    one group a pass; the upstream lowering after it is left alone), or None
+    when it has fewer than two tile passes to put them between."""
+    elements = split_pipeline(args)
+    if not elements:
+        return None
+    passes = []
+    for e in elements:
+        anchor = next((a for a in _ANCHORS if e.startswith(a) and e.endswith(")")), None)
+        inner = _split_top(e[len(anchor):-1]) if anchor else [e]
+        passes += [f"{anchor}{p})" if anchor else p for p in inner if p not in _CLEANUP]
+    tiles = [i for i, p in enumerate(passes) if _is_tile_pass(p)]
+    if len(tiles) < 2:
+        return None
+    out = []
+    for i, p in enumerate(passes):
+        out += [p, *_CLEANUP] if i <= tiles[-1] else [p]
+    return pipeline_args(args, out)
+
+
 def all_pipelines() -> Dict[str, List[str]]:
     merged = dict(PIPELINES)
     merged.update(package_pipelines())
+    for name in CLEANUP_VARIANTS:
+        cleaned = with_cleanup(merged[name]) if name in merged else None
+        if cleaned:
+            merged[f"{name}+cc"] = cleaned
     return merged
 
 
@@ -1184,20 +1225,7 @@ def split_pipeline(args: List[str]) -> Optional[List[str]]:
     pp = [a for a in args if a.startswith("--pass-pipeline=builtin.module(")]
     if len(pp) != 1 or not pp[0].endswith(")"):
         return None
-    body = pp[0][len("--pass-pipeline=builtin.module("):-1]
-    parts, depth, cur = [], 0, ""
-    for ch in body:
-        if ch in "({":
-            depth += 1
-        elif ch in ")}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return parts
+    return _split_top(pp[0][len("--pass-pipeline=builtin.module("):-1])
 
 
 def pipeline_args(args: List[str], elements: List[str]) -> List[str]:
@@ -1364,7 +1392,8 @@ class Campaign:
         return minimize(text, keeps), args
 
     def run_mutant(self, index: int, seed_value: int, seeds: List[Seed],
-                   pipelines: Dict[str, List[str]], only: Optional[Sequence[str]]) -> List[str]:
+                   pipelines: Dict[str, List[str]], only: Optional[Sequence[str]],
+                   cleanup: Sequence[str] = (*CLEANUP_VARIANTS, "run")) -> List[str]:
         rng = random.Random(f"{seed_value}:{index}")
         seed = rng.choice(seeds)
         text, muts = mutate(seed, rng)
@@ -1384,7 +1413,12 @@ class Campaign:
         if parsed.cls != "ok":
             return found
         runs = [(f"RUN:{' '.join(a)[:80]}", a) for a in seed.run_pipelines if a]
-        runs += [(name, args) for name, args in pipelines.items() if not only or name in only]
+        if "run" in cleanup:
+            runs += [(f"RUN+cc:{' '.join(a)[:80]}", cleaned) for a in seed.run_pipelines
+                     if a and (cleaned := with_cleanup(a)) and (not only or "run+cc" in only)]
+        runs += [(name, args) for name, args in pipelines.items()
+                 if (not only or name in only)
+                 and (not name.endswith("+cc") or name[:-3] in cleanup)]
         seen_args = set()
         hangs = 0
         for name, args in runs:
@@ -1444,7 +1478,12 @@ def main(argv=None) -> int:
     ap.add_argument("--tile-opt", help="the tile-opt binary (default build/bin/tile-opt)")
     ap.add_argument("--pipelines", help="comma-separated subset of: " + ",".join(PIPELINES)
                     + " and the tl.compile pipelines (cpu, sm80, sm80-narrow, sm80-ptx, sm90a, "
-                    "sm90a-rotate, sm90a-nows, gfx90a, gfx942, gfx950)")
+                    "sm90a-rotate, sm90a-nows, gfx90a, gfx942, gfx950; <name>+cc for the "
+                    "variants with canonicalize,cse after every pass; run+cc for the RUN "
+                    "lines)")
+    ap.add_argument("--cleanup", default=",".join((*CLEANUP_VARIANTS, "run")),
+                    help="the pipelines that also run with canonicalize,cse after every pass "
+                         "(comma-separated; 'run' for the RUN lines; '' for none)")
     ap.add_argument("--corpus", nargs="*", default=[], type=Path,
                     help="extra .mlir seeds besides test/lit")
     ap.add_argument("--no-minimize", action="store_true")
@@ -1504,7 +1543,8 @@ def main(argv=None) -> int:
     done = 0
     try:
         for index in range(args.start, args.start + args.count):
-            new = camp.run_mutant(index, args.seed, seeds, pipelines, only)
+            new = camp.run_mutant(index, args.seed, seeds, pipelines, only,
+                                  [c for c in args.cleanup.split(",") if c])
             camp.summary["mutants"] += 1
             done += 1
             for sig in new:

@@ -178,7 +178,7 @@ def test_every_config_failing_is_an_error(cache):
     with pytest.raises(tl.AutotuneError) as info:
         tuned(64, 64, 64)
     text = str(info.value)
-    assert "at most 1024 threads, got 2048" in text and "thread extents must be positive" in text
+    assert "at most 1024 threads, got 2048" in text and "threads must be positive, got 0" in text
     assert [s["stage"] for s in info.value.skipped] == ["compile", "compile"]
 
 

@@ -117,7 +117,7 @@ for key in PassConfigKey:
 from tilelang.language.dtypes import _TORCH_DTYPE_TO_STR
 assert _TORCH_DTYPE_TO_STR[torch.float16] == "float16"
 from tilelang.language.fp8 import determine_fp8_type
-assert str(determine_fp8_type()) == "float8_e4m3" and str(determine_fp8_type("e5m2")) == "float8_e5m2"
+assert str(determine_fp8_type()) == "float8_e4m3fn" and str(determine_fp8_type("e5m2")) == "float8_e5m2"
 from tilelang.tileop.base import GemmWarpPolicy
 assert GemmWarpPolicy is T.GemmWarpPolicy
 from tilelang.layout import make_swizzled_layout

@@ -104,8 +104,10 @@ def test_simulated_ranks_push_to_each_other(world, rng):
     assert bufs[0].part(1) is bufs[1].local
 
 
-def test_a_rank_starting_late_is_waited_for(rng):
-    kernel = tl.compile(push_program(2, timeout_ms=5000), target="cpu")
+@pytest.mark.parametrize("timeout_ms", [5000, (2**63 - 1) // 10**6])
+def test_a_rank_starting_late_is_waited_for(timeout_ms, rng):
+    """(also at the longest timeout, whose nanoseconds just fit int64)"""
+    kernel = tl.compile(push_program(2, timeout_ms=timeout_ms), target="cpu")
     bufs = dist.simulate(2, (2, N), "float32")
     flags = dist.simulate(2, (2,), "int32")
     xs = [rng.random(N).astype(np.float32) for _ in range(2)]
@@ -269,7 +271,7 @@ def test_a_wait_nothing_can_signal_is_an_error():
 BAD = [
     (r"T.signal: op must be one of \('set', 'add'\)"),
     ("T.wait: cmp must be one of"),
-    ("T.wait: timeout_ms must be a positive int"),
+    ("T.wait: timeout_ms must be an int from 1 to 9223372036854"),
     ("the flag 'G' must be an integer tensor in global memory"),
     ("T.signal expects a flag element such as F\\[i\\]"),
 ]
@@ -293,6 +295,17 @@ def test_bad_signals_and_waits_are_refused(which):
 
     with pytest.raises(tl.TileLangError, match=BAD[which]):
         tl.compile(bad, target="cpu")
+
+
+@pytest.mark.parametrize("timeout", [(2**63 - 1) // 10**6 + 1, 2**63 - 1, 2**64 + 100])
+def test_a_timeout_past_int64_nanoseconds_is_refused_at_the_users_line(timeout):
+    """The poll counts int64 nanoseconds: a longer timeout overflowed and
+    timed out at once (or, past int64, failed in the bindings)."""
+    program = push_program(2, timeout_ms=timeout)
+    with pytest.raises(tl.TileLangError) as info:
+        tl.compile(program, target="cpu")
+    assert "T.wait: timeout_ms must be an int from 1 to 9223372036854 (292 years" in str(info.value)
+    assert info.value.location.line == line_of(program.fn, "T.wait(")
 
 
 def test_a_signal_under_a_condition_on_the_thread_is_refused():

@@ -329,3 +329,42 @@ def test_a_changed_cpu_library_is_refused(tmp_path):
     lib.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="does not match the manifest's library_sha256"):
         tl.load(tmp_path / "k")
+
+
+@pytest.mark.parametrize("other", ["shapes", "out_idx"])
+def test_another_kernels_library_is_refused_without_digests(other, tmp_path):
+    """A library swapped for another kernel's of the same entry name, with
+    the digests removed (which loads unchecked): the library's recorded
+    signature names the mismatch (called with arguments of the wrong
+    shapes, it corrupted the heap)."""
+    n = int(np.random.randint(2, 16)) * 64
+    kernel = tl.compile(_saxpy(n, 128), out_idx=[2], target="cpu")
+    kernel.save(tmp_path / "k")
+    stranger = tl.compile(_saxpy(n + 64, 128) if other == "shapes" else _saxpy(n, 128),
+                          out_idx=[2] if other == "shapes" else [1], target="cpu")
+    stranger.save(tmp_path / "s")
+    folder = tmp_path / "k"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for field in ("manifest_sha256", "library_sha256"):
+        manifest.pop(field)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    own = (folder / manifest["library"]).read_bytes()
+    (folder / manifest["library"]).write_bytes((tmp_path / "s" / "saxpy.so").read_bytes())
+    with pytest.raises(ValueError, match=r"saxpy.so is the library of another kernel: it "
+                                         r"records saxpy\(A: float32\["):
+        tl.load(folder)
+    # Its own library, unchecked, loads and runs.
+    (folder / manifest["library"]).write_bytes(own)
+    a, b = (np.random.randn(n).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(tl.load(folder)(a, b), 2 * a + np.exp(b), rtol=1e-5, atol=1e-6)
+
+
+def test_a_kernel_saved_again_over_its_folder_loads_the_new_code(tmp_path):
+    """The library is loaded from a private copy: dlopen of the same path
+    returned the library loaded first (the old kernel's code)."""
+    sizes = np.random.choice(np.arange(2, 16) * 64, 2, replace=False)
+    for n in sizes:
+        tl.compile(_saxpy(int(n), 128), out_idx=[2], target="cpu").save(tmp_path / "k")
+        a, b = (np.random.randn(n).astype(np.float32) for _ in range(2))
+        np.testing.assert_allclose(tl.load(tmp_path / "k")(a, b), 2 * a + np.exp(b), rtol=1e-5,
+                                   atol=1e-6)

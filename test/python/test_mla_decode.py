@@ -91,6 +91,7 @@ def test_mla_decode_hopper_config_assembles():
     assert "setmaxnreg" in ptx and "cp.async.bulk.tensor" in ptx
     report = resource_report(kernel.ptxas_info)
     assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+    assert "C7510" not in kernel.ptxas_info, kernel.ptxas_info  # wgmma serialized at a call
 
 
 def test_mla_decode_replicated_scores(target):

@@ -110,7 +110,7 @@ def test_converting_copy_compiles(tgt):
 # Thread counts that are not powers of two (the layout search never ended).
 # ---------------------------------------------------------------------------
 
-def _matmul(M, N, K, bM, bN, bK, threads):
+def _matmul(M, N, K, bM, bN, bK, threads, stages=2):
     @T.prim_func
     def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
              C: T.Tensor((M, N), "float32")):
@@ -119,7 +119,7 @@ def _matmul(M, N, K, bM, bN, bK, threads):
             Bs = T.alloc_shared((bK, bN), "float16")
             Cl = T.alloc_fragment((bM, bN), "float32")
             T.clear(Cl)
-            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
                 T.copy(A[by * bM, k * bK], As)
                 T.copy(B[k * bK, bx * bN], Bs)
                 T.gemm(As, Bs, Cl)
@@ -151,18 +151,86 @@ def test_odd_thread_counts_compile(threads, tgt):
 
 
 # ---------------------------------------------------------------------------
+# A pipelined loop that runs once (K <= block_K), warp-specialized on sm_90a
+# (issue 44): canonicalize folds the one-trip loop and the consumer's release
+# of the `empty` slot with it; the producer's parity-1 wait on the fresh slot
+# passes at once, so the kernel is valid (it was refused as "waits on a
+# barrier that nothing arrives on").
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+@pytest.mark.parametrize("k_tiles", [1, 2])
+def test_single_iteration_pipelined_gemm_compiles_on_hopper(stages, k_tiles):
+    ptx = _compile_gpu(_matmul(64, 64, 32 * k_tiles, 64, 64, 32, 128, stages), [2],
+                       "cuda:sm_90a").get_source()
+    assert "wgmma.mma_async" in ptx and "mbarrier.try_wait.parity" in ptx
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+@pytest.mark.parametrize("K", [16, 32, 64])
+def test_single_iteration_pipelined_gemm(stages, K, target, rng):
+    M, N = 128, 64
+    kernel = tl.compile(_matmul(M, N, K, 64, 64, 32, 128, stages), out_idx=[2], target=target,
+                        pass_configs={"tl.disable_cache": True})
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    want = 2 * a.astype(np.float32) @ b.astype(np.float32)
+    got = _get(kernel(_put(a, target), _put(b, target)))
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(_get(kernel(_put(a, target), _put(b, target))), want,
+                               rtol=1e-2, atol=1e-2)
+
+
+# A gemm on one stage of a staged shared buffer (`S[k % 2, :, :]`): on the
+# CPU the loops read through the view, which convert-to-llvm did not lower
+# (an unrealized cast, "translation to LLVM IR failed"; the tile-opt fuzzer
+# found it, issue 44).
+@pytest.mark.parametrize("stages", [2, 3])
+def test_gemm_on_a_stage_of_a_shared_buffer(stages, target, rng):
+    M, N, K, bK = 64, 48, 32 * int(rng.integers(2, 6)), 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            As = T.alloc_shared((stages, M, bK), "float16")
+            Bs = T.alloc_shared((stages, bK, N), "float16")
+            Cl = T.alloc_fragment((M, N), "float32")
+            T.clear(Cl)
+            for k in T.serial(K // bK):
+                T.copy(A[0, k * bK], As[k % stages, :, :])
+                T.copy(B[k * bK, 0], Bs[k % stages, :, :])
+                T.gemm(As[k % stages, :, :], Bs[k % stages, :, :], Cl)
+            T.copy(Cl, C[0, 0])
+
+    kernel = tl.compile(main, out_idx=[2], target=target)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    np.testing.assert_allclose(_get(kernel(_put(a, target), _put(b, target))),
+                               a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+# ---------------------------------------------------------------------------
 # Out-of-bounds element indexing on the CPU backend: a clear error at the
 # user's line, not a segfault.
 # ---------------------------------------------------------------------------
 
 def test_out_of_bounds_index_is_a_device_assertion():
+    """Global element accesses are bounds-safe by TileLang's rule (an
+    out-of-range read gives 0: test_safe_access.py); with the checks turned
+    off, the CPU reference backend still stops an out-of-range read with a
+    device assertion instead of reading past the buffer."""
     @T.prim_func
     def main(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
         with T.Kernel(1, threads=128) as bx:
             for i in T.Parallel(64):
                 B[i] = A[i + 100000000]
 
-    kernel = tl.compile(main, out_idx=[1], target="cpu")
+    np.testing.assert_array_equal(
+        tl.compile(main, out_idx=[1], target="cpu")(np.ones(64, np.float32)),
+        np.zeros(64, np.float32))
+    kernel = tl.compile(main, out_idx=[1], target="cpu",
+                        pass_configs={"tl.disable_safe_memory_legalize": True})
     with pytest.raises(DeviceAssertionError, match=r"index out of bounds: load from a buffer of "
                                                    r"shape \(64,\)"):
         kernel(np.ones(64, np.float32))
@@ -179,8 +247,15 @@ def test_out_of_bounds_store_and_negative_index(rng):
     a = rng.standard_normal(64).astype(np.float32)
     kernel(a, 0)
     np.testing.assert_array_equal(a, np.ones(64, np.float32))
+    a = rng.standard_normal(64).astype(np.float32)
+    before = a.copy()
+    kernel(a, 1)  # index -1 is dropped, the others land one lower
+    np.testing.assert_array_equal(a[:63], np.ones(63, np.float32))
+    assert a[63] == before[63]
+    unchecked = tl.compile(main, target="cpu",
+                           pass_configs={"tl.disable_safe_memory_legalize": True})
     with pytest.raises(DeviceAssertionError, match="store to a buffer of shape"):
-        kernel(a, 1)  # index -1
+        unchecked(a, 1)  # index -1
 
 
 def test_in_bounds_indexing_is_unchanged(rng):

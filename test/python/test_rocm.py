@@ -227,7 +227,9 @@ def test_example_compiles(compiled, arch, pid):
     assert report["scratch_bytes"] == 0, f"{pid} spills to scratch on {arch}: {report}"
     assert 0 < report["vgprs"] <= 512 and report["sgprs"] > 0, report
     mfma = MFMA_RE.findall(asm)
-    if ("gemm" in pid and not pid.endswith(NO_MFMA)) or pid.rsplit(":", 1)[-1].startswith("fa_"):
+    name = pid.rsplit(":", 1)[-1]
+    if ("gemm" in pid and not pid.endswith(NO_MFMA)) or name.startswith("fa_") \
+            or name == "mla_split":
         assert mfma, f"{pid}: no v_mfma in the {arch} assembly"
         dtype = "bf16" if "bf16" in pid else "f16"
         assert all(m[0].startswith(dtype) for m in mfma), (pid, set(mfma))

@@ -255,7 +255,7 @@ def test_failing_pass_is_named_with_its_input(monkeypatch):
 
     # Lowering scf to cf before the tile ops are gone splits the single-block
     # body of tile.parallel: the IR no longer verifies after that pass.
-    monkeypatch.setattr(cpu_backend, "cpu_stages", lambda: [
+    monkeypatch.setattr(cpu_backend, "cpu_stages", lambda pass_configs=None: [
         cpu_backend.Stage("broken", ["canonicalize", "convert-scf-to-cf"])])
     with pytest.raises(CompilationError) as info:
         tl.compile(kernels.elementwise_add(8, 8, 8, 4), out_idx=[2], target="cpu",

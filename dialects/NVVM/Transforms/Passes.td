@@ -210,4 +210,32 @@ def TileMergeBarriers : Pass<"tile-merge-barriers"> {
   }];
 }
 
+def TileCheckNVVMChip : Pass<"tile-check-nvvm-chip", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Refuses NVVM operations that the gpu.module's chip lacks";
+  let description = [{
+    LLVM's NVPTX backend does not diagnose an intrinsic the target chip
+    lacks: instruction selection aborts the process ("LLVM ERROR: Cannot
+    select: intrinsic llvm.nvvm.mbarrier.try.wait..."), which, run from
+    Python, ends the interpreter. This pass runs on the lowered kernels
+    before they are translated to LLVM IR and turns every such operation
+    into an error at its location (the user's line of the tile operation
+    it came from), naming the operation, what it needs and the chip of the
+    gpu.module's `#nvvm.target`. A chip that is not an NVIDIA chip of the
+    chip table (which LLVM aborts on too) is an error.
+
+    MLIR's verifier refuses the operations with an `NVVMRequiresSM` trait
+    (wgmma, `mapa`, `cluster.wait`, ...) on a chip without them; for the
+    operations that lack one, what they need comes from a table here (PTX
+    ISA target notes): `mbarrier.try_wait`, transaction counts (`expect_tx`,
+    `complete_tx`), `fence.mbarrier.init`, the async-proxy fences,
+    `cluster.arrive`, the bulk copies `cp.async.bulk.*`, `elect.sync`,
+    `stmatrix` and `griddepcontrol` need sm_90; `setmaxregister` needs an
+    arch-specific target (sm_90a); float8 `mma.sync` and
+    `convert.f32x2.to.f8x2` need sm_89. The tile lowering refuses or
+    replaces the tile operations behind them first (with the tile
+    operation's own message); this pass is the net under it, so that no
+    kernel reaches the backend with an operation the chip cannot run.
+  }];
+}
+
 #endif // TILE_NVVM_TRANSFORMS_PASSES_TD

@@ -43,6 +43,9 @@ constexpr int64_t kRegistersPerThread = 1024;
 /// (no `warp_partition`/`wgmma`/`mfma`): the lowering emits them one by one
 /// and LLVM unrolls them (4096 take about 7 s to compile for sm_80).
 constexpr int64_t kSimtGemmMacsPerThread = 4096;
+/// `timeout_ms` of a tile.wait: its poll counts int64 nanoseconds (about
+/// 292 years).
+constexpr int64_t kWaitTimeoutMs = INT64_MAX / 1000000;
 } // namespace limits
 
 /// `shape` without its unit (extent 1) dimensions: the shape in which the

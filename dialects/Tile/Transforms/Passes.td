@@ -407,4 +407,51 @@ def TileLegalizeConversions : Pass<"tile-legalize-conversions", "func::FuncOp"> 
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileLegalizeSafeAccess : Pass<"tile-legalize-safe-access", "func::FuncOp"> {
+  let summary = "Makes element accesses of global buffers bounds-safe";
+  let description = [{
+    TileLang's rule for global memory: an element load whose indices may lie
+    outside the buffer reads a safe value instead (zero, or the value given
+    by `T.annotate_safe_value`, carried on the load as `tile.safe_value`),
+    and such a store is dropped. Programs rely on it to gather through index
+    tensors that hold sentinels (sparse attention's "index = length").
+
+    The pass bounds every index of a `memref.load` / `memref.store` of a
+    global buffer (no memory space) inside a `tile.kernel`: constants,
+    `tile.parallel` variables, block indices (below their grid extent),
+    thread indices, loop variables (between their limits) and sums,
+    products by constants, divisions and remainders of those. A dimension
+    whose index is proven inside `[0, extent)` is not checked; a dynamic
+    extent is matched by its symbolic size (`tile.dim_symbols` on the
+    function's arguments, written by the frontend). The others are compared
+    (unsigned, so negative indices are out of range too). A load whose
+    unchecked dimensions all have static extents (never 0) reads a clamped
+    position (0 in those dimensions) and selects the safe value where the
+    check fails: it stays a plain load, which the pipelining and
+    warp-specialization passes read (a page-table lookup feeding a copy). So
+    does a load that is a top-level statement of a `tile.pipelined` loop,
+    whatever its extents (only a dimension of run-time extent 0 would put
+    the clamped position outside). Other loads, and stores, move into an
+    `scf.if`. Every access it has seen is marked `tile.guarded`.
+    Tile operations (`tile.copy`, `tile.atomic_add`) are bounds-safe by their
+    own definition and are not touched.
+
+    Before:
+    ```mlir
+    %i = arith.index_cast %raw : i32 to index
+    %v = memref.load %kv[%i] : memref<16xf32>
+    ```
+    After:
+    ```mlir
+    %in = arith.cmpi ult, %i, %c16 : index
+    %j = arith.select %in, %i, %c0 : index
+    %x = memref.load %kv[%j] {tile.guarded} : memref<16xf32>
+    %v = arith.select %in, %x, %cst_0 : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // TILE_TRANSFORMS_PASSES_TD

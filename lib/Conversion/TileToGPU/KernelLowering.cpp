@@ -249,7 +249,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     return success();
   }
   if (isa<TileDialect>(op->getDialect()))
-    return op->emitError("cannot lower this op for ")
+    return op->emitOpError("has no lowering for ")
            << target.getPlatformName() << " targets";
   if (op->getNumRegions())
     return cloneWithRegions(op, b, map, ctx);
@@ -374,12 +374,19 @@ LogicalResult KernelLowering::checkRoles() {
 /// arrive on it.
 LogicalResult KernelLowering::checkBarriers() {
   WalkResult result = kernel.walk([&](AllocBarrierOp alloc) -> WalkResult {
+    // Waits that could block: a wait on parity 1 of a barrier still in its
+    // first phase returns at once (how a producer passes its first round of
+    // `empty` slots), so a barrier nothing arrives on is fine as long as
+    // every wait on it is on parity 1 -- as in a pipelined loop of one
+    // iteration once canonicalize has folded the loop and dropped the
+    // consumer's guarded release.
     SmallVector<BarrierWaitOp> waits;
     SmallVector<int64_t> sizes;
     bool arrives = false, perWarp = false;
     for (Operation *user : alloc->getUsers()) {
       if (auto wait = dyn_cast<BarrierWaitOp>(user))
-        waits.push_back(wait);
+        if (getConstantIntValue(wait.getParity()) != std::optional<int64_t>(1))
+          waits.push_back(wait);
       if (auto arrive = dyn_cast<BarrierArriveOp>(user)) {
         arrives = true;
         if (!arrive.getPerThread())

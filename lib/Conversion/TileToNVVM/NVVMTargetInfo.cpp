@@ -232,9 +232,10 @@ NVVMTargetInfo::createLowering(KernelOp kernel, func::FuncOp func) const {
   return std::make_unique<NVVMKernelLowering>(kernel, func, *this);
 }
 
-/// The operations that need Hopper (sm_90 / sm_90a) are refused on older
-/// chips with the op's own diagnostic (the explicit layer can ask for them
-/// on any target).
+/// The operations that need Hopper are refused on other chips with the op's
+/// own diagnostic (the explicit layer can ask for them on any target). TMA
+/// and transaction counts exist from sm_90, but the compiler uses them on
+/// the chips the table gives `tma` (sm_90a), so that is what they need.
 static LogicalResult checkHopperOps(KernelOp kernel, const ChipInfo &chip) {
   auto refuse = [&](Operation *op, StringRef what, StringRef needs) {
     op->emitOpError() << what << ", which needs " << needs
@@ -243,16 +244,16 @@ static LogicalResult checkHopperOps(KernelOp kernel, const ChipInfo &chip) {
   };
   WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
     if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getBarrier() && !chip.tma)
-      return refuse(op, "is a TMA copy (T.tma_copy)", "sm_90 or newer");
+      return refuse(op, "is a TMA copy (T.tma_copy)", "sm_90a");
     if (auto arrive = dyn_cast<BarrierArriveOp>(op);
         arrive && arrive.getExpectTx() && !chip.tma)
-      return refuse(op, "announces transaction bytes", "sm_90 or newer");
+      return refuse(op, "announces transaction bytes", "sm_90a");
     if (isa<SetMaxNRegOp>(op) && !chip.setmaxnreg)
       return refuse(op, "changes the register budget (setmaxnreg)", "sm_90a");
     if (isa<GemmOp, GemmSpOp>(op) && op->hasAttr("wgmma") && !chip.wgmma)
       return refuse(op, "is a wgmma gemm", "sm_90a");
     if (isa<WarpSpecializeOp>(op) && !chip.tma)
-      return refuse(op, "is warp-specialized through TMA", "sm_90 or newer");
+      return refuse(op, "is warp-specialized through TMA", "sm_90a");
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
@@ -441,6 +442,10 @@ void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, Location at,
     auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                             {ptr, ptr, i32, ptr, i64});
     fail = LLVM::LLVMFuncOp::create(mb, loc, "__assertfail", type);
+    // The kernel does not go on after it: a path from the call back into
+    // the kernel would make ptxas serialize every wgmma of the kernel (its
+    // pipeline may not cross a call, C7510).
+    fail.setPassthroughAttr(b.getArrayAttr({b.getStringAttr("noreturn")}));
   }
   auto [file, line] = sourcePositionOf(at);
   guarded(b, loc, failed, [&](OpBuilder &gb) {
@@ -451,5 +456,6 @@ void NVVMTargetInfo::emitAssertFailure(KernelLowering &kl, Location at,
         kl.gpuModuleString(gb, "__tile_assert_func_", kl.func.getName()),
         arith::ConstantIntOp::create(gb, loc, i64, 1)};
     LLVM::CallOp::create(gb, loc, fail, args);
+    LLVM::Trap::create(gb, loc);
   });
 }

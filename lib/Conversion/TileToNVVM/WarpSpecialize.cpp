@@ -62,15 +62,22 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
     Value ptr = barrierPtr(b, wait.getBarriers(), wait.getIndex(), map);
     Value parity = arith::IndexCastUIOp::create(
         b, loc, b.getI32Type(), map.lookupOrDefault(wait.getParity()));
-    // Poll try_wait (which may suspend the thread for a system-defined
-    // time) until the phase completed.
+    // Poll until the phase completed: try_wait (sm_90; it may suspend the
+    // thread for a system-defined time), before sm_90 test_wait
+    // (mbarrier.test_wait.parity, sm_80), which returns at once.
     auto scope = NVVM::MemScopeKind::CTA;
     auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
     {
       Block *before = b.createBlock(&loop.getBefore());
       OpBuilder wb = OpBuilder::atBlockEnd(before);
-      Value done = NVVM::MBarrierTryWaitOp::create(
-          wb, loc, wb.getI1Type(), ptr, parity, Value(), scope, false);
+      Value done =
+          target.getChipInfo().arch >= 90
+              ? NVVM::MBarrierTryWaitOp::create(wb, loc, wb.getI1Type(), ptr,
+                                                parity, Value(), scope, false)
+                    .getResult()
+              : NVVM::MBarrierTestWaitOp::create(wb, loc, wb.getI1Type(), ptr,
+                                                 parity, scope, false)
+                    .getResult();
       Value pending = arith::XOrIOp::create(
           wb, loc, done,
           arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1));

@@ -840,6 +840,8 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                EraseLowering<AsyncCommitOp>, EraseLowering<AsyncWaitOp>,
                EraseLowering<GemmWaitOp>,
                EraseLowering<BarrierOp>,
+               // No asynchronous proxy reads shared memory here.
+               EraseLowering<FenceProxyAsyncOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
                GemmSpLowering, ReduceLowering, CumSumLowering, IEEELowering>(converter,
                                                                    ctx);
@@ -965,6 +967,58 @@ void insertBoundsChecks(ModuleOp module) {
   }
 }
 
+/// Integer division on the host traps (SIGFPE) for a zero divisor and for
+/// the smallest signed value by -1, which would end the Python process
+/// running the kernel. Before every such division in a kernel whose divisor
+/// is not a constant: a tile.device_assert that the divisor is not zero,
+/// and for signed division a divisor of 1 in place of -1 where the dividend
+/// is the smallest value (the quotient then wraps to itself and the
+/// remainder is 0, as two's complement arithmetic gives them; GPUs do not
+/// trap there).
+void guardIntegerDivisions(ModuleOp module) {
+  SmallVector<Operation *> divisions;
+  module.walk([&](KernelOp kernel) {
+    kernel.walk([&](Operation *op) {
+      if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+              arith::FloorDivSIOp, arith::CeilDivSIOp, arith::CeilDivUIOp>(
+              op) &&
+          !matchPattern(op->getOperand(1), m_Constant()))
+        divisions.push_back(op);
+    });
+  });
+  for (Operation *op : divisions) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    Type type = rhs.getType();
+    if (isa<VectorType>(type))
+      continue; // the frontend's divisions are scalar
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+    Value nonzero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rhs, zero);
+    DeviceAssertOp::create(b, loc, nonzero,
+                           b.getStringAttr("integer division by zero"));
+    if (!isa<arith::DivSIOp, arith::RemSIOp, arith::FloorDivSIOp,
+             arith::CeilDivSIOp>(op))
+      continue;
+    unsigned width = isa<IndexType>(type)
+                         ? IndexType::kInternalStorageBitWidth
+                         : type.getIntOrFloatBitWidth();
+    Value smallest = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(width)));
+    Value minusOne = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(type, APInt::getAllOnes(width)));
+    Value one =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
+    Value overflow = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, smallest),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rhs, minusOne));
+    Value safe = arith::SelectOp::create(b, loc, overflow, one, rhs);
+    op->setOperand(1, safe);
+  }
+}
+
 struct ConvertTileToSCFPass
     : public tile::impl::ConvertTileToSCFBase<ConvertTileToSCFPass> {
   using Base::Base;
@@ -1005,9 +1059,31 @@ struct ConvertTileToSCFPass
     });
     if (roles.wasInterrupted())
       return signalPassFailure();
+    // The synchronization of threads with each other and the GPU's
+    // asynchronous copies: nothing the CPU's one thread of control per
+    // block can run (the same words as the roles', which come first).
+    WalkResult sync = getOperation().walk([&](Operation *op) {
+      if (isa<AllocBarrierOp, BarrierArriveOp, BarrierWaitOp>(op)) {
+        op->emitOpError("uses a transaction barrier (T.alloc_barrier, an "
+                        "mbarrier): threads arrive on it and wait for each "
+                        "other, which the CPU backend (one thread of control "
+                        "per block) cannot run: mbarriers need a GPU target");
+        return WalkResult::interrupt();
+      }
+      if (isa<NamedBarrierOp, CpAsyncOp, SetMaxNRegOp, WarpSpecializeOp>(op)) {
+        op->emitOpError("synchronizes or copies per thread or per warp, "
+                        "which has no meaning on the CPU backend (one thread "
+                        "of control per block): compile for a GPU target");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (sync.wasInterrupted())
+      return signalPassFailure();
     expandSymmetricOps(getOperation());
     if (boundsCheck)
       insertBoundsChecks(getOperation());
+    guardIntegerDivisions(getOperation());
     TypeConverter converter;
     populateTileToSCFTypeConversion(converter);
 
@@ -1029,7 +1105,13 @@ struct ConvertTileToSCFPass
     populateTileToSCFPatterns(converter, patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // tile-legalize-safe-access's marks have served: no tile attribute
+    // outlives the tile dialect.
+    getOperation().walk([](Operation *op) {
+      op->removeAttr("tile.guarded");
+      op->removeAttr("tile.safe_value");
+    });
   }
 };
 } // namespace

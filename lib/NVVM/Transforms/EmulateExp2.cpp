@@ -91,7 +91,11 @@ struct TileEmulateExp2Pass
       unsigned seen = 0;
       for (Operation &op : llvm::make_early_inc_range(*block)) {
         auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
-        if (!call || call.getIntrin() != kEx2)
+        // (by name and by type: a call of the name on other types is not
+        // the intrinsic's and is left to LLVM's verifier)
+        if (!call || call.getIntrin() != kEx2 || call.getArgs().size() != 1 ||
+            call.getNumResults() != 1 || !call.getArgs()[0].getType().isF32() ||
+            !call.getResult(0).getType().isF32())
           continue;
         if (++seen % every != 0)
           continue;

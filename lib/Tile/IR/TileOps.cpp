@@ -807,8 +807,10 @@ LogicalResult SignalOp::verify() {
 LogicalResult WaitOp::verify() {
   if (failed(verifyFlag(*this, getValue(), getFlags(), getIndices())))
     return failure();
-  if (getTimeoutMs() <= 0)
-    return emitOpError("timeout must be positive, got ")
+  if (getTimeoutMs() <= 0 || getTimeoutMs() > limits::kWaitTimeoutMs)
+    return emitOpError("timeout must be positive and at most ")
+           << limits::kWaitTimeoutMs
+           << " ms (the poll counts int64 nanoseconds: 292 years), got "
            << getTimeoutMs() << " ms";
   // A symmetric buffer's flags are signalled by the peers' kernels too
   // (e.g. the push kernel before a reduction); any other flag must be

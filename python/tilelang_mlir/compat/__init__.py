@@ -225,11 +225,16 @@ def _tilelang_defaults(on: bool) -> None:
     """TileLang's meanings where this package's own API chose differently
     (runtime.profiler.Profiler): `do_bench`'s warmup and rep are
     millisecond budgets, and `assert_allclose` allows 1% mismatched
-    elements by default."""
+    elements by default; outputs are torch tensors even for a call
+    without one, several of them a list (runtime.args.TILELANG_OUTPUTS)."""
+    from ..runtime import args
     from ..runtime.profiler import Profiler
 
     Profiler.bench_units = "ms" if on else "calls"
     Profiler.default_mismatch_ratio = 0.01 if on else 0.0
+    # TileLang's kernels return torch tensors, also when no argument is one,
+    # and a list of several.
+    args.set_tilelang_outputs(on)
 
 
 def _serve_workers() -> None:

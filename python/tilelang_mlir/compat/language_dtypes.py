@@ -27,5 +27,9 @@ def __getattr__(name):
         return table
     if hasattr(_T, name):
         return getattr(_T, name)
+    from ..language import dtypes as _ours  # TileLang's dtype helpers (_all_dtypes, ...)
+
+    if not name.startswith("__") and hasattr(_ours, name):
+        return getattr(_ours, name)
     raise AttributeError(f"module 'tilelang.language.dtypes' has no attribute {name!r} (not "
                          f"supported by tilelang-mlir: T.{name})")

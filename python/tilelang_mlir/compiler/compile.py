@@ -27,7 +27,9 @@ from ..base.signature import Param, is_input
 from ..base.target import Target, parse_target
 from ..frontend.prim_func import PrimFunc
 from ..runtime import cache as _entries
+from ..base.dtypes import DType
 from ..runtime.kernel import Kernel
+from ..runtime.launcher import JitBase
 from .backend import Backend
 from .pass_config import PASS_CONFIGS, check_pass_configs
 from .pipeline import PipelineRunner, diagnostics_error, trace_dir
@@ -406,13 +408,21 @@ def plan(func: PrimFunc, out_idx=None, target: Union[str, Target] = "auto",
     if not isinstance(func, PrimFunc):
         raise TypeError(f"tl.compile expects a @T.prim_func, got {type(func).__name__}")
     tgt = parse_target(target)
+    annotated = getattr(func, "function_annotations", None)
+    if annotated is not None:  # T.annotate_pass_configs / compile_flags in the body
+        configs, flags = annotated()
+        check_compile_flags(flags)
+        if configs:
+            pass_configs = {**normalize_pass_configs(configs),
+                            **normalize_pass_configs(pass_configs)}
     pass_configs = normalize_pass_configs(pass_configs)
     _check_pass_configs(pass_configs)
     own = getattr(func, "own_out_idx", None)  # an eager program's T.empty outputs
-    if own is not None:
-        if out_idx is not None and _normalize_out_idx(out_idx, func.params) != own:
-            raise ValueError(f"out_idx={out_idx!r} for {func.name!r}: an eager-style program's "
-                             f"outputs are the T.empty tensors it returns (arguments {own})")
+    if own:
+        if out_idx is not None:
+            raise ValueError(f"Out index conflict: out_idx={out_idx!r} for {func.name!r}, whose "
+                             f"outputs are the T.empty tensors it returns (arguments {own}); "
+                             "give one or the other")
         out_idx = own
     outs = _normalize_out_idx(out_idx, func.params)
     config_key = json.dumps({k: v for k, v in sorted(pass_configs.items())
@@ -569,13 +579,20 @@ def _save_to_disk(key: str, tgt: Target, compiler: str, artifact: CompiledArtifa
 # ---------------------------------------------------------------------------
 
 
-class JITFunction:
+class JITFunction(JitBase):
     """`@tl.jit` on a factory (returns a prim_func when called with its
     parameters: compiled then, cached by the program), on a prim_func
     (compiled on first call and run), or on an eager-style program
     (frontend/eager.py: `f.compile(M=..., block_M=...)` gives the kernel of
     those values, `f(a, b, ...)` compiles once per new set of sizes and
     compile-time values, then runs and returns the T.empty outputs).
+
+    A call by position is first looked up in the cache of calls this
+    function has seen (the base class, runtime/launcher.py): the same plain
+    compile-time values (by type and value) and closure objects, and
+    tensors the kernel's checks accept, select the same kernel, so such a
+    call runs it (or, for a factory, returns it, as TileLang's cache does)
+    without binding, fingerprinting or running the factory again.
 
     The style is read from the function's source on first use, as TileLang
     does: an inner @T.prim_func makes a factory; annotation statements of
@@ -646,18 +663,67 @@ class JITFunction:
                 self._kernels.popitem(last=False)
         return found
 
-    def __call__(self, *args, **kwargs):
+    # `f(...)` is the base class's call (runtime/launcher.py): a call seen
+    # before (positional arguments, the same compile-time values, tensors
+    # that pass the kernel's checks, which then select the same kernel) goes
+    # straight to its kernel; any other comes here.
+    def _call_full(self, *args, **kwargs):
         style = self.style
         if style == "prim_func":
-            return self.compile()(*args, **kwargs)
+            kernel = self.compile()
+            result = kernel(*args, **kwargs)
+            if not kwargs:
+                self._remember(kernel, len(args), (), range(len(args)), self.fn.fn)
+            return result
         if style == "eager":
             binding = self._eager.bind(args, kwargs, call=True)
             kernel, names, as_tuple = self._eager_kernel(binding)
             result = kernel(*[binding.runtime[n] for n in names])
-            if as_tuple and not isinstance(result, tuple):
+            if as_tuple and not isinstance(result, (tuple, list)):
                 result = (result,)
+            if not kwargs:
+                self._remember_eager(args, kernel, names, as_tuple)
             return result
-        return self.compile(*args, **kwargs)
+        kernel = self.compile(*args, **kwargs)
+        if not kwargs:
+            self._remember(kernel, len(args), range(len(args)), (), self.fn, args=args,
+                           returns_kernel=True)
+        return kernel
+
+    def _remember(self, kernel, nargs, const_pos, runtime_pos, fn, args=(), as_tuple=False,
+                  returns_kernel=False) -> None:
+        """Enters a call into the call cache when its compile-time arguments
+        and the closure values of `fn` are plain values (compared by type and
+        value; the cells must keep holding the same objects)."""
+        consts = [args[i] for i in const_pos]
+        cells = (fn.__closure__ or ()) if fn is not None else ()
+        try:
+            contents = [c.cell_contents for c in cells]
+        except ValueError:  # an empty cell
+            return
+        if not all(_plain(v) for v in consts + contents):
+            return
+        self._calls_add(kernel, nargs, tuple(const_pos), tuple(consts), tuple(runtime_pos),
+                        tuple(cells), as_tuple, returns_kernel)
+
+    def _remember_eager(self, args, kernel, names, as_tuple) -> None:
+        """An eager call into the call cache: the runtime arguments by
+        position, the other positional arguments compile-time values (the
+        sizes read off tensors are static in the kernel, whose checks then
+        see to them)."""
+        positions = self._eager.positions
+        if any(positions.get(n, len(args)) >= len(args) for n in names):
+            return
+        const_pos = [positions[n] for n in positions
+                     if positions[n] < len(args) and n not in self._eager.annotated]
+        self._remember(kernel, len(args), const_pos, [positions[n] for n in names], None,
+                       args=args, as_tuple=as_tuple)
+
+
+def _plain(value) -> bool:
+    """A value the call cache compares (by type and equality) as the
+    compile cache's key would."""
+    return type(value) in (int, float, bool, str, type(None), DType)
 
 
 def jit(func=None, *, out_idx=None, target="auto", pass_configs=None, compile_flags=None):

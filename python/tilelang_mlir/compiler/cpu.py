@@ -22,14 +22,15 @@ from typing import List, Sequence
 
 from ..base.artifact import CompiledArtifact
 from ..base.errors import CompilationError, DeviceAssertionError
-from ..runtime.cpu import RUNTIME_C, pack_arguments
+from ..runtime.cpu import RUNTIME_C, pack_arguments, signature_source
 from .backend import Backend
-from .pipeline import Stage, translate_to_llvmir
+from .pipeline import Stage, safe_access, translate_to_llvmir
 
 
-def cpu_stages() -> List[Stage]:
+def cpu_stages(pass_configs: dict = None) -> List[Stage]:
     return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+                          + safe_access(pass_configs)),
         Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
                         "loop-invariant-code-motion"]),
         # Every expansion but fma's (mul + add, two roundings): T.hfma2's
@@ -40,6 +41,10 @@ def cpu_stages() -> List[Stage]:
         Stage("llvm", ["arith-expand{include-bf16=true}",
                        "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
                        "math-extend-to-supported-types",
+                       # Views the loops still read through (a gemm on
+                       # `S[k % 2, :, :]`): convert-to-llvm has no lowering
+                       # of memref.subview; its address arithmetic instead.
+                       "expand-strided-metadata", "lower-affine",
                        "convert-scf-to-cf", "convert-to-llvm", "convert-math-to-libm",
                        "convert-to-llvm", "reconcile-unrealized-casts", "canonicalize"]),
     ]
@@ -66,7 +71,7 @@ class CPUBackend(Backend):
     kind = "cpu"
 
     def stages(self, target, pass_configs: dict) -> List[Stage]:
-        return cpu_stages()
+        return cpu_stages(pass_configs)
 
     def lower(self, func, module, runner, target, pass_configs: dict, out_idx,
               stages: dict) -> CompiledArtifact:
@@ -93,14 +98,18 @@ def _c_compiler() -> List[str]:
     return [sys.executable, "-m", "ziglang", "cc"]
 
 
-def link_shared_library(obj: str, folder: str) -> bytes:
+def link_shared_library(obj: str, folder: str, signature: str) -> bytes:
     """The shared library of a kernel's object file `obj`, with the runtime
-    routines of CPU kernels (`runtime/cpu_runtime.c`)."""
+    routines of CPU kernels (`runtime/cpu_runtime.c`) and the kernel's
+    `signature` (`runtime.cpu.signature_of`), which loading checks."""
     out = os.path.join(folder, "kernel.so")
+    sig = os.path.join(folder, "signature.c")
+    with open(sig, "w") as f:
+        f.write(signature_source(signature))
     # -Bsymbolic: the kernel calls its own functions, not a namesake in the
     # process (a kernel named `main` called the interpreter's main).
     proc = subprocess.run(_c_compiler() + ["-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-o", out,
-                                           obj, RUNTIME_C,
+                                           obj, RUNTIME_C, sig,
                                            "-lm"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise CompilationError(f"linking the CPU kernel's shared library failed:\n"
@@ -134,6 +143,7 @@ class CPUExecutable:
         address = self._engine.raw_lookup("_mlir_ciface_" + entry)
         if not address:
             raise RuntimeError(f"the JIT module has no entry point {entry!r}")
+        self._address = address
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         # Kernels with T.device_assert run through a native trampoline that
         # the failing check jumps back to (the kernel stops, the call raises).
@@ -161,14 +171,22 @@ class CPUExecutable:
         if failure is not None:
             raise DeviceAssertionError(*failure)
 
-    def shared_library(self) -> bytes:
+    def native_entry(self):
+        """(entry address, guarded runner address or 0, flush after a call):
+        what the native launcher calls (runtime/launcher.py)."""
+        from .._mlir_libs import _tile
+
+        guarded = _tile.run_guarded_address() if self._guarded is not None else 0
+        return self._address, guarded, self._flush is not None
+
+    def shared_library(self, signature: str) -> bytes:
         """This kernel as a self-contained shared library (what `Kernel.save`
         writes): the JIT's object code linked with the runtime routines
-        (`runtime/cpu.py`) by the C compiler (`$CC`, `cc`, or `python -m
-        ziglang cc`)."""
+        (`runtime/cpu.py`) and its `signature` by the C compiler (`$CC`,
+        `cc`, or `python -m ziglang cc`)."""
         if self._library is None:
             with tempfile.TemporaryDirectory(prefix="tilelang-cpu-") as d:
                 obj = os.path.join(d, "kernel.o")
                 self._engine.dump_to_object_file(obj)
-                self._library = link_shared_library(obj, d)
+                self._library = link_shared_library(obj, d, signature)
         return self._library

@@ -26,7 +26,7 @@ from ..base.errors import CompilationError, TileLangError
 from ..base.target import Target
 from .backend import Backend
 from .launch import extract_launch, launch_of
-from .pipeline import Stage
+from .pipeline import Stage, safe_access
 
 
 def ptx_features(target: Target) -> str:
@@ -84,7 +84,8 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     return [
         # Casts get the tile rules first (saturating float -> int, fp8 in
         # integer arithmetic: ConversionUtils.h), as on every target.
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+                          + safe_access(pass_configs)),
         Stage("pipelined", pipeline),
         Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}}})",
                          "func.func(tile-insert-barriers)"]),
@@ -114,6 +115,9 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                        # What convert-gpu-to-nvvm leaves of math (math.absi
                        # on i8/i16/i64) becomes LLVM intrinsics.
                        gm("convert-math-to-llvm"),
+                       # An NVVM op the chip lacks is an error here, before
+                       # LLVM's instruction selection would abort on it.
+                       gm("tile-check-nvvm-chip"),
                        gm("convert-nvvm-to-llvm"), gm("canonicalize"), gm("cse"),
                        gm("reconcile-unrealized-casts"), gm("tile-finalize-kernel-params")]),
         Stage("binary", ["gpu-module-to-binary{format=isa}"]),

@@ -10,6 +10,7 @@ from typing import Dict, List
 
 from ..base.artifact import Launch
 from ..base.errors import CompilationError, TileLangError
+from ..base.signature import dim_grid_expr
 from .pipeline import source_location
 
 _GRID_OPS = {
@@ -48,8 +49,10 @@ def _expression(value, func, params) -> dict:
         d = _expression(idx, func, params)
         if "const" not in d:
             raise TileLangError("the grid depends on a dynamic dimension index")
-        dim = p.shape[d["const"]]
-        return {"sym": dim} if isinstance(dim, str) else {"const": dim}
+        try:
+            return dim_grid_expr(p.shape[d["const"]])
+        except ValueError as e:
+            raise TileLangError(f"the grid depends on the size of {p.name!r}: {e}") from None
     if name in _GRID_OPS:
         return {"op": _GRID_OPS[name],
                 "args": [_expression(o, func, params) for o in op.operands]}

@@ -95,6 +95,12 @@ PASS_CONFIGS: Dict[str, PassConfig] = _records(
                "Write a picture (PNG) of every fragment layout and shared-memory placement "
                "into this folder (`tl.tools.plot_layout`). A compile with it always runs the "
                "passes."),
+    PassConfig("tl.disable_safe_memory_legalize", "bool", False, "every target",
+               "Leave element loads and stores of global buffers unchecked. By default an "
+               "access whose indices the compiler cannot prove in range is guarded: an "
+               "out-of-range load reads 0 (or `T.annotate_safe_value`'s value) and an "
+               "out-of-range store is dropped (tile-legalize-safe-access; TileLang's "
+               "`TL_DISABLE_SAFE_MEMORY_ACCESS`)."),
     PassConfig("tl.disable_warp_specialized", "bool", False, "sm_90a",
                "Pipeline with cp.async groups instead of a TMA producer warpgroup "
                "(tile-warp-specialize)."),

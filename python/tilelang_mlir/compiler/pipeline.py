@@ -81,6 +81,14 @@ class Stage:
     passes: Sequence[str]
 
 
+def safe_access(pass_configs: Optional[dict]) -> List[str]:
+    """TileLang's bounds-safe global element accesses (tile-legalize-safe-access),
+    on every target unless `tl.disable_safe_memory_legalize` turns them off."""
+    if (pass_configs or {}).get("tl.disable_safe_memory_legalize"):
+        return []
+    return ["func.func(tile-legalize-safe-access)", "canonicalize", "cse"]
+
+
 def trace_dir(pass_configs: Optional[dict]) -> Optional[str]:
     d = (pass_configs or {}).get("tl.trace_dir") or os.environ.get("TILELANG_MLIR_TRACE")
     return d or None

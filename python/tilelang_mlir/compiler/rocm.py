@@ -23,16 +23,17 @@ from ..base.errors import CompilationError
 from ..base.target import Target
 from .backend import Backend
 from .launch import extract_launch, launch_of
-from .pipeline import Stage, translate_to_llvmir
+from .pipeline import Stage, safe_access, translate_to_llvmir
 
 ROCM_EXTRA = "pip install 'llvmlite==0.50.0' 'ziglang==0.17.1' (or tilelang-mlir[rocm])"
 
 
-def rocm_stages(target: Target) -> List[Stage]:
+def rocm_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     chip = target.arch
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]),
+        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+                          + safe_access(pass_configs)),
         Stage("pipelined", ["func.func(tile-pipeline)", "canonicalize", "cse"]),
         Stage("layout", ["func.func(tile-layout-inference{mma=false mfma=true})",
                          "func.func(tile-insert-barriers)"]),
@@ -145,7 +146,7 @@ class ROCmBackend(Backend):
     kind = "rocm"
 
     def stages(self, target, pass_configs: dict) -> List[Stage]:
-        return rocm_stages(target)
+        return rocm_stages(target, pass_configs)
 
     def lower(self, func, module, runner, target, pass_configs: dict, out_idx,
               stages: Dict[str, str]) -> CompiledArtifact:

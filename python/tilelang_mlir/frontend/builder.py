@@ -18,13 +18,23 @@ from ..base.dtypes import DType
 from ..base.errors import SourceLocation, TileLangError, TileLangValueError
 from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
-                               static_int, storage_ir_type, to_index, to_scalar, to_storage)
+                               physical_shape, static_int, storage_ir_type, to_index, to_scalar,
+                               to_storage)
+from ..language.values import row_major_index as _row_major_index
+from ..language.values import row_major_position as _row_major_position
 
 from .random import RandomBuilder
 from .reducers import Reducer, ReducerBuilder
 from .roles import RoleBuilder
 
 SCOPES = ("shared", "fragment", "local", "var")
+
+# How a host symbolic expression (SymExpr) computes on index values.
+_INDEX_OPS = {
+    "max": lambda a, b: to_index(a).minmax(to_index(b), "max"),
+    "min": lambda a, b: to_index(a).minmax(to_index(b), "min"),
+    "ceildiv": lambda a, b: to_index(a).add(to_index(b)).add(IndexExpr(-1)).floordiv(to_index(b)),
+}
 
 
 def _ir():
@@ -48,12 +58,14 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         self.kernel_depth = 0
         self.kernel_threads: Optional[int] = None
         self.block_indices: Tuple[IndexExpr, ...] = ()
+        self.grid_extents: Tuple = ()
         self.symbols: Dict[object, IndexExpr] = {}
         # The eager style's declarations (frontend/eager.py) while an eager
         # program is walked; T.const and T.empty fail where it is None.
         self.eager = None
         self._names: Dict[str, int] = {}
         self._remapped: List[Buffer] = []  # global tensors with a T.Layout in this kernel
+        self._safe_valued: List[Buffer] = []  # T.annotate_safe_value's tensors in this kernel
         self.kernel_op = None  # the tile.kernel being built
         # The program's T.alloc_global workspaces, in order (PrimFunc.emit).
         self.workspaces: List[Buffer] = []
@@ -61,6 +73,18 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         self._parallel_stack: List[tuple] = []
         self._reducers: List[Reducer] = []  # T.alloc_reducer handles of this kernel
         self.rng = None  # the state of the latest T.rng_init (frontend/random.py)
+        # memref.extract_strided_metadata of each strided tensor argument.
+        self._strided_meta: Dict = {}
+        # T.annotate_pass_configs / T.annotate_compile_flags of the program.
+        self.function_pass_configs: Dict = {}
+        self.function_compile_flags: List[str] = []
+        # > 0 while an annotation is evaluated: sizes stay host expressions.
+        self.raw_symbols = 0
+
+    @property
+    def parallel_depth(self) -> int:
+        """How many T.Parallel loops are around the current position."""
+        return len(self._parallel_stack)
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -113,6 +137,8 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         self.kernel_depth += 1
         self.kernel_threads = total
         self.block_indices = indices
+        self.grid_extents = tuple(e.const if e.is_const() else e for e in
+                                  (to_index(g) for g in grid))
         try:
             with _ir().InsertionPoint.at_block_terminator(block):
                 yield indices
@@ -123,27 +149,150 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             for buf in self._remapped:  # a T.Layout annotation holds in its kernel
                 buf.remap = None
             self._remapped = []
+            for buf in self._safe_valued:  # so does a safe value
+                buf.safe_value = None
+            self._safe_valued = []
 
     # -- arguments -----------------------------------------------------------
-    def tensor_argument(self, arg, name: str, dtype: DType, shape: Sequence) -> Buffer:
-        """The global Buffer of tensor argument `arg`: `shape` holds ints and
-        SymbolicDims; a symbol's size is read (memref.dim) from the first
-        tensor that has it and shared by the others."""
+    @staticmethod
+    def tensor_type(shape: Sequence, dtype: DType, strides: Optional[Sequence] = None):
+        """The memref type of a tensor argument: dynamic where a size is
+        symbolic; with `strides` (T.StridedTensor), a strided layout whose
+        symbolic strides are dynamic."""
+        ir = _ir()
+        dtype = dt.as_dtype(dtype)
+        dyn = ir.ShapedType.get_dynamic_size()
+        dims = [d if isinstance(d, int) else dyn for d in physical_shape(shape, dtype)]
+        if strides is None:
+            return ir.MemRefType.get(dims, storage_ir_type(dtype))
+        dyn_stride = ir.ShapedType.get_dynamic_stride_or_offset()
+        physical = []
+        for i, s in enumerate(strides):
+            if not isinstance(s, int):
+                physical.append(dyn_stride)
+            elif i == len(strides) - 1 or dtype.pack == 1:
+                physical.append(s)
+            elif s % dtype.pack:
+                raise TileLangError(f"stride {i} ({s}) of a {dtype} tensor must be a multiple "
+                                    f"of {dtype.pack} (its elements are packed {dtype.pack} a "
+                                    "byte)")
+            else:
+                physical.append(s // dtype.pack)
+        if dtype.pack > 1 and physical and physical[-1] not in (1, dyn_stride):
+            raise TileLangError(f"the last stride of a {dtype} tensor must be 1 (its elements "
+                                f"are packed {dtype.pack} a byte), got {strides[-1]}")
+        layout = ir.StridedLayoutAttr.get(0, physical)
+        return ir.MemRefType.get(dims, storage_ir_type(dtype), layout)
+
+    def bind_symbols(self, arg, shape: Sequence, strides: Optional[Sequence] = None,
+                     pack: int = 1) -> None:
+        """Binds the symbolic sizes that appear bare in `shape` (or
+        `strides`) of tensor argument `arg` and are not bound yet: the size
+        (memref.dim) or stride (memref.extract_strided_metadata) there
+        (a packed 4-bit tensor's memref counts bytes: `pack` elements in
+        the last dimension, and in the strides of the others)."""
+        for i, d in enumerate(shape):
+            if isinstance(d, SymbolicDim) and d not in self.symbols:
+                value = self._arg_size(arg, i, len(shape), pack)
+                self.symbols[d] = value
+        for i, s in enumerate(strides or ()):
+            if isinstance(s, SymbolicDim) and s not in self.symbols:
+                self.symbols[s] = self._arg_stride(arg, i, len(strides), pack)
+
+    @staticmethod
+    def _arg_size(arg, i: int, rank: int, pack: int) -> IndexExpr:
+        """Logical size `i` of tensor argument `arg`."""
         from ..dialects import memref
 
+        size = IndexExpr.of(memref.DimOp(arg, constant(i, dt.index)).result)
+        return size.scale(pack) if i == rank - 1 else size
+
+    def _arg_stride(self, arg, i: int, rank: int, pack: int) -> IndexExpr:
+        """Logical stride `i` of tensor argument `arg`."""
+        from ..dialects import memref
+
+        meta = self._strided_meta.get(arg)
+        if meta is None:
+            meta = self._strided_meta[arg] = memref.ExtractStridedMetadataOp(arg)
+        stride = IndexExpr.of(meta.strides[i])
+        return stride if i == rank - 1 else stride.scale(pack)
+
+    def symbolic_value(self, expr, what: str = "a size"):
+        """The index value of a host symbolic expression (SymExpr) in this
+        program: its symbols must be bound by the tensor arguments (the
+        eager style's probe, which walks the body before they exist, keeps
+        the expression)."""
+        if self.raw_symbols or (self.eager is not None and self.eager.probe):
+            return expr
+        if self.eager is not None and any(sym not in self.symbols
+                                          for sym in expr.symbol_objects()):
+            # The eager style computes with sizes before the annotations
+            # that bind them (`shape = [seq_len * heads, D]`): the host
+            # expression stays one until it is used.
+            return expr
+
+        def lookup(sym):
+            if sym not in self.symbols:
+                raise self.error(f"symbolic size {sym.name!r} (in {what} {expr.text()}) does "
+                                 "not appear in the shape of any tensor argument")
+            return self.symbols[sym]
+        return expr.evaluate(lookup, _INDEX_OPS)
+
+    def _solve_symbol(self, expr, size: IndexExpr, what: str) -> None:
+        """Binds the one unbound symbol of affine expression `expr`, whose
+        value is `size` (a tensor's size or stride)."""
+        unknown = [s for s in expr.symbol_objects() if s not in self.symbols]
+        if not unknown:
+            return
+        if len(unknown) > 1:
+            raise self.error(f"{what} is {expr.text()}, which does not determine the symbolic "
+                             f"sizes {', '.join(s.name for s in unknown)}: one of them must "
+                             "appear alone as a size of some tensor")
+        sym = unknown[0]
+
+        def at(value):
+            def lookup(s):
+                return IndexExpr(value) if s is sym else self.symbols[s]
+            return to_index(expr.evaluate(lookup, _INDEX_OPS))
+
+        b = at(0)
+        a = at(1).add(b, -1)
+        if not a.is_const() or a.const == 0 or not at(2).add(b, -1).same(a.scale(2)):
+            raise self.error(f"{what} is {expr.text()}: a symbolic size that appears only in "
+                             "expressions must appear in one of the form a * n + b")
+        self.symbols[sym] = size.add(b, -1).floordiv(a)
+
+    def tensor_argument(self, arg, name: str, dtype: DType, shape: Sequence,
+                        strides: Optional[Sequence] = None) -> Buffer:
+        """The global Buffer of tensor argument `arg`: `shape` (and
+        `strides`) hold ints, SymbolicDims and SymExprs; a symbol's value is
+        read (memref.dim, or the strided metadata) from the first tensor
+        that has it bare, or solved from an expression (`n * 4`)."""
+        from ..base.signature import SymExpr
+
+        pack = dt.as_dtype(dtype).pack
+        self.bind_symbols(arg, shape, strides, pack)
+        for i, d in enumerate(shape):
+            if isinstance(d, SymExpr) and not isinstance(d, SymbolicDim):
+                self._solve_symbol(d, self._arg_size(arg, i, len(shape), pack),
+                                   f"dimension {i} of {name!r}")
+        for i, s in enumerate(strides or ()):
+            if isinstance(s, SymExpr) and not isinstance(s, SymbolicDim):
+                self._solve_symbol(s, self._arg_stride(arg, i, len(strides), pack),
+                                   f"stride {i} of {name!r}")
         dims = []
         for i, d in enumerate(shape):
-            if isinstance(d, SymbolicDim):
-                if d not in self.symbols:
-                    dim = memref.DimOp(arg, constant(i, dt.index)).result
-                    self.symbols[d] = IndexExpr.of(dim, d.name)
-                dims.append(self.symbols[d])
-            else:
-                dims.append(d)
-        return Buffer(arg, dims, dtype, "global", name)
+            if isinstance(d, SymExpr):
+                d = to_index(self.symbolic_value(d, f"dimension {i} of {name!r}"))
+                if d.is_const():
+                    d = d.const
+            dims.append(d)
+        buf = Buffer(arg, dims, dtype, "global", name)
+        buf.strided = strides is not None
+        return buf
 
     # -- allocation ----------------------------------------------------------
-    def alloc(self, shape, dtype, scope: str, name: str = "") -> Buffer:
+    def alloc(self, shape, dtype, scope: str, name: str = "", hoist: bool = False) -> Buffer:
         what = f"T.alloc_{scope}"
         self.require_kernel(what)
         if scope not in SCOPES:
@@ -163,10 +312,14 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         except TypeError as e:
             raise self.error(f"{what}: {e}") from None
         tile = _tile()
-        ty = tile.buffer_type(dims, storage_ir_type(dtype), scope)
+        ty = tile.buffer_type(physical_shape(dims, dtype), storage_ir_type(dtype), scope)
         op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
                     "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
-        value = op_class(ty).result
+        if hoist:  # at the top of the kernel (not in a loop that may not allocate)
+            with _ir().InsertionPoint.at_block_begin(self.kernel_op.body.blocks[0]):
+                value = op_class(ty).result
+        else:
+            value = op_class(ty).result
         return Buffer(value, dims, dtype, scope, name or self.unique_name(scope))
 
     # -- regions ---------------------------------------------------------------
@@ -233,16 +386,18 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             sext = [1 if e is None else e for e in sext]
         if None in dext and any(e is not None for e in dext):
             dext = [1 if e is None else e for e in dext]
-        if all(e is None for e in sext) and all(e is None for e in dext) and via is None \
-                and not async_:
-            # Two element positions: one element (TileLang's scalar fast path:
-            # dst[...] = src[...], converted to dst's dtype).
-            BufferRef(dbuf, tuple(doff)).store(
-                to_scalar(BufferRef(sbuf, tuple(soff)).load(), dbuf.dtype))
-            return
         if None in sext and None in dext:
-            raise self.error("T.copy needs the extent of at least one side: pass a "
-                             "whole buffer or slices, not two element positions")
+            if via is not None or sext.count(None) != len(sext) or \
+                    dext.count(None) != len(dext):
+                raise self.error("T.copy needs the extent of at least one side: pass a "
+                                 "whole buffer or slices, not two element positions")
+            # Two element positions (TileLang's element copy, inside a
+            # T.Parallel): one load and one store, converted to the
+            # destination's type, each bounds-safe as element accesses are.
+            from ..language.values import cast
+
+            dbuf[tuple(doff)].store(cast(sbuf[tuple(soff)].load(), dbuf.dtype))
+            return
         s_full = self._fill_extents(sext, dext) if None in sext else sext
         d_full = self._fill_extents(dext, s_full) if None in dext else dext
         if s_full is None or d_full is None:
@@ -257,10 +412,13 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             raise self.error(
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
-        if sbuf.remap is not None or dbuf.remap is not None:
+        padded = sbuf.scope == "global" and sbuf.safe_value not in (None, 0, False)
+        if sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided \
+                or sbuf.pack > 1 or dbuf.pack > 1 or sbuf.bitview or dbuf.bitview \
+                or (padded and via is None):
             if via is not None:
-                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; a TMA "
-                                 "copy reads tensors in their own layout")
+                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout or strides; "
+                                 "a TMA copy reads contiguous tensors in their own layout")
             self._copy_elements(sbuf, soff, s_full, dbuf, doff, d_full)
             return
         ir = _ir()
@@ -312,26 +470,43 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         from ..language.values import select
 
         extents = [e for e in s_ext if e != 1] or [1]
-        with self.parallel(extents) as ivs:
-            def full(offsets, sizes):
-                it = iter(ivs)
-                return [o if e == 1 else o.add(next(it)) for o, e in zip(offsets, sizes)]
+        # A destination of packed elements is written a whole byte per
+        # iteration (its `pack` elements in turn), so that no two threads
+        # write the halves of one byte.
+        unit = dbuf.pack
+        if unit > 1:
+            last = doff[-1]
+            if d_ext[-1] == 1 or extents[-1] % unit or last.const % unit or \
+                    any(c % unit for c in last.terms.values()):
+                raise self.error(f"T.copy into {dbuf.name!r} ({dbuf.dtype}, packed {unit} a byte): "
+                                 f"the region of its last dimension must start and end on a "
+                                 f"byte (multiples of {unit}), got offset {last} and extent "
+                                 f"{d_ext[-1]}")
+        with self.parallel(extents[:-1] + [extents[-1] // unit]) as pivs:
+            for r in range(unit):
+                ivs = tuple(pivs[:-1]) + (pivs[-1].scale(unit).add(IndexExpr(r)),)
 
-            src, dst = full(soff, s_ext), full(doff, d_ext)
-            inside_dst = _in_bounds(dbuf, dst)
-            if_op = None
-            if inside_dst is not True:
-                if_op = scf.IfOp(to_scalar(inside_dst, dt.boolean).value, [], has_else=False)
-            with _ir().InsertionPoint(if_op.then_block) if if_op else contextlib.nullcontext():
-                inside_src = _in_bounds(sbuf, src)
-                if inside_src is True:
-                    value = sbuf[tuple(src)].load()
-                else:  # read a clamped position, then select zero for it
-                    value = select(inside_src, sbuf[tuple(_clamped(sbuf, src))].load(),
-                                   0.0 if sbuf.dtype.is_float else 0)
-                dbuf[tuple(dst)].store(value)
-                if if_op:
-                    scf.YieldOp([])
+                def full(offsets, sizes):
+                    it = iter(ivs)
+                    return [o if e == 1 else o.add(next(it)) for o, e in zip(offsets, sizes)]
+
+                src, dst = full(soff, s_ext), full(doff, d_ext)
+                inside_dst = _in_bounds(dbuf, dst)
+                if_op = None
+                if inside_dst is not True:
+                    if_op = scf.IfOp(to_scalar(inside_dst, dt.boolean).value, [], has_else=False)
+                with _ir().InsertionPoint(if_op.then_block) if if_op else \
+                        contextlib.nullcontext():
+                    inside_src = _in_bounds(sbuf, src)
+                    if inside_src is True:
+                        value = sbuf[tuple(src)].load()
+                    else:  # read a clamped position, then select the safe value for it
+                        fill = sbuf.safe_value if sbuf.safe_value is not None else 0
+                        value = select(inside_src, sbuf[tuple(_clamped(sbuf, src))].load(),
+                                       float(fill) if sbuf.dtype.is_float else fill)
+                    dbuf[tuple(dst)].store(value)
+                    if if_op:
+                        scf.YieldOp([])
 
     def im2col(self, img, col, nhw_step, c_step, kernel, stride, dilation, pad) -> None:
         """T.im2col: the (block_m, block_k) tile `(nhw_step, c_step)` of the
@@ -376,22 +551,73 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             dst = list(doff[:-2]) + [doff[-2].add(i), doff[-1].add(j)]
             dbuf[tuple(dst)].store(value)
 
+    def region_truth(self, x, op: str, what: str):
+        """T.any_of (`op` "or") / T.all_of ("and") of the elements of a
+        buffer or region, each taken as a bool: unrolled for small regions,
+        else a loop over a boolean T.alloc_var."""
+        from ..language.values import logical
+
+        self.require_kernel(what)
+        buf, offsets, extents = self._region(x, what)
+        extents = [1 if e is None else e for e in extents]
+        total = 1
+        for e in extents:
+            total *= e
+
+        def element(ivs):
+            index = tuple(o.add(to_index(i)) for o, i in zip(offsets, ivs))
+            return to_scalar(buf[index].load(), dt.boolean)
+
+        if total <= 64:
+            import itertools
+
+            result = None
+            for ivs in itertools.product(*(range(e) for e in extents)):
+                v = element(ivs)
+                result = v if result is None else logical(op, result, v)
+            return result
+        acc = self.alloc((), dt.boolean, "var")
+        acc[()].store(op == "and")
+        with contextlib.ExitStack() as stack:
+            ivs = [stack.enter_context(self.serial(0, e, 1)) for e in extents]
+            acc[()].store(logical(op, acc[()].load(), element(ivs)))
+        return acc[()].load()
+
     def fill(self, buf, value, what: str = "T.fill") -> None:
         self.require_kernel("T.fill")
         if isinstance(buf, Reducer):
             self.reducer_fill(buf, value, what)
             return
         if isinstance(buf, BufferRef):
-            # A region (`X[0:4, :]`) or one element: a parallel loop of stores.
             self.no_reducer(buf, what)
-            offsets, extents = buf.region()
-            ext = [1 if e is None else int(e) for e in extents]
-            v = to_scalar(value, buf.buffer.dtype)
-            with self.parallel(ext) as ivs:
-                BufferRef(buf.buffer, tuple(o.add(i) for o, i in zip(offsets, ivs))).store(v)
-            return
+            if buf.dynamic_region():  # x[a:b] of run-time bounds: element by element
+                whole = buf.buffer
+                bounds = buf.bounds()
+                with self.parallel([e for _, e in bounds if e is not None] or [1]) as ivs:
+                    it = iter(ivs)
+                    index = tuple(o if e is None else o.add(next(it)) for o, e in bounds)
+                    whole[index].store(value)
+                return
+            whole, offsets, extents = self._region(buf, what)
+            extents = [1 if e is None else e for e in extents]
+            dims = _static_dims(whole)
+            if all(o.is_const() and o.const == 0 for o in offsets) and extents == dims:
+                buf = whole
+            else:  # a part of the buffer: element by element
+                with self.parallel(extents) as ivs:
+                    whole[tuple(o.add(i) for o, i in zip(offsets, ivs))].store(value)
+                return
         if not isinstance(buf, Buffer):
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
+        if buf.pack > 1 or buf.strided or buf.remap is not None or buf.bitview is not None:
+            # Elements a tile.fill cannot write as they are: one by one (a
+            # packed buffer a whole byte per iteration).
+            shape, unit = list(buf.static_shape("T.fill")), buf.pack
+            with self.parallel(shape[:-1] + [shape[-1] // unit]) as ivs:
+                for r in range(unit):
+                    last = ivs[-1].scale(unit).add(IndexExpr(r))
+                    buf[tuple(ivs[:-1]) + (last,)].store(value)
+            return
         if any(isinstance(d, IndexExpr) and not d.is_const() for d in buf.shape):
             raise self.error(f"T.fill: buffer {buf.name!r} has a dynamic shape")
         self._direct(buf, "T.fill")
@@ -400,10 +626,10 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
     def _direct(self, buf: Buffer, what: str) -> None:
         """Refuses a buffer whose elements are placed by a T.Layout or seen
         through a view, for an operation that takes the memref as it is."""
-        if buf.remap is not None:
+        if buf.remap is not None or buf.strided or buf.pack > 1 or buf.bitview is not None:
             raise self.error(f"not supported by tilelang-mlir: {what} on {buf.name!r}, a "
-                             "global tensor placed by a T.Layout or seen through a view "
-                             "(T.copy, loads and stores are)")
+                             "tensor placed by a T.Layout, seen through a view, strided or "
+                             "of packed 4-bit elements (T.copy, loads and stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
         self.no_reducer(x, what)
@@ -413,6 +639,33 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         if isinstance(x, BufferRef):
             raise self.error(f"{what} takes whole buffers, got a region of {x.buffer.name!r}")
         raise self.error(f"{what} expects a buffer, got {_describe(x)}")
+
+    @contextlib.contextmanager
+    def _through_views(self):
+        """For a tile operation that takes memrefs as they are: yields
+        `whole(x, what, written=False)`, which gives a buffer seen through a
+        T.reshape/T.view of an on-chip buffer as a fresh buffer of the view's
+        shape holding its elements (copied element by element), and, for an
+        operand the operation writes, copies them back after it."""
+        back = []
+
+        def whole(x, what: str, written: bool = False) -> Buffer:
+            if not (isinstance(x, Buffer) and x.scope != "global"
+                    and (x.remap is not None or x.bitview is not None)):
+                return self._whole(x, what)
+            shape = list(x.static_shape(what))
+            copy = self.alloc(shape, x.dtype, x.scope, self.unique_name(f"{x.name}_copy"),
+                              hoist=True)
+            self._copy_elements(x, [IndexExpr(0)] * x.ndim, shape, copy,
+                                [IndexExpr(0)] * x.ndim, shape)
+            if written:
+                back.append((copy, x, shape))
+            return copy
+
+        yield whole
+        for copy, view, shape in back:
+            self._copy_elements(copy, [IndexExpr(0)] * view.ndim, shape, view,
+                                [IndexExpr(0)] * view.ndim, shape)
 
     def _tile_view(self, x, what: str) -> Buffer:
         """A whole buffer, or a region of a shared buffer (`A_shared[s, :, :]`:
@@ -449,16 +702,18 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
     def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
              clear_accum=False, k_pack=1, async_=False) -> None:
         self.require_kernel("T.gemm")
-        a, b = (self._tile_view(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B")))
-        c = self._whole(C, "T.gemm operand C")
-        ir = _ir()
-        kwargs = _gemm_attributes(transpose_A, transpose_B, clear_accum, policy)
-        k_pack = static_int(k_pack, "k_pack")
-        if k_pack != 1:
-            kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
-        if async_:
-            kwargs["async_"] = True
-        _tile().GemmOp(a.value, b.value, c.value, **kwargs)
+        with self._through_views() as whole:
+            a, b = (whole(x, f"T.gemm operand {n}") if isinstance(x, Buffer) else
+                    self._tile_view(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B")))
+            c = whole(C, "T.gemm operand C", written=True)
+            ir = _ir()
+            kwargs = _gemm_attributes(transpose_A, transpose_B, clear_accum, policy)
+            k_pack = static_int(k_pack, "k_pack")
+            if k_pack != 1:
+                kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
+            if async_:
+                kwargs["async_"] = True
+            _tile().GemmOp(a.value, b.value, c.value, **kwargs)
 
     def gemm_wait(self, pending) -> None:
         self.require_kernel("T.wait_wgmma")
@@ -515,8 +770,10 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
 
     def _reduce_side(self, x, what: str) -> Buffer:
         """The whole buffer an operand of a reduction names, or for a region
-        (`S[i, 0:64]`) a stand-in of the region's shape (point indices as
-        extent 1) and scope "region", which is always staged."""
+        (`S[i, 0:64]`) or a buffer whose memref is not its elements as they
+        are (a T.view / T.reshape, a T.Layout, strides, packed 4-bit) a
+        stand-in of its shape (point indices as extent 1) and scope
+        "region", which is always staged (T.copy reads and writes those)."""
         self.no_reducer(x, what)
         if isinstance(x, BufferRef):
             offsets, extents = x.region()
@@ -527,6 +784,8 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         if any(isinstance(n, IndexExpr) and not n.is_const() for n in x.shape):
             raise self.error(f"{what}: buffer {x.name!r} has a dynamic shape; reduce a "
                              "region of it with static extents")
+        if x.remap is not None or x.bitview is not None or x.strided or x.pack > 1:
+            return Buffer(None, list(x.static_shape(what)), x.dtype, "region", x.name)
         return x
 
     def _staged(self, side: Buffer, source, what: str) -> Buffer:
@@ -660,6 +919,11 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
     @contextlib.contextmanager
     def parallel(self, extents: Sequence, vector=None):
         self.require_kernel("T.Parallel")
+        idx = [to_index(e, "T.Parallel extent") for e in extents]
+        if not all(e.is_const() for e in idx):
+            with self._parallel_dynamic(idx, vector) as ivs:
+                yield ivs
+            return
         ext = [static_int(e, "T.Parallel extent") for e in extents]
         for e in ext:
             if e <= 0:
@@ -683,6 +947,52 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             self._parallel_stack.pop()
 
     @contextlib.contextmanager
+    def _parallel_dynamic(self, extents: List[IndexExpr], vector=None):
+        """T.Parallel over run-time extents: a dimension whose extent has a
+        compile-time upper bound (`T.min(n, 128)`) runs over the bound; one
+        without runs in chunks of the block's threads (the innermost such
+        dimension; the others one index at a time) in a loop around the
+        tile.parallel. Iterations past the extents are skipped."""
+        from contextlib import ExitStack
+
+        from ..dialects import scf
+        from ..language.values import compare, logical
+
+        static, offsets, guards = [], [], []
+        unbounded = [d for d, e in enumerate(extents)
+                     if not e.is_const() and _upper_bound(e) is None]
+        with ExitStack() as stack:
+            for d, e in enumerate(extents):
+                if e.is_const():
+                    static.append(e.const)
+                    offsets.append(None)
+                    continue
+                if d in unbounded:
+                    chunk = self.kernel_threads if d == unbounded[-1] else 1
+                    trips = e.add(IndexExpr(chunk - 1)).floordiv(IndexExpr(chunk))
+                    c = stack.enter_context(self.serial(0, trips, 1))
+                    static.append(chunk)
+                    offsets.append(c.mul(IndexExpr(chunk)))
+                else:
+                    bound = _upper_bound(e)
+                    if bound <= 0:
+                        static.append(1)
+                    else:
+                        static.append(bound)
+                    offsets.append(None)
+                guards.append((d, e))
+            ivs = stack.enter_context(self.parallel(static, vector))
+            ivs = tuple(iv if o is None else o.add(iv) for iv, o in zip(ivs, offsets))
+            cond = None
+            for d, e in guards:
+                c = compare("<", ivs[d], e)
+                cond = c if cond is None else logical("and", cond, c)
+            if_op = scf.IfOp(to_scalar(cond, dt.boolean).value, [], has_else=False)
+            with _ir().InsertionPoint(if_op.then_block):
+                yield ivs
+                scf.YieldOp([])
+
+    @contextlib.contextmanager
     def pipelined(self, start, stop, num_stages, order=None, stage=None, group=None):
         self.require_kernel("T.Pipelined")
         lo, hi = to_index(start, "T.Pipelined start"), to_index(stop, "T.Pipelined stop")
@@ -703,13 +1013,20 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         lo = to_index(start, "loop start")
         hi = to_index(stop, "loop stop")
         st = to_index(step, "loop step")
-        if st.is_const() and st.const <= 0:
-            raise self.error(f"loop step must be positive, got {st.const}")
-        loop = scf.ForOp(lo.materialize(), hi.materialize(), st.materialize())
+        if st.is_const() and st.const == 0:
+            raise self.error("loop step must not be zero")
+        down = st.is_const() and st.const < 0
+        if down:  # count down: k in [0, ceil((lo - hi) / -step)), i = lo + k * step
+            span = lo.add(hi, -1).add(IndexExpr(-st.const - 1)).floordiv(IndexExpr(-st.const))
+            trips = span.minmax(IndexExpr(0), "max")
+            loop = scf.ForOp(constant(0, dt.index), trips.materialize(), constant(1, dt.index))
+        else:
+            loop = scf.ForOp(lo.materialize(), hi.materialize(), st.materialize())
         if annotation:
             loop.operation.attributes[annotation] = _ir().UnitAttr.get()
         with _ir().InsertionPoint(loop.body):
-            yield IndexExpr.of(loop.induction_variable, "i")
+            iv = IndexExpr.of(loop.induction_variable, "i")
+            yield lo.add(iv.scale(st.const)) if down else iv
             scf.YieldOp([])
 
     @contextlib.contextmanager
@@ -749,6 +1066,14 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         if self.kernel_depth:
             raise self.error("T.alloc_global allocates a workspace of the program: call it "
                              "outside `with T.Kernel(...)`")
+        if self.eager is not None:  # the eager style: a hidden parameter made here
+            if isinstance(shape, (int, IndexExpr)) or not isinstance(shape, (tuple, list)):
+                shape = (shape,)
+            try:
+                dtype = dt.as_dtype(dtype)
+            except TypeError as e:
+                raise self.error(f"T.alloc_global: {e}") from None
+            return self.eager.workspace(list(shape), dtype)
         queue = self.workspaces
         if not queue:
             raise self.error("T.alloc_global must be assigned to a name at the top level of "
@@ -788,6 +1113,34 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         _tile().UseSwizzleOp(
             ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                static_int(panel_size, "panel_size")), **kwargs)
+
+    def annotate_safe_value(self, mapping) -> None:
+        """T.annotate_safe_value({tensor: value}): an out-of-range element
+        read of `tensor` gives `value` instead of zero, from here to the end
+        of the kernel (element loads, and T.copy out of it)."""
+        from ..language.values import storage_constant
+
+        self.require_kernel("T.annotate_safe_value")
+        if not isinstance(mapping, dict):
+            raise self.error("T.annotate_safe_value expects a dict {tensor: value}, got "
+                             f"{_describe(mapping)}")
+        for buf, value in mapping.items():
+            if not isinstance(buf, Buffer):
+                raise self.error("T.annotate_safe_value keys must be tensors, got "
+                                 f"{_describe(buf)}")
+            if buf.scope != "global":
+                raise self.error(f"T.annotate_safe_value: {buf.name!r} is a {buf.scope} buffer; "
+                                 "safe values are what out-of-range reads of global tensors "
+                                 "give (shared and local accesses are not checked)")
+            if isinstance(value, IndexExpr) and value.is_const():
+                value = value.const
+            if not isinstance(value, (bool, int, float)):
+                raise self.error(f"T.annotate_safe_value: the value for {buf.name!r} must be a "
+                                 f"compile-time number, got {_describe(value)}")
+            storage_constant(value, buf.dtype)  # representable in its type, or an error
+            buf.safe_value = value
+            if buf not in self._safe_valued:
+                self._safe_valued.append(buf)
 
     def annotate_layout(self, mapping) -> None:
         self.require_kernel("T.annotate_layout")
@@ -870,18 +1223,22 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
         buf.remap = remap
 
     def view(self, src, shape, dtype=None, what: str = "T.reshape") -> Buffer:
-        """A view of global tensor `src` in another shape of the same size
-        (row-major): an access to the view at index i goes to the element of
-        `src` with the same row-major position."""
+        """A view of buffer `src` (a global tensor, a shared, fragment or
+        local buffer) in another shape of the same size (row-major): an
+        access to the view at index i goes to the element of `src` with the
+        same row-major position. Tile operations that take the memref as it
+        is (T.gemm, reductions) take a view through a copy of it
+        (`materialized`)."""
         if not isinstance(src, Buffer):
             raise self.error(f"{what} takes a buffer, got {_describe(src)}")
         if dtype is not None and dt.as_dtype(dtype) != src.dtype:
-            raise self.error(f"not supported by tilelang-mlir: {what} to another dtype "
-                             f"({src.dtype} -> {dt.as_dtype(dtype)}); read the bits with "
-                             "T.reinterpret")
-        if src.scope != "global":
-            raise self.error(f"not supported by tilelang-mlir: {what} of {src.scope} buffer "
-                             f"{src.name!r} (views are of global tensors)")
+            return self._bit_view(src, shape, dt.as_dtype(dtype), what)
+        if src.scope == "var":
+            raise self.error(f"{what} of T.alloc_var {src.name!r}: a scalar has no shape to "
+                             "change")
+        if src.pack > 1:
+            raise self.error(f"not supported by tilelang-mlir: {what} of {src.name!r}, a "
+                             f"buffer of packed {src.dtype} elements")
         if shape is None:
             shape = src.shape
         if isinstance(shape, (int, IndexExpr)):
@@ -900,8 +1257,47 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             return src.stored_index(_row_major_index(_row_major_position(indices, dims),
                                                      src.shape))
 
-        view = Buffer(src.value, new_shape, src.dtype, "global", f"{src.name}_view")
+        view = Buffer(src.value, new_shape, src.dtype, src.scope, f"{src.name}_view")
         view.remap = remap
+        view.strided = src.strided
+        return view
+
+    def _bit_view(self, src: Buffer, shape, dtype: DType, what: str) -> Buffer:
+        """A view of `src`'s bytes as elements of another `dtype` (TileLang's
+        `T.view(X, shape, dtype)`): element p of the view (row-major) is the
+        bits of src's elements p*k .. p*k+k-1 (a dtype k times as wide,
+        the first in the low bits), or of 1/k of src's element p // k (a
+        dtype k times narrower: such a view is read, not written)."""
+        for d in (src.dtype, dtype):
+            if d.lanes > 1 or d.pack > 1 or d.is_bool or d.kind in ("index", "handle") or \
+                    not d.compute:
+                raise self.error(f"not supported by tilelang-mlir: {what} between {src.dtype} "
+                                 f"and {dtype} (views reinterpret whole bytes of scalar types)")
+        if src.remap is not None or src.strided or src.bitview is not None:
+            raise self.error(f"not supported by tilelang-mlir: {what} to {dtype} of "
+                             f"{src.name!r}, which is itself a view or strided")
+        src_dims = src.static_shape(what)
+        if shape is None:
+            shape = src_dims
+        if isinstance(shape, (int, IndexExpr)):
+            shape = (shape,)
+        dims = [static_int(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        size, src_size = 1, 1
+        for d in dims:
+            size *= d
+        for d in src_dims:
+            src_size *= d
+        if size * dtype.bits != src_size * src.dtype.bits:
+            raise self.error(f"{what}: {_fmt_shape(dims)} {dtype} elements ({size * dtype.bits} "
+                             f"bits) do not cover {src.name!r} ({_fmt_shape(src_dims)} "
+                             f"{src.dtype}, {src_size * src.dtype.bits} bits)")
+        wide, narrow = max(dtype.bits, src.dtype.bits), min(dtype.bits, src.dtype.bits)
+        if wide % narrow:
+            raise self.error(f"not supported by tilelang-mlir: {what} between {src.dtype} and "
+                             f"{dtype} (one width must be a multiple of the other)")
+        view = Buffer(src.value, dims, dtype, src.scope, f"{src.name}_as_{dtype}")
+        view.bitview = (src, dtype.bits // src.dtype.bits if dtype.bits >= src.dtype.bits
+                        else -(src.dtype.bits // dtype.bits))
         return view
 
     def print(self, value, msg: str = "") -> None:
@@ -935,6 +1331,49 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             msg = line or "T.device_assert failed"
         c = to_scalar(cond, dt.boolean)
         _tile().DeviceAssertOp(c.value, _ir().StringAttr.get(msg))
+
+
+def _upper_bound(e: IndexExpr) -> Optional[int]:
+    """A compile-time upper bound of index value `e` that its form shows
+    (a constant, `min(x, c)`, a cast or select of such), or None."""
+    if e.is_const():
+        return e.const
+    if len(e.terms) != 1:
+        return None
+    ((atom, coeff),) = e.terms.items()
+    if coeff != 1:
+        return None
+    from ..language.values import OpAtom, ValueAtom
+
+    bound = None
+    if isinstance(atom, OpAtom) and atom.op == "min":
+        sides = [b for b in (_upper_bound(atom.lhs), _upper_bound(atom.rhs)) if b is not None]
+        bound = min(sides) if sides else None
+    elif isinstance(atom, ValueAtom):
+        bound = _value_upper_bound(atom.value, 8)
+    return None if bound is None else bound + e.const
+
+
+def _value_upper_bound(value, depth: int) -> Optional[int]:
+    """An upper bound of an integer SSA value read off the ops that make it."""
+    ir = _ir()
+    if depth == 0 or isinstance(value.owner, ir.Block):
+        return None
+    op = value.owner
+    name = op.name
+    if name == "arith.constant":
+        attr = op.attributes["value"]
+        return int(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else None
+    if name in ("arith.index_cast", "arith.extsi", "arith.index_castui", "arith.extui"):
+        return _value_upper_bound(op.operands[0], depth - 1)
+    if name in ("arith.minsi", "arith.minui"):
+        sides = [b for b in (_value_upper_bound(o, depth - 1) for o in op.operands)
+                 if b is not None]
+        return min(sides) if sides else None
+    if name == "arith.select":
+        sides = [_value_upper_bound(o, depth - 1) for o in op.operands[1:]]
+        return None if None in sides else max(sides)
+    return None
 
 
 def _static_dims(buf: Buffer) -> List[Optional[int]]:
@@ -975,25 +1414,6 @@ def _in_bounds(buf: Buffer, index: List[IndexExpr]):
             if cond is False:
                 return False
     return cond
-
-
-def _row_major_position(indices: Sequence, extents: Sequence) -> IndexExpr:
-    """The row-major position of `indices` in an array of `extents`."""
-    linear = IndexExpr(0)
-    for x, e in zip(indices, extents):
-        linear = linear.mul(to_index(e)).add(to_index(x))
-    return linear
-
-
-def _row_major_index(position: IndexExpr, extents: Sequence) -> List[IndexExpr]:
-    """The index of row-major `position` in an array of `extents` (the first
-    coordinate is not wrapped)."""
-    result, stride = [], IndexExpr(1)
-    for k in range(len(extents) - 1, -1, -1):
-        q = position.floordiv(stride)
-        result.append(q if k == 0 else q.mod(to_index(extents[k])))
-        stride = stride.mul(to_index(extents[k]))
-    return list(reversed(result))
 
 
 def _clamped(buf: Buffer, index: List[IndexExpr]) -> List[IndexExpr]:

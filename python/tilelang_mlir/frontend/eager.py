@@ -14,16 +14,20 @@
     c = matmul(a, b, 128, 128, 32)        # sizes from a and b, compiled once per shape
 
 The parameters named by an annotation statement in the body (`A: T.Tensor`,
-`n: T.int32`) are the kernel's runtime arguments; every other parameter is
-a compile-time value, like the `T.const` sizes. One set of compile-time
-values and sizes is one program (`EagerProgram`): the body is walked by the
-ordinary parser with the values bound, `T.const` gives the sizes as Python
-ints (so every size is static), an annotation statement adds a function
-argument where it stands, and `T.empty` adds an output argument. The kernel's
-arguments are the annotated parameters in the order of their annotations,
-then the outputs in the order of their `T.empty`; the outputs are returned
-by the kernel in the order of the `return` statement (as in TileLang, every
-`T.empty` tensor must be returned).
+`n: T.int32`), or annotated in the signature with a tensor type or dtype,
+are the kernel's runtime arguments; every other parameter is a compile-time
+value, like the `T.const` sizes. One set of compile-time values and sizes
+is one program (`EagerProgram`): the body is walked by the ordinary parser
+with the values bound, `T.const` gives the sizes as Python ints (so every
+size is static), an annotation statement adds a function argument where it
+stands, `T.empty` an output argument and `T.alloc_global` a workspace. The
+kernel's arguments are the annotated parameters in the order of the
+signature (as TileLang's), then the outputs in the order of their
+`T.empty`; the outputs are returned by the kernel in the order of the
+`return` statement (as in TileLang, every `T.empty` tensor must be
+returned). `@T.prim_func` on such a body is one program of no compile-time
+values (`eager_prim_func`); a body that launches its own `T.Kernel` is a
+program even with no annotation.
 
 A call with tensors needs the sizes before the program exists. They come
 from a probe: the top of the body (up to the first `with`) is walked once
@@ -51,7 +55,7 @@ import numpy as np
 
 from ..base import dtypes as dt
 from ..base.errors import TileLangError
-from ..base.signature import Param, ScalarType, SymbolicDim, TensorType
+from ..base.signature import Param, ScalarType, SymbolicDim, SymExpr, TensorType, param_dim
 from ..language import state
 from .function import TileFunction, _closure_env, _closure_values, _fingerprint
 from .parser import Parser, _Return
@@ -96,6 +100,18 @@ def _annotated_params(node: ast.FunctionDef) -> List[str]:
     return names
 
 
+def _signature_runtime_params(fn: Callable) -> List[str]:
+    """Parameters whose annotation in the signature is a tensor type or a
+    scalar dtype (`A: T.Tensor[(M, N), T.float16]`, `n: T.int32`): runtime
+    arguments, as those annotated in the body. (`dtype: T.dtype` and
+    `block: int` annotate compile-time values.)"""
+    out = []
+    for name, p in inspect.signature(fn).parameters.items():
+        if isinstance(p.annotation, (TensorType, dt.DType, ScalarType)):
+            out.append(name)
+    return out
+
+
 def _try_eval(node: ast.expr, env: Dict[str, Any]):
     try:
         return eval(compile(ast.Expression(body=node), "<tl>", "eval"), dict(env))  # noqa: S307
@@ -121,8 +137,16 @@ def is_eager_style(fn: Callable) -> bool:
                 d = d.func if isinstance(d, ast.Call) else d
                 if _try_eval(d, env) is prim_func:
                     return False
-    if _annotated_params(node):
+    if _annotated_params(node) or _signature_runtime_params(fn):
         return True
+    from ..language.kernel import Kernel
+
+    for n in _body_nodes(node):  # a body with its own `with T.Kernel(...)` is a program
+        if isinstance(n, ast.With):
+            for item in n.items:
+                ctx = item.context_expr
+                if isinstance(ctx, ast.Call) and _try_eval(ctx.func, env) is Kernel:
+                    return True
     for n in _body_nodes(node):
         if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
             name = n.func.id if isinstance(n.func, ast.Name) else n.func.attr
@@ -130,6 +154,33 @@ def is_eager_style(fn: Callable) -> bool:
                                                                           leager.empty):
                 return True
     return False
+
+
+def eager_prim_func(fn: Callable):
+    """The program of `@T.prim_func` on a function written in the eager
+    form (TileLang's frontend v2): parameters declared by annotation
+    statements in its body, outputs made by T.empty and returned; None for
+    a function that declares its parameters in its signature."""
+    from ..language import eager as leager
+
+    try:
+        node = parse_function(fn).node
+    except TileLangError:
+        return None
+    sig = inspect.signature(fn)
+    bare = [n for n, p in sig.parameters.items() if p.annotation is inspect.Parameter.empty]
+    in_body = set(_annotated_params(node))
+    if bare and not all(n in in_body for n in bare):
+        return None
+    env = _closure_env(fn)
+    makes_outputs = any(
+        isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
+        and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) == "empty"
+        and _try_eval(n.func, env) is leager.empty for n in _body_nodes(node))
+    if not bare and not makes_outputs:
+        return None
+    definition = EagerFunction(fn)
+    return definition.program(definition.bind((), {}, call=False))
 
 
 # ---------------------------------------------------------------------------
@@ -143,29 +194,73 @@ class _ProbeStop(Exception):
 
 class _Probe(SymbolicDim):
     """A `T.const` size while the probe runs: it is accepted as a tensor
-    dimension, arithmetic on it gives a derived stand-in (never a direct
-    dimension), and needing its value stops the probe."""
+    dimension or stride; `a * N + b` of it (integer a, b) is a stand-in
+    that remembers the form, so that a tensor's size gives N; other
+    arithmetic gives a stand-in of no use, and needing its value stops the
+    probe."""
 
-    def __init__(self, name: str, direct: bool = True):
+    def __init__(self, name: str, scale: Optional[int] = 1, offset: int = 0):
         super().__init__(name)
-        self.direct = direct
+        self.scale, self.offset = scale, offset  # scale None: not affine
+
+    @property
+    def direct(self) -> bool:
+        return self.scale == 1 and self.offset == 0
 
     def __repr__(self) -> str:
         return f"T.const({self.name!r})"
 
+    def _affine(self, scale, offset):
+        return _Probe(self.name, scale, offset)
+
     def _derive(self, *_):
-        return _Probe(self.name, direct=False)
+        return _Probe(self.name, None)
 
     def _stop(self, *_):
         raise _ProbeStop(self.name)
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _derive
+    def _const(self, other) -> Optional[int]:
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool) \
+                and self.scale is not None:
+            return int(other)
+        return None
+
+    def __add__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(self.scale, self.offset + c)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(self.scale, self.offset - c)
+
+    def __rsub__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(-self.scale, c - self.offset)
+
+    def __mul__(self, other):
+        c = self._const(other)
+        return self._derive() if c is None else self._affine(self.scale * c, self.offset * c)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return self * -1
+
     __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = _derive
     __mod__ = __rmod__ = __pow__ = __rpow__ = __lshift__ = __rshift__ = _derive
-    __neg__ = __pos__ = __abs__ = _derive
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _derive
+    __pos__ = __abs__ = _derive
     __lt__ = __le__ = __gt__ = __ge__ = _derive
     __bool__ = __index__ = __int__ = __float__ = __eq__ = __ne__ = _stop
     __hash__ = SymbolicDim.__hash__
+
+    def solve(self, size: int) -> Optional[int]:
+        """The value of the T.const that makes this stand-in `size`."""
+        if not self.scale or (size - self.offset) % self.scale:
+            return None
+        return (size - self.offset) // self.scale
 
 
 class _ProbeOutput:
@@ -208,6 +303,8 @@ class _Emitter:
         self.inputs: List[Param] = []
         self.input_values: List[Any] = []
         self.outputs: List[_Output] = []
+        self.workspaces: List[_Output] = []  # T.alloc_global, hidden parameters
+        self._scalar_symbols: Dict[Any, SymbolicDim] = {}  # scalar argument -> its symbol
 
     def error(self, message: str) -> TileLangError:
         return TileLangError(message, self.builder.location)
@@ -245,9 +342,10 @@ class _Emitter:
                 raise self.error(f"tensor parameter {name!r} needs a dtype")
             if self.probe:
                 self.ranks[name] = len(ann.shape)
-                for i, d in enumerate(ann.shape):
-                    if isinstance(d, _Probe) and d.direct:
-                        self.occurrences.setdefault(d.name, []).append((name, i))
+                for kind, dims in (("shape", ann.shape), ("stride", ann.strides or ())):
+                    for i, d in enumerate(dims):
+                        if isinstance(d, _Probe) and d.scale:
+                            self.occurrences.setdefault(d.name, []).append((name, kind, i, d))
                 return ann
             return self._tensor_argument(name, ann)
         if isinstance(ann, ScalarType):
@@ -272,20 +370,21 @@ class _Emitter:
         return self.builder.ir_location(self.builder.location)
 
     def _tensor_argument(self, name: str, ann: TensorType):
-        from .. import ir
-        from ..language.values import storage_ir_type
+        from .prim_func import tensor_param
 
-        shape = [ir.ShapedType.get_dynamic_size() if isinstance(d, SymbolicDim) else d
-                 for d in ann.shape]
-        arg = self.entry.add_argument(ir.MemRefType.get(shape, storage_ir_type(ann.dtype)),
+        try:
+            param = tensor_param(name, ann)
+        except TileLangError as e:
+            raise self.error(e.message) from None
+        arg = self.entry.add_argument(self.builder.tensor_type(ann.shape, ann.dtype, ann.strides),
                                       self._loc())
-        for d in ann.shape:
-            if isinstance(d, SymbolicDim):
-                self._check_symbol_name(d)
-        names = tuple(d.name if isinstance(d, SymbolicDim) else d for d in ann.shape)
-        self.inputs.append(Param(name, "tensor", ann.dtype, names))
+        for d in tuple(ann.shape) + tuple(ann.strides or ()):
+            if isinstance(d, SymExpr):
+                for sym in d.symbol_objects():
+                    self._check_symbol_name(sym)
+        self.inputs.append(param)
         self.input_values.append(arg)
-        return self.builder.tensor_argument(arg, name, ann.dtype, ann.shape)
+        return self.builder.tensor_argument(arg, name, ann.dtype, ann.shape, ann.strides)
 
     def _check_symbol_name(self, d: SymbolicDim) -> None:
         for other in self.builder.symbols:
@@ -297,8 +396,25 @@ class _Emitter:
         self._outside_kernel("T.empty")
         if self.probe:
             return _ProbeOutput()
-        from .. import ir
-        from ..language.values import Buffer, IndexExpr, storage_ir_type
+        buffer, param_shape = self._global_tensor(dims, dtype, "T.empty")
+        self.outputs.append(_Output(buffer, tuple(param_shape), dtype))
+        return buffer
+
+    def workspace(self, dims: List[Any], dtype: dt.DType):
+        """`X = T.alloc_global(shape, dtype)`: a workspace tensor of the
+        program (a hidden parameter the runtime allocates for each call)."""
+        self._outside_kernel("T.alloc_global")
+        if self.probe:
+            return _ProbeOutput()
+        buffer, param_shape = self._global_tensor(dims, dtype, "T.alloc_global")
+        self.workspaces.append(_Output(buffer, tuple(param_shape), dtype))
+        return buffer
+
+    def _global_tensor(self, dims: List[Any], dtype: dt.DType, what: str):
+        """A new global tensor argument of sizes `dims` (ints, T.const and
+        T.dynamic sizes and expressions of them): its Buffer and the sizes
+        of its Param."""
+        from ..language.values import Buffer, IndexExpr, to_index
 
         shape, param_shape = [], []
         for i, d in enumerate(dims):
@@ -308,30 +424,65 @@ class _Emitter:
                 d = int(d)
             if isinstance(d, int) and not isinstance(d, bool):
                 if d <= 0:
-                    raise self.error(f"T.empty: dimension {i} must be positive, got {d}")
+                    raise self.error(f"{what}: dimension {i} must be positive, got {d}")
                 shape.append(d)
                 param_shape.append(d)
                 continue
-            sym = next((s for s, e in self.builder.symbols.items()
-                        if e is d or (isinstance(d, IndexExpr) and e == d)
-                        or s is d), None)
-            if sym is None or not isinstance(sym, SymbolicDim):
+            if isinstance(d, SymExpr):
+                expr = d
+            else:
+                expr = next((s for s, e in self.builder.symbols.items()
+                             if e is d or (isinstance(d, IndexExpr) and e.same(d))), None)
+                if expr is None:
+                    expr = self._symbolic_form(d)
+            if expr is None:
                 raise self.error(
-                    f"T.empty: dimension {i} is {d!r}; an output's sizes are integers, T.const "
-                    "sizes, or T.dynamic sizes of a tensor parameter annotated before it")
-            shape.append(self.builder.symbols[sym])
-            param_shape.append(sym.name)
-        mshape = [ir.ShapedType.get_dynamic_size() if isinstance(d, str) else d
-                  for d in param_shape]
-        arg = self.entry.add_argument(ir.MemRefType.get(mshape, storage_ir_type(dtype)),
-                                      self._loc())
-        buffer = Buffer(arg, shape, dtype, "global", "")
-        self.outputs.append(_Output(buffer, tuple(param_shape), dtype))
-        return buffer
+                    f"{what}: dimension {i} is {d!r}; its sizes are integers, T.const "
+                    "sizes, or T.dynamic sizes (and expressions of them) of tensor parameters "
+                    "annotated before it")
+            value = to_index(self.builder.symbolic_value(expr, f"dimension {i} of {what}"))
+            shape.append(value.const if value.is_const() else value)
+            param_shape.append(param_dim(expr))
+        arg = self.entry.add_argument(self.builder.tensor_type(param_shape, dtype), self._loc())
+        return Buffer(arg, shape, dtype, "global", ""), param_shape
+
+    def _symbolic_form(self, d):
+        """The host expression of index value or integer scalar `d`, a
+        linear form of the program's symbolic sizes and integer scalar
+        arguments (an output's size may be `n * 2` of a scalar n); None if
+        it is not one."""
+        from ..language.values import IndexExpr, Scalar, _ScalarAtom, symbolic_form
+
+        if isinstance(d, Scalar):
+            d = symbolic_form(d)
+            if d is None:
+                return None
+        if not isinstance(d, IndexExpr):
+            return None
+        scalars = {}
+        for p, v in zip(self.inputs, self.input_values):
+            if p.kind == "scalar" and p.dtype.is_int:
+                scalars[v] = p.name
+        terms = []
+        for atom, coeff in d.terms.items():
+            sym = next((s for s, e in self.builder.symbols.items()
+                        if isinstance(s, SymbolicDim) and e.const == 0
+                        and list(e.terms.items()) == [(atom, 1)]), None)
+            if sym is None and isinstance(atom, _ScalarAtom) and atom.value in scalars:
+                sym = self._scalar_symbols.setdefault(atom.value,
+                                                      SymbolicDim(scalars[atom.value]))
+                self.builder.symbols.setdefault(sym, _index_of_scalar(atom.value))
+            if sym is None:
+                return None
+            terms.append(sym * coeff)
+        expr = d.const
+        for t in terms:
+            expr = t + expr
+        return expr if isinstance(expr, SymExpr) else None
 
     def name_output(self, value, name: str) -> None:
         """`C = T.empty(...)`: the output is called C."""
-        for out in self.outputs:
+        for out in self.outputs + self.workspaces:
             if out.buffer is value and not out.name:
                 out.name = name
                 value.name = name
@@ -362,7 +513,22 @@ class _Emitter:
                                 "every tensor it makes with T.empty (`return C` or "
                                 "`return C, D`)", returned_at or self.builder.location)
         entry = self.entry
-        for out in self.outputs:
+        # The inputs in the order of the signature (they were declared in
+        # the order of the annotations), then the outputs and workspaces.
+        order_of = {name: i for i, name in enumerate(self.definition.parameters)}
+        ranked = sorted(range(len(self.inputs)), key=lambda k: order_of[self.inputs[k].name])
+        if ranked != list(range(len(self.inputs))):
+            moved = []
+            for k in ranked:
+                old = ir.BlockArgument(self.input_values[k])
+                new = entry.add_argument(old.type, old.location)
+                old.replace_all_uses_with(new)
+                moved.append((old, new))
+            for old, _ in sorted(moved, key=lambda m: -m[0].arg_number):
+                entry.erase_argument(old.arg_number)
+            self.inputs = [self.inputs[k] for k in ranked]
+            self.input_values = [moved[i][1] for i in range(len(ranked))]
+        for out in self.outputs + self.workspaces:
             old = ir.BlockArgument(out.buffer.value)
             new = entry.add_argument(old.type, old.location)
             old.replace_all_uses_with(new)
@@ -378,8 +544,23 @@ class _Emitter:
                 name += "_out"
             taken.add(name)
             params.append(Param(name, "tensor", out.dtype, out.param_shape))
+        for i, ws in enumerate(self.workspaces):
+            name = ws.name or f"workspace{i}"
+            while name in taken:
+                name += "_ws"
+            taken.add(name)
+            params.append(Param(name, "tensor", ws.dtype, ws.param_shape, workspace=True))
         out_idx = [len(self.inputs) + i for i in order]
         return params, out_idx, as_tuple
+
+
+def _index_of_scalar(value):
+    """The index value of integer scalar argument `value` (an SSA value)."""
+    from .. import ir
+    from ..dialects import arith
+    from ..language.values import IndexExpr
+
+    return IndexExpr.of(arith.IndexCastOp(ir.IndexType.get(), value).result)
 
 
 def _describe(v) -> str:
@@ -399,13 +580,20 @@ class _EagerParser(Parser):
         super().__init__(builder, source, env)
         self.emitter = emitter
         self.returned_at = None
-        self._raw_symbols = 0
 
     def _resolve_symbol(self, value):
-        if isinstance(value, SymbolicDim) and (self._raw_symbols
+        if isinstance(value, SymbolicDim) and (self.builder.raw_symbols
                                                or value not in self.builder.symbols):
             return value
         return super()._resolve_symbol(value)
+
+    def declare_signature(self) -> None:
+        """Declares the parameters annotated in the signature with a tensor
+        type or dtype (the body may annotate the others)."""
+        sig = self.emitter.definition.signature
+        with self.at(self.source.node):
+            for name in self.emitter.definition.signature_runtime:
+                self.scope.vars[name] = self.emitter.declare(name, sig.parameters[name].annotation)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         target = node.target
@@ -415,11 +603,11 @@ class _EagerParser(Parser):
                 raise self.error(node, f"the annotation of parameter {target.id!r} must be at "
                                        "the top of the function body, outside T.Kernel and "
                                        "loops")
-            self._raw_symbols += 1
+            self.builder.raw_symbols += 1
             try:
                 ann = self.eval(node.annotation)
             finally:
-                self._raw_symbols -= 1
+                self.builder.raw_symbols -= 1
             self.scope.vars[target.id] = self.emitter.declare(target.id, ann)
             return
         super().stmt_AnnAssign(node)
@@ -448,6 +636,28 @@ def is_tensor(x) -> bool:
         return True
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(
         x, "shape")
+
+
+def _layout_of(t):
+    """(shape, strides in elements) of a tensor, or of a tensor type with
+    static sizes (`f.get_tir(T.Tensor((128, 128)), ...)`: TileLang's way to
+    give a call's shapes without tensors); None for anything else."""
+    if isinstance(t, np.ndarray):
+        return tuple(t.shape), tuple(s // t.itemsize for s in t.strides)
+    if is_tensor(t):
+        return tuple(t.shape), tuple(t.stride())
+    if isinstance(t, TensorType) and all(isinstance(d, int) for d in t.shape):
+        shape = tuple(t.shape)
+        if t.strides is not None:
+            if not all(isinstance(x, int) for x in t.strides):
+                return None
+            return shape, tuple(t.strides)
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.insert(0, step)
+            step *= d
+        return shape, tuple(strides)
+    return None
 
 
 def _freeze(name: str, value):
@@ -500,7 +710,15 @@ class EagerFunction(TileFunction):
                                     "name every parameter")
         self._source = parse_function(fn)
         self.parameters = [p for p in self.signature.parameters]
-        self.annotated = _annotated_params(self._source.node)  # the runtime arguments
+        # The position of each parameter that may be passed by position.
+        self.positions = {p.name: i for i, p in enumerate(
+            q for q in self.signature.parameters.values()
+            if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD))}
+        # The runtime arguments, in the order of the signature: the parameters
+        # annotated in the body or, with a tensor type or dtype, in the signature.
+        self.signature_runtime = _signature_runtime_params(fn)
+        runtime = set(_annotated_params(self._source.node)) | set(self.signature_runtime)
+        self.annotated = [p for p in self.parameters if p in runtime]
         self._probes: Dict[tuple, _ProbeResult] = {}
         self._lock = threading.Lock()
 
@@ -559,24 +777,29 @@ class EagerFunction(TileFunction):
             if name in consts:
                 continue
             first = None
-            for param, dim in where:
+            for param, kind, dim, form in where:
                 t = runtime.get(param)
-                if t is None or not is_tensor(t):
+                layout = _layout_of(t)
+                if layout is None:
                     continue
-                shape = tuple(t.shape)
+                shape, strides = layout
                 rank = probe.ranks.get(param)
                 if rank is not None and len(shape) != rank:
                     raise ValueError(f"argument {param!r} of {self.name!r} must have rank "
                                      f"{rank} (its annotation), got shape {shape}")
-                size = int(shape[dim])
+                size = int(shape[dim]) if kind == "shape" else int(strides[dim])
+                value = form.solve(size)
+                what = f"{'dimension' if kind == 'shape' else 'stride'} {dim} of argument {param!r}"
+                if value is None:
+                    raise ValueError(f"{what} of {self.name!r} is {size}, which is no value of "
+                                     f"{name} * {form.scale} + {form.offset}")
                 if first is None:
-                    first = (param, dim, size)
-                    consts[name] = size
-                elif size != first[2]:
+                    first = (what, value)
+                    consts[name] = value
+                elif value != first[1]:
                     raise ValueError(
-                        f"size {name!r} of {self.name!r} is {first[2]} in dimension {first[1]} "
-                        f"of argument {first[0]!r} but {size} in dimension {dim} of argument "
-                        f"{param!r}: tensors that share a size must agree")
+                        f"size {name!r} of {self.name!r} is {first[1]} in {first[0]} but "
+                        f"{value} in {what}: tensors that share a size must agree")
         key = (p1, tuple(sorted((k, _freeze(k, v)) for k, v in consts.items())))
         return EagerBinding(values, consts, runtime, key)
 
@@ -598,6 +821,10 @@ class EagerFunction(TileFunction):
             parser.scope.vars.update(values)
             state.push(builder)
             try:
+                try:
+                    parser.declare_signature()
+                except Exception:  # noqa: BLE001 (the compile reports it)
+                    pass
                 for stmt in source.body:
                     if isinstance(stmt, (ast.With, ast.Return)):
                         break
@@ -665,6 +892,7 @@ class EagerProgram(PrimFunc):
         self._params: List[Param] = []
         self._out_idx: List[int] = []
         self._returns_tuple = False
+        self._function_attrs = ({}, [])
 
     @property
     def params(self) -> List[Param]:  # type: ignore[override]
@@ -721,6 +949,7 @@ class EagerProgram(PrimFunc):
             try:
                 with ir.InsertionPoint(entry):
                     try:
+                        parser.declare_signature()
                         parser.visit_body(source.body)
                     except _Return as r:
                         result = r.value
@@ -735,7 +964,14 @@ class EagerProgram(PrimFunc):
                     f"{', '.join(emitter.const_names) or 'none'})", def_loc)
             self._params, self._out_idx, self._returns_tuple = emitter.finish(
                 fn_op, result, parser.returned_at)
+        self._function_attrs = (dict(builder.function_pass_configs),
+                                list(builder.function_compile_flags))
         return module
+
+    def function_annotations(self):
+        """(pass configs, compile flags) the body annotates."""
+        self._walk()
+        return self._function_attrs
 
     def emit(self):
         """The tile-dialect module of this program in the active Context."""

@@ -133,9 +133,40 @@ class Macro(TileFunction):
     def __call__(self, *args, **kwargs):
         raise TileLangError(f"macro {self.name!r} can only be called inside a T.prim_func")
 
+    def __get__(self, obj, owner=None):
+        """A macro that is a method (T.inline, T.meta_class) binds `self`."""
+        if obj is None:
+            return self
+        return BoundMacro(self, obj)
 
-def macro(fn: Callable) -> Macro:
+    def reference_params(self):
+        """The parameters annotated T.Ref (or T.Var): passed by reference."""
+        from ..base.signature import SymbolicDim
+        from ..language.types import Ref
+
+        out = set()
+        for name, p in inspect.signature(self.fn).parameters.items():
+            ann = p.annotation
+            if ann is Ref or ann is SymbolicDim or (isinstance(ann, str) and
+                                                    ann.split(".")[-1] in ("Ref", "Var")):
+                out.add(name)
+        return out
+
+
+class BoundMacro(Macro):
+    """A macro method bound to an object (its first argument)."""
+
+    def __init__(self, macro: Macro, obj):
+        self.__dict__.update(macro.__dict__)
+        self.bound_self = obj
+
+
+def macro(fn: Callable = None) -> Macro:
     """Decorator: a function of T.* statements inlined where it is called
     inside a tile program (TileLang's `@T.macro`); its arguments are
-    buffers, values and Python constants."""
+    buffers, values and Python constants. A parameter annotated `T.Ref`
+    takes a `T.alloc_var` variable or a buffer element by reference:
+    assigning to it in the macro stores there."""
+    if fn is None:
+        return macro
     return Macro(fn)

@@ -13,13 +13,15 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import inspect
 import operator
 from typing import Any, Dict, List, Optional
 
 from ..base import dtypes as dt
 from ..base.errors import SourceLocation, TileLangError
 from ..language import state
-from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, Scalar, ThreadRange,
+from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, LetVar, Scalar,
+                               ThreadRange, Vector, cast,
                                _describe, binary, compare, is_runtime, logical, select,
                                to_scalar, unary)
 from .source import FunctionSource
@@ -57,6 +59,22 @@ class Scope:
                 return scope.vars[name], scope
             scope = scope.parent
         raise KeyError(name)
+
+
+class _LoopExits:
+    """The `break` and `continue` flags of a loop (T.alloc_var bools, None
+    where the body has no such statement)."""
+
+    def __init__(self, brk, cont):
+        self.brk, self.cont = brk, cont
+
+    def live(self):
+        """Whether the current trip goes on: neither flag is set."""
+        flags = [f[()].load() for f in (self.brk, self.cont) if f is not None]
+        live = unary("not", flags[0])
+        for f in flags[1:]:
+            live = logical("and", live, unary("not", f))
+        return live
 
 
 class Parser:
@@ -115,7 +133,7 @@ class Parser:
         return self._resolve_symbol(value)
 
     def _resolve_symbol(self, value):
-        from ..base.signature import SymbolicDim
+        from ..base.signature import SymbolicDim, SymExpr
 
         if isinstance(value, SymbolicDim):
             if value not in self.builder.symbols:
@@ -123,14 +141,27 @@ class Parser:
                                     "the shape of any tensor argument",
                                     self.builder.location)
             return self.builder.symbols[value]
+        if isinstance(value, SymExpr):  # arithmetic on sizes done on the host
+            return self.builder.symbolic_value(value)
+        if isinstance(value, LetVar) and value.bound is not None:
+            return value.bound
         return value
 
+    # The parameters of an inlined macro passed by reference (T.Ref).
+    references = frozenset()
+
     def bind(self, node: ast.AST, name: str, value) -> None:
-        """`name = value`: stores into a var buffer, or binds a new name."""
+        """`name = value`: stores into a var buffer (or, for a T.Ref
+        parameter of a macro, the element it refers to), or binds a new
+        name."""
         try:
             current, owner = self.scope.lookup(name)
         except KeyError:
             current, owner = None, None
+        if name in self.references and isinstance(current, BufferRef) and owner is not None \
+                and owner.parent is None:
+            current.store(value)
+            return
         if isinstance(current, Buffer) and current.scope == "var" and not isinstance(value, Buffer):
             current[()].store(value)
             return
@@ -164,7 +195,26 @@ class Parser:
     def stmt_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
+        if self._is_loop_break(node):
+            self.stmt_Break(node)
+            return
         self.eval(node.value)
+
+    def _is_loop_break(self, node: ast.AST) -> bool:
+        """`T.loop_break()` as a statement: TileLang's `break`."""
+        from ..language.loops import loop_break
+
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, (ast.Name, ast.Attribute))):
+            return False
+        name = node.value.func.id if isinstance(node.value.func, ast.Name) else \
+            node.value.func.attr
+        if name != "loop_break":
+            return False
+        try:
+            return self.eval(node.value.func) is loop_break
+        except TileLangError:
+            return False
 
     def stmt_Pass(self, node) -> None:
         pass
@@ -185,7 +235,8 @@ class Parser:
         except TypeError:
             dtype = None
         if dtype is not None:
-            value = to_scalar(value, dtype)
+            value = cast(value, dtype) if dtype.lanes > 1 or isinstance(
+                value, Vector) else to_scalar(value, dtype)
         self.assign(node.target, value)
 
     def assign(self, target: ast.expr, value) -> None:
@@ -232,10 +283,101 @@ class Parser:
         raise _Return(None if node.value is None else self.eval(node.value))
 
     def stmt_Break(self, node) -> None:
-        raise self.error(node, "`break` is not supported in tile programs")
+        exits = self._innermost_exits(node, "break")
+        exits.brk[()].store(True)
 
     def stmt_Continue(self, node) -> None:
-        raise self.error(node, "`continue` is not supported in tile programs")
+        exits = self._innermost_exits(node, "continue")
+        exits.cont[()].store(True)
+
+    def _innermost_exits(self, node, what: str) -> "_LoopExits":
+        if not self.exits or self.exits[-1] is None:
+            raise self.error(node, f"`{what}` outside a sequential loop (T.serial, range, "
+                                   "T.unroll, `while`, a loop over a list); a T.Parallel or "
+                                   "T.Pipelined loop runs its iterations together and has no "
+                                   f"`{what}`")
+        return self.exits[-1]
+
+    # -- break and continue -----------------------------------------------------
+    # A sequential loop whose body may `break` or `continue` keeps a boolean
+    # T.alloc_var flag for each: the loop still runs its trips, but every
+    # statement after one that may set a flag runs only while neither is
+    # set (`continue`'s flag is cleared at the start of each trip); a
+    # `while` loop also stops at `break`.
+
+    # The flags of the loops being walked (None: a loop without them, e.g. a
+    # T.Parallel, which a `break` cannot leave).
+    exits: list = []
+
+    def _exit_kinds(self, body: List[ast.stmt]) -> set:
+        """Which of "break" / "continue" the statements of a loop body may
+        execute for this loop (not for loops nested in it)."""
+        kinds = set()
+        stack = list(body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Break) or self._is_loop_break(n):
+                kinds.add("break")
+                continue
+            if isinstance(n, ast.Continue):
+                kinds.add("continue")
+                continue
+            if isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                              ast.Lambda, ast.ClassDef)):
+                continue
+            stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
+        return kinds
+
+    def _make_exits(self, node: ast.AST, body: List[ast.stmt]) -> Optional["_LoopExits"]:
+        """The flags of a sequential loop whose body may break or continue
+        (made before the loop), or None."""
+        kinds = self._exit_kinds(body)
+        if not kinds:
+            return None
+        if self.builder.kernel_depth == 0:
+            raise self.error(node, "`break` / `continue` in a loop outside `with T.Kernel(...)`")
+        flags = {}
+        for kind in ("break", "continue"):
+            if kind in kinds:
+                flag = self.builder.alloc((), dt.boolean, "var", self.builder.unique_name(kind))
+                flag[()].store(False)
+                flags[kind] = flag
+        return _LoopExits(flags.get("break"), flags.get("continue"))
+
+    def visit_loop_body(self, body: List[ast.stmt], exits: Optional["_LoopExits"]) -> None:
+        """One trip of a sequential loop's body."""
+        self.exits = self.exits + [exits]
+        try:
+            if exits is None:
+                self.visit_body(body)
+                return
+            if exits.cont is not None:
+                exits.cont[()].store(False)
+            self._while_live(exits, lambda: self._visit_split(body, exits))
+        finally:
+            self.exits = self.exits[:-1]
+
+    def _visit_split(self, stmts: List[ast.stmt], exits: "_LoopExits") -> None:
+        for k, stmt in enumerate(stmts):
+            with self.at(stmt):
+                self.visit_stmt(stmt)
+            if isinstance(stmt, (ast.Break, ast.Continue)) or self._is_loop_break(stmt):
+                return  # the rest of this block is never reached
+            rest = stmts[k + 1:]
+            if rest and self._exit_kinds([stmt]):
+                self._while_live(exits, lambda: self._visit_split(rest, exits))
+                return
+
+    def _while_live(self, exits: "_LoopExits", visit) -> None:
+        """Runs `visit` under `if` neither flag is set."""
+        from .. import ir
+        from ..dialects import scf
+
+        live = exits.live()
+        if_op = scf.IfOp(to_scalar(live, dt.boolean).value, [], has_else=False)
+        with ir.InsertionPoint(if_op.then_block), self.child_scope(True, "loop"):
+            visit()
+            scf.YieldOp([])
 
     def stmt_Assert(self, node: ast.Assert) -> None:
         cond = self.eval(node.test)
@@ -320,18 +462,21 @@ class Parser:
         from .. import ir
         from ..dialects import scf
 
+        exits = self._make_exits(node, node.body)
         op = scf.WhileOp([], [])
         before = op.before.blocks.append()
         after = op.after.blocks.append()
         with ir.InsertionPoint(before), self.child_scope(True, "`while` loop"):
-            cond = self.eval(node.test)
-            if not is_runtime(cond):
+            cond = self.eval_condition(node.test)
+            if not is_runtime(cond) and not (exits is not None and exits.brk is not None):
                 raise self.error(node.test, "a `while` condition must depend on runtime "
                                             "values (a constant condition never ends or "
                                             "never runs)")
+            if exits is not None and exits.brk is not None:  # `break` ends the loop
+                cond = logical("and", cond, unary("not", exits.brk[()].load()))
             scf.ConditionOp(to_scalar(cond, dt.boolean).value, [])
         with ir.InsertionPoint(after), self.child_scope(True, "`while` loop"):
-            self.visit_body(node.body)
+            self.visit_loop_body(node.body, exits)
             scf.YieldOp([])
 
     def stmt_For(self, node: ast.For) -> None:
@@ -346,20 +491,34 @@ class Parser:
             with self.builder.parallel(it.extents, it.coalesced_width) as ivs, \
                     self.child_scope(True, "T.Parallel loop"):
                 self.bind_loop_target(node.target, ivs)
-                self.visit_body(node.body)
+                self.visit_loop_body(node.body, None)
             return
         if isinstance(it, loops.Pipelined):
             with self.builder.pipelined(it.start, it.stop, it.num_stages, it.order,
                                         it.stage, it.group) as iv, \
                     self.child_scope(True, "T.Pipelined loop"):
                 self.bind_loop_target(node.target, (iv,))
-                self.visit_body(node.body)
+                self.visit_loop_body(node.body, None)
+            return
+        exits = self._make_exits(node, node.body)
+        if isinstance(it, loops.Grid):
+            if exits is not None:
+                raise self.error(node, "`break` / `continue` in a T.grid loop nest (which loop "
+                                       "would it leave?); write the loops one by one")
+            with contextlib.ExitStack() as stack:
+                ivs = tuple(stack.enter_context(self.builder.serial(0, e, 1))
+                            for e in it.extents)
+                stack.enter_context(self.child_scope(True, "loop"))
+                self.bind_loop_target(node.target, ivs)
+                self.visit_loop_body(node.body, None)
             return
         if isinstance(it, loops.Persistent):
+            if exits is not None:
+                raise self.error(node, "`break` / `continue` in a T.Persistent loop")
             with self.builder.persistent(it.domain, it.wave_size, it.index) as coords, \
                     self.child_scope(True, "T.Persistent loop"):
                 self.bind_loop_target(node.target, coords)
-                self.visit_body(node.body)
+                self.visit_loop_body(node.body, None)
             return
         if isinstance(it, loops.Serial) and it.annotation == "tile.unroll":
             # T.unroll over constant bounds: unrolled here, so that the index
@@ -371,13 +530,13 @@ class Parser:
                 if len(trips) <= MAX_UNROLL:
                     for j in trips:
                         self.assign(node.target, j)
-                        self.visit_body(node.body)
+                        self.visit_loop_body(node.body, exits)
                     return
         if isinstance(it, loops.Serial):
             with self.builder.serial(it.start, it.stop, it.step, it.annotation) as iv, \
                     self.child_scope(True, "loop"):
                 self.bind_loop_target(node.target, (iv,))
-                self.visit_body(node.body)
+                self.visit_loop_body(node.body, exits)
             return
         if is_runtime(it):
             raise self.error(node.iter, f"cannot iterate over {_describe(it)}")
@@ -388,7 +547,7 @@ class Parser:
             raise self.error(node.iter, f"cannot iterate over {_describe(it)}") from None
         for item in items:
             self.assign(node.target, item)
-            self.visit_body(node.body)
+            self.visit_loop_body(node.body, exits)
 
     def bind_loop_target(self, target: ast.expr, ivs) -> None:
         if isinstance(target, ast.Name):
@@ -600,16 +759,24 @@ class Parser:
 
     def call(self, node: ast.Call, fn, args, kwargs):
         from ..language import math as tmath
-        from .function import Macro
+        from .function import BoundMacro, Macro
 
         if isinstance(fn, Macro):
             return self.inline_macro(node, fn, args, kwargs)
+        if inspect.ismethod(fn) and getattr(fn.__func__, "__tile_inline__", False):
+            # A T.inline / T.meta_class method: a macro with `self` bound.
+            return self.inline_macro(node, BoundMacro(_method_macro(fn.__func__), fn.__self__),
+                                     args, kwargs)
         runtime = any(is_runtime(a) for a in args) or any(
             is_runtime(v) for v in kwargs.values())
         # Python builtins on runtime values map to the tile math functions.
         if runtime and fn in (builtins.max, builtins.min, builtins.abs):
             fn = {builtins.max: tmath.max, builtins.min: tmath.min,
                   builtins.abs: tmath.abs}[fn]
+        if runtime and fn is builtins.range:  # TileLang's `range` is T.serial
+            from ..language import loops
+
+            return loops.serial(*args, **kwargs)
         if runtime and fn in (builtins.int, builtins.float, builtins.bool):
             target = {builtins.int: dt.int32, builtins.float: dt.float32,
                       builtins.bool: dt.boolean}[fn]
@@ -628,20 +795,42 @@ class Parser:
     def inline_macro(self, node: ast.Call, macro, args, kwargs):
         import inspect
 
+        from .function import BoundMacro
+
+        if isinstance(macro, BoundMacro):
+            args = [macro.bound_self] + list(args)
         try:
             bound = inspect.signature(macro.fn).bind(*args, **kwargs)
         except TypeError as e:
             raise self.error(node, f"macro {macro.name}: {e}") from None
         bound.apply_defaults()
+        refs = macro.reference_params()
         source = macro.source()
         sub = Parser(self.builder, source, macro.env())
         for name, value in bound.arguments.items():
+            if name in refs and not (isinstance(value, BufferRef) or (
+                    isinstance(value, Buffer) and value.scope == "var")):
+                raise self.error(node, f"macro {macro.name}: argument {name!r} is annotated "
+                                       f"T.Ref (passed by reference), so it must be a "
+                                       f"T.alloc_var variable or a buffer element such as "
+                                       f"A[i], got {_describe(value)}")
             sub.scope.vars[name] = value
+        sub.references = refs
         try:
             sub.visit_body(source.body)
         except _Return as r:
             return r.value
         return None
+
+
+def _method_macro(fn):
+    """The Macro of a T.inline method (made once, kept on the function)."""
+    from .function import Macro
+
+    found = fn.__dict__.get("__tile_macro__")
+    if found is None:
+        found = fn.__tile_macro__ = Macro(fn)
+    return found
 
 
 def _name(fn) -> str:

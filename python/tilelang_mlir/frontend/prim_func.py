@@ -13,8 +13,9 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..base import dtypes as dt
 from ..base.errors import SourceLocation, TileLangError
-from ..base.signature import (RANKS, Param, ScalarType, SymbolicDim, SymmetricTensorType,
-                              TensorType, peers_param)
+from ..base.signature import (RANKS, Param, ScalarType, SymbolicDim, SymExpr,
+                              SymmetricTensorType, TensorType, param_dim, peers_param,
+                              symbols_of)
 from .function import (Macro, TileFunction, _closure_env, _closure_values,  # noqa: F401
                        _fingerprint, macro, source_place)
 from .source import FunctionSource, parse_function
@@ -33,6 +34,7 @@ class PrimFunc(TileFunction):
         self.name = fn.__name__
         self.__doc__ = fn.__doc__
         self._source: Optional[FunctionSource] = None
+        self._function_attrs = None  # (pass configs, compile flags) annotated in the body
         self.params = self._params()
 
     # -- signature ------------------------------------------------------------------
@@ -46,7 +48,7 @@ class PrimFunc(TileFunction):
                 raise TileLangError(f"argument {name!r} of {self.name!r} needs a type "
                                     "annotation such as T.Tensor((M, N), 'float16')",
                                     self._def_location())
-            if isinstance(ann, str):
+            if isinstance(ann, str) and not isinstance(ann, dt.DType):
                 env = env if env is not None else _closure_env(self.fn)
                 try:
                     ann = eval(ann, env)  # noqa: S307 (user annotation)
@@ -111,15 +113,10 @@ class PrimFunc(TileFunction):
 
     def _param(self, name: str, ann) -> Param:
         if isinstance(ann, TensorType):
-            if ann.dtype is None:
-                raise TileLangError(f"tensor argument {name!r} needs a dtype",
-                                    self._def_location())
-            shape = tuple(d.name if isinstance(d, SymbolicDim) else d for d in ann.shape)
-            if any(d == RANKS for d in shape):
-                raise TileLangError(f"argument {name!r}: the symbolic size name {RANKS!r} is "
-                                    "reserved (the number of ranks)", self._def_location())
-            return Param(name, "tensor", ann.dtype, shape,
-                         symmetric=isinstance(ann, SymmetricTensorType))
+            try:
+                return tensor_param(name, ann, symmetric=isinstance(ann, SymmetricTensorType))
+            except TileLangError as e:
+                raise TileLangError(e.message, self._def_location()) from None
         if isinstance(ann, ScalarType):
             return Param(name, "scalar", ann.dtype)
         try:
@@ -150,18 +147,14 @@ class PrimFunc(TileFunction):
         cache prepared in one checkout serves another."""
         closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
                            sorted(_closure_values(self.fn).items()))
-        params = ",".join(f"{p.name}:{p.kind}:{p.dtype}:{p.shape}" for p in self.params)
+        params = ",".join(f"{p.name}:{p.kind}:{p.dtype}:{p.shape}:{p.strides}" for p in self.params)
         src = self.source()
         text = f"{src.digest()}|{source_place(src)}|{closure}|{params}"
         return hashlib.sha256(text.encode()).hexdigest()
 
     def symbols(self) -> List[str]:
-        seen = []
-        for p in self.params:
-            for d in p.shape:
-                if isinstance(d, str) and d not in seen:
-                    seen.append(d)
-        return seen
+        """The symbolic sizes of the signature, in order of appearance."""
+        return symbols_of(self.params)
 
     # -- IR emission --------------------------------------------------------------
     def emit(self):
@@ -173,7 +166,38 @@ class PrimFunc(TileFunction):
         def_loc = source.location(source.node)
         builder.location = def_loc
         with builder.ir_location(def_loc):
-            return self._emit_module(builder, source)
+            module = self._emit_module(builder, source)
+        self._function_attrs = (dict(builder.function_pass_configs),
+                                list(builder.function_compile_flags))
+        return module
+
+    def function_annotations(self):
+        """(pass configs, compile flags) the body annotates with
+        T.annotate_pass_configs / T.annotate_compile_flags."""
+        if self._function_attrs is None:
+            names = self.fn.__code__.co_names
+            if "annotate_pass_configs" in names or "annotate_compile_flags" in names:
+                self.script()
+            else:
+                self._function_attrs = ({}, [])
+        return self._function_attrs
+
+    @property
+    def attrs(self) -> dict:
+        """TileLang's function attributes: `global_symbol`, and those the
+        program sets: `tilelang_out_idx` (its T.empty outputs, counted from
+        the end), `tilelang_pass_configs`, `tilelang_compile_flags`."""
+        attrs = {"global_symbol": self.name}
+        own = getattr(self, "own_out_idx", None)
+        if own:
+            n = len([p for p in self.params if not p.hidden])
+            attrs["tilelang_out_idx"] = [i - n for i in own]
+        configs, flags = self.function_annotations()
+        if configs:
+            attrs["tilelang_pass_configs"] = dict(configs)
+        if flags:
+            attrs["tilelang_compile_flags"] = list(flags)
+        return attrs
 
     def _emit_module(self, builder, source):
         from .. import ir
@@ -185,9 +209,7 @@ class PrimFunc(TileFunction):
         arg_types = []
         for p in self.params:
             if p.kind == "tensor":
-                shape = [ir.ShapedType.get_dynamic_size() if isinstance(d, str) else d
-                         for d in p.shape]
-                arg_types.append(ir.MemRefType.get(shape, storage_ir_type(p.dtype)))
+                arg_types.append(builder.tensor_type(p.shape, p.dtype, p.strides))
             else:
                 arg_types.append(ir_type(p.dtype))
         with ir.InsertionPoint(module.body):
@@ -195,14 +217,20 @@ class PrimFunc(TileFunction):
             entry = fn_op.add_entry_block()
             parser = Parser(builder, source, _closure_env(self.fn))
             env = parser.scope.vars
-            symbols_by_name = self._symbol_objects()
-            if any(p.symmetric for p in self.params):
-                fn_op.arg_attrs = ir.ArrayAttr.get([
-                    ir.DictAttr.get({"tile.symmetric": ir.UnitAttr.get()} if p.symmetric else {})
-                    for p in self.params])
+            self._symbol_objects()  # two different symbols of one name are an error
+            fn_op.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(_arg_attrs(p))
+                                                for p in self.params])
             peers = {p.peers_of: entry.arguments[i] for i, p in enumerate(self.params)
                      if p.peers_of is not None}
+            annotations = self._tensor_annotations()
             with ir.InsertionPoint(entry):
+                # Symbols bare in some tensor's sizes first: an expression
+                # (`n * 4`) of another tensor may use them.
+                for i, p in enumerate(self.params):
+                    if p.name in annotations:
+                        ann = annotations[p.name]
+                        builder.bind_symbols(entry.arguments[i], ann.shape, ann.strides,
+                                             ann.dtype.pack)
                 for i, p in enumerate(self.params):
                     arg = entry.arguments[i]
                     if p.peers_of is not None:  # read through X.peer(r)
@@ -214,28 +242,40 @@ class PrimFunc(TileFunction):
                     if p.kind == "scalar":
                         env[p.name] = Scalar(arg, p.dtype)
                         continue
-                    shape = [symbols_by_name[d] if isinstance(d, str) else d for d in p.shape]
-                    env[p.name] = builder.tensor_argument(arg, p.name, p.dtype, shape)
+                    ann = annotations[p.name]
+                    env[p.name] = builder.tensor_argument(arg, p.name, p.dtype, ann.shape,
+                                                          ann.strides)
                     env[p.name].peers = peers.get(p.name)
                 run_function(parser, source.body)
                 func.ReturnOp([])
         return module
 
+    def _tensor_annotations(self) -> Dict[str, TensorType]:
+        """The TensorType annotation of each tensor parameter, by name."""
+        result = {}
+        env = None
+        for name, p in inspect.signature(self.fn).parameters.items():
+            ann = p.annotation
+            if isinstance(ann, str) and not isinstance(ann, dt.DType):
+                env = env if env is not None else _closure_env(self.fn)
+                ann = eval(ann, env)  # noqa: S307
+            if isinstance(ann, TensorType):
+                result[name] = ann
+        return result
+
     def _symbol_objects(self) -> Dict[str, SymbolicDim]:
         """The SymbolicDim objects of the annotations, by name."""
         result = {}
-        for name, p in inspect.signature(self.fn).parameters.items():
-            ann = p.annotation
-            if isinstance(ann, str):
-                ann = eval(ann, _closure_env(self.fn))  # noqa: S307
-            if isinstance(ann, TensorType):
-                for d in ann.shape:
-                    if isinstance(d, SymbolicDim):
-                        if d.name in result and result[d.name] is not d:
-                            raise TileLangError(
-                                f"two different symbolic sizes are named {d.name!r}",
-                                self._def_location())
-                        result[d.name] = d
+        for ann in self._tensor_annotations().values():
+            for d in tuple(ann.shape) + tuple(ann.strides or ()):
+                if not isinstance(d, SymExpr):
+                    continue
+                for sym in d.symbol_objects():
+                    if sym.name in result and result[sym.name] is not sym:
+                        raise TileLangError(
+                            f"two different symbolic sizes are named {sym.name!r}",
+                            self._def_location())
+                    result[sym.name] = sym
         return result
 
     def script(self) -> str:
@@ -250,8 +290,50 @@ class PrimFunc(TileFunction):
                             "tl.compile(...) (or decorate with @tl.jit) to run it")
 
 
+def _arg_attrs(p: Param) -> dict:
+    """The attributes of a tensor argument: `tile.symmetric`, and
+    `tile.dim_symbols` (the symbolic size of each dimension, "" for a static
+    one), which tells tile-legalize-safe-access that two tensors' dynamic
+    dimensions of one name are equal."""
+    from .. import ir
+
+    attrs = {}
+    if p.symmetric:
+        attrs["tile.symmetric"] = ir.UnitAttr.get()
+    if p.kind == "tensor" and any(isinstance(d, str) for d in p.shape):
+        attrs["tile.dim_symbols"] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(d if isinstance(d, str) else "") for d in p.shape])
+    return attrs
+
+
+def tensor_param(name: str, ann: TensorType, symmetric: bool = False) -> Param:
+    """The Param of tensor parameter `name` annotated `ann` (TileLangError
+    for what a parameter cannot be)."""
+    if ann.dtype is None:
+        raise TileLangError(f"tensor argument {name!r} needs a dtype")
+    if ann.scope != "global":
+        raise TileLangError(f"argument {name!r}: a {ann.scope} buffer type is not an argument "
+                            "type; a kernel's tensors are in global memory: use T.Tensor")
+    shape = tuple(param_dim(d) for d in ann.shape)
+    strides = None if ann.strides is None else tuple(param_dim(d) for d in ann.strides)
+    for d in shape + (strides or ()):
+        if isinstance(d, str) and RANKS in d:
+            raise TileLangError(f"argument {name!r}: the symbolic size name {RANKS!r} is "
+                                "reserved (the number of ranks)")
+    if symmetric and strides is not None:
+        raise TileLangError(f"argument {name!r}: a symmetric tensor cannot have strides")
+    return Param(name, "tensor", ann.dtype, shape, symmetric=symmetric, strides=strides)
+
+
 def prim_func(fn: Callable = None):
-    """Decorator: marks a function as a tile program."""
+    """Decorator: marks a function as a tile program: its parameters
+    annotated in the signature (`A: T.Tensor((M, N), T.float16)`) or, in
+    TileLang's newer form, by annotation statements at the top of its body
+    (`A: T.Tensor[(M, N), T.float16]`), with outputs made by `T.empty` and
+    returned."""
     if fn is None:
         return prim_func
-    return PrimFunc(fn)
+    from .eager import eager_prim_func
+
+    program = eager_prim_func(fn)
+    return program if program is not None else PrimFunc(fn)

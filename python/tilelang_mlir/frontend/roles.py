@@ -56,13 +56,21 @@ class RoleBuilder:
     def thread_binding(self, dim: int = 0) -> IndexExpr:
         self.require_kernel("T.get_thread_binding")
         dim = static_int(dim, "T.get_thread_binding dimension")
-        threads = list(self.kernel_op.threads)
-        if dim != 0 or len(threads) != 1:
-            raise self.error(f"T.get_thread_binding({dim}) in a kernel of threads={threads}: "
-                             "only the thread index of a one-dimensional block (dimension 0) "
-                             "is supported")
+        threads = [int(t) for t in self.kernel_op.threads] + [1, 1]
+        if not 0 <= dim < 3:
+            raise self.error(f"T.get_thread_binding: dim is 0, 1 or 2, got {dim}")
+        if threads[dim] == 1:
+            return IndexExpr(0)  # a dimension of extent 1
         value = _tile().ThreadIdOp(_ir().IndexType.get()).result
-        return IndexExpr(0, {ThreadAtom(value, "tx"): 1})
+        linear = IndexExpr(0, {ThreadAtom(value, "tx"): 1})
+        if threads[1] == threads[2] == 1:
+            return linear  # a one-dimensional block: comparisons give roles
+        # The linear index runs x fastest: x = t % X, y = (t / X) % Y, z = t / (X Y).
+        below = 1
+        for d in range(dim):
+            below *= threads[d]
+        index = linear.floordiv(IndexExpr(below)) if below > 1 else linear
+        return index.mod(IndexExpr(threads[dim])) if dim < 2 else index
 
     @contextlib.contextmanager
     def role(self, begin: int, end: int, what: str):

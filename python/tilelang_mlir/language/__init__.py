@@ -10,24 +10,23 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 """
 
 from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
-from .allocate import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
-                       alloc_shared, alloc_var, finalize_reducer, reducer_init, reducer_update)
-from .annotations import (annotate_layout, annotate_restrict_buffers, device_assert,
+from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local,
+                       alloc_reducer, alloc_shared, alloc_var, finalize_reducer, reducer_init,
+                       reducer_update)
+from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass_configs,
+                          annotate_restrict_buffers, annotate_safe_value, device_assert,
                           disable_warp_group_reg_alloc, make_padded_layout,
                           make_swizzled_layout, no_set_max_nreg, print, use_swizzle)
 from .copy import async_copy, atomic_add, c2d_im2col, clear, copy, fill, im2col, transpose
 from .eager import const, empty
-from ..base.dtypes import (DType, bfloat16, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
-                           float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz,
-                           float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float16, float32,
-                           float64, int4, int8, int16, int32, int64, tfloat32, uint8, uint16,
-                           uint32, uint64)
-from ..base.dtypes import boolean as bool  # noqa: A001 (T.bool, as in TileLang)
+from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
 from .dtypes import dtype
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
-from .kernel import Kernel, get_block_binding, get_block_bindings
+from .kernel import (Kernel, get_block_binding, get_block_bindings, get_block_extent,
+                     get_block_extents, get_thread_extent, get_thread_extents)
 from .layout import Fragment, Layout, reshape, view
-from .loops import (Parallel, Persistent, Pipelined, Serial, serial, thread_binding, unroll,
+from .loops import (Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, grid,
+                    launch_thread, loop_break, parallel, serial, thread_binding, unroll,
                     vectorized)
 from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and,
                    bitwise_not, bitwise_or, bitwise_xor, cast, ceil, ceildiv, clamp, clz,
@@ -38,7 +37,8 @@ from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitw
                    shift_right, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv,
                    truncmod, hadd2, hsub2, hmul2, hfma2, pack2, unpack2, __exp, __exp10,
                    __log, __log2, __log10, __sin, __cos, __tan, ieee_add, ieee_sub, ieee_mul,
-                   ieee_fmaf, ieee_fdiv, ieee_frcp, ieee_fsqrt, ieee_frsqrt)
+                   ieee_fmaf, ieee_fdiv, ieee_frcp, ieee_fsqrt, ieee_frsqrt, Select, align_up,
+                   index_to_coordinates, linear_index)
 from .random import rng_init, rng_rand, rng_rand_float
 from .reduce import (cummax, cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
                      reduce_bitor, reduce_bitxor, reduce_max, reduce_min, reduce_sum)
@@ -48,20 +48,22 @@ from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,
                     get_thread_binding, get_thread_bindings, inc_max_nreg, mbarrier_arrive,
                     mbarrier_expect_tx, mbarrier_wait_parity, ptx_commit_group, ptx_cp_async,
                     ptx_wait_group, set_max_nreg, shuffle_elect, sync_threads, tma_copy, ws)
-from .tir import (assume, atomic_max, atomic_min, attr, call_extern, call_intrin,
-                  call_pure_extern, comm_reducer, dp4a, evaluate, import_source, make_tensor,
-                  sync_grid, tvm_thread_allreduce)
+from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, assume, extract_lane, atomic_max, atomic_min, attr, call_extern, call_intrin,
+                  call_pure_extern, comm_reducer, dp4a, evaluate, func_attr, get_let_value,
+                  has_let_value, import_source, let, make_tensor, sync_grid,
+                  tvm_thread_allreduce)
+from .logical import all_of, any_of
+from .meta import inline, meta_class
+from .tile_schedule import BaseTileScheduler, PersistentTileScheduler
 from .distributed import signal, wait
-from .types import Buffer, SymmetricTensor, Tensor, dynamic, symbolic
+from .types import (Buffer, FragmentBuffer, LocalBuffer, Ref, SharedBuffer, StridedTensor,
+                    SymmetricTensor, Tensor, Var, dynamic, symbolic)
 
-float8_e4m3fn = float8_e4m3
-half = float16
-float = float32  # noqa: A001
-double = float64
-short = int16
-int = int32  # noqa: A001
-long = int64
-uint = uint32
+# Every dtype name of TileLang's T namespace (T.float16, T.half, T.int4,
+# T.float8_e4m3fn, T.float16x2, ...): base/dtypes.py's table.
+for _name in _DTYPE_NAMES:
+    globals()[_name] = _as_dtype(_name)
+del _name
 # T.ptr: TileLang's element type of tensors of device pointers (T.make_tensor);
 # known by name only.
-ptr = DType("handle", "i64", 64, "uint", False)
+ptr = _as_dtype("handle")

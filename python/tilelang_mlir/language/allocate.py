@@ -59,6 +59,11 @@ def alloc_buffer(b, shape, dtype, scope: str = "global"):
     return b.alloc(shape, dtype, _scope(b, scope, "T.alloc_buffer"))
 
 
+def allocate(shape, dtype, scope: str = "global"):
+    """TVM's `allocate` under TileLang's name: T.alloc_buffer."""
+    return alloc_buffer(shape, dtype, scope)
+
+
 @builtin
 def alloc_global(b, shape, dtype, scope: str = "global"):
     """A global-memory workspace of the program (`X = T.alloc_global(shape,
@@ -75,8 +80,9 @@ _UNSET = object()
 
 @builtin
 def alloc_var(b, dtype, *args, init=_UNSET, scope: str = "local.var"):
-    """A scalar private to each thread; assigning to its name stores into it.
-    TileLang's forms: `T.alloc_var(dtype)`, `T.alloc_var(dtype, init)`,
+    """A scalar private to each thread, zero unless an initial value is
+    given; assigning to its name stores into it. TileLang's forms:
+    `T.alloc_var(dtype)`, `T.alloc_var(dtype, init)`,
     `T.alloc_var(dtype, "local.var")`, `T.alloc_var(dtype, init, scope)`,
     and `init=` / `scope=` as keywords."""
     if len(args) > 2:
@@ -96,9 +102,26 @@ def alloc_var(b, dtype, *args, init=_UNSET, scope: str = "local.var"):
         raise b.error(f"not supported by tilelang-mlir: T.alloc_var in scope {scope!r} "
                       "(a var lives in 'local.var')")
     buf = b.alloc((), dtype, "var")
-    if init is not _UNSET and init is not None:
-        buf[()].store(init)
+    if init is _UNSET or init is None:
+        init = 0  # TileLang's vars start at zero
+    _check_int_literal(b, init, buf.dtype)
+    buf[()].store(init)
     return buf
+
+
+def _check_int_literal(b, value, dtype) -> None:
+    """A Python int initializer must fit the var's integer dtype (TVM's
+    literal check, a ValueError)."""
+    from .values import LiteralRangeError
+
+    if isinstance(value, bool) or not isinstance(value, int) or not dtype.is_int or \
+            dtype.kind == "index":
+        return
+    lo, hi = ((0, 2 ** dtype.bits - 1) if dtype.is_unsigned
+              else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
+    if not lo <= value <= hi:
+        raise LiteralRangeError(f"Literal value {value} exceeds the range of {dtype} "
+                                f"([{lo}, {hi}])", b.source_location())
 
 
 @builtin
@@ -146,5 +169,6 @@ def finalize_reducer(b, reducer, dst=None, batch: int = 1, annotations=None):
     b.finalize_reducer(reducer, dst)
 
 
-__all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer", "alloc_global",
-           "alloc_var", "alloc_reducer", "reducer_init", "reducer_update", "finalize_reducer"]
+__all__ = ["allocate", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer",
+           "alloc_global", "alloc_var", "alloc_reducer", "reducer_init", "reducer_update",
+           "finalize_reducer"]

@@ -61,6 +61,28 @@ def device_assert(b, cond, msg: str = ""):
     b.device_assert(cond, msg)
 
 
+@builtin
+def annotate_pass_configs(b, configs: dict):
+    """Pass configs of this program (`{PassConfigKey.X: value}` or
+    `{"tl.x": value}`), merged under those the compile is given (the
+    compile's win); anywhere in the program's body."""
+    if not isinstance(configs, dict):
+        raise b.error(f"T.annotate_pass_configs takes a dict, got {configs!r}")
+    b.function_pass_configs.update(configs)
+
+
+@builtin
+def annotate_compile_flags(b, flags):
+    """TileLang's nvcc flags for this program (a list or one string): the
+    same as `tilelang.compile(..., compile_flags=flags)` (the flags that only
+    steer C++ compilation are accepted; tilelang-mlir emits PTX itself)."""
+    if isinstance(flags, str):
+        flags = flags.split()
+    if not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
+        raise b.error(f"T.annotate_compile_flags takes a list of strings, got {flags!r}")
+    b.function_compile_flags.extend(flags)
+
+
 class SwizzleLayout:
     def __init__(self, bytes_: int, pad: int = 0):
         self.bytes, self.pad = bytes_, pad
@@ -81,3 +103,14 @@ def make_swizzled_layout(buffer, swizzle_bytes: int = 128) -> SwizzleLayout:
 def make_padded_layout(buffer, pad: int) -> SwizzleLayout:
     """A shared-memory layout that pads every row by `pad` elements."""
     return SwizzleLayout(0, pad)
+
+
+@builtin
+def annotate_safe_value(b, safe_value_map: dict):
+    """{tensor: value}: an out-of-range element read of a global tensor
+    gives `value` instead of zero (element loads, and T.copy out of it),
+    from here to the end of the kernel. Out-of-range element reads and
+    writes of global tensors are bounds-safe on every target: a read gives
+    the safe value, a write is dropped (pass config
+    `tl.disable_safe_memory_legalize` turns the checks off)."""
+    b.annotate_safe_value(safe_value_map)

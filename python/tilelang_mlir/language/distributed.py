@@ -31,11 +31,19 @@ def wait(b, flag, value=1, cmp: str = "eq", timeout_ms: int = 10000):
     ("eq", "ne", "ge", "gt", "le", "lt" or ==, !=, >=, >, <=, <) with
     `value`; then every write released by the signal it saw is visible to
     the whole block. After `timeout_ms` without success the kernel stops
-    with an error (a rank that never signals does not hang the job). A flag
+    with an error (a rank that never signals does not hang the job);
+    `timeout_ms` is at most 2**63 // 10**6 (292 years: the poll counts
+    int64 nanoseconds). A flag
     tensor that is not a T.SymmetricTensor must be signalled in the same
     program (otherwise nothing could set it)."""
     if cmp not in _COMPARE:
         raise b.error(f"T.wait: cmp must be one of {sorted(set(_COMPARE))}, got {cmp!r}")
-    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0:
-        raise b.error(f"T.wait: timeout_ms must be a positive int, got {timeout_ms!r}")
+    if (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int)
+            or not 0 < timeout_ms <= _MAX_TIMEOUT_MS):
+        raise b.error(f"T.wait: timeout_ms must be an int from 1 to {_MAX_TIMEOUT_MS} (292 "
+                      f"years: the poll counts int64 nanoseconds), got {timeout_ms!r}")
     b.wait(flag, value, _COMPARE[cmp], timeout_ms)
+
+
+# The longest T.wait (tile.wait's verifier: limits::kWaitTimeoutMs).
+_MAX_TIMEOUT_MS = (2**63 - 1) // 10**6

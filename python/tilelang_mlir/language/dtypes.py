@@ -1,24 +1,60 @@
 """Data types of tile programs: defined in the bottom layer
 (`base/dtypes.py`), which the runtime imports without the language; kept
 here for the code that imports them from this module, with TileLang's
-`T.dtype` constructor."""
+`T.dtype` (the DType class: `T.dtype("float16")`, `isinstance(x, T.dtype)`)
+and the helpers of TileLang's `tilelang.language.dtypes`."""
 
 from ..base.dtypes import *  # noqa: F401,F403
-from ..base.dtypes import (ALL, NAMED_ONLY, DType, as_dtype, boolean, from_numpy,  # noqa: F401
-                           index, to_numpy, to_torch)
+from ..base.dtypes import (ALL, ALL_NAMES, NAMED_ONLY, DType, as_dtype, boolean,  # noqa: F401
+                           from_numpy, index, storage_dtype, to_numpy, to_torch)
+
+dtype = DType  # TileLang's `T.dtype`: a dtype's constructor and class
+
+# TileLang's list of the dtype names of the T namespace.
+_all_dtypes = list(ALL_NAMES)
 
 
-class _DTypeMeta(type):
-    def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, DType)
+def get_tvm_dtype(value) -> DType:
+    """The dtype named by `value` (a name, a DType, a torch or NumPy dtype,
+    a Python type), as TileLang's `get_tvm_dtype`."""
+    return as_dtype(value)
 
 
-class dtype(metaclass=_DTypeMeta):  # noqa: N801 (TileLang's name)
-    """`T.dtype(x)`: the dtype named by a string ("float16", "float"), a
-    torch or NumPy dtype, a Python type (int, float, bool) or a dtype, as in
-    TileLang; `isinstance(x, T.dtype)` tests for a dtype. The result has
-    `.bits`, `.bytes`, `.as_torch()` and compares equal to its name."""
+def resolve_torch_storage_dtype(value) -> DType:
+    """The dtype of the torch tensors that store `value` (int4 -> int8,
+    float4_e2m1fn -> float4_e2m1fnx2 where torch has it, else int8)."""
+    return storage_dtype(as_dtype(value))
 
-    def __new__(cls, value) -> DType:
-        return as_dtype(value)
 
+def is_float4_e2m1fn(value) -> bool:
+    """Whether `value` is packed 4-bit E2M1."""
+    return as_dtype(value).is_float4_e2m1fn()
+
+
+def is_float4_e2m1_unpacked(value) -> bool:
+    """Whether `value` is E2M1 stored one value a byte."""
+    return as_dtype(value).is_float4_e2m1_unpacked()
+
+
+def is_float4(value) -> bool:
+    """Whether `value` is any E2M1 variant."""
+    return as_dtype(value).is_float4()
+
+
+def is_f8f6f4_family(value) -> bool:
+    """Whether `value` is an 8-, 6- or 4-bit float (the operand types of
+    Blackwell's f8f6f4 MMA)."""
+    d = as_dtype(value)
+    return d.is_float4() or (d.is_float and d.bits in (6, 8) and d.lanes == 1)
+
+
+def validate_gemm_ab_dtypes(a_dtype, b_dtype, *, a_in_tmem: bool = False,
+                            allow_f8f6f4_mixed: bool = False) -> None:
+    """Raises ValueError unless a GEMM may take operands of these dtypes:
+    the same dtype, or (where allowed) two of the f8f6f4 family."""
+    if a_in_tmem or as_dtype(a_dtype) == as_dtype(b_dtype):
+        return
+    if allow_f8f6f4_mixed and is_f8f6f4_family(a_dtype) and is_f8f6f4_family(b_dtype):
+        return
+    raise ValueError(f"Mixed-dtype GEMM only supports f8f6f4 family operands currently, got "
+                     f"A={a_dtype}, B={b_dtype}")

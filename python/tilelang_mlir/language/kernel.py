@@ -15,12 +15,39 @@ class KernelLaunch:
         return False
 
 
-def Kernel(*grid, threads=128, prelude=None, is_cpu=False) -> KernelLaunch:
-    """A grid of 1 to 3 dimensions with `threads` threads per block (an int or
-    up to three extents). The `with` statement binds the block indices."""
-    if not grid:
-        raise TypeError("T.Kernel needs at least one grid extent")
-    return KernelLaunch(list(grid), threads)
+def _normalize_threads(threads) -> list:
+    """TileLang's thread-block specification as three extents: None is 128,
+    an int is (n, 1, 1), a list or tuple is padded with 1. ValueError for
+    another type or a non-positive extent."""
+    if threads is None:
+        threads = 128
+    if isinstance(threads, int) and not isinstance(threads, bool):
+        normalized = [threads, 1, 1]
+    elif isinstance(threads, (list, tuple)):
+        normalized = list(threads) + [1] * (3 - len(threads))
+    else:
+        raise ValueError("threads must be an integer or a list of integers")
+    if len(normalized) > 3:
+        raise ValueError(f"threads has at most three extents, got {threads}")
+    if any(isinstance(e, int) and e <= 0 for e in normalized):
+        raise ValueError(f"threads must be positive, got {threads}")
+    return normalized
+
+
+def Kernel(*grid, threads=None, prelude=None, is_cpu=False) -> KernelLaunch:
+    """A grid of 0 to 3 dimensions (none: one block) with `threads` threads
+    per block (an int or up to three extents, x fastest; default 128). The
+    `with` statement binds the block indices."""
+    if prelude is not None:
+        from ..base.errors import TileLangError
+
+        raise TileLangError("not supported by tilelang-mlir: T.Kernel(prelude=...) (C/CUDA "
+                            "source pasted before the kernel); write the device code in the "
+                            "tile language")
+    dims = _normalize_threads(threads)
+    while len(dims) > 1 and dims[-1] == 1:
+        dims.pop()
+    return KernelLaunch(list(grid) if grid else [1], dims if len(dims) > 1 else dims[0])
 
 
 def _block_indices(b, what: str):
@@ -45,3 +72,39 @@ def get_block_bindings():
     """The three block indices of the enclosing T.Kernel (0 where the grid
     has fewer dimensions)."""
     return [get_block_binding(d) for d in range(3)]
+
+
+def get_block_extent(dim: int = 0):
+    """The number of blocks of the grid along dimension `dim` of the
+    enclosing T.Kernel (1 for a dimension the grid does not have)."""
+    from . import state
+
+    b = state.current()
+    b.require_kernel("T.get_block_extent")
+    if not isinstance(dim, int) or not 0 <= dim < 3:
+        raise b.error(f"T.get_block_extent: dim is 0, 1 or 2, got {dim!r}")
+    extents = b.grid_extents
+    return extents[dim] if dim < len(extents) else 1
+
+
+def get_block_extents():
+    """The three grid extents of the enclosing T.Kernel."""
+    return [get_block_extent(d) for d in range(3)]
+
+
+def get_thread_extent(dim: int = 0) -> int:
+    """The number of threads of a block along dimension `dim` (x, y, z) of
+    the enclosing T.Kernel."""
+    from . import state
+
+    b = state.current()
+    b.require_kernel("T.get_thread_extent")
+    if not isinstance(dim, int) or not 0 <= dim < 3:
+        raise b.error(f"T.get_thread_extent: dim is 0, 1 or 2, got {dim!r}")
+    dims = list(b.kernel_op.threads) + [1, 1]
+    return int(dims[dim])
+
+
+def get_thread_extents() -> list:
+    """The three thread extents of a block of the enclosing T.Kernel."""
+    return [get_thread_extent(d) for d in range(3)]

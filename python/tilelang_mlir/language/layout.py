@@ -281,8 +281,9 @@ def _fit(fn, dims, args):
 
 @builtin
 def reshape(b, src, shape):
-    """`T.reshape(X, shape)`: global tensor X seen in another shape of the
-    same size (row-major); loads, stores and T.copy through it reach X's
+    """`T.reshape(X, shape)`: buffer X (a global tensor, a shared, fragment
+    or local buffer) seen in another shape of the same size (row-major);
+    loads, stores, T.copy and the tile operations through it reach X's
     elements."""
     return b.view(src, shape, None, "T.reshape")
 

@@ -11,9 +11,16 @@ class Parallel:
 
     `coalesced_width`: how many consecutive innermost elements each thread
     takes when nothing else (a gemm, an annotation) fixes the layout; 8 for
-    16-bit and 16 for 8-bit data give 16-byte accesses (default 4)."""
+    16-bit and 16 for 8-bit data give 16-byte accesses (default 4).
+    An extent may be a run-time value (`T.Parallel(n)` with n a scalar or a
+    symbolic size): the loop then runs over the largest extent the program
+    gives it where it can be known (`T.min(n, 128)`), or over each block's
+    threads repeatedly, and skips the iterations past `n`.
+    `loop_layout`, `prefer_async` and `annotations` (TileLang's hints for
+    its own passes) are accepted and not needed here."""
 
-    def __init__(self, *extents, coalesced_width: Optional[int] = None):
+    def __init__(self, *extents, coalesced_width: Optional[int] = None, loop_layout=None,
+                 prefer_async=None, annotations: Optional[dict] = None):
         if not extents:
             raise TypeError("T.Parallel needs at least one extent")
         self.extents = extents
@@ -27,7 +34,8 @@ class Pipelined:
     def __init__(self, start, stop=None, num_stages: int = 0,
                  order: Optional[Sequence[int]] = None,
                  stage: Optional[Sequence[int]] = None,
-                 sync=None, group: Optional[Sequence[Sequence[int]]] = None):
+                 sync=None, group: Optional[Sequence[Sequence[int]]] = None,
+                 annotations: Optional[dict] = None):
         if stop is None:
             start, stop = 0, start
         self.start, self.stop = start, stop
@@ -37,7 +45,8 @@ class Pipelined:
 
 class Serial:
     """`for k in T.Serial(n)`: TileLang's alias of T.serial (`annotations`,
-    TVM loop annotations, are accepted and not used)."""
+    TVM loop annotations, are accepted and not used). A constant negative
+    step counts down (`T.serial(10, 0, -1)`: 10, 9, ..., 1)."""
 
     def __init__(self, start, stop=None, step=1, annotation: Optional[str] = None, *,
                  annotations: Optional[dict] = None):
@@ -46,6 +55,38 @@ class Serial:
         self.start, self.stop = start, stop
         self.step = 1 if step is None else step
         self.annotation = annotation
+
+
+def Unroll(start, stop=None, step=None, *, explicit: bool = False, unroll_factor=None,
+           annotations: Optional[dict] = None) -> Serial:  # noqa: N802 (TileLang's name)
+    """TileLang's alias of T.unroll."""
+    return unroll(start, stop, step, explicit=explicit, unroll_factor=unroll_factor)
+
+
+def Vectorized(start, stop=None, *, annotations: Optional[dict] = None) -> Serial:  # noqa: N802
+    """TileLang's alias of T.vectorized."""
+    return vectorized(start, stop)
+
+
+def parallel(start, stop=None, *, annotations: Optional[dict] = None) -> Serial:
+    """TVM's `T.parallel(n)` loop (iterations without dependences): a
+    sequential loop here, which computes the same."""
+    return Serial(start, stop, 1)
+
+
+def grid(*extents):
+    """`for i, j in T.grid(M, N)`: TVM's nest of sequential loops over the
+    extents (the last index fastest)."""
+    if not extents:
+        raise TypeError("T.grid needs at least one extent")
+    return Grid(extents)
+
+
+class Grid:
+    """The loop nest of T.grid (see there)."""
+
+    def __init__(self, extents):
+        self.extents = tuple(extents)
 
 
 class Persistent:
@@ -78,16 +119,39 @@ def thread_binding(start, stop=None, thread: str = "", annotations=None):
                         "T.Parallel loop, which spread it over the threads of the block")
 
 
-def serial(start, stop=None, step=1) -> Serial:
-    """A sequential loop (`range` in a tile program means the same)."""
+def launch_thread(thread: str, extent=None):
+    """TVM's explicit launch of a thread or block index: not supported
+    (tilelang-mlir launches with `T.Kernel(grid..., threads=...)` and reads
+    the indices with T.get_thread_binding / T.get_block_binding)."""
+    from ..base.errors import TileLangError
+
+    raise TileLangError(f"not supported by tilelang-mlir: T.launch_thread({thread!r}, ...) (TVM's "
+                        "explicit thread launch); write `with T.Kernel(grid, threads=n)` and read "
+                        "the indices with T.get_thread_binding() / T.get_block_binding()")
+
+
+def serial(start, stop=None, step=None, *, annotations: Optional[dict] = None) -> Serial:
+    """A sequential loop (`range` in a tile program means the same); a
+    constant negative step counts down."""
     return Serial(start, stop, step)
 
 
-def unroll(start, stop=None, step=1) -> Serial:
-    """A sequential loop the compiler should unroll."""
+def unroll(start, stop=None, step=None, *, explicit: bool = False, unroll_factor=None,
+           annotations: Optional[dict] = None) -> Serial:
+    """A sequential loop the compiler should unroll (`explicit` and
+    `unroll_factor`, TileLang's unrolling hints, are accepted)."""
     return Serial(start, stop, step, "tile.unroll")
 
 
-def vectorized(start, stop=None, step=1) -> Serial:
+def vectorized(start, stop=None, step=None, *, annotations: Optional[dict] = None) -> Serial:
     """A sequential loop the compiler should vectorize."""
     return Serial(start, stop, step, "tile.vectorize")
+
+
+def loop_break():
+    """`T.loop_break()`: TileLang's `break` of the innermost sequential loop
+    (a statement of its body, as `break` itself)."""
+    from ..base.errors import TileLangError
+
+    raise TileLangError("T.loop_break() is a statement in the body of a sequential loop "
+                        "(as `break`), not a value")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math as _pymath
 
+from ..base.signature import SymExpr, sym_apply
 from ..base import dtypes as dt
 from . import state
 from .values import (IndexExpr, Scalar, binary, cast as _cast, constant, ir_type, is_float8,
@@ -454,6 +455,8 @@ def fabs(x):
 
 def _minmax(op: str, a, b):
     a, b = _unwrap_ref(a), _unwrap_ref(b)
+    if isinstance(a, SymExpr) or isinstance(b, SymExpr):  # sizes on the host
+        return sym_apply(op, a, b)
     if not _runtime(a, b):
         return (builtins.max if op == "max" else builtins.min)(a, b)
     ia, ib = IndexExpr.lift(a), IndexExpr.lift(b)
@@ -529,6 +532,44 @@ def if_then_else(cond, then_value, else_value):
     return select(cond, then_value, else_value)
 
 
+def Select(condition, true_value, false_value, span=None):  # noqa: N802 (TVM's name)
+    """TVM's select: `condition ? true_value : false_value`, both values
+    evaluated (T.if_then_else under its TIR name)."""
+    return select(condition, true_value, false_value)
+
+
+def align_up(x, y):
+    """`x` rounded up to a multiple of `y`: T.ceildiv(x, y) * y."""
+    return binary("*", ceildiv(x, y), y)
+
+
+def index_to_coordinates(index, shape):
+    """The row-major coordinates of flat `index` in an array of `shape`
+    (the last coordinate fastest): [index // (...) % shape[0], ...,
+    index % shape[-1]]."""
+    coordinates = []
+    for extent in reversed(list(shape)):
+        coordinates.append(binary("%", index, extent))
+        index = binary("//", index, extent)
+    coordinates.reverse()
+    return coordinates
+
+
+def linear_index(*args):
+    """The flat index of coordinates: `linear_index(i, j, ..., s_j, ...)`
+    takes n coordinates then n - 1 strides (i * s_j + j, ...); with one
+    argument it is that argument."""
+    n = (len(args) + 1) // 2
+    if len(args) != 2 * n - 1:
+        raise TypeError(f"T.linear_index takes n coordinates and n - 1 strides, got "
+                        f"{len(args)} arguments")
+    coords, strides = args[:n], args[n:]
+    linear = coords[0]
+    for c, stride in zip(coords[1:], strides):
+        linear = binary("+", binary("*", linear, stride), c)
+    return linear
+
+
 def infinity(dtype):
     """+inf of a float dtype."""
     dtype = dt.as_dtype(dtype)
@@ -555,6 +596,15 @@ def reinterpret(x, dtype):
 
     dtype = dt.as_dtype(dtype)
     s = to_scalar(_unwrap_ref(x))
+    if (s.dtype.pack > 1 and dtype.bits == 8 and dtype.is_int) or \
+            (dtype.pack > 1 and s.dtype.bits == 8 and s.dtype.is_int):
+        # A 4-bit value's byte (CUDA stores one in a byte, the code in the low
+        # bits) and back.
+        from ..dialects import arith
+
+        if s.dtype.pack > 1:
+            return Scalar(arith.ExtUIOp(ir_type(dtype), s.value).result, dtype)
+        return Scalar(arith.TruncIOp(ir_type(dtype), s.value).result, dtype)
     if s.dtype.bits != dtype.bits or s.dtype.is_bool or dtype.is_bool or \
             "index" in (s.dtype.kind, dtype.kind):
         raise TypeError(f"T.reinterpret: {s.dtype} and {dtype} differ in width "
@@ -752,7 +802,8 @@ __all__ = ["exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsq
            "min_value", "cast", "Cast", "clamp", "shift_left", "shift_right", "bitwise_and",
            "bitwise_or", "bitwise_xor", "bitwise_not", "reinterpret", "hadd2", "hsub2",
            "hmul2", "hfma2", "pack2", "unpack2", "__exp", "__exp10", "__log", "__log2",
-           "__log10", "__sin", "__cos", "__tan", "fast_rcp"]
+           "__log10", "__sin", "__cos", "__tan", "fast_rcp", "Select", "align_up",
+           "index_to_coordinates", "linear_index"]
 
 
 # ---------------------------------------------------------------------------

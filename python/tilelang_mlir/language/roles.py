@@ -55,8 +55,9 @@ def get_thread_binding(b, dim: int = 0):
 
 
 def get_thread_bindings():
-    """[T.get_thread_binding(0)] for the one-dimensional blocks supported."""
-    return [get_thread_binding(0)]
+    """The thread's index along x, y and z of its block (0 along a dimension
+    of extent 1)."""
+    return [get_thread_binding(d) for d in range(3)]
 
 
 @builtin

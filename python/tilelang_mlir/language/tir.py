@@ -13,7 +13,8 @@ from ..base import dtypes as dt
 from ..base.errors import TileLangError
 from . import math as tmath
 from . import state
-from .values import Buffer, BufferRef, binary, cast, is_runtime, to_scalar, _describe
+from .values import (MAX_LANES, Buffer, BufferRef, IndexExpr, LetVar, Scalar, Vector, binary,
+                     cast, is_runtime, to_scalar, _describe, _unwrap_ref)
 
 
 def _unsupported(feature: str, hint: str = "") -> TileLangError:
@@ -109,8 +110,10 @@ def attr(node, attr_key, value):
 
 
 def evaluate(value):
-    """TVM's expression statement: not supported here (raises)."""
-    raise _unsupported("T.evaluate (a TVM expression statement)")
+    """TVM's expression statement `T.evaluate(expr)`: the expression has
+    been evaluated (and whatever it emits, emitted) when its argument was;
+    the value is dropped."""
+    return None
 
 
 def comm_reducer(combiner, identity, span=None):
@@ -191,6 +194,112 @@ def dp4a(A, B, C):
     c.store(total)
 
 
+def let(v, value, body=None):
+    """`T.let(v, value)` binds `v`, a variable made by `v = T.int32()` in
+    the program, to `value`: from here on `v` stands for it."""
+    if body is not None:
+        raise _unsupported("T.let(v, value, body) (a let expression)",
+                           "bind the variable with T.let(v, value) and use it afterwards")
+    if not isinstance(v, LetVar):
+        raise TileLangError(f"T.let binds a variable made by `v = T.{'int32'}()` in the "
+                            f"program, got {_describe(v)}",
+                            state.current().source_location() if state.active() else None)
+    if v.bound is not None:
+        raise TileLangError("T.let: the variable is already bound",
+                            state.current().source_location() if state.active() else None)
+    v.bound = value if is_runtime(value) else cast(value, v.dtype) if state.active() else value
+    return v
+
+
+def has_let_value(var) -> bool:
+    """Whether `var` (made by `T.int32()` in the program) is bound by T.let."""
+    return isinstance(var, LetVar) and var.bound is not None
+
+
+def get_let_value(var):
+    """The value T.let bound `var` to, or None."""
+    return var.bound if isinstance(var, LetVar) else None
+
+
+def func_attr(attrs: dict):
+    """TVM's function attributes (`T.func_attr({"tir.noalias": True})`):
+    accepted; the compiler needs none of them (tensor arguments never alias
+    here as far as it relies on)."""
+    if not isinstance(attrs, dict):
+        raise TileLangError(f"T.func_attr takes a dict, got {attrs!r}",
+                            state.current().source_location() if state.active() else None)
+
+
+class _PrimExprMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        from ..base.signature import SymExpr
+
+        return isinstance(obj, (Scalar, IndexExpr, Buffer, BufferRef, SymExpr, LetVar))
+
+
+class PrimExpr(metaclass=_PrimExprMeta):
+    """TVM's expression class, for `isinstance(x, T.PrimExpr)`: true for the
+    run-time values and symbolic sizes of a tile program (Python numbers
+    are not)."""
+
+
+def _lane_count(lanes, what: str) -> int:
+    if isinstance(lanes, bool) or not isinstance(lanes, int) or not 1 <= lanes <= MAX_LANES:
+        raise TileLangError(f"{what}: lanes must be an int in [1, {MAX_LANES}], got {lanes!r}",
+                            state.current().source_location() if state.active() else None)
+    return lanes
+
+
+def Ramp(base, stride, lanes):  # noqa: N802 (TVM's name)
+    """The index vector base, base + stride, ..., base + (lanes - 1) *
+    stride: `A[T.Ramp(i, 1, 4)]` reads four elements as one vector value
+    (a lane that may be negative counts from the end, as TileLang's
+    negative indices)."""
+    n = _lane_count(lanes, "T.Ramp")
+    return Vector([binary("+", base, binary("*", stride, k)) for k in range(n)])
+
+
+def Broadcast(value, lanes):  # noqa: N802 (TVM's name)
+    """The vector of `lanes` copies of `value`."""
+    n = _lane_count(lanes, "T.Broadcast")
+    value = _unwrap_ref(value)
+    if isinstance(value, Vector):
+        raise TileLangError("T.Broadcast takes a scalar value, got a vector",
+                            state.current().source_location() if state.active() else None)
+    if not isinstance(value, IndexExpr):
+        value = to_scalar(value)
+    return Vector([value] * n)
+
+
+def Shuffle(vectors, indices):  # noqa: N802 (TVM's name)
+    """The vector of lanes `indices` of the concatenation of `vectors`."""
+    pool = []
+    for v in vectors:
+        v = _unwrap_ref(v)
+        pool.extend(v.lanes if isinstance(v, Vector) else [to_scalar(v)])
+    out = []
+    for i in indices:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pool):
+            raise TileLangError(f"T.Shuffle: lane index {i!r} is not in [0, {len(pool)})",
+                                state.current().source_location() if state.active() else None)
+        out.append(pool[i])
+    return Vector(out)
+
+
+def extract_lane(vector, lane):
+    """Lane `lane` (a compile-time integer) of a vector value."""
+    vector = _unwrap_ref(vector)
+    if not isinstance(vector, Vector):
+        raise TileLangError(f"T.extract_lane takes a vector value, got {_describe(vector)}",
+                            state.current().source_location() if state.active() else None)
+    if isinstance(lane, bool) or not isinstance(lane, int) or not 0 <= lane < len(vector):
+        raise TileLangError(f"T.extract_lane: lane {lane!r} is not in [0, {len(vector)})",
+                            state.current().source_location() if state.active() else None)
+    return vector.lanes[lane]
+
+
 __all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
            "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor", "sync_grid",
-           "atomic_max", "atomic_min", "assume", "dp4a"]
+           "atomic_max", "atomic_min", "assume", "dp4a", "let", "has_let_value",
+           "get_let_value", "func_attr", "PrimExpr", "Ramp", "Broadcast", "Shuffle",
+           "extract_lane"]

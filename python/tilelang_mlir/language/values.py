@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from ..base import dtypes as dt
 from ..base.dtypes import DType
 from ..base.errors import TileLangError
+from ..base.signature import SymExpr
 from . import state
 
 Number = Union[int, float, bool]
@@ -52,15 +53,67 @@ def _computable(dtype) -> DType:
 
 
 def ir_type(dtype: DType):
-    """The MLIR type of a value of `dtype` (needs an active Context)."""
+    """The MLIR type of a value of `dtype` (needs an active Context); a
+    packed 4-bit type's value is its bit pattern (i4)."""
+    dtype = dt.as_dtype(dtype)
+    if dtype.pack > 1:
+        return _ir().IntegerType.get_signless(dtype.bits)
     return _ir().Type.parse(_computable(dtype).mlir)
 
 
 def storage_ir_type(dtype: DType):
     """The element type of buffers of `dtype`: bools are stored as one byte
-    (i8), as in NumPy and PyTorch."""
+    (i8), as in NumPy and PyTorch; the 4-bit types as bytes holding two
+    elements (`DType.pack`)."""
+    dtype = dt.as_dtype(dtype)
+    if dtype.pack > 1 or _byte_vector(dtype):
+        return _ir().Type.parse("i8")
+    if dtype.is_subbyte:
+        raise _error(f"not supported by tilelang-mlir: buffers of {dtype} ({dtype.bits}-bit "
+                     "elements do not pack into bytes)")
     dtype = _computable(dtype)
     return _ir().Type.parse("i8" if dtype.kind == "bool" else dtype.mlir)
+
+
+def _byte_vector(dtype: DType) -> bool:
+    """A vector of packed 4-bit lanes that fills one byte (float4_e2m1fnx2,
+    TileLang's and torch's storage type of FP4 pairs): stored as that byte."""
+    return dtype.lanes > 1 and dtype.element.pack == dtype.lanes
+
+
+def physical_shape(shape, dtype: DType) -> list:
+    """The memref shape of a buffer of logical `shape`: the last dimension
+    divided by `dtype.pack` (ints; None stands for a dynamic size)."""
+    dtype = dt.as_dtype(dtype)
+    dims = list(shape)
+    if dtype.pack > 1 and dims:
+        last = dims[-1]
+        if isinstance(last, int):
+            if last % dtype.pack:
+                raise _error(f"the last dimension of a {dtype} buffer must be a multiple of "
+                             f"{dtype.pack} (its elements are packed {dtype.pack} a byte), "
+                             f"got {last}")
+            dims[-1] = last // dtype.pack
+    return dims
+
+
+class LiteralRangeError(TileLangError, ValueError):
+    """A Python number that the dtype it is given cannot represent (TVM's
+    check of literals, a ValueError)."""
+
+
+def _check_float_literal(value, dtype: DType) -> None:
+    """A finite Python float must be within the finite range of `dtype`."""
+    import numpy as np
+
+    try:
+        limit = float(np.finfo(dt.to_numpy(dtype)).max)
+    except (TypeError, ValueError):
+        return
+    if abs(float(value)) > limit:
+        builder = state.current() if state.active() else None
+        raise LiteralRangeError(f"Literal value {value} exceeds maximum of {dtype}",
+                                builder.source_location() if builder else None)
 
 
 def _error(message: str) -> TileLangError:
@@ -78,9 +131,12 @@ def constant(value: Number, dtype: DType):
     ir, arith = _ir(), _arith()
     dtype = dt.as_dtype(dtype)
     ty = ir_type(dtype)
+    if dtype.pack > 1 and dtype.is_float:  # float4_e2m1fn: its bits
+        return arith.ConstantOp(ty, ir.IntegerAttr.get(ty, _e2m1_code(float(value)))).result
     if dtype.is_float:
         if _pymath.isinf(value) or _pymath.isnan(value):
             return arith.ConstantOp(ty, ir.FloatAttr.get(ty, float(value))).result
+        _check_float_literal(value, dtype)  # float8: no numpy limit, not checked
         if dtype.bits == 8:
             # A finite constant past float8's range saturates, as every
             # conversion to float8 does (cvt.rn.satfinite); T.infinity keeps
@@ -409,12 +465,74 @@ def _thread_range(op: str, a, b):
             ">=": (c, _THREADS_END), "==": (c, c + 1)}.get(op)
 
 
+class Vector(Operators):
+    """A value of a vector dtype (TileLang's `float16x2`, `T.Ramp`,
+    `T.Broadcast`, a slice loaded as a value `A[0, 0:4]`): its lanes, each
+    a scalar value (a Scalar, or an IndexExpr for an index vector).
+    Operations apply lane by lane; a scalar operand is broadcast."""
+
+    __slots__ = ("lanes",)
+
+    def __init__(self, lanes):
+        lanes = list(lanes)
+        if not 1 <= len(lanes) <= MAX_LANES:
+            raise _error(f"a vector has 1 to {MAX_LANES} lanes, got {len(lanes)}")
+        self.lanes = lanes
+
+    def __len__(self):
+        return len(self.lanes)
+
+    @property
+    def dtype(self) -> DType:
+        first = self.lanes[0]
+        element = first.dtype if isinstance(first, (Scalar, IndexExpr)) else \
+            _common_dtype(first, first)
+        return element.with_lanes(len(self.lanes)) if element.kind != "index" else element
+
+    def __repr__(self):
+        return f"Vector({len(self.lanes)} lanes)"
+
+    def __bool__(self):
+        raise _error("a vector value has no compile-time truth value")
+
+
+# The most lanes a vector value may have (each lane is emitted as a scalar).
+MAX_LANES = 256
+
+
+def _lanes_of(values) -> Optional[int]:
+    """The common lane count of the Vector operands (None: no vector)."""
+    n = None
+    for v in values:
+        if isinstance(v, Vector):
+            if n is not None and len(v) != n:
+                raise _error(f"vector operands of {n} and {len(v)} lanes")
+            n = len(v)
+    return n
+
+
+def _lane(v, i):
+    return v.lanes[i] if isinstance(v, Vector) else v
+
+
+def _lanewise(fn, *args):
+    """`fn` applied lane by lane when an argument is a Vector, else once."""
+    n = _lanes_of(args)
+    if n is None:
+        return fn(*args)
+    return Vector([fn(*[_lane(a, i) for a in args]) for i in range(n)])
+
+
 Value = Union[int, float, bool, IndexExpr, Scalar]
 
 
 def is_runtime(x) -> bool:
     if isinstance(x, Equality):
         return is_runtime(x.a) or is_runtime(x.b)
+    if isinstance(x, LetVar):
+        return x.bound is None or is_runtime(x.bound)
+    if isinstance(x, Vector):
+        return True
     return isinstance(x, (Scalar, BufferRef, Buffer)) or (
         isinstance(x, IndexExpr) and not x.is_const())
 
@@ -431,6 +549,10 @@ def _convert_value(v, src: DType, dst: DType):
     arith = _arith()
     if src == dst or (src.mlir == dst.mlir and src.kind == dst.kind):
         return v
+    if src.pack > 1 and src.is_float:  # float4_e2m1fn: through float32
+        return _convert_value(_decode_e2m1(v), dt.float32, dst)
+    if dst.pack > 1 and dst.is_float:
+        return _encode_e2m1(_convert_value(v, src, dt.float32))
     ir = _ir()
     dty = ir_type(dst)
     if src.mlir == dst.mlir:  # int8 <-> uint8: same bits
@@ -474,11 +596,66 @@ def _convert_value(v, src: DType, dst: DType):
     return v
 
 
+def _e2m1_code(x: float) -> int:
+    """The E2M1 bits of a Python float (as _encode_e2m1 rounds), as the
+    signed i4 pattern."""
+    a = abs(x)
+    code = sum(1 for bound, inclusive in ((0.25, False), (0.75, True), (1.25, False),
+                                          (1.75, True), (2.5, False), (3.5, True), (5.0, False))
+               if (a >= bound if inclusive else a > bound))
+    if _pymath.copysign(1.0, x) < 0:
+        code |= 8
+    return code - 16 if code >= 8 else code
+
+
+def _decode_e2m1(v):
+    """The float32 value of E2M1 bits `v` (i4: sign, 2 exponent bits with
+    bias 1, 1 mantissa bit): +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}."""
+    arith, ir = _arith(), _ir()
+    i32 = ir.IntegerType.get_signless(32)
+    c = arith.ExtUIOp(i32, v).result
+    e = arith.AndIOp(arith.ShRUIOp(c, constant(1, dt.int32)).result, constant(3, dt.int32)).result
+    m = arith.AndIOp(c, constant(1, dt.int32)).result
+    normal = arith.CmpIOp(arith.CmpIPredicate.ne, e, constant(0, dt.int32)).result
+    lead = arith.SelectOp(normal, constant(2, dt.int32), constant(0, dt.int32)).result
+    shift = arith.MaxUIOp(e, constant(1, dt.int32)).result
+    scaled = arith.ShLIOp(arith.AddIOp(lead, m).result, shift).result
+    f32 = ir.F32Type.get()
+    mag = arith.MulFOp(arith.UIToFPOp(f32, scaled).result, constant(0.25, dt.float32)).result
+    negative = arith.CmpIOp(arith.CmpIPredicate.ne,
+                            arith.AndIOp(c, constant(8, dt.int32)).result,
+                            constant(0, dt.int32)).result
+    return arith.SelectOp(negative, arith.NegFOp(mag).result, mag).result
+
+
+def _encode_e2m1(x):
+    """The E2M1 bits (i4) of float32 `x`: rounded to nearest, ties to an
+    even code, saturated at +-6 (CUDA's satfinite conversion)."""
+    arith, ir = _arith(), _ir()
+    i32 = ir.IntegerType.get_signless(32)
+    from ..dialects import math as mmath
+
+    a = mmath.AbsFOp(x).result
+    code = constant(0, dt.int32)
+    for bound, inclusive in ((0.25, False), (0.75, True), (1.25, False), (1.75, True),
+                             (2.5, False), (3.5, True), (5.0, False)):
+        pred = arith.CmpFPredicate.OGE if inclusive else arith.CmpFPredicate.OGT
+        above = arith.CmpFOp(pred, a, constant(bound, dt.float32)).result
+        code = arith.AddIOp(code, arith.ExtUIOp(i32, above).result).result
+    word = arith.BitcastOp(i32, x).result
+    sign = arith.AndIOp(arith.ShRUIOp(word, constant(28, dt.int32)).result,
+                        constant(8, dt.int32)).result
+    code = arith.OrIOp(code, sign).result
+    return arith.TruncIOp(ir.IntegerType.get_signless(4), code).result
+
+
 def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
     """Turns any value (Python number, index expression, load) into a
     Scalar, converted to `dtype` when given."""
     if isinstance(x, (BufferRef, Buffer)):
         x = x.load()
+    if isinstance(x, Vector):
+        raise _error(f"a vector value ({len(x)} lanes) where a scalar is needed")
     if isinstance(x, IndexExpr):
         x = x.to_scalar()
     if isinstance(x, Scalar):
@@ -506,6 +683,26 @@ def to_storage(value, dtype: DType):
     return v.value
 
 
+def storage_constant(value, dtype: DType):
+    """`value` (a Python number) as an attribute of the storage element
+    type of `dtype` (bools as i8; unsigned integers wrap to their bits)."""
+    ir = _ir()
+    t = storage_ir_type(dtype)
+    if isinstance(value, bool) or dtype.is_bool:
+        return ir.IntegerAttr.get(t, int(bool(value)))
+    if not isinstance(value, (int, float)):
+        raise _error(f"expected a Python number as a constant of {dtype}, got {_describe(value)}")
+    if dtype.is_float:
+        return ir.FloatAttr.get(t, float(value))
+    if isinstance(value, float) and not value.is_integer():
+        raise _error(f"cannot use {value} as a value of integer type {dtype}")
+    bits = dtype.bits
+    v = int(value) & ((1 << bits) - 1)
+    if v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return ir.IntegerAttr.get(t, v)
+
+
 def from_storage(raw, dtype: DType) -> Scalar:
     """The Scalar of a value loaded from a buffer of `dtype`."""
     if dtype.is_bool:
@@ -519,6 +716,13 @@ def cast(x, dtype) -> Union[Scalar, Number]:
     dtype = dt.as_dtype(dtype)
     if not state.active() and isinstance(x, (bool, int, float)):
         return float(x) if dtype.is_float else int(x)
+    x = _unwrap_ref(x)
+    if isinstance(x, Vector) or dtype.lanes > 1:
+        if isinstance(x, Vector) and dtype.lanes > 1 and dtype.lanes != len(x):
+            raise _error(f"cannot cast a vector of {len(x)} lanes to {dtype}")
+        if not isinstance(x, Vector):
+            x = Vector([x] * dtype.lanes)  # a scalar cast to a vector type: broadcast
+        return Vector([to_scalar(lane, dtype.element) for lane in x.lanes])
     return to_scalar(x, dtype)
 
 
@@ -600,6 +804,10 @@ def _unwrap_ref(x):
         return x.load()
     if isinstance(x, Equality):
         return x.value()
+    if isinstance(x, SymExpr) and state.active():  # a size computed on the host
+        return state.current().symbolic_value(x)
+    if isinstance(x, LetVar):
+        return _unwrap_ref(x.value())
     return x
 
 
@@ -631,6 +839,19 @@ class Equality(Operators):
 
 
 def binary(op: str, a, b):
+    """`a op b` with TileLang's promotion rules (lane by lane on vectors)."""
+    a, b = _vector_ref(a), _vector_ref(b)
+    return _lanewise(lambda x, y: _binary_scalar(op, x, y), a, b)
+
+
+def _vector_ref(x):
+    """A sliced buffer region used as a value is the vector of its elements."""
+    if isinstance(x, BufferRef) and x.is_vector():
+        return x.load()
+    return x
+
+
+def _binary_scalar(op: str, a, b):
     raw_a, raw_b = a, b
     a, b = _unwrap_ref(a), _unwrap_ref(b)
     if not isinstance(a, (Scalar, IndexExpr)) and not isinstance(b, (Scalar, IndexExpr)):
@@ -792,6 +1013,11 @@ def _emit_binary(op: str, x, y, dtype: DType):
 
 
 def unary(op: str, a):
+    """`op a` (lane by lane on a vector)."""
+    return _lanewise(lambda x: _unary_scalar(op, x), _vector_ref(a))
+
+
+def _unary_scalar(op: str, a):
     a = _unwrap_ref(a)
     if not isinstance(a, (Scalar, IndexExpr)):
         return {"-": lambda x: -x, "+": lambda x: +x, "~": lambda x: ~x,
@@ -819,6 +1045,12 @@ _CMP_PY = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
 
 
 def compare(op: str, a, b):
+    """`a op b` (lane by lane on vectors)."""
+    a, b = _vector_ref(a), _vector_ref(b)
+    return _lanewise(lambda x, y: _compare_scalar(op, x, y), a, b)
+
+
+def _compare_scalar(op: str, a, b):
     a, b = _unwrap_ref(a), _unwrap_ref(b)
     ia, ib = IndexExpr.lift(a), IndexExpr.lift(b)
     if ia is not None and ib is not None and ia.is_const() and ib.is_const():
@@ -844,6 +1076,11 @@ def compare(op: str, a, b):
 
 
 def logical(op: str, a, b):
+    """`and` / `or` on runtime booleans (lane by lane on vectors)."""
+    return _lanewise(lambda x, y: _logical_scalar(op, x, y), _vector_ref(a), _vector_ref(b))
+
+
+def _logical_scalar(op: str, a, b):
     """`and` / `or` on runtime booleans (both sides are evaluated)."""
     sa, sb = to_scalar(a, dt.boolean), to_scalar(b, dt.boolean)
     arith = _arith()
@@ -855,6 +1092,12 @@ def logical(op: str, a, b):
 
 
 def select(cond, a, b):
+    """cond ? a : b on runtime values (T.if_then_else; lane by lane)."""
+    cond, a, b = _vector_ref(cond), _vector_ref(a), _vector_ref(b)
+    return _lanewise(_select_scalar, cond, a, b)
+
+
+def _select_scalar(cond, a, b):
     """cond ? a : b on runtime values (T.if_then_else)."""
     cond = _unwrap_ref(cond)
     if not isinstance(cond, (Scalar, IndexExpr)):
@@ -883,10 +1126,25 @@ def to_index(x, what: str = "index") -> IndexExpr:
     if isinstance(x, Scalar):
         if x.dtype.is_float:
             raise _error(f"{what} must be an integer, got a {x.dtype} value")
+        known = _constant_of(x.value)
+        if known is not None and not x.dtype.is_bool:
+            if x.dtype.kind == "uint":  # the constant holds the bit pattern
+                known &= (1 << x.dtype.bits) - 1
+            return IndexExpr(known)  # T.int32(-1): a constant index
         if x.dtype.kind == "index":
             return IndexExpr.of(x.value)
         return IndexExpr.of(_convert_value(x.value, x.dtype, dt.index))
     raise _error(f"{what} must be an integer, got {_describe(x)}")
+
+
+def _constant_of(value) -> Optional[int]:
+    """The integer of an `arith.constant` SSA value, else None."""
+    ir = _ir()
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return int(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else None
 
 
 def static_int(x, what: str) -> int:
@@ -921,6 +1179,18 @@ class Buffer(Operators):
         self.remap = None
         # A T.SymmetricTensor argument: the IR value of its peer table.
         self.peers = None
+        # T.annotate_safe_value: what an out-of-range element read of this
+        # global tensor gives (None: zero), in the kernel that annotated it.
+        self.safe_value = None
+        # A T.StridedTensor argument (its memref has a strided layout): tile
+        # operations take it element by element.
+        self.strided = False
+        # Elements a byte (4-bit types: 2): the memref holds bytes, the last
+        # dimension divided by it; elements are read and written as nibbles.
+        self.pack = self.dtype.pack
+        # T.view(X, shape, dtype) of another dtype: (X, k), an element being
+        # the bits of k elements of X (k > 0) or of 1/-k of one (k < 0).
+        self.bitview = None
 
     def __repr__(self):
         return f"Buffer({self.name!r}, {self.shape}, {self.dtype}, {self.scope})"
@@ -982,12 +1252,36 @@ class Buffer(Operators):
             key = (key,)
         return BufferRef(self, key)
 
+    def __setitem__(self, key, value) -> None:
+        """`X[i] = v` in Python that runs as Python (a helper a program
+        calls, a meta_class method): the store."""
+        self[key].store(value)
+
     # A rank-0 `var` buffer behaves as its value in expressions.
     def load(self) -> Scalar:
         if self.ndim != 0:
             raise _error(f"buffer {self.name!r} of shape {self.shape} used as a "
                          "scalar; index it")
         return BufferRef(self, ()).load()
+
+
+class LetVar:
+    """`v = T.int32()` in a tile program: a variable bound later by
+    `T.let(v, value)`; it stands for its value wherever it is used."""
+
+    def __init__(self, dtype: DType, name: str = ""):
+        self.dtype = dt.as_dtype(dtype)
+        self.name = name
+        self.bound = None  # the value, once T.let bound it
+
+    def value(self):
+        if self.bound is None:
+            raise _error(f"the variable T.{self.dtype}() {self.name} is used before T.let "
+                         "binds it to a value")
+        return self.bound
+
+    def __repr__(self):
+        return f"LetVar({self.dtype})"
 
 
 class BufferData:
@@ -1025,26 +1319,171 @@ class BufferRef(Operators):
                          f"{len(items)} indices")
         out = []
         for i, item in enumerate(items):
-            if isinstance(item, slice):
+            if isinstance(item, (slice, Vector)):
                 raise _error(f"{what} a slice of buffer {b.name!r}; slices are "
                              "regions for tile operations such as T.copy")
-            out.append(to_index(item, f"index {i} of {b.name!r}"))
+            out.append(_wrap_negative(to_index(item, f"index {i} of {b.name!r}"), b.shape[i]))
         return out
 
-    def load(self) -> Scalar:
+    def is_vector(self) -> bool:
+        """Whether this access reads or writes several elements as one
+        vector value (a slice, or a T.Ramp index)."""
+        return any(isinstance(i, (slice, Vector)) for i in self.items)
+
+    def _lane_indices(self, what: str) -> List[List[IndexExpr]]:
+        """The index of each lane of a vector access: a slice gives its
+        positions, a T.Ramp its lanes (lane counts must agree), a point the
+        same index for every lane. A lane that may be negative wraps around
+        (TileLang's rule for vector indices: lane < 0 reads lane + extent)."""
+        b = self.buffer
+        if len(self.items) != b.ndim:
+            raise _error(f"{what} buffer {b.name!r} of rank {b.ndim} with "
+                         f"{len(self.items)} indices")
+        per_dim, lanes = [], None
+        for i, item in enumerate(self.items):
+            if isinstance(item, slice):
+                start, extent = self._slice(i, item)
+                values = [start.add(IndexExpr(k)) for k in range(extent)]
+            elif isinstance(item, Vector):
+                values = [_wrap_negative(to_index(x, f"lane of index {i} of {b.name!r}"),
+                                         b.shape[i], select_unknown=True) for x in item.lanes]
+            else:
+                per_dim.append(None)
+                continue
+            if lanes is not None and len(values) != lanes:
+                raise _error(f"{what} buffer {b.name!r}: its vector indices have {lanes} and "
+                             f"{len(values)} lanes")
+            lanes = len(values)
+            per_dim.append(values)
+        if lanes > MAX_LANES:
+            raise _error(f"{what} {lanes} elements of {b.name!r} as one vector value (at most "
+                         f"{MAX_LANES}); use T.copy or a loop")
+        points = [None if d is not None else
+                  _wrap_negative(to_index(item, f"index {i} of {b.name!r}"), b.shape[i])
+                  for i, (d, item) in enumerate(zip(per_dim, self.items))]
+        return [[d[k] if d is not None else p for d, p in zip(per_dim, points)]
+                for k in range(lanes)]
+
+    def load(self):
+        """The element (a Scalar), or for a vector access the Vector of its
+        elements."""
         from ..dialects import memref
 
+        if self.is_vector():
+            return Vector([BufferRef(self.buffer, tuple(idx)).load()
+                           for idx in self._lane_indices("cannot load from")])
+        if self.buffer.bitview is not None:
+            return _load_bitview(self.buffer, self._point_indices("cannot load from"))
         idx = self.buffer.stored_index(self._point_indices("cannot load from"))
-        raw = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx]).result
-        return from_storage(raw, self.buffer.dtype)
+        if self.buffer.pack > 1:
+            return _load_packed(self.buffer, idx)
+        if _byte_vector(self.buffer.dtype):  # the byte's lanes, the first in the low bits
+            raw = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx]).result
+            element = self.buffer.dtype.element
+            lanes = []
+            for k in range(self.buffer.dtype.lanes):
+                bits = _arith().ShRUIOp(raw, constant(k * element.bits, dt.int8)).result
+                lanes.append(Scalar(_arith().TruncIOp(ir_type(element), bits).result, element))
+            return Vector(lanes)
+        load = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx])
+        if self.buffer.safe_value is not None and self.buffer.scope == "global":
+            load.operation.attributes["tile.safe_value"] = storage_constant(
+                self.buffer.safe_value, self.buffer.dtype)
+        return from_storage(load.result, self.buffer.dtype)
 
     def store(self, value) -> None:
         from ..dialects import memref
 
+        if self.is_vector():
+            lanes = self._lane_indices("cannot store into")
+            value = _vector_ref(_unwrap_ref(value) if isinstance(value, LetVar) else value)
+            if isinstance(value, Vector):
+                if len(value) != len(lanes):
+                    raise _error(f"cannot store a vector of {len(value)} lanes into "
+                                 f"{len(lanes)} elements of {self.buffer.name!r}")
+                values = value.lanes
+            else:  # a scalar into a region: every element
+                values = [to_scalar(value, self.buffer.dtype)] * len(lanes)
+            for idx, v in zip(lanes, values):
+                BufferRef(self.buffer, tuple(idx)).store(v)
+            return
         self.buffer.stores += 1
+        if self.buffer.bitview is not None:
+            _store_bitview(self.buffer, self._point_indices("cannot store into"), value)
+            return
+        if _byte_vector(self.buffer.dtype):
+            dtype = self.buffer.dtype
+            value = _vector_ref(_unwrap_ref(value))
+            if not isinstance(value, Vector) or len(value) != dtype.lanes:
+                raise _error(f"a store into {self.buffer.name!r} ({dtype}) takes a vector of "
+                             f"{dtype.lanes} lanes, got {_describe(value)}")
+            i8 = _ir().IntegerType.get_signless(8)
+            byte = None
+            for k, lane in enumerate(value.lanes):
+                part = _arith().ExtUIOp(i8, to_scalar(lane, dtype.element).value).result
+                if k:
+                    part = _arith().ShLIOp(part, constant(k * dtype.element.bits, dt.int8)).result
+                byte = part if byte is None else _arith().OrIOp(byte, part).result
+            idx = self.buffer.stored_index(self._point_indices("cannot store into"))
+            memref.StoreOp(byte, self.buffer.value, [i.materialize() for i in idx])
+            return
         idx = self.buffer.stored_index(self._point_indices("cannot store into"))
+        if self.buffer.pack > 1:
+            _store_packed(self.buffer, idx, value)
+            return
         memref.StoreOp(to_storage(value, self.buffer.dtype), self.buffer.value,
                        [i.materialize() for i in idx])
+
+    def bounds(self) -> List[Tuple[IndexExpr, Optional[IndexExpr]]]:
+        """(start, extent) of each dimension, the extent an index value that
+        may be known only at run time (None for a point index)."""
+        b = self.buffer
+        out = []
+        for i, item in enumerate(self.items):
+            if isinstance(item, slice):
+                if item.step is not None:
+                    raise _error(f"strided slices of {b.name!r} are not supported")
+                start = to_index(0 if item.start is None else item.start)
+                stop = to_index(b.shape[i]) if item.stop is None else to_index(item.stop)
+                out.append((start, stop.add(start, -1)))
+            else:
+                out.append((_wrap_negative(to_index(item, f"index {i} of {b.name!r}"),
+                                           b.shape[i]), None))
+        return out
+
+    def dynamic_region(self) -> bool:
+        """Whether a slice's extent is known only at run time."""
+        try:
+            self.region()
+        except TileLangError:
+            return any(isinstance(i, slice) for i in self.items) and len(self.items) == \
+                self.buffer.ndim
+        return False
+
+    def _slice(self, i: int, item: slice) -> Tuple[IndexExpr, int]:
+        """(start, static extent) of slice `item` of dimension `i`."""
+        b = self.buffer
+        if item.step is not None:
+            raise _error(f"strided slices of {b.name!r} are not supported")
+        start = to_index(0 if item.start is None else item.start)
+        if item.stop is None:
+            dim = b.shape[i]
+            stop = dim if isinstance(dim, IndexExpr) else IndexExpr(dim)
+        else:
+            stop = to_index(item.stop)
+        extent = stop.add(start, -1)
+        if not extent.is_const() and item.start is not None and item.stop is not None:
+            fa, fb = symbolic_form(item.stop), symbolic_form(item.start)
+            if fa is not None and fb is not None:
+                symbolic = fa.add(fb, -1)
+                if symbolic.is_const():
+                    extent = symbolic
+        if not extent.is_const():
+            raise _error(f"the extent of slice {i} of {b.name!r} must be a "
+                         f"compile-time constant, got {extent}")
+        if extent.const <= 0:
+            raise _error(f"slice {i} of {b.name!r} is empty")
+        return start, extent.const
 
     def region(self) -> Tuple[List[IndexExpr], List[Optional[int]]]:
         """Offsets and extents; an extent is None for a point index (the
@@ -1055,35 +1494,191 @@ class BufferRef(Operators):
                          f"{len(self.items)} indices")
         offsets, extents = [], []
         for i, item in enumerate(self.items):
+            if isinstance(item, Vector):
+                raise _error(f"a T.Ramp index of {b.name!r} names elements one by one; tile "
+                             "operations take slices")
             if isinstance(item, slice):
-                if item.step is not None:
-                    raise _error(f"strided slices of {b.name!r} are not supported")
-                start = to_index(0 if item.start is None else item.start)
-                if item.stop is None:
-                    dim = b.shape[i]
-                    stop = dim if isinstance(dim, IndexExpr) else IndexExpr(dim)
-                else:
-                    stop = to_index(item.stop)
-                extent = stop.add(start, -1)
-                if not extent.is_const() and item.start is not None and item.stop is not None:
-                    fa, fb = symbolic_form(item.stop), symbolic_form(item.start)
-                    if fa is not None and fb is not None:
-                        symbolic = fa.add(fb, -1)
-                        if symbolic.is_const():
-                            extent = symbolic
-                if not extent.is_const():
-                    raise _error(f"the extent of slice {i} of {b.name!r} must be a "
-                                 f"compile-time constant, got {extent}")
-                if extent.const <= 0:
-                    raise _error(f"slice {i} of {b.name!r} is empty")
+                start, extent = self._slice(i, item)
                 offsets.append(start)
-                extents.append(extent.const)
+                extents.append(extent)
             else:
-                offsets.append(to_index(item, f"index {i} of {b.name!r}"))
+                offsets.append(_wrap_negative(to_index(item, f"index {i} of {b.name!r}"),
+                                              b.shape[i]))
                 extents.append(None)
         return offsets, extents
 
 
+def _packed_position(buf: Buffer, idx: List[IndexExpr]):
+    """(byte indices, bit shift) of element `idx` of a packed buffer."""
+    pack, bits = buf.pack, buf.dtype.bits
+    last = idx[-1]
+    byte = list(idx[:-1]) + [last.floordiv(IndexExpr(pack))]
+    shift = to_scalar(last.mod(IndexExpr(pack)).scale(bits), dt.int32)
+    return [i.materialize() for i in byte], Scalar(
+        _arith().TruncIOp(_ir().IntegerType.get_signless(8), shift.value).result, dt.int8)
+
+
+def _load_packed(buf: Buffer, idx: List[IndexExpr]) -> "Scalar":
+    """Element `idx` of a buffer of a 4-bit type: its nibble of the byte."""
+    from ..dialects import memref
+
+    arith, ir = _arith(), _ir()
+    byte_idx, shift = _packed_position(buf, idx)
+    byte = memref.LoadOp(buf.value, byte_idx).result
+    bits = arith.ShRUIOp(byte, shift.value).result
+    value = arith.TruncIOp(ir.IntegerType.get_signless(buf.dtype.bits), bits).result
+    return Scalar(value, buf.dtype)
+
+
+def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
+    """Writes element `idx` of a buffer of a 4-bit type: its nibble of the
+    byte, the other nibble kept (a read-modify-write of the byte: threads
+    that write the two halves of one byte at once race, as in TileLang)."""
+    from ..dialects import memref
+
+    last = idx[-1]
+    b = state.current() if state.active() else None
+    if b is not None and b.parallel_depth and any(c % buf.pack for c in last.terms.values()):
+        raise _error(f"a store into {buf.name!r} ({buf.dtype}, packed {buf.pack} a byte) in a "
+                     f"T.Parallel loop at last index {last}: iterations run on different "
+                     f"threads, and two writing the halves of one byte race; write whole "
+                     f"bytes per iteration (indices {buf.pack} * i + r for r in "
+                     f"range({buf.pack})), or use T.copy")
+    arith, ir = _arith(), _ir()
+    i8 = ir.IntegerType.get_signless(8)
+    v = to_scalar(value, buf.dtype)
+    byte_idx, shift = _packed_position(buf, idx)
+    mask = constant((1 << buf.dtype.bits) - 1, dt.int8)
+    nibble = arith.ShLIOp(arith.ExtUIOp(i8, v.value).result, shift.value).result
+    keep = arith.XOrIOp(arith.ShLIOp(mask, shift.value).result, constant(-1, dt.int8)).result
+    old = memref.LoadOp(buf.value, byte_idx).result
+    new = arith.OrIOp(arith.AndIOp(old, keep).result, nibble).result
+    memref.StoreOp(new, buf.value, byte_idx)
+
+
+def row_major_position(indices: Sequence, extents: Sequence) -> IndexExpr:
+    """The row-major position of `indices` in an array of `extents`."""
+    linear = IndexExpr(0)
+    for x, e in zip(indices, extents):
+        linear = linear.mul(to_index(e)).add(to_index(x))
+    return linear
+
+
+def row_major_index(position: IndexExpr, extents: Sequence) -> List[IndexExpr]:
+    """The index of row-major `position` in an array of `extents` (the first
+    coordinate is not wrapped)."""
+    out, stride = [], IndexExpr(1)
+    for k in range(len(extents) - 1, -1, -1):
+        q = position.floordiv(stride)
+        out.append(q if k == 0 else q.mod(to_index(extents[k])))
+        stride = stride.mul(to_index(extents[k]))
+    return list(reversed(out))
+
+
+def _bits(v, dtype: DType):
+    """The bits of SSA value `v` of `dtype` as an integer of its width."""
+    if dtype.is_float:
+        return _arith().BitcastOp(_ir().IntegerType.get_signless(dtype.bits), v).result
+    return v
+
+
+def _from_bits(v, dtype: DType):
+    if dtype.is_float:
+        return _arith().BitcastOp(ir_type(dtype), v).result
+    return v
+
+
+def _load_bitview(view: Buffer, idx: List[IndexExpr]) -> "Scalar":
+    """Element `idx` of a view of another dtype (see Buffer.bitview)."""
+    src, k = view.bitview
+    arith, ir = _arith(), _ir()
+    p = row_major_position(idx, view.shape)
+    wide = ir.IntegerType.get_signless(view.dtype.bits)
+    if k > 0:  # k source elements, the first in the low bits
+        word = None
+        for j in range(k):
+            e = BufferRef(src, tuple(row_major_index(p.scale(k).add(IndexExpr(j)), src.shape))).load()
+            part = arith.ExtUIOp(wide, _bits(e.value, src.dtype)).result if k > 1 else \
+                _bits(e.value, src.dtype)
+            if j:
+                part = arith.ShLIOp(part, constant(j * src.dtype.bits,
+                                                   dt.as_dtype(f"int{view.dtype.bits}"))).result
+            word = part if word is None else arith.OrIOp(word, part).result
+        return Scalar(_from_bits(word, view.dtype), view.dtype)
+    k = -k  # a part of one source element
+    e = BufferRef(src, tuple(row_major_index(p.floordiv(IndexExpr(k)), src.shape))).load()
+    src_int = dt.as_dtype(f"int{src.dtype.bits}")
+    shift = to_scalar(p.mod(IndexExpr(k)).scale(view.dtype.bits), src_int)
+    bits = arith.ShRUIOp(_bits(e.value, src.dtype), shift.value).result
+    return Scalar(_from_bits(arith.TruncIOp(wide, bits).result, view.dtype), view.dtype)
+
+
+def _store_bitview(view: Buffer, idx: List[IndexExpr], value) -> None:
+    src, k = view.bitview
+    if k < 0:
+        raise _error(f"not supported by tilelang-mlir: a store into {view.name!r}, a view of "
+                     f"{src.name!r} as a narrower dtype (it would rewrite a part of each "
+                     f"{src.dtype} element; threads writing the parts of one element race)")
+    arith, ir = _arith(), _ir()
+    p = row_major_position(idx, view.shape)
+    word = _bits(to_scalar(value, view.dtype).value, view.dtype)
+    narrow = ir.IntegerType.get_signless(src.dtype.bits)
+    for j in range(k):
+        part = word
+        if j:
+            part = arith.ShRUIOp(word, constant(j * src.dtype.bits,
+                                                dt.as_dtype(f"int{view.dtype.bits}"))).result
+        if k > 1:
+            part = arith.TruncIOp(narrow, part).result
+        BufferRef(src, tuple(row_major_index(p.scale(k).add(IndexExpr(j)), src.shape))).store(
+            Scalar(_from_bits(part, src.dtype), src.dtype))
+
+
+def _wrap_negative(index: IndexExpr, extent, select_unknown: bool = False):
+    """TileLang's negative indices: an index that is negative for certain
+    (a constant) counts from the end (`A[-1]` is the last element); with
+    `select_unknown` (the lanes of a vector index), one that may be
+    negative (not a sum of nonnegative terms) reads `index + extent` when
+    negative."""
+    if index.is_const():
+        return index.add(to_index(extent)) if index.const < 0 else index
+    if not select_unknown or (index.const >= 0 and all(c > 0 for c in index.terms.values())):
+        return index
+    wrapped = select(compare("<", index, 0), index.add(to_index(extent)), index)
+    return to_index(wrapped)
+
+
+_SIZE_VARS = [0]  # how many anonymous symbolic sizes `T.int32()` has made
+
+
+def _dtype_call(dtype: DType, *args, is_size_var: bool = False):
+    """What calling a dtype does: `T.float32(x)` is `T.cast(x, T.float32)`
+    (a Python number stays one outside a program); `T.int32()` outside a
+    program is an anonymous symbolic size (TVM's size variable)."""
+    if not args:
+        if state.active():  # a variable T.let binds later
+            return LetVar(dtype)
+        if not dtype.is_int:
+            raise TypeError(f"T.{dtype}() (a variable without a value) is a symbolic size, "
+                            "which needs an integer dtype")
+        from ..base.signature import SymbolicDim
+
+        _SIZE_VARS[0] += 1
+        return SymbolicDim(f"v{_SIZE_VARS[0]}", dtype)
+    if len(args) > 1:  # T.float16x2(a, b): a vector of the lanes
+        if dtype.lanes not in (1, len(args)):
+            raise _error(f"T.{dtype} has {dtype.lanes} lanes, got {len(args)} values")
+        return Vector([to_scalar(_unwrap_ref(a), dtype.element) for a in args])
+    x = args[0]
+    if not state.active() and isinstance(x, int) and not isinstance(x, bool) and dtype.is_int \
+            and dtype.lanes == 1 and dtype.kind != "index":
+        lo, hi = ((0, 2 ** dtype.bits - 1) if dtype.is_unsigned
+                  else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
+        if not lo <= x <= hi:
+            raise ValueError(f"T.{dtype}({x}): the value does not fit in {dtype}")
+    return cast(x, dtype)
+
+
 # `T.float32(x)` is `T.cast(x, T.float32)` (the bottom layer's DType cannot
 # import this layer, so the cast is installed here).
-dt.set_call_handler(cast)
+dt.set_call_handler(_dtype_call)

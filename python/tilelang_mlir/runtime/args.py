@@ -16,7 +16,25 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..base import dtypes as dt
-from ..base.signature import is_input
+from ..base.signature import dim_symbols, eval_dim, is_input, solve_dim
+
+
+# TileLang's output conventions (the compat route sets it): a call's outputs
+# are torch tensors even when no argument is one, and several of them come
+# back as a list (runtime/kernel.py).
+TILELANG_OUTPUTS = False
+
+
+def set_tilelang_outputs(on: bool) -> bool:
+    """Turns TileLang's output conventions on or off, on both launch paths
+    (the native launcher keeps its own switch); returns the previous
+    setting."""
+    global TILELANG_OUTPUTS
+    was, TILELANG_OUTPUTS = TILELANG_OUTPUTS, bool(on)
+    from . import launcher
+
+    launcher.set_tilelang_outputs(bool(on))
+    return was
 
 
 def _is_torch(x) -> bool:
@@ -107,6 +125,10 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
             got = dt.from_numpy(x.dtype)
         except TypeError:
             raise TypeError(f"{name()} must have dtype {p.dtype}, got {x.dtype}") from None
+        if not x.dtype.isnative:  # kernels read the machine's byte order
+            raise TypeError(f"{name()} must have dtype {p.dtype} in the machine's byte order, "
+                            f"got {x.dtype.str}; convert it with "
+                            "x.astype(x.dtype.newbyteorder('='))")
         shape = tuple(x.shape)
         itemsize = x.dtype.itemsize
         strides = tuple(s // itemsize for s in x.strides)
@@ -115,29 +137,88 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
     else:
         raise TypeError(f"{name()} must be a NumPy array or a torch tensor, got "
                         f"{type(x).__name__}")
+    pack = p.dtype.pack
+    if pack > 1:
+        # A packed 4-bit tensor: any 8-bit storage (int8, uint8,
+        # float4_e2m1fn_x2, ...); sizes and strides in its elements.
+        if got.bits * got.lanes != 8:
+            raise TypeError(f"{name()} holds {p.dtype} elements packed {pack} a byte: it must "
+                            f"be a tensor of a one-byte dtype (int8, uint8, "
+                            f"float4_e2m1fn_x2), got {got}")
+        logical = _unpacked(shape, strides, pack)
+        if logical is None:
+            raise ValueError(f"{name()} holds {p.dtype} elements packed {pack} a byte: its "
+                             f"last dimension must be contiguous, got strides {tuple(strides)}")
+        bound = BoundTensor(x, ptr, shape, strides)
+        shape, strides = logical
+        _match_sizes(name, p, shape, strides, contiguous, symbols, where)
+        return bound
     if got is not p.dtype and got != p.dtype and not (got.mlir == p.dtype.mlir
                                                       and got.kind == p.dtype.kind):
         raise TypeError(f"{name()} must have dtype {p.dtype}, got {got}")
+    _match_sizes(name, p, shape, strides, contiguous, symbols, where)
+    return BoundTensor(x, ptr, shape, strides)
+
+
+def _unpacked(shape, strides, pack: int):
+    """(logical sizes, logical strides) of a tensor of bytes that packs
+    `pack` elements each along its last dimension; None when that
+    dimension is not contiguous."""
+    if not shape:
+        return (), ()
+    if shape[-1] > 1 and strides[-1] != 1:
+        return None
+    sizes = tuple(shape[:-1]) + (shape[-1] * pack,)
+    logical = tuple(s * pack for s in strides[:-1]) + (1,)
+    return sizes, logical
+
+
+def _match_sizes(name, p, shape, strides, contiguous, symbols, where) -> None:
     if len(shape) != len(p.shape):
         raise ValueError(f"{name()} must have rank {len(p.shape)} (shape "
                          f"{_shape_str(p.shape)}), got rank {len(shape)} with shape "
                          f"{_shape_str(shape)}")
     if shape != p.shape:
-        for i, (want, have) in enumerate(zip(p.shape, shape)):
-            if isinstance(want, str):
-                if want in symbols and symbols[want] != have:
-                    raise ValueError(f"{name()}: dimension {i} is the symbolic size {want!r} = "
-                                     f"{have}, but {where[want]} gave {want!r} = {symbols[want]}")
-                if want not in symbols:
-                    symbols[want] = have
-                    where[want] = f"argument {p.name!r}"
-            elif want != have:
-                raise ValueError(f"{name()} must have shape {_shape_str(p.shape)}, got "
-                                 f"{_shape_str(shape)}")
-    if not contiguous:
+        _match(name, "dimension", p.shape, shape, symbols, where, p.name)
+    if p.strides is not None:
+        _match(name, "stride", p.strides, strides, symbols, where, p.name)
+    elif not contiguous:
         raise ValueError(f"{name()} must be contiguous (row-major); call .contiguous() or "
                          "np.ascontiguousarray() first")
-    return BoundTensor(x, ptr, shape, strides)
+
+
+def _match(name, what: str, want: Sequence, have: Sequence, symbols: Dict[str, int],
+           where: Dict[str, str], param: str) -> None:
+    """Checks a tensor's sizes (or strides) against a signature's: ints must
+    match, a symbol takes its first value (later ones must agree), and an
+    expression of symbols is solved for its one unbound symbol (`n * 3 + 1`)
+    or evaluated."""
+    later = []
+    for i, (w, h) in enumerate(zip(want, have)):
+        if isinstance(w, str) and w.isidentifier():
+            if w in symbols and symbols[w] != h:
+                raise ValueError(f"{name()}: {what} {i} is the symbolic size {w!r} = {h}, but "
+                                 f"{where[w]} gave {w!r} = {symbols[w]}")
+            if w not in symbols:
+                symbols[w] = h
+                where[w] = f"argument {param!r}"
+        elif isinstance(w, str):
+            later.append((i, w, h))
+        elif w != h:
+            label = "shape" if what == "dimension" else "strides"
+            raise ValueError(f"{name()} must have {label} {_shape_str(want)}, got "
+                             f"{_shape_str(have)}")
+    for i, w, h in later:
+        if any(s not in symbols for s in dim_symbols(w)):
+            solved = solve_dim(w, h, symbols)
+            if solved is None:
+                raise ValueError(f"{name()}: {what} {i} is {w} = {h}, which does not determine "
+                                 f"its symbolic sizes {dim_symbols(w)}")
+            symbols[solved[0]] = solved[1]
+            where[solved[0]] = f"argument {param!r} ({w} = {h})"
+        value = eval_dim(w, symbols)
+        if value != h:
+            raise ValueError(f"{name()}: {what} {i} must be {w} = {value}, got {h}")
 
 
 def _check_scalar(kernel_name: str, p, x):
@@ -174,7 +255,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     where: Dict[str, str] = {}
     state: Dict[str, int] = {}  # the current CUDA device, looked up once
     values: List[Any] = [None] * len(params)
-    use_torch = device == "cuda"
+    use_torch = device == "cuda" or TILELANG_OUTPUTS
     tables: Dict[str, Any] = {}  # symmetric tensor name -> its peer table
     it = iter(args)
     for i, p in enumerate(params):
@@ -192,19 +273,27 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                     _own_table(x, values[i].data_ptr)
         else:
             values[i] = _check_scalar(kernel_name, p, x)
+    # An output's size may be an expression of integer scalar arguments.
+    for i, p in enumerate(params):
+        if p.kind == "scalar" and p.dtype.is_int and isinstance(values[i], int):
+            symbols.setdefault(p.name, values[i])
     outputs = []
     workspaces = [i for i, p in enumerate(params) if p.workspace]
     for i in list(out_idx) + workspaces:
         p = params[i]
         shape = []
         for d in p.shape:
-            if isinstance(d, str):
-                if d not in symbols:
-                    raise ValueError(f"cannot allocate output {p.name!r}: its size {d!r} "
-                                     "does not appear in any input")
-                shape.append(symbols[d])
-            else:
-                shape.append(d)
+            try:
+                shape.append(eval_dim(d, symbols))
+            except KeyError as e:
+                raise ValueError(f"cannot allocate output {p.name!r}: its size {d!r} depends "
+                                 f"on {e.args[0]!r}, which does not appear in any input") from None
+        if p.dtype.pack > 1 and shape:  # bytes holding `pack` elements each
+            if shape[-1] % p.dtype.pack:
+                raise ValueError(f"cannot allocate output {p.name!r}: its last size "
+                                 f"{shape[-1]} is not a multiple of {p.dtype.pack} ({p.dtype} "
+                                 "elements are packed that many a byte)")
+            shape[-1] //= p.dtype.pack
         if use_torch:
             import torch
 
@@ -212,15 +301,21 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                               device="cuda" if device == "cuda" else "cpu")
             # Outputs are uninitialized; on the CPU, poison float outputs so
             # that elements a kernel forgot to write show up as NaN.
-            if device == "cpu" and out.is_floating_point():
+            if device == "cpu" and out.is_floating_point() and p.dtype.bits >= 8:
                 out.fill_(float("nan"))
         else:
             out = np.empty(shape, dtype=dt.to_numpy(p.dtype))
-            if p.dtype.is_float:
+            if p.dtype.is_float and p.dtype.bits >= 8:
                 out.fill(np.nan)
         if not p.workspace:
             outputs.append(out)
-        values[i] = _check_tensor(kernel_name, p, out, symbols, where, device, state)
+        # Allocated here as the parameter says: bound without checks.
+        strides, count = [], 1
+        for d in reversed(shape):
+            strides.append(count)
+            count *= d
+        ptr = out.data_ptr() if use_torch else out.ctypes.data
+        values[i] = BoundTensor(out, ptr, tuple(shape), tuple(reversed(strides)))
     if tables:
         for i, p in enumerate(params):
             if p.peers_of is not None:

@@ -18,9 +18,10 @@ artifact is refused rather than launched. Manifests written before these
 fields load without the check.
 
 A CPU kernel's folder (format version 3) holds `<name>.so`, a shared
-library with the kernel's C-interface entry and the runtime routines it may
-call (runtime/cpu.py), linked when the kernel is saved, and `<name>.ll`,
-its LLVM IR (for reading).
+library with the kernel's C-interface entry, the runtime routines it may
+call and the kernel's signature (runtime/cpu.py), linked when the kernel is
+saved, and `<name>.ll`, its LLVM IR (for reading). Loading checks that the
+library's signature is the manifest's, digests or not.
 """
 
 from __future__ import annotations
@@ -118,7 +119,9 @@ def _save_cpu(kernel, path: str) -> None:
     if library_of is None:
         raise NotImplementedError(f"kernel {kernel.name!r} cannot be saved: its executable "
                                   "makes no shared library")
-    library = library_of()
+    from .cpu import signature_of
+
+    library = library_of(signature_of(kernel.name, kernel.params, kernel.out_idx))
     path = os.fspath(path)
     os.makedirs(path, exist_ok=True)
     stem = _file_stem(kernel.name)

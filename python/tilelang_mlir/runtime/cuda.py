@@ -42,7 +42,7 @@ from ..base.grid import (GRID_OPS, check_grid, check_grid_expr, evaluate_grid,  
                          expr_to_str)
 from ..base.artifact import CompiledArtifact, Launch
 from ..base.errors import NoCUDADevice  # noqa: F401 (imported from here by scripts and tests)
-from ..base.signature import int_scalars_of, symbols_of
+from ..base.signature import bind_dims, int_scalars_of, symbols_of
 
 
 # Largest grid extents the hardware accepts (x, y, z).
@@ -409,35 +409,28 @@ def pack_arguments(params: Sequence, values: Sequence,
     parameter, each pointing at the value) following the kernel ABI: first
     the encoded tensor maps (`TensorMap`s, 128 bytes each), then per
     parameter a tensor's memref descriptor flattened (allocated and aligned
-    pointer, offset 0, sizes, strides, each 64 bits) or a scalar's C value.
+    pointer, offset 0, sizes, strides, each 64 bits) or a scalar's C value
+    (in the low bytes of a 64-bit word).
 
     Returns (array, keep): `keep` holds the storage the pointers point into;
     both must live until the launch call returns.
     """
     words: List[int] = []
-    scalars = []
     for p, v in zip(params, values):
         if p.kind == "tensor":
-            ptr = v.data_ptr & _U64
-            words += (ptr, ptr, 0)
-            words += [d & _U64 for d in v.shape]
-            words += [d & _U64 for d in v.strides]
+            words += (v.data_ptr, v.data_ptr, 0)
+            words += v.shape
+            words += v.strides
         else:
-            scalars.append(scalar_ctype(p)(v))
-    storage = (ctypes.c_uint64 * max(len(words), 1))(*words)
+            words.append(int.from_bytes(bytes(scalar_ctype(p)(v)), "little"))
+    n = len(words)
+    storage = (ctypes.c_uint64 * max(n, 1))(*[w & _U64 for w in words])
     base = ctypes.addressof(storage)
-    slots: List[int] = [m.address for m in tensormaps]
-    w = 0
-    it = iter(scalars)
-    for p, v in zip(params, values):
-        if p.kind == "tensor":
-            n = 3 + 2 * len(v.shape)
-            slots += range(base + 8 * w, base + 8 * (w + n), 8)
-            w += n
-        else:
-            slots.append(ctypes.addressof(next(it)))
-    array = (ctypes.c_void_p * max(len(slots), 1))(*slots)
-    return array, [storage, scalars, tensormaps]
+    m = len(tensormaps)
+    array = (ctypes.c_void_p * max(m + n, 1))()
+    array[:m] = [t.address for t in tensormaps]
+    array[m:m + n] = range(base, base + 8 * n, 8)  # every word is one parameter
+    return array, [storage, tensormaps]
 
 
 _LAUNCH = None
@@ -544,22 +537,39 @@ class CUDAExecutable:
     def encode_tensormaps(self, params: Sequence, values: Sequence) -> List[TensorMap]:
         """The kernel's tensor maps of a launch with these argument values,
         encoded (or taken from the cache of encoded maps)."""
+        return [self.encoded_map(i, params, values[m[0]]) for i, m in enumerate(self._maps)]
+
+    def encoded_map(self, i: int, params: Sequence, v) -> TensorMap:
+        """Tensor map `i` of the kernel for the bound tensor `v`, encoded (or
+        taken from the cache of encoded maps)."""
+        index, box, swizzle, dtype = self._maps[i]
         cache = _TENSORMAP_CACHE
-        maps = []
-        for index, box, swizzle, dtype in self._maps:
-            v = values[index]
-            key = (v.data_ptr, v.shape, v.strides, box, swizzle, dtype)
-            tmap = cache.get(key)
-            if tmap is None:
-                p = params[index]
-                enc = tensormap_encoding(self.name, p, v, box, swizzle)
-                tmap = encode_tensormap(enc, f"the tensor map of argument {p.name!r} of "
-                                             f"kernel {self.name!r} ({enc})")
-                if len(cache) >= TENSORMAP_CACHE_SIZE:
-                    cache.clear()
-                cache[key] = tmap
-            maps.append(tmap)
-        return maps
+        key = (v.data_ptr, tuple(v.shape), tuple(v.strides), box, swizzle, dtype)
+        tmap = cache.get(key)
+        if tmap is None:
+            p = params[index]
+            enc = tensormap_encoding(self.name, p, v, box, swizzle)
+            tmap = encode_tensormap(enc, f"the tensor map of argument {p.name!r} of "
+                                         f"kernel {self.name!r} ({enc})")
+            if len(cache) >= TENSORMAP_CACHE_SIZE:
+                cache.clear()
+            cache[key] = tmap
+        return tmap
+
+    def native_launch(self):
+        """What the native launcher needs of this kernel (runtime/launcher.py):
+        (grid expressions, block, dynamic shared bytes, the parameter index
+        of each tensor map); None when every launch must synchronize (the
+        Python path does that)."""
+        if self.sync if self.sync is not None else _SYNC_ENV:
+            return None
+        return self.grid, self.block, self.shared_bytes, [m[0] for m in self._maps]
+
+    def launch_failed(self, code: int, grid, call: str = "cuLaunchKernel") -> None:
+        """Raises the error of a launch that returned CUresult `code`."""
+        check_result((_driver().CUresult(code),), call,
+                     f"kernel {self.name!r} with grid {grid}, block {self.block}, "
+                     f"{self.shared_bytes} bytes of dynamic shared memory")
 
     def launch_grid(self, params: Sequence, values: Sequence,
                     sms: Optional[int] = None) -> Tuple[int, int, int]:
@@ -569,9 +579,9 @@ class CUDAExecutable:
         scalars: Dict[str, Any] = {}
         for p, v in zip(params, values):
             if p.kind == "tensor":
-                for want, have in zip(p.shape, v.shape):
-                    if isinstance(want, str):
-                        symbols.setdefault(want, have)
+                bind_dims(p.shape, v.shape, symbols)
+                if p.strides is not None:
+                    bind_dims(p.strides, v.strides, symbols)
             else:
                 scalars[p.name] = v
         grid = evaluate_grid(self.grid, symbols, scalars, sms)
@@ -652,15 +662,12 @@ class CUDAExecutable:
             code = launch(self._handles[int(ctx)], grid[0], grid[1], grid[2], block[0],
                           block[1], block[2], self.shared_bytes, stream,
                           ctypes.addressof(array), None)
-            result = None if code == 0 else (_driver().CUresult(code),)
         else:
-            result = _driver().cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                              block[2], self.shared_bytes, stream,
-                                              ctypes.addressof(array), 0)
-        if result is not None and int(result[0]) != 0:
-            check_result(result, "cuLaunchKernel",
-                         f"kernel {self.name!r} with grid {grid}, block {self.block}, "
-                         f"{self.shared_bytes} bytes of dynamic shared memory")
+            code = int(_driver().cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0],
+                                                block[1], block[2], self.shared_bytes, stream,
+                                                ctypes.addressof(array), 0)[0])
+        if code != 0:
+            self.launch_failed(code, grid)
         del keep
         if self.sync if self.sync is not None else _SYNC_ENV:
             check_result(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize",

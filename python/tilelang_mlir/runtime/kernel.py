@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import List
 
 from ..base.artifact import CompiledArtifact
+from ..base.errors import DeviceAssertionError
 from . import args as argmod
+from . import launcher as _launcher
 
 
-class Kernel:
+class Kernel(_launcher.KernelBase):
     """A compiled tile program: call it with NumPy arrays or torch tensors.
 
     `out_idx` arguments are not passed; they are allocated and returned (one
     output alone, several as a tuple), as NumPy arrays when every input is a
     NumPy array and as torch tensors otherwise.
+
+    A call takes the native fast path (runtime/launcher.py, launch.cpp: the
+    checks, the outputs and the launch in C++, prepared once per kernel) when
+    its arguments pass every check there, and the Python path
+    (`_call_python`) otherwise, which raises the errors.
     """
 
     def __init__(self, artifact: CompiledArtifact, executable, parts=()):
@@ -51,14 +59,108 @@ class Kernel:
                         for p in self.params)
         return f"<tilelang_mlir.Kernel {self.name}({sig}) target={self.target}>"
 
-    def __call__(self, *args):
-        binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device)
+    def __copy__(self):
+        """A shallow copy; its fast path is set up again at its first call."""
+        other = type(self).__new__(type(self))
+        other.__dict__.update({k: v for k, v in self.__dict__.items()
+                               if not k.startswith("_native_")})
+        return other
+
+    # -- calls -----------------------------------------------------------------
+    # `kernel(...)` is the base class's call: launch.cpp's fast path, or
+    # `_call_python` (the base of a build without the native module).
+
+    def _call_python(self, *args, **kwargs):
+        """A call bound and checked by runtime/args.py (every error is raised
+        here) and run by the executable."""
+        if kwargs:
+            raise TypeError(f"kernel {self.name!r} takes its arguments by position, got "
+                            f"keyword argument(s) {', '.join(map(repr, kwargs))}")
+        if self._native_torch is False and "torch" in sys.modules:
+            self._native_refresh()
+        return self._run(argmod.bind(self.name, self.params, self.out_idx, args, self.device))
+
+    def _try_python(self, *args):
+        """The Python path where the arguments pass its checks; NotImplemented
+        (nothing raised, nothing run) where they do not."""
+        try:
+            binding = argmod.bind(self.name, self.params, self.out_idx, args, self.device)
+        except (TypeError, ValueError):
+            return NotImplemented
+        return self._run(binding)
+
+    def _run(self, binding: argmod.Binding):
         self._executable(self.params, binding.values)
+        if self.device == "cuda" and self._native_state() == "native":
+            self._native_prepare()
         if not binding.outputs:
             return None
         if len(binding.outputs) == 1:
             return binding.outputs[0]
-        return tuple(binding.outputs)
+        return list(binding.outputs) if argmod.TILELANG_OUTPUTS else tuple(binding.outputs)
+
+    _native_torch = None  # whether torch was imported when the plan was made
+    _native_reason = ""  # why a kernel takes the Python path only
+    _native_seen = ()  # CUDA contexts handed to the fast path
+
+    def _native_setup(self) -> None:
+        """Builds this kernel's fast-path plan (called by the native base at
+        the first call); a kernel it cannot serve takes the Python path."""
+        try:
+            spec, why = _launcher.plan_of(self)
+        except Exception as e:  # noqa: BLE001 (the Python path serves any kernel)
+            spec, why = None, f"{type(e).__name__}: {e}"
+        self._native_reason = why
+        self._native_torch = "torch" in sys.modules
+        self._native_configure(spec)
+
+    def _native_refresh(self) -> None:
+        """Rebuilds the plan once torch is imported (a plan made before could
+        not read torch tensors)."""
+        if self._native_state() != "unset":
+            self._native_seen = ()
+            self._native_setup()
+
+    def _executables(self) -> list:
+        """The executable of each part launched by a call, in order."""
+        return list(getattr(self._executable, "executables", [self._executable]))
+
+    def _native_prepare(self) -> bool:
+        """Hands the fast path the current CUDA context, with each part's
+        function loaded in it; False where there is none (the Python path
+        then says why)."""
+        from . import cuda
+
+        try:
+            ctx, device = cuda.current_context(f"kernel {self.name!r}")
+            handle = int(ctx)
+            if handle in self._native_seen:
+                return True
+            exes = self._executables()
+            fns = []
+            for exe in exes:
+                exe._function(ctx, device)  # loaded once per context
+                fns.append(exe._handles[handle])
+            sms = exes[0].multiprocessors(device) if any(e._uses_sms for e in exes) else 0
+        except Exception:  # noqa: BLE001 (the Python path raises it, with its message)
+            return False
+        self._native_add_context(handle, device, sms, tuple(fns))
+        self._native_seen = tuple(self._native_seen) + (handle,)
+        return True
+
+    def _encode_map(self, part: int, index: int, ptr: int, sizes, strides) -> bytes:
+        """Tensor map `index` of part `part` for a tensor at `ptr` (the fast
+        path keeps the encoded maps of recent tensors)."""
+        exe = self._executables()[part]
+        return exe.encoded_map(index, self.params, argmod.BoundTensor(None, ptr, tuple(sizes),
+                                                                     tuple(strides))).raw()
+
+    def _launch_failed(self, part: int, code: int, device: int, grid) -> None:
+        self._executables()[part].launch_failed(code, tuple(grid), "cuLaunchKernelEx")
+
+    def _assert_failed(self, message: bytes, file: bytes, line: int, function: bytes, block):
+        raise DeviceAssertionError(message.decode(errors="replace"), file.decode(errors="replace"),
+                                   line, function.decode(errors="replace"), tuple(block))
 
     def mlir(self, stage: str = "tile") -> str:
         """The IR at a named stage of the pipeline (see `stages`)."""

@@ -79,7 +79,7 @@ def _read_checked(path: str, digest: Optional[str], mpath: str, field: str) -> b
 
 def _load_cpu(m: Dict[str, Any], mpath: str) -> Kernel:
     """A saved CPU kernel: its shared library loaded with ctypes."""
-    from .cpu import SharedLibraryExecutable
+    from .cpu import SharedLibraryExecutable, signature_of
 
     library = _read_checked(m["library_path"], m.get("library_sha256"), mpath, "library")
     source = ""
@@ -91,7 +91,14 @@ def _load_cpu(m: Dict[str, Any], mpath: str) -> Kernel:
                          "edited after it was saved (save the kernel again, or remove the "
                          "field to load it unchecked)")
     artifact = CompiledArtifact(m["name"], m["params"], m["out_idx"], "cpu", {}, source)
-    return Kernel(artifact, SharedLibraryExecutable(m["library_path"], m["entry"], library))
+    # The library must be this kernel's (also where no digest says so): one of
+    # another kernel would be called with arguments of the wrong shapes.
+    signature = signature_of(m["entry"], m["params"], m["out_idx"])
+    try:
+        exe = SharedLibraryExecutable(m["library_path"], m["entry"], library, signature)
+    except ValueError as e:
+        raise ValueError(f"{mpath}: {e}") from None
+    return Kernel(artifact, exe)
 
 
 def kernel_of(artifact: CompiledArtifact, sync: Optional[bool] = None):

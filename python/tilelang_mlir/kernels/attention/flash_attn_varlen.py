@@ -17,6 +17,7 @@ of the LSE ((heads, total_tokens), float32) stop at the sequence's end,
 since the rows past it belong to the next sequence.
 
 Offers `flash_attn_varlen` (the program), `make_inputs` and `reference`.
+cu_seqlens is not checked here (kernels/attention/index_checks.py).
 """
 
 import math

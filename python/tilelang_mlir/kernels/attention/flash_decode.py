@@ -42,8 +42,8 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
-from .online_softmax import (mask_past_end, softmax_finish, softmax_reset, softmax_state,
-                             softmax_step, split_tiles, splitkv_combine)
+from .online_softmax import (mask_past_end, page_of, softmax_finish, softmax_reset,
+                             softmax_state, softmax_step, split_tiles, splitkv_combine)
 
 FullRow = T.GemmWarpPolicy.FullRow
 
@@ -104,7 +104,7 @@ def flash_decode_split(batch, heads, kv_heads, dim, num_pages, page_size, max_pa
             softmax_reset(state, acc_o)
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 token = (first + k) * block_N
-                page = bx if contiguous else block_table[bx, token // page_size] + 0
+                page = bx if contiguous else page_of(block_table, bx, token, page_size)
                 row = token if contiguous else token % page_size
                 T.copy(K[page, by, row, 0], K_shared)
                 T.copy(V[page, by, row, 0], V_shared)

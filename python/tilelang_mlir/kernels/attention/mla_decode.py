@@ -41,8 +41,8 @@ import torch
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
-from .online_softmax import (mask_past_end, softmax_finish, softmax_reset, softmax_state,
-                             softmax_step, split_tiles, splitkv_combine)
+from .online_softmax import (mask_past_end, page_of, softmax_finish, softmax_reset,
+                             softmax_state, softmax_step, split_tiles, splitkv_combine)
 
 FullRow = T.GemmWarpPolicy.FullRow
 FullCol = T.GemmWarpPolicy.FullCol
@@ -93,7 +93,7 @@ def mla_decode_split(batch, heads, num_pages, max_pages, num_splits, page_size=6
             softmax_reset(state, acc_o)
             for k in T.Pipelined(n_tiles, num_stages=num_stages):
                 token = (first + k) * block_N
-                page = block_table[bx, token // page_size] + 0
+                page = page_of(block_table, bx, token, page_size)
                 T.copy(KV[page, token % page_size, 0], KV_shared)
                 T.copy(KV[page, token % page_size, DV], Kpe_shared)
                 T.clear(S)

@@ -31,8 +31,8 @@ import math
 import tilelang_mlir.language as T
 
 from .mla_decode import DPE, DV, MlaDecode
-from .online_softmax import (LN2, mask_past_end, softmax_finish, softmax_reset, softmax_state,
-                             softmax_step, split_tiles)
+from .online_softmax import (LN2, mask_past_end, page_of, softmax_finish, softmax_reset,
+                             softmax_state, softmax_step, split_tiles)
 
 
 def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_size=64,
@@ -117,7 +117,7 @@ def mla_decode_roles_split(batch, heads, num_pages, max_pages, num_splits, page_
                 for k in T.serial(n_tiles):
                     T.barrier_wait(kv_free[k % num_stages], ((k // num_stages) % 2) ^ 1)
                     token = (first + k) * block_N
-                    page = block_table[bx, token // page_size] + 0
+                    page = page_of(block_table, bx, token, page_size)
                     T.tma_copy(KV[page, token % page_size, 0], KV_shared[k % num_stages, :, :],
                                barrier=kv_full[k % num_stages])
                     T.barrier_arrive(kv_full[k % num_stages])
@@ -187,7 +187,7 @@ def mla_decode_seesaw_split(batch, heads, num_pages, max_pages, num_splits, page
         s = j % 2
         bar = kv_full[2 * s + (0 if h == s else 1)]
         token = (first + j) * block_N
-        page = block_table[bx, T.min(token, seqlen - 1) // page_size] + 0
+        page = page_of(block_table, bx, T.min(token, seqlen - 1), page_size)
         row = token % page_size
         T.tma_copy(KV[page, row, h * half], KV_shared[s, :, h * half:(h + 1) * half], barrier=bar)
         if h == 1:

@@ -12,7 +12,8 @@
   (`empty_rows`: an empty split of a short sequence) such a row gets O = 0
   and LSE = -inf.
 - for split-KV decoding (flash_decode.py, mla_decode.py): `split_tiles`
-  (the KV tiles of one split of a sequence), `mask_past_end` (the keys of
+  (the KV tiles of one split of a sequence), `page_of` (a token's page in
+  the block table; index_checks.py checks both index tensors), `mask_past_end` (the keys of
   the sequence's last tile past its end), and `splitkv_combine`, the
   combine kernel: the partial
   outputs O_s (each already normalized) and their LSEs lse_s become
@@ -95,13 +96,21 @@ def softmax_finish(acc_o, state, rows, dim, scale, empty_rows):
 def split_tiles(cache_seqlens, b, split, num_splits, block_N):
     """(seqlen, first, n_tiles): sequence b's length, and the first KV tile
     and the number of tiles of share `split` of its ceil(seqlen / block_N)
-    tiles (none for a share past its end)."""
+    tiles (none for a share past its end). The lengths are not checked here
+    (kernels/attention/index_checks.py: a device assertion in this kernel
+    would serialize its wgmma)."""
     seqlen = cache_seqlens[b] + 0  # (a value: a bare element would be re-read at each use)
     n_blocks = T.ceildiv(seqlen, block_N)  # KV tiles of the sequence
     per_split = T.ceildiv(n_blocks, num_splits)
     first = split * per_split
     n_tiles = T.max(T.min(per_split, n_blocks - first), 0)
     return seqlen, first, n_tiles
+
+
+def page_of(block_table, b, token, page_size):
+    """The physical page of token `token` of sequence b (block_table[b,
+    token // page_size]; checked by index_checks.check_pages)."""
+    return block_table[b, token // page_size] + 0
 
 
 @T.macro

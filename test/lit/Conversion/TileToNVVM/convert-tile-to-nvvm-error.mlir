@@ -120,7 +120,7 @@ func.func @tma_copy_on_sm80(%A: memref<4096x4096xf16>, %n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
     %s = tile.alloc_shared {swizzle = #tile.swizzle<128>} : memref<64x64xf16, #tile.scope<shared>>
     %bar = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
-    // expected-error @+1 {{'tile.copy' op is a TMA copy (T.tma_copy), which needs sm_90 or newer; the kernel is compiled for sm_80}}
+    // expected-error @+1 {{'tile.copy' op is a TMA copy (T.tma_copy), which needs sm_90a; the kernel is compiled for sm_80}}
     tile.copy %A[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] via %bar[%c0] {expect_tx} : memref<4096x4096xf16> to memref<64x64xf16, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
     tile.barrier_arrive %bar[%c0] per_thread : memref<1xi64, #tile.scope<shared>>
     tile.barrier_wait %bar[%c0], %c0 : memref<1xi64, #tile.scope<shared>>

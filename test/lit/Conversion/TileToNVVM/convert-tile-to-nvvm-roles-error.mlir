@@ -87,3 +87,22 @@ func.func @tile_op_in_thread_role(%n: index) {
   }
   return
 }
+
+// -----
+
+// A wait on parity 1 of a barrier nothing arrives on is no error: the
+// barrier is still in its first phase, so the wait returns at once (a
+// producer's first round on its `empty` slots). Only the parity-0 wait
+// would hang.
+func.func @never_arrived_parity(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-note @+1 {{the barrier is allocated here}}
+    %bar = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
+    tile.barrier_wait %bar[%c0], %c1 : memref<1xi64, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.barrier_wait' op waits on a barrier that nothing arrives on}}
+    tile.barrier_wait %bar[%c0], %c0 : memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}

@@ -33,7 +33,7 @@ func.func @print(%n: index) {
 // Warp specialization (a TMA producer warpgroup) is a Hopper design.
 func.func @warp_specialize(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
-    // expected-error @+1 {{warp specialization and transaction barriers are NVIDIA (sm_90a) features}}
+    // expected-error @+1 {{'tile.warp_specialize' op is warp-specialized through TMA and transaction barriers (NVIDIA sm_90a), which ROCm targets do not have}}
     tile.warp_specialize producer(128) {
     } consumer {
     }
@@ -97,6 +97,30 @@ func.func @mfma_f32(%n: index) {
     %c = tile.alloc_fragment {layout = #tile.layout<#map, threads = 64>} : memref<32x32xf32, #tile.scope<fragment>>
     // expected-error @+1 {{'tile.gemm' op MFMA gemms support f16/bf16 inputs with an f32 accumulator, got 'f32' -> 'f32'}}
     tile.gemm %a, %b, %c {mfma = array<i64: 1, 1>} : memref<32x8xf32, #tile.scope<shared>>, memref<8x32xf32, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// An mbarrier wait names the op; an op without a ROCm lowering does too.
+func.func @barrier_wait(%n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %bar = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.barrier_arrive' op uses a transaction barrier (T.alloc_barrier, an NVIDIA mbarrier), which ROCm targets do not have}}
+    tile.barrier_arrive %bar[%c0] per_thread : memref<1xi64, #tile.scope<shared>>
+    tile.barrier_wait %bar[%c0], %c0 : memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @named_barrier(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{'tile.named_barrier' op has no lowering for ROCm targets}}
+    tile.named_barrier 1, 64
   }
   return
 }

@@ -289,3 +289,23 @@ func.func @copy_convert(%A: memref<16x64xf32>) {
   }
   return
 }
+
+// -----
+
+// No TMA or wgmma reads shared memory here: T.fence_proxy_async has nothing
+// to order and lowers to nothing (as on NVIDIA chips before sm_90).
+// CHECK-LABEL: gpu.func @fence_proxy_async_kernel
+// CHECK-NOT: fence
+// CHECK: memref.store
+// CHECK-NOT: fence
+// CHECK: gpu.return
+func.func @fence_proxy_async(%X: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    tile.fence_proxy_async
+    memref.store %one, %X[%c0] : memref<64xf32>
+  }
+  return
+}

@@ -349,3 +349,21 @@ func.func @one_thread(%o: memref<1xindex>) {
   }
   return
 }
+
+// -----
+
+// No asynchronous proxy reads shared memory on the CPU: the fence orders
+// nothing and goes away.
+// CHECK-LABEL: func.func @fence_proxy_async
+// CHECK-NOT: tile.fence_proxy_async
+// CHECK: memref.store
+func.func @fence_proxy_async(%X: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    tile.fence_proxy_async
+    memref.store %one, %X[%c0] : memref<64xf32>
+  }
+  return
+}

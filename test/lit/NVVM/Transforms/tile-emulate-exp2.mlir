@@ -1,5 +1,5 @@
-// RUN: tile-opt %s -tile-emulate-exp2=every=3 | FileCheck %s
-// RUN: tile-opt %s -tile-emulate-exp2 | FileCheck %s --check-prefix=OFF
+// RUN: tile-opt %s -split-input-file -tile-emulate-exp2=every=3 | FileCheck %s
+// RUN: tile-opt %s -split-input-file -tile-emulate-exp2 | FileCheck %s --check-prefix=OFF
 // RUN: not tile-opt %s -tile-emulate-exp2=every=1 2>&1 | FileCheck %s --check-prefix=ERR
 
 // Of a block's exp2s, the third (the last of every 3) becomes the cubic:
@@ -36,4 +36,18 @@ func.func @softmax_row(%a: f32, %b: f32, %c: f32, %d: f32) -> (f32, f32, f32, f3
   %2 = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%c) : (f32) -> f32
   %3 = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%d) : (f32) -> f32
   return %0, %1, %2, %3 : f32, f32, f32, f32
+}
+
+// -----
+
+// A call of the name on other types is not the intrinsic: left alone (the
+// pass built f32 arithmetic on i16 operands; found by the fuzzer).
+// CHECK-LABEL: func.func @not_f32
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT: llvm.intr.fma
+func.func @not_f32(%a: i16, %b: i16, %c: i16) -> (i16, i16, i16) {
+  %0 = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%a) : (i16) -> i16
+  %1 = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%b) : (i16) -> i16
+  %2 = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%c) : (i16) -> i16
+  return %0, %1, %2 : i16, i16, i16
 }

@@ -1396,8 +1396,22 @@ func.func @wait_timeout(%f: memref<4xi32>, %r: index) {
   %one = arith.constant 1 : i32
   tile.kernel blocks(%bx) in (%c1) threads(128) {
     tile.signal set %one -> %f[%r] : i32 -> memref<4xi32>
-    // expected-error @+1 {{'tile.wait' op timeout must be positive, got 0 ms}}
+    // expected-error @+1 {{'tile.wait' op timeout must be positive and at most 9223372036854 ms (the poll counts int64 nanoseconds: 292 years), got 0 ms}}
     tile.wait eq %one -> %f[%r] {timeout_ms = 0} : i32 -> memref<4xi32>
+  }
+  return
+}
+
+// -----
+
+// Nanoseconds of a longer timeout overflow int64 (it timed out at once).
+func.func @wait_timeout_overflow(%f: memref<4xi32>, %r: index) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    tile.signal set %one -> %f[%r] : i32 -> memref<4xi32>
+    // expected-error @+1 {{'tile.wait' op timeout must be positive and at most 9223372036854 ms (the poll counts int64 nanoseconds: 292 years), got 9223372036855 ms}}
+    tile.wait eq %one -> %f[%r] {timeout_ms = 9223372036855} : i32 -> memref<4xi32>
   }
   return
 }
