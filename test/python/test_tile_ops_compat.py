@@ -708,6 +708,48 @@ def test_reducer_reads_and_scope_errors():
         tl.compile(scope, target="cpu")
 
 
+@pytest.mark.parametrize("legacy", [False, True])
+def test_reducer_finalized_in_a_conditional(legacy, target, rng):
+    """A finalize inside a run-time conditional in the init's block (each
+    block takes one branch; the other writes a marker), v2 (with a starting
+    value) and legacy (filled with 0, as TileLang's programs do: a legacy
+    start is combined per replica)."""
+    n = 16
+
+    @T.prim_func
+    def main(A: T.Tensor((2, n), "float32"), S: T.Tensor((2,), "int32"),
+             B: T.Tensor((2,), "float32")):
+        with T.Kernel(2, threads=64) as bx:
+            src = T.alloc_fragment((n,), "float32")
+            T.copy(A[bx, 0:n], src)
+            res = T.alloc_fragment((1,), "float32")
+            if legacy:
+                acc = T.alloc_reducer((1,), "float32", replication="all")
+                T.fill(acc, 0.0)
+            else:
+                acc = T.alloc_reducer((1,), "float32", op="sum")
+                T.reducer_init(acc, 0.5)
+            if S[bx] < 0:
+                B[bx] = -7.0
+            else:
+                for i in T.Parallel(n):
+                    if legacy:
+                        acc[0] += src[i]
+                    else:
+                        T.reducer_update(acc[0], src[i])
+                if legacy:
+                    T.finalize_reducer(acc)
+                    B[bx] = acc[0]
+                else:
+                    T.finalize_reducer(acc, res)
+                    B[bx] = res[0]
+
+    a = rng.standard_normal((2, n)).astype(np.float32)
+    s = np.array([-1, 1], dtype=np.int32)
+    b = get(tl.compile(main, out_idx=[2], target=target)(put(a, target), put(s, target)))
+    np.testing.assert_allclose(b, [-7.0, a[1].sum() + (0.0 if legacy else 0.5)], rtol=1e-5)
+
+
 # ---------------------------------------------------------------------------
 # Scans
 # ---------------------------------------------------------------------------

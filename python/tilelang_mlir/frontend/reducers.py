@@ -365,7 +365,7 @@ class ReducerBuilder:
                 raise self.error(f"T.finalize_reducer of reducer {red.name!r} is not in the "
                                  "scope of its T.reducer_init (the same block, or a "
                                  "conditional in it; not a loop the init is outside of)")
-            block = owner.block
+            block = owner.operation.block
 
     def reducer_fill(self, red: Reducer, value, what: str) -> None:
         """T.clear / T.fill of a reducer: a legacy reducer's epoch opens here
