@@ -680,6 +680,52 @@ def test_reducer_errors(body, match):
         tl.compile(_reducer_program(body), target="cpu")
 
 
+@pytest.mark.parametrize("batch, match", [
+    (0, r"batch must be >= 1, got 0"), (-1, r"batch must be >= 1, got -1"),
+    (32, r"batch \(32\) exceeds total output elements \(16\)"),
+    (3, r"batch \(3\) must evenly divide total output elements \(16\)"),
+])
+def test_finalize_reducer_batch_errors(batch, match):
+    """TileLang's finalize_reducer batch checks, ValueErrors at the call."""
+    @T.prim_func
+    def main(A: T.Tensor((16, 8), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=64):
+            acc = T.alloc_reducer((16,), "float32", replication="all")
+            T.clear(acc)
+            a = T.alloc_fragment((16, 8), "float32")
+            T.copy(A, a)
+            for i, j in T.Parallel(16, 8):
+                acc[i] += a[i, j]
+            T.finalize_reducer(acc, batch=batch)
+            T.copy(acc, B)
+
+    with pytest.raises(ValueError, match=match):
+        tl.compile(main, target="cpu")
+
+
+def test_default_reducer_in_the_legacy_syntax(target, rng):
+    """T.alloc_reducer without `replication` used in the v1 syntax (T.clear,
+    `acc[i] +=`, in-place finalize, reads after it) is a legacy reducer, as
+    TileLang's shim makes it; batch=4 divides the 16 outputs."""
+    @T.prim_func
+    def main(G: T.Tensor((16, 8), "float32"), O: T.Tensor((16, 8), "float32")):
+        with T.Kernel(1, threads=128):
+            g = T.alloc_fragment((16, 8), "float32")
+            T.copy(G, g)
+            acc = T.alloc_reducer((16,), "float32")
+            T.clear(acc)
+            for i, j in T.Parallel(16, 8):
+                acc[i] += g[i, j] * g[i, j]
+            T.finalize_reducer(acc, batch=4)
+            for i, j in T.Parallel(16, 8):
+                g[i, j] = g[i, j] - acc[i]
+            T.copy(g, O)
+
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    o = get(tl.compile(main, out_idx=[1], target=target)(put(x, target)))
+    np.testing.assert_allclose(o, x - (x * x).sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
 def test_reducer_reads_and_scope_errors():
     @T.prim_func
     def read(A: T.Tensor((8,), "float32"), B: T.Tensor((1,), "float32")):

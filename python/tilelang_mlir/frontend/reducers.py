@@ -369,7 +369,12 @@ class ReducerBuilder:
 
     def reducer_fill(self, red: Reducer, value, what: str) -> None:
         """T.clear / T.fill of a reducer: a legacy reducer's epoch opens here
-        with that start value; a v2 handle refuses."""
+        with that start value. A handle allocated without `replication` that
+        no v2 operation has touched yet becomes a legacy reducer here (as
+        TileLang's shim treats the v1 syntax on such a handle); after a
+        T.reducer_init it refuses."""
+        if not red.legacy and red.state == "allocated":
+            red.legacy = True
         if not red.legacy:
             raise self.error(f"illegal {what} of reducer {red.name!r}: its epoch opens with "
                              "T.reducer_init(acc[, init])")

@@ -163,9 +163,23 @@ def finalize_reducer(b, reducer, dst=None, batch: int = 1, annotations=None):
     into the fragment `dst` of the reducer's shape and dtype; in the same
     block as T.reducer_init, or a conditional in it. A legacy reducer
     finalizes in place: T.finalize_reducer(acc). `batch` / `annotations`
-    are TileLang's lowering knobs, accepted."""
+    are TileLang's lowering knobs (results do not depend on them); `batch`
+    must be >= 1 and divide the number of output elements."""
+    from ..base.errors import TileLangValueError
+    from .values import static_int
+
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise b.error(f"finalize_reducer: batch must be >= 1, got {batch!r}")
+        raise TileLangValueError(f"finalize_reducer: batch must be >= 1, got {batch!r}",
+                                 b.source_location())
+    total = 1
+    for n in getattr(reducer, "shape", ()):
+        total *= static_int(n, "reducer shape")
+    if batch > total:
+        raise TileLangValueError(f"finalize_reducer: batch ({batch}) exceeds total output "
+                                 f"elements ({total})", b.source_location())
+    if total % batch:
+        raise TileLangValueError(f"finalize_reducer: batch ({batch}) must evenly divide "
+                                 f"total output elements ({total})", b.source_location())
     b.finalize_reducer(reducer, dst)
 
 
