@@ -517,6 +517,50 @@ def test_float8_arithmetic_rounds_each_operation(dtype, target, rng):
     assert torch.equal(out, want)
 
 
+@pytest.mark.parametrize("src_dtype, dst_dtype, kind", [
+    ("float8_e4m3fn", "float16", "absmax"), ("float8_e5m2", "float32", "sum"),
+    ("float8_e4m3fn", "float8_e4m3fn", "max"), ("float16", "float8_e5m2", "sum"),
+    ("float8_e5m2", "bfloat16", "min"),
+])
+def test_float8_reductions(src_dtype, dst_dtype, kind, target, rng):
+    """Reductions of float8 elements (TileLang's fp8 -> float16 absmax):
+    each element converted to the destination's type (float32 for a float8
+    destination, rounded once into it), with and without clear."""
+    import ml_dtypes
+
+    def np_dtype(d):
+        return getattr(ml_dtypes, d) if "float8" in d else np.dtype(d)
+
+    for clear in (True, False):
+        @T.prim_func
+        def main(A: T.Tensor((4, 32), src_dtype), B: T.Tensor((4,), dst_dtype)):
+            with T.Kernel(1, threads=32):
+                src = T.alloc_fragment((4, 32), src_dtype)
+                dst = T.alloc_fragment((4,), dst_dtype)
+                T.copy(A, src)
+                T.copy(B, dst)
+                T.reduce(src, dst, kind, dim=1, clear=clear)
+                T.copy(dst, B)
+
+        a = (rng.standard_normal((4, 32)) * 3).astype(np_dtype(src_dtype))
+        b0 = (rng.standard_normal(4) * 3).astype(np_dtype(dst_dtype))
+        out = put(b0.copy(), target)
+        tl.compile(main, target=target)(put(a, target), out)
+        af = a.astype(np.float64)
+        if dst_dtype != "float32" and "float8" not in dst_dtype:
+            af = af.astype(np_dtype(dst_dtype)).astype(np.float64)  # exact for float8 sources
+        want = {"absmax": np.abs(af).max(1), "sum": af.sum(1), "max": af.max(1),
+                "min": af.min(1)}[kind]
+        if not clear:
+            b = b0.astype(np.float64)
+            want = {"absmax": np.maximum(want, np.abs(b)), "sum": want + b,
+                    "max": np.maximum(want, b), "min": np.minimum(want, b)}[kind]
+        got = np.asarray(get(out)).astype(np.float64)
+        np.testing.assert_allclose(got, want.astype(np_dtype(dst_dtype)).astype(np.float64),
+                                   rtol=1e-2 if kind == "sum" else 0, atol=0.05 if kind == "sum" else 0,
+                                   err_msg=f"clear={clear}")
+
+
 # ---------------------------------------------------------------------------
 # Reducers
 # ---------------------------------------------------------------------------

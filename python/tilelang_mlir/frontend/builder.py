@@ -17,7 +17,7 @@ from ..base import dtypes as dt
 from ..base.dtypes import DType
 from ..base.errors import SourceLocation, TileLangError, TileLangValueError
 from ..base.signature import SymbolicDim
-from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
+from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant, is_float8,
                                physical_shape, static_int, storage_ir_type, to_index, to_scalar,
                                to_storage)
 from ..language.values import row_major_index as _row_major_index
@@ -751,8 +751,21 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
                     raise self.error(f"{what} requires integer or bool buffers, got {side} "
                                      f"{buf.name!r} of dtype {buf.dtype}")
         local = s.scope == "local" and d.scope in ("local", "var")
-        s_frag = s if s.scope == "fragment" or local else self._staged(s, src, what)
-        d_frag = d if d.scope == "fragment" or local else self._staged(d, None, what)
+        # float8 elements are computed on in a wider type (as TileLang's
+        # reduce converts each element to the destination's type): a float8
+        # source is staged in the destination's dtype (float32 if that is
+        # float8 too), a float8 destination in float32, rounded once at the
+        # copy back.
+        d_type = dt.float32 if is_float8(d.dtype) else d.dtype
+        s_type = d_type if is_float8(s.dtype) else s.dtype
+        scope = "local" if local else "fragment"
+
+        def direct(buf, dtype):
+            return buf.scope == scope and buf.dtype == dtype
+
+        s_frag = s if direct(s, s_type) else self._staged(s, src, what, s_type, scope)
+        d_frag = d if direct(d, d_type) or (local and d.dtype == d_type) else \
+            self._staged(d, None, what, d_type, scope)
         if d_frag is not d and not clear:
             self.copy(dst, d_frag)
         ir = _ir()
@@ -788,9 +801,11 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
             return Buffer(None, list(x.static_shape(what)), x.dtype, "region", x.name)
         return x
 
-    def _staged(self, side: Buffer, source, what: str) -> Buffer:
-        """A fragment of `side`'s shape, filled from `source` when given."""
-        frag = self.alloc([int(n) for n in side.shape], side.dtype, "fragment",
+    def _staged(self, side: Buffer, source, what: str, dtype=None,
+                scope: str = "fragment") -> Buffer:
+        """A fragment (or `scope` buffer) of `side`'s shape and of `dtype`
+        (`side`'s by default), filled from `source` when given (converted)."""
+        frag = self.alloc([int(n) for n in side.shape], dtype or side.dtype, scope,
                           self.unique_name(f"{side.name}_frag"))
         if source is not None:
             self.copy(source, frag, what=what)
