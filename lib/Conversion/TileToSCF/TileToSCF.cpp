@@ -708,6 +708,14 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
     SmallVector<int64_t> outer(srcType.getShape());
     outer.erase(outer.begin() + dim);
     bool keepsDim = dstType.getRank() == srcType.getRank();
+    // A float16 / bfloat16 sum runs in float32 and is rounded once at the
+    // store: the CPU sums one element after another, where a GPU block
+    // sums a tree of partials; a 16-bit running sum over a long row loses
+    // more than either (the summed elements are in the 16-bit type).
+    Type loopType = accType;
+    if (isa<Float16Type, BFloat16Type>(accType) &&
+        (spec.kind == ReduceKind::sum || spec.kind == ReduceKind::abssum))
+      loopType = rewriter.getF32Type();
     buildNest(
         rewriter, loc, outer, [&](OpBuilder &b, Location l, ValueRange ivs) {
           SmallVector<Value> dstIdx(ivs.begin(), ivs.end());
@@ -716,8 +724,10 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
           else if (dstType.getRank() == 1 && ivs.empty())
             dstIdx.push_back(constIndex(b, l, 0));
           Value init = op.getClear()
-                           ? reduceIdentity(b, l, spec, accType)
-                           : memref::LoadOp::create(b, l, dst, dstIdx);
+                           ? reduceIdentity(b, l, spec, loopType)
+                           : convertElements(
+                                 b, l, memref::LoadOp::create(b, l, dst, dstIdx),
+                                 loopType);
           auto loop = scf::ForOp::create(
               b, l, constIndex(b, l, 0),
               constIndex(b, l, srcType.getDimSize(dim)), constIndex(b, l, 1),
@@ -727,12 +737,14 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
                 srcIdx.insert(srcIdx.begin() + dim, iv);
                 Value x = memref::LoadOp::create(lb, ll, src, srcIdx);
                 x = convertElements(lb, ll, x, srcLogical, dstLogical, accType);
-                scf::YieldOp::create(
-                    lb, ll,
-                    reduceCombine(lb, ll, spec, acc[0],
-                                  reduceInput(lb, ll, spec, x)));
+                x = convertElements(lb, ll, reduceInput(lb, ll, spec, x),
+                                    loopType);
+                scf::YieldOp::create(lb, ll,
+                                     reduceCombine(lb, ll, spec, acc[0], x));
               });
-          memref::StoreOp::create(b, l, loop.getResult(0), dst, dstIdx);
+          memref::StoreOp::create(
+              b, l, convertElements(b, l, loop.getResult(0), accType), dst,
+              dstIdx);
         });
     rewriter.eraseOp(op);
     return success();

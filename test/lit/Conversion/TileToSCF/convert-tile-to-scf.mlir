@@ -129,6 +129,30 @@ func.func @reduce(%n: index) {
 
 // -----
 
+// A bfloat16 sum runs in f32 and is rounded once at the store; a bfloat16
+// max stays in bfloat16.
+// CHECK-LABEL: func.func @reduce_16bit_sum
+// CHECK:   %[[INIT:.+]] = memref.load %{{.+}} : memref<8xbf16>
+// CHECK:   %[[WIDE:.+]] = arith.extf %[[INIT]] : bf16 to f32
+// CHECK:   %[[R:.+]] = scf.for %{{.+}} iter_args(%[[ACC:.+]] = %[[WIDE]]) -> (f32)
+// CHECK:     arith.extf %{{.+}} : bf16 to f32
+// CHECK:     arith.addf %[[ACC]], %{{.+}} : f32
+// CHECK:   %[[NARROW:.+]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK:   memref.store %[[NARROW]]
+// CHECK:   scf.for %{{.+}} -> (bf16)
+// CHECK:     arith.maxnumf %{{.+}} : bf16
+func.func @reduce_16bit_sum(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<8x64xbf16, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<8xbf16, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<sum>, dim = 1} : memref<8x64xbf16, #tile.scope<fragment>> -> memref<8xbf16, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1} : memref<8x64xbf16, #tile.scope<fragment>> -> memref<8xbf16, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
 // Unsigned elements (ui32 over i32) compare unsigned and start from 0 for
 // max; bitand starts from all ones; a NaN-propagating f16 max is maximumf.
 // CHECK-LABEL: func.func @reduce_kinds
