@@ -587,6 +587,31 @@ def test_float8_reductions(src_dtype, dst_dtype, kind, target, rng):
                                    err_msg=f"clear={clear}")
 
 
+@pytest.mark.parametrize("dtype", ["float16", "int32", "float32"])
+def test_fill_and_clear_of_global_tensors(dtype, target, rng):
+    """T.fill / T.clear of a whole global tensor and of a region of one:
+    a parallel loop of stores on every target (tile.fill is for on-chip
+    buffers; TileLang's T.fill(A, T.infinity(dtype)) on an argument did
+    not compile for GPUs)."""
+    @T.prim_func
+    def main(A: T.Tensor((32,), dtype), B: T.Tensor((4, 16), dtype)):
+        with T.Kernel(1, threads=32):
+            T.fill(A, T.max_value(dtype))
+            T.clear(B)
+            T.fill(B[1, 4:12], 3)
+
+    for t in ("cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"):
+        tl.compile(main, target=t)
+    a = put(rng.standard_normal(32).astype(dtype), target)
+    b = put(np.ones((4, 16), dtype), target)
+    tl.compile(main, target=target)(a, b)
+    want = np.zeros((4, 16), dtype)
+    want[1, 4:12] = 3
+    np.testing.assert_array_equal(get(a), np.full(32, np.finfo(dtype).max if dtype != "int32"
+                                                  else np.iinfo(dtype).max, dtype))
+    np.testing.assert_array_equal(get(b), want)
+
+
 # ---------------------------------------------------------------------------
 # Reducers
 # ---------------------------------------------------------------------------

@@ -609,9 +609,11 @@ class Builder(RoleBuilder, ReducerBuilder, RandomBuilder):
                 return
         if not isinstance(buf, Buffer):
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
-        if buf.pack > 1 or buf.strided or buf.remap is not None or buf.bitview is not None:
-            # Elements a tile.fill cannot write as they are: one by one (a
-            # packed buffer a whole byte per iteration).
+        if buf.pack > 1 or buf.strided or buf.remap is not None or buf.bitview is not None \
+                or buf.scope == "global":
+            # Elements a tile.fill cannot write as they are (and global
+            # tensors: tile.fill is for on-chip buffers on GPUs): one by
+            # one (a packed buffer a whole byte per iteration).
             shape, unit = list(buf.static_shape("T.fill")), buf.pack
             with self.parallel(shape[:-1] + [shape[-1] // unit]) as ivs:
                 for r in range(unit):
