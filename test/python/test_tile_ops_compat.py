@@ -1081,6 +1081,33 @@ def test_rng_in_parallel_loops_and_errors(target):
         tl.compile(bad, target="cpu")
 
 
+def _rng_first_thread_program(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "uint32")):
+        with T.Kernel(n, threads=32) as bx:
+            tx = T.get_thread_binding()
+            T.rng_init(11, 0, bx)
+            if tx == 0:
+                A[bx] = T.rng_rand()
+
+    return main
+
+
+def test_rng_drawn_by_one_thread_compiles_for_gpus():
+    """`if tx == 0: A[bx] = T.rng_rand()` (TileLang's rand tests): a role of
+    one thread holding plain code compiles (its terminator counted as a tile
+    operation needing whole warps)."""
+    for t in ("cuda:sm_80", "cuda:sm_90a"):
+        tl.compile(_rng_first_thread_program(8), target=t)
+
+
+@pytest.mark.gpu
+def test_rng_drawn_by_one_thread_on_the_gpu():
+    n = 8
+    a = get(tl.compile(_rng_first_thread_program(n), out_idx=[0], target="cuda")())
+    np.testing.assert_array_equal(a, [_Curand(11, 0, b).next() for b in range(n)])
+
+
 # ---------------------------------------------------------------------------
 # Tile operations: gemm warp partitions, transpose, async copy, im2col alias
 # ---------------------------------------------------------------------------

@@ -314,7 +314,7 @@ LogicalResult KernelLowering::checkRoles() {
       auto copy = dyn_cast<CopyOp>(op);
       if ((copy && copy.getBarrier()) ||
           isa<BarrierWaitOp, BarrierArriveOp, ThreadIdOp, FenceProxyAsyncOp,
-              CpAsyncOp, AsyncCommitOp, AsyncWaitOp>(op))
+              CpAsyncOp, AsyncCommitOp, AsyncWaitOp, YieldOp>(op))
         return WalkResult::advance();
       op->emitOpError("runs in a role of ")
           << n << " threads; tile operations need whole warps (a multiple "
