@@ -136,6 +136,7 @@ void mlir::tile::registerAllPasses() {
   registerConvertGpuOpsToROCDLOpsPass();
   registerConvertIndexToLLVMPass();
   registerConvertMathToLLVMPass();
+  registerConvertMathToLibmPass();
   registerConvertNVGPUToNVVMPass();
   registerConvertNVVMToLLVMPass();
   registerConvertToLLVMPass();

@@ -104,6 +104,24 @@ def ConvertTileToROCDL : Pass<"convert-tile-to-rocdl", "ModuleOp"> {
   ];
 }
 
+def TileSoftwareMath : Pass<"tile-software-math"> {
+  let summary = "float64 math and pow in software, as GPU kernels compute them";
+  let description = [{
+    Rewrites float64 `math.exp`, `exp2`, `log`, `log2`, `log10`, `sin`,
+    `cos`, `tanh` and `math.powf` of every float type into adds, multiplies
+    and fmas, the way the GPU lowerings compute them (GPUs link no device
+    math library; `lib/Conversion/TileToGPU/MathF64.cpp`). The GPU lowerings
+    apply the same patterns themselves; this pass applies them anywhere, so
+    that the CPU can run and check them.
+
+    ```mlir
+    %y = math.exp %x : f64   // becomes the reduction and series of MathF64.cpp
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def TileFinalizeKernelParams : Pass<"tile-finalize-kernel-params",
                                     "::mlir::gpu::GPUModuleOp"> {
   let summary = "Marks the tensor-map parameters of lowered kernels";

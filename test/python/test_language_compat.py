@@ -222,7 +222,7 @@ def test_alloc_var_and_local_forms(target, rng):
     ("T.alloc_buffer((8,), 'float32')", "T.alloc_buffer in scope 'global'"),
     ("T.alloc_local((8,), 'float32', 'texture')", "unknown scope 'texture'"),
     ("T.alloc_var('int32', 1, 'local.var', init=2)", "initial value is given twice"),
-    ("T.alloc_reducer(8, 'float32', replication='all')", "T.alloc_reducer / T.finalize_reducer"),
+    ("T.alloc_reducer(8, 'float32', op='prod')", "op must be one of"),
 ])
 def test_allocation_errors(call, match):
     err = _error_in_kernel(call)

@@ -320,6 +320,8 @@ public:
 
   // Reductions (Reductions.cpp).
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
+  void lowerThreadReduce(ReduceOp op, const Buffer &src, const Buffer &dst,
+                         OpBuilder &b);
   LogicalResult lowerCumSum(CumSumOp op, OpBuilder &b, IRMapping &map);
 
   // Lanes, warps and element atomics (ThreadOps.cpp): the ops of
@@ -436,8 +438,12 @@ public:
 /// Scratch needed by an op lowered through shared memory, in bytes.
 int64_t scratchNeed(Operation *op, int64_t numThreads, int64_t warpSize);
 
+/// float64 exp, exp2, log, log2, log10, sin, cos, tanh and pow of every
+/// float type in software (MathF64.cpp: GPUs link no device math library).
+void populateF64MathPatterns(RewritePatternSet &patterns);
+
 /// Rewrites math ops of `func` on f16/bf16/f32 into the target's
-/// approximate intrinsics.
+/// approximate intrinsics, float64 ones into software (MathF64.cpp).
 LogicalResult lowerMathToIntrinsics(gpu::GPUFuncOp func,
                                     const GPUTargetInfo &target);
 

@@ -47,7 +47,7 @@ struct Buffer;
 struct Context;
 
 /// Math functions a target may compute with one intrinsic (f32).
-enum class MathIntrinsic { exp2, log2, rsqrt, sin, cos, floor, ceil };
+enum class MathIntrinsic { exp2, log2, rsqrt, sin, cos, floor, ceil, rcp };
 
 class GPUTargetInfo {
 public:
@@ -100,6 +100,11 @@ public:
   /// `blockSize` is the static block size along it.
   virtual Value emitGridDim(OpBuilder &b, Location loc, int d,
                             int64_t blockSize) const = 0;
+  /// tile.ieee `kind` in direction `mode` on `operands`: the target's
+  /// instruction of that rounding, or (the default) the round-to-nearest
+  /// result stepped by its residual's sign (RoundingUtils.h).
+  virtual Value emitRoundedArith(OpBuilder &b, Location loc, IEEEKind kind,
+                                 RoundingMode mode, ValueRange operands) const;
   /// A barrier over the whole block (`id` 0) or over the `threads` threads
   /// of named barrier `id`.
   virtual void emitBarrier(OpBuilder &b, Location loc, int64_t id,

@@ -43,6 +43,9 @@ public:
   int64_t scratchSlots() const override { return slots; }
   bool hasPairedF32AtomicAdd() const override;
   StringRef getMathIntrinsic(MathIntrinsic fn) const override;
+  Value emitRoundedArith(OpBuilder &b, Location loc, IEEEKind kind,
+                         RoundingMode mode,
+                         ValueRange operands) const override;
 
   Value emitGridDim(OpBuilder &b, Location loc, int d,
                     int64_t blockSize) const override;

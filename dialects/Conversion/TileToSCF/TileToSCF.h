@@ -17,6 +17,7 @@ class TypeConverter;
 namespace tile {
 
 #define GEN_PASS_DECL_CONVERTTILETOSCF
+#define GEN_PASS_DECL_TILESOFTWAREMATH
 #include "dialects/Conversion/Passes.h.inc"
 
 /// Converts memref types in a `#tile.scope` memory space to plain memrefs

@@ -91,7 +91,10 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction operator", [
     I32EnumAttrCase<"max", 1>,
     I32EnumAttrCase<"min", 2>,
     I32EnumAttrCase<"abssum", 3>,
-    I32EnumAttrCase<"absmax", 4>
+    I32EnumAttrCase<"absmax", 4>,
+    I32EnumAttrCase<"bitAnd", 5, "bitand">,
+    I32EnumAttrCase<"bitOr", 6, "bitor">,
+    I32EnumAttrCase<"bitXor", 7, "bitxor">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tile";
@@ -100,14 +103,60 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction operator", [
 def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce"> {
   let summary = "Reduction operator of a tile.reduce";
   let description = [{
-    `sum`, `max`, `min`, `abssum` (sum of absolute values) or `absmax`
-    (largest absolute value).
+    `sum`, `max`, `min`, `abssum` (sum of absolute values), `absmax`
+    (largest absolute value), or the bitwise `bitand`, `bitor`, `bitxor`
+    (integer and boolean elements only).
 
     ```mlir
     tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1 : i64} : ...
     ```
   }];
   let assemblyFormat = "`<` $value `>`";
+}
+
+def Tile_IEEEKind : I32EnumAttr<"IEEEKind",
+    "the operation of a tile.ieee", [
+    I32EnumAttrCase<"add", 0>,
+    I32EnumAttrCase<"sub", 1>,
+    I32EnumAttrCase<"mul", 2>,
+    I32EnumAttrCase<"fma", 3>,
+    I32EnumAttrCase<"div", 4>,
+    I32EnumAttrCase<"rcp", 5>,
+    I32EnumAttrCase<"sqrt", 6>,
+    I32EnumAttrCase<"rsqrt", 7>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_IEEEKindAttr : EnumAttr<Tile_Dialect, Tile_IEEEKind, "ieee"> {
+  let summary = "Operation of a tile.ieee";
+  let description = [{
+    `add`, `sub`, `mul`, `div` (two operands), `fma` (a * b + c, one
+    rounding), `rcp` (1 / a), `sqrt`, `rsqrt` (1 / sqrt(a)).
+  }];
+  let assemblyFormat = "$value";
+}
+
+def Tile_RoundingMode : I32EnumAttr<"RoundingMode",
+    "an IEEE 754 rounding direction", [
+    I32EnumAttrCase<"rn", 0>,
+    I32EnumAttrCase<"rz", 1>,
+    I32EnumAttrCase<"ru", 2>,
+    I32EnumAttrCase<"rd", 3>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_RoundingModeAttr : EnumAttr<Tile_Dialect, Tile_RoundingMode,
+                                     "rounding"> {
+  let summary = "Rounding direction of a tile.ieee";
+  let description = [{
+    `rn` to nearest (ties to even), `rz` toward zero, `ru` toward +inf,
+    `rd` toward -inf.
+  }];
+  let assemblyFormat = "$value";
 }
 
 def Tile_SignalMode : I32EnumAttr<"SignalMode", "how a tile.signal updates a flag", [

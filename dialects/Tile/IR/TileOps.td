@@ -794,7 +794,21 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Tile_InKernel]> {
     Reduces `src` along `dim` with `kind` into `dst`, whose shape is that of
     `src` with `dim` removed (or kept with extent 1). With `clear` (the
     default in the frontend) `dst` is overwritten; without it the result is
-    combined with the values already in `dst`.
+    combined with the values already in `dst`. Elements are converted to
+    `dst`'s element type before they are combined.
+
+    The combines follow TileLang: sums add; `max` / `min` / `absmax` of
+    floats ignore NaN operands (fmaxf) unless `nan_propagate` is set, which
+    makes a NaN of f16 or bf16 elements the result (CUDA's `__hmax_nan`;
+    TileLang leaves f32 and f64 NaN-ignoring, and so does this op). The
+    identities are 0 for sums, `absmax` and `bitor` / `bitxor`, -inf (the
+    smallest integer) for `max`, +inf (the largest integer) for `min`, all
+    ones for `bitand`.
+
+    `src_element` / `dst_element` give a side's logical element type where
+    the buffer's cannot say it (as for `tile.copy`): `ui32` over `i32` makes
+    `max` / `min` compare unsigned and the conversion zero-extend, `i1` over
+    `i8` reads booleans stored as bytes.
 
     ```mlir
     tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1 : i64, clear}
@@ -803,28 +817,77 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Tile_InKernel]> {
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$src, Tile_AnyBuffer:$dst,
-    Tile_ReduceKindAttr:$kind, I64Attr:$dim, UnitAttr:$clear);
+    Tile_ReduceKindAttr:$kind, I64Attr:$dim, UnitAttr:$clear,
+    UnitAttr:$nan_propagate, OptionalAttr<TypeAttr>:$src_element,
+    OptionalAttr<TypeAttr>:$dst_element);
   let assemblyFormat = [{
     $src `->` $dst attr-dict `:` type($src) `->` type($dst)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The logical element type of each side (`src_element` /
+    /// `dst_element` when present, else the buffer's element type).
+    ::mlir::Type getSrcLogicalType();
+    ::mlir::Type getDstLogicalType();
+  }];
+}
+
+def Tile_IEEEOp : Tile_Op<"ieee", [Pure, Tile_InKernel]> {
+  let summary = "Correctly rounded arithmetic in a chosen rounding direction";
+  let description = [{
+    TileLang's `T.ieee_add` / `ieee_sub` / `ieee_mul` / `ieee_fmaf` /
+    `ieee_fdiv` / `ieee_frcp` / `ieee_fsqrt` / `ieee_frsqrt`: the exact
+    result of `kind` on the operands, rounded once in direction `mode`
+    (CUDA's `__fadd_rz` and kin; `rsqrt` is `rn` only and not on f64, as in
+    TileLang). f16 and bf16 take `rn` only. NVIDIA targets use the PTX
+    instruction of that rounding (`add.rz.f32`, ...); other targets compute
+    the round-to-nearest result and its exact residual (TwoSum, an fma
+    remainder; f32 through f64) and step one ulp where the direction asks.
+
+    ```mlir
+    %r = tile.ieee add, rz %a, %b : f32, f32 -> f32
+    ```
+  }];
+  let arguments = (ins Tile_IEEEKindAttr:$kind, Tile_RoundingModeAttr:$mode,
+                       Variadic<AnyFloat>:$operands);
+  let results = (outs AnyFloat:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::tile::IEEEKind":$kind,
+                   "::mlir::tile::RoundingMode":$mode,
+                   "::mlir::ValueRange":$operands), [{
+      build($_builder, $_state, operands.front().getType(), kind, mode,
+            operands);
+    }]>
+  ];
+  let assemblyFormat = [{
+    $kind `,` $mode $operands attr-dict `:` type($operands) `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
 def Tile_CumSumOp : Tile_Op<"cumsum", [Tile_InKernel]> {
-  let summary = "Inclusive prefix sum of a tile along one dimension";
+  let summary = "Inclusive scan of a tile along one dimension";
   let description = [{
-    Writes into `dst` the inclusive prefix sum of `src` along `dim` (from the
-    end when `reverse` is set). `src` and `dst` have the same shape and may be
-    the same buffer.
+    Writes into `dst` the inclusive scan of `src` along `dim` (from the end
+    when `reverse` is set): the prefix sum (`kind` sum, the default;
+    TileLang's `T.cumsum`) or the prefix maximum (`kind` max; TileLang's
+    `T.cummax`: NaN elements are ignored as by fmaxf, integers compare
+    unsigned when `element` is an unsigned type over the signless storage).
+    `src` and `dst` have the same shape and may be the same buffer.
 
     ```mlir
     tile.cumsum %s -> %s {dim = 0 : i64}
         : memref<256xf32, #tile.scope<shared>>
           -> memref<256xf32, #tile.scope<shared>>
+    tile.cumsum %s -> %t {dim = 0 : i64, kind = #tile.reduce<max>, reverse}
+        : memref<256xf32, #tile.scope<shared>>
+          -> memref<256xf32, #tile.scope<shared>>
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$src, Tile_AnyBuffer:$dst,
-    I64Attr:$dim, UnitAttr:$reverse);
+    I64Attr:$dim, UnitAttr:$reverse,
+    DefaultValuedAttr<Tile_ReduceKindAttr, "::mlir::tile::ReduceKind::sum">:$kind,
+    OptionalAttr<TypeAttr>:$element);
   let assemblyFormat = [{
     $src `->` $dst attr-dict `:` type($src) `->` type($dst)
   }];

@@ -160,6 +160,15 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
                                   map.lookupOrDefault(dim.getIndex())));
     return success();
   }
+  // Rounded arithmetic is scalar: each instance computes its own.
+  if (auto o = dyn_cast<IEEEOp>(op)) {
+    SmallVector<Value> operands;
+    for (Value v : o.getOperands())
+      operands.push_back(map.lookupOrDefault(v));
+    map.map(o.getResult(), target.emitRoundedArith(b, loc, o.getKind(),
+                                                   o.getMode(), operands));
+    return success();
+  }
   // Asserts check per element too (each instance of a parallel body).
   if (auto o = dyn_cast<DeviceAssertOp>(op))
     return lowerDeviceAssert(o, b, map);
@@ -354,7 +363,7 @@ LogicalResult KernelLowering::checkRoles() {
         return WalkResult::advance();
       auto copy = dyn_cast<CopyOp>(op);
       if ((copy && copy.getBarrier()) || isPerThreadOp(op) ||
-          isa<YieldOp, BarrierWaitOp, BarrierArriveOp, FenceProxyAsyncOp,
+          isa<YieldOp, BarrierWaitOp, BarrierArriveOp, ThreadIdOp, FenceProxyAsyncOp,
               CpAsyncOp, AsyncCommitOp, AsyncWaitOp, PartialBarrierOp>(op))
         return WalkResult::advance();
       op->emitOpError("runs in a role of ")

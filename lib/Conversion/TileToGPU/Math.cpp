@@ -10,12 +10,22 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Approximation.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Matchers.h"
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/RoundingUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::tile;
+
+Value GPUTargetInfo::emitRoundedArith(OpBuilder &b, Location loc,
+                                      IEEEKind kind, RoundingMode mode,
+                                      ValueRange operands) const {
+  return tile::emitRoundedArith(b, loc, kind, mode, operands);
+}
 
 namespace {
 /// Transcendental functions (f16/bf16/f32, computed in f32) on the GPU's
@@ -44,7 +54,7 @@ struct MathToGPUIntrinsics : public RewritePattern {
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &r) const override {
     if (!isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
-             math::RsqrtOp, math::SinOp, math::CosOp, math::TanhOp>(op) &&
+             math::Log10Op, math::RsqrtOp, math::SinOp, math::CosOp, math::TanhOp>(op) &&
         !(isa<math::FloorOp>(op) &&
           !target.getMathIntrinsic(MathIntrinsic::floor).empty()) &&
         !(isa<math::CeilOp>(op) &&
@@ -74,6 +84,9 @@ struct MathToGPUIntrinsics : public RewritePattern {
                                 c(r, loc, 0.6931471805599453));
     else if (isa<math::Log2Op>(op))
       y = call(r, loc, lg2, x);
+    else if (isa<math::Log10Op>(op))
+      y = arith::MulFOp::create(r, loc, call(r, loc, lg2, x),
+                                c(r, loc, 0.30102999566398120));
     else if (isa<math::RsqrtOp>(op))
       y = call(r, loc, target.getMathIntrinsic(MathIntrinsic::rsqrt), x);
     else if (isa<math::SinOp>(op))
@@ -114,16 +127,97 @@ struct MathToGPUIntrinsics : public RewritePattern {
 };
 } // namespace
 
+namespace {
+/// TileLang's T.fast_rcp (an arith.divf of 1.0 with the `afn` flag, f32):
+/// the target's approximate reciprocal (rcp.approx.ftz.f32 on NVIDIA).
+struct FastReciprocal : public OpRewritePattern<arith::DivFOp> {
+  FastReciprocal(MLIRContext *ctx, const GPUTargetInfo &target)
+      : OpRewritePattern(ctx, /*benefit=*/2), target(target) {}
+
+  const GPUTargetInfo &target;
+
+  LogicalResult matchAndRewrite(arith::DivFOp op,
+                                PatternRewriter &r) const override {
+    StringRef rcp = target.getMathIntrinsic(MathIntrinsic::rcp);
+    FloatAttr one;
+    if (rcp.empty() || !op.getType().isF32() ||
+        !bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn) ||
+        !matchPattern(op.getLhs(), m_Constant(&one)) ||
+        !one.getValue().isExactlyValue(1.0))
+      return failure();
+    r.replaceOp(op, LLVM::CallIntrinsicOp::create(r, op.getLoc(), op.getType(),
+                                                  r.getStringAttr(rcp),
+                                                  ValueRange{op.getRhs()})
+                        .getResult(0));
+    return success();
+  }
+};
+} // namespace
+
+/// asin(x) = atan2(x, sqrt((1 - x)(1 + x))), acos(x) = atan2(sqrt(..), x):
+/// atan2 then takes MLIR's polynomial approximation.
+template <typename Op>
+struct InverseSineToAtan2 : public OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    auto ft = dyn_cast<FloatType>(x.getType());
+    if (!ft)
+      return failure();
+    Value one = arith::ConstantFloatOp::create(
+        r, loc, ft, APFloat(ft.getFloatSemantics(), 1));
+    Value side = math::SqrtOp::create(
+        r, loc,
+        arith::MulFOp::create(r, loc, arith::SubFOp::create(r, loc, one, x),
+                              arith::AddFOp::create(r, loc, one, x)));
+    if (std::is_same<Op, math::AsinOp>::value)
+      r.replaceOpWithNewOp<math::Atan2Op>(op, x, side);
+    else
+      r.replaceOpWithNewOp<math::Atan2Op>(op, side, x);
+    return success();
+  }
+};
+
+/// Math functions the target has no instruction for: tan and the
+/// hyperbolic functions expand into exp, log, sin and cos (which take the
+/// intrinsics above), asin and acos into atan2; atan, atan2, erf, erfc,
+/// log1p, expm1 and cbrt are MLIR's polynomial approximations, through f32
+/// for 16-bit types.
+static bool approximatedOnGPU(StringRef name) {
+  return llvm::is_contained({"math.atan", "math.atan2", "math.erf",
+                             "math.erfc", "math.log1p", "math.expm1",
+                             "math.cbrt"},
+                            name);
+}
+
 LogicalResult mlir::tile::lowerMathToIntrinsics(gpu::GPUFuncOp gpuFunc,
                                                 const GPUTargetInfo &target) {
-  RewritePatternSet patterns(gpuFunc.getContext());
-  patterns.add<MathToGPUIntrinsics>(gpuFunc.getContext(), target);
+  MLIRContext *ctx = gpuFunc.getContext();
+  {
+    RewritePatternSet expansions(ctx);
+    math::populateExpansionPatterns(
+        expansions, {"tan", "sinh", "cosh", "asinh", "acosh", "atanh"});
+    expansions.add<InverseSineToAtan2<math::AsinOp>,
+                   InverseSineToAtan2<math::AcosOp>>(ctx);
+    populateMathF32ExpansionPatterns(expansions, approximatedOnGPU);
+    populateMathPolynomialApproximationPatterns(expansions, approximatedOnGPU);
+    if (failed(applyPatternsGreedily(gpuFunc, std::move(expansions))))
+      return gpuFunc.emitOpError("math expansion did not converge");
+  }
+  RewritePatternSet patterns(ctx);
+  patterns.add<MathToGPUIntrinsics>(ctx, target);
+  patterns.add<FastReciprocal>(ctx, target);
+  populateF64MathPatterns(patterns);
   if (failed(applyPatternsGreedily(gpuFunc, std::move(patterns))))
     return gpuFunc.emitOpError("math lowering did not converge");
   WalkResult f64 = gpuFunc.walk([&](Operation *op) {
     if (isa<math::MathDialect>(op->getDialect()) &&
         !isa<math::AbsFOp, math::AbsIOp, math::FloorOp, math::CeilOp,
-             math::SqrtOp, math::CopySignOp, math::FmaOp>(op)) {
+             math::SqrtOp, math::CopySignOp, math::FmaOp, math::TruncOp,
+             math::RoundOp, math::RoundEvenOp, math::CountLeadingZerosOp,
+             math::CtPopOp>(op)) {
       op->emitError("this math function on ")
           << op->getResult(0).getType() << " is not supported on "
           << target.getPlatformName() << " targets yet";

@@ -33,19 +33,64 @@ static Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset,
   return convertElements(b, loc, s, type);
 }
 
+/// A reduction within each thread (a local buffer into a local buffer or a
+/// var): every thread reduces its own elements, as the CPU lowering does.
+void KernelLowering::lowerThreadReduce(ReduceOp op, const Buffer &src,
+                                       const Buffer &dst, OpBuilder &b) {
+  ReduceSpec spec = ReduceSpec::of(op);
+  Type acc = dst.elementType;
+  int64_t dim = op.getDim();
+  SmallVector<int64_t> outer(src.shape);
+  outer.erase(outer.begin() + dim);
+  int64_t lines = 1;
+  for (int64_t e : outer)
+    lines *= e;
+  bool keepsDim = dst.rank() == src.rank();
+  for (int64_t line = 0; line < lines; ++line) {
+    SmallVector<Value> pos;
+    for (int64_t d = outer.size() - 1, rem = line; d >= 0; --d) {
+      pos.insert(pos.begin(), cIdx(b, loc, rem % outer[d]));
+      rem /= outer[d];
+    }
+    SmallVector<Value> dstIdx(pos);
+    if (keepsDim)
+      dstIdx.insert(dstIdx.begin() + dim, cIdx(b, loc, 0));
+    else if (dstIdx.empty())
+      dstIdx.push_back(cIdx(b, loc, 0));
+    Value total = op.getClear() ? reduceIdentity(b, loc, spec, acc)
+                                : loadElement(b, dst, dstIdx);
+    for (int64_t i = 0; i < src.shape[dim]; ++i) {
+      SmallVector<Value> srcIdx(pos);
+      srcIdx.insert(srcIdx.begin() + dim, cIdx(b, loc, i));
+      Value x = convertElements(b, loc, loadElement(b, src, srcIdx),
+                                op.getSrcLogicalType(), op.getDstLogicalType(),
+                                acc);
+      total = reduceCombine(b, loc, spec, total, reduceInput(b, loc, spec, x));
+    }
+    storeElement(b, dst, dstIdx, total);
+  }
+}
+
 LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
                                           IRMapping &map) {
   FailureOr<Buffer> src = bufferOf(op.getSrc(), b, map);
   FailureOr<Buffer> dst = bufferOf(op.getDst(), b, map);
   if (failed(src) || failed(dst))
     return failure();
-  ReduceKind kind = op.getKind();
+  ReduceSpec spec = ReduceSpec::of(op);
   int64_t dim = op.getDim();
   Type acc = dst->elementType;
+  bool local = src->kind == BufferKind::Local &&
+               (dst->kind == BufferKind::Local || dst->kind == BufferKind::Var);
+  if (local) {
+    lowerThreadReduce(op, *src, *dst, b);
+    return success();
+  }
   if (src->kind != BufferKind::Fragment || dst->kind != BufferKind::Fragment) {
-    // From memory (or into memory): stage fragments through scratch, then
-    // each thread computes whole rows of the destination.
-    return op.emitOpError("reductions are supported between fragments on ")
+    // The frontend stages shared operands through fragments (as TileLang's
+    // T.reduce does); IR written by hand may not.
+    return op.emitOpError("reductions are supported between fragments, or "
+                          "from a local buffer into a local buffer or var, on ")
            << target.getPlatformName()
            << " targets; copy shared data to a fragment first";
   }
@@ -88,8 +133,10 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
     }
     if (!anyIn || !rd)
       continue;
-    Value x = convertElements(b, loc, regLoad(b, *src, rs), acc);
-    x = reduceInput(b, loc, kind, x);
+    Value x = convertElements(b, loc, regLoad(b, *src, rs),
+                              op.getSrcLogicalType(), op.getDstLogicalType(),
+                              acc);
+    x = reduceInput(b, loc, spec, x);
     if (mayPad) {
       SmallVector<Value> sidx = ls.emitInverse(b, loc, tid, rs);
       Value ok;
@@ -98,7 +145,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          sidx[d], cIdx(b, loc, src->shape[d])));
       x = arith::SelectOp::create(b, loc, ok, x,
-                                  reduceIdentity(b, loc, kind, acc));
+                                  reduceIdentity(b, loc, spec, acc));
     }
     terms[*rd].push_back(x);
   }
@@ -107,13 +154,13 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   for (int64_t r = 0; r < nregs; ++r) {
     SmallVector<Value> level = terms[r];
     if (level.empty()) {
-      partial[r] = reduceIdentity(b, loc, kind, acc);
+      partial[r] = reduceIdentity(b, loc, spec, acc);
       continue;
     }
     while (level.size() > 1) {
       SmallVector<Value> next;
       for (size_t i = 0; i + 1 < level.size(); i += 2)
-        next.push_back(reduceCombine(b, loc, kind, level[i], level[i + 1]));
+        next.push_back(reduceCombine(b, loc, spec, level[i], level[i + 1]));
       if (level.size() % 2)
         next.push_back(level.back());
       level = std::move(next);
@@ -144,7 +191,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
              << ls.describe() << ")";
     for (int64_t o = d.stride; o < d.stride * d.size; o *= 2)
       for (Value &p : partial)
-        p = reduceCombine(b, loc, kind, p, shuffleXor(b, loc, p, o, warpSize));
+        p = reduceCombine(b, loc, spec, p, shuffleXor(b, loc, p, o, warpSize));
   }
   if (!warpDigits.empty()) {
     // scratch[w][e]: partial of output element e from warp-digit value w.
@@ -198,7 +245,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
           arith::MinUIOp::create(b, loc, lins[r], cIdx(b, loc, elems - 1));
       for (int64_t i = 0; i < ways; ++i) {
         Value x = loadElement(b, scratch, {cIdx(b, loc, i), safe});
-        total = total ? reduceCombine(b, loc, kind, total, x) : x;
+        total = total ? reduceCombine(b, loc, spec, total, x) : x;
       }
       partial[r] = total;
     }
@@ -208,7 +255,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
     for (int64_t r = 0; r < nregs; ++r) {
       Value v = partial[r];
       if (!op.getClear())
-        v = reduceCombine(b, loc, kind, regLoad(b, *dst, r), v);
+        v = reduceCombine(b, loc, spec, regLoad(b, *dst, r), v);
       regStore(b, *dst, r, v);
     }
     return success();
@@ -233,7 +280,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
     for (int64_t r = 0; r < nregs; ++r)
       regStore(
           b, tmp, r,
-          reduceCombine(b, loc, kind, regLoad(b, old, r), regLoad(b, tmp, r)));
+          reduceCombine(b, loc, spec, regLoad(b, old, r), regLoad(b, tmp, r)));
   }
   copyThroughScratch(b, from, to);
   return success();
@@ -248,6 +295,7 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
   SmallVector<int64_t> shape = src->shape;
   int64_t dim = op.getDim(), extent = shape[dim];
   Type acc = dst->elementType;
+  ReduceSpec spec = ReduceSpec::of(op.getKind(), op.getElement().value_or(acc));
   auto sideFor = [&](const Buffer &buf) {
     Side s{buf, {}, shape};
     for (size_t i = 0; i < shape.size(); ++i)
@@ -297,7 +345,7 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
       }
       scf::ForOp::create(
           gb, loc, cIdx(gb, loc, 0), cIdx(gb, loc, extent), cIdx(gb, loc, 1),
-          ValueRange{zeroOf(gb, loc, acc)},
+          ValueRange{reduceIdentity(gb, loc, spec, acc)},
           [&](OpBuilder &lb, Location l, Value i, ValueRange args) {
             Value p =
                 op.getReverse()
@@ -307,10 +355,7 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
             SmallVector<Value> idx(pos);
             idx[dim] = p;
             Value x = convertElements(lb, l, loadElement(lb, work, idx), acc);
-            Value s =
-                isa<FloatType>(acc)
-                    ? arith::AddFOp::create(lb, l, args[0], x).getResult()
-                    : arith::AddIOp::create(lb, l, args[0], x).getResult();
+            Value s = reduceCombine(lb, l, spec, args[0], x);
             storeElement(lb, work, idx, s);
             scf::YieldOp::create(lb, l, s);
           });

@@ -9,6 +9,7 @@
 
 #include "dialects/Conversion/TileToNVVM/NVVMTargetInfo.h"
 #include "NVVMKernelLowering.h"
+#include "dialects/Tile/Utils/RoundingUtils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -57,11 +58,57 @@ StringRef NVVMTargetInfo::getMathIntrinsic(MathIntrinsic fn) const {
     return "llvm.nvvm.sin.approx.f";
   case MathIntrinsic::cos:
     return "llvm.nvvm.cos.approx.f";
+  case MathIntrinsic::rcp:
+    return "llvm.nvvm.rcp.approx.ftz.f";
   case MathIntrinsic::floor:
   case MathIntrinsic::ceil:
     return "";
   }
   llvm_unreachable("math intrinsic");
+}
+
+/// f32 and f64 with PTX's rounded instructions (`add.rz.f32`, `sqrt.rp.f64`,
+/// ...: CUDA's __fadd_rz and kin); sub is add of the negation (exact), rsqrt
+/// and 16-bit types take the shared path.
+Value NVVMTargetInfo::emitRoundedArith(OpBuilder &b, Location loc,
+                                       IEEEKind kind, RoundingMode mode,
+                                       ValueRange operands) const {
+  Type t = operands[0].getType();
+  if (!(t.isF32() || t.isF64()) || kind == IEEEKind::rsqrt)
+    return GPUTargetInfo::emitRoundedArith(b, loc, kind, mode, operands);
+  SmallVector<Value> args(operands.begin(), operands.end());
+  StringRef op;
+  switch (kind) {
+  case IEEEKind::sub:
+    args[1] = arith::NegFOp::create(b, loc, args[1]);
+    [[fallthrough]];
+  case IEEEKind::add:
+    op = "add";
+    break;
+  case IEEEKind::mul:
+    op = "mul";
+    break;
+  case IEEEKind::fma:
+    op = "fma";
+    break;
+  case IEEEKind::div:
+    op = "div";
+    break;
+  case IEEEKind::rcp:
+    op = "rcp";
+    break;
+  case IEEEKind::sqrt:
+    op = "sqrt";
+    break;
+  case IEEEKind::rsqrt:
+    llvm_unreachable("shared path");
+  }
+  StringRef rm[] = {"rn", "rz", "rp", "rm"}; // RoundingMode order: rn rz ru rd
+  std::string name = ("llvm.nvvm." + op + "." + rm[(int)mode] + "." +
+                      (t.isF32() ? "f" : "d"))
+                         .str();
+  return LLVM::CallIntrinsicOp::create(b, loc, t, b.getStringAttr(name), args)
+      .getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -166,7 +213,8 @@ void NVVMTargetInfo::finalizeKernel(gpu::GPUFuncOp func) const {
   // default (-fmad=true): the softmax's x * scale - m * scale is one FFMA
   // instead of a rounded multiply and a subtract.
   func.walk([&](arith::ArithFastMathInterface op) {
-    if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op))
+    if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op) ||
+        op->hasAttr(kExactAttrName)) // tile.ieee's parts (RoundingUtils.h)
       return;
     op->setAttr(op.getFastMathAttrName(),
                 arith::FastMathFlagsAttr::get(

@@ -43,6 +43,8 @@ StringRef ROCDLTargetInfo::getMathIntrinsic(MathIntrinsic fn) const {
     return "llvm.floor.f32";
   case MathIntrinsic::ceil:
     return "llvm.ceil.f32";
+  case MathIntrinsic::rcp:
+    return "llvm.amdgcn.rcp.f32";
   }
   llvm_unreachable("math intrinsic");
 }

@@ -16,6 +16,7 @@
 #include "dialects/Tile/Utils/ControlFlowUtils.h"
 #include "dialects/Tile/Utils/ConversionUtils.h"
 #include "dialects/Tile/Utils/ReduceUtils.h"
+#include "dialects/Tile/Utils/RoundingUtils.h"
 #include "dialects/Tile/Utils/StringConstants.h"
 #include "dialects/Tile/Utils/SymmetricUtils.h"
 
@@ -702,10 +703,19 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
     auto dstType = cast<MemRefType>(dst.getType());
     Type accType = dstType.getElementType();
     int64_t dim = op.getDim();
-    ReduceKind kind = op.getKind();
+    ReduceSpec spec = ReduceSpec::of(op);
+    Type srcLogical = op.getSrcLogicalType(), dstLogical = op.getDstLogicalType();
     SmallVector<int64_t> outer(srcType.getShape());
     outer.erase(outer.begin() + dim);
     bool keepsDim = dstType.getRank() == srcType.getRank();
+    // A float16 / bfloat16 sum runs in float32 and is rounded once at the
+    // store: the CPU sums one element after another, where a GPU block
+    // sums a tree of partials; a 16-bit running sum over a long row loses
+    // more than either (the summed elements are in the 16-bit type).
+    Type loopType = accType;
+    if (isa<Float16Type, BFloat16Type>(accType) &&
+        (spec.kind == ReduceKind::sum || spec.kind == ReduceKind::abssum))
+      loopType = rewriter.getF32Type();
     buildNest(
         rewriter, loc, outer, [&](OpBuilder &b, Location l, ValueRange ivs) {
           SmallVector<Value> dstIdx(ivs.begin(), ivs.end());
@@ -714,8 +724,10 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
           else if (dstType.getRank() == 1 && ivs.empty())
             dstIdx.push_back(constIndex(b, l, 0));
           Value init = op.getClear()
-                           ? reduceIdentity(b, l, kind, accType)
-                           : memref::LoadOp::create(b, l, dst, dstIdx);
+                           ? reduceIdentity(b, l, spec, loopType)
+                           : convertElements(
+                                 b, l, memref::LoadOp::create(b, l, dst, dstIdx),
+                                 loopType);
           auto loop = scf::ForOp::create(
               b, l, constIndex(b, l, 0),
               constIndex(b, l, srcType.getDimSize(dim)), constIndex(b, l, 1),
@@ -724,15 +736,32 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
                 SmallVector<Value> srcIdx(ivs.begin(), ivs.end());
                 srcIdx.insert(srcIdx.begin() + dim, iv);
                 Value x = memref::LoadOp::create(lb, ll, src, srcIdx);
-                x = convertElements(lb, ll, x, accType);
-                scf::YieldOp::create(
-                    lb, ll,
-                    reduceCombine(lb, ll, kind, acc[0],
-                                  reduceInput(lb, ll, kind, x)));
+                x = convertElements(lb, ll, x, srcLogical, dstLogical, accType);
+                x = convertElements(lb, ll, reduceInput(lb, ll, spec, x),
+                                    loopType);
+                scf::YieldOp::create(lb, ll,
+                                     reduceCombine(lb, ll, spec, acc[0], x));
               });
-          memref::StoreOp::create(b, l, loop.getResult(0), dst, dstIdx);
+          memref::StoreOp::create(
+              b, l, convertElements(b, l, loop.getResult(0), accType), dst,
+              dstIdx);
         });
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// tile.ieee: the round-to-nearest operation and a step by the residual's
+/// sign (RoundingUtils.h); x86 has no per-instruction rounding.
+struct IEEELowering : public OpConversionPattern<IEEEOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(IEEEOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emitRoundedArith(rewriter, op.getLoc(), op.getKind(),
+                                            op.getMode(),
+                                            adaptor.getOperands()));
     return success();
   }
 };
@@ -752,9 +781,11 @@ struct CumSumLowering : public OpConversionPattern<CumSumOp> {
     SmallVector<int64_t> outer(srcType.getShape());
     outer.erase(outer.begin() + dim);
     bool reverse = op.getReverse();
+    ReduceSpec spec = ReduceSpec::of(
+        op.getKind(), op.getElement().value_or(accType));
     buildNest(
         rewriter, loc, outer, [&](OpBuilder &b, Location l, ValueRange ivs) {
-          Value zero = zeroOf(b, l, accType);
+          Value zero = reduceIdentity(b, l, spec, accType);
           scf::ForOp::create(
               b, l, constIndex(b, l, 0), constIndex(b, l, extent),
               constIndex(b, l, 1), ValueRange{zero},
@@ -766,8 +797,8 @@ struct CumSumLowering : public OpConversionPattern<CumSumOp> {
                 SmallVector<Value> idx(ivs.begin(), ivs.end());
                 idx.insert(idx.begin() + dim, pos);
                 Value x = memref::LoadOp::create(lb, ll, src, idx);
-                Value sum =
-                    add(lb, ll, acc[0], convertElements(lb, ll, x, accType));
+                Value sum = reduceCombine(lb, ll, spec, acc[0],
+                                          convertElements(lb, ll, x, accType));
                 memref::StoreOp::create(lb, ll, sum, dst, idx);
                 scf::YieldOp::create(lb, ll, sum);
               });
@@ -824,7 +855,8 @@ void mlir::tile::populateTileToSCFPatterns(TypeConverter &converter,
                // No asynchronous proxy reads shared memory here.
                EraseLowering<FenceProxyAsyncOp>,
                CopyLowering, FillLowering, AtomicAddLowering, GemmLowering,
-               GemmSpLowering, ReduceLowering, CumSumLowering>(converter, ctx);
+               GemmSpLowering, ReduceLowering, CumSumLowering, IEEELowering>(converter,
+                                                                   ctx);
   patterns.add<ConvertAnyOpTypes>(converter, ctx);
 }
 
@@ -1005,6 +1037,19 @@ struct ConvertTileToSCFPass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // In a block of one thread, that thread's index is 0.
+    getOperation().walk([&](ThreadIdOp op) {
+      auto kernel = op->getParentOfType<KernelOp>();
+      int64_t threads = 1;
+      for (int64_t t : kernel.getThreads())
+        threads *= t;
+      if (threads != 1)
+        return;
+      OpBuilder b(op);
+      op.replaceAllUsesWith(
+          arith::ConstantIndexOp::create(b, op.getLoc(), 0).getResult());
+      op.erase();
+    });
     // Roles run concurrently and wait on each other; the CPU runs a block's
     // tile program as one thread of control.
     WalkResult roles = getOperation().walk([&](Operation *op) {

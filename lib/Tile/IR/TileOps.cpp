@@ -550,6 +550,27 @@ static LogicalResult verifyRegionSide(Operation *op, StringRef side,
   return success();
 }
 
+/// `src_element` / `dst_element` (tile.copy, tile.reduce): each, when
+/// present, is a logical type of the elements its buffer stores.
+static LogicalResult verifyLogicalElements(Operation *op, TypeAttr src,
+                                           MemRefType srcType, TypeAttr dst,
+                                           MemRefType dstType) {
+  for (auto [side, attr, buffer] :
+       {std::make_tuple(StringRef("src_element"), src, srcType),
+        std::make_tuple(StringRef("dst_element"), dst, dstType)}) {
+    if (!attr)
+      continue;
+    if (!isLogicalTypeOf(attr.getValue(), buffer.getElementType()))
+      return op->emitOpError()
+             << side << " " << attr.getValue()
+             << " cannot be the logical type of elements stored as "
+             << buffer.getElementType()
+             << " (expected an unsigned integer of the same width, or i1 "
+                "over i8)";
+  }
+  return success();
+}
+
 SmallVector<int64_t> CopyOp::getSqueezedShape() {
   return dropUnitDims(getSrcSizes());
 }
@@ -630,22 +651,8 @@ LogicalResult CopyOp::verify() {
                  << "dimension of the tile, which regions of one rank must "
                     "match)";
   }
-  for (auto [side, attr, buffer] :
-       {std::make_tuple(StringRef("src_element"), getSrcElementAttr(),
-                        getSrc().getType()),
-        std::make_tuple(StringRef("dst_element"), getDstElementAttr(),
-                        getDst().getType())}) {
-    if (!attr)
-      continue;
-    if (!isLogicalTypeOf(attr.getValue(), buffer.getElementType()))
-      return emitOpError()
-             << side << " " << attr.getValue()
-             << " cannot be the logical type of elements stored as "
-             << buffer.getElementType()
-             << " (expected an unsigned integer of the same width, or i1 "
-                "over i8)";
-  }
-  return success();
+  return verifyLogicalElements(*this, getSrcElementAttr(), getSrc().getType(),
+                               getDstElementAttr(), getDst().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -1098,6 +1105,68 @@ LogicalResult ReduceOp::verify() {
            << formatShape(removed) << " (source shape with dim " << dim
            << " removed) or " << formatShape(kept) << ", got "
            << formatShape(actual);
+  if (failed(verifyLogicalElements(*this, getSrcElementAttr(), src,
+                                   getDstElementAttr(), dst)))
+    return failure();
+  ReduceKind kind = getKind();
+  bool bitwise = kind == ReduceKind::bitAnd || kind == ReduceKind::bitOr ||
+                 kind == ReduceKind::bitXor;
+  if (bitwise) {
+    for (auto [side, type] : {std::make_pair(StringRef("source"), src),
+                              std::make_pair(StringRef("destination"), dst)})
+      if (!isa<IntegerType>(type.getElementType()))
+        return emitOpError("reduce ")
+               << stringifyReduceKind(kind) << " needs integer or boolean "
+               << side << " elements, got " << type.getElementType();
+  }
+  if (getNanPropagate() && kind != ReduceKind::max &&
+      kind != ReduceKind::min && kind != ReduceKind::absmax)
+    return emitOpError("nan_propagate applies to max, min and absmax "
+                       "reductions, not ")
+           << stringifyReduceKind(kind);
+  return success();
+}
+
+Type ReduceOp::getSrcLogicalType() {
+  if (std::optional<Type> t = getSrcElement())
+    return *t;
+  return getSrc().getType().getElementType();
+}
+
+Type ReduceOp::getDstLogicalType() {
+  if (std::optional<Type> t = getDstElement())
+    return *t;
+  return getDst().getType().getElementType();
+}
+
+LogicalResult IEEEOp::verify() {
+  IEEEKind kind = getKind();
+  unsigned want = 2;
+  if (kind == IEEEKind::fma)
+    want = 3;
+  else if (kind == IEEEKind::rcp || kind == IEEEKind::sqrt ||
+           kind == IEEEKind::rsqrt)
+    want = 1;
+  if (getOperands().size() != want)
+    return emitOpError() << stringifyIEEEKind(kind) << " takes " << want
+                         << " operands, got " << getOperands().size();
+  Type t = getType();
+  for (Value v : getOperands())
+    if (v.getType() != t)
+      return emitOpError("operands and result must have one type, got ")
+             << v.getType() << " and " << t;
+  if (!(t.isF16() || t.isBF16() || t.isF32() || t.isF64()))
+    return emitOpError("computes on f16, bf16, f32 or f64, got ") << t;
+  if ((t.isF16() || t.isBF16()) && getMode() != RoundingMode::rn)
+    return emitOpError("IEEE ")
+           << stringifyIEEEKind(kind) << " with rounding mode '"
+           << stringifyRoundingMode(getMode()) << "' is not supported for " << t
+           << ": Only rounding mode 'rn' is available for half precision";
+  if (kind == IEEEKind::rsqrt && getMode() != RoundingMode::rn)
+    return emitOpError("rsqrt rounds to nearest only");
+  if (kind == IEEEKind::rsqrt && t.isF64())
+    return emitOpError("IEEE frsqrt is not supported for float64 (as in "
+                       "TileLang): use ieee_fsqrt followed by ieee_frcp");
   return success();
 }
 
@@ -1109,6 +1178,15 @@ LogicalResult CumSumOp::verify() {
     return emitOpError("source shape ")
            << formatShape(src.getShape()) << " and destination shape "
            << formatShape(dst.getShape()) << " differ";
+  if (getKind() != ReduceKind::sum && getKind() != ReduceKind::max)
+    return emitOpError("scans are sums or maxima, not ")
+           << stringifyReduceKind(getKind());
+  if (getElementAttr() &&
+      !isLogicalTypeOf(getElementAttr().getValue(), dst.getElementType()))
+    return emitOpError("element ")
+           << getElementAttr().getValue()
+           << " cannot be the logical type of elements stored as "
+           << dst.getElementType();
   return success();
 }
 

@@ -49,6 +49,11 @@ class TileLangError(Exception):
         return head
 
 
+class TileLangValueError(TileLangError, ValueError):
+    """A bad argument value that TileLang reports as a ValueError (a layout
+    that aliases elements, ...): catchable as either."""
+
+
 class CompilationError(TileLangError):
     """A compiler pass failed or the generated IR does not verify."""
 

@@ -35,20 +35,26 @@ def cpu_stages(pass_configs: dict = None) -> List[Stage]:
                         "loop-invariant-code-motion"]),
         # Every expansion but fma's (mul + add, two roundings): T.hfma2's
         # pairs become llvm.fma (one rounding in float32, then to 16 bits).
+        # Math functions LLVM has no intrinsic for (erf, atan2, ...) call
+        # libm (math-to-libm on what convert-to-llvm leaves, f16/bf16
+        # through f32).
         Stage("llvm", ["arith-expand{include-bf16=true}",
                        "math-expand-ops{ops=" + ",".join(_CPU_EXPANSIONS) + "}",
+                       "math-extend-to-supported-types",
                        # Views the loops still read through (a gemm on
                        # `S[k % 2, :, :]`): convert-to-llvm has no lowering
                        # of memref.subview; its address arithmetic instead.
                        "expand-strided-metadata", "lower-affine",
-                       "convert-scf-to-cf", "convert-to-llvm",
-                       "reconcile-unrealized-casts", "canonicalize"]),
+                       "convert-scf-to-cf", "convert-to-llvm", "convert-math-to-libm",
+                       "convert-to-llvm", "reconcile-unrealized-casts", "canonicalize"]),
     ]
 
 
-# math-expand-ops' expansions (MLIR 22) without fma.
+# math-expand-ops' expansions (MLIR 22) without fma, and without powf: its
+# exp(y log x) gets C's special cases wrong (pow(-2, 3), pow(0, 0)); libm's
+# pow is called instead.
 _CPU_EXPANSIONS = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
-                   "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt", "clampf")
+                   "exp2", "fpowi", "round", "roundeven", "rsqrt", "clampf")
 
 
 def _mark_c_interface(module) -> None:

@@ -15,14 +15,16 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType
-from ..base.errors import SourceLocation, TileLangError
+from ..base.errors import SourceLocation, TileLangError, TileLangValueError
 from ..base.signature import SymbolicDim
-from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant,
+from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant, is_float8,
                                physical_shape, static_int, storage_ir_type, to_index, to_scalar,
                                to_storage)
 from ..language.values import row_major_index as _row_major_index
 from ..language.values import row_major_position as _row_major_position
 
+from .random import RandomBuilder
+from .reducers import Reducer, ReducerBuilder
 from .roles import RoleBuilder
 from .threads import ThreadBuilder
 
@@ -48,7 +50,7 @@ def _tile():
     return tile
 
 
-class Builder(RoleBuilder, ThreadBuilder):
+class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
     """Emits the tile IR of one function."""
 
     def __init__(self, filename: str):
@@ -68,6 +70,10 @@ class Builder(RoleBuilder, ThreadBuilder):
         self.kernel_op = None  # the tile.kernel being built
         # The program's T.alloc_global workspaces, in order (PrimFunc.emit).
         self.workspaces: List[Buffer] = []
+        # The T.Parallel loops being built, innermost last: (op, ivs, extents).
+        self._parallel_stack: List[tuple] = []
+        self._reducers: List[Reducer] = []  # T.alloc_reducer handles of this kernel
+        self.rng = None  # the state of the latest T.rng_init (frontend/random.py)
         # memref.extract_strided_metadata of each strided tensor argument.
         self._strided_meta: Dict = {}
         # T.annotate_pass_configs / T.annotate_compile_flags of the program.
@@ -75,8 +81,11 @@ class Builder(RoleBuilder, ThreadBuilder):
         self.function_compile_flags: List[str] = []
         # > 0 while an annotation is evaluated: sizes stay host expressions.
         self.raw_symbols = 0
-        # T.Parallel loops around the current position.
-        self.parallel_depth = 0
+
+    @property
+    def parallel_depth(self) -> int:
+        """How many T.Parallel loops are around the current position."""
+        return len(self._parallel_stack)
 
     # -- locations -----------------------------------------------------------
     def source_location(self) -> Optional[SourceLocation]:
@@ -137,6 +146,7 @@ class Builder(RoleBuilder, ThreadBuilder):
         try:
             with _ir().InsertionPoint.at_block_terminator(block):
                 yield indices
+                self.check_reducers_finalized()
         finally:
             self.kernel_depth -= 1
             self.kernel_threads = None
@@ -319,6 +329,7 @@ class Builder(RoleBuilder, ThreadBuilder):
     # -- regions ---------------------------------------------------------------
     def _region(self, x, what: str):
         """(buffer, offsets, extents-or-None) of a buffer or subscript."""
+        self.no_reducer(x, what)
         if isinstance(x, Buffer):
             return x, [IndexExpr(0)] * x.ndim, list(x.static_shape(what))
         if isinstance(x, BufferRef):
@@ -359,12 +370,18 @@ class Builder(RoleBuilder, ThreadBuilder):
                                 "the tile, which a region of the same rank must match")
         return None
 
-    def copy(self, src, dst, via=None, what: str = "T.copy") -> None:
+    def copy(self, src, dst, via=None, what: str = "T.copy", async_: bool = False) -> None:
         """`via`: (barrier, index) on which the copy completes, a TMA load
-        whose issuing thread announces its bytes (T.tma_copy)."""
+        whose issuing thread announces its bytes (T.tma_copy). `async_`: the
+        copy is issued asynchronously (cp.async) and lands at a later
+        T.ptx_wait_group (T.async_copy)."""
         self.require_kernel(what)
         sbuf, soff, sext = self._region(src, f"{what} source")
         dbuf, doff, dext = self._region(dst, f"{what} destination")
+        if async_ and (sbuf.scope != "global" or dbuf.scope != "shared"):
+            raise self.error(f"{what} copies from a global tensor into a shared buffer "
+                             f"(cp.async), got {sbuf.scope} {sbuf.name!r} to {dbuf.scope} "
+                             f"{dbuf.name!r}")
         if via is not None and (sbuf.scope != "global" or dbuf.scope != "shared"):
             raise self.error(f"{what} copies from a global tensor into a shared buffer, got "
                              f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
@@ -416,10 +433,38 @@ class Builder(RoleBuilder, ThreadBuilder):
                 kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
         if via is not None:
             kwargs.update(barrier=via[0], barrier_index=via[1], expect_tx=True)
+        if async_:
+            if sbuf.remap is not None:
+                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; an "
+                                 "asynchronous copy reads tensors in their own layout")
+            kwargs["async_"] = True
         _tile().CopyOp(sbuf.value, [o.materialize() for o in soff],
                        dbuf.value, [o.materialize() for o in doff],
                        ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
                        **kwargs)
+
+    def transpose(self, src, dst) -> None:
+        """T.transpose: dst[..., j, i] = src[..., i, j] (a T.Parallel loop of
+        loads and stores; TileLang's shared-memory transpose)."""
+        self.require_kernel("T.transpose")
+        sbuf, soff, sext = self._region(src, "T.transpose source")
+        dbuf, doff, dext = self._region(dst, "T.transpose destination")
+        swap = lambda e: list(e[:-2]) + [e[-1], e[-2]]  # noqa: E731
+        if None in sext and None not in dext:
+            sext = swap(dext)
+        if None in dext and None not in sext:
+            dext = swap(sext)
+        if None in sext or None in dext:
+            raise self.error("Cannot deduce extent for transpose: give a whole buffer or "
+                             "slices on at least one side")
+        if len(sext) < 2 or len(dext) < 2:
+            raise self.error("Transpose requires at least 2D buffers.")
+        if swap(sext) != list(dext):
+            raise self.error(f"T.transpose: a source region of shape {tuple(sext)} transposes "
+                             f"into shape {tuple(swap(sext))}, got {tuple(dext)}")
+        with self.parallel(sext) as ivs:
+            v = BufferRef(sbuf, tuple(o.add(i) for o, i in zip(soff, ivs))).load()
+            BufferRef(dbuf, tuple(o.add(i) for o, i in zip(doff, swap(list(ivs))))).store(v)
 
     def _copy_elements(self, sbuf, soff, s_ext, dbuf, doff, d_ext) -> None:
         """T.copy element by element (a T.Parallel loop of loads and stores),
@@ -542,9 +587,13 @@ class Builder(RoleBuilder, ThreadBuilder):
             acc[()].store(logical(op, acc[()].load(), element(ivs)))
         return acc[()].load()
 
-    def fill(self, buf, value) -> None:
+    def fill(self, buf, value, what: str = "T.fill") -> None:
         self.require_kernel("T.fill")
+        if isinstance(buf, Reducer):
+            self.reducer_fill(buf, value, what)
+            return
         if isinstance(buf, BufferRef):
+            self.no_reducer(buf, what)
             if buf.dynamic_region():  # x[a:b] of run-time bounds: element by element
                 whole = buf.buffer
                 bounds = buf.bounds()
@@ -553,7 +602,7 @@ class Builder(RoleBuilder, ThreadBuilder):
                     index = tuple(o if e is None else o.add(next(it)) for o, e in bounds)
                     whole[index].store(value)
                 return
-            whole, offsets, extents = self._region(buf, "T.fill")
+            whole, offsets, extents = self._region(buf, what)
             extents = [1 if e is None else e for e in extents]
             dims = _static_dims(whole)
             if all(o.is_const() and o.const == 0 for o in offsets) and extents == dims:
@@ -564,9 +613,11 @@ class Builder(RoleBuilder, ThreadBuilder):
                 return
         if not isinstance(buf, Buffer):
             raise self.error(f"T.fill expects a buffer, got {_describe(buf)}")
-        if buf.pack > 1 or buf.strided or buf.remap is not None or buf.bitview is not None:
-            # Elements a tile.fill cannot write as they are: one by one (a
-            # packed buffer a whole byte per iteration).
+        if buf.pack > 1 or buf.strided or buf.remap is not None or buf.bitview is not None \
+                or buf.scope == "global":
+            # Elements a tile.fill cannot write as they are (and global
+            # tensors: tile.fill is for on-chip buffers on GPUs): one by
+            # one (a packed buffer a whole byte per iteration).
             shape, unit = list(buf.static_shape("T.fill")), buf.pack
             with self.parallel(shape[:-1] + [shape[-1] // unit]) as ivs:
                 for r in range(unit):
@@ -587,6 +638,7 @@ class Builder(RoleBuilder, ThreadBuilder):
                              "of packed 4-bit elements (T.copy, loads and stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
+        self.no_reducer(x, what)
         if isinstance(x, Buffer):
             self._direct(x, what)
             return x
@@ -683,31 +735,120 @@ class Builder(RoleBuilder, ThreadBuilder):
         kwargs = _gemm_attributes(False, transpose_B, clear_accum, policy)
         _tile().GemmSpOp(a.value, e.value, b.value, c.value, **kwargs)
 
-    def reduce(self, kind: str, src, dst, dim: int, clear: bool) -> None:
-        self.require_kernel(f"T.reduce_{kind}")
-        with self._through_views() as whole:
-            s = whole(src, f"T.reduce_{kind} source")
-            d = whole(dst, f"T.reduce_{kind} destination", written=True)
-            dim = static_int(dim, "dim")
-            if dim < 0:
-                dim += s.ndim
-            ir = _ir()
-            kwargs = {"clear": True} if clear else {}
-            _tile().ReduceOp(s.value, d.value, ir.Attribute.parse(f"#tile.reduce<{kind}>"),
-                             ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+    def reduce(self, kind: str, src, dst, dim: int, clear: bool,
+               nan_propagate: bool = False) -> None:
+        """tile.reduce; as in TileLang, a shared (or global, or region)
+        operand is staged through a fragment of its shape (T.copy in, and for
+        the destination T.copy back, after a copy in when not `clear`); a
+        reduction from a local buffer into a local buffer or var stays in
+        each thread."""
+        what = f"T.reduce_{kind}"
+        self.require_kernel(what)
+        s = self._reduce_side(src, f"{what} source")
+        d = self._reduce_side(dst, f"{what} destination")
+        dim = static_int(dim, "dim")
+        if not -s.ndim <= dim < max(s.ndim, 1):
+            raise self.error(f"{what}: dim {dim} is out of range for a source of rank {s.ndim}")
+        if dim < 0:
+            dim += s.ndim
+        if kind in ("bitand", "bitor", "bitxor"):
+            for side, buf in (("source", s), ("destination", d)):
+                if not (buf.dtype.is_int or buf.dtype.is_bool):
+                    raise self.error(f"{what} requires integer or bool buffers, got {side} "
+                                     f"{buf.name!r} of dtype {buf.dtype}")
+        local = s.scope == "local" and d.scope in ("local", "var")
+        # float8 elements are computed on in a wider type (as TileLang's
+        # reduce converts each element to the destination's type): a float8
+        # source is staged in the destination's dtype (float32 if that is
+        # float8 too), a float8 destination in float32, rounded once at the
+        # copy back.
+        d_type = dt.float32 if is_float8(d.dtype) else d.dtype
+        s_type = d_type if is_float8(s.dtype) else s.dtype
+        scope = "local" if local else "fragment"
 
-    def cumsum(self, src, dst, dim: int, reverse: bool) -> None:
-        self.require_kernel("T.cumsum")
-        with self._through_views() as whole:
-            s = whole(src, "T.cumsum source", written=dst is None)
-            d = s if dst is None else whole(dst, "T.cumsum destination", written=True)
-            dim = static_int(dim, "dim")
-            if dim < 0:
-                dim += s.ndim
-            ir = _ir()
-            kwargs = {"reverse": True} if reverse else {}
-            _tile().CumSumOp(s.value, d.value,
-                             ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+        def direct(buf, dtype):
+            return buf.scope == scope and buf.dtype == dtype
+
+        s_frag = s if direct(s, s_type) else self._staged(s, src, what, s_type, scope)
+        d_frag = d if direct(d, d_type) or (local and d.dtype == d_type) else \
+            self._staged(d, None, what, d_type, scope)
+        if d_frag is not d and not clear:
+            self.copy(dst, d_frag)
+        ir = _ir()
+        kwargs = {"clear": True} if clear else {}
+        if nan_propagate and kind in ("max", "min", "absmax"):
+            kwargs["nan_propagate"] = True
+        for side, buf in (("src_element", s_frag), ("dst_element", d_frag)):
+            logical = _logical_element(buf.dtype)
+            if logical is not None:
+                kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
+        _tile().ReduceOp(s_frag.value, d_frag.value, ir.Attribute.parse(f"#tile.reduce<{kind}>"),
+                         ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+        if d_frag is not d:
+            self.copy(d_frag, dst)
+
+    def _reduce_side(self, x, what: str) -> Buffer:
+        """The whole buffer an operand of a reduction names, or for a region
+        (`S[i, 0:64]`) or a buffer whose memref is not its elements as they
+        are (a T.view / T.reshape, a T.Layout, strides, packed 4-bit) a
+        stand-in of its shape (point indices as extent 1) and scope
+        "region", which is always staged (T.copy reads and writes those)."""
+        self.no_reducer(x, what)
+        if isinstance(x, BufferRef):
+            offsets, extents = x.region()
+            shape = [1 if e is None else int(e) for e in extents]
+            return Buffer(None, shape, x.buffer.dtype, "region", x.buffer.name)
+        if not isinstance(x, Buffer):
+            raise self.error(f"{what} expects a buffer or a buffer region, got {_describe(x)}")
+        if any(isinstance(n, IndexExpr) and not n.is_const() for n in x.shape):
+            raise self.error(f"{what}: buffer {x.name!r} has a dynamic shape; reduce a "
+                             "region of it with static extents")
+        if x.remap is not None or x.bitview is not None or x.strided or x.pack > 1:
+            return Buffer(None, list(x.static_shape(what)), x.dtype, "region", x.name)
+        return x
+
+    def _staged(self, side: Buffer, source, what: str, dtype=None,
+                scope: str = "fragment") -> Buffer:
+        """A fragment (or `scope` buffer) of `side`'s shape and of `dtype`
+        (`side`'s by default), filled from `source` when given (converted)."""
+        frag = self.alloc([int(n) for n in side.shape], dtype or side.dtype, scope,
+                          self.unique_name(f"{side.name}_frag"))
+        if source is not None:
+            self.copy(source, frag, what=what)
+        return frag
+
+    def scan(self, kind: str, src, dst, dim: int, reverse: bool) -> None:
+        """tile.cumsum of `kind` ("sum": T.cumsum, "max": T.cummax); regions
+        (and operands in other scopes) are staged through fragments of their
+        shape, as TileLang stages fragments through shared memory."""
+        what = "T.cumsum" if kind == "sum" else "T.cummax"
+        self.require_kernel(what)
+        s = self._reduce_side(src, f"{what} source")
+        d = self._reduce_side(dst if dst is not None else src, f"{what} destination")
+        if list(s.shape) != list(d.shape):
+            raise self.error(f"{what} dst shape {tuple(d.shape)} must match src shape "
+                             f"{tuple(s.shape)}")
+        dim = static_int(dim, "dim")
+        if not -s.ndim <= dim < s.ndim:
+            raise self.error(f"Dimension {dim} is out of bounds for buffer with shape "
+                             f"{tuple(s.shape)}")
+        if dim < 0:
+            dim += s.ndim
+        direct = ("fragment", "shared")
+        s_tile = s if s.scope in direct else self._staged(s, src, what)
+        d_tile = d if d.scope in direct else (
+            s_tile if dst is None or src is dst else self._staged(d, None, what))
+        ir = _ir()
+        kwargs = {"reverse": True} if reverse else {}
+        if kind != "sum":
+            kwargs["kind"] = ir.Attribute.parse(f"#tile.reduce<{kind}>")
+        logical = _logical_element(d_tile.dtype)
+        if logical is not None:
+            kwargs["element"] = ir.TypeAttr.get(ir.Type.parse(logical))
+        _tile().CumSumOp(s_tile.value, d_tile.value,
+                         ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim), **kwargs)
+        if d_tile is not d:
+            self.copy(d_tile, dst if dst is not None else src, what=what)
 
     def _flag(self, what: str, flag):
         """The buffer and index values of a flag element `F[i, ...]`."""
@@ -819,12 +960,12 @@ class Builder(RoleBuilder, ThreadBuilder):
                 _ir().IntegerType.get_signless(64), vector)
         block = op.body.blocks[0]
         ivs = tuple(IndexExpr.of(block.arguments[i], f"i{i}") for i in range(len(ext)))
-        self.parallel_depth += 1
+        self._parallel_stack.append((op, ivs, ext))
         try:
             with _ir().InsertionPoint.at_block_terminator(block):
                 yield ivs
         finally:
-            self.parallel_depth -= 1
+            self._parallel_stack.pop()
 
     @contextlib.contextmanager
     def _parallel_dynamic(self, extents: List[IndexExpr], vector=None):
@@ -978,8 +1119,13 @@ class Builder(RoleBuilder, ThreadBuilder):
     def use_swizzle(self, panel_size, order: str = "row", enable=True) -> None:
         self.require_kernel("T.use_swizzle")
         ir = _ir()
+        # TileLang's orders: "row", "column" ("col" here too) and "mlx" (its
+        # Metal-style panels; an order of visiting the tiles, each once: the
+        # results are the row order's, which it runs as).
+        order = {"column": "col", "mlx": "row"}.get(order, order)
         if order not in ("row", "col"):
-            raise self.error(f"T.use_swizzle order must be 'row' or 'col', got {order!r}")
+            raise self.error(f"Unsupported swizzle order: {order!r} (TileLang's are 'row', "
+                             "'column' and 'mlx')")
         kwargs = {}
         if order != "row":
             kwargs["order"] = ir.Attribute.parse(f"#tile.raster<{order}>")
@@ -1026,6 +1172,24 @@ class Builder(RoleBuilder, ThreadBuilder):
         for buf, layout in mapping.items():
             if not isinstance(buf, Buffer):
                 raise self.error(f"T.annotate_layout keys must be buffers, got {_describe(buf)}")
+            if callable(layout) and not isinstance(layout, (Layout, Fragment)) and \
+                    not hasattr(layout, "to_attr"):
+                layout = Layout(buf.shape, layout)  # TileLang: a function is a T.Layout
+            if isinstance(layout, Layout) and buf.scope == "shared":
+                # Where each element of a shared buffer is stored: this
+                # compiler places shared tiles itself and every access of
+                # the language names logical elements, so a one-to-one
+                # placement changes nothing; an aliasing one is refused (as
+                # TileLang does).
+                dims = _static_dims(buf)
+                hit = layout.collision(dims) if None not in dims else None
+                if hit is not None:
+                    a, b, phys = hit
+                    raise TileLangValueError(
+                        f"T.annotate_layout on shared buffer `{buf.name}`: the layout must be "
+                        f"injective, but logical indices {list(a)} and {list(b)} both map to "
+                        f"physical coordinates {list(phys)}", self.location)
+                continue
             if isinstance(layout, Layout):
                 if buf.scope != "global":
                     raise self.error(

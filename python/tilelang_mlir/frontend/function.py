@@ -38,6 +38,18 @@ def _closure_values(fn: Callable) -> Dict[str, Any]:
     return values
 
 
+def _code_digest(code) -> str:
+    """A digest of what a code object computes (its bytecode, constants and
+    names; not its file's path, so that a kernel cache prepared in one
+    checkout serves another)."""
+    def consts(c):
+        return tuple(_code_digest(x) if inspect.iscode(x) else repr(x) for x in c.co_consts)
+
+    text = repr((code.co_code, consts(code), code.co_names, code.co_varnames,
+                 code.co_freevars, code.co_firstlineno))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def _fingerprint(value, depth: int = 0) -> str:
     """A stable text for a closure value, for cache keys."""
     if depth > 4:
@@ -58,21 +70,26 @@ def _fingerprint(value, depth: int = 0) -> str:
     if inspect.ismodule(value):
         return f"module({value.__name__})"
     if inspect.isfunction(value):
+        # The source alone does not tell apart the functions one factory
+        # makes (T.reduce_max and T.reduce_min share a `def`; so do a
+        # user's `make_op(scale)` lambdas): their names and captured values
+        # are part of the key too.
+        # The code object too: getsource gives a lambda's whole line, which
+        # other lambdas may share, and nothing for eval'd code.
+        inner = inspect.unwrap(value)
         try:
-            text = inspect.getsource(value)
-        except (OSError, TypeError):  # no source (made by eval/exec): its code
-            text = _code_text(value.__code__)
-        closure = ",".join(_fingerprint(v, depth + 1) for v in _closure_values(value).values())
-        return "fn(" + hashlib.sha256(f"{text}|{closure}".encode()).hexdigest()[:16] + ")"
+            text = hashlib.sha256(inspect.getsource(value).encode()).hexdigest()[:16]
+        except (OSError, TypeError):
+            text = ""
+        text += "," + _code_digest(inner.__code__)
+        captured = ",".join(_fingerprint(v, depth + 1) for v in
+                            list(_closure_values(value).values()) +
+                            (list(_closure_values(inner).values()) if inner is not value else []) +
+                            list(value.__defaults__ or ()))
+        return f"fn({text},{value.__module__}.{value.__qualname__},{captured})"
     if hasattr(value, "value") and hasattr(type(value), "__members__"):  # enums
         return repr(value)
     return f"{type(value).__qualname__}"
-
-
-def _code_text(code) -> str:
-    """A stable text of a code object (its bytecode, constants and names)."""
-    consts = ",".join(_code_text(c) if inspect.iscode(c) else repr(c) for c in code.co_consts)
-    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
 
 
 def source_place(source: FunctionSource) -> str:

@@ -10,15 +10,16 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 """
 
 from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
-from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
-                       alloc_shared, alloc_var, finalize_reducer)
+from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local,
+                       alloc_reducer, alloc_shared, alloc_var, finalize_reducer, reducer_init,
+                       reducer_update)
 from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass_configs,
-                          annotate_safe_value, device_assert, disable_warp_group_reg_alloc,
-                          make_padded_layout, make_swizzled_layout, no_set_max_nreg, print,
-                          use_swizzle)
+                          annotate_restrict_buffers, annotate_safe_value, device_assert,
+                          disable_warp_group_reg_alloc, make_padded_layout,
+                          make_swizzled_layout, no_set_max_nreg, print, use_swizzle)
 from .atomic import (atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
                      atomic_min, atomic_or, atomic_store)
-from .copy import clear, copy, fill, im2col
+from .copy import async_copy, c2d_im2col, clear, copy, fill, im2col, transpose
 from .eager import const, empty
 from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
 from .dtypes import dtype
@@ -33,14 +34,20 @@ from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, grid,
                     launch_thread, loop_break, parallel, serial, thread_binding, unroll,
                     vectorized)
-from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, ceil,
-                   ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv, floormod,
-                   if_then_else, infinity, log, log2, max, max_value, min, min_value, pow,
-                   reinterpret, rsqrt, shift_left, shift_right, sigmoid, sin, sqrt, tanh,
-                   truncdiv, hadd2, hsub2, hmul2, hfma2, pack2, unpack2, Select, align_up,
+from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and,
+                   bitwise_not, bitwise_or, bitwise_xor, cast, ceil, ceildiv, clamp, clz,
+                   copysign, cos, cosh, erf, exp, exp2, exp10, fabs, fast_rcp, floor, floordiv,
+                   floormod, fmod, hypot, if_then_else, infinity, isfinite, isinf, isnan, ldexp,
+                   log, log10, log1p, log2, max, max_value, min, min_value, nearbyint,
+                   nextafter, popcount, pow, reinterpret, round, rsqrt, shift_left,
+                   shift_right, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv,
+                   truncmod, hadd2, hsub2, hmul2, hfma2, pack2, unpack2, __exp, __exp10,
+                   __log, __log2, __log10, __sin, __cos, __tan, ieee_add, ieee_sub, ieee_mul,
+                   ieee_fmaf, ieee_fdiv, ieee_frcp, ieee_fsqrt, ieee_frsqrt, Select, align_up,
                    index_to_coordinates, linear_index)
-from .reduce import (cumsum, reduce, reduce_absmax, reduce_abssum, reduce_max,
-                     reduce_min, reduce_sum)
+from .random import rng_init, rng_rand, rng_rand_float
+from .reduce import (cummax, cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
+                     reduce_bitor, reduce_bitxor, reduce_max, reduce_min, reduce_sum)
 from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
                     annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, barrier_arrive,
                     barrier_wait,

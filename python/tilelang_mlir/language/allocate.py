@@ -126,18 +126,63 @@ def _check_int_literal(b, value, dtype) -> None:
 
 @builtin
 def alloc_reducer(b, shape, dtype, op: str = "sum", replication=None):
-    """Not supported: TileLang's reducer buffers (accumulation across the
-    threads of a T.Parallel loop, combined by T.finalize_reducer)."""
-    raise b.error("not supported by tilelang-mlir: T.alloc_reducer / T.finalize_reducer; "
-                  "accumulate into a fragment of the full tile and combine it with "
-                  "T.reduce_sum / T.reduce_max / T.reduce_min")
+    """T.alloc_reducer(shape, dtype, op="sum"): a deferred reduction whose
+    logical outputs have `shape`; `op` is "sum", "max", "min", "bitand",
+    "bitor" or "bitxor" (bitwise: integer dtypes). Open its epoch with
+    T.reducer_init(acc[, init]), contribute with
+    T.reducer_update(acc[indices], v) in T.Parallel loops (each logical
+    iteration counts once, however the loop is spread over threads), close it
+    with T.finalize_reducer(acc, dst). The legacy form (replication="all" or
+    "none") is a fragment updated as `acc[i] += v` in T.Parallel loops after a
+    T.clear, finalized in place by T.finalize_reducer(acc)."""
+    return b.alloc_reducer(shape, dtype, op, replication)
+
+
+@builtin
+def reducer_init(b, reducer, init=None):
+    """T.reducer_init(acc, init=None): opens the reducer's epoch (once per
+    T.alloc_reducer, before any update). `init` is a logical starting value,
+    evaluated here and combined once into every output at the finalize; it
+    must have the reducer's dtype (Python numbers are converted)."""
+    b.reducer_init(reducer, init)
+
+
+@builtin
+def reducer_update(b, target, value):
+    """T.reducer_update(acc[indices], value): contributes `value` (converted
+    to the reducer's dtype) to the output `acc[indices]`, once per logical
+    iteration of the enclosing T.Parallel loop; the indices are that loop's
+    variables and constants."""
+    b.reducer_update(target, value)
 
 
 @builtin
 def finalize_reducer(b, reducer, dst=None, batch: int = 1, annotations=None):
-    """See T.alloc_reducer: not supported."""
-    alloc_reducer.__wrapped__(b, None, None)
+    """T.finalize_reducer(acc, dst): closes the epoch and writes the logical
+    results (each output's contributions and the starting value combined)
+    into the fragment `dst` of the reducer's shape and dtype; in the same
+    block as T.reducer_init, or a conditional in it. A legacy reducer
+    finalizes in place: T.finalize_reducer(acc). `batch` / `annotations`
+    are TileLang's lowering knobs (results do not depend on them); `batch`
+    must be >= 1 and divide the number of output elements."""
+    from ..base.errors import TileLangValueError
+    from .values import static_int
+
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise TileLangValueError(f"finalize_reducer: batch must be >= 1, got {batch!r}",
+                                 b.source_location())
+    total = 1
+    for n in getattr(reducer, "shape", ()):
+        total *= static_int(n, "reducer shape")
+    if batch > total:
+        raise TileLangValueError(f"finalize_reducer: batch ({batch}) exceeds total output "
+                                 f"elements ({total})", b.source_location())
+    if total % batch:
+        raise TileLangValueError(f"finalize_reducer: batch ({batch}) must evenly divide "
+                                 f"total output elements ({total})", b.source_location())
+    b.finalize_reducer(reducer, dst)
 
 
-__all__ = ["allocate", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer", "alloc_global",
-           "alloc_var", "alloc_reducer", "finalize_reducer"]
+__all__ = ["allocate", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer",
+           "alloc_global", "alloc_var", "alloc_reducer", "reducer_init", "reducer_update",
+           "finalize_reducer"]

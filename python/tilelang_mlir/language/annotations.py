@@ -33,6 +33,19 @@ def annotate_layout(b, layout_map: dict):
     b.annotate_layout(layout_map)
 
 
+def annotate_restrict_buffers(*buffers):
+    """T.annotate_restrict_buffers(x, y, ...): TileLang's note that these
+    tensor arguments may alias (its CUDA code then drops `__restrict__` on
+    them). This compiler never assumes that arguments do not alias, so the
+    note holds already; the arguments must be buffers."""
+    from .values import Buffer
+
+    for buf in buffers:
+        if not isinstance(buf, Buffer):
+            raise TypeError(f"annotate_restrict_buffers expects Buffer arguments, got "
+                            f"{type(buf).__name__}")
+
+
 @builtin
 def print(b, value, msg: str = ""):  # noqa: A001 (TileLang's name)
     """Prints a value or a tile with the block that printed it."""

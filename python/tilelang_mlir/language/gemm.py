@@ -20,8 +20,11 @@ class GemmWarpPolicy(enum.Enum):
 @builtin
 def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
          policy=GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1,
-         wg_wait: int = 0):
-    """C += op(A) @ op(B), accumulated in C's dtype.
+         wg_wait: int = 0, mbar=None, annotations=None):
+    """C += op(A) @ op(B), accumulated in C's dtype (C = op(A) @ op(B) with
+    clear_accum=True). `k_pack` packs k for AMD's MFMA; `annotations` are
+    TileLang's lowering hints, accepted; `mbar` (the barrier a Blackwell
+    tcgen05 gemm completes on) is refused: no tcgen05 here.
 
     `wg_wait` (TileLang's meaning, wgmma targets): 0 waits for the gemm
     to finish; -1 only issues it (asynchronous: C, and A when it is a
@@ -33,6 +36,10 @@ def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
     synchronously."""
     from .values import static_int
 
+    if mbar is not None:
+        raise b.error("not supported by tilelang-mlir: T.gemm(..., mbar=...) (the barrier of "
+                      "Blackwell's tcgen05 gemms, hardware this compiler does not target); "
+                      "drop mbar: T.gemm waits for its result itself")
     wg_wait = static_int(wg_wait, "wg_wait")
     if wg_wait < -1:
         raise b.error(f"T.gemm: wg_wait must be -1, 0 or a count of gemms left in "

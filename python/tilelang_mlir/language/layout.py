@@ -158,6 +158,25 @@ class Layout:
             raise TileLangError("T.Layout: the function sends two elements to the same place; "
                                 "a layout must be one-to-one")
 
+    def collision(self, dims: Sequence[int]):
+        """For a constant shape: two logical indices the function sends to
+        the same coordinates, and those coordinates, or None when it is
+        one-to-one (onto any codomain)."""
+        size = int(np.prod(dims))
+        if size > _CHECK_LIMIT:
+            return None
+        idx = np.indices(dims, dtype=np.int64).reshape(len(dims), -1)
+        out = np.stack([np.broadcast_to(np.asarray(o, dtype=np.int64), idx.shape[1:])
+                        for o in self.forward(list(idx))], axis=1)
+        seen = {}
+        for k, row in enumerate(map(tuple, out)):
+            if row in seen:
+                first = seen[row]
+                return (tuple(int(v) for v in idx[:, first]), tuple(int(v) for v in idx[:, k]),
+                        tuple(int(v) for v in row))
+            seen[row] = k
+        return None
+
     def __repr__(self) -> str:
         return f"T.Layout({self.shape})"
 

@@ -43,7 +43,22 @@ for _names, _fn in (
         (("fabs", "fabsf", "abs", "__habs"), tmath.abs),
         (("fmax", "fmaxf", "max", "__hmax"), tmath.max),
         (("fmin", "fminf", "min", "__hmin"), tmath.min),
-        (("pow", "powf", "__powf"), tmath.pow)):
+        (("pow", "powf", "__powf"), tmath.pow),
+        (("exp10", "exp10f", "hexp10"), tmath.exp10), (("__exp10f",), tmath.__exp10),
+        (("log10", "log10f", "hlog10"), tmath.log10), (("__log10f",), tmath.__log10),
+        (("log1p", "log1pf"), tmath.log1p),
+        (("tan", "tanf", "htan"), tmath.tan), (("__tanf",), tmath.__tan),
+        (("sinh", "sinhf"), tmath.sinh), (("cosh", "coshf"), tmath.cosh),
+        (("asin", "asinf"), tmath.asin), (("acos", "acosf"), tmath.acos),
+        (("atan", "atanf"), tmath.atan), (("atan2", "atan2f"), tmath.atan2),
+        (("asinh", "asinhf"), tmath.asinh), (("acosh", "acoshf"), tmath.acosh),
+        (("atanh", "atanhf"), tmath.atanh),
+        (("trunc", "truncf", "htrunc"), tmath.trunc),
+        (("rint", "rintf", "nearbyint", "nearbyintf", "hrint"), tmath.nearbyint),
+        (("round", "roundf"), lambda x: tmath.round(x, "ties-away-from-zero")),
+        (("fmod", "fmodf"), tmath.fmod), (("copysign", "copysignf"), tmath.copysign),
+        (("hypot", "hypotf"), tmath.hypot),
+        (("__frcp_rn",), tmath.ieee_frcp), (("__fdividef",), lambda a, b: binary("/", a, b))):
     for _name in _names:
         _EXTERN_MATH[_name] = _fn
 

@@ -135,7 +135,15 @@ def constant(value: Number, dtype: DType):
     if dtype.is_float:
         if _pymath.isinf(value) or _pymath.isnan(value):
             return arith.ConstantOp(ty, ir.FloatAttr.get(ty, float(value))).result
-        _check_float_literal(value, dtype)
+        _check_float_literal(value, dtype)  # float8: no numpy limit, not checked
+        if dtype.bits == 8:
+            # A finite constant past float8's range saturates, as every
+            # conversion to float8 does (cvt.rn.satfinite); T.infinity keeps
+            # its infinity.
+            import ml_dtypes
+
+            top = float(ml_dtypes.finfo(dt.to_numpy(dtype)).max)
+            value = max(-top, min(top, float(value)))
         return arith.ConstantOp(ty, float(value)).result
     if dtype.kind == "index":
         return arith.ConstantOp(ty, ir.IntegerAttr.get(ty, int(value))).result
@@ -870,6 +878,13 @@ def _binary_scalar(op: str, a, b):
     if op == "/" and not dtype.is_float:
         raise _error(f"'/' on {dtype} values is ambiguous: use '//' (floor "
                      "division), or cast to a float type first")
+    if is_float8(dtype):
+        # As TileLang's float8 operators (cutlass): each operation computes
+        # in float32 and rounds its result back to float8 (nearest even,
+        # saturating to the largest finite value).
+        sa, sb = (to_computable(x, dtype) for x in (a, b))
+        return Scalar(_convert_value(_emit_binary(op, sa.value, sb.value, dt.float32),
+                                     dt.float32, dtype), dtype)
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
     affine = None
     if op in ("+", "-", "*") and dtype.is_int:
@@ -929,6 +944,22 @@ def symbolic_form(x) -> Optional[IndexExpr]:
     if isinstance(x, Scalar) and x.dtype.is_int:
         return IndexExpr(0, {_ScalarAtom(x.value): 1})
     return None
+
+
+def is_float8(dtype: DType) -> bool:
+    """Whether values of `dtype` are float8 (they are computed on in
+    float32 and rounded back after each operation)."""
+    return dtype.is_float and dtype.bits == 8
+
+
+def to_computable(x, dtype: DType) -> Scalar:
+    """`x` as a value of `dtype`, widened to float32 when `dtype` is float8
+    (Python numbers are rounded to `dtype` first, as TileLang's constants
+    take the other operand's dtype)."""
+    s = to_scalar(x, dtype)
+    if is_float8(dtype):
+        return to_scalar(s, dt.float32)
+    return s
 
 
 def _emit_binary(op: str, x, y, dtype: DType):
@@ -1027,7 +1058,7 @@ def _compare_scalar(op: str, a, b):
         return _CMP_PY[op](a, b)
     arith = _arith()
     dtype = _common_dtype(a, b)
-    sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
+    sa, sb = to_computable(a, dtype), to_computable(b, dtype)
     if dtype.is_float:
         pred = {"<": "OLT", "<=": "OLE", ">": "OGT", ">=": "OGE", "==": "OEQ", "!=": "UNE"}[op]
         v = arith.CmpFOp(getattr(arith.CmpFPredicate, pred), sa.value, sb.value).result

@@ -90,6 +90,20 @@ func.func @tile_op_in_thread_role(%n: index) {
 
 // -----
 
+// A role of one thread made of plain code (`if tx == 0: A[bx] = 7`): no
+// error (the role's terminator is no tile operation).
+func.func @store_in_thread_role(%A: memref<8xi32>, %n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    tile.role threads(0 to 1) {
+      %c7 = arith.constant 7 : i32
+      memref.store %c7, %A[%bx] : memref<8xi32>
+    }
+  }
+  return
+}
+
+// -----
+
 // A wait on parity 1 of a barrier nothing arrives on is no error: the
 // barrier is still in its first phase, so the wait returns at once (a
 // producer's first round on its `empty` slots). Only the parity-0 wait

@@ -331,3 +331,53 @@ func.func @contract(%X: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// tile.ieee on NVIDIA: PTX's rounded instructions (sub adds the negation);
+// rsqrt and 16-bit types take the shared path.
+// CHECK-LABEL: gpu.func @ieee_ops_kernel
+// CHECK: llvm.call_intrinsic "llvm.nvvm.add.rz.f"
+// CHECK: arith.negf
+// CHECK: llvm.call_intrinsic "llvm.nvvm.add.rp.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.fma.rm.d"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"
+func.func @ieee_ops(%o: memref<4xf32>, %d: memref<1xf64>, %a: f32, %b: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  tile.kernel blocks(%bx) in (%c1) threads(32) {
+    %x = tile.ieee add, rz %a, %a : f32, f32 -> f32
+    %y = tile.ieee sub, ru %a, %a : f32, f32 -> f32
+    %z = tile.ieee fma, rd %b, %b, %b : f64, f64, f64 -> f64
+    %w = tile.ieee sqrt, rn %a : f32 -> f32
+    memref.store %x, %o[%c0] : memref<4xf32>
+    memref.store %y, %o[%c1] : memref<4xf32>
+    memref.store %w, %o[%c2] : memref<4xf32>
+    memref.store %z, %d[%c0] : memref<1xf64>
+  }
+  return
+}
+
+// -----
+
+// float64 math has no instruction: exp is a reduction by ln 2 (two fmas
+// with its two parts) and a series; pow of f32 goes through f64.
+// CHECK-LABEL: gpu.func @f64_math_kernel
+// CHECK-NOT: math.exp
+// CHECK: math.roundeven %{{.+}} : f64
+// CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : f64
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK-NOT: math.powf
+// CHECK: gpu.return
+func.func @f64_math(%o: memref<1xf64>, %p: memref<1xf32>, %x: f64, %a: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(32) {
+    %e = math.exp %x : f64
+    memref.store %e, %o[%c0] : memref<1xf64>
+    %q = math.powf %a, %a : f32
+    memref.store %q, %p[%c0] : memref<1xf32>
+  }
+  return
+}

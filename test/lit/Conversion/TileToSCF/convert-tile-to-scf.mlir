@@ -129,6 +129,59 @@ func.func @reduce(%n: index) {
 
 // -----
 
+// A bfloat16 sum runs in f32 and is rounded once at the store; a bfloat16
+// max stays in bfloat16.
+// CHECK-LABEL: func.func @reduce_16bit_sum
+// CHECK:   %[[INIT:.+]] = memref.load %{{.+}} : memref<8xbf16>
+// CHECK:   %[[WIDE:.+]] = arith.extf %[[INIT]] : bf16 to f32
+// CHECK:   %[[R:.+]] = scf.for %{{.+}} iter_args(%[[ACC:.+]] = %[[WIDE]]) -> (f32)
+// CHECK:     arith.extf %{{.+}} : bf16 to f32
+// CHECK:     arith.addf %[[ACC]], %{{.+}} : f32
+// CHECK:   %[[NARROW:.+]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK:   memref.store %[[NARROW]]
+// CHECK:   scf.for %{{.+}} -> (bf16)
+// CHECK:     arith.maxnumf %{{.+}} : bf16
+func.func @reduce_16bit_sum(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<8x64xbf16, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<8xbf16, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<sum>, dim = 1} : memref<8x64xbf16, #tile.scope<fragment>> -> memref<8xbf16, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1} : memref<8x64xbf16, #tile.scope<fragment>> -> memref<8xbf16, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Unsigned elements (ui32 over i32) compare unsigned and start from 0 for
+// max; bitand starts from all ones; a NaN-propagating f16 max is maximumf.
+// CHECK-LABEL: func.func @reduce_kinds
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-DAG: %[[ONES:.+]] = arith.constant -1 : i32
+// CHECK: scf.for %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]]) -> (i32)
+// CHECK:   arith.maxui %[[A]], %{{.+}} : i32
+// CHECK: scf.for %{{.+}} iter_args(%[[B:.+]] = %[[ONES]]) -> (i32)
+// CHECK:   arith.andi %[[B]], %{{.+}} : i32
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : f16
+func.func @reduce_kinds(%n: index, %o: memref<4xi32>, %p: memref<4xi32>, %q: memref<4xf16>) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<4x8xi32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<4xi32, #tile.scope<fragment>>
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1, clear, src_element = ui32, dst_element = ui32} : memref<4x8xi32, #tile.scope<fragment>> -> memref<4xi32, #tile.scope<fragment>>
+    tile.copy %m[%c0] [4] to %o[%c0] [4] : memref<4xi32, #tile.scope<fragment>> to memref<4xi32>
+    tile.reduce %s -> %m {kind = #tile.reduce<bitand>, dim = 1, clear} : memref<4x8xi32, #tile.scope<fragment>> -> memref<4xi32, #tile.scope<fragment>>
+    tile.copy %m[%c0] [4] to %p[%c0] [4] : memref<4xi32, #tile.scope<fragment>> to memref<4xi32>
+    %h = tile.alloc_fragment : memref<4x8xf16, #tile.scope<fragment>>
+    %hm = tile.alloc_fragment : memref<4xf16, #tile.scope<fragment>>
+    tile.reduce %h -> %hm {kind = #tile.reduce<max>, dim = 1, clear, nan_propagate} : memref<4x8xf16, #tile.scope<fragment>> -> memref<4xf16, #tile.scope<fragment>>
+    tile.copy %hm[%c0] [4] to %q[%c0] [4] : memref<4xf16, #tile.scope<fragment>> to memref<4xf16>
+  }
+  return
+}
+
+// -----
+
 // A reverse cumsum walks the dimension from its end and carries the sum.
 // CHECK-LABEL: func.func @cumsum
 // CHECK: scf.for %[[I:.+]] = %{{.+}} to %c16 step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (f32)
@@ -281,6 +334,42 @@ func.func @checked_load(%A: memref<?xf32>, %B: memref<64xf32>, %k: index) {
       %v = memref.load %A[%j] : memref<?xf32>
       memref.store %v, %B[%i] : memref<64xf32>
     }
+  }
+  return
+}
+
+// -----
+
+// Rounding toward zero on the CPU: the nearest sum, its exact residual
+// (TwoSum in f64 for f32), and a step down the magnitude bits when the sum
+// was rounded away from zero. The parts are marked exact (not contracted).
+// CHECK-LABEL: func.func @ieee_rz
+// CHECK: %[[R:.+]] = arith.addf %[[A:.+]], %[[B:.+]] {tile.exact} : f32
+// CHECK: arith.extf %[[R]] : f32 to f64
+// CHECK: arith.addf %{{.+}}, %{{.+}} {tile.exact} : f64
+// CHECK: arith.bitcast %[[R]] : f32 to i32
+// CHECK: arith.select
+func.func @ieee_rz(%n: index, %o: memref<1xf32>, %a: f32, %b: f32) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %x = tile.ieee add, rz %a, %b : f32, f32 -> f32
+    memref.store %x, %o[%c0] : memref<1xf32>
+  }
+  return
+}
+
+// -----
+
+// In a block of one thread, the thread index is 0.
+// CHECK-LABEL: func.func @one_thread
+// CHECK-NOT: tile.thread_id
+// CHECK: memref.store %c0{{.*}}[%c0]
+func.func @one_thread(%o: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(1) {
+    %t = tile.thread_id : index
+    memref.store %t, %o[%c0] : memref<1xindex>
   }
   return
 }

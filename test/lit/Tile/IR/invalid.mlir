@@ -1438,3 +1438,69 @@ func.func @atomic_bulk_scalar(%out: memref<16xf32>, %n: index, %v: f32) {
   }
   return
 }
+
+// -----
+
+func.func @reduce_bitwise_float(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<16x16xf32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<16xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.reduce' op reduce bitand needs integer or boolean source elements, got 'f32'}}
+    tile.reduce %s -> %m {kind = #tile.reduce<bitand>, dim = 1} : memref<16x16xf32, #tile.scope<fragment>> -> memref<16xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_nan_propagate_sum(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<16x16xf16, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<16xf16, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.reduce' op nan_propagate applies to max, min and absmax reductions, not sum}}
+    tile.reduce %s -> %m {kind = #tile.reduce<sum>, dim = 1, nan_propagate} : memref<16x16xf16, #tile.scope<fragment>> -> memref<16xf16, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_logical_element(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_fragment : memref<16x16xi32, #tile.scope<fragment>>
+    %m = tile.alloc_fragment : memref<16xi32, #tile.scope<fragment>>
+    // expected-error @+1 {{'tile.reduce' op dst_element 'ui16' cannot be the logical type of elements stored as 'i32'}}
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1, dst_element = ui16} : memref<16x16xi32, #tile.scope<fragment>> -> memref<16xi32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @ieee_arity(%n: index, %a: f32) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{'tile.ieee' op fma takes 3 operands, got 2}}
+    %x = tile.ieee fma, rn %a, %a : f32, f32 -> f32
+  }
+  return
+}
+
+// -----
+
+func.func @ieee_half_directed(%n: index, %a: bf16) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{'tile.ieee' op IEEE mul with rounding mode 'ru' is not supported for 'bf16': Only rounding mode 'rn' is available for half precision}}
+    %x = tile.ieee mul, ru %a, %a : bf16, bf16 -> bf16
+  }
+  return
+}
+
+// -----
+
+func.func @ieee_rsqrt_f64(%n: index, %a: f64) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{'tile.ieee' op IEEE frsqrt is not supported for float64}}
+    %x = tile.ieee rsqrt, rn %a : f64 -> f64
+  }
+  return
+}

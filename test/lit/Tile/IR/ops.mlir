@@ -151,6 +151,8 @@ func.func @gemm_types(%n: index) {
 // CHECK-LABEL: func.func @reductions
 // CHECK: tile.reduce %[[S:.+]] -> %{{.+}} {clear, dim = 1 : i64, kind = #tile.reduce<max>} : memref<64x128xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
 // CHECK: tile.reduce %[[S]] -> %{{.+}} {dim = 0 : i64, kind = #tile.reduce<abssum>} : memref<64x128xf32, #tile.scope<fragment>> -> memref<1x128xf32, #tile.scope<fragment>>
+// CHECK: tile.reduce %{{.+}} -> %{{.+}} {clear, dim = 1 : i64, kind = #tile.reduce<absmax>, nan_propagate} : memref<64x128xf16, #tile.scope<fragment>> -> memref<64xf16, #tile.scope<fragment>>
+// CHECK: tile.reduce %{{.+}} -> %{{.+}} {dim = 1 : i64, dst_element = ui32, kind = #tile.reduce<bitxor>, src_element = ui32} : memref<64x128xi32, #tile.scope<fragment>> -> memref<64xi32, #tile.scope<fragment>>
 // CHECK: tile.cumsum %{{.+}} -> %{{.+}} {dim = 0 : i64, reverse} : memref<256xf32, #tile.scope<shared>> -> memref<256xf32, #tile.scope<shared>>
 // CHECK: tile.atomic_add %{{.+}} -> %{{.+}}[%{{.+}}] : f32 -> memref<1024xf32>
 // CHECK: tile.atomic_add %{{.+}} -> %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x64xf32, #tile.scope<fragment>> -> memref<?x64xf32>
@@ -161,6 +163,12 @@ func.func @reductions(%out: memref<1024xf32>, %out2: memref<?x64xf32>, %n: index
     %k = tile.alloc_fragment : memref<1x128xf32, #tile.scope<fragment>>
     tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1, clear} : memref<64x128xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
     tile.reduce %s -> %k {kind = #tile.reduce<abssum>, dim = 0} : memref<64x128xf32, #tile.scope<fragment>> -> memref<1x128xf32, #tile.scope<fragment>>
+    %hs = tile.alloc_fragment : memref<64x128xf16, #tile.scope<fragment>>
+    %hm = tile.alloc_fragment : memref<64xf16, #tile.scope<fragment>>
+    tile.reduce %hs -> %hm {kind = #tile.reduce<absmax>, dim = 1, clear, nan_propagate} : memref<64x128xf16, #tile.scope<fragment>> -> memref<64xf16, #tile.scope<fragment>>
+    %is = tile.alloc_fragment : memref<64x128xi32, #tile.scope<fragment>>
+    %im = tile.alloc_fragment : memref<64xi32, #tile.scope<fragment>>
+    tile.reduce %is -> %im {kind = #tile.reduce<bitxor>, dim = 1, src_element = ui32, dst_element = ui32} : memref<64x128xi32, #tile.scope<fragment>> -> memref<64xi32, #tile.scope<fragment>>
     %c = tile.alloc_shared : memref<256xf32, #tile.scope<shared>>
     tile.cumsum %c -> %c {dim = 0, reverse} : memref<256xf32, #tile.scope<shared>> -> memref<256xf32, #tile.scope<shared>>
     %v = arith.constant 1.0 : f32
@@ -289,6 +297,20 @@ func.func @symmetric(%buf: memref<4x256xf16> {tile.symmetric}, %bp: memref<?xi64
     %pf = tile.peer %f, %fp[%r] : memref<4xi32>, memref<?xi64> -> memref<4xi32, strided<[1], offset: ?>>
     tile.signal add %one -> %pf[%r] : i32 -> memref<4xi32, strided<[1], offset: ?>>
     tile.wait ge %one -> %f[%r] {timeout_ms = 100} : i32 -> memref<4xi32>
+  }
+  return
+}
+
+// Rounded arithmetic (TileLang's ieee_*).
+// CHECK-LABEL: func.func @ieee
+// CHECK: tile.ieee add, rz %{{.+}}, %{{.+}} : f32, f32 -> f32
+// CHECK: tile.ieee fma, rd %{{.+}}, %{{.+}}, %{{.+}} : f64, f64, f64 -> f64
+// CHECK: tile.ieee rsqrt, rn %{{.+}} : f16 -> f16
+func.func @ieee(%n: index, %a: f32, %b: f64, %h: f16) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %x = tile.ieee add, rz %a, %a : f32, f32 -> f32
+    %y = tile.ieee fma, rd %b, %b, %b : f64, f64, f64 -> f64
+    %z = tile.ieee rsqrt, rn %h : f16 -> f16
   }
   return
 }
