@@ -27,11 +27,7 @@ SCOPES = {
 # surface -> scope -> names
 PENDING: Dict[str, Dict[str, str]] = {
     "tilelang.language": {
-        "b2-syntax": """AnyDType JITFunc PrimFunc KernelLaunchFrame var broadcast ramp
-            meta_var boolean get_tvm_dtype is_f8f6f4_family is_float4
-            is_float4_e2m1_unpacked is_float4_e2m1fn validate_gemm_ab_dtypes break_loop
-            continue_loop likely cdiv thread_return bfloat16x4 bfloat16x8 bfloat16x16
-            bfloat16x32 bfloat16x64""",
+        "b2-syntax": "thread_return",
         "b3-gpuops": """activemask all_sync any_sync ballot ballot_sync match_all_sync
             match_any_sync shfl_down shfl_sync shfl_up shfl_xor get_lane_idx get_warp_idx
             get_warp_idx_sync get_warp_group_idx sync_warp sync_global syncthreads_and
@@ -51,12 +47,6 @@ PENDING: Dict[str, Dict[str, str]] = {
             copysign ldexp nextafter hypot round trunc nearbyint truncmod isnan isinf
             isfinite popcount clz async_copy c2d_im2col transpose annotate_l2_hit_ratio
             annotate_min_blocks_per_sm annotate_restrict_buffers""",
-        # TileLang's manual warp-specialization schedule (roles, pipelines,
-        # per-role instruction order), consumed by its MaterializeWSSchedule
-        # pass; tilelang-mlir's tile-warp-specialize chooses the schedule.
-        "unassigned": """WarpSpecialize WarpSpecializeFrame WSID WSInstr
-            WSOpRef WSPipeline WSRole WSSchedule WSScope WSSync WSSyncKind
-            annotate_ws_schedule ws_op""",
     },
     # 2:4 sparse metadata in CUTLASS's interleaved order (T.gemm_sp reads the
     # row-major order of tilelang_mlir.sparse).

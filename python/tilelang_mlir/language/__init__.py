@@ -9,7 +9,8 @@ through `state`. This file, the `T` namespace, is the one place that reaches
 up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 """
 
-from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
+from ..frontend.prim_func import PrimFunc, macro, prim_func  # the T namespace: see above
+from ..frontend.eager import EagerFunction as JITFunc  # TileLang's eager @jit function class
 from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
                        alloc_shared, alloc_var, finalize_reducer)
 from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass_configs,
@@ -19,13 +20,14 @@ from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass
 from .copy import atomic_add, clear, copy, fill, im2col
 from .eager import const, empty
 from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
-from .dtypes import dtype
+from .dtypes import (AnyDType, dtype, get_tvm_dtype, is_f8f6f4_family, is_float4,
+                     is_float4_e2m1_unpacked, is_float4_e2m1fn, validate_gemm_ab_dtypes)
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
-from .kernel import (Kernel, get_block_binding, get_block_bindings, get_block_extent,
+from .kernel import (Kernel, KernelLaunchFrame, get_block_binding, get_block_bindings, get_block_extent,
                      get_block_extents, get_thread_extent, get_thread_extents)
 from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, grid,
-                    launch_thread, loop_break, parallel, serial, thread_binding, unroll,
+                    launch_thread, loop_break, break_loop, continue_loop, parallel, serial, thread_binding, unroll,
                     vectorized)
 from .math import (Cast, abs, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, ceil,
                    ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv, floormod,
@@ -44,7 +46,7 @@ from .roles import (access_ptr, alloc_barrier, annotate_consumer_reg_alloc,
 from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, assume, extract_lane, atomic_max, atomic_min, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, func_attr, get_let_value,
                   has_let_value, import_source, let, make_tensor, sync_grid,
-                  tvm_thread_allreduce)
+                  tvm_thread_allreduce, likely, var, meta_var, broadcast, ramp)
 from .logical import all_of, any_of
 from .meta import inline, meta_class
 from .tile_schedule import BaseTileScheduler, PersistentTileScheduler
@@ -56,7 +58,15 @@ from .types import (Buffer, FragmentBuffer, LocalBuffer, Ref, SharedBuffer, Stri
 # T.float8_e4m3fn, T.float16x2, ...): base/dtypes.py's table.
 for _name in _DTYPE_NAMES:
     globals()[_name] = _as_dtype(_name)
+# TVM's script names of the wider bfloat16 vectors (TileLang's own table
+# stops at bfloat16x2), and TVM's `T.boolean` (the bool dtype: `T.boolean(x)`
+# casts, `T.boolean()` in a program is a variable T.let binds).
+for _name in ("bfloat16x4", "bfloat16x8", "bfloat16x16", "bfloat16x32", "bfloat16x64"):
+    globals()[_name] = _as_dtype(_name)
 del _name
+boolean = _as_dtype("bool")
+# TVM's name of T.ceildiv.
+cdiv = ceildiv
 # T.ptr: TileLang's element type of tensors of device pointers (T.make_tensor);
 # known by name only.
 ptr = _as_dtype("handle")
