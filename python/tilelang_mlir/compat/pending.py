@@ -48,11 +48,6 @@ PENDING: Dict[str, Dict[str, str]] = {
             isfinite popcount clz async_copy c2d_im2col transpose annotate_l2_hit_ratio
             annotate_min_blocks_per_sm annotate_restrict_buffers""",
     },
-    # 2:4 sparse metadata in CUTLASS's interleaved order (T.gemm_sp reads the
-    # row-major order of tilelang_mlir.sparse).
-    "tilelang.layout": {"unassigned": "make_cutlass_metadata_layout"},
-    # Module paths (compat/surface.json "modules").
-    "modules": {"unassigned": "tilelang.layout.gemm_sp tilelang.utils.sparse"},
 }
 
 
