@@ -126,17 +126,23 @@ def _gemm_sp_cutlass_meta(M, N, K, arch, meta, block_M=64, block_N=64, block_K=6
     return main
 
 
-def test_gemm_sp_reads_cutlass_sm80_metadata():
+def test_gemm_sp_reads_cutlass_sm80_metadata(target):
     M, N, K = 128, 64, 128
     gen = torch.Generator().manual_seed(7)
     a = random_2_4(M, K, "float16", generator=gen)
     b = torch.randn(K, N, generator=gen).to(torch.float16)
     a_sparse, e_cutlass = cutlass_conv.sparse_semi_structured_from_dense_cutlass(a)
-    kernel = tl.compile(_gemm_sp_cutlass_meta(M, N, K, "8.0", "int16"), target="cpu")
-    c = torch.zeros(M, N, dtype=torch.float32)
-    kernel(a_sparse, e_cutlass, b, c)
+    program = _gemm_sp_cutlass_meta(M, N, K, "8.0", "int16")
+    kernel = tl.compile(program, target=target)
+    dev = "cuda" if target == "cuda" else "cpu"
+    c = torch.zeros(M, N, dtype=torch.float32, device=dev)
+    kernel(a_sparse.to(dev), e_cutlass.to(dev), b.to(dev), c)
     ref = a.double().numpy() @ b.double().numpy()
-    np.testing.assert_allclose(c.numpy(), ref, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(c.cpu().numpy(), ref, rtol=1e-2, atol=1e-2)
+    if target == "cpu":
+        for arch in ("cuda:sm_80", "cuda:sm_90a"):
+            tl.compile(program, target=arch)
+            tl.compile(_gemm_sp_cutlass_meta(M, N, K, "9.0", "int8"), target=arch)
 
 
 def test_gemm_sp_reads_sm90_placed_metadata():
