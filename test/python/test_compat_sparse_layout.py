@@ -15,13 +15,26 @@ import tilelang_mlir.language as T
 from tilelang_mlir import TileLangError, compat
 from tilelang_mlir.sparse import compress as ordered_compress, decompress, random_2_4
 
-compat.install(force=True)
-
-import tilelang.layout as tlayout  # noqa: E402
-import tilelang.layout.gemm_sp as gemm_sp_layout  # noqa: E402
-import tilelang.utils.sparse as tsparse  # noqa: E402
-
 cutlass_conv = pytest.importorskip("torch.sparse._semi_structured_conversions")
+
+# TileLang's modules, served by the compat route while this file's tests run
+# (installed and removed around them: the route changes process-wide
+# defaults such as the profiler's).
+tlayout = gemm_sp_layout = tsparse = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _compat_route():
+    global tlayout, gemm_sp_layout, tsparse
+    compat.install(force=True)
+    import tilelang.layout
+    import tilelang.layout.gemm_sp
+    import tilelang.utils.sparse
+
+    tlayout, gemm_sp_layout, tsparse = (tilelang.layout, tilelang.layout.gemm_sp,
+                                        tilelang.utils.sparse)
+    yield
+    compat.uninstall()
 
 
 class _Buf:

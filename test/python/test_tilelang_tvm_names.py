@@ -345,6 +345,35 @@ def test_prim_func_and_jit_func_classes():
         return B
 
     assert eager.style == "eager" and isinstance(eager._eager, T.JITFunc)
+    assert not isinstance(eager, T.JITFunc) and not isinstance(f.fn, T.JITFunc)
+
+
+@pytest.fixture
+def compat_route():
+    """The compat route (`import tilelang`) for one test, removed after it
+    (it changes process-wide defaults such as the profiler's)."""
+    from tilelang_mlir import compat
+
+    compat.install(force=True)
+    yield
+    compat.uninstall()
+
+
+def test_jit_func_through_compat(compat_route):
+    import tilelang
+    import tilelang.language as TL
+
+    @tilelang.jit(out_idx=[-1])
+    def factory(n: int = 8):
+        @TL.prim_func
+        def main(A: TL.Tensor((n,), TL.float32), B: TL.Tensor((n,), TL.float32)):
+            with TL.Kernel(1, threads=n):
+                for i in TL.Parallel(n):
+                    B[i] = A[i] + 1.0
+
+        return main
+
+    assert isinstance(factory.func, TL.JITFunc) and TL.JITFunc is T.JITFunc
 
 
 def test_kernel_launch_frame(target):
@@ -385,10 +414,7 @@ def test_kernel_launch_frame(target):
                                   np.arange(64)[None, :] + 1000 * np.arange(3)[:, None])
 
 
-def test_ws_schedule_names_are_refused():
-    from tilelang_mlir import compat
-
-    compat.install(force=True)
+def test_ws_schedule_names_are_refused(compat_route):
     import tilelang.language as TL
 
     for name in ("WSSchedule", "annotate_ws_schedule", "ws_op", "WarpSpecialize"):

@@ -10,7 +10,7 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 """
 
 from ..frontend.prim_func import PrimFunc, macro, prim_func  # the T namespace: see above
-from ..frontend.eager import EagerFunction as JITFunc  # TileLang's eager @jit function class
+from ..frontend.eager import EagerFunction as _EagerFunction
 from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
                        alloc_shared, alloc_var, finalize_reducer)
 from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass_configs,
@@ -52,7 +52,9 @@ from .meta import inline, meta_class
 from .tile_schedule import BaseTileScheduler, PersistentTileScheduler
 from .distributed import signal, wait
 from .types import (Buffer, FragmentBuffer, LocalBuffer, Ref, SharedBuffer, StridedTensor,
-                    SymmetricTensor, Tensor, Var, dynamic, symbolic)
+                    SymmetricTensor, Tensor, Var, dynamic, symbolic, JITFunc)
+
+JITFunc.register(_EagerFunction)  # an eager-style @jit function is one
 
 # Every dtype name of TileLang's T namespace (T.float16, T.half, T.int4,
 # T.float8_e4m3fn, T.float16x2, ...): base/dtypes.py's table.
