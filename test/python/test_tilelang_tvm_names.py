@@ -233,9 +233,10 @@ def test_meta_var(target, rng):
             m, k = T.meta_var((4, 8))  # Python ints: usable as static shapes
             F = T.alloc_fragment((m, k), T.float32)
             scale = T.meta_var(2.5)
+            shift: T.float32 = T.meta_var(0.5)
             T.copy(A, F)
             for i, j in T.Parallel(m, k):
-                F[i, j] = F[i, j] * scale
+                F[i, j] = F[i, j] * scale + shift
             T.copy(F, B)
 
     a = rng.standard_normal((4, 8)).astype(np.float32)
@@ -243,7 +244,7 @@ def test_meta_var(target, rng):
     dev = _device(target)
     B = torch.zeros((4, 8), dtype=torch.float32, device=dev)
     kernel(torch.from_numpy(a).to(dev), B)
-    np.testing.assert_allclose(B.cpu().numpy(), a * 2.5, rtol=1e-6)
+    np.testing.assert_allclose(B.cpu().numpy(), a * 2.5 + 0.5, rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------

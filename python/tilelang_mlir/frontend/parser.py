@@ -244,7 +244,9 @@ class Parser:
         if node.value is None:
             raise self.error(node, "a declaration without a value is not supported; "
                                    "use T.alloc_var(dtype)")
-        value = self.eval(node.value)
+        from ..language.tir import unwrap_meta
+
+        value = unwrap_meta(self.eval(node.value))
         ann = self.eval(node.annotation)
         try:
             dtype = dt.as_dtype(ann)
