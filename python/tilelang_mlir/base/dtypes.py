@@ -137,11 +137,11 @@ class DType(str):
 
     def is_float4_e2m1fn(self) -> bool:
         """Whether this is packed 4-bit E2M1 (TileLang's predicate)."""
-        return self.name == "float4_e2m1fn"
+        return self.element.name == "float4_e2m1fn"
 
     def is_float4_e2m1_unpacked(self) -> bool:
         """Whether this is E2M1 stored one value a byte (TileLang's predicate)."""
-        return self.name == "float4_e2m1_unpacked"
+        return self.element.name == "float4_e2m1_unpacked"
 
     def is_float4(self) -> bool:
         """Whether this is any E2M1 variant, scalar or vector."""

@@ -52,6 +52,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..compiler import compile as _compile
 from ..frontend.prim_func import PrimFunc, prim_func  # noqa: F401
+from .. import language as _T
 from . import tvm_pkg as tvm  # noqa: F401  (TileLang's module imports it too)
 from .utils import get_available_cpu_count  # noqa: F401
 from ..runtime.kernel import Kernel as JITKernel
@@ -318,6 +319,9 @@ class JITFunc:
 
     def __call__(self, *args, **kwargs):
         return self.orig_func(*args, **kwargs)
+
+
+_T.JITFunc.register(JITFunc)  # `isinstance(jit_obj.func, T.JITFunc)`, as in TileLang
 
 
 class JITImpl:

@@ -1,6 +1,7 @@
 """`tilelang.layout` (and `tilelang.layout.swizzle`, `.layout`, `.fragment`,
 `.swizzle_mode`): TileLang's layout constructors, giving this compiler's
-layouts for `T.annotate_layout`.
+layouts for `T.annotate_layout`; `make_cutlass_metadata_layout` (where
+CUTLASS stores 2:4 metadata) is compat/gemm_sp_layout.py's.
 
 Shared-memory layouts (the swizzles) say where a shared buffer's elements
 are placed; a program's results do not depend on them. Each constructor
@@ -22,6 +23,7 @@ import tilelang_mlir.language as _T
 
 from ..base import dtypes as dt
 from ..language.annotations import SwizzleLayout
+from .gemm_sp_layout import make_cutlass_metadata_layout  # noqa: F401 (CUTLASS's 2:4 metadata)
 
 Layout = _T.Layout
 Fragment = _T.Fragment
@@ -177,4 +179,4 @@ __all__ = ["Layout", "Fragment", "SwizzleMode", "make_swizzled_layout",
            "make_wgmma_swizzled_layout", "make_full_bank_swizzled_layout",
            "make_half_bank_swizzled_layout", "make_quarter_bank_swizzled_layout",
            "make_linear_layout", "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed",
-           "make_fully_replicated_layout_fragment"]
+           "make_fully_replicated_layout_fragment", "make_cutlass_metadata_layout"]

@@ -27,33 +27,9 @@ SCOPES = {
 # surface -> scope -> names
 PENDING: Dict[str, Dict[str, str]] = {
     "tilelang.language": {
-        "b2-syntax": """AnyDType JITFunc PrimFunc KernelLaunchFrame var broadcast ramp
-            meta_var boolean get_tvm_dtype is_f8f6f4_family is_float4
-            is_float4_e2m1_unpacked is_float4_e2m1fn validate_gemm_ab_dtypes break_loop
-            continue_loop likely cdiv bfloat16x4 bfloat16x8 bfloat16x16 bfloat16x32
-            bfloat16x64""",
-        "b3-gpuops": """copy_cluster ptx_arrive_cluster_barrier make_tensor_from_addr
-            address_of Ptr mbarrier_arrive_expect_tx""",
-        "b4-ops": """reducer_init reducer_update reduce_bitand reduce_bitor
-            reduce_bitxor cummax rng_init rng_rand rng_rand_float __cos __exp __exp10 __fns
-            __log __log10 __log2 __sin __tan ieee_add ieee_fdiv ieee_fmaf ieee_frcp
-            ieee_frsqrt ieee_fsqrt ieee_mul ieee_sub abs2 add2 sub2 mul2 fma2 max2 min2
-            fast_rcp acos acosh asin asinh atan atan2 atanh cosh sinh tan exp10 log10 log1p
-            fabs fmod copysign ldexp nextafter hypot round trunc nearbyint truncmod isnan
-            isinf isfinite popcount clz async_copy c2d_im2col transpose
-            annotate_restrict_buffers""",
-        # TileLang's manual warp-specialization schedule (roles, pipelines,
-        # per-role instruction order), consumed by its MaterializeWSSchedule
-        # pass; tilelang-mlir's tile-warp-specialize chooses the schedule.
-        "unassigned": """WarpSpecialize WarpSpecializeFrame WSID WSInstr WSOpRef
-            WSPipeline WSRole WSSchedule WSScope WSSync WSSyncKind annotate_ws_schedule
-            ws_op""",
+        "b3-gpuops": """copy_cluster ptx_arrive_cluster_barrier make_tensor_from_addr address_of Ptr
+            mbarrier_arrive_expect_tx""",
     },
-    # 2:4 sparse metadata in CUTLASS's interleaved order (T.gemm_sp reads the
-    # row-major order of tilelang_mlir.sparse).
-    "tilelang.layout": {"unassigned": "make_cutlass_metadata_layout"},
-    # Module paths (compat/surface.json "modules").
-    "modules": {"unassigned": "tilelang.layout.gemm_sp tilelang.utils.sparse"},
 }
 
 

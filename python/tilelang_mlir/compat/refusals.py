@@ -55,6 +55,11 @@ NO_CXX = ("CUDA C++ source: tilelang-mlir emits PTX itself and has no CUDA C++ c
           "its toolchain; write the kernel as a tile program (T.Kernel), or launch CUDA C++ "
           "with torch.utils.cpp_extension")
 OTHER_HW = "hardware this compiler does not target (Ascend, Metal, WebGPU)"
+WS_SCHEDULE = ("TileLang's manual warp-specialization schedule: TVM FFI nodes (roles, "
+               "pipelines, per-role instruction order) that its MaterializeWSSchedule TVM pass "
+               "consumes: tilelang-mlir warp-specializes T.Pipelined loops itself "
+               "(tile-warp-specialize), or write the roles explicitly with `with T.ws(...)`, "
+               "T.alloc_barrier, T.barrier_arrive / T.barrier_wait and T.set_max_nreg")
 
 
 def _names(text: str):
@@ -119,6 +124,8 @@ LANGUAGE = _table(
     (SM120, """ptx_mma_block_scale make_blockscaled_gemm_layout mma_gemm_blockscaled
         TensorCoreIntrinEmitterSM120"""),
     (SVE, "get_active_lane_mask vscale"),
+    (WS_SCHEDULE, """WarpSpecialize WarpSpecializeFrame WSID WSInstr WSOpRef WSPipeline
+        WSRole WSSchedule WSScope WSSync WSSyncKind annotate_ws_schedule ws_op"""),
     (NO_CXX, "CUDASourceCodeKernel"),
 )
 
@@ -364,7 +371,7 @@ RULE_INTERNALS = "TileLang's adapter and build internals"
 
 _RULE_OF = {TVM_EXPR_NODE: RULE_TVM, TVM_BUILDER: RULE_TVM, TVM_RUNTIME: RULE_TVM,
             TVM_LOWERED: RULE_TVM, TVM_WMMA: RULE_TVM, TIR_PTX: RULE_TVM, EMITTER: RULE_TVM,
-            TVM_PASSES: RULE_TVM, TVM_ANALYSIS: RULE_TVM, CARVER_TVM: RULE_TVM,
+            TVM_PASSES: RULE_TVM, TVM_ANALYSIS: RULE_TVM, WS_SCHEDULE: RULE_TVM, CARVER_TVM: RULE_TVM,
             BLACKWELL: RULE_HARDWARE, SM120: RULE_HARDWARE, SVE: RULE_HARDWARE,
             OTHER_HW: RULE_HARDWARE, VOLTA: RULE_HARDWARE,
             ADAPTER: RULE_INTERNALS, NO_CXX: RULE_INTERNALS}

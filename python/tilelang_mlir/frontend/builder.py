@@ -1191,6 +1191,11 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
                         f"physical coordinates {list(phys)}", self.location)
                 continue
             if isinstance(layout, Layout):
+                if buf.scope == "shared" and getattr(layout, "placement_only_in_shared", False):
+                    # Where the elements lie in shared memory (CUTLASS's
+                    # metadata placement): no value depends on it, and this
+                    # compiler places shared buffers itself.
+                    continue
                 if buf.scope != "global":
                     raise self.error(
                         f"not supported by tilelang-mlir: a T.Layout on {buf.scope} buffer "

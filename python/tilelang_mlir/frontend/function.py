@@ -102,7 +102,12 @@ def source_place(source: FunctionSource) -> str:
 
 class TileFunction:
     """A Python function written in the DSL (`PrimFunc`, `Macro`): its
-    fingerprint stands for it in the cache keys of the programs that use it."""
+    fingerprint stands for it in the cache keys of the programs that use it.
+    Subscriptable as TileLang's generic classes are (`T.PrimFunc[P, R]`,
+    `T.JITFunc[P, R]` in annotations): the class itself."""
+
+    def __class_getitem__(cls, item):
+        return cls
 
     def fingerprint(self) -> str:
         raise NotImplementedError

@@ -195,26 +195,42 @@ class Parser:
     def stmt_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
-        if self._is_loop_break(node):
+        kind = self._loop_exit(node)
+        if kind == "break":
             self.stmt_Break(node)
+            return
+        if kind == "continue":
+            self.stmt_Continue(node)
             return
         self.eval(node.value)
 
-    def _is_loop_break(self, node: ast.AST) -> bool:
-        """`T.loop_break()` as a statement: TileLang's `break`."""
-        from ..language.loops import loop_break
+    def _loop_exit(self, node: ast.AST) -> Optional[str]:
+        """"break" / "continue" for a statement that is a call of
+        T.loop_break / T.break_loop / T.continue_loop (bare or inside
+        T.evaluate), else None."""
+        from ..language.loops import LOOP_EXITS
+        from ..language.tir import evaluate
 
-        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, (ast.Name, ast.Attribute))):
-            return False
-        name = node.value.func.id if isinstance(node.value.func, ast.Name) else \
-            node.value.func.attr
-        if name != "loop_break":
-            return False
-        try:
-            return self.eval(node.value.func) is loop_break
-        except TileLangError:
-            return False
+        if not isinstance(node, ast.Expr):
+            return None
+        call = node.value
+        for _ in range(2):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
+                return None
+            name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+            if name not in ("loop_break", "break_loop", "continue_loop", "evaluate"):
+                return None
+            try:
+                fn = self.eval(call.func)
+            except TileLangError:
+                return None
+            if fn is evaluate and len(call.args) == 1 and not call.keywords:
+                call = call.args[0]
+                continue
+            if call.args or call.keywords:
+                return None
+            return LOOP_EXITS.get(fn)
+        return None
 
     def stmt_Pass(self, node) -> None:
         pass
@@ -228,7 +244,9 @@ class Parser:
         if node.value is None:
             raise self.error(node, "a declaration without a value is not supported; "
                                    "use T.alloc_var(dtype)")
-        value = self.eval(node.value)
+        from ..language.tir import unwrap_meta
+
+        value = unwrap_meta(self.eval(node.value))
         ann = self.eval(node.annotation)
         try:
             dtype = dt.as_dtype(ann)
@@ -240,6 +258,9 @@ class Parser:
         self.assign(node.target, value)
 
     def assign(self, target: ast.expr, value) -> None:
+        from ..language.tir import unwrap_meta
+
+        value = unwrap_meta(value)  # x = T.meta_var(v): x is v itself
         if isinstance(target, ast.Name):
             self.bind(target, target.id, value)
         elif isinstance(target, ast.Subscript):
@@ -316,10 +337,10 @@ class Parser:
         stack = list(body)
         while stack:
             n = stack.pop()
-            if isinstance(n, ast.Break) or self._is_loop_break(n):
+            if isinstance(n, ast.Break) or self._loop_exit(n) == "break":
                 kinds.add("break")
                 continue
-            if isinstance(n, ast.Continue):
+            if isinstance(n, ast.Continue) or self._loop_exit(n) == "continue":
                 kinds.add("continue")
                 continue
             if isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
@@ -361,7 +382,7 @@ class Parser:
         for k, stmt in enumerate(stmts):
             with self.at(stmt):
                 self.visit_stmt(stmt)
-            if isinstance(stmt, (ast.Break, ast.Continue)) or self._is_loop_break(stmt):
+            if isinstance(stmt, (ast.Break, ast.Continue)) or self._loop_exit(stmt):
                 return  # the rest of this block is never reached
             rest = stmts[k + 1:]
             if rest and self._exit_kinds([stmt]):
@@ -591,7 +612,7 @@ class Parser:
         if not isinstance(ctx, KernelLaunch):
             raise self.error(item.context_expr, "only `with T.Kernel(...)` and `with T.ws(...)` "
                                                 "are supported in a tile program")
-        with self.builder.kernel(ctx.grid, ctx.threads, ctx.cluster) as indices, \
+        with self.builder.kernel(ctx.grid, ctx.thread_dims, ctx.cluster) as indices, \
                 self.child_scope(False, "kernel"):
             if item.optional_vars is not None:
                 self.bind_loop_target(item.optional_vars, indices)

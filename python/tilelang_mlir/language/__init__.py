@@ -9,7 +9,8 @@ through `state`. This file, the `T` namespace, is the one place that reaches
 up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 """
 
-from ..frontend.prim_func import macro, prim_func  # the T namespace: see above
+from ..frontend.prim_func import PrimFunc, macro, prim_func  # the T namespace: see above
+from ..frontend.eager import EagerFunction as _EagerFunction
 from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local,
                        alloc_reducer, alloc_shared, alloc_var, finalize_reducer, reducer_init,
                        reducer_update)
@@ -22,17 +23,18 @@ from .atomic import (atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic
 from .copy import async_copy, c2d_im2col, clear, copy, fill, im2col, transpose
 from .eager import const, empty
 from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
-from .dtypes import dtype
+from .dtypes import (AnyDType, dtype, get_tvm_dtype, is_f8f6f4_family, is_float4,
+                     is_float4_e2m1_unpacked, is_float4_e2m1fn, validate_gemm_ab_dtypes)
 from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
-from .kernel import (ClusterKernel, Kernel, get_block_binding, get_block_bindings,
-                     get_block_extent, get_block_extents, get_thread_extent,
-                     get_thread_extents)
+from .kernel import (ClusterKernel, Kernel, KernelLaunchFrame, get_block_binding,
+                     get_block_bindings, get_block_extent, get_block_extents,
+                     get_thread_extent, get_thread_extents)
 from .launch import (annotate_l2_hit_ratio, annotate_min_blocks_per_sm, block_rank_in_cluster,
                      cluster_arrive, cluster_arrive_relaxed, cluster_sync, cluster_wait,
                      pdl_sync, pdl_trigger, sync_global, sync_grid)
 from .layout import Fragment, Layout, reshape, view
 from .loops import (Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, grid,
-                    launch_thread, loop_break, parallel, serial, thread_binding, unroll,
+                    launch_thread, loop_break, break_loop, continue_loop, parallel, serial, thread_binding, unroll,
                     vectorized)
 from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and,
                    bitwise_not, bitwise_or, bitwise_xor, cast, ceil, ceildiv, clamp, clz,
@@ -44,6 +46,7 @@ from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitw
                    truncmod, hadd2, hsub2, hmul2, hfma2, pack2, unpack2, __exp, __exp10,
                    __log, __log2, __log10, __sin, __cos, __tan, ieee_add, ieee_sub, ieee_mul,
                    ieee_fmaf, ieee_fdiv, ieee_frcp, ieee_fsqrt, ieee_frsqrt, Select, align_up,
+                   add2, sub2, mul2, fma2, max2, min2, abs2,
                    index_to_coordinates, linear_index)
 from .random import rng_init, rng_rand, rng_rand_float
 from .reduce import (cummax, cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
@@ -56,7 +59,7 @@ from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
                     mbarrier_expect_tx, mbarrier_wait_parity, named_barrier_arrive,
                     ptx_commit_group, ptx_cp_async,
                     ptx_wait_group, set_max_nreg, sync_threads, tma_copy, ws)
-from .loads import (__ffs, __ldg, ldg32, ldg64, ldg128, ldg256, lds32, lds64, lds128,
+from .loads import (__ffs, __fns, __ldg, ldg32, ldg64, ldg128, ldg256, lds32, lds64, lds128,
                     stg32, stg64, stg128, stg256, sts32, sts64, sts128)
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
                    get_warp_group_idx, get_warp_idx, get_warp_idx_sync, match_all_sync,
@@ -67,19 +70,29 @@ from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane
 from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, assume, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, extract_lane, func_attr,
                   get_let_value, has_let_value, import_source, let, make_tensor,
-                  tvm_thread_allreduce)
+                  tvm_thread_allreduce, likely, var, meta_var, broadcast, ramp)
 from .logical import all_of, any_of
 from .meta import inline, meta_class
 from .tile_schedule import BaseTileScheduler, PersistentTileScheduler
 from .distributed import signal, wait
 from .types import (Buffer, FragmentBuffer, LocalBuffer, Ref, SharedBuffer, StridedTensor,
-                    SymmetricTensor, Tensor, Var, dynamic, symbolic)
+                    SymmetricTensor, Tensor, Var, dynamic, symbolic, JITFunc)
+
+JITFunc.register(_EagerFunction)  # an eager-style @jit function is one
 
 # Every dtype name of TileLang's T namespace (T.float16, T.half, T.int4,
 # T.float8_e4m3fn, T.float16x2, ...): base/dtypes.py's table.
 for _name in _DTYPE_NAMES:
     globals()[_name] = _as_dtype(_name)
+# TVM's script names of the wider bfloat16 vectors (TileLang's own table
+# stops at bfloat16x2), and TVM's `T.boolean` (the bool dtype: `T.boolean(x)`
+# casts, `T.boolean()` in a program is a variable T.let binds).
+for _name in ("bfloat16x4", "bfloat16x8", "bfloat16x16", "bfloat16x32", "bfloat16x64"):
+    globals()[_name] = _as_dtype(_name)
 del _name
+boolean = _as_dtype("bool")
+# TVM's name of T.ceildiv.
+cdiv = ceildiv
 # T.ptr: TileLang's element type of tensors of device pointers (T.make_tensor);
 # known by name only.
 ptr = _as_dtype("handle")

@@ -4,6 +4,8 @@ here for the code that imports them from this module, with TileLang's
 `T.dtype` (the DType class: `T.dtype("float16")`, `isinstance(x, T.dtype)`)
 and the helpers of TileLang's `tilelang.language.dtypes`."""
 
+import numpy as np
+
 from ..base.dtypes import *  # noqa: F401,F403
 from ..base.dtypes import (ALL, ALL_NAMES, NAMED_ONLY, DType, as_dtype, boolean,  # noqa: F401
                            from_numpy, index, storage_dtype, to_numpy, to_torch)
@@ -42,10 +44,11 @@ def is_float4(value) -> bool:
 
 
 def is_f8f6f4_family(value) -> bool:
-    """Whether `value` is an 8-, 6- or 4-bit float (the operand types of
-    Blackwell's f8f6f4 MMA)."""
+    """Whether `value` is an 8-, 6- or 4-bit float, scalar or vector (the
+    operand types of Blackwell's f8f6f4 MMA)."""
     d = as_dtype(value)
-    return d.is_float4() or (d.is_float and d.bits in (6, 8) and d.lanes == 1)
+    return d.is_float4() or (d.element.name.startswith(("float8", "float6"))
+                             and d.bits in (6, 8))
 
 
 def validate_gemm_ab_dtypes(a_dtype, b_dtype, *, a_in_tmem: bool = False,
@@ -58,3 +61,19 @@ def validate_gemm_ab_dtypes(a_dtype, b_dtype, *, a_in_tmem: bool = False,
         return
     raise ValueError(f"Mixed-dtype GEMM only supports f8f6f4 family operands currently, got "
                      f"A={a_dtype}, B={b_dtype}")
+
+
+class _AnyDTypeMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        if isinstance(obj, (str, type, np.dtype)):
+            return True
+        kind = type(obj)
+        return kind.__module__ == "torch" and kind.__name__ == "dtype"
+
+
+class AnyDType(metaclass=_AnyDTypeMeta):
+    """TileLang's type of what names a dtype: a dtype name or object
+    (`"float16"`, T.float16), a Python or NumPy type or dtype, a torch
+    dtype. For annotations (`dtype: T.AnyDType`) and
+    `isinstance(x, T.AnyDType)`; `T.dtype(x)` / T.get_tvm_dtype(x) turn one
+    into a dtype."""

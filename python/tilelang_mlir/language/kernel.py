@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 
 class KernelLaunch:
+    """What `T.Kernel(...)` gives (TileLang's `T.KernelLaunchFrame`): the
+    launch a `with` statement opens. Inside the kernel,
+    `T.KernelLaunchFrame.Current()` is the frame being built; its methods
+    are the T.get_block_* / T.get_thread_* queries of that kernel."""
+
     def __init__(self, grid, threads, cluster=None):
         self.grid = grid
-        self.threads = threads
+        self.thread_dims = threads  # an int or the extents (x, y[, z])
         self.cluster = cluster  # blocks per cluster (x, y, z), or None
 
     def __enter__(self):
@@ -14,6 +21,90 @@ class KernelLaunch:
 
     def __exit__(self, *exc):
         return False
+
+    def __repr__(self):
+        return f"T.Kernel(grid={self.grid}, threads={self.thread_dims})"
+
+    @classmethod
+    def Current(cls) -> Optional["KernelLaunch"]:  # noqa: N802 (TileLang's name)
+        """The frame of the `with T.Kernel(...)` being built, or None outside
+        one (outside a tile program too)."""
+        from . import state
+
+        if not state.active():
+            return None
+        b = state.current()
+        if b.kernel_depth == 0:
+            return None
+        threads = [int(t) for t in b.kernel_op.threads]
+        return cls(list(b.grid_extents), threads if len(threads) > 1 else threads[0])
+
+    def get_block_extent(self, dim: int) -> int:
+        """The grid extent along `dim` (T.get_block_extent)."""
+        return get_block_extent(dim)
+
+    def get_block_extents(self) -> list:
+        """The three grid extents (T.get_block_extents)."""
+        return get_block_extents()
+
+    def get_thread_extent(self, dim: int) -> int:
+        """The block's thread extent along `dim` (T.get_thread_extent)."""
+        return get_thread_extent(dim)
+
+    def get_thread_extents(self) -> list:
+        """The block's three thread extents (T.get_thread_extents)."""
+        return get_thread_extents()
+
+    def get_block_binding(self, dim: int = 0):
+        """The block index along `dim` (T.get_block_binding)."""
+        return get_block_binding(dim)
+
+    def get_block_bindings(self) -> list:
+        """The three block indices (T.get_block_bindings)."""
+        return get_block_bindings()
+
+    def get_thread_binding(self, dim: int = 0):
+        """The thread index along `dim` (T.get_thread_binding)."""
+        from .roles import get_thread_binding
+
+        return get_thread_binding(dim)
+
+    def get_thread_bindings(self) -> list:
+        """The thread's three indices (T.get_thread_bindings)."""
+        from .roles import get_thread_bindings
+
+        return get_thread_bindings()
+
+    def get_num_threads(self) -> int:
+        """The number of threads of a block (the product of its extents)."""
+        n = 1
+        for e in get_thread_extents():
+            n *= e
+        return n
+
+    @property
+    def blocks(self) -> list:
+        """The block indices of the grid's dimensions."""
+        from . import state
+
+        b = state.current()
+        _block_indices(b, "KernelLaunchFrame.blocks")
+        return list(b.block_indices)
+
+    @property
+    def threads(self) -> list:
+        """The thread indices along x, y and z (T.get_thread_bindings)."""
+        return self.get_thread_bindings()
+
+    @property
+    def num_threads(self) -> int:
+        """The number of threads of a block."""
+        return self.get_num_threads()
+
+
+# TileLang's name of the frame class (`isinstance(k, T.KernelLaunchFrame)`,
+# `T.KernelLaunchFrame.Current()`).
+KernelLaunchFrame = KernelLaunch
 
 
 def _normalize_threads(threads) -> list:

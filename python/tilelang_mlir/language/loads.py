@@ -1,8 +1,10 @@
 """Element loads with CUDA's names: `T.__ldg(x[i])` (a load through the
 read-only data cache on CUDA) and bit-position helpers of warp masks
-(`T.__ffs`)."""
+(`T.__ffs`, `T.__fns`)."""
 
 from __future__ import annotations
+
+import builtins
 
 from ..base import dtypes as dt
 from .values import Buffer, BufferRef, Scalar, _error, _unwrap_ref, constant, is_runtime, to_scalar
@@ -68,7 +70,81 @@ def __ffs(value):
     return to_scalar(Scalar(found, s.dtype), dt.int32)
 
 
-__all__ = ["__ldg", "__ffs"]
+def _fns_reference(mask: int, base: int, offset: int) -> int:
+    """PTX `fns.b32` on Python ints (the constant-folded T.__fns)."""
+    mask &= 0xFFFFFFFF
+    if offset == 0:
+        return base if 0 <= base < 32 and mask >> base & 1 else 0xFFFFFFFF
+    step, count, pos = (1 if offset > 0 else -1), builtins.abs(offset), base
+    while 0 <= pos < 32:
+        if mask >> pos & 1:
+            count -= 1
+            if count == 0:
+                return pos
+        pos += step
+    return 0xFFFFFFFF
+
+
+def __fns(mask, base, offset):
+    """CUDA's `__fns(mask, base, offset)` (PTX `fns.b32`): the position of
+    the |offset|-th set bit of the 32-bit `mask` counting from bit `base`
+    (inclusive) toward the most significant bit for a positive offset, toward
+    the least significant for a negative one; for offset 0, `base` itself if
+    that bit is set. 0xFFFFFFFF (uint32) where there is no such bit."""
+    mask, base, offset = (_unwrap_ref(v) for v in (mask, base, offset))
+    mask, base, offset = (v.load() if isinstance(v, BufferRef) else v
+                          for v in (mask, base, offset))
+    if not any(is_runtime(v) for v in (mask, base, offset)):
+        for name, v in (("mask", mask), ("base", base), ("offset", offset)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise _error(f"T.__fns: {name} must be an integer, got {v!r}")
+        return _fns_reference(mask, base, offset)
+    from ..dialects import arith, math as mmath
+
+    def as32(v, dtype, what):
+        s = to_scalar(v, dtype) if not is_runtime(v) else to_scalar(v)
+        if s.dtype.kind not in ("int", "uint"):
+            raise _error(f"T.__fns: {what} must be an integer, got {s.dtype}")
+        return to_scalar(s, dtype).value
+
+    m = as32(mask, dt.uint32, "mask")
+    b = as32(base, dt.int32, "base")
+    o = as32(offset, dt.int32, "offset")
+    c = lambda v: constant(v, dt.int32)  # noqa: E731
+    cmp = arith.CmpIOp
+    P = arith.CmpIPredicate
+    zero, one = c(0), c(1)
+    forward = cmp(P.sgt, o, zero).result
+    backward = cmp(P.slt, o, zero).result
+    at_base = cmp(P.eq, o, zero).result
+    count = arith.SelectOp(backward, arith.SubIOp(zero, o).result, o).result
+    # Bits at and above base (forward) or at and below base (backward).
+    base_ok = arith.AndIOp(cmp(P.sge, b, zero).result, cmp(P.slt, b, c(32)).result).result
+    b_clamped = arith.SelectOp(base_ok, b, zero).result
+    from_base = arith.ShLIOp(c(-1), b_clamped).result  # bits >= base
+    upto_base = arith.XOrIOp(arith.ShLIOp(c(-2), b_clamped).result, c(-1)).result  # <= base
+    result = c(-1)
+    for pos in range(32):
+        bit = arith.AndIOp(arith.ShRUIOp(m, c(pos)).result, one).result
+        is_set = cmp(P.ne, bit, zero).result
+        upto = c(-1) if pos == 31 else c((2 << pos) - 1)  # bits <= pos
+        from_pos = c(-1 << pos)  # bits >= pos
+        ahead = mmath.CtPopOp(arith.AndIOp(m, arith.AndIOp(from_base, upto).result).result).result
+        behind = mmath.CtPopOp(
+            arith.AndIOp(m, arith.AndIOp(upto_base, from_pos).result).result).result
+        hit_fwd = arith.AndIOp(arith.AndIOp(forward, cmp(P.sge, c(pos), b).result).result,
+                               cmp(P.eq, ahead, count).result).result
+        hit_bwd = arith.AndIOp(arith.AndIOp(backward, cmp(P.sle, c(pos), b).result).result,
+                               cmp(P.eq, behind, count).result).result
+        hit_base = arith.AndIOp(at_base, cmp(P.eq, c(pos), b).result).result
+        hit = arith.AndIOp(arith.AndIOp(is_set, base_ok).result,
+                           arith.OrIOp(arith.OrIOp(hit_fwd, hit_bwd).result, hit_base).result
+                           ).result
+        result = arith.SelectOp(hit, c(pos), result).result
+    return to_scalar(Scalar(result, dt.int32), dt.uint32)
+
+
+__all__ = ["__ldg", "__ffs", "__fns"]
 
 
 # -- bits of values ------------------------------------------------------------

@@ -148,10 +148,33 @@ def vectorized(start, stop=None, step=None, *, annotations: Optional[dict] = Non
     return Serial(start, stop, step, "tile.vectorize")
 
 
+def _exit_statement_error(name: str, keyword: str):
+    from ..base.errors import TileLangError
+
+    return TileLangError(f"T.{name}() is a statement in the body of a sequential loop "
+                         f"(as `{keyword}`), not a value")
+
+
 def loop_break():
     """`T.loop_break()`: TileLang's `break` of the innermost sequential loop
     (a statement of its body, as `break` itself)."""
-    from ..base.errors import TileLangError
+    raise _exit_statement_error("loop_break", "break")
 
-    raise TileLangError("T.loop_break() is a statement in the body of a sequential loop "
-                        "(as `break`), not a value")
+
+def break_loop():
+    """`T.break_loop()` (TVM's break intrinsic, also as
+    `T.evaluate(T.break_loop())`): `break` of the innermost sequential loop,
+    a statement of its body, as `break` itself."""
+    raise _exit_statement_error("break_loop", "break")
+
+
+def continue_loop():
+    """`T.continue_loop()` (TVM's continue intrinsic, also as
+    `T.evaluate(T.continue_loop())`): `continue` of the innermost sequential
+    loop, a statement of its body, as `continue` itself."""
+    raise _exit_statement_error("continue_loop", "continue")
+
+
+# The statement calls that exit a loop, and which exit each is (the parser
+# reads them as `break` / `continue`).
+LOOP_EXITS = {loop_break: "break", break_loop: "break", continue_loop: "continue"}

@@ -888,3 +888,80 @@ ieee_frsqrt = _ieee("rsqrt", "ieee_frsqrt", 1, "1 / sqrt(x)", has_mode=False)
 
 __all__ += ["ieee_add", "ieee_sub", "ieee_mul", "ieee_fmaf", "ieee_fdiv", "ieee_frcp",
             "ieee_fsqrt", "ieee_frsqrt"]
+
+
+# -- packed x2 arithmetic ---------------------------------------------------------
+# TileLang's add2 ... abs2: one operation on the two lanes of a float32x2,
+# float16x2 or bfloat16x2 value (CUDA's __hadd2 / __hfma2 / __hmax2 ...
+# families), lane by lane here, each lane rounded once as those are.
+
+_PACKED_X2 = ("float32", "float16", "bfloat16")
+
+
+def _packed_x2(name: str, *xs):
+    from .values import Vector, _vector_ref
+
+    lanes = []
+    for x in xs:
+        v = _vector_ref(_unwrap_ref(x))
+        if not isinstance(v, Vector):
+            raise TypeError(f"T.{name}: operands are float32x2, float16x2 or bfloat16x2 "
+                            f"values, got {x!r}")
+        d = v.dtype
+        if d.lanes != 2 or d.element.name not in _PACKED_X2:
+            raise ValueError(f"T.{name}: expected a dtype in float32x2, float16x2, "
+                             f"bfloat16x2, got '{d}'")
+        lanes.append(v)
+    if len({str(v.dtype) for v in lanes}) > 1:
+        raise ValueError(f"T.{name}: the packed operands must have one dtype, got "
+                         f"{[str(v.dtype) for v in lanes]}")
+    return lanes
+
+
+def _lanewise(name: str, fn, *xs):
+    from .values import Vector
+
+    vs = _packed_x2(name, *xs)
+    d = vs[0].dtype.element
+    return Vector([to_scalar(fn(*(v.lanes[i] for v in vs)), d) for i in range(2)])
+
+
+def add2(x, y):
+    """T.add2(x, y): x + y on each lane of a float32x2, float16x2 or
+    bfloat16x2 value (CUDA's __hadd2 / __fadd2)."""
+    return _lanewise("add2", lambda a, b: binary("+", a, b), x, y)
+
+
+def sub2(x, y):
+    """T.sub2(x, y): x - y on each lane of a packed x2 value."""
+    return _lanewise("sub2", lambda a, b: binary("-", a, b), x, y)
+
+
+def mul2(x, y):
+    """T.mul2(x, y): x * y on each lane of a packed x2 value."""
+    return _lanewise("mul2", lambda a, b: binary("*", a, b), x, y)
+
+
+def fma2(x, y, z):
+    """T.fma2(x, y, z): x * y + z fused (rounded once) on each lane of a
+    packed x2 value (CUDA's __hfma2)."""
+    return _lanewise("fma2", lambda a, b, c: ieee_fmaf(a, b, c), x, y, z)
+
+
+def max2(x, y):
+    """T.max2(x, y): the larger of each lane (a NaN lane gives the other
+    operand's, as __hmax2 / fmaxf)."""
+    return _lanewise("max2", lambda a, b: max(a, b), x, y)
+
+
+def min2(x, y):
+    """T.min2(x, y): the smaller of each lane (NaN-ignoring, as __hmin2)."""
+    return _lanewise("min2", lambda a, b: min(a, b), x, y)
+
+
+def abs2(x):
+    """T.abs2(x): |x| on each lane of a packed x2 value (__habs2)."""
+    return _lanewise("abs2", lambda a: abs(a), x)
+
+
+__all__ += ["add2", "sub2", "mul2", "fma2", "max2", "min2", "abs2"]

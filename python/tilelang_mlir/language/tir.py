@@ -380,8 +380,76 @@ def extract_lane(vector, lane):
     return vector.lanes[lane]
 
 
+def likely(cond):
+    """`T.likely(cond)`: `cond`, marked as the likely outcome of a branch
+    (TVM's hint). The value is the condition itself; tilelang-mlir's
+    compiler does not use the hint. A run-time condition must be a boolean
+    or integer scalar."""
+    cond = _unwrap_ref(cond)
+    if isinstance(cond, Vector):
+        raise TileLangError("T.likely takes a scalar condition, got a vector",
+                            state.current().source_location() if state.active() else None)
+    if is_runtime(cond) and not isinstance(cond, IndexExpr):
+        c = to_scalar(cond)
+        if not (c.dtype.is_int or c.dtype == dt.boolean):
+            raise TileLangError(f"T.likely takes a boolean or integer condition, got {c.dtype}",
+                                state.current().source_location() if state.active() else None)
+        return c
+    return cond
+
+
+def var(dtype, name: str = ""):
+    """`T.var(dtype, name)` (TVM's older spelling of `T.<dtype>()`): inside
+    a tile program a variable that `T.let(v, value)` binds; outside one a
+    symbolic size of an integer dtype, named `name` (as T.dynamic)."""
+    d = dt.as_dtype(dtype)
+    if not isinstance(name, str):
+        raise TypeError(f"T.var: the name is a string, got {name!r}")
+    if state.active():
+        return LetVar(d, name)
+    if not name:
+        return d()
+    if not d.is_int:
+        raise TypeError(f"T.var({d!r}, {name!r}) outside a tile program is a symbolic size, "
+                        "which needs an integer dtype")
+    from ..base.signature import SymbolicDim
+
+    return SymbolicDim(name, d)
+
+
+class meta_var:  # noqa: N801 (TVM's name)
+    """`x = T.meta_var(value)`: `value` as a compile-time (Python) value of
+    the program: the name is bound to `value` itself, never to a run-time
+    variable (TVM's script metaprogramming). Iterating one gives a
+    meta_var per item, so `a, b = T.meta_var((x, y))` binds a and b."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __iter__(self):
+        return (meta_var(v) for v in self.value)
+
+    def __repr__(self):
+        return f"T.meta_var({self.value!r})"
+
+
+def unwrap_meta(value):
+    """`value` with every T.meta_var around it (or around the items of a
+    tuple or list of them) taken off."""
+    while isinstance(value, meta_var):
+        value = value.value
+    if isinstance(value, (tuple, list)) and any(isinstance(v, meta_var) for v in value):
+        return type(value)(unwrap_meta(v) for v in value)
+    return value
+
+
+# TVM's lower-case spellings of the vector nodes.
+broadcast = Broadcast
+ramp = Ramp
+
+
 __all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
            "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor",
            "assume", "dp4a", "let", "has_let_value",
            "get_let_value", "func_attr", "PrimExpr", "Ramp", "Broadcast", "Shuffle",
-           "extract_lane"]
+           "extract_lane", "likely", "var", "meta_var", "broadcast", "ramp"]

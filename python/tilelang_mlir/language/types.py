@@ -8,6 +8,7 @@ two forms of each: a call, `T.Tensor((M, N), T.float16)`, and a subscript,
 
 from __future__ import annotations
 
+import abc
 import re
 from typing import Union
 
@@ -17,7 +18,7 @@ from ..base.signature import (Dim, ScalarType, SymbolicDim, SymExpr, SymmetricTe
 
 __all__ = ["Buffer", "Dim", "FragmentBuffer", "LocalBuffer", "Ref", "ScalarType",
            "SharedBuffer", "StridedTensor", "SymbolicDim", "SymExpr", "SymmetricTensor",
-           "Tensor", "TensorType", "Var", "dynamic", "symbolic"]
+           "Tensor", "TensorType", "Var", "dynamic", "symbolic", "JITFunc"]
 
 
 def dynamic(name: str, dtype: Union[str, DType] = "int32"):
@@ -141,3 +142,13 @@ def SymmetricTensor(shape, dtype="float32"):
     size (`tilelang_mlir.distributed`); `X.peer(r)` in the program is rank
     r's part. A plain tensor passed for it is a world of one rank."""
     return SymmetricTensorType(shape, dtype)
+
+
+class JITFunc(abc.ABC):
+    """TileLang's class of a function under `@tilelang.jit` (its `.func`),
+    for `isinstance(x, T.JITFunc)` and annotations (`T.JITFunc[P, R]`):
+    this package's eager-style jit functions and the compat route's
+    `jit_obj.func` are instances."""
+
+    def __class_getitem__(cls, item):
+        return cls
