@@ -20,13 +20,24 @@ from tilelang_mlir.base.errors import TileLangError
 from tilelang_mlir.models import CUDAGraphDecoder, PagedCache, use_tilelang
 
 
+SHARPEN = 8.0
+
+
 def tiny_llama(seed=0):
     torch.manual_seed(seed)
     cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=128, intermediate_size=256,
                                    num_hidden_layers=2, num_attention_heads=4,
                                    num_key_value_heads=2, max_position_embeddings=256)
     cfg._attn_implementation = "sdpa"
-    return transformers.LlamaForCausalLM(cfg).to(torch.float16).eval()
+    model = transformers.LlamaForCausalLM(cfg)
+    # Random weights give near-uniform attention (every key about 1/S), under
+    # which a wrong query or key position hardly moves the logits: sharpened
+    # queries and keys put about 0.6 of a row's weight on one key.
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.q_proj.weight.mul_(SHARPEN)
+            layer.self_attn.k_proj.weight.mul_(SHARPEN)
+    return model.to(torch.float16).eval()
 
 
 def rel(a, b):
@@ -158,6 +169,34 @@ def test_llama_paged_decoding_matches_eager(decode_calls):
     assert table.dtype == torch.int32 and table.shape == (BATCH, 2)
     assert sorted(table.flatten().tolist()) == list(range(BATCH * 2))
     assert table[:, 0].tolist() == list(range(BATCH))  # first pages first
+
+
+def test_attention_is_far_from_uniform_and_a_wrong_decode_position_fails(decode_calls):
+    """The tiny model's attention picks keys (so the decoding test above can
+    fail): its rows put most weight on few keys, and decode steps fed the
+    wrong positions (one off) give logits the comparison rejects."""
+    eager = tiny_llama(4)
+    ids = torch.randint(0, 256, (BATCH, PROMPT))
+    probe = copy.deepcopy(eager).float()
+    probe.config._attn_implementation = "eager"
+    with torch.no_grad():
+        attn = probe(ids, output_attentions=True).attentions
+    peak = torch.stack([a[:, :, -1].max(-1).values.mean() for a in attn]).mean()
+    assert peak > 0.3, f"attention is near uniform (mean row peak {peak:.3f}, 1/S = {1 / PROMPT:.3f})"
+    ours = use_tilelang(copy.deepcopy(eager))
+    ref_logits, ref_tokens = greedy(eager, ids, transformers.DynamicCache(config=eager.config),
+                                    STEPS)
+    cache = PagedCache(ours.config, BATCH, PROMPT + STEPS, page_size=PAGE)
+    worst = 0.0
+    with torch.no_grad():
+        out = ours(ids, past_key_values=cache, use_cache=True)
+        for i in range(1, STEPS):
+            wrong = torch.full((BATCH, 1), PROMPT + i - 1 + 1)  # one position ahead
+            out = ours(ref_tokens[:, i - 1].view(-1, 1), past_key_values=cache, use_cache=True,
+                       position_ids=wrong)
+            worst = max(worst, rel(out.logits[:, -1].float(), ref_logits[i]))
+    assert decode_calls, "the decode steps did not run flash_decode"
+    assert worst > 5e-2, f"a wrong decode position went unnoticed (rel {worst:.4f})"
 
 
 def test_generate_with_paged_cache():
