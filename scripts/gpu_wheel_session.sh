@@ -4,6 +4,7 @@
 # the wheel with this tree's Python sources over it, then runs side by side
 #   - every GPU-marked test of test/python (pytest -m gpu; all files, so none
 #     is left out), JIT-compiling with the wheel's compiler;
+#   - the documentation's tutorials with TUTORIAL_TARGET=cuda;
 #   - the random-program GPU campaign (test/fuzz/gpu_campaign.py, SEED, COUNT);
 #   - where .tl-src holds TileLang's testing/ (a pinned checkout's:
 #     mkdir .tl-src && cp -r CHECKOUT/testing .tl-src/ &&
@@ -36,6 +37,12 @@ if [ -d .tl-examples/deepseek_v32 ]; then
   ( (cd .tl-examples/deepseek_v32 && timeout 300 python3 -m tilelang_mlir.compat sparse_mla_fwd.py) \
     > $OUT/sparse_mla.txt 2>&1; echo "sparse_mla exit $?" >> $OUT/sparse_mla.txt ) &
 fi
+# The documentation's tutorials on the GPU (what each page tells a reader to
+# run there: TUTORIAL_TARGET=cuda), one after another.
+( for t in docs/tutorials/t*.py; do
+    echo "== $t"; TUTORIAL_TARGET=cuda timeout 120 python3 "$t" > /tmp/tut.log 2>&1
+    rc=$?; tail -3 /tmp/tut.log; echo "rc=$rc"
+  done > $OUT/tutorials.txt 2>&1 ) &
 if [ -d .tl-src/testing/python ]; then  # TileLang's own tests through the compat route
   ( timeout ${CONF_LIMIT:-420} python3 scripts/tilelang_conformance.py --tilelang .tl-src \
       --tilelang-commit "$(cat .tl-src/COMMIT 2>/dev/null)" --jobs ${CONF_JOBS:-4} --timeout 240 --deadline ${CONF_DEADLINE:-330} --logs /tmp/conf_logs \
@@ -53,8 +60,15 @@ grep -q "pytest exit 0" $OUT/gputests.txt || status=1
 if [ "${COUNT:-0}" -gt 0 ]; then
   tail -30 $OUT/campaign.txt; grep -q "campaign exit 0" $OUT/campaign.txt || status=1
 fi
+grep "rc=" $OUT/tutorials.txt | sort | uniq -c
+grep -q "rc=[1-9]" $OUT/tutorials.txt && status=1
 if [ -f $OUT/sparse_mla.txt ]; then
   tail -6 $OUT/sparse_mla.txt; grep -q "sparse_mla exit 0" $OUT/sparse_mla.txt || status=1
 fi
 echo "session exit status $status"
+# The device hands back a few files: everything small in one archive, the
+# test log and the campaign table beside it.
+(cd $OUT && tar czf results.tgz --exclude results.tgz --exclude campaign.tgz --exclude conf_logs.tgz \
+   $(ls | grep -v '\.tgz$') && find . -maxdepth 1 -type f ! -name '*.tgz' ! -name gputests.txt \
+   ! -name table.md -delete)
 exit $status
