@@ -1,6 +1,7 @@
 """Tensors from addresses: `T.make_tensor(ptr, shape, dtype)` over a
 `T.ptr` argument or an element of a `T.Tensor([n], T.ptr)` table of
-`tensor.data_ptr()`s (TileLang's grouped GEMM through pointer tables).
+`tensor.data_ptr()`s (TileLang's grouped GEMM through pointer tables);
+`T.make_tensor_from_addr` at computed addresses over `T.Ptr` parameters.
 Results on random inputs against PyTorch on the CPU and (marked gpu) the
 GPU; code generation for sm_80, sm_90a and gfx942; errors."""
 
@@ -82,6 +83,20 @@ def grouped_gemm(sizes, N, K, block_M=64, block_N=64, block_K=32):
     return main
 
 
+def views_at_addresses(N=48, scale=3):
+    """`T.Ptr` parameters (both spellings); each block's row of `src` at
+    the address plus a byte offset (T.make_tensor_from_addr)."""
+    @T.prim_func
+    def main(src: T.Ptr(T.float16), dst: T.Ptr[T.float32]):
+        with T.Kernel(2, threads=32) as bx:
+            S = T.make_tensor_from_addr(src + bx * (N * 2), (N,), "float16")
+            D = T.make_tensor_from_addr(dst, (2, N), T.float32)
+            for i in T.Parallel(N):
+                D[bx, i] = S[i] * scale
+
+    return main
+
+
 def run_grouped(kernel, sizes, N, K, device, rng):
     max_M, block_M = max(sizes), 64
     offsets, acc = [], 0
@@ -120,6 +135,22 @@ def test_pointer_arguments_and_run_time_sizes_on_the_cpu(rng):
     torch.testing.assert_close(c2, c)
 
 
+def test_tensors_at_computed_addresses_on_the_cpu(rng):
+    a = torch.from_numpy(rng.standard_normal((2, 48)).astype(np.float16))
+    d = torch.zeros(2, 48)
+    tl.compile(views_at_addresses(), target="cpu")(a, d)
+    torch.testing.assert_close(d, (a * 3).float())
+
+
+def test_Ptr_is_a_pointer_parameter():
+    assert T.Ptr(T.float16) is T.ptr and T.Ptr["float32", "global"] is T.ptr
+    assert T.Ptr(T.float16) is T.Ptr[T.float16]
+    with pytest.raises(TileLangError, match="storage_scope='shared'"):
+        T.Ptr(T.float16, "shared")
+    with pytest.raises(TileLangError, match="T.Ptr"):
+        T.Ptr("float17")
+
+
 def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
     sizes, N, K = [70, 128, 33], 64, 64
     run_grouped(tl.compile(grouped_gemm(sizes, N, K), target="cpu"), sizes, N, K, "cpu", rng)
@@ -127,7 +158,8 @@ def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
 
 @pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"])
 def test_compiles_for_every_gpu(target):
-    for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64)):
+    for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64),
+                    views_at_addresses()):
         assert tl.compile(program, target=target).get_kernel_source()
 
 
@@ -138,6 +170,9 @@ def test_compiles_for_every_gpu(target):
     ("T.make_tensor(P[0], (4, 4), 'float32', scope='shared')", "makes global tensors"),
     ("T.make_tensor(I[0], (4, 4), 'float32')", "takes a 64-bit device address"),
     ("T.make_tensor(P[0], (4, 0), 'float32')", "dimension 1 must be positive"),
+    ("T.make_tensor_from_addr(P[0], (4,), 'float32', storage_scope='shared')",
+     "makes global tensors"),
+    ("T.make_tensor_from_addr(I[0], (4,), 'float32')", "takes a 64-bit device address"),
 ])
 def test_errors(call, match):
     fn = eval(f"lambda P, I: {call}")  # noqa: S307
@@ -176,6 +211,14 @@ def test_pointer_arguments_on_gpu(rng):
     c = torch.zeros(M, N, device="cuda")
     kernel(a, b, c, M, N, K)
     torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.gpu
+def test_tensors_at_computed_addresses_on_gpu(rng):
+    a = torch.from_numpy(rng.standard_normal((2, 48)).astype(np.float16)).cuda()
+    d = torch.zeros(2, 48, device="cuda")
+    tl.compile(views_at_addresses(), target="cuda")(a, d)
+    torch.testing.assert_close(d, (a * 3).float())
 
 
 @pytest.mark.gpu

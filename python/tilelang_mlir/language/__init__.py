@@ -60,7 +60,7 @@ from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane
 from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, assume, attr, call_extern, call_intrin,
                   call_pure_extern, comm_reducer, dp4a, evaluate, extract_lane, func_attr,
                   get_let_value, has_let_value, import_source, let, make_tensor,
-                  tvm_thread_allreduce)
+                  make_tensor_from_addr, Ptr, tvm_thread_allreduce)
 from .logical import all_of, any_of
 from .meta import inline, meta_class
 from .tile_schedule import BaseTileScheduler, PersistentTileScheduler
