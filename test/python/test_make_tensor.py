@@ -1,7 +1,8 @@
 """Tensors from addresses: `T.make_tensor(ptr, shape, dtype)` over a
 `T.ptr` argument or an element of a `T.Tensor([n], T.ptr)` table of
 `tensor.data_ptr()`s (TileLang's grouped GEMM through pointer tables);
-`T.make_tensor_from_addr` at computed addresses over `T.Ptr` parameters.
+`T.make_tensor_from_addr` at computed addresses over `T.Ptr` parameters;
+`T.address_of(A[i, j])`, the address of an element.
 Results on random inputs against PyTorch on the CPU and (marked gpu) the
 GPU; code generation for sm_80, sm_90a and gfx942; errors."""
 
@@ -97,6 +98,27 @@ def views_at_addresses(N=48, scale=3):
     return main
 
 
+def rows_at_element_addresses(M=6, N=40, skip=3):
+    """Block bx reads row bx of A from its T.address_of and writes row
+    M-1-bx of B from column `skip` on: B[M-1-bx, skip:] = A[bx, skip:] + 1."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            R = T.make_tensor(T.address_of(A[bx, 0]), (N,), "float32")
+            W = T.make_tensor_from_addr(T.address_of(B[M - 1 - bx, skip]), (N - skip,),
+                                        "float32")
+            for i in T.Parallel(N - skip):
+                W[i] = R[i + skip] + 1.0
+
+    return main
+
+
+def rows_reference(a, skip=3):
+    ref = torch.zeros_like(a)
+    ref[:, skip:] = a.flip(0)[:, skip:] + 1
+    return ref
+
+
 def run_grouped(kernel, sizes, N, K, device, rng):
     max_M, block_M = max(sizes), 64
     offsets, acc = [], 0
@@ -142,6 +164,13 @@ def test_tensors_at_computed_addresses_on_the_cpu(rng):
     torch.testing.assert_close(d, (a * 3).float())
 
 
+def test_addresses_of_elements_on_the_cpu(rng):
+    a = torch.from_numpy(rng.standard_normal((6, 40)).astype(np.float32))
+    b = torch.zeros(6, 40)
+    tl.compile(rows_at_element_addresses(), target="cpu")(a, b)
+    torch.testing.assert_close(b, rows_reference(a))
+
+
 def test_Ptr_is_a_pointer_parameter():
     assert T.Ptr(T.float16) is T.ptr and T.Ptr["float32", "global"] is T.ptr
     assert T.Ptr(T.float16) is T.Ptr[T.float16]
@@ -159,7 +188,7 @@ def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
 @pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"])
 def test_compiles_for_every_gpu(target):
     for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64),
-                    views_at_addresses()):
+                    views_at_addresses(), rows_at_element_addresses()):
         assert tl.compile(program, target=target).get_kernel_source()
 
 
@@ -173,6 +202,10 @@ def test_compiles_for_every_gpu(target):
     ("T.make_tensor_from_addr(P[0], (4,), 'float32', storage_scope='shared')",
      "makes global tensors"),
     ("T.make_tensor_from_addr(I[0], (4,), 'float32')", "takes a 64-bit device address"),
+    ("T.address_of(T.alloc_shared((4,), 'float32')[1])",
+     "T.address_of of shared buffer .* addresses are of global tensors"),
+    ("T.address_of(I[0] + 1)", r"T.address_of takes one element of a tensor \(`A\[i, j\]`\)"),
+    ("T.address_of(I[0:2])", "a slice of buffer 'I'"),
 ])
 def test_errors(call, match):
     fn = eval(f"lambda P, I: {call}")  # noqa: S307
@@ -219,6 +252,14 @@ def test_tensors_at_computed_addresses_on_gpu(rng):
     d = torch.zeros(2, 48, device="cuda")
     tl.compile(views_at_addresses(), target="cuda")(a, d)
     torch.testing.assert_close(d, (a * 3).float())
+
+
+@pytest.mark.gpu
+def test_addresses_of_elements_on_gpu(rng):
+    a = torch.from_numpy(rng.standard_normal((6, 40)).astype(np.float32)).cuda()
+    b = torch.zeros(6, 40, device="cuda")
+    tl.compile(rows_at_element_addresses(), target="cuda")(a, b)
+    torch.testing.assert_close(b, rows_reference(a))
 
 
 @pytest.mark.gpu

@@ -32,7 +32,7 @@ PENDING: Dict[str, Dict[str, str]] = {
             is_float4_e2m1_unpacked is_float4_e2m1fn validate_gemm_ab_dtypes break_loop
             continue_loop likely cdiv bfloat16x4 bfloat16x8 bfloat16x16 bfloat16x32
             bfloat16x64""",
-        "b3-gpuops": "copy_cluster address_of",
+        "b3-gpuops": "copy_cluster",
         "b4-ops": """reducer_init reducer_update reduce_bitand reduce_bitor
             reduce_bitxor cummax rng_init rng_rand rng_rand_float __cos __exp __exp10 __fns
             __log __log10 __log2 __sin __tan ieee_add ieee_fdiv ieee_fmaf ieee_frcp

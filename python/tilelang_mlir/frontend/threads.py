@@ -352,6 +352,37 @@ class ThreadBuilder:
         return Buffer(value, [d.const if d.is_const() else d for d in dims], dtype, "global",
                       self.unique_name("tensor"))
 
+    def address_of(self, ref) -> Scalar:
+        """The 64-bit device address of one element of a global tensor:
+        the aligned base of its memref plus (offset + index . strides)
+        elements."""
+        what = "T.address_of"
+        if isinstance(ref, Buffer):
+            ref = BufferRef(ref, (0,) * ref.ndim)
+        if not isinstance(ref, BufferRef):
+            raise self.error(f"{what} takes one element of a tensor (`A[i, j]`), got "
+                             f"{_describe(ref)}")
+        buf = ref.buffer
+        if buf.scope != "global":
+            raise self.error(f"not supported by tilelang-mlir: {what} of {buf.scope} buffer "
+                             f"{buf.name!r}; addresses are of global tensors (for T.make_tensor"
+                             "); a per-thread copy takes T.access_ptr")
+        if buf.remap is not None or storage_ir_type(buf.dtype) != ir_type(buf.dtype) \
+                or buf.dtype.bits % 8:
+            raise self.error(f"not supported by tilelang-mlir: {what} of {buf.dtype} tensor "
+                             f"{buf.name!r}, whose elements are not stored one a whole byte "
+                             "count each")
+        from ..dialects import memref
+
+        idx = buf.stored_index(ref._point_indices(f"{what} of"))
+        meta = memref.ExtractStridedMetadataOp(buf.value)
+        elems = IndexExpr.of(meta.offset)
+        for i, st in zip(idx, meta.strides):
+            elems = elems.add(i.mul(IndexExpr.of(st)))
+        base = IndexExpr.of(memref.ExtractAlignedPointerAsIndexOp(buf.value).result)
+        address = base.add(elems.scale(buf.dtype.bits // 8))
+        return Scalar(to_scalar(address, dt.int64).value, dt.handle)
+
     # -- the grid and the launch -----------------------------------------------
     def pdl(self, trigger: bool) -> None:
         self.require_kernel("T.pdl_trigger" if trigger else "T.pdl_sync")

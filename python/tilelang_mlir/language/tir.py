@@ -239,6 +239,17 @@ def make_tensor_from_addr(addr, shape, dtype="float32", strides=None, storage_sc
     return b.make_tensor(addr, shape, dtype, strides, None, "global")
 
 
+def address_of(ref):
+    """`T.address_of(A[i, j])`: the 64-bit device address of that element of
+    a global tensor (a `T.ptr` value), for T.make_tensor /
+    T.make_tensor_from_addr (a tensor that starts there) and address
+    arithmetic. A whole tensor means its first element."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.address_of outside a tile program")
+    return b.address_of(ref)
+
+
 class _PtrProxy:
     """`T.Ptr(dtype)` / `T.Ptr[dtype]` (TileLang's deprecated spelling of a
     pointer parameter): a 64-bit device address, the same as `T.ptr`. The
