@@ -32,6 +32,12 @@ PENDING: Dict[str, Dict[str, str]] = {
             is_float4_e2m1_unpacked is_float4_e2m1fn validate_gemm_ab_dtypes break_loop
             continue_loop likely cdiv bfloat16x4 bfloat16x8 bfloat16x16 bfloat16x32
             bfloat16x64""",
+        # T.copy_cluster needs (a) a TMA multicast whose mask is the
+        # program's (the lowest rank of the mask issues the whole tile at
+        # its own source offsets, ranks outside it load their own), where
+        # tile.copy's multicast splits the boxes over the whole cluster, and
+        # (b) stores into another block's shared memory (mapa,
+        # cp.async.bulk.shared::cluster with complete_tx on its barrier).
         "b3-gpuops": "copy_cluster",
         "b4-ops": """reducer_init reducer_update reduce_bitand reduce_bitor
             reduce_bitxor cummax rng_init rng_rand rng_rand_float __cos __exp __exp10 __fns
