@@ -113,6 +113,23 @@ def rows_at_element_addresses(M=6, N=40, skip=3):
     return main
 
 
+def address_in_views():
+    """T.address_of of an element of a reshaped tensor and of a tensor made
+    at an address: B = A[2, :] both ways (B[0, :] and B[1, :])."""
+    @T.prim_func
+    def main(a_ptr: T.ptr, B: T.Tensor((2, 8), "float32")):
+        A = T.make_tensor(a_ptr, (4, 8), "float32")
+        with T.Kernel(1, threads=32):
+            flat = T.reshape(B, (16,))
+            R = T.make_tensor(T.address_of(A[2, 0]), (8,), "float32")
+            W = T.make_tensor(T.address_of(flat[8]), (8,), "float32")
+            for i in T.Parallel(8):
+                B[0, i] = R[i]
+                W[i] = R[i]
+
+    return main
+
+
 def rows_reference(a, skip=3):
     ref = torch.zeros_like(a)
     ref[:, skip:] = a.flip(0)[:, skip:] + 1
@@ -169,6 +186,10 @@ def test_addresses_of_elements_on_the_cpu(rng):
     b = torch.zeros(6, 40)
     tl.compile(rows_at_element_addresses(), target="cpu")(a, b)
     torch.testing.assert_close(b, rows_reference(a))
+    a = torch.from_numpy(rng.standard_normal((4, 8)).astype(np.float32))
+    b = torch.zeros(2, 8)
+    tl.compile(address_in_views(), target="cpu")(a, b)
+    torch.testing.assert_close(b, a[2].expand(2, 8))
 
 
 def test_Ptr_is_a_pointer_parameter():
@@ -188,7 +209,7 @@ def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
 @pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"])
 def test_compiles_for_every_gpu(target):
     for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64),
-                    views_at_addresses(), rows_at_element_addresses()):
+                    views_at_addresses(), rows_at_element_addresses(), address_in_views()):
         assert tl.compile(program, target=target).get_kernel_source()
 
 
@@ -206,6 +227,7 @@ def test_compiles_for_every_gpu(target):
      "T.address_of of shared buffer .* addresses are of global tensors"),
     ("T.address_of(I[0] + 1)", r"T.address_of takes one element of a tensor \(`A\[i, j\]`\)"),
     ("T.address_of(I[0:2])", "a slice of buffer 'I'"),
+    ("T.address_of(T.make_tensor(P[0], (8,), 'int4')[1])", "not stored as whole bytes"),
 ])
 def test_errors(call, match):
     fn = eval(f"lambda P, I: {call}")  # noqa: S307
@@ -260,6 +282,10 @@ def test_addresses_of_elements_on_gpu(rng):
     b = torch.zeros(6, 40, device="cuda")
     tl.compile(rows_at_element_addresses(), target="cuda")(a, b)
     torch.testing.assert_close(b, rows_reference(a))
+    a = torch.from_numpy(rng.standard_normal((4, 8)).astype(np.float32)).cuda()
+    b = torch.zeros(2, 8, device="cuda")
+    tl.compile(address_in_views(), target="cuda")(a, b)
+    torch.testing.assert_close(b, a[2].expand(2, 8))
 
 
 @pytest.mark.gpu
