@@ -130,6 +130,20 @@ def address_in_views():
     return main
 
 
+def address_in_strided(row=2):
+    """T.address_of in a tensor argument with a run-time row stride."""
+    s0 = T.symbolic("s0")
+
+    @T.prim_func
+    def main(A: T.StridedTensor((4, 8), (s0, 1), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32):
+            R = T.make_tensor(T.address_of(A[row, 0]), (8,), "float32")
+            for i in T.Parallel(8):
+                B[i] = R[i]
+
+    return main
+
+
 def rows_reference(a, skip=3):
     ref = torch.zeros_like(a)
     ref[:, skip:] = a.flip(0)[:, skip:] + 1
@@ -190,6 +204,10 @@ def test_addresses_of_elements_on_the_cpu(rng):
     b = torch.zeros(2, 8)
     tl.compile(address_in_views(), target="cpu")(a, b)
     torch.testing.assert_close(b, a[2].expand(2, 8))
+    a = torch.from_numpy(rng.standard_normal((4, 16)).astype(np.float32))[:, 5:13]
+    b = torch.zeros(8)
+    tl.compile(address_in_strided(), target="cpu")(a, b)
+    torch.testing.assert_close(b, a[2])
 
 
 def test_Ptr_is_a_pointer_parameter():
@@ -209,7 +227,8 @@ def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
 @pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"])
 def test_compiles_for_every_gpu(target):
     for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64),
-                    views_at_addresses(), rows_at_element_addresses(), address_in_views()):
+                    views_at_addresses(), rows_at_element_addresses(), address_in_views(),
+                    address_in_strided()):
         assert tl.compile(program, target=target).get_kernel_source()
 
 
