@@ -16,9 +16,10 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 
 
-def _barrier(alias: bool):
+def _barrier(alias):
     """B = reverse(2 A) through shared memory and an mbarrier every thread
-    arrives on; `alias`: TileLang's other names of the two calls."""
+    arrives on; `alias`: TileLang's other names of the two calls ("tx": the
+    arrivals through T.mbarrier_arrive_expect_tx with no bytes)."""
 
     @T.prim_func
     def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
@@ -27,7 +28,10 @@ def _barrier(alias: bool):
             bars = T.alloc_barrier([128, 128])
             for i in T.Parallel(128):
                 s[i] = A[i] * 2.0
-            if alias:
+            if alias == "tx":
+                T.mbarrier_arrive_expect_tx(bars[1], 0)
+                T.mbarrier_wait_parity(bars[1], 0)
+            elif alias:
                 T.mbarrier_arrive(mbarrier=bars[1])
                 T.mbarrier_wait_parity(mbarrier=bars[1], parity=0)
             else:
@@ -45,6 +49,10 @@ def barrier():
 
 def mbarrier():
     return _barrier(True)
+
+
+def mbarrier_arrive_expect_tx():
+    return _barrier("tx")
 
 
 def _copy_tile(how: str):
@@ -223,6 +231,8 @@ PROGRAMS = {
                 [((128,), "float32")], _reverse(2.0)),
     "mbarrier": (mbarrier, {"mbarrier_arrive", "mbarrier_wait_parity"},
                  [((128,), "float32")], _reverse(2.0)),
+    "mbarrier_arrive_expect_tx": (mbarrier_arrive_expect_tx, {"mbarrier_arrive_expect_tx"},
+                                  [((128,), "float32")], _reverse(2.0)),
     "tma_copy": (tma_copy, {"tma_copy"}, [((64, 64), "float16")], _ident),
     "set_max_nreg": (set_max_nreg, {"set_max_nreg", "inc_max_nreg", "dec_max_nreg",
                                     "get_thread_binding"}, [((384,), "float32")], _ident),

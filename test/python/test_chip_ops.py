@@ -66,7 +66,7 @@ def test_the_programs_cover_the_explicit_layer():
                "annotate_consumer_reg_alloc"}  # "not supported" at the user's line
     # Cluster kernels (sm_90 and newer) are compiled, refused and run by
     # test_launch_features.py.
-    refused |= {"alloc_cluster_barrier"}
+    refused |= {"alloc_cluster_barrier", "ptx_arrive_cluster_barrier"}
     layer -= refused | {"WarpgroupRole", "builtin"}
     assert layer - used == set()
     assert {"wgmma_gemm", "wait_wgmma"} <= used

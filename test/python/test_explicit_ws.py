@@ -346,3 +346,69 @@ def test_names_not_yet_supported_say_so(name):
             fn(C)
 
     assert f"not supported by tilelang-mlir: T.{name}" in compile_error(main)
+
+
+# -- T.mbarrier_arrive_expect_tx: every executing thread arrives and announces bytes --
+
+
+def handoff_expect_tx(N=128, tx=0):
+    """Warpgroup 1 writes a shared row and each of its 128 threads arrives
+    on `bar` (arrive count 128) through T.mbarrier_arrive_expect_tx with
+    `tx` bytes; warpgroup 0 waits on the phase and reads the row."""
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=256):
+            s = T.alloc_shared((N,), "float32")
+            bar = T.alloc_barrier(128)
+            tx_ = T.get_thread_binding()
+            if tx_ >= 128:
+                s[tx_ - 128] = A[tx_ - 128] * 2
+                T.mbarrier_arrive_expect_tx(bar, tx)
+            else:
+                T.mbarrier_wait_parity(bar, 0)
+                B[tx_] = s[127 - tx_] + 1
+
+    return main
+
+
+def test_arrive_expect_tx_code_generation():
+    # every thread of the role arrives with the bytes (the lit test
+    # convert-tile-to-nvvm-arrive-expect-tx.mlir checks there is no guard)
+    ptx = tl.compile(handoff_expect_tx(tx=64), target="cuda:sm_90a").get_kernel_source()
+    arrive = re.search(r"mbarrier\.arrive\.expect_tx\.shared(?:::cta)?\.b64\s+\S+\s+\[[^\]]+\],"
+                       r"\s*(%r\d+);", ptx)
+    assert arrive, ptx
+    assert re.search(rf"mov\.b32\s+{re.escape(arrive.group(1))}, 64;", ptx)
+
+
+def test_arrive_expect_tx_errors():
+    with pytest.raises((TileLangError, CompilationError), match="byte count must be in"):
+        tl.compile(handoff_expect_tx(tx=1 << 20), target="cuda:sm_90a")
+    with pytest.raises((TileLangError, CompilationError), match="byte count"):
+        @T.prim_func
+        def runtime_tx(A: T.Tensor((4,), "int32")):
+            with T.Kernel(1, threads=128):
+                bar = T.alloc_barrier(128)
+                T.mbarrier_arrive_expect_tx(bar, A[0])
+
+        tl.compile(runtime_tx, target="cuda:sm_90a")
+    @T.prim_func
+    def whole_block(A: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=128):
+            bar = T.alloc_barrier(128)
+            T.mbarrier_arrive_expect_tx(bar, 0)
+            T.mbarrier_wait_parity(bar, 0)
+
+    assert "announces transaction bytes, which needs sm_90a" in \
+        compile_error(whole_block, target="cuda:sm_80")
+    for target in ("rocm:gfx942", "cpu"):
+        assert "uses a transaction barrier" in compile_error(whole_block, target=target)
+
+
+@pytest.mark.gpu
+def test_arrive_expect_tx_on_gpu(rng):
+    kernel = tl.compile(handoff_expect_tx(), target="cuda")
+    a = torch.from_numpy(rng.standard_normal(128).astype(np.float32)).cuda()
+    b = torch.zeros(128, device="cuda")
+    kernel(a, b)
+    torch.testing.assert_close(b, (a * 2).flip(0) + 1)

@@ -229,16 +229,17 @@ def cluster_ranks(cs=4):
     return main
 
 
-def cluster_handoff():
+def cluster_handoff(arrive=lambda bar, rank: T.mbarrier_arrive(bar, rank)):
     """Block 0 of each cluster of 4 waits until the 128 threads of every
     block of its cluster arrived on its barrier, then writes how many
-    blocks did."""
+    blocks did. `arrive`: T.mbarrier_arrive(bar, cta_id) or its lower-level
+    name T.ptx_arrive_cluster_barrier."""
     @T.prim_func
     def main(A: T.Tensor((32,), "int32")):
         with T.Kernel(32, threads=128, cluster_dims=4) as bx:
             mbar = T.alloc_cluster_barrier([512])
             T.cluster_sync()
-            T.mbarrier_arrive(mbar, 0)
+            arrive(mbar, 0)
             if T.block_rank_in_cluster() == 0:
                 T.mbarrier_wait_parity(mbar, 0)
                 if T.get_thread_binding() == 0:
@@ -267,6 +268,9 @@ def cluster_gemm(M=256, N=256, K=128, bm=128, bn=128, bk=32):
     return main
 
 
+ARRIVE_PTX = T.ptx_arrive_cluster_barrier
+
+
 def test_cluster_code_generation():
     ptx = tl.compile(cluster_ranks(), target="cuda:sm_90a").get_kernel_source()
     for insn in (".reqnctapercluster 4, 1, 1", "barrier.cluster.arrive", "barrier.cluster.wait",
@@ -274,6 +278,8 @@ def test_cluster_code_generation():
         assert insn in ptx, insn
     ptx = tl.compile(cluster_handoff(), target="cuda:sm_90a").get_kernel_source()
     assert "mapa" in ptx and "shared::cluster" in ptx
+    low = tl.compile(cluster_handoff(ARRIVE_PTX), target="cuda:sm_90a").get_kernel_source()
+    assert low == ptx  # T.ptx_arrive_cluster_barrier is the same arrival
     # the program's clusters stay (the warp specializer does not choose its own)
     assert ".reqnctapercluster 2, 1, 1" in tl.compile(cluster_gemm(), target="cuda:sm_90a") \
         .get_kernel_source()
@@ -314,6 +320,17 @@ def test_cluster_errors():
 
     assert "runs without clusters" in compile_error(no_cluster, "cuda:sm_90a")
 
+    @T.prim_func
+    def not_a_barrier(A: T.Tensor((8,), "int32")):
+        with T.Kernel(8, cluster_dims=2):
+            s = T.alloc_shared((4,), "float32")
+            T.ptx_arrive_cluster_barrier(s, 1)
+
+    assert "T.ptx_arrive_cluster_barrier takes a barrier" in \
+        compile_error(not_a_barrier, "cuda:sm_90a")
+    assert "thread block clusters" in compile_error(cluster_handoff(ARRIVE_PTX), "rocm:gfx942")
+    assert "compile for a GPU target" in compile_error(cluster_handoff(ARRIVE_PTX), "cpu")
+
 
 @pytest.mark.gpu
 def test_cluster_ranks_on_gpu():
@@ -324,8 +341,9 @@ def test_cluster_ranks_on_gpu():
 
 
 @pytest.mark.gpu
-def test_cluster_barrier_on_gpu():
-    kernel = tl.compile(cluster_handoff(), target="cuda")
+@pytest.mark.parametrize("arrive", [None, ARRIVE_PTX])
+def test_cluster_barrier_on_gpu(arrive):
+    kernel = tl.compile(cluster_handoff(arrive) if arrive else cluster_handoff(), target="cuda")
     a = torch.zeros(32, dtype=torch.int32, device="cuda")
     kernel(a)
     assert (a[:8] == 4).all() and (a[8:] == 0).all()

@@ -1,6 +1,8 @@
 """Tensors from addresses: `T.make_tensor(ptr, shape, dtype)` over a
 `T.ptr` argument or an element of a `T.Tensor([n], T.ptr)` table of
-`tensor.data_ptr()`s (TileLang's grouped GEMM through pointer tables).
+`tensor.data_ptr()`s (TileLang's grouped GEMM through pointer tables);
+`T.make_tensor_from_addr` at computed addresses over `T.Ptr` parameters;
+`T.address_of(A[i, j])`, the address of an element.
 Results on random inputs against PyTorch on the CPU and (marked gpu) the
 GPU; code generation for sm_80, sm_90a and gfx942; errors."""
 
@@ -82,6 +84,72 @@ def grouped_gemm(sizes, N, K, block_M=64, block_N=64, block_K=32):
     return main
 
 
+def views_at_addresses(N=48, scale=3):
+    """`T.Ptr` parameters (both spellings); each block's row of `src` at
+    the address plus a byte offset (T.make_tensor_from_addr)."""
+    @T.prim_func
+    def main(src: T.Ptr(T.float16), dst: T.Ptr[T.float32]):
+        with T.Kernel(2, threads=32) as bx:
+            S = T.make_tensor_from_addr(src + bx * (N * 2), (N,), "float16")
+            D = T.make_tensor_from_addr(dst, (2, N), T.float32)
+            for i in T.Parallel(N):
+                D[bx, i] = S[i] * scale
+
+    return main
+
+
+def rows_at_element_addresses(M=6, N=40, skip=3):
+    """Block bx reads row bx of A from its T.address_of and writes row
+    M-1-bx of B from column `skip` on: B[M-1-bx, skip:] = A[bx, skip:] + 1."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            R = T.make_tensor(T.address_of(A[bx, 0]), (N,), "float32")
+            W = T.make_tensor_from_addr(T.address_of(B[M - 1 - bx, skip]), (N - skip,),
+                                        "float32")
+            for i in T.Parallel(N - skip):
+                W[i] = R[i + skip] + 1.0
+
+    return main
+
+
+def address_in_views():
+    """T.address_of of an element of a reshaped tensor and of a tensor made
+    at an address: B = A[2, :] both ways (B[0, :] and B[1, :])."""
+    @T.prim_func
+    def main(a_ptr: T.ptr, B: T.Tensor((2, 8), "float32")):
+        A = T.make_tensor(a_ptr, (4, 8), "float32")
+        with T.Kernel(1, threads=32):
+            flat = T.reshape(B, (16,))
+            R = T.make_tensor(T.address_of(A[2, 0]), (8,), "float32")
+            W = T.make_tensor(T.address_of(flat[8]), (8,), "float32")
+            for i in T.Parallel(8):
+                B[0, i] = R[i]
+                W[i] = R[i]
+
+    return main
+
+
+def address_in_strided(row=2):
+    """T.address_of in a tensor argument with a run-time row stride."""
+    s0 = T.symbolic("s0")
+
+    @T.prim_func
+    def main(A: T.StridedTensor((4, 8), (s0, 1), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32):
+            R = T.make_tensor(T.address_of(A[row, 0]), (8,), "float32")
+            for i in T.Parallel(8):
+                B[i] = R[i]
+
+    return main
+
+
+def rows_reference(a, skip=3):
+    ref = torch.zeros_like(a)
+    ref[:, skip:] = a.flip(0)[:, skip:] + 1
+    return ref
+
+
 def run_grouped(kernel, sizes, N, K, device, rng):
     max_M, block_M = max(sizes), 64
     offsets, acc = [], 0
@@ -120,6 +188,37 @@ def test_pointer_arguments_and_run_time_sizes_on_the_cpu(rng):
     torch.testing.assert_close(c2, c)
 
 
+def test_tensors_at_computed_addresses_on_the_cpu(rng):
+    a = torch.from_numpy(rng.standard_normal((2, 48)).astype(np.float16))
+    d = torch.zeros(2, 48)
+    tl.compile(views_at_addresses(), target="cpu")(a, d)
+    torch.testing.assert_close(d, (a * 3).float())
+
+
+def test_addresses_of_elements_on_the_cpu(rng):
+    a = torch.from_numpy(rng.standard_normal((6, 40)).astype(np.float32))
+    b = torch.zeros(6, 40)
+    tl.compile(rows_at_element_addresses(), target="cpu")(a, b)
+    torch.testing.assert_close(b, rows_reference(a))
+    a = torch.from_numpy(rng.standard_normal((4, 8)).astype(np.float32))
+    b = torch.zeros(2, 8)
+    tl.compile(address_in_views(), target="cpu")(a, b)
+    torch.testing.assert_close(b, a[2].expand(2, 8))
+    a = torch.from_numpy(rng.standard_normal((4, 16)).astype(np.float32))[:, 5:13]
+    b = torch.zeros(8)
+    tl.compile(address_in_strided(), target="cpu")(a, b)
+    torch.testing.assert_close(b, a[2])
+
+
+def test_Ptr_is_a_pointer_parameter():
+    assert T.Ptr(T.float16) is T.ptr and T.Ptr["float32", "global"] is T.ptr
+    assert T.Ptr(T.float16) is T.Ptr[T.float16]
+    with pytest.raises(TileLangError, match="storage_scope='shared'"):
+        T.Ptr(T.float16, "shared")
+    with pytest.raises(TileLangError, match="T.Ptr"):
+        T.Ptr("float17")
+
+
 def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
     sizes, N, K = [70, 128, 33], 64, 64
     run_grouped(tl.compile(grouped_gemm(sizes, N, K), target="cpu"), sizes, N, K, "cpu", rng)
@@ -127,7 +226,9 @@ def test_grouped_gemm_through_pointer_tables_on_the_cpu(rng):
 
 @pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a", "rocm:gfx942"])
 def test_compiles_for_every_gpu(target):
-    for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64)):
+    for program in (table_copy(3, 24), matmul_at_addresses(), grouped_gemm([70, 128], 64, 64),
+                    views_at_addresses(), rows_at_element_addresses(), address_in_views(),
+                    address_in_strided()):
         assert tl.compile(program, target=target).get_kernel_source()
 
 
@@ -138,6 +239,14 @@ def test_compiles_for_every_gpu(target):
     ("T.make_tensor(P[0], (4, 4), 'float32', scope='shared')", "makes global tensors"),
     ("T.make_tensor(I[0], (4, 4), 'float32')", "takes a 64-bit device address"),
     ("T.make_tensor(P[0], (4, 0), 'float32')", "dimension 1 must be positive"),
+    ("T.make_tensor_from_addr(P[0], (4,), 'float32', storage_scope='shared')",
+     "makes global tensors"),
+    ("T.make_tensor_from_addr(I[0], (4,), 'float32')", "takes a 64-bit device address"),
+    ("T.address_of(T.alloc_shared((4,), 'float32')[1])",
+     "T.address_of of shared buffer .* addresses are of global tensors"),
+    ("T.address_of(I[0] + 1)", r"T.address_of takes one element of a tensor \(`A\[i, j\]`\)"),
+    ("T.address_of(I[0:2])", "a slice of buffer 'I'"),
+    ("T.address_of(T.make_tensor(P[0], (8,), 'int4')[1])", "not stored as whole bytes"),
 ])
 def test_errors(call, match):
     fn = eval(f"lambda P, I: {call}")  # noqa: S307
@@ -176,6 +285,26 @@ def test_pointer_arguments_on_gpu(rng):
     c = torch.zeros(M, N, device="cuda")
     kernel(a, b, c, M, N, K)
     torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.gpu
+def test_tensors_at_computed_addresses_on_gpu(rng):
+    a = torch.from_numpy(rng.standard_normal((2, 48)).astype(np.float16)).cuda()
+    d = torch.zeros(2, 48, device="cuda")
+    tl.compile(views_at_addresses(), target="cuda")(a, d)
+    torch.testing.assert_close(d, (a * 3).float())
+
+
+@pytest.mark.gpu
+def test_addresses_of_elements_on_gpu(rng):
+    a = torch.from_numpy(rng.standard_normal((6, 40)).astype(np.float32)).cuda()
+    b = torch.zeros(6, 40, device="cuda")
+    tl.compile(rows_at_element_addresses(), target="cuda")(a, b)
+    torch.testing.assert_close(b, rows_reference(a))
+    a = torch.from_numpy(rng.standard_normal((4, 8)).astype(np.float32)).cuda()
+    b = torch.zeros(2, 8, device="cuda")
+    tl.compile(address_in_views(), target="cuda")(a, b)
+    torch.testing.assert_close(b, a[2].expand(2, 8))
 
 
 @pytest.mark.gpu

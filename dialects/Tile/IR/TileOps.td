@@ -374,7 +374,9 @@ def Tile_BarrierArriveOp : Tile_Op<"barrier_arrive", [Tile_InKernel]> {
     `T.cp_async_barrier_noinc`). With
     `expect_tx(bytes)`: one thread of the executing threads arrives and
     announces `bytes` more transaction bytes, which `tile.copy ... via` the
-    same barrier deliver. With `cluster`, the arrival goes to the barrier at
+    same barrier deliver; with `per_thread` too, every executing thread
+    arrives and announces `bytes` (`T.mbarrier_arrive_expect_tx`). With
+    `cluster`, the arrival goes to the barrier at
     the same place in every block of the cluster.
 
     ```mlir

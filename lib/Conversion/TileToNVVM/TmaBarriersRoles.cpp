@@ -96,11 +96,17 @@ std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
     Value ptr = barrierPtr(b, arrive.getBarriers(), arrive.getIndex(), map);
     if (std::optional<int64_t> tx = arrive.getExpectTx()) {
       Value bytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), *tx);
-      guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+      auto arriveExpect = [&](OpBuilder &gb) {
         NVVM::MBarrierArriveExpectTxOp::create(gb, loc, Type(), ptr, bytes,
                                                NVVM::MemScopeKind::CTA,
                                                /*relaxed=*/false, Value());
-      });
+      };
+      // per_thread (T.mbarrier_arrive_expect_tx): every executing thread
+      // arrives and announces the bytes; else one thread of them does.
+      if (arrive.getPerThread())
+        arriveExpect(b);
+      else
+        guarded(b, loc, isRoleLeader(b), arriveExpect);
       return success();
     }
     if (arrive.getPerThread()) {

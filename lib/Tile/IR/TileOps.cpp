@@ -373,9 +373,9 @@ LogicalResult BarrierArriveOp::verify() {
     return emitOpError("expect_tx must be in [0, 2^20) bytes, got ") << *tx;
   if (getAfterCopies() && !getPerThread())
     return emitOpError("after_copies arrivals are per-thread (per_thread)");
-  if (getPerThread() && getExpectTx())
-    return emitOpError("per_thread arrivals cannot announce bytes (expect_tx: "
-                       "one thread arrives)");
+  if (getAfterCopies() && getExpectTx())
+    return emitOpError("after_copies arrivals cannot announce bytes "
+                       "(expect_tx)");
   return success();
 }
 

@@ -27,8 +27,13 @@ SCOPES = {
 # surface -> scope -> names
 PENDING: Dict[str, Dict[str, str]] = {
     "tilelang.language": {
-        "b3-gpuops": """copy_cluster ptx_arrive_cluster_barrier make_tensor_from_addr address_of Ptr
-            mbarrier_arrive_expect_tx""",
+        # T.copy_cluster needs (a) a TMA multicast whose mask is the
+        # program's (the lowest rank of the mask issues the whole tile at
+        # its own source offsets, ranks outside it load their own), where
+        # tile.copy's multicast splits the boxes over the whole cluster, and
+        # (b) stores into another block's shared memory (mapa,
+        # cp.async.bulk.shared::cluster with complete_tx on its barrier).
+        "b3-gpuops": "copy_cluster",
     },
 }
 

@@ -138,6 +138,15 @@ class RoleBuilder:
         extra = {"after_copies": True} if after_copies else {}
         _tile().BarrierArriveOp(buf, idx, per_thread=True, **extra)
 
+    def barrier_arrive_expect_tx(self, bar, tx, what: str) -> None:
+        """Every executing thread arrives once and announces `tx` bytes."""
+        self.require_kernel(what)
+        buf, idx = self._barrier(bar, what)
+        n = static_int(tx, f"{what} byte count")
+        if not 0 <= n < 2 ** 20:
+            raise self.error(f"{what}: the byte count must be in [0, 2^20), got {n}")
+        _tile().BarrierArriveOp(buf, idx, expect_tx=_i64(n), per_thread=True)
+
     def barrier_wait(self, bar, parity, what: str = "T.barrier_wait") -> None:
         self.require_kernel(what)
         buf, idx = self._barrier(bar, what)

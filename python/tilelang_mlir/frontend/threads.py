@@ -15,9 +15,9 @@ from typing import Optional
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType
-from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, from_storage,
-                               ir_type, static_int, storage_ir_type, to_index, to_scalar,
-                               to_storage)
+from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, binary,
+                               from_storage, ir_type, static_int, storage_ir_type, to_index,
+                               to_scalar, to_storage)
 
 FULL_MASK = 0xFFFFFFFF
 MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
@@ -351,6 +351,49 @@ class ThreadBuilder:
         value = _tile().MakeTensorOp(ty, to_scalar(address, dt.int64).value, sizes).result
         return Buffer(value, [d.const if d.is_const() else d for d in dims], dtype, "global",
                       self.unique_name("tensor"))
+
+    def address_of(self, ref) -> Scalar:
+        """The 64-bit device address of one element of a global tensor:
+        the aligned base of its memref plus (offset + index . strides)
+        elements."""
+        what = "T.address_of"
+        if isinstance(ref, Buffer):
+            ref = BufferRef(ref, (0,) * ref.ndim)
+        if not isinstance(ref, BufferRef):
+            raise self.error(f"{what} takes one element of a tensor (`A[i, j]`), got "
+                             f"{_describe(ref)}")
+        buf = ref.buffer
+        if buf.scope != "global":
+            raise self.error(f"not supported by tilelang-mlir: {what} of {buf.scope} buffer "
+                             f"{buf.name!r}; addresses are of global tensors (for T.make_tensor"
+                             "); a per-thread copy takes T.access_ptr")
+        if buf.dtype.bits % 8:
+            raise self.error(f"not supported by tilelang-mlir: {what} of {buf.dtype} tensor "
+                             f"{buf.name!r}, whose elements are not stored as whole bytes "
+                             "each")
+        from ..dialects import memref
+
+        idx = buf.stored_index(ref._point_indices(f"{what} of"))
+        nbytes = buf.dtype.bits // 8
+        made = buf.value.owner
+        made = getattr(made, "operation", made)
+        if getattr(made, "name", None) == "tile.make_tensor":
+            # A tensor at an address (row-major): that address plus the
+            # row-major offset (its memref is no real one on the GPU).
+            elems, row = IndexExpr(0), IndexExpr(1)
+            for i, d in reversed(list(zip(idx, buf.shape))):
+                elems = elems.add(i.mul(row))
+                row = row.mul(d if isinstance(d, IndexExpr) else IndexExpr(d))
+            offset = to_scalar(elems.scale(nbytes), dt.int64)
+            address = binary("+", Scalar(made.operands[0], dt.int64), offset)
+            return Scalar(address.value, dt.handle)
+        meta = memref.ExtractStridedMetadataOp(buf.value)
+        elems = IndexExpr.of(meta.offset)
+        for i, st in zip(idx, meta.strides):
+            elems = elems.add(i.mul(IndexExpr.of(st)))
+        base = IndexExpr.of(memref.ExtractAlignedPointerAsIndexOp(buf.value).result)
+        address = base.add(elems.scale(nbytes))
+        return Scalar(to_scalar(address, dt.int64).value, dt.handle)
 
     # -- the grid and the launch -----------------------------------------------
     def pdl(self, trigger: bool) -> None:

@@ -56,8 +56,8 @@ from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
                     barrier_wait,
                     cp_async_barrier_noinc, dec_max_nreg, fence_proxy_async,
                     get_thread_binding, get_thread_bindings, inc_max_nreg, mbarrier_arrive,
-                    mbarrier_expect_tx, mbarrier_wait_parity, named_barrier_arrive,
-                    ptx_commit_group, ptx_cp_async,
+                    mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity,
+                    named_barrier_arrive, ptx_arrive_cluster_barrier, ptx_commit_group, ptx_cp_async,
                     ptx_wait_group, set_max_nreg, sync_threads, tma_copy, ws)
 from .loads import (__ffs, __fns, __ldg, ldg32, ldg64, ldg128, ldg256, lds32, lds64, lds128,
                     stg32, stg64, stg128, stg256, sts32, sts64, sts128)
@@ -67,10 +67,12 @@ from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane
                    sync_warp, syncthreads_and, syncthreads_count, syncthreads_or, thread_return,
                    warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max, warp_reduce_min,
                    warp_reduce_sum)
-from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, assume, attr, call_extern, call_intrin,
-                  call_pure_extern, comm_reducer, dp4a, evaluate, extract_lane, func_attr,
+from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, address_of, assume, attr, call_extern,
+                  call_intrin, call_pure_extern, comm_reducer, dp4a, evaluate, extract_lane,
+                  func_attr,
                   get_let_value, has_let_value, import_source, let, make_tensor,
-                  tvm_thread_allreduce, likely, var, meta_var, broadcast, ramp)
+                  make_tensor_from_addr, Ptr, tvm_thread_allreduce, likely, var, meta_var,
+                  broadcast, ramp)
 from .logical import all_of, any_of
 from .meta import inline, meta_class
 from .tile_schedule import BaseTileScheduler, PersistentTileScheduler

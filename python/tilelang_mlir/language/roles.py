@@ -87,6 +87,25 @@ def mbarrier_arrive(b, mbarrier, cta_id=None):
 
 
 @builtin
+def ptx_arrive_cluster_barrier(b, mbarrier, cta_id):
+    """Every executing thread arrives on barrier `mbarrier` of the block of
+    rank `cta_id` in the cluster (a T.alloc_cluster_barrier):
+    T.mbarrier_arrive(mbarrier, cta_id) under TileLang's lower-level name
+    (`mbarrier.arrive.shared::cluster`, sm_90)."""
+    b.arrive_on_rank(mbarrier, cta_id, "T.ptx_arrive_cluster_barrier")
+
+
+@builtin
+def mbarrier_arrive_expect_tx(b, mbarrier, tx):
+    """Every executing thread arrives once on `mbarrier` and announces `tx`
+    more transaction bytes (a compile-time count) that asynchronous copies
+    onto it will deliver (`mbarrier.arrive.expect_tx`, sm_90): the phase
+    completes when the arrivals came and the bytes landed. Usually run by
+    one thread (`if tx == 0:`)."""
+    b.barrier_arrive_expect_tx(mbarrier, tx, "T.mbarrier_arrive_expect_tx")
+
+
+@builtin
 def alloc_cluster_barrier(b, arrive_count):
     """Transaction barriers (T.alloc_barrier) that the other blocks of the
     cluster may arrive on (T.mbarrier_arrive(bar, cta_id)): the blocks of

@@ -239,6 +239,62 @@ def make_tensor(ptr, shape, dtype="float32", strides=None, elem_offset=None, sco
     return b.make_tensor(ptr, shape, dtype, strides, elem_offset, scope)
 
 
+def make_tensor_from_addr(addr, shape, dtype="float32", strides=None, storage_scope="global"):
+    """`T.make_tensor_from_addr(addr, shape, dtype)`: T.make_tensor under
+    TileLang's name for a tensor at an address computed as an integer (a
+    64-bit device address: a `T.ptr` argument, an element of a table of
+    `data_ptr()`s, or arithmetic on one). Global tensors only
+    (`storage_scope="global"`); row-major."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.make_tensor_from_addr outside a tile program")
+    if storage_scope != "global":
+        raise TileLangError(f"T.make_tensor_from_addr makes global tensors, got "
+                            f"storage_scope={storage_scope!r}", b.source_location())
+    return b.make_tensor(addr, shape, dtype, strides, None, "global")
+
+
+def address_of(ref):
+    """`T.address_of(A[i, j])`: the 64-bit device address of that element of
+    a global tensor (a `T.ptr` value), for T.make_tensor /
+    T.make_tensor_from_addr (a tensor that starts there) and address
+    arithmetic. A whole tensor means its first element."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.address_of outside a tile program")
+    return b.address_of(ref)
+
+
+class _PtrProxy:
+    """`T.Ptr(dtype)` / `T.Ptr[dtype]` (TileLang's deprecated spelling of a
+    pointer parameter): a 64-bit device address, the same as `T.ptr`. The
+    element type is the program's word only (checked to be a dtype); the
+    tensor at the address gets its type from T.make_tensor. Global pointers
+    only."""
+
+    def __call__(self, dtype, storage_scope="global"):
+        if callable(dtype) and not isinstance(dtype, (str, dt.DType)):
+            dtype = dtype()
+        try:
+            dt.as_dtype(dtype)
+        except TypeError as e:
+            raise TileLangError(f"T.Ptr: {e}") from None
+        if storage_scope != "global":
+            raise TileLangError(f"not supported by tilelang-mlir: T.Ptr(..., "
+                                f"storage_scope={storage_scope!r}); pointers are global "
+                                "device addresses")
+        return dt.handle
+
+    def __getitem__(self, keys):
+        return self(*keys) if isinstance(keys, tuple) else self(keys)
+
+    def __repr__(self):
+        return "T.Ptr"
+
+
+Ptr = _PtrProxy()
+
+
 def assume(cond):
     """T.assume(cond): a fact the compiler may use. A condition known at
     compile time is checked (a false one is an error); a runtime one is not

@@ -1269,12 +1269,12 @@ func.func @barrier_counts(%n: index) {
 
 // -----
 
-func.func @per_thread_expect_tx(%n: index) {
+func.func @after_copies_expect_tx(%n: index) {
   %c0 = arith.constant 0 : index
   tile.kernel blocks(%bx) in (%n) threads(256) {
     %b = tile.alloc_barrier arrivals(128) : memref<1xi64, #tile.scope<shared>>
-    // expected-error @+1 {{'tile.barrier_arrive' op per_thread arrivals cannot announce bytes}}
-    tile.barrier_arrive %b[%c0] expect_tx(128) per_thread : memref<1xi64, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.barrier_arrive' op after_copies arrivals cannot announce bytes}}
+    tile.barrier_arrive %b[%c0] expect_tx(128) per_thread after_copies : memref<1xi64, #tile.scope<shared>>
   }
   return
 }

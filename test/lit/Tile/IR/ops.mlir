@@ -239,6 +239,7 @@ func.func @loops(%A: memref<?x?xf16>, %n: index) {
 // CHECK-NEXT: tile.set_max_nreg 240 increase
 // CHECK-NEXT: tile.barrier_wait %[[B]][%{{.+}}], %{{.+}} : memref<3xi64, #tile.scope<shared>>
 // CHECK: tile.barrier_arrive %[[B]][%{{.+}}] per_thread : memref<3xi64, #tile.scope<shared>>
+// CHECK-NEXT: tile.barrier_arrive %[[B]][%{{.+}}] expect_tx(16) per_thread : memref<3xi64, #tile.scope<shared>>
 // CHECK: tile.role threads(128 to 256) {
 // CHECK-NEXT: tile.set_max_nreg 40
 // CHECK-NEXT: tile.copy %{{.+}} via %[[B]][%{{.+}}] {expect_tx} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>, memref<3xi64, #tile.scope<shared>>
@@ -256,6 +257,7 @@ func.func @roles(%A: memref<?x?xf16>, %n: index) {
       tile.set_max_nreg 240 increase
       tile.barrier_wait %bars[%c0], %c0 : memref<3xi64, #tile.scope<shared>>
       tile.barrier_arrive %bars[%c1] per_thread : memref<3xi64, #tile.scope<shared>>
+      tile.barrier_arrive %bars[%c1] expect_tx(16) per_thread : memref<3xi64, #tile.scope<shared>>
     }
     tile.role threads(128 to 256) {
       tile.set_max_nreg 40
