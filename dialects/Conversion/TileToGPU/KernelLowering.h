@@ -26,6 +26,7 @@
 #include "dialects/Tile/Utils/ControlFlowUtils.h"
 #include "dialects/Tile/Utils/ConversionUtils.h"
 #include "dialects/Tile/Utils/LayoutUtils.h"
+#include "dialects/Tile/Utils/ReduceUtils.h"
 #include "dialects/Tile/Utils/ThreadVariance.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -322,6 +323,11 @@ public:
   LogicalResult lowerReduce(ReduceOp op, OpBuilder &b, IRMapping &map);
   void lowerThreadReduce(ReduceOp op, const Buffer &src, const Buffer &dst,
                          OpBuilder &b);
+  SmallVector<Value> reduceOwnTerms(ReduceOp op, const Buffer &src,
+                                    const Buffer &dst,
+                                    const TileLayout &natural,
+                                    const ReduceSpec &spec,
+                                    OpBuilder &b);
   LogicalResult lowerCumSum(CumSumOp op, OpBuilder &b, IRMapping &map);
 
   // Lanes, warps and element atomics (ThreadOps.cpp): the ops of

@@ -53,7 +53,12 @@ struct F64 : ArithEmitter {
   Value eq(Value x, double v) { return cmp(arith::CmpFPredicate::OEQ, x, c(v)); }
   Value isNaN(Value x) { return cmp(arith::CmpFPredicate::UNO, x, x); }
   Value roundEven(Value x) { return math::RoundEvenOp::create(b, loc, x); }
-  Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
+  /// floor(x) from the rounded value (no floor intrinsic: ROCDL takes no
+  /// llvm.intr.floor of float64 once the math dialect is lowered to LLVM).
+  Value floor(Value x) {
+    Value r = roundEven(x);
+    return sel(cmp(arith::CmpFPredicate::OGT, r, x), sub(r, c(1.0)), r);
+  }
   Value bits(Value x) { return arith::BitcastOp::create(b, loc, i(), x); }
   Value fromBits(Value x) { return arith::BitcastOp::create(b, loc, f(), x); }
 

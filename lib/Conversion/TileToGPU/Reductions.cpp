@@ -71,6 +71,85 @@ void KernelLowering::lowerThreadReduce(ReduceOp op, const Buffer &src,
   }
 }
 
+/// Each thread's partial of every register of the natural result layout:
+/// its own source registers (padding counts as the identity) combined as a
+/// balanced tree.
+SmallVector<Value> KernelLowering::reduceOwnTerms(ReduceOp op,
+                                                  const Buffer &src,
+                                                  const Buffer &dst,
+                                                  const TileLayout &natural,
+                                                  const ReduceSpec &spec,
+                                                  OpBuilder &b) {
+  const TileLayout &ls = *src.layout;
+  int64_t dim = op.getDim();
+  Type acc = dst.elementType;
+  int64_t nregs = natural.getNumRegs();
+  SmallVector<Value> partial(nregs);
+  SmallVector<SmallVector<Value>> terms(nregs);
+  // The natural register of each source register (the same in every
+  // thread), and whether the source register can be padding.
+  auto naturalIndex = [&](ArrayRef<int64_t> sidx) {
+    SmallVector<int64_t> out(sidx);
+    if (dst.rank() == src.rank())
+      out[dim] = 0;
+    else
+      out.erase(out.begin() + dim);
+    if (out.empty())
+      out.push_back(0);
+    return out;
+  };
+  for (int64_t rs = 0; rs < ls.getNumRegs(); ++rs) {
+    std::optional<int64_t> rd;
+    bool mayPad = false, anyIn = false;
+    for (int64_t t = 0; t < numThreads; ++t) {
+      SmallVector<int64_t> sidx = ls.inverse(t, rs);
+      if (!ls.inBounds(sidx)) {
+        mayPad = true;
+        continue;
+      }
+      anyIn = true;
+      if (!rd)
+        rd = natural.registerOf(naturalIndex(sidx), t);
+    }
+    if (!anyIn || !rd)
+      continue;
+    Value x = convertElements(b, loc, regLoad(b, src, rs),
+                              op.getSrcLogicalType(), op.getDstLogicalType(),
+                              acc);
+    x = reduceInput(b, loc, spec, x);
+    if (mayPad) {
+      SmallVector<Value> sidx = ls.emitInverse(b, loc, tid, rs);
+      Value ok;
+      for (int64_t d = 0; d < src.rank(); ++d)
+        ok = andOf(b, loc, ok,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         sidx[d], cIdx(b, loc, src.shape[d])));
+      x = arith::SelectOp::create(b, loc, ok, x,
+                                  reduceIdentity(b, loc, spec, acc));
+    }
+    terms[*rd].push_back(x);
+  }
+  // Each thread combines its own terms as a balanced tree: independent
+  // operations the scheduler can overlap, not one dependent chain.
+  for (int64_t r = 0; r < nregs; ++r) {
+    SmallVector<Value> level = terms[r];
+    if (level.empty()) {
+      partial[r] = reduceIdentity(b, loc, spec, acc);
+      continue;
+    }
+    while (level.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(reduceCombine(b, loc, spec, level[i], level[i + 1]));
+      if (level.size() % 2)
+        next.push_back(level.back());
+      level = std::move(next);
+    }
+    partial[r] = level.front();
+  }
+  return partial;
+}
+
 LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
                                           IRMapping &map) {
   FailureOr<Buffer> src = bufferOf(op.getSrc(), b, map);
@@ -102,71 +181,9 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   else if (dst->rank() == 1 && natural.getShape().empty())
     natural = natural.insertUnitDim(0);
   bool direct = natural == *dst->layout;
-  // Partials per natural register.
   int64_t nregs = natural.getNumRegs();
-  SmallVector<Value> partial(nregs);
-  SmallVector<SmallVector<Value>> terms(nregs);
-  // The natural register of each source register (the same in every
-  // thread), and whether the source register can be padding.
-  auto naturalIndex = [&](ArrayRef<int64_t> sidx) {
-    SmallVector<int64_t> out(sidx);
-    if (dst->rank() == src->rank())
-      out[dim] = 0;
-    else
-      out.erase(out.begin() + dim);
-    if (out.empty())
-      out.push_back(0);
-    return out;
-  };
-  for (int64_t rs = 0; rs < ls.getNumRegs(); ++rs) {
-    std::optional<int64_t> rd;
-    bool mayPad = false, anyIn = false;
-    for (int64_t t = 0; t < numThreads; ++t) {
-      SmallVector<int64_t> sidx = ls.inverse(t, rs);
-      if (!ls.inBounds(sidx)) {
-        mayPad = true;
-        continue;
-      }
-      anyIn = true;
-      if (!rd)
-        rd = natural.registerOf(naturalIndex(sidx), t);
-    }
-    if (!anyIn || !rd)
-      continue;
-    Value x = convertElements(b, loc, regLoad(b, *src, rs),
-                              op.getSrcLogicalType(), op.getDstLogicalType(),
-                              acc);
-    x = reduceInput(b, loc, spec, x);
-    if (mayPad) {
-      SmallVector<Value> sidx = ls.emitInverse(b, loc, tid, rs);
-      Value ok;
-      for (int64_t d = 0; d < src->rank(); ++d)
-        ok = andOf(b, loc, ok,
-                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         sidx[d], cIdx(b, loc, src->shape[d])));
-      x = arith::SelectOp::create(b, loc, ok, x,
-                                  reduceIdentity(b, loc, spec, acc));
-    }
-    terms[*rd].push_back(x);
-  }
-  // Each thread combines its own terms as a balanced tree: independent
-  // operations the scheduler can overlap, not one dependent chain.
-  for (int64_t r = 0; r < nregs; ++r) {
-    SmallVector<Value> level = terms[r];
-    if (level.empty()) {
-      partial[r] = reduceIdentity(b, loc, spec, acc);
-      continue;
-    }
-    while (level.size() > 1) {
-      SmallVector<Value> next;
-      for (size_t i = 0; i + 1 < level.size(); i += 2)
-        next.push_back(reduceCombine(b, loc, spec, level[i], level[i + 1]));
-      if (level.size() % 2)
-        next.push_back(level.back());
-      level = std::move(next);
-    }
-    partial[r] = level.front();
-  }
+  SmallVector<Value> partial =
+      reduceOwnTerms(op, *src, *dst, natural, spec, b);
   // Threads that hold parts of the same output differ in the thread digits
   // of `dim`: lanes combine with shuffles, warps through shared memory.
   SmallVector<LayoutDigit> laneDigits, warpDigits;
