@@ -1421,3 +1421,24 @@ def test_pow_and_float64_math_in_kernels(dtype, target, rng):
     if target == "cuda" and dtype != "float64":
         tol *= 10  # exp and tanh use the approximate instructions
     np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+
+
+def test_float64_math_compiles_for_every_gpu():
+    """float64 sin/cos/exp/log (software on GPUs: argument reduction uses a
+    floor, which ROCDL takes no LLVM intrinsic of for float64) compile for
+    NVIDIA and AMD chips."""
+    @T.prim_func
+    def main(X: T.Tensor((8, 4), "float64"), O: T.Tensor((8, 4), "float64")):
+        with T.Kernel(1, threads=32):
+            for i, j in T.Parallel(8, 4):
+                O[i, j] = T.sin(X[i, j]) * T.cos(X[i, j]) + T.exp(X[i, j]) - T.log(X[i, j])
+
+    targets = ["cuda:sm_80", "cuda:sm_90a"]
+    try:
+        import llvmlite.binding  # noqa: F401
+        import ziglang  # noqa: F401
+        targets.append("rocm:gfx942")
+    except ImportError:
+        pass
+    for t in targets:
+        tl.compile(main, out_idx=[1], target=t)
