@@ -18,13 +18,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..base.signature import is_input
 from ..frontend.prim_func import PrimFunc
-from .cache import (CACHE_VERSION, _cache_root, _discard_entry, _forget_entry,
-                    _load_entry, _remembered, _save_entry)
-from .pool import _compile_here, _Emitted, _emit_for_worker, _make_program, _run_pool
-from .pool import _can_start_workers
+from .cache import (CACHE_VERSION, _cache_root, _discard_entry, _forget_entry, _load_entry,
+                    _remembered, _save_entry)
+from .pool import (_can_start_workers, _compile_here, _emit_for_worker, _Emitted, _make_program,
+                   _run_pool)
 from .progress import _Progress
-from .text import _argument_text, _config_text, _factory_text, _jsonable, _reason, _reason_line
-from .text import _value_text
+from .text import (_argument_text, _config_text, _factory_text, _jsonable, _reason, _reason_line,
+                   _value_text)
 
 logger = logging.getLogger("tilelang_mlir.autotuner")
 
