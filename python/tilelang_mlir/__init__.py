@@ -36,7 +36,7 @@ and `tl.load(path)` loads it back without the compiler (no MLIR needed).
 
 `tl.library.custom_op("ns::op", kernel, ...)` makes compiled kernels a
 PyTorch custom operator (a fake implementation from the signature, so
-torch.compile traces through it; library.py).
+torch.compile traces through it; torch/library.py).
 
 `tl.distributed` allocates symmetric buffers (`T.SymmetricTensor`
 arguments: a rank's part is `X.peer(r)`, `T.signal` / `T.wait` order the
@@ -55,8 +55,9 @@ The package's layers, each importing only those before it
 table, targets, grid expressions, the `CompiledArtifact` record; no MLIR),
 `runtime` (running artifacts; no MLIR, frontend or compiler) and `tools`,
 `language` (the T.* operations), `frontend` (tile programs to tile IR), the
-`T` namespace, `compiler` (one backend per target kind), then this package
-and the autotuner.
+`T` namespace, `compiler` (one backend per target kind), the autotuner,
+the kernel library (`kernels`), the PyTorch integration (`torch`: ops,
+library, models, distributed, sparse), then this package.
 """
 
 from .base.version import __version__
@@ -67,35 +68,35 @@ __all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "Com
            "__version__"]
 
 
+# The package's names, imported when first used (importing the package must
+# not load MLIR until it is needed): name -> (module, attribute; None for
+# the module itself). test/python/test_layers.py reads it to place `tl.X`.
+_LAZY = {
+    "compile": ("compiler.compile", "compile"),
+    "jit": ("compiler.compile", "jit"),
+    "autotune": ("autotuner", "autotune"),
+    "AutotuneResult": ("autotuner", "AutotuneResult"),
+    "AutotuneError": ("autotuner", "AutotuneError"),
+    # Ahead-of-time artifacts (Kernel.save): needs no MLIR.
+    "load": ("runtime.loader", "load"),
+    "Kernel": ("runtime.kernel", "Kernel"),
+    "KernelCacheWarning": ("runtime.cache", "KernelCacheWarning"),
+    "TileLangError": ("base.errors", "TileLangError"),
+    "CompilationError": ("base.errors", "CompilationError"),
+    "DeviceAssertionError": ("base.errors", "DeviceAssertionError"),
+    "language": ("language", None),
+    "tools": ("tools", None),
+    # The PyTorch layer's (torch/).
+    "library": ("torch.library", None),
+    "distributed": ("torch.distributed", None),
+}
+
+
 def __getattr__(name):
-    # Lazy: importing the package must not load MLIR until it is needed.
-    if name in ("compile", "jit"):
-        from .compiler import compile as _c
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tilelang_mlir' has no attribute {name!r}")
+    import importlib
 
-        return getattr(_c, name)
-    if name in ("autotune", "AutotuneResult", "AutotuneError"):
-        from . import autotuner
-
-        return getattr(autotuner, name)
-    if name == "load":
-        # Ahead-of-time artifacts (Kernel.save): needs no MLIR.
-        from .runtime.loader import load
-
-        return load
-    if name == "Kernel":
-        from .runtime.kernel import Kernel
-
-        return Kernel
-    if name == "KernelCacheWarning":
-        from .runtime.cache import KernelCacheWarning
-
-        return KernelCacheWarning
-    if name in ("TileLangError", "CompilationError", "DeviceAssertionError"):
-        from .base import errors
-
-        return getattr(errors, name)
-    if name in ("language", "library", "tools", "distributed"):
-        import importlib
-
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'tilelang_mlir' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    found = importlib.import_module(f".{module}", __name__)
+    return found if attribute is None else getattr(found, attribute)

@@ -1,11 +1,16 @@
 """Helpers for examples and tests: moving arrays to a kernel's device and
-back, and comparing results."""
+back (`to_device`, `to_numpy`: runtime/arrays.py), a replayable random
+seed, and comparing results."""
 
 from __future__ import annotations
 
 import os
 
 import numpy as np
+
+from .runtime.arrays import to_device, to_numpy
+
+__all__ = ["random_seed", "to_device", "to_numpy", "relative_error", "assert_close"]
 
 
 def random_seed() -> int:
@@ -15,33 +20,6 @@ def random_seed() -> int:
     seed = int(fixed) if fixed else int.from_bytes(os.urandom(4), "little")
     print(f"random seed: {seed}")
     return seed
-
-
-def to_device(x, device: str):
-    """The array `x` (NumPy or torch) where a kernel on `device` takes it:
-    unchanged for "cpu"; a CUDA torch tensor for "cuda" (a CPU tensor where
-    no GPU exists, so that the launch reports the missing device)."""
-    if device == "cpu":
-        return x
-    import torch
-
-    t = torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
-    return t.cuda() if torch.cuda.is_available() else t
-
-
-def to_numpy(x):
-    """A NumPy array of a kernel result (torch bfloat16 widened to float32;
-    tuples element-wise)."""
-    if isinstance(x, tuple):
-        return tuple(to_numpy(i) for i in x)
-    if type(x).__module__.startswith("torch"):
-        x = x.detach().cpu()
-        import torch
-
-        if x.dtype == torch.bfloat16:
-            x = x.float()
-        return x.numpy()
-    return np.asarray(x)
 
 
 def relative_error(out, ref) -> float:

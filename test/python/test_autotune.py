@@ -46,7 +46,7 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
     from tilelang_mlir import autotuner
 
-    monkeypatch.setattr(autotuner, "_MEMORY", {})  # the in-process cache, per test
+    monkeypatch.setattr(autotuner.cache, "_MEMORY", {})  # the in-process cache, per test
     return tmp_path
 
 
@@ -226,14 +226,14 @@ def crash_in_worker(task):
 
     if task.name == "crash_me":
         os._exit(3)
-    return autotuner._compile_emitted(task)
+    return autotuner.pool._compile_emitted(task)
 
 
 def test_a_crashing_compile_skips_only_its_config(cache, monkeypatch):
     from tilelang_mlir import autotuner
 
     monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
-    monkeypatch.setattr(autotuner, "_compile_emitted", crash_in_worker)
+    monkeypatch.setattr(autotuner.pool, "_compile_emitted", crash_in_worker)
     configs = [dict(block_M=16), dict(block_M=32, crash=True), dict(block_M=64)]
     tuned = tl.autotune(configs=configs, warmup=0, rep=1, out_idx=[2], target="cpu",
                         max_workers=2)(crashing_factory)
@@ -302,7 +302,7 @@ def test_a_damaged_winner_is_discarded_and_tuned_again(cache, monkeypatch, chang
         damaged = change(json.load(f))
     with open(path, "w") as f:
         f.write(damaged if isinstance(damaged, str) else json.dumps(damaged))
-    monkeypatch.setattr(autotuner, "_MEMORY", {})  # as a new process
+    monkeypatch.setattr(autotuner.cache, "_MEMORY", {})  # as a new process
     with pytest.warns(tl.KernelCacheWarning) as record:
         kernel = tuned(64, 64)
     text = str(record[0].message)
@@ -311,7 +311,7 @@ def test_a_damaged_winner_is_discarded_and_tuned_again(cache, monkeypatch, chang
     assert not kernel.autotune_result.cache_hit and kernel.autotune_result.cache_path == path
     a, b = torch.randn(64, 64), torch.randn(64, 64)
     torch.testing.assert_close(kernel(a, b), a + b)
-    monkeypatch.setattr(autotuner, "_MEMORY", {})
+    monkeypatch.setattr(autotuner.cache, "_MEMORY", {})
     assert tuned(64, 64).autotune_result.cache_hit  # the rewritten entry is good
 
 
@@ -331,7 +331,7 @@ def test_workers_are_not_forked_and_closures_compile(cache, monkeypatch, rng):
 
     monkeypatch.setattr(os, "fork", no_fork)
     monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
-    assert autotuner._worker_context().get_start_method() in ("forkserver", "spawn")
+    assert autotuner.pool._worker_context().get_start_method() in ("forkserver", "spawn")
     scale = float(rng.integers(2, 9))
 
     def scaled_add(M, N, block_M=32, block_N=32):  # a closure over `scale`
@@ -377,15 +377,16 @@ def test_emitted_programs_keep_the_users_lines(cache):
     from tilelang_mlir.frontend.errors import TileLangError
 
     too_big = dict(block_M=128, block_N=256, block_K=128, num_stages=3, threads=256)  # 288 KB
-    task = autotuner._emit_for_worker(gemm_program, (256, 256, 256), too_big, [2],
+    task = autotuner.pool._emit_for_worker(gemm_program, (256, 256, 256), too_big, [2],
                                       "cuda:sm_90a", None)["task"]
     with pytest.raises(TileLangError, match="more than the 227 KB") as info:
         compile_mod.build_artifact(task, task.plan)
     assert str(info.value).startswith(os.path.join(HERE, "kernels.py") + ":17:9: error: pass "
                                       "'convert-tile-to-nvvm' failed")
     fits = dict(block_M=64, block_N=64, block_K=32, threads=128)
-    task = autotuner._emit_for_worker(gemm_program, (64, 64, 64), fits, [2], "cpu", None)["task"]
-    result = autotuner._compile_emitted(task)
+    task = autotuner.pool._emit_for_worker(gemm_program, (64, 64, 64), fits, [2], "cpu",
+                                           None)["task"]
+    result = autotuner.pool._compile_emitted(task)
     kernel = tl.compile(gemm_program(64, 64, 64, **fits), out_idx=[2], target="cpu")
     assert result["artifact"].stages["tile"] == kernel.mlir("tile")
 

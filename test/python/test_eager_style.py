@@ -322,7 +322,7 @@ def test_autotune_eager_program(tmp_path, monkeypatch, rng):
 
     monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
-    monkeypatch.setattr(autotuner, "_MEMORY", {})
+    monkeypatch.setattr(autotuner.cache, "_MEMORY", {})
 
     configs = [dict(block_M=16, block_N=16, block_K=16), dict(block_M=32, block_N=32, block_K=16)]
     tuned_mm = tl.autotune(configs=configs, warmup=1, rep=3,

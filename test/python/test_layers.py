@@ -12,8 +12,20 @@ Layers, bottom to top (a module may import its own layer and those below;
     T         `tilelang_mlir.language` itself, the namespace: it also offers
               the frontend's T.prim_func and T.macro
     compiler  pass pipelines, one backend per target kind
-    top       the package, the autotuner, testing helpers, kernels
+    autotuner `tl.autotune`: the tuner, its cache, its compile workers
+    kernels   the kernel library (no test helper: not `tilelang_mlir.testing`,
+              not a file of test/python)
+    torch     the PyTorch integration: ops, library, models, distributed,
+              sparse
+    top       the package's namespace, `testing` (helpers for examples and
+              tests), and the torch modules under their public names
+              (`tilelang_mlir.ops` is `tilelang_mlir.torch.ops`)
     compat    the `tilelang` module names of TileLang programs (over everything)
+
+`import tilelang_mlir as tl` imports the namespace, whose names load lazily:
+each `tl.X` a module uses counts as an import of the module X comes from
+(`tilelang_mlir._LAZY`), so the kernel library may call `tl.autotune` but
+not `tl.distributed`.
 
 The second half checks what the layering is for: a kernel compiled and
 saved beforehand loads and runs in a process where the MLIR bindings, the
@@ -42,7 +54,7 @@ PACKAGE = (os.path.abspath(_SOURCE) if os.path.isdir(_SOURCE)
            else os.path.dirname(os.path.abspath(tl.__file__)))
 
 RANKS = {"base": 0, "runtime": 1, "tools": 1, "language": 2, "frontend": 3, "T": 4,
-         "compiler": 5, "top": 6, "compat": 7}
+         "compiler": 5, "autotuner": 6, "kernels": 7, "torch": 8, "top": 9, "compat": 10}
 # Layers that must import no MLIR binding.
 NO_MLIR = ("base", "runtime")
 # The generated MLIR bindings: not ours to layer.
@@ -57,7 +69,7 @@ def layer_of(module: str) -> str:
         return "top"
     if parts == ["language"]:
         return "T"
-    if parts[0] in ("base", "runtime", "tools", "language", "frontend", "compiler", "compat"):
+    if parts[0] in RANKS:
         return parts[0]
     return "top"
 
@@ -85,10 +97,13 @@ def _imports(module: str, path: str, is_package: bool):
     with open(path) as f:
         tree = ast.parse(f.read(), path)
     package = module.split(".") if is_package else module.split(".")[:-1]
+    namespaces = set()  # names bound to the package itself (`import tilelang_mlir as tl`)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] in ("tilelang_mlir", "mlir"):
+                if alias.name == "tilelang_mlir":
+                    namespaces.add(alias.asname or alias.name)
+                elif alias.name.split(".")[0] in ("tilelang_mlir", "mlir"):
                     yield alias.name, node.lineno
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -98,15 +113,31 @@ def _imports(module: str, path: str, is_package: bool):
                 target = node.module or ""
             if target.split(".")[0] not in ("tilelang_mlir", "mlir"):
                 continue
-            if node.module is None or target == "tilelang_mlir":
-                # `from . import x` / `from .. import x`: x is a module (or a
-                # name the package itself defines: that is the top layer).
+            if target == "tilelang_mlir":
+                # `from .. import x`: a module, or a name of the namespace
                 for alias in node.names:
+                    yield _namespace_name(alias.name), node.lineno
+            elif node.module is None:
+                for alias in node.names:  # `from . import x`: x is a module
                     yield f"{target}.{alias.name}", node.lineno
             else:
                 for alias in node.names:  # `from ..language import state`: a module
                     sub = f"{target}.{alias.name}"
                     yield (sub if _is_module(sub) else target), node.lineno
+    for node in ast.walk(tree):  # `tl.X`
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in namespaces):
+            yield _namespace_name(node.attr), node.lineno
+
+
+def _namespace_name(name: str) -> str:
+    """The module that `tilelang_mlir.<name>` comes from: a module of the
+    package, or the one a lazy name of the namespace loads."""
+    if name in tl._LAZY:
+        return f"tilelang_mlir.{tl._LAZY[name][0]}"
+    if name in MLIR or _is_module(f"tilelang_mlir.{name}"):
+        return f"tilelang_mlir.{name}"
+    return "tilelang_mlir"
 
 
 def _is_module(name: str) -> bool:
@@ -120,20 +151,26 @@ def _is_mlir(target: str) -> bool:
     return parts[0] == "mlir" or (len(parts) > 1 and parts[1] in MLIR)
 
 
+def against_layers(module: str, path: str, is_package: bool):
+    """(module, line, imported, why) of each import of one module against
+    the layers."""
+    bad = []
+    mine = layer_of(module)
+    for target, line in _imports(module, path, is_package):
+        if _is_mlir(target):
+            if mine in NO_MLIR:
+                bad.append((module, line, target, f"the {mine} layer needs no MLIR"))
+            continue
+        theirs = layer_of(target)
+        if theirs != mine and RANKS[theirs] >= RANKS[mine]:
+            bad.append((module, line, target, f"{mine} imports {theirs}"))
+    return bad
+
+
 def upward_imports():
     """(module, line, imported, why) of every import against the layers."""
-    bad = []
-    for module, path, is_package in _modules():
-        mine = layer_of(module)
-        for target, line in _imports(module, path, is_package):
-            if _is_mlir(target):
-                if mine in NO_MLIR:
-                    bad.append((module, line, target, f"the {mine} layer needs no MLIR"))
-                continue
-            theirs = layer_of(target)
-            if theirs != mine and RANKS[theirs] >= RANKS[mine]:
-                bad.append((module, line, target, f"{mine} imports {theirs}"))
-    return bad
+    return [b for module, path, is_package in _modules()
+            for b in against_layers(module, path, is_package)]
 
 
 def test_layers_import_one_way():
@@ -153,6 +190,106 @@ def test_the_layer_check_sees_an_upward_import(tmp_path):
         "runtime"
     assert layer_of("tilelang_mlir.language") == "T"
     assert layer_of("tilelang_mlir.language.math") == "language"
+
+
+def test_the_new_layers_rank_autotuner_kernels_torch_then_the_package():
+    assert [layer_of(m) for m in ("tilelang_mlir.compiler.compile", "tilelang_mlir.autotuner",
+                                  "tilelang_mlir.autotuner.pool", "tilelang_mlir.kernels.gemm",
+                                  "tilelang_mlir.torch.ops", "tilelang_mlir.ops",
+                                  "tilelang_mlir.testing", "tilelang_mlir",
+                                  "tilelang_mlir.compat.autotuner")] == [
+        "compiler", "autotuner", "autotuner", "kernels", "torch", "top", "top", "top", "compat"]
+    order = ["compiler", "autotuner", "kernels", "torch", "top", "compat"]
+    assert [RANKS[layer] for layer in order] == sorted(RANKS[layer] for layer in order)
+    assert len({RANKS[layer] for layer in order}) == len(order)
+
+
+# (module, source, the imports against the layers it makes: (line, imported))
+UPWARD = [
+    # the kernel library and the test helpers
+    ("tilelang_mlir.kernels.k", "from tilelang_mlir.testing import to_numpy\n",
+     [(1, "tilelang_mlir.testing")]),
+    ("tilelang_mlir.kernels.k", "def f():\n    from ..testing import to_numpy\n",
+     [(2, "tilelang_mlir.testing")]),
+    # `tl.X`: the layer of the module the lazy name loads
+    ("tilelang_mlir.kernels.k", "import tilelang_mlir as tl\nx = tl.autotune\n"
+                                "y = tl.distributed.empty\n",
+     [(3, "tilelang_mlir.torch.distributed")]),
+    ("tilelang_mlir.kernels.attention.k", "from ... import library\n",
+     [(1, "tilelang_mlir.torch.library")]),
+    ("tilelang_mlir.autotuner.k", "from ..kernels import gemm\nfrom ..compiler import compile\n",
+     [(1, "tilelang_mlir.kernels.gemm")]),
+    ("tilelang_mlir.autotuner.k", "import tilelang_mlir\nk = tilelang_mlir.ops.gemm\n",
+     [(2, "tilelang_mlir.ops")]),
+    # the torch layer reaches its own modules directly, not by their public names
+    ("tilelang_mlir.torch.k", "from . import ops\nfrom .. import models\n",
+     [(2, "tilelang_mlir.models")]),
+    ("tilelang_mlir.compiler.k", "from ..autotuner import cached_config\n",
+     [(1, "tilelang_mlir.autotuner")]),
+    ("tilelang_mlir.torch.k", "from .. import autotuner, kernels, testing\n",
+     [(1, "tilelang_mlir.testing")]),
+]
+
+
+@pytest.mark.parametrize("module, source, expected", UPWARD)
+def test_the_layer_check_sees_upward_imports_of_the_new_layers(module, source, expected,
+                                                               tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(source)
+    found = [(line, target) for _, line, target, _ in against_layers(module, str(path), False)]
+    assert found == expected
+
+
+def test_the_package_imports_no_test_file():
+    """No module of the package (the kernel library above all) imports a
+    helper of test/python (devices, kernels, ...) by its name: those are
+    not installed."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    helpers = {f[:-3] for f in os.listdir(here) if f.endswith(".py")}
+    assert {"devices", "kernels", "conftest"} <= helpers
+    found = []
+    for module, path, _ in _modules():
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            found += [(module, node.lineno, n) for n in names
+                      if n and n.split(".")[0] in helpers]
+    assert not found, found
+
+
+MOVED = ["ops", "library", "models", "distributed", "sparse"]
+
+
+@pytest.mark.parametrize("name", MOVED)
+def test_a_moved_module_keeps_its_public_name(name):
+    """`tilelang_mlir.ops` (...) is the torch layer's module itself, so that
+    monkeypatching either name patches what the code calls; the old-name
+    file holds nothing else."""
+    import importlib
+
+    old = importlib.import_module(f"tilelang_mlir.{name}")
+    assert old is importlib.import_module(f"tilelang_mlir.torch.{name}")
+    assert getattr(tl, name) is old
+    if name in ("library", "distributed"):
+        assert tl._LAZY[name] == (f"torch.{name}", None)
+    with open(os.path.join(PACKAGE, f"{name}.py")) as f:
+        tree = ast.parse(f.read())
+    assert not [n for n in tree.body
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))]
+
+
+def test_the_autotuner_package_keeps_its_names():
+    from tilelang_mlir import autotuner
+    from tilelang_mlir.autotuner import (AutotuneError, AutotuneResult, AutoTuner, autotune,
+                                         cached_config)
+
+    assert autotune is tl.autotune and tl.AutotuneError is AutotuneError
+    assert {"autotune", "AutoTuner", "AutotuneResult", "AutotuneError"} == set(autotuner.__all__)
+    assert cached_config.__module__ == AutoTuner.__module__ == "tilelang_mlir.autotuner.tuner"
+    assert AutotuneResult.__module__ == "tilelang_mlir.autotuner.tuner"
 
 
 def chip_name_comparisons(source: str, path: str):

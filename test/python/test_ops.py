@@ -469,7 +469,7 @@ def tune_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TILELANG_MLIR_AUTOTUNE_QUIET", "1")
     from tilelang_mlir import autotuner
 
-    monkeypatch.setattr(autotuner, "_MEMORY", {})
+    monkeypatch.setattr(autotuner.cache, "_MEMORY", {})
     return tmp_path
 
 

@@ -28,7 +28,7 @@ def is_cache_enabled() -> bool:
 def clear_cache() -> None:
     """Forgets this process's compiled kernels and autotune results and
     deletes the disk cache's entries."""
-    from .. import autotuner
+    from ..autotuner import cache as autotuner
 
     with autotuner._MEMORY_LOCK:
         autotuner._MEMORY.clear()

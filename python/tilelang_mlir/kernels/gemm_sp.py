@@ -15,7 +15,7 @@ Offers `gemm_sp` (the program), FAST (the benchmark's tile for Hopper) and
 import numpy as np
 
 import tilelang_mlir.language as T
-from tilelang_mlir.testing import to_numpy
+from tilelang_mlir.runtime.arrays import to_numpy
 
 
 def gemm_sp(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=3, threads=128,

@@ -13,7 +13,7 @@ and `reference`. The weight-only quantized GEMVs are in `dequant`.
 import numpy as np
 
 import tilelang_mlir.language as T
-from tilelang_mlir.testing import to_numpy
+from tilelang_mlir.runtime.arrays import to_numpy
 
 
 def gemv(N, K, block_N=4, block_K=1024, threads=128, dtype="float16"):

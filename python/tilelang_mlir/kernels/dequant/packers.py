@@ -10,7 +10,7 @@ are described in the package docstring (`tilelang_mlir.kernels.dequant`).
 
 import torch
 
-from tilelang_mlir.testing import to_device
+from tilelang_mlir.runtime.arrays import to_device
 
 
 def check_gemv_shapes(N, K, bits, group, block_K):

@@ -1,48 +1,6 @@
-"""`@tl.autotune`: pick the fastest correct configuration of a kernel factory.
-
-    @tl.autotune(configs=[dict(block_M=128, block_N=256, block_K=64, num_stages=3, threads=256),
-                          dict(block_M=128, block_N=128, block_K=32, num_stages=3, threads=128)],
-                 warmup=5, rep=20, ref_prog=lambda A, B: A @ B, rtol=1e-2, atol=1e-2)
-    @tl.jit(out_idx=[2])
-    def matmul(M, N, K, block_M=128, block_N=128, block_K=32, num_stages=3, threads=128):
-        ...
-        return main
-
-    kernel = matmul(4096, 4096, 4096)   # tunes (or finds the winner on disk): the best kernel
-    kernel.autotune_result              # best config and time, every timing, what was skipped
-
-Each call with new arguments (a new shape):
-
-1. builds every config's program here (the factory called with the call's
-   arguments plus the config) and emits its tile IR, then compiles them in
-   worker processes started by forkserver (spawn where there is none, never
-   fork), at most `max_workers` at a time (default: one per CPU, at most one
-   per config); the workers send back what the kernel is built from (and
-   fill the disk kernel cache), this process builds the kernels. As with
-   any worker started that way, they import the main module: a script that
-   tunes when it is run needs `if __name__ == "__main__":`;
-2. checks each against `ref_prog` on the same random inputs
-   (`kernel.get_profiler().random_inputs()`, or `supply_prog`), with
-   rtol/atol (or `manual_check_prog`);
-3. times the correct ones one after the other here with the profiler's
-   `do_bench` (on CUDA: device time of CUDA-graph replays, L2 flushed),
-   the median of `rep` calls after `warmup`;
-4. keeps the fastest, and writes it to `<kernel cache>/autotune/<key>.json`
-   (with a sha256 of its contents; a file that fails its checks is deleted
-   with a KernelCacheWarning and tuning runs again).
-
-A config that does not compile, fails the check or fails to run is skipped;
-its reason is logged ("tilelang_mlir.autotuner", INFO) and kept in the
-result. Only when every config fails is that an error (`AutotuneError`,
-listing every reason). The cache key covers the factory's source and
-closure, the call's other arguments, the configs, out_idx and pass configs,
-the target (with the GPU's name on CUDA) and the compiler build; a later call
-with the same key, in this process or another, compiles (or loads) the
-winner only. Why a kernel did not compile is kept too
-(`<kernel cache>/autotune/failed/`), so that a machine without the compiler,
-tuning from kernels compiled elsewhere, still says why. A progress bar (tqdm) shows the best time so far; without tqdm,
-or with TILELANG_MLIR_AUTOTUNE_QUIET=1, progress goes to the log only.
-"""
+"""The decorator and the tuner: configs bound to a call, the cache key,
+compiling (pool.py), checking and timing every candidate, the winner kept
+(cache.py)."""
 
 from __future__ import annotations
 
@@ -54,18 +12,21 @@ import json
 import logging
 import multiprocessing
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .base.signature import is_input
-from .frontend.prim_func import PrimFunc, _closure_values, _fingerprint
+from ..base.signature import is_input
+from ..frontend.prim_func import PrimFunc
+from .cache import (CACHE_VERSION, _cache_root, _discard_entry, _forget_entry, _load_entry,
+                    _remembered, _save_entry)
+from .pool import (_can_start_workers, _compile_here, _emit_for_worker, _Emitted, _make_program,
+                   _run_pool)
+from .progress import _Progress
+from .text import (_argument_text, _config_text, _factory_text, _jsonable, _reason, _reason_line,
+                   _value_text)
 
 logger = logging.getLogger("tilelang_mlir.autotuner")
-
-# Version 2: entries carry a sha256 of their contents and are schema-checked.
-CACHE_VERSION = 2
 
 __all__ = ["autotune", "AutoTuner", "AutotuneResult", "AutotuneError"]
 
@@ -127,53 +88,6 @@ class AutotuneResult:
                 + "\n".join(lines))
 
 
-# ---------------------------------------------------------------------------
-# Fingerprints and the cache
-# ---------------------------------------------------------------------------
-
-
-def _value_text(value) -> str:
-    """A stable text for an argument or config value (the compiler's
-    closure fingerprint; objects it only names by type, such as torch
-    dtypes, by their repr when that says more than an address)."""
-    text = _fingerprint(value)
-    if text == type(value).__qualname__:
-        r = repr(value)
-        if " at 0x" not in r:
-            return r
-    return text
-
-
-def _argument_text(value) -> str:
-    """`_value_text`, but a tensor (an eager program's argument) stands for
-    its shape and dtype: the kernel depends on nothing else of it."""
-    from .frontend.eager import is_tensor
-
-    if is_tensor(value):
-        return f"tensor({tuple(value.shape)},{value.dtype})"
-    return _value_text(value)
-
-
-def _config_text(config: dict) -> str:
-    return ", ".join(f"{k}={_value_text(v) if not isinstance(v, str) else v}"
-                     for k, v in config.items())
-
-
-def _jsonable(value):
-    if isinstance(value, (bool, int, float, str, type(None))):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return _value_text(value)
-
-
-def _factory_text(fn: Callable) -> str:
-    closure = ",".join(f"{k}={_value_text(v)}" for k, v in sorted(_closure_values(fn).items()))
-    return f"{_fingerprint(fn)}|{closure}"
-
-
 def _device_name(target) -> Optional[str]:
     if target.kind != "cuda":
         return None
@@ -187,172 +101,6 @@ def _device_name(target) -> Optional[str]:
     return None
 
 
-def _cache_root() -> Optional[str]:
-    from .compiler.compile import cache_dir
-
-    d = cache_dir()
-    return os.path.join(d, "autotune") if d else None
-
-
-_MEMORY: Dict[str, dict] = {}  # key -> the entry written to disk
-_MEMORY_LOCK = threading.Lock()
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x
-
-
-# The fields of an entry and a check of each value (see AutoTuner._entry).
-_ENTRY_FIELDS = {
-    "version": lambda v: v == CACHE_VERSION and _is_int(v),
-    "key": lambda v: isinstance(v, str),
-    "factory": lambda v: isinstance(v, str),
-    "target": lambda v: isinstance(v, str),
-    "device": lambda v: v is None or isinstance(v, str),
-    "best": lambda v: _is_int(v) and v >= 0,
-    "best_config": lambda v: isinstance(v, dict),
-    "best_latency": lambda v: _is_number(v) and v >= 0,
-    "timings": lambda v: isinstance(v, list) and all(
-        isinstance(t, dict) and set(t) == {"index", "config", "latency", "check"}
-        and _is_int(t["index"]) and t["index"] >= 0 and isinstance(t["config"], dict)
-        and _is_number(t["latency"]) for t in v),
-    "skipped": lambda v: isinstance(v, list) and all(
-        isinstance(t, dict) and set(t) == {"index", "config", "stage", "reason"}
-        and _is_int(t["index"]) and t["index"] >= 0 and isinstance(t["config"], dict)
-        and t["stage"] in ("compile", "check", "run") and isinstance(t["reason"], str)
-        for t in v),
-    "worker_pids": lambda v: isinstance(v, list) and all(_is_int(p) for p in v),
-    "compile_seconds": _is_number,
-    "tuned": lambda v: isinstance(v, str),
-    "sha256": lambda v: isinstance(v, str),
-}
-
-
-def _check_entry(entry, key: str) -> None:
-    """Raises BadEntry unless `entry` (read from JSON) is a winner record of
-    this version for `key` whose sha256 matches its contents."""
-    from .runtime.cache import BadEntry, digest
-
-    if not isinstance(entry, dict):
-        raise BadEntry(f"is a JSON {type(entry).__name__}, not an autotune record")
-    if entry.get("version") != CACHE_VERSION or not _is_int(entry.get("version")):
-        raise BadEntry(f"has version {entry.get('version')!r}; this tilelang_mlir reads "
-                       f"version {CACHE_VERSION}")
-    if set(entry) != set(_ENTRY_FIELDS):
-        fields = sorted(set(entry) ^ set(_ENTRY_FIELDS))
-        raise BadEntry(f"does not have the fields of an autotune record ({', '.join(fields)})")
-    if entry["key"] != key:
-        raise BadEntry(f"holds the winner of key {entry['key']!r}, not {key!r}")
-    wrong = [k for k, check in _ENTRY_FIELDS.items() if not check(entry[k])]
-    if wrong:
-        raise BadEntry(f"has malformed field(s) {', '.join(wrong)}")
-    if entry["sha256"] != digest({k: v for k, v in entry.items() if k != "sha256"}):
-        raise BadEntry("does not match its sha256 (it was changed)")
-
-
-def _entry_path(key: str) -> Optional[str]:
-    root = _cache_root()
-    return os.path.join(root, key + ".json") if root else None
-
-
-def _load_entry(key: str) -> Optional[dict]:
-    """The winner record of `key`, from memory or disk; None when there is
-    none. One that fails its checks is discarded with a warning (tuning
-    then runs again)."""
-    from .runtime.cache import BadEntry, read_json
-
-    with _MEMORY_LOCK:
-        if key in _MEMORY:
-            return _MEMORY[key]
-    path = _entry_path(key)
-    if path is None:
-        return None
-    st = None
-    try:
-        entry, st = read_json(path)
-        if st is None:
-            return None
-        _check_entry(entry, key)
-    except BadEntry as e:
-        _discard_entry(key, str(e), e.stat or st)
-        return None
-    with _MEMORY_LOCK:
-        _MEMORY[key] = entry
-    return entry
-
-
-def _discard_entry(key: str, reason: str, stat=None) -> None:
-    """Forgets the winner record of `key` and deletes its file, warning."""
-    from .runtime.cache import discard
-
-    with _MEMORY_LOCK:
-        _MEMORY.pop(key, None)
-    path = _entry_path(key)
-    if path is not None:
-        if stat is None:
-            try:
-                stat = os.stat(path)
-            except OSError:
-                return
-        discard(path, reason, stat, "autotune cache entry", "tuning again", stacklevel=3)
-
-
-def _save_entry(key: str, entry: dict) -> Optional[str]:
-    with _MEMORY_LOCK:
-        _MEMORY[key] = entry
-    root = _cache_root()
-    if root is None:
-        return None
-    path = os.path.join(root, key + ".json")
-    try:
-        os.makedirs(root, exist_ok=True)
-        tmp = os.path.join(root, f".{key}.{os.getpid()}.tmp")
-        with open(tmp, "w") as f:
-            json.dump(entry, f, indent=1)
-        os.replace(tmp, path)
-    except OSError:
-        return None  # a read-only cache is not an error
-    return path
-
-
-def _forget_entry(key: str) -> None:
-    with _MEMORY_LOCK:
-        _MEMORY.pop(key, None)
-    root = _cache_root()
-    if root is not None:
-        try:
-            os.remove(os.path.join(root, key + ".json"))
-        except OSError:
-            pass
-
-
-# ---------------------------------------------------------------------------
-# Errors as one line
-# ---------------------------------------------------------------------------
-
-
-def _reason(exc: BaseException) -> str:
-    """One line saying why: the first line of a tile program's error message
-    (without the file:line prefix), else `Type: message`."""
-    from .base.errors import TileLangError
-
-    if isinstance(exc, TileLangError):
-        text = exc.message
-    else:
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    line = (text.strip().splitlines() or [type(exc).__name__])[0]
-    return line if len(line) <= 400 else line[:397] + "..."
-
-
-# ---------------------------------------------------------------------------
-# Compiling candidates
-# ---------------------------------------------------------------------------
-
-
 @dataclass
 class _Candidate:
     index: int
@@ -361,224 +109,6 @@ class _Candidate:
     kernel: Any = None
     pid: Optional[int] = None
     compile_seconds: float = 0.0
-
-
-def _compile_here(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
-    """Builds and compiles one candidate in this process: {"kernel"}, else
-    {"reason", "kernel_key"}; with "pid" and "seconds"."""
-    from .compiler.compile import compile as tl_compile
-    from .compiler.compile import plan
-
-    t0 = time.perf_counter()
-    program = None
-    try:
-        program = _make_program(factory, args, kwargs)
-        out = {"kernel": tl_compile(program, out_idx, target, pass_configs)}
-    except Exception as e:  # noqa: BLE001 (any failure skips the config)
-        out = {"reason": _reason(e)}
-        if program is not None:
-            try:
-                out["kernel_key"] = plan(program, out_idx, target, pass_configs).key
-            except Exception:  # noqa: BLE001
-                pass
-    out.update(pid=os.getpid(), seconds=time.perf_counter() - t0)
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Compile workers
-#
-# Workers are started by "forkserver" (or "spawn"), never forked from this
-# process: a fork copies the locks other threads hold at that moment (torch,
-# tqdm, logging, the MLIR thread pool), and a worker forked while one was
-# held waited for it forever (Python 3.12 warns that fork() of a
-# multi-threaded process may deadlock). A worker is a fresh interpreter, so
-# it cannot call the factory, which may be a closure or live in a script;
-# instead this process builds each program and emits its tile IR (the
-# frontend, fast), and the worker runs the passes and ptxas on that text
-# (the slow part), fills the disk cache and sends back the artifact.
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class _Emitted:
-    """What a worker compiles: a program's tile IR with the user's source
-    locations (errors in the passes still point at the user's lines), what
-    `compile` decided for it here (key, target, configs), and this
-    process's environment (the forkserver's children inherit the server's,
-    from when it started: the cache folder, ptxas, ... may have changed)."""
-
-    name: str
-    params: list
-    text: str
-    plan: Any  # compiler.compile.CompilePlan
-    env: Dict[str, str]
-
-    @property
-    def key(self) -> str:
-        return self.plan.key
-
-    def emit(self):
-        """The module (as PrimFunc.emit: in the current MLIR context)."""
-        from . import ir
-
-        return ir.Module.parse(self.text)
-
-
-def _emit_for_worker(factory, args, kwargs, out_idx, target, pass_configs) -> dict:
-    """In this process: builds the program of a candidate, then returns
-    {"artifact"} when the disk cache has its kernel, else {"task": _Emitted};
-    {"reason", "kernel_key"} when it cannot be built or emitted."""
-    from . import ir
-    from .compiler.compile import cached_artifact, emit_tile_ir, plan
-
-    program, key = None, None
-    try:
-        program = _make_program(factory, args, kwargs)
-        p = plan(program, out_idx, target, pass_configs)
-        key = p.key
-        artifact = cached_artifact(program, p) if p.use_cache else None
-        if artifact is not None:
-            return {"artifact": artifact}
-        return {"task": _Emitted(program.name, list(program.params), emit_tile_ir(program), p,
-                                 dict(os.environ))}
-    except Exception as e:  # noqa: BLE001 (any failure skips the config)
-        return {"reason": _reason(e), "kernel_key": key}
-
-
-def _compile_emitted(task: _Emitted) -> dict:
-    """In a worker: lowers an emitted program as `compile_artifact` would
-    (the disk cache is used and filled): {"artifact"} or {"reason",
-    "kernel_key"}, with "pid" and "seconds"."""
-    from .compiler.compile import build_artifact
-
-    t0 = time.perf_counter()
-    if dict(os.environ) != task.env:
-        os.environ.clear()
-        os.environ.update(task.env)
-    try:
-        out = {"artifact": build_artifact(task, task.plan)}
-    except Exception as e:  # noqa: BLE001
-        out = {"reason": _reason(e), "kernel_key": task.key}
-    out.update(pid=os.getpid(), seconds=time.perf_counter() - t0)
-    return out
-
-
-def _remembered(reason: str, kernel_key: Optional[str]) -> str:
-    """Why a kernel did not compile is kept in the cache by the kernel's
-    key, so that a machine without the compiler (which loads kernels from
-    the cache) says why rather than that the kernel is not in the cache."""
-    from .compiler.compile import offline
-
-    root = _cache_root()
-    if root is None or not kernel_key:
-        return reason
-    path = os.path.join(root, "failed", kernel_key + ".txt")
-    if offline():
-        try:
-            with open(path) as f:
-                return f"{f.read().strip()} (when compiled)"
-        except OSError:
-            return reason
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(reason + "\n")
-    except OSError:
-        pass
-    return reason
-
-
-def _make_program(factory, args, kwargs) -> PrimFunc:
-    program = factory(*args, **kwargs)
-    if not isinstance(program, PrimFunc):
-        name = getattr(factory, "__name__", "factory")
-        raise TypeError(f"kernel factory {name!r} must return a @T.prim_func, got "
-                        f"{type(program).__name__}")
-    return program
-
-
-def _worker_context():
-    """The start method of compile workers: forkserver, else spawn (both
-    start from a fresh interpreter; see above)."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _can_start_workers() -> bool:
-    return not multiprocessing.current_process().daemon  # daemons may have no children
-
-
-def _run_pool(tasks: Dict[int, _Emitted], workers: int,
-              on_done: Callable[[int, dict], None]) -> List[int]:
-    """Runs `_compile_emitted` on `tasks` (by candidate index) in a pool of
-    `workers` processes; returns the indices whose worker died (the pool
-    broke under them)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    broken = []
-    with ProcessPoolExecutor(workers, mp_context=_worker_context()) as pool:
-        # Looked up now, not bound at import: a test replaces it.
-        futures = {pool.submit(_compile_emitted, task): i for i, task in tasks.items()}
-        for future in as_completed(futures):
-            i = futures[future]
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                broken.append(i)
-                continue
-            on_done(i, result)
-    return sorted(broken)
-
-
-# ---------------------------------------------------------------------------
-# Progress
-# ---------------------------------------------------------------------------
-
-
-def _quiet() -> bool:
-    return os.environ.get("TILELANG_MLIR_AUTOTUNE_QUIET", "") not in ("", "0")
-
-
-class _Progress:
-    """A tqdm bar where tqdm is installed and not silenced; every step is
-    also a log line (INFO)."""
-
-    def __init__(self, total: int, desc: str):
-        self.desc = desc
-        self.total = total
-        self.done = 0
-        self.bar = None  # made at the first step
-
-    def _make_bar(self):
-        if _quiet():
-            return None
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            return None
-        return tqdm(total=self.total, desc=self.desc, unit="config", leave=True,
-                    dynamic_ncols=True)
-
-    def step(self, line: str, postfix: Optional[str] = None) -> None:
-        if self.done == 0:
-            self.bar = self._make_bar()
-        self.done += 1
-        logger.info("%s [%d/%d] %s", self.desc, self.done, self.total, line)
-        if self.bar is not None:
-            if postfix is not None:
-                self.bar.set_postfix_str(postfix, refresh=False)
-            self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-# ---------------------------------------------------------------------------
-# The decorator
-# ---------------------------------------------------------------------------
 
 
 def _check_count(name: str, value, minimum: int) -> None:
@@ -599,7 +129,7 @@ class AutoTuner:
     def __init__(self, fn, configs, *, warmup, rep, ref_prog, supply_prog, rtol, atol,
                  manual_check_prog, skip_check, max_workers, cache, out_idx, target,
                  pass_configs):
-        from .compiler.compile import JITFunction
+        from ..compiler.compile import JITFunction
 
         if isinstance(fn, AutoTuner):
             raise TypeError("@tl.autotune is applied twice")
@@ -620,7 +150,7 @@ class AutoTuner:
         if not callable(fn):
             raise TypeError(f"@tl.autotune decorates a kernel factory, got {type(fn).__name__}")
         if self._eager is None:
-            from .frontend.eager import EagerFunction, is_eager_style
+            from ..frontend.eager import EagerFunction, is_eager_style
 
             if is_eager_style(fn):
                 self._eager = EagerFunction(fn)
@@ -753,7 +283,7 @@ class AutoTuner:
         return out
 
     def _key(self, rest, candidates, target, device) -> str:
-        from .compiler.compile import compiler_id
+        from ..compiler.compile import compiler_id
 
         parts = {
             "version": CACHE_VERSION,
@@ -771,7 +301,7 @@ class AutoTuner:
     def tune(self, *args, **kwargs):
         """Tunes for these arguments (or finds the result in the cache) and
         returns the best kernel, with `autotune_result` set."""
-        from .base.target import parse_target
+        from ..base.target import parse_target
 
         if getattr(multiprocessing.current_process(), "_inheriting", False):
             # A compile worker importing the main module of the process that
@@ -788,7 +318,7 @@ class AutoTuner:
         if config_keys - {CONFIG_PASS_CONFIGS} <= set(fixed):
             # The caller gave every tuned argument: nothing is left to tune
             # (TileLang's meaning); the kernel is compiled as given.
-            from .compiler.compile import compile as tl_compile
+            from ..compiler.compile import compile as tl_compile
 
             program, pcs = self._program(args, kwargs, candidates[0].call_kwargs)
             return tl_compile(program, self.out_idx, target, pcs)
@@ -812,7 +342,7 @@ class AutoTuner:
 
     # -- the cache --------------------------------------------------------------------
     def _entry(self, key, result: AutotuneResult, best: _Candidate) -> dict:
-        from .runtime.cache import digest
+        from ..runtime.cache import digest
 
         entry = {
             "version": CACHE_VERSION, "key": key,
@@ -834,7 +364,7 @@ class AutoTuner:
         return entry
 
     def _from_cache(self, key, candidates, args, kwargs, target, device):
-        from .compiler.compile import compile as tl_compile
+        from ..compiler.compile import compile as tl_compile
 
         entry = _load_entry(key)
         if entry is None:
@@ -881,7 +411,7 @@ class AutoTuner:
         """Compiles every candidate (in worker processes where there are
         several and a compiler); sets `kernel` on those that compiled and
         appends the others to `skipped`. Returns the worker PIDs."""
-        from .compiler.compile import kernel_from_artifact, offline
+        from ..compiler.compile import kernel_from_artifact, offline
 
         workers = self._workers(len(candidates))
         in_pool = (workers > 1 and len(candidates) > 1 and not offline()
@@ -961,7 +491,7 @@ class AutoTuner:
     def _inputs(self, kernel, cache: dict):
         """The inputs for kernels of this signature (made once) and the
         reference's result on them (once, for kernels with outputs)."""
-        from .runtime.profiler import _clone
+        from ..runtime.profiler import _clone
 
         sig = (tuple(kernel.params), tuple(kernel.out_idx))
         if sig in cache:
@@ -988,7 +518,7 @@ class AutoTuner:
     def _check(self, kernel, inputs, expected):
         """Raises AssertionError where the kernel differs from the
         reference; returns what manual_check_prog returned (or None)."""
-        from .runtime.profiler import _clone
+        from ..runtime.profiler import _clone
 
         args = [_clone(x) for x in inputs]
         if self.manual_check_prog is None:
@@ -1012,7 +542,7 @@ class AutoTuner:
         return None if note is True else note
 
     def _tune(self, name, key, candidates, args, kwargs, target, device):
-        from .runtime.cuda import NoCUDADevice
+        from ..runtime.cuda import NoCUDADevice
 
         skipped: List[dict] = []
         t0 = time.perf_counter()
@@ -1097,13 +627,8 @@ def _call_configs(fn, args, kwargs):
     return fn(*args, **{k: v for k, v in kwargs.items() if k in params})
 
 
-def _reason_line(exc: AssertionError) -> str:
-    text = (str(exc).strip().splitlines() or ["AssertionError"])[0]
-    return text if len(text) <= 400 else text[:397] + "..."
-
-
 def _clones(inputs):
-    from .runtime.profiler import _clone
+    from ..runtime.profiler import _clone
 
     return [_clone(x) for x in inputs]
 
@@ -1150,7 +675,7 @@ def autotune(configs=None, *, warmup: int = 25, rep: int = 100, ref_prog: Option
     out_idx, target, pass_configs: as tl.compile, for a plain factory (a
         `@tl.jit` factory brings its own).
     """
-    from .compiler.compile import JITFunction
+    from ..compiler.compile import JITFunction
 
     if isinstance(configs, (JITFunction, PrimFunc, AutoTuner)):
         raise TypeError("use @tl.autotune(configs=[...], ...): the configs are required")
@@ -1186,7 +711,7 @@ def cached_config(tuner: AutoTuner, *args, **kwargs) -> Optional[Dict[str, Any]]
     entry whose configs are not this tuner's is not used (and left alone).
     This is how code that must never run a sweep (an operator call) takes a
     tuned config where one exists."""
-    from .base.target import parse_target
+    from ..base.target import parse_target
 
     configs = tuner._configs(args, kwargs)
     config_keys = {k for c in configs for k in c}
