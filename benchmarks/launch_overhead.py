@@ -13,7 +13,10 @@ and TileLang's own launcher where its package is installed. Cases: 1, 3 and 8
 tensor arguments, a dynamic size, a scalar argument, layer norm (4 tensors),
 arguments pre-bound (checks and outputs done once), and `@tl.jit` calls that
 hit its cache (an eager-style program called with tensors, a factory called
-with its sizes). Each number is the median of 5 rounds of `--calls` calls.
+with its sizes). The first row is the floor: a kernel that does nothing,
+called pre-bound, i.e. the driver's launch and the GPU's turnaround with
+none of our per-call work (benchmarks/launch_simulated.py measures that
+work alone, against a stub driver). Each number is the median of 5 rounds of `--calls` calls.
 
 Without a GPU and with `--target cuda` (the default), the kernels are
 compiled (into the kernel cache, for scripts/gpu_check.sh prepare-launch)
@@ -56,6 +59,20 @@ def inc1(T, n, block=128, dtype="float32"):
             for i in T.Parallel(block):
                 if bx * block + i < n:
                     X[bx * block + i] = X[bx * block + i] + 1.0
+
+    return main
+
+
+def empty1(T, n, dtype="float32"):
+    """A kernel that does nothing (one block of 32 threads, one tensor
+    argument): called pre-bound, the floor under every case, what the
+    driver's launch and the GPU's turnaround cost without our work."""
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=32) as bx:
+            if bx > 0:
+                X[0] = X[0] + 1.0
 
     return main
 
@@ -280,6 +297,7 @@ def main():
     global M, N, BLOCK, LN_M, LN_N
     M, N, BLOCK, LN_M, LN_N = SIZES[target]
     k_inc = tl.compile(inc1(T, M * N), target=target)
+    k_empty = tl.compile(empty1(T, M * N), target=target)
     k_add = tl.compile(add3(T, M, N), out_idx=[2], target=target)
     k_sum8 = tl.compile(sum8(T, M, N), out_idx=[7], target=target)
     k_dyn = tl.compile(add3(T, T.dynamic("m"), N), out_idx=[2], target=target)
@@ -304,6 +322,7 @@ def main():
     flat = rand(M * N)
     x, w, bias = rand(LN_M, LN_N), rand(LN_N), rand(LN_N)
     prebound = k_add.get_profiler()._launcher([a, b])
+    floor = k_empty.get_profiler()._launcher([flat])
     was = launcher.set_native(False)
     prebound_python = k_add.get_profiler()._launcher([a, b])  # the Python path's
     launcher.set_native(was)
@@ -311,6 +330,7 @@ def main():
     ln = torch.nn.functional.layer_norm
     # (case, ours, torch, Triton, TileLang): callables or None.
     rows = [
+        ("floor: empty kernel, pre-bound", floor, None, None, None),
         ("1 tensor (x += 1, in place)", lambda: k_inc(flat), lambda: flat.add_(1), None, None),
         ("3 tensors: add, checks + output", lambda: k_add(a, b), lambda: torch.add(a, b), None,
          None),
@@ -339,14 +359,14 @@ def main():
             return out
 
         tri = {
-            0: lambda: triton["inc"][tgrid(n)](flat, n, BLOCK=nn),
-            1: lambda: t_alloc(triton["add"], a, b),
-            2: lambda: triton["add"][tgrid(n)](a, b, c, n, BLOCK=nn),
-            3: lambda: t_alloc(triton["sum8"], *seven),
-            4: lambda: t_alloc(triton["add"], a, b),
-            5: lambda: t_alloc(triton["scale"], a, 2.5),
-            7: lambda: t_alloc(triton["add"], a, b),
+            1: lambda: triton["inc"][tgrid(n)](flat, n, BLOCK=nn),
+            2: lambda: t_alloc(triton["add"], a, b),
+            3: lambda: triton["add"][tgrid(n)](a, b, c, n, BLOCK=nn),
+            4: lambda: t_alloc(triton["sum8"], *seven),
+            5: lambda: t_alloc(triton["add"], a, b),
+            6: lambda: t_alloc(triton["scale"], a, 2.5),
             8: lambda: t_alloc(triton["add"], a, b),
+            9: lambda: t_alloc(triton["add"], a, b),
         }
 
         def t_norm():
@@ -354,15 +374,15 @@ def main():
             triton["layer_norm"][(LN_M,)](x, w, bias, y, LN_N, 1e-5, BLOCK=LN_N)
             return y
 
-        tri[6] = t_norm
+        tri[7] = t_norm
         torch.testing.assert_close(t_norm(), ln(x, (LN_N,), w, bias), rtol=1e-4, atol=1e-4)
         for i, fn in tri.items():
             rows[i] = rows[i][:3] + (fn, None)
     tilelang = tilelang_kernels() if cuda else None
     if tilelang is not None:
-        for i, fn in ((1, lambda: tilelang["add"](a, b)),
-                      (6, lambda: tilelang["layer_norm"](x, w, bias)),
-                      (8, lambda: tilelang["factory"](M, N)(a, b))):
+        for i, fn in ((2, lambda: tilelang["add"](a, b)),
+                      (7, lambda: tilelang["layer_norm"](x, w, bias)),
+                      (9, lambda: tilelang["factory"](M, N)(a, b))):
             rows[i] = rows[i][:4] + (fn,)
     card = torch.cuda.get_device_name() if cuda else "CPU"
     print(f"host us per call, {args.calls} calls x 5 rounds (median); {card}; "
@@ -378,7 +398,8 @@ def main():
         return f"{per_call_us(fn, args.calls, cuda):.2f}" if fn is not None else "-"
 
     for i, (name, ours, theirs, tri_fn, tl_fn) in enumerate(rows):
-        ours_python = prebound_python if ours is prebound else python_path(ours)
+        ours_python = (prebound_python if ours is prebound else None if ours is floor
+                       else python_path(ours))
         print(f"{name:36} {fmt(ours):>7} {fmt(ours_python):>8} {fmt(theirs):>7} "
               f"{fmt(tri_fn):>7} {fmt(tl_fn):>9}", flush=True)
     if args.profile:

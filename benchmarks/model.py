@@ -19,7 +19,8 @@ layers, hidden 4096, 32 heads, 8 KV heads, intermediate 14336, vocab
   between our operators) for prefill and the training step; its decode is
   ours (not run twice).
 
-Measured, for a batch of `--batch` prompts of `--seq` tokens:
+Measured, for a batch of `--batch` prompts of `--seq` tokens (by default
+one per 16 GiB of the card, at most 8: 4 on an H100, 8 on an H200):
 
 - prefill: one forward over the prompts that fills a fresh cache (logits
   of the last position only, as generation does);
@@ -47,7 +48,7 @@ host's cost of issuing the kernels is in: it is the latency a caller sees),
 median of `--rep` calls after a warm-up call (the compiles happen there).
 
     python benchmarks/model.py [--layers 8] [--hidden 4096] [--heads 32] [--kv-heads 8]
-                               [--intermediate 14336] [--vocab 32000] [--batch 8] [--seq 2048]
+                               [--intermediate 14336] [--vocab 32000] [--batch B] [--seq 2048]
                                [--decode-steps 128] [--page-size 128] [--rep 5] [--no-compile]
     python benchmarks/model.py --device cpu --tiny      # a smoke run on the CPU target
 
@@ -85,7 +86,8 @@ def arguments(argv=None):
     parser.add_argument("--kv-heads", type=int, default=8)
     parser.add_argument("--intermediate", type=int, default=14336)
     parser.add_argument("--vocab", type=int, default=32000)
-    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=None,
+                        help="prompts per batch (default: sized to the card, see default_batch)")
     parser.add_argument("--seq", type=int, default=2048, help="prompt tokens per sequence")
     parser.add_argument("--decode-steps", type=int, default=128)
     parser.add_argument("--page-size", type=int, default=128, help="PagedCache page (tokens)")
@@ -97,7 +99,23 @@ def arguments(argv=None):
     if args.tiny:
         for key, value in TINY.items():
             setattr(args, key, value)
+    if args.batch is None:
+        args.batch = default_batch(args.device)
     return args
+
+
+def default_batch(device):
+    """The default batch fits the card: the training step of the default
+    model at batch 8 x 2048 needs more than an 80 GB H100 has (measured: out
+    of memory at 8, runs at 4), so one prompt per 16 GiB of the card's
+    memory, a power of two, at most 8 (4 on an H100, 8 on an H200)."""
+    if device != "cuda" or not torch.cuda.is_available():
+        return 8
+    gib = torch.cuda.get_device_properties(0).total_memory / 2**30
+    batch = 1
+    while batch * 2 <= min(8, gib // 16):
+        batch *= 2
+    return batch
 
 
 # ---------------------------------------------------------------------------
