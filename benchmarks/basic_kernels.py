@@ -11,17 +11,14 @@ the host cost of one call is measured apart. Prints one table.
 """
 
 import os
-import sys
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "python"))
-
-import kernels  # noqa: E402
-import tilelang_mlir as tl  # noqa: E402
-from tilelang_mlir.runtime.cuda import NoCUDADevice  # noqa: E402
-from tilelang_mlir.runtime.profiler import bench_cuda, host_launch_us  # noqa: E402
+import tilelang_mlir as tl
+from tilelang_mlir.kernels import programs as kernels
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.runtime.profiler import bench_cuda, host_launch_us
 
 
 def bench(fn):

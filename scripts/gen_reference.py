@@ -14,7 +14,7 @@
   writes from ODS into docs/generated/ (`make docs` refreshes it first),
   with their headings fitted to the site.
 
-`make docs` runs it (docs/conf.py); test/python/test_docs_reference.py runs
+`make docs` runs it (docs/conf.py); test/python/language/test_docs_reference.py runs
 it and checks that every public `T.*` name is there with a docstring.
 Docstrings are rendered as Markdown inside Sphinx Python-domain directives.
 """

@@ -13,7 +13,7 @@
 #   examples     every examples/*/*.py with --target cuda (each checks its
 #                result against a reference and exits non-zero when wrong)
 #   sanitize     compute-sanitizer memcheck and racecheck over
-#                scripts/sanitize_kernels.py (fails on any error or hazard)
+#                test/python/support/sanitize_kernels.py (fails on any error or hazard)
 #   distributed  examples/distributed/tensor_parallel.py under torchrun on
 #                every GPU (needs two or more; in the default set when the
 #                machine has them)
@@ -90,7 +90,7 @@ sanitize() {
   [ -n "$sanitizer" ] || { echo "FAILED: no compute-sanitizer on this machine"; return 1; }
   for tool in memcheck racecheck; do
     "$sanitizer" --tool $tool --report-api-errors no --error-exitcode 9 \
-      $PY scripts/sanitize_kernels.py > "$OUT/sanitize_$tool.log" 2>&1
+      $PY test/python/support/sanitize_kernels.py > "$OUT/sanitize_$tool.log" 2>&1
     local rc=$?
     echo "compute-sanitizer $tool: exit $rc ($(grep 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1))"
     [ $rc -eq 0 ] || { tail -20 "$OUT/sanitize_$tool.log"; status=1; }

@@ -120,10 +120,10 @@ run_bench() {
     # The launcher's GPU tests (hand-written PTX, no cache needed), native
     # path on, then off; then the benchmark.
     PYTHONPATH="$PYTHONPATH:$PWD/test/python" python3 -m pytest -q -m gpu -rfs \
-      test/python/test_launcher.py test/python/test_cuda_runtime.py 2>&1 | tail -15
+      test/python/runtime/test_launcher.py test/python/runtime/test_cuda_runtime.py 2>&1 | tail -15
     local on=${PIPESTATUS[0]}
     TILELANG_MLIR_NATIVE_LAUNCH=0 PYTHONPATH="$PYTHONPATH:$PWD/test/python" python3 -m pytest \
-      -q -m gpu -rfs test/python/test_launcher.py test/python/test_cuda_runtime.py 2>&1 | tail -5
+      -q -m gpu -rfs test/python/runtime/test_launcher.py test/python/runtime/test_cuda_runtime.py 2>&1 | tail -5
     local off=${PIPESTATUS[0]}
     echo "launcher GPU tests: native path exit $on, Python path exit $off"
     python3 "benchmarks/${BENCH[$name]}.py" --profile "$@" 2>&1 | tee "${OUT:-/tmp}/${name}_bench.log"
@@ -143,7 +143,7 @@ prepare)
   rm -rf "$CACHE"
   export TILELANG_MLIR_AOT_PREPARE=1 TILELANG_MLIR_CUDA_ARCH=${ARCH:-sm_90a} TILELANG_MLIR_CACHE_DIR="$CACHE"
   .venv/bin/python -m pytest -q -m gpu $TESTS || exit 1
-  .venv/bin/python scripts/sanitize_kernels.py || exit 1
+  .venv/bin/python test/python/support/sanitize_kernels.py || exit 1
   .venv/bin/python benchmarks/basic_kernels.py || exit 1
   .venv/bin/python benchmarks/launch_overhead.py || exit 1
   for ex in $EXAMPLES; do
@@ -169,7 +169,7 @@ run)
   tests=${PIPESTATUS[0]}
   sanitizer=0
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 9 python3 scripts/sanitize_kernels.py \
+    compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 9 python3 test/python/support/sanitize_kernels.py \
       > "$OUT/sanitizer_$tool.log" 2>&1
     rc=$?
     echo "compute-sanitizer $tool: exit $rc ($(grep -c 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log") summaries; $(grep 'ERROR SUMMARY\|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1))"

@@ -31,9 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ("cuda:sm_80", "cuda:sm_90a", "rocm:gfx90a", "rocm:gfx942", "rocm:gfx950")
 
 
-# The examples as the tests list and load them (test/python/example_scripts.py).
-sys.path.insert(0, os.path.join(ROOT, "test", "python"))
-from example_scripts import EXAMPLES, load  # noqa: E402
+# The examples as the tests list and load them (scripts/example_programs.py).
+from example_programs import EXAMPLES, load  # noqa: E402
 
 
 def _report(kernel, target: str) -> dict:

@@ -26,7 +26,7 @@ against all of them.
 is implemented, refused with a reason from compat/refusals.py, or pending
 in compat/pending.py) and writes the table between the markers
 `<!-- surface:begin -->` and `<!-- surface:end -->` of the markdown file.
-test/python/test_compat_surface.py checks the same without a checkout.
+test/python/compat/test_compat_surface.py checks the same without a checkout.
 """
 
 from __future__ import annotations

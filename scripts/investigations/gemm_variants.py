@@ -11,12 +11,10 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "test", "python"))
-
-import kernels  # noqa: E402
-import tilelang_mlir as tl  # noqa: E402
-from tilelang_mlir.runtime.cuda import NoCUDADevice  # noqa: E402
-from tilelang_mlir.runtime.profiler import bench_cuda  # noqa: E402
+import tilelang_mlir as tl
+from tilelang_mlir.kernels import programs as kernels
+from tilelang_mlir.runtime.cuda import NoCUDADevice
+from tilelang_mlir.runtime.profiler import bench_cuda
 
 TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
          "float8_e4m3": torch.float8_e4m3fn, "int8": torch.int8}

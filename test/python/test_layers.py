@@ -242,11 +242,13 @@ def test_the_layer_check_sees_upward_imports_of_the_new_layers(module, source, e
 
 def test_the_package_imports_no_test_file():
     """No module of the package (the kernel library above all) imports a
-    helper of test/python (devices, kernels, ...) by its name: those are
-    not installed."""
+    module of test/python (the `support` package, its modules, a test file)
+    by its name: those are not installed."""
     here = os.path.dirname(os.path.abspath(__file__))
-    helpers = {f[:-3] for f in os.listdir(here) if f.endswith(".py")}
-    assert {"devices", "kernels", "conftest"} <= helpers
+    helpers = {"support"}
+    for _, _, files in os.walk(here):
+        helpers |= {f[:-3] for f in files if f.endswith(".py") and f != "__init__.py"}
+    assert {"support", "devices", "conftest", "test_layers", "test_ops"} <= helpers
     found = []
     for module, path, _ in _modules():
         with open(path) as f:

@@ -1,7 +1,7 @@
 """TileLang names not implemented yet, each with the work that will add it.
 
 A name of `compat/surface.json` is implemented, refused (`compat/refusals.py`)
-or listed here. This list only shrinks: test/python/test_compat_surface.py
+or listed here. This list only shrinks: test/python/compat/test_compat_surface.py
 fails on a listed name that is in fact implemented (remove it here), and on
 a surface name that is none of the three. The scopes are those of issue
 43's split (the helpers b2-syntax, b3-gpuops and b4-ops; the integrator owns
