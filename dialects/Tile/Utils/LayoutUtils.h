@@ -182,6 +182,18 @@ public:
 
   bool inBounds(ArrayRef<int64_t> index) const;
 
+  /// Where padding puts register `reg` over threads [0, `threads`):
+  /// `exceeds[d]` when some thread's index leaves the shape along
+  /// dimension d, `anyInBounds` when some thread's register holds an
+  /// element of the tile at all. Code reading operands at a register's
+  /// index guards the dimensions in `exceeds` and skips a register no
+  /// thread holds an element in.
+  struct RegisterPadding {
+    SmallVector<bool> exceeds;
+    bool anyInBounds = false;
+  };
+  RegisterPadding padding(int64_t reg, int64_t threads) const;
+
   /// The register holding `index` in thread `thread`, if that thread holds it.
   std::optional<int64_t> registerOf(ArrayRef<int64_t> index,
                                     int64_t thread) const;

@@ -198,38 +198,50 @@ void KernelLowering::gemmSimt(GemmOp op, OpBuilder &b, const Buffer &a,
   bool ta = op.getTransposeA(), tb = op.getTransposeB();
   int64_t k = op.getK();
   for (int64_t r = 0; r < layout.getNumRegs(); ++r) {
+    // Padding (a layout of M x N that does not divide over the threads:
+    // 336 rows in blocks of 64 rows over 8 register digits): a register
+    // no thread holds an element in is skipped, and one whose row or
+    // column runs past M or N for some threads computes only where it is
+    // in range. Its loads would read A's rows or B's columns past the
+    // operands (past the end of shared memory: an illegal address); the
+    // padded registers keep whatever they held, which nobody reads.
+    TileLayout::RegisterPadding pad = layout.padding(r, numThreads);
+    if (!pad.anyInBounds)
+      continue;
     SmallVector<Value> idx = layout.emitInverse(b, loc, tid, r);
     Value cond;
     for (int d = 0; d < 2; ++d)
-      cond = andOf(b, loc, cond,
-                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         idx[d], cIdx(b, loc, c.shape[d])));
-    Value init = op.getClearAccum() ? zeroOf(b, loc, acc) : regLoad(b, c, r);
-    auto loop = scf::ForOp::create(
-        b, loc, cIdx(b, loc, 0), cIdx(b, loc, k), cIdx(b, loc, 1),
-        ValueRange{init},
-        [&](OpBuilder &lb, Location l, Value kk, ValueRange args) {
-          Value av = loadElement(lb, a,
-                                 ta ? SmallVector<Value>{kk, idx[0]}
-                                    : SmallVector<Value>{idx[0], kk});
-          Value bv = loadElement(lb, bb,
-                                 tb ? SmallVector<Value>{idx[1], kk}
-                                    : SmallVector<Value>{kk, idx[1]});
-          av = convertElements(lb, l, av, acc);
-          bv = convertElements(lb, l, bv, acc);
-          Value prod = isa<FloatType>(acc)
-                           ? arith::MulFOp::create(lb, l, av, bv).getResult()
-                           : arith::MulIOp::create(lb, l, av, bv).getResult();
-          Value sum =
-              isa<FloatType>(acc)
-                  ? arith::AddFOp::create(lb, l, args[0], prod).getResult()
-                  : arith::AddIOp::create(lb, l, args[0], prod).getResult();
-          scf::YieldOp::create(lb, l, sum);
-        });
-    // Padded registers keep garbage that nobody reads; the guard keeps the
-    // loads of out-of-range rows from reading past the operands.
-    (void)cond;
-    regStore(b, c, r, loop.getResult(0));
+      if (pad.exceeds[d])
+        cond = andOf(b, loc, cond,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           idx[d], cIdx(b, loc, c.shape[d])));
+    guarded(b, loc, cond, [&](OpBuilder &gb) {
+      Value init =
+          op.getClearAccum() ? zeroOf(gb, loc, acc) : regLoad(gb, c, r);
+      auto loop = scf::ForOp::create(
+          gb, loc, cIdx(gb, loc, 0), cIdx(gb, loc, k), cIdx(gb, loc, 1),
+          ValueRange{init},
+          [&](OpBuilder &lb, Location l, Value kk, ValueRange args) {
+            Value av = loadElement(lb, a,
+                                   ta ? SmallVector<Value>{kk, idx[0]}
+                                      : SmallVector<Value>{idx[0], kk});
+            Value bv = loadElement(lb, bb,
+                                   tb ? SmallVector<Value>{idx[1], kk}
+                                      : SmallVector<Value>{kk, idx[1]});
+            av = convertElements(lb, l, av, acc);
+            bv = convertElements(lb, l, bv, acc);
+            Value prod =
+                isa<FloatType>(acc)
+                    ? arith::MulFOp::create(lb, l, av, bv).getResult()
+                    : arith::MulIOp::create(lb, l, av, bv).getResult();
+            Value sum =
+                isa<FloatType>(acc)
+                    ? arith::AddFOp::create(lb, l, args[0], prod).getResult()
+                    : arith::AddIOp::create(lb, l, args[0], prod).getResult();
+            scf::YieldOp::create(lb, l, sum);
+          });
+      regStore(gb, c, r, loop.getResult(0));
+    });
   }
 }
 

@@ -142,23 +142,12 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
       continue;
     }
     // Which dimensions can run out of range for some thread (padding)?
-    SmallVector<bool> mayExceed(layout->getShape().size(), false);
-    bool anyInBounds = false;
-    for (int64_t t = 0; t < numThreads; ++t) {
-      SmallVector<int64_t> idx = layout->inverse(t, r);
-      bool ok = true;
-      for (auto [d, i] : llvm::enumerate(idx))
-        if (i >= layout->getShape()[d]) {
-          mayExceed[d] = true;
-          ok = false;
-        }
-      anyInBounds |= ok;
-    }
-    if (!anyInBounds)
+    TileLayout::RegisterPadding pad = layout->padding(r, numThreads);
+    if (!pad.anyInBounds)
       continue;
     SmallVector<Value> ivs = layout->emitInverse(b, loc, tid, r);
     Value cond;
-    for (auto [d, exceed] : llvm::enumerate(mayExceed))
+    for (auto [d, exceed] : llvm::enumerate(pad.exceeds))
       if (exceed)
         cond = andOf(
             b, loc, cond,

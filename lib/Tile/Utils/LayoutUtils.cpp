@@ -458,6 +458,23 @@ bool TileLayout::inBounds(ArrayRef<int64_t> index) const {
   return true;
 }
 
+TileLayout::RegisterPadding TileLayout::padding(int64_t reg,
+                                                int64_t threads) const {
+  RegisterPadding pad;
+  pad.exceeds.assign(shape.size(), false);
+  for (int64_t t = 0; t < threads; ++t) {
+    SmallVector<int64_t> idx = inverse(t, reg);
+    bool ok = true;
+    for (auto [d, i] : llvm::enumerate(idx))
+      if (i >= shape[d]) {
+        pad.exceeds[d] = true;
+        ok = false;
+      }
+    pad.anyInBounds |= ok;
+  }
+  return pad;
+}
+
 std::optional<int64_t> TileLayout::registerOf(ArrayRef<int64_t> index,
                                               int64_t thread) const {
   int64_t reg = 0;

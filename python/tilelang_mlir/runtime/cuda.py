@@ -25,6 +25,15 @@ coordinate must be a multiple of 16 bytes (an unaligned one traps with an
 illegal instruction on the H200); the other coordinates may be anything,
 negative or past the end.
 
+Before the first launch the executable checks the parameter list the
+launch packs against the kernel's own: from the PTX's `.entry` signature
+when it has the PTX (at construction), and from the driver
+(`cuFuncGetParamInfo`, CUDA 12.4+) when it loads the function. A kernel
+that takes another list (a TMA kernel made without its tensor maps: a
+128-byte `CUtensorMap` slot fed an 8-byte word; the code of another
+kernel) raises a ValueError naming the kernel and the parameter; the
+driver would read past the buffer of the launch.
+
 The grid is 1 to 3 JSON expressions over the symbolic sizes and the integer
 scalar arguments (see `evaluate_grid`); the launch goes to torch's current
 stream and does not synchronize, unless `sync=True` or TILELANG_MLIR_SYNC=1
@@ -35,6 +44,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import threading
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -437,6 +447,140 @@ def pack_arguments(params: Sequence, values: Sequence,
     return array, [storage, tensormaps]
 
 
+# ---------------------------------------------------------------------------
+# The kernel's parameter list against the launch's
+# ---------------------------------------------------------------------------
+
+class PackedParam(NamedTuple):
+    """One kernel parameter as a launch packs it: what it is, and its bytes."""
+
+    what: str
+    size: int
+
+
+def packed_params(params: Sequence, tensormaps: Sequence[dict] = ()) -> List[PackedParam]:
+    """The kernel parameters `pack_arguments` (and the native launcher) pass
+    for `params` with these (checked) tensor maps, in order."""
+    out = [PackedParam(f"tensor map {i} of argument {params[m['param']].name!r} (a TMA "
+                       "descriptor)", TENSORMAP_BYTES) for i, m in enumerate(tensormaps)]
+    for p in params:
+        if p.kind == "tensor":
+            rank = len(p.shape)
+            parts = (["allocated pointer", "aligned pointer", "offset"]
+                     + [f"size {d}" for d in range(rank)]
+                     + [f"stride {d}" for d in range(rank)])
+            out += [PackedParam(f"the {part} of tensor argument {p.name!r}", 8)
+                    for part in parts]
+        else:
+            out.append(PackedParam(f"scalar argument {p.name!r} ({p.dtype})",
+                                   ctypes.sizeof(scalar_ctype(p))))
+    return out
+
+
+# One parameter of a PTX `.entry`: `.param [.align N] .TYPE [.ptr [.SPACE] [.align N]] name[[N]]`.
+_PTX_PARAM = re.compile(r"\.param\b(?P<attrs>[^,]*?)\s+(?P<name>[A-Za-z_$%][\w$]*)"
+                        r"\s*(?:\[\s*(?P<count>\d+)\s*\])?\s*$")
+_PTX_TYPE = re.compile(r"\.(?:b|u|s|f|bf)(8|16|32|64)\b")
+
+
+def ptx_param_sizes(ptx: str, entry: str) -> Optional[List[int]]:
+    """The sizes in bytes of the parameters of `.entry entry(...)` in the
+    PTX text `ptx`; None where it has no such entry or a parameter this
+    reading does not understand (then nothing is checked from it)."""
+    m = re.search(r"\.entry\s+" + re.escape(entry) + r"\s*(\(|\{|\.)", ptx)
+    if m is None:
+        return None
+    if m.group(1) != "(":
+        return []
+    close = ptx.find(")", m.end())
+    if close < 0:
+        return None
+    body = ptx[m.end():close].strip()
+    sizes: List[int] = []
+    for item in body.split(",") if body else ():
+        p = _PTX_PARAM.fullmatch(item.strip())
+        if p is None:
+            return None
+        types = _PTX_TYPE.findall(p.group("attrs"))
+        if len(types) != 1:
+            return None
+        sizes.append(int(types[0]) // 8 * int(p.group("count") or 1))
+    return sizes
+
+
+_MAX_KERNEL_PARAMS = 32764  # the bytes of parameters a kernel may take bound their count
+
+
+def driver_param_sizes(driver, fn) -> Optional[List[int]]:
+    """The sizes in bytes of the parameters of the loaded function `fn`, from
+    the driver (`cuFuncGetParamInfo`, CUDA 12.4+: CUDA_ERROR_INVALID_VALUE
+    past the last); None where the driver or the bindings lack it."""
+    get = getattr(driver, "cuFuncGetParamInfo", None)
+    if get is None:
+        return None
+    invalid = int(driver.CUresult.CUDA_ERROR_INVALID_VALUE)
+    sizes: List[int] = []
+    try:
+        for i in range(_MAX_KERNEL_PARAMS):
+            result = get(fn, i)
+            code = int(result[0])
+            if code == invalid:
+                return sizes
+            if code != 0:
+                return None  # (CUDA_ERROR_NOT_SUPPORTED and the like: unchecked)
+            sizes.append(int(result[2]))
+    except Exception:  # noqa: BLE001 (an older driver: the entry point is missing)
+        return None
+    return None
+
+
+def _describe_size(size: int) -> str:
+    return f"{size} bytes" + (" (a TMA descriptor)" if size == TENSORMAP_BYTES else "")
+
+
+def check_param_sizes(name: str, entry: str, sizes: Sequence[int],
+                      packed: Sequence[PackedParam], source: str) -> None:
+    """Raises ValueError unless the kernel's parameters (`sizes`, in bytes,
+    read from `source`) are the ones a launch packs (`packed_params`): the
+    driver copies each parameter's size from the launch's slot, so a
+    larger one reads past the launch's buffer."""
+    sizes = list(sizes)
+    if len(sizes) == len(packed) and all(s == p.size for s, p in zip(sizes, packed)):
+        return
+    what = f"kernel {name!r} (entry {entry!r}, parameters from {source})"
+    problems = []
+    if len(sizes) != len(packed):
+        problems.append(f"expects {len(sizes)} parameters, but the call packs {len(packed)}")
+    for i, (s, p) in enumerate(zip(sizes, packed)):
+        if s != p.size:
+            problems.append(f"parameter {i} is {_describe_size(s)}, the call packs "
+                            f"{p.size} there ({p.what})")
+            break
+    else:
+        i = min(len(sizes), len(packed))
+        if len(sizes) > i:
+            problems.append(f"parameter {i} ({_describe_size(sizes[i])}) gets nothing")
+        elif len(packed) > i:
+            problems.append(f"it has no parameter {i} for {packed[i].what}")
+    maps = sum(1 for s in sizes if s == TENSORMAP_BYTES)
+    given = sum(1 for p in packed if p.size == TENSORMAP_BYTES)
+    hint = ""
+    if maps != given:
+        hint = (f"; the kernel takes {maps} TMA descriptor(s) but the launch has {given} "
+                "tensor map(s): give the compiled kernel's `tensormaps` (kernel.tensormaps; "
+                "make_kernel(..., tensormaps=...))")
+    raise ValueError(f"{what} {'; '.join(problems)}{hint} (its code is not the code of this "
+                     "signature: the driver would read past the launch's parameters)")
+
+
+def _ptx_text(code: bytes) -> Optional[str]:
+    """`code` as PTX text where it is PTX (what the driver also loads as a
+    "cubin"), else None (an ELF cubin, a fat binary)."""
+    if code[:4] in (b"\x7fELF", b"\x50\xed\x55\xba") or b".entry" not in code:
+        return None
+    return code.rstrip(b"\0").decode(errors="replace")
+
+
 _LAUNCH = None
 
 
@@ -525,6 +669,15 @@ class CUDAExecutable:
         # (parameter index, box, swizzle, dtype name) of each map, for launches.
         self._maps = tuple((m["param"], tuple(m["box"]), m["swizzle"],
                             self.params[m["param"]].dtype.name) for m in self.tensormaps)
+        # The parameters a launch packs, checked against the kernel's own:
+        # here from its PTX, at the first load from the driver (the cubin
+        # may be another kernel's code than the PTX).
+        self._packed = packed_params(self.params, self.tensormaps)
+        self._driver_checked = False
+        source = self.ptx or _ptx_text(self.cubin)
+        sizes = ptx_param_sizes(source, entry) if source else None
+        if sizes is not None:
+            check_param_sizes(self.name, entry, sizes, self._packed, "its PTX")
         # A grid of constants is evaluated once.
         self._static_grid = (evaluate_grid(self.grid, {}, {})
                              if all("const" in e for e in self.grid) else None)
@@ -640,6 +793,16 @@ class CUDAExecutable:
             fn = check_result(driver.cuModuleGetFunction(module, self.entry.encode()),
                               "cuModuleGetFunction",
                               f"the cubin of kernel {self.name!r} has no entry {self.entry!r}")
+            if not self._driver_checked:
+                sizes = driver_param_sizes(driver, fn)
+                if sizes is not None:
+                    try:
+                        check_param_sizes(self.name, self.entry, sizes, self._packed,
+                                          "the driver's cuFuncGetParamInfo")
+                    except ValueError:
+                        driver.cuModuleUnload(module)
+                        raise
+                self._driver_checked = True
             # The static shared memory of the kernel counts against the 48 KB
             # default too: opt in whenever dynamic shared memory is used.
             if self.shared_bytes > 0:
@@ -692,7 +855,7 @@ class CUDAExecutable:
         launch = _libcuda_launch()
         block = self.block
         if self._extended:
-            result = self._launch_ex(fn, grid, stream, array, params, values, device)
+            code = int(self._launch_ex(fn, grid, stream, array, params, values, device)[0])
         elif launch is not None:
             code = launch(self._handles[int(ctx)], grid[0], grid[1], grid[2], block[0],
                           block[1], block[2], self.shared_bytes, stream,

@@ -118,8 +118,12 @@ def test_explicit_ops_run_on_the_gpu_for_every_chip(chip, name, rng):
     except TileLangError as e:
         assert f"the kernel is compiled for {chip}" in str(e) and name not in EVERYWHERE
         return
+    # (With the kernel's tensor maps and launch features: the TMA kernel made
+    # without its map had the driver read its 128-byte CUtensorMap parameter
+    # from an 8-byte slot, which ended the Python process.)
     jit = make_kernel(k.name, k.params, k.out_idx, k.target, cubin=k.ptx.encode() + b"\0",
-                      entry=k.entry, block=k.block, grid=k.grid, shared_bytes=k.shared_bytes)
+                      entry=k.entry, block=k.block, grid=k.grid, shared_bytes=k.shared_bytes,
+                      tensormaps=k.tensormaps, features=k.launch_features)
     arrays = [(rng.standard_normal(shape)).astype(dtype) for shape, dtype in inputs]
     want = reference(*arrays)
     # The compiled kernel runs too: its cubin where it is this GPU's chip, its

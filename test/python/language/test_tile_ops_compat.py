@@ -4,6 +4,8 @@ operands), scans, reducers, math and fast/IEEE math, float8 arithmetic and
 the random generator. CPU results against NumPy/torch on random inputs; GPU
 parts marked `gpu`; the errors."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -1130,11 +1132,65 @@ def _policy_gemm(M, N, K, threads, policy):
     return main
 
 
-@pytest.mark.parametrize("M, N, K, threads, policy", [
+WARP_PARTITION_CASES = [
     (16, 104, 32, 384, "Square"), (288, 8, 32, 544, "Square"), (16, 104, 32, 384, "FullRow"),
     (336, 8, 32, 640, "FullCol"), (192, 104, 32, 384, "FullCol"), (48, 64, 32, 256, "FullRow"),
     (16, 16, 32, 224, "Square"), (64, 104, 32, 384, "Square"), (128, 192, 32, 384, "FullRow"),
-])
+]
+
+
+def _fragment_layout(ir: str, shape):
+    """(thread, register) of each element of the fragment of `shape` in the
+    IR after layout inference, as a function of (index..., replica), and
+    the layout's threads and replicas."""
+    maps = dict(re.findall(r"^(#map\d*) = affine_map<(.*)>$", ir, re.M))
+    m = re.search(r"tile\.alloc_fragment \{layout = #tile\.layout<(#map\d*), threads = (\d+)"
+                  r"(?:, replicate = (\d+))?>\} : memref<" + "x".join(map(str, shape)) + "x",
+                  ir)
+    assert m, ir
+    args, body = maps[m.group(1)].split("->")
+    names = re.findall(r"[ds]\d+", args)
+    if len(names) == len(shape):
+        names.append("_replica")
+    expr = body.replace("floordiv", "//").replace("mod", "%")
+    return eval(f"lambda {', '.join(names)}: {expr}"), int(m.group(2)), int(m.group(3) or 1)
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("M, N, K, threads, policy", WARP_PARTITION_CASES)
+def test_gemm_warp_partitions_stay_in_bounds_on_the_gpu(M, N, K, threads, policy, chip):
+    """The GPU code of test_gemm_warp_partitions_cover_the_tile, without a
+    GPU. A partition that tensor cores cannot take is a SIMT gemm whose
+    accumulator layout pads M x N (336 rows in blocks of 64 over 8 register
+    digits: rows 336-511): it reads A's rows and B's columns at each
+    register's index, and read past the shared operands for the padded rows
+    (an illegal address on the H100). Its K loops must exist only for the
+    registers some thread holds an element in, and run under a guard for
+    those some threads hold padding in."""
+    kernel = tl.compile(_policy_gemm(M, N, K, threads, getattr(T.GemmWarpPolicy, policy)),
+                        out_idx=[2], target=f"cuda:{chip}", pass_configs={"tl.disable_cache": True})
+    layout_ir, gpu_ir = kernel.artifact.stages["layout"], kernel.artifact.stages["gpu"]
+    k_loops = [line for line in gpu_ir.splitlines()
+               if re.search(rf"scf\.for %\w+ = %c0 to %c{K} step %c1 iter_args", line)]
+    if re.search(r"tile\.gemm .*(warp_partition|wgmma)", layout_ir):
+        assert not k_loops  # on the tensor cores (an even partition)
+        return
+    fn, nthreads, replicas = _fragment_layout(layout_ir, (M, N))
+    holders = {}  # register -> the threads holding an element of C in it
+    for i in range(M):
+        for j in range(N):
+            for r in range(replicas):
+                t, reg = fn(i, j, r)
+                assert 0 <= t < nthreads
+                holders.setdefault(reg, set()).add(t)
+    partial = sum(1 for ts in holders.values() if len(ts) < nthreads)
+    # (Indented past the kernel's body: in an scf.if.)
+    body = re.search(r"^( *)%\w+ = gpu\.thread_id", gpu_ir, re.M).group(1)
+    guarded = sum(1 for line in k_loops if len(line) - len(line.lstrip()) > len(body))
+    assert (len(k_loops), guarded) == (len(holders), partial)
+
+
+@pytest.mark.parametrize("M, N, K, threads, policy", WARP_PARTITION_CASES)
 def test_gemm_warp_partitions_cover_the_tile(M, N, K, threads, policy, target, rng):
     """TileLang's issue 2537: warp counts that do not tile M x N evenly
     (TileLang rejects some with "No valid warp partition"; here every

@@ -862,28 +862,26 @@ def test_tensor_maps_survive_the_disk_cache_and_offline_mode(tmp_path, monkeypat
     """The compiler's launch description, tensor maps included, is what a
     kernel loaded from the disk cache (also offline, without the compiler)
     launches with."""
-    from tilelang_mlir.kernels import programs as kernels
+    # (A program that copies with TMA: the kernel's PTX takes the maps, which
+    # the executable checks; maps added to a kernel without them are refused.)
+    from support.explicit_ops import PROGRAMS
     from tilelang_mlir.compiler import compile as compile_mod
-    from tilelang_mlir.compiler import cuda as compiler_cuda
 
-    maps = [tmap(0, (16, 16), 64), tmap(1, (16, 16), 0)]
-    real = compiler_cuda.extract_launch
-    monkeypatch.setattr(compiler_cuda, "extract_launch",
-                        lambda module, params: dict(real(module, params), tensormaps=maps))
     monkeypatch.setattr(compile_mod, "_MEMORY_CACHE", OrderedDict())
     monkeypatch.setenv("TILELANG_MLIR_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TILELANG_MLIR_DISABLE_CACHE", raising=False)
     monkeypatch.delenv("TILELANG_MLIR_OFFLINE", raising=False)
-    program = kernels.elementwise_add(48, 32, 16, 16)
-    k1 = tl.compile(program, out_idx=[2], target="cuda:sm_90a")
+    program = PROGRAMS["tma_copy"][0]()
+    k1 = tl.compile(program, out_idx=[-1], target="cuda:sm_90a")
+    maps = [tmap(0, (64, 64), 128)]
     assert k1.tensormaps == maps and k1._executable.tensormaps == maps
     compile_mod._MEMORY_CACHE.clear()
     monkeypatch.setattr(compile_mod, "_lower", lambda *a: pytest.fail("compiled again"))
-    k2 = tl.compile(program, out_idx=[2], target="cuda:sm_90a")
+    k2 = tl.compile(program, out_idx=[-1], target="cuda:sm_90a")
     assert k2 is not k1 and k2.tensormaps == maps and k2._executable.tensormaps == maps
     compile_mod._MEMORY_CACHE.clear()
     monkeypatch.setenv("TILELANG_MLIR_OFFLINE", "1")
-    k3 = tl.compile(program, out_idx=[2], target="cuda:sm_90a")
+    k3 = tl.compile(program, out_idx=[-1], target="cuda:sm_90a")
     assert k3._executable.tensormaps == maps and k3.cubin == k1.cubin
     k3.save(tmp_path / "artifact")
     assert tl.load(tmp_path / "artifact").tensormaps == maps
@@ -1627,3 +1625,196 @@ def test_tma_kernel_in_a_cuda_graph(gpu, tmp_path):
     graph.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(out, src[64:], rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------
+# The kernel's parameter list against the launch's (a TMA kernel made
+# without its tensor maps: the driver read 128 bytes from an 8-byte slot and
+# the Python process died; the code of another kernel)
+# ---------------------------------------------------------------------------
+
+TMA_LOAD_PARAMS = [tensor("src", ("M", "N"), "float16"), tensor("out", (64, 64), "float16"),
+                   scalar("row", "int32"), scalar("col", "int32")]
+TMA_LOAD_MAPS = [{"param": 0, "box": [64, 64], "swizzle": 128}]
+
+
+def test_ptx_param_sizes_reads_the_entry_signature():
+    assert cuda.ptx_param_sizes(TMA_LOAD_PTX, "tma_load") == [128] + [8] * 14 + [4, 4]
+    assert cuda.ptx_param_sizes(SCALARS_PTX, "scalars") == [8] * 5 + [1, 2, 4, 8, 1, 1, 4, 8]
+    assert cuda.ptx_param_sizes(AXPB_PTX, "axpb") == [8] * 10 + [4, 4]
+    assert cuda.ptx_param_sizes(AXPB_PTX, "axp") is None  # no such entry
+    two = (".visible .entry first(\n .param .u64 a\n)\n{ ret; }\n"
+           ".visible .entry second()\n{ ret; }\n.entry third\n{ ret; }\n")
+    assert cuda.ptx_param_sizes(two, "first") == [8]
+    assert cuda.ptx_param_sizes(two, "second") == []
+    assert cuda.ptx_param_sizes(two, "third") == []
+    assert cuda.ptx_param_sizes(".entry k(.param .weird x)", "k") is None  # unchecked
+
+
+@pytest.mark.parametrize("ptx, entry, params", [
+    (AXPB_PTX, "axpb", [tensor("x", ("n",)), tensor("y", ("n",)), scalar("a", "float32"),
+                        scalar("b", "float32")]),
+    (TRANSPOSE_PTX, "transpose", [tensor("A", ("M", "N")), tensor("B", ("N", "M"))]),
+    (SCALARS_PTX, "scalars", [tensor("out", (8,), "float64"), scalar("i8", "int8"),
+                              scalar("i16", "int16"), scalar("i32", "int32"),
+                              scalar("i64", "int64"), scalar("u8", "uint8"),
+                              scalar("flag", "bool"), scalar("f", "float32"),
+                              scalar("d", "float64")]),
+    (TMA_LOAD_PTX, "tma_load", TMA_LOAD_PARAMS),
+])
+def test_the_gpu_tests_kernels_pass_the_parameter_check(ptx, entry, params):
+    """What the GPU tests launch is what their PTX takes (no false alarm)."""
+    maps = TMA_LOAD_MAPS if entry == "tma_load" else []
+    make_kernel(entry, params, [], "cuda:sm_90a", cubin=FAKE_CUBIN, entry=entry, block=[128],
+                grid=[const(1)], shared_bytes=0, ptx=ptx, tensormaps=maps)
+
+
+def test_a_tma_kernel_without_its_tensor_maps_is_refused_before_any_launch():
+    with pytest.raises(ValueError, match=r"kernel 'tma_load' \(entry 'tma_load', parameters "
+                       r"from its PTX\) expects 17 parameters, but the call packs 16; "
+                       r"parameter 0 is 128 bytes \(a TMA descriptor\), the call packs 8 "
+                       r"there \(the allocated pointer of tensor argument 'src'\); the kernel "
+                       r"takes 1 TMA descriptor\(s\) but the launch has 0"):
+        make_kernel("tma_load", TMA_LOAD_PARAMS, [1], "cuda:sm_90a", cubin=FAKE_CUBIN,
+                    entry="tma_load", block=[128], grid=[const(1)], shared_bytes=0,
+                    ptx=TMA_LOAD_PTX)
+    # The PTX given as the code (what the driver loads too), as test_chip_ops does.
+    with pytest.raises(ValueError, match="parameter 0 is 128 bytes"):
+        make_kernel("tma_load", TMA_LOAD_PARAMS, [1], "cuda:sm_90a",
+                    cubin=TMA_LOAD_PTX.encode() + b"\0", entry="tma_load", block=[128],
+                    grid=[const(1)], shared_bytes=0)
+
+
+def test_a_compiled_tma_kernel_rebuilt_from_its_launch_data():
+    """test_chip_ops rebuilds the compiled kernel with make_kernel: with its
+    tensor maps it passes, without them it is refused (it ended the Python
+    process on the H100)."""
+    from support.explicit_ops import PROGRAMS
+
+    k = tl.compile(PROGRAMS["tma_copy"][0](), out_idx=[-1], target="cuda:sm_90a",
+                   pass_configs={"tl.disable_cache": True})
+    assert k.tensormaps and cuda.ptx_param_sizes(k.ptx, k.entry)[0] == 128
+    launch = dict(entry=k.entry, block=k.block, grid=k.grid, shared_bytes=k.shared_bytes)
+    code = k.ptx.encode() + b"\0"
+    with pytest.raises(ValueError, match=r"kernel 'main' .* parameter 0 is 128 bytes \(a TMA "
+                       r"descriptor\)"):
+        make_kernel(k.name, k.params, k.out_idx, k.target, cubin=code, **launch)
+    make_kernel(k.name, k.params, k.out_idx, k.target, cubin=code, tensormaps=k.tensormaps,
+                features=k.launch_features, **launch)
+
+
+def test_another_kernels_code_is_refused():
+    """Issue 44's class for CUDA: an artifact whose code is another
+    kernel's (here axpb's PTX under transpose's signature)."""
+    with pytest.raises(ValueError, match=r"kernel 'transpose' \(entry 'axpb', parameters from "
+                       r"its PTX\) expects 12 parameters, but the call packs 14; parameter 10 "
+                       r"is 4 bytes, the call packs 8 there \(the size 0 of tensor argument "
+                       r"'B'\) \(its code is not the code of this signature"):
+        make_kernel("transpose", [tensor("A", ("M", "N")), tensor("B", ("N", "M"))], [1],
+                    "cuda:sm_90a", cubin=FAKE_CUBIN, entry="axpb", block=[128],
+                    grid=[const(1)], shared_bytes=0, ptx=AXPB_PTX)
+
+
+class FakeDriver:
+    """The driver calls `CUDAExecutable._function` makes, answering a
+    kernel of parameters `sizes` (None: a driver without cuFuncGetParamInfo)."""
+
+    class CUresult:
+        CUDA_ERROR_INVALID_VALUE = 1
+
+    class CUfunction_attribute:
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+        self.unloaded = []
+        if sizes is None:
+            self.cuFuncGetParamInfo = None
+
+    def cuModuleLoadData(self, image):
+        return (0, "module")
+
+    def cuModuleGetFunction(self, module, name):
+        return (0, 0xF00D)
+
+    def cuModuleUnload(self, module):
+        self.unloaded.append(module)
+        return (0,)
+
+    def cuFuncGetParamInfo(self, fn, i):
+        if i >= len(self.sizes):
+            return (self.CUresult.CUDA_ERROR_INVALID_VALUE, 0, 0)
+        return (0, sum(self.sizes[:i]), self.sizes[i])
+
+
+@pytest.mark.parametrize("sizes, tensormaps, message", [
+    ([128] + [8] * 14 + [4, 4], TMA_LOAD_MAPS, None),
+    (None, [], None),  # a driver before CUDA 12.4: unchecked
+    ([128] + [8] * 14 + [4, 4], [], r"kernel 'tma_load' \(entry 'tma_load', parameters from "
+     r"the driver's cuFuncGetParamInfo\) expects 17 parameters, but the call packs 16; "
+     r"parameter 0 is 128 bytes \(a TMA descriptor\)"),
+    ([8] * 14 + [4], [], r"expects 15 parameters, but the call packs 16; it has no parameter "
+     r"15 for scalar argument 'col' \(int32\)"),
+    ([8] * 14 + [4, 8], [], r"parameter 15 is 8 bytes, the call packs 4 there \(scalar "
+     r"argument 'col' \(int32\)\)"),
+])
+def test_the_driver_s_parameter_list_is_checked_at_the_first_load(monkeypatch, sizes,
+                                                                  tensormaps, message):
+    """An ELF cubin carries no PTX to read: the driver's list of the loaded
+    function is checked before anything is launched, on the Python path
+    and (through `_function`, which hands it its functions) the native one."""
+    driver = FakeDriver(sizes)
+    monkeypatch.setattr(cuda, "_DRIVER", driver)
+    exe = CUDAExecutable(FAKE_CUBIN, "tma_load", [128], 0, [const(1)], TMA_LOAD_PARAMS,
+                         tensormaps=tensormaps)
+    if message is None:
+        assert exe._function(0xC0DE, 0) == 0xF00D
+        assert exe._handles and driver.unloaded == []
+        return
+    with pytest.raises(ValueError, match=message):
+        exe._function(0xC0DE, 0)
+    assert driver.unloaded == ["module"] and not exe._handles and not exe._functions
+
+
+def test_the_native_path_gets_no_function_whose_parameters_differ(monkeypatch):
+    """The fast path launches only the functions `_native_prepare` hands it
+    (each loaded, and checked, by `_function`): a kernel that fails the
+    check hands it none, and its calls take the Python path, which raises."""
+    monkeypatch.setattr(cuda, "_DRIVER", FakeDriver([128] + [8] * 14 + [4, 4]))
+    monkeypatch.setattr(cuda, "current_context", lambda name="": (0xC0DE, 0))
+    k = make_kernel("tma_load", TMA_LOAD_PARAMS, [1], "cuda:sm_90a", cubin=FAKE_CUBIN,
+                    entry="tma_load", block=[128], grid=[const(1)], shared_bytes=0)
+    added = []
+    monkeypatch.setattr(k, "_native_state", lambda: "native", raising=False)
+    monkeypatch.setattr(k, "_native_has_context", lambda handle: False, raising=False)
+    monkeypatch.setattr(k, "_native_add_context", lambda *a: added.append(a) or True,
+                        raising=False)
+    assert k._native_prepare() is False and added == []
+    with pytest.raises(ValueError, match="parameter 0 is 128 bytes"):
+        k._executable._function(0xC0DE, 0)
+
+
+@pytest.mark.gpu
+def test_a_kernel_with_another_parameter_list_raises_instead_of_crashing(gpu, tmp_path):
+    """On the GPU, from the driver's list (the cubin alone, no PTX to read):
+    the TMA kernel without its tensor map, and axpb's code under another
+    signature, raise a ValueError at the first call; the process lives on
+    and a right kernel still runs."""
+    torch = gpu
+    cubin = assemble(TMA_LOAD_PTX, tmp_path / "tma")
+    k = make_kernel("tma_load", TMA_LOAD_PARAMS, [1], "cuda:sm_90a", cubin=cubin,
+                    entry="tma_load", block=[128], grid=[const(1)], shared_bytes=0)
+    src = torch.zeros(64, 64, dtype=torch.float16, device="cuda")
+    for _ in range(2):  # the second call too (no fast path took it over)
+        with pytest.raises(ValueError, match=r"parameters from the driver's "
+                           r"cuFuncGetParamInfo\) expects 17 parameters, but the call packs 16; "
+                           r"parameter 0 is 128 bytes \(a TMA descriptor\)"):
+            k(src, 0, 0)
+    other = make_kernel("axpb", [tensor("A", ("M", "N")), tensor("B", ("N", "M"))], [1],
+                        "cuda:sm_90a", cubin=assemble(AXPB_PTX, tmp_path / "axpb"),
+                        entry="axpb", block=[128], grid=[const(1)], shared_bytes=0)
+    with pytest.raises(ValueError, match="expects 12 parameters, but the call packs 14"):
+        other(torch.zeros(4, 4, device="cuda"))
+    x = torch.randn(1000, device="cuda")
+    torch.testing.assert_close(axpb_kernel(tmp_path)(x, 2.0, 1.0), 2 * x + 1, rtol=1e-6,
+                               atol=1e-6)
