@@ -14,8 +14,6 @@ of its own `o`, and thread 0 copied its `o` out with the rest unset.
 CPU runs and GPU runs (marked `gpu`) against NumPy on random inputs; the
 compile-only tests check the loop layouts for sm_90a, sm_80 and gfx942."""
 
-import re
-
 import numpy as np
 import pytest
 
@@ -170,9 +168,6 @@ def _thread_offsets(per=4, threads=32):
             T.copy(o, Out[tx * per])
 
     return main
-
-
-_F16 = dict(rtol=0, atol=0)
 
 
 def _run(func, target, inputs, out_idx):
