@@ -272,6 +272,8 @@ public:
 
   // Parallel loops (ParallelLoops.cpp).
   LogicalResult lowerParallel(ParallelOp op, OpBuilder &b, IRMapping &map);
+  LogicalResult lowerPerThreadLoop(ParallelOp op, const TileLayout &layout,
+                                   OpBuilder &b, IRMapping &map);
 
   // Copies (Copies.cpp).
   struct Side {
@@ -305,7 +307,8 @@ public:
   void copyFragmentMemory(OpBuilder &b, const Side &frag, const Side &mem,
                           bool toMemory);
   void copyThroughScratch(OpBuilder &b, const Side &src, const Side &dst);
-  void copyPerThread(OpBuilder &b, const Side &src, const Side &dst);
+  void copyPerThread(OpBuilder &b, const Side &src, const Side &dst,
+                     bool eachThread = false);
   Side scratchSide(OpBuilder &b, ArrayRef<int64_t> shape, Type elementType);
   Buffer scratchBuffer(OpBuilder &b, ArrayRef<int64_t> shape, Type type);
   LogicalResult lowerCopy(CopyOp op, OpBuilder &b, IRMapping &map);

@@ -31,6 +31,13 @@ bool producesThreadValue(Operation *op);
 /// diverge (the per-thread ops of TileThreadOps.td and scalar atomics).
 bool isPerThreadOp(Operation *op);
 
+/// Whether the tile.parallel `loop` is per-thread code (TileLang's rule for
+/// T.Parallel): it stores into local buffers (tile.alloc_local, at least
+/// one), writes no other memory and touches no fragment. Every thread then
+/// runs every iteration on its own copy of those buffers, as scalar code
+/// does; any other loop shares its iterations out among the threads.
+bool isPerThreadLoop(ParallelOp loop);
+
 /// The values of a kernel that may differ between its threads, found by
 /// propagation to a fixed point: through operands, through per-thread
 /// buffers (local and var) written with such values or under such

@@ -298,9 +298,12 @@ KernelLowering::Side KernelLowering::scratchSide(OpBuilder &b,
 }
 
 /// Per-thread copies (local/var on a side): every thread copies the whole
-/// region; writes to global or shared memory come from thread 0.
+/// region. Writes to global or shared memory come from thread 0 when every
+/// thread would store the same values at the same places, else
+/// (`eachThread`: the copy is each thread's own, ThreadVariance) from every
+/// thread, as TileLang's copy out of a local buffer does.
 void KernelLowering::copyPerThread(OpBuilder &b, const Side &src,
-                                   const Side &dst) {
+                                   const Side &dst, bool eachThread) {
   SmallVector<int64_t> shape = dropUnitDims(src.sizes);
   bool shared =
       dst.buf.kind == BufferKind::Global || dst.buf.kind == BufferKind::Shared;
@@ -342,7 +345,7 @@ void KernelLowering::copyPerThread(OpBuilder &b, const Side &src,
     else
       scf::buildLoopNest(eb, loc, lbs, ubs, steps, fn);
   };
-  guarded(b, loc, shared ? isThreadZero(b) : Value(), emit);
+  guarded(b, loc, shared && !eachThread ? isThreadZero(b) : Value(), emit);
 }
 
 /// Stages a copy through shared scratch memory: src -> scratch, barrier,
@@ -461,7 +464,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op, OpBuilder &b,
   }
   if ((isPerThread(sk) && (isMemory(dk) || isPerThread(dk))) ||
       (isMemory(sk) && isPerThread(dk))) {
-    copyPerThread(b, *src, *dst);
+    copyPerThread(b, *src, *dst, variance && variance->perThread(op));
     return success();
   }
   copyThroughScratch(b, *src, *dst);

@@ -16,6 +16,37 @@
 using namespace mlir;
 using namespace mlir::tile;
 
+/// A per-thread tile.parallel (isPerThreadLoop: only local buffers written,
+/// no fragment; its layout replicates every iteration in every thread) as
+/// an scf.for nest over its extents in each thread: its body once, not
+/// once per register.
+LogicalResult KernelLowering::lowerPerThreadLoop(ParallelOp op,
+                                                 const TileLayout &layout,
+                                                 OpBuilder &b, IRMapping &map) {
+  Block &body = op.getBody().front();
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t e : op.getExtents()) {
+    lbs.push_back(cIdx(b, loc, 0));
+    ubs.push_back(cIdx(b, loc, e));
+    steps.push_back(cIdx(b, loc, 1));
+  }
+  LogicalResult result = success();
+  scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, [&](OpBuilder &nb, Location, ValueRange ivs) {
+        IRMapping inner = map;
+        for (auto [arg, v] : llvm::zip(body.getArguments(), ivs))
+          inner.map(arg, v);
+        Context ctx;
+        ctx.loopLayout = &layout;
+        ctx.reg = 0;
+        ctx.body = &body;
+        ctx.ivs.assign(ivs.begin(), ivs.end());
+        if (failed(lowerBlock(body, nb, inner, ctx)))
+          result = failure();
+      });
+  return result;
+}
+
 LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
                                             IRMapping &map) {
   auto attr = op->getAttrOfType<FragmentLayoutAttr>("layout");
@@ -24,6 +55,11 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
   FailureOr<TileLayout> layout = TileLayout::fromAttr(attr, op.getExtents());
   if (failed(layout))
     return op.emitOpError("layout is not a digit structure");
+  // A per-thread loop (every thread runs every iteration) too long to
+  // unroll runs as a loop nest.
+  if (layout->getNumRegs() > limits::kRegistersPerThread &&
+      isPerThreadLoop(op))
+    return lowerPerThreadLoop(op, *layout, b, map);
   // The leader of a replicated instance: replica digits all zero.
   Value leader = replicaLeader(b, *layout);
   Block &body = op.getBody().front();

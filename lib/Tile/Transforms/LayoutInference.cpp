@@ -1023,8 +1023,10 @@ LogicalResult LayoutInference::checkRegistersPerThread() {
   }
   for (ParallelOp loop : loops) {
     auto it = loopLayouts.find(loop);
+    // A per-thread loop past the limit is lowered as a loop, not unrolled.
     if (it == loopLayouts.end() ||
-        it->second.getNumRegs() <= limits::kRegistersPerThread)
+        it->second.getNumRegs() <= limits::kRegistersPerThread ||
+        isPerThreadLoop(loop))
       continue;
     return loop.emitOpError("its layout gives each of the ")
            << threads << " threads " << it->second.getNumRegs()
@@ -1101,6 +1103,16 @@ LogicalResult LayoutInference::run() {
   for (ParallelOp loop : loops) {
     if (loopLayouts.count(loop))
       continue;
+    // Per-thread code (only local buffers written, no fragment): every
+    // thread runs every iteration on its own copy of its buffers. Shared
+    // out like the others, each thread would compute only its share of its
+    // own buffer, and a copy of that buffer out would store the rest unset.
+    if (isPerThreadLoop(loop)) {
+      loopLayouts.insert(std::make_pair(
+          loop.getOperation(),
+          TileLayout::replicated(loop.getExtents(), threads)));
+      continue;
+    }
     // A width the loop asks for (coalesced_width) may span its trailing
     // dimensions: each thread then owns whole blocks of them, which is how
     // a program keeps a per-thread chunk (and a reduction over it) local.

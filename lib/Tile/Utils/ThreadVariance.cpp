@@ -51,6 +51,25 @@ static bool mayWrite(Operation *op, Value v) {
   });
 }
 
+bool mlir::tile::isPerThreadLoop(ParallelOp loop) {
+  bool storesLocal = false;
+  WalkResult result = loop.getBody().walk([&](Operation *op) -> WalkResult {
+    for (Value v : op->getOperands()) {
+      if (!isa<MemRefType>(v.getType()))
+        continue;
+      Type t = viewSource(v).getType();
+      if (isInScope(t, MemoryScope::fragment))
+        return WalkResult::interrupt();
+      bool writes = mayWrite(op, v);
+      if (writes && !isInScope(t, MemoryScope::local))
+        return WalkResult::interrupt();
+      storesLocal |= writes;
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted() && storesLocal;
+}
+
 ThreadVariance::ThreadVariance(KernelOp k) : kernel(k.getOperation()) {
   bool changed = true;
   while (changed) {
@@ -124,10 +143,12 @@ bool ThreadVariance::visit(Operation *op) {
         changed |= mark(whileOp.getAfterArguments()[i]);
         changed |= mark(whileOp.getResult(i));
       }
-  } else if (isa<ParallelOp>(op)) {
-    // Each thread runs its own iterations.
-    for (Value arg : op->getRegion(0).getArguments())
-      changed |= mark(arg);
+  } else if (auto loop = dyn_cast<ParallelOp>(op)) {
+    // Each thread runs its own iterations (all of them, the same in every
+    // thread, in a per-thread loop).
+    if (!isPerThreadLoop(loop))
+      for (Value arg : op->getRegion(0).getArguments())
+        changed |= mark(arg);
   } else if (op->getNumRegions() && anyVarying(op->getOperands())) {
     markOwner();
     for (Region &region : op->getRegions())

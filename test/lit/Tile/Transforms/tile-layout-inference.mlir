@@ -324,3 +324,45 @@ func.func @three_threads(%n: index) {
   }
   return
 }
+
+// -----
+
+// A loop that writes only local buffers (per-thread arrays) and touches no
+// fragment is per-thread code, as TileLang has it: every thread runs every
+// iteration on its own copy, so the loop layout replicates the whole loop
+// over the block's 160 threads (shared out, each thread would compute a
+// quarter of its own %o and a copy of %o out would store the rest unset).
+// Reading global memory changes nothing; also writing it (or a var) makes
+// the loop shared out among the threads (blocked).
+// CHECK-DAG: #[[ALL:.+]] = affine_map<(d0)[s0] -> (s0, d0)>
+// CHECK-LABEL: func.func @per_thread_loop
+// CHECK: tile.parallel (%{{.+}}) in (16) attributes {layout = #tile.layout<#[[ALL]], threads = 160, replicate = 160>}
+// CHECK: tile.parallel (%{{.+}}) in (16) attributes {layout = #tile.layout<#[[ALL]], threads = 160, replicate = 160>}
+// CHECK: tile.parallel (%{{.+}}) in (16) attributes {layout = #tile.layout<#{{.+}}, threads = 160, replicate = 40>}
+// CHECK: tile.parallel (%{{.+}}) in (16) attributes {layout = #tile.layout<#{{.+}}, threads = 160, replicate = 40>}
+func.func @per_thread_loop(%x: memref<48xf16>, %out: memref<48xf16>) {
+  %c3 = arith.constant 3 : index
+  tile.kernel blocks(%bx) in (%c3) threads(160) {
+    %a = tile.alloc_local : memref<16xf16, #tile.scope<local>>
+    %o = tile.alloc_local : memref<16xf16, #tile.scope<local>>
+    %v = tile.alloc_var : memref<f16, #tile.scope<var>>
+    tile.parallel (%i) in (16) {
+      %e = memref.load %a[%i] : memref<16xf16, #tile.scope<local>>
+      memref.store %e, %o[%i] : memref<16xf16, #tile.scope<local>>
+    }
+    tile.parallel (%i) in (16) {
+      %e = memref.load %x[%i] : memref<48xf16>
+      memref.store %e, %o[%i] : memref<16xf16, #tile.scope<local>>
+    }
+    tile.parallel (%i) in (16) {
+      %e = memref.load %a[%i] : memref<16xf16, #tile.scope<local>>
+      memref.store %e, %o[%i] : memref<16xf16, #tile.scope<local>>
+      memref.store %e, %out[%i] : memref<48xf16>
+    }
+    tile.parallel (%i) in (16) {
+      %e = memref.load %a[%i] : memref<16xf16, #tile.scope<local>>
+      memref.store %e, %v[] : memref<f16, #tile.scope<var>>
+    }
+  }
+  return
+}
