@@ -19,7 +19,7 @@ import pytest
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
-from devices import get, put
+from support.devices import get, put
 
 
 def _elementwise_1d(n=48, tile=16, threads=160, dtype="float16"):
