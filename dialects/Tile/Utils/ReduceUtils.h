@@ -50,6 +50,12 @@ Value reduceIdentity(OpBuilder &b, Location loc, const ReduceSpec &spec,
 Value reduceCombine(OpBuilder &b, Location loc, const ReduceSpec &spec,
                     Value acc, Value x);
 
+/// The type a reduction accumulates in before its result is stored in
+/// `dstElement`: float32 for a float16 / bfloat16 sum or abssum (every
+/// partial, on the CPU and on GPUs, is float32 and the result is rounded
+/// once), `dstElement` itself otherwise (max / min are exact in any type).
+Type reduceAccumulatorType(const ReduceSpec &spec, Type dstElement);
+
 /// An element as it enters the reduction: its absolute value for `abssum`
 /// and `absmax` (of signed and float elements), itself otherwise.
 Value reduceInput(OpBuilder &b, Location loc, const ReduceSpec &spec,

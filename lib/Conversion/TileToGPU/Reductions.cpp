@@ -6,6 +6,8 @@
 // A reduction combines each thread's registers (a balanced tree), then lanes
 // with shuffles, then warps through shared scratch, and converts the result
 // to the destination's layout; a cumulative sum scans lines in shared memory.
+// Every step accumulates in reduceAccumulatorType (float32 for a float16 /
+// bfloat16 sum), and the result is rounded into the destination once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,12 +35,19 @@ static Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset,
   return convertElements(b, loc, s, type);
 }
 
+/// `v` as a `to` (the accumulator's type and the destination's element
+/// type differ only for the float32 sums of 16-bit floats).
+static Value asType(OpBuilder &b, Location loc, Value v, Type to) {
+  return v.getType() == to ? v : convertElements(b, loc, v, to);
+}
+
 /// A reduction within each thread (a local buffer into a local buffer or a
 /// var): every thread reduces its own elements, as the CPU lowering does.
 void KernelLowering::lowerThreadReduce(ReduceOp op, const Buffer &src,
                                        const Buffer &dst, OpBuilder &b) {
   ReduceSpec spec = ReduceSpec::of(op);
-  Type acc = dst.elementType;
+  Type elem = dst.elementType;
+  Type acc = reduceAccumulatorType(spec, elem);
   int64_t dim = op.getDim();
   SmallVector<int64_t> outer(src.shape);
   outer.erase(outer.begin() + dim);
@@ -57,17 +66,20 @@ void KernelLowering::lowerThreadReduce(ReduceOp op, const Buffer &src,
       dstIdx.insert(dstIdx.begin() + dim, cIdx(b, loc, 0));
     else if (dstIdx.empty())
       dstIdx.push_back(cIdx(b, loc, 0));
-    Value total = op.getClear() ? reduceIdentity(b, loc, spec, acc)
-                                : loadElement(b, dst, dstIdx);
+    Value total =
+        op.getClear()
+            ? reduceIdentity(b, loc, spec, acc)
+            : asType(b, loc, loadElement(b, dst, dstIdx), acc);
     for (int64_t i = 0; i < src.shape[dim]; ++i) {
       SmallVector<Value> srcIdx(pos);
       srcIdx.insert(srcIdx.begin() + dim, cIdx(b, loc, i));
       Value x = convertElements(b, loc, loadElement(b, src, srcIdx),
                                 op.getSrcLogicalType(), op.getDstLogicalType(),
-                                acc);
-      total = reduceCombine(b, loc, spec, total, reduceInput(b, loc, spec, x));
+                                elem);
+      x = asType(b, loc, reduceInput(b, loc, spec, x), acc);
+      total = reduceCombine(b, loc, spec, total, x);
     }
-    storeElement(b, dst, dstIdx, total);
+    storeElement(b, dst, dstIdx, asType(b, loc, total, elem));
   }
 }
 
@@ -82,7 +94,7 @@ SmallVector<Value> KernelLowering::reduceOwnTerms(ReduceOp op,
                                                   OpBuilder &b) {
   const TileLayout &ls = *src.layout;
   int64_t dim = op.getDim();
-  Type acc = dst.elementType;
+  Type acc = reduceAccumulatorType(spec, dst.elementType);
   int64_t nregs = natural.getNumRegs();
   SmallVector<Value> partial(nregs);
   SmallVector<SmallVector<Value>> terms(nregs);
@@ -113,10 +125,12 @@ SmallVector<Value> KernelLowering::reduceOwnTerms(ReduceOp op,
     }
     if (!anyIn || !rd)
       continue;
+    // Each element in the destination's type (as the CPU takes it), then
+    // in the accumulator's.
     Value x = convertElements(b, loc, regLoad(b, src, rs),
                               op.getSrcLogicalType(), op.getDstLogicalType(),
-                              acc);
-    x = reduceInput(b, loc, spec, x);
+                              dst.elementType);
+    x = asType(b, loc, reduceInput(b, loc, spec, x), acc);
     if (mayPad) {
       SmallVector<Value> sidx = ls.emitInverse(b, loc, tid, rs);
       Value ok;
@@ -158,7 +172,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
     return failure();
   ReduceSpec spec = ReduceSpec::of(op);
   int64_t dim = op.getDim();
-  Type acc = dst->elementType;
+  Type elem = dst->elementType;
+  Type acc = reduceAccumulatorType(spec, elem);
   bool local = src->kind == BufferKind::Local &&
                (dst->kind == BufferKind::Local || dst->kind == BufferKind::Var);
   if (local) {
@@ -268,21 +283,26 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
     }
     barrier(b);
   }
+  // The old value joins in the accumulator's type; one rounding into the
+  // destination's.
+  auto result = [&](Value old, Value v) {
+    if (old)
+      v = reduceCombine(b, loc, spec, asType(b, loc, old, acc), v);
+    return asType(b, loc, v, elem);
+  };
   if (direct) {
-    for (int64_t r = 0; r < nregs; ++r) {
-      Value v = partial[r];
-      if (!op.getClear())
-        v = reduceCombine(b, loc, spec, regLoad(b, *dst, r), v);
-      regStore(b, *dst, r, v);
-    }
+    for (int64_t r = 0; r < nregs; ++r)
+      regStore(b, *dst, r,
+               result(op.getClear() ? Value() : regLoad(b, *dst, r),
+                      partial[r]));
     return success();
   }
   // Convert the natural result to the destination's layout through scratch.
   Buffer tmp = *dst;
   tmp.layout = natural;
-  tmp.memref = privateAlloca(b, {nregs}, acc);
+  tmp.memref = privateAlloca(b, {nregs}, elem);
   for (int64_t r = 0; r < nregs; ++r)
-    regStore(b, tmp, r, partial[r]);
+    regStore(b, tmp, r, result(Value(), partial[r]));
   Side from{tmp, {}, dst->shape}, to{*dst, {}, dst->shape};
   for (int64_t i = 0; i < dst->rank(); ++i) {
     from.offsets.push_back(cIdx(b, loc, 0));
@@ -291,13 +311,11 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op, OpBuilder &b,
   if (!op.getClear()) {
     // Combine with the old values: convert those to the natural layout.
     Buffer old = tmp;
-    old.memref = privateAlloca(b, {nregs}, acc);
+    old.memref = privateAlloca(b, {nregs}, elem);
     Side oldSide{old, from.offsets, dst->shape};
     copyThroughScratch(b, to, oldSide);
     for (int64_t r = 0; r < nregs; ++r)
-      regStore(
-          b, tmp, r,
-          reduceCombine(b, loc, spec, regLoad(b, old, r), regLoad(b, tmp, r)));
+      regStore(b, tmp, r, result(regLoad(b, old, r), partial[r]));
   }
   copyThroughScratch(b, from, to);
   return success();

@@ -712,10 +712,7 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
     // store: the CPU sums one element after another, where a GPU block
     // sums a tree of partials; a 16-bit running sum over a long row loses
     // more than either (the summed elements are in the 16-bit type).
-    Type loopType = accType;
-    if (isa<Float16Type, BFloat16Type>(accType) &&
-        (spec.kind == ReduceKind::sum || spec.kind == ReduceKind::abssum))
-      loopType = rewriter.getF32Type();
+    Type loopType = reduceAccumulatorType(spec, accType);
     buildNest(
         rewriter, loc, outer, [&](OpBuilder &b, Location l, ValueRange ivs) {
           SmallVector<Value> dstIdx(ivs.begin(), ivs.end());

@@ -95,6 +95,14 @@ Value mlir::tile::reduceCombine(OpBuilder &b, Location loc,
   llvm_unreachable("reduce kind");
 }
 
+Type mlir::tile::reduceAccumulatorType(const ReduceSpec &spec,
+                                      Type dstElement) {
+  if (isa<Float16Type, BFloat16Type>(dstElement) &&
+      (spec.kind == ReduceKind::sum || spec.kind == ReduceKind::abssum))
+    return Float32Type::get(dstElement.getContext());
+  return dstElement;
+}
+
 Value mlir::tile::reduceInput(OpBuilder &b, Location loc,
                               const ReduceSpec &spec, Value x) {
   if (spec.kind != ReduceKind::abssum && spec.kind != ReduceKind::absmax)

@@ -15,20 +15,35 @@ def to_device(x, device: str):
         return x
     import torch
 
-    t = torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
+    t = _torch_of(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
     return t.cuda() if torch.cuda.is_available() else t
 
 
+def _torch_of(x: np.ndarray):
+    """A torch tensor of the NumPy array `x`, also of the ml_dtypes types
+    torch.from_numpy refuses (bfloat16, float8_*): their bits, viewed as
+    the torch dtype of the same name."""
+    import torch
+
+    if x.dtype.type.__module__ != "ml_dtypes":
+        return torch.from_numpy(x)
+    from ..base import dtypes as dt
+
+    target = dt.to_torch(dt.from_numpy(x.dtype))
+    bits = x.view(np.dtype(f"uint{8 * x.dtype.itemsize}"))
+    return torch.from_numpy(bits).view(target)
+
+
 def to_numpy(x):
-    """A NumPy array of a kernel result (torch bfloat16 widened to float32;
-    tuples element-wise)."""
+    """A NumPy array of a kernel result (torch bfloat16 and float8 widened to
+    float32, which holds their values exactly; tuples element-wise)."""
     if isinstance(x, tuple):
         return tuple(to_numpy(i) for i in x)
     if type(x).__module__.startswith("torch"):
         x = x.detach().cpu()
         import torch
 
-        if x.dtype == torch.bfloat16:
+        if x.dtype == torch.bfloat16 or "float8" in str(x.dtype):
             x = x.float()
         return x.numpy()
     return np.asarray(x)

@@ -854,8 +854,10 @@ class CUDAExecutable:
         array, keep = pack_arguments(params, values, maps)
         launch = _libcuda_launch()
         block = self.block
+        call = "cuLaunchKernel"
         if self._extended:
             code = int(self._launch_ex(fn, grid, stream, array, params, values, device)[0])
+            call = "cuLaunchKernelEx"
         elif launch is not None:
             code = launch(self._handles[int(ctx)], grid[0], grid[1], grid[2], block[0],
                           block[1], block[2], self.shared_bytes, stream,
@@ -865,7 +867,7 @@ class CUDAExecutable:
                                                 block[1], block[2], self.shared_bytes, stream,
                                                 ctypes.addressof(array), 0)[0])
         if code != 0:
-            self.launch_failed(code, grid)
+            self.launch_failed(code, grid, call)
         del keep
         if self.sync if self.sync is not None else _SYNC_ENV:
             check_result(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize",

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import types
 from collections import OrderedDict
 
 import numpy as np
@@ -719,6 +720,89 @@ def test_launch_without_tensor_maps_encodes_nothing(monkeypatch):
     launches = _fake_launch(monkeypatch, exe, 0, 5)
     exe(params, [BoundTensor(None, ALIGNED, (4,), (1,))])
     assert launches[0]["words"] == [ALIGNED, ALIGNED, 0, 4, 1]
+
+
+class _ExDriver:
+    """What CUDAExecutable._launch_ex uses of cuda.bindings.driver: records
+    each cuLaunchKernelEx's configuration and answers `code`."""
+
+    class _Enum:
+        def __getattr__(self, name):
+            return name
+
+    class _Value:
+        def __init__(self):
+            self.cooperative = 0
+            self.programmaticStreamSerializationAllowed = 0
+            self.accessPolicyWindow = types.SimpleNamespace()
+
+    class CUlaunchAttribute:
+        def __init__(self):
+            self.id = None
+            self.value = _ExDriver._Value()
+
+    class CUresult(int):
+        @property
+        def name(self):
+            return f"CUDA_ERROR_{int(self)}"
+
+    CUlaunchAttributeID = CUdevice_attribute = CUaccessProperty = _Enum()
+    CUlaunchConfig = types.SimpleNamespace
+
+    def __init__(self, code=0, resident=64):
+        self.code, self.resident, self.launches = code, resident, []
+
+    def CUstream(self, s):
+        return ("stream", s)
+
+    def cuLaunchKernelEx(self, config, fn, params, extra):
+        self.launches.append((config, fn, params, extra))
+        return (self.CUresult(self.code),)
+
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, fn, threads, smem):
+        return (self.CUresult(0), self.resident)
+
+    def cuDeviceGetAttribute(self, attr, device):
+        return (self.CUresult(0), 1 if attr.endswith("PROCESSOR_COUNT") else 1 << 20)
+
+    def cuGetErrorString(self, err):
+        return (self.CUresult(0), b"a fake failure")
+
+
+@pytest.mark.parametrize("features", [{"cooperative": True}, {"pdl": True},
+                                      {"l2_hit_ratio": [(0, 0.5)]}])
+def test_launch_with_attributes_goes_through_cuLaunchKernelEx(monkeypatch, features):
+    """A kernel launched with attributes (T.sync_grid, T.pdl_sync,
+    T.annotate_l2_hit_ratio) takes cuLaunchKernelEx, on a stub driver: its
+    result is checked as the plain launch's is (an unset result once broke
+    every such launch on the GPU)."""
+    params = [tensor("A", (4,), "float32")]
+    exe = CUDAExecutable(FAKE_CUBIN, "f", [128], 0, [const(4)], params, name="f",
+                         features=features)
+    assert exe._extended
+    plain = _fake_launch(monkeypatch, exe, 0, 5)
+    driver = _ExDriver()
+    monkeypatch.setattr(cuda, "_driver", lambda: driver)
+    exe(params, [BoundTensor(None, ALIGNED, (4,), (1,))])
+    assert plain == [] and len(driver.launches) == 1
+    config = driver.launches[0][0]
+    assert (config.gridDimX, config.gridDimY, config.gridDimZ) == (4, 1, 1)
+    assert config.numAttrs == len(config.attrs) == 1
+    ids = {"cooperative": "CU_LAUNCH_ATTRIBUTE_COOPERATIVE",
+           "pdl": "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION",
+           "l2_hit_ratio": "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW"}
+    assert config.attrs[0].id == ids[next(iter(features))]
+    # A failed launch raises, naming the call.
+    driver.code = 700
+    with pytest.raises(RuntimeError, match="cuLaunchKernelEx failed with CUDA_ERROR_700 "
+                                           r"\(a fake failure\): kernel 'f' with grid \(4, 1, 1\)"):
+        exe(params, [BoundTensor(None, ALIGNED, (4,), (1,))])
+    # A cooperative grid larger than the resident blocks is refused first.
+    if "cooperative" in features:
+        driver.code, driver.resident = 0, 2
+        with pytest.raises(ValueError, match="all its blocks must be resident at once"):
+            exe(params, [BoundTensor(None, ALIGNED, (4,), (1,))])
+        assert len(driver.launches) == 2
 
 
 def test_artifact_round_trip_with_tensor_maps(tmp_path):
