@@ -228,6 +228,32 @@ LogicalResult NVVMKernelLowering::collectTensorMaps() {
   // allocation of rank 1 or 2 into a kernel argument of its element type
   // (float32, float16, bfloat16, int32): boxes of one panel of the tile,
   // its swizzle. Others are added element by element.
+  // use_tma=True into a tensor whose static strides TMA cannot address:
+  // the launch would refuse it (runtime/cuda.py's tensormap_encoding), so
+  // refuse it here, at the user's line (TileLang's tensor map fails too).
+  if (target.getChipInfo().tma) {
+    WalkResult strides = kernel.walk([&](AtomicAddOp add) -> WalkResult {
+      auto arg = dyn_cast<BlockArgument>(add.getDst());
+      if (!add.getTma() || !arg ||
+          arg.getOwner()->getParentOp() != func.getOperation())
+        return WalkResult::advance();
+      auto dst = cast<MemRefType>(add.getDst().getType());
+      std::optional<std::pair<int64_t, int64_t>> bad =
+          staticTensorMapStrideError(dst);
+      if (!bad)
+        return WalkResult::advance();
+      int64_t eb = elementBytes(dst.getElementType());
+      return add.emitOpError("use_tma=True: TMA cannot address argument ")
+             << arg.getArgNumber() << " of the kernel (" << dst
+             << "): dimension " << bad->first << " has a stride of "
+             << bad->second / eb << " elements = " << bad->second
+             << " bytes, and TMA needs every stride to be a multiple of 16 "
+                "bytes; drop use_tma=True (atomics element by element) or "
+                "pad the tensor's rows";
+    });
+    if (strides.wasInterrupted())
+      return failure();
+  }
   if (target.getChipInfo().tma)
     kernel.walk([&](AtomicAddOp add) {
       if (!add.getTma())

@@ -615,6 +615,12 @@ static int64_t sharedBytes(KernelOp kernel, int64_t stages,
   kernel.walk([&](AllocSharedOp alloc) {
     MemRefType type = alloc.getType();
     int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    bool ringed = buffers.contains(alloc.getResult()) ||
+                  llvm::any_of(tileCopies, [&](CopyOp c) {
+                    return c.getDst() == alloc.getResult();
+                  });
+    if (ringed) // a ring's slots are padded to 128 bytes (ringSlotShape)
+      bytes = llvm::alignTo(bytes, 128);
     if (buffers.contains(alloc.getResult()))
       bytes *= stages;
     else if (llvm::any_of(tileCopies, [&](CopyOp c) {
@@ -935,13 +941,33 @@ static void cloneAll(OpBuilder &ib, ArrayRef<Operation *> ops, IRMapping &m) {
     ib.clone(*op, m);
 }
 
+/// The shape of one slot of a ring of `type` tiles: the tile's shape, its
+/// outermost dimension padded so that a slot is a multiple of 128 bytes.
+/// Every slot is a TMA destination, which must start 128-byte aligned
+/// (cp.async.bulk.tensor faults with a misaligned address otherwise); a
+/// ring of (1, 8) float32 tiles would put its slots 32 bytes apart. The
+/// padding leaves the tile's rows (and so its swizzle and panels) as they
+/// are; slot views keep their type (strides of the tile, an offset).
+static SmallVector<int64_t> ringSlotShape(MemRefType type) {
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t eb = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  if (shape.empty())
+    return shape;
+  int64_t inner = eb; // bytes of one step of the outermost dimension
+  for (int64_t d : ArrayRef<int64_t>(shape).drop_front())
+    inner *= d;
+  int64_t step = 128 / std::gcd<int64_t>(inner, 128);
+  shape.front() = llvm::alignTo(shape.front(), step);
+  return shape;
+}
+
 /// `slots` copies of the buffer `buf` (its swizzle, or the default), at the
-/// top of the kernel body.
+/// top of the kernel body, each slot 128-byte aligned (ringSlotShape).
 Value Specializer::ringOf(Value buf, int64_t slots) {
   auto alloc = buf.getDefiningOp<AllocSharedOp>();
   MemRefType type = alloc.getType();
   SmallVector<int64_t> shape = {slots};
-  llvm::append_range(shape, type.getShape());
+  llvm::append_range(shape, ringSlotShape(type));
   auto ringType =
       MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
                       type.getMemorySpace());
