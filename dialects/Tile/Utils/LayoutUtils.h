@@ -275,6 +275,13 @@ int64_t sharedPanelElements(ArrayRef<int64_t> allocShape, int64_t elementBytes,
 /// dimension but the outermost static).
 bool tensorMapStrides(MemRefType type);
 
+/// The first dimension (and its stride in bytes) of an identity-layout
+/// tensor of static inner sizes whose stride is not a multiple of 16 bytes
+/// (TMA cannot address it; dimensions of size 1, never stepped, pass); none
+/// when every such stride is fine or only known at the launch.
+std::optional<std::pair<int64_t, int64_t>>
+staticTensorMapStrideError(MemRefType type);
+
 /// The largest power of two known to divide the index value `v` (at most
 /// `cap`), from constants, products, sums, shifts, remainders, casts,
 /// selects and affine.apply.

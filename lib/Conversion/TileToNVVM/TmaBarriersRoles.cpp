@@ -228,34 +228,58 @@ LogicalResult NVVMKernelLowering::collectTensorMaps() {
   // allocation of rank 1 or 2 into a kernel argument of its element type
   // (float32, float16, bfloat16, int32): boxes of one panel of the tile,
   // its swizzle. Others are added element by element.
-  if (target.getChipInfo().tma)
-    kernel.walk([&](AtomicAddOp add) {
+  // A destination whose static strides TMA cannot address (rows not a
+  // multiple of 16 bytes) is refused here, at the user's line: the launch
+  // would refuse its tensor map (runtime/cuda.py's tensormap_encoding), and
+  // use_tma=True asks for TMA (TileLang's tensor map fails the same way).
+  if (target.getChipInfo().tma) {
+    WalkResult adds = kernel.walk([&](AtomicAddOp add) -> WalkResult {
       if (!add.getTma())
-        return;
+        return WalkResult::advance();
       auto arg = dyn_cast<BlockArgument>(add.getDst());
       AllocSharedOp alloc = sharedAllocOf(add.getValue());
       if (!arg || arg.getOwner()->getParentOp() != func.getOperation() ||
           !alloc || alloc.getResult() != add.getValue())
-        return;
+        return WalkResult::advance();
       auto src = cast<MemRefType>(add.getValue().getType());
       auto dst = cast<MemRefType>(add.getDst().getType());
       Type et = dst.getElementType();
       if (!dst.getLayout().isIdentity() || src.getRank() > 2 ||
           !(et.isF32() || et.isF16() || et.isBF16() || et.isInteger(32)))
-        return;
+        return WalkResult::advance();
       int64_t swizzle =
           alloc.getSwizzleAttr() ? alloc.getSwizzleAttr().getBytes() : 0;
       int64_t eb = elementBytes(et);
       SmallVector<int64_t> box(dst.getRank() - src.getRank(), 1);
       llvm::append_range(box, src.getShape());
-      if (int64_t span = sharedPanelElements(src.getShape(), eb, swizzle))
+      int64_t span = sharedPanelElements(src.getShape(), eb, swizzle);
+      if (span)
         box.back() = span;
       if ((box.back() * eb) % 16 || (swizzle && box.back() * eb > swizzle) ||
           llvm::any_of(box, [](int64_t e) { return e > 256; }))
-        return;
+        return WalkResult::advance();
+      // Each panel is a box whose shared source must start 128-byte
+      // aligned: panels rows * span bytes apart ((3, 48) float32: 192-byte
+      // rows, 64-byte panels 192 bytes apart) go element by element.
+      if (span && (src.getShape()[src.getRank() - 2] * span * eb) % 128)
+        return WalkResult::advance();
+      if (std::optional<std::pair<int64_t, int64_t>> bad =
+              staticTensorMapStrideError(dst))
+        return add.emitOpError("use_tma=True: TMA cannot address argument #")
+               << arg.getArgNumber() << " of the kernel (counting from 0, "
+               << dst << "): its dimension " << bad->first
+               << " has a stride of " << bad->second / eb << " elements ("
+               << bad->second
+               << " bytes), and TMA needs every stride to be a multiple of 16 "
+                  "bytes; drop use_tma=True (the adds then go element by "
+                  "element) or pad the tensor's rows";
       useTensorMap(add, {arg.getArgNumber(), box, swizzle});
       bulkReadSources.insert(alloc.getResult());
+      return WalkResult::advance();
     });
+    if (adds.wasInterrupted())
+      return failure();
+  }
   // Epilogue stores: boxes of one panel of the staging buffer.
   kernel.walk([&](CopyOp copy) {
     if (!tmaStores.contains(copy))

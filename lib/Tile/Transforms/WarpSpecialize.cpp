@@ -220,6 +220,64 @@ static int64_t copyBytes(CopyOp copy) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
+/// The swizzle of a shared allocation (its own, or the default the ring
+/// and the TMA copies give it).
+static int64_t swizzleOf(AllocSharedOp alloc) {
+  return alloc.getSwizzleAttr() ? alloc.getSwizzleAttr().getBytes()
+                                : defaultSwizzle(alloc.getType());
+}
+
+/// The bytes between two panels of a `shape` allocation of `eb`-byte
+/// elements under a `swizzle`-byte swizzle (its rows times the span; see
+/// sharedLinear), 0 without panels.
+static int64_t panelBytes(ArrayRef<int64_t> shape, int64_t eb,
+                          int64_t swizzle) {
+  if (!sharedPanelElements(shape, eb, swizzle))
+    return 0;
+  return shape[shape.size() - 2] * swizzle;
+}
+
+/// The shape of one slot of a ring of `type` tiles under a `swizzle`-byte
+/// swizzle: the tile's shape, its outermost dimension padded so that every
+/// TMA destination in the slot starts 128-byte aligned (cp.async.bulk.tensor
+/// faults with a misaligned address otherwise): the slot (a ring of (1, 8)
+/// float32 tiles would put its slots 32 bytes apart) and, for a tile of
+/// rank 2 filled panel by panel, each panel (rows times the span: (3, 48)
+/// float16 rows have 32-byte panels of 96 bytes). The padding leaves the
+/// rows (and so the swizzle and the panels' count) as they are; slot views
+/// keep their type (strides of the tile, an offset).
+static SmallVector<int64_t> ringSlotShape(MemRefType type, int64_t swizzle) {
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t eb = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  if (shape.empty())
+    return shape;
+  int64_t inner = eb; // bytes of one step of the outermost dimension
+  for (int64_t d : ArrayRef<int64_t>(shape).drop_front())
+    inner *= d;
+  int64_t step = 128 / std::gcd<int64_t>(inner, 128);
+  if (shape.size() == 2 && panelBytes(shape, eb, swizzle))
+    step = std::lcm<int64_t>(step, 128 / std::gcd<int64_t>(swizzle, 128));
+  shape.front() = llvm::alignTo(shape.front(), step);
+  return shape;
+}
+
+/// The bytes of one ring slot of the allocation `alloc` (ringSlotShape).
+static int64_t ringSlotBytes(AllocSharedOp alloc) {
+  MemRefType type = alloc.getType();
+  int64_t n = 1;
+  for (int64_t d : ringSlotShape(type, swizzleOf(alloc)))
+    n *= d;
+  return n * type.getElementTypeBitWidth() / 8;
+}
+
+/// Whether TMA can fill the allocation `type` (under a `swizzle`-byte
+/// swizzle) panel by panel where it stands, not on a ring: every panel
+/// starts 128-byte aligned.
+static bool panelsAligned(MemRefType type, int64_t swizzle) {
+  int64_t eb = type.getElementTypeBitWidth() / 8;
+  return eb == 0 || panelBytes(type.getShape(), eb, swizzle) % 128 == 0;
+}
+
 /// A copy TMA can do: from a kernel argument (a global tensor of the
 /// enclosing function) into a whole shared allocation of the kernel body,
 /// same element type, boxes of at most 256 per dimension, whose innermost
@@ -263,6 +321,18 @@ bool Specializer::isTmaCopy(CopyOp copy) {
     return false;
   if (AllocSharedOp a = alloc; a.getSwizzleAttr() && a.getSwizzleAttr().getPad())
     return false;
+  // A box is one panel wide and spans every other dimension: panels of a
+  // tile of rank 3 or more hold one batch each (see sharedLinear), which
+  // such a box would write across; and their starts, rows times the span
+  // apart, must be 128-byte aligned, which a ring pads (ringSlotShape)
+  // only for tiles of rank 2.
+  if (dst.getRank() > 2 && panelBytes(dst.getShape(), eb, swizzleOf(alloc))) {
+    int64_t batch = 1;
+    for (int64_t d : dst.getShape().drop_back(2))
+      batch *= d;
+    if (batch > 1 || !panelsAligned(dst, swizzleOf(alloc)))
+      return false;
+  }
   return true;
 }
 
@@ -615,6 +685,12 @@ static int64_t sharedBytes(KernelOp kernel, int64_t stages,
   kernel.walk([&](AllocSharedOp alloc) {
     MemRefType type = alloc.getType();
     int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    bool ringed = buffers.contains(alloc.getResult()) ||
+                  llvm::any_of(tileCopies, [&](CopyOp c) {
+                    return c.getDst() == alloc.getResult();
+                  });
+    if (ringed) // a ring's slots are padded (ringSlotShape)
+      bytes = ringSlotBytes(alloc);
     if (buffers.contains(alloc.getResult()))
       bytes *= stages;
     else if (llvm::any_of(tileCopies, [&](CopyOp c) {
@@ -638,6 +714,11 @@ void Specializer::findTileCopies() {
        op = op->getNextNode()) {
     auto copy = dyn_cast<CopyOp>(op);
     if (!copy || !isTmaCopy(copy) || buffers.contains(copy.getDst()))
+      continue;
+    // Without a ring (see `tilesOnce` in `run`) the buffer stays where it
+    // is: its panels must start 128-byte aligned as they are.
+    auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();
+    if (!panelsAligned(alloc.getType(), swizzleOf(alloc)))
       continue;
     if (!llvm::all_of(copy.getSrcOffsets(),
                       [&](Value o) { return recomputable(o); }))
@@ -936,12 +1017,12 @@ static void cloneAll(OpBuilder &ib, ArrayRef<Operation *> ops, IRMapping &m) {
 }
 
 /// `slots` copies of the buffer `buf` (its swizzle, or the default), at the
-/// top of the kernel body.
+/// top of the kernel body, each slot 128-byte aligned (ringSlotShape).
 Value Specializer::ringOf(Value buf, int64_t slots) {
   auto alloc = buf.getDefiningOp<AllocSharedOp>();
   MemRefType type = alloc.getType();
   SmallVector<int64_t> shape = {slots};
-  llvm::append_range(shape, type.getShape());
+  llvm::append_range(shape, ringSlotShape(type, swizzleOf(alloc)));
   auto ringType =
       MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
                       type.getMemorySpace());

@@ -848,6 +848,23 @@ bool mlir::tile::tensorMapStrides(MemRefType type) {
   return true;
 }
 
+std::optional<std::pair<int64_t, int64_t>>
+mlir::tile::staticTensorMapStrideError(MemRefType type) {
+  int64_t eb = type.getElementTypeBitWidth() / 8;
+  if (eb == 0 || !type.getLayout().isIdentity())
+    return std::nullopt;
+  int64_t stride = eb; // bytes of one step of dimension d
+  for (int64_t d = type.getRank() - 1; d > 0; --d) {
+    if (ShapedType::isDynamic(type.getDimSize(d)))
+      return std::nullopt; // known at the launch only
+    stride *= type.getDimSize(d);
+    // A dimension of size 1 is never stepped (the launch encodes it so).
+    if (type.getDimSize(d - 1) != 1 && stride % 16)
+      return std::make_pair(d - 1, stride);
+  }
+  return std::nullopt;
+}
+
 int64_t mlir::tile::sharedLinear(ArrayRef<int64_t> allocShape,
                                  ArrayRef<int64_t> index, int64_t elementBytes,
                                  int64_t swizzleBytes) {

@@ -380,3 +380,40 @@ func.func @one_stage(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: m
   }
   return
 }
+
+// -----
+
+// Ring slots of small tiles start 128-byte aligned (every slot is a TMA
+// destination): four (1, 8) float32 slots would be 32 bytes apart (the GPU
+// campaign's CUDA_ERROR_MISALIGNED_ADDRESS), so each slot holds 4 rows;
+// the (3, 48) float16 tile's rows are three 32-byte panels 3 * 32 bytes
+// apart, so its slots hold 4 rows (panels 128 bytes apart). The copies,
+// their boxes and expected bytes stay the tile's: 32 + 288 bytes.
+// CHECK-LABEL: func.func @small_tile_ring
+// CHECK-DAG: %[[X:.+]] = tile.alloc_shared {swizzle = #tile.swizzle<32>} : memref<4x4x8xf32, #tile.scope<shared>>
+// CHECK-DAG: %[[Y:.+]] = tile.alloc_shared {swizzle = #tile.swizzle<32>} : memref<4x4x48xf16, #tile.scope<shared>>
+// CHECK: tile.warp_specialize producer(128) {
+// CHECK:     tile.barrier_arrive %{{.+}}[%{{.+}}] expect_tx(320)
+// CHECK:     %[[XS:.+]] = memref.subview %[[X]][%{{.+}}, 0, 0] [1, 1, 8] [1, 1, 1]
+// CHECK:     tile.copy %{{.+}} [1, 8] to %[[XS]][%c0, %c0] [1, 8] via
+// CHECK:     %[[YS:.+]] = memref.subview %[[Y]][%{{.+}}, 0, 0] [1, 3, 48] [1, 1, 1]
+// CHECK:     tile.copy %{{.+}} [3, 48] to %[[YS]][%c0, %c0] [3, 48] via
+func.func @small_tile_ring(%X: memref<1x256xf32>, %Y: memref<3x768xf16>, %O: memref<1x8xf32>, %P: memref<3x48xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c1b = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1b) threads(128) {
+    %x = tile.alloc_shared : memref<1x8xf32, #tile.scope<shared>>
+    %y = tile.alloc_shared : memref<3x48xf16, #tile.scope<shared>>
+    tile.pipelined %k = %c0 to %c16 step %c1 num_stages = 4 {
+      %kx = affine.apply affine_map<(d0) -> (d0 * 8)>(%k)
+      %ky = affine.apply affine_map<(d0) -> (d0 * 48)>(%k)
+      tile.copy %X[%c0, %kx] [1, 8] to %x[%c0, %c0] [1, 8] : memref<1x256xf32> to memref<1x8xf32, #tile.scope<shared>>
+      tile.copy %Y[%c0, %ky] [3, 48] to %y[%c0, %c0] [3, 48] : memref<3x768xf16> to memref<3x48xf16, #tile.scope<shared>>
+      tile.copy %x[%c0, %c0] [1, 8] to %O[%c0, %c0] [1, 8] : memref<1x8xf32, #tile.scope<shared>> to memref<1x8xf32>
+      tile.copy %y[%c0, %c0] [3, 48] to %P[%c0, %c0] [3, 48] : memref<3x48xf16, #tile.scope<shared>> to memref<3x48xf16>
+    }
+  }
+  return
+}
