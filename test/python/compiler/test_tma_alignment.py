@@ -20,7 +20,7 @@ import pytest
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
-from devices import get, put
+from support.devices import get, put
 from tilelang_mlir.frontend.errors import TileLangError
 
 WS = {"tl.cluster_size": 1, "tl.disable_tma_store": True}
