@@ -122,141 +122,30 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     target.emitAsyncDrain(*this, b);
     barrier(b);
   }
-  if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-          AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
-    return success();
-  if (auto made = dyn_cast<MakeTensorOp>(op)) {
-    tensorAtAddress(made, b, map);
-    return success();
-  }
   // A tile that TMA reduce-adds may still be reading is written over only
   // after they have read it (the reduce-add does not wait itself).
   if (!ctx.inParallel() && !bulkReadsSettled && writesBulkReadSource(op)) {
     target.emitBulkReadWait(*this, b);
     bulkReadsSettled = true;
   }
-  if (std::optional<LogicalResult> r =
-          target.lowerSyncOp(*this, op, b, map, ctx))
-    return *r;
-  if (isa<memref::LoadOp, memref::StoreOp>(op)) {
-    Value m = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
-                                      : cast<memref::StoreOp>(op).getMemRef();
-    if (isa<MemRefType>(m.getType()))
-      return lowerAccess(op, b, map, ctx);
-  }
-  if (isa<memref::SubViewOp, memref::CastOp>(op))
-    return success(); // resolved by bufferOf
-  if (auto dim = dyn_cast<memref::DimOp>(op)) {
-    FailureOr<Buffer> buf = bufferOf(dim.getSource(), b, map);
-    if (failed(buf))
-      return failure();
-    std::optional<int64_t> d = dim.getConstantIndex();
-    if (d && !ShapedType::isDynamic(buf->shape[*d])) {
-      map.map(dim.getResult(), cIdx(b, loc, buf->shape[*d]));
-      return success();
-    }
-    map.map(dim.getResult(),
-            memref::DimOp::create(b, loc, buf->memref,
-                                  map.lookupOrDefault(dim.getIndex())));
-    return success();
-  }
-  // Rounded arithmetic is scalar: each instance computes its own.
-  if (auto o = dyn_cast<IEEEOp>(op)) {
-    SmallVector<Value> operands;
-    for (Value v : o.getOperands())
-      operands.push_back(map.lookupOrDefault(v));
-    map.map(o.getResult(), target.emitRoundedArith(b, loc, o.getKind(),
-                                                   o.getMode(), operands));
-    return success();
-  }
-  // Asserts check per element too (each instance of a parallel body).
-  if (auto o = dyn_cast<DeviceAssertOp>(op))
-    return lowerDeviceAssert(o, b, map);
-  // A scalar atomic add is one element's: each parallel instance (its
-  // replica leader) does its own, as TileLang's
+  const OpLowering *entry = lowerings->lookup(op);
+  // The ops of one thread (shuffles, votes, element atomics, a scalar
+  // atomic add) run where the thread runs: in each instance of a parallel
+  // body too, as TileLang's
   // `for i, j in T.Parallel(..): T.atomic_add(C[.., ..], frag[i, j])`.
-  // The ops of one thread (shuffles, votes, element atomics) run where
-  // the thread runs: in each instance of a parallel body too.
+  // Other tile ops run there only where their entry says so.
   if (ctx.inParallel() && isa<TileDialect>(op->getDialect()) &&
-      !isPerThreadOp(op))
+      !isPerThreadOp(op) &&
+      !(entry && entry->inParallel == InParallel::lowered))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
-  if ((isPerThreadOp(op) || isa<BlockVoteOp, PartialBarrierOp, GridSyncOp,
-                                ClusterBarrierOp>(op)) &&
-      !isa<AtomicAddOp, DeviceAssertOp, PrintOp, ThreadIdOp>(op))
-    return lowerThreadOp(op, b, map, ctx);
-  if (auto o = dyn_cast<ParallelOp>(op))
-    return lowerParallel(o, b, map);
   // An op staging through scratch takes the next scratch region, so that
   // it does not write where the previous one may still read.
   if (scratchSlots > 1 && scratchUsers.contains(op))
     scratchOffset =
         scratchBase + (scratchTurn++ % scratchSlots) * scratchSlotBytes;
-  if (auto o = dyn_cast<CopyOp>(op))
-    return o.getBarrier() ? target.lowerBarrierCopy(*this, o, b, map)
-                          : lowerCopy(o, b, map);
-  if (auto o = dyn_cast<FillOp>(op))
-    return lowerFill(o, b, map);
-  if (auto o = dyn_cast<GemmOp>(op))
-    return lowerGemm(o, b, map);
-  if (auto o = dyn_cast<GemmSpOp>(op))
-    return lowerGemmSp(o, b, map);
-  if (auto o = dyn_cast<ReduceOp>(op))
-    return lowerReduce(o, b, map);
-  if (auto o = dyn_cast<CumSumOp>(op))
-    return lowerCumSum(o, b, map);
-  if (auto o = dyn_cast<AtomicAddOp>(op))
-    return lowerAtomicAdd(o, b, map, ctx);
-  if (auto o = dyn_cast<PrintOp>(op)) {
-    if (failed(target.checkSupported(op)))
-      return failure();
-    return lowerPrint(o, b, map, ctx);
-  }
-  if (auto o = dyn_cast<RoleOp>(op))
-    return lowerRole(o, b, map, ctx);
-  if (auto o = dyn_cast<CpAsyncOp>(op))
-    return lowerCpAsync(o, b, map);
-  if (auto o = dyn_cast<PeerOp>(op))
-    return lowerPeer(o, b, map);
-  if (auto o = dyn_cast<SignalOp>(op))
-    return lowerSignal(o, b, map);
-  if (auto o = dyn_cast<WaitOp>(op))
-    return lowerWait(o, b, map);
-  if (auto o = dyn_cast<ThreadIdOp>(op)) {
-    map.map(o.getResult(), blockTid);
-    return success();
-  }
-  if (isa<BarrierOp>(op)) {
-    // Shared memory written by ordinary stores and read next by wgmma (the
-    // async proxy) needs a proxy fence in the writers before the barrier.
-    if (usesAsyncProxy)
-      target.emitAsyncProxyFence(b, loc);
-    // Where reduce-adds may be reading their source tiles, the issuer waits
-    // for them before the barrier, so that a write to a source tile later
-    // in this block needs no barrier of its own (in the attention
-    // backward's loop, the barrier before the dq gemm serves the next dq
-    // tile's stores).
-    bool settles = !ctx.inParallel() && bulkReadsMayBeInFlight(op);
-    if (settles)
-      target.emitBulkReadWait(*this, b, /*withBarrier=*/false);
-    barrier(b);
-    if (settles)
-      bulkReadsSettled = true;
-    return success();
-  }
-  if (isa<AsyncCommitOp>(op)) {
-    target.emitAsyncCommit(b, loc);
-    return success();
-  }
-  if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
-    if (!target.hasAsyncCopy()) // synchronous copies: nothing to wait for
-      return success();
-    target.emitAsyncWait(b, loc, wait.getPending());
-    if (usesAsyncProxy)
-      target.emitAsyncProxyFence(
-          b, loc); // cp.async writes through the generic proxy
-    return success();
-  }
+  if (entry)
+    return entry->fn(*this, op, b, map, ctx);
   if (isa<TileDialect>(op->getDialect()))
     return op->emitOpError("has no lowering for ")
            << target.getPlatformName() << " targets";
@@ -278,6 +167,80 @@ void KernelLowering::tensorAtAddress(MakeTensorOp op, OpBuilder &b,
                                  type, map.lookupOrDefault(op.getAddress()),
                                  sizes);
   buffers[op.getResult()] = Buffer::global(memref, type);
+}
+
+//===----------------------------------------------------------------------===//
+// The block's own ops
+//===----------------------------------------------------------------------===//
+
+/// Allocations (placed by the set-up), layout annotations, tensors at an
+/// address, roles, the thread index, the block barrier and the groups of
+/// asynchronous copies.
+void mlir::tile::registerKernelLowerings(LoweringTable &table) {
+  // Placed or read by the set-up (planSharedMemory, allocateBuffers) and by
+  // bufferOf: nothing left to emit.
+  table.add<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+            AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(
+      [](KernelLowering &, Operation *, OpBuilder &, IRMapping &, Context &) {
+        return success();
+      },
+      InParallel::lowered);
+  table.add<MakeTensorOp>(
+      [](KernelLowering &kl, MakeTensorOp op, OpBuilder &b, IRMapping &map,
+         Context &) {
+        kl.tensorAtAddress(op, b, map);
+        return success();
+      },
+      InParallel::lowered);
+  table.add<RoleOp>([](KernelLowering &kl, RoleOp op, OpBuilder &b,
+                       IRMapping &map, Context &ctx) {
+    return kl.lowerRole(op, b, map, ctx);
+  });
+  table.add<ThreadIdOp>([](KernelLowering &kl, ThreadIdOp op, OpBuilder &,
+                           IRMapping &map, Context &) {
+    map.map(op.getResult(), kl.blockTid);
+    return success();
+  });
+  table.add<BarrierOp>([](KernelLowering &kl, BarrierOp op, OpBuilder &b,
+                          IRMapping &, Context &ctx) {
+    return kl.lowerBarrier(op, b, ctx);
+  });
+  table.add<AsyncCommitOp>([](KernelLowering &kl, AsyncCommitOp, OpBuilder &b,
+                              IRMapping &, Context &) {
+    kl.target.emitAsyncCommit(b, kl.loc);
+    return success();
+  });
+  table.add<AsyncWaitOp>([](KernelLowering &kl, AsyncWaitOp wait, OpBuilder &b,
+                            IRMapping &, Context &) {
+    if (!kl.target.hasAsyncCopy()) // synchronous copies: nothing to wait for
+      return success();
+    kl.target.emitAsyncWait(b, kl.loc, wait.getPending());
+    if (kl.usesAsyncProxy)
+      kl.target.emitAsyncProxyFence(
+          b, kl.loc); // cp.async writes through the generic proxy
+    return success();
+  });
+}
+
+/// A block barrier (T.sync_threads()).
+LogicalResult KernelLowering::lowerBarrier(BarrierOp op, OpBuilder &b,
+                                           Context &ctx) {
+  // Shared memory written by ordinary stores and read next by wgmma (the
+  // async proxy) needs a proxy fence in the writers before the barrier.
+  if (usesAsyncProxy)
+    target.emitAsyncProxyFence(b, loc);
+  // Where reduce-adds may be reading their source tiles, the issuer waits
+  // for them before the barrier, so that a write to a source tile later
+  // in this block needs no barrier of its own (in the attention
+  // backward's loop, the barrier before the dq gemm serves the next dq
+  // tile's stores).
+  bool settles = !ctx.inParallel() && bulkReadsMayBeInFlight(op);
+  if (settles)
+    target.emitBulkReadWait(*this, b, /*withBarrier=*/false);
+  barrier(b);
+  if (settles)
+    bulkReadsSettled = true;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -659,27 +622,5 @@ LogicalResult KernelLowering::run() {
   if (!how.empty())
     launch->setAttr("tile.launch", hb.getDictionaryAttr(how));
   kernel.erase();
-  return success();
-}
-
-LogicalResult mlir::tile::lowerTileKernels(ModuleOp module,
-                                           const GPUTargetInfo &target) {
-  StringRef platform = target.getPlatformName();
-  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-  for (func::FuncOp func : funcs) {
-    SmallVector<KernelOp> kernels;
-    func.walk([&](KernelOp k) { kernels.push_back(k); });
-    if (kernels.empty())
-      continue;
-    if (kernels.size() > 1)
-      return kernels[1].emitOpError("a tile program for ")
-             << platform << " targets may contain one T.Kernel";
-    if (kernels[0]->getParentOp() != func.getOperation())
-      return kernels[0].emitOpError(
-                 "must be at the top level of its function on ")
-             << platform << " targets";
-    if (failed(target.createLowering(kernels[0], func)->run()))
-      return failure();
-  }
   return success();
 }
