@@ -227,10 +227,6 @@ public:
   LogicalResult lowerRole(RoleOp op, OpBuilder &b, IRMapping &map,
                           Context &ctx);
   LogicalResult lowerBarrier(BarrierOp op, OpBuilder &b, Context &ctx);
-  /// Gives every tile.role a named barrier the program does not use.
-  LogicalResult assignRoleBarriers();
-  LogicalResult checkRoles();
-  LogicalResult checkBarriers();
 
   // Buffers and element access (BufferAccess.cpp).
   FailureOr<Buffer> bufferOf(Value v, OpBuilder &b, IRMapping &map);
@@ -450,6 +446,27 @@ public:
   Value smemBase;                   // byte offset of that base (null: 0)
   SmallVector<Operation *> allocas; // fragment/local/var allocations
 };
+
+//===----------------------------------------------------------------------===//
+// Checks before lowering (RoleChecks.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The named barrier of each tile.role.
+using RoleBarriers = DenseMap<Operation *, int64_t>;
+
+/// Gives every tile.role of `kernel` a named barrier of its own: one per
+/// range of threads, ids 1 to 15 that the program's T.sync_threads(id, n)
+/// do not use. Fails, with the op's error, where a partial barrier names
+/// its id at run time beside roles or the 15 ids are not enough.
+FailureOr<RoleBarriers> planRoleBarriers(KernelOp kernel);
+
+/// Refuses the role and barrier programs `target` cannot run: roles of
+/// tile operations without named barriers, tile operations in roles that
+/// are not whole warps, barriers waited on that nothing arrives on or whose
+/// arrival count the arriving roles cannot add up to, register budgets
+/// (T.set_max_nreg) changed against their direction or beyond the
+/// register file.
+LogicalResult verifyRoles(KernelOp kernel, const GPUTargetInfo &target);
 
 /// Scratch needed by an op lowered through shared memory, in bytes.
 int64_t scratchNeed(Operation *op, int64_t numThreads, int64_t warpSize);
