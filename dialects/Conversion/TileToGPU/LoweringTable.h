@@ -60,6 +60,16 @@ public:
     (set<OpTys>(fn, inParallel), ...);
   }
 
+  /// Ops of the types `OpTys` that leave nothing to emit (read by the
+  /// set-up or by other ops' lowering, or with nothing to do on the
+  /// target).
+  template <typename... OpTys>
+  void addNothing(InParallel inParallel = InParallel::refused) {
+    add<OpTys...>([](KernelLowering &, Operation *, OpBuilder &, IRMapping &,
+                     Context &) { return success(); },
+                  inParallel);
+  }
+
   /// The lowering of ops of type `OpTy` (null: none).
   template <typename OpTy> LoweringFn get() const {
     auto it = entries.find(TypeID::get<OpTy>());

@@ -445,10 +445,7 @@ void mlir::tile::registerBufferAccessLowerings(LoweringTable &table) {
         b.clone(*op, map);
         return success();
       });
-  table.add<memref::SubViewOp, memref::CastOp>(
-      [](KernelLowering &, Operation *, OpBuilder &, IRMapping &, Context &) {
-        return success(); // resolved by bufferOf
-      });
+  table.addNothing<memref::SubViewOp, memref::CastOp>(); // read by bufferOf
   table.add<memref::DimOp>([](KernelLowering &kl, memref::DimOp dim,
                               OpBuilder &b, IRMapping &map, Context &) {
     FailureOr<Buffer> buf = kl.bufferOf(dim.getSource(), b, map);

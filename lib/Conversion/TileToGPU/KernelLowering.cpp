@@ -177,11 +177,8 @@ void KernelLowering::tensorAtAddress(MakeTensorOp op, OpBuilder &b,
 void mlir::tile::registerKernelLowerings(LoweringTable &table) {
   // Placed or read by the set-up (planSharedMemory, allocateBuffers) and by
   // bufferOf: nothing left to emit.
-  table.add<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-            AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(
-      [](KernelLowering &, Operation *, OpBuilder &, IRMapping &, Context &) {
-        return success();
-      },
+  table.addNothing<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+                   AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(
       InParallel::lowered);
   table.add<MakeTensorOp>(
       [](KernelLowering &kl, MakeTensorOp op, OpBuilder &b, IRMapping &map,

@@ -157,11 +157,7 @@ void ROCDLTargetInfo::registerLowerings(LoweringTable &table) const {
   // Nothing reads shared memory through an asynchronous proxy here (no TMA,
   // no wgmma): the fence has nothing to order, as on NVIDIA chips before
   // sm_90.
-  table.add<GemmWaitOp, FenceProxyAsyncOp>(
-      [](KernelLowering &, Operation *, OpBuilder &, IRMapping &, Context &) {
-        return success();
-      },
-      InParallel::lowered);
+  table.addNothing<GemmWaitOp, FenceProxyAsyncOp>(InParallel::lowered);
 }
 
 LogicalResult ROCDLTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,
