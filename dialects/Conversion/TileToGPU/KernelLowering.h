@@ -9,18 +9,23 @@
 // nested regions lowered the same way. The layouts and swizzles come from
 // tile-layout-inference.
 //
-// One KernelLowering lowers one kernel. Its methods are defined by op
-// family in lib/Conversion/TileToGPU, one file per family. The vendor op
-// families (tensor-core gemms, TMA, mbarriers, warp specialization) are
-// methods of subclasses in lib/Conversion/TileToNVVM and
-// lib/Conversion/TileToROCDL (NVVMKernelLowering, ROCDLKernelLowering),
-// which the target's GPUTargetInfo creates and hands its ops to.
+// One KernelLowering lowers one kernel: it holds the state every op family
+// shares (buffers, the thread index and role, the shared-memory, scratch
+// and barrier plans) and the helpers over it. Its methods are defined by op
+// family in lib/Conversion/TileToGPU, one file per family; each family
+// registers the ops it lowers in the LoweringTable (LoweringTable.h), which
+// lowerOp consults. The vendor op families (tensor-core gemms, TMA,
+// mbarriers, warp specialization) are methods of subclasses in
+// lib/Conversion/TileToNVVM and lib/Conversion/TileToROCDL
+// (NVVMKernelLowering, ROCDLKernelLowering), which the target's
+// GPUTargetInfo creates; it registers their ops in the table too.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TILE_CONVERSION_TILETOGPU_KERNELLOWERING_H
 #define TILE_CONVERSION_TILETOGPU_KERNELLOWERING_H
 
+#include "dialects/Conversion/TileToGPU/LoweringTable.h"
 #include "dialects/Conversion/TileToGPU/TargetInfo.h"
 #include "dialects/Tile/IR/TileOps.h"
 #include "dialects/Tile/Utils/ControlFlowUtils.h"
@@ -189,17 +194,6 @@ public:
   // Set-up (KernelSetup.cpp).
   LogicalResult outline();
   LogicalResult planSharedMemory(OpBuilder &b);
-  int64_t placeShared(DenseMap<Value, int64_t> *offsets);
-  /// Places the barriers (first, 8 bytes each); returns where they end.
-  int64_t placeBarriers(DenseMap<Value, int64_t> *offsets);
-  /// The plan in which buffers whose lifetimes do not overlap share bytes
-  /// (SharedMemoryPlan.cpp): records every offset in `offsets` and, in
-  /// `drains`, the ops before which bytes change hands; returns where the
-  /// buffers end, or fails saying `why` no buffer can share.
-  FailureOr<int64_t>
-  placeSharedReusing(DenseMap<Value, int64_t> &offsets,
-                     llvm::SmallPtrSetImpl<Operation *> &drains,
-                     std::string &why);
   /// The most scratch one op needs (and scratchUsers: the ops that need
   /// some).
   int64_t kernelScratchNeed();
@@ -207,6 +201,19 @@ public:
   LogicalResult allocateBuffers(OpBuilder &b);
   void setupBlockIndices(OpBuilder &b);
   Value gridDim(OpBuilder &b, int d);
+
+  // Shared-memory placement (SharedMemoryPlan.cpp).
+  int64_t placeShared(DenseMap<Value, int64_t> *offsets);
+  /// Places the barriers (first, 8 bytes each); returns where they end.
+  int64_t placeBarriers(DenseMap<Value, int64_t> *offsets);
+  /// The plan in which buffers whose lifetimes do not overlap share bytes:
+  /// records every offset in `offsets` and, in `drains`, the ops before
+  /// which bytes change hands; returns where the buffers end, or fails
+  /// saying `why` no buffer can share.
+  FailureOr<int64_t>
+  placeSharedReusing(DenseMap<Value, int64_t> &offsets,
+                     llvm::SmallPtrSetImpl<Operation *> &drains,
+                     std::string &why);
 
   // The lowering clone (KernelLowering.cpp).
   LogicalResult lowerBlock(Block &src, OpBuilder &b, IRMapping &map,
@@ -219,10 +226,7 @@ public:
   /// `numThreads` of them, synchronizing on a named barrier of their own.
   LogicalResult lowerRole(RoleOp op, OpBuilder &b, IRMapping &map,
                           Context &ctx);
-  /// Gives every tile.role a named barrier the program does not use.
-  LogicalResult assignRoleBarriers();
-  LogicalResult checkRoles();
-  LogicalResult checkBarriers();
+  LogicalResult lowerBarrier(BarrierOp op, OpBuilder &b, Context &ctx);
 
   // Buffers and element access (BufferAccess.cpp).
   FailureOr<Buffer> bufferOf(Value v, OpBuilder &b, IRMapping &map);
@@ -368,6 +372,8 @@ public:
   KernelOp kernel;
   func::FuncOp func;
   const GPUTargetInfo &target;
+  /// How each op is lowered (set by lowerTileKernels before run).
+  const LoweringTable *lowerings = nullptr;
   Location loc;
   int64_t numThreads;
   int64_t warpSize;
@@ -443,6 +449,27 @@ public:
   Value smemBase;                   // byte offset of that base (null: 0)
   SmallVector<Operation *> allocas; // fragment/local/var allocations
 };
+
+//===----------------------------------------------------------------------===//
+// Checks before lowering (RoleChecks.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The named barrier of each tile.role.
+using RoleBarriers = DenseMap<Operation *, int64_t>;
+
+/// Gives every tile.role of `kernel` a named barrier of its own: one per
+/// range of threads, ids 1 to 15 that the program's T.sync_threads(id, n)
+/// do not use. Fails, with the op's error, where a partial barrier names
+/// its id at run time beside roles or the 15 ids are not enough.
+FailureOr<RoleBarriers> planRoleBarriers(KernelOp kernel);
+
+/// Refuses the role and barrier programs `target` cannot run: roles of
+/// tile operations without named barriers, tile operations in roles that
+/// are not whole warps, barriers waited on that nothing arrives on or whose
+/// arrival count the arriving roles cannot add up to, register budgets
+/// (T.set_max_nreg) changed against their direction or beyond the
+/// register file.
+LogicalResult verifyRoles(KernelOp kernel, const GPUTargetInfo &target);
 
 /// Scratch needed by an op lowered through shared memory, in bytes.
 int64_t scratchNeed(Operation *op, int64_t numThreads, int64_t warpSize);

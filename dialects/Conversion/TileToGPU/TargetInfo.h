@@ -16,7 +16,9 @@
 //              (mma.sync, wgmma, MFMA), TMA copies, mbarriers and warp
 //              specialization. The target creates the KernelLowering (a
 //              subclass with these families, built on its helpers:
-//              buffers, registers, scratch) and gets it back in the hooks.
+//              buffers, registers, scratch), registers the lowerings of
+//              its ops in the LoweringTable and gets the KernelLowering
+//              back in the hooks.
 //
 // NVVMTargetInfo (lib/Conversion/TileToNVVM) and ROCDLTargetInfo
 // (lib/Conversion/TileToROCDL) implement it; `lowerTileKernels` runs the
@@ -43,6 +45,7 @@ namespace mlir {
 namespace tile {
 
 class KernelLowering;
+class LoweringTable;
 struct Buffer;
 struct Context;
 
@@ -159,22 +162,14 @@ public:
   virtual void emitKernelPrologue(KernelLowering &kl, OpBuilder &b) const = 0;
   /// Code before the kernel returns.
   virtual void emitKernelEpilogue(KernelLowering &kl, OpBuilder &b) const = 0;
-  /// Lowers the synchronization ops of the target (warp specialization,
-  /// transaction barriers, gemm waits); none when `op` is not one.
-  virtual std::optional<LogicalResult> lowerSyncOp(KernelLowering &kl,
-                                                   Operation *op, OpBuilder &b,
-                                                   IRMapping &map,
-                                                   Context &ctx) const = 0;
+  /// Adds to `table` the lowerings of the ops only the target has (warp
+  /// specialization, transaction barriers, gemm waits), and replaces the
+  /// target-neutral entry of an op it lowers its own way (a tile.copy
+  /// through a transaction barrier, an epilogue copy that prepareKernel
+  /// chose for a TMA store).
+  virtual void registerLowerings(LoweringTable &table) const = 0;
   /// Fails with a message when the target cannot lower `op` at all.
   virtual LogicalResult checkSupported(Operation *op) const = 0;
-  /// A copy through a transaction barrier (TMA).
-  virtual LogicalResult lowerBarrierCopy(KernelLowering &kl, CopyOp op,
-                                         OpBuilder &b,
-                                         IRMapping &map) const = 0;
-  /// An epilogue copy chosen by prepareKernel (TMA store).
-  virtual LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op,
-                                         OpBuilder &b,
-                                         IRMapping &map) const = 0;
   /// A bulk atomic add of a shared tile (`tma`) as the target's bulk
   /// reduction, synchronizing the threads before and after it; none where
   /// the target has none or prepareKernel found the tile unfit for it (the

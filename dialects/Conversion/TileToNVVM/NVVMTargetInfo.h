@@ -29,9 +29,6 @@ public:
       : GPUTargetInfo(chip), target(target), tmaStore(tmaStore),
         loopTid(loopTid), producerRegs(producerRegs), slots(slots) {}
 
-  /// The registers a thread of a warp-specialized kernel's producer keeps.
-  int64_t producerRegisters() const { return producerRegs; }
-
   Attribute getTargetAttr() const override { return target; }
   StringRef getPlatformName() const override { return "CUDA"; }
   Attribute getPrivateMemorySpace(MLIRContext *ctx) const override {
@@ -71,16 +68,10 @@ public:
   void annotateKernel(KernelLowering &kl, OpBuilder &b) const override;
   void emitKernelPrologue(KernelLowering &kl, OpBuilder &b) const override;
   void emitKernelEpilogue(KernelLowering &kl, OpBuilder &b) const override;
-  std::optional<LogicalResult> lowerSyncOp(KernelLowering &kl, Operation *op,
-                                           OpBuilder &b, IRMapping &map,
-                                           Context &ctx) const override;
+  void registerLowerings(LoweringTable &table) const override;
   LogicalResult checkSupported(Operation *op) const override {
     return success();
   }
-  LogicalResult lowerBarrierCopy(KernelLowering &kl, CopyOp op, OpBuilder &b,
-                                 IRMapping &map) const override;
-  LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op, OpBuilder &b,
-                                 IRMapping &map) const override;
   std::optional<LogicalResult> lowerBulkAtomicAdd(KernelLowering &kl,
                                                   AtomicAddOp op, OpBuilder &b,
                                                   IRMapping &map) const override;

@@ -54,14 +54,8 @@ public:
   void annotateKernel(KernelLowering &kl, OpBuilder &b) const override {}
   void emitKernelPrologue(KernelLowering &kl, OpBuilder &b) const override {}
   void emitKernelEpilogue(KernelLowering &kl, OpBuilder &b) const override {}
-  std::optional<LogicalResult> lowerSyncOp(KernelLowering &kl, Operation *op,
-                                           OpBuilder &b, IRMapping &map,
-                                           Context &ctx) const override;
+  void registerLowerings(LoweringTable &table) const override;
   LogicalResult checkSupported(Operation *op) const override;
-  LogicalResult lowerBarrierCopy(KernelLowering &kl, CopyOp op, OpBuilder &b,
-                                 IRMapping &map) const override;
-  LogicalResult lowerStagedStore(KernelLowering &kl, CopyOp op, OpBuilder &b,
-                                 IRMapping &map) const override;
   LogicalResult lowerGemm(KernelLowering &kl, GemmOp op, OpBuilder &b,
                           const Buffer &a, const Buffer &bb, const Buffer &c,
                           ArrayRef<int64_t> aRegs) const override;

@@ -260,3 +260,21 @@ LogicalResult KernelLowering::lowerDeviceAssert(DeviceAssertOp op, OpBuilder &b,
   emitCheck(b, op.getLoc(), op.getMsg(), map.lookupOrDefault(op.getCondition()));
   return success();
 }
+
+void mlir::tile::registerAtomicAndPrintLowerings(LoweringTable &table) {
+  table.add<AtomicAddOp>([](KernelLowering &kl, AtomicAddOp op, OpBuilder &b,
+                            IRMapping &map, Context &ctx) {
+    return kl.lowerAtomicAdd(op, b, map, ctx);
+  });
+  table.add<PrintOp>([](KernelLowering &kl, PrintOp op, OpBuilder &b,
+                        IRMapping &map, Context &ctx) {
+    if (failed(kl.target.checkSupported(op)))
+      return failure();
+    return kl.lowerPrint(op, b, map, ctx);
+  });
+  // Asserts check per element too (each instance of a parallel body).
+  table.add<DeviceAssertOp>(
+      [](KernelLowering &kl, DeviceAssertOp op, OpBuilder &b, IRMapping &map,
+         Context &) { return kl.lowerDeviceAssert(op, b, map); },
+      InParallel::lowered);
+}

@@ -430,3 +430,35 @@ Value KernelLowering::privateAlloca(OpBuilder &b, ArrayRef<int64_t> shape,
       entry, loc,
       MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
 }
+
+/// Element accesses to tile buffers, and the views and sizes of buffers
+/// (resolved by bufferOf).
+void mlir::tile::registerBufferAccessLowerings(LoweringTable &table) {
+  table.add<memref::LoadOp, memref::StoreOp>(
+      [](KernelLowering &kl, Operation *op, OpBuilder &b, IRMapping &map,
+         Context &ctx) {
+        Value m = isa<memref::LoadOp>(op)
+                      ? cast<memref::LoadOp>(op).getMemRef()
+                      : cast<memref::StoreOp>(op).getMemRef();
+        if (isa<MemRefType>(m.getType()))
+          return kl.lowerAccess(op, b, map, ctx);
+        b.clone(*op, map);
+        return success();
+      });
+  table.addNothing<memref::SubViewOp, memref::CastOp>(); // read by bufferOf
+  table.add<memref::DimOp>([](KernelLowering &kl, memref::DimOp dim,
+                              OpBuilder &b, IRMapping &map, Context &) {
+    FailureOr<Buffer> buf = kl.bufferOf(dim.getSource(), b, map);
+    if (failed(buf))
+      return failure();
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (d && !ShapedType::isDynamic(buf->shape[*d])) {
+      map.map(dim.getResult(), cIdx(b, kl.loc, buf->shape[*d]));
+      return success();
+    }
+    map.map(dim.getResult(),
+            memref::DimOp::create(b, kl.loc, buf->memref,
+                                  map.lookupOrDefault(dim.getIndex())));
+    return success();
+  });
+}

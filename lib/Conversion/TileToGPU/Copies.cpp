@@ -424,8 +424,6 @@ LogicalResult KernelLowering::lowerCpAsync(CpAsyncOp op, OpBuilder &b,
 
 LogicalResult KernelLowering::lowerCopy(CopyOp op, OpBuilder &b,
                                         IRMapping &map) {
-  if (tmaStores.contains(op))
-    return target.lowerStagedStore(*this, op, b, map);
   FailureOr<Side> src =
       sideOf(op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), b, map);
   FailureOr<Side> dst =
@@ -531,4 +529,26 @@ LogicalResult KernelLowering::lowerFill(FillOp op, OpBuilder &b,
   }
   return op.emitOpError("filling this buffer kind is not supported on ")
          << target.getPlatformName() << " targets";
+}
+
+/// Copies through a transaction barrier (TMA) and the epilogue copies that
+/// prepareKernel chose to write through TMA stores are the target's (its
+/// registerLowerings replaces the tile.copy entry where it has them).
+void mlir::tile::registerCopyLowerings(LoweringTable &table) {
+  table.add<CopyOp>([](KernelLowering &kl, CopyOp op, OpBuilder &b,
+                       IRMapping &map, Context &) -> LogicalResult {
+    if (op.getBarrier())
+      return op.emitOpError("is a copy through a transaction barrier (TMA, "
+                            "NVIDIA sm_90a), which ")
+             << kl.target.getPlatformName() << " targets do not have";
+    return kl.lowerCopy(op, b, map);
+  });
+  table.add<FillOp>([](KernelLowering &kl, FillOp op, OpBuilder &b,
+                       IRMapping &map, Context &) {
+    return kl.lowerFill(op, b, map);
+  });
+  table.add<CpAsyncOp>([](KernelLowering &kl, CpAsyncOp op, OpBuilder &b,
+                          IRMapping &map, Context &) {
+    return kl.lowerCpAsync(op, b, map);
+  });
 }

@@ -261,3 +261,14 @@ LogicalResult KernelLowering::lowerGemmSp(GemmSpOp op, OpBuilder &b,
                           "accumulator");
   return target.lowerGemmSp(*this, op, b, *a, *e, *bb, *c);
 }
+
+void mlir::tile::registerGemmLowerings(LoweringTable &table) {
+  table.add<GemmOp>([](KernelLowering &kl, GemmOp op, OpBuilder &b,
+                       IRMapping &map, Context &) {
+    return kl.lowerGemm(op, b, map);
+  });
+  table.add<GemmSpOp>([](KernelLowering &kl, GemmSpOp op, OpBuilder &b,
+                         IRMapping &map, Context &) {
+    return kl.lowerGemmSp(op, b, map);
+  });
+}

@@ -17,8 +17,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -122,141 +120,30 @@ LogicalResult KernelLowering::lowerOp(Operation *op, OpBuilder &b,
     target.emitAsyncDrain(*this, b);
     barrier(b);
   }
-  if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-          AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(op))
-    return success();
-  if (auto made = dyn_cast<MakeTensorOp>(op)) {
-    tensorAtAddress(made, b, map);
-    return success();
-  }
   // A tile that TMA reduce-adds may still be reading is written over only
   // after they have read it (the reduce-add does not wait itself).
   if (!ctx.inParallel() && !bulkReadsSettled && writesBulkReadSource(op)) {
     target.emitBulkReadWait(*this, b);
     bulkReadsSettled = true;
   }
-  if (std::optional<LogicalResult> r =
-          target.lowerSyncOp(*this, op, b, map, ctx))
-    return *r;
-  if (isa<memref::LoadOp, memref::StoreOp>(op)) {
-    Value m = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
-                                      : cast<memref::StoreOp>(op).getMemRef();
-    if (isa<MemRefType>(m.getType()))
-      return lowerAccess(op, b, map, ctx);
-  }
-  if (isa<memref::SubViewOp, memref::CastOp>(op))
-    return success(); // resolved by bufferOf
-  if (auto dim = dyn_cast<memref::DimOp>(op)) {
-    FailureOr<Buffer> buf = bufferOf(dim.getSource(), b, map);
-    if (failed(buf))
-      return failure();
-    std::optional<int64_t> d = dim.getConstantIndex();
-    if (d && !ShapedType::isDynamic(buf->shape[*d])) {
-      map.map(dim.getResult(), cIdx(b, loc, buf->shape[*d]));
-      return success();
-    }
-    map.map(dim.getResult(),
-            memref::DimOp::create(b, loc, buf->memref,
-                                  map.lookupOrDefault(dim.getIndex())));
-    return success();
-  }
-  // Rounded arithmetic is scalar: each instance computes its own.
-  if (auto o = dyn_cast<IEEEOp>(op)) {
-    SmallVector<Value> operands;
-    for (Value v : o.getOperands())
-      operands.push_back(map.lookupOrDefault(v));
-    map.map(o.getResult(), target.emitRoundedArith(b, loc, o.getKind(),
-                                                   o.getMode(), operands));
-    return success();
-  }
-  // Asserts check per element too (each instance of a parallel body).
-  if (auto o = dyn_cast<DeviceAssertOp>(op))
-    return lowerDeviceAssert(o, b, map);
-  // A scalar atomic add is one element's: each parallel instance (its
-  // replica leader) does its own, as TileLang's
+  const OpLowering *entry = lowerings->lookup(op);
+  // The ops of one thread (shuffles, votes, element atomics, a scalar
+  // atomic add) run where the thread runs: in each instance of a parallel
+  // body too, as TileLang's
   // `for i, j in T.Parallel(..): T.atomic_add(C[.., ..], frag[i, j])`.
-  // The ops of one thread (shuffles, votes, element atomics) run where
-  // the thread runs: in each instance of a parallel body too.
+  // Other tile ops run there only where their entry says so.
   if (ctx.inParallel() && isa<TileDialect>(op->getDialect()) &&
-      !isPerThreadOp(op))
+      !isPerThreadOp(op) &&
+      !(entry && entry->inParallel == InParallel::lowered))
     return op->emitError("tile operations cannot be nested in T.Parallel on "
                          "GPU targets");
-  if ((isPerThreadOp(op) || isa<BlockVoteOp, PartialBarrierOp, GridSyncOp,
-                                ClusterBarrierOp>(op)) &&
-      !isa<AtomicAddOp, DeviceAssertOp, PrintOp, ThreadIdOp>(op))
-    return lowerThreadOp(op, b, map, ctx);
-  if (auto o = dyn_cast<ParallelOp>(op))
-    return lowerParallel(o, b, map);
   // An op staging through scratch takes the next scratch region, so that
   // it does not write where the previous one may still read.
   if (scratchSlots > 1 && scratchUsers.contains(op))
     scratchOffset =
         scratchBase + (scratchTurn++ % scratchSlots) * scratchSlotBytes;
-  if (auto o = dyn_cast<CopyOp>(op))
-    return o.getBarrier() ? target.lowerBarrierCopy(*this, o, b, map)
-                          : lowerCopy(o, b, map);
-  if (auto o = dyn_cast<FillOp>(op))
-    return lowerFill(o, b, map);
-  if (auto o = dyn_cast<GemmOp>(op))
-    return lowerGemm(o, b, map);
-  if (auto o = dyn_cast<GemmSpOp>(op))
-    return lowerGemmSp(o, b, map);
-  if (auto o = dyn_cast<ReduceOp>(op))
-    return lowerReduce(o, b, map);
-  if (auto o = dyn_cast<CumSumOp>(op))
-    return lowerCumSum(o, b, map);
-  if (auto o = dyn_cast<AtomicAddOp>(op))
-    return lowerAtomicAdd(o, b, map, ctx);
-  if (auto o = dyn_cast<PrintOp>(op)) {
-    if (failed(target.checkSupported(op)))
-      return failure();
-    return lowerPrint(o, b, map, ctx);
-  }
-  if (auto o = dyn_cast<RoleOp>(op))
-    return lowerRole(o, b, map, ctx);
-  if (auto o = dyn_cast<CpAsyncOp>(op))
-    return lowerCpAsync(o, b, map);
-  if (auto o = dyn_cast<PeerOp>(op))
-    return lowerPeer(o, b, map);
-  if (auto o = dyn_cast<SignalOp>(op))
-    return lowerSignal(o, b, map);
-  if (auto o = dyn_cast<WaitOp>(op))
-    return lowerWait(o, b, map);
-  if (auto o = dyn_cast<ThreadIdOp>(op)) {
-    map.map(o.getResult(), blockTid);
-    return success();
-  }
-  if (isa<BarrierOp>(op)) {
-    // Shared memory written by ordinary stores and read next by wgmma (the
-    // async proxy) needs a proxy fence in the writers before the barrier.
-    if (usesAsyncProxy)
-      target.emitAsyncProxyFence(b, loc);
-    // Where reduce-adds may be reading their source tiles, the issuer waits
-    // for them before the barrier, so that a write to a source tile later
-    // in this block needs no barrier of its own (in the attention
-    // backward's loop, the barrier before the dq gemm serves the next dq
-    // tile's stores).
-    bool settles = !ctx.inParallel() && bulkReadsMayBeInFlight(op);
-    if (settles)
-      target.emitBulkReadWait(*this, b, /*withBarrier=*/false);
-    barrier(b);
-    if (settles)
-      bulkReadsSettled = true;
-    return success();
-  }
-  if (isa<AsyncCommitOp>(op)) {
-    target.emitAsyncCommit(b, loc);
-    return success();
-  }
-  if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
-    if (!target.hasAsyncCopy()) // synchronous copies: nothing to wait for
-      return success();
-    target.emitAsyncWait(b, loc, wait.getPending());
-    if (usesAsyncProxy)
-      target.emitAsyncProxyFence(
-          b, loc); // cp.async writes through the generic proxy
-    return success();
-  }
+  if (entry)
+    return entry->fn(*this, op, b, map, ctx);
   if (isa<TileDialect>(op->getDialect()))
     return op->emitOpError("has no lowering for ")
            << target.getPlatformName() << " targets";
@@ -281,206 +168,79 @@ void KernelLowering::tensorAtAddress(MakeTensorOp op, OpBuilder &b,
 }
 
 //===----------------------------------------------------------------------===//
-// Roles
+// The block's own ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult KernelLowering::assignRoleBarriers() {
-  llvm::SmallSet<int64_t, 16> taken;
-  kernel.walk([&](NamedBarrierOp op) { taken.insert(op.getId()); });
-  // Barriers named at run time: their ids, where known.
-  PartialBarrierOp unknown;
-  kernel.walk([&](PartialBarrierOp op) {
-    std::optional<int64_t> id = getConstantIntValue(op.getId());
-    if (id)
-      taken.insert(*id);
-    else
-      unknown = op;
+/// Allocations (placed by the set-up), layout annotations, tensors at an
+/// address, roles, the thread index, the block barrier and the groups of
+/// asynchronous copies.
+void mlir::tile::registerKernelLowerings(LoweringTable &table) {
+  // Placed or read by the set-up (planSharedMemory, allocateBuffers) and by
+  // bufferOf: nothing left to emit.
+  table.addNothing<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
+                   AllocBarrierOp, UseSwizzleOp, AnnotateLayoutOp>(
+      InParallel::lowered);
+  table.add<MakeTensorOp>(
+      [](KernelLowering &kl, MakeTensorOp op, OpBuilder &b, IRMapping &map,
+         Context &) {
+        kl.tensorAtAddress(op, b, map);
+        return success();
+      },
+      InParallel::lowered);
+  table.add<RoleOp>([](KernelLowering &kl, RoleOp op, OpBuilder &b,
+                       IRMapping &map, Context &ctx) {
+    return kl.lowerRole(op, b, map, ctx);
   });
-  if (unknown && !kernel.getBody().getOps<RoleOp>().empty()) {
-    InFlightDiagnostic diag = unknown.emitOpError(
-        "names its barrier at run time, in a kernel whose roles need named "
-        "barriers of their own: the ids could collide; name it with a "
-        "constant");
-    return diag;
-  }
-  // One barrier per range of threads (roles of one range are the same
-  // threads at different points of the program).
-  int64_t next = 1;
-  DenseMap<std::pair<int64_t, int64_t>, int64_t> byRange;
-  WalkResult result = kernel.walk([&](RoleOp role) -> WalkResult {
-    auto [it, fresh] = byRange.try_emplace({role.getBegin(), role.getEnd()}, 0);
-    if (fresh) {
-      while (next <= 15 && taken.contains(next))
-        ++next;
-      if (next > 15)
-        return role.emitOpError("needs a named barrier, but the 15 of a "
-                                "block are taken (by the roles and by "
-                                "T.sync_threads(id, count))");
-      it->second = next++;
-    }
-    roleBarriers[role] = it->second;
-    return WalkResult::advance();
+  table.add<ThreadIdOp>([](KernelLowering &kl, ThreadIdOp op, OpBuilder &,
+                           IRMapping &map, Context &) {
+    map.map(op.getResult(), kl.blockTid);
+    return success();
   });
-  return failure(result.wasInterrupted());
+  table.add<BarrierOp>([](KernelLowering &kl, BarrierOp op, OpBuilder &b,
+                          IRMapping &, Context &ctx) {
+    return kl.lowerBarrier(op, b, ctx);
+  });
+  table.add<AsyncCommitOp>([](KernelLowering &kl, AsyncCommitOp, OpBuilder &b,
+                              IRMapping &, Context &) {
+    kl.target.emitAsyncCommit(b, kl.loc);
+    return success();
+  });
+  table.add<AsyncWaitOp>([](KernelLowering &kl, AsyncWaitOp wait, OpBuilder &b,
+                            IRMapping &, Context &) {
+    if (!kl.target.hasAsyncCopy()) // synchronous copies: nothing to wait for
+      return success();
+    kl.target.emitAsyncWait(b, kl.loc, wait.getPending());
+    if (kl.usesAsyncProxy)
+      kl.target.emitAsyncProxyFence(
+          b, kl.loc); // cp.async writes through the generic proxy
+    return success();
+  });
 }
 
-/// Roles that are not whole warps run only scalar code, barrier operations
-/// and TMA copies (one thread issues them); the register budgets that roles
-/// set must fit in the register file, each change in its direction from the
-/// budget at entry.
-LogicalResult KernelLowering::checkRoles() {
-  if (!target.hasNamedBarriers()) {
-    // A role of per-thread code only (scalar code, per-thread stores,
-    // shuffles, atomics, an early exit: `if tx < n: ...`) never waits on a
-    // barrier of its own; a role running tile operations does.
-    WalkResult roles = kernel.walk([&](RoleOp role) {
-      WalkResult needs = role.getBody().walk([&](Operation *op) {
-        if (!isa<TileDialect>(op->getDialect()) || isPerThreadOp(op) ||
-            isa<YieldOp, RoleOp>(op))
-          return WalkResult::advance();
-        return WalkResult::interrupt();
-      });
-      if (!needs.wasInterrupted())
-        return WalkResult::advance();
-      role.emitOpError("gives threads a role of their own, which needs "
-                       "barriers over part of the block (named barriers); ")
-          << target.getPlatformName() << " targets do not have them here";
-      return WalkResult::interrupt();
-    });
-    if (roles.wasInterrupted())
-      return failure();
-  }
-  int64_t total = kernel.getNumThreads();
-  int64_t entry = std::min<int64_t>(256, (65536 / total) / 8 * 8);
-  // Each thread's budget: the one its roles set (the last in program order;
-  // roles of one range are the same threads at several points).
-  SmallVector<int64_t> perThread(total, entry);
-  SmallVector<SetMaxNRegOp> sets;
-  WalkResult result = kernel.walk([&](RoleOp role) -> WalkResult {
-    int64_t n = role.getNumThreads();
-    WalkResult inner = role.getBody().walk([&](Operation *op) -> WalkResult {
-      if (n % warpSize == 0 || !isa<TileDialect>(op->getDialect()))
-        return WalkResult::advance();
-      auto copy = dyn_cast<CopyOp>(op);
-      if ((copy && copy.getBarrier()) || isPerThreadOp(op) ||
-          isa<YieldOp, BarrierWaitOp, BarrierArriveOp, ThreadIdOp, FenceProxyAsyncOp,
-              CpAsyncOp, AsyncCommitOp, AsyncWaitOp, PartialBarrierOp>(op))
-        return WalkResult::advance();
-      op->emitOpError("runs in a role of ")
-          << n << " threads; tile operations need whole warps (a multiple "
-          << "of " << warpSize << " threads)";
-      return WalkResult::interrupt();
-    });
-    if (inner.wasInterrupted())
-      return WalkResult::interrupt();
-    role.getBody().walk([&](SetMaxNRegOp set) {
-      sets.push_back(set);
-      for (int64_t t = role.getBegin(); t < role.getEnd(); ++t)
-        perThread[t] = set.getCount();
-    });
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-  if (failed(checkBarriers()))
-    return failure();
-  if (sets.empty())
-    return success();
-  setsRegisters = true;
-  int64_t budget = 0;
-  for (int64_t r : perThread)
-    budget += r;
-  for (SetMaxNRegOp set : sets) {
-    if (set.getIncrease() && set.getCount() < entry)
-      return set.emitOpError("raises the register budget to ")
-             << set.getCount() << ", below the " << entry
-             << " each of the block's " << total
-             << " threads has at entry (use a decrease)";
-    if (!set.getIncrease() && set.getCount() > entry)
-      return set.emitOpError("lowers the register budget to ")
-             << set.getCount() << ", above the " << entry
-             << " each of the block's " << total
-             << " threads has at entry (use an increase)";
-  }
-  if (budget > 65536) {
-    InFlightDiagnostic diag =
-        kernel.emitOpError("its roles' register budgets (T.set_max_nreg) "
-                           "add up to ")
-        << budget << " registers, more than the 65536 of the register file";
-    for (SetMaxNRegOp set : sets) {
-      auto role = set->getParentOfType<RoleOp>();
-      diag.attachNote(set.getLoc())
-          << set.getCount() << " registers for each thread of the role of ["
-          << role.getBegin() << ", " << role.getEnd() << ")";
-    }
-    return diag;
-  }
+/// A block barrier (T.sync_threads()).
+LogicalResult KernelLowering::lowerBarrier(BarrierOp op, OpBuilder &b,
+                                           Context &ctx) {
+  // Shared memory written by ordinary stores and read next by wgmma (the
+  // async proxy) needs a proxy fence in the writers before the barrier.
+  if (usesAsyncProxy)
+    target.emitAsyncProxyFence(b, loc);
+  // Where reduce-adds may be reading their source tiles, the issuer waits
+  // for them before the barrier, so that a write to a source tile later
+  // in this block needs no barrier of its own (in the attention
+  // backward's loop, the barrier before the dq gemm serves the next dq
+  // tile's stores).
+  bool settles = !ctx.inParallel() && bulkReadsMayBeInFlight(op);
+  if (settles)
+    target.emitBulkReadWait(*this, b, /*withBarrier=*/false);
+  barrier(b);
+  if (settles)
+    bulkReadsSettled = true;
   return success();
 }
 
-/// Every barrier a thread waits on gets arrivals; per-thread arrivals
-/// (T.barrier_arrive) come from whole roles (or the whole block), so a
-/// barrier's arrival count must be a sum of the sizes of the roles that
-/// arrive on it.
-LogicalResult KernelLowering::checkBarriers() {
-  WalkResult result = kernel.walk([&](AllocBarrierOp alloc) -> WalkResult {
-    // Waits that could block: a wait on parity 1 of a barrier still in its
-    // first phase returns at once (how a producer passes its first round of
-    // `empty` slots), so a barrier nothing arrives on is fine as long as
-    // every wait on it is on parity 1 -- as in a pipelined loop of one
-    // iteration once canonicalize has folded the loop and dropped the
-    // consumer's guarded release.
-    SmallVector<BarrierWaitOp> waits;
-    SmallVector<int64_t> sizes;
-    bool arrives = false, perWarp = false;
-    for (Operation *user : alloc->getUsers()) {
-      if (auto wait = dyn_cast<BarrierWaitOp>(user))
-        if (getConstantIntValue(wait.getParity()) != std::optional<int64_t>(1))
-          waits.push_back(wait);
-      // Arrivals from the blocks of a cluster: their count is the program's.
-      if (isa<BarrierArriveRankOp>(user))
-        arrives = perWarp = true;
-      if (auto arrive = dyn_cast<BarrierArriveOp>(user)) {
-        arrives = true;
-        if (!arrive.getPerThread())
-          perWarp = true;
-        else if (!llvm::is_contained(sizes, threadsOf(arrive)))
-          sizes.push_back(threadsOf(arrive));
-      }
-    }
-    if (!waits.empty() && !arrives) {
-      InFlightDiagnostic diag = waits.front().emitOpError(
-          "waits on a barrier that nothing arrives on (a T.tma_copy only "
-          "announces bytes; the threads must also T.barrier_arrive): it "
-          "would wait forever");
-      diag.attachNote(alloc.getLoc()) << "the barrier is allocated here";
-      return WalkResult::interrupt();
-    }
-    if (perWarp || sizes.empty())
-      return WalkResult::advance();
-    for (int64_t count : alloc.getArrivals()) {
-      // Sums of the arriving roles' sizes (each may arrive several times).
-      llvm::BitVector reachable(count + 1);
-      reachable.set(0);
-      for (int64_t v = 1; v <= count; ++v)
-        for (int64_t s : sizes)
-          if (s <= v && reachable.test(v - s))
-            reachable.set(v);
-      if (reachable.test(count))
-        continue;
-      std::string list;
-      llvm::raw_string_ostream os(list);
-      llvm::interleaveComma(sizes, os);
-      alloc.emitOpError("expects ")
-          << count << " arrivals per phase, but the threads that arrive on it "
-          << "(T.barrier_arrive: every thread of its role) come in groups of "
-          << list << ", which cannot add up to " << count;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
+//===----------------------------------------------------------------------===//
+// Roles
+//===----------------------------------------------------------------------===//
 
 LogicalResult KernelLowering::lowerRole(RoleOp op, OpBuilder &b, IRMapping &map,
                                         Context &ctx) {
@@ -549,12 +309,22 @@ LogicalResult KernelLowering::run() {
       cpAsyncCopies = true;
   });
   roleThreads = numThreads;
-  if (failed(assignRoleBarriers()))
+  FailureOr<RoleBarriers> plan = planRoleBarriers(kernel);
+  if (failed(plan))
     return failure();
+  roleBarriers = std::move(*plan);
   // The target's checks (what the chip can do) come before the roles'.
   variance = std::make_unique<ThreadVariance>(kernel);
-  if (failed(target.prepareKernel(*this)) || failed(checkRoles()) ||
-      failed(outline()))
+  if (failed(target.prepareKernel(*this)) ||
+      failed(verifyRoles(kernel, target)))
+    return failure();
+  // Roles that change their register budgets: the kernel declares a cap
+  // at entry (annotateKernel).
+  kernel.walk([&](SetMaxNRegOp set) {
+    if (set->getParentOfType<RoleOp>())
+      setsRegisters = true;
+  });
+  if (failed(outline()))
     return failure();
   Block &entry = gpuFunc.getBody().front();
   OpBuilder b = OpBuilder::atBlockEnd(&entry);
@@ -659,27 +429,5 @@ LogicalResult KernelLowering::run() {
   if (!how.empty())
     launch->setAttr("tile.launch", hb.getDictionaryAttr(how));
   kernel.erase();
-  return success();
-}
-
-LogicalResult mlir::tile::lowerTileKernels(ModuleOp module,
-                                           const GPUTargetInfo &target) {
-  StringRef platform = target.getPlatformName();
-  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-  for (func::FuncOp func : funcs) {
-    SmallVector<KernelOp> kernels;
-    func.walk([&](KernelOp k) { kernels.push_back(k); });
-    if (kernels.empty())
-      continue;
-    if (kernels.size() > 1)
-      return kernels[1].emitOpError("a tile program for ")
-             << platform << " targets may contain one T.Kernel";
-    if (kernels[0]->getParentOp() != func.getOperation())
-      return kernels[0].emitOpError(
-                 "must be at the top level of its function on ")
-             << platform << " targets";
-    if (failed(target.createLowering(kernels[0], func)->run()))
-      return failure();
-  }
   return success();
 }

@@ -289,3 +289,20 @@ LogicalResult mlir::tile::lowerMathToIntrinsics(gpu::GPUFuncOp gpuFunc,
   });
   return failure(f64.wasInterrupted());
 }
+
+/// Rounded arithmetic (tile.ieee) is scalar: each instance of a parallel
+/// body computes its own.
+void mlir::tile::registerMathLowerings(LoweringTable &table) {
+  table.add<IEEEOp>(
+      [](KernelLowering &kl, IEEEOp op, OpBuilder &b, IRMapping &map,
+         Context &) {
+        SmallVector<Value> operands;
+        for (Value v : op.getOperands())
+          operands.push_back(map.lookupOrDefault(v));
+        map.map(op.getResult(),
+                kl.target.emitRoundedArith(b, kl.loc, op.getKind(),
+                                           op.getMode(), operands));
+        return success();
+      },
+      InParallel::lowered);
+}

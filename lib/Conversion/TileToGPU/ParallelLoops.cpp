@@ -207,3 +207,10 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
   }
   return success();
 }
+
+void mlir::tile::registerParallelLowerings(LoweringTable &table) {
+  table.add<ParallelOp>([](KernelLowering &kl, ParallelOp op, OpBuilder &b,
+                           IRMapping &map, Context &) {
+    return kl.lowerParallel(op, b, map);
+  });
+}

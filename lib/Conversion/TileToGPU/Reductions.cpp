@@ -403,3 +403,14 @@ LogicalResult KernelLowering::lowerCumSum(CumSumOp op, OpBuilder &b,
   }
   return success();
 }
+
+void mlir::tile::registerReductionLowerings(LoweringTable &table) {
+  table.add<ReduceOp>([](KernelLowering &kl, ReduceOp op, OpBuilder &b,
+                         IRMapping &map, Context &) {
+    return kl.lowerReduce(op, b, map);
+  });
+  table.add<CumSumOp>([](KernelLowering &kl, CumSumOp op, OpBuilder &b,
+                         IRMapping &map, Context &) {
+    return kl.lowerCumSum(op, b, map);
+  });
+}

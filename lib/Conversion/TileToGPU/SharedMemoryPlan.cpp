@@ -36,6 +36,34 @@
 using namespace mlir;
 using namespace mlir::tile;
 
+//===----------------------------------------------------------------------===//
+// One buffer after the other
+//===----------------------------------------------------------------------===//
+
+int64_t KernelLowering::placeBarriers(DenseMap<Value, int64_t> *offsets) {
+  int64_t offset = 0;
+  kernel.walk([&](AllocBarrierOp alloc) {
+    if (offsets)
+      (*offsets)[alloc.getResult()] = offset;
+    offset += alloc.getType().getNumElements() * 8;
+  });
+  return offset;
+}
+
+/// Places the barriers (first, 8 bytes each) and the shared allocations (in
+/// order, aligned as sharedAlignment says); returns where they end.
+/// With `offsets`, records each one's byte offset there.
+int64_t KernelLowering::placeShared(DenseMap<Value, int64_t> *offsets) {
+  int64_t offset = placeBarriers(offsets);
+  kernel.walk([&](AllocSharedOp alloc) {
+    offset = llvm::alignTo(offset, sharedAlignment(alloc));
+    if (offsets)
+      (*offsets)[alloc.getResult()] = offset;
+    offset += sharedBytesOf(alloc);
+  });
+  return offset;
+}
+
 namespace {
 /// One shared allocation of the plan.
 struct Lifetime {

@@ -107,3 +107,18 @@ LogicalResult KernelLowering::lowerWait(WaitOp op, OpBuilder &b,
   target.emitAfterAcquire(b, loc);
   return result;
 }
+
+void mlir::tile::registerSymmetricLowerings(LoweringTable &table) {
+  table.add<PeerOp>([](KernelLowering &kl, PeerOp op, OpBuilder &b,
+                       IRMapping &map, Context &) {
+    return kl.lowerPeer(op, b, map);
+  });
+  table.add<SignalOp>([](KernelLowering &kl, SignalOp op, OpBuilder &b,
+                         IRMapping &map, Context &) {
+    return kl.lowerSignal(op, b, map);
+  });
+  table.add<WaitOp>([](KernelLowering &kl, WaitOp op, OpBuilder &b,
+                       IRMapping &map, Context &) {
+    return kl.lowerWait(op, b, map);
+  });
+}

@@ -360,3 +360,17 @@ LogicalResult KernelLowering::lowerAtomic(Operation *op, OpBuilder &b,
   fenceAfter(b, loc, scope, order);
   return success();
 }
+
+/// The ops of one thread (isPerThreadOp), and the block votes and partial,
+/// grid and cluster barriers; tile.thread_id is the block's
+/// (registerKernelLowerings), tile.atomic_add, tile.print and
+/// tile.device_assert are AtomicsAndPrint.cpp's.
+void mlir::tile::registerThreadOpLowerings(LoweringTable &table) {
+  table.add<WarpSizeOp, ShuffleOp, WarpVoteOp, WarpMatchOp, ActiveMaskOp,
+            WarpReduceOp, SyncWarpOp, ElectOp, AtomicRMWOp, AtomicLoadOp,
+            AtomicStoreOp, PdlTriggerOp, PdlWaitOp, ClusterRankOp,
+            BarrierArriveRankOp, ThreadReturnOp, BlockVoteOp,
+            PartialBarrierOp, GridSyncOp, ClusterBarrierOp>(
+      [](KernelLowering &kl, Operation *op, OpBuilder &b, IRMapping &map,
+         Context &ctx) { return kl.lowerThreadOp(op, b, map, ctx); });
+}

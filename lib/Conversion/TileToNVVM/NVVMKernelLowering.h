@@ -14,12 +14,44 @@
 
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 namespace mlir {
 namespace tile {
 
+/// Orders generic-proxy writes to shared memory before async-proxy reads
+/// (NVVMTargetInfo::emitAsyncProxyFence).
+inline void emitSharedProxyFence(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+/// A barrier over the block (`id` 0) or `bar.sync id, threads` (a named
+/// barrier; NVVMTargetInfo::emitBarrier).
+inline void emitNamedBarrier(OpBuilder &b, Location loc, int64_t id,
+                             int64_t threads) {
+  if (id == 0) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  NVVM::BarrierOp::create(b, loc, Type(), i32(id), i32(threads),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
 class NVVMKernelLowering : public KernelLowering {
 public:
-  using KernelLowering::KernelLowering;
+  /// `producerRegs`: what a thread of a warp-specialized kernel's producer
+  /// keeps (NVVMTargetInfo's option).
+  NVVMKernelLowering(KernelOp kernel, func::FuncOp func,
+                     const GPUTargetInfo &target, int64_t producerRegs)
+      : KernelLowering(kernel, func, target), producerRegs(producerRegs) {}
+
+  int64_t producerRegs;
 
   // mma.sync and mma.sp (MmaSync.cpp).
   LogicalResult gemmMma(GemmOp op, OpBuilder &b, const Buffer &a,
@@ -62,8 +94,16 @@ public:
   void turnBarrier(OpBuilder &b, int64_t shift, bool arrive);
 
   // TMA, mbarriers and warp specialization (TmaBarriersRoles.cpp).
-  std::optional<LogicalResult> lowerNVVMSyncOp(Operation *op, OpBuilder &b,
-                                               IRMapping &map, Context &ctx);
+  LogicalResult lowerBarrierWait(BarrierWaitOp op, OpBuilder &b,
+                                 IRMapping &map);
+  LogicalResult lowerBarrierArrive(BarrierArriveOp op, OpBuilder &b,
+                                   IRMapping &map);
+  /// Waits until the bulk groups issued by the role's first thread have
+  /// read shared memory; then (`withBarrier`) the role's threads
+  /// synchronize (NVVMTargetInfo::emitBulkReadWait).
+  void waitBulkReads(OpBuilder &b, bool withBarrier = true);
+  /// The role's first thread waits for its bulk groups' reads.
+  void leaderWaitsBulkReads(OpBuilder &b);
   LogicalResult lowerWarpSpecialize(WarpSpecializeOp op, OpBuilder &b,
                                     IRMapping &map, Context &ctx);
   LogicalResult collectTensorMaps();
@@ -75,6 +115,12 @@ public:
   void clusterSync(OpBuilder &b);
   void useTensorMap(Operation *op, const TensorMap &m);
 };
+
+/// The ops of warp specialization, mbarriers and TMA copies
+/// (TmaBarriersRoles.cpp), and the wgmma wait (Wgmma.cpp): what
+/// NVVMTargetInfo adds to the table.
+void registerTmaBarrierRoleLowerings(LoweringTable &table);
+void registerWgmmaLowerings(LoweringTable &table);
 
 /// The lowering NVVMTargetInfo created (see NVVMTargetInfo::createLowering).
 inline NVVMKernelLowering &nvvmLowering(KernelLowering &kl) {

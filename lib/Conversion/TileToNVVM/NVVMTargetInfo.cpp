@@ -124,15 +124,7 @@ Value NVVMTargetInfo::emitGridDim(OpBuilder &b, Location loc, int d,
 
 void NVVMTargetInfo::emitBarrier(OpBuilder &b, Location loc, int64_t id,
                                  int64_t threads) const {
-  if (id == 0) {
-    gpu::BarrierOp::create(b, loc);
-    return;
-  }
-  auto i32 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  };
-  NVVM::BarrierOp::create(b, loc, Type(), i32(id), i32(threads),
-                          NVVM::BarrierReductionAttr(), Value());
+  emitNamedBarrier(b, loc, id, threads);
 }
 
 void NVVMTargetInfo::emitAsyncCopy(OpBuilder &b, Location loc, Value dst,
@@ -155,10 +147,7 @@ void NVVMTargetInfo::emitAsyncWait(OpBuilder &b, Location loc,
 }
 
 void NVVMTargetInfo::emitAsyncProxyFence(OpBuilder &b, Location loc) const {
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  emitSharedProxyFence(b, loc);
 }
 
 /// A copy of the thread index through an asm statement with side effects:
@@ -229,7 +218,8 @@ void NVVMTargetInfo::finalizeKernel(gpu::GPUFuncOp func) const {
 
 std::unique_ptr<KernelLowering>
 NVVMTargetInfo::createLowering(KernelOp kernel, func::FuncOp func) const {
-  return std::make_unique<NVVMKernelLowering>(kernel, func, *this);
+  return std::make_unique<NVVMKernelLowering>(kernel, func, *this,
+                                              producerRegs);
 }
 
 /// The operations that need Hopper are refused on other chips with the op's
@@ -298,13 +288,7 @@ void NVVMTargetInfo::emitKernelPrologue(KernelLowering &kl,
 /// read shared memory, then the role's threads synchronize.
 void NVVMTargetInfo::emitBulkReadWait(KernelLowering &kl, OpBuilder &b,
                                       bool withBarrier) const {
-  Location loc = kl.loc;
-  guarded(b, loc, kl.isRoleLeader(b), [&](OpBuilder &gb) {
-    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
-                                         gb.getUnitAttr());
-  });
-  if (withBarrier)
-    kl.barrier(b);
+  nvvmLowering(kl).waitBulkReads(b, withBarrier);
 }
 
 /// No block of a cluster may leave while another can still write to its
@@ -320,22 +304,9 @@ void NVVMTargetInfo::emitKernelEpilogue(KernelLowering &kl,
     nvvmLowering(kl).clusterSync(b);
 }
 
-std::optional<LogicalResult>
-NVVMTargetInfo::lowerSyncOp(KernelLowering &kl, Operation *op, OpBuilder &b,
-                            IRMapping &map, Context &ctx) const {
-  return nvvmLowering(kl).lowerNVVMSyncOp(op, b, map, ctx);
-}
-
-LogicalResult NVVMTargetInfo::lowerBarrierCopy(KernelLowering &kl, CopyOp op,
-                                               OpBuilder &b,
-                                               IRMapping &map) const {
-  return nvvmLowering(kl).lowerTmaCopy(op, b, map);
-}
-
-LogicalResult NVVMTargetInfo::lowerStagedStore(KernelLowering &kl, CopyOp op,
-                                               OpBuilder &b,
-                                               IRMapping &map) const {
-  return nvvmLowering(kl).lowerTmaStore(op, b, map);
+void NVVMTargetInfo::registerLowerings(LoweringTable &table) const {
+  registerTmaBarrierRoleLowerings(table);
+  registerWgmmaLowerings(table);
 }
 
 std::optional<LogicalResult>
@@ -380,10 +351,7 @@ void NVVMTargetInfo::emitAsyncDrain(KernelLowering &kl, OpBuilder &b) const {
   emitAsyncCommit(b, loc);
   emitAsyncWait(b, loc, 0);
   if (!kl.tmaStores.empty() || !kl.bulkReadSources.empty())
-    guarded(b, loc, kl.isRoleLeader(b), [&](OpBuilder &gb) {
-      NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
-                                           gb.getUnitAttr());
-    });
+    nvvmLowering(kl).leaderWaitsBulkReads(b);
   if (kl.usesAsyncProxy || !kl.tensorMaps.empty())
     emitAsyncProxyFence(b, loc);
 }

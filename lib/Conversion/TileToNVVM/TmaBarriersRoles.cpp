@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "NVVMKernelLowering.h"
-#include "dialects/Conversion/TileToNVVM/NVVMTargetInfo.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -20,136 +19,166 @@
 using namespace mlir;
 using namespace mlir::tile;
 
-/// The synchronization ops of NVIDIA targets: warp specialization, the
-/// wgmma wait, and waits and arrivals on mbarriers; none for other ops.
-std::optional<LogicalResult> NVVMKernelLowering::lowerNVVMSyncOp(Operation *op,
-                                                                 OpBuilder &b,
-                                                                 IRMapping &map,
-                                                                 Context &ctx) {
-  if (auto ws = dyn_cast<WarpSpecializeOp>(op))
-    return lowerWarpSpecialize(ws, b, map, ctx);
-  if (auto set = dyn_cast<SetMaxNRegOp>(op)) {
-    NVVM::SetMaxRegisterOp::create(b, loc, set.getCount(),
-                                   set.getIncrease()
-                                       ? NVVM::SetMaxRegisterAction::increase
-                                       : NVVM::SetMaxRegisterAction::decrease);
-    return success();
-  }
-  if (isa<FenceProxyAsyncOp>(op)) {
-    // Chips without TMA and wgmma have no asynchronous proxy to order.
-    if (target.getChipInfo().tma)
-      target.emitAsyncProxyFence(b, loc);
-    return success();
-  }
-  if (auto bar = dyn_cast<NamedBarrierOp>(op)) {
-    target.emitBarrier(b, loc, bar.getId(), bar.getThreads());
-    return success();
-  }
-  if (auto wait = dyn_cast<GemmWaitOp>(op)) {
-    if (!usesAsyncProxy)
-      return success();
-    // ptxas moves a wgmma wait above independent work that the PTX puts
-    // before it (the rotated attention loop's softmax); it keeps the order
-    // across a nanosleep.
-    if (wait->hasAttr("tile.sched_barrier"))
-      NVVM::NanosleepOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, wait.getPending());
-    return success();
-  }
-  if (auto wait = dyn_cast<BarrierWaitOp>(op)) {
-    Value ptr = barrierPtr(b, wait.getBarriers(), wait.getIndex(), map);
-    Value parity = arith::IndexCastUIOp::create(
-        b, loc, b.getI32Type(), map.lookupOrDefault(wait.getParity()));
-    // Poll until the phase completed: try_wait (sm_90; it may suspend the
-    // thread for a system-defined time), before sm_90 test_wait
-    // (mbarrier.test_wait.parity, sm_80), which returns at once.
-    auto scope = NVVM::MemScopeKind::CTA;
-    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-    {
-      Block *before = b.createBlock(&loop.getBefore());
-      OpBuilder wb = OpBuilder::atBlockEnd(before);
-      Value done =
-          target.getChipInfo().arch >= 90
-              ? NVVM::MBarrierTryWaitOp::create(wb, loc, wb.getI1Type(), ptr,
-                                                parity, Value(), scope, false)
-                    .getResult()
-              : NVVM::MBarrierTestWaitOp::create(wb, loc, wb.getI1Type(), ptr,
-                                                 parity, scope, false)
-                    .getResult();
-      Value pending = arith::XOrIOp::create(
-          wb, loc, done,
-          arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1));
-      scf::ConditionOp::create(wb, loc, pending, ValueRange{});
-      Block *after = b.createBlock(&loop.getAfter());
-      OpBuilder ab = OpBuilder::atBlockEnd(after);
-      scf::YieldOp::create(ab, loc);
-    }
-    b.setInsertionPointAfter(loop);
-    // Shared memory that other threads' cp.async wrote (generic proxy) and
-    // this thread's wgmma reads next (async proxy).
-    if (usesAsyncProxy && cpAsyncCopies)
-      target.emitAsyncProxyFence(b, loc);
-    return success();
-  }
-  if (auto arrive = dyn_cast<BarrierArriveOp>(op)) {
-    Value ptr = barrierPtr(b, arrive.getBarriers(), arrive.getIndex(), map);
-    if (std::optional<int64_t> tx = arrive.getExpectTx()) {
-      Value bytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), *tx);
-      auto arriveExpect = [&](OpBuilder &gb) {
-        NVVM::MBarrierArriveExpectTxOp::create(gb, loc, Type(), ptr, bytes,
-                                               NVVM::MemScopeKind::CTA,
-                                               /*relaxed=*/false, Value());
-      };
-      // per_thread (T.mbarrier_arrive_expect_tx): every executing thread
-      // arrives and announces the bytes; else one thread of them does.
-      if (arrive.getPerThread())
-        arriveExpect(b);
-      else
-        guarded(b, loc, isRoleLeader(b), arriveExpect);
-      return success();
-    }
-    if (arrive.getPerThread()) {
-      if (arrive.getCluster() && !clusterDims.empty())
-        return arrive.emitOpError("per-thread arrivals on the barriers of a "
-                                  "cluster are not supported");
-      if (arrive.getAfterCopies()) {
-        NVVM::CpAsyncMBarrierArriveOp::create(b, loc, ptr, /*noinc=*/true);
+/// Warp specialization, register budgets, proxy fences, named barriers,
+/// waits and arrivals on mbarriers (lowered in each instance of a parallel
+/// body too), and the copies through TMA.
+void mlir::tile::registerTmaBarrierRoleLowerings(LoweringTable &table) {
+  table.add<WarpSpecializeOp>(
+      [](KernelLowering &kl, WarpSpecializeOp op, OpBuilder &b,
+         IRMapping &map, Context &ctx) {
+        return nvvmLowering(kl).lowerWarpSpecialize(op, b, map, ctx);
+      },
+      InParallel::lowered);
+  table.add<SetMaxNRegOp>(
+      [](KernelLowering &kl, SetMaxNRegOp set, OpBuilder &b, IRMapping &,
+         Context &) {
+        NVVM::SetMaxRegisterOp::create(
+            b, kl.loc, set.getCount(),
+            set.getIncrease() ? NVVM::SetMaxRegisterAction::increase
+                              : NVVM::SetMaxRegisterAction::decrease);
         return success();
-      }
-      // The thread's shared-memory writes before the arrival may be read
-      // next through the async proxy (wgmma, a TMA store) by the waiters.
-      if (usesAsyncProxy)
-        target.emitAsyncProxyFence(b, loc);
-      NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), ptr, Value());
-      return success();
-    }
-    // One arrival per warp, after its lanes converged.
-    NVVM::SyncWarpOp::create(
-        b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
-    Value lane0 = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32)), cIdx(b, loc, 0));
-    guarded(b, loc, lane0, [&](OpBuilder &gb) {
-      if (!arrive.getCluster() || clusterDims.empty()) {
-        NVVM::MBarrierArriveOp::create(gb, loc, gb.getI64Type(), ptr, Value());
-        return;
-      }
-      // The same barrier in every block of the cluster.
-      auto clusterPtr = LLVM::LLVMPointerType::get(gb.getContext(), 7);
-      for (int64_t r = 0; r < clusterBlocks(); ++r) {
-        Value remote = NVVM::MapaOp::create(
-            gb, loc, clusterPtr, ptr,
-            arith::ConstantIntOp::create(gb, loc, gb.getI32Type(), r));
-        // Release at CTA scope (as CUTLASS does): consumers only read the
-        // slot, through wgmma, which completed before.
-        NVVM::MBarrierArriveOp::create(gb, loc, Type(), remote, Value(),
-                                       NVVM::MemScopeKind::CTA, false);
-      }
-    });
+      },
+      InParallel::lowered);
+  table.add<FenceProxyAsyncOp>(
+      [](KernelLowering &kl, FenceProxyAsyncOp, OpBuilder &b, IRMapping &,
+         Context &) {
+        // Chips without TMA and wgmma have no asynchronous proxy to order.
+        if (kl.target.getChipInfo().tma)
+          emitSharedProxyFence(b, kl.loc);
+        return success();
+      },
+      InParallel::lowered);
+  table.add<NamedBarrierOp>(
+      [](KernelLowering &kl, NamedBarrierOp bar, OpBuilder &b, IRMapping &,
+         Context &) {
+        emitNamedBarrier(b, kl.loc, bar.getId(), bar.getThreads());
+        return success();
+      },
+      InParallel::lowered);
+  table.add<BarrierWaitOp>(
+      [](KernelLowering &kl, BarrierWaitOp op, OpBuilder &b, IRMapping &map,
+         Context &) { return nvvmLowering(kl).lowerBarrierWait(op, b, map); },
+      InParallel::lowered);
+  table.add<BarrierArriveOp>(
+      [](KernelLowering &kl, BarrierArriveOp op, OpBuilder &b, IRMapping &map,
+         Context &) {
+        return nvvmLowering(kl).lowerBarrierArrive(op, b, map);
+      },
+      InParallel::lowered);
+  // Copies through a barrier are TMA loads, the epilogue copies that
+  // chooseTmaStores picked TMA stores; the others stay the target-neutral
+  // lowering's.
+  LoweringFn plain = table.get<CopyOp>();
+  assert(plain && "the copy family registers first");
+  table.add<CopyOp>([plain](KernelLowering &kl, CopyOp op, OpBuilder &b,
+                            IRMapping &map, Context &ctx) {
+    if (op.getBarrier())
+      return nvvmLowering(kl).lowerTmaCopy(op, b, map);
+    if (kl.tmaStores.contains(op))
+      return nvvmLowering(kl).lowerTmaStore(op, b, map);
+    return plain(kl, op, b, map, ctx);
+  });
+}
+
+/// Polls the barrier until the phase of the given parity completed.
+LogicalResult NVVMKernelLowering::lowerBarrierWait(BarrierWaitOp wait,
+                                                   OpBuilder &b,
+                                                   IRMapping &map) {
+  Value ptr = barrierPtr(b, wait.getBarriers(), wait.getIndex(), map);
+  Value parity = arith::IndexCastUIOp::create(
+      b, loc, b.getI32Type(), map.lookupOrDefault(wait.getParity()));
+  // Poll until the phase completed: try_wait (sm_90; it may suspend the
+  // thread for a system-defined time), before sm_90 test_wait
+  // (mbarrier.test_wait.parity, sm_80), which returns at once.
+  auto scope = NVVM::MemScopeKind::CTA;
+  auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+  {
+    Block *before = b.createBlock(&loop.getBefore());
+    OpBuilder wb = OpBuilder::atBlockEnd(before);
+    Value done =
+        target.getChipInfo().arch >= 90
+            ? NVVM::MBarrierTryWaitOp::create(wb, loc, wb.getI1Type(), ptr,
+                                              parity, Value(), scope, false)
+                  .getResult()
+            : NVVM::MBarrierTestWaitOp::create(wb, loc, wb.getI1Type(), ptr,
+                                               parity, scope, false)
+                  .getResult();
+    Value pending = arith::XOrIOp::create(
+        wb, loc, done,
+        arith::ConstantIntOp::create(wb, loc, wb.getI1Type(), 1));
+    scf::ConditionOp::create(wb, loc, pending, ValueRange{});
+    Block *after = b.createBlock(&loop.getAfter());
+    OpBuilder ab = OpBuilder::atBlockEnd(after);
+    scf::YieldOp::create(ab, loc);
+  }
+  b.setInsertionPointAfter(loop);
+  // Shared memory that other threads' cp.async wrote (generic proxy) and
+  // this thread's wgmma reads next (async proxy).
+  if (usesAsyncProxy && cpAsyncCopies)
+    emitSharedProxyFence(b, loc);
+  return success();
+}
+
+/// An arrival on a barrier: with its transaction bytes, per thread, or
+/// one per warp (across the cluster where asked).
+LogicalResult NVVMKernelLowering::lowerBarrierArrive(BarrierArriveOp arrive,
+                                                     OpBuilder &b,
+                                                     IRMapping &map) {
+  Value ptr = barrierPtr(b, arrive.getBarriers(), arrive.getIndex(), map);
+  if (std::optional<int64_t> tx = arrive.getExpectTx()) {
+    Value bytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), *tx);
+    auto arriveExpect = [&](OpBuilder &gb) {
+      NVVM::MBarrierArriveExpectTxOp::create(gb, loc, Type(), ptr, bytes,
+                                             NVVM::MemScopeKind::CTA,
+                                             /*relaxed=*/false, Value());
+    };
+    // per_thread (T.mbarrier_arrive_expect_tx): every executing thread
+    // arrives and announces the bytes; else one thread of them does.
+    if (arrive.getPerThread())
+      arriveExpect(b);
+    else
+      guarded(b, loc, isRoleLeader(b), arriveExpect);
     return success();
   }
-  return std::nullopt;
+  if (arrive.getPerThread()) {
+    if (arrive.getCluster() && !clusterDims.empty())
+      return arrive.emitOpError("per-thread arrivals on the barriers of a "
+                                "cluster are not supported");
+    if (arrive.getAfterCopies()) {
+      NVVM::CpAsyncMBarrierArriveOp::create(b, loc, ptr, /*noinc=*/true);
+      return success();
+    }
+    // The thread's shared-memory writes before the arrival may be read
+    // next through the async proxy (wgmma, a TMA store) by the waiters.
+    if (usesAsyncProxy)
+      emitSharedProxyFence(b, loc);
+    NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), ptr, Value());
+    return success();
+  }
+  // One arrival per warp, after its lanes converged.
+  NVVM::SyncWarpOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
+  Value lane0 = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32)), cIdx(b, loc, 0));
+  guarded(b, loc, lane0, [&](OpBuilder &gb) {
+    if (!arrive.getCluster() || clusterDims.empty()) {
+      NVVM::MBarrierArriveOp::create(gb, loc, gb.getI64Type(), ptr, Value());
+      return;
+    }
+    // The same barrier in every block of the cluster.
+    auto clusterPtr = LLVM::LLVMPointerType::get(gb.getContext(), 7);
+    for (int64_t r = 0; r < clusterBlocks(); ++r) {
+      Value remote = NVVM::MapaOp::create(
+          gb, loc, clusterPtr, ptr,
+          arith::ConstantIntOp::create(gb, loc, gb.getI32Type(), r));
+      // Release at CTA scope (as CUTLASS does): consumers only read the
+      // slot, through wgmma, which completed before.
+      NVVM::MBarrierArriveOp::create(gb, loc, Type(), remote, Value(),
+                                     NVVM::MemScopeKind::CTA, false);
+    }
+  });
+  return success();
 }
 
 /// Thread 0 initializes every barrier; the fence makes the initialization
@@ -175,6 +204,21 @@ void NVVMKernelLowering::initBarriers(OpBuilder &b) {
     gpu::BarrierOp::create(b, loc);
   else
     clusterSync(b);
+}
+
+/// The role's first thread issued the bulk groups (TMA stores and
+/// reduce-adds): it waits until they have read shared memory.
+void NVVMKernelLowering::leaderWaitsBulkReads(OpBuilder &b) {
+  guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+    NVVM::CpAsyncBulkWaitGroupOp::create(gb, loc, gb.getI32IntegerAttr(0),
+                                         gb.getUnitAttr());
+  });
+}
+
+void NVVMKernelLowering::waitBulkReads(OpBuilder &b, bool withBarrier) {
+  leaderWaitsBulkReads(b);
+  if (withBarrier)
+    barrier(b);
 }
 
 void NVVMKernelLowering::clusterSync(OpBuilder &b) {
@@ -397,10 +441,10 @@ LogicalResult NVVMKernelLowering::lowerTmaStore(CopyOp op, OpBuilder &b,
   staging.viewOffsets.assign(2, Value());
   staging.viewDims = {0, 1};
   staging.swizzle = 128;
-  target.emitBulkReadWait(*this, b); // the last epilogue's stores read it
+  waitBulkReads(b); // the last epilogue's stores read it
   Side dst{staging, {cIdx(b, loc, 0), cIdx(b, loc, 0)}, {rows, cols}};
   copyFragmentMemory(b, *src, dst, /*toMemory=*/true);
-  target.emitAsyncProxyFence(b, loc);
+  emitSharedProxyFence(b, loc);
   barrier(b);
   unsigned mapIndex = copyTensorMap.lookup(op);
   Value desc = gpuFunc.getArgument(mapIndex);
@@ -446,7 +490,7 @@ LogicalResult NVVMKernelLowering::lowerTmaReduce(AtomicAddOp op, OpBuilder &b,
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
     offsets.push_back(map.lookupOrDefault(o));
-  target.emitAsyncProxyFence(b, loc);
+  emitSharedProxyFence(b, loc);
   barrier(b);
   bulkReadsIssued = true;
   bulkReadsSettled = false;
@@ -572,8 +616,6 @@ LogicalResult NVVMKernelLowering::lowerWarpSpecialize(WarpSpecializeOp op,
   // setmaxnreg.inc can only hand the consumers what the block's own
   // producers released: asking for more blocks forever (640 threads: 96 at
   // entry, 112 asked, 104 possible with 40). At most 240 each.
-  int64_t producerRegs =
-      static_cast<const NVVMTargetInfo &>(target).producerRegisters();
   int64_t entryRegs = (65536 / total) / 8 * 8;
   int64_t consumerRegs = std::min<int64_t>(
       240, (entryRegs +

@@ -472,3 +472,23 @@ LogicalResult NVVMKernelLowering::gemmSpWgmma(GemmSpOp op, OpBuilder &b,
   storeWgmmaAccumulators(b, c, accs, regsPerTile);
   return success();
 }
+
+/// The wait for the wgmma groups in flight (none when no gemm is a wgmma).
+void mlir::tile::registerWgmmaLowerings(LoweringTable &table) {
+  table.add<GemmWaitOp>(
+      [](KernelLowering &kl, GemmWaitOp wait, OpBuilder &b, IRMapping &,
+         Context &) {
+        if (!kl.usesAsyncProxy)
+          return success();
+        // ptxas moves a wgmma wait above independent work that the PTX puts
+        // before it (the rotated attention loop's softmax); it keeps the
+        // order across a nanosleep.
+        if (wait->hasAttr("tile.sched_barrier"))
+          NVVM::NanosleepOp::create(
+              b, kl.loc,
+              arith::ConstantIntOp::create(b, kl.loc, b.getI32Type(), 0));
+        NVVM::WgmmaWaitGroupSyncOp::create(b, kl.loc, wait.getPending());
+        return success();
+      },
+      InParallel::lowered);
+}

@@ -147,34 +147,17 @@ LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
   return success();
 }
 
-/// Gemms are synchronous here: a gemm wait has nothing to wait for.
-std::optional<LogicalResult>
-ROCDLTargetInfo::lowerSyncOp(KernelLowering &kl, Operation *op, OpBuilder &b,
-                             IRMapping &map, Context &ctx) const {
-  if (isa<WarpSpecializeOp, BarrierWaitOp, BarrierArriveOp>(op))
-    return checkSupported(op);
-  if (isa<GemmWaitOp>(op))
-    return success();
+/// The transaction barriers and warp specialization of NVIDIA chips are
+/// refused; gemms are synchronous here: a gemm wait has nothing to wait for.
+void ROCDLTargetInfo::registerLowerings(LoweringTable &table) const {
+  table.add<WarpSpecializeOp, BarrierWaitOp, BarrierArriveOp>(
+      [](KernelLowering &kl, Operation *op, OpBuilder &, IRMapping &,
+         Context &) { return kl.target.checkSupported(op); },
+      InParallel::lowered);
   // Nothing reads shared memory through an asynchronous proxy here (no TMA,
   // no wgmma): the fence has nothing to order, as on NVIDIA chips before
   // sm_90.
-  if (isa<FenceProxyAsyncOp>(op))
-    return success();
-  return std::nullopt;
-}
-
-LogicalResult ROCDLTargetInfo::lowerBarrierCopy(KernelLowering &kl, CopyOp op,
-                                                OpBuilder &b,
-                                                IRMapping &map) const {
-  return op.emitOpError("is a copy through a transaction barrier (TMA, "
-                        "NVIDIA sm_90a), which ROCm targets do not have");
-}
-
-LogicalResult ROCDLTargetInfo::lowerStagedStore(KernelLowering &kl, CopyOp op,
-                                                OpBuilder &b,
-                                                IRMapping &map) const {
-  return op.emitOpError("is a TMA store (NVIDIA sm_90a), which ROCm targets "
-                        "do not have");
+  table.addNothing<GemmWaitOp, FenceProxyAsyncOp>(InParallel::lowered);
 }
 
 LogicalResult ROCDLTargetInfo::lowerGemm(KernelLowering &kl, GemmOp op,

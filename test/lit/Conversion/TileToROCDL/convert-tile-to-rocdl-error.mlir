@@ -124,3 +124,18 @@ func.func @named_barrier(%n: index) {
   }
   return
 }
+
+// -----
+
+// A copy through a transaction barrier is a TMA load, which only NVIDIA
+// targets register: the target-neutral lowering of tile.copy refuses it.
+func.func @tma_copy(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %bar = tile.alloc_barrier arrivals(1) : memref<1xi64, #tile.scope<shared>>
+    %a = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op is a copy through a transaction barrier (TMA, NVIDIA sm_90a), which ROCm targets do not have}}
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] via %bar[%c0] : memref<64x64xf16> to memref<64x64xf16, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}
