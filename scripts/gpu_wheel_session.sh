@@ -1,9 +1,10 @@
 #!/bin/bash
 # One call on the GPU machine (the device tool), from the repository root,
 # carrying dist/<the cp312 wheel> (make wheel WHEEL_PYTHON=python3.12): installs
-# the wheel with this tree's Python sources over it, then runs side by side
-#   - every GPU-marked test of test/python (pytest -m gpu; all files, so none
-#     is left out), JIT-compiling with the wheel's compiler;
+# the wheel with this tree's Python sources over it, then runs every
+# GPU-marked test of test/python (pytest -m gpu; all files, so none is left
+# out; JIT-compiling with the wheel's compiler), alone (TESTS_FIRST=0: beside
+# the rest), then side by side
 #   - the documentation's tutorials with TUTORIAL_TARGET=cuda;
 #   - the random-program GPU campaign (test/fuzz/gpu_campaign.py, SEED, COUNT);
 #   - where .tl-src holds TileLang's testing/ (a pinned checkout's:
@@ -17,7 +18,7 @@
 # Results land in $OUT: gputests.txt, the campaign's table.md / summary.json /
 # campaign.tgz, launch.txt, sparse_mla.txt. Exits non-zero on any failure.
 #
-#   SEED=44 COUNT=1100 bash scripts/gpu_wheel_session.sh
+#   SEED=44 COUNT=1100 PYTEST_N=8 bash scripts/gpu_wheel_session.sh
 set -u
 OUT=${OUT:?run on the device machine, where OUT is set}
 WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
@@ -30,9 +31,15 @@ status=0
 # The launch benchmark first, alone (host microseconds need a quiet machine).
 timeout ${LAUNCH_LIMIT:-100} python3 benchmarks/launch_overhead.py > $OUT/launch.txt 2>&1 || status=1
 tail -22 $OUT/launch.txt
-(timeout -s INT ${TESTS_LIMIT:-420} python3 -m pytest -q -m gpu -p no:cacheprovider -rf ${PYTEST_N:+-n $PYTEST_N} \
-   test/python > $OUT/gputests.txt 2>&1; echo "pytest exit $?" >> $OUT/gputests.txt) &
-tests=$!
+# The GPU tests, alone first where TESTS_FIRST=1 (the default: beside the
+# campaign's compile workers, 3 pytest workers did not finish in 330 s on
+# the H100), else beside the rest.
+run_tests() {
+  timeout -s INT ${TESTS_LIMIT:-420} python3 -m pytest -q -m gpu -p no:cacheprovider -rf \
+    ${PYTEST_N:+-n $PYTEST_N} test/python > $OUT/gputests.txt 2>&1
+  echo "pytest exit $?" >> $OUT/gputests.txt
+}
+if [ "${TESTS_FIRST:-1}" = 1 ]; then run_tests; else run_tests & fi
 if [ -d .tl-examples/deepseek_v32 ]; then
   ( (cd .tl-examples/deepseek_v32 && timeout 300 python3 -m tilelang_mlir.compat sparse_mla_fwd.py) \
     > $OUT/sparse_mla.txt 2>&1; echo "sparse_mla exit $?" >> $OUT/sparse_mla.txt ) &
