@@ -183,8 +183,14 @@ def test_reduce_from_a_shared_region_and_local_buffers(target, rng):
 def test_reductions_compile_for_sm90a():
     """Bitwise, unsigned and NaN-propagating reductions, and shared operands,
     lower to NVVM (shuffles and scratch use the same combines)."""
-    for kind, dtype in (("bitxor", "uint32"), ("max", "uint16"), ("max", "float16")):
-        tl.compile(_reduce_kernel(kind, dtype, "shared", False), target="cuda:sm_90a")
+    combine = {("bitxor", "uint32"): "xor.b32", ("max", "uint16"): "max.u16",
+               ("max", "float16"): "max.f16"}
+    for (kind, dtype), op in combine.items():
+        src = tl.compile(_reduce_kernel(kind, dtype, "shared", False),
+                         target="cuda:sm_90a").get_source()
+        # The kind's own combine, across lanes by butterfly shuffles.
+        assert re.search(rf"\b{re.escape(op)}\b", src), (kind, dtype)
+        assert "shfl.sync.bfly.b32" in src, (kind, dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -672,7 +678,16 @@ def test_fill_and_clear_of_global_tensors_compile(dtype, chip):
     GPU machine's environment lacks and the CPU test environment has)."""
     if chip.startswith("rocm"):
         pytest.importorskip("ziglang", reason="the ROCm target links with ld.lld from ziglang")
-    tl.compile(_fill_globals(dtype), target=chip)
+    src = tl.compile(_fill_globals(dtype), target=chip).get_source()
+    if chip.startswith("rocm"):
+        assert "global_store" in src
+        return
+    # The max value, the zeros and the 3 stored (as their bit patterns).
+    bits = {"float16": (0x7BFF, 0x4200), "int32": (2**31 - 1, 3),
+            "float32": (0x7F7FFFFF, 0x40400000)}[dtype]
+    assert "st.global" in src
+    for value in bits:
+        assert re.search(rf"\b{value}\b", src), (dtype, value)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "int32", "float32"])
@@ -1052,7 +1067,9 @@ def test_scans_compile_for_sm90a():
             T.cumsum(f, dim=0)
             T.copy(f, B)
 
-    tl.compile(main, target="cuda:sm_90a")
+    src = tl.compile(main, target="cuda:sm_90a").get_source()
+    assert re.search(r"\bmax\.(NaN\.)?f16", src)  # the running max, in float16
+    assert re.search(r"\badd\.(rn\.)?f(16|32)\b", src)  # the running sum
 
 
 # ---------------------------------------------------------------------------
@@ -1178,7 +1195,10 @@ def test_rng_drawn_by_one_thread_compiles_for_gpus():
     one thread holding plain code compiles (its terminator counted as a tile
     operation needing whole warps)."""
     for t in ("cuda:sm_80", "cuda:sm_90a"):
-        tl.compile(_rng_first_thread_program(8), target=t)
+        src = tl.compile(_rng_first_thread_program(8), target=t).get_source()
+        # Philox4x32's round multipliers, behind the thread-index test.
+        assert "3528531795" in src and "3449720151" in src, t
+        assert "%tid.x" in src, t
 
 
 @pytest.mark.gpu
@@ -1575,4 +1595,9 @@ def test_float64_math_compiles_for_every_gpu():
     except ImportError:
         pass
     for t in targets:
-        tl.compile(main, out_idx=[1], target=t)
+        src = tl.compile(main, out_idx=[1], target=t).get_source()
+        # In software: float64 fmas, no call to a device math library.
+        if t.startswith("cuda"):
+            assert "fma.rn.f64" in src and "__nv_" not in src and "call" not in src, t
+        else:
+            assert "v_fma_f64" in src and "__ocml" not in src, t
