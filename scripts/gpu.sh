@@ -9,7 +9,9 @@
 # when any of them failed, and a table at the end says which):
 #   tests        every test of test/python marked `gpu` (pytest -m gpu over
 #                the whole folder: the marker decides, no list); JOBS=N
-#                runs them on N pytest-xdist workers (default 1: one process)
+#                runs them on N pytest-xdist workers (default 1: one process);
+#                TESTS_LIMIT=S interrupts pytest after S seconds (it then
+#                reports what ran and fails)
 #   examples     every examples/*/*.py with --target cuda (each checks its
 #                result against a reference and exits non-zero when wrong)
 #   sanitize     compute-sanitizer memcheck and racecheck over
@@ -70,7 +72,9 @@ fi
 tests() {
   local jobs=${JOBS:-1} par=()
   if [ "$jobs" -gt 1 ] && $PY -c "import xdist" 2>/dev/null; then par=(-n "$jobs"); fi
-  $PY -m pytest -q -m gpu -p no:cacheprovider -rfE "${par[@]}" test/python
+  local limit=()
+  [ -n "${TESTS_LIMIT:-}" ] && limit=(timeout -s INT "$TESTS_LIMIT")
+  "${limit[@]}" $PY -m pytest -q -m gpu -p no:cacheprovider -rfE "${par[@]}" test/python
   # (exit 5, no test collected, is a failure here: the marker selects none)
 }
 
