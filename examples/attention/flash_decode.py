@@ -65,8 +65,9 @@ def main(argv=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     err = relative_error(o, reference(*dev))
     split_args = kernel.split_args(*dev)
-    seconds = kernel.split.time(*split_args) + \
-        kernel.combine.time(*kernel.combine_args(*kernel.split(*split_args)))
+    seconds = kernel.split.time(*split_args)
+    if kernel.combine is not None:  # (one split: the split kernel writes O itself)
+        seconds += kernel.combine.time(*kernel.combine_args(*kernel.split(*split_args)))
     cache_bytes = 2 * sum(lens) * G * D * torch_dtype.itemsize
     print(f"target {kernel.target}: flash decode {args.dtype} B={B} H={H} KV heads={G} D={D} "
           f"cache<={args.cache}{' paged' if table is not None else ''} "

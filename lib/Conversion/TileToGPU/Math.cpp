@@ -216,6 +216,58 @@ struct AtanF32 : public OpRewritePattern<math::AtanOp> {
 };
 } // namespace
 
+namespace {
+/// float32 atan2(y, x) with C's quadrants and special values (as CUDA's
+/// atan2f): a = atan(min(|x|, |y|) / max(|x|, |y|)) in [0, pi / 4]
+/// (AtanF32), reflected to pi / 2 - a when |y| > |x| and to pi - a when x
+/// is negative (-0 included), then given y's sign. Both zero: 0 or pi;
+/// both infinite: pi / 4 or 3 pi / 4; a NaN stays NaN. MLIR's
+/// approximation chose the half-turn from the sign of atan(y / x), which
+/// loses y's sign when y / x is zero: atan2(-1, -inf) and atan2(-0, -1)
+/// gave +pi where they are -pi.
+struct Atan2F32 : public OpRewritePattern<math::Atan2Op> {
+  Atan2F32(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(math::Atan2Op op,
+                                PatternRewriter &r) const override {
+    if (!op.getType().isF32())
+      return failure();
+    Location loc = op.getLoc();
+    auto c = [&](double v) -> Value {
+      return arith::ConstantFloatOp::create(r, loc, r.getF32Type(),
+                                            APFloat((float)v));
+    };
+    auto cmp = [&](arith::CmpFPredicate p, Value a, Value b) -> Value {
+      return arith::CmpFOp::create(r, loc, p, a, b);
+    };
+    auto sel = [&](Value cond, Value a, Value b) -> Value {
+      return arith::SelectOp::create(r, loc, cond, a, b);
+    };
+    Value y = op.getLhs(), x = op.getRhs();
+    Value ax = math::AbsFOp::create(r, loc, x);
+    Value ay = math::AbsFOp::create(r, loc, y);
+    Value steep = cmp(arith::CmpFPredicate::OGT, ay, ax);
+    Value hi = sel(steep, ay, ax), lo = sel(steep, ax, ay);
+    Value t = arith::DivFOp::create(r, loc, lo, hi);
+    Value inf = c(std::numeric_limits<double>::infinity());
+    auto both = [&](Value v) -> Value {  // |x| == v and |y| == v (no NaN)
+      return arith::AndIOp::create(r, loc,
+                                   cmp(arith::CmpFPredicate::OEQ, ax, v),
+                                   cmp(arith::CmpFPredicate::OEQ, ay, v));
+    };
+    t = sel(both(c(0.0)), c(0.0), t);
+    t = sel(both(inf), c(1.0), t);
+    Value a = math::AtanOp::create(r, loc, t);
+    a = sel(steep, arith::SubFOp::create(r, loc, c(M_PI / 2), a), a);
+    Value negative = cmp(arith::CmpFPredicate::OLT,
+                         math::CopySignOp::create(r, loc, c(1.0), x), c(0.0));
+    a = sel(negative, arith::SubFOp::create(r, loc, c(M_PI), a), a);
+    r.replaceOpWithNewOp<math::CopySignOp>(op, a, y);
+    return success();
+  }
+};
+} // namespace
+
 /// asin(x) = atan2(x, sqrt((1 - x)(1 + x))), acos(x) = atan2(sqrt(..), x):
 /// atan2 then takes MLIR's polynomial approximation.
 template <typename Op>
@@ -246,7 +298,8 @@ struct InverseSineToAtan2 : public OpRewritePattern<Op> {
 /// hyperbolic functions expand into exp, log, sin and cos (which take the
 /// intrinsics above), asin and acos into atan2; atan, atan2, erf, erfc,
 /// log1p, expm1 and cbrt are MLIR's polynomial approximations, through f32
-/// for 16-bit types (atan's polynomial is ours: AtanF32).
+/// for 16-bit types (atan's polynomial and atan2's quadrants are ours:
+/// AtanF32, Atan2F32).
 static bool approximatedOnGPU(StringRef name) {
   return llvm::is_contained({"math.atan", "math.atan2", "math.erf",
                              "math.erfc", "math.log1p", "math.expm1",
@@ -262,7 +315,7 @@ LogicalResult mlir::tile::lowerMathToIntrinsics(gpu::GPUFuncOp gpuFunc,
     math::populateExpansionPatterns(
         expansions, {"tan", "sinh", "cosh", "asinh", "acosh", "atanh"});
     expansions.add<InverseSineToAtan2<math::AsinOp>,
-                   InverseSineToAtan2<math::AcosOp>, AtanF32>(ctx);
+                   InverseSineToAtan2<math::AcosOp>, AtanF32, Atan2F32>(ctx);
     populateMathF32ExpansionPatterns(expansions, approximatedOnGPU);
     populateMathPolynomialApproximationPatterns(expansions, approximatedOnGPU);
     if (failed(applyPatternsGreedily(gpuFunc, std::move(expansions))))

@@ -285,6 +285,31 @@ def test_binary_math_functions(target, rng):
                                    err_msg=f"row {k}")
 
 
+def test_atan2_quadrants_and_special_values(target, rng):
+    """atan2 takes C's quadrants, signed zeros and infinities (CUDA's
+    atan2f does): the half-turn for x < 0 (-0 included) carries y's sign
+    even where y / x is zero (atan2(-1, -inf) = -pi, atan2(-0, -1) = -pi),
+    both zero gives 0 or pi, both infinite pi / 4 or 3 pi / 4."""
+    special = [0.0, -0.0, 1.0, -1.0, 2.5, -3.7, np.inf, -np.inf, np.nan, 1e-30, -1e30]
+    y, x = (np.array(v, np.float32) for v in zip(*[(a, b) for a in special for b in special]))
+    y = np.concatenate([y, rng.standard_normal(256 - y.size).astype(np.float32) * 4])
+    x = np.concatenate([x, rng.standard_normal(256 - x.size).astype(np.float32) * 4])
+    n = y.size
+
+    @T.prim_func
+    def main(Y: T.Tensor((n,), "float32"), X: T.Tensor((n,), "float32"),
+             O: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(n):
+                O[i] = T.atan2(Y[i], X[i])
+
+    out = get(tl.compile(main, out_idx=[2], target=target)(put(y, target), put(x, target)))
+    want = np.arctan2(y, x)
+    np.testing.assert_allclose(out, want, rtol=3e-6, atol=0)
+    assert np.array_equal(np.signbit(out), np.signbit(want)), (y[np.signbit(out) != np.signbit(want)],
+                                                             x[np.signbit(out) != np.signbit(want)])
+
+
 def test_float_classes_and_bit_counts(target, rng):
     n = 64
 
