@@ -50,7 +50,7 @@ if [ -n "$WHL" ]; then
   if ! $PY -c "import ml_dtypes" 2>/dev/null && ls .whl/ml_dtypes*.whl >/dev/null 2>&1; then
     $PY -m pip install --no-index --no-deps --quiet --target "$SITE" .whl/ml_dtypes*.whl || exit 2
   fi
-  export PYTHONPATH="$SITE"
+  export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"  # (the caller's path after it)
   echo "package: $WHL with this tree's Python sources ($SITE)"
 elif [ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ]; then
   PY=.venv/bin/python
