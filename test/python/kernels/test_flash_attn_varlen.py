@@ -28,7 +28,9 @@ def check(kernel, target, lens, heads, dim, groups=1, causal=False, dtype="float
     assert tuple(o.shape) == (sum(lens), heads, dim) and tuple(lse.shape) == (heads, sum(lens))
     o_ref, lse_ref = fav.reference(*inputs, is_causal=causal)
     assert rel_error(o, o_ref) < TOL[dtype]
-    assert rel_error(lse, lse_ref) < 1e-3
+    # The LSE is float32 throughout, from exact float16/bfloat16 products: 5.1e-8 the worst
+    # measured on the CPU, which 1e-5 leaves 200 times (the GPU keeps 1e-3).
+    assert rel_error(lse, lse_ref) < (1e-5 if target == "cpu" else 1e-3)
 
 
 def test_varlen_one_kernel_any_total(target):

@@ -11,6 +11,7 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from support.bounds import assert_float32_sum
 from support.devices import get, put
 from tilelang_mlir.base.errors import CompilationError, TileLangError
 
@@ -147,8 +148,11 @@ def test_atomic_add_vectors(lanes, src, dst, target, rng):
     b0 = rng.standard_normal((M, C)).astype(dst)
     b = put(b0.copy(), target)
     kernel(put(a, target), b)
-    ref = (b0.astype(np.float64) + 2 * a.astype(np.float64))
-    np.testing.assert_allclose(np.asarray(get(b), np.float64), ref, rtol=2e-2, atol=2e-2)
+    if dst == "float32" and target == "cpu":  # b0 + a + a in float32: the summation bound
+        assert_float32_sum(b, np.stack([b0, a, a]), axis=0)
+    else:
+        ref = (b0.astype(np.float64) + 2 * a.astype(np.float64))
+        np.testing.assert_allclose(np.asarray(get(b), np.float64), ref, rtol=2e-2, atol=2e-2)
 
 
 def test_tile_region_atomics(target, rng):

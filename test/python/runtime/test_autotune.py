@@ -16,6 +16,7 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from support.bounds import assert_float32_matmul
 from tilelang_mlir.kernels import programs
 from tilelang_mlir.kernels.programs import elementwise_add
 from tilelang_mlir.kernels.programs import matmul as gemm_program
@@ -33,7 +34,10 @@ def reference(A, B):
     return A.float() @ B.float()
 
 
-@tl.autotune(configs=CONFIGS, warmup=1, rep=3, ref_prog=reference, rtol=1e-2, atol=1e-2,
+# The tuner's check: float32 sums of the same 128 exact float16 products, in any two orders,
+# differ by at most 128 eps sum|a b| < 4e-3 (sum|a b| < 260 for randn: mean 81, 127 the
+# largest of 650,000 seen).
+@tl.autotune(configs=CONFIGS, warmup=1, rep=3, ref_prog=reference, rtol=0, atol=4e-3,
              max_workers=2)
 @tl.jit(out_idx=[2], target="cpu")
 def matmul(M, N, K, block_M=32, block_N=32, block_K=32, threads=128, trans_B=False):
@@ -54,7 +58,7 @@ def cache(tmp_path, monkeypatch):
 def _check_product(kernel, n=128):
     a = torch.randn(n, n).to(torch.float16)
     b = torch.randn(n, n).to(torch.float16)
-    torch.testing.assert_close(kernel(a, b), reference(a, b), rtol=1e-2, atol=1e-2)
+    assert_float32_matmul(kernel(a, b), a, b)  # float32 sums of exact float16 products
 
 
 def test_tunes_skips_and_caches(cache, caplog, monkeypatch):
@@ -94,7 +98,8 @@ def test_tunes_skips_and_caches(cache, caplog, monkeypatch):
               "t._check_product(k)\n"
               "r = k.autotune_result\n"
               "print(json.dumps([r.cache_hit, r.best_config, r.worker_pids]))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]),
+    path = [HERE, os.path.dirname(HERE), os.environ.get("PYTHONPATH", "")]  # (and support)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path),
                TILELANG_MLIR_OFFLINE="1", TILELANG_MLIR_AUTOTUNE_QUIET="1")
     out = subprocess.run([sys.executable, "-c", script], env=env, cwd=HERE, capture_output=True,
                          text=True, timeout=120)
