@@ -943,9 +943,16 @@ LogicalResult LayoutInference::convertNonLocalAccesses() {
         nonLocal[a.buffer].push_back(a);
     for (auto &[buffer, list] : nonLocal) {
       auto type = cast<MemRefType>(buffer.getType());
-      bool projection = llvm::all_of(
-          list, [&](const FragmentAccess &a) { return a.isProjection() &&
-                                                      a.dims == list[0].dims; });
+      // (A loop over part of the fragment, T.clear(C_local[:, :32]) for one,
+      // induces a layout of that part only: the whole fragment goes through
+      // shared memory then.)
+      bool projection =
+          llvm::all_of(list,
+                       [&](const FragmentAccess &a) {
+                         return a.isProjection() && a.dims == list[0].dims;
+                       }) &&
+          SmallVector<int64_t>(loopLayout.project(list[0].dims).getShape()) ==
+              SmallVector<int64_t>(type.getShape());
       // Every access through the same index maps: a fragment in the layout
       // the maps induce.
       std::optional<TileLayout> mappedLayout;

@@ -366,3 +366,31 @@ func.func @per_thread_loop(%x: memref<48xf16>, %out: memref<48xf16>) {
   }
   return
 }
+
+// -----
+
+// A loop over part of a fragment (T.clear(C_local[:, :32]) of TileLang's
+// alias test) whose accesses are not local: the loop's layout covers only
+// that part, so the whole fragment is converted through shared memory (a
+// fragment in the loop's layout would place elements past column 32 on
+// threads that do not exist).
+// CHECK-LABEL: func.func @partial_loop_over_fragment
+// CHECK: %[[CONV:.*]] = tile.alloc_shared {{.*}}: memref<128x128xf32, #tile.scope<shared>>
+// CHECK: %[[FRAG:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<128x128xf32
+// CHECK: tile.copy %[[FRAG]]{{.*}} to %[[CONV]]
+// CHECK: tile.parallel
+// CHECK: memref.store %{{.*}}, %[[CONV]]
+// CHECK: tile.copy %[[CONV]]{{.*}} to %[[FRAG]]
+func.func @partial_loop_over_fragment(%out: memref<256x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  tile.kernel blocks(%bx, %by) in (%c2, %c2) threads(128) {
+    %f = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (128, 32) {
+      memref.store %cst, %f[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %f[%c0, %c0] [128, 128] to %out[%c0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<256x256xf32>
+  }
+  return
+}
