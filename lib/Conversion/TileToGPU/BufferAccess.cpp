@@ -329,8 +329,9 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
                << "); tile-layout-inference should have inserted a "
                   "conversion";
     } else {
-      // Outside parallel loops every thread must hold the element.
-      if (buf->layout->getReplicate() != numThreads)
+      // Outside parallel loops every thread must hold the element (every
+      // thread of the fragment's: a role reads a block fragment's replicas).
+      if (buf->layout->getReplicate() != buf->layout->getNumThreads())
         return op->emitError("a fragment element is accessed outside "
                              "T.Parallel, but its elements are spread over "
                              "the threads (")

@@ -231,6 +231,15 @@ static LogicalResult findFragmentHomes(KernelOp kernel, FragmentHomes &homes) {
           if (!alloc)
             continue;
           ThreadRange r = rangeOf(op);
+          // A role's threads read the elements of a block fragment that
+          // every thread holds (`if tx == 0: B[0] = result[0]` after a
+          // reduction): the lowering checks that the fragment is replicated.
+          if (isa<memref::LoadOp>(op) && r != kBlockRange &&
+              !op->getParentOfType<ParallelOp>()) {
+            auto home = homes.find(root);
+            if (home != homes.end() && home->second == kBlockRange)
+              continue;
+          }
           auto [it, inserted] = homes.try_emplace(root, r);
           if (inserted) {
             firstUse[root] = op;

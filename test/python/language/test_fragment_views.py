@@ -4,10 +4,14 @@ that fixes the fragment's layout. TileLang's alias test clears such a view;
 the layout inference gave the whole fragment the part's layout (elements
 past the part on threads that do not exist: "maps element (13, 96) to
 thread 128"). The part's loop now goes through a conversion buffer of the
-whole fragment.
+whole fragment. And a branch on the thread index (a role) that reads a
+block fragment every thread holds, as TileLang's reducer tests do after a
+reduction.
 
 CPU and GPU runs (marked `gpu`) against NumPy; compile-only for sm_80,
 sm_90a and gfx942."""
+
+import re
 
 import numpy as np
 import pytest
@@ -63,3 +67,57 @@ def test_parts_of_a_fragment(target, rng):
 def test_parts_of_a_fragment_compile(chip):
     kernel = tl.compile(_gemm_with_parts(), out_idx=[2], target=chip)
     assert kernel.get_kernel_source()
+
+
+# ---------------------------------------------------------------------------
+# A branch on the thread index reading a block fragment
+# ---------------------------------------------------------------------------
+
+
+def _sum_then_one_thread_stores(n=8, threads=128, store_in_branch=False, spread=False):
+    """TileLang's reducer tests: a reduction into a one-element fragment
+    that every thread holds, then `if tx == 0: B[0] = result[0]`. (The
+    branch is a role of thread 0 here; a block fragment's replicated
+    elements are its to read.)"""
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=threads):
+            src = T.alloc_fragment((n,), "float32")
+            T.copy(A, src)
+            result = T.alloc_fragment((1,), "float32")
+            T.reduce_sum(src, result, dim=0)
+            if T.get_thread_binding() == 0:
+                if spread:
+                    B[0] = src[3]
+                elif store_in_branch:
+                    result[0] = 1.0
+                else:
+                    B[0] = result[0]
+
+    return main
+
+
+@pytest.mark.parametrize("chip", ["cuda:sm_80", "cuda:sm_90a"])
+def test_branch_reads_replicated_block_fragment_compiles(chip):
+    ptx = tl.compile(_sum_then_one_thread_stores(), out_idx=[1], target=chip).get_kernel_source()
+    assert re.search(r"st\.global\.(b|f)32", ptx), ptx
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("store_in_branch", "a fragment belongs to one role"),
+    ("spread", "its elements are spread over the threads"),
+])
+def test_branch_on_block_fragment_refusals(kind, message):
+    """A store would make one thread's replica differ from the others'; an
+    element of a fragment spread over the threads is not thread 0's to read."""
+    with pytest.raises(tl.TileLangError, match=message):
+        tl.compile(_sum_then_one_thread_stores(**{kind: True}), out_idx=[1],
+                   target="cuda:sm_90a")
+
+
+@pytest.mark.gpu
+def test_branch_reads_replicated_block_fragment_on_gpu(rng):
+    import torch
+    a = torch.from_numpy(rng.standard_normal(8).astype(np.float32)).cuda()
+    b = tl.compile(_sum_then_one_thread_stores(), out_idx=[1], target="cuda")(a)
+    torch.testing.assert_close(b, a.sum().reshape(1), rtol=1e-6, atol=1e-6)
