@@ -14,9 +14,12 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/Matchers.h"
 #include "dialects/Conversion/TileToGPU/KernelLowering.h"
+#include "dialects/Tile/Utils/ArithEmitter.h"
 #include "dialects/Tile/Utils/RoundingUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -155,6 +158,24 @@ struct FastReciprocal : public OpRewritePattern<arith::DivFOp> {
 } // namespace
 
 namespace {
+/// A float32 expansion: `expand` builds the value that replaces the op.
+template <typename Op>
+struct F32Expansion : public OpRewritePattern<Op> {
+  F32Expansion(MLIRContext *ctx) : OpRewritePattern<Op>(ctx, /*benefit=*/2) {}
+
+  virtual Value expand(ArithEmitter &e, Op op) const = 0;
+
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
+    if (!op.getType().isF32())
+      return failure();
+    ArithEmitter e{r, op.getLoc()};
+    r.replaceOp(op, expand(e, op));
+    return success();
+  }
+};
+} // namespace
+
+namespace {
 /// float32 atan, and so atan2 (MLIR's approximation of atan2 divides and
 /// leaves a math.atan), asin and acos: |x| is reduced to t in [0, 0.66]
 /// (above tan(3 pi / 8): t = -1 / |x| and pi / 2 is added; above 0.66:
@@ -164,54 +185,34 @@ namespace {
 /// leading z^5 term: up to 40 float32 ulps off just below 0.66 (3.4e-6
 /// relative, where CUDA's atanf / atan2f are within 2-3 ulps); this is
 /// within 1.3 ulps (float32 emulation of the instructions over [0, 10]).
-struct AtanF32 : public OpRewritePattern<math::AtanOp> {
-  AtanF32(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+struct AtanF32 : public F32Expansion<math::AtanOp> {
+  using F32Expansion::F32Expansion;
 
-  LogicalResult matchAndRewrite(math::AtanOp op,
-                                PatternRewriter &r) const override {
-    if (!op.getType().isF32())
-      return failure();
-    Location loc = op.getLoc();
-    auto c = [&](double v) -> Value {
-      return arith::ConstantFloatOp::create(r, loc, r.getF32Type(),
-                                            APFloat((float)v));
-    };
-    auto gt = [&](Value a, double v) -> Value {
-      return arith::CmpFOp::create(r, loc, arith::CmpFPredicate::OGT, a,
-                                   c(v));
-    };
-    auto sel = [&](Value cond, Value a, Value b) -> Value {
-      return arith::SelectOp::create(r, loc, cond, a, b);
-    };
-    auto fma = [&](Value a, Value b, Value c) -> Value {
-      return math::FmaOp::create(r, loc, a, b, c);
+  Value expand(ArithEmitter &e, math::AtanOp op) const override {
+    auto c = [&](double v) { return e.cf(e.b.getF32Type(), v); };
+    auto gt = [&](Value a, double v) {
+      return e.cmp(arith::CmpFPredicate::OGT, a, c(v));
     };
     Value x = op.getOperand();
-    Value ax = math::AbsFOp::create(r, loc, x);
+    Value ax = math::AbsFOp::create(e.b, e.loc, x);
     Value one = c(1.0);
     Value big = gt(ax, 2.414213562373095), mid = gt(ax, 0.66);
-    Value num = sel(big, c(-1.0),
-                    sel(mid, arith::SubFOp::create(r, loc, ax, one), ax));
-    Value den = sel(big, ax,
-                    sel(mid, arith::AddFOp::create(r, loc, ax, one), one));
-    Value t = arith::DivFOp::create(r, loc, num, den);
-    Value z = arith::MulFOp::create(r, loc, t, t);
+    Value num = e.sel(big, c(-1.0), e.sel(mid, e.sub(ax, one), ax));
+    Value den = e.sel(big, ax, e.sel(mid, e.add(ax, one), one));
+    Value t = e.div(num, den);
+    Value z = e.mul(t, t);
     Value p = c(-8.750608600031904122785e-01);
     for (double k : {-1.615753718733365076637e+01, -7.500855792314704667340e+01,
                      -1.228866684490136173410e+02,
                      -6.485021904942025371773e+01})
-      p = fma(p, z, c(k));
-    Value q = arith::AddFOp::create(r, loc, z, c(2.485846490142306297962e+01));
+      p = e.fma(p, z, c(k));
+    Value q = e.add(z, c(2.485846490142306297962e+01));
     for (double k : {1.650270098316988542046e+02, 4.328810604912902668951e+02,
                      4.853903996359136964868e+02, 1.945506571482613964425e+02})
-      q = fma(q, z, c(k));
-    Value ratio = arith::DivFOp::create(
-        r, loc, arith::MulFOp::create(r, loc, z, p), q);
-    Value y = fma(ratio, t, t);
-    Value base = sel(big, c(M_PI / 2), sel(mid, c(M_PI / 4), c(0.0)));
-    y = arith::AddFOp::create(r, loc, base, y);
-    r.replaceOpWithNewOp<math::CopySignOp>(op, y, x);
-    return success();
+      q = e.fma(q, z, c(k));
+    Value y = e.fma(e.div(e.mul(z, p), q), t, t);
+    Value base = e.sel(big, c(M_PI / 2), e.sel(mid, c(M_PI / 4), c(0.0)));
+    return math::CopySignOp::create(e.b, e.loc, e.add(base, y), x);
   }
 };
 } // namespace
@@ -225,51 +226,34 @@ namespace {
 /// approximation chose the half-turn from the sign of atan(y / x), which
 /// loses y's sign when y / x is zero: atan2(-1, -inf) and atan2(-0, -1)
 /// gave +pi where they are -pi.
-struct Atan2F32 : public OpRewritePattern<math::Atan2Op> {
-  Atan2F32(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+struct Atan2F32 : public F32Expansion<math::Atan2Op> {
+  using F32Expansion::F32Expansion;
 
-  LogicalResult matchAndRewrite(math::Atan2Op op,
-                                PatternRewriter &r) const override {
-    if (!op.getType().isF32())
-      return failure();
-    Location loc = op.getLoc();
-    auto c = [&](double v) -> Value {
-      return arith::ConstantFloatOp::create(r, loc, r.getF32Type(),
-                                            APFloat((float)v));
-    };
-    auto cmp = [&](arith::CmpFPredicate p, Value a, Value b) -> Value {
-      return arith::CmpFOp::create(r, loc, p, a, b);
-    };
-    auto sel = [&](Value cond, Value a, Value b) -> Value {
-      return arith::SelectOp::create(r, loc, cond, a, b);
-    };
+  Value expand(ArithEmitter &e, math::Atan2Op op) const override {
+    auto c = [&](double v) { return e.cf(e.b.getF32Type(), v); };
+    using P = arith::CmpFPredicate;
     Value y = op.getLhs(), x = op.getRhs();
-    Value ax = math::AbsFOp::create(r, loc, x);
-    Value ay = math::AbsFOp::create(r, loc, y);
-    Value steep = cmp(arith::CmpFPredicate::OGT, ay, ax);
-    Value hi = sel(steep, ay, ax), lo = sel(steep, ax, ay);
-    Value t = arith::DivFOp::create(r, loc, lo, hi);
-    Value inf = c(std::numeric_limits<double>::infinity());
-    auto both = [&](Value v) -> Value {  // |x| == v and |y| == v (no NaN)
-      return arith::AndIOp::create(r, loc,
-                                   cmp(arith::CmpFPredicate::OEQ, ax, v),
-                                   cmp(arith::CmpFPredicate::OEQ, ay, v));
+    Value ax = math::AbsFOp::create(e.b, e.loc, x);
+    Value ay = math::AbsFOp::create(e.b, e.loc, y);
+    Value steep = e.cmp(P::OGT, ay, ax);
+    Value t = e.div(e.sel(steep, ax, ay), e.sel(steep, ay, ax));
+    auto both = [&](Value v) { // |x| == v and |y| == v (no NaN)
+      return e.andOf(e.cmp(P::OEQ, ax, v), e.cmp(P::OEQ, ay, v));
     };
-    t = sel(both(c(0.0)), c(0.0), t);
-    t = sel(both(inf), c(1.0), t);
-    Value a = math::AtanOp::create(r, loc, t);
-    a = sel(steep, arith::SubFOp::create(r, loc, c(M_PI / 2), a), a);
-    Value negative = cmp(arith::CmpFPredicate::OLT,
-                         math::CopySignOp::create(r, loc, c(1.0), x), c(0.0));
-    a = sel(negative, arith::SubFOp::create(r, loc, c(M_PI), a), a);
-    r.replaceOpWithNewOp<math::CopySignOp>(op, a, y);
-    return success();
+    t = e.sel(both(c(0.0)), c(0.0), t);
+    t = e.sel(both(c(std::numeric_limits<double>::infinity())), c(1.0), t);
+    Value a = math::AtanOp::create(e.b, e.loc, t);
+    a = e.sel(steep, e.sub(c(M_PI / 2), a), a);
+    Value negative =
+        e.cmp(P::OLT, math::CopySignOp::create(e.b, e.loc, c(1.0), x), c(0.0));
+    a = e.sel(negative, e.sub(c(M_PI), a), a);
+    return math::CopySignOp::create(e.b, e.loc, a, y);
   }
 };
 } // namespace
 
 /// asin(x) = atan2(x, sqrt((1 - x)(1 + x))), acos(x) = atan2(sqrt(..), x):
-/// atan2 then takes MLIR's polynomial approximation.
+/// atan2 then takes Atan2F32 (float32, and 16-bit types through float32).
 template <typename Op>
 struct InverseSineToAtan2 : public OpRewritePattern<Op> {
   using OpRewritePattern<Op>::OpRewritePattern;
