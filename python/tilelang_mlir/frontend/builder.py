@@ -370,6 +370,45 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
                                 "the tile, which a region of the same rank must match")
         return None
 
+    def _tilelang_loop_extents(self, sbuf, soff, s_ext, dbuf, doff, d_ext):
+        """TileLang's T.copy of regions whose extents differ (with the same
+        number of non-unit dimensions): the copy loops over the region of
+        the more local side (fragment or local, then shared, then global;
+        the source's on a tie), which must not be smaller than the source's
+        in any dimension. Returns both sides' extents set to it, or None
+        when the rule does not apply."""
+        s_nu = [i for i, e in enumerate(s_ext) if e != 1]
+        d_nu = [i for i, e in enumerate(d_ext) if e != 1]
+        if len(s_nu) != len(d_nu) or not all(isinstance(e, int) for e in s_ext + d_ext) or \
+                [s_ext[i] for i in s_nu] == [d_ext[i] for i in d_nu]:
+            return None
+
+        def level(buf):
+            return 2 if buf.scope in ("fragment", "local") else 1 if buf.scope == "shared" else 0
+
+        base_is_src = level(sbuf) >= level(dbuf)
+        new_s, new_d = list(s_ext), list(d_ext)
+        for si, di in zip(s_nu, d_nu):
+            e = s_ext[si] if base_is_src else d_ext[di]
+            if e < s_ext[si]:
+                raise self.error(
+                    f"T.copy: the region of {dbuf.name!r} ({_fmt(d_ext)}) is smaller than the "
+                    f"region of {sbuf.name!r} ({_fmt(s_ext)}) it copies: a copy runs over the "
+                    f"region of the more local side ({dbuf.scope} {dbuf.name!r}), which must "
+                    "cover the source's")
+            new_s[si] = new_d[di] = e
+        for buf, off, ext in ((sbuf, soff, new_s), (dbuf, doff, new_d)):
+            if buf.scope == "global":
+                continue  # (element accesses past the tensor's end are guarded)
+            for d, (o, e, n) in enumerate(zip(off, ext, _static_dims(buf))):
+                o = o.const if isinstance(o, IndexExpr) and o.is_const() else o
+                if isinstance(o, int) and isinstance(n, int) and o + e > n:
+                    raise self.error(
+                        f"T.copy: the regions have extents {_fmt(s_ext)} and {_fmt(d_ext)}; "
+                        f"a copy runs over {_fmt(ext)}, which goes past dimension {d} of "
+                        f"{buf.scope} {buf.name!r} ({n})")
+        return new_s, new_d
+
     def copy(self, src, dst, via=None, what: str = "T.copy", async_: bool = False) -> None:
         """`via`: (barrier, index) on which the copy completes, a TMA load
         whose issuing thread announces its bytes (T.tma_copy). `async_`: the
@@ -412,6 +451,10 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
                 f"in {point.name!r} has {point.ndim} dimensions, fewer than the "
                 f"non-unit extents of the other side ({_fmt(other)})")
         why = self._region_mismatch(s_full, _static_dims(sbuf), d_full, _static_dims(dbuf))
+        if why is not None and via is None and not async_:
+            base = self._tilelang_loop_extents(sbuf, soff, s_full, dbuf, doff, d_full)
+            if base is not None:
+                (s_full, d_full), why = base, None
         if why is not None:
             raise self.error(
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
