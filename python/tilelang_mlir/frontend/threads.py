@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType
-from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, binary,
+from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, Vector, _describe, binary,
                                from_storage, ir_type, static_int, storage_ir_type, to_index,
                                to_scalar, to_storage)
 
@@ -544,30 +544,44 @@ class ThreadBuilder:
         raise self.error(f"{what}: the value must be a tile (a buffer or a region), got "
                          f"{_describe(value)}")
 
-    def atomic_vector_add(self, dst, value, lanes: int, what: str) -> None:
+    def atomic_vector_add(self, dst, value, lanes: int, what: str, return_prev: bool = False):
         """TileLang's AtomicAddx2/x4: `lanes` consecutive elements along the
         last dimension from `dst` (an element or a region of `lanes`) get
-        the `lanes` values from `value`, each element atomically."""
+        the `lanes` values from `value`, each element atomically; with
+        `return_prev`, the elements' previous values as a vector."""
         self.require_kernel(what)
 
-        def start(ref, side: str) -> BufferRef:
+        def lane_refs(ref, side: str):
+            """The `lanes` elements of `ref`: a region (or its first element)
+            along the last dimension, or an index vector (T.Ramp) lane by lane."""
             if isinstance(ref, Buffer):
                 ref = BufferRef(ref, (0,) * ref.ndim)
             if not isinstance(ref, BufferRef):
                 raise self.error(f"{what}: the {side} must be a buffer element or region, got "
                                  f"{_describe(ref)}")
+            vectors = [it for it in ref.items if isinstance(it, Vector)]
+            if vectors:
+                if any(len(v) != lanes for v in vectors):
+                    raise self.error(f"{what}: the index vector of the {side} {ref!r} must "
+                                     f"have {lanes} lanes")
+                return [BufferRef(ref.buffer, tuple(it.lanes[k] if isinstance(it, Vector)
+                                                    else it for it in ref.items))
+                        for k in range(lanes)]
             offsets, extents = ref.region()
             if any(e is not None for e in extents[:-1] if e != 1) or \
                     extents[-1] not in (None, lanes):
                 raise self.error(f"{what}: the {side} {ref!r} must be {lanes} consecutive "
                                  "elements of the last dimension")
-            return ref.buffer, offsets
+            return [BufferRef(ref.buffer, tuple(offsets[:-1]) + (offsets[-1].add(IndexExpr(k)),))
+                    for k in range(lanes)]
 
-        dbuf, doff = start(dst, "destination")
-        vbuf, voff = start(value, "value")
-        for k in range(lanes):
-            d = list(doff[:-1]) + [doff[-1].add(IndexExpr(k))]
-            v = BufferRef(vbuf, tuple(voff[:-1]) + (voff[-1].add(IndexExpr(k)),)).load()
-            buf, idx = self._element(BufferRef(dbuf, tuple(d)), what)
+        prev = []
+        for d, v in zip(lane_refs(dst, "destination"), lane_refs(value, "value")):
+            v = v.load()
+            if return_prev:
+                prev.append(self.atomic_element("add", d, v, None, True, what))
+                continue
+            buf, idx = self._element(d, what)
             _tile().AtomicAddOp(to_storage(v, buf.dtype), buf.value, idx)
+        return Vector(prev) if return_prev else None
 

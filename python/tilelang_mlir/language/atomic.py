@@ -97,18 +97,14 @@ def _vector_add(lanes: int):
 
     @builtin
     def fn(b, dst, value, return_prev: bool = False):
-        if return_prev:
-            raise b.error(f"not supported by tilelang-mlir: T.{name}(..., return_prev=True) "
-                          f"(the previous values form a {lanes}-element vector, which tile "
-                          f"programs here have no type for); use T.atomic_add(..., "
-                          f"return_prev=True) on each element")
-        b.atomic_vector_add(dst, value, lanes, f"T.{name}")
+        return b.atomic_vector_add(dst, value, lanes, f"T.{name}", return_prev=return_prev)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Atomically adds the {lanes} consecutive elements of `value` that start "
                   f"at `value[i, j]` into the {lanes} that start at `dst[...]` along the "
                   f"last dimension (TileLang's AtomicAddx{lanes}; each element atomically, "
-                  "converted to the destination's dtype).")
+                  "converted to the destination's dtype); `return_prev=True` returns the "
+                  f"{lanes} previous values as a vector.")
     return fn
 
 

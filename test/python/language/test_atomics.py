@@ -155,6 +155,29 @@ def test_atomic_add_vectors(lanes, src, dst, target, rng):
         np.testing.assert_allclose(np.asarray(get(b), np.float64), ref, rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_atomic_add_vectors_return_prev(dtype, target, rng):
+    """TileLang's AtomicAddx2/x4 with return_prev=True: the destination's
+    previous values as a vector (a slice, a let-bound slice or a T.Ramp
+    index), stored into a slice; the destination is still updated."""
+    @T.prim_func
+    def main(Dst: T.Tensor((8,), dtype), Val: T.Tensor((8,), dtype), Prev: T.Tensor((8,), dtype)):
+        with T.Kernel(1, threads=1):
+            Prev[0:2] = T.atomic_addx2(Dst[0:2], Val[0:2], return_prev=True)
+            dst = Dst[2:4]
+            val = Val[2:4]
+            Prev[2:4] = T.atomic_addx2(dst, val, return_prev=True)
+            Prev[4:8] = T.atomic_addx4(Dst[T.Ramp(4, 1, 4)], Val[T.Ramp(4, 1, 4)],
+                                       return_prev=True)
+
+    d0 = rng.integers(-8, 8, 8).astype(dtype)  # (small integers: every sum is exact)
+    v = rng.integers(-8, 8, 8).astype(dtype)
+    d, prev = put(d0.copy(), target), put(np.zeros(8, dtype), target)
+    tl.compile(main, target=target)(d, put(v, target), prev)
+    np.testing.assert_array_equal(get(prev), d0)
+    np.testing.assert_array_equal(get(d), d0 + v)
+
+
 def test_tile_region_atomics(target, rng):
     """T.atomic_max of a fragment into a region; T.atomic_add of a global
     region with a memory order (element by element)."""
@@ -236,8 +259,8 @@ def compile_error(fn, target="cpu"):
 @pytest.mark.parametrize("body,match", [
     ("T.atomic_or(A[0], 1.5)", "T.atomic_or needs an integer destination"),
     ("T.atomic_max(A[0:4], A[4:8], return_prev=True)", "a tile update has none"),
-    ("T.atomic_addx2(A[0], A[2], return_prev=True)", "not supported by tilelang-mlir: "
-                                                      "T.atomic_addx2"),
+    ("T.atomic_addx2(A[T.Ramp(0, 1, 4)], A[4:6], return_prev=True)",
+     "the index vector of the destination"),
     ("T.atomic_load(A[0], memory_order='release')",
      "T.atomic_load does not support memory_order='release'"),
     ("T.atomic_store(A[0], 1.0, memory_order='acquire')",
