@@ -1070,9 +1070,21 @@ void LayoutInference::writeBack() {
   // shared buffers and drops the annotations every inference has read.
   if (role)
     return;
+  // The buffers of a copy into another block of the cluster stay row-major
+  // unless something else asked for a swizzle: their rows can then go as
+  // bulk copies (ClusterCopyOp), and both blocks place them alike anyway.
+  llvm::SmallPtrSet<Operation *, 4> clusterCopied;
+  kernel.walk([&](ClusterCopyOp copy) {
+    for (Value v : {copy.getSrc(), copy.getDst()})
+      if (AllocSharedOp alloc = sharedAllocOf(v))
+        clusterCopied.insert(alloc);
+  });
   kernel.walk([&](AllocSharedOp alloc) {
     if (!alloc.getSwizzleAttr())
-      alloc.setSwizzleAttr(SwizzleAttr::get(ctx, defaultSwizzle(alloc.getType()), 0));
+      alloc.setSwizzleAttr(SwizzleAttr::get(
+          ctx,
+          clusterCopied.contains(alloc) ? 0 : defaultSwizzle(alloc.getType()),
+          0));
   });
   SmallVector<AnnotateLayoutOp> annotations;
   kernel.walk([&](AnnotateLayoutOp op) { annotations.push_back(op); });

@@ -1073,7 +1073,9 @@ void Specializer::produceCopy(OpBuilder &ib, CopyOp p, Value bar, Value slot,
   CopyOp::create(ib, p.getLoc(), p.getSrc(), srcOffsets,
                  dst ? dst : slotView(ib, p.getDst(), slot), dstOffsets, bar,
                  slot, p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
-                 cast, p.getSrcElementAttr(), p.getDstElementAttr());
+                 cast, p.getSrcElementAttr(), p.getDstElementAttr(),
+                 /*expect_tx=*/UnitAttr(), /*multicast_mask=*/IntegerAttr(),
+                 /*eviction=*/EvictionAttr());
 }
 
 /// The statements of iteration `iv` read slot `slot` of the ring.
