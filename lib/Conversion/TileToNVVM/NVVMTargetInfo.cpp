@@ -234,12 +234,7 @@ static LogicalResult checkHopperOps(KernelOp kernel, const ChipInfo &chip) {
   };
   WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
     if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getBarrier() && !chip.tma)
-      return refuse(op,
-                    copy.getMulticastMask()
-                        ? "is a TMA multicast (T.copy_cluster(..., "
-                          "cluster_mask=...))"
-                        : "is a TMA copy (T.tma_copy)",
-                    "sm_90a");
+      return refuse(op, "is a TMA copy (T.tma_copy)", "sm_90a");
     if (auto arrive = dyn_cast<BarrierArriveOp>(op);
         arrive && arrive.getExpectTx() && !chip.tma)
       return refuse(op, "announces transaction bytes", "sm_90a");

@@ -123,11 +123,6 @@ LogicalResult ROCDLTargetInfo::checkSupported(Operation *op) const {
                            "__match_any_sync / __match_all_sync), which AMD "
                            "GPUs have no instruction for (TileLang's HIP "
                            "backend refuses it too)");
-  if (auto copy = dyn_cast<CopyOp>(op);
-      isa<ClusterCopyOp>(op) || (copy && copy.getMulticastMask()))
-    return op->emitOpError("(T.copy_cluster) copies between the blocks of a "
-                           "thread block cluster, an NVIDIA sm_90 feature "
-                           "that ROCm targets do not have");
   if (isa<ClusterBarrierOp, ClusterRankOp, BarrierArriveRankOp>(op))
     return op->emitOpError("is an operation of thread block clusters, an "
                            "NVIDIA sm_90 feature that ROCm targets do not "

@@ -368,11 +368,12 @@ def test_targets_without_clusters_refuse(program):
     assert "compile for a GPU target" in err
 
 
-def test_multicast_needs_sm_90a_tma():
-    err = compile_error(multicast(0b0011), "cuda:sm_90")
-    assert "TMA multicast (T.copy_cluster" in err and "sm_90a" in err
-    # copies between shared memories need no TMA
-    assert BULK in ptx_of(handoff(128), "cuda:sm_90")
+@pytest.mark.parametrize("program", [handoff(128), multicast(0b0011)], ids=["bulk", "multicast"])
+def test_sm_90_without_a_refuses(program):
+    """Clusters are this compiler's on sm_90a (as TMA is), like
+    T.cluster_sync's."""
+    err = compile_error(program, "cuda:sm_90")
+    assert "T.copy_cluster" in err and "thread block cluster" in err and "sm_90" in err, err
 
 
 def _program(body):
