@@ -67,6 +67,7 @@ def Tile_Eviction : I32EnumAttr<"Eviction",
 }
 
 def Tile_EvictionAttr : EnumAttr<Tile_Dialect, Tile_Eviction, "eviction"> {
+  let assemblyFormat = "`<` $value `>`";
   let summary = "L2 eviction priority of a TMA copy";
   let description = [{
     TileLang's `eviction_policy` of a TMA load (`T.copy_cluster(...,
