@@ -716,6 +716,20 @@ static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
 static std::optional<BulkRuns>
 bulkRunsOf(const KernelLowering::Side &src, AllocSharedOp srcAlloc,
            const KernelLowering::Side &dst, AllocSharedOp dstAlloc) {
+  // The whole of one allocation into the whole of another placed alike (a
+  // swizzled one too: a gemm operand): its bytes as they are.
+  auto whole = [](const KernelLowering::Side &s, AllocSharedOp a) {
+    return ArrayRef<int64_t>(s.sizes) == a.getType().getShape() &&
+           llvm::all_of(s.offsets, [](Value o) { return matchPattern(o, m_Zero()); });
+  };
+  if (srcAlloc && dstAlloc && srcAlloc.getType() == dstAlloc.getType() &&
+      srcAlloc.getSwizzleAttr() == dstAlloc.getSwizzleAttr() &&
+      whole(src, srcAlloc) && whole(dst, dstAlloc) &&
+      sharedBytesOf(srcAlloc) % 16 == 0) {
+    BulkRuns r;
+    r.runBytes = sharedBytesOf(srcAlloc);
+    return r;
+  }
   for (AllocSharedOp a : {srcAlloc, dstAlloc})
     if (!a || (a.getSwizzleAttr() && (a.getSwizzleAttr().getBytes() ||
                                       a.getSwizzleAttr().getPad())))

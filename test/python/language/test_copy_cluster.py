@@ -24,6 +24,7 @@ import torch
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
+from support.bounds import assert_float32_matmul
 from tilelang_mlir.base.errors import CompilationError, TileLangError
 
 BULK = "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"
@@ -142,6 +143,60 @@ def multicast_loop(mask, K=6, M=256, N=256, bm=64, bn=64, dtype="float16"):
                 T.copy_cluster(A[k, by * bm, bx * bn], A_shared, cluster_mask=mask)
                 T.copy(A_shared, B[k, by * bm, bx * bn])
                 T.cluster_sync()
+
+    return main
+
+
+def gemm_on_received(M=128, N=128, K=64, region=False):
+    """Block 0 copies its A tile (a wgmma operand: a swizzled buffer) into
+    block 1's A_r; each block multiplies what it has by B. With `region`,
+    only the first 64 rows go (then A_r's other rows stay zero)."""
+    rows = 64 if region else M
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((2 * M, N), "float32")):
+        with T.Kernel(2, threads=128, cluster_dims=2) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            A_r = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((K, N), "float16")
+            C_l = T.alloc_fragment((M, N), "float32")
+            bar = T.alloc_cluster_barrier([1])
+            T.copy(B, B_s)
+            T.clear(A_r)
+            T.cluster_sync()
+            T.clear(C_l)
+            if bx == 0:
+                T.copy(A, A_s)
+                T.copy_cluster(A_s[0:rows, :], A_r[0:rows, :], dst_block=1, remote_barrier=bar[0])
+                T.gemm(A_s, B_s, C_l)
+            if bx == 1:
+                T.mbarrier_wait_parity(bar[0], 0)
+                T.gemm(A_r, B_s, C_l)
+            T.copy(C_l, C[bx * M, 0])
+
+    return main
+
+
+def pipelined_multicast(M=256, N=256, K=256, bm=64, bn=64, bk=64, mask=0b11):
+    """A gemm whose A tiles come by multicast inside a T.Pipelined loop
+    (clusters of 2 along N share A's tiles): the copy and its barrier keep
+    their order in the loop (no warp specialization, B's copies prefetched)."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128,
+                      cluster_dims=(2, 1, 1)) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy_cluster(A[by * bm, k * bk], A_s, cluster_mask=mask)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+                T.cluster_sync()  # every block of the cluster read A_s
+            T.copy(C_l, C[by * bm, bx * bn])
 
     return main
 
@@ -354,6 +409,31 @@ def test_annotations_take_precedence():
     assert ptx_of(prog(dst_block=1, annotations={"coalesced_width": 2})) == one
 
 
+def test_a_gemm_operand_keeps_its_swizzle():
+    """A buffer a wgmma reads keeps its swizzle: the whole buffer still goes
+    as one bulk copy (both blocks place it alike); a part of it goes
+    element by element, through the swizzled addresses."""
+    ptx = ptx_of(gemm_on_received())
+    assert ptx.count(BULK) == 1 and "st.shared::cluster" not in ptx
+    assert [mov_value(ptx, r) for r in operand(ptx, BULK, 2)] == [128 * 64 * 2]
+    assert "wgmma.mma_async" in ptx
+    part = ptx_of(gemm_on_received(region=True))
+    assert BULK not in part and "st.shared::cluster.v4.b32" in part
+    assert part.count(ARRIVE_REMOTE) == 1
+
+
+def test_a_multicast_in_a_pipelined_loop_keeps_its_order():
+    """The loop is not warp-specialized (its cluster barrier is every
+    thread's) and the multicast is not made a prefetched cp.async copy:
+    one multicast per iteration, each waited for with its parity."""
+    kernel = tl.compile(pipelined_multicast(), target="cuda:sm_90a")
+    tile = kernel.mlir("pipelined")
+    assert "tile.warp_specialize" not in tile
+    assert tile.count("multicast_mask = 3") == tile.count("tile.barrier_wait")
+    ptx = kernel.get_kernel_source()
+    assert ptx.count(MULTICAST) >= 1 and "cp.async.cg.shared.global" in ptx
+
+
 # -- refusals -------------------------------------------------------------------------
 
 
@@ -518,6 +598,34 @@ def test_ring_on_gpu(rng, n):
     tiles = a.reshape(2, 4, n)
     want = np.roll(tiles, 1, axis=1).reshape(-1)  # block r got rank r - 1's tile
     np.testing.assert_array_equal(b.cpu().numpy(), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("region", [False, True])
+def test_gemm_on_received_on_gpu(rng, region):
+    kernel = tl.compile(gemm_on_received(region=region), target="cuda")
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 128)).astype(np.float16)
+    c = torch.zeros(256, 128, dtype=torch.float32, device="cuda")
+    kernel(_cuda(a), _cuda(b), c)
+    got = c.cpu().numpy()
+    a_r = a.copy()
+    if region:
+        a_r[64:] = 0
+    assert_float32_matmul(got[:128], a, b, what="block 0's own A")
+    assert_float32_matmul(got[128:], a_r, b, what="block 1's received A")
+
+
+@pytest.mark.gpu
+def test_pipelined_multicast_on_gpu(rng):
+    kernel = tl.compile(pipelined_multicast(), target="cuda")
+    a = rng.standard_normal((256, 256)).astype(np.float16)
+    b = rng.standard_normal((256, 256)).astype(np.float16)
+    c = torch.zeros(256, 256, dtype=torch.float32, device="cuda")
+    kernel(_cuda(a), _cuda(b), c)
+    # both blocks of a cluster (one row of tiles) use the same A tile: the
+    # product is A @ B whichever of them loaded it
+    assert_float32_matmul(c, a, b)
 
 
 @pytest.mark.gpu
