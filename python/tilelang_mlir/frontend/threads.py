@@ -399,6 +399,10 @@ class ThreadBuilder:
                              f"whole shared buffer, got {_describe(dst)}")
         if isinstance(dst, BufferRef):
             dst = dbuf
+        if any(n > 256 for n in dbuf.shape[:-1]):
+            raise self.error(f"{what}(..., cluster_mask=...) is one TMA load, whose box has at "
+                             f"most 256 elements along each dimension; {dbuf.name!r} has shape "
+                             f"{tuple(dbuf.shape)}")
         tile, ir = _tile(), _ir()
         first = self.kernel_op.body.blocks[0].operations[0]
         with ir.InsertionPoint(first):
