@@ -407,6 +407,8 @@ def test_annotations_take_precedence():
     # coalesced_width and loop_layout are hints of the element-wise copy
     assert ptx_of(prog(dst_block=1, coalesced_width=4)) == one
     assert ptx_of(prog(dst_block=1, annotations={"coalesced_width": 2})) == one
+    layout = T.Fragment((256,), forward_fn=lambda i: (i % 128, i // 128))
+    assert ptx_of(prog(dst_block=1, loop_layout=layout)) == one
 
 
 def test_a_gemm_operand_keeps_its_swizzle():
