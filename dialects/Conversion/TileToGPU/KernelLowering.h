@@ -303,8 +303,13 @@ public:
                          ArrayRef<int64_t> sizes, OpBuilder &b, IRMapping &map);
   SmallVector<Value> sideIndex(OpBuilder &b, const Side &s,
                                ArrayRef<Value> squeezed);
-  void copyMemoryToMemory(OpBuilder &b, const Side &src, const Side &dst,
-                          bool async);
+  /// `store` (null: storeVector into `dst`) stores each vector of `dst`'s
+  /// elements at its index into `dst` (a cluster copy stores them into
+  /// another block's shared memory).
+  void copyMemoryToMemory(
+      OpBuilder &b, const Side &src, const Side &dst, bool async,
+      llvm::function_ref<void(OpBuilder &, ArrayRef<Value>, Value)> store =
+          nullptr);
   void asyncCopy(OpBuilder &b, const Buffer &dst, ArrayRef<Value> dstIdx,
                  const Buffer &src, ArrayRef<Value> srcIdx, Value srcOk,
                  int64_t elements);

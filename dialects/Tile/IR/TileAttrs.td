@@ -56,6 +56,28 @@ def Tile_MemoryScopeAttr : EnumAttr<Tile_Dialect, Tile_MemoryScope, "scope"> {
 // Warp policy, reduction kinds
 //===----------------------------------------------------------------------===//
 
+def Tile_Eviction : I32EnumAttr<"Eviction",
+    "the L2 eviction priority of a TMA copy's data", [
+    I32EnumAttrCase<"evict_normal", 0>,
+    I32EnumAttrCase<"evict_first", 1>,
+    I32EnumAttrCase<"evict_last", 2>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_EvictionAttr : EnumAttr<Tile_Dialect, Tile_Eviction, "eviction"> {
+  let assemblyFormat = "`<` $value `>`";
+  let summary = "L2 eviction priority of a TMA copy";
+  let description = [{
+    TileLang's `eviction_policy` of a TMA load (`T.copy_cluster(...,
+    cluster_mask=..., eviction_policy=...)`): `evict_first` and
+    `evict_last` give the load an L2 cache policy of that priority
+    (`createpolicy.fractional`, then the `.L2::cache_hint` form of the
+    copy); `evict_normal` is the default policy.
+  }];
+}
+
 def Tile_WarpPolicy : I32EnumAttr<"WarpPolicy",
     "how a gemm splits its warps over the output tile", [
     I32EnumAttrCase<"square", 0>,

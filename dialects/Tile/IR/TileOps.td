@@ -223,6 +223,15 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
     announces the copy's bytes on the barrier, without arriving (TileLang's
     `T.tma_copy`: the program's own arrivals complete the phase).
 
+    With `multicast_mask` (a copy `via` a barrier in a kernel of thread
+    block clusters; TileLang's `T.copy_cluster(..., cluster_mask=M)`), bit
+    r of the mask names block rank r of the cluster: the block of the
+    lowest rank of the mask issues the copy, at its own source offsets,
+    into the same place of every block of the mask (TMA multicast; it
+    completes on the barrier at the same place in each of them), the other
+    blocks of the mask issue nothing (they receive it), and the blocks
+    outside the mask copy their own region as without a mask.
+
     ```mlir
     tile.copy %A[%row, %k] [128, 32] to %as[%c0, %c0] [128, 32]
         : memref<?x1024xf16> to memref<128x32xf16, #tile.scope<shared>>
@@ -235,7 +244,8 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
     DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes,
     UnitAttr:$async, OptionalAttr<I64Attr>:$multicast,
     OptionalAttr<TypeAttr>:$src_element, OptionalAttr<TypeAttr>:$dst_element,
-    UnitAttr:$expect_tx);
+    UnitAttr:$expect_tx, OptionalAttr<I64Attr>:$multicast_mask,
+    OptionalAttr<Tile_EvictionAttr>:$eviction);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]`
     $dst_sizes (`via` $barrier^ `[` $barrier_index `]`)? attr-dict `:`
@@ -250,7 +260,8 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
       build($_builder, $_state, src, src_offsets, dst, dst_offsets,
             ::mlir::Value(), ::mlir::Value(), src_sizes, dst_sizes, async,
             ::mlir::IntegerAttr(), ::mlir::TypeAttr(), ::mlir::TypeAttr(),
-            /*expect_tx=*/false);
+            /*expect_tx=*/false, ::mlir::IntegerAttr(),
+            ::mlir::tile::EvictionAttr());
     }]>
   ];
   let hasVerifier = 1;
@@ -266,6 +277,55 @@ def Tile_CopyOp : Tile_Op<"copy", [Tile_InKernel, AttrSizedOperandSegments]> {
     /// is a bit copy: int8 <-> uint8, bool -> bytes).
     bool convertsElements();
   }];
+}
+
+def Tile_ClusterCopyOp : Tile_Op<"cluster_copy", [Tile_InKernel,
+    AttrSizedOperandSegments]> {
+  let summary = "Copies a shared region into another block of the cluster";
+  let description = [{
+    In a kernel of thread block clusters (its `tile.cluster` attribute),
+    copies the region of shared buffer `src` that starts at `src_offsets`
+    with extents `src_sizes` into the region of shared buffer `dst` at
+    `dst_offsets` (the same shape once unit dimensions are dropped, the
+    same element type) in the shared memory of the block of rank `rank` of
+    the cluster (distributed shared memory). Every thread of the block (or
+    of the role) executes it. TileLang's `T.copy_cluster(src, dst,
+    dst_block=rank, remote_barrier=...)`.
+
+    Without `via`, the threads store the elements into the other block
+    (`mapa`, `st.shared::cluster`); the program orders them before the
+    other block's reads (`tile.cluster_barrier`). With `via %bar[%i]`, the
+    copy completes on that barrier of block `rank` (the one at the same
+    place as `%bar[%i]` here): its phase then counts one arrival for the
+    copy, and the block waiting on it sees the data; the threads of the
+    block synchronize before the copy reads the source. Where both regions are
+    runs of bytes that are multiples of 16 bytes apart and long (unswizzled
+    buffers), one thread arrives there announcing the bytes
+    (`mbarrier.arrive.expect_tx`) and issues one bulk copy per run
+    (`cp.async.bulk.shared::cluster.shared::cta`, completing the bytes on
+    it); otherwise the threads store the elements, synchronize, and one
+    thread arrives there (release at cluster scope).
+
+    The source is read asynchronously by a bulk copy: the program must not
+    overwrite it before the other block has seen the data.
+
+    ```mlir
+    tile.cluster_copy %s[%c0, %c0] [4, 32] to %d[%c0, %c0] [4, 32] rank(%one)
+        via %bar[%c0] : memref<4x64xf32, #tile.scope<shared>>
+        to memref<4x64xf32, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
+    ```
+  }];
+  let arguments = (ins
+    Tile_AnyBuffer:$src, Variadic<Index>:$src_offsets,
+    Tile_AnyBuffer:$dst, Variadic<Index>:$dst_offsets, I32:$rank,
+    Optional<Tile_AnyBuffer>:$barrier, Optional<Index>:$barrier_index,
+    DenseI64ArrayAttr:$src_sizes, DenseI64ArrayAttr:$dst_sizes);
+  let assemblyFormat = [{
+    $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]`
+    $dst_sizes `rank` `(` $rank `)` (`via` $barrier^ `[` $barrier_index `]`)?
+    attr-dict `:` type($src) `to` type($dst) (`,` type($barrier)^)?
+  }];
+  let hasVerifier = 1;
 }
 
 def Tile_CpAsyncOp : Tile_Op<"cp_async", [Tile_InKernel,

@@ -47,8 +47,9 @@ SmallVector<Value> KernelLowering::sideIndex(OpBuilder &b, const Side &s,
 
 /// Cooperative copy between memories: threads take consecutive vectors of
 /// the innermost dimension (coalesced), bounds-checked on global memory.
-void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
-                                        const Side &dst, bool async) {
+void KernelLowering::copyMemoryToMemory(
+    OpBuilder &b, const Side &src, const Side &dst, bool async,
+    llvm::function_ref<void(OpBuilder &, ArrayRef<Value>, Value)> store) {
   SmallVector<int64_t> shape = dropUnitDims(src.sizes);
   int64_t total = 1;
   for (int64_t e : shape)
@@ -80,7 +81,7 @@ void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
   int64_t rounds = (vectors + numThreads - 1) / numThreads;
   Type srcElem = src.buf.elementType, dstElem = dst.buf.elementType;
   bool useAsync =
-      async && target.hasAsyncCopy() && sameElements(src, dst) &&
+      async && !store && target.hasAsyncCopy() && sameElements(src, dst) &&
       (v * elementBytes(srcElem) == 4 || v * elementBytes(srcElem) == 8 ||
        v * elementBytes(srcElem) == 16);
   auto body = [&](OpBuilder &rb, Value q) {
@@ -125,8 +126,12 @@ void KernelLowering::copyMemoryToMemory(OpBuilder &b, const Side &src,
       value = loadVector(rb, src.buf, si, v);
     }
     value = convertSide(rb, value, src, dst);
-    guarded(rb, loc, dstOk,
-            [&](OpBuilder &gb) { storeVector(gb, dst.buf, di, value); });
+    guarded(rb, loc, dstOk, [&](OpBuilder &gb) {
+      if (store)
+        store(gb, di, value);
+      else
+        storeVector(gb, dst.buf, di, value);
+    });
   };
   auto round = [&](OpBuilder &rb, Value k) {
     Value q = arith::AddIOp::create(

@@ -293,12 +293,29 @@ LogicalResult KernelLowering::run() {
       return kernel.emitOpError("runs in clusters of the program's shape, "
                                 "which warp specialization chose otherwise");
     clusterDims.assign(c.asArrayRef().begin(), c.asArrayRef().end());
-    if (!target.hasClusters())
+    if (!target.hasClusters()) {
+      // A copy between the blocks of the cluster is named at its line.
+      Operation *copy = nullptr;
+      kernel.walk([&](Operation *op) {
+        auto c = dyn_cast<CopyOp>(op);
+        if (isa<ClusterCopyOp>(op) || (c && c.getMulticastMask())) {
+          copy = op;
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (copy)
+        return copy->emitOpError("(T.copy_cluster) copies between the blocks "
+                                 "of a thread block cluster, which ")
+               << target.getPlatformName() << " target "
+               << target.getChipInfo().name
+               << " does not have (NVIDIA sm_90 and newer)";
       return kernel.emitOpError("runs in thread block clusters "
                                 "(cluster_dims), which ")
              << target.getPlatformName() << " target "
              << target.getChipInfo().name
              << " does not have (NVIDIA sm_90 and newer)";
+    }
   }
   // Fences before barriers are needed from the start when any gemm reads
   // shared memory through the async proxy.

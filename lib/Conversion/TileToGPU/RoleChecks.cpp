@@ -180,7 +180,7 @@ static LogicalResult checkBarriers(KernelOp kernel) {
         if (getConstantIntValue(wait.getParity()) != std::optional<int64_t>(1))
           waits.push_back(wait);
       // Arrivals from the blocks of a cluster: their count is the program's.
-      if (isa<BarrierArriveRankOp>(user))
+      if (isa<BarrierArriveRankOp, ClusterCopyOp>(user))
         arrives = perWarp = true;
       if (auto arrive = dyn_cast<BarrierArriveOp>(user)) {
         arrives = true;

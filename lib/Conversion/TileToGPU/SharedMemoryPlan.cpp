@@ -156,6 +156,14 @@ KernelLowering::placeSharedReusing(DenseMap<Value, int64_t> &offsets,
       for (Lifetime &l : lives)
         l.pinned |= l.alloc == dst;
   });
+  // Other blocks of the cluster write the destination of a cluster copy
+  // whenever they run it, and a bulk one reads its source asynchronously.
+  kernel.walk([&](ClusterCopyOp copy) {
+    for (Value v : {copy.getSrc(), copy.getDst()})
+      if (AllocSharedOp alloc = sharedAllocOf(v))
+        for (Lifetime &l : lives)
+          l.pinned |= l.alloc == alloc;
+  });
 
   Block *scope = &kernel.getBody().front();
   WarpSpecializeOp ws;

@@ -111,6 +111,13 @@ public:
   LogicalResult lowerTmaStore(CopyOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerTmaCopy(CopyOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerTmaReduce(AtomicAddOp op, OpBuilder &b, IRMapping &map);
+  /// A copy into another block of the cluster (tile.cluster_copy).
+  LogicalResult lowerClusterCopy(ClusterCopyOp op, OpBuilder &b,
+                                 IRMapping &map);
+  /// Whether other blocks of the cluster arrive on barrier allocation
+  /// `barriers` (T.mbarrier_arrive(bar, cta_id), a cluster copy through
+  /// it): its waits then acquire at cluster scope.
+  bool arrivedFromCluster(Value barriers);
   void initBarriers(OpBuilder &b);
   void clusterSync(OpBuilder &b);
   void useTensorMap(Operation *op, const TensorMap &m);

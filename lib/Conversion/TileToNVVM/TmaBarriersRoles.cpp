@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -65,6 +66,10 @@ void mlir::tile::registerTmaBarrierRoleLowerings(LoweringTable &table) {
         return nvvmLowering(kl).lowerBarrierArrive(op, b, map);
       },
       InParallel::lowered);
+  table.add<ClusterCopyOp>([](KernelLowering &kl, ClusterCopyOp op,
+                              OpBuilder &b, IRMapping &map, Context &) {
+    return nvvmLowering(kl).lowerClusterCopy(op, b, map);
+  });
   // Copies through a barrier are TMA loads, the epilogue copies that
   // chooseTmaStores picked TMA stores; the others stay the target-neutral
   // lowering's.
@@ -90,7 +95,12 @@ LogicalResult NVVMKernelLowering::lowerBarrierWait(BarrierWaitOp wait,
   // Poll until the phase completed: try_wait (sm_90; it may suspend the
   // thread for a system-defined time), before sm_90 test_wait
   // (mbarrier.test_wait.parity, sm_80), which returns at once.
-  auto scope = NVVM::MemScopeKind::CTA;
+  // Arrivals from other blocks of the cluster release at cluster scope:
+  // the wait acquires at the same scope (what those blocks stored before
+  // arriving is then visible here).
+  auto scope = arrivedFromCluster(wait.getBarriers())
+                   ? NVVM::MemScopeKind::CLUSTER
+                   : NVVM::MemScopeKind::CTA;
   auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
   {
     Block *before = b.createBlock(&loop.getBefore());
@@ -538,11 +548,70 @@ LogicalResult NVVMKernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
   if (share > 1 && (clusterBlocks() != share || boxes % share))
     return op.emitOpError("a multicast copy needs a cluster of ")
            << share << " blocks and a multiple of " << share << " boxes";
+  // T.copy_cluster(..., cluster_mask=M): the lowest rank of M issues the
+  // copy into every block of M, the others of M receive it, the blocks
+  // outside M copy their own.
+  std::optional<uint64_t> castMask = op.getMulticastMask();
+  if (castMask && (clusterDims.empty() ||
+                   *castMask >> clusterBlocks() != 0))
+    return op.emitOpError("(T.copy_cluster) the cluster mask 0x")
+           << llvm::utohexstr(*castMask) << " names blocks beyond the "
+           << clusterBlocks() << " of a cluster";
   Value rank;
-  if (share > 1)
+  if (share > 1 || castMask)
     rank = arith::IndexCastUIOp::create(
         b, loc, b.getIndexType(),
         NVVM::ClusterId::create(b, loc, b.getI32Type()));
+  // An L2 eviction priority: a cache policy of that priority for the
+  // loaded data (createpolicy), given to the box.
+  auto cachePolicy = [&](OpBuilder &pb) -> Value {
+    std::optional<Eviction> ev = op.getEviction();
+    if (!ev || *ev == Eviction::evict_normal)
+      return Value();
+    std::string text = std::string("createpolicy.fractional.L2::") +
+                       (*ev == Eviction::evict_first ? "evict_first"
+                                                     : "evict_last") +
+                       ".b64 $0, 1.0;";
+    return LLVM::InlineAsmOp::create(
+               pb, loc, pb.getI64Type(), ValueRange{}, text, "=l",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(pb.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getRes();
+  };
+  // The box of columns [c0, c0 + width) (multicast to the blocks of the
+  // i16 mask `makeMask` gives, null: none).
+  auto emitBox = [&](OpBuilder &gb, int64_t c0,
+                     llvm::function_ref<Value(OpBuilder &)> makeMask) {
+    SmallVector<Value> coords = tmaCoordinates(gb, loc, srcOffsets, c0);
+    // The destination of this panel: element (0, ..., c0) of the view.
+    SmallVector<Value> at(dst->viewOffsets.begin(), dst->viewOffsets.end());
+    for (auto [k, o] : llvm::enumerate(dstOffsets)) {
+      Value v = k + 1 == dstOffsets.size() && c0
+                    ? arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0))
+                          .getResult()
+                    : o;
+      Value &a = at[dst->viewDims[k]];
+      a = a ? arith::AddIOp::create(gb, loc, a, v).getResult() : v;
+    }
+    for (Value &a : at)
+      if (!a)
+        a = cIdx(gb, loc, 0);
+    Value elems = emitSharedOffset(gb, loc, dst->allocShape, at, eb,
+                                   dst->swizzle, /*applySwizzle=*/false);
+    Value ptr =
+        sharedPtr(gb, dst->memref,
+                  arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
+    Value cluster = LLVM::AddrSpaceCastOp::create(
+        gb, loc, LLVM::LLVMPointerType::get(gb.getContext(), 7), ptr);
+    Value mask = makeMask(gb);
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        gb, loc, cluster, desc, coords, bar, ValueRange{}, mask,
+        cachePolicy(gb), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+        NVVM::CTAGroupKindAttr(), Value());
+  };
   guarded(b, loc, isRoleLeader(b), [&](OpBuilder &lb) {
     // T.tma_copy: the issuing thread announces the bytes of every box
     // (the whole box lands, zeros included), without arriving.
@@ -554,6 +623,35 @@ LogicalResult NVVMKernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
           lb, loc, bar,
           arith::ConstantIntOp::create(lb, loc, lb.getI32Type(),
                                        boxBytes * boxes));
+    }
+    if (castMask) {
+      auto i32 = [&](OpBuilder &ib, int64_t v) {
+        return arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), v);
+      };
+      Value r32 = arith::IndexCastUIOp::create(lb, loc, lb.getI32Type(), rank);
+      auto issuer = scf::IfOp::create(
+          lb, loc,
+          arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, r32,
+                                i32(lb, llvm::countr_zero(*castMask))),
+          /*withElseRegion=*/true);
+      OpBuilder tb = OpBuilder::atBlockTerminator(issuer.thenBlock());
+      for (int64_t c0 = 0; c0 < cols; c0 += width)
+        emitBox(tb, c0, [&](OpBuilder &mb) -> Value {
+          return arith::ConstantIntOp::create(mb, loc, mb.getI16Type(),
+                                              (int64_t)*castMask);
+        });
+      OpBuilder eb2 = OpBuilder::atBlockTerminator(issuer.elseBlock());
+      Value bit = arith::AndIOp::create(
+          eb2, loc,
+          arith::ShRUIOp::create(eb2, loc, i32(eb2, (int64_t)*castMask), r32),
+          i32(eb2, 1));
+      Value outside = arith::CmpIOp::create(
+          eb2, loc, arith::CmpIPredicate::eq, bit, i32(eb2, 0));
+      guarded(eb2, loc, outside, [&](OpBuilder &ob) {
+        for (int64_t c0 = 0; c0 < cols; c0 += width)
+          emitBox(ob, c0, [](OpBuilder &) { return Value(); });
+      });
+      return;
     }
     for (int64_t c0 = 0; c0 < cols; c0 += width) {
       // With multicast, block rank r issues boxes [r, r + 1) * boxes/share.
@@ -568,37 +666,267 @@ LogicalResult NVVMKernelLowering::lowerTmaCopy(CopyOp op, OpBuilder &b,
             /*withElseRegion=*/false);
         gb = OpBuilder::atBlockTerminator(owner.thenBlock());
       }
-      SmallVector<Value> coords = tmaCoordinates(gb, loc, srcOffsets, c0);
-      // The destination of this panel: element (0, ..., c0) of the view.
-      SmallVector<Value> at(dst->viewOffsets.begin(), dst->viewOffsets.end());
-      for (auto [k, o] : llvm::enumerate(dstOffsets)) {
-        Value v = k + 1 == dstOffsets.size() && c0
-                      ? arith::AddIOp::create(gb, loc, o, cIdx(gb, loc, c0))
-                            .getResult()
-                      : o;
-        Value &a = at[dst->viewDims[k]];
-        a = a ? arith::AddIOp::create(gb, loc, a, v).getResult() : v;
-      }
-      for (Value &a : at)
-        if (!a)
-          a = cIdx(gb, loc, 0);
-      Value elems = emitSharedOffset(gb, loc, dst->allocShape, at, eb,
-                                     dst->swizzle, /*applySwizzle=*/false);
-      Value ptr =
-          sharedPtr(gb, dst->memref,
-                    arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
-      Value cluster = LLVM::AddrSpaceCastOp::create(
-          gb, loc, LLVM::LLVMPointerType::get(gb.getContext(), 7), ptr);
-      Value mask;
-      if (share > 1)
-        mask = arith::ConstantIntOp::create(gb, loc, gb.getI16Type(),
+      emitBox(gb, c0, [&](OpBuilder &mb) -> Value {
+        if (share <= 1)
+          return Value();
+        return arith::ConstantIntOp::create(mb, loc, mb.getI16Type(),
                                             (1 << share) - 1);
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          gb, loc, cluster, desc, coords, bar, ValueRange{}, mask, Value(),
-          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-          NVVM::CTAGroupKindAttr(), Value());
+      });
     }
   });
+  return success();
+}
+
+bool NVVMKernelLowering::arrivedFromCluster(Value barriers) {
+  if (clusterDims.empty())
+    return false;
+  return llvm::any_of(barriers.getUsers(), [&](Operation *user) {
+    if (isa<BarrierArriveRankOp>(user))
+      return true;
+    auto copy = dyn_cast<ClusterCopyOp>(user);
+    return copy && copy.getBarrier() == barriers;
+  });
+}
+
+namespace {
+/// A cluster copy as bulk copies: `count` runs of `runBytes` consecutive
+/// bytes on both sides. Run k is the element at squeezed position
+/// (k's digits over `outer`, 0, ..., 0) of the region, `srcStrides` /
+/// `dstStrides` elements apart along the outer squeezed dimensions.
+struct BulkRuns {
+  int64_t runBytes = 0, count = 1;
+  SmallVector<int64_t> outer, srcStrides, dstStrides;
+};
+} // namespace
+
+/// The element strides of an unswizzled (row-major) allocation.
+static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> st(shape.size(), 1);
+  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+    st[d] = st[d + 1] * shape[d + 1];
+  return st;
+}
+
+/// The runs of a copy between `src` and `dst` (regions of the same
+/// squeezed shape in whole shared allocations, `srcAlloc` and `dstAlloc`):
+/// the innermost squeezed dimensions that are consecutive in both form a
+/// run, which must be a multiple of 16 bytes and start on 16 bytes in
+/// both (cp.async.bulk). None for swizzled buffers (their elements are
+/// not placed row-major).
+static std::optional<BulkRuns>
+bulkRunsOf(const KernelLowering::Side &src, AllocSharedOp srcAlloc,
+           const KernelLowering::Side &dst, AllocSharedOp dstAlloc) {
+  // The whole of one allocation into the whole of another placed alike (a
+  // swizzled one too: a gemm operand): its bytes as they are.
+  auto whole = [](const KernelLowering::Side &s, AllocSharedOp a) {
+    return ArrayRef<int64_t>(s.sizes) == a.getType().getShape() &&
+           llvm::all_of(s.offsets, [](Value o) { return matchPattern(o, m_Zero()); });
+  };
+  if (srcAlloc && dstAlloc && srcAlloc.getType() == dstAlloc.getType() &&
+      srcAlloc.getSwizzleAttr() == dstAlloc.getSwizzleAttr() &&
+      whole(src, srcAlloc) && whole(dst, dstAlloc) &&
+      sharedBytesOf(srcAlloc) % 16 == 0) {
+    BulkRuns r;
+    r.runBytes = sharedBytesOf(srcAlloc);
+    return r;
+  }
+  for (AllocSharedOp a : {srcAlloc, dstAlloc})
+    if (!a || (a.getSwizzleAttr() && (a.getSwizzleAttr().getBytes() ||
+                                      a.getSwizzleAttr().getPad())))
+      return std::nullopt;
+  int64_t eb = elementBytes(src.buf.elementType);
+  // Per side: the strides of the squeezed dimensions, and the divisor
+  // known of the region's first element (in bytes).
+  struct Squeezed {
+    SmallVector<int64_t> extents, strides;
+    int64_t align = 1 << 20;
+  };
+  auto squeeze = [&](const KernelLowering::Side &s, AllocSharedOp a) {
+    Squeezed q;
+    SmallVector<int64_t> st = rowMajorStrides(a.getType().getShape());
+    for (auto [d, size] : llvm::enumerate(s.sizes)) {
+      int64_t term = knownDivisor(s.offsets[d]) * st[d] * eb;
+      q.align = std::min<int64_t>(q.align, term & -term);
+      if (size == 1)
+        continue;
+      q.extents.push_back(size);
+      q.strides.push_back(st[d]);
+    }
+    return q;
+  };
+  Squeezed qs = squeeze(src, srcAlloc), qd = squeeze(dst, dstAlloc);
+  if (qs.extents != qd.extents || qs.align % 16 || qd.align % 16)
+    return std::nullopt;
+  int64_t m = qs.extents.size();
+  // The run: squeezed dimensions j..m-1, consecutive in both.
+  int64_t j = m, run = 1;
+  while (j > 0 && qs.strides[j - 1] == run && qd.strides[j - 1] == run) {
+    --j;
+    run *= qs.extents[j];
+  }
+  BulkRuns r;
+  r.runBytes = run * eb;
+  if (r.runBytes % 16)
+    return std::nullopt;
+  for (int64_t t = 0; t < j; ++t) {
+    if ((qs.strides[t] * eb) % 16 || (qd.strides[t] * eb) % 16)
+      return std::nullopt;
+    r.outer.push_back(qs.extents[t]);
+    r.srcStrides.push_back(qs.strides[t]);
+    r.dstStrides.push_back(qd.strides[t]);
+    r.count *= qs.extents[t];
+  }
+  return r;
+}
+
+/// `ptr` (a shared address of this block) as the 32-bit address of the
+/// same place in the block of rank `rank` of the cluster.
+static Value clusterAddress(OpBuilder &b, Location loc, Value ptr,
+                            Value rank) {
+  Value remote = NVVM::MapaOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), ptr, rank);
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), remote);
+}
+
+/// T.copy_cluster(src, dst, dst_block=rank[, remote_barrier=bar]): see
+/// tile.cluster_copy. Through a barrier, runs of 16-byte multiples go as
+/// bulk copies that one thread issues after announcing their bytes on the
+/// other block's barrier (one arrival); otherwise the threads store the
+/// elements into the other block (mapa, st.shared::cluster), then, through
+/// a barrier, synchronize and one thread arrives there, releasing their
+/// stores at cluster scope.
+LogicalResult NVVMKernelLowering::lowerClusterCopy(ClusterCopyOp op,
+                                                   OpBuilder &b,
+                                                   IRMapping &map) {
+  FailureOr<Side> src =
+      sideOf(op.getSrc(), op.getSrcOffsets(), op.getSrcSizes(), b, map);
+  FailureOr<Side> dst =
+      sideOf(op.getDst(), op.getDstOffsets(), op.getDstSizes(), b, map);
+  if (failed(src) || failed(dst))
+    return failure();
+  MLIRContext *ctx = b.getContext();
+  Value rank = map.lookupOrDefault(op.getRank());
+  int64_t eb = elementBytes(src->buf.elementType);
+  Value bar = op.getBarrier()
+                  ? barrierPtr(b, op.getBarrier(), op.getBarrierIndex(), map)
+                  : Value();
+  auto wholeAlloc = [](Value v) {
+    AllocSharedOp a = sharedAllocOf(v);
+    return a && a.getResult() == v ? a : AllocSharedOp();
+  };
+  std::optional<BulkRuns> runs;
+  if (bar)
+    runs = bulkRunsOf(*src, wholeAlloc(op.getSrc()), *dst,
+                      wholeAlloc(op.getDst()));
+  // Through a barrier, the copy synchronizes the threads itself before it
+  // reads the source (tile-insert-barriers leaves it to it); the bulk
+  // copies read it through the async proxy, after the threads' writes.
+  if (runs)
+    emitSharedProxyFence(b, loc);
+  if (bar)
+    barrier(b);
+  if (runs) {
+    auto i32 = [&](OpBuilder &ib, int64_t v) {
+      return arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), v);
+    };
+    // The element offset of a region's first element (whole allocations,
+    // row-major).
+    auto base = [&](OpBuilder &ib, const Side &s) {
+      SmallVector<int64_t> st = rowMajorStrides(s.buf.allocShape);
+      Value at = cIdx(ib, loc, 0);
+      for (auto [o, stride] : llvm::zip(s.offsets, st))
+        at = arith::AddIOp::create(
+            ib, loc, at,
+            arith::MulIOp::create(ib, loc, o, cIdx(ib, loc, stride)));
+      return at;
+    };
+    guarded(b, loc, isRoleLeader(b), [&](OpBuilder &lb) {
+      Value remoteBar = NVVM::MapaOp::create(
+          lb, loc, LLVM::LLVMPointerType::get(ctx, 7), bar, rank);
+      // One arrival on the other block's barrier for the whole copy,
+      // announcing all its bytes, before any of them can land there.
+      NVVM::MBarrierArriveExpectTxOp::create(
+          lb, loc, Type(), remoteBar, i32(lb, runs->runBytes * runs->count),
+          NVVM::MemScopeKind::CLUSTER, /*relaxed=*/false, Value());
+      Value barAddr =
+          LLVM::PtrToIntOp::create(lb, loc, lb.getI32Type(), remoteBar);
+      Value srcBase = base(lb, *src), dstBase = base(lb, *dst);
+      auto runAt = [&](OpBuilder &rb, Value k) {
+        // k's digits over the outer extents, innermost last.
+        Value s = srcBase, d = dstBase, rem = k;
+        for (int64_t t = (int64_t)runs->outer.size() - 1; t >= 0; --t) {
+          Value digit = rem;
+          if (t > 0) {
+            digit = arith::RemUIOp::create(rb, loc, rem,
+                                           cIdx(rb, loc, runs->outer[t]));
+            rem = arith::DivUIOp::create(rb, loc, rem,
+                                         cIdx(rb, loc, runs->outer[t]));
+          }
+          s = arith::AddIOp::create(
+              rb, loc, s,
+              arith::MulIOp::create(rb, loc, digit,
+                                    cIdx(rb, loc, runs->srcStrides[t])));
+          d = arith::AddIOp::create(
+              rb, loc, d,
+              arith::MulIOp::create(rb, loc, digit,
+                                    cIdx(rb, loc, runs->dstStrides[t])));
+        }
+        auto bytes = [&](Value elems) {
+          return arith::MulIOp::create(rb, loc, elems, cIdx(rb, loc, eb));
+        };
+        Value srcPtr = sharedPtr(rb, src->buf.memref, bytes(s));
+        Value srcAddr =
+            LLVM::PtrToIntOp::create(rb, loc, rb.getI32Type(), srcPtr);
+        Value dstAddr = clusterAddress(
+            rb, loc, sharedPtr(rb, dst->buf.memref, bytes(d)), rank);
+        LLVM::InlineAsmOp::create(
+            rb, loc, TypeRange{},
+            ValueRange{dstAddr, srcAddr, i32(rb, runs->runBytes), barAddr},
+            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::"
+            "bytes [$0], [$1], $2, [$3];",
+            "r,r,r,r,~{memory}", /*has_side_effects=*/true,
+            /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+            ArrayAttr());
+      };
+      if (runs->count <= 8) {
+        for (int64_t k = 0; k < runs->count; ++k)
+          runAt(lb, cIdx(lb, loc, k));
+        return;
+      }
+      auto loop = scf::ForOp::create(lb, loc, cIdx(lb, loc, 0),
+                                     cIdx(lb, loc, runs->count),
+                                     cIdx(lb, loc, 1));
+      OpBuilder inner = OpBuilder::atBlockTerminator(loop.getBody());
+      runAt(inner, loop.getInductionVar());
+    });
+    return success();
+  }
+  // Element by element: each thread stores its vectors into the other
+  // block's buffer at the place they have in this block's.
+  copyMemoryToMemory(
+      b, *src, *dst, /*async=*/false,
+      [&](OpBuilder &gb, ArrayRef<Value> idx, Value v) {
+        Value elems = sharedOffset(gb, dst->buf, idx);
+        Value ptr = sharedPtr(
+            gb, dst->buf.memref,
+            arith::MulIOp::create(gb, loc, elems, cIdx(gb, loc, eb)));
+        Value remote = NVVM::MapaOp::create(
+            gb, loc, LLVM::LLVMPointerType::get(ctx, 7), ptr, rank);
+        auto type = cast<VectorType>(v.getType());
+        if (type.getNumElements() == 1)
+          v = vector::ExtractOp::create(gb, loc, v, ArrayRef<int64_t>{0});
+        LLVM::StoreOp::create(gb, loc, v, remote,
+                              type.getNumElements() * eb);
+      });
+  if (bar) {
+    // Every thread's stores, then one arrival releasing them to the
+    // other block.
+    barrier(b);
+    guarded(b, loc, isRoleLeader(b), [&](OpBuilder &gb) {
+      target.emitRemoteArrive(gb, loc, bar, rank);
+    });
+  }
   return success();
 }
 

@@ -1047,6 +1047,21 @@ struct ConvertTileToSCFPass
           arith::ConstantIndexOp::create(b, op.getLoc(), 0).getResult());
       op.erase();
     });
+    // Copies between the blocks of a cluster (T.copy_cluster) first: the
+    // barriers they bring are refused below in words that do not name it.
+    WalkResult cluster = getOperation().walk([&](Operation *op) {
+      auto copy = dyn_cast<CopyOp>(op);
+      if (!isa<ClusterCopyOp>(op) && !(copy && copy.getMulticastMask()))
+        return WalkResult::advance();
+      op->emitOpError("(T.copy_cluster) copies between the blocks of a "
+                      "thread block cluster, which the CPU backend (blocks "
+                      "run one after another) cannot run: compile for a GPU "
+                      "target with thread block clusters (NVIDIA sm_90 and "
+                      "newer)");
+      return WalkResult::interrupt();
+    });
+    if (cluster.wasInterrupted())
+      return signalPassFailure();
     // Roles run concurrently and wait on each other; the CPU runs a block's
     // tile program as one thread of control.
     WalkResult roles = getOperation().walk([&](Operation *op) {

@@ -611,6 +611,18 @@ LogicalResult CopyOp::verify() {
   } else if (getExpectTx()) {
     return emitOpError("expect_tx announces the copy's bytes on its barrier: "
                        "it needs `via` a barrier");
+  } else if (getMulticastMask() || getEviction()) {
+    return emitOpError("a multicast mask or an eviction priority is a TMA "
+                       "copy's: it needs `via` a barrier");
+  }
+  if (std::optional<uint64_t> mask = getMulticastMask()) {
+    if (*mask == 0 || *mask >= (1u << 16))
+      return emitOpError("the multicast mask must name block ranks 0 to 15 "
+                         "(a non-zero 16-bit mask), got ")
+             << *mask;
+    if (getMulticast())
+      return emitOpError("takes a multicast mask or a multicast share, not "
+                         "both");
   }
   if (getAsync() &&
       !(isGlobal(getSrc().getType()) &&
@@ -653,6 +665,44 @@ LogicalResult CopyOp::verify() {
   }
   return verifyLogicalElements(*this, getSrcElementAttr(), getSrc().getType(),
                                getDstElementAttr(), getDst().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// ClusterCopyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ClusterCopyOp::verify() {
+  MemRefType src = getSrc().getType(), dst = getDst().getType();
+  if (!isInScope(src, MemoryScope::shared) ||
+      !isInScope(dst, MemoryScope::shared))
+    return emitOpError("copies between shared buffers, got ")
+           << getScopeName(src) << " to " << getScopeName(dst);
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("copies elements as they are: the element types "
+                       "differ, ")
+           << src.getElementType() << " and " << dst.getElementType();
+  if (failed(verifyRegionSide(*this, "source", src, getSrcOffsets().size(),
+                              getSrcSizes())) ||
+      failed(verifyRegionSide(*this, "destination", dst,
+                              getDstOffsets().size(), getDstSizes())))
+    return failure();
+  if (dropUnitDims(getSrcSizes()) != dropUnitDims(getDstSizes()))
+    return emitOpError("source region ")
+           << formatShape(getSrcSizes()) << " and destination region "
+           << formatShape(getDstSizes())
+           << " have different shapes (unit dimensions dropped)";
+  if (static_cast<bool>(getBarrier()) != static_cast<bool>(getBarrierIndex()))
+    return emitOpError("a barrier needs its index");
+  if (getBarrier() && !getBarrier().getDefiningOp<AllocBarrierOp>())
+    return emitOpError("the barrier must come from a tile.alloc_barrier");
+  if ((*this)->getParentOfType<ParallelOp>())
+    return emitOpError("is a copy of the whole block; it cannot stand in a "
+                       "parallel loop");
+  if (!(*this)->getParentOfType<KernelOp>()->hasAttr("tile.cluster"))
+    return emitOpError("copies into another block of the cluster, but the "
+                       "kernel runs without clusters (T.Kernel(..., "
+                       "cluster_dims=...))");
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -51,6 +51,10 @@ void collectAccesses(Operation *op, State &acc) {
         return WalkResult::advance();
       note(copy.getSrc(), false);
       note(copy.getDst(), true);
+    } else if (auto cc = dyn_cast<ClusterCopyOp>(inner)) {
+      // It writes another block's memory: ordered by the program (a
+      // cluster barrier, or the other block's wait on its barrier).
+      note(cc.getSrc(), false);
     } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
       note(load.getMemRef(), false);
     } else if (auto store = dyn_cast<memref::StoreOp>(inner)) {
@@ -149,6 +153,12 @@ public:
         state.clear();
         continue;
       }
+      if (auto cc = dyn_cast<ClusterCopyOp>(op); cc && cc.getBarrier()) {
+        // A cluster copy through a barrier synchronizes the threads before
+        // its reads and after its stores itself (lowerClusterCopy).
+        state.clear();
+        continue;
+      }
       if (auto add = dyn_cast<AtomicAddOp>(op); add && add.getTma()) {
         // A bulk add synchronizes the threads before and after it itself
         // (see KernelLowering::lowerAtomicAdd).
@@ -239,6 +249,24 @@ public:
         else
           merge(out, state);
         state = out;
+        continue;
+      }
+      if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getMulticastMask()) {
+        // T.copy_cluster's TMA multicast writes its destination when it is
+        // issued: after every thread's earlier accesses to it (a barrier
+        // before); the wait on its barrier that follows orders it before
+        // the later ones.
+        State acc;
+        if (Value root = sharedRoot(copy.getDst()))
+          acc[root].written = true;
+        if (conflicts(state, acc)) {
+          Operation *prev = op.getPrevNode();
+          if (!prev || !isa<BarrierOp>(prev)) {
+            OpBuilder b(&op);
+            BarrierOp::create(b, op.getLoc());
+          }
+          state.clear();
+        }
         continue;
       }
       State acc;

@@ -1086,9 +1086,33 @@ void LayoutInference::writeBack() {
   // shared buffers and drops the annotations every inference has read.
   if (role)
     return;
+  // The buffers of a copy into another block of the cluster stay row-major
+  // unless something else asked for a swizzle or a gemm reads them (wgmma
+  // descriptors need one): their rows can then go as bulk copies
+  // (ClusterCopyOp), and both blocks place them alike anyway.
+  llvm::SmallPtrSet<Operation *, 4> clusterCopied, gemmOperands;
+  kernel.walk([&](Operation *op) {
+    SmallVector<Value> operands;
+    if (auto g = dyn_cast<GemmOp>(op))
+      operands = {g.getA(), g.getB()};
+    else if (auto g = dyn_cast<GemmSpOp>(op))
+      operands = {g.getA(), g.getE(), g.getB()};
+    else if (auto copy = dyn_cast<ClusterCopyOp>(op))
+      for (Value v : {copy.getSrc(), copy.getDst()})
+        if (AllocSharedOp alloc = sharedAllocOf(v))
+          clusterCopied.insert(alloc);
+    for (Value v : operands)
+      if (AllocSharedOp alloc = sharedAllocOf(v))
+        gemmOperands.insert(alloc);
+  });
+  for (Operation *g : gemmOperands)
+    clusterCopied.erase(g);
   kernel.walk([&](AllocSharedOp alloc) {
     if (!alloc.getSwizzleAttr())
-      alloc.setSwizzleAttr(SwizzleAttr::get(ctx, defaultSwizzle(alloc.getType()), 0));
+      alloc.setSwizzleAttr(SwizzleAttr::get(
+          ctx,
+          clusterCopied.contains(alloc) ? 0 : defaultSwizzle(alloc.getType()),
+          0));
   });
   SmallVector<AnnotateLayoutOp> annotations;
   kernel.walk([&](AnnotateLayoutOp op) { annotations.push_back(op); });

@@ -35,6 +35,10 @@ bool mlir::tile::isPipelineProducer(PipelinedOp loop, Operation *op) {
   if (!copy || !isGlobal(copy.getSrc().getType()) ||
       !isInScope(copy.getDst().getType(), MemoryScope::shared))
     return false;
+  // A copy through a barrier (T.tma_copy, T.copy_cluster's multicast) is
+  // synchronized by the program's arrivals and waits on that barrier.
+  if (copy.getBarrier())
+    return false;
   // Multi-buffering replaces the buffer inside the loop only: every use of
   // it must be there.
   auto alloc = copy.getDst().getDefiningOp<AllocSharedOp>();

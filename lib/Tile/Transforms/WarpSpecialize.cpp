@@ -458,6 +458,20 @@ LogicalResult Specializer::analyze() {
   ArrayRef<int64_t> threads = kernel.getThreads();
   if (threads.size() != 1 || threads[0] % 128 || threads[0] + 128 > 1024)
     SKIP("threads are not whole warpgroups");
+  // Every thread of every block of the cluster reaches a cluster barrier,
+  // the producer's too; the program's own barriers and copies between the
+  // blocks of the cluster keep their order with the loop's other work.
+  if (loop.getBody()
+          .walk([](Operation *op) {
+            auto copy = dyn_cast<CopyOp>(op);
+            return isa<ClusterBarrierOp, ClusterCopyOp, BarrierWaitOp,
+                       BarrierArriveOp, BarrierArriveRankOp>(op) ||
+                           (copy && copy.getBarrier())
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted())
+    SKIP("the loop synchronizes through the cluster or barriers of its own");
   for (Operation &op : body->without_terminator()) {
     auto copy = dyn_cast<CopyOp>(&op);
     if (!copy || !isTmaCopy(copy))
@@ -1073,7 +1087,9 @@ void Specializer::produceCopy(OpBuilder &ib, CopyOp p, Value bar, Value slot,
   CopyOp::create(ib, p.getLoc(), p.getSrc(), srcOffsets,
                  dst ? dst : slotView(ib, p.getDst(), slot), dstOffsets, bar,
                  slot, p.getSrcSizesAttr(), p.getDstSizesAttr(), UnitAttr(),
-                 cast, p.getSrcElementAttr(), p.getDstElementAttr());
+                 cast, p.getSrcElementAttr(), p.getDstElementAttr(),
+                 /*expect_tx=*/UnitAttr(), /*multicast_mask=*/IntegerAttr(),
+                 /*eviction=*/EvictionAttr());
 }
 
 /// The statements of iteration `iv` read slot `slot` of the ring.

@@ -25,17 +25,7 @@ SCOPES = {
 }
 
 # surface -> scope -> names
-PENDING: Dict[str, Dict[str, str]] = {
-    "tilelang.language": {
-        # T.copy_cluster needs (a) a TMA multicast whose mask is the
-        # program's (the lowest rank of the mask issues the whole tile at
-        # its own source offsets, ranks outside it load their own), where
-        # tile.copy's multicast splits the boxes over the whole cluster, and
-        # (b) stores into another block's shared memory (mapa,
-        # cp.async.bulk.shared::cluster with complete_tx on its barrier).
-        "b3-gpuops": "copy_cluster",
-    },
-}
+PENDING: Dict[str, Dict[str, str]] = {}
 
 
 def _index() -> Dict[str, Dict[str, str]]:

@@ -249,10 +249,14 @@ def markdown(result: dict) -> str:
             reasons.setdefault(why, []).extend(label + n for n in names)
     for why, names in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
         out.append(f"- {why}: " + ", ".join(f"`{n}`" for n in names))
-    out += ["", "Pending (compat/pending.py), by the work that adds them:", ""]
-    for surface, rows in result["surfaces"].items():
-        for scope, names in _grouped(rows, "pending").items():
-            out.append(f"- {scope} ({len(names)}): " + ", ".join(f"`{n}`" for n in names))
+    pending_rows = [f"- {scope} ({len(names)}): " + ", ".join(f"`{n}`" for n in names)
+                    for rows in result["surfaces"].values()
+                    for scope, names in _grouped(rows, "pending").items()]
+    if pending_rows:
+        out += ["", "Pending (compat/pending.py), by the work that adds them:", ""]
+        out += pending_rows
+    else:
+        out += ["", "Pending (compat/pending.py): none."]
     noops = []
     for surface, rows in result["surfaces"].items():
         noops += [f"`{n}` ({d})" for n, (s, d) in sorted(rows.items()) if s == "no-op"]

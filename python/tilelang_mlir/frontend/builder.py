@@ -409,11 +409,13 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
                         f"{buf.scope} {buf.name!r} ({n})")
         return new_s, new_d
 
-    def copy(self, src, dst, via=None, what: str = "T.copy", async_: bool = False) -> None:
+    def copy(self, src, dst, via=None, what: str = "T.copy", async_: bool = False,
+             tma_attrs: Optional[dict] = None) -> None:
         """`via`: (barrier, index) on which the copy completes, a TMA load
-        whose issuing thread announces its bytes (T.tma_copy). `async_`: the
-        copy is issued asynchronously (cp.async) and lands at a later
-        T.ptx_wait_group (T.async_copy)."""
+        whose issuing thread announces its bytes (T.tma_copy); `tma_attrs`:
+        more attributes of that TMA copy (tile.copy's multicast_mask,
+        eviction). `async_`: the copy is issued asynchronously (cp.async)
+        and lands at a later T.ptx_wait_group (T.async_copy)."""
         self.require_kernel(what)
         sbuf, soff, sext = self._region(src, f"{what} source")
         dbuf, doff, dext = self._region(dst, f"{what} destination")
@@ -476,6 +478,7 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
                 kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
         if via is not None:
             kwargs.update(barrier=via[0], barrier_index=via[1], expect_tx=True)
+            kwargs.update(tma_attrs or {})
         if async_:
             if sbuf.remap is not None:
                 raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; an "

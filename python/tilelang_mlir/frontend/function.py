@@ -56,6 +56,16 @@ def _fingerprint(value, depth: int = 0) -> str:
         return "..."
     if isinstance(value, (int, float, bool, str, type(None), DType)):
         return repr(value)
+    # Values whose type alone would make every one of them the same key
+    # (`A[sl]` with a captured slice, a NumPy integer size).
+    if isinstance(value, slice):
+        return ("slice(" + ",".join(_fingerprint(v, depth + 1)
+                                    for v in (value.start, value.stop, value.step)) + ")")
+    if isinstance(value, range):
+        return f"range({value.start},{value.stop},{value.step})"
+    if type(value).__module__ == "numpy" and hasattr(value, "dtype") and \
+            getattr(value, "shape", None) == ():
+        return f"numpy.{value.dtype}({value.item()!r})"
     if isinstance(value, (tuple, list)):
         return type(value).__name__ + "(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
     if isinstance(value, dict):

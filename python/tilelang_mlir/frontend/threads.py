@@ -309,6 +309,162 @@ class ThreadBuilder:
         buf, idx = self._barrier(bar, what)
         _tile().BarrierArriveRankOp(buf, idx, self._i32(rank, f"{what} cta_id").value)
 
+    # -- copies between the blocks of a cluster (T.copy_cluster) ----------------
+    def _cluster_blocks(self, what: str) -> int:
+        """The blocks of the kernel's clusters; an error without clusters."""
+        attr = self.kernel_op.operation.attributes
+        if "tile.cluster" not in attr:
+            raise self.error(f"{what} copies between the blocks of a thread block cluster, but "
+                             "the kernel runs without clusters: T.Kernel(..., cluster_dims=...) "
+                             "or T.ClusterKernel")
+        n = 1
+        for d in _ir().DenseI64ArrayAttr(attr["tile.cluster"]):
+            n *= d
+        return n
+
+    def copy_cluster(self, src, dst, dst_block=None, cluster_mask=None, barrier=None,
+                     eviction: Optional[str] = None, coalesced_width=None,
+                     loop_layout=None) -> None:
+        """T.copy_cluster: with `dst_block`, `src` (a shared region) into the
+        same region of `dst` in block `dst_block` of the cluster (through
+        `barrier` of that block when given); with `cluster_mask`, a global
+        region into a whole shared buffer by TMA multicast to the blocks of
+        the mask (see tile.copy's multicast_mask); with neither, T.copy."""
+        what = "T.copy_cluster"
+        self.require_kernel(what)
+        if dst_block is not None and cluster_mask is not None:
+            raise self.error(f"{what} takes dst_block= (a copy into another block's shared "
+                             "memory) or cluster_mask= (a TMA multicast), not both")
+        if cluster_mask is not None:
+            mask = static_int(cluster_mask, f"{what} cluster_mask")
+            if mask < 0:
+                raise self.error(f"{what}: cluster_mask must be a non-negative bit mask of "
+                                 f"block ranks, got {mask}")
+            for name, value in (("loop_layout", loop_layout),
+                                ("coalesced_width", coalesced_width),
+                                ("remote_barrier", barrier)):
+                if value is not None:
+                    raise self.error(
+                        f"{what}(..., cluster_mask=..., {name}=...): {name} is the "
+                        "dst_block copy's (its element-wise loop or its barrier in the other "
+                        "block); a multicast is one TMA load that completes on a barrier of "
+                        "its own")
+            if mask == 0:  # TileLang: no block multicasts; a plain copy
+                self.copy(src, dst, what=what)
+                return
+            self._multicast_copy(src, dst, mask, eviction, what)
+            return
+        if eviction is not None:
+            raise self.error(f"{what}(..., eviction_policy=...): the eviction priority is the "
+                             "TMA multicast's (cluster_mask=...); a copy between shared "
+                             "buffers (dst_block=...) does not go through L2")
+        if dst_block is None:
+            if barrier is not None:
+                raise self.error(f"{what}(..., remote_barrier=...) needs dst_block=: the "
+                                 "block whose barrier the copy completes on")
+            self.copy(src, dst, what=what)  # TileLang: neither is a plain copy
+            return
+        if coalesced_width is not None:
+            w = static_int(coalesced_width, f"{what} coalesced_width")
+            if w <= 0:
+                raise self.error(f"{what}: coalesced_width must be a positive number of "
+                                 f"elements, got {w}")
+        self._remote_copy(src, dst, dst_block, barrier, what)
+
+    def _multicast_copy(self, src, dst, mask: int, eviction, what: str) -> None:
+        """One TMA load, multicast to the blocks of `mask` (tile.copy's
+        multicast_mask): every block's first thread announces the bytes it
+        receives on a barrier of the copy's own, its warps arrive, and its
+        threads wait for the phase (the parity alternates from one run of
+        the copy to the next)."""
+        blocks = self._cluster_blocks(what)
+        if mask >> blocks:
+            raise self.error(f"{what}: cluster_mask {mask:#x} names block ranks beyond the "
+                             f"{blocks} blocks of a cluster")
+        if self.role_range is not None:
+            threads = self.role_range[1] - self.role_range[0]
+        else:
+            threads = 1
+            for t in self.kernel_op.threads:
+                threads *= t
+        dbuf = dst.buffer if isinstance(dst, BufferRef) else dst
+        if isinstance(dst, BufferRef):
+            offsets, extents = dst.region()
+            whole = all(o.is_const() and o.const == 0 for o in offsets) and \
+                all(e is None or e == n for e, n in zip(extents, dbuf.shape))
+        else:
+            whole = isinstance(dst, Buffer)
+        if not whole or dbuf.scope != "shared":
+            raise self.error(f"{what}(..., cluster_mask=...) multicasts a TMA load into a "
+                             f"whole shared buffer, got {_describe(dst)}")
+        if isinstance(dst, BufferRef):
+            dst = dbuf
+        if any(n > 256 for n in dbuf.shape[:-1]):
+            raise self.error(f"{what}(..., cluster_mask=...) is one TMA load, whose box has at "
+                             f"most 256 elements along each dimension; {dbuf.name!r} has shape "
+                             f"{tuple(dbuf.shape)}")
+        tile, ir = _tile(), _ir()
+        first = self.kernel_op.body.blocks[0].operations[0]
+        with ir.InsertionPoint(first):
+            bar = self.alloc_barrier([(threads + 31) // 32])
+            phase = self.alloc((), dt.int32, "var", self.unique_name("cluster_phase"))
+            BufferRef(phase, ()).store(to_scalar(0, dt.int32))
+        idx = IndexExpr(0).materialize()
+        attrs = {"multicast_mask": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), mask)}
+        if eviction not in (None, "evict_normal"):
+            attrs["eviction"] = getattr(tile.Eviction, eviction)
+        self.copy(src, dst, via=(bar.value, idx), what=what, tma_attrs=attrs)
+        tile.BarrierArriveOp(bar.value, idx)  # one arrival per warp
+        p = BufferRef(phase, ()).load()
+        tile.BarrierWaitOp(bar.value, idx, to_index(p, f"{what} parity").materialize())
+        BufferRef(phase, ()).store(binary("^", p, to_scalar(1, dt.int32)))
+
+    def _remote_copy(self, src, dst, rank, barrier, what: str) -> None:
+        """tile.cluster_copy of two shared regions of one shape."""
+        blocks = self._cluster_blocks(what)
+        sbuf, soff, sext = self._region(src, f"{what} source")
+        dbuf, doff, dext = self._region(dst, f"{what} destination")
+        for side, buf in (("source", sbuf), ("destination", dbuf)):
+            if buf.scope != "shared":
+                raise self.error(f"{what}(..., dst_block=...) copies between shared buffers; "
+                                 f"the {side} {buf.name!r} is {buf.scope}")
+            if buf.remap is not None or buf.pack > 1 or buf.bitview is not None:
+                raise self.error(f"{what}: the {side} {buf.name!r} is a view or holds packed "
+                                 "elements; copy between shared buffers of whole elements")
+        if sbuf.dtype != dbuf.dtype:
+            raise self.error(f"{what}(..., dst_block=...) copies elements as they are: "
+                             f"{sbuf.name!r} holds {sbuf.dtype} but {dbuf.name!r} {dbuf.dtype}")
+        if None in sext and any(e is not None for e in sext):
+            sext = [1 if e is None else e for e in sext]
+        if None in dext and any(e is not None for e in dext):
+            dext = [1 if e is None else e for e in dext]
+        if None in sext and None in dext:
+            raise self.error(f"{what} needs the extent of at least one side: pass a whole "
+                             "buffer or slices, not two element positions")
+        s_full = self._fill_extents(sext, dext) if None in sext else sext
+        d_full = self._fill_extents(dext, s_full) if None in dext else dext
+        if s_full is None or d_full is None:
+            raise self.error(f"{what} cannot match the region of {sbuf.name!r} with the region "
+                             f"of {dbuf.name!r}")
+        why = self._region_mismatch(s_full, list(sbuf.shape), d_full, list(dbuf.shape))
+        if why is not None:
+            raise self.error(f"{what}: the region of {sbuf.name!r} has shape {tuple(s_full)} "
+                             f"but the region of {dbuf.name!r} has shape {tuple(d_full)} ({why})")
+        r = IndexExpr.lift(rank)
+        if r is not None and r.is_const() and not 0 <= r.const < blocks:
+            raise self.error(f"{what}: dst_block {r.const} is not a block of the cluster (ranks "
+                             f"0 to {blocks - 1})")
+        kwargs = {}
+        if barrier is not None:
+            kwargs["barrier"], kwargs["barrier_index"] = self._barrier(
+                barrier, f"{what} remote_barrier")
+        ir = _ir()
+        _tile().ClusterCopyOp(sbuf.value, [o.materialize() for o in soff],
+                              dbuf.value, [o.materialize() for o in doff],
+                              self._i32(rank, f"{what} dst_block").value,
+                              ir.DenseI64ArrayAttr.get(s_full),
+                              ir.DenseI64ArrayAttr.get(d_full), **kwargs)
+
     # -- tensors from addresses -------------------------------------------------
     def make_tensor(self, ptr, shape, dtype, strides, elem_offset, scope) -> Buffer:
         what = "T.make_tensor"

@@ -20,7 +20,7 @@ from .annotations import (annotate_compile_flags, annotate_layout, annotate_pass
                           make_swizzled_layout, no_set_max_nreg, print, use_swizzle)
 from .atomic import (atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
                      atomic_min, atomic_or, atomic_store)
-from .copy import async_copy, c2d_im2col, clear, copy, fill, im2col, transpose
+from .copy import async_copy, c2d_im2col, clear, copy, copy_cluster, fill, im2col, transpose
 from .eager import const, empty
 from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
 from .dtypes import (AnyDType, dtype, get_tvm_dtype, is_f8f6f4_family, is_float4,

@@ -28,6 +28,69 @@ def _check_eviction_policy(b, eviction_policy) -> None:
                       f"{eviction_policy!r}")
 
 
+# TileLang's annotation keys of T.copy_cluster, each with its argument.
+_CLUSTER_KEYS = {"dst_block": "dst_block", "cluster_mask": "cluster_mask",
+                 "barrier": "remote_barrier", "eviction_policy": "eviction_policy",
+                 "coalesced_width": "coalesced_width", "parallel_loop_layout": "loop_layout"}
+_EVICTION_CODES = {0: "evict_normal", 1: "evict_first", 2: "evict_last"}
+
+
+@builtin
+def copy_cluster(b, src, dst, *, dst_block=None, cluster_mask=None, remote_barrier=None,
+                 eviction_policy=None, coalesced_width=None, annotations=None,
+                 loop_layout=None):
+    """A copy between the blocks of a thread block cluster (a kernel with
+    cluster_dims; NVIDIA sm_90 and newer), in two forms:
+
+    - `T.copy_cluster(src, dst, dst_block=R)`: the shared region `src` of
+      this block into the region `dst` (same shape and element type) of
+      the shared memory of block R of the cluster. With
+      `remote_barrier=bar[i]`, the copy completes on block R's `bar[i]`
+      (one arrival there; block R waits with T.mbarrier_wait_parity): runs
+      of whole 16-byte multiples go as bulk copies (cp.async.bulk), other
+      regions element by element, released to block R at cluster scope.
+      Without it, the program orders the copy before block R's reads
+      (T.cluster_sync). A bulk copy reads `src` asynchronously: do not
+      overwrite it before block R has the data.
+    - `T.copy_cluster(A[...], A_shared, cluster_mask=M)`: a TMA load of the
+      global region into the whole shared buffer; bit r of M names block
+      rank r. The lowest rank of M loads its own region into every block
+      of M (multicast), the other blocks of M receive it, and the blocks
+      outside M load their own region. Synchronous like T.copy: after it
+      every thread of the block sees the data. In a loop, the program
+      orders another block's next multicast after this block's reads
+      (T.cluster_sync).
+
+    With neither it is T.copy. `eviction_policy` (the multicast's L2
+    priority), `coalesced_width` and `loop_layout` (hints for the
+    element-wise copy, which leave the result as it is) and `annotations`
+    (TileLang's keys, which take precedence over the arguments) are
+    TileLang's; a combination that means nothing (an eviction policy of a
+    copy between shared buffers, a loop layout or barrier of a multicast)
+    is refused."""
+    args = {"dst_block": dst_block, "cluster_mask": cluster_mask,
+            "remote_barrier": remote_barrier, "eviction_policy": eviction_policy,
+            "coalesced_width": coalesced_width, "loop_layout": loop_layout}
+    if annotations is not None:
+        if not isinstance(annotations, dict):
+            raise b.error(f"T.copy_cluster: annotations must be a dict, got {annotations!r}")
+        for key, value in annotations.items():
+            if key not in _CLUSTER_KEYS:
+                raise b.error(f"T.copy_cluster: unknown annotation {key!r} (TileLang's keys: "
+                              f"{', '.join(sorted(_CLUSTER_KEYS))})")
+            if key == "eviction_policy" and isinstance(value, int) and \
+                    not isinstance(value, bool):
+                if value not in _EVICTION_CODES:
+                    raise b.error(f"T.copy_cluster: annotation eviction_policy {value} is not "
+                                  "one of TileLang's codes 0, 1, 2")
+                value = _EVICTION_CODES[value]
+            args[_CLUSTER_KEYS[key]] = value
+    _check_eviction_policy(b, args["eviction_policy"])
+    b.copy_cluster(src, dst, dst_block=args["dst_block"], cluster_mask=args["cluster_mask"],
+                   barrier=args["remote_barrier"], eviction=args["eviction_policy"],
+                   coalesced_width=args["coalesced_width"], loop_layout=args["loop_layout"])
+
+
 @builtin
 def async_copy(b, src, dst, coalesced_width=None, annotations=None, loop_layout=None):
     """T.async_copy(src, dst): an asynchronous copy from a global tensor into

@@ -499,3 +499,27 @@ def test_source_without_a_file_and_rewritten_asserts_are_not_stale(rng):
                 Y[i] = X[i] * 0.5
 
     torch.testing.assert_close(tl.compile(checked, out_idx=[1], target="cpu")(x), x * 0.5)
+
+
+def test_captured_slices_are_part_of_the_kernel(rng):
+    """Closure values that differ only in their value (here slices, which
+    the cache key once gave by their type alone) make different kernels,
+    not one from the cache."""
+    def make(sl):
+        @T.prim_func
+        def main(X: T.Tensor((16,), "float32"), Y: T.Tensor((16,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                s = T.alloc_shared((16,), "float32")
+                T.clear(s)
+                T.copy(X[sl], s[sl])
+                T.copy(s, Y)
+
+        return main
+
+    x = rng.standard_normal(16).astype(np.float32)
+    for sl in (slice(0, 8), slice(4, 12), slice(4, 16)):
+        y = np.ones_like(x)
+        tl.compile(make(sl), target="cpu")(x, y)
+        want = np.zeros_like(x)
+        want[sl] = x[sl]
+        np.testing.assert_array_equal(y, want)

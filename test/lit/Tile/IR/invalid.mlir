@@ -1293,6 +1293,86 @@ func.func @expect_tx_without_barrier(%A: memref<?x?xf16>, %n: index) {
 
 // -----
 
+func.func @multicast_mask_without_barrier(%A: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %as = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op a multicast mask or an eviction priority is a TMA copy's: it needs `via` a barrier}}
+    tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] {multicast_mask = 3 : i64} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @multicast_mask_range(%A: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %as = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_barrier arrivals(1) : memref<1xi64, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.copy' op the multicast mask must name block ranks 0 to 15 (a non-zero 16-bit mask), got 65536}}
+    tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] via %b[%c0] {multicast_mask = 65536 : i64} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @cluster_copy_without_clusters(%n: index) {
+  %c0 = arith.constant 0 : index
+  %r = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<64xf32, #tile.scope<shared>>
+    %d = tile.alloc_shared : memref<64xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cluster_copy' op copies into another block of the cluster, but the kernel runs without clusters}}
+    tile.cluster_copy %s[%c0] [64] to %d[%c0] [64] rank(%r) : memref<64xf32, #tile.scope<shared>> to memref<64xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @cluster_copy_element_types(%n: index) {
+  %c0 = arith.constant 0 : index
+  %r = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%n) threads(128) attributes {tile.cluster = array<i64: 2, 1, 1>} {
+    %s = tile.alloc_shared : memref<64xf32, #tile.scope<shared>>
+    %d = tile.alloc_shared : memref<64xf16, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cluster_copy' op copies elements as they are: the element types differ, 'f32' and 'f16'}}
+    tile.cluster_copy %s[%c0] [64] to %d[%c0] [64] rank(%r) : memref<64xf32, #tile.scope<shared>> to memref<64xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @cluster_copy_global(%A: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %r = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%n) threads(128) attributes {tile.cluster = array<i64: 2, 1, 1>} {
+    %d = tile.alloc_shared : memref<64xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cluster_copy' op copies between shared buffers, got global to shared}}
+    tile.cluster_copy %A[%c0] [64] to %d[%c0] [64] rank(%r) : memref<64xf32> to memref<64xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @cluster_copy_shapes(%n: index) {
+  %c0 = arith.constant 0 : index
+  %r = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%n) threads(128) attributes {tile.cluster = array<i64: 2, 1, 1>} {
+    %s = tile.alloc_shared : memref<8x64xf32, #tile.scope<shared>>
+    %d = tile.alloc_shared : memref<8x64xf32, #tile.scope<shared>>
+    // expected-error @+1 {{'tile.cluster_copy' op source region 4x64 and destination region 8x32 have different shapes (unit dimensions dropped)}}
+    tile.cluster_copy %s[%c0, %c0] [4, 64] to %d[%c0, %c0] [8, 32] rank(%r) : memref<8x64xf32, #tile.scope<shared>> to memref<8x64xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
 func.func @cp_async_size(%A: memref<64x64xf16>, %n: index) {
   %c0 = arith.constant 0 : index
   tile.kernel blocks(%bx) in (%n) threads(128) {

@@ -78,6 +78,29 @@ func.func @cluster_ops() {
     %r = tile.cluster_rank : i32
     // CHECK: tile.barrier_arrive_rank %{{.+}}[%{{.+}}], %{{.+}} : memref<1xi64, #tile.scope<shared>>
     tile.barrier_arrive_rank %bars[%c0], %r : memref<1xi64, #tile.scope<shared>>
+    %s = tile.alloc_shared : memref<4x64xf32, #tile.scope<shared>>
+    %d = tile.alloc_shared : memref<4x64xf32, #tile.scope<shared>>
+    // CHECK: tile.cluster_copy %{{.+}}[%{{.+}}, %{{.+}}] [4, 32] to %{{.+}}[%{{.+}}, %{{.+}}] [4, 32] rank(%{{.+}}) via %{{.+}}[%{{.+}}] : memref<4x64xf32, #tile.scope<shared>> to memref<4x64xf32, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
+    tile.cluster_copy %s[%c0, %c0] [4, 32] to %d[%c0, %c0] [4, 32] rank(%r) via %bars[%c0]
+        : memref<4x64xf32, #tile.scope<shared>> to memref<4x64xf32, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
+    // CHECK: tile.cluster_copy %{{.+}}[%{{.+}}] [1, 64] to %{{.+}}[%{{.+}}] [64, 1] rank(%{{.+}}) : memref<4x64xf32, #tile.scope<shared>> to memref<64x1xf32, #tile.scope<shared>>
+    %col = tile.alloc_shared : memref<64x1xf32, #tile.scope<shared>>
+    tile.cluster_copy %s[%c0, %c0] [1, 64] to %col[%c0, %c0] [64, 1] rank(%r)
+        : memref<4x64xf32, #tile.scope<shared>> to memref<64x1xf32, #tile.scope<shared>>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @multicast_mask
+func.func @multicast_mask(%A: memref<512x512xf16>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads(128) attributes {tile.cluster = array<i64: 4, 1, 1>} {
+    %s = tile.alloc_shared : memref<128x64xf16, #tile.scope<shared>>
+    %bar = tile.alloc_barrier arrivals(4) : memref<1xi64, #tile.scope<shared>>
+    // CHECK: via %{{.+}}[%{{.+}}] {eviction = #tile.eviction<evict_first>, expect_tx, multicast_mask = 6 : i64}
+    tile.copy %A[%c0, %c0] [128, 64] to %s[%c0, %c0] [128, 64] via %bar[%c0] {expect_tx, multicast_mask = 6 : i64, eviction = #tile.eviction<evict_first>}
+        : memref<512x512xf16> to memref<128x64xf16, #tile.scope<shared>>, memref<1xi64, #tile.scope<shared>>
   }
   return
 }
