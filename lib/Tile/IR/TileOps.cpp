@@ -550,6 +550,24 @@ static LogicalResult verifyRegionSide(Operation *op, StringRef side,
   return success();
 }
 
+/// Both sides of a copy (tile.copy, tile.cluster_copy): each region valid
+/// for its buffer, and the same shape once unit dimensions are dropped.
+static LogicalResult verifyCopyRegions(Operation *op, MemRefType src,
+                                       size_t srcOffsets,
+                                       ArrayRef<int64_t> srcSizes,
+                                       MemRefType dst, size_t dstOffsets,
+                                       ArrayRef<int64_t> dstSizes) {
+  if (failed(verifyRegionSide(op, "source", src, srcOffsets, srcSizes)) ||
+      failed(verifyRegionSide(op, "destination", dst, dstOffsets, dstSizes)))
+    return failure();
+  if (dropUnitDims(srcSizes) != dropUnitDims(dstSizes))
+    return op->emitOpError("source region ")
+           << formatShape(srcSizes) << " and destination region "
+           << formatShape(dstSizes)
+           << " have different shapes (unit dimensions dropped)";
+  return success();
+}
+
 /// `src_element` / `dst_element` (tile.copy, tile.reduce): each, when
 /// present, is a logical type of the elements its buffer stores.
 static LogicalResult verifyLogicalElements(Operation *op, TypeAttr src,
@@ -631,16 +649,10 @@ LogicalResult CopyOp::verify() {
                        "async, got ")
            << getScopeName(getSrc().getType()) << " to "
            << getScopeName(getDst().getType());
-  if (failed(verifyRegionSide(*this, "source", getSrc().getType(),
-                              getSrcOffsets().size(), getSrcSizes())) ||
-      failed(verifyRegionSide(*this, "destination", getDst().getType(),
-                              getDstOffsets().size(), getDstSizes())))
+  if (failed(verifyCopyRegions(*this, getSrc().getType(), getSrcOffsets().size(),
+                               getSrcSizes(), getDst().getType(),
+                               getDstOffsets().size(), getDstSizes())))
     return failure();
-  if (dropUnitDims(getSrcSizes()) != dropUnitDims(getDstSizes()))
-    return emitOpError("source region ")
-           << formatShape(getSrcSizes()) << " and destination region "
-           << formatShape(getDstSizes())
-           << " have different shapes (unit dimensions dropped)";
   // Regions of one rank whose extents differ (a multi-buffered slot
   // [1, 128, 128] filled from [128, 1, 128] of a [S, H, D] tensor) may drop
   // only unit extents that pick one index of a longer dimension: a unit
@@ -681,16 +693,10 @@ LogicalResult ClusterCopyOp::verify() {
     return emitOpError("copies elements as they are: the element types "
                        "differ, ")
            << src.getElementType() << " and " << dst.getElementType();
-  if (failed(verifyRegionSide(*this, "source", src, getSrcOffsets().size(),
-                              getSrcSizes())) ||
-      failed(verifyRegionSide(*this, "destination", dst,
-                              getDstOffsets().size(), getDstSizes())))
+  if (failed(verifyCopyRegions(*this, src, getSrcOffsets().size(),
+                               getSrcSizes(), dst, getDstOffsets().size(),
+                               getDstSizes())))
     return failure();
-  if (dropUnitDims(getSrcSizes()) != dropUnitDims(getDstSizes()))
-    return emitOpError("source region ")
-           << formatShape(getSrcSizes()) << " and destination region "
-           << formatShape(getDstSizes())
-           << " have different shapes (unit dimensions dropped)";
   if (static_cast<bool>(getBarrier()) != static_cast<bool>(getBarrierIndex()))
     return emitOpError("a barrier needs its index");
   if (getBarrier() && !getBarrier().getDefiningOp<AllocBarrierOp>())

@@ -104,6 +104,19 @@ void merge(State &into, const State &from) {
   }
 }
 
+/// A block barrier before `op` where `acc` conflicts with the accesses in
+/// `state` (none right after another one); `state` starts over there.
+void separate(Operation &op, State &state, const State &acc) {
+  if (!conflicts(state, acc))
+    return;
+  Operation *prev = op.getPrevNode();
+  if (!prev || !isa<BarrierOp>(prev)) {
+    OpBuilder b(&op);
+    BarrierOp::create(b, op.getLoc());
+  }
+  state.clear();
+}
+
 /// Whether `op` may sit between two roles of one group: it touches no
 /// shared memory and is no barrier (index arithmetic, constants).
 bool isGroupFiller(Operation &op) {
@@ -180,14 +193,7 @@ public:
           State group;
           for (Operation *r : roleGroup(role))
             collectRoleAccesses(r, group);
-          if (conflicts(state, group)) {
-            Operation *prev = op.getPrevNode();
-            if (!prev || !isa<BarrierOp>(prev)) {
-              OpBuilder b(&op);
-              BarrierOp::create(b, op.getLoc());
-            }
-            state.clear();
-          }
+          separate(op, state, group);
           merge(state, group);
         }
         run(role.getBody().front(), State());
@@ -207,14 +213,7 @@ public:
         // (a Q tile loaded before the loop over KV tiles).
         State body;
         collectAccesses(&op, body);
-        if (conflicts(state, body)) {
-          Operation *prev = op.getPrevNode();
-          if (!prev || !isa<BarrierOp>(prev)) {
-            OpBuilder b(&op);
-            BarrierOp::create(b, op.getLoc());
-          }
-          state.clear();
-        }
+        separate(op, state, body);
         // The body may follow itself: iterate to a fixpoint.
         State entry = state;
         for (int i = 0; i < 3; ++i) {
@@ -259,28 +258,14 @@ public:
         State acc;
         if (Value root = sharedRoot(copy.getDst()))
           acc[root].written = true;
-        if (conflicts(state, acc)) {
-          Operation *prev = op.getPrevNode();
-          if (!prev || !isa<BarrierOp>(prev)) {
-            OpBuilder b(&op);
-            BarrierOp::create(b, op.getLoc());
-          }
-          state.clear();
-        }
+        separate(op, state, acc);
         continue;
       }
       State acc;
       collectAccesses(&op, acc);
       if (acc.empty())
         continue;
-      if (conflicts(state, acc)) {
-        Operation *prev = op.getPrevNode();
-        if (!prev || !isa<BarrierOp>(prev)) {
-          OpBuilder b(&op);
-          BarrierOp::create(b, op.getLoc());
-        }
-        state.clear();
-      }
+      separate(op, state, acc);
       merge(state, acc);
     }
     return state;

@@ -338,6 +338,22 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
         raise self.error(f"{what} expects a buffer or a buffer region, got {_describe(x)}")
 
     @staticmethod
+    def _point_extents(extents):
+        """Slices with point indices (X[0, 0:8]): a point picks one index
+        (extent 1); all points (an element position) stay None."""
+        if None in extents and any(e is not None for e in extents):
+            return [1 if e is None else e for e in extents]
+        return extents
+
+    @classmethod
+    def _full_extents(cls, sext, dext):
+        """Both sides' extents of a copy, an element position's completed
+        from the other side (None where they cannot be matched)."""
+        s_full = cls._fill_extents(sext, dext) if None in sext else sext
+        d_full = cls._fill_extents(dext, s_full) if None in dext else dext
+        return s_full, d_full
+
+    @staticmethod
     def _fill_extents(extents, other: List[int]) -> Optional[List[int]]:
         """Completes point extents (None) from the other side's extents,
         aligned to the trailing dimensions and padded with leading ones
@@ -426,11 +442,7 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
         if via is not None and (sbuf.scope != "global" or dbuf.scope != "shared"):
             raise self.error(f"{what} copies from a global tensor into a shared buffer, got "
                              f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
-        # Slices with point indices (X[0, 0:8]): a point picks one index.
-        if None in sext and any(e is not None for e in sext):
-            sext = [1 if e is None else e for e in sext]
-        if None in dext and any(e is not None for e in dext):
-            dext = [1 if e is None else e for e in dext]
+        sext, dext = self._point_extents(sext), self._point_extents(dext)
         if None in sext and None in dext:
             if via is not None or sext.count(None) != len(sext) or \
                     dext.count(None) != len(dext):
@@ -443,8 +455,7 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
 
             dbuf[tuple(doff)].store(cast(sbuf[tuple(soff)].load(), dbuf.dtype))
             return
-        s_full = self._fill_extents(sext, dext) if None in sext else sext
-        d_full = self._fill_extents(dext, s_full) if None in dext else dext
+        s_full, d_full = self._full_extents(sext, dext)
         if s_full is None or d_full is None:
             point, other = (sbuf, dext) if s_full is None else (dbuf, s_full)
             raise self.error(

@@ -434,15 +434,11 @@ class ThreadBuilder:
         if sbuf.dtype != dbuf.dtype:
             raise self.error(f"{what}(..., dst_block=...) copies elements as they are: "
                              f"{sbuf.name!r} holds {sbuf.dtype} but {dbuf.name!r} {dbuf.dtype}")
-        if None in sext and any(e is not None for e in sext):
-            sext = [1 if e is None else e for e in sext]
-        if None in dext and any(e is not None for e in dext):
-            dext = [1 if e is None else e for e in dext]
+        sext, dext = self._point_extents(sext), self._point_extents(dext)
         if None in sext and None in dext:
             raise self.error(f"{what} needs the extent of at least one side: pass a whole "
                              "buffer or slices, not two element positions")
-        s_full = self._fill_extents(sext, dext) if None in sext else sext
-        d_full = self._fill_extents(dext, s_full) if None in dext else dext
+        s_full, d_full = self._full_extents(sext, dext)
         if s_full is None or d_full is None:
             raise self.error(f"{what} cannot match the region of {sbuf.name!r} with the region "
                              f"of {dbuf.name!r}")
