@@ -2,8 +2,9 @@
 
 The AST visitor (parser.py) handles control flow and scoping and calls into
 this layer for everything that creates ops: allocations, tile operations,
-loops and kernels. Checks that need the user's intent (which side of a copy
-gives the extent, whether an op is inside a kernel) live here and report
+loops and kernels (its parts are mixed in: copies.py, threads.py, roles.py,
+reducers.py, random.py). Checks that need the user's intent (which side of
+a copy gives the extent, whether an op is inside a kernel) live here and report
 errors at the user's line; shape and type rules of single ops are left to the
 dialect verifiers, whose messages are mapped back to the same line.
 """
@@ -23,6 +24,7 @@ from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, 
 from ..language.values import row_major_index as _row_major_index
 from ..language.values import row_major_position as _row_major_position
 
+from .copies import CopyBuilder, _logical_element, _static_dims
 from .random import RandomBuilder
 from .reducers import Reducer, ReducerBuilder
 from .roles import RoleBuilder
@@ -50,7 +52,7 @@ def _tile():
     return tile
 
 
-class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
+class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
     """Emits the tile IR of one function."""
 
     def __init__(self, filename: str):
@@ -327,291 +329,6 @@ class Builder(RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
         return Buffer(value, dims, dtype, scope, name or self.unique_name(scope))
 
     # -- regions ---------------------------------------------------------------
-    def _region(self, x, what: str):
-        """(buffer, offsets, extents-or-None) of a buffer or subscript."""
-        self.no_reducer(x, what)
-        if isinstance(x, Buffer):
-            return x, [IndexExpr(0)] * x.ndim, list(x.static_shape(what))
-        if isinstance(x, BufferRef):
-            offsets, extents = x.region()
-            return x.buffer, offsets, extents
-        raise self.error(f"{what} expects a buffer or a buffer region, got {_describe(x)}")
-
-    @staticmethod
-    def _point_extents(extents):
-        """Slices with point indices (X[0, 0:8]): a point picks one index
-        (extent 1); all points (an element position) stay None."""
-        if None in extents and any(e is not None for e in extents):
-            return [1 if e is None else e for e in extents]
-        return extents
-
-    @classmethod
-    def _full_extents(cls, sext, dext):
-        """Both sides' extents of a copy, an element position's completed
-        from the other side (None where they cannot be matched)."""
-        s_full = cls._fill_extents(sext, dext) if None in sext else sext
-        d_full = cls._fill_extents(dext, s_full) if None in dext else dext
-        return s_full, d_full
-
-    @staticmethod
-    def _fill_extents(extents, other: List[int]) -> Optional[List[int]]:
-        """Completes point extents (None) from the other side's extents,
-        aligned to the trailing dimensions and padded with leading ones
-        (TileLang's rule: `X[0, 2]` and an (8, 1) tile give [8, 1], a column).
-        When the other side has more dimensions, its leading unit dimensions
-        are dropped first, then all of its unit dimensions."""
-        shape = list(other)
-        while len(shape) > len(extents) and shape[0] == 1:
-            shape = shape[1:]
-        if len(shape) > len(extents):
-            shape = [e for e in shape if e != 1]
-            if len(shape) > len(extents):
-                return None
-        return [1] * (len(extents) - len(shape)) + shape
-
-    @staticmethod
-    def _region_mismatch(a: List[int], a_shape, b: List[int], b_shape) -> Optional[str]:
-        """tile.copy's rule (CopyOp::verify), or None when the regions match:
-        the same extents once unit dimensions are dropped, and in regions of
-        one rank whose extents differ, no unit extent over a dimension of
-        extent 1 (that one is a dimension of the tile: a 1x8 row does not
-        fill an 8x1 column)."""
-        if [e for e in a if e != 1] != [e for e in b if e != 1]:
-            return "unit dimensions dropped, they still differ"
-        if len(a) == len(b) and list(a) != list(b):
-            for side, sizes, shape in (("source", a, a_shape), ("destination", b, b_shape)):
-                for d, (e, n) in enumerate(zip(sizes, shape)):
-                    if e == 1 and isinstance(n, int) and n == 1:
-                        return (f"dimension {d} of the {side} is a dimension of extent 1 of "
-                                "the tile, which a region of the same rank must match")
-        return None
-
-    def _tilelang_loop_extents(self, sbuf, soff, s_ext, dbuf, doff, d_ext):
-        """TileLang's T.copy of regions whose extents differ (with the same
-        number of non-unit dimensions): the copy loops over the region of
-        the more local side (fragment or local, then shared, then global;
-        the source's on a tie), which must not be smaller than the source's
-        in any dimension. Returns both sides' extents set to it, or None
-        when the rule does not apply."""
-        s_nu = [i for i, e in enumerate(s_ext) if e != 1]
-        d_nu = [i for i, e in enumerate(d_ext) if e != 1]
-        if len(s_nu) != len(d_nu) or not all(isinstance(e, int) for e in s_ext + d_ext) or \
-                [s_ext[i] for i in s_nu] == [d_ext[i] for i in d_nu]:
-            return None
-
-        def level(buf):
-            return 2 if buf.scope in ("fragment", "local") else 1 if buf.scope == "shared" else 0
-
-        base_is_src = level(sbuf) >= level(dbuf)
-        new_s, new_d = list(s_ext), list(d_ext)
-        for si, di in zip(s_nu, d_nu):
-            e = s_ext[si] if base_is_src else d_ext[di]
-            if e < s_ext[si]:
-                raise self.error(
-                    f"T.copy: the region of {dbuf.name!r} ({_fmt(d_ext)}) is smaller than the "
-                    f"region of {sbuf.name!r} ({_fmt(s_ext)}) it copies: a copy runs over the "
-                    f"region of the more local side ({dbuf.scope} {dbuf.name!r}), which must "
-                    "cover the source's")
-            new_s[si] = new_d[di] = e
-        for buf, off, ext in ((sbuf, soff, new_s), (dbuf, doff, new_d)):
-            if buf.scope == "global":
-                continue  # (element accesses past the tensor's end are guarded)
-            for d, (o, e, n) in enumerate(zip(off, ext, _static_dims(buf))):
-                o = o.const if isinstance(o, IndexExpr) and o.is_const() else o
-                if isinstance(o, int) and isinstance(n, int) and o + e > n:
-                    raise self.error(
-                        f"T.copy: the regions have extents {_fmt(s_ext)} and {_fmt(d_ext)}; "
-                        f"a copy runs over {_fmt(ext)}, which goes past dimension {d} of "
-                        f"{buf.scope} {buf.name!r} ({n})")
-        return new_s, new_d
-
-    def copy(self, src, dst, via=None, what: str = "T.copy", async_: bool = False,
-             tma_attrs: Optional[dict] = None) -> None:
-        """`via`: (barrier, index) on which the copy completes, a TMA load
-        whose issuing thread announces its bytes (T.tma_copy); `tma_attrs`:
-        more attributes of that TMA copy (tile.copy's multicast_mask,
-        eviction). `async_`: the copy is issued asynchronously (cp.async)
-        and lands at a later T.ptx_wait_group (T.async_copy)."""
-        self.require_kernel(what)
-        sbuf, soff, sext = self._region(src, f"{what} source")
-        dbuf, doff, dext = self._region(dst, f"{what} destination")
-        if async_ and (sbuf.scope != "global" or dbuf.scope != "shared"):
-            raise self.error(f"{what} copies from a global tensor into a shared buffer "
-                             f"(cp.async), got {sbuf.scope} {sbuf.name!r} to {dbuf.scope} "
-                             f"{dbuf.name!r}")
-        if via is not None and (sbuf.scope != "global" or dbuf.scope != "shared"):
-            raise self.error(f"{what} copies from a global tensor into a shared buffer, got "
-                             f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
-        sext, dext = self._point_extents(sext), self._point_extents(dext)
-        if None in sext and None in dext:
-            if via is not None or sext.count(None) != len(sext) or \
-                    dext.count(None) != len(dext):
-                raise self.error("T.copy needs the extent of at least one side: pass a "
-                                 "whole buffer or slices, not two element positions")
-            # Two element positions (TileLang's element copy, inside a
-            # T.Parallel): one load and one store, converted to the
-            # destination's type, each bounds-safe as element accesses are.
-            from ..language.values import cast
-
-            dbuf[tuple(doff)].store(cast(sbuf[tuple(soff)].load(), dbuf.dtype))
-            return
-        s_full, d_full = self._full_extents(sext, dext)
-        if s_full is None or d_full is None:
-            point, other = (sbuf, dext) if s_full is None else (dbuf, s_full)
-            raise self.error(
-                f"T.copy cannot match the region of {sbuf.name!r} ({_fmt(sext)}) "
-                f"with the region of {dbuf.name!r} ({_fmt(dext)}): the element position "
-                f"in {point.name!r} has {point.ndim} dimensions, fewer than the "
-                f"non-unit extents of the other side ({_fmt(other)})")
-        why = self._region_mismatch(s_full, _static_dims(sbuf), d_full, _static_dims(dbuf))
-        if why is not None and via is None and not async_:
-            base = self._tilelang_loop_extents(sbuf, soff, s_full, dbuf, doff, d_full)
-            if base is not None:
-                (s_full, d_full), why = base, None
-        if why is not None:
-            raise self.error(
-                f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
-                f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
-        padded = sbuf.scope == "global" and sbuf.safe_value not in (None, 0, False)
-        if sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided \
-                or sbuf.pack > 1 or dbuf.pack > 1 or sbuf.bitview or dbuf.bitview \
-                or (padded and via is None):
-            if via is not None:
-                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout or strides; "
-                                 "a TMA copy reads contiguous tensors in their own layout")
-            self._copy_elements(sbuf, soff, s_full, dbuf, doff, d_full)
-            return
-        ir = _ir()
-        kwargs = {}
-        for side, buf in (("src_element", sbuf), ("dst_element", dbuf)):
-            logical = _logical_element(buf.dtype)
-            if logical is not None:
-                kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
-        if via is not None:
-            kwargs.update(barrier=via[0], barrier_index=via[1], expect_tx=True)
-            kwargs.update(tma_attrs or {})
-        if async_:
-            if sbuf.remap is not None:
-                raise self.error(f"{what}: the tensor {sbuf.name!r} has a T.Layout; an "
-                                 "asynchronous copy reads tensors in their own layout")
-            kwargs["async_"] = True
-        _tile().CopyOp(sbuf.value, [o.materialize() for o in soff],
-                       dbuf.value, [o.materialize() for o in doff],
-                       ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
-                       **kwargs)
-
-    def transpose(self, src, dst) -> None:
-        """T.transpose: dst[..., j, i] = src[..., i, j] (a T.Parallel loop of
-        loads and stores; TileLang's shared-memory transpose)."""
-        self.require_kernel("T.transpose")
-        sbuf, soff, sext = self._region(src, "T.transpose source")
-        dbuf, doff, dext = self._region(dst, "T.transpose destination")
-        swap = lambda e: list(e[:-2]) + [e[-1], e[-2]]  # noqa: E731
-        if None in sext and None not in dext:
-            sext = swap(dext)
-        if None in dext and None not in sext:
-            dext = swap(sext)
-        if None in sext or None in dext:
-            raise self.error("Cannot deduce extent for transpose: give a whole buffer or "
-                             "slices on at least one side")
-        if len(sext) < 2 or len(dext) < 2:
-            raise self.error("Transpose requires at least 2D buffers.")
-        if swap(sext) != list(dext):
-            raise self.error(f"T.transpose: a source region of shape {tuple(sext)} transposes "
-                             f"into shape {tuple(swap(sext))}, got {tuple(dext)}")
-        with self.parallel(sext) as ivs:
-            v = BufferRef(sbuf, tuple(o.add(i) for o, i in zip(soff, ivs))).load()
-            BufferRef(dbuf, tuple(o.add(i) for o, i in zip(doff, swap(list(ivs))))).store(v)
-
-    def _copy_elements(self, sbuf, soff, s_ext, dbuf, doff, d_ext) -> None:
-        """T.copy element by element (a T.Parallel loop of loads and stores),
-        for a side whose elements a T.Layout places: out-of-range reads give
-        zero and out-of-range writes are dropped, as in tile.copy."""
-        from ..dialects import scf
-        from ..language.values import select
-
-        extents = [e for e in s_ext if e != 1] or [1]
-        # A destination of packed elements is written a whole byte per
-        # iteration (its `pack` elements in turn), so that no two threads
-        # write the halves of one byte.
-        unit = dbuf.pack
-        if unit > 1:
-            last = doff[-1]
-            if d_ext[-1] == 1 or extents[-1] % unit or last.const % unit or \
-                    any(c % unit for c in last.terms.values()):
-                raise self.error(f"T.copy into {dbuf.name!r} ({dbuf.dtype}, packed {unit} a byte): "
-                                 f"the region of its last dimension must start and end on a "
-                                 f"byte (multiples of {unit}), got offset {last} and extent "
-                                 f"{d_ext[-1]}")
-        with self.parallel(extents[:-1] + [extents[-1] // unit]) as pivs:
-            for r in range(unit):
-                ivs = tuple(pivs[:-1]) + (pivs[-1].scale(unit).add(IndexExpr(r)),)
-
-                def full(offsets, sizes):
-                    it = iter(ivs)
-                    return [o if e == 1 else o.add(next(it)) for o, e in zip(offsets, sizes)]
-
-                src, dst = full(soff, s_ext), full(doff, d_ext)
-                inside_dst = _in_bounds(dbuf, dst)
-                if_op = None
-                if inside_dst is not True:
-                    if_op = scf.IfOp(to_scalar(inside_dst, dt.boolean).value, [], has_else=False)
-                with _ir().InsertionPoint(if_op.then_block) if if_op else \
-                        contextlib.nullcontext():
-                    inside_src = _in_bounds(sbuf, src)
-                    if inside_src is True:
-                        value = sbuf[tuple(src)].load()
-                    else:  # read a clamped position, then select the safe value for it
-                        fill = sbuf.safe_value if sbuf.safe_value is not None else 0
-                        value = select(inside_src, sbuf[tuple(_clamped(sbuf, src))].load(),
-                                       float(fill) if sbuf.dtype.is_float else fill)
-                    dbuf[tuple(dst)].store(value)
-                    if if_op:
-                        scf.YieldOp([])
-
-    def im2col(self, img, col, nhw_step, c_step, kernel, stride, dilation, pad) -> None:
-        """T.im2col: the (block_m, block_k) tile `(nhw_step, c_step)` of the
-        im2col matrix of an NHWC image for a square `kernel`: row m is the
-        output pixel (n, oh, ow), column k the tap (kh, kw, c); taps in the
-        padding or past the image give zero."""
-        from ..language.values import compare, select
-
-        self.require_kernel("T.im2col")
-        src = self._whole(img, "T.im2col image")
-        if src.ndim != 4:
-            raise self.error(f"T.im2col: the image must be NHWC (rank 4), {src.name!r} has "
-                             f"rank {src.ndim}")
-        dbuf, doff, dext = self._region(col, "T.im2col destination")
-        if None in dext or len(dext) < 2:
-            raise self.error("T.im2col: the destination is a buffer (or slices) of rank >= 2")
-        if dbuf.dtype != src.dtype:
-            raise self.error(f"T.im2col: the image is {src.dtype} but the destination is "
-                             f"{dbuf.dtype}")
-        kernel, stride, dilation, pad = (static_int(v, f"T.im2col {n}") for v, n in (
-            (kernel, "kernel"), (stride, "stride"), (dilation, "dilation"), (pad, "pad")))
-        if kernel <= 0 or stride <= 0 or dilation <= 0 or pad < 0:
-            raise self.error(f"T.im2col: kernel, stride and dilation must be positive and pad "
-                             f"non-negative, got {kernel}, {stride}, {dilation}, {pad}")
-        H, W, C = (to_index(d) for d in src.shape[1:])
-        out_h = (H + (2 * pad - (kernel - 1) * dilation - 1)).floordiv(
-            IndexExpr(stride)).add(IndexExpr(1))
-        out_w = (W + (2 * pad - (kernel - 1) * dilation - 1)).floordiv(
-            IndexExpr(stride)).add(IndexExpr(1))
-        out_hw = out_h.mul(out_w)
-        block_m, block_k = dext[-2], dext[-1]
-        with self.parallel([block_m, block_k]) as (i, j):
-            m = to_index(nhw_step, "T.im2col nhw_step") * block_m + i
-            k = to_index(c_step, "T.im2col c_step") * block_k + j
-            h = (m % out_hw) // out_w * stride + k // (C * kernel) * dilation - pad
-            w = m % out_w * stride + (k // C) % kernel * dilation - pad
-            index = [m // out_hw, h, w, k % C]
-            inside = _and(_in_bounds(src, index), compare("<", k, C * (kernel * kernel)))
-            value = src[tuple(_clamped(src, index))].load()
-            if inside is not True:
-                value = select(inside, value, 0.0 if src.dtype.is_float else 0)
-            dst = list(doff[:-2]) + [doff[-2].add(i), doff[-1].add(j)]
-            dbuf[tuple(dst)].store(value)
-
     def region_truth(self, x, op: str, what: str):
         """T.any_of (`op` "or") / T.all_of ("and") of the elements of a
         buffer or region, each taken as a bool: unrolled for small regions,
@@ -1459,67 +1176,8 @@ def _value_upper_bound(value, depth: int) -> Optional[int]:
     return None
 
 
-def _static_dims(buf: Buffer) -> List[Optional[int]]:
-    """The buffer's extents, None where dynamic."""
-    out = []
-    for d in buf.shape:
-        if isinstance(d, int):
-            out.append(d)
-        elif isinstance(d, IndexExpr) and d.is_const():
-            out.append(d.const)
-        else:
-            out.append(None)
-    return out
-
-
-def _and(a, b):
-    """`a and b` of conditions that are Python bools where known at compile
-    time, runtime booleans otherwise (both are evaluated)."""
-    from ..language.values import logical
-
-    if a is False or b is False:
-        return False
-    if a is True:
-        return b
-    if b is True:
-        return a
-    return logical("and", a, b)
-
-
-def _in_bounds(buf: Buffer, index: List[IndexExpr]):
-    """True, or the runtime condition that `index` lies inside `buf`."""
-    from ..language.values import compare
-
-    cond = True
-    for x, d in zip(index, buf.shape):
-        for c in (compare(">=", x, 0), compare("<", x, d)):
-            cond = _and(cond, c)
-            if cond is False:
-                return False
-    return cond
-
-
-def _clamped(buf: Buffer, index: List[IndexExpr]) -> List[IndexExpr]:
-    return [x.minmax(IndexExpr(0), "max").minmax(to_index(d).add(IndexExpr(-1)), "min")
-            for x, d in zip(index, buf.shape)]
-
-
 def _fmt_shape(shape) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ")"
-
-
-def _logical_element(dtype: DType) -> Optional[str]:
-    """The logical element type tile.copy records where the storage type
-    cannot say it (unsigned bytes, booleans stored as bytes)."""
-    if dtype.kind == "uint":
-        return f"ui{dtype.bits}"
-    if dtype.is_bool:
-        return "i1"
-    return None
-
-
-def _fmt(extents) -> str:
-    return "x".join("?" if e is None else str(e) for e in extents)
 
 
 def _gemm_attributes(transpose_A, transpose_B, clear_accum, policy) -> dict:
