@@ -1,0 +1,49 @@
+#!/bin/bash
+# TileLang's own tests (testing/python of a pinned checkout, copied into
+# .tl-src: mkdir .tl-src && cp -r CHECKOUT/testing .tl-src/ &&
+# git -C CHECKOUT rev-parse --short HEAD > .tl-src/COMMIT) on the GPU machine
+# (the device tool), from the repository root; results in $OUT.
+#
+#   IMPL=ours     bash scripts/conformance_device.sh   # carrying dist/<cp312 wheel> and .tl-src
+#   IMPL=tilelang bash scripts/conformance_device.sh   # TileLang's PyPI wheel and its
+#                                                      # dependencies' wheels in $TLW
+#
+# ours: the cp312 wheel with this tree's Python over it; with GPUTESTS (test
+# files or folders, e.g. test/python), their GPU tests run beside on TESTS_N
+# pytest-xdist workers. tilelang: TileLang
+# itself, the denominator (docs/compat.md). Its wheels (tilelang,
+# apache-tvm-ffi, torch-c-dlpack-ext, z3-solver, cloudpickle, psutil, tqdm:
+# over one call's 64 MiB) are copied into $TLW over two calls back to back.
+# Then, here: python scripts/tilelang_conformance.py --merge OURS.json TILELANG.json
+set -u
+OUT=${OUT:?run on the device machine, where OUT is set}
+IMPL=${IMPL:-ours}
+SRC=/tmp/tl-src
+[ -d .tl-src/testing/python ] && { rm -rf $SRC; cp -r .tl-src $SRC; }
+[ -d $SRC/testing/python ] || { echo "no .tl-src/testing/python (carry it)"; exit 2; }
+if [ ! -d /tmp/wsite/tilelang_mlir ] || [ -n "$(ls dist/*cp312*.whl 2>/dev/null)" ]; then
+  WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
+  [ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
+  rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
+fi
+cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
+export PYTHONUNBUFFERED=1 TILELANG_MLIR_CACHE_DIR=/tmp/tlcache PYTHONPATH=/tmp/wsite
+if [ "$IMPL" = tilelang ]; then
+  TLW=${TLW:-/tmp/tlw}
+  rm -rf /tmp/tlsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/tlsite $TLW/*.whl 2>&1 | grep -v WARNING
+  export PYTHONPATH=/tmp/tlsite:/tmp/wsite TILELANG_CACHE_DIR=/tmp/tl-cache
+  python3 -c "import tilelang; print('TileLang', tilelang.__version__)" 2>&1 | tail -1
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $OUT/card.txt
+if [ -n "${GPUTESTS:-}" ]; then
+  ( timeout -s INT ${TESTS_LIMIT:-400} python3 -m pytest -q -m gpu -p no:cacheprovider -rfE -n ${TESTS_N:-6} $GPUTESTS \
+      > $OUT/gputests.txt 2>&1; echo "pytest exit $?" >> $OUT/gputests.txt ) &
+fi
+python3 scripts/tilelang_conformance.py --tilelang $SRC --tilelang-commit "$(cat $SRC/COMMIT)" \
+  --impl $IMPL --jobs ${JOBS:-8} --timeout ${TMO:-240} --deadline ${DEADLINE:-420} \
+  --logs /tmp/conf_logs_$IMPL --json $OUT/conformance_$IMPL.json ${ONLY:+--only $ONLY} \
+  > $OUT/conformance_$IMPL.txt 2>&1
+tail -14 $OUT/conformance_$IMPL.txt
+wait
+[ -f $OUT/gputests.txt ] && tail -15 $OUT/gputests.txt
+tar czf $OUT/conf_logs_$IMPL.tgz -C /tmp conf_logs_$IMPL
