@@ -10,14 +10,93 @@ generators as TileLang's conftest does, skips the tests TileLang marks
 CUDA programs on the CPU target or compiles them only (compat/emulate.py;
 a dry test that reaches its first launch is reported as skipped with the
 reason "dry: compiled"). scripts/tilelang_conformance.py drives it.
-"""
+
+A failed assertion that reads the text this package returned for a
+kernel's code or a program's script (`get_kernel_source()`,
+`get_host_source()`, `.script()`: PTX, LLVM IR or MLIR where TileLang
+returns CUDA C++ or TVMScript) stays a failure, and its report names the
+rule it is out of scope by, "(out of scope: ...)", which the conformance
+script counts (`source_text_assertion`)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import random
+from typing import List, Optional
 
 import pytest
+
+# The texts of generated code and scripts handed to the running test.
+_TEXTS: List[str] = []
+SOURCE_TEXT_RULE = ("checks the text of TileLang's generated CUDA C++ or TVMScript; "
+                    "tilelang-mlir generates PTX / LLVM IR and prints MLIR")
+
+
+def _record_texts() -> None:
+    """Wraps the methods that hand out generated text, to remember what
+    they returned during the test."""
+    import tilelang_mlir.language  # noqa: F401 - first: the frontend imports through it
+    from tilelang_mlir.frontend import eager, prim_func
+    from tilelang_mlir.runtime import kernel
+
+    def wrap(cls, name):
+        fn = getattr(cls, name, None)
+        if fn is None or getattr(fn, "__tl_records__", False):
+            return
+
+        def recorded(self, *args, **kwargs):
+            text = fn(self, *args, **kwargs)
+            if isinstance(text, str):
+                _TEXTS.append(text)
+            return text
+
+        recorded.__tl_records__ = True
+        recorded.__wrapped__ = fn
+        setattr(cls, name, recorded)
+
+    for name in ("get_source", "get_kernel_source", "get_host_source"):
+        wrap(kernel.Kernel, name)
+    wrap(prim_func.PrimFunc, "script")
+    for obj in vars(eager).values():
+        if isinstance(obj, type) and "script" in vars(obj):
+            wrap(obj, "script")
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, str) and len(value) > 40 and \
+        any(value is t or value == t for t in _TEXTS)
+
+
+def _is_data(value) -> bool:
+    kind = type(value)
+    return kind.__module__.split(".")[0] in ("torch", "numpy") and \
+        kind.__name__ in ("Tensor", "ndarray", "Parameter")
+
+
+def source_text_assertion(excinfo) -> bool:
+    """Whether `excinfo` is an AssertionError of a frame that holds a
+    generated text, in a statement that reads no tensor or array."""
+    if not _TEXTS or not excinfo.errisinstance(AssertionError) or \
+            type(excinfo.value).__module__.startswith(("_pytest", "pytest")):
+        return False
+    entry = excinfo.traceback[-1]
+    frame_locals = entry.frame.f_locals
+    if not any(_is_text(v) for v in frame_locals.values()):
+        return False
+    names = _statement_names(entry)
+    if names is None:
+        return False
+    return not any(_is_data(frame_locals.get(n)) for n in names)
+
+
+def _statement_names(entry) -> Optional[set]:
+    try:
+        text = str(entry.statement).strip()
+        tree = ast.parse(text)
+    except Exception:  # noqa: BLE001 - no statement text: not recognized
+        return None
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def pytest_addoption(parser):
@@ -40,6 +119,7 @@ def pytest_configure(config):
         from tilelang_mlir import compat
 
         compat.install(force=True)
+        _record_texts()
         from tilelang_mlir.compat import emulate
 
         mode = config.getoption("--tl-emulate")
@@ -73,10 +153,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def pytest_runtest_setup(item):
+    del _TEXTS[:]
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     if call.excinfo is None or item.config.getoption("--tl-impl") != "ours":
+        return
+    if call.when == "call" and source_text_assertion(call.excinfo):
+        report = outcome.get_result()
+        first = str(call.excinfo.value).splitlines()[0][:200] if str(call.excinfo.value) \
+            else "AssertionError"
+        report.longrepr = (f"E   AssertionError (out of scope: {SOURCE_TEXT_RULE}): {first}\n"
+                           f"{report.longrepr}")
         return
     from tilelang_mlir.compat.emulate import DryStop
 
