@@ -54,6 +54,26 @@ class TileLangValueError(TileLangError, ValueError):
     that aliases elements, ...): catchable as either."""
 
 
+class TileLangTypeError(TileLangError, TypeError):
+    """An operand of the wrong type where TileLang raises a TypeError (a
+    float predicate of a warp vote, an integer operand of a fast-math
+    function, ...): catchable as either."""
+
+
+class TileLangIndexError(TileLangError, IndexError):
+    """An index out of its range where TileLang raises an IndexError (a
+    lane of T.extract_lane, ...): catchable as either."""
+
+
+def relocated(e: TileLangError, location) -> TileLangError:
+    """`e` at `location`, of the same class (a TileLangValueError stays
+    catchable as a ValueError)."""
+    try:
+        return type(e)(e.message, location, e.notes)
+    except TypeError:
+        return TileLangError(e.message, location, e.notes)
+
+
 class CompilationError(TileLangError):
     """A compiler pass failed or the generated IR does not verify."""
 

@@ -197,6 +197,8 @@ class _Namespace(types.ModuleType):
         extras = _extras()
         if name in extras:
             return extras[name]
+        if name == "__all__":  # `from tilelang.language.tir.ir import *`, name checks
+            return [n for n in self.__dir__() if not n.startswith("_")]
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         from .refusals import message

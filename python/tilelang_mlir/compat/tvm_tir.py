@@ -1,14 +1,16 @@
 """`tvm.tir` / `tvm.tirx` as TileLang programs use them on the host:
 `const(value, dtype)`, `IntImm(dtype, value)`, `FloatImm(dtype, value)`,
 `Var(name, dtype)` and the checks `isinstance(x, PrimExpr / IntImm /
-FloatImm / Var)`.
+FloatImm / Var / Call)`; `Shuffle` is T.Shuffle.
 
 What they match: `PrimExpr` every value of a tile program (index
 expressions, typed scalars, buffer elements, comparisons), the constants
 made here and symbolic sizes; `IntImm` / `FloatImm` the constants made by
 `const` / `IntImm` / `FloatImm` (Python ints and floats are not TVM
 immediates, as in TVM); `Var` the symbolic sizes (`T.dynamic`, what
-`Var(name, "int32")` makes outside a program) and T.Var values. Inside a
+`Var(name, "int32")` makes outside a program), the variables of host
+expressions (`Var(name, "float16")`, any other dtype: language/host_expr.py)
+and T.Var values; `Call` a T.* operation applied outside a program. Inside a
 tile program `const(v, dtype)` is `T.cast(v, dtype)`. The rest of TVM's TIR
 (buffers, statements, functors, passes) is out of scope; its operations
 (`reinterpret`, `if_then_else`, `floordiv`, `exp`, ...) are the T
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from ..base import dtypes as dt
 from ..base.signature import SymbolicDim
+from ..language.host_expr import HostCall, HostExpr, HostVar
 
 
 def _default_dtype(value) -> str:
@@ -85,7 +88,7 @@ class PrimExpr(metaclass=_Check):
 
     @staticmethod
     def _matches(obj) -> bool:
-        return isinstance(obj, (_Imm, SymbolicDim)) or _language_value(obj)
+        return isinstance(obj, (_Imm, SymbolicDim, HostExpr)) or _language_value(obj)
 
 
 class IntImm(metaclass=_Check):
@@ -130,19 +133,26 @@ class Var(metaclass=_Check):
                 raise NotImplementedError("not supported by tilelang-mlir: tvm.tir.Var inside a "
                                           "tile program (T.Var is not available yet)")
             return T.Var(name, dtype)
-        d = dt.as_dtype(str(dtype))
-        if d.is_float or d.is_bool:
-            raise NotImplementedError(f"not supported by tilelang-mlir: a {d} tvm.tir.Var "
-                                      "outside a tile program (only integer sizes are symbolic "
-                                      "there)")
-        return SymbolicDim(name)
+        d = dt.as_dtype(str(getattr(dtype, "name", dtype)))
+        if d.name in ("int32", "int64"):
+            return SymbolicDim(name, d)  # a size
+        return HostVar(name, d)  # a variable of host expressions (host_expr.py)
 
     @staticmethod
     def _matches(obj) -> bool:
-        if isinstance(obj, SymbolicDim):
+        if isinstance(obj, (SymbolicDim, HostVar)):
             return True
         var = _t_var_class()
         return var is not None and isinstance(obj, var)
+
+
+class Call(metaclass=_Check):
+    """`isinstance(x, Call)`: a T.* operation applied outside a tile program
+    (host_expr.HostCall: `.op.name`, `.args`, `.dtype`)."""
+
+    @staticmethod
+    def _matches(obj) -> bool:
+        return isinstance(obj, HostCall)
 
 
 def const(value, dtype=None, span=None):
@@ -179,4 +189,4 @@ def __getattr__(name):
                                                     f"and passes: {TVM_ANALYSIS}"))
 
 
-__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var"]
+__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var", "Call"]

@@ -18,7 +18,7 @@ import operator
 from typing import Any, Dict, List, Optional
 
 from ..base import dtypes as dt
-from ..base.errors import SourceLocation, TileLangError
+from ..base.errors import SourceLocation, TileLangError, relocated
 from ..language import state
 from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, LetVar, Scalar,
                                ThreadRange, Vector, cast,
@@ -101,7 +101,7 @@ class Parser:
                 yield
         except TileLangError as e:
             if e.location is None:
-                raise TileLangError(e.message, loc, e.notes) from None
+                raise relocated(e, loc) from None
             raise
         finally:
             self.builder.location = saved

@@ -15,6 +15,7 @@ from typing import Optional
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType
+from ..base.errors import TileLangTypeError
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, Vector, _describe, binary,
                                from_storage, ir_type, static_int, storage_ir_type, to_index,
                                to_scalar, to_storage)
@@ -67,12 +68,12 @@ class ThreadBuilder:
     def _predicate(self, x, what: str):
         """The i1 of a predicate: an integer or a bool, true when non-zero."""
         if isinstance(x, float):
-            raise self.error(f"{what} requires an integer or boolean predicate, got the "
-                             f"float {x!r}")
+            raise TileLangTypeError(f"{what} requires an integer or boolean predicate, got "
+                                    f"the float {x!r}", self.location)
         s = self._value(x, what)
         if s.dtype.is_float:
-            raise self.error(f"{what} requires an integer or boolean predicate, got a "
-                             f"{s.dtype} value")
+            raise TileLangTypeError(f"{what} requires an integer or boolean predicate, got "
+                                    f"a {s.dtype} value", self.location)
         return to_scalar(s, dt.boolean).value
 
     @staticmethod

@@ -22,6 +22,21 @@ def _runtime(*xs) -> bool:
     return any(is_runtime(x) for x in xs)
 
 
+def _host(*xs) -> bool:
+    """Operands of an expression made outside a program (host_expr.py): a
+    tvm.tir.Var, a symbolic size, or such an expression."""
+    from ..base.signature import SymbolicDim
+    from .host_expr import HostExpr
+
+    return not state.active() and any(isinstance(x, (HostExpr, SymbolicDim)) for x in xs)
+
+
+def _defer(name: str, fn, *xs):
+    from .host_expr import defer
+
+    return defer(name, fn, xs, {}, state.outside_error())
+
+
 def _float_operand(x, what: str) -> Scalar:
     """A runtime operand of a float function: integers convert to float32
     (as TVM's math does), float8 widens to float32 (and the result is
@@ -58,6 +73,8 @@ def _unary_math(name: str, py_fn, op_name: str, doc: str, fast: bool = False):
     def fn(x):
         x = _unwrap_ref(x)
         if not _runtime(x):
+            if _host(x):
+                return _defer(name, fn, x)
             return py_fn(x)
         from ..dialects import math as mmath
 
@@ -74,7 +91,7 @@ def _unary_math(name: str, py_fn, op_name: str, doc: str, fast: bool = False):
 def _require_float(x, name: str) -> None:
     """TileLang's fast-math functions take float operands only."""
     d = to_scalar(x).dtype
-    if not d.is_float:
+    if not d.is_float or is_float8(d):  # float16/bfloat16/float32/float64, as TileLang
         raise TypeError(f"T.{name} only supports floating-point inputs, but got {d}")
 
 
@@ -132,6 +149,8 @@ def _scaled_exp2(x, log2_base: float, fast: bool, name: str):
 
     x = _unwrap_ref(x)
     if not _runtime(x):
+        if _host(x):
+            return _defer(name, globals()[name], x)
         return 2.0 ** (x * log2_base)
     if fast:
         _require_float(x, name)
@@ -169,6 +188,8 @@ def __log10(x):
     """Base-10 logarithm, fast (CUDA's __log10f: lg2.approx(x) * log10(2))."""
     x = _unwrap_ref(x)
     if not _runtime(x):
+        if _host(x):
+            return _defer("__log10", __log10, x)
         return _pymath.log10(x)
     _require_float(x, "__log10")
     return binary("*", __log2(x), _pymath.log10(2.0))
@@ -178,6 +199,8 @@ def __tan(x):
     """Tangent, fast (CUDA's __tanf: __sinf(x) / __cosf(x))."""
     x = _unwrap_ref(x)
     if not _runtime(x):
+        if _host(x):
+            return _defer("__tan", __tan, x)
         return _pymath.tan(x)
     _require_float(x, "__tan")
     return binary("/", __sin(x), __cos(x))
@@ -913,7 +936,7 @@ def _packed_x2(name: str, *xs):
                              f"bfloat16x2, got '{d}'")
         lanes.append(v)
     if len({str(v.dtype) for v in lanes}) > 1:
-        raise ValueError(f"T.{name}: the packed operands must have one dtype, got "
+        raise ValueError(f"T.{name}: the packed operands must have the same dtype, got "
                          f"{[str(v.dtype) for v in lanes]}")
     return lanes
 
@@ -921,6 +944,8 @@ def _packed_x2(name: str, *xs):
 def _lanewise(name: str, fn, *xs):
     from .values import Vector
 
+    if _host(*xs):
+        return _defer(name, globals()[name], *xs)
     vs = _packed_x2(name, *xs)
     d = vs[0].dtype.element
     return Vector([to_scalar(fn(*(v.lanes[i] for v in vs)), d) for i in range(2)])

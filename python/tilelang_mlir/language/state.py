@@ -25,12 +25,16 @@ def pop() -> None:
     _local.stack.pop()
 
 
+def outside_error() -> TileLangError:
+    return TileLangError("tile operations can only be used inside a function "
+                         "decorated with @T.prim_func (or a T.macro called from one)")
+
+
 def current():
     """The active builder; tile operations outside a T.prim_func fail."""
     stack = getattr(_local, "stack", None)
     if not stack:
-        raise TileLangError("tile operations can only be used inside a function "
-                            "decorated with @T.prim_func (or a T.macro called from one)")
+        raise outside_error()
     return stack[-1]
 
 

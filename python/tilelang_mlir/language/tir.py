@@ -13,6 +13,7 @@ import contextlib
 
 from ..base import dtypes as dt
 from ..base.errors import TileLangError
+from ..base.signature import SymExpr
 from . import math as tmath
 from . import state
 from .values import (MAX_LANES, Buffer, BufferRef, IndexExpr, LetVar, Scalar, Vector, binary,
@@ -409,30 +410,57 @@ def Broadcast(value, lanes):  # noqa: N802 (TVM's name)
     return Vector([value] * n)
 
 
-def Shuffle(vectors, indices):  # noqa: N802 (TVM's name)
-    """The vector of lanes `indices` of the concatenation of `vectors`."""
-    pool = []
-    for v in vectors:
-        v = _unwrap_ref(v)
-        pool.extend(v.lanes if isinstance(v, Vector) else [to_scalar(v)])
-    out = []
-    for i in indices:
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pool):
-            raise TileLangError(f"T.Shuffle: lane index {i!r} is not in [0, {len(pool)})",
-                                state.current().source_location() if state.active() else None)
-        out.append(pool[i])
-    return Vector(out)
+class _ShuffleType(type):
+    def __instancecheck__(cls, obj) -> bool:
+        from .host_expr import HostShuffle
+
+        return isinstance(obj, HostShuffle)
+
+
+class Shuffle(metaclass=_ShuffleType):  # noqa: N801 (TVM's name)
+    """`T.Shuffle(vectors, indices)`: the vector of lanes `indices` of the
+    concatenation of `vectors`. `isinstance(x, T.Shuffle)` holds for
+    T.extract_lane applied outside a program (TVM's Shuffle node)."""
+
+    def __new__(cls, vectors, indices):
+        pool = []
+        for v in vectors:
+            v = _unwrap_ref(v)
+            pool.extend(v.lanes if isinstance(v, Vector) else [to_scalar(v)])
+        out = []
+        for i in indices:
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pool):
+                raise TileLangError(f"T.Shuffle: lane index {i!r} is not in [0, {len(pool)})",
+                                    state.current().source_location() if state.active() else None)
+            out.append(pool[i])
+        return Vector(out)
 
 
 def extract_lane(vector, lane):
-    """Lane `lane` (a compile-time integer) of a vector value."""
+    """Lane `lane` (a compile-time integer) of a vector value. Outside a
+    program, of a tvm.tir.Var of a vector dtype, the expression of that lane
+    (host_expr.py)."""
+    from ..base.errors import TileLangIndexError, TileLangTypeError, TileLangValueError
+    from . import host_expr
+
+    if not state.active() and (host_expr.any_host((vector, lane)) or
+                               isinstance(lane, SymExpr)):
+        return host_expr.defer("extract_lane", extract_lane, (vector, lane), {},
+                               state.outside_error())
+    where = state.current().source_location() if state.active() else None
     vector = _unwrap_ref(vector)
+    if isinstance(vector, (bool, int, float)) or vector is None:
+        raise TileLangTypeError(f"T.extract_lane expects a PrimExpr vector, got "
+                                f"{_describe(vector)}", where)
     if not isinstance(vector, Vector):
-        raise TileLangError(f"T.extract_lane takes a vector value, got {_describe(vector)}",
-                            state.current().source_location() if state.active() else None)
-    if isinstance(lane, bool) or not isinstance(lane, int) or not 0 <= lane < len(vector):
-        raise TileLangError(f"T.extract_lane: lane {lane!r} is not in [0, {len(vector)})",
-                            state.current().source_location() if state.active() else None)
+        raise TileLangValueError(f"T.extract_lane expects a vector expression, got "
+                                 f"{_describe(vector)}", where)
+    if isinstance(lane, bool) or not isinstance(lane, int):
+        raise TileLangTypeError(f"T.extract_lane: the lane must be a compile-time integer, "
+                                f"got {_describe(lane)}", where)
+    if not 0 <= lane < len(vector):
+        raise TileLangIndexError(f"T.extract_lane: lane {lane} is out of bounds for a vector "
+                                 f"of {len(vector)} lanes", where)
     return vector.lanes[lane]
 
 

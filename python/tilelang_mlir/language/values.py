@@ -25,6 +25,8 @@ from ..base.dtypes import DType
 from ..base.errors import TileLangError
 from ..base.signature import SymExpr
 from . import state
+from . import host_expr
+from .host_expr import HostExpr
 
 Number = Union[int, float, bool]
 
@@ -651,6 +653,8 @@ def _encode_e2m1(x):
 def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
     """Turns any value (Python number, index expression, load) into a
     Scalar, converted to `dtype` when given."""
+    if isinstance(x, HostExpr):
+        x = _unwrap_ref(x)
     if isinstance(x, (BufferRef, Buffer)):
         x = x.load()
     if isinstance(x, Vector):
@@ -807,6 +811,8 @@ def _unwrap_ref(x):
         return state.current().symbolic_value(x)
     if isinstance(x, LetVar):
         return _unwrap_ref(x.value())
+    if isinstance(x, HostExpr) and state.active():  # made outside the program
+        return _unwrap_ref(host_expr.materialize(x))
     return x
 
 

@@ -757,7 +757,7 @@ def test_fp4_scalar_conversions(target):
     (lambda A: T.let(3, 4), "T.let binds a variable"),
     (lambda A: T.Shuffle([T.Broadcast(A[0], 2)], [0, 5]), r"lane index 5 is not in \[0, 2\)"),
     (lambda A: T.Ramp(0, 1, 0), r"lanes must be an int in \[1, 256\]"),
-    (lambda A: T.extract_lane(A[0], 0), "takes a vector value"),
+    (lambda A: T.extract_lane(A[0], 0), "expects a vector expression"),
     (lambda A: T.float16x2(A[0], A[1], A[2]), "has 2 lanes, got 3 values"),
     (lambda A: T.reshape(A, (3, 3)), "does not have the size of"),
 ])

@@ -83,7 +83,7 @@ def test_packed_x2_errors():
         with T.Kernel(1, threads=1):
             A[0:2] = T.add2(A[0:2], B[0:2])
 
-    with pytest.raises((TileLangError, ValueError), match="one dtype"):
+    with pytest.raises((TileLangError, ValueError), match="the same dtype"):
         tl.compile(mixed, target="cpu")
 
     @T.prim_func

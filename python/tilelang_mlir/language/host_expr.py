@@ -1,0 +1,225 @@
+"""Expressions built outside a tile program.
+
+TileLang's T.* operations build TVM expressions wherever they are called:
+at module level `T.__exp(tir.Var("x", "float32"))` is a call of dtype
+float32, and `T.__exp` of an int8 variable is refused there, with the same
+TypeError a program gets. Here such a call is checked and typed by
+evaluating it once in a scratch function whose parameters stand for the
+expression's variables (`HostVar`), inside a one-warp kernel; the result
+records the operation, its arguments and its dtype (`HostCall`). A tile
+program that uses a host expression evaluates its operation again on its
+arguments (`materialize`), so `e = T.exp(2.0)`-style values made outside
+a program mean what they say inside one. A host variable has no value
+inside a program: using one there is an error.
+
+Operations that make no value (copies, barriers, stores) stay refused
+outside a program with the usual error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Tuple
+
+from ..base import dtypes as dt
+from ..base.errors import TileLangError
+
+
+class HostExpr:
+    """A TVM-style expression made outside a tile program: `.dtype` (its
+    dtype's name), `same_as`."""
+
+    dtype: str
+
+    def same_as(self, other) -> bool:
+        return self is other
+
+
+class HostVar(HostExpr):
+    """`tvm.tir.Var(name, dtype)` made outside a program, of a dtype that is
+    not a symbolic size (floats, bools, narrow integers, vectors)."""
+
+    def __init__(self, name: str, dtype):
+        self.name = name
+        self.dtype = str(dt.as_dtype(dtype))  # as the user spells it
+
+    def __repr__(self) -> str:
+        return f"Var({self.name!r}, {self.dtype!r})"
+
+
+class _Op:
+    """The operation of a HostCall (`.name`, as TVM's `call.op.name`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+
+class HostCall(HostExpr):
+    """T.<name>(*args, **kwargs) made outside a program: `.op.name`,
+    `.args`, `.dtype`."""
+
+    def __init__(self, name: str, fn: Callable, args: tuple, kwargs: dict, dtype: str):
+        self.op = _Op(name)
+        self.fn = fn
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        args = ", ".join(repr(a) for a in self.args)
+        return f"{self.op.name}({args}) : {self.dtype}"
+
+
+class HostShuffle(HostCall):
+    """T.extract_lane(vector, lane) made outside a program (TVM's Shuffle:
+    `.vectors`, `.indices`)."""
+
+    @property
+    def vectors(self) -> List:
+        return [self.args[0]]
+
+    @property
+    def indices(self) -> List:
+        from ..compat.tvm_tir import IntImm
+
+        lane = self.args[1]
+        return [lane if hasattr(lane, "value") else IntImm("int32", int(lane))]
+
+
+def _leaves(x, out: List) -> None:
+    """The variables of `x` (host variables and symbolic sizes), in order."""
+    from ..base.signature import SymbolicDim
+
+    if isinstance(x, (HostVar, SymbolicDim)):
+        if all(v is not x for v in out):
+            out.append(x)
+    elif isinstance(x, HostCall):
+        for a in list(x.args) + list(x.kwargs.values()):
+            _leaves(a, out)
+    elif isinstance(x, (list, tuple)):
+        for a in x:
+            _leaves(a, out)
+
+
+def is_host(x) -> bool:
+    return isinstance(x, HostExpr)
+
+
+def any_host(args, kwargs=None) -> bool:
+    return any(isinstance(a, HostExpr) for a in args) or \
+        any(isinstance(a, HostExpr) for a in (kwargs or {}).values())
+
+
+def _plain(x) -> bool:
+    """A value that may stand in a host expression's arguments."""
+    from ..base.signature import SymExpr
+
+    from ..base.signature import SymbolicDim
+
+    if isinstance(x, SymExpr):
+        return isinstance(x, SymbolicDim)  # sizes' arithmetic stays the size's
+    if x is None or isinstance(x, (bool, int, float, str, HostExpr, dt.DType)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(_plain(a) for a in x)
+    return False
+
+
+def defer(name: str, fn: Callable, args: tuple, kwargs: dict, refusal: Exception):
+    """T.<name>(*args, **kwargs) outside a program: a HostCall of the
+    result's dtype, or `refusal` where the operation makes no value or an
+    argument cannot stand in an expression."""
+    if not all(_plain(a) for a in args) or not all(_plain(a) for a in kwargs.values()):
+        raise refusal
+    result = _evaluate(fn, args, kwargs, refusal)
+    from .values import Scalar, Vector
+
+    if isinstance(result, Scalar):
+        dtype = str(result.dtype)
+    elif isinstance(result, Vector):
+        dtype = str(result.dtype)
+    else:
+        raise refusal
+    cls = HostShuffle if name == "extract_lane" else HostCall
+    return cls(name, fn, args, kwargs, dtype)
+
+
+def _evaluate(fn: Callable, args: tuple, kwargs: dict, refusal: Exception):
+    """Runs `fn` once in a scratch function whose parameters are the host
+    variables of the arguments; errors of the operation's own checks
+    (TypeError, ValueError, IndexError) come through, others are the
+    refusal."""
+    from .. import ir
+    from ..dialects import func
+    from ..frontend.builder import Builder
+    from ..frontend.context import make_context
+    from . import state
+    from .values import Scalar, Vector, ir_type
+
+    leaves: List = []
+    _leaves(list(args) + list(kwargs.values()), leaves)
+    lanes = [max(1, getattr(dt.as_dtype(v.dtype), "lanes", 1)) for v in leaves]
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            types = []
+            for v, n in zip(leaves, lanes):
+                d = dt.as_dtype(v.dtype)
+                types += [ir_type(d.element if n > 1 else d)] * n
+            fop = func.FuncOp("host_expression", (types, []))
+            entry = fop.add_entry_block()
+        builder = Builder("<host expression>")
+        state.push(builder)
+        try:
+            with ir.InsertionPoint(entry):
+                with builder.kernel((1,), 32):
+                    env: Dict[int, Any] = {}
+                    params = list(entry.arguments)
+                    for v, n in zip(leaves, lanes):
+                        d = dt.as_dtype(v.dtype)
+                        own, params = params[:n], params[n:]
+                        env[id(v)] = Vector([Scalar(a, d.element) for a in own]) if n > 1 \
+                            else Scalar(own[0], d)
+                    a = [_bind(x, env) for x in args]
+                    k = {key: _bind(x, env) for key, x in kwargs.items()}
+                    return fn(*a, **k)
+        except (TypeError, ValueError, IndexError) as e:
+            if isinstance(e, TileLangError) and "inside `with T.Kernel" in str(e):
+                raise refusal from None
+            raise
+        except TileLangError:
+            raise refusal from None
+        finally:
+            state.pop()
+
+
+def _bind(x, env: Dict[int, Any]):
+    if id(x) in env:
+        return env[id(x)]
+    if isinstance(x, HostCall):
+        return x.fn(*[_bind(a, env) for a in x.args],
+                    **{k: _bind(a, env) for k, a in x.kwargs.items()})
+    if isinstance(x, list):
+        return [_bind(a, env) for a in x]
+    if isinstance(x, tuple):
+        return tuple(_bind(a, env) for a in x)
+    return x
+
+
+def materialize(x):
+    """A host expression used inside a tile program: its operation
+    evaluated there on its arguments."""
+    if isinstance(x, HostVar):
+        raise TileLangError(f"the variable {x.name!r} ({x.dtype}) was made with "
+                            "tvm.tir.Var outside this program and has no value in it: pass "
+                            "it as a parameter")
+    if isinstance(x, HostCall):
+        return x.fn(*[materialize(a) for a in x.args],
+                    **{k: materialize(a) for k, a in x.kwargs.items()})
+    return x
+
+
+__all__: Tuple[str, ...] = ("HostExpr", "HostVar", "HostCall", "HostShuffle", "defer",
+                            "materialize", "is_host", "any_host")
