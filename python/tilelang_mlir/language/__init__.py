@@ -11,6 +11,7 @@ up: it also offers the frontend's decorators `T.prim_func` and `T.macro`.
 
 from ..frontend.prim_func import PrimFunc, macro, prim_func  # the T namespace: see above
 from ..frontend.eager import EagerFunction as _EagerFunction
+from ..frontend import host_eval as _host_eval  # noqa: F401 - T.* outside programs
 from .allocate import (allocate, alloc_buffer, alloc_fragment, alloc_global, alloc_local,
                        alloc_reducer, alloc_shared, alloc_var, finalize_reducer, reducer_init,
                        reducer_update)

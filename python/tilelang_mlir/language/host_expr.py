@@ -5,7 +5,8 @@ at module level `T.__exp(tir.Var("x", "float32"))` is a call of dtype
 float32, and `T.__exp` of an int8 variable is refused there, with the same
 TypeError a program gets. Here such a call is checked and typed by
 evaluating it once in a scratch function whose parameters stand for the
-expression's variables (`HostVar`), inside a one-warp kernel; the result
+expression's variables (`HostVar`), inside a one-warp kernel (the
+frontend's frontend/host_eval.py, reached through `state.host_evaluator`); the result
 records the operation, its arguments and its dtype (`HostCall`). A tile
 program that uses a host expression evaluates its operation again on its
 arguments (`materialize`), so `e = T.exp(2.0)`-style values made outside
@@ -72,6 +73,16 @@ class HostCall(HostExpr):
         return f"{self.op.name}({args}) : {self.dtype}"
 
 
+class _Lane(int):
+    """A lane index of a HostShuffle (TVM's IntImm: `.value`, `.dtype`)."""
+
+    dtype = "int32"
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
 class HostShuffle(HostCall):
     """T.extract_lane(vector, lane) made outside a program (TVM's Shuffle:
     `.vectors`, `.indices`)."""
@@ -82,10 +93,8 @@ class HostShuffle(HostCall):
 
     @property
     def indices(self) -> List:
-        from ..compat.tvm_tir import IntImm
-
         lane = self.args[1]
-        return [lane if hasattr(lane, "value") else IntImm("int32", int(lane))]
+        return [lane if hasattr(lane, "value") else _Lane(int(lane))]
 
 
 def _leaves(x, out: List) -> None:
@@ -101,6 +110,12 @@ def _leaves(x, out: List) -> None:
     elif isinstance(x, (list, tuple)):
         for a in x:
             _leaves(a, out)
+
+
+def _leaves_of(args, kwargs) -> List:
+    out: List = []
+    _leaves(list(args) + list(kwargs.values()), out)
+    return out
 
 
 def is_host(x) -> bool:
@@ -133,7 +148,9 @@ def defer(name: str, fn: Callable, args: tuple, kwargs: dict, refusal: Exception
     argument cannot stand in an expression."""
     if not all(_plain(a) for a in args) or not all(_plain(a) for a in kwargs.values()):
         raise refusal
-    result = _evaluate(fn, args, kwargs, refusal)
+    from . import state
+
+    result = state.host_evaluator(fn, args, kwargs, refusal, _leaves_of(args, kwargs), _bind)
     from .values import Scalar, Vector
 
     if isinstance(result, Scalar):
@@ -144,55 +161,6 @@ def defer(name: str, fn: Callable, args: tuple, kwargs: dict, refusal: Exception
         raise refusal
     cls = HostShuffle if name == "extract_lane" else HostCall
     return cls(name, fn, args, kwargs, dtype)
-
-
-def _evaluate(fn: Callable, args: tuple, kwargs: dict, refusal: Exception):
-    """Runs `fn` once in a scratch function whose parameters are the host
-    variables of the arguments; errors of the operation's own checks
-    (TypeError, ValueError, IndexError) come through, others are the
-    refusal."""
-    from .. import ir
-    from ..dialects import func
-    from ..frontend.builder import Builder
-    from ..frontend.context import make_context
-    from . import state
-    from .values import Scalar, Vector, ir_type
-
-    leaves: List = []
-    _leaves(list(args) + list(kwargs.values()), leaves)
-    lanes = [max(1, getattr(dt.as_dtype(v.dtype), "lanes", 1)) for v in leaves]
-    with make_context(), ir.Location.unknown():
-        module = ir.Module.create()
-        with ir.InsertionPoint(module.body):
-            types = []
-            for v, n in zip(leaves, lanes):
-                d = dt.as_dtype(v.dtype)
-                types += [ir_type(d.element if n > 1 else d)] * n
-            fop = func.FuncOp("host_expression", (types, []))
-            entry = fop.add_entry_block()
-        builder = Builder("<host expression>")
-        state.push(builder)
-        try:
-            with ir.InsertionPoint(entry):
-                with builder.kernel((1,), 32):
-                    env: Dict[int, Any] = {}
-                    params = list(entry.arguments)
-                    for v, n in zip(leaves, lanes):
-                        d = dt.as_dtype(v.dtype)
-                        own, params = params[:n], params[n:]
-                        env[id(v)] = Vector([Scalar(a, d.element) for a in own]) if n > 1 \
-                            else Scalar(own[0], d)
-                    a = [_bind(x, env) for x in args]
-                    k = {key: _bind(x, env) for key, x in kwargs.items()}
-                    return fn(*a, **k)
-        except (TypeError, ValueError, IndexError) as e:
-            if isinstance(e, TileLangError) and "inside `with T.Kernel" in str(e):
-                raise refusal from None
-            raise
-        except TileLangError:
-            raise refusal from None
-        finally:
-            state.pop()
 
 
 def _bind(x, env: Dict[int, Any]):

@@ -13,6 +13,10 @@ from ..base.errors import TileLangError
 
 _local = threading.local()
 
+# Evaluates a T.* operation applied outside a program (language/host_expr.py);
+# set by the frontend (frontend/host_eval.py).
+host_evaluator = None
+
 
 def push(builder) -> None:
     stack = getattr(_local, "stack", None)
