@@ -9,8 +9,16 @@ from __future__ import annotations
 from ..base import dtypes as dt
 
 
-class DataType:
-    """A scalar or vector dtype: `DataType("float16")`, `DataType("int8x4")`."""
+class _DataTypeCheck(type):
+    def __instancecheck__(cls, obj) -> bool:
+        # The T namespace's dtypes (T.float16, T.int8x4, ...) are TVM
+        # DataTypes in TileLang: `isinstance(T.float16, tvm.DataType)`.
+        return type.__instancecheck__(cls, obj) or isinstance(obj, dt.DType)
+
+
+class DataType(metaclass=_DataTypeCheck):
+    """A scalar or vector dtype: `DataType("float16")`, `DataType("int8x4")`;
+    `isinstance(T.float16, DataType)` holds, as in TileLang."""
 
     def __init__(self, dtype):
         text = str(getattr(dtype, "name", dtype)) if not isinstance(dtype, str) else dtype

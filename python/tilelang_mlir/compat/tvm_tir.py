@@ -18,6 +18,8 @@ namespace's, as TileLang's T re-exports them."""
 
 from __future__ import annotations
 
+import builtins
+
 from ..base import dtypes as dt
 from ..base.signature import SymbolicDim
 from ..language.host_expr import HostCall, HostExpr, HostVar
@@ -155,6 +157,54 @@ class Call(metaclass=_Check):
         return isinstance(obj, HostCall)
 
 
+def _boolean(op: str, *xs):
+    """`And` / `Or` / `Not` / `all` / `any` of booleans: Python bools on the
+    host, runtime conditions inside a tile program."""
+    from ..language import state, values
+
+    if state.active():
+        if op == "not":
+            return values.unary("not", xs[0])
+        result = xs[0]
+        for x in xs[1:]:
+            result = values.logical(op, result, x)
+        return result
+    if builtins.all(isinstance(x, (bool, int)) for x in xs):
+        if op == "not":
+            return not xs[0]
+        return builtins.all(xs) if op == "and" else builtins.any(xs)
+    from .refusals import TVM_EXPR_NODE, refusal
+
+    raise NotImplementedError(refusal(f"tvm.tir boolean expression ({op}) of "
+                                      f"{', '.join(type(x).__name__ for x in xs)} outside a "
+                                      "tile program", TVM_EXPR_NODE))
+
+
+def And(a, b, span=None):  # noqa: N802 (TVM's name)
+    """`a and b` (TVM's tir.And)."""
+    return _boolean("and", a, b)
+
+
+def Or(a, b, span=None):  # noqa: N802 (TVM's name)
+    """`a or b` (TVM's tir.Or)."""
+    return _boolean("or", a, b)
+
+
+def Not(a, span=None):  # noqa: N802 (TVM's name)
+    """`not a` (TVM's tir.Not)."""
+    return _boolean("not", a)
+
+
+def all(*args, span=None):  # noqa: A001 (TVM's name)
+    """Every condition holds (TVM's tir.all)."""
+    return _boolean("and", *args) if len(args) > 1 else args[0]
+
+
+def any(*args, span=None):  # noqa: A001 (TVM's name)
+    """Some condition holds (TVM's tir.any)."""
+    return _boolean("or", *args) if len(args) > 1 else args[0]
+
+
 def const(value, dtype=None, span=None):
     """A constant of `dtype` (inferred from `value` when omitted, as TVM
     does: int32 / int64, float32, bool)."""
@@ -189,4 +239,5 @@ def __getattr__(name):
                                                     f"and passes: {TVM_ANALYSIS}"))
 
 
-__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var", "Call"]
+__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var", "Call", "And", "Or", "Not", "all",
+           "any"]
