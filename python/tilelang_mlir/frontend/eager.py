@@ -44,6 +44,7 @@ TileLang does: a function that defines an inner `@T.prim_func` is a factory
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -690,6 +691,21 @@ class EagerBinding:
     key: tuple
 
 
+@contextlib.contextmanager
+def _scratch_function(builder):
+    """An insertion point in a throwaway function (in the active context)."""
+    from .. import ir
+    from ..dialects import func
+
+    with ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            fop = func.FuncOp("eager_probe", ([], []))
+            entry = fop.add_entry_block()
+        with ir.InsertionPoint(entry):
+            yield module
+
+
 @dataclass
 class _ProbeResult:
     occurrences: Dict[str, List[Tuple[str, int]]]
@@ -804,6 +820,10 @@ class EagerFunction(TileFunction):
         return EagerBinding(values, consts, runtime, key)
 
     def _probe(self, p1: tuple, values: Dict[str, Any]) -> _ProbeResult:
+        """Runs the body's leading statements (up to the first `with` or
+        `return`) to learn the sizes its T.const declarations take. A
+        statement that emits IR on the way (a macro whose body opens a
+        T.Kernel) emits it into a scratch function that is thrown away."""
         with self._lock:
             found = self._probes.get(p1)
         if found is not None:
@@ -815,7 +835,7 @@ class EagerFunction(TileFunction):
         builder = Builder(source.filename)
         emitter = _Emitter(self, builder, None)
         builder.eager = emitter
-        with make_context():
+        with make_context(), _scratch_function(builder):
             builder.location = source.location(source.node)
             parser = _EagerParser(builder, source, _closure_env(self.fn), emitter)
             parser.scope.vars.update(values)
