@@ -337,3 +337,35 @@ def test_autotune_eager_program(tmp_path, monkeypatch, rng):
     assert result.best_config in configs
     assert len(result.timings) == 2
     np.testing.assert_allclose(kernel(a, b), a @ b, rtol=1e-4, atol=1e-4)
+
+
+@T.macro
+def _copy_tiles(A, B):
+    M, N = A.shape
+    M_, N_ = B.shape
+    assert M == M_, "the sizes are read from both tensors"
+    assert N == N_
+    with T.Kernel(T.ceildiv(M, 32), T.ceildiv(N, 32), threads=64) as (bx, by):
+        T.copy(A[bx * 32:bx * 32 + 32, by * 32:by * 32 + 32],
+               B[bx * 32:bx * 32 + 32, by * 32:by * 32 + 32])
+
+
+@tl.jit(target="cpu")
+def _copy_by_macro(A, B):
+    N = T.dynamic("N")
+    M = T.const("M")
+    A: T.Tensor[[N, M], T.float32]
+    B: T.Tensor[[N, M], T.float32]
+    _copy_tiles(A, B)
+
+
+def test_a_macro_that_opens_the_kernel_before_any_with(rng):
+    """The body's first statement is a macro call whose body opens the
+    T.Kernel: the size probe runs it (it aborted the interpreter), and the
+    macro's asserts on one symbolic size read from two shapes hold at
+    compile time."""
+    for rows in (64, 96):
+        a = torch.from_numpy(_rand(rng, rows, 64))
+        b = torch.zeros_like(a)
+        _copy_by_macro(a, b)
+        assert torch.equal(a, b)
