@@ -533,7 +533,8 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             for side, buf in (("source", s), ("destination", d)):
                 if not (buf.dtype.is_int or buf.dtype.is_bool):
                     raise self.error(f"{what} requires integer or bool buffers, got {side} "
-                                     f"{buf.name!r} of dtype {buf.dtype}")
+                                     f"{buf.name!r} of dtype {buf.dtype}", kind=ValueError,
+                                     at_definition=True)
         local = s.scope == "local" and d.scope in ("local", "var")
         # float8 elements are computed on in a wider type (as TileLang's
         # reduce converts each element to the destination's type): a float8

@@ -155,3 +155,42 @@ def test_other_errors_wait_for_the_compile():
     program = compat.prim_func(nested)
     with pytest.raises(TileLangError, match="cannot be nested"):
         tl.compile(program, target="cpu")
+
+
+def test_reduce_knobs_and_bitwise_dtypes_are_value_errors():
+    def bad_batch(A: T.Tensor((4, 32), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            f = T.alloc_fragment((4, 32), "float32")
+            o = T.alloc_fragment((4,), "float32")
+            T.copy(A, f)
+            T.reduce_max(f, o, dim=1, batch=0)
+            T.copy(o, B)
+
+    def bitwise_float(A: T.Tensor((4, 32), "float32"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            f = T.alloc_fragment((4, 32), "float32")
+            o = T.alloc_fragment((4,), "float32")
+            T.copy(A, f)
+            T.reduce_bitor(f, o, dim=1)
+            T.copy(o, B)
+
+    with pytest.raises(ValueError, match="batch must be an int >= 1, got 0"):
+        compat.prim_func(bad_batch)
+    with pytest.raises(ValueError, match="reduce_bitor requires integer or bool buffers"):
+        compat.prim_func(bitwise_float)
+
+
+def test_reduce_bitor_of_ints_runs():
+    def body(A: T.Tensor((4, 32), "int32"), B: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=32):
+            f = T.alloc_fragment((4, 32), "int32")
+            o = T.alloc_fragment((4,), "int32")
+            T.copy(A, f)
+            T.reduce_bitor(f, o, dim=1, batch=2)
+            T.copy(o, B)
+
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 1 << 20, (4, 32), dtype=np.int32)
+    b = np.zeros(4, np.int32)
+    tl.compile(compat.prim_func(body), target="cpu")(a, b)
+    np.testing.assert_array_equal(b, np.bitwise_or.reduce(a, axis=1))
