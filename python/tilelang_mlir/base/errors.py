@@ -29,6 +29,12 @@ class SourceLocation:
 class TileLangError(Exception):
     """A tile program is wrong: the message says what, the location where."""
 
+    #: True for an error TileLang raises when the program is defined (its
+    #: `@T.prim_func` parses the body at once): the compat route builds a
+    #: program when it is decorated and raises these there; every other
+    #: error waits for the compile, where TileLang raises it.
+    at_definition = False
+
     def __init__(self, message: str, location: Optional[SourceLocation] = None,
                  notes: tuple = ()):
         self.message = message
@@ -69,9 +75,37 @@ def relocated(e: TileLangError, location) -> TileLangError:
     """`e` at `location`, of the same class (a TileLangValueError stays
     catchable as a ValueError)."""
     try:
-        return type(e)(e.message, location, e.notes)
+        out = type(e)(e.message, location, e.notes)
     except TypeError:
-        return TileLangError(e.message, location, e.notes)
+        out = TileLangError(e.message, location, e.notes)
+    out.at_definition = e.at_definition
+    return out
+
+
+class TileLangAssertionError(TileLangError, AssertionError):
+    """An invalid program that TileLang refuses with a failed `assert`
+    (T.reshape to another element count, ...): catchable as either."""
+
+
+class TileLangRuntimeError(TileLangError, RuntimeError):
+    """A launch TileLang refuses at run time (a grid extent that is not
+    positive, ...): catchable as either."""
+
+
+_PYTHON_KINDS = {None: TileLangError, ValueError: TileLangValueError,
+                 TypeError: TileLangTypeError, AssertionError: TileLangAssertionError,
+                 RuntimeError: TileLangRuntimeError, IndexError: TileLangIndexError}
+
+
+def program_error(message: str, location: Optional[SourceLocation] = None, notes: tuple = (),
+                  kind: Optional[type] = None, at_definition: bool = False) -> TileLangError:
+    """A TileLangError that is also the Python exception `kind` (ValueError,
+    TypeError, AssertionError, RuntimeError or None), raised by TileLang when
+    the program is defined where `at_definition` (see TileLangError)."""
+    err = _PYTHON_KINDS[kind](message, location, notes)
+    if at_definition:
+        err.at_definition = True
+    return err
 
 
 class CompilationError(TileLangError):

@@ -178,6 +178,48 @@ def _extras() -> dict:
     return out
 
 
+def _check_at_definition(program) -> None:
+    """Builds `program` once as TileLang's `@T.prim_func` parses its body
+    when it is decorated, and raises the errors TileLang raises there (those
+    marked `at_definition`: an atomic load's memory order, T.dp4a's dtypes,
+    a literal out of its dtype's range, ...). Any other failure is left for
+    the compile, where it is raised again with TileLang's timing (a name
+    bound after the decorator, a refusal of this compiler)."""
+    from ..base.errors import TileLangError
+    from ..frontend.context import make_context
+    from ..language import state
+
+    if state.active():  # decorated while another program is built: it checks
+        return
+    try:
+        with make_context():
+            program.emit()
+    except TileLangError as e:
+        if e.at_definition:
+            raise e.with_traceback(None) from None
+    except Exception:  # noqa: BLE001 (raised again by the compile)
+        pass
+
+
+def prim_func(fn=None):
+    """TileLang's `@T.prim_func`: this package's decorator (lazy: the body is
+    built at the compile), with the errors TileLang raises at the decorator
+    raised there too (_check_at_definition)."""
+    if fn is None:
+        return prim_func
+    from ..frontend.prim_func import PrimFunc
+    from ..frontend.prim_func import prim_func as ours
+
+    program = ours(fn)
+    if isinstance(program, PrimFunc):
+        _check_at_definition(program)
+    return program
+
+
+# T names whose TileLang meaning differs from this package's T name.
+_OVERRIDES = {"prim_func": prim_func}
+
+
 class _Namespace(types.ModuleType):
     """`tilelang.language` (and its submodules, and the dialect packages):
     every name is read from `tilelang_mlir.language` (so names added there
@@ -187,6 +229,8 @@ class _Namespace(types.ModuleType):
     def __getattr__(self, name):
         import tilelang_mlir.language as T
 
+        if name in _OVERRIDES:
+            return _OVERRIDES[name]
         try:
             value = getattr(T, name)
         except AttributeError:

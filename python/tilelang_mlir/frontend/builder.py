@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType
-from ..base.errors import SourceLocation, TileLangError, TileLangValueError
+from ..base.errors import SourceLocation, TileLangError, TileLangValueError, program_error
 from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant, is_float8,
                                physical_shape, static_int, storage_ir_type, to_index, to_scalar,
@@ -93,8 +93,12 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
     def source_location(self) -> Optional[SourceLocation]:
         return self.location
 
-    def error(self, message: str, notes: tuple = ()) -> TileLangError:
-        return TileLangError(message, self.location, notes)
+    def error(self, message: str, notes: tuple = (), kind: Optional[type] = None,
+              at_definition: bool = False) -> TileLangError:
+        """An error at the current line; `kind`/`at_definition`: the Python
+        exception type TileLang raises for it and whether it does so when
+        the program is defined (base.errors.program_error)."""
+        return program_error(message, self.location, notes, kind, at_definition)
 
     def ir_location(self, loc: SourceLocation):
         return _ir().Location.file(loc.filename, loc.line, loc.col)
@@ -529,7 +533,8 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             for side, buf in (("source", s), ("destination", d)):
                 if not (buf.dtype.is_int or buf.dtype.is_bool):
                     raise self.error(f"{what} requires integer or bool buffers, got {side} "
-                                     f"{buf.name!r} of dtype {buf.dtype}")
+                                     f"{buf.name!r} of dtype {buf.dtype}", kind=ValueError,
+                                     at_definition=True)
         local = s.scope == "local" and d.scope in ("local", "var")
         # float8 elements are computed on in a wider type (as TileLang's
         # reduce converts each element to the destination's type): a float8
@@ -1050,9 +1055,10 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             size = size.mul(d)
         for d in src.shape:
             src_size = src_size.mul(to_index(d))
-        if size != src_size:
+        if size != src_size:  # TileLang asserts it when the program is defined
             raise self.error(f"{what}: shape {_fmt_shape(new_shape)} does not have the size of "
-                             f"{src.name!r} ({_fmt_shape(src.shape)})")
+                             f"{src.name!r} ({_fmt_shape(src.shape)})", kind=AssertionError,
+                             at_definition=True)
         def remap(indices):
             return src.stored_index(_row_major_index(_row_major_position(indices, dims),
                                                      src.shape))

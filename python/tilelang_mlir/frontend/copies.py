@@ -140,11 +140,11 @@ class CopyBuilder:
         sbuf, soff, sext = self._region(src, f"{what} source")
         dbuf, doff, dext = self._region(dst, f"{what} destination")
         if async_ and (sbuf.scope != "global" or dbuf.scope != "shared"):
-            raise self.error(f"{what} copies from a global tensor into a shared buffer "
-                             f"(cp.async), got {sbuf.scope} {sbuf.name!r} to {dbuf.scope} "
-                             f"{dbuf.name!r}")
+            raise self.error(f"{what} only supports global->shared/shared.dyn copies "
+                             f"(cp.async reads global memory into shared memory), got "
+                             f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
         if via is not None and (sbuf.scope != "global" or dbuf.scope != "shared"):
-            raise self.error(f"{what} copies from a global tensor into a shared buffer, got "
+            raise self.error(f"{what} only supports global->shared/shared.dyn copies, got "
                              f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
         sext, dext = self._point_extents(sext), self._point_extents(dext)
         if None in sext and None in dext:

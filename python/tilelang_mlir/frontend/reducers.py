@@ -136,17 +136,18 @@ class ReducerBuilder:
     def alloc_reducer(self, shape, dtype, op: str, replication) -> Reducer:
         self.require_kernel("T.alloc_reducer")
         if op not in OPS:
-            raise self.error(f"T.alloc_reducer: op must be one of {OPS}, got {op!r}")
+            raise self.error(f"T.alloc_reducer: op must be one of {OPS}, got {op!r}",
+                             kind=AssertionError, at_definition=True)
         d = dt.as_dtype(dtype)
         if op in _BITWISE and not (d.is_int or d.is_bool):
             raise self.error(f"T.alloc_reducer: bitwise reducer op {op!r} requires an integer "
-                             f"dtype, got {d}")
+                             f"dtype, got {d}", kind=AssertionError, at_definition=True)
         if replication is not None and replication not in ("all", "none"):
             raise self.error(f"T.alloc_reducer: replication must be 'all' or 'none', got "
                              f"{replication!r}")
         if replication is not None and op in _BITWISE:
             raise self.error("T.alloc_reducer: the legacy reducer (replication=...) only "
-                             "supports sum/max/min")
+                             "supports sum/max/min", kind=AssertionError, at_definition=True)
         if isinstance(shape, (int, IndexExpr)):
             shape = (shape,)
         result = self.alloc(shape, d, "fragment", self.unique_name("reducer"))

@@ -203,7 +203,7 @@ class RoleBuilder:
                 raise self.error(f"T.ptx_cp_async: the {side} must be a T.access_ptr(...), got "
                                  f"{_describe(ptr)}")
         if dst.buffer.scope != "shared" or src.buffer.scope != "global":
-            raise self.error("T.ptx_cp_async copies from a global tensor into a shared buffer, "
+            raise self.error("T.ptx_cp_async only supports global->shared/shared.dyn copies, "
                              f"got {src.buffer.scope} {src.buffer.name!r} to {dst.buffer.scope} "
                              f"{dst.buffer.name!r}")
         n = static_int(num_elems, "T.ptx_cp_async element count")

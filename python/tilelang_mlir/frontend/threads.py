@@ -599,7 +599,7 @@ class ThreadBuilder:
             return None
         if order not in allowed:
             raise self.error(f"{what} does not support memory_order={order!r}; expected one "
-                             f"of {sorted(allowed)}")
+                             f"of {sorted(allowed)}", kind=ValueError, at_definition=True)
         return getattr(_tile().MemoryOrder, order)
 
     def _element(self, ref, what: str):

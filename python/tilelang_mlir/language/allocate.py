@@ -165,12 +165,12 @@ def finalize_reducer(b, reducer, dst=None, batch: int = 1, annotations=None):
     finalizes in place: T.finalize_reducer(acc). `batch` / `annotations`
     are TileLang's lowering knobs (results do not depend on them); `batch`
     must be >= 1 and divide the number of output elements."""
-    from ..base.errors import TileLangValueError
+    from ..base.errors import TileLangValueError, program_error
     from .values import static_int
 
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise TileLangValueError(f"finalize_reducer: batch must be >= 1, got {batch!r}",
-                                 b.source_location())
+        raise program_error(f"finalize_reducer: batch must be >= 1, got {batch!r}",
+                            b.source_location(), kind=ValueError, at_definition=True)
     total = 1
     for n in getattr(reducer, "shape", ()):
         total *= static_int(n, "reducer shape")

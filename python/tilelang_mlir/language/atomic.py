@@ -20,6 +20,10 @@ from ._builtin import builtin
 from .values import Buffer, BufferRef
 
 _ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+# A load only acquires, a store only releases (C++'s rule for atomic loads
+# and stores).
+LOAD_ORDERS = ("relaxed", "consume", "acquire", "seq_cst")
+STORE_ORDERS = ("relaxed", "release", "seq_cst")
 
 
 def _is_tile(x) -> bool:
@@ -31,10 +35,15 @@ def _is_tile(x) -> bool:
     return False
 
 
-def _check_order(b, order, what: str) -> None:
-    if order is not None and order not in _ORDERS:
-        raise b.error(f"{what} does not support memory_order={order!r}; expected one of "
-                      f"{list(_ORDERS)}")
+def _check_order(b, order, what: str, allowed=_ORDERS) -> None:
+    """A memory order `what` cannot take is a ValueError when the program is
+    defined (as in TileLang)."""
+    if order is not None and order not in allowed:
+        kinds = "an atomic load" if allowed is LOAD_ORDERS else \
+            "an atomic store" if allowed is STORE_ORDERS else "an atomic update"
+        raise b.error(f"{what} does not support memory_order={order!r}: "
+                      f"{kinds} takes one of {list(allowed)}", kind=ValueError,
+                      at_definition=True)
 
 
 def _update(b, kind: str, dst, value, memory_order, return_prev: bool, what: str):
@@ -116,6 +125,7 @@ atomic_addx4 = _vector_add(4)
 def atomic_load(b, src, memory_order: str = "seq_cst"):
     """The element `src[i, ...]` (a whole buffer: its first element), read
     atomically with `memory_order` (relaxed, consume, acquire or seq_cst)."""
+    _check_order(b, memory_order, "T.atomic_load", LOAD_ORDERS)
     return b.atomic_load(src, memory_order)
 
 
@@ -123,6 +133,7 @@ def atomic_load(b, src, memory_order: str = "seq_cst"):
 def atomic_store(b, dst, src, memory_order: str = "seq_cst"):
     """Stores `src` into the element `dst[i, ...]` atomically with
     `memory_order` (relaxed, release or seq_cst)."""
+    _check_order(b, memory_order, "T.atomic_store", STORE_ORDERS)
     b.atomic_store(dst, src, memory_order)
 
 

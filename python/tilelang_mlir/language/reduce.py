@@ -20,7 +20,8 @@ KINDS = ("sum", "max", "min", "abssum", "absmax", "bitand", "bitor", "bitxor")
 
 def _knobs(b, what: str, batch, annotations) -> None:
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise b.error(f"{what}: batch must be an int >= 1, got {batch!r}")
+        raise b.error(f"{what}: batch must be an int >= 1, got {batch!r}", kind=ValueError,
+                      at_definition=True)
     if annotations is not None and not isinstance(annotations, dict):
         raise b.error(f"{what}: annotations must be a dict, got {annotations!r}")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 
 from ..base import dtypes as dt
-from ..base.errors import TileLangError
+from ..base.errors import TileLangError, program_error
 from ..base.signature import SymExpr
 from . import math as tmath
 from . import state
@@ -320,9 +320,11 @@ def dp4a(A, B, C):
         if not isinstance(x, BufferRef):
             raise TileLangError(f"T.dp4a: {what} must be a buffer position such as X[i], got "
                                 f"{_describe(x)}", state.current().source_location())
-        if x.buffer.dtype != want:
-            raise TileLangError(f"T.dp4a requires {want} {what}, got {x.buffer.dtype}",
-                                state.current().source_location())
+        if x.buffer.dtype != want:  # a ValueError when the program is defined, as TileLang's
+            role = "signed int8 inputs" if want == dt.int8 else "an int32 accumulator"
+            raise program_error(f"T.dp4a requires {role}: {what} is {x.buffer.dtype} "
+                                f"({x.buffer.name!r})", state.current().source_location(),
+                                kind=ValueError, at_definition=True)
         refs.append(x)
     a, b, c = refs
     total = c.load()

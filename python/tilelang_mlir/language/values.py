@@ -100,7 +100,9 @@ def physical_shape(shape, dtype: DType) -> list:
 
 class LiteralRangeError(TileLangError, ValueError):
     """A Python number that the dtype it is given cannot represent (TVM's
-    check of literals, a ValueError)."""
+    check of literals, a ValueError, raised when the program is defined)."""
+
+    at_definition = True
 
 
 def _check_float_literal(value, dtype: DType) -> None:
@@ -117,9 +119,14 @@ def _check_float_literal(value, dtype: DType) -> None:
                                 builder.source_location() if builder else None)
 
 
-def _error(message: str) -> TileLangError:
+def _error(message: str, kind=None, at_definition: bool = False) -> TileLangError:
+    """An error at the current line (`kind`, `at_definition`: see
+    base.errors.program_error)."""
+    from ..base.errors import program_error
+
     builder = state.current() if state.active() else None
-    return TileLangError(message, builder.source_location() if builder else None)
+    return program_error(message, builder.source_location() if builder else None,
+                         kind=kind, at_definition=at_definition)
 
 
 # ---------------------------------------------------------------------------

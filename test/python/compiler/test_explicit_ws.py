@@ -314,7 +314,7 @@ def test_barrier_errors():
 
 @pytest.mark.parametrize("to_global, col, n, match", [
     (False, 0, 3, "T.ptx_cp_async copies 4, 8 or 16 bytes, got 3 elements of float16"),
-    (True, 0, 8, "copies from a global tensor into a shared buffer"),
+    (True, 0, 8, "only supports global->shared/shared.dyn copies, got shared"),
     (False, 4, 8, "is not aligned to its 8 elements"),
 ])
 def test_cp_async_errors(to_global, col, n, match):

@@ -1369,7 +1369,8 @@ def test_tile_op_keyword_errors():
 
     for body, match in [
         (lambda A, s, f: T.copy(A, s, eviction_policy="evict_sometimes"), "eviction_policy must"),
-        (lambda A, s, f: T.async_copy(s, f), "copies from a global tensor into a shared"),
+        (lambda A, s, f: T.async_copy(s, f),
+         r"T.async_copy only supports global->shared/shared\.dyn copies \(cp.async"),
         (lambda A, s, f: T.gemm(s, s, f, mbar=s), "mbar"),
         (lambda A, s, f: T.transpose(s, f[0:8, 0:16]), "transposes into shape"),
     ]:
