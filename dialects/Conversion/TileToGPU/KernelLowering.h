@@ -278,6 +278,8 @@ public:
   LogicalResult lowerParallel(ParallelOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerPerThreadLoop(ParallelOp op, const TileLayout &layout,
                                    OpBuilder &b, IRMapping &map);
+  LogicalResult lowerRolledParallel(ParallelOp op, const TileLayout &layout,
+                                    OpBuilder &b, IRMapping &map);
 
   // Copies (Copies.cpp).
   struct Side {

@@ -206,6 +206,9 @@ public:
   /// (an index value), as index values.
   SmallVector<Value> emitInverse(OpBuilder &b, Location loc, Value tid,
                                  int64_t reg) const;
+  /// The same, with the register an index value (a loop over registers).
+  SmallVector<Value> emitInverse(OpBuilder &b, Location loc, Value tid,
+                                 Value reg) const;
 
   //===--------------------------------------------------------------------===//
   // Transformations

@@ -529,6 +529,32 @@ SmallVector<Value> TileLayout::emitInverse(OpBuilder &b, Location loc,
   return result;
 }
 
+SmallVector<Value> TileLayout::emitInverse(OpBuilder &b, Location loc,
+                                           Value tid, Value reg) const {
+  SmallVector<Value> dims(shape.size());
+  auto add = [&](int64_t dim, Value v) {
+    dims[dim] = dims[dim] ? arith::AddIOp::create(b, loc, dims[dim], v) : v;
+  };
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  for (const LayoutDigit &d : digits) {
+    if (d.isReplica())
+      continue;
+    Value v = d.onThread ? tid : reg;
+    if (d.stride != 1)
+      v = arith::DivUIOp::create(b, loc, v, c(d.stride));
+    int64_t extent = d.onThread ? numThreads : getNumRegs();
+    if (d.stride * d.size < extent)
+      v = arith::RemUIOp::create(b, loc, v, c(d.size));
+    if (d.dimStride != 1)
+      v = arith::MulIOp::create(b, loc, v, c(d.dimStride));
+    add(d.dim, v);
+  }
+  SmallVector<Value> result;
+  for (Value v : dims)
+    result.push_back(v ? v : c(0));
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // Transformations
 //===----------------------------------------------------------------------===//
