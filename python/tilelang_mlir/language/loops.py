@@ -39,6 +39,10 @@ class Pipelined:
         if stop is None:
             start, stop = 0, start
         self.start, self.stop = start, stop
+        if not num_stages and stage:
+            # A manual schedule without num_stages: as deep as its latest
+            # stage (TileLang infers the depth from `stage`).
+            num_stages = max(0, *(int(s) for s in stage))
         self.num_stages = num_stages
         self.order, self.stage, self.group = order, stage, group
 

@@ -495,3 +495,27 @@ def test_summed_index_on_gpu(rng):
     x = rng.standard_normal((8, 16)).astype(np.float32)
     np.testing.assert_array_equal(to_numpy(kernel(to_device(x, kernel.device))),
                                   _transposed_blocks(x))
+
+
+@pytest.mark.parametrize("stage", [[0, 0, 1], [0, 0, 2]])
+def test_scheduled_pipeline_without_num_stages(stage, target, rng):
+    """T.Pipelined(n, order=, stage=) without num_stages: as deep as its
+    latest stage (TileLang infers it), not a zero-stage loop that refuses
+    the schedule."""
+    N, B = 96, 16
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32):
+            s = T.alloc_shared((B,), "float32")
+            f = T.alloc_fragment((B,), "float32")
+            for k in T.Pipelined(N // B, order=[0, 1, 2], stage=stage):
+                T.copy(X[k * B], s)
+                for i in T.Parallel(B):
+                    f[i] = s[i] * 2.0 - 1.0
+                T.copy(f, Y[k * B])
+
+    kernel = tl.compile(main, out_idx=[1], target=target)
+    assert f"num_stages = {max(stage)}" in kernel.mlir("tile")
+    x = rng.standard_normal(N).astype(np.float32)
+    np.testing.assert_allclose(get(kernel(put(x, target))), 2 * x - 1, rtol=1e-6, atol=1e-6)
