@@ -231,29 +231,56 @@ def summarize(rows: List[Dict]) -> Dict[str, Dict[str, int]]:
     return out
 
 
+def _file_rows(rows: List[Dict]) -> Dict[str, Dict]:
+    """Our rows that stand for a whole file: `file::*` (the file did not
+    run, or is out of scope by its OUT_OF_SCOPE rule) and pytest's row of a
+    module that failed to collect (`file::folder.module`)."""
+    out = {}
+    for r in rows:
+        name = r["test"].split("::", 1)[1] if "::" in r["test"] else "*"
+        if name == "*" or not name.startswith("test"):
+            out[r["file"]] = r
+    return out
+
+
 def merge(ours: List[Dict], theirs: List[Dict]) -> Dict:
-    """Per folder: in-scope tests TileLang passes, and how many of those pass here."""
+    """Per folder: the tests TileLang passes; of those, the ones out of
+    scope here by rule (our row, or our row of the whole file, is OUT: its
+    reason names the rule); the rest are in scope, and how many of them pass
+    here."""
     mine = {r["test"]: r for r in ours}
+    files = _file_rows(ours)
     per: Dict[str, Dict[str, int]] = {}
-    missing = []
+    missing, out_reasons = [], {}
     for r in theirs:
         if r["status"] in ("OUT",):
             continue
         folder = r["file"].split("/")[0]
-        d = per.setdefault(folder, {"tilelang_pass": 0, "ours_pass": 0})
+        d = per.setdefault(folder, {"tilelang_pass": 0, "out_here": 0, "in_scope": 0,
+                                    "ours_pass": 0})
         if r["status"] != "PASS":
             continue
         d["tilelang_pass"] += 1
-        m = mine.get(r["test"])
-        if m is not None and m["status"] == "PASS":
+        m = mine.get(r["test"]) or files.get(r["file"])
+        if m is not None and m["status"] == "OUT":
+            d["out_here"] += 1
+            why = m["detail"].split(" (")[0][:120]
+            out_reasons[why] = out_reasons.get(why, 0) + 1
+            continue
+        d["in_scope"] += 1
+        if m is not None and m["status"] == "PASS" and m["test"] == r["test"]:
             d["ours_pass"] += 1
         else:
             missing.append({"test": r["test"], "ours": m["status"] if m else "MISSING",
                             "detail": m["detail"] if m else ""})
-    total_t = sum(d["tilelang_pass"] for d in per.values())
-    total_o = sum(d["ours_pass"] for d in per.values())
-    return {"per_folder": per, "tilelang_pass": total_t, "ours_pass": total_o,
-            "ratio": total_o / total_t if total_t else 0.0, "not_passing_here": missing}
+    total = {k: sum(d[k] for d in per.values())
+             for k in ("tilelang_pass", "out_here", "in_scope", "ours_pass")}
+    return {"per_folder": per, **total,
+            "ratio": total["ours_pass"] / total["in_scope"] if total["in_scope"] else 0.0,
+            "ratio_of_tilelang_pass": (total["ours_pass"] / total["tilelang_pass"]
+                                       if total["tilelang_pass"] else 0.0),
+            "out_reasons": dict(sorted(out_reasons.items(), key=lambda kv: -kv[1])),
+            "not_passing_here": missing}
 
 
 def main() -> int:
@@ -278,11 +305,16 @@ def main() -> int:
     if args.merge:
         ours, theirs = (json.load(open(p))["rows"] for p in args.merge)
         result = merge(ours, theirs)
+        print(f"{'folder':12} {'TileLang passes':>15} {'out here':>9} {'in scope':>9} "
+              f"{'pass here':>10}")
         for folder, d in sorted(result["per_folder"].items()):
-            print(f"{folder:12} TileLang passes {d['tilelang_pass']:4}, of those here "
-                  f"{d['ours_pass']:4}")
-        print(f"total: {result['ours_pass']} of {result['tilelang_pass']} "
-              f"({100 * result['ratio']:.1f}%)")
+            print(f"{folder:12} {d['tilelang_pass']:15} {d['out_here']:9} {d['in_scope']:9} "
+                  f"{d['ours_pass']:10}")
+        print(f"total: {result['ours_pass']} of {result['in_scope']} in-scope tests that "
+              f"TileLang passes ({100 * result['ratio']:.1f}%); of all {result['tilelang_pass']} "
+              f"it passes: {100 * result['ratio_of_tilelang_pass']:.1f}%")
+        for why, n in result["out_reasons"].items():
+            print(f"  out here: {n:4}  {why}")
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(result, f, indent=1)
