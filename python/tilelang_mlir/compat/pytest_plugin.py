@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import os
 import random
+import re
 from typing import List, Optional
 
 import pytest
@@ -82,12 +83,25 @@ def source_text_assertion(excinfo) -> bool:
         return False
     entry = excinfo.traceback[-1]
     frame_locals = entry.frame.f_locals
-    if not any(_is_text(v) for v in frame_locals.values()):
+    reads_text = _READS_TEXT.search(_statement_text(entry))
+    if not reads_text and not any(_is_text(v) for v in frame_locals.values()):
         return False
     names = _statement_names(entry)
     if names is None:
         return False
     return not any(_is_data(frame_locals.get(n)) for n in names)
+
+
+# A statement that asks for the generated text itself.
+_READS_TEXT = re.compile(r"\b(get_kernel_source|get_host_source|get_source|kernel_source)\b|"
+                         r"\.script\(")
+
+
+def _statement_text(entry) -> str:
+    try:
+        return str(entry.statement)
+    except Exception:  # noqa: BLE001 - no statement text
+        return ""
 
 
 def _statement_names(entry) -> Optional[set]:

@@ -660,12 +660,19 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         reduction, where the tile's dimensions are the destination's
         trailing ones (else, as without it, element by element)."""
         self.require_kernel("T.atomic_add")
+        scalar = not isinstance(value, Buffer) and not (
+            isinstance(value, BufferRef) and any(isinstance(i, slice) for i in value.items))
+        if isinstance(dst, Buffer) and dst.ndim > 0 and scalar:
+            # A whole buffer and a scalar: every element once (a tile add).
+            return self.atomic_fill("add", dst, value, None, "T.atomic_add")
         if isinstance(dst, Buffer):
             buf, offsets = dst, [IndexExpr(0)] * dst.ndim
         elif isinstance(dst, BufferRef):
             buf = dst.buffer
             offsets, extents = dst.region()
             if any(e is not None for e in extents):
+                if scalar:  # a region and a scalar: every element once
+                    return self.atomic_fill("add", dst, value, None, "T.atomic_add")
                 # A region: its extents (the unit ones dropped) must be the
                 # value tile's shape.
                 if not isinstance(value, Buffer):
@@ -688,9 +695,8 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             _tile().AtomicAddOp(value.value, buf.value,
                                 [o.materialize() for o in offsets], tma=True)
             return
-        if isinstance(value, Buffer) and (value.scope not in ("fragment", "local")
-                                          or buf.remap is not None):
-            # A shared (or global) tile, or a destination placed by a
+        if isinstance(value, Buffer) and (value.scope != "fragment" or buf.remap is not None):
+            # A shared, local (or global) tile, or a destination placed by a
             # T.Layout: one scalar atomic per element, in a T.Parallel over
             # the tile.
             if isinstance(dst, BufferRef) and any(e is not None for e in extents):

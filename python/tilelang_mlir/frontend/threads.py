@@ -655,10 +655,33 @@ class ThreadBuilder:
         v = to_storage(self._value(value, f"{what} value"), buf.dtype)
         _tile().AtomicStoreOp(v, buf.value, idx, mo)
 
+    def atomic_fill(self, kind: str, dst, value, order, what: str) -> None:
+        """An atomic update of every element of a region (or a whole buffer)
+        by one scalar value: each element once, in a T.Parallel over the
+        region (TileLang's tile atomic with a scalar value)."""
+        if isinstance(dst, Buffer):
+            buf, offsets = dst, [IndexExpr(0)] * dst.ndim
+            extents = list(dst.static_shape(what))
+        else:
+            buf = dst.buffer
+            offsets, extents = dst.region()
+            extents = [1 if e is None else e for e in extents]
+        dims = [d for d, e in enumerate(extents) if e != 1]
+        with self.parallel([extents[d] for d in dims] or [1]) as ivs:
+            idx = list(offsets)
+            for d, iv in zip(dims, ivs):
+                idx[d] = offsets[d].add(iv)
+            self.atomic_element(kind, BufferRef(buf, tuple(idx)), value, order, False, what)
+
     def atomic_region(self, kind: str, dst, value, order, what: str) -> None:
         """An atomic update of a region by a tile (or region) of values: one
-        element update each, in a T.Parallel over the tile."""
+        element update each, in a T.Parallel over the tile; by a scalar,
+        each element of the region once (atomic_fill)."""
         self.require_kernel(what)
+        if not isinstance(value, (Buffer, BufferRef)) or \
+                (isinstance(value, BufferRef) and not any(
+                    isinstance(i, slice) for i in value.items)):
+            return self.atomic_fill(kind, dst, value, order, what)
         vbuf, voff, vshape = self._atomic_tile(value, what)
         if isinstance(dst, Buffer):
             buf, offsets, extents = dst, [IndexExpr(0)] * dst.ndim, list(dst.shape)

@@ -202,6 +202,36 @@ def test_tile_region_atomics(target, rng):
     np.testing.assert_allclose(get(s), 2 * x[:, 3], rtol=1e-6)
 
 
+def test_tile_atomics_of_a_scalar_update_each_element_once(target, rng):
+    """A whole buffer or a region with a scalar value is a tile update:
+    each element once, whatever the number of threads (TileLang's tile
+    atomic; a whole buffer was updated at its first element by every
+    thread). A local tile value updates element by element too."""
+    @T.prim_func
+    def main(A: T.Tensor((48, 16), "float32"), B: T.Tensor((5,), "float32"),
+             C: T.Tensor((2,), "float32"), D: T.Tensor((3,), "float32")):
+        with T.Kernel(3, threads=128) as bx:
+            T.atomic_add(A[bx * 16:(bx + 1) * 16, 0:16], 1.5)
+            T.atomic_max(A[bx * 16:(bx + 1) * 16, 8:16], 0.25)
+            T.atomic_add(B, 2)
+            loc = T.alloc_local((2,), "float32")
+            T.copy(C, loc)
+            T.atomic_add(D[1:3], loc, memory_order="relaxed")
+            T.atomic_add(D[0:3], -1.0, memory_order="relaxed")
+
+    kernel = tl.compile(main, target=target)
+    a0 = rng.standard_normal((48, 16)).astype(np.float32)
+    c = rng.standard_normal(2).astype(np.float32)
+    a, b, d = put(a0.copy(), target), put(np.zeros(5, np.float32), target), \
+        put(np.zeros(3, np.float32), target)
+    kernel(a, b, put(c, target), d)
+    ref = a0 + 1.5
+    ref[:, 8:] = np.maximum(ref[:, 8:], 0.25)
+    np.testing.assert_allclose(get(a), ref, rtol=1e-6)
+    np.testing.assert_array_equal(get(b), np.full(5, 6.0, np.float32))  # 3 blocks x 2
+    np.testing.assert_allclose(get(d), [-3.0, 3 * c[0] - 3, 3 * c[1] - 3], rtol=1e-5, atol=1e-5)
+
+
 def test_atomics_on_shared_memory_and_load_store(target, rng):
     @T.prim_func
     def main(Idx: T.Tensor((128,), "int32"), Out: T.Tensor((16,), "int32"),
