@@ -65,8 +65,14 @@ def _record_texts() -> None:
 
 
 def _is_text(value) -> bool:
-    return isinstance(value, str) and len(value) > 40 and \
-        any(value is t or value == t for t in _TEXTS)
+    """A generated text, or the list of its lines."""
+    if isinstance(value, str):
+        return len(value) > 40 and any(value is t or value == t for t in _TEXTS)
+    if isinstance(value, (list, tuple)) and len(value) > 2 and \
+            all(isinstance(v, str) for v in value):
+        return any("\n".join(value) == t.rstrip("\n") or "\n".join(value) == t
+                   for t in _TEXTS)
+    return False
 
 
 def _is_data(value) -> bool:
@@ -76,9 +82,10 @@ def _is_data(value) -> bool:
 
 
 def source_text_assertion(excinfo) -> bool:
-    """Whether `excinfo` is an AssertionError of a frame that holds a
-    generated text, in a statement that reads no tensor or array."""
-    if not _TEXTS or not excinfo.errisinstance(AssertionError) or \
+    """Whether `excinfo` is an AssertionError (or a StopIteration of a
+    search through lines) of a frame that holds a generated text (or its
+    lines), in a statement that reads no tensor or array."""
+    if not _TEXTS or not excinfo.errisinstance((AssertionError, StopIteration)) or \
             type(excinfo.value).__module__.startswith(("_pytest", "pytest")):
         return False
     entry = excinfo.traceback[-1]
