@@ -372,6 +372,10 @@ LogicalResult LayoutInference::setLayout(Value frag, const TileLayout &layout,
   return success();
 }
 
+/// The most elements of a fragment that every thread holds whole because
+/// it is read element by element outside T.Parallel.
+static constexpr int64_t kReplicatedFragmentElements = 256;
+
 /// Returns the alloc_fragment defining `v`, if any.
 static AllocFragmentOp fragmentAlloc(Value v) {
   return v.getDefiningOp<AllocFragmentOp>();
@@ -1137,6 +1141,28 @@ LogicalResult LayoutInference::run() {
   };
   if (failed(propagateToFixpoint()))
     return failure();
+  // A small fragment read element by element outside every T.Parallel (`a =
+  // mask_f[i]` in a serial loop) is read whole by each thread: unless
+  // something placed it already, every thread holds all of it.
+  {
+    llvm::SmallPtrSet<Value, 4> readOutside;
+    kernel.walk([&](memref::LoadOp load) {
+      if (!load->getParentOfType<ParallelOp>() && inScope(load))
+        readOutside.insert(viewSource(load.getMemRef()));
+    });
+    bool seeded = false;
+    for (Value frag : fragments) {
+      auto type = cast<MemRefType>(frag.getType());
+      if (hasLayout(frag) || !readOutside.contains(frag) ||
+          type.getNumElements() > kReplicatedFragmentElements)
+        continue;
+      layouts.insert(std::make_pair(
+          frag, TileLayout::replicated(type.getShape(), threads)));
+      seeded = true;
+    }
+    if (seeded && failed(propagateToFixpoint()))
+      return failure();
+  }
   // Unconstrained loops get a blocked layout (each thread `vector`
   // consecutive innermost elements: 4 unless the loop asks for another
   // width); propagate from them too.

@@ -121,3 +121,44 @@ def test_branch_reads_replicated_block_fragment_on_gpu(rng):
     a = torch.from_numpy(rng.standard_normal(8).astype(np.float32)).cuda()
     b = tl.compile(_sum_then_one_thread_stores(), out_idx=[1], target="cuda")(a)
     torch.testing.assert_close(b, a.sum().reshape(1), rtol=1e-6, atol=1e-6)
+
+
+def _gather_rows(M=256, N=64, S=6, bm=32):
+    """B[block by, slot i] = A[rows of block Mask[by, i]] when Mask >= 0: the
+    mask is copied into a fragment and read element by element in a
+    pipelined loop (TileLang's let-bound fragment reads): every thread holds
+    the whole fragment."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, S * N), "float32"),
+             Mask: T.Tensor((M // bm, S), "int32")):
+        with T.Kernel(M // bm, threads=128) as by:
+            A_s = T.alloc_shared((bm, N), "float32")
+            mask_f = T.alloc_fragment((S,), "int32")
+            T.copy(Mask[by, :], mask_f)
+            for i in T.Pipelined(S):
+                a = mask_f[i]
+                if a >= 0:
+                    T.copy(A[a * bm, 0], A_s)
+                    T.copy(A_s, B[by * bm:(by + 1) * bm, i * N:(i + 1) * N])
+
+    return main
+
+
+def test_fragment_read_element_by_element_in_a_serial_loop(target, rng):
+    M, N, S, bm = 256, 64, 6, 32
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    mask = rng.integers(-1, M // bm, size=(M // bm, S)).astype(np.int32)
+    b = put(np.zeros((M, S * N), np.float32), target)
+    tl.compile(_gather_rows(M, N, S, bm), target=target)(put(a, target), b, put(mask, target))
+    ref = np.zeros((M, S * N), np.float32)
+    for by in range(M // bm):
+        for i in range(S):
+            if mask[by, i] >= 0:
+                ref[by * bm:(by + 1) * bm, i * N:(i + 1) * N] = \
+                    a[mask[by, i] * bm:(mask[by, i] + 1) * bm]
+    np.testing.assert_array_equal(get(b), ref)
+
+
+@pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
+def test_fragment_read_element_by_element_compiles(arch):
+    tl.compile(_gather_rows(), target=arch)
