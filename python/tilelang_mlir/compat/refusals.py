@@ -84,7 +84,7 @@ LANGUAGE = _table(
         SizeVar StringImm Sub"""),
     (TVM_BUILDER, """Assert If Then Else While axis bind block_name_suffix_context buffer
         buffer_decl buffer_store buffer_var decl_buffer env_thread func_name
-        func_ret init iter_var launch_thread match_buffer reads writes sblock
+        func_ret init iter_var match_buffer reads writes sblock
         sblock_alloc_buffer sblock_attr target arg handle type_annotation void index_map
         where ret lookup_param undef"""),
     (TVM_RUNTIME, """TVMBackendAllocWorkspace TVMBackendFreeWorkspace anylist_getitem
@@ -261,7 +261,7 @@ REFUSED: Dict[str, Dict[str, str]] = {
 # refusal (a TileLangError at the program's line, naming what to write
 # instead) rather than refused at the attribute access.
 AT_CALL: Dict[str, frozenset] = {
-    "tilelang.language": frozenset({"launch_thread"}),
+    "tilelang.language": frozenset(),
 }
 
 # Module paths (of any release from 0.1.6 to 0.1.15) that the compat route

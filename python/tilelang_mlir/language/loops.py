@@ -124,14 +124,37 @@ def thread_binding(start, stop=None, thread: str = "", annotations=None):
 
 
 def launch_thread(thread: str, extent=None):
-    """TVM's explicit launch of a thread or block index: not supported
-    (tilelang-mlir launches with `T.Kernel(grid..., threads=...)` and reads
-    the indices with T.get_thread_binding / T.get_block_binding)."""
+    """TVM's launch of a thread or block index, inside `with T.Kernel(...)`:
+    `T.launch_thread("threadIdx.x", n)` is the kernel's thread index along x
+    when the kernel has n threads along x (likewise y, z and the block
+    indices `blockIdx.*` with the grid's extents). Launching another extent
+    is refused: the kernel's threads and grid are T.Kernel's."""
     from ..base.errors import TileLangError
+    from . import state
 
-    raise TileLangError(f"not supported by tilelang-mlir: T.launch_thread({thread!r}, ...) (TVM's "
-                        "explicit thread launch); write `with T.Kernel(grid, threads=n)` and read "
-                        "the indices with T.get_thread_binding() / T.get_block_binding()")
+    kinds = {f"{k}.{a}": (k, i) for k in ("threadIdx", "blockIdx")
+             for i, a in enumerate("xyz")}
+    how = ("write `with T.Kernel(grid, threads=n)` and read the indices with "
+           "T.get_thread_binding() / T.get_block_binding()")
+    where = state.current().source_location() if state.active() else None
+    if thread not in kinds or not state.active() or not state.current().kernel_depth:
+        raise TileLangError(f"not supported by tilelang-mlir: T.launch_thread({thread!r}, ...) "
+                            f"outside `with T.Kernel(...)` (TVM's explicit launch); {how}", where)
+    from . import kernel as _kernel
+    from .roles import get_thread_binding
+
+    kind, dim = kinds[thread]
+    extents = _kernel.get_thread_extents() if kind == "threadIdx" else \
+        _kernel.get_block_extents()
+    have = extents[dim] if dim < len(extents) else 1
+    if extent is not None and not (isinstance(have, int) and isinstance(extent, int)
+                                   and have == extent) and have is not extent:
+        raise TileLangError(f"T.launch_thread({thread!r}, {extent!r}): the kernel has {have} "
+                            f"along {thread}; a launch inside T.Kernel reads the kernel's "
+                            f"own index, so its extent must be the kernel's ({how})", where)
+    if kind == "threadIdx":
+        return get_thread_binding(dim)
+    return _kernel.get_block_binding(dim)
 
 
 def serial(start, stop=None, step=None, *, annotations: Optional[dict] = None) -> Serial:

@@ -421,3 +421,39 @@ def test_ws_schedule_names_are_refused(compat_route):
     for name in ("WSSchedule", "annotate_ws_schedule", "ws_op", "WarpSpecialize"):
         with pytest.raises(AttributeError, match="MaterializeWSSchedule.*T.ws"):
             getattr(TL, name)
+
+
+# ---------------------------------------------------------------------------
+# T.launch_thread inside T.Kernel
+# ---------------------------------------------------------------------------
+
+
+def _launched_indices():
+    @T.prim_func
+    def main(A: T.Tensor((4, 256), "int32")):
+        with T.Kernel(4, threads=256):
+            tx = T.launch_thread("threadIdx.x", 256)
+            b = T.launch_thread("blockIdx.x", 4)
+            A[b, tx] = tx * 10 + b
+
+    return main
+
+
+def test_launch_thread_inside_a_kernel_reads_its_indices():
+    _compiles_for_gpus(_launched_indices())
+
+    @T.prim_func
+    def other_extent(A: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=256):
+            A[0] = T.launch_thread("threadIdx.x", 128)
+
+    with pytest.raises(TileLangError, match="the kernel has 256 along threadIdx.x"):
+        tl.compile(other_extent, target="cuda:sm_90a")
+
+
+@pytest.mark.gpu
+def test_launch_thread_inside_a_kernel_on_the_gpu():
+    out = torch.full((4, 256), -1, dtype=torch.int32, device="cuda")
+    tl.compile(_launched_indices(), target="cuda")(out)
+    want = torch.arange(256, device="cuda")[None, :] * 10 + torch.arange(4, device="cuda")[:, None]
+    assert torch.equal(out, want.to(torch.int32))
