@@ -67,6 +67,7 @@ private:
     return arith::ConstantIndexOp::create(b, loc, v);
   }
   LogicalResult prepare();
+  LogicalResult checkSingleBufferedDistances();
   void emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k);
   void emitInstance(OpBuilder &b, size_t statement, Value j);
   void emitInstances(OpBuilder &b, ArrayRef<Instance> instances);
@@ -180,6 +181,68 @@ LogicalResult LoopExpander::prepare() {
                << "that fills it; only that copy may write it";
     }
   }
+  return checkSingleBufferedDistances();
+}
+
+/// The kernel's buffers (shared, fragment, local) that `s` reads and
+/// writes, by their allocation (through views).
+static void bufferAccesses(Operation *s, SetVector<Value> &reads,
+                           SetVector<Value> &writes) {
+  auto isKernelBuffer = [](Value root) {
+    Operation *def = root.getDefiningOp();
+    return def && isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp>(def);
+  };
+  s->walk([&](Operation *op) {
+    for (Value v : op->getOperands()) {
+      if (!isa<MemRefType>(v.getType()))
+        continue;
+      Value root = viewSource(v);
+      if (!isKernelBuffer(root))
+        continue;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects) {
+        reads.insert(root);
+        writes.insert(root);
+        continue;
+      }
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      for (const MemoryEffects::EffectInstance &e : list) {
+        if (e.getValue() && e.getValue() != v)
+          continue;
+        if (isa<MemoryEffects::Read>(e.getEffect()))
+          reads.insert(root);
+        if (isa<MemoryEffects::Write>(e.getEffect()))
+          writes.insert(root);
+      }
+    }
+  });
+}
+
+/// A buffer that is not multi-buffered holds one iteration's values: a
+/// statement that reads it two or more stages after the statement that
+/// wrote it would read a later iteration's values (a fragment computed in
+/// stage 0 and stored in stage 2).
+LogicalResult LoopExpander::checkSingleBufferedDistances() {
+  SmallVector<SetVector<Value>> reads(statements.size()),
+      writes(statements.size());
+  for (auto [i, s] : llvm::enumerate(statements))
+    bufferAccesses(s, reads[i], writes[i]);
+  for (size_t w = 0; w < statements.size(); ++w)
+    for (Value buf : writes[w]) {
+      if (multiBuffered.count(buf))
+        continue;
+      for (size_t r = 0; r < statements.size(); ++r)
+        if (reads[r].contains(buf) && stage[r] - stage[w] >= 2)
+          return statements[r]->emitError()
+                 << "runs in pipeline stage " << stage[r]
+                 << " and reads a buffer that statement " << w
+                 << " writes in stage " << stage[w]
+                 << ": only the shared-memory destinations of the loop's "
+                    "copies are multi-buffered, so this buffer holds a "
+                    "later iteration's values by then; put the two at most "
+                    "one stage apart";
+    }
   return success();
 }
 

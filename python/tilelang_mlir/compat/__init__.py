@@ -447,15 +447,17 @@ def _no_real_tvm(force: bool) -> bool:
 def _tilelang_defaults(on: bool) -> None:
     """TileLang's meanings where this package's own API chose differently
     (runtime.profiler.Profiler): `do_bench`'s warmup and rep are
-    millisecond budgets, and `assert_allclose` allows 1% mismatched
-    elements by default; outputs are torch tensors even for a call
+    millisecond budgets, `assert_allclose` allows 1% mismatched
+    elements by default, and the profiler's random inputs are TileLang's
+    Auto supply (U(-1, 1) for 16/32-bit floats); outputs are torch tensors even for a call
     without one, several of them a list (runtime.args.TILELANG_OUTPUTS)."""
     from ..runtime import args
     from ..runtime.kernel import Kernel
-    from ..runtime.profiler import Profiler
+    from ..runtime.profiler import Profiler, TensorSupplyType
     from .refusals import REFUSED, message
 
     Profiler.bench_units = "ms" if on else "calls"
+    Profiler.default_supply_type = TensorSupplyType.Auto if on else None
     # TileLang's kernel and profiler members that are refused say why.
     for cls, surface in ((Kernel, "tilelang.JITKernel"), (Profiler, "tilelang.Profiler")):
         cls.refused_members = {n: message(surface, n) for n in REFUSED[surface]} if on else {}

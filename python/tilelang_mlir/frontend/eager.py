@@ -58,7 +58,7 @@ from ..base import dtypes as dt
 from ..base.errors import TileLangError
 from ..base.signature import Param, ScalarType, SymbolicDim, SymExpr, TensorType, param_dim
 from ..language import state
-from .function import TileFunction, _closure_env, _closure_values, _fingerprint
+from .function import TileFunction, _closure_env, _closure_values, _fingerprint, _key_values
 from .parser import Parser, _Return
 from .prim_func import PrimFunc
 from .source import FunctionSource, parse_function
@@ -866,7 +866,7 @@ class EagerFunction(TileFunction):
     def fingerprint(self) -> str:
         """Source and closure values (what the autotuner's cache key takes)."""
         closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
-                           sorted(_closure_values(self.fn).items()))
+                           sorted(_key_values(self.fn).items()))
         return f"eager({self._source.digest()},{closure})"
 
     def factory(self) -> Callable[..., "EagerProgram"]:

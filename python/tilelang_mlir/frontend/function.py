@@ -38,6 +38,30 @@ def _closure_values(fn: Callable) -> Dict[str, Any]:
     return values
 
 
+def _global_names(code, out: set) -> set:
+    """The global names a code object (and the code nested in it) reads."""
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            _global_names(c, out)
+    return out
+
+
+def _key_values(fn: Callable) -> Dict[str, Any]:
+    """What a DSL function's IR depends on besides its source: its captured
+    values and the module-level values it reads (`BLOCK = int(sys.argv[1])`
+    at the top of a script: a kernel cache keyed without them served a
+    kernel of another value)."""
+    values = _closure_values(fn)
+    code = getattr(fn, "__code__", None)
+    module = getattr(fn, "__globals__", None)
+    if code is not None and module is not None:
+        for name in sorted(_global_names(code, set())):
+            if name in module and name not in values:
+                values["global " + name] = module[name]
+    return values
+
+
 def _code_digest(code) -> str:
     """A digest of what a code object computes (its bytecode, constants and
     names; not its file's path, so that a kernel cache prepared in one
@@ -93,8 +117,8 @@ def _fingerprint(value, depth: int = 0) -> str:
             text = ""
         text += "," + _code_digest(inner.__code__)
         captured = ",".join(_fingerprint(v, depth + 1) for v in
-                            list(_closure_values(value).values()) +
-                            (list(_closure_values(inner).values()) if inner is not value else []) +
+                            list(_key_values(value).values()) +
+                            (list(_key_values(inner).values()) if inner is not value else []) +
                             list(value.__defaults__ or ()))
         return f"fn({text},{value.__module__}.{value.__qualname__},{captured})"
     if hasattr(value, "value") and hasattr(type(value), "__members__"):  # enums
@@ -141,7 +165,7 @@ class Macro(TileFunction):
 
     def fingerprint(self) -> str:
         closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
-                           sorted(_closure_values(self.fn).items()))
+                           sorted(_key_values(self.fn).items()))
         source = self.source()
         return f"macro({source.digest()[:16]},{source_place(source)},{closure})"
 

@@ -16,7 +16,7 @@ from ..base.errors import SourceLocation, TileLangError
 from ..base.signature import (RANKS, Param, ScalarType, SymbolicDim, SymExpr,
                               SymmetricTensorType, TensorType, param_dim, peers_param,
                               symbols_of)
-from .function import (Macro, TileFunction, _closure_env, _closure_values,  # noqa: F401
+from .function import (Macro, TileFunction, _closure_env, _closure_values, _key_values,  # noqa: F401
                        _fingerprint, macro, source_place)
 from .source import FunctionSource, parse_function
 
@@ -146,7 +146,7 @@ class PrimFunc(TileFunction):
         and the signature. The file's directory is left out, so that a kernel
         cache prepared in one checkout serves another."""
         closure = ",".join(f"{k}={_fingerprint(v)}" for k, v in
-                           sorted(_closure_values(self.fn).items()))
+                           sorted(_key_values(self.fn).items()))
         params = ",".join(f"{p.name}:{p.kind}:{p.dtype}:{p.shape}:{p.strides}" for p in self.params)
         src = self.source()
         text = f"{src.digest()}|{source_place(src)}|{closure}|{params}"

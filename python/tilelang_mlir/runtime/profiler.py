@@ -154,15 +154,18 @@ class Profiler:
     """Times a kernel (`do_bench`) and compares it with a reference
     (`assert_allclose`). Obtain one with `kernel.get_profiler()`.
 
-    Two defaults differ between this package's API and TileLang's, and the
-    compatibility route (`tilelang_mlir.compat.install`) switches them to
-    TileLang's for the process: `bench_units` ("calls": `warmup` and `rep`
-    count calls; "ms": they are millisecond budgets, as in TileLang) and
-    `default_mismatch_ratio` (0.0 here; TileLang's 0.01).
+    Three defaults differ between this package's API and TileLang's, and
+    the compatibility route (`tilelang_mlir.compat.install`) switches them
+    to TileLang's for the process: `bench_units` ("calls": `warmup` and
+    `rep` count calls; "ms": they are millisecond budgets, as in TileLang),
+    `default_mismatch_ratio` (0.0 here; TileLang's 0.01) and
+    `default_supply_type` (None here: N(0, 1) floats; TileLang's Auto:
+    U(-1, 1) for 16/32-bit floats).
     """
 
     bench_units = "calls"
     default_mismatch_ratio = 0.0
+    default_supply_type: Optional["TensorSupplyType"] = None
 
     # Members of another API's profiler that this class refuses, name -> the
     # error text (tilelang_mlir.compat fills it with TileLang's refused
@@ -190,7 +193,8 @@ class Profiler:
             raise TypeError(f"tensor_supply_type must be a TensorSupplyType, got "
                             f"{tensor_supply_type!r}")
         self.kernel = kernel
-        self.supply_type = tensor_supply_type
+        self.supply_type = tensor_supply_type if tensor_supply_type is not None \
+            else self.default_supply_type
 
     def __repr__(self) -> str:
         return f"<Profiler of {self.kernel!r}>"

@@ -214,11 +214,13 @@ except AttributeError as e:
 from tilelang.autotuner import *
 assert callable(autotune) and AutoTuner and set_autotune_inputs
 # TileLang's profiler defaults under the route, ours again after it
-from tilelang_mlir.runtime.profiler import Profiler
+from tilelang_mlir.runtime.profiler import Profiler, TensorSupplyType
 assert Profiler.bench_units == "ms" and Profiler.default_mismatch_ratio == 0.01
+assert Profiler.default_supply_type == TensorSupplyType.Auto
 compat.uninstall()
 assert "tilelang" not in sys.modules
 assert Profiler.bench_units == "calls" and Profiler.default_mismatch_ratio == 0.0
+assert Profiler.default_supply_type is None
 print("HOST API OK")
 """
 

@@ -271,3 +271,44 @@ def test_a_program_moved_down_its_file_is_another_kernel(cache, tmp_path):
         lines.append(info.value.location.line)
     assert lines[1] == lines[0] + 2
     assert len(_entries(cache)) == 2
+
+
+_SCALED = '''
+import tilelang_mlir.language as T
+
+SCALE = {scale}
+ROWS = ({rows}, 8)
+
+
+@T.macro
+def scaled(A, B, i):
+    B[i] = A[i] * SCALE
+
+
+@T.prim_func
+def main(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
+    with T.Kernel(1, threads=8):
+        for i in T.Parallel(ROWS[1]):
+            scaled(A, B, i)
+'''
+
+
+def test_module_level_values_a_program_reads_are_part_of_its_key(cache, tmp_path):
+    """`SCALE = float(sys.argv[1])` at the top of a script: the program (and
+    a macro it calls) read module-level values, which the cache key must
+    hold (the same file run with another value was served the first
+    value's kernel)."""
+    import importlib.util
+
+    a = np.arange(8, dtype=np.float32)
+    for n, scale in enumerate((2.0, 3.0, 2.0)):
+        path = tmp_path / f"run{n}" / "script.py"  # the same text but for SCALE
+        path.parent.mkdir()
+        path.write_text(_SCALED.format(scale=scale, rows=8))
+        spec = importlib.util.spec_from_file_location(f"scaled_script_{n}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        b = np.zeros(8, np.float32)
+        tl.compile(module.main, target="cpu")(a, b)
+        np.testing.assert_array_equal(b, a * scale)
+    assert len(_entries(cache)) == 2  # the third run is the first one's entry
