@@ -4,7 +4,8 @@
 # git -C CHECKOUT rev-parse --short HEAD > .tl-src/COMMIT) on the GPU machine
 # (the device tool), from the repository root; results in $OUT.
 #
-#   IMPL=ours     bash scripts/conformance_device.sh   # carrying dist/<cp312 wheel> and .tl-src
+#   IMPL=ours COMMIT=<this tree's commit> bash scripts/conformance_device.sh
+#                                                      # carrying dist/<cp312 wheel> and .tl-src
 #   IMPL=tilelang bash scripts/conformance_device.sh   # TileLang's PyPI wheel and its
 #                                                      # dependencies' wheels in $TLW
 #
@@ -40,7 +41,7 @@ if [ -n "${GPUTESTS:-}" ]; then
       > $OUT/gputests.txt 2>&1; echo "pytest exit $?" >> $OUT/gputests.txt ) &
 fi
 python3 scripts/tilelang_conformance.py --tilelang $SRC --tilelang-commit "$(cat $SRC/COMMIT)" \
-  --impl $IMPL --jobs ${JOBS:-8} --timeout ${TMO:-240} --deadline ${DEADLINE:-420} \
+  --impl $IMPL ${COMMIT:+--commit $COMMIT} --jobs ${JOBS:-8} --timeout ${TMO:-240} --deadline ${DEADLINE:-420} \
   --logs /tmp/conf_logs_$IMPL --json $OUT/conformance_$IMPL.json ${ONLY:+--only $ONLY} \
   > $OUT/conformance_$IMPL.txt 2>&1
 tail -14 $OUT/conformance_$IMPL.txt

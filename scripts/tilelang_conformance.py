@@ -292,6 +292,9 @@ def main() -> int:
     ap.add_argument("--emulate", choices=("none", "cpu", "dry"), default="none")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per test file")
+    ap.add_argument("--commit", default="",
+                    help="this tree's commit, where the checkout's git does not know it (a "
+                         "copy on the GPU machine)")
     ap.add_argument("--tilelang-commit", default="",
                     help="the checkout's commit, where --tilelang is a copy without git")
     ap.add_argument("--deadline", type=float, default=0.0,
@@ -337,7 +340,7 @@ def main() -> int:
     meta = {"date": str(datetime.date.today()), "impl": args.impl,
             "emulate": args.emulate,
             "tilelang_commit": args.tilelang_commit or git_commit(root),
-            "commit": git_commit(ROOT)}
+            "commit": args.commit or git_commit(ROOT)}
     try:
         import torch
 

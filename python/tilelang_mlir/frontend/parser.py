@@ -275,6 +275,12 @@ class Parser:
             if len(value) != len(target.elts):
                 raise self.error(target, f"cannot unpack {len(value)} values into "
                                          f"{len(target.elts)} names")
+            # Python evaluates the whole right side before it assigns: an
+            # element read (`A[0], A[1] = A[1], A[0]`) is read now, not after
+            # an earlier target of the same statement has been stored.
+            value = [v.load() if isinstance(v, BufferRef) and not any(
+                isinstance(i, slice) for i in v.items) and not v.is_vector() else v
+                for v in value]
             for t, v in zip(target.elts, value):
                 self.assign(t, v)
         else:

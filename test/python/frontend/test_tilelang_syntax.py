@@ -881,3 +881,21 @@ def test_thread_conditioned_tile_ops_on_the_gpu(first_half, elementwise):
                         target="cuda", pass_configs={"tl.disable_warp_specialized": True})
     a = torch.randn(512, 384, device="cuda", dtype=torch.float16)
     torch.testing.assert_close(kernel(a), a, rtol=0, atol=0)
+
+
+def test_tuple_assignment_reads_every_value_before_storing(target):
+    """`A[0], A[1] = A[1], A[0]` swaps, as Python does: the right side is
+    read before the first store (the second element was read after the
+    first store and both ended up equal)."""
+    @T.prim_func
+    def swap(A: T.Tensor((4,), T.float32), B: T.Tensor((2, 2), T.int32)):
+        with T.Kernel(1, threads=1):
+            A[0], A[1] = A[1], A[0]
+            A[2], A[3], A[2] = A[3], A[2], A[2] + A[3]
+            B[0, 0], B[1, 1], B[0, 1] = B[1, 1], B[0, 1], B[0, 0]
+
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], device=_device(target))
+    y = torch.tensor([[5, 6], [7, 8]], dtype=torch.int32, device=_device(target))
+    tl.compile(swap, target=target)(x, y)
+    assert x.tolist() == [2.0, 1.0, 7.0, 3.0]
+    assert y.tolist() == [[8, 5], [7, 6]]
