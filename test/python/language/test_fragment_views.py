@@ -160,5 +160,10 @@ def test_fragment_read_element_by_element_in_a_serial_loop(target, rng):
 
 
 @pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
-def test_fragment_read_element_by_element_compiles(arch):
-    tl.compile(_gather_rows(), target=arch)
+def test_fragment_read_element_by_element_is_held_by_every_thread(arch):
+    """The mask fragment gets a layout that replicates it over all 128
+    threads (each holds all 6 elements), so each can read any element."""
+    layout = tl.compile(_gather_rows(), target=arch).mlir("layout")
+    allocs = [ln for ln in layout.splitlines() if "tile.alloc_fragment" in ln]
+    assert len(allocs) == 1, allocs
+    assert "threads = 128, replicate = 128" in allocs[0] and "memref<6xi32" in allocs[0], allocs
