@@ -406,22 +406,8 @@ class Parser:
             visit()
             scf.YieldOp([])
 
-    def _same_sides(self, test: ast.AST) -> Optional[bool]:
-        """`a == b` / `a != b` whose sides are the same index expression (one
-        symbolic size read from two tensors' shapes): decided at compile
-        time; else None."""
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
-                isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
-            return None
-        a, b = self.eval(test.left), self.eval(test.comparators[0])
-        if not (isinstance(a, IndexExpr) and isinstance(b, IndexExpr)) or not a.same(b):
-            return None
-        return isinstance(test.ops[0], ast.Eq)
-
     def stmt_Assert(self, node: ast.Assert) -> None:
-        cond = self._same_sides(node.test)
-        if cond is None:
-            cond = self.eval(node.test)
+        cond = self.eval(node.test)
         if is_runtime(cond):
             raise self.error(node, "`assert` on a runtime value is not supported; use "
                                    "T.device_assert")

@@ -1067,6 +1067,10 @@ def _compare_scalar(op: str, a, b):
     ia, ib = IndexExpr.lift(a), IndexExpr.lift(b)
     if ia is not None and ib is not None and ia.is_const() and ib.is_const():
         return _CMP_PY[op](ia.const, ib.const)
+    if isinstance(a, IndexExpr) and isinstance(b, IndexExpr) and a.same(b):
+        # One exact index expression on both sides (a symbolic size read from
+        # two tensors' shapes): decided here, as for constants.
+        return _CMP_PY[op](0, 0)
     if not isinstance(a, (Scalar, IndexExpr)) and not isinstance(b, (Scalar, IndexExpr)):
         return _CMP_PY[op](a, b)
     arith = _arith()
