@@ -660,8 +660,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         reduction, where the tile's dimensions are the destination's
         trailing ones (else, as without it, element by element)."""
         self.require_kernel("T.atomic_add")
-        scalar = not isinstance(value, Buffer) and not (
-            isinstance(value, BufferRef) and any(isinstance(i, slice) for i in value.items))
+        scalar = not self.is_tile_value(value)
         if isinstance(dst, Buffer) and dst.ndim > 0 and scalar:
             # A whole buffer and a scalar: every element once (a tile add).
             return self.atomic_fill("add", dst, value, None, "T.atomic_add")

@@ -15,7 +15,6 @@ from typing import Optional
 
 from ..base import dtypes as dt
 from ..base.dtypes import DType
-from ..base.errors import TileLangTypeError
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, Vector, _describe, binary,
                                from_storage, ir_type, static_int, storage_ir_type, to_index,
                                to_scalar, to_storage)
@@ -68,12 +67,12 @@ class ThreadBuilder:
     def _predicate(self, x, what: str):
         """The i1 of a predicate: an integer or a bool, true when non-zero."""
         if isinstance(x, float):
-            raise TileLangTypeError(f"{what} requires an integer or boolean predicate, got "
-                                    f"the float {x!r}", self.location)
+            raise self.error(f"{what} requires an integer or boolean predicate, got the "
+                             f"float {x!r}", kind=TypeError)
         s = self._value(x, what)
         if s.dtype.is_float:
-            raise TileLangTypeError(f"{what} requires an integer or boolean predicate, got "
-                                    f"a {s.dtype} value", self.location)
+            raise self.error(f"{what} requires an integer or boolean predicate, got a "
+                             f"{s.dtype} value", kind=TypeError)
         return to_scalar(s, dt.boolean).value
 
     @staticmethod
@@ -655,6 +654,13 @@ class ThreadBuilder:
         v = to_storage(self._value(value, f"{what} value"), buf.dtype)
         _tile().AtomicStoreOp(v, buf.value, idx, mo)
 
+    @staticmethod
+    def is_tile_value(value) -> bool:
+        """Whether an atomic's value is a tile (a buffer or a sliced region)
+        rather than one value (a scalar, an element)."""
+        return isinstance(value, Buffer) or (isinstance(value, BufferRef) and any(
+            isinstance(i, slice) for i in value.items))
+
     def atomic_fill(self, kind: str, dst, value, order, what: str) -> None:
         """An atomic update of every element of a region (or a whole buffer)
         by one scalar value: each element once, in a T.Parallel over the
@@ -678,9 +684,7 @@ class ThreadBuilder:
         element update each, in a T.Parallel over the tile; by a scalar,
         each element of the region once (atomic_fill)."""
         self.require_kernel(what)
-        if not isinstance(value, (Buffer, BufferRef)) or \
-                (isinstance(value, BufferRef) and not any(
-                    isinstance(i, slice) for i in value.items)):
+        if not self.is_tile_value(value):
             return self.atomic_fill(kind, dst, value, order, what)
         vbuf, voff, vshape = self._atomic_tile(value, what)
         if isinstance(dst, Buffer):

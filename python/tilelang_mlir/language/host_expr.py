@@ -118,10 +118,6 @@ def _leaves_of(args, kwargs) -> List:
     return out
 
 
-def is_host(x) -> bool:
-    return isinstance(x, HostExpr)
-
-
 def any_host(args, kwargs=None) -> bool:
     return any(isinstance(a, HostExpr) for a in args) or \
         any(isinstance(a, HostExpr) for a in (kwargs or {}).values())
@@ -129,9 +125,7 @@ def any_host(args, kwargs=None) -> bool:
 
 def _plain(x) -> bool:
     """A value that may stand in a host expression's arguments."""
-    from ..base.signature import SymExpr
-
-    from ..base.signature import SymbolicDim
+    from ..base.signature import SymbolicDim, SymExpr
 
     if isinstance(x, SymExpr):
         return isinstance(x, SymbolicDim)  # sizes' arithmetic stays the size's
@@ -153,19 +147,21 @@ def defer(name: str, fn: Callable, args: tuple, kwargs: dict, refusal: Exception
     result = state.host_evaluator(fn, args, kwargs, refusal, _leaves_of(args, kwargs), _bind)
     from .values import Scalar, Vector
 
-    if isinstance(result, Scalar):
-        dtype = str(result.dtype)
-    elif isinstance(result, Vector):
-        dtype = str(result.dtype)
-    else:
+    if not isinstance(result, (Scalar, Vector)):
         raise refusal
     cls = HostShuffle if name == "extract_lane" else HostCall
-    return cls(name, fn, args, kwargs, dtype)
+    return cls(name, fn, args, kwargs, str(result.dtype))
 
 
 def _bind(x, env: Dict[int, Any]):
+    """`x` with its variables replaced by their values in `env` (by id) and
+    its operations evaluated; a host variable without a value is an error."""
     if id(x) in env:
         return env[id(x)]
+    if isinstance(x, HostVar):
+        raise TileLangError(f"the variable {x.name!r} ({x.dtype}) was made with "
+                            "tvm.tir.Var outside this program and has no value in it: pass "
+                            "it as a parameter")
     if isinstance(x, HostCall):
         return x.fn(*[_bind(a, env) for a in x.args],
                     **{k: _bind(a, env) for k, a in x.kwargs.items()})
@@ -179,15 +175,8 @@ def _bind(x, env: Dict[int, Any]):
 def materialize(x):
     """A host expression used inside a tile program: its operation
     evaluated there on its arguments."""
-    if isinstance(x, HostVar):
-        raise TileLangError(f"the variable {x.name!r} ({x.dtype}) was made with "
-                            "tvm.tir.Var outside this program and has no value in it: pass "
-                            "it as a parameter")
-    if isinstance(x, HostCall):
-        return x.fn(*[materialize(a) for a in x.args],
-                    **{k: materialize(a) for k, a in x.kwargs.items()})
-    return x
+    return _bind(x, {})
 
 
 __all__: Tuple[str, ...] = ("HostExpr", "HostVar", "HostCall", "HostShuffle", "defer",
-                            "materialize", "is_host", "any_host")
+                            "materialize", "any_host")

@@ -26,9 +26,9 @@ def _host(*xs) -> bool:
     """Operands of an expression made outside a program (host_expr.py): a
     tvm.tir.Var, a symbolic size, or such an expression."""
     from ..base.signature import SymbolicDim
-    from .host_expr import HostExpr
+    from .host_expr import any_host
 
-    return not state.active() and any(isinstance(x, (HostExpr, SymbolicDim)) for x in xs)
+    return not state.active() and (any_host(xs) or any(isinstance(x, SymbolicDim) for x in xs))
 
 
 def _defer(name: str, fn, *xs):
