@@ -280,6 +280,9 @@ public:
                                    OpBuilder &b, IRMapping &map);
   LogicalResult lowerRolledParallel(ParallelOp op, const TileLayout &layout,
                                     OpBuilder &b, IRMapping &map);
+  LogicalResult lowerInstance(ParallelOp op, const TileLayout &layout,
+                              OpBuilder &b, IRMapping &map, ArrayRef<Value> ivs,
+                              ArrayRef<bool> exceeds, int64_t reg, Value leader);
 
   // Copies (Copies.cpp).
   struct Side {

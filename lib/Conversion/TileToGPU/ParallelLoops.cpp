@@ -93,38 +93,48 @@ LogicalResult KernelLowering::lowerRolledParallel(ParallelOp op,
                                                   const TileLayout &layout,
                                                   OpBuilder &b,
                                                   IRMapping &map) {
-  Block &body = op.getBody().front();
   Value leader = replicaLeader(b, layout);
   // Dimensions that some register of some thread holds out of range.
-  ArrayRef<int64_t> shape = layout.getShape();
-  SmallVector<bool> exceeds(shape.size(), false);
+  SmallVector<bool> exceeds(layout.getShape().size(), false);
   for (int64_t r = 0; r < layout.getNumRegs(); ++r)
-    for (int64_t t = 0; t < numThreads; ++t)
-      for (auto [d, v] : llvm::enumerate(layout.inverse(t, r)))
-        if (v >= shape[d])
-          exceeds[d] = true;
+    for (auto [d, e] : llvm::enumerate(layout.padding(r, numThreads).exceeds))
+      exceeds[d] = exceeds[d] || e;
   auto loop = scf::ForOp::create(b, loc, cIdx(b, loc, 0),
                                  cIdx(b, loc, layout.getNumRegs()),
                                  cIdx(b, loc, 1));
   OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
-  SmallVector<Value> ivs =
-      layout.emitInverse(lb, loc, tid, loop.getInductionVar());
+  // No fragment is accessed: no register index is read (register 0).
+  return lowerInstance(op, layout, lb, map,
+                       layout.emitInverse(lb, loc, tid, loop.getInductionVar()),
+                       exceeds, /*reg=*/0, leader);
+}
+
+/// One instance of the body of `op` at indices `ivs` (register `reg` of
+/// the loop's layout), guarded by the dimensions that can be out of range.
+LogicalResult KernelLowering::lowerInstance(ParallelOp op,
+                                            const TileLayout &layout,
+                                            OpBuilder &b, IRMapping &map,
+                                            ArrayRef<Value> ivs,
+                                            ArrayRef<bool> exceeds,
+                                            int64_t reg, Value leader) {
+  Block &body = op.getBody().front();
   Value cond;
   for (auto [d, exceed] : llvm::enumerate(exceeds))
     if (exceed)
-      cond = andOf(lb, loc, cond,
-                   arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult,
-                                         ivs[d], cIdx(lb, loc, shape[d])));
+      cond = andOf(
+          b, loc, cond,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ivs[d],
+                                cIdx(b, loc, layout.getShape()[d])));
   LogicalResult result = success();
-  guarded(lb, loc, cond, [&](OpBuilder &gb) {
+  guarded(b, loc, cond, [&](OpBuilder &gb) {
     IRMapping inner = map;
     for (auto [arg, v] : llvm::zip(body.getArguments(), ivs))
       inner.map(arg, v);
     Context ctx;
     ctx.loopLayout = &layout;
-    ctx.reg = 0; // no fragment is accessed: no register index is read
+    ctx.reg = reg;
     ctx.body = &body;
-    ctx.ivs = ivs;
+    ctx.ivs.assign(ivs.begin(), ivs.end());
     ctx.leader = leader;
     result = lowerBlock(body, gb, inner, ctx);
   });
@@ -268,28 +278,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op, OpBuilder &b,
     TileLayout::RegisterPadding pad = layout->padding(r, numThreads);
     if (!pad.anyInBounds)
       continue;
-    SmallVector<Value> ivs = layout->emitInverse(b, loc, tid, r);
-    Value cond;
-    for (auto [d, exceed] : llvm::enumerate(pad.exceeds))
-      if (exceed)
-        cond = andOf(
-            b, loc, cond,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ivs[d],
-                                  cIdx(b, loc, layout->getShape()[d])));
-    LogicalResult result = success();
-    guarded(b, loc, cond, [&](OpBuilder &gb) {
-      IRMapping inner = map;
-      for (auto [arg, v] : llvm::zip(body.getArguments(), ivs))
-        inner.map(arg, v);
-      Context ctx;
-      ctx.loopLayout = &*layout;
-      ctx.reg = r;
-      ctx.body = &body;
-      ctx.ivs = ivs;
-      ctx.leader = leader;
-      result = lowerBlock(body, gb, inner, ctx);
-    });
-    if (failed(result))
+    if (failed(lowerInstance(op, *layout, b, map,
+                             layout->emitInverse(b, loc, tid, r), pad.exceeds, r,
+                             leader)))
       return failure();
   }
   return success();

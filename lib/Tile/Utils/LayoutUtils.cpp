@@ -492,6 +492,22 @@ std::optional<int64_t> TileLayout::registerOf(ArrayRef<int64_t> index,
   return reg;
 }
 
+/// The index value digit `d` contributes, read from `v` (the thread id, or
+/// a register index) whose values are below `extent`.
+static Value emitDigit(OpBuilder &b, Location loc, Value v,
+                       const LayoutDigit &d, int64_t extent) {
+  if (d.stride != 1)
+    v = arith::DivUIOp::create(b, loc, v,
+                               arith::ConstantIndexOp::create(b, loc, d.stride));
+  if (d.stride * d.size < extent)
+    v = arith::RemUIOp::create(b, loc, v,
+                               arith::ConstantIndexOp::create(b, loc, d.size));
+  if (d.dimStride != 1)
+    v = arith::MulIOp::create(
+        b, loc, v, arith::ConstantIndexOp::create(b, loc, d.dimStride));
+  return v;
+}
+
 SmallVector<Value> TileLayout::emitInverse(OpBuilder &b, Location loc,
                                            Value tid, int64_t reg) const {
   SmallVector<int64_t> constant(shape.size(), 0);
@@ -503,16 +519,7 @@ SmallVector<Value> TileLayout::emitInverse(OpBuilder &b, Location loc,
       constant[d.dim] += ((reg / d.stride) % d.size) * d.dimStride;
       continue;
     }
-    Value v = tid;
-    if (d.stride != 1)
-      v = arith::DivUIOp::create(b, loc, v,
-                                 arith::ConstantIndexOp::create(b, loc, d.stride));
-    if (d.stride * d.size < numThreads)
-      v = arith::RemUIOp::create(b, loc, v,
-                                 arith::ConstantIndexOp::create(b, loc, d.size));
-    if (d.dimStride != 1)
-      v = arith::MulIOp::create(
-          b, loc, v, arith::ConstantIndexOp::create(b, loc, d.dimStride));
+    Value v = emitDigit(b, loc, tid, d, numThreads);
     dynamic[d.dim] =
         dynamic[d.dim] ? arith::AddIOp::create(b, loc, dynamic[d.dim], v) : v;
   }
@@ -532,27 +539,17 @@ SmallVector<Value> TileLayout::emitInverse(OpBuilder &b, Location loc,
 SmallVector<Value> TileLayout::emitInverse(OpBuilder &b, Location loc,
                                            Value tid, Value reg) const {
   SmallVector<Value> dims(shape.size());
-  auto add = [&](int64_t dim, Value v) {
-    dims[dim] = dims[dim] ? arith::AddIOp::create(b, loc, dims[dim], v) : v;
-  };
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   for (const LayoutDigit &d : digits) {
     if (d.isReplica())
       continue;
-    Value v = d.onThread ? tid : reg;
-    if (d.stride != 1)
-      v = arith::DivUIOp::create(b, loc, v, c(d.stride));
-    int64_t extent = d.onThread ? numThreads : getNumRegs();
-    if (d.stride * d.size < extent)
-      v = arith::RemUIOp::create(b, loc, v, c(d.size));
-    if (d.dimStride != 1)
-      v = arith::MulIOp::create(b, loc, v, c(d.dimStride));
-    add(d.dim, v);
+    Value v = d.onThread ? emitDigit(b, loc, tid, d, numThreads)
+                         : emitDigit(b, loc, reg, d, getNumRegs());
+    dims[d.dim] = dims[d.dim] ? arith::AddIOp::create(b, loc, dims[d.dim], v) : v;
   }
-  SmallVector<Value> result;
-  for (Value v : dims)
-    result.push_back(v ? v : c(0));
-  return result;
+  for (Value &v : dims)
+    if (!v)
+      v = arith::ConstantIndexOp::create(b, loc, 0);
+  return dims;
 }
 
 //===----------------------------------------------------------------------===//
