@@ -83,7 +83,8 @@ _TILELANG = re.compile(r"tilelang\.language|@tilelang\.jit|@T\.prim_func|tilelan
 _REQUIRED_ARG = re.compile(r"add_argument\([^)]*required\s*=\s*True")
 _HIP_TARGET = re.compile(r"""target\s*=\s*["'](hip|rocm)""")
 
-STATUS_ORDER = ["PASS", "CPU-PASS", "COMPILED", "FAIL", "TIMEOUT", "MISSING-DEP", "OUT"]
+STATUS_ORDER = ["PASS", "CPU-PASS", "COMPILED", "FAIL", "TIMEOUT", "MISSING-DEP", "NOT-RUN",
+                "OUT"]
 
 
 def corpus(examples: str, folders: Optional[List[str]] = None) -> List[str]:
@@ -200,7 +201,7 @@ def _save_log(logs: Optional[str], rel: str, text: str) -> None:
 
 
 def run_one(examples: str, rel: str, mode: Optional[str], timeout: float, python: str,
-            logs: Optional[str] = None) -> Dict:
+            logs: Optional[str] = None, impl: str = "ours") -> Dict:
     path = os.path.join(examples, rel)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["CORPUS_STACK_AFTER"] = str(max(timeout - 15, 5))
@@ -209,7 +210,7 @@ def run_one(examples: str, rel: str, mode: Optional[str], timeout: float, python
     if stand_in:
         paths.append(os.path.join(HERE, "corpus_refs"))  # after everything: a real one wins
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    cmd = [python, os.path.abspath(__file__), "--child", path]
+    cmd = [python, os.path.abspath(__file__), "--child", path, "--impl", impl]
     if mode:
         cmd.insert(2, f"--{mode}")
     t0 = time.time()
@@ -255,7 +256,7 @@ def _times(stdout: str) -> List[str]:
 # ---------------------------------------------------------------------------
 
 
-def child(path: str, mode: Optional[str]) -> int:
+def child(path: str, mode: Optional[str], impl: str = "ours") -> int:
     import faulthandler
     import runpy
 
@@ -263,6 +264,10 @@ def child(path: str, mode: Optional[str]) -> int:
     stack_after = float(os.environ.get("CORPUS_STACK_AFTER", "0"))
     if stack_after > 0:
         faulthandler.dump_traceback_later(stack_after, exit=False)
+    sys.argv = [path]
+    if impl == "tilelang":  # TileLang itself (the denominator): the program as it is
+        runpy.run_path(path, run_name="__main__")
+        return 0
 
     from tilelang_mlir import compat
     from tilelang_mlir.compat import emulate
@@ -278,6 +283,43 @@ def child(path: str, mode: Optional[str]) -> int:
     except emulate.DryStop as e:
         print(f"@@DRY-STOP@@ first launch of kernel {e}")
         return 0
+    return 0
+
+
+def merge(ours: List[Dict], theirs: List[Dict]) -> Dict:
+    """Our rows against TileLang's on the same card: the denominator is the
+    in-scope programs TileLang itself runs to the end (PASS)."""
+    mine = {r["file"]: r for r in ours}
+    denominator = [r["file"] for r in theirs if r["status"] == "PASS"
+                   and mine.get(r["file"], {}).get("status") not in ("OUT", None)]
+    passed = [f for f in denominator if mine[f]["status"] == "PASS"]
+    failed = [mine[f] for f in denominator if mine[f]["status"] != "PASS"]
+    tl = {r["file"]: r for r in theirs}
+    beyond = [f for f, r in mine.items() if r["status"] == "PASS"
+              and tl.get(f, {}).get("status") not in ("PASS", None)]
+    not_compared = [f for f, r in mine.items() if r["status"] != "OUT" and f not in tl]
+    return {"denominator": len(denominator), "passed": len(passed), "failed": failed,
+            "beyond": [(f, tl[f]["status"], tl[f]["detail"]) for f in beyond],
+            "not_compared": not_compared}
+
+
+def print_merge(ours_path: str, theirs_path: str) -> int:
+    with open(ours_path) as f:
+        ours = json.load(f)
+    with open(theirs_path) as f:
+        theirs = json.load(f)
+    m = merge(ours, theirs)
+    n, k = m["denominator"], m["passed"]
+    print(f"{k} of {n} in-scope programs that TileLang runs pass here "
+          f"({100.0 * k / max(n, 1):.1f}%)")
+    for r in sorted(m["failed"], key=lambda r: r["file"]):
+        print(f"  {r['status']:8} {r['file']}  {r['detail'][:160]}")
+    print(f"{len(m['beyond'])} pass here where TileLang does not:")
+    for f, status, detail in sorted(m["beyond"]):
+        print(f"  {f}  (TileLang: {status} {detail[:120]})")
+    if m["not_compared"]:
+        print(f"{len(m['not_compared'])} in scope here have no TileLang row: "
+              + ", ".join(sorted(m["not_compared"])))
     return 0
 
 
@@ -344,13 +386,24 @@ def main() -> int:
     ap.add_argument("--md", help="update this markdown file (docs/compat.md)")
     ap.add_argument("--gpu", default="", help="the GPU's name for the report")
     ap.add_argument("--tilelang-commit", default="", help="the examples' commit for the report")
+    ap.add_argument("--impl", choices=("ours", "tilelang"), default="ours",
+                    help="whose `tilelang` runs the programs: this package's compat route "
+                         "(ours) or an installed TileLang (the denominator)")
+    ap.add_argument("--deadline", type=float, default=0.0,
+                    help="seconds for the whole run: programs not started by then are "
+                         "NOT-RUN, and none runs past it")
+    ap.add_argument("--merge", nargs=2, metavar=("OURS", "TILELANG"),
+                    help="compare two --json results: of the in-scope programs TileLang "
+                         "passes, how many pass here")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.merge:
+        return print_merge(*args.merge)
     if args.dry and args.cpu:
         ap.error("--dry and --cpu exclude each other")
     mode = "dry" if args.dry else "cpu" if args.cpu else None
     if args.child:
-        return child(args.child, mode)
+        return child(args.child, mode, args.impl)
     if not args.examples:
         ap.error("--examples is required")
     examples = os.path.abspath(args.examples)
@@ -365,8 +418,19 @@ def main() -> int:
             continue
         todo.append(rel)
 
+    start = time.time()
+
     def go(rel):
-        r = run_one(examples, rel, mode, args.timeout, sys.executable, args.logs)
+        timeout = args.timeout
+        if args.deadline:
+            left = args.deadline - (time.time() - start)
+            if left < 10:
+                r = {"file": rel, "status": "NOT-RUN", "seconds": 0, "times": [],
+                     "detail": f"not started within the run's {args.deadline:.0f} s"}
+                print(f"NOT-RUN   {rel}", flush=True)
+                return r
+            timeout = min(timeout, left)
+        r = run_one(examples, rel, mode, timeout, sys.executable, args.logs, args.impl)
         print(f"{r['status']:9} {r['seconds']:6.1f}s {rel}  {r['detail'][:150]}", flush=True)
         return r
 

@@ -276,6 +276,9 @@ static LogicalResult checkThreadBranches(KernelOp kernel) {
             AllocBarrierOp, YieldOp>(op) ||
         op->getParentOfType<ParallelOp>())
       return WalkResult::advance();
+    // The executing thread's own cp.async copies and their groups.
+    if (isa<CpAsyncOp, AsyncCommitOp, AsyncWaitOp>(op))
+      return WalkResult::advance();
     if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getBarrier())
       return WalkResult::advance(); // a TMA copy: one thread issues it
     Operation *branch = variance.varyingControl(op);

@@ -14,9 +14,12 @@ TileLang programs import (`MODULES`): `tilelang` is `compat/root.py`,
 `tilelang.language` the T namespace of this package (through a thin module
 that reads every name from `tilelang_mlir.language`), and the other
 submodules are the modules of this folder, each giving TileLang's names
-with TileLang's meanings over this compiler. A submodule we do not provide
-(TVM's APIs, CUDA macro generators, the carver's templates, ...) fails to
-import with "not supported by tilelang-mlir: <name> (<why>)".
+with TileLang's meanings over this compiler. A module of a TileLang
+release (or of TVM) that is out of scope (TVM's APIs, CUDA macro
+generators, the carver's templates, ...) imports, and each of its names
+raises "not supported by tilelang-mlir: <name> (<why>)" where it is used
+(compat/refused_module.py: kernel libraries import every module eagerly);
+a module path no release has fails at the import.
 
 A real TileLang installation is never shadowed silently: `install()` refuses
 when `tilelang` can be imported from elsewhere, unless `force=True`.
@@ -382,8 +385,41 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         ours = _target(name)
         if ours is None:
-            raise _unsupported(name)
+            error = _unsupported(name)
+            why = _deferred_reason(name)
+            if why is not None:
+                return importlib.machinery.ModuleSpec(name, _RefusedLoader(why),
+                                                      is_package=True)
+            raise error
         return importlib.machinery.ModuleSpec(name, _Loader(ours), is_package=True)
+
+
+def _deferred_reason(name: str) -> Optional[str]:
+    """The refusal of an out-of-scope module that imports and refuses its
+    names at their use (compat/refused_module.py), or None when the import
+    itself fails."""
+    from .refused_module import deferred
+    from .refusals import module_reason
+
+    if any(name == p or name.startswith(p + ".") for p in LANGUAGE_PACKAGES):
+        return None
+    why = module_reason(name)
+    if why is None or not deferred(name, _known_modules(), TVM_MODULES):
+        return None
+    return why
+
+
+class _RefusedLoader(importlib.abc.Loader):
+    def __init__(self, why: str):
+        self.why = why
+
+    def create_module(self, spec):
+        from .refused_module import RefusedModule, served_names
+
+        return RefusedModule(spec.name, self.why, served_names(spec.name))
+
+    def exec_module(self, module):
+        pass
 
 
 _FINDER: Optional[_Finder] = None

@@ -29,6 +29,10 @@ _SUBMODULES = {"tir": "tvm_tir", "tirx": "tvm_tir", "target": "target",
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__package__}.{_SUBMODULES[name]}")
+    from .refused_module import TVM_PACKAGES
+
+    if name in TVM_PACKAGES:  # out of scope, refused at the use of its names
+        return importlib.import_module(f"tilelang.tvm.{name}")
     from .refusals import module_reason, refusal
 
     raise AttributeError(refusal(f"tvm.{name}", module_reason(f"tvm.{name}")))

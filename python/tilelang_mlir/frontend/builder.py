@@ -70,6 +70,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         self._remapped: List[Buffer] = []  # global tensors with a T.Layout in this kernel
         self._safe_valued: List[Buffer] = []  # T.annotate_safe_value's tensors in this kernel
         self.kernel_op = None  # the tile.kernel being built
+        self.pipelined_depth = 0  # T.Pipelined loops around the insertion point
         # The program's T.alloc_global workspaces, in order (PrimFunc.emit).
         self.workspaces: List[Buffer] = []
         # The T.Parallel loops being built, innermost last: (op, ivs, extents).
@@ -325,7 +326,10 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         ty = tile.buffer_type(physical_shape(dims, dtype), storage_ir_type(dtype), scope)
         op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
                     "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
-        if hoist:  # at the top of the kernel (not in a loop that may not allocate)
+        # At the top of the kernel: where asked (not in a loop that may not
+        # allocate), and inside a T.Pipelined loop, whose statements are its
+        # schedule's (TileLang's buffers are the kernel's wherever written).
+        if hoist or self.pipelined_depth:
             with _ir().InsertionPoint.at_block_begin(self.kernel_op.body.blocks[0]):
                 value = op_class(ty).result
         else:
@@ -808,8 +812,12 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             order=conv(order, "order entry"), stage=conv(stage, "stage entry"),
             group=None if group is None else [conv(g, "group entry") for g in group])
         block = op.body.blocks[0]
-        with _ir().InsertionPoint.at_block_terminator(block):
-            yield IndexExpr.of(block.arguments[0], "k")
+        self.pipelined_depth += 1
+        try:
+            with _ir().InsertionPoint.at_block_terminator(block):
+                yield IndexExpr.of(block.arguments[0], "k")
+        finally:
+            self.pipelined_depth -= 1
 
     @contextlib.contextmanager
     def serial(self, start, stop, step, annotation: Optional[str] = None):
@@ -910,6 +918,11 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if order not in ("row", "col"):
             raise self.error(f"Unsupported swizzle order: {order!r} (TileLang's are 'row', "
                              "'column' and 'mlx')")
+        static_int(panel_size, "panel_size")
+        if len(self.grid_extents) < 2:
+            # TileLang's panel order over a one-dimensional grid (gridDim.y
+            # == 1, one panel) maps every block to itself.
+            return
         kwargs = {}
         if order != "row":
             kwargs["order"] = ir.Attribute.parse(f"#tile.raster<{order}>")
@@ -996,7 +1009,14 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             attr = layout.to_attr(buf) if hasattr(layout, "to_attr") else layout
             if isinstance(attr, str):
                 attr = _ir().Attribute.parse(attr)
-            _tile().AnnotateLayoutOp(buf.value, attr)
+            owner = buf.value.owner
+            if self.pipelined_depth and owner.name.startswith("tile.alloc_"):
+                # A buffer of a T.Pipelined loop is allocated at the top of
+                # the kernel (alloc): so is its layout, not one per step.
+                with _ir().InsertionPoint.after(owner):
+                    _tile().AnnotateLayoutOp(buf.value, attr)
+            else:
+                _tile().AnnotateLayoutOp(buf.value, attr)
 
     def _remap_global(self, buf: Buffer, layout) -> None:
         """Makes the kernel's accesses to global tensor `buf` go where

@@ -171,12 +171,21 @@ for surface, names in refusals.AT_CALL.items():
             raise SystemExit(f"T.{name} compiled")
         except TileLangError as e:
             assert f"T.{name}" in str(e), (name, str(e))
-# a module path of an older release that is refused says why
+# a module path of a release that is refused imports (a library imports its
+# modules eagerly) and says why at the use of a name of it
+import tilelang.engine.lower
+from tilelang.engine.lower import lower
 try:
-    import tilelang.engine.lower
-    raise SystemExit("tilelang.engine imported")
+    lower(None)
+    raise SystemExit("tilelang.engine.lower.lower ran")
 except ImportError as e:
-    assert "TVM lowering engine" in str(e), e
+    assert "TVM lowering engine" in str(e) and "(out of scope: TVM's IR" in str(e), e
+# a module path no release has fails at the import
+try:
+    import tilelang.engine_of_no_release
+    raise SystemExit("tilelang.engine_of_no_release imported")
+except ImportError as e:
+    assert "no compatible module" in str(e), e
 print("REFUSALS OK")
 """
     script = tmp_path / "refusals_check.py"  # tile programs are read from their file

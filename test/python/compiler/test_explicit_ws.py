@@ -138,6 +138,48 @@ def cp_async_gemm(M, N, K, block_M=64, block_N=64, block_K=64):
     return main
 
 
+def cp_async_gather_gemm(M, N, K, block_M=64, block_N=64, block_K=64):
+    """cp_async_gemm with the rows of A gathered through Idx (DeepSeek's
+    sparse MLA producer): each thread copies its row only where the index is
+    valid (a condition of the thread's own value), and arrives either way;
+    the rows of an invalid index are left as they were (their C rows are
+    not checked)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             Idx: T.Tensor((M,), "int32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((2, block_M, block_K), "float16")
+            B_shared = T.alloc_shared((2, block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            full = T.alloc_barrier([128, 128])
+            empty = T.alloc_barrier([128, 128])
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.clear(C_local)
+                for ko in T.serial(T.ceildiv(K, block_K)):
+                    T.barrier_wait(full[ko % 2], (ko // 2) % 2)
+                    T.gemm(A_shared[ko % 2, :, :], B_shared[ko % 2, :, :], C_local)
+                    T.barrier_arrive(empty[ko % 2])
+                T.copy(C_local, C[by * block_M, bx * block_N])
+            else:
+                for ko in T.serial(T.ceildiv(K, block_K)):
+                    T.barrier_wait(empty[ko % 2], ((ko // 2) % 2) ^ 1)
+                    for r in T.serial(4):
+                        row = r * 16 + (tx - 128) // 8
+                        col = (tx - 128) % 8 * 8
+                        src = Idx[by * block_M + row]
+                        if src >= 0:
+                            T.ptx_cp_async(T.access_ptr(A_shared[ko % 2, row, col], "w", 8),
+                                           T.access_ptr(A[src, ko * block_K + col], "r", 8), 8)
+                        T.ptx_cp_async(T.access_ptr(B_shared[ko % 2, row, col], "w", 8),
+                                       T.access_ptr(B[ko * block_K + row, bx * block_N + col], "r",
+                                                    8), 8)
+                    T.cp_async_barrier_noinc(full[ko % 2])
+
+    return main
+
+
 def roles_of(kernel):
     return re.findall(r"tile\.role threads\((\d+) to (\d+)\)", kernel.mlir("tile"))
 
@@ -176,6 +218,30 @@ def test_per_thread_cp_async_arrives_when_its_copies_land():
     # The consumer reads what cp.async wrote through wgmma: a proxy fence
     # after its wait.
     assert "fence.proxy.async" in ptx and "wgmma.mma_async" in ptx
+
+
+@pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
+def test_cp_async_under_a_condition_of_the_threads_own_value(arch):
+    # T.ptx_cp_async is the executing thread's copy: a thread-varying `if`
+    # around it is no role (TileLang's sparse MLA producer).
+    k = tl.compile(cp_async_gather_gemm(128, 128, 256), out_idx=[3], target=arch)
+    ptx = k.get_source()
+    assert ptx.count("cp.async.cg.shared.global") == 8
+    assert "cp.async.mbarrier.arrive.noinc.shared" in ptx
+
+
+@pytest.mark.gpu
+def test_cp_async_gather_gemm_computes_the_gathered_rows(rng):
+    M, N, K = 256, 192, 320
+    kernel = tl.compile(cp_async_gather_gemm(M, N, K), out_idx=[3], target="cuda")
+    a = torch.from_numpy(rng.standard_normal((M, K))).half().cuda()
+    b = torch.from_numpy(rng.standard_normal((K, N))).half().cuda()
+    idx = torch.from_numpy(rng.permutation(M).astype(np.int32)).cuda()
+    idx[torch.from_numpy(rng.random(M) < 0.25).cuda()] = -1
+    c = kernel(a, b, idx)
+    valid = idx >= 0
+    ref = a[idx[valid].long()].float() @ b.float()
+    torch.testing.assert_close(c[valid].float(), ref, rtol=1e-2, atol=1e-1)
 
 
 @pytest.mark.gpu

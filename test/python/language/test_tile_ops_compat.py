@@ -1458,6 +1458,74 @@ def test_annotation_hints_keep_results(order, target, rng):
     np.testing.assert_array_equal(out, a * 2)
 
 
+@pytest.mark.parametrize("order", ["row", "column"])
+def test_use_swizzle_on_a_one_dimensional_grid(order, target, rng):
+    """TileLang's panel order over a grid of one dimension (one panel, one
+    row of blocks) maps every block to itself: the kernel computes as
+    written (DeepSeek's persistent MLA decode)."""
+    N = 256
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(N // 32, threads=32) as bx:
+            T.use_swizzle(4, order=order)
+            for i in T.Parallel(32):
+                B[bx * 32 + i] = A[bx * 32 + i] + bx
+
+    a = rng.standard_normal(N).astype(np.float32)
+    out = get(tl.compile(main, out_idx=[1], target=target)(put(a, target)))
+    np.testing.assert_array_equal(out, a + np.repeat(np.arange(N // 32), 32).astype(np.float32))
+
+
+def pipelined_body_allocs(M, N, K, block=32, stages=2):
+    """Buffers allocated (and a shared layout annotated) inside the body of
+    a T.Pipelined loop, as DeepSeek's mHC pre kernel writes them: they are
+    the kernel's buffers, each staged by the pipeline like one allocated
+    before the loop."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // block, M // block, threads=128) as (bx, by):
+            acc = T.alloc_fragment((block, block), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(K // block, num_stages=stages):
+                a_s = T.alloc_shared((block, block), "float16")
+                b_s = T.alloc_shared((block, block), "float16")
+                T.annotate_layout({a_s: T.make_swizzled_layout(a_s)})
+                T.copy(A[by * block, k * block], a_s)
+                T.copy(B[k * block, bx * block], b_s)
+                a_f = T.alloc_fragment((block, block), "float16")
+                T.copy(a_s, a_f)
+                for i, j in T.Parallel(block, block):
+                    a_f[i, j] = a_f[i, j] * 2
+                T.gemm(a_f, b_s, acc)
+            T.copy(acc, C[by * block, bx * block])
+
+    return main
+
+
+@pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
+def test_allocations_in_a_pipelined_body_compile(arch):
+    k = tl.compile(pipelined_body_allocs(64, 64, 128), out_idx=[2], target=arch)
+    tile_ir = k.mlir("tile")
+    # Allocated once, for the kernel, before the loop (its schedule stages them).
+    loop = tile_ir.index("tile.pipelined")
+    assert len(re.findall(r"tile.alloc_shared : memref<32x32xf16", tile_ir[:loop])) == 2
+    assert "tile.alloc" not in tile_ir[loop:]
+    assert "cp.async" in k.get_source()
+
+
+def test_allocations_in_a_pipelined_body_compute(target, rng):
+    M, N, K = 64, 96, 160
+    k = tl.compile(pipelined_body_allocs(M, N, K), out_idx=[2], target=target)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    out = get(k(put(a, target), put(b, target)))
+    ref = (2 * a.astype(np.float32)) @ b.astype(np.float32)
+    np.testing.assert_allclose(out, ref, rtol=1e-2, atol=5e-2)
+
+
 def test_reducer_indexed_by_serial_loops(target, rng):
     """acc[i, j] updated in a T.Parallel loop nested in serial loops over i
     and j (TileLang's "wide plan"), v2 and legacy forms."""
