@@ -258,9 +258,12 @@ class Parser:
         self.assign(node.target, value)
 
     def assign(self, target: ast.expr, value) -> None:
+        from ..language.loops import ThreadBinding
         from ..language.tir import unwrap_meta
 
         value = unwrap_meta(value)  # x = T.meta_var(v): x is v itself
+        if isinstance(value, ThreadBinding):  # tx = T.thread_binding(...): its index
+            value = value.index
         if isinstance(target, ast.Name):
             self.bind(target, target.id, value)
         elif isinstance(target, ast.Subscript):

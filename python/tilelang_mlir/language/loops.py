@@ -113,14 +113,29 @@ class Persistent:
         self.group_size = group_size
 
 
-def thread_binding(start, stop=None, thread: str = "", annotations=None):
-    """TVM's explicit thread loops: not supported (threads are implicit in
-    tilelang-mlir's tile operations and T.Parallel)."""
-    from ..base.errors import TileLangError
+class ThreadBinding:
+    """TVM's thread loop inside `with T.Kernel(...)` (T.thread_binding): its
+    variable is the kernel's own thread (or block) index plus `start`.
+    `for i in T.thread_binding(...)` runs the body once, in every thread,
+    with `i` bound to it; `i = T.thread_binding(...)` binds `i` for the rest
+    of the kernel, as TileLang's frame assignment does."""
 
-    raise TileLangError(f"not supported by tilelang-mlir: T.thread_binding (an explicit "
-                        f"{thread or 'thread'} index); write the work as tile operations or a "
-                        "T.Parallel loop, which spread it over the threads of the block")
+    def __init__(self, index):
+        self.index = index
+
+    def __iter__(self):
+        return iter((self.index,))
+
+
+def thread_binding(start, stop=None, thread: str = "", annotations=None) -> ThreadBinding:
+    """TVM's `T.thread_binding(start, stop, thread="threadIdx.x")` inside
+    T.Kernel: the index along `thread` (threadIdx.* or blockIdx.*), whose
+    extent `stop - start` must be the kernel's along it (T.launch_thread)."""
+    if stop is None:
+        start, stop = 0, start
+    extent = stop - start if isinstance(start, int) and isinstance(stop, int) else None
+    index = launch_thread(thread, extent)
+    return ThreadBinding(index + start if not (isinstance(start, int) and start == 0) else index)
 
 
 def launch_thread(thread: str, extent=None):

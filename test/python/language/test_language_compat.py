@@ -291,14 +291,50 @@ def test_persistent_loop_visits_every_tile_once(sms, target, rng):
     np.testing.assert_allclose(get(c), a + 1)
 
 
-def test_thread_binding_is_an_error():
-    @T.prim_func
-    def main(X: T.Tensor((8,), "float32")):
-        with T.Kernel(1, threads=32) as bx:
-            tx = T.thread_binding(0, 32, thread="threadIdx.x")
+def thread_bound(N=64, threads=32, loop=False):
+    """TVM's thread loops inside T.Kernel (TileLang's dsa_hisa and gemv
+    examples): `tx = T.thread_binding(...)` binds the thread index for the
+    rest of the kernel, `for ty in T.thread_binding(...)` runs its body once
+    in every thread; each row keeps its first Y[row] elements as -1."""
 
-    with pytest.raises(TileLangError, match="not supported by tilelang-mlir: T.thread_binding"):
-        tl.compile(main, target="cpu")
+    @T.prim_func
+    def main(X: T.Tensor((4, 2, N), "float32"), Y: T.Tensor((4,), "int32")):
+        with T.Kernel(4, threads=(threads, 2)) as bx:
+            tx = T.thread_binding(0, threads, thread="threadIdx.x")
+            for ty in T.thread_binding(2, thread="threadIdx.y"):
+                for j in T.serial(N // threads):
+                    if j * threads + tx < Y[bx]:
+                        X[bx, ty, j * threads + tx] = -1.0 - ty
+
+    return main
+
+
+def test_thread_binding_binds_the_thread_index():
+    for arch in ("cuda:sm_80", "cuda:sm_90a"):
+        ptx = tl.compile(thread_bound(), target=arch).get_source()
+        assert "%tid.x" in ptx and "%tid.y" in ptx
+
+    @T.prim_func
+    def other_extent(X: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            tx = T.thread_binding(0, 64, thread="threadIdx.x")
+            X[0] = tx
+
+    with pytest.raises(TileLangError, match="the kernel has 32 along threadIdx.x"):
+        tl.compile(other_extent, target="cuda:sm_90a")
+
+
+@pytest.mark.gpu
+def test_thread_binding_on_the_gpu(rng):
+    N = 64
+    x = torch.from_numpy(rng.standard_normal((4, 2, N)).astype(np.float32)).cuda()
+    y = torch.tensor([3, 40, 64, 0], dtype=torch.int32, device="cuda")
+    want = x.clone()
+    for i in range(4):
+        for t in range(2):
+            want[i, t, :int(y[i])] = -1.0 - t
+    tl.compile(thread_bound(N), target="cuda")(x, y)
+    assert torch.equal(x, want)
 
 
 # ---------------------------------------------------------------------------
