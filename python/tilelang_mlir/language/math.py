@@ -611,12 +611,28 @@ def max_value(dtype):
     return to_scalar(v, dtype) if state.active() else v
 
 
+def _names_a_dtype(v) -> bool:
+    if isinstance(v, dt.DType) or v is bool or v is int or v is float:
+        return True
+    if not isinstance(v, str):
+        return False
+    try:
+        dt.as_dtype(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def reinterpret(x, dtype):
     """T.reinterpret(x, dtype): the bits of the runtime scalar `x` read as a
     value of `dtype` (same width; `arith.bitcast`), e.g. an int32 built with
     integer operations reinterpreted as float32."""
     from ..dialects import arith
 
+    if _names_a_dtype(x) and not _names_a_dtype(dtype):
+        # TVM's order, T.reinterpret(dtype, value) (tvm.tir.reinterpret),
+        # which TileLang's T.reinterpret still takes
+        x, dtype = dtype, x
     if str(dtype) == "handle":  # TVM's opaque handle (a reduce scope's argument)
         from .tir import Handle, constant_int
 

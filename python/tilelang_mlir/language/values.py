@@ -1321,6 +1321,15 @@ class BufferRef(Operators):
     def __repr__(self):
         return f"{self.buffer.name}[{', '.join(map(str, self.items))}]"
 
+    @property
+    def dtype(self):
+        """The element type (TVM's BufferLoad.dtype: code written for TVM
+        checks `buf[i].dtype == "uint8"`); a vector access's is the vector
+        dtype."""
+        if self.is_vector():
+            return self.load().dtype
+        return self.buffer.dtype
+
     def _point_indices(self, what: str) -> List[IndexExpr]:
         items = self.items
         b = self.buffer

@@ -460,3 +460,42 @@ def test_launch_thread_inside_a_kernel_on_the_gpu():
     tl.compile(_launched_indices(), target="cuda")(out)
     want = torch.arange(256, device="cuda")[None, :] * 10 + torch.arange(4, device="cuda")[:, None]
     assert torch.equal(out, want.to(torch.int32))
+
+
+# ---------------------------------------------------------------------------
+# Element reads as TVM expressions: buf[i].dtype, T.reinterpret in TVM's order
+# ---------------------------------------------------------------------------
+
+
+def _signed_nibble(nbit, val, pos):
+    """TileLang's dequantize helpers (examples/dequantize_gemm): written for
+    TVM expressions, they check `val.dtype` and call tvm.tir.reinterpret
+    with the dtype first."""
+    assert val.dtype == T.uint8 and val.dtype == "uint8", val.dtype
+    mask = (1 << nbit) - 1
+    i4 = (val >> (pos.astype(T.uint8) * T.uint8(nbit))) & T.uint8(mask)
+    shifted = T.reinterpret(T.int8, i4 << T.uint8(4))  # TVM's order: dtype first
+    return shifted >> T.int8(4)
+
+
+def test_element_reads_carry_their_dtype_and_reinterpret_takes_both_orders(target, rng):
+    N = 64
+
+    @T.prim_func
+    def unpack(B: T.Tensor((N // 2,), T.uint8), C: T.Tensor((N,), T.int8),
+               D: T.Tensor((N // 2,), T.int8)):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(N):
+                C[i] = _signed_nibble(4, B[i // 2], i % 2)
+            for i in T.Parallel(N // 2):
+                D[i] = T.reinterpret(B[i], T.int8)  # TileLang's order
+
+    b = rng.integers(0, 256, N // 2, dtype=np.uint8)
+    c = torch.zeros(N, dtype=torch.int8, device=_device(target))
+    d = torch.zeros(N // 2, dtype=torch.int8, device=_device(target))
+    tl.compile(unpack, target=target)(torch.from_numpy(b).to(_device(target)), c, d)
+    nibbles = np.stack([b & 15, b >> 4], axis=1).reshape(-1).astype(np.int8)
+    want = np.where(nibbles >= 8, nibbles - 16, nibbles).astype(np.int8)
+    np.testing.assert_array_equal(c.cpu().numpy(), want)
+    np.testing.assert_array_equal(d.cpu().numpy(), b.view(np.int8))
+    _compiles_for_gpus(unpack)
