@@ -21,7 +21,14 @@ the programs of its folder, which have rows of their own), broken in
 TileLang's tree, a command-line tool that needs arguments (a model
 checkpoint) to run, or a program whose purpose is one of TileLang's TVM-side
 tools that are refused (compat/refusals.py). A program that imports TVM
-only for the few names the compat route serves is in scope.
+only for the few names the compat route serves is in scope. A program that
+stops at a refusal naming one of the rules ("(out of scope: <rule>)": TVM's
+IR and pass APIs, hardware not targeted, TileLang's adapter internals) is
+OUT too, with the refusal on its row.
+
+`--impl tilelang` runs the same programs with an installed TileLang (the
+denominator); `--merge OURS.json TILELANG.json` counts, of the in-scope
+programs TileLang runs to the end, those that pass here.
 
 --dry and --cpu are for machines without a GPU (compat/emulate.py): --dry
 compiles for sm_90a and stops at the first kernel launch (COMPILED means
@@ -168,6 +175,10 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Interrupt)|Assertio
 _TIME_LINE = re.compile(r"(latenc|tflop|tflops|ms\b|speedup|time)", re.I)
 
 
+# The rule a refusal names ("... (out of scope: TVM's IR and pass APIs)").
+_OUT_RULE = re.compile(r"\(out of scope: ([^)]+)\)")
+
+
 def first_error(text: str) -> str:
     """The exception line of the (last) traceback in `text`."""
     lines = text.strip().splitlines()
@@ -242,6 +253,10 @@ def run_one(examples: str, rel: str, mode: Optional[str], timeout: float, python
     if m and not m.group(2).startswith(("tilelang", "tvm")):
         return {"file": rel, "status": "MISSING-DEP", "detail": err, "seconds": secs,
                 "times": []}
+    rule = _OUT_RULE.search(err)
+    if rule:  # a refusal under one of the rules (compat/refusals.py): out of scope
+        return {"file": rel, "status": "OUT", "seconds": secs, "times": [],
+                "detail": f"stops at a refusal ({rule.group(1)}): {err}"}
     return {"file": rel, "status": "FAIL", "detail": err, "seconds": secs,
             "times": _times(p.stdout)}
 
