@@ -77,6 +77,10 @@ class _LoopExits:
         return live
 
 
+def _is_zero(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x == 0
+
+
 class Parser:
     """Walks one function (a prim_func or an inlined macro)."""
 
@@ -517,11 +521,43 @@ class Parser:
         it = self.eval(node.iter)
         if isinstance(it, range):
             it = loops.serial(it.start, it.stop, it.step)
-        if isinstance(it, loops.Parallel):
-            with self.builder.parallel(it.extents, it.coalesced_width) as ivs, \
+        if isinstance(it, loops.ParallelFor) and self.builder.parallel_depth:
+            it = loops.serial(it.start, it.stop, 1)  # a thread's own loop in a T.Parallel body
+        if isinstance(it, (loops.Parallel, loops.ParallelFor)):
+            # A perfect nest of parallel loops is one T.Parallel over their
+            # extents (TileLang's layout inference takes the nest whole).
+            nest = [(node, it)]
+            while len(nest[-1][0].body) == 1 and isinstance(nest[-1][0].body[0], ast.For):
+                inner = nest[-1][0].body[0]
+                bound = {n.id for f, _ in nest for n in ast.walk(f.target)
+                         if isinstance(n, ast.Name)}
+                call = inner.iter.func if isinstance(inner.iter, ast.Call) else None
+                name = getattr(call, "attr", getattr(call, "id", None))
+                if inner.orelse or name not in ("Parallel", "parallel") or any(
+                        isinstance(n, ast.Name) and n.id in bound for n in ast.walk(inner.iter)):
+                    break
+                inner_it = self.eval(inner.iter)
+                if not isinstance(inner_it, (loops.Parallel, loops.ParallelFor)):
+                    break
+                nest.append((inner, inner_it))
+            extents, width = [], None
+            for _, p in nest:
+                if isinstance(p, loops.ParallelFor):
+                    extents.append(p.stop if _is_zero(p.start) else p.stop - p.start)
+                else:
+                    extents.extend(p.extents)
+                    width = p.coalesced_width
+            with self.builder.parallel(extents, width) as ivs, \
                     self.child_scope(True, "T.Parallel loop"):
-                self.bind_loop_target(node.target, ivs)
-                self.visit_loop_body(node.body, None)
+                ivs, k = list(ivs), 0
+                for f, p in nest:
+                    count = 1 if isinstance(p, loops.ParallelFor) else len(p.extents)
+                    mine = ivs[k:k + count]
+                    if isinstance(p, loops.ParallelFor) and not _is_zero(p.start):
+                        mine = [mine[0] + p.start]
+                    self.bind_loop_target(f.target, mine)
+                    k += count
+                self.visit_loop_body(nest[-1][0].body, None)
             return
         if isinstance(it, loops.Pipelined):
             with self.builder.pipelined(it.start, it.stop, it.num_stages, it.order,

@@ -72,10 +72,22 @@ def Vectorized(start, stop=None, *, annotations: Optional[dict] = None) -> Seria
     return vectorized(start, stop)
 
 
-def parallel(start, stop=None, *, annotations: Optional[dict] = None) -> Serial:
-    """TVM's `T.parallel(n)` loop (iterations without dependences): a
-    sequential loop here, which computes the same."""
-    return Serial(start, stop, 1)
+class ParallelFor:
+    """TVM's `for i in T.parallel(start, stop)` (a loop of kind parallel),
+    which TileLang's layout inference takes as a tile parallel loop: at the
+    kernel's level (a nest of them, perfectly nested, is one T.Parallel over
+    their extents) its iterations are shared by the threads; inside a
+    T.Parallel body it is each thread's sequential loop."""
+
+    def __init__(self, start, stop):
+        self.start, self.stop = start, stop
+
+
+def parallel(start, stop=None, *, annotations: Optional[dict] = None) -> ParallelFor:
+    """TVM's `T.parallel(n)` loop (ParallelFor)."""
+    if stop is None:
+        start, stop = 0, start
+    return ParallelFor(start, stop)
 
 
 def grid(*extents):

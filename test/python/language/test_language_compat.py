@@ -291,6 +291,53 @@ def test_persistent_loop_visits_every_tile_once(sms, target, rng):
     np.testing.assert_allclose(get(c), a + 1)
 
 
+def parallel_nests(M=16, N=64):
+    """TileLang's parallel loops written as nests: `for i in T.Parallel(M):
+    for j in T.Parallel(N)` and TVM's lowercase `T.parallel` (the dsa_hisa
+    pooling kernel) are one T.Parallel over (M, N), a fragment's elements
+    spread over the threads; a T.parallel inside a T.Parallel body is the
+    thread's own loop; T.parallel(start, stop) starts at `start`."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"),
+             C: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((M, N), "float32")
+            s = T.alloc_fragment((M,), "float32")
+            T.copy(A, f)
+            for i in T.Parallel(M):
+                for j in T.Parallel(N):
+                    f[i, j] = f[i, j] * 2 + i
+            for i in T.parallel(M):
+                for j in T.parallel(4, N):
+                    if j >= N - 4:
+                        f[i, j] = -j
+            T.copy(f, B)
+            for i in T.Parallel(M):
+                s[i] = 0
+                for k in T.parallel(4):
+                    s[i] += A[i, k]
+            T.copy(s, C)
+
+    return main
+
+
+def test_parallel_nests_are_one_parallel_loop(target, rng):
+    M, N = 16, 64
+    k = tl.compile(parallel_nests(M, N), target=target)
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    b = put(np.zeros((M, N), np.float32), target)
+    c = put(np.zeros(M, np.float32), target)
+    k(put(a, target), b, c)
+    want = a * 2 + np.arange(M, dtype=np.float32)[:, None]
+    want[:, N - 4:] = -np.arange(N - 4, N, dtype=np.float32)
+    np.testing.assert_allclose(get(b), want, rtol=1e-6)
+    np.testing.assert_allclose(get(c), a[:, :4].sum(1), rtol=1e-5)
+    if target == "cpu":
+        for arch in ("cuda:sm_80", "cuda:sm_90a"):
+            tl.compile(parallel_nests(M, N), target=arch)
+
+
 def thread_bound(N=64, threads=32, loop=False):
     """TVM's thread loops inside T.Kernel (TileLang's dsa_hisa and gemv
     examples): `tx = T.thread_binding(...)` binds the thread index for the
