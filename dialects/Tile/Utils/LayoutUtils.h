@@ -236,6 +236,15 @@ public:
   FailureOr<TileLayout> projectMapped(ArrayRef<IndexMap> maps,
                                       ArrayRef<int64_t> shape) const;
 
+  /// The other direction: the layout of a loop of shape `loopShape` whose
+  /// index reaches this tile through `maps` (one per tile dimension), each
+  /// a mixed-radix sum of distinct loop variables (`bq * 64 + h`, TileLang's
+  /// T.reshape of a fragment) that together cover the tile once. A loop
+  /// iteration sits in the thread and register of the element it reaches;
+  /// fails for any other kind of map.
+  FailureOr<TileLayout> pullBack(ArrayRef<IndexMap> maps,
+                                 ArrayRef<int64_t> loopShape) const;
+
   /// A human-readable description, for diagnostics.
   std::string describe() const;
 

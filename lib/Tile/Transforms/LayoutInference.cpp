@@ -777,6 +777,22 @@ bool LayoutInference::propagate() {
         break;
       }
     }
+    if (!loopLayouts.count(loop)) {
+      // An access through a mixed-radix map (a reshaped fragment,
+      // `s[i, j * 64 + k]`) that covers the fragment: the loop takes the
+      // fragment's layout pulled back through it.
+      for (const FragmentAccess &a : list) {
+        if (!a.isMapped() || !hasLayout(a.buffer))
+          continue;
+        FailureOr<TileLayout> l = layouts.find(a.buffer)->second.pullBack(
+            a.maps, loop.getExtents());
+        if (failed(l))
+          continue;
+        loopLayouts.insert(std::make_pair(loop.getOperation(), *l));
+        changed = true;
+        break;
+      }
+    }
     auto it = loopLayouts.find(loop);
     if (it == loopLayouts.end())
       continue;

@@ -717,6 +717,64 @@ TileLayout::projectMapped(ArrayRef<IndexMap> maps,
   return result;
 }
 
+FailureOr<TileLayout>
+TileLayout::pullBack(ArrayRef<IndexMap> maps,
+                     ArrayRef<int64_t> loopShape) const {
+  if (maps.size() != shape.size())
+    return failure();
+  // Each tile index is a mixed radix over its loop variables: sorted by
+  // multiplier, the first is 1 and each next is the last times its extent;
+  // every loop variable appears once, and the tile dimension is covered.
+  SmallVector<bool> used(loopShape.size(), false);
+  SmallVector<SmallVector<IndexTerm, 1>> sorted;
+  for (auto [f, m] : llvm::enumerate(maps)) {
+    SmallVector<IndexTerm, 1> terms(m.terms.begin(), m.terms.end());
+    llvm::sort(terms, [](const IndexTerm &a, const IndexTerm &b) {
+      return a.mul < b.mul;
+    });
+    int64_t radix = 1;
+    for (const IndexTerm &t : terms) {
+      if (t.dim < 0 || t.dim >= static_cast<int64_t>(loopShape.size()) ||
+          used[t.dim] || t.div != 1 || t.mod != 0 || t.mul != radix)
+        return failure();
+      used[t.dim] = true;
+      radix *= loopShape[t.dim];
+    }
+    if (radix != shape[f])
+      return failure();
+    sorted.push_back(std::move(terms));
+  }
+  if (!llvm::all_of(used, [](bool u) { return u; }))
+    return failure();
+  // A digit over [lo, hi) of tile dimension f becomes one digit per term
+  // whose range [mul, mul * extent) it meets, scaled by the part below.
+  SmallVector<LayoutDigit> out;
+  for (const LayoutDigit &d : digits) {
+    if (d.isReplica()) {
+      out.push_back(d);
+      continue;
+    }
+    int64_t lo = d.dimStride, hi = d.dimStride * d.size, covered = 1;
+    for (const IndexTerm &t : sorted[d.dim]) {
+      int64_t a = std::max(lo, t.mul);
+      int64_t b = std::min(hi, t.mul * loopShape[t.dim]);
+      if (a >= b)
+        continue;
+      if (a % lo || a % t.mul || b % a)
+        return failure(); // the digit does not split at the term's boundary
+      out.push_back(
+          {t.dim, a / t.mul, b / a, d.onThread, d.stride * (a / lo)});
+      covered *= b / a;
+    }
+    if (covered != d.size)
+      return failure(); // part of the digit lies outside the tile (padding)
+  }
+  TileLayout result(loopShape, numThreads, out);
+  if (failed(result.verify()))
+    return failure();
+  return result;
+}
+
 std::optional<IndexMap> mlir::tile::matchIndexMap(Value index, Block *body) {
   auto constant = [](Value v) -> std::optional<int64_t> {
     APInt c;

@@ -23,6 +23,7 @@ from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, 
                                to_storage)
 from ..language.values import row_major_index as _row_major_index
 from ..language.values import row_major_position as _row_major_position
+from ..language.values import reshape_index
 
 from .copies import CopyBuilder, _logical_element, _static_dims
 from .random import RandomBuilder
@@ -1084,9 +1085,10 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             raise self.error(f"{what}: shape {_fmt_shape(new_shape)} does not have the size of "
                              f"{src.name!r} ({_fmt_shape(src.shape)})", kind=AssertionError,
                              at_definition=True)
+        view_dims = [d.const if d.is_const() else None for d in dims]
+
         def remap(indices):
-            return src.stored_index(_row_major_index(_row_major_position(indices, dims),
-                                                     src.shape))
+            return src.stored_index(reshape_index(indices, view_dims, src.shape))
 
         view = Buffer(src.value, new_shape, src.dtype, src.scope, f"{src.name}_view")
         view.remap = remap

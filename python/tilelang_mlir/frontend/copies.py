@@ -256,13 +256,14 @@ class CopyBuilder:
                     return [o if e == 1 else o.add(next(it)) for o, e in zip(offsets, sizes)]
 
                 src, dst = full(soff, s_ext), full(doff, d_ext)
-                inside_dst = _in_bounds(dbuf, dst)
+                inside_dst = True if _region_inside(dbuf, doff, d_ext) else _in_bounds(dbuf, dst)
                 if_op = None
                 if inside_dst is not True:
                     if_op = scf.IfOp(to_scalar(inside_dst, dt.boolean).value, [], has_else=False)
                 with _ir().InsertionPoint(if_op.then_block) if if_op else \
                         contextlib.nullcontext():
-                    inside_src = _in_bounds(sbuf, src)
+                    inside_src = True if _region_inside(sbuf, soff, s_ext) else \
+                        _in_bounds(sbuf, src)
                     if inside_src is True:
                         value = sbuf[tuple(src)].load()
                     else:  # read a clamped position, then select the safe value for it
@@ -342,6 +343,17 @@ def _and(a, b):
     if b is True:
         return a
     return logical("and", a, b)
+
+
+def _region_inside(buf: Buffer, offsets: List[IndexExpr], extents) -> bool:
+    """Whether the region at constant `offsets` of constant `extents` lies
+    inside `buf` (of a static shape): its elements need no bounds checks."""
+    for o, e, d in zip(offsets, extents, buf.shape):
+        d = to_index(d)
+        if not (o.is_const() and isinstance(e, int) and d.is_const() and
+                0 <= o.const and o.const + e <= d.const):
+            return False
+    return len(offsets) == len(buf.shape)
 
 
 def _in_bounds(buf: Buffer, index: List[IndexExpr]):

@@ -1600,6 +1600,64 @@ def row_major_index(position: IndexExpr, extents: Sequence) -> List[IndexExpr]:
     return list(reversed(out))
 
 
+def reassociate(view: Sequence[int], src: Sequence[int]):
+    """Groups of consecutive dimensions of two static row-major shapes of one
+    size that hold the same elements: [(view dims, src dims), ...], each
+    pair one dimension split into several or several merged into one (the
+    reassociation of an expand/collapse shape), or None when the shapes do
+    not factor so (or are not static)."""
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
+               for d in list(view) + list(src)):
+        return None
+    groups, i, j = [], 0, 0
+    while i < len(view) and j < len(src):
+        vi, sj, a, b = [i], [j], view[i], src[j]
+        i, j = i + 1, j + 1
+        while a != b:
+            if a < b and i < len(view):
+                a *= view[i]
+                vi.append(i)
+                i += 1
+            elif b < a and j < len(src):
+                b *= src[j]
+                sj.append(j)
+                j += 1
+            else:
+                return None
+        if len(vi) > 1 and len(sj) > 1:
+            return None
+        groups.append((vi, sj))
+    # trailing unit dimensions join the last group
+    while i < len(view) and view[i] == 1 and groups:
+        groups[-1][0].append(i)
+        i += 1
+    while j < len(src) and src[j] == 1 and groups:
+        groups[-1][1].append(j)
+        j += 1
+    if i != len(view) or j != len(src):
+        return None
+    return groups
+
+
+def reshape_index(indices: Sequence, view: Sequence, src: Sequence) -> List[IndexExpr]:
+    """The index into `src` of element `indices` of a row-major view of shape
+    `view`: per reassociation group, a sum of strided view indices (a split)
+    or the digits of one view index (a merge), which stay affine in the loop
+    variables; the row-major position otherwise."""
+    groups = reassociate(view, src)
+    if groups is None:
+        return row_major_index(row_major_position(indices, view), src)
+    out: List[IndexExpr] = [None] * len(src)
+    for vi, sj in groups:
+        if len(sj) == 1:  # view dims vi split src dim sj[0]
+            out[sj[0]] = row_major_position([indices[k] for k in vi], [view[k] for k in vi])
+        else:  # src dims sj merged into view dim vi[0] (the others are units)
+            pos = row_major_position([indices[k] for k in vi], [view[k] for k in vi])
+            for k, x in zip(sj, row_major_index(pos, [src[k] for k in sj])):
+                out[k] = x
+    return out
+
+
 def _bits(v, dtype: DType):
     """The bits of SSA value `v` of `dtype` as an integer of its width."""
     if dtype.is_float:

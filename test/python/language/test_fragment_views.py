@@ -167,3 +167,57 @@ def test_fragment_read_element_by_element_is_held_by_every_thread(arch):
     allocs = [ln for ln in layout.splitlines() if "tile.alloc_fragment" in ln]
     assert len(allocs) == 1, allocs
     assert "threads = 128, replicate = 128" in allocs[0] and "memref<6xi32" in allocs[0], allocs
+
+
+def _reshaped_scores(M=128, N=64, Q=2, H=32, threads=256):
+    """TileLang's DSA indexer (dsa_hisa/pool_mqa_fp8.py): the gemm's
+    accumulator s (M x Q*H) seen as (M, Q, H) through T.reshape, a
+    T.Parallel over the view (relu, times a weight per (q, h)) and a sum
+    over H of the view. The view's loop takes the accumulator's layout
+    pulled back through the reshape: no staging through shared memory."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((Q * H, N), "float16"),
+             W: T.Tensor((Q, H), "float32"), C: T.Tensor((M, Q), "float32")):
+        with T.Kernel(1, threads=threads):
+            a = T.alloc_shared((M, N), "float16")
+            b = T.alloc_shared((Q * H, N), "float16")
+            s = T.alloc_fragment((M, Q * H), "float32")
+            sr = T.reshape(s, (M, Q, H))
+            w = T.alloc_fragment((Q, H), "float32")
+            out = T.alloc_fragment((M, Q), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.copy(W, w)
+            T.gemm(a, b, s, transpose_B=True, clear_accum=True,
+                   policy=T.GemmWarpPolicy.FullCol)
+            for m, q, h in T.Parallel(M, Q, H):
+                sr[m, q, h] = T.max(sr[m, q, h], 0) * w[q, h]
+            T.reduce_sum(sr, out, dim=-1, clear=True)
+            T.copy(out, C)
+
+    return main
+
+
+def _reshaped_reference(a, b, w):
+    s = np.maximum(a.astype(np.float32) @ b.astype(np.float32).T, 0)
+    return (s.reshape(a.shape[0], *w.shape) * w).sum(-1)
+
+
+def test_reshaped_fragment(target, rng):
+    M, N, Q, H = 128, 64, 2, 32
+    a = rng.standard_normal((M, N)).astype(np.float16)
+    b = rng.standard_normal((Q * H, N)).astype(np.float16)
+    w = rng.standard_normal((Q, H)).astype(np.float32)
+    c = put(np.zeros((M, Q), np.float32), target)
+    tl.compile(_reshaped_scores(M, N, Q, H), target=target)(
+        put(a, target), put(b, target), put(w, target), c)
+    np.testing.assert_allclose(get(c), _reshaped_reference(a, b, w), rtol=2e-3, atol=2e-2)
+
+
+@pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
+def test_reshaped_fragment_needs_no_staging(arch):
+    k = tl.compile(_reshaped_scores(), target=arch)
+    # a (128 x 64) and b (64 x 64) in float16 and at most the reduction's
+    # scratch: the loops over the view read the accumulator's registers
+    # where they are, not through a staging copy of it (128 x 64 float32).
+    assert k.shared_bytes < 128 * 64 * 2 + 64 * 64 * 2 + 128 * 64 * 4, k.shared_bytes
