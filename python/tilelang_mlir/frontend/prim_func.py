@@ -23,6 +23,12 @@ from .source import FunctionSource, parse_function
 __all__ = ["Macro", "Param", "PrimFunc", "macro", "prim_func"]
 
 
+# Members of TVM's PrimFunc that are its IR (refused with the rule's reason).
+_TVM_IR_MEMBERS = frozenset({"body", "ret_type", "with_attr", "with_attrs", "with_body",
+                             "without_attr", "specialize", "script", "show", "astext",
+                             "span", "struct_info"})
+
+
 class PrimFunc(TileFunction):
     """A tile program: a Python function whose arguments are annotated with
     T.Tensor (or scalar dtypes)."""
@@ -36,6 +42,23 @@ class PrimFunc(TileFunction):
         self._source: Optional[FunctionSource] = None
         self._function_attrs = None  # (pass configs, compile flags) annotated in the body
         self.params = self._params()
+
+    # -- TVM's PrimFunc, as far as a signature says it ---------------------------------
+    @property
+    def buffer_map(self) -> Dict[Param, Param]:
+        """TVM's `PrimFunc.buffer_map` for the code that reads a program's
+        signature through it (`buffer_map.get(param).dtype`, TileOPs'
+        autotuner): each tensor argument of `params` maps to itself, with
+        the name, dtype and shape TVM's buffer has."""
+        return {p: p for p in self.params if p.kind == "tensor" and not p.hidden}
+
+    def __getattr__(self, name):
+        if name in _TVM_IR_MEMBERS:
+            raise AttributeError(
+                f"not supported by tilelang-mlir: PrimFunc.{name} (TVM's IR of the program: "
+                "tilelang-mlir builds tile-dialect MLIR, `params` and `buffer_map` give its "
+                "signature) (out of scope: TVM's IR and pass APIs)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- signature ------------------------------------------------------------------
     def _params(self) -> List[Param]:

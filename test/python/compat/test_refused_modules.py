@@ -76,3 +76,26 @@ def test_out_of_scope_modules_refuse_at_use(tmp_path):
     script.write_text(CODE)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert proc.returncode == 0 and "DEFERRED OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_prim_func_signature_as_tvm_reads_it():
+    """TileOPs' autotuner reads a program's integer tensor inputs through
+    TVM's PrimFunc.params and buffer_map; the IR members are refused."""
+    import pytest
+
+    import tilelang_mlir.language as T
+
+    @T.prim_func
+    def main(X: T.Tensor((64, 32), "float16"), Idx: T.Tensor((64,), "int32"), n: T.int32):
+        with T.Kernel(1, threads=32):
+            X[0, 0] = Idx[0] + n
+
+    ints = [p.name for p in main.params if (b := main.buffer_map.get(p)) is not None
+            and "int" in str(b.dtype)]
+    assert ints == ["Idx"]
+    assert main.buffer_map[main.params[0]].shape == (64, 32)
+    assert main.params[2] not in main.buffer_map  # a scalar has no buffer
+    with pytest.raises(AttributeError, match=r"PrimFunc.body .*out of scope: TVM's IR"):
+        main.body
+    with pytest.raises(AttributeError, match="no attribute 'no_such_member'"):
+        main.no_such_member
