@@ -73,6 +73,8 @@ struct Lifetime {
   SmallVector<Operation *> uses;
   /// Live everywhere: it shares bytes with no other buffer.
   bool pinned = false;
+  /// The TMA loads into it (their writes land while no op of it runs).
+  SmallVector<Operation *> tmaLoads;
   /// First and last op of the scope using it (-1: never used).
   int64_t first = -1, last = -1;
   int64_t offset = 0;
@@ -148,13 +150,18 @@ KernelLowering::placeSharedReusing(DenseMap<Value, int64_t> &offsets,
     escapes |= l.pinned;
     lives.push_back(std::move(l));
   });
-  // TMA loads write their buffer while no op of the kernel runs.
+  // TMA loads write their buffer while no op of the kernel runs: each is
+  // waited for (on its barrier) before the buffer is read, so a buffer read
+  // after its last load holds no write in flight past its last read (the
+  // pipeliner issues a stage's load only for an iteration that runs). One
+  // whose last use is a load is pinned below.
   kernel.walk([&](CopyOp copy) {
     if (!copy.getBarrier())
       return;
     if (AllocSharedOp dst = sharedAllocOf(copy.getDst()))
       for (Lifetime &l : lives)
-        l.pinned |= l.alloc == dst;
+        if (l.alloc == dst)
+          l.tmaLoads.push_back(copy);
   });
   // Other blocks of the cluster write the destination of a cluster copy
   // whenever they run it, and a bulk one reads its source asynchronously.
@@ -181,12 +188,30 @@ KernelLowering::placeSharedReusing(DenseMap<Value, int64_t> &offsets,
       why = "its consumer warpgroups take turns (ping-pong)";
       return failure();
     }
-    // The producer's buffers are the pipeline's stages, in flight across
-    // the roles.
+    // A buffer the producer touches otherwise than by its TMA loads is in
+    // use across the roles. The stages it fills by TMA are the consumer's
+    // to time: it waits for each load before reading it, so once its last
+    // read of a stage is done no write to it is in flight (the output tile
+    // after the main loop may take their bytes, as in TileLang).
     Region &consumer = ws.getConsumer();
-    for (Lifetime &l : lives)
-      for (Operation *u : l.uses)
-        l.pinned |= !consumer.isAncestor(u->getParentRegion());
+    for (Lifetime &l : lives) {
+      bool read = false;
+      for (Operation *u : l.uses) {
+        if (consumer.isAncestor(u->getParentRegion())) {
+          read = true;
+          continue;
+        }
+        l.pinned |= !llvm::is_contained(l.tmaLoads, u);
+      }
+      l.pinned |= !read;
+      // The producer's loads lie outside the consumer's body, the scope.
+      llvm::erase_if(l.uses, [&](Operation *u) {
+        return !consumer.isAncestor(u->getParentRegion());
+      });
+      llvm::erase_if(l.tmaLoads, [&](Operation *u) {
+        return !consumer.isAncestor(u->getParentRegion());
+      });
+    }
     scope = &consumer.front();
   }
   // Into the loop that holds every use of the buffers that may share.
@@ -229,6 +254,14 @@ KernelLowering::placeSharedReusing(DenseMap<Value, int64_t> &offsets,
       int64_t p = position.lookup(a);
       l.first = l.first < 0 ? p : std::min(l.first, p);
       l.last = std::max(l.last, p);
+    }
+    // A TMA load as the buffer's last op (not inside a loop that reads it
+    // after its wait) may still be writing when another buffer takes the
+    // bytes.
+    for (Operation *load : l.tmaLoads) {
+      Operation *a = l.pinned ? nullptr : scope->findAncestorOpInBlock(*load);
+      if (!a || (a == load && position.lookup(a) == l.last))
+        l.pinned = true;
     }
   }
   if (llvm::all_of(lives, [](const Lifetime &l) { return l.pinned; })) {

@@ -138,3 +138,49 @@ def test_kernel_too_large_even_with_reuse_names_both_plans():
                              r"buffers whose lifetimes do not overlap sharing bytes, it still "
                              r"needs \d+"):
         tl.compile(big, target="cuda:sm_90a", pass_configs=NO_CACHE)
+
+
+def gemm_with_output_tile(M, N, K, block_M=128, block_N=256, block_K=64, stages=3):
+    """A GEMM whose float32 output tile goes through shared memory after the
+    loop (TileLang's gemm_sp example does so): the three stages of A and B
+    (144 KB) and C_shared (128 KB) need 272 KB one after the other. The
+    stages are TMA destinations, written while no op runs; each is waited
+    for before its last read, so after the loop C_shared takes their bytes."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16),
+             C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), T.float16)
+            B_s = T.alloc_shared((block_K, block_N), T.float16)
+            C_s = T.alloc_shared((block_M, block_N), T.float32)
+            C_l = T.alloc_fragment((block_M, block_N), T.float32)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C_s)
+            T.copy(C_s, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def test_output_tile_takes_the_bytes_of_the_tma_stages():
+    kernel = tl.compile(gemm_with_output_tile(512, 512, 512), target="cuda:sm_90a",
+                        pass_configs=NO_CACHE)
+    ptx = kernel.get_source()
+    assert "cp.async.bulk.tensor" in ptx  # the stages are TMA destinations
+    assert 0 < kernel.shared_bytes <= SM90_SHARED, kernel.shared_bytes
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx)
+
+
+@pytest.mark.gpu
+def test_output_tile_over_the_tma_stages_on_the_gpu():
+    M, N, K = 512, 768, 1024
+    kernel = tl.compile(gemm_with_output_tile(M, N, K), out_idx=[2], target="cuda",
+                        pass_configs=NO_CACHE)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = kernel(a, b)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)
