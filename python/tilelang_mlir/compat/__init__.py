@@ -450,7 +450,9 @@ def install(force: bool = False) -> None:
         except (ImportError, ValueError):
             spec = None
         if spec is not None:
-            raise ImportError(f"a real TileLang is installed ({spec.origin}): "
+            where = spec.origin or ("a folder named 'tilelang' on sys.path: " + ", ".join(
+                dict.fromkeys(spec.submodule_search_locations or [])))
+            raise ImportError(f"a real TileLang is installed ({where}): "
                               "tilelang_mlir.compat.install() will not shadow it silently; "
                               "install(force=True) makes tilelang-mlir serve 'tilelang' in this "
                               "process")
