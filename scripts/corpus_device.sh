@@ -20,12 +20,14 @@ OUT=${OUT:?run on the device machine, where OUT is set}
 IMPL=${IMPL:-ours}
 python3 -m pip install --no-index --no-deps --quiet ${DEPS:-.corpus-deps}/*.whl 2>&1 | grep -v WARNING
 python3 -c "import fla, einops; print('fla', fla.__file__)" 2>&1 | tail -1
-if [ ! -d /tmp/wsite/tilelang_mlir ] || [ -n "$(ls dist/*cp312*.whl 2>/dev/null)" ]; then
-  WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
-  [ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
-  rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
+if [ "$IMPL" = ours ]; then
+  if [ ! -d /tmp/wsite/tilelang_mlir ] || [ -n "$(ls dist/*cp312*.whl 2>/dev/null)" ]; then
+    WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
+    [ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
+    rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
+  fi
+  cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
 fi
-cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/wsite TILELANG_MLIR_CACHE_DIR=/tmp/tlcache
 if [ "$IMPL" = tilelang ]; then
   TLW=${TLW:-/tmp/tlw}
