@@ -75,6 +75,8 @@ struct Lifetime {
   bool pinned = false;
   /// The TMA loads into it (their writes land while no op of it runs).
   SmallVector<Operation *> tmaLoads;
+  /// A warp-specialized kernel's producer fills it by TMA.
+  bool producerFilled = false;
   /// First and last op of the scope using it (-1: never used).
   int64_t first = -1, last = -1;
   int64_t offset = 0;
@@ -202,6 +204,7 @@ KernelLowering::placeSharedReusing(DenseMap<Value, int64_t> &offsets,
           continue;
         }
         l.pinned |= !llvm::is_contained(l.tmaLoads, u);
+        l.producerFilled = true;
       }
       l.pinned |= !read;
       // The producer's loads lie outside the consumer's body, the scope.
@@ -236,6 +239,12 @@ KernelLowering::placeSharedReusing(DenseMap<Value, int64_t> &offsets,
     scope = loop.getBody();
     inLoop = true;
   }
+  // Over a loop of the consumer (its tiles, a persistent kernel), the
+  // producer runs ahead: it fills the next iteration's stages as soon as
+  // the consumer frees them, while the consumer still works on this one.
+  if (inLoop)
+    for (Lifetime &l : lives)
+      l.pinned |= l.producerFilled;
   DenseMap<Operation *, int64_t> position;
   SmallVector<Operation *> ops;
   for (Operation &op : *scope) {
