@@ -1662,7 +1662,9 @@ PyObject *jit_lookup(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) {
       }
       if (!out)
         return nullptr;
-      if (entry.as_tuple && !PyTuple_Check(out)) {
+      // A single output of a function returning a tuple (several outputs
+      // come as the kernel's list already, as on the first call).
+      if (entry.as_tuple && !PyTuple_Check(out) && !PyList_Check(out)) {
         PyObject *t = PyTuple_Pack(1, out);
         Py_DECREF(out);
         out = t;

@@ -543,7 +543,7 @@ class _PythonJitBase:
                 out = kernel._try_python(*[args[i] for i in runtime_pos])
                 if out is NotImplemented:
                     continue
-                if as_tuple and not isinstance(out, tuple):
+                if as_tuple and not isinstance(out, (tuple, list)):
                     out = (out,)
             if n:
                 entries.insert(0, entries.pop(n))

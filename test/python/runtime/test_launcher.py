@@ -527,6 +527,49 @@ def test_jit_eager_calls_hit_the_call_cache(path, rng, monkeypatch):
     np.testing.assert_allclose(scaled_add(a, b, factor=2.0), 2 * a + b, rtol=1e-6)
 
 
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_jit_eager_outputs_keep_their_form_on_the_call_cache(path, rng, outputs):
+    """An eager function returning a tuple of outputs gets them in the same
+    form from every call: the call cache gave a second call of two outputs
+    as a one-element tuple holding their list (TileLang's per-token fp8
+    cast example, timed after its check, unpacked two and got one)."""
+
+    @tl.jit(target="cpu")
+    def two(A):
+        M, N = T.const("M, N")
+        A: T.Tensor((M, N), T.float32)
+        Y = T.empty((M, N), T.float32)
+        Z = T.empty((M,), T.float32)
+        with T.Kernel(1, threads=1) as bx:
+            for i, j in T.Parallel(M, N):
+                Y[i, j] = A[i, j] * 2
+            for i in T.Parallel(M):
+                Z[i] = A[i, 0]
+        return Y, Z
+
+    @tl.jit(target="cpu")
+    def one(A):
+        M, N = T.const("M, N")
+        A: T.Tensor((M, N), T.float32)
+        Y = T.empty((M, N), T.float32)
+        with T.Kernel(1, threads=1) as bx:
+            for i, j in T.Parallel(M, N):
+                Y[i, j] = A[i, j] * 2
+        return (Y,)
+
+    split = two if outputs == 2 else one
+
+    a = rng.standard_normal((4, 6), dtype=np.float32)
+    first = split(a)
+    for _ in range(3):
+        again = split(a)
+        assert type(again) is type(first) and len(again) == len(first) == outputs
+        np.testing.assert_allclose(again[0], 2 * a, rtol=1e-6)
+        if outputs == 2:
+            np.testing.assert_allclose(again[1], a[:, 0], rtol=1e-6)
+    assert split._calls_size() == 1
+
+
 def test_jit_prim_func_calls_hit_the_call_cache(path, rng, monkeypatch):
     n = 16
 
