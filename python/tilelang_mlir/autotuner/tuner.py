@@ -644,6 +644,8 @@ def _with_result(kernel, result: AutotuneResult):
     cache's kernel object is shared by every caller."""
     tuned = copy.copy(kernel)
     tuned.autotune_result = result
+    if hasattr(tuned, "update_tuner_result"):  # TileLang's fields of a tuned kernel
+        tuned.update_tuner_result(result.latency, dict(result.config), None)
     return tuned
 
 

@@ -69,6 +69,8 @@ def test_tunes_skips_and_caches(cache, caplog, monkeypatch):
     assert result.best_config in (GOOD_SMALL, GOOD_LARGE)
     assert [t["config"] for t in result.timings] == [GOOD_SMALL, GOOD_LARGE]
     assert result.best_latency == min(t["latency"] for t in result.timings) > 0
+    # TileLang's fields of a tuned kernel (`best = tuned.compile(...); best.config`).
+    assert kernel.config == result.best_config and kernel.latency == result.best_latency
     # One skipped config per failing stage, with its reason.
     assert [(s["config"], s["stage"]) for s in result.skipped] == [
         (TOO_MANY_THREADS, "compile"), (WRONG_MATH, "check")]
@@ -88,6 +90,7 @@ def test_tunes_skips_and_caches(cache, caplog, monkeypatch):
     hit = again.autotune_result
     assert hit.cache_hit and hit.worker_pids == []
     assert hit.best_config == result.best_config and hit.skipped == result.skipped
+    assert again.config == result.best_config
     assert "cache hit" in caplog.text
     _check_product(again)
 
