@@ -13,11 +13,24 @@ def _int(name: str, x) -> int:
 
 
 def cdiv(a: int, b: int) -> int:
-    """ceil(a / b) of integers."""
-    a, b = _int("cdiv", a), _int("cdiv", b)
-    if b == 0:
-        raise ZeroDivisionError("cdiv by zero")
-    return -(-a // b)
+    """ceil(a / b) of integers; of symbolic sizes (an eager program's
+    T.const before the call binds it, T.dynamic), the expression
+    (a + b - 1) // b, as TileLang computes it."""
+    if _is_int(a) and _is_int(b):
+        a, b = operator.index(a), operator.index(b)
+        if b == 0:
+            raise ZeroDivisionError("cdiv by zero")
+        return -(-a // b)
+    if not (_is_int(a) or hasattr(a, "__floordiv__")) or not (_is_int(b) or
+                                                                 hasattr(b, "__rfloordiv__")):
+        raise TypeError(f"cdiv takes integers or symbolic sizes, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    return (a + b - 1) // b
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) or (type(x).__name__ in ("int64", "int32") and
+                                  hasattr(x, "__index__"))
 
 
 def next_power_of_2(x: int) -> int:

@@ -918,3 +918,37 @@ def test_get_tir_of_an_eager_function_before_any_call(tmp_path):
         print("GET_TIR OK")
     """, tmp_path)
     assert proc.returncode == 0 and "GET_TIR OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_cdiv_of_an_eager_programs_sizes(tmp_path):
+    """tilelang.cdiv of a T.const before the call binds it is the expression
+    (a + b - 1) // b, as TileLang computes it (DeepSeek's NSA backward sizes
+    its block mask so); of integers, an integer."""
+    proc = run_compat("""
+    import torch, tilelang, tilelang.language as T
+
+    assert tilelang.cdiv(10, 4) == 3 and tilelang.cdiv(8, 4) == 2
+
+    @tilelang.jit(target="cpu")
+    def masked(X, Mask, block=64):
+        n = T.const("n")
+        X: T.Tensor((n,), T.float32)
+        Mask: T.Tensor((tilelang.cdiv(n, block),), T.int32)
+        Y = T.empty((n,), T.float32)
+        with T.Kernel(1, threads=1):
+            for i in T.serial(n):
+                Y[i] = X[i] * Mask[i // block]
+        return Y
+
+    x = torch.randn(200)
+    mask = torch.tensor([1, 0, 1, 1], dtype=torch.int32)
+    y = masked(x, mask)
+    assert torch.equal(y, x * mask.repeat_interleave(64)[:200])
+    try:
+        masked(x, torch.ones(3, dtype=torch.int32))
+        raise SystemExit("a mask of 3 blocks for 200 elements was accepted")
+    except (ValueError, TypeError) as e:
+        assert "Mask" in str(e), e
+    print("CDIV OK")
+    """, tmp_path)
+    assert proc.returncode == 0 and "CDIV OK" in proc.stdout, proc.stdout + proc.stderr
