@@ -940,7 +940,10 @@ def symbolic_form(x) -> Optional[IndexExpr]:
     if isinstance(x, BufferRef) and not x.buffer.dtype.is_float and \
             all(not isinstance(i, slice) for i in x.items):
         try:
-            idx = tuple(to_index(i) for i in x.items)
+            # An index that is itself a runtime scalar (`Offsets[i_n]`, i_n
+            # loaded) is that scalar's symbol, not a new conversion of it.
+            idx = tuple(f if (f := symbolic_form(i)) is not None else to_index(i)
+                        for i in x.items)
         except TileLangError:
             idx = None
         if idx is not None and len(idx) == x.buffer.ndim:

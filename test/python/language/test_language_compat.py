@@ -674,3 +674,33 @@ def test_view_errors(body, match):
 
     with pytest.raises(TileLangError, match=match):
         tl.compile(main, target="cpu")
+
+
+def test_slice_bounds_from_loads_through_a_loaded_index(target, rng):
+    """`K[bos + s : bos + s + 32]` with `bos = Offsets[i_n]` and i_n itself
+    loaded (DeepSeek's NSA varlen forward): both bounds read the same loads,
+    so the extent is the constant 32 (it was an unknown `%v - %v`)."""
+    @T.prim_func
+    def gather(K: T.Tensor((256, 16), "float32"), Off: T.Tensor((4,), "int32"),
+               Idx: T.Tensor((8,), "int32"), O: T.Tensor((8, 32, 16), "float32")):
+        with T.Kernel(1, threads=32):
+            Ks = T.alloc_shared((32, 16), "float32")
+            i_n = Idx[0]
+            bos = Off[i_n]
+            for i in T.Pipelined(8, num_stages=2):
+                s = Idx[i] * 32
+                if s >= 0:
+                    T.copy(K[bos + s:bos + s + 32, :], Ks)
+                    T.copy(Ks, O[i, :, :])
+
+    k = rng.standard_normal((256, 16)).astype(np.float32)
+    off = np.array([0, 16, 40, 64], np.int32)
+    idx = np.array([2, 0, 3, 5, -1, 1, 4, 0], np.int32)
+    out = put(np.zeros((8, 32, 16), np.float32), target)
+    tl.compile(gather, target=target)(put(k, target), put(off, target), put(idx, target), out)
+    want = np.zeros((8, 32, 16), np.float32)
+    for i, v in enumerate(idx):
+        if v >= 0:
+            start = off[idx[0]] + v * 32
+            want[i] = k[start:start + 32]
+    np.testing.assert_array_equal(get(out), want)
