@@ -242,7 +242,26 @@ def _not_yet(name: str, why: str):
 
 mbarrier_expect_tx = _not_yet("T.mbarrier_expect_tx", "announce TMA bytes with T.tma_copy, "
                               "which does it for its copy")
-annotate_producer_reg_dealloc = _not_yet(
-    "T.annotate_producer_reg_dealloc", "give a role its budget with T.set_max_nreg")
-annotate_consumer_reg_alloc = _not_yet(
-    "T.annotate_consumer_reg_alloc", "give a role its budget with T.set_max_nreg")
+def _reg_hint(b, name: str, reg_count) -> int:
+    from .values import static_int
+
+    n = static_int(reg_count, f"T.{name} reg_count")
+    if not 24 <= n <= 240:  # TileLang's check of the hint
+        raise b.error(f"T.{name}: invalid register hint {n} (from 24 to 240)")
+    return n
+
+
+@builtin
+def annotate_producer_reg_dealloc(b, reg_count: int = 24):
+    """TileLang's register hint for the producer role it is written in: the
+    role's warpgroups lower their per-thread budget to `reg_count` there
+    (T.set_max_nreg(reg_count, 0))."""
+    b.set_max_nreg(_reg_hint(b, "annotate_producer_reg_dealloc", reg_count), 0)
+
+
+@builtin
+def annotate_consumer_reg_alloc(b, reg_count: int = 240):
+    """TileLang's register hint for the consumer role it is written in: the
+    role's warpgroups raise their per-thread budget to `reg_count` there
+    (T.set_max_nreg(reg_count, 1))."""
+    b.set_max_nreg(_reg_hint(b, "annotate_consumer_reg_alloc", reg_count), 1)

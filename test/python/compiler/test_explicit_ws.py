@@ -51,10 +51,12 @@ def barrierpipe(M, N, K, block_M=128, block_N=128, block_K=64, stages=2):
     return main
 
 
-def three_roles(M, N, K, block_M=64, block_N=128, block_K=64):
+def three_roles(M, N, K, block_M=64, block_N=128, block_K=64, hints=False):
     """Roles as branches on the thread index (`if` / `elif` / `else`, as in
     TileLang's MLA decode): warpgroup 2 loads, warpgroups 0 and 1 each
-    multiply one half of the N tile, with register budgets."""
+    multiply one half of the N tile, with register budgets (with `hints`,
+    given as TileLang's T.annotate_*_reg_* hints, as its minference
+    example does)."""
 
     @T.prim_func
     def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
@@ -69,7 +71,10 @@ def three_roles(M, N, K, block_M=64, block_N=128, block_K=64):
             empty = T.alloc_barrier(arrive_count=256)
             tx = T.get_thread_binding()
             if tx < 128:
-                T.set_max_nreg(232, 1)
+                if hints:
+                    T.annotate_consumer_reg_alloc(232)
+                else:
+                    T.set_max_nreg(232, 1)
                 T.clear(C_left)
                 for ko in T.serial(T.ceildiv(K, block_K)):
                     T.barrier_wait(full, ko % 2)
@@ -86,7 +91,10 @@ def three_roles(M, N, K, block_M=64, block_N=128, block_K=64):
                     T.barrier_arrive(empty)
                 T.copy(C_right, C[by * block_M, bx * block_N + block_N // 2])
             else:
-                T.set_max_nreg(40, 0)
+                if hints:
+                    T.annotate_producer_reg_dealloc(40)
+                else:
+                    T.set_max_nreg(40, 0)
                 for ko in T.serial(T.ceildiv(K, block_K)):
                     T.barrier_wait(empty, (ko % 2) ^ 1)
                     T.tma_copy(A[by * block_M, ko * block_K], A_shared, barrier=full)
@@ -198,8 +206,9 @@ def test_ws_scopes_become_roles_and_step_aside_the_schedulers():
     assert "wgmma.mma_async" in ptx
 
 
-def test_if_elif_else_on_the_thread_index_give_three_roles():
-    k = tl.compile(three_roles(256, 256, 256), out_idx=[2], target="cuda:sm_90a")
+@pytest.mark.parametrize("hints", [False, True], ids=["set_max_nreg", "reg_hints"])
+def test_if_elif_else_on_the_thread_index_give_three_roles(hints):
+    k = tl.compile(three_roles(256, 256, 256, hints=hints), out_idx=[2], target="cuda:sm_90a")
     assert roles_of(k) == [("0", "128"), ("128", "256"), ("256", "384")]
     ptx = k.get_source()
     assert re.findall(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx) == [
@@ -402,7 +411,17 @@ def test_roles_have_no_meaning_on_the_cpu():
     assert "compile for a GPU target" in msg
 
 
-@pytest.mark.parametrize("name", ["mbarrier_expect_tx", "annotate_producer_reg_dealloc"])
+def test_register_hints_take_tilelangs_range():
+    @T.prim_func
+    def main(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=256):
+            if T.get_thread_binding() >= 128:
+                T.annotate_producer_reg_dealloc(16)
+
+    assert "invalid register hint 16 (from 24 to 240)" in compile_error(main)
+
+
+@pytest.mark.parametrize("name", ["mbarrier_expect_tx"])
 def test_names_not_yet_supported_say_so(name):
     fn = getattr(T, name)
 
