@@ -419,7 +419,16 @@ def check_compile_flags(flags) -> None:
         return
     if isinstance(flags, str):
         flags = flags.split()
-    for flag in flags:
+    flags = list(flags)
+    for i, flag in enumerate(flags):
+        # `-include <header>` (TileLang's own templates: TileOPs' gated
+        # DeltaNet) steers C++ compilation: what a header defines could be
+        # reached only through T.call_extern / T.import_source, which are
+        # refused at the program's line.
+        if flag == "-include" and i + 1 < len(flags) and isinstance(flags[i + 1], str):
+            continue
+        if i and flags[i - 1] == "-include":
+            continue
         if not isinstance(flag, str) or not _CXX_ONLY_FLAGS.fullmatch(flag):
             raise TileLangError(f"not supported by tilelang-mlir: compile flag {flag!r} "
                                 "(tilelang-mlir emits PTX itself; the nvcc flags it accepts "

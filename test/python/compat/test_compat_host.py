@@ -449,8 +449,11 @@ def test_jit_compile_flags_only_those_that_steer_cxx():
 
     flags = ["-O3", "-Wno-deprecated-declarations", "-U__CUDA_NO_HALF_OPERATORS__",
              "--expt-relaxed-constexpr", "--use_fast_math", "-DNDEBUG",
-             "--ptxas-options=-v,--register-usage-level=10"]
+             "--ptxas-options=-v,--register-usage-level=10",
+             "-include", "tl_templates/cuda/gemm.h"]  # TileOPs' gated DeltaNet
     assert callable(tl.jit(out_idx=[1], compile_flags=flags))
+    with pytest.raises(TileLangError, match="compile flag '-include'"):
+        tl.jit(out_idx=[1], compile_flags=["-O3", "-include"])  # no header
     with pytest.raises(TileLangError, match="compile flag '-G'"):
         tl.jit(out_idx=[1], compile_flags=["-O3", "-G"])
     with pytest.raises(TileLangError, match="compile flag '--maxrregcount=64'"):
