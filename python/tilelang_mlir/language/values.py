@@ -1566,7 +1566,11 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
 
     last = idx[-1]
     b = state.current() if state.active() else None
-    if b is not None and b.parallel_depth and any(c % buf.pack for c in last.terms.values()):
+    # A fragment's bytes are registers: the layout inference keeps the
+    # halves of a byte on one thread, or refuses the loop (two threads
+    # writing copies of one byte, each with a half of its own).
+    if b is not None and b.parallel_depth and buf.scope != "fragment" and \
+            any(c % buf.pack for c in last.terms.values()):
         raise _error(f"a store into {buf.name!r} ({buf.dtype}, packed {buf.pack} a byte) in a "
                      f"T.Parallel loop at last index {last}: iterations run on different "
                      f"threads, and two writing the halves of one byte race; write whole "

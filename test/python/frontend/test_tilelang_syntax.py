@@ -683,6 +683,49 @@ def test_fp4_copies_and_the_byte_rule(target, rng):
         tl.compile(racy, target="cpu")
 
 
+def fp4_fragment_quant(width=None):
+    """DeepSeek V4's activation quantization (examples/deepseek_v4/act_quant.py):
+    an fp4 fragment written element by element in T.Parallel (each byte's
+    two halves by the thread that holds it), then copied out through shared
+    memory; `out_ref` gets the same values by a T.copy of a float fragment."""
+    @T.prim_func
+    def main(x: T.Tensor((32, 32), T.float32), out: T.Tensor((32, 32), T.float4_e2m1fn),
+             out_ref: T.Tensor((32, 32), T.float4_e2m1fn)):
+        with T.Kernel(1, threads=128) as _:
+            x_l = T.alloc_fragment((32, 32), T.float32)
+            y_f = T.alloc_fragment((32, 32), T.float32)
+            y_l = T.alloc_fragment((32, 32), T.float4_e2m1fn)
+            y_s = T.alloc_shared((32, 32), T.float4_e2m1fn)
+            T.copy(x, x_l)
+            for i, j in T.Parallel(32, 32, coalesced_width=width):
+                y_l[i, j] = T.clamp(x_l[i, j] * 2, -6.0, 6.0)
+            T.copy(y_l, y_s)
+            T.copy(y_s, out)
+            for i, j in T.Parallel(32, 32):
+                y_f[i, j] = T.clamp(x_l[i, j] * 2, -6.0, 6.0)
+            T.copy(y_f, out_ref)
+
+    return main
+
+
+def test_fp4_fragment_written_in_a_parallel_loop(target, rng):
+    dev = _device(target)
+    x = torch.from_numpy(rng.standard_normal((32, 32)).astype(np.float32)).to(dev)
+    out = torch.zeros(32, 16, dtype=torch.uint8, device=dev)
+    ref = torch.ones(32, 16, dtype=torch.uint8, device=dev)
+    tl.compile(fp4_fragment_quant(), target=target)(x, out, ref)
+    assert torch.equal(out, ref)
+    _compiles_for_gpus(fp4_fragment_quant())
+
+
+def test_fp4_fragment_halves_of_a_byte_on_two_threads_are_refused():
+    # One element per thread: the two halves of a byte on two threads, each
+    # with a copy of the byte it writes half of.
+    with pytest.raises(TileLangError, match="writes a fragment element from iterations on "
+                                            "different threads"):
+        tl.compile(fp4_fragment_quant(width=1), target="cuda:sm_90a")
+
+
 def test_jit_body_with_only_a_kernel_dynamic_fill_and_empty_tensors(request):
     @tl.jit(target="cpu")
     def ones(M: int, N: int):  # a program: its body launches a kernel
