@@ -90,7 +90,8 @@ def source_text_assertion(excinfo) -> bool:
         return False
     entry = excinfo.traceback[-1]
     frame_locals = entry.frame.f_locals
-    reads_text = _READS_TEXT.search(_statement_text(entry))
+    reads_text = _READS_TEXT.search(_statement_text(entry)) or \
+        _calls_a_text_reader(entry)
     if not reads_text and not any(_is_text(v) for v in frame_locals.values()):
         return False
     names = _statement_names(entry)
@@ -102,6 +103,31 @@ def source_text_assertion(excinfo) -> bool:
 # A statement that asks for the generated text itself.
 _READS_TEXT = re.compile(r"\b(get_kernel_source|get_host_source|get_source|kernel_source)\b|"
                          r"\.script\(")
+
+
+def _calls_a_text_reader(entry) -> bool:
+    """Whether the statement calls a helper of the test's module that asks
+    for the generated text (`_emitted_shapes(kernel, "wgmma_ss") == [...]`,
+    a regex over get_kernel_source() in the helper)."""
+    import inspect
+
+    try:
+        tree = ast.parse(str(entry.statement).strip())
+    except Exception:  # noqa: BLE001 - no statement text: not recognized
+        return False
+    scope = dict(entry.frame.f_globals)
+    scope.update(entry.frame.f_locals)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            fn = scope.get(node.func.id)
+            if inspect.isfunction(fn):
+                try:
+                    source = inspect.getsource(fn)
+                except (OSError, TypeError):
+                    continue
+                if _READS_TEXT.search(source):
+                    return True
+    return False
 
 
 def _statement_text(entry) -> str:

@@ -3,6 +3,7 @@ the denominator is the tests TileLang passes, less those out of scope here
 by a named rule (per test, or for a whole file that stops at a refusal);
 every other test TileLang passes counts, failing or missing here."""
 
+import re
 import importlib.util
 import os
 
@@ -86,5 +87,37 @@ def test_the_plugin_tells_source_text_assertions_from_numeric_ones():
         with pytest.raises(AssertionError) as info:
             reads_tensor(text, torch.zeros(3))
         assert not plugin.source_text_assertion(info)
+        # The text read by a helper of the test's module (TileLang's issue
+        # 2928 test: a regex over get_kernel_source() for wgmma shapes).
+        with pytest.raises(AssertionError) as info:
+            _asserts_on_helper_shapes(_Kernel(text))
+        assert plugin.source_text_assertion(info)
+        with pytest.raises(AssertionError) as info:
+            _asserts_on_helper_count(torch.zeros(3))
+        assert not plugin.source_text_assertion(info)
     finally:
         plugin._TEXTS[:] = []
+
+
+class _Kernel:
+    def __init__(self, text):
+        self.text = text
+
+    def get_kernel_source(self):
+        return self.text
+
+
+def _emitted_shapes(kernel, op):
+    return sorted(set(re.findall(rf"{op}<[^>]*?, (\d+, \d+, \d+),", kernel.get_kernel_source())))
+
+
+def _asserts_on_helper_shapes(kernel):
+    assert _emitted_shapes(kernel, "wgmma_ss") == ["64, 96, 16"]
+
+
+def _positive(out):
+    return int((out > 0).sum())
+
+
+def _asserts_on_helper_count(out):
+    assert _positive(out) == 3
