@@ -22,18 +22,12 @@ IMPL=${IMPL:-ours}
 SRC=/tmp/tl-src
 [ -d .tl-src/testing/python ] && { rm -rf $SRC; cp -r .tl-src $SRC; }
 [ -d $SRC/testing/python ] || { echo "no .tl-src/testing/python (carry it)"; exit 2; }
-if [ ! -d /tmp/wsite/tilelang_mlir ] || [ -n "$(ls dist/*cp312*.whl 2>/dev/null)" ]; then
-  WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
-  [ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
-  rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
-fi
-cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
+. scripts/device_site.sh
+site_ours  # our pytest plugin serves both runs
 export PYTHONUNBUFFERED=1 TILELANG_MLIR_CACHE_DIR=/tmp/tlcache PYTHONPATH=/tmp/wsite
 if [ "$IMPL" = tilelang ]; then
-  TLW=${TLW:-/tmp/tlw}
-  rm -rf /tmp/tlsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/tlsite $TLW/*.whl 2>&1 | grep -v WARNING
+  site_tilelang
   export PYTHONPATH=/tmp/tlsite:/tmp/wsite TILELANG_CACHE_DIR=/tmp/tl-cache
-  python3 -c "import tilelang; print('TileLang', tilelang.__version__)" 2>&1 | tail -1
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $OUT/card.txt
 if [ -n "${GPUTESTS:-}" ]; then

@@ -20,20 +20,14 @@ OUT=${OUT:?run on the device machine, where OUT is set}
 IMPL=${IMPL:-ours}
 python3 -m pip install --no-index --no-deps --quiet ${DEPS:-.corpus-deps}/*.whl 2>&1 | grep -v WARNING
 python3 -c "import fla, einops; print('fla', fla.__file__)" 2>&1 | tail -1
-if [ "$IMPL" = ours ]; then
-  if [ ! -d /tmp/wsite/tilelang_mlir ] || [ -n "$(ls dist/*cp312*.whl 2>/dev/null)" ]; then
-    WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
-    [ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
-    rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
-  fi
-  cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
-fi
-export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/wsite TILELANG_MLIR_CACHE_DIR=/tmp/tlcache
+. scripts/device_site.sh
+export PYTHONUNBUFFERED=1 TILELANG_MLIR_CACHE_DIR=/tmp/tlcache
 if [ "$IMPL" = tilelang ]; then
-  TLW=${TLW:-/tmp/tlw}
-  rm -rf /tmp/tlsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/tlsite $TLW/*.whl 2>&1 | grep -v WARNING
+  site_tilelang
   export PYTHONPATH=/tmp/tlsite TILELANG_CACHE_DIR=/tmp/tl-cache
-  python3 -c "import tilelang; print('TileLang', tilelang.__version__)" 2>&1 | tail -1
+else
+  site_ours
+  export PYTHONPATH=/tmp/wsite
 fi
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $OUT/card.txt
