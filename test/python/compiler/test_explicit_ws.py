@@ -106,6 +106,18 @@ def three_roles(M, N, K, block_M=64, block_N=128, block_K=64, hints=False):
     return main
 
 
+@T.macro
+def _consume_two_stages(A_shared, B_shared, C_local, C, full, empty, steps, row, col):
+    """The consumer warpgroup of the cp.async GEMMs: waits for a stage,
+    multiplies it, frees it; then stores its tile at (row, col) of C."""
+    T.clear(C_local)
+    for ko in T.serial(steps):
+        T.barrier_wait(full[ko % 2], (ko // 2) % 2)
+        T.gemm(A_shared[ko % 2, :, :], B_shared[ko % 2, :, :], C_local)
+        T.barrier_arrive(empty[ko % 2])
+    T.copy(C_local, C[row, col])
+
+
 def cp_async_gemm(M, N, K, block_M=64, block_N=64, block_K=64):
     """A producer warpgroup loads the A and B tiles of two stages with
     per-thread cp.async (16 bytes each) and arrives on a stage's full
@@ -123,12 +135,8 @@ def cp_async_gemm(M, N, K, block_M=64, block_N=64, block_K=64):
             empty = T.alloc_barrier([128, 128])
             tx = T.get_thread_binding()
             if tx < 128:
-                T.clear(C_local)
-                for ko in T.serial(T.ceildiv(K, block_K)):
-                    T.barrier_wait(full[ko % 2], (ko // 2) % 2)
-                    T.gemm(A_shared[ko % 2, :, :], B_shared[ko % 2, :, :], C_local)
-                    T.barrier_arrive(empty[ko % 2])
-                T.copy(C_local, C[by * block_M, bx * block_N])
+                _consume_two_stages(A_shared, B_shared, C_local, C, full, empty,
+                                    T.ceildiv(K, block_K), by * block_M, bx * block_N)
             else:
                 for ko in T.serial(T.ceildiv(K, block_K)):
                     T.barrier_wait(empty[ko % 2], ((ko // 2) % 2) ^ 1)
@@ -164,12 +172,8 @@ def cp_async_gather_gemm(M, N, K, block_M=64, block_N=64, block_K=64):
             empty = T.alloc_barrier([128, 128])
             tx = T.get_thread_binding()
             if tx < 128:
-                T.clear(C_local)
-                for ko in T.serial(T.ceildiv(K, block_K)):
-                    T.barrier_wait(full[ko % 2], (ko // 2) % 2)
-                    T.gemm(A_shared[ko % 2, :, :], B_shared[ko % 2, :, :], C_local)
-                    T.barrier_arrive(empty[ko % 2])
-                T.copy(C_local, C[by * block_M, bx * block_N])
+                _consume_two_stages(A_shared, B_shared, C_local, C, full, empty,
+                                    T.ceildiv(K, block_K), by * block_M, bx * block_N)
             else:
                 for ko in T.serial(T.ceildiv(K, block_K)):
                     T.barrier_wait(empty[ko % 2], ((ko // 2) % 2) ^ 1)
