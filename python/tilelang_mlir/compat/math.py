@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import operator
 
 
@@ -29,8 +30,7 @@ def cdiv(a: int, b: int) -> int:
 
 
 def _is_int(x) -> bool:
-    return isinstance(x, int) or (type(x).__name__ in ("int64", "int32") and
-                                  hasattr(x, "__index__"))
+    return isinstance(x, numbers.Integral)  # Python's and NumPy's integers
 
 
 def next_power_of_2(x: int) -> int:

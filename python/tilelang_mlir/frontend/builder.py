@@ -919,7 +919,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if order not in ("row", "col"):
             raise self.error(f"Unsupported swizzle order: {order!r} (TileLang's are 'row', "
                              "'column' and 'mlx')")
-        static_int(panel_size, "panel_size")
+        panel = static_int(panel_size, "panel_size")
         if len(self.grid_extents) < 2:
             # TileLang's panel order over a one-dimensional grid (gridDim.y
             # == 1, one panel) maps every block to itself.
@@ -930,8 +930,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if not enable:
             kwargs["enable"] = ir.BoolAttr.get(False)
         _tile().UseSwizzleOp(
-            ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                               static_int(panel_size, "panel_size")), **kwargs)
+            ir.IntegerAttr.get(ir.IntegerType.get_signless(64), panel), **kwargs)
 
     def annotate_safe_value(self, mapping) -> None:
         """T.annotate_safe_value({tensor: value}): an out-of-range element
