@@ -77,10 +77,6 @@ class _LoopExits:
         return live
 
 
-def _is_zero(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x == 0
-
-
 class Parser:
     """Walks one function (a prim_func or an inlined macro)."""
 
@@ -540,23 +536,15 @@ class Parser:
                 if not isinstance(inner_it, (loops.Parallel, loops.ParallelFor)):
                     break
                 nest.append((inner, inner_it))
-            extents, width = [], None
-            for _, p in nest:
-                if isinstance(p, loops.ParallelFor):
-                    extents.append(p.stop if _is_zero(p.start) else p.stop - p.start)
-                else:
-                    extents.extend(p.extents)
-                    width = p.coalesced_width
+            extents = [e for _, p in nest for e in p.extents]
+            width = next((p.coalesced_width for _, p in reversed(nest)
+                          if isinstance(p, loops.Parallel)), None)
             with self.builder.parallel(extents, width) as ivs, \
                     self.child_scope(True, "T.Parallel loop"):
-                ivs, k = list(ivs), 0
+                ivs = iter(ivs)
                 for f, p in nest:
-                    count = 1 if isinstance(p, loops.ParallelFor) else len(p.extents)
-                    mine = ivs[k:k + count]
-                    if isinstance(p, loops.ParallelFor) and not _is_zero(p.start):
-                        mine = [mine[0] + p.start]
-                    self.bind_loop_target(f.target, mine)
-                    k += count
+                    self.bind_loop_target(f.target, [
+                        iv if loops.is_zero(s) else iv + s for s, iv in zip(p.starts, ivs)])
                 self.visit_loop_body(nest[-1][0].body, None)
             return
         if isinstance(it, loops.Pipelined):

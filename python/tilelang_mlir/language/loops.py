@@ -24,6 +24,7 @@ class Parallel:
         if not extents:
             raise TypeError("T.Parallel needs at least one extent")
         self.extents = extents
+        self.starts = (0,) * len(extents)
         self.coalesced_width = coalesced_width
 
 
@@ -72,6 +73,11 @@ def Vectorized(start, stop=None, *, annotations: Optional[dict] = None) -> Seria
     return vectorized(start, stop)
 
 
+def is_zero(x) -> bool:
+    """Whether `x` is the integer 0 (not a symbolic start)."""
+    return isinstance(x, int) and not isinstance(x, bool) and x == 0
+
+
 class ParallelFor:
     """TVM's `for i in T.parallel(start, stop)` (a loop of kind parallel),
     which TileLang's layout inference takes as a tile parallel loop: at the
@@ -79,8 +85,12 @@ class ParallelFor:
     their extents) its iterations are shared by the threads; inside a
     T.Parallel body it is each thread's sequential loop."""
 
+    coalesced_width = None
+
     def __init__(self, start, stop):
         self.start, self.stop = start, stop
+        self.starts = (start,)
+        self.extents = (stop if is_zero(start) else stop - start,)
 
 
 def parallel(start, stop=None, *, annotations: Optional[dict] = None) -> ParallelFor:
@@ -147,7 +157,7 @@ def thread_binding(start, stop=None, thread: str = "", annotations=None) -> Thre
         start, stop = 0, start
     extent = stop - start if isinstance(start, int) and isinstance(stop, int) else None
     index = launch_thread(thread, extent)
-    return ThreadBinding(index + start if not (isinstance(start, int) and start == 0) else index)
+    return ThreadBinding(index if is_zero(start) else index + start)
 
 
 def launch_thread(thread: str, extent=None):
