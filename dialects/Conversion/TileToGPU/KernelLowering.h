@@ -249,6 +249,9 @@ public:
   std::optional<int64_t> fragmentRegister(const Buffer &frag,
                                           ArrayRef<IndexMap> maps,
                                           const Context &ctx);
+  FailureOr<Value> shiftedLoad(OpBuilder &b, const Buffer &frag,
+                               const ShiftedAccess &access, Operation *op,
+                               IRMapping &map, const Context &ctx);
   Value isThreadZero(OpBuilder &b);
   Value isRoleLeader(OpBuilder &b);
   Value sideEffectGuard(OpBuilder &b, const Context &ctx);

@@ -73,6 +73,33 @@ struct IndexMap {
 /// and muli by positive constants, addi; loop variables are non-negative).
 std::optional<IndexMap> matchIndexMap(Value index, Block *body);
 
+/// A fragment index that is one loop variable of `body` shifted: `j + c`,
+/// `j - c`, `j + k * s` where `s` is the induction variable of an enclosing
+/// scf.for with constant bounds (`for s in range(2)` around a T.Parallel
+/// that reads `acc[i + s * 16, j]`). `shifts` lists the values the shift
+/// takes, one per iteration of that loop (one value when it is constant).
+struct ShiftedIndex {
+  int64_t dim;
+  int64_t offset = 0;    // the constant part
+  Value iv;              // the enclosing loop's variable, or null
+  int64_t mul = 0;       // its multiplier
+  SmallVector<int64_t> ivValues; // the values `iv` takes
+  /// The shifts, in the order of `ivValues` (one when `iv` is null).
+  SmallVector<int64_t> shifts() const {
+    if (!iv)
+      return {offset};
+    SmallVector<int64_t> out;
+    for (int64_t v : ivValues)
+      out.push_back(offset + mul * v);
+    return out;
+  }
+};
+
+/// Matches `index` as a ShiftedIndex of `body`'s variables; the enclosing
+/// loop may run at most `maxTrips` times.
+std::optional<ShiftedIndex> matchShiftedIndex(Value index, Block *body,
+                                              int64_t maxTrips = 16);
+
 /// One digit of a layout: with `v = (x floordiv dimStride) mod size`, where x
 /// is the logical index along `dim` (or the replica index when `dim` is
 /// kReplica), the digit adds `v * stride` to the thread index (`onThread`)
@@ -326,6 +353,38 @@ Value emitSharedOffset(OpBuilder &b, Location loc, ArrayRef<int64_t> allocShape,
 /// The same on index values.
 Value emitSwizzleOffset(OpBuilder &b, Location loc, Value linear,
                         int64_t elementBytes, int64_t swizzleBytes);
+
+/// A fragment access whose indices are loop variables of a T.Parallel,
+/// some shifted (ShiftedIndex): `acc[i + s * 16, j]`. Indices on the same
+/// enclosing variable move together: `combos` are the assignments of the
+/// enclosing variables `ivs`, one value each.
+struct ShiftedAccess {
+  SmallVector<ShiftedIndex> indices;
+  SmallVector<Value> ivs;
+  SmallVector<SmallVector<int64_t>> combos;
+
+  /// The fragment index that loop index `idx` accesses under `combo`.
+  SmallVector<int64_t> at(ArrayRef<int64_t> idx, size_t combo) const;
+};
+
+/// Matches the indices of an access in `body` (a T.Parallel's) as a
+/// ShiftedAccess with at least one shifted index, distinct loop variables
+/// and at most `maxCombos` assignments.
+std::optional<ShiftedAccess> matchShiftedAccess(ValueRange indices,
+                                                Block *body,
+                                                int64_t maxCombos = 64);
+
+/// The register of `frag` that register `reg` of the loop layout `loop`
+/// reads through `access` under assignment `combo`, when it is the same in
+/// every thread and each thread holds its element. Elements outside the
+/// fragment's shape are left out (the access must be guarded so that they
+/// are never read): nullopt if `guarded` is false and one is. 0 when no
+/// thread reads an element.
+std::optional<int64_t> shiftedRegister(const TileLayout &frag,
+                                       const TileLayout &loop,
+                                       const ShiftedAccess &access,
+                                       size_t combo, int64_t reg,
+                                       bool guarded);
 
 } // namespace tile
 } // namespace mlir

@@ -276,6 +276,41 @@ std::optional<int64_t> KernelLowering::fragmentRegister(const Buffer &frag,
   return reg ? reg : std::optional<int64_t>(0);
 }
 
+/// A fragment read through shifted loop variables (`acc[i + s * 16, j]`):
+/// the register each assignment of the enclosing loops' variables reads,
+/// chosen by them at run time (a select per assignment beyond the first).
+FailureOr<Value> KernelLowering::shiftedLoad(OpBuilder &b, const Buffer &frag,
+                                             const ShiftedAccess &access,
+                                             Operation *op, IRMapping &map,
+                                             const Context &ctx) {
+  bool guarded = op->getBlock() != ctx.body;
+  SmallVector<int64_t> regs;
+  for (size_t c = 0; c < access.combos.size(); ++c) {
+    std::optional<int64_t> r = shiftedRegister(*frag.layout, *ctx.loopLayout,
+                                               access, c, ctx.reg, guarded);
+    if (!r)
+      return op->emitError("this thread does not hold the fragment element "
+                           "it accesses (layout ")
+             << frag.layout->describe()
+             << "); tile-layout-inference should have inserted a conversion";
+    regs.push_back(*r);
+  }
+  Value result = regLoad(b, frag, regs.back());
+  for (size_t c = regs.size() - 1; c-- > 0;) {
+    if (regs[c] == regs.back())
+      continue;
+    Value cond;
+    for (auto [iv, v] : llvm::zip(access.ivs, access.combos[c]))
+      cond = andOf(b, loc, cond,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         map.lookupOrDefault(iv),
+                                         cIdx(b, loc, v)));
+    result = arith::SelectOp::create(b, loc, cond, regLoad(b, frag, regs[c]),
+                                     result);
+  }
+  return result;
+}
+
 /// memref.load / memref.store on tile buffers.
 LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
                                           IRMapping &map, Context &ctx) {
@@ -313,6 +348,15 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
       SmallVector<IndexMap> maps;
       for (Value i : indices) {
         std::optional<IndexMap> m = matchIndexMap(i, ctx.body);
+        if (!m && isLoad)
+          if (std::optional<ShiftedAccess> shifted =
+                  matchShiftedAccess(indices, ctx.body)) {
+            FailureOr<Value> v = shiftedLoad(b, *buf, *shifted, op, map, ctx);
+            if (failed(v))
+              return failure();
+            map.map(op->getResult(0), *v);
+            return success();
+          }
         if (!m)
           return op->emitError(
               "a fragment indexed inside T.Parallel must be "

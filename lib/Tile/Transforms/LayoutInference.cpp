@@ -48,6 +48,11 @@ struct FragmentAccess {
   /// projection's maps are all identities.
   SmallVector<IndexMap> maps;
   bool isMapped() const { return !maps.empty() && !isProjection(); }
+  /// A read through loop variables some of which are shifted
+  /// (`acc[i + s * 16, j]`, matchShiftedAccess); neither a projection nor
+  /// mapped. `guarded`: it runs under a condition inside the loop.
+  std::shared_ptr<const ShiftedAccess> shifted;
+  bool guarded = false;
 };
 
 /// Whether `(a, b) -> c` can run on mma.sync, and its K step.
@@ -474,6 +479,11 @@ LogicalResult LayoutInference::collect() {
         }
         if (!dims.empty() && dims.size() == indices.size())
           access.dims = dims;
+        if (access.maps.empty() && !isWrite) {
+          if (std::optional<ShiftedAccess> m = matchShiftedAccess(indices, &body))
+            access.shifted = std::make_shared<const ShiftedAccess>(std::move(*m));
+          access.guarded = inner->getBlock() != &body;
+        }
         list.push_back(access);
       });
     }
@@ -793,6 +803,29 @@ bool LayoutInference::propagate() {
         break;
       }
     }
+    if (!loopLayouts.count(loop)) {
+      // A shifted read (`acc[i + s * 16, j]` under `if i < 16`) over the
+      // whole fragment: the loop takes the fragment's layout when every
+      // thread then holds the elements it reads (rows 16 apart in one
+      // thread of an mma accumulator), and no shared-memory copy is needed.
+      for (const FragmentAccess &a : list) {
+        if (!a.shifted || !hasLayout(a.buffer))
+          continue;
+        SmallVector<int64_t> dims;
+        for (const ShiftedIndex &i : a.shifted->indices)
+          dims.push_back(i.dim);
+        if (static_cast<int64_t>(dims.size()) != rank)
+          continue;
+        TileLayout l = loopLayoutFrom(layouts.find(a.buffer)->second, dims);
+        if (SmallVector<int64_t>(l.getShape()) !=
+                SmallVector<int64_t>(loop.getExtents()) ||
+            !isLocal(l, a))
+          continue;
+        loopLayouts.insert(std::make_pair(loop.getOperation(), l));
+        changed = true;
+        break;
+      }
+    }
     auto it = loopLayouts.find(loop);
     if (it == loopLayouts.end())
       continue;
@@ -859,6 +892,15 @@ bool LayoutInference::propagate() {
 
 bool LayoutInference::isLocal(const TileLayout &loop,
                               const FragmentAccess &access) const {
+  if (access.shifted) {
+    const TileLayout &frag = layouts.find(access.buffer)->second;
+    for (size_t c = 0; c < access.shifted->combos.size(); ++c)
+      for (int64_t r = 0; r < loop.getNumRegs(); ++r)
+        if (!shiftedRegister(frag, loop, *access.shifted, c, r,
+                             access.guarded))
+          return false;
+    return true;
+  }
   if (!access.isProjection() && !access.isMapped())
     return false;
   const TileLayout &frag = layouts.find(access.buffer)->second;

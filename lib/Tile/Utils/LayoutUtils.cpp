@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
@@ -848,6 +849,169 @@ std::optional<IndexMap> mlir::tile::matchIndexMap(Value index, Block *body) {
     map.terms.push_back(*t);
   }
   return map;
+}
+
+std::optional<ShiftedIndex>
+mlir::tile::matchShiftedIndex(Value index, Block *body, int64_t maxTrips) {
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c)))
+      return c.getSExtValue();
+    return std::nullopt;
+  };
+  ShiftedIndex out{-1};
+  // The terms of a sum (addi, and subi of a constant).
+  SmallVector<std::pair<Value, int64_t>> work = {{index, 1}};
+  while (!work.empty()) {
+    auto [v, sign] = work.pop_back_val();
+    if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+      work.push_back({add.getRhs(), sign});
+      work.push_back({add.getLhs(), sign});
+      continue;
+    }
+    if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+      std::optional<int64_t> c = constant(sub.getRhs());
+      if (!c)
+        return std::nullopt;
+      work.push_back({sub.getLhs(), sign});
+      out.offset -= sign * *c;
+      continue;
+    }
+    if (std::optional<int64_t> c = constant(v)) {
+      out.offset += sign * *c;
+      continue;
+    }
+    if (sign != 1)
+      return std::nullopt;
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body) {
+      if (out.dim >= 0)
+        return std::nullopt;
+      out.dim = arg.getArgNumber();
+      continue;
+    }
+    // k * s (or s) for the variable s of an enclosing scf.for.
+    int64_t mul = 1;
+    if (auto m = v.getDefiningOp<arith::MulIOp>()) {
+      std::optional<int64_t> c = constant(m.getRhs());
+      Value other = m.getLhs();
+      if (!c) {
+        c = constant(m.getLhs());
+        other = m.getRhs();
+      }
+      if (!c)
+        return std::nullopt;
+      mul = *c;
+      v = other;
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                    : scf::ForOp();
+    if (out.iv || !loop || loop.getInductionVar() != arg ||
+        !loop->isProperAncestor(body->getParentOp()))
+      return std::nullopt;
+    std::optional<int64_t> lo = constant(loop.getLowerBound());
+    std::optional<int64_t> hi = constant(loop.getUpperBound());
+    std::optional<int64_t> step = constant(loop.getStep());
+    if (!lo || !hi || !step || *step <= 0 || (*hi - *lo) > maxTrips * *step)
+      return std::nullopt;
+    out.iv = arg;
+    out.mul = mul;
+    for (int64_t i = *lo; i < *hi; i += *step)
+      out.ivValues.push_back(i);
+  }
+  if (out.dim < 0 || (!out.iv && out.offset == 0) ||
+      (out.iv && out.ivValues.empty()))
+    return std::nullopt; // a plain variable is matchIndexMap's
+  return out;
+}
+
+SmallVector<int64_t> mlir::tile::ShiftedAccess::at(ArrayRef<int64_t> idx,
+                                       size_t combo) const {
+  SmallVector<int64_t> out;
+  for (const ShiftedIndex &s : indices) {
+    int64_t v = idx[s.dim] + s.offset;
+    if (s.iv)
+      v += s.mul * combos[combo][llvm::find(ivs, s.iv) - ivs.begin()];
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::optional<ShiftedAccess>
+mlir::tile::matchShiftedAccess(ValueRange indices, Block *body,
+                               int64_t maxCombos) {
+  ShiftedAccess out;
+  bool shifted = false;
+  SmallVector<int64_t> values; // per iv, how many values
+  for (Value index : indices) {
+    ShiftedIndex s{-1};
+    if (auto arg = dyn_cast<BlockArgument>(index);
+        arg && arg.getOwner() == body) {
+      s.dim = arg.getArgNumber();
+    } else if (std::optional<ShiftedIndex> m = matchShiftedIndex(index, body)) {
+      s = *m;
+      shifted = true;
+    } else {
+      return std::nullopt;
+    }
+    if (llvm::any_of(out.indices,
+                     [&](const ShiftedIndex &o) { return o.dim == s.dim; }))
+      return std::nullopt;
+    if (s.iv && !llvm::is_contained(out.ivs, s.iv)) {
+      out.ivs.push_back(s.iv);
+      values.push_back(static_cast<int64_t>(s.ivValues.size()));
+    }
+    out.indices.push_back(std::move(s));
+  }
+  if (!shifted)
+    return std::nullopt;
+  int64_t n = 1;
+  for (int64_t v : values)
+    n *= v;
+  if (n > maxCombos)
+    return std::nullopt;
+  // Every assignment of the variables' values, the first varying slowest.
+  for (int64_t c = 0; c < n; ++c) {
+    SmallVector<int64_t> combo;
+    int64_t rest = c;
+    for (size_t k = out.ivs.size(); k-- > 0;) {
+      const ShiftedIndex &s = *llvm::find_if(
+          out.indices, [&](const ShiftedIndex &o) { return o.iv == out.ivs[k]; });
+      combo.push_back(s.ivValues[rest % values[k]]);
+      rest /= values[k];
+    }
+    std::reverse(combo.begin(), combo.end());
+    out.combos.push_back(std::move(combo));
+  }
+  return out;
+}
+
+std::optional<int64_t> mlir::tile::shiftedRegister(const TileLayout &frag,
+                                                   const TileLayout &loop,
+                                                   const ShiftedAccess &access,
+                                                   size_t combo, int64_t reg,
+                                                   bool guarded) {
+  std::optional<int64_t> found;
+  ArrayRef<int64_t> shape = frag.getShape();
+  for (int64_t t = 0; t < loop.getNumThreads(); ++t) {
+    SmallVector<int64_t> idx = loop.inverse(t, reg);
+    if (!loop.inBounds(idx))
+      continue;
+    SmallVector<int64_t> fidx = access.at(idx, combo);
+    bool inside = true;
+    for (auto [i, n] : llvm::zip(fidx, shape))
+      inside = inside && i >= 0 && i < n;
+    if (!inside) {
+      if (!guarded)
+        return std::nullopt;
+      continue;
+    }
+    std::optional<int64_t> r = frag.registerOf(fidx, t);
+    if (!r || (found && *found != *r))
+      return std::nullopt;
+    found = r;
+  }
+  return found ? found : std::optional<int64_t>(0);
 }
 
 std::string TileLayout::describe() const {

@@ -394,3 +394,56 @@ func.func @partial_loop_over_fragment(%out: memref<256x256xf32>) {
   }
   return
 }
+
+// -----
+
+// A read through a shifted row, `acc[i + s * 16, j]` under `if i < 16` in a
+// loop over s (DeepSeek's sparse MLA backward stores dKV in two halves):
+// with FullCol the thread that holds row r of the m16n8 accumulator also
+// holds rows r + 16 (the warp's second m-tile), so the loop takes the
+// accumulator's layout and reads it in registers, with no shared-memory
+// copy. `acc[i + 1, j]` is on another thread (lane / 4 picks the row): it
+// still goes through shared memory.
+// CHECK: #[[ACC:.+]] = affine_map<(d0, d1) -> ((d0 mod 8) * 4 + (d1 floordiv 2) mod 4 + (d1 floordiv 8) * 32, (d0 floordiv 8) * 2 + d1 mod 2)>
+// CHECK-LABEL: func.func @shifted_rows
+// CHECK: %[[STAGED:.+]] = tile.alloc_shared {{.+}} : memref<32x32xf32
+// CHECK-COUNT-2: tile.alloc_shared {{.+}} : memref<32x32xf16
+// CHECK: tile.alloc_fragment
+// CHECK: tile.alloc_shared {{.+}} : memref<16x32xf32
+// CHECK-NOT: tile.alloc_shared
+// CHECK: scf.for
+// CHECK-NEXT: tile.parallel (%{{.+}}, %{{.+}}) in (32, 32) attributes {layout = #tile.layout<#[[ACC]], threads = 128>}
+// CHECK-NOT: tile.copy
+// CHECK: tile.copy %{{.+}} to %[[STAGED]][
+// CHECK: tile.parallel
+// CHECK: memref.load %[[STAGED]]
+func.func @shifted_rows(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %a = tile.alloc_shared : memref<32x32xf16, #tile.scope<shared>>
+    %b = tile.alloc_shared : memref<32x32xf16, #tile.scope<shared>>
+    %c = tile.alloc_fragment : memref<32x32xf32, #tile.scope<fragment>>
+    %o = tile.alloc_shared : memref<16x32xf32, #tile.scope<shared>>
+    tile.gemm %a, %b, %c {policy = #tile.policy<full_col>} : memref<32x32xf16, #tile.scope<shared>>, memref<32x32xf16, #tile.scope<shared>> -> memref<32x32xf32, #tile.scope<fragment>>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c16 = arith.constant 16 : index
+    scf.for %s = %c0 to %c2 step %c1 {
+      tile.parallel (%i, %j) in (32, 32) {
+        %lt = arith.cmpi slt, %i, %c16 : index
+        scf.if %lt {
+          %sh = arith.muli %s, %c16 : index
+          %r = arith.addi %i, %sh : index
+          %x = memref.load %c[%r, %j] : memref<32x32xf32, #tile.scope<fragment>>
+          memref.store %x, %o[%i, %j] : memref<16x32xf32, #tile.scope<shared>>
+        }
+      }
+    }
+    tile.parallel (%i, %j) in (16, 32) {
+      %r = arith.addi %i, %c1 : index
+      %x = memref.load %c[%r, %j] : memref<32x32xf32, #tile.scope<fragment>>
+      memref.store %x, %o[%i, %j] : memref<16x32xf32, #tile.scope<shared>>
+    }
+  }
+  return
+}
