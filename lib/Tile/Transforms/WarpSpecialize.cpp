@@ -825,6 +825,34 @@ void Specializer::choosePersistent() {
     return sharedBytes(kernel, stages, buffers, tileCopies, slots) <=
            232448 - 8192;
   };
+  // Shared buffers that fit only when a tile written after the loop takes
+  // the bytes of the loop's stages (TileLang's gemm_sp epilogue: C_shared
+  // of 128 KB beside two stages of 82 KB) keep one tile a block: in a
+  // persistent block the producer fills the next tile's stages while the
+  // consumers still write that tile.
+  if (!fits(1) && loop->getBlock() == &kbody) {
+    int64_t after = 0, ring = 0;
+    kernel.walk([&](AllocSharedOp alloc) {
+      MemRefType type = alloc.getType();
+      int64_t bytes = llvm::alignTo(
+          type.getNumElements() * type.getElementTypeBitWidth() / 8, 128);
+      if (buffers.contains(alloc.getResult())) {
+        ring += llvm::alignTo(ringSlotBytes(alloc), 128) * stages;
+        return;
+      }
+      bool onlyAfter = !alloc->getUsers().empty() &&
+                       llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+                         Operation *top = kbody.findAncestorOpInBlock(*user);
+                         return top && loop->isBeforeInBlock(top);
+                       });
+      if (onlyAfter)
+        after += bytes;
+    });
+    if (sharedBytes(kernel, stages, buffers, tileCopies, 1) -
+            std::min(after, ring) <=
+        232448 - 8192)
+      return;
+  }
   releaseAfterLoop =
       earlyTileRelease && !tileCopies.empty() && tilesDeadAfterLoop();
   prefetchTiles = !tileCopies.empty() && fits(2);

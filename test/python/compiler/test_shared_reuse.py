@@ -184,3 +184,26 @@ def test_output_tile_over_the_tma_stages_on_the_gpu():
     b = torch.randn(K, N, dtype=torch.float16, device="cuda")
     c = kernel(a, b)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)
+
+
+def test_output_tile_over_the_stages_keeps_one_tile_a_block():
+    """With more tiles than multiprocessors the warp-specialized kernel would
+    be persistent, and there the producer fills the next tile's stages while
+    the consumers still write C_shared: the stages cannot give it their
+    bytes. The buffers fit only if they do, so the kernel stays one tile a
+    block (TileLang's gemm_sp example at 16384^3: 300 KB persistent)."""
+    kernel = tl.compile(gemm_with_output_tile(4096, 4096, 1024), target="cuda:sm_90a",
+                        pass_configs=NO_CACHE)
+    assert 0 < kernel.shared_bytes <= SM90_SHARED, kernel.shared_bytes
+    assert "tile.persistent" not in kernel.mlir("pipelined")
+
+
+@pytest.mark.gpu
+def test_output_tile_over_the_stages_many_tiles_on_the_gpu():
+    M, N, K = 2048, 4096, 512  # 16 x 16 tiles of 128x256: more than 132 SMs
+    kernel = tl.compile(gemm_with_output_tile(M, N, K), out_idx=[2], target="cuda",
+                        pass_configs=NO_CACHE)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = kernel(a, b)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)
