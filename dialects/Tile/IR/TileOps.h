@@ -31,8 +31,10 @@ constexpr int64_t kSharedElements = int64_t(1) << 20;
 constexpr int64_t kFragmentElements = int64_t(1) << 17;
 /// Elements of one tile.alloc_local buffer (per thread).
 constexpr int64_t kLocalElements = int64_t(1) << 16;
-/// Iterations of one tile.parallel loop nest.
-constexpr int64_t kParallelIterations = int64_t(1) << 17;
+/// Iterations of one tile.parallel loop nest: a loop over the largest
+/// shared buffer (past a thread's register budget, each thread runs its
+/// iterations as a loop).
+constexpr int64_t kParallelIterations = kSharedElements;
 /// `num_stages` of a tile.pipelined loop.
 constexpr int64_t kPipelineStages = 32;
 /// Elements of a fragment (iterations of a parallel loop) one thread holds

@@ -38,6 +38,12 @@ bool isPerThreadOp(Operation *op);
 /// does; any other loop shares its iterations out among the threads.
 bool isPerThreadLoop(ParallelOp loop);
 
+/// Whether the body of `op` can run with its register index unknown at
+/// compile time (the GPU lowering then runs a thread's iterations as a
+/// loop): it touches no fragment, and local buffers only at indices that do
+/// not vary in the loop.
+bool touchesOnlyMemory(ParallelOp op);
+
 /// The values of a kernel that may differ between its threads, found by
 /// propagation to a fixed point: through operands, through per-thread
 /// buffers (local and var) written with such values or under such

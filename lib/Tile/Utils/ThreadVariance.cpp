@@ -70,6 +70,40 @@ bool mlir::tile::isPerThreadLoop(ParallelOp loop) {
   return !result.wasInterrupted() && storesLocal;
 }
 
+/// Whether the body of `op` can run with its register index unknown at
+/// compile time: it touches no fragment (whose elements are registers
+/// indexed by the loop's register), and indexes local buffers only at
+/// indices that do not vary in the loop (an RNG state, a scalar).
+bool mlir::tile::touchesOnlyMemory(ParallelOp op) {
+  Region &loop = op.getBody();
+  auto variant = [&](ValueRange indices) {
+    return llvm::any_of(indices, [&](Value i) {
+      return loop.isAncestor(i.getParentRegion());
+    });
+  };
+  WalkResult result = loop.walk([&](Operation *inner) -> WalkResult {
+    for (Value v : inner->getOperands()) {
+      if (!isa<MemRefType>(v.getType()))
+        continue;
+      Type t = viewSource(v).getType();
+      if (isInScope(t, MemoryScope::fragment))
+        return WalkResult::interrupt();
+      if (!isInScope(t, MemoryScope::local))
+        continue;
+      if (auto ld = dyn_cast<memref::LoadOp>(inner))
+        if (variant(ld.getIndices()))
+          return WalkResult::interrupt();
+      if (auto st = dyn_cast<memref::StoreOp>(inner))
+        if (variant(st.getIndices()))
+          return WalkResult::interrupt();
+      if (v.getDefiningOp() && loop.isAncestor(v.getParentRegion()))
+        return WalkResult::interrupt(); // a view made in the loop
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
 ThreadVariance::ThreadVariance(KernelOp k) : kernel(k.getOperation()) {
   bool changed = true;
   while (changed) {

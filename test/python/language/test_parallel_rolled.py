@@ -60,3 +60,36 @@ def test_a_long_loop_of_heavy_bodies_is_one_loop_body():
         assert 1 <= len(stores) <= 4, (arch, len(stores))
         ptx = tl.compile(_scaled(16, 130, 16), target=arch).get_source()
         assert 1 <= len(re.findall(r"st\.global\.(?:b|f)32", ptx)) <= 4
+
+
+def _strided_rows(tokens, features, threads):
+    """TileLang's issue 2883: a T.Parallel of 64 x 8192 iterations (past the
+    register budget of a thread, and once past the verifier's limit) over
+    tensors with a symbolic row stride, copying the first row only."""
+    stride = T.dynamic("stride")
+
+    @T.prim_func
+    def main(dst: T.StridedTensor((1, features), (stride, 1), "uint8"),
+             src: T.StridedTensor((1, features), (stride, 1), "uint8")):
+        with T.Kernel(1, threads=threads):
+            for token, feature in T.Parallel(tokens, features):
+                if token < 1:
+                    dst[token, feature] = src[token, feature] + T.uint8(1)
+
+    return main
+
+
+@pytest.mark.parametrize("tokens, features, threads", [(64, 8192, 128), (4, 2000, 32)])
+def test_loop_past_the_register_budget_runs_rolled(tokens, features, threads, target, rng):
+    src = rng.integers(0, 255, size=(2, features), dtype=np.uint8)
+    dst = np.zeros((2, features), dtype=np.uint8)
+    kernel = tl.compile(_strided_rows(tokens, features, threads), target=target)
+    src_d, dst_d = put(src[:1], target), put(dst[:1], target)
+    kernel(dst_d, src_d)
+    np.testing.assert_array_equal(get(dst_d), src[:1] + 1)
+
+
+def test_loop_past_the_register_budget_compiles():
+    for arch in ("cuda:sm_80", "cuda:sm_90a"):
+        ptx = tl.compile(_strided_rows(64, 8192, 128), target=arch).get_source()
+        assert 1 <= len(re.findall(r"st\.global\.u8|st\.global\.b8", ptx)) <= 4, arch
