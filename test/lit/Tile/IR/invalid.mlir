@@ -1055,7 +1055,7 @@ func.func @alloc_local_huge(%n: index) {
 // give layouts to.
 func.func @parallel_huge(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
-    // expected-error @+1 {{'tile.parallel' op iteration space (2147483648x64) has more than 131072 iterations}}
+    // expected-error @+1 {{'tile.parallel' op iteration space (2147483648x64) has more than 1048576 iterations}}
     tile.parallel (%i, %j) in (2147483648, 64) {
     }
   }
@@ -1067,8 +1067,8 @@ func.func @parallel_huge(%n: index) {
 // The product is bounded too, not only each extent.
 func.func @parallel_product(%n: index) {
   tile.kernel blocks(%bx) in (%n) threads(128) {
-    // expected-error @+1 {{'tile.parallel' op iteration space (1024x1024) has more than 131072 iterations}}
-    tile.parallel (%i, %j) in (1024, 1024) {
+    // expected-error @+1 {{'tile.parallel' op iteration space (1024x2048) has more than 1048576 iterations}}
+    tile.parallel (%i, %j) in (1024, 2048) {
     }
   }
   return
