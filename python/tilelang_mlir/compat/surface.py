@@ -143,6 +143,16 @@ def _module_status(path: str) -> Tuple[str, str]:
     if spec is None:
         why = refusals.module_reason(path)
         return ("refused", why) if why else ("missing", "not served")
+    # An out-of-scope module imports, and its names refuse at their use
+    # (compat/refused_module.py): refused, not implemented.
+    from .refused_module import RefusedModule
+
+    try:
+        module = importlib.import_module(path)
+    except Exception as e:
+        return "missing", f"{type(e).__name__}: {e}"
+    if isinstance(module, RefusedModule):
+        return "refused", module._tl_why
     return "implemented", ""
 
 

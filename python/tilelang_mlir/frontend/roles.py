@@ -253,8 +253,21 @@ class RoleBuilder:
     # -- TMA -------------------------------------------------------------------------
     def tma_copy(self, src, dst, barrier) -> None:
         """A TMA load from a global tensor into a shared buffer, completing
-        on `barrier`; the issuing thread announces its bytes there."""
+        on `barrier`; the issuing thread announces its bytes there. From a
+        shared buffer to a global tensor (TileLang's TMA store, which
+        completes through T.tma_store_wait), the copy of T.copy: it has read
+        the shared buffer before the next operation runs."""
         self.require_kernel("T.tma_copy")
+
+        def scope(x):
+            return x.buffer.scope if isinstance(x, BufferRef) else getattr(x, "scope", None)
+
+        if scope(src) == "shared" and scope(dst) == "global":
+            if barrier is not None:
+                raise self.error("T.tma_copy from shared to global memory (a TMA store) "
+                                 "takes no barrier=: it completes through T.tma_store_wait")
+            self.copy(src, dst, what="T.tma_copy")
+            return
         if barrier is None:
             raise self.error("T.tma_copy from global to shared memory needs barrier=: the "
                              "barrier on which the copy completes")

@@ -59,7 +59,8 @@ from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
                     get_thread_binding, get_thread_bindings, inc_max_nreg, mbarrier_arrive,
                     mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity,
                     named_barrier_arrive, ptx_arrive_cluster_barrier, ptx_commit_group, ptx_cp_async,
-                    ptx_wait_group, set_max_nreg, sync_threads, tma_copy, ws)
+                    ptx_wait_group, set_max_nreg, sync_threads, tma_copy, tma_store_arrive,
+                    tma_store_wait, ws)
 from .loads import (__ffs, __fns, __ldg, ldg32, ldg64, ldg128, ldg256, lds32, lds64, lds128,
                     stg32, stg64, stg128, stg256, sts32, sts64, sts128)
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,

@@ -182,13 +182,44 @@ def tma_copy(b, src, dst, *, barrier=None, cluster_mask=None, leader_scope_threa
     """A TMA load of a global tile into a shared buffer. One thread of the
     executing ones issues it and announces its bytes on `barrier` (without
     arriving): the program's own T.barrier_arrive calls complete the phase,
-    and a T.barrier_wait on it sees the data."""
+    and a T.barrier_wait on it sees the data.
+
+    From a shared buffer to a global tile (TileLang's TMA store, without a
+    barrier): the executing threads write the tile; the shared buffer has
+    been read when the next operation runs (see T.tma_store_wait)."""
     for name, value in (("cluster_mask", cluster_mask),
                         ("leader_scope_threads", leader_scope_threads),
                         ("eviction_policy", eviction_policy), ("annotations", annotations)):
         if value is not None:
             raise b.error(f"not supported by tilelang-mlir: T.tma_copy(..., {name}=...)")
     b.tma_copy(src, dst, barrier)
+
+
+@builtin
+def tma_store_arrive(b):
+    """TileLang commits the TMA stores issued so far as one group
+    (cp.async.bulk.commit_group). A T.tma_copy to global memory here has
+    read its shared buffer before the next operation runs: no store is
+    left in flight, so there is no group to commit."""
+    b.require_kernel("T.tma_store_arrive")
+
+
+@builtin
+def tma_store_wait(b, count: int = 0, read: bool = True):
+    """Waits until at most `count` groups of TMA stores are in flight;
+    with `read` (the default) only until they have read their shared
+    buffers. Those reads are done here when T.tma_copy returns, so
+    `read=True` has nothing to wait for; `read=False` also makes the
+    stores' global writes visible: the block's threads (the role's, inside
+    a role), which wrote the tile together, synchronize (T.sync_threads)."""
+    from .values import static_int
+
+    count = static_int(count, "T.tma_store_wait count")
+    if count < 0:
+        raise b.error(f"T.tma_store_wait: count must be non-negative, got {count}")
+    b.require_kernel("T.tma_store_wait")
+    if not read:
+        b.block_barrier()
 
 
 @builtin
