@@ -129,6 +129,13 @@ def _error(message: str, kind=None, at_definition: bool = False) -> TileLangErro
                          kind=kind, at_definition=at_definition)
 
 
+def _strided_slice(buffer) -> TileLangError:
+    """`A[0:10:2]`: TileLang's parser refuses a step when the program is
+    defined (a RuntimeError there)."""
+    return _error(f"strided slices of {buffer.name!r} are not supported: copy the elements "
+                  f"in a T.Parallel or T.serial loop", kind=RuntimeError, at_definition=True)
+
+
 # ---------------------------------------------------------------------------
 # Constants
 # ---------------------------------------------------------------------------
@@ -1470,7 +1477,7 @@ class BufferRef(Operators):
         for i, item in enumerate(self.items):
             if isinstance(item, slice):
                 if item.step is not None:
-                    raise _error(f"strided slices of {b.name!r} are not supported")
+                    raise _strided_slice(b)
                 start = to_index(0 if item.start is None else item.start)
                 stop = to_index(b.shape[i]) if item.stop is None else to_index(item.stop)
                 out.append((start, stop.add(start, -1)))
@@ -1492,7 +1499,7 @@ class BufferRef(Operators):
         """(start, static extent) of slice `item` of dimension `i`."""
         b = self.buffer
         if item.step is not None:
-            raise _error(f"strided slices of {b.name!r} are not supported")
+            raise _strided_slice(b)
         start = to_index(0 if item.start is None else item.start)
         if item.stop is None:
             dim = b.shape[i]

@@ -194,3 +194,21 @@ def test_reduce_bitor_of_ints_runs():
     b = np.zeros(4, np.int32)
     tl.compile(compat.prim_func(body), target="cpu")(a, b)
     np.testing.assert_array_equal(b, np.bitwise_or.reduce(a, axis=1))
+
+
+def _strided_slice():
+    def body(A: T.Tensor((10,), "int32"), B: T.Tensor((5,), "int32")):
+        with T.Kernel(1):
+            B[0:5:2] = A[0:10:2]
+    return body
+
+
+def test_a_strided_slice_is_refused_as_tilelang_does():
+    """TileLang's parser refuses a slice with a step when the program is
+    defined, as a RuntimeError."""
+    with pytest.raises(RuntimeError, match=r"strided slices of 'B' are not supported") as e:
+        compat.prim_func(_strided_slice())
+    assert isinstance(e.value, TileLangError)
+    assert "B[0:5:2] = A[0:10:2]" in str(e.value)  # the user's line
+    with pytest.raises(RuntimeError, match="strided slices"):
+        tl.compile(T.prim_func(_strided_slice()), target="cpu")
