@@ -13,6 +13,11 @@ site_ours() {
     [ -n "$whl" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
     rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$whl" 2>&1 | grep -v WARNING
   fi
+  # ml_dtypes (the GPU campaign's float8 references), carried in .whl/ where
+  # the machine's Python lacks it
+  if ! python3 -c "import ml_dtypes" 2>/dev/null && ls .whl/ml_dtypes*.whl >/dev/null 2>&1; then
+    python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite .whl/ml_dtypes*.whl 2>&1 | grep -v WARNING
+  fi
   cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
 }
 

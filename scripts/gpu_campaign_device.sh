@@ -18,14 +18,9 @@
 # --jobs ...). If ml_dtypes is missing there, carry its cp312 wheel in .whl/.
 set -u
 OUT=${OUT:?run on the device machine, where OUT is set}
-WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
-[ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry dist"; exit 2; }
 if [ -z "${WSITE_READY:-}" ]; then  # (gpu_wheel_session.sh installed it already)
-  rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
-  if ! python3 -c "import ml_dtypes" 2>/dev/null && ls .whl/ml_dtypes*.whl >/dev/null 2>&1; then
-    python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite .whl/ml_dtypes*.whl 2>&1 | grep -v WARNING
-  fi
-  cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
+  . scripts/device_site.sh
+  site_ours
 fi
 export PYTHONPATH=/tmp/wsite PYTHONUNBUFFERED=1
 python3 - <<'EOF' || exit 2

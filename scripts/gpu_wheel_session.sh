@@ -21,10 +21,8 @@
 #   SEED=44 COUNT=1100 PYTEST_N=8 bash scripts/gpu_wheel_session.sh
 set -u
 OUT=${OUT:?run on the device machine, where OUT is set}
-WHL=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
-[ -n "$WHL" ] || { echo "no dist/*cp312*.whl: make wheel WHEEL_PYTHON=python3.12 and carry it"; exit 2; }
-rm -rf /tmp/wsite && python3 -m pip install --no-index --no-deps --quiet --target /tmp/wsite "$WHL" 2>&1 | grep -v WARNING
-cp -r python/tilelang_mlir/. /tmp/wsite/tilelang_mlir/
+. scripts/device_site.sh
+site_ours
 export PYTHONPATH=/tmp/wsite PYTHONUNBUFFERED=1 TILELANG_MLIR_CACHE_DIR=/tmp/tlcache WSITE_READY=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $OUT/card.txt
 status=0
