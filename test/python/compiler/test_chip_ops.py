@@ -70,6 +70,9 @@ def test_the_programs_cover_the_explicit_layer():
     # Cluster kernels (sm_90 and newer) are compiled, refused and run by
     # test_launch_features.py.
     refused |= {"alloc_cluster_barrier", "ptx_arrive_cluster_barrier"}
+    # TMA stores are copies that run on every target, the CPU's included
+    # (test_tma_store.py runs them on the CPU and the GPU, compiles sm_80/sm_90a).
+    refused |= {"tma_store_arrive", "tma_store_wait"}
     layer -= refused | {"WarpgroupRole", "builtin"}
     assert layer - used == set()
     assert {"wgmma_gemm", "wait_wgmma"} <= used
