@@ -159,10 +159,22 @@ void collectRoleAccesses(Operation *role, State &acc) {
 
 class BarrierInserter {
 public:
+  explicit BarrierInserter(int64_t threads) : threads(threads) {}
+
   /// Processes `block` starting from `state`; returns the state at its end.
   State run(Block &block, State state) {
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isa<BarrierOp>(op)) {
+        state.clear();
+        continue;
+      }
+      // The program's own `T.sync_threads(id, n)` over every thread of the
+      // scope (the block's, or the role's) is a barrier too: none goes
+      // after it. (TileLang's radix top-k syncs a 256-thread role this way
+      // inside `if tx < 256 - offset` branches: a barrier inserted there
+      // was not reached by every thread of the role, and the kernel hung.)
+      if (auto named = dyn_cast<NamedBarrierOp>(op);
+          named && named.getThreads() == threads) {
         state.clear();
         continue;
       }
@@ -196,7 +208,10 @@ public:
           separate(op, state, group);
           merge(state, group);
         }
+        int64_t outer = threads;
+        threads = role.getNumThreads();
         run(role.getBody().front(), State());
+        threads = outer;
         continue;
       }
       if (auto ws = dyn_cast<WarpSpecializeOp>(op)) {
@@ -270,13 +285,17 @@ public:
     }
     return state;
   }
+
+private:
+  int64_t threads; // the threads of the scope being processed
 };
 
 struct TileInsertBarriersPass
     : public tile::impl::TileInsertBarriersBase<TileInsertBarriersPass> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
-      BarrierInserter().run(kernel.getBody().front(), State());
+      BarrierInserter(kernel.getNumThreads()).run(kernel.getBody().front(),
+                                                  State());
     });
   }
 };

@@ -174,3 +174,59 @@ func.func @role_group(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// The program's own named barrier over every thread of the role (TileLang's
+// radix top-k: `T.sync_threads(3, 256)` in the role of `if tx < 256`) orders
+// the role's accesses: no barrier goes after it, and in particular none
+// inside the `if tx < 256 - offset` branches, which not every thread of the
+// role reaches (a barrier there hung the kernel). A named barrier over fewer
+// threads than the role has does not count.
+// CHECK-LABEL: func.func @named_barrier_in_role
+// CHECK: tile.role threads(0 to 256) {
+// CHECK: scf.for
+// CHECK-NEXT: tile.named_barrier 3, 256
+// CHECK-NEXT: arith.cmpi
+// CHECK-NEXT: scf.if
+// CHECK-NOT: tile.barrier
+// CHECK: tile.named_barrier 3, 256
+// CHECK-NEXT: scf.if
+// CHECK-NOT: tile.barrier
+// CHECK: }
+// CHECK: tile.named_barrier 4, 128
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: memref.load
+func.func @named_barrier_in_role(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c255 = arith.constant 255 : index
+  tile.kernel blocks(%bx) in (%n) threads(1024) {
+    %s = tile.alloc_shared : memref<257xi32, #tile.scope<shared>>
+    %t = tile.alloc_shared : memref<257xi32, #tile.scope<shared>>
+    %tx = tile.thread_id : index
+    tile.role threads(0 to 256) {
+      scf.for %i = %c0 to %c8 step %c1 {
+        tile.named_barrier 3, 256
+        %lt = arith.cmpi slt, %tx, %c255 : index
+        scf.if %lt {
+          %x = memref.load %s[%tx] : memref<257xi32, #tile.scope<shared>>
+          %t1 = arith.addi %tx, %c1 : index
+          %x1 = memref.load %s[%t1] : memref<257xi32, #tile.scope<shared>>
+          %sum = arith.addi %x, %x1 : i32
+          memref.store %sum, %t[%tx] : memref<257xi32, #tile.scope<shared>>
+        }
+        tile.named_barrier 3, 256
+        scf.if %lt {
+          %y = memref.load %t[%tx] : memref<257xi32, #tile.scope<shared>>
+          memref.store %y, %s[%tx] : memref<257xi32, #tile.scope<shared>>
+        }
+      }
+      tile.named_barrier 4, 128
+      %z = memref.load %s[%c0] : memref<257xi32, #tile.scope<shared>>
+      memref.store %z, %s[%c1] : memref<257xi32, #tile.scope<shared>>
+    }
+  }
+  return
+}
