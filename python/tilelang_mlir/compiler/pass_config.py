@@ -352,8 +352,9 @@ TILELANG_PASS_CONFIGS: Dict[str, TileLangKey] = {
         "no-op", "no ptxas options are passed; register limits come from the "
         "warp-specialization pass (setmaxnreg)"),
     "tl.disable_thread_storage_sync": TileLangKey(
-        "no-op", "barriers are inserted where tile-insert-barriers finds a shared-memory "
-        "hazard; keeping them is always correct"),
+        "no-op", "barriers are still inserted where tile-insert-barriers finds a "
+        "shared-memory hazard that the program's own barriers over the same threads do "
+        "not order"),
     "tl.enable_aggressive_shared_memory_merge": TileLangKey(
         "no-op", "shared memory is placed by this compiler's own allocation planner"),
     "tl.layout_visualization_enable": TileLangKey(
