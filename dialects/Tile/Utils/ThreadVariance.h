@@ -59,6 +59,12 @@ public:
   bool underVaryingControl(Operation *op) const {
     return varyingControl(op) != nullptr;
   }
+  /// Whether `op` is control flow (scf.if, scf.for, scf.while, or another
+  /// op with regions) whose condition or bounds differ between threads: not
+  /// every thread runs its regions, or not as often.
+  bool isVaryingControl(Operation *op) const {
+    return varyingOwners.contains(op);
+  }
   /// The innermost such control flow `op` is nested in (stopping at a
   /// tile.role), or null.
   Operation *varyingControl(Operation *op) const;

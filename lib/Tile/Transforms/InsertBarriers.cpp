@@ -7,6 +7,7 @@
 #include "dialects/Tile/IR/TileOps.h"
 #include "dialects/Tile/Transforms/Passes.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
+#include "dialects/Tile/Utils/ThreadVariance.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -26,9 +27,11 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Read/written flags of each shared buffer since the last barrier.
+/// Read/written flags of each shared buffer since the last barrier;
+/// `atomic`: updated by atomics (tile.atomic_*), which need no order among
+/// themselves but do against plain reads and writes.
 struct Access {
-  bool read = false, written = false;
+  bool read = false, written = false, atomic = false;
 };
 using State = llvm::MapVector<Value, Access>;
 
@@ -39,6 +42,10 @@ void collectAccesses(Operation *op, State &acc) {
       Access &a = acc[root];
       (write ? a.written : a.read) = true;
     }
+  };
+  auto noteAtomic = [&](Value v) {
+    if (Value root = sharedRoot(v))
+      acc[root].atomic = true;
   };
   op->walk<WalkOrder::PreOrder>([&](Operation *inner) -> WalkResult {
     if (isa<RoleOp>(inner))
@@ -75,8 +82,14 @@ void collectAccesses(Operation *op, State &acc) {
       note(c.getSrc(), false);
       note(c.getDst(), true);
     } else if (auto a = dyn_cast<AtomicAddOp>(inner)) {
-      note(a.getDst(), true);
+      noteAtomic(a.getDst());
       note(a.getValue(), false);
+    } else if (auto a = dyn_cast<AtomicRMWOp>(inner)) {
+      noteAtomic(a.getDst());
+    } else if (auto a = dyn_cast<AtomicLoadOp>(inner)) {
+      noteAtomic(a.getSrc());
+    } else if (auto a = dyn_cast<AtomicStoreOp>(inner)) {
+      noteAtomic(a.getDst());
     } else if (auto p = dyn_cast<PrintOp>(inner)) {
       note(p.getValue(), false);
     }
@@ -89,8 +102,10 @@ bool conflicts(const State &before, const State &op) {
     auto it = before.find(buf);
     if (it == before.end())
       continue;
-    if ((a.written && (it->second.read || it->second.written)) ||
-        (a.read && it->second.written))
+    const Access &b = it->second;
+    if ((a.written && (b.read || b.written || b.atomic)) ||
+        (a.read && (b.written || b.atomic)) ||
+        (a.atomic && (b.read || b.written)))
       return true;
   }
   return false;
@@ -101,6 +116,7 @@ void merge(State &into, const State &from) {
     Access &x = into[buf];
     x.read |= a.read;
     x.written |= a.written;
+    x.atomic |= a.atomic;
   }
 }
 
@@ -159,7 +175,8 @@ void collectRoleAccesses(Operation *role, State &acc) {
 
 class BarrierInserter {
 public:
-  explicit BarrierInserter(int64_t threads) : threads(threads) {}
+  BarrierInserter(int64_t threads, const ThreadVariance &variance)
+      : threads(threads), variance(variance) {}
 
   /// Processes `block` starting from `state`; returns the state at its end.
   State run(Block &block, State state) {
@@ -222,6 +239,20 @@ public:
         state.clear();
         continue;
       }
+      if (variance.isVaryingControl(&op)) {
+        // A branch or loop whose condition or bounds differ between threads
+        // (`if input_idx < end:` with input_idx from the thread index, a
+        // loop to a per-thread count) is one op: a barrier before it where
+        // its accesses conflict with earlier ones, none inside, since the
+        // threads that skip the branch or leave the loop early would never
+        // arrive (TileLang hoists its syncs out of such branches the same
+        // way). The program orders accesses inside it itself.
+        State acc;
+        collectAccesses(&op, acc);
+        separate(op, state, acc);
+        merge(state, acc);
+        continue;
+      }
       if (isa<scf::ForOp, scf::WhileOp, PipelinedOp>(op)) {
         // Accesses before the loop that conflict with the body are
         // separated by one barrier before it, not by one in every trip
@@ -242,7 +273,8 @@ public:
               llvm::all_of(next, [&](auto &kv) {
                 auto it = entry.find(kv.first);
                 return it != entry.end() && it->second.read == kv.second.read &&
-                       it->second.written == kv.second.written;
+                       it->second.written == kv.second.written &&
+                       it->second.atomic == kv.second.atomic;
               }))
             break;
           entry = next;
@@ -288,14 +320,16 @@ public:
 
 private:
   int64_t threads; // the threads of the scope being processed
+  const ThreadVariance &variance;
 };
 
 struct TileInsertBarriersPass
     : public tile::impl::TileInsertBarriersBase<TileInsertBarriersPass> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
-      BarrierInserter(kernel.getNumThreads()).run(kernel.getBody().front(),
-                                                  State());
+      ThreadVariance variance(kernel);
+      BarrierInserter(kernel.getNumThreads(), variance)
+          .run(kernel.getBody().front(), State());
     });
   }
 };

@@ -230,3 +230,70 @@ func.func @named_barrier_in_role(%n: index) {
   }
   return
 }
+
+// -----
+
+// A branch whose condition differs between threads (TileLang's radix top-k:
+// `if input_idx < end:` around an atomic slot and a store at it) is one op:
+// the barrier that orders its accesses after the earlier ones goes before
+// it, none inside (threads that skip the branch would never arrive), also
+// in a loop whose bounds differ between threads. Atomics need no order among
+// themselves (the histogram's atomic adds in every trip get no barrier), but
+// do against plain accesses (the fill before them, the read after them).
+// CHECK-LABEL: func.func @varying_branch
+// CHECK: tile.fill
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NOT: tile.barrier
+// CHECK: tile.atomic_add
+// CHECK-NOT: tile.barrier
+// CHECK: arith.cmpi
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: scf.if
+// CHECK-NOT: tile.barrier
+// CHECK: tile.atomic_rmw
+// CHECK-NOT: tile.barrier
+// CHECK: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NOT: tile.barrier
+// CHECK: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: memref.load
+func.func @varying_branch(%n: index, %end: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1 : i32
+  %zero = arith.constant 0 : i32
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    %hist = tile.alloc_shared : memref<257xi32, #tile.scope<shared>>
+    %out = tile.alloc_shared : memref<4096xi32, #tile.scope<shared>>
+    %tx = tile.thread_id : index
+    tile.fill %hist, %zero : memref<257xi32, #tile.scope<shared>>, i32
+    scf.for %i = %c0 to %c4 step %c1 {
+      %k = arith.addi %tx, %i : index
+      %ok = arith.cmpi slt, %k, %end : index
+      scf.if %ok {
+        tile.atomic_add %one -> %hist[%tx] : i32 -> memref<257xi32, #tile.scope<shared>>
+      }
+      scf.yield
+    }
+    %lt = arith.cmpi slt, %tx, %end : index
+    scf.if %lt {
+      %pos = tile.atomic_rmw add %one -> %hist[%c0] : i32 -> memref<257xi32, #tile.scope<shared>> -> i32
+      %p = arith.index_cast %pos : i32 to index
+      %v = memref.load %hist[%tx] : memref<257xi32, #tile.scope<shared>>
+      memref.store %v, %out[%p] : memref<4096xi32, #tile.scope<shared>>
+    }
+    scf.for %j = %c0 to %tx step %c1 {
+      %w = memref.load %out[%j] : memref<4096xi32, #tile.scope<shared>>
+      memref.store %w, %out[%j] : memref<4096xi32, #tile.scope<shared>>
+    }
+    %z = memref.load %out[%c0] : memref<4096xi32, #tile.scope<shared>>
+    memref.store %z, %hist[%c1] : memref<257xi32, #tile.scope<shared>>
+  }
+  return
+}
