@@ -354,7 +354,8 @@ TILELANG_PASS_CONFIGS: Dict[str, TileLangKey] = {
     "tl.disable_thread_storage_sync": TileLangKey(
         "no-op", "barriers are still inserted where tile-insert-barriers finds a "
         "shared-memory hazard that the program's own barriers over the same threads do "
-        "not order"),
+        "not order; none goes inside a branch or loop whose condition differs between "
+        "threads (one goes before it, as TileLang hoists its syncs)"),
     "tl.enable_aggressive_shared_memory_merge": TileLangKey(
         "no-op", "shared memory is placed by this compiler's own allocation planner"),
     "tl.layout_visualization_enable": TileLangKey(
