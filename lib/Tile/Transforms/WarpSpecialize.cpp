@@ -689,31 +689,48 @@ void Specializer::analyzeSplitRing() {
           freeFirstEarly = false;
 }
 
-/// The bytes of the kernel's shared allocations once specialized: the
-/// produced buffers times the stages, the tile copies' buffers times
-/// `tileSlots`.
-static int64_t sharedBytes(KernelOp kernel, int64_t stages,
-                           const llvm::SmallSetVector<Value, 4> &buffers,
-                           ArrayRef<CopyOp> tileCopies, int64_t tileSlots) {
+/// The bytes of a kernel's shared allocations once specialized.
+struct SharedFootprint {
+  /// Every allocation: the produced buffers times the stages, the tile
+  /// copies' buffers times the tile slots, the others once.
   int64_t total = 0;
+  /// The produced buffers' stages.
+  int64_t ring = 0;
+  /// The buffers used only after the loop (a tile written in the epilogue).
+  int64_t afterLoop = 0;
+};
+
+static SharedFootprint
+sharedFootprint(KernelOp kernel, PipelinedOp loop, int64_t stages,
+                const llvm::SmallSetVector<Value, 4> &buffers,
+                ArrayRef<CopyOp> tileCopies, int64_t tileSlots) {
+  SharedFootprint f;
+  Block &kbody = kernel.getBody().front();
   kernel.walk([&](AllocSharedOp alloc) {
     MemRefType type = alloc.getType();
-    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-    bool ringed = buffers.contains(alloc.getResult()) ||
-                  llvm::any_of(tileCopies, [&](CopyOp c) {
-                    return c.getDst() == alloc.getResult();
-                  });
-    if (ringed) // a ring's slots are padded (ringSlotShape)
-      bytes = ringSlotBytes(alloc);
-    if (buffers.contains(alloc.getResult()))
-      bytes *= stages;
-    else if (llvm::any_of(tileCopies, [&](CopyOp c) {
-               return c.getDst() == alloc.getResult();
-             }))
-      bytes *= tileSlots;
-    total += llvm::alignTo(bytes, 128);
+    int64_t plain = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    bool produced = buffers.contains(alloc.getResult());
+    bool tile = llvm::any_of(
+        tileCopies, [&](CopyOp c) { return c.getDst() == alloc.getResult(); });
+    if (produced) {
+      // A ring's slots are padded (ringSlotShape).
+      int64_t slot = ringSlotBytes(alloc);
+      f.total += llvm::alignTo(slot * stages, 128);
+      f.ring += llvm::alignTo(slot, 128) * stages;
+      return;
+    }
+    f.total += llvm::alignTo(tile ? ringSlotBytes(alloc) * tileSlots : plain,
+                             128);
+    bool onlyAfter =
+        !alloc->getUsers().empty() &&
+        llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+          Operation *top = kbody.findAncestorOpInBlock(*user);
+          return top && loop->isBeforeInBlock(top);
+        });
+    if (onlyAfter)
+      f.afterLoop += llvm::alignTo(plain, 128);
   });
-  return total;
+  return f;
 }
 
 /// TMA copies of the kernel body before the loop into buffers of their own
@@ -821,9 +838,11 @@ void Specializer::choosePersistent() {
   // faster than the hardware's own block order, and slower where the work
   // differs (BENCHMARKS.md 2026-12-03, persistent attention).
   int64_t stages = std::max<int64_t>(loop.getNumStages(), 1);
+  auto footprint = [&](int64_t slots) {
+    return sharedFootprint(kernel, loop, stages, buffers, tileCopies, slots);
+  };
   auto fits = [&](int64_t slots) {
-    return sharedBytes(kernel, stages, buffers, tileCopies, slots) <=
-           232448 - 8192;
+    return footprint(slots).total <= 232448 - 8192;
   };
   // Shared buffers that fit only when a tile written after the loop takes
   // the bytes of the loop's stages (TileLang's gemm_sp epilogue: C_shared
@@ -831,26 +850,8 @@ void Specializer::choosePersistent() {
   // persistent block the producer fills the next tile's stages while the
   // consumers still write that tile.
   if (!fits(1) && loop->getBlock() == &kbody) {
-    int64_t after = 0, ring = 0;
-    kernel.walk([&](AllocSharedOp alloc) {
-      MemRefType type = alloc.getType();
-      int64_t bytes = llvm::alignTo(
-          type.getNumElements() * type.getElementTypeBitWidth() / 8, 128);
-      if (buffers.contains(alloc.getResult())) {
-        ring += llvm::alignTo(ringSlotBytes(alloc), 128) * stages;
-        return;
-      }
-      bool onlyAfter = !alloc->getUsers().empty() &&
-                       llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-                         Operation *top = kbody.findAncestorOpInBlock(*user);
-                         return top && loop->isBeforeInBlock(top);
-                       });
-      if (onlyAfter)
-        after += bytes;
-    });
-    if (sharedBytes(kernel, stages, buffers, tileCopies, 1) -
-            std::min(after, ring) <=
-        232448 - 8192)
+    SharedFootprint f = footprint(1);
+    if (f.total - std::min(f.afterLoop, f.ring) <= 232448 - 8192)
       return;
   }
   releaseAfterLoop =
