@@ -355,6 +355,7 @@ public:
   // threads (its stores are each thread's own).
   LogicalResult lowerThreadOp(Operation *op, OpBuilder &b, IRMapping &map,
                               Context &ctx);
+  LogicalResult lowerCallExtern(CallExternOp op, OpBuilder &b, IRMapping &map);
   LogicalResult lowerAtomic(Operation *op, OpBuilder &b, IRMapping &map,
                             Context &ctx);
   /// A tile.make_tensor: the global buffer at its address.

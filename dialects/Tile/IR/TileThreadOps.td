@@ -572,4 +572,43 @@ def Tile_AtomicStoreOp : Tile_Op<"atomic_store", [Tile_InKernel]> {
   let hasVerifier = 1;
 }
 
+
+//===----------------------------------------------------------------------===//
+// External device functions
+//===----------------------------------------------------------------------===//
+
+def Tile_CallExternOp : Tile_Op<"call_extern", [Tile_InKernel,
+    AttrSizedOperandSegments]> {
+  let summary = "A call of a device function of the program's CUDA source";
+  let description = [{
+    The executing thread calls the device function `callee`, defined by the
+    CUDA C++ source the program brings (TileLang's `T.import_source`, kept
+    in the module attribute `tile.extern_sources`; the CUDA backend compiles
+    it with NVRTC and links it into the kernel's PTX). Scalar arguments
+    (32- and 64-bit integers and floats) are passed by value; a buffer
+    argument passes the address of its element at `indices` (a pointer
+    into the thread's local copy, shared or global memory), whose
+    `index_counts` entry is the buffer's rank; `access` says per argument
+    whether the callee reads it (1), writes it (2) or both (3), 0 for a
+    scalar. The callee's first parameter is where it stores the result, if
+    the op has one.
+
+    ```mlir
+    tile.call_extern "__tl_extern_0"(%q, %d) [%c0, %c0]
+        {index_counts = array<i64: 1, 1>, access = array<i64: 1, 2>}
+        : memref<4xi8, #tile.scope<local>>, memref<8xf16, #tile.scope<local>>
+    ```
+  }];
+  let arguments = (ins StrAttr:$callee, Variadic<AnyType>:$args,
+                       Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$index_counts,
+                       DenseI64ArrayAttr:$access);
+  let results = (outs Optional<Tile_ScalarValue>:$result);
+  let assemblyFormat = [{
+    $callee `(` $args `)` `[` $indices `]` attr-dict `:` type($args)
+    (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TILE_THREAD_OPS_TD

@@ -296,7 +296,113 @@ LogicalResult KernelLowering::lowerThreadOp(Operation *op, OpBuilder &b,
   }
   if (isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp>(op))
     return lowerAtomic(op, b, map, ctx);
+  if (auto call = dyn_cast<CallExternOp>(op))
+    return lowerCallExtern(call, b, map);
   return op->emitOpError("is no per-thread op");
+}
+
+/// A call of a device function of the program's CUDA source: an external
+/// function of the GPU module, which the CUDA backend links from NVRTC's
+/// PTX. Buffers pass generic pointers to their elements (a thread's local
+/// copy then lives in local memory, not registers); a result comes back
+/// through a private slot passed first.
+LogicalResult KernelLowering::lowerCallExtern(CallExternOp op, OpBuilder &b,
+                                              IRMapping &map) {
+  // The program's name of the function (the callee is its wrapper).
+  auto named = op->getAttrOfType<StringAttr>("tile.function");
+  StringRef function = named ? named.getValue() : op.getCallee();
+  if (target.getPlatformName() != "CUDA")
+    return op.emitOpError("calls `")
+           << function << "` of the program's CUDA C++ source "
+           << "(T.import_source): it runs on CUDA targets only, not on "
+           << target.getPlatformName() << " targets";
+  MLIRContext *ctx = b.getContext();
+  auto generic = LLVM::LLVMPointerType::get(ctx);
+  // The private address space of NVPTX (local memory).
+  auto local = LLVM::LLVMPointerType::get(ctx, 5);
+  auto toGeneric = [&](Value ptr) -> Value {
+    if (cast<LLVM::LLVMPointerType>(ptr.getType()).getAddressSpace() == 0)
+      return ptr;
+    return LLVM::AddrSpaceCastOp::create(b, loc, generic, ptr);
+  };
+  auto privatePtr = [&](Value memref, Value linear, Type elem) -> Value {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    Value addr = arith::AddIOp::create(
+        b, loc, base,
+        arith::MulIOp::create(b, loc, linear,
+                              cIdx(b, loc, elementBytes(elem))));
+    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
+    return toGeneric(LLVM::IntToPtrOp::create(b, loc, local, i64));
+  };
+  SmallVector<Value> args;
+  SmallVector<Type> types;
+  Value slot;
+  if (Value r = op.getResult()) {
+    slot = privateAlloca(b, {}, r.getType());
+    memref::StoreOp::create(b, loc, zeroOf(b, loc, r.getType()), slot,
+                            ValueRange{});
+    args.push_back(privatePtr(slot, cIdx(b, loc, 0), r.getType()));
+  }
+  ValueRange indices = op.getIndices();
+  for (auto [arg, count] : llvm::zip(op.getArgs(), op.getIndexCounts())) {
+    if (!isa<MemRefType>(arg.getType())) {
+      args.push_back(map.lookupOrDefault(arg));
+      continue;
+    }
+    SmallVector<Value> idx;
+    for (Value i : indices.take_front(count))
+      idx.push_back(map.lookupOrDefault(i));
+    indices = indices.drop_front(count);
+    FailureOr<Buffer> buf = bufferOf(arg, b, map);
+    if (failed(buf))
+      return failure();
+    switch (buf->kind) {
+    case BufferKind::Global:
+      args.push_back(toGeneric(globalElementPtr(b, *buf, idx)));
+      break;
+    case BufferKind::Shared:
+      args.push_back(toGeneric(sharedPtr(
+          b, buf->memref,
+          arith::MulIOp::create(b, loc, sharedOffset(b, *buf, idx),
+                                cIdx(b, loc, elementBytes(buf->elementType))))));
+      break;
+    case BufferKind::Local:
+    case BufferKind::Var: {
+      auto type = cast<MemRefType>(buf->memref.getType());
+      Value linear = cIdx(b, loc, 0);
+      for (auto [d, i] : llvm::enumerate(idx))
+        linear = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, linear,
+                                  cIdx(b, loc, type.getDimSize(d))),
+            i);
+      args.push_back(privatePtr(buf->memref, linear, buf->elementType));
+      break;
+    }
+    default:
+      return op.emitOpError("passes a fragment to `")
+             << function
+             << "`: an external function takes local, shared or global "
+                "buffers (copy the fragment into a T.alloc_local first)";
+    }
+  }
+  for (Value a : args)
+    types.push_back(a.getType());
+  auto fn = gpuModule.lookupSymbol<LLVM::LLVMFuncOp>(op.getCallee());
+  auto fnType =
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), types);
+  if (!fn) {
+    OpBuilder mb = OpBuilder::atBlockBegin(gpuModule.getBody());
+    fn = LLVM::LLVMFuncOp::create(mb, loc, op.getCallee(), fnType);
+  } else if (fn.getFunctionType() != fnType) {
+    return op.emitOpError("calls `")
+           << op.getCallee() << "` with argument types other than before";
+  }
+  LLVM::CallOp::create(b, loc, fn, args);
+  if (slot)
+    map.map(op.getResult(),
+            memref::LoadOp::create(b, loc, slot, ValueRange{}).getResult());
+  return success();
 }
 
 LogicalResult KernelLowering::lowerAtomic(Operation *op, OpBuilder &b,
@@ -369,7 +475,7 @@ void mlir::tile::registerThreadOpLowerings(LoweringTable &table) {
   table.add<WarpSizeOp, ShuffleOp, WarpVoteOp, WarpMatchOp, ActiveMaskOp,
             WarpReduceOp, SyncWarpOp, ElectOp, AtomicRMWOp, AtomicLoadOp,
             AtomicStoreOp, PdlTriggerOp, PdlWaitOp, ClusterRankOp,
-            BarrierArriveRankOp, ThreadReturnOp, BlockVoteOp,
+            BarrierArriveRankOp, ThreadReturnOp, CallExternOp, BlockVoteOp,
             PartialBarrierOp, GridSyncOp, ClusterBarrierOp>(
       [](KernelLowering &kl, Operation *op, OpBuilder &b, IRMapping &map,
          Context &ctx) { return kl.lowerThreadOp(op, b, map, ctx); });

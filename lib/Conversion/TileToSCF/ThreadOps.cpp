@@ -181,6 +181,14 @@ LogicalResult mlir::tile::expandThreadOpsForCPU(ModuleOp module) {
                       "compile for a GPU target");
       return WalkResult::interrupt();
     }
+    if (auto call = dyn_cast<CallExternOp>(op)) {
+      auto named = op->getAttrOfType<StringAttr>("tile.function");
+      op->emitOpError("calls `")
+          << (named ? named.getValue() : call.getCallee())
+          << "` of the program's CUDA C++ source (T.import_source), which "
+             "the CPU backend cannot run: compile for a CUDA target";
+      return WalkResult::interrupt();
+    }
     if (isa<GridSyncOp>(op)) {
       op->emitOpError("is a barrier of the whole grid, which the CPU backend "
                       "(blocks run one after another) cannot run: compile for "

@@ -197,3 +197,43 @@ LogicalResult ClusterBarrierOp::verify() {
                        "runs without clusters (T.Kernel(..., cluster_dims=...))");
   return success();
 }
+
+LogicalResult CallExternOp::verify() {
+  ArrayRef<int64_t> counts = getIndexCounts(), access = getAccess();
+  if (counts.size() != getArgs().size() || access.size() != getArgs().size())
+    return emitOpError("needs one index_counts and one access entry per "
+                       "argument (")
+           << getArgs().size() << " arguments)";
+  int64_t indices = 0;
+  for (auto [i, arg] : llvm::enumerate(getArgs())) {
+    Type t = arg.getType();
+    if (auto memref = dyn_cast<MemRefType>(t)) {
+      if (counts[i] != memref.getRank())
+        return emitOpError("argument ")
+               << i << " is a buffer of rank " << memref.getRank()
+               << " addressed with " << counts[i] << " indices";
+      if (access[i] < 1 || access[i] > 3)
+        return emitOpError("argument ")
+               << i << ": access is 1 (read), 2 (write) or 3, got "
+               << access[i];
+      indices += counts[i];
+      continue;
+    }
+    unsigned width = t.getIntOrFloatBitWidth();
+    if (!(isa<IntegerType>(t) || t.isF32() || t.isF64()) ||
+        (width != 32 && width != 64))
+      return emitOpError("argument ")
+             << i << " has type " << t
+             << ": scalars passed to an external function are 32- or 64-bit "
+                "integers or floats";
+    if (counts[i] != 0 || access[i] != 0)
+      return emitOpError("argument ")
+             << i << " is a scalar: its index_counts and access are 0";
+  }
+  if (indices != static_cast<int64_t>(getIndices().size()))
+    return emitOpError("has ")
+           << getIndices().size() << " indices, its buffers need " << indices;
+  if (getCallee().empty())
+    return emitOpError("needs a callee name");
+  return success();
+}

@@ -90,6 +90,13 @@ void collectAccesses(Operation *op, State &acc) {
       noteAtomic(a.getSrc());
     } else if (auto a = dyn_cast<AtomicStoreOp>(inner)) {
       noteAtomic(a.getDst());
+    } else if (auto call = dyn_cast<CallExternOp>(inner)) {
+      for (auto [arg, access] : llvm::zip(call.getArgs(), call.getAccess())) {
+        if (access & 1)
+          note(arg, false);
+        if (access & 2)
+          note(arg, true);
+      }
     } else if (auto p = dyn_cast<PrintOp>(inner)) {
       note(p.getValue(), false);
     }

@@ -15,7 +15,8 @@ using namespace mlir::tile;
 
 bool mlir::tile::producesThreadValue(Operation *op) {
   return isa<ThreadIdOp, ShuffleOp, WarpVoteOp, WarpMatchOp, ActiveMaskOp,
-             WarpReduceOp, ElectOp, AtomicRMWOp, AtomicLoadOp>(op);
+             WarpReduceOp, ElectOp, AtomicRMWOp, AtomicLoadOp,
+             CallExternOp>(op);
 }
 
 bool mlir::tile::isPerThreadOp(Operation *op) {
@@ -25,7 +26,7 @@ bool mlir::tile::isPerThreadOp(Operation *op) {
              ActiveMaskOp, WarpReduceOp, SyncWarpOp, ElectOp, AtomicRMWOp,
              AtomicLoadOp, AtomicStoreOp, DeviceAssertOp, PrintOp,
              PdlTriggerOp, PdlWaitOp, ClusterRankOp, BarrierArriveRankOp,
-             ThreadReturnOp>(op);
+             ThreadReturnOp, CallExternOp>(op);
 }
 
 /// A buffer each thread has its own copy of (outside tile.parallel):

@@ -288,6 +288,9 @@ class CUDABackend(Backend):
 
     def lower(self, func, module, runner, target, pass_configs: dict, out_idx,
               stages: Dict[str, str]) -> CompiledArtifact:
+        from .extern import link_sources, module_sources
+
+        sources = module_sources(module)
         all_stages = self.stages(target, pass_configs)
         stages.update(runner.run(module, all_stages[:-1]))
         plot_dir = pass_configs.get("tl.layout_plot_dir")
@@ -298,6 +301,8 @@ class CUDABackend(Backend):
         launch = extract_launch(module, func.params)
         stages.update(runner.run(module, all_stages[-1:]))
         entry, ptx = extract_ptx(module)
+        if sources:  # T.import_source: NVRTC's functions linked in
+            ptx = link_sources(ptx, sources, target.arch)
         cubin, report = assemble(ptx, target.arch)
         return CompiledArtifact(func.name, func.params, out_idx, target, stages, ptx,
                                 launch_of(entry, launch), cubin, report)

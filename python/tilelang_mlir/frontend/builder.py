@@ -85,6 +85,10 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         self.function_compile_flags: List[str] = []
         # > 0 while an annotation is evaluated: sizes stay host expressions.
         self.raw_symbols = 0
+        # T.import_source's CUDA sources, and the wrapper of each signature
+        # T.call_extern calls them with (compiler/extern.py).
+        self.extern_sources: List[str] = []
+        self.extern_wrappers: Dict[tuple, Tuple[str, str]] = {}
 
     @property
     def parallel_depth(self) -> int:

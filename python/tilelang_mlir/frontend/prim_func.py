@@ -271,6 +271,9 @@ class PrimFunc(TileFunction):
                     env[p.name].peers = peers.get(p.name)
                 run_function(parser, source.body)
                 func.ReturnOp([])
+            if builder.extern_wrappers:
+                module.operation.attributes["tile.extern_sources"] = ir.ArrayAttr.get(
+                    [ir.StringAttr.get(s) for s in builder.extern_source_list()])
         return module
 
     def _tensor_annotations(self) -> Dict[str, TensorType]:

@@ -237,17 +237,28 @@ class RoleBuilder:
 
     def access_ptr(self, ref, access_type="r", *extents, offset=0, extent=None,
                    ignore_last_ndim=0) -> "AccessPtr":
+        """The address of element `ref` (`X[i, j]`; a whole buffer: its
+        first element) plus `offset` elements (row-major)."""
         self.require_kernel("T.access_ptr")
+        if isinstance(ref, Buffer):
+            ref = BufferRef(ref, (0,) * ref.ndim)
         if not isinstance(ref, BufferRef):
-            raise self.error("T.access_ptr takes one element of a buffer (`X[i, j]`), got "
-                             f"{_describe(ref)}")
+            raise self.error("T.access_ptr takes a buffer or one element of it (`X[i, j]`), "
+                             f"got {_describe(ref)}")
+        masks = {1: "r", 2: "w", 3: "rw"}
+        access_type = masks.get(access_type, access_type)
         if access_type not in ("r", "w", "rw"):
-            raise self.error(f"T.access_ptr: access_type is 'r', 'w' or 'rw', got "
-                             f"{access_type!r}")
-        if ignore_last_ndim or not (isinstance(offset, int) and offset == 0):
-            raise self.error("not supported by tilelang-mlir: T.access_ptr(..., offset=..., "
+            raise self.error(f"T.access_ptr: access_type is 'r', 'w' or 'rw' (or the mask 1, "
+                             f"2, 3), got {access_type!r}")
+        if ignore_last_ndim:
+            raise self.error("not supported by tilelang-mlir: T.access_ptr(..., "
                              "ignore_last_ndim=...)")
-        indices = ref._point_indices("T.access_ptr of")
+        indices = list(ref._point_indices("T.access_ptr of"))
+        if not (isinstance(offset, int) and offset == 0):
+            if not indices:
+                raise self.error("T.access_ptr(..., offset=...) of a scalar buffer")
+            indices[-1] = to_index(indices[-1], "T.access_ptr index").add(
+                to_index(offset, "T.access_ptr offset"))
         return AccessPtr(ref.buffer, indices, access_type)
 
     # -- TMA -------------------------------------------------------------------------

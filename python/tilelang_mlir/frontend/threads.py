@@ -765,3 +765,82 @@ class ThreadBuilder:
             _tile().AtomicAddOp(to_storage(v, buf.dtype), buf.value, idx)
         return Vector(prev) if return_prev else None
 
+
+    # -- external device functions (T.import_source, T.call_extern) ------------------
+    def import_source(self, source) -> None:
+        """T.import_source(src): CUDA C++ the program's T.call_extern calls
+        (compiled by NVRTC and linked into the kernel on CUDA targets)."""
+        if source is None:
+            return
+        if not isinstance(source, str):
+            raise self.error(f"T.import_source takes CUDA C++ source text, got "
+                             f"{_describe(source)}")
+        if source not in self.extern_sources:
+            self.extern_sources.append(source)
+
+    def call_extern(self, dtype, name: str, args, what: str = "T.call_extern"):
+        """A call of the device function `name` of the program's CUDA source
+        by the executing thread (tile.call_extern through a generated
+        wrapper); its value as a `dtype` scalar, None for "handle"/"void"."""
+        from ..compiler import extern
+        from .roles import AccessPtr
+
+        self.require_kernel(what)
+        if not self.extern_sources:
+            raise self.error(f"{what}: no T.import_source in this program defines {name!r} "
+                             "(T.import_source(cuda_source) before the call brings it)")
+        if self.parallel_depth:
+            raise self.error(f"{what} of {name!r} inside T.Parallel: call an external function "
+                             "from per-thread code (T.serial loops, T.get_thread_binding)")
+        result = None
+        if dtype is not None and str(dtype) not in ("handle", "void"):
+            result = dt.as_dtype(dtype)
+            extern.element_ctype(result, f"{what} result")
+        params, operands, indices, counts, access = [], [], [], [], []
+        for k, a in enumerate(args):
+            if isinstance(a, (Buffer, BufferRef)) and not (isinstance(a, Buffer) and a.ndim == 0
+                                                           and a.scope == "var"):
+                a = self.access_ptr(a, "rw")
+            if isinstance(a, AccessPtr):
+                buf = a.buffer
+                if buf.scope == "fragment":
+                    raise self.error(f"{what}: fragment {buf.name!r} passed to {name!r}; an "
+                                     "external function takes local, shared or global buffers "
+                                     "(copy the fragment into a T.alloc_local first)")
+                try:
+                    ctype = extern.element_ctype(buf.dtype, f"{what} argument {k}")
+                except Exception as e:  # noqa: BLE001 (a TileLangError naming the dtype)
+                    raise self.error(str(e)) from None
+                idx = buf.stored_index([to_index(i, f"{what} index") for i in a.indices])
+                operands.append(buf.value)
+                indices += [i.materialize() for i in idx]
+                counts.append(len(idx))
+                access.append({"r": 1, "w": 2, "rw": 3}[a.access_type])
+                params.append(("ptr", ctype))
+                continue
+            s = self._value(a, f"{what} argument {k}")
+            if s.dtype.kind == "index" or s.dtype == dt.int64 and isinstance(a, IndexExpr):
+                s = to_scalar(s, dt.int32)
+            try:
+                extern.scalar_ctype(s.dtype, f"{what} argument {k}")
+            except Exception as e:  # noqa: BLE001
+                raise self.error(str(e)) from None
+            operands.append(s.value)
+            counts.append(0)
+            access.append(0)
+            params.append(("scalar", s.dtype.name))
+        key = (name, result.name if result else None, tuple(params))
+        if key not in self.extern_wrappers:
+            self.extern_wrappers[key] = extern.wrapper(len(self.extern_wrappers), name,
+                                                       key[1], params)
+        wrapper_name = self.extern_wrappers[key][0]
+        ir = _ir()
+        op = _tile().CallExternOp(storage_ir_type(result) if result else None, wrapper_name,
+                                  operands, indices, ir.DenseI64ArrayAttr.get(counts),
+                                  ir.DenseI64ArrayAttr.get(access))
+        op.operation.attributes["tile.function"] = ir.StringAttr.get(name)
+        return from_storage(op.result, result) if result else None
+
+    def extern_source_list(self):
+        """The program's sources then the wrappers (tile.extern_sources)."""
+        return self.extern_sources + [src for _, src in self.extern_wrappers.values()]

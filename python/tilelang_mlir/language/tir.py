@@ -64,19 +64,40 @@ for _names, _fn in (
         _EXTERN_MATH[_name] = _fn
 
 
+def _dtype_first(fn):
+    """TileLang's `T.call_extern(name, *args, dtype=...)` spelling: a
+    `dtype` keyword is the first positional argument."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        if "dtype" in kwargs:
+            args = (kwargs.pop("dtype"),) + args
+        return fn(*args, **kwargs)
+
+    return wrapped
+
+
+@_dtype_first
 def call_extern(dtype, func_name, *args, span=None):
     """`T.call_extern(dtype, "expf", x)`: a call of an external C/CUDA
     function. The math functions of C and CUDA (expf, __expf, log2f, sqrtf,
     fmaxf, ...) map onto the tile math and give a `dtype` result; any other
-    function is an error naming it (tilelang-mlir links no external code)."""
+    name is a device function of the program's CUDA source
+    (`T.import_source`), which the executing thread calls (CUDA targets:
+    NVRTC compiles the source into the kernel). Arguments are scalars and
+    `T.access_ptr(buffer[...], "r"/"w"/"rw")` pointers into local, shared
+    or global buffers; `dtype` "handle" when the function returns nothing."""
     if not isinstance(func_name, str):
         raise _unsupported(f"T.call_extern with function name {func_name!r}",
                            "give the result dtype first: T.call_extern(dtype, name, *args)")
     fn = _EXTERN_MATH.get(func_name)
     if fn is None:
-        raise _unsupported(f"T.call_extern of the external function {func_name!r} "
-                           "(tilelang-mlir links no external code; the C/CUDA math functions "
-                           f"it maps are {', '.join(sorted(_EXTERN_MATH))})")
+        b = state.current() if state.active() else None
+        if b is None:
+            raise _unsupported(f"T.call_extern of the external function {func_name!r} "
+                               "outside a tile program")
+        return b.call_extern(dtype, func_name, args)
     try:
         result_dtype = dt.as_dtype(dtype)
     except TypeError:
@@ -88,21 +109,28 @@ def call_extern(dtype, func_name, *args, span=None):
     return cast(fn(*values), result_dtype)
 
 
+@_dtype_first
 def call_intrin(dtype, op_name, *args, span=None):
     """TVM's intrinsic call: not supported here (raises a TileLangError naming
     the intrinsic)."""
     raise _unsupported(f"T.call_intrin of TVM intrinsic {op_name!r}")
 
 
+@_dtype_first
 def call_pure_extern(dtype, func_name, *args, span=None):
     """Like T.call_extern (a call without side effects)."""
     return call_extern(dtype, func_name, *args)
 
 
 def import_source(source=None):
-    """Not supported: CUDA/HIP source pasted into the kernel module."""
-    raise _unsupported("T.import_source (external CUDA/HIP source in the kernel module)",
-                       "write the device function in the tile language")
+    """`T.import_source(cuda_source)` inside a kernel: CUDA C++ device
+    functions that T.call_extern then calls (compiled with NVRTC and linked
+    into the kernel on CUDA targets; TileLang's types half_t, bfloat16_t,
+    fp8_e4_t, uint and its __pack_half2 are defined for it)."""
+    b = state.current() if state.active() else None
+    if b is None:
+        raise _unsupported("T.import_source outside a tile program")
+    b.import_source(source)
 
 
 def constant_int(x):
