@@ -131,7 +131,7 @@ def test_call_extern_maps_c_math_and_names_other_externs(target, rng):
             for i in T.Parallel(32):
                 X[i] = T.call_extern("float32", "my_plugin_decode", X[i])
 
-    with pytest.raises(TileLangError, match="T.call_extern of the external function "
+    with pytest.raises(TileLangError, match="no T.import_source in this program defines "
                                             "'my_plugin_decode'"):
         tl.compile(bad, target="cpu")
 
@@ -488,7 +488,6 @@ def test_fragment_layout_is_respected_by_layout_inference():
 
 
 @pytest.mark.parametrize("call, match", [
-    ("T.import_source('__device__ void f() {}')", "T.import_source"),
     ("T.attr(0, 'reduce_scope', 0)", "T.attr"),
 ])
 def test_tvm_level_names_are_errors(call, match):
