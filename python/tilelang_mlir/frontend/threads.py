@@ -782,7 +782,7 @@ class ThreadBuilder:
         """A call of the device function `name` of the program's CUDA source
         by the executing thread (tile.call_extern through a generated
         wrapper); its value as a `dtype` scalar, None for "handle"/"void"."""
-        from ..compiler import extern
+        from . import extern_calls as extern
         from .roles import AccessPtr
 
         self.require_kernel(what)
