@@ -168,10 +168,18 @@ public:
   static FailureOr<TileLayout> mfmaAccumulator(int64_t m, int64_t n,
                                                int64_t wm, int64_t wn);
 
-  /// Parses the digits of a layout attribute for a tile of `shape`.
+  /// The layout of an attribute for a tile of `shape`: its digits parsed
+  /// from the map's terms, or else fitted to the map's values (any affine
+  /// function whose dimensions add their contributions; a constant offset
+  /// is dropped, threads beyond those the map uses become replicas).
   static FailureOr<TileLayout> fromAttr(FragmentLayoutAttr attr,
                                         ArrayRef<int64_t> shape,
                                         std::string *why = nullptr);
+
+  /// Only the first half of `fromAttr`: the digits of the map's terms.
+  static FailureOr<TileLayout> parseAttr(FragmentLayoutAttr attr,
+                                         ArrayRef<int64_t> shape,
+                                         std::string *why = nullptr);
 
   /// The attribute printing this layout's forward map.
   FragmentLayoutAttr toAttr(MLIRContext *ctx) const;

@@ -387,9 +387,188 @@ static std::optional<LayoutDigit> parseTerm(AffineExpr e, bool onThread,
   return LayoutDigit{dim, dimStride, size, onThread, stride};
 }
 
+/// The value of `e` at dims `dims` and symbol 0 `sym` (floor semantics).
+static int64_t evalExpr(AffineExpr e, ArrayRef<int64_t> dims, int64_t sym) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::DimId:
+    return dims[cast<AffineDimExpr>(e).getPosition()];
+  case AffineExprKind::SymbolId:
+    return sym;
+  default:
+    break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  int64_t l = evalExpr(bin.getLHS(), dims, sym);
+  int64_t r = evalExpr(bin.getRHS(), dims, sym);
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return l + r;
+  case AffineExprKind::Mul:
+    return l * r;
+  case AffineExprKind::FloorDiv:
+    return llvm::divideFloorSigned(l, r);
+  case AffineExprKind::CeilDiv:
+    return llvm::divideCeilSigned(l, r);
+  case AffineExprKind::Mod:
+    return l - llvm::divideFloorSigned(l, r) * r;
+  default:
+    llvm_unreachable("not a binary affine expression");
+  }
+}
+
+/// A layout given as any affine function (TileLang's T.Fragment takes
+/// arbitrary index arithmetic): evaluates it at every index and fits digits
+/// to the values. Each logical dimension (and the replica index) must add
+/// its own contribution, a mixed-radix digit sum, to the thread or to the
+/// register. A constant offset only moves the elements between threads or
+/// registers (which thread holds an element is not observable: every access
+/// goes through the layout), so it is dropped; a layout that uses only the
+/// first P of the block's threads (P dividing them) gets the other threads
+/// as replicas.
+static FailureOr<TileLayout> fitLayout(FragmentLayoutAttr attr,
+                                       ArrayRef<int64_t> shape,
+                                       std::string *why) {
+  auto fail = [&](const Twine &msg) -> FailureOr<TileLayout> {
+    if (why)
+      *why = msg.str();
+    return failure();
+  };
+  AffineMap map = attr.getMap().getValue();
+  if (map.getNumResults() != 2 || map.getNumDims() != shape.size())
+    return fail("the layout map must give (thread, register) of each index");
+  int64_t rank = shape.size();
+  int64_t replicate = attr.getReplicate();
+  int64_t points = replicate;
+  for (int64_t e : shape) {
+    if (e <= 0)
+      return fail("the tile shape must be static and positive");
+    points *= e;
+    if (points > (int64_t(1) << 22))
+      return fail("the tile is too large to check the layout element by "
+                  "element; write it as a sum of ((i floordiv a) mod b) * c "
+                  "terms");
+  }
+  auto eval = [&](ArrayRef<int64_t> idx, int64_t rep) {
+    return std::make_pair(evalExpr(map.getResult(0), idx, rep),
+                          evalExpr(map.getResult(1), idx, rep));
+  };
+  SmallVector<int64_t> zero(rank, 0);
+  auto base = eval(zero, 0);
+  // Per axis (dimensions, then the replica index): the contribution of x.
+  int64_t axes = rank + 1;
+  SmallVector<SmallVector<std::pair<int64_t, int64_t>>> tables(axes);
+  SmallVector<LayoutDigit> digits;
+  for (int64_t a = 0; a < axes; ++a) {
+    bool isRep = a == rank;
+    int64_t extent = isRep ? replicate : shape[a];
+    auto g = [&](int64_t x) {
+      SmallVector<int64_t> idx(rank, 0);
+      if (!isRep)
+        idx[a] = x;
+      auto v = eval(idx, isRep ? x : 0);
+      return std::make_pair(v.first - base.first, v.second - base.second);
+    };
+    std::string axisName =
+        isRep ? std::string("the replica index")
+              : "dimension " + std::to_string(a);
+    SmallVector<LayoutDigit> axisDigits;
+    for (int64_t x = 1; x < extent;) {
+      auto inc = g(x);
+      if ((inc.first != 0) == (inc.second != 0))
+        return fail(axisName + " at " + Twine(x) +
+                    (inc.first ? " moves both the thread and the register"
+                               : " moves neither the thread nor the register"));
+      int64_t size = 2;
+      while (size * x < extent) {
+        auto v = g(size * x);
+        if (v.first != size * inc.first || v.second != size * inc.second)
+          break;
+        ++size;
+      }
+      if (size * x >= extent)
+        size = ceilDiv(extent, x);
+      bool onThread = inc.first != 0;
+      axisDigits.push_back(
+          LayoutDigit{isRep ? LayoutDigit::kReplica : a, x, size, onThread,
+                      onThread ? inc.first : inc.second});
+      x *= size;
+    }
+    auto &table = tables[a];
+    for (int64_t x = 0; x < extent; ++x) {
+      std::pair<int64_t, int64_t> v{0, 0};
+      for (const LayoutDigit &d : axisDigits)
+        (d.onThread ? v.first : v.second) += (x / d.dimStride) % d.size *
+                                             d.stride;
+      if (v != g(x))
+        return fail(axisName + " is not a mixed-radix digit sum in the layout");
+      table.push_back(v);
+    }
+    digits.append(axisDigits);
+  }
+  // Every index: the sum of its axes' contributions.
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t rest = p;
+    int64_t rep = rest % replicate;
+    rest /= replicate;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      idx[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    std::pair<int64_t, int64_t> want = base;
+    for (int64_t d = 0; d < rank; ++d) {
+      want.first += tables[d][idx[d]].first;
+      want.second += tables[d][idx[d]].second;
+    }
+    want.first += tables[rank][rep].first;
+    want.second += tables[rank][rep].second;
+    if (eval(idx, rep) != want)
+      return fail("the dimensions' contributions to the thread and the "
+                  "register do not add up (the layout mixes dimensions)");
+  }
+  // The threads used: [0, P) after the offset; the rest become replicas.
+  int64_t numThreads = attr.getThreads();
+  int64_t used = 1, replicas = 1;
+  for (const LayoutDigit &d : digits) {
+    if (d.onThread)
+      used *= d.size;
+    if (d.isReplica())
+      replicas *= d.size;
+  }
+  if (used > numThreads || numThreads % used != 0)
+    return fail("the layout places elements on " + Twine(used) +
+                " threads, which does not divide the block's " +
+                Twine(numThreads));
+  if (used < numThreads)
+    digits.push_back(LayoutDigit{LayoutDigit::kReplica, replicas,
+                                 numThreads / used, true, used});
+  TileLayout layout(shape, numThreads, digits);
+  std::string reason;
+  if (failed(layout.verify(&reason)))
+    return fail(reason);
+  return layout;
+}
+
 FailureOr<TileLayout> TileLayout::fromAttr(FragmentLayoutAttr attr,
                                            ArrayRef<int64_t> shape,
                                            std::string *why) {
+  FailureOr<TileLayout> parsed = parseAttr(attr, shape, why);
+  if (succeeded(parsed))
+    return parsed;
+  std::string fitWhy;
+  FailureOr<TileLayout> fitted = fitLayout(attr, shape, &fitWhy);
+  if (succeeded(fitted))
+    return fitted;
+  if (why)
+    *why += "; as a function of the indices: " + fitWhy;
+  return failure();
+}
+
+FailureOr<TileLayout> TileLayout::parseAttr(FragmentLayoutAttr attr,
+                                            ArrayRef<int64_t> shape,
+                                            std::string *why) {
   AffineMap map = attr.getMap().getValue();
   auto fail = [&](const Twine &msg) -> FailureOr<TileLayout> {
     if (why)

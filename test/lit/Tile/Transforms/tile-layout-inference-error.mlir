@@ -186,3 +186,25 @@ func.func @simt_gemm_too_big(%n: index) {
   }
   return
 }
+
+// -----
+
+// A layout on 48 of 64 threads: the other threads cannot all be replicas.
+func.func @threads_not_dividing(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+    // expected-error @+1 {{as a function of the indices: the layout places elements on 48 threads, which does not divide the block's 64}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i) -> (i floordiv 8, i mod 8)>, threads = 64>} : memref<384xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// A layout whose dimensions interact (the thread wraps around i * 16 + 2 j).
+func.func @mixed_dimensions(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{do not add up (the layout mixes dimensions)}}
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i, j) -> ((i * 16 + j * 2) mod 32, 0)>, threads = 32>} : memref<2x16xf32, #tile.scope<fragment>>
+  }
+  return
+}

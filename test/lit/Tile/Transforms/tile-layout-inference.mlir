@@ -447,3 +447,27 @@ func.func @shifted_rows(%n: index) {
   }
   return
 }
+
+// -----
+
+// User layouts given as any affine function (TileLang's T.Fragment) are
+// fitted digit by digit from their values: the constant thread offset (the
+// elements live on threads [32, 96)) is dropped, and a layout that uses 64
+// of the 128 threads gets the other 64 as replicas. The row-major flattened
+// form of %h reads as the same digits.
+// CHECK-DAG: #[[F:.*]] = affine_map<(d0, d1)[s0] -> (d1 floordiv 8 + s0 * 64, d0 * 8 + d1 mod 8)>
+// CHECK-DAG: #[[G:.*]] = affine_map<(d0)[s0] -> (s0, d0)>
+// CHECK-DAG: #[[H:.*]] = affine_map<(d0, d1) -> ((d1 floordiv 4) mod 128, d1 mod 4 + (d1 floordiv 512) * 4)>
+// CHECK-LABEL: func.func @fitted_user_layouts
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[F]], threads = 128, replicate = 2>}
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[G]], threads = 128, replicate = 128>}
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[H]], threads = 128>}
+func.func @fitted_user_layouts(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i, j) -> (j floordiv 8 + 32, i * 8 + j mod 8)>, threads = 128>} : memref<2x512xf32, #tile.scope<fragment>>
+    %g = tile.alloc_fragment {layout = #tile.layout<affine_map<(i)[s0] -> (s0 + 32, i)>, threads = 128, replicate = 64>} : memref<2xf32, #tile.scope<fragment>>
+    %h = tile.alloc_fragment {layout = #tile.layout<affine_map<(i, j) -> (((i * 2560 + j) floordiv 4) mod 128, ((i * 2560 + j) floordiv 512) * 4 + (i * 2560 + j) mod 4)>, threads = 128>} : memref<1x2560xf32, #tile.scope<fragment>>
+    tile.reduce %f -> %g {kind = #tile.reduce<sum>, dim = 1, clear} : memref<2x512xf32, #tile.scope<fragment>> -> memref<2xf32, #tile.scope<fragment>>
+  }
+  return
+}
