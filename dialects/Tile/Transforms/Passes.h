@@ -31,6 +31,9 @@ struct PipelineExpandOptions {
   /// the groups of the buffers it reads, right before it (a consumer's
   /// later buffers keep landing while it computes).
   bool groupPerCopy = false;
+  /// The producers' copies become asynchronous (cp.async); false keeps
+  /// them synchronous (TileLang's tl.enable_async_copy=False).
+  bool asyncCopies = true;
 };
 
 /// Phase 2: expands a scheduled loop into prologue, steady state, epilogue.

@@ -238,6 +238,11 @@ defvar GroupPerCopyOption =
            "buffer right before the first consumer that reads it, instead "
            "of for all of the step's buffers before its first consumer">;
 
+defvar AsyncCopiesOption =
+    Option<"asyncCopies", "async-copies", "bool", /*default=*/"true",
+           "Make the producers' copies asynchronous (cp.async); false keeps "
+           "them synchronous loads and stores">;
+
 def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
   let summary = "Expands scheduled pipelined loops into prologue, steady "
                 "state and epilogue";
@@ -299,7 +304,8 @@ def TilePipelineExpand : Pass<"tile-pipeline-expand", "func::FuncOp"> {
     }
     ```
   }];
-  let options = [CopiesFirstOption, ReuseSlotsOption, GroupPerCopyOption];
+  let options = [CopiesFirstOption, ReuseSlotsOption, GroupPerCopyOption,
+                 AsyncCopiesOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }
@@ -314,7 +320,8 @@ def TilePipeline : Pass<"tile-pipeline", "func::FuncOp"> {
     // becomes multi-buffered shared memory, async copies and an scf.for
     ```
   }];
-  let options = [CopiesFirstOption, ReuseSlotsOption, GroupPerCopyOption];
+  let options = [CopiesFirstOption, ReuseSlotsOption, GroupPerCopyOption,
+                 AsyncCopiesOption];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
 }

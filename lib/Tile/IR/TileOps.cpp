@@ -242,7 +242,7 @@ LogicalResult KernelOp::verify() {
     Type e = getElementTypeOrSelf(t);
     if (auto m = dyn_cast<MemRefType>(t))
       e = m.getElementType();
-    return isa<Float8E4M3FNType, Float8E5M2Type>(e);
+    return isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(e);
   };
   auto computesOnFloat8 = [&](Operation *op) {
     StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()

@@ -33,7 +33,8 @@ using namespace mlir::tile;
 namespace {
 
 bool isFp8(Type t) {
-  return isa<Float8E4M3FNType, Float8E5M2Type>(getElementTypeOrSelf(t));
+  return isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(
+      getElementTypeOrSelf(t));
 }
 
 /// The unsigned integer type of `t`'s width (for uitofp / fptoui sides).

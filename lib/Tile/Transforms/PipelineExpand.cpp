@@ -47,6 +47,17 @@ namespace {
 
 class LoopExpander {
 public:
+  /// A cp.async group boundary and a wait for all but `pending` groups;
+  /// nothing with synchronous copies (options.asyncCopies false).
+  void commitGroup(OpBuilder &b, Location loc) {
+    if (options.asyncCopies)
+      AsyncCommitOp::create(b, loc);
+  }
+  void waitGroups(OpBuilder &b, Location loc, int64_t pending) {
+    if (options.asyncCopies)
+      AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(pending));
+  }
+
   LoopExpander(PipelinedOp loop, PipelineExpandOptions options)
       : loop(loop), options(options), loc(loop.getLoc()),
         body(&loop.getBody().front()), iv(body->getArgument(0)) {}
@@ -284,7 +295,7 @@ void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
     SmallVector<int64_t> dstSizes = {1};
     llvm::append_range(dstSizes, copy.getDstSizes());
     Value src = mapValue(b, copy.getSrc(), map);
-    bool async = !copy.convertsElements();
+    bool async = options.asyncCopies && !copy.convertsElements();
     auto expanded = CopyOp::create(
         b, copy.getLoc(), src, srcOffsets, multiBuffered.lookup(copy.getDst()),
         dstOffsets, copy.getSrcSizesAttr(), b.getDenseI64ArrayAttr(dstSizes),
@@ -483,7 +494,7 @@ void LoopExpander::emitStep(OpBuilder &b, StepKind kind, Value t, int64_t k) {
     return llvm::any_of(used, [&](Value v) { return multiBuffered.count(v); });
   });
   if (readsCopies) {
-    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(0));
+    waitGroups(b, loc, 0);
     BarrierOp::create(b, loc);
   }
   emitInstances(b, sameStage);
@@ -499,7 +510,7 @@ void LoopExpander::emitUngrouped(OpBuilder &b, ArrayRef<Instance> consumers,
   // no consumer (early in the prologue) needs neither: its producers fill
   // slots nothing has read yet.
   if (!producers.empty() && !consumers.empty()) {
-    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(pending));
+    waitGroups(b, loc, pending);
     BarrierOp::create(b, loc);
   }
   // With maxStage + 1 slots the producers write slots last read by the
@@ -517,7 +528,7 @@ void LoopExpander::emitUngrouped(OpBuilder &b, ArrayRef<Instance> consumers,
     emitInstances(b, producerInstances);
   }
   if (!producers.empty())
-    AsyncCommitOp::create(b, loc);
+    commitGroup(b, loc);
   if (options.copiesFirst)
     emitInstances(b, consumers);
 }
@@ -560,7 +571,7 @@ void LoopExpander::emitGrouped(OpBuilder &b, StepKind kind,
           barrier();
       }
       emitInstances(b, *inst);
-      AsyncCommitOp::create(b, loc);
+      commitGroup(b, loc);
       ++committed;
     }
     if (i == consumers.size())
@@ -574,7 +585,7 @@ void LoopExpander::emitGrouped(OpBuilder &b, StepKind kind,
       }
     if (latest && *latest >= landed) {
       int64_t waitPending = std::max<int64_t>(committed - 1 - *latest, 0);
-      AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(waitPending));
+      waitGroups(b, loc, waitPending);
       barrier();
       landed = committed - waitPending;
     }
@@ -582,7 +593,7 @@ void LoopExpander::emitGrouped(OpBuilder &b, StepKind kind,
     barrierSinceConsumer = false;
   }
   for (; committed < groups; ++committed)
-    AsyncCommitOp::create(b, loc);
+    commitGroup(b, loc);
 }
 
 LogicalResult LoopExpander::run() {
@@ -619,7 +630,7 @@ LogicalResult LoopExpander::run() {
     emitStep(b, StepKind::Epilogue, t, k);
   }
   if (!producers.empty())
-    AsyncWaitOp::create(b, loc, b.getI64IntegerAttr(0));
+    waitGroups(b, loc, 0);
 
   loop.erase();
   for (auto &[old, slotted] : multiBuffered)
@@ -635,7 +646,7 @@ struct TilePipelineExpandPass
     SmallVector<PipelinedOp> loops;
     getOperation().walk([&](PipelinedOp loop) { loops.push_back(loop); });
     for (PipelinedOp loop : loops)
-      if (failed(expandPipelinedLoop(loop, {copiesFirst, reuseSlots, groupPerCopy})))
+      if (failed(expandPipelinedLoop(loop, {copiesFirst, reuseSlots, groupPerCopy, asyncCopies})))
         return signalPassFailure();
   }
 };

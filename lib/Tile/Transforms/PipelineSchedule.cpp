@@ -162,7 +162,7 @@ struct TilePipelinePass
     getOperation().walk([&](PipelinedOp loop) { loops.push_back(loop); });
     for (PipelinedOp loop : loops)
       if (failed(schedulePipelinedLoop(loop)) ||
-          failed(expandPipelinedLoop(loop, {copiesFirst, reuseSlots, groupPerCopy})))
+          failed(expandPipelinedLoop(loop, {copiesFirst, reuseSlots, groupPerCopy, asyncCopies})))
         return signalPassFailure();
   }
 };

@@ -200,6 +200,81 @@ static Value floatToFp8(OpBuilder &b, Location loc, Value v,
   return arith::OrIOp::create(b, loc, mag8, sign);
 }
 
+//===----------------------------------------------------------------------===//
+// float8_e8m0fnu (MX scale factors): an unsigned power of two
+//===----------------------------------------------------------------------===//
+//
+// Code c in [0, 254] is 2^(c - 127); 255 is NaN; no zero, no sign. As CUDA's
+// __nv_cvt_float_to_e8m0 with __NV_SATFINITE and cudaRoundPosInf (what
+// TileLang's casts call): the magnitude rounds up to a power of two, zero and
+// magnitudes up to 2^-127 give code 0, values past 2^127 and infinities
+// saturate to 254, NaN gives 255. Back to float: exact (2^-127 is an f32
+// subnormal).
+
+/// e8m0 bits (i8, or a vector of i8) -> f32.
+static Value e8m0ToF32(OpBuilder &b, Location loc, Value bits8) {
+  Type i32 = shaped(bits8.getType(), b.getI32Type());
+  Type f32 = shaped(bits8.getType(), b.getF32Type());
+  auto c = [&](int64_t v) { return intConst(b, loc, i32, v); };
+  Value x = arith::ExtUIOp::create(b, loc, i32, bits8);
+  Value r = arith::ShLIOp::create(b, loc, x, c(23));
+  r = arith::SelectOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(0)),
+      c(0x00400000), r);
+  r = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(0xFF)),
+      c(0x7FC00000), r);
+  return arith::BitcastOp::create(b, loc, f32, r);
+}
+
+/// f32 or f64 `v` -> e8m0 bits (i8).
+static Value floatToE8m0(OpBuilder &b, Location loc, Value v) {
+  auto ft = cast<FloatType>(getElementTypeOrSelf(v.getType()));
+  bool wide = ft.getWidth() == 64;
+  unsigned width = wide ? 64 : 32, manBits = wide ? 52 : 23;
+  Type it = shaped(v.getType(), b.getIntegerType(width));
+  Type i8 = shaped(v.getType(), b.getI8Type());
+  auto c = [&](int64_t x) { return intConst(b, loc, it, x); };
+  Value bits = arith::BitcastOp::create(b, loc, it, v);
+  Value a = arith::AndIOp::create(
+      b, loc, bits,
+      intConstant(b, loc, it, APInt::getSignedMaxValue(width)));
+  Value exp = arith::ShRUIOp::create(b, loc, a, c(manBits));
+  Value man = arith::AndIOp::create(b, loc, a,
+                                    c((int64_t(1) << manBits) - 1));
+  // ceil(log2 |v|) + 127 for normal |v|: the exponent, one more when any
+  // mantissa bit is set.
+  Value up = arith::ExtUIOp::create(
+      b, loc, it,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, man, c(0)));
+  Value code = arith::AddIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, exp, c(wide ? 1023 - 127 : 0)),
+      up);
+  // Magnitudes up to 2^-127 (zero, f32 subnormals up to 2^-127, and for
+  // f64 everything that small) give 0; those in (2^-127, 2^-126) give 1.
+  Value lo = arith::BitcastOp::create(
+      b, loc, it, powerOfTwo(b, loc, v.getType(), -127));
+  Value hi = arith::BitcastOp::create(
+      b, loc, it, powerOfTwo(b, loc, v.getType(), -126));
+  code = arith::SelectOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, a, hi),
+      c(1), code);
+  code = arith::SelectOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, a, lo),
+      c(0), code);
+  // Saturate (infinities included), then NaN.
+  code = arith::MinSIOp::create(b, loc, code, c(254));
+  Value inf = arith::BitcastOp::create(
+      b, loc, it,
+      splat(b, loc, v.getType(),
+            b.getFloatAttr(ft, llvm::APFloat::getInf(ft.getFloatSemantics()))));
+  code = arith::SelectOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, a, inf),
+      c(255), code);
+  return arith::TruncIOp::create(b, loc, i8, code);
+}
+
 Value tile::saturatingFloatToInt(OpBuilder &b, Location loc, Value v, Type to,
                                  bool isUnsigned) {
   Type type = v.getType();
@@ -262,6 +337,17 @@ Value tile::convertElements(OpBuilder &b, Location loc, Value v, Type from,
     return v;
 
   // fp8 goes through f32 (f64 to fp8 rounds once, from f64).
+  if (isa<Float8E8M0FNUType>(from)) {
+    Value bits8 = arith::BitcastOp::create(b, loc, result(b.getI8Type()), v);
+    Value wide = e8m0ToF32(b, loc, bits8);
+    return convertElements(b, loc, wide, b.getF32Type(), to, toStorage);
+  }
+  if (isa<Float8E8M0FNUType>(to)) {
+    Type via = from.isF64() ? from : b.getF32Type();
+    Value wide = convertElements(b, loc, v, from, via);
+    Value bits8 = floatToE8m0(b, loc, wide);
+    return arith::BitcastOp::create(b, loc, result(toStorage), bits8);
+  }
   if (std::optional<Fp8Format> f = fp8FormatOf(from)) {
     Value bits8 = arith::BitcastOp::create(b, loc, result(b.getI8Type()), v);
     Value wide = fp8ToF32(b, loc, bits8, *f);

@@ -193,12 +193,17 @@ index = DType("index", "index", 64, "index")
 # tensor cores (TileLang's meaning), everything else computes in float32.
 tfloat32 = DType("tfloat32", "f32", 32, "float")
 
+# MX scale factors: an unsigned power of two 2^(c - 127), NaN at c = 255.
+# Values compute in float32 as float8's do; a conversion to it rounds the
+# magnitude up to a power of two and saturates (CUDA's __nv_cvt_*_to_e8m0
+# with cudaRoundPosInf and __NV_SATFINITE, what TileLang's casts call).
+float8_e8m0fnu = DType("float8_e8m0fnu", "f8E8M0FNU", 8, "float")
+
 # TileLang's names of the other narrow types: known by name and width; the
 # compiler stores them (sub-byte ones packed, see `is_subbyte`) but has no
 # arithmetic on them.
 float8_e4m3fnuz = DType("float8_e4m3fnuz", "f8E4M3FNUZ", 8, "float", False)
 float8_e5m2fnuz = DType("float8_e5m2fnuz", "f8E5M2FNUZ", 8, "float", False)
-float8_e8m0fnu = DType("float8_e8m0fnu", "f8E8M0FNU", 8, "float", False)
 float8_e3m4 = DType("float8_e3m4", "f8E3M4", 8, "float", False)
 float8_e4m3b11fnuz = DType("float8_e4m3b11fnuz", "f8E4M3B11FNUZ", 8, "float", False)
 float6_e2m3fn = DType("float6_e2m3fn", "f6E2M3FN", 6, "float", False)
@@ -217,7 +222,7 @@ ALL = (float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2, int8,
 # dequantizing kernels); not in ALL, whose every conversion pair
 # test_conversions checks on every target.
 WIDE_UNSIGNED = (uint16, uint32, uint64)
-NAMED_ONLY = (float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, float8_e3m4,
+NAMED_ONLY = (float8_e4m3fnuz, float8_e5m2fnuz, float8_e3m4,
               float8_e4m3b11fnuz, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn,
               float4_e2m1_unpacked, int4, uint4)
 
@@ -236,7 +241,8 @@ _ALIASES = {
     "custom[tfloat32]": tfloat32, "custom[float4_e2m1_unpacked]8": float4_e2m1_unpacked,
 }
 
-_BY_NAME: Dict[str, DType] = {str(d): d for d in ALL + WIDE_UNSIGNED + NAMED_ONLY}
+_BY_NAME: Dict[str, DType] = {str(d): d for d in ALL + WIDE_UNSIGNED + NAMED_ONLY
+                              + (float8_e8m0fnu,)}
 _BY_NAME.update({"tfloat32": tfloat32, "handle": handle})
 _BY_NAME.update(_ALIASES)
 
@@ -331,6 +337,7 @@ _NUMPY = {
     "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
     "bool": "bool", "bfloat16": "bfloat16",
     "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+    "float8_e8m0fnu": "float8_e8m0fnu",
 }
 
 
@@ -344,7 +351,7 @@ def from_numpy(np_dtype: np.dtype) -> DType:
 def to_numpy(dtype: DType) -> np.dtype:
     """The NumPy dtype of a tile dtype (bfloat16/float8 need ml_dtypes)."""
     dtype = as_dtype(dtype)
-    if dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2"):
+    if dtype.name in ("bfloat16", "float8_e4m3", "float8_e5m2", "float8_e8m0fnu"):
         try:
             import ml_dtypes
         except ImportError:
@@ -352,7 +359,8 @@ def to_numpy(dtype: DType) -> np.dtype:
                             "pass torch tensors instead") from None
         return np.dtype({"bfloat16": ml_dtypes.bfloat16,
                          "float8_e4m3": ml_dtypes.float8_e4m3fn,
-                         "float8_e5m2": ml_dtypes.float8_e5m2}[dtype.name])
+                         "float8_e5m2": ml_dtypes.float8_e5m2,
+                         "float8_e8m0fnu": ml_dtypes.float8_e8m0fnu}[dtype.name])
     if dtype.name == "bool":
         return np.dtype(np.bool_)
     if dtype.name == "tfloat32":

@@ -71,7 +71,8 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                 if specialize else []) + [
         f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}"
         f" reuse-slots={'true' if reuse else 'false'}"
-        f" group-per-copy={'true' if grouped else 'false'}}})",
+        f" group-per-copy={'true' if grouped else 'false'}"
+        f" async-copies={'false' if pass_configs.get('tl.pipeline_sync_copies') else 'true'}}})",
         "canonicalize", "cse"]
     # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit
     # or/xor/shift is two instructions on the GPU; shared-memory offsets and

@@ -178,6 +178,10 @@ PASS_CONFIGS: Dict[str, PassConfig] = _records(
                "Every copy of a step commits a group of its own, and each consumer waits "
                "only for the buffers it reads, right before it, instead of the step waiting "
                "for all its buffers at its top (tile-pipeline group-per-copy=true)."),
+    PassConfig("tl.pipeline_sync_copies", "bool", False, _CP_ASYNC,
+               "The copies of pipelined loops stay synchronous loads and stores instead of "
+               "cp.async (tile-pipeline async-copies=false); the buffers are still "
+               "multi-buffered. TileLang's `tl.enable_async_copy=False`."),
     PassConfig("tl.disable_barrier_merge", "bool", False, _CUDA,
                "Keep every barrier the lowering emits around shared scratch, and one "
                "scratch region for all ops, instead of successive ops taking turns over two "
@@ -267,6 +271,10 @@ def _index_bitwidth(value) -> Dict[str, Any]:
         raise ValueError(f"pass config 'tl.config_index_bitwidth' must be 32 or 64, got "
                          f"{value!r}")
     return {"tl.narrow_index": True} if value == 32 else {}
+
+
+def _async_copy(value) -> Dict[str, Any]:
+    return {} if value else {"tl.pipeline_sync_copies": True}
 
 
 def _dump_ir(value) -> Dict[str, Any]:
@@ -397,8 +405,8 @@ TILELANG_PASS_CONFIGS: Dict[str, TileLangKey] = {
         "no-op", "this compiler never emits 256-bit loads or stores (sm_90a's widest are 128 "
         "bits)"),
     "tl.enable_async_copy": TileLangKey(
-        "no-op", "global-to-shared copies of pipelined loops always use cp.async (or TMA) "
-        "here; a false value is refused", refused=_falsy),
+        "convert", "false sets `tl.pipeline_sync_copies` (the copies of pipelined loops stay "
+        "synchronous, no cp.async)", convert=_async_copy),
     "tl.enable_lower_ldgstg": TileLangKey(
         "no-op", "global loads and stores are always ld.global / st.global vector "
         "instructions here"),
@@ -431,8 +439,8 @@ TILELANG_PASS_CONFIGS: Dict[str, TileLangKey] = {
     "tirx.disable_storage_rewrite": TileLangKey("no-op", _TVM_PASS),
     "tirx.disable_vectorize": TileLangKey("no-op", _TVM_PASS),
     "tirx.use_async_copy": TileLangKey(
-        "no-op", "pipelined copies always use cp.async (or TMA) here; a false value is "
-        "refused", refused=_falsy),
+        "convert", "false sets `tl.pipeline_sync_copies` (the copies of pipelined loops stay "
+        "synchronous, no cp.async)", convert=_async_copy),
     "tirx.enable_debug": TileLangKey("no-op", _TVM_PASS),
     "tirx.merge_static_smem": TileLangKey(
         "no-op", "shared memory is one allocation placed by this compiler's planner"),

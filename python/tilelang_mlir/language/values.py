@@ -141,6 +141,21 @@ def _strided_slice(buffer) -> TileLangError:
 # ---------------------------------------------------------------------------
 
 
+def e8m0_value(x: float) -> float:
+    """The float8_e8m0fnu value of `x`, as a conversion on the device gives
+    it: the magnitude rounded up to a power of two in [2^-127, 2^127]."""
+    if _pymath.isnan(x):
+        return x
+    a = abs(x)
+    if a <= 2.0 ** -127:
+        return 2.0 ** -127
+    if _pymath.isinf(a):
+        return 2.0 ** 127
+    m, e = _pymath.frexp(a)  # a = m 2^e, m in [0.5, 1)
+    k = e - 1 if m == 0.5 else e
+    return 2.0 ** min(k, 127)
+
+
 def constant(value: Number, dtype: DType):
     """An arith.constant of `dtype` at the current insertion point."""
     ir, arith = _ir(), _arith()
@@ -148,6 +163,8 @@ def constant(value: Number, dtype: DType):
     ty = ir_type(dtype)
     if dtype.pack > 1 and dtype.is_float:  # float4_e2m1fn: its bits
         return arith.ConstantOp(ty, ir.IntegerAttr.get(ty, _e2m1_code(float(value)))).result
+    if dtype.name == "float8_e8m0fnu":
+        return arith.ConstantOp(ty, ir.FloatAttr.get(ty, e8m0_value(float(value)))).result
     if dtype.is_float:
         if _pymath.isinf(value) or _pymath.isnan(value):
             return arith.ConstantOp(ty, ir.FloatAttr.get(ty, float(value))).result

@@ -225,10 +225,12 @@ def test_every_pass_config_key_is_accepted_or_refused_by_the_table():
     assert normalize({PassConfigKey.TL_CONFIG_INDEX_BITWIDTH: 32}) == {"tl.narrow_index": True}
     with pytest.raises(ValueError, match="32 or 64"):
         normalize({PassConfigKey.TL_CONFIG_INDEX_BITWIDTH: 16})
-    for key in (PassConfigKey.TL_DISABLE_DATA_RACE_CHECK, PassConfigKey.TL_ENABLE_ASYNC_COPY,
-                PassConfigKey.TIR_NOALIAS):
+    for key in (PassConfigKey.TL_DISABLE_DATA_RACE_CHECK, PassConfigKey.TIR_NOALIAS):
         with pytest.raises(NotImplementedError, match="false value"):
             normalize({key: False})
+    for key in (PassConfigKey.TL_ENABLE_ASYNC_COPY, PassConfigKey.TIR_USE_ASYNC_COPY):
+        assert normalize({key: False}) == {"tl.pipeline_sync_copies": True}
+        assert normalize({key: True}) == {}
     with pytest.raises(ValueError, match="no option 'bogus'"):
         normalize({PassConfigKey.TL_SIMPLIFY: {"bogus": 1}})
     with pytest.raises(TileLangError, match="compile flag '-G'"):

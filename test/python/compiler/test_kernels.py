@@ -93,6 +93,26 @@ def test_gemm_cp_async_group_per_copy(stages, reuse, target, rng):
     assert rel_error(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-2
 
 
+@pytest.mark.parametrize("chip", [pytest.param("cuda", marks=pytest.mark.gpu), "cuda:sm_80"])
+def test_gemm_sync_copies(chip, rng):
+    """TileLang's tl.enable_async_copy=False: the ragged GEMM's pipelined
+    loop keeps its three slots per operand, but its copies are plain loads
+    and stores (no cp.async at all in the PTX); barriers order them."""
+    M, N, K = 200, 136, 200
+    configs = {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True,
+               "tl.enable_async_copy": False}
+    kernel = tl.compile(kernels.matmul(M, N, K, 64, 64, 32, num_stages=3), out_idx=[2],
+                        target=chip, pass_configs=configs)
+    pipelined = kernel.mlir("pipelined")
+    assert "memref<3x64x32x" in pipelined and "{async}" not in pipelined, pipelined
+    assert "cp.async" not in kernel.get_kernel_source()
+    if chip == "cuda":
+        a = rng.standard_normal((M, K)).astype(np.float16)
+        b = rng.standard_normal((K, N)).astype(np.float16)
+        c = kernel(put(a, chip), put(b, chip))
+        assert rel_error(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-2
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gemm_4096_three_stages(dtype, target, rng):
     if target == "cpu":
