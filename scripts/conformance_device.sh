@@ -22,6 +22,8 @@ IMPL=${IMPL:-ours}
 SRC=/tmp/tl-src
 [ -d .tl-src/testing/python ] && { rm -rf $SRC; cp -r .tl-src $SRC; }
 [ -d $SRC/testing/python ] || { echo "no .tl-src/testing/python (carry it)"; exit 2; }
+# TileLang's tests import helpers from its examples (carried as .tl-examples)
+[ -d $SRC/examples ] || [ ! -d .tl-examples ] || ln -s "$(pwd)/.tl-examples" $SRC/examples
 . scripts/device_site.sh
 site_ours  # our pytest plugin serves both runs
 export PYTHONUNBUFFERED=1 TILELANG_MLIR_CACHE_DIR=/tmp/tlcache PYTHONPATH=/tmp/wsite

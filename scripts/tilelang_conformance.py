@@ -156,6 +156,15 @@ def run_file(root: str, rel: str, impl: str, emulate: str, timeout: float,
         if emulate != "none":
             cmd.append(f"--tl-emulate={emulate}")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # TileLang runs its tests with the checkout's root on sys.path, where
+        # some import helpers from its `examples` (a namespace package):
+        # that folder alone is put on the path here (the root also holds
+        # TileLang's own `tilelang`, which must not shadow the one tested).
+        examples = os.path.join(root, "examples")
+        if os.path.isdir(examples):
+            os.symlink(os.path.abspath(examples), os.path.join(tmp, "examples"))
+            env["PYTHONPATH"] = os.pathsep.join(
+                [tmp] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         t0 = time.time()
         try:
             proc = subprocess.run(cmd, cwd=base, capture_output=True, text=True,

@@ -72,8 +72,9 @@ def wait_wgmma(b, pending: int = 0):
 
 
 @builtin
-def gemm_sp(b, A_sparse, E, B, C, transpose_A: bool = False, transpose_B: bool = False,
-            policy=GemmWarpPolicy.Square, clear_accum: bool = False, transpose_E: bool = False):
+def gemm_sp(b, A_sparse, E, B, C, *args, transpose_A: bool = False, transpose_E: bool = False,
+            transpose_B: bool = False, policy=GemmWarpPolicy.Square, clear_accum: bool = False,
+            k_pack: int = 1, wg_wait: int = 0, annotations=None):
     """2:4 structured-sparse C += A @ B: A_sparse (M x K/2) holds the kept
     values, E (M x K/b of b-bit integers, int16: M x K/16) the 2-bit
     positions of each kept pair in its group of four, row-major
@@ -81,13 +82,36 @@ def gemm_sp(b, A_sparse, E, B, C, transpose_A: bool = False, transpose_B: bool =
     CUDA, A_sparse, E and B are shared buffers and C a float32 fragment;
     it runs on wgmma.mma_async.sp (sm_90a) or mma.sp (sm_80), K a multiple
     of 32. `transpose_E=False` is TileLang's default layout of E (the only
-    one here)."""
-    if transpose_A:
-        from ..base.errors import TileLangError
+    one here).
 
-        raise TileLangError("T.gemm_sp does not support transpose_A", b.location)
-    if transpose_E:
+    The positional order is TileLang's since 0.1.10: (transpose_A,
+    transpose_E, transpose_B, policy, clear_accum, k_pack, wg_wait,
+    annotations). Releases up to 0.1.9 had (transpose_A, transpose_B,
+    policy, clear_accum, k_pack, wg_wait); a call in that order (a
+    GemmWarpPolicy third) is read in it."""
+    from .values import static_int
+
+    if len(args) >= 3 and isinstance(args[2], GemmWarpPolicy):
+        names = ("transpose_A", "transpose_B", "policy", "clear_accum", "k_pack", "wg_wait")
+    else:
+        names = ("transpose_A", "transpose_E", "transpose_B", "policy", "clear_accum", "k_pack",
+                 "wg_wait", "annotations")
+    if len(args) > len(names):
+        raise b.error(f"T.gemm_sp takes at most {4 + len(names)} positional arguments, got "
+                      f"{4 + len(args)}")
+    given = dict(transpose_A=transpose_A, transpose_E=transpose_E, transpose_B=transpose_B,
+                 policy=policy, clear_accum=clear_accum, k_pack=k_pack, wg_wait=wg_wait,
+                 annotations=annotations)
+    given.update(zip(names, args))
+    if given["transpose_A"]:
+        raise b.error("T.gemm_sp does not support transpose_A (nor does TileLang)")
+    if given["transpose_E"]:
         raise b.error("not supported by tilelang-mlir: T.gemm_sp(..., transpose_E=True) (E is "
                       "read row-major, M x K/b)")
-    b.gemm_sp(A_sparse, E, B, C, transpose_B=transpose_B, policy=policy,
-              clear_accum=clear_accum)
+    if static_int(given["wg_wait"], "wg_wait") != 0:
+        raise b.error("not supported by tilelang-mlir: T.gemm_sp(..., wg_wait=...): sparse "
+                      "gemms run synchronously here; drop wg_wait")
+    if static_int(given["k_pack"], "k_pack") < 1:
+        raise b.error(f"T.gemm_sp: k_pack must be positive, got {given['k_pack']}")
+    b.gemm_sp(A_sparse, E, B, C, transpose_B=given["transpose_B"], policy=given["policy"],
+              clear_accum=given["clear_accum"])

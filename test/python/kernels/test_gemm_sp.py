@@ -261,6 +261,52 @@ def test_float16_accumulator_is_refused_on_cuda():
         tl.compile(main, out_idx=[3], target="cuda:sm_80")
 
 
+@pytest.mark.parametrize("form", ["new", "old", "keywords"])
+def test_positional_arguments_in_either_release_order(form):
+    """TileLang 0.1.10 on: gemm_sp(A, E, B, C, transpose_A, transpose_E,
+    transpose_B, policy, ...); up to 0.1.9: (transpose_A, transpose_B, policy,
+    ...). Each form with transpose_B=True gives a gemm reading B as N x K."""
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "float16"), E: T.Tensor((64, 4), "int16"),
+             B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((64, 32), "float16")
+            e = T.alloc_shared((64, 4), "int16")
+            b = T.alloc_shared((64, 64), "float16")
+            c = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, a)
+            T.copy(E, e)
+            T.copy(B, b)
+            T.clear(c)
+            if form == "new":
+                T.gemm_sp(a, e, b, c, False, False, True, T.GemmWarpPolicy.FullRow)
+            elif form == "old":
+                T.gemm_sp(a, e, b, c, False, True, T.GemmWarpPolicy.FullRow)
+            else:
+                T.gemm_sp(a, e, b, c, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(c, C)
+
+    kernel = tl.compile(main, out_idx=[3], target="cuda:sm_80")
+    ops = [ln for ln in kernel.mlir("tile").splitlines() if "tile.gemm_sp" in ln]
+    assert len(ops) == 1 and "transpose_b" in ops[0] and "full_row" in ops[0], ops
+
+
+def test_positional_transpose_E_is_refused():
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "float16"), E: T.Tensor((64, 4), "int16"),
+             B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((64, 32), "float16")
+            e = T.alloc_shared((64, 4), "int16")
+            b = T.alloc_shared((64, 64), "float16")
+            c = T.alloc_fragment((64, 64), "float32")
+            T.gemm_sp(a, e, b, c, False, True)
+
+    with pytest.raises(tl.TileLangError, match="transpose_E=True"):
+        tl.compile(main, out_idx=[3], target="cuda:sm_80")
+
+
 # GPU -------------------------------------------------------------------------
 
 GPU_CASES = [
