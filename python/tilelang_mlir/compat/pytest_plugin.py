@@ -83,10 +83,13 @@ def _is_data(value) -> bool:
 
 def source_text_assertion(excinfo) -> bool:
     """Whether `excinfo` is an AssertionError (or a StopIteration of a
-    search through lines) of a frame that holds a generated text (or its
-    lines), in a statement that reads no tensor or array."""
-    if not _TEXTS or not excinfo.errisinstance((AssertionError, StopIteration)) or \
-            type(excinfo.value).__module__.startswith(("_pytest", "pytest")):
+    search through lines, or the ValueError of `text.index(...)` finding
+    nothing) of a frame that holds a generated text (or its lines), in a
+    statement that reads no tensor or array."""
+    searched = excinfo.errisinstance(ValueError) and \
+        str(excinfo.value) == "substring not found"
+    if not _TEXTS or not (excinfo.errisinstance((AssertionError, StopIteration)) or searched) \
+            or type(excinfo.value).__module__.startswith(("_pytest", "pytest")):
         return False
     entry = excinfo.traceback[-1]
     frame_locals = entry.frame.f_locals

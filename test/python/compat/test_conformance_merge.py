@@ -87,6 +87,13 @@ def test_the_plugin_tells_source_text_assertions_from_numeric_ones():
         with pytest.raises(AssertionError) as info:
             reads_tensor(text, torch.zeros(3))
         assert not plugin.source_text_assertion(info)
+        # `src.index("if (((int)threadIdx.x) < 128)")` finding nothing
+        with pytest.raises(ValueError) as info:
+            text.index("if (((int)threadIdx.x) < 128)")
+        assert plugin.source_text_assertion(info)
+        with pytest.raises(ValueError) as info:
+            int("not a number")
+        assert not plugin.source_text_assertion(info)
         # The text read by a helper of the test's module (TileLang's issue
         # 2928 test: a regex over get_kernel_source() for wgmma shapes).
         with pytest.raises(AssertionError) as info:
