@@ -300,6 +300,7 @@ class _Emitter:
         # The probe's findings: T.const name -> [(parameter, dimension)], ranks.
         self.occurrences: Dict[str, List[Tuple[str, int]]] = {}
         self.ranks: Dict[str, int] = {}
+        self.packs: Dict[str, int] = {}  # parameter -> elements a byte (float4: 2)
         # The program's arguments.
         self.inputs: List[Param] = []
         self.input_values: List[Any] = []
@@ -343,6 +344,9 @@ class _Emitter:
                 raise self.error(f"tensor parameter {name!r} needs a dtype")
             if self.probe:
                 self.ranks[name] = len(ann.shape)
+                pack = getattr(dt.as_dtype(ann.dtype), "pack", 1)
+                if pack > 1:
+                    self.packs[name] = pack
                 for kind, dims in (("shape", ann.shape), ("stride", ann.strides or ())):
                     for i, d in enumerate(dims):
                         if isinstance(d, _Probe) and d.scale:
@@ -661,6 +665,25 @@ def _layout_of(t):
     return None
 
 
+def _storage_bytes(t) -> int:
+    """The bytes of one stored element of a tensor (0: not a tensor)."""
+    if isinstance(t, np.ndarray):
+        return t.itemsize
+    if is_tensor(t):
+        return t.element_size()
+    return 0
+
+
+def _unpacked_layout(shape, strides, pack: int):
+    """The logical (shape, strides) of a byte tensor holding `pack`
+    elements a byte along its innermost dimension (TileLang's packed
+    float4 arguments): that dimension holds `pack` times as many, and every
+    other stride counts elements."""
+    shape = tuple(shape[:-1]) + (shape[-1] * pack,) if shape else tuple(shape)
+    strides = tuple(s * pack if s != 1 else 1 for s in strides)
+    return shape, strides
+
+
 def _freeze(name: str, value):
     """A hashable stand-in for a compile-time argument (part of a cache key)."""
     if isinstance(value, (list, tuple)):
@@ -710,6 +733,7 @@ def _scratch_function(builder):
 class _ProbeResult:
     occurrences: Dict[str, List[Tuple[str, int]]]
     ranks: Dict[str, int]
+    packs: Dict[str, int]
 
 
 class EagerFunction(TileFunction):
@@ -799,6 +823,11 @@ class EagerFunction(TileFunction):
                 if layout is None:
                     continue
                 shape, strides = layout
+                pack = probe.packs.get(param, 1)
+                if pack > 1 and _storage_bytes(t) == 1:
+                    # Packed 4-bit elements in a byte tensor (int8, uint8,
+                    # float4_e2m1fn_x2): the sizes are of the elements.
+                    shape, strides = _unpacked_layout(shape, strides, pack)
                 rank = probe.ranks.get(param)
                 if rank is not None and len(shape) != rank:
                     raise ValueError(f"argument {param!r} of {self.name!r} must have rank "
@@ -855,7 +884,7 @@ class EagerFunction(TileFunction):
                         break
             finally:
                 state.pop()
-        found = _ProbeResult(emitter.occurrences, emitter.ranks)
+        found = _ProbeResult(emitter.occurrences, emitter.ranks, emitter.packs)
         with self._lock:
             self._probes[p1] = found
         return found

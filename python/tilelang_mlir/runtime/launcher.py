@@ -348,6 +348,8 @@ def _torch_poison(torch, tdtype) -> Optional[bytes]:
 
 
 def _numpy_poison(nd) -> Optional[bytes]:
+    if np.dtype(nd).kind in "iub":  # integers and booleans have no NaN
+        return None
     try:
         return np.full(1, np.nan, dtype=nd).view(np.uint8).tobytes()
     except (TypeError, ValueError):

@@ -369,3 +369,25 @@ def test_a_macro_that_opens_the_kernel_before_any_with(rng):
         b = torch.zeros_like(a)
         _copy_by_macro(a, b)
         assert torch.equal(a, b)
+
+
+def test_packed_float4_tensor_binds_logical_sizes():
+    """A float4 tensor comes as bytes holding two elements each (int8,
+    uint8 or torch.float4_e2m1fn_x2): T.const sizes and strides bound from
+    it count elements, as in TileLang (its issue 2292)."""
+
+    @tl.jit(target="cpu")
+    def sizes(A):
+        M, K, S = T.const("M K S")
+        A: T.StridedTensor((M, K), (S, 1), T.float4_e2m1fn)
+        Out = T.empty((3,), T.int32)
+        with T.Kernel(1, threads=1):
+            Out[0] = M
+            Out[1] = K
+            Out[2] = S
+        return Out
+
+    packed = np.zeros((8, 24), dtype=np.uint8)
+    np.testing.assert_array_equal(sizes(packed), [8, 48, 48])
+    np.testing.assert_array_equal(sizes(packed[::2, :16]), [4, 32, 96])
+    np.testing.assert_array_equal(sizes(torch.zeros((6, 5), dtype=torch.int8)), [6, 10, 10])
