@@ -7,6 +7,9 @@
 #                  ${TLW:-/tmp/tlw} (copied there over two calls: over one
 #                  call's 64 MiB), in /tmp/tlsite
 site_ours() {
+  # SITE_READY: an earlier script of the same call installed it (two scripts
+  # running side by side must not reinstall under each other)
+  [ -n "${SITE_READY:-}" ] && [ -d /tmp/wsite/tilelang_mlir ] && return 0
   if [ ! -d /tmp/wsite/tilelang_mlir ] || [ -n "$(ls dist/*cp312*.whl 2>/dev/null)" ]; then
     local whl
     whl=$(ls dist/*cp312*.whl 2>/dev/null | head -1)
