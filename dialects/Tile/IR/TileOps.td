@@ -756,6 +756,12 @@ def Tile_GemmOp : Tile_Op<"gemm", [Tile_InKernel]> {
     mix) → f16/f32. `policy` says how warps split the output tile; `k_pack`
     packs several K steps per instruction on targets that support it.
 
+    With `int4`, `a` and `b` are i8 tiles each of whose bytes holds two
+    signed 4-bit integers, the lower K index in the low nibble (TileLang's
+    packed int4 tensors): A is M x K bytes, B N x K bytes (`transpose_b`),
+    both in shared memory, `c` i32, and the product runs over 2 K values
+    (mma.sync m16n8k64 .s4 on NVIDIA GPUs; the CPU target unpacks).
+
     With `async` (set by `tile-warp-specialize` where the matrix units run
     asynchronously, wgmma), the gemm is only issued: `c` must not be read,
     written or filled until a `tile.gemm_wait` covers it, except by further
@@ -774,7 +780,8 @@ def Tile_GemmOp : Tile_Op<"gemm", [Tile_InKernel]> {
     DefaultValuedAttr<Tile_WarpPolicyAttr, "::mlir::tile::WarpPolicy::square">:$policy,
     UnitAttr:$clear_accum,
     DefaultValuedAttr<I64Attr, "1">:$k_pack,
-    UnitAttr:$async);
+    UnitAttr:$async,
+    UnitAttr:$int4);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `->` type($c)
   }];

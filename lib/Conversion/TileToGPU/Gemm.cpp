@@ -179,6 +179,11 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
     barrier(b);
   if (a->kind != BufferKind::Shared || bb->kind != BufferKind::Shared)
     return op.emitOpError("gemm operands must be shared buffers or fragments");
+  if (op.getInt4() && !op->hasAttr("warp_partition"))
+    return op.emitOpError(
+        "an int4 gemm runs on mma.sync m16n8k64 only: it needs whole warps "
+        "whose tiles are multiples of 16 x 8 and K a multiple of 64 int4 "
+        "values (32 bytes), on an NVIDIA target");
   if (op->hasAttr("mfma") || op->hasAttr("wgmma") ||
       op->hasAttr("warp_partition")) {
     if (failed(target.lowerGemm(*this, op, b, *a, *bb, *c, {})))

@@ -40,12 +40,16 @@ static SmallVector<Value> mmaRegisters(OpBuilder &b, Location loc, Value frag) {
 }
 
 /// One m16n8k`kStep` mma.sync on four accumulator scalars.
+/// With `int4`, the i8 fragments hold two 4-bit integers a byte (the
+/// m16n8k64 .s4 fragments are the m16n8k32 .s8 ones of the bytes, the
+/// lower K index in the low nibble): the instruction is m16n8k(2 kStep).
 static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag,
                                   Value bFrag, ArrayRef<Value> c, Type elem,
-                                  Type acc, int64_t kStep) {
+                                  Type acc, int64_t kStep, bool int4 = false) {
   NVVM::MMATypes ptx = elem.isF16()    ? NVVM::MMATypes::f16
                        : elem.isBF16() ? NVVM::MMATypes::bf16
                        : elem.isF32()  ? NVVM::MMATypes::tf32
+                       : int4          ? NVVM::MMATypes::s4
                                        : NVVM::MMATypes::s8;
   SmallVector<Value> aRegs = mmaRegisters(b, loc, aFrag);
   SmallVector<Value> bRegs = mmaRegisters(b, loc, bFrag);
@@ -63,10 +67,11 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag,
     resultType = LLVM::LLVMStructType::getLiteral(ctx, {acc, acc, acc, acc});
   }
   std::optional<NVVM::MMAIntOverflow> overflow;
-  if (ptx == NVVM::MMATypes::s8)
+  if (ptx == NVVM::MMATypes::s8 || ptx == NVVM::MMATypes::s4)
     overflow = NVVM::MMAIntOverflow::wrapped;
   auto mma = NVVM::MmaOp::create(
-      b, loc, resultType, aRegs, bRegs, cRegs, {16, 8, kStep}, std::nullopt,
+      b, loc, resultType, aRegs, bRegs, cRegs,
+      {16, 8, int4 ? 2 * kStep : kStep}, std::nullopt,
       overflow, std::array<NVVM::MMATypes, 2>{ptx, ptx},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
@@ -225,7 +230,8 @@ LogicalResult NVVMKernelLowering::gemmMma(GemmOp op, OpBuilder &b,
         for (int64_t i = 0; i < 4; ++i)
           cs.push_back(regLoad(b, c, base + i));
         SmallVector<Value> ds =
-            emitMma(b, loc, aFrags[mt], bFrags[nt], cs, elem, acc, kStep);
+            emitMma(b, loc, aFrags[mt], bFrags[nt], cs, elem, acc, kStep,
+                    op.getInt4());
         for (int64_t i = 0; i < 4; ++i)
           regStore(b, c, base + i, ds[i]);
       }

@@ -586,10 +586,25 @@ struct GemmAElement {
 /// A, which `loadA` loads (dense: outer is {M, K}; 2:4 sparse: the kept
 /// values, whose K index comes from the metadata); an inner loop over N
 /// walks rows of B and C contiguously.
+/// The signed 4-bit integer of byte `byte` (i8) holding logical K index `k`
+/// (TileLang's packing: even k in the low nibble), as an i8.
+static Value int4Nibble(OpBuilder &b, Location loc, Value byte, Value k) {
+  Type i8 = b.getI8Type();
+  Value four = arith::ConstantIntOp::create(b, loc, i8, 4);
+  Value low = arith::ShRSIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, byte, four), four);
+  Value high = arith::ShRSIOp::create(b, loc, byte, four);
+  Value odd = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::RemUIOp::create(b, loc, k, constIndex(b, loc, 2)),
+      constIndex(b, loc, 0));
+  return arith::SelectOp::create(b, loc, odd, high, low);
+}
+
 static void
 lowerGemm(OpBuilder &builder, Location loc, ArrayRef<int64_t> outer,
           function_ref<GemmAElement(OpBuilder &, Location, ValueRange)> loadA,
-          Value b, bool tb, Value c, bool clear) {
+          Value b, bool tb, Value c, bool clear, bool int4 = false) {
   auto cType = cast<MemRefType>(c.getType());
   Type accType = cType.getElementType();
   if (clear)
@@ -602,8 +617,13 @@ lowerGemm(OpBuilder &builder, Location loc, ArrayRef<int64_t> outer,
         buildNest(mb, l, {cType.getDimSize(1)},
                   [&](OpBuilder &nb, Location nl, ValueRange nIv) {
                     Value n = nIv[0];
+                    Value kb = int4 ? arith::DivUIOp::create(
+                                          nb, nl, k, constIndex(nb, nl, 2))
+                                    : k;
                     Value bv = memref::LoadOp::create(
-                        nb, nl, b, tb ? ValueRange{n, k} : ValueRange{k, n});
+                        nb, nl, b, tb ? ValueRange{n, kb} : ValueRange{kb, n});
+                    if (int4)
+                      bv = int4Nibble(nb, nl, bv, k);
                     bv = convertElements(nb, nl, bv, accType);
                     Value cv =
                         memref::LoadOp::create(nb, nl, c, ValueRange{m, n});
@@ -622,15 +642,23 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
     Value a = adaptor.getA();
     bool ta = op.getTransposeA();
     // m, k, n order: A[m, k] (A[k, m] with transpose_a) at each (m, k).
+    // Packed int4: K counts bytes, two products each.
+    bool int4 = op.getInt4();
     auto loadA = [&](OpBuilder &builder, Location l, ValueRange mk) {
       Value m = mk[0], k = mk[1];
+      Value ka = int4 ? arith::DivUIOp::create(builder, l, k,
+                                               constIndex(builder, l, 2))
+                      : k;
       Value av = memref::LoadOp::create(
-          builder, l, a, ta ? ValueRange{k, m} : ValueRange{m, k});
+          builder, l, a, ta ? ValueRange{ka, m} : ValueRange{m, ka});
+      if (int4)
+        av = int4Nibble(builder, l, av, k);
       return GemmAElement{m, k, av};
     };
-    lowerGemm(rewriter, op.getLoc(), {op.getM(), op.getK()}, loadA,
+    lowerGemm(rewriter, op.getLoc(),
+              {op.getM(), int4 ? 2 * op.getK() : op.getK()}, loadA,
               adaptor.getB(), op.getTransposeB(), adaptor.getC(),
-              op.getClearAccum());
+              op.getClearAccum(), int4);
     rewriter.eraseOp(op);
     return success();
   }

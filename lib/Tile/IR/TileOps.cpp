@@ -1027,6 +1027,16 @@ LogicalResult GemmOp::verify() {
            << ")";
   if (getKPack() < 1)
     return emitOpError("k_pack must be positive, got ") << getKPack();
+  if (getInt4()) {
+    if (!a.getElementType().isInteger(8) || !c.getElementType().isInteger(32))
+      return emitOpError("an int4 gemm takes i8 operands (two 4-bit integers "
+                         "a byte) and an i32 accumulator");
+    if (getTransposeA() || !getTransposeB())
+      return emitOpError("an int4 gemm needs A as M x K and B as N x K "
+                         "(transpose_b): the packed nibbles run along K");
+    if (!isInScope(a, MemoryScope::shared) || !isInScope(b, MemoryScope::shared))
+      return emitOpError("an int4 gemm reads A and B from shared memory");
+  }
   return verifyGemmGrid(*this, getM(), getN());
 }
 

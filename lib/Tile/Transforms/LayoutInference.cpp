@@ -628,7 +628,8 @@ LogicalResult LayoutInference::anchorGemmSp(GemmSpOp gemm) {
 /// warpgroups, 64-row warpgroup tiles. Sets `done` when it did.
 LogicalResult LayoutInference::anchorWgmma(GemmOp gemm, bool &done) {
   done = false;
-  if (!useWgmma || threads % 128)
+  // Packed int4 runs on mma.sync (wgmma has no 4-bit integers).
+  if (!useWgmma || threads % 128 || gemm.getInt4())
     return success();
   Type a = gemm.getA().getType().getElementType();
   Type b = gemm.getB().getType().getElementType();

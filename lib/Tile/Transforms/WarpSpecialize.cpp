@@ -519,6 +519,10 @@ LogicalResult Specializer::analyze() {
   }
   if (txBytes >= (1 << 20))
     SKIP("too many bytes per stage");
+  // Packed int4 gemms run on mma.sync, fed by the cp.async pipeline.
+  for (Operation &op : body->without_terminator())
+    if (auto g = dyn_cast<GemmOp>(&op); g && g.getInt4())
+      SKIP("an int4 gemm (mma.sync)");
   // The consumer can keep its gemms in flight across iterations when the
   // loop does nothing but gemms with accumulators no other statement of the
   // loop touches.

@@ -495,6 +495,9 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
     def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
              clear_accum=False, k_pack=1, async_=False) -> None:
         self.require_kernel("T.gemm")
+        if any(isinstance(x, (Buffer, BufferRef)) and _buffer_of(x).dtype.name in ("int4", "uint4")
+               for x in (A, B)):
+            return self._gemm_int4(A, B, C, transpose_A, transpose_B, policy, clear_accum)
         with self._through_views() as whole:
             a, b = (whole(x, f"T.gemm operand {n}") if isinstance(x, Buffer) else
                     self._tile_view(x, f"T.gemm operand {n}") for x, n in ((A, "A"), (B, "B")))
@@ -507,6 +510,31 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             if async_:
                 kwargs["async_"] = True
             _tile().GemmOp(a.value, b.value, c.value, **kwargs)
+
+    def _gemm_int4(self, A, B, C, transpose_A, transpose_B, policy, clear_accum) -> None:
+        """T.gemm of packed int4 tiles (two a byte, even K index in the low
+        nibble, as TileLang packs them): tile.gemm {int4} on their bytes."""
+        a_buf, b_buf = _buffer_of(A), _buffer_of(B)
+        if a_buf.dtype.name != "int4" or b_buf.dtype.name != "int4":
+            raise self.error(f"not supported by tilelang-mlir: T.gemm of {a_buf.dtype} and "
+                             f"{b_buf.dtype}: a 4-bit gemm takes int4 A and B (signed; uint4 "
+                             "and mixes with other types are not built)")
+        if transpose_A or not transpose_B:
+            raise self.error("T.gemm of int4 tiles needs A as M x K and B as N x K "
+                             "(transpose_B=True): the packed pairs run along K")
+        operands = []
+        for x, n in ((A, "A"), (B, "B")):
+            if not isinstance(x, Buffer) or x.scope != "shared" or x.remap is not None or \
+                    x.bitview is not None or x.strided:
+                raise self.error(f"T.gemm of int4 tiles: operand {n} must be a whole shared "
+                                 "buffer (T.alloc_shared)")
+            operands.append(x)
+        c = self._whole(C, "T.gemm operand C")
+        if c.dtype.name != "int32":
+            raise self.error(f"T.gemm of int4 tiles accumulates in int32, got C of {c.dtype}")
+        kwargs = _gemm_attributes(False, True, clear_accum, policy)
+        kwargs["int4"] = True
+        _tile().GemmOp(operands[0].value, operands[1].value, c.value, **kwargs)
 
     def gemm_wait(self, pending) -> None:
         self.require_kernel("T.wait_wgmma")
@@ -1214,6 +1242,11 @@ def _value_upper_bound(value, depth: int) -> Optional[int]:
 
 def _fmt_shape(shape) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def _buffer_of(x) -> Buffer:
+    """The buffer of a buffer or of a region of one."""
+    return x.buffer if isinstance(x, BufferRef) else x
 
 
 def _gemm_attributes(transpose_A, transpose_B, clear_accum, policy) -> dict:

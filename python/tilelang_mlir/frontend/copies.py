@@ -177,7 +177,12 @@ class CopyBuilder:
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
         padded = sbuf.scope == "global" and sbuf.safe_value not in (None, 0, False)
-        if sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided \
+        packed = _byte_regions(sbuf, soff, s_full, dbuf, doff, d_full)
+        if packed is not None and not padded:
+            # Packed 4-bit elements on both sides, whole bytes: a copy of the
+            # bytes (tile.copy: vectorized, cp.async or TMA like any other).
+            (soff, s_full), (doff, d_full) = packed
+        elif sbuf.remap is not None or dbuf.remap is not None or sbuf.strided or dbuf.strided \
                 or sbuf.pack > 1 or dbuf.pack > 1 or sbuf.bitview or dbuf.bitview \
                 or (padded and via is None):
             if via is not None:
@@ -188,7 +193,7 @@ class CopyBuilder:
         ir = _ir()
         kwargs = {}
         for side, buf in (("src_element", sbuf), ("dst_element", dbuf)):
-            logical = _logical_element(buf.dtype)
+            logical = None if packed is not None else _logical_element(buf.dtype)
             if logical is not None:
                 kwargs[side] = ir.TypeAttr.get(ir.Type.parse(logical))
         if via is not None:
@@ -386,3 +391,24 @@ def _logical_element(dtype: DType) -> Optional[str]:
 
 def _fmt(extents) -> str:
     return "x".join("?" if e is None else str(e) for e in extents)
+
+
+def _byte_regions(sbuf, soff, s_full, dbuf, doff, d_full):
+    """For a copy between two buffers of the same packed 4-bit dtype (two
+    elements a byte along the last dimension) whose regions start and end
+    on whole bytes there, the regions in bytes ((offsets, extents) of each
+    side); None otherwise."""
+    unit = sbuf.pack
+    if unit <= 1 or dbuf.pack != unit or sbuf.dtype.name != dbuf.dtype.name:
+        return None
+    for buf in (sbuf, dbuf):
+        if buf.remap is not None or buf.strided or buf.bitview is not None:
+            return None
+    out = []
+    for offs, ext in ((soff, s_full), (doff, d_full)):
+        last = offs[-1]
+        if ext[-1] % unit or last.const % unit or any(c % unit for c in last.terms.values()):
+            return None
+        byte_off = IndexExpr(last.const // unit, {a: c // unit for a, c in last.terms.items()})
+        out.append((list(offs[:-1]) + [byte_off], list(ext[:-1]) + [ext[-1] // unit]))
+    return out
