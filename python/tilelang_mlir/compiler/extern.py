@@ -75,7 +75,8 @@ def nvrtc():
             return lib
         except OSError:
             continue
-    raise TileLangError("T.import_source needs NVRTC to compile the program's CUDA C++: "
+    raise TileLangError("T.import_source and T.call_extern need NVRTC to compile the "
+                        "program's CUDA C++: "
                         "install the CUDA toolkit or the nvidia-cuda-nvrtc wheel (pip install "
                         "nvidia-cuda-nvrtc; PyTorch's CUDA wheels bring it)")
 
@@ -112,8 +113,10 @@ def compile_ptx(source: str, arch: str) -> str:
             log = ctypes.create_string_buffer(size.value)
             lib.nvrtcGetProgramLog(prog, log)
             text = log.value.decode(errors="replace").strip()
-            raise CompilationError("the program's CUDA C++ source (T.import_source) does not "
-                                   f"compile for {arch}:\n{text}")
+            raise CompilationError("the program's CUDA C++ (its T.import_source and the "
+                                   "wrappers of its T.call_extern calls) does not compile for "
+                                   f"{arch} (a function that is not a CUDA device builtin "
+                                   f"needs the T.import_source of its definition):\n{text}")
         size = ctypes.c_size_t()
         check(lib.nvrtcGetPTXSize(prog, ctypes.byref(size)), "nvrtcGetPTXSize")
         buf = ctypes.create_string_buffer(size.value)

@@ -786,9 +786,6 @@ class ThreadBuilder:
         from .roles import AccessPtr
 
         self.require_kernel(what)
-        if not self.extern_sources:
-            raise self.error(f"{what}: no T.import_source in this program defines {name!r} "
-                             "(T.import_source(cuda_source) before the call brings it)")
         if self.parallel_depth:
             raise self.error(f"{what} of {name!r} inside T.Parallel: call an external function "
                              "from per-thread code (T.serial loops, T.get_thread_binding)")

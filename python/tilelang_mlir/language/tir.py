@@ -83,9 +83,10 @@ def call_extern(dtype, func_name, *args, span=None):
     """`T.call_extern(dtype, "expf", x)`: a call of an external C/CUDA
     function. The math functions of C and CUDA (expf, __expf, log2f, sqrtf,
     fmaxf, ...) map onto the tile math and give a `dtype` result; any other
-    name is a device function of the program's CUDA source
-    (`T.import_source`), which the executing thread calls (CUDA targets:
-    NVRTC compiles the source into the kernel). Arguments are scalars and
+    name is a CUDA device function, a builtin (`__nanosleep`, `__popc`,
+    `clock64`, ...) or one of the program's CUDA source (`T.import_source`),
+    which the executing thread calls (CUDA targets: NVRTC compiles a
+    wrapper, and the source, into the kernel). Arguments are scalars and
     `T.access_ptr(buffer[...], "r"/"w"/"rw")` pointers into local, shared
     or global buffers; `dtype` "handle" when the function returns nothing."""
     if not isinstance(func_name, str):

@@ -7,8 +7,9 @@ element), scalars by value, a result comes back as a scalar of the call's
 dtype; template functions are instantiated at the argument types.
 
 GPU runs (marked `gpu`) against NumPy; sm_80 and sm_90a compiles (ptxas
-checks the linked PTX); the CPU and ROCm targets, a source NVRTC rejects
-and a call without a source are clear errors."""
+checks the linked PTX); CUDA device builtins (__nanosleep, __popc) called
+without a source; the CPU and ROCm targets, a source NVRTC rejects and a
+function no source defines are clear errors."""
 
 import numpy as np
 import pytest
@@ -113,9 +114,43 @@ def test_nvrtc_errors_and_missing_source():
             xl = T.alloc_local((1,), "float32")
             T.call_extern("handle", "decode", T.access_ptr(xl, "rw"))
 
-    with pytest.raises(TileLangError, match="no T.import_source in this program defines "
-                                            "'decode'"):
+    with pytest.raises(CompilationError, match=r"(?s)not a CUDA device builtin needs the "
+                                               r"T.import_source of its definition.*decode"):
         tl.compile(unsourced, target="cuda:sm_90a")
+
+
+def _builtins():
+    """CUDA device builtins called without a source (TileLang's
+    `T.call_extern("void", "__nanosleep", 100)`): thread 0 sleeps, then
+    stores; after T.sync_warp thread 1 reads its store."""
+
+    @T.prim_func
+    def main(A: T.Tensor((1,), "int32"), B: T.Tensor((2,), "int32")):
+        with T.Kernel(1, threads=32):
+            tx = T.get_thread_binding()
+            if tx == 0:
+                T.call_extern("void", "__nanosleep", 100)
+                A[0] = -1
+            T.sync_warp()
+            if tx == 1:
+                B[0] = A[0]
+                B[1] = T.call_extern("int32", "__popc", 0xF0F0)
+
+    return main
+
+
+@pytest.mark.parametrize("chip", ["cuda:sm_80", "cuda:sm_90a"])
+def test_cuda_builtins_without_a_source_compile(chip):
+    ptx = tl.compile(_builtins(), target=chip).get_kernel_source()
+    assert "nanosleep.u32" in ptx and "popc.b32" in ptx
+
+
+@pytest.mark.gpu
+def test_cuda_builtins_without_a_source_on_gpu():
+    kernel = tl.compile(_builtins(), target="cuda")
+    a, b = put(np.zeros(1, np.int32), "cuda"), put(np.zeros(2, np.int32), "cuda")
+    kernel(a, b)
+    np.testing.assert_array_equal(get(b), [-1, 8])
 
 
 def test_link_replaces_the_declarations():
