@@ -49,8 +49,12 @@ class PrimFunc(TileFunction):
         """TVM's `PrimFunc.buffer_map` for the code that reads a program's
         signature through it (`buffer_map.get(param).dtype`, TileOPs'
         autotuner): each tensor argument of `params` maps to itself, with
-        the name, dtype and shape TVM's buffer has."""
-        return {p: p for p in self.params if p.kind == "tensor" and not p.hidden}
+        the name, dtype and shape TVM's buffer has (a table of T.ptr
+        addresses is an int64 buffer, as TileLang lowers it)."""
+        import dataclasses
+
+        return {p: (dataclasses.replace(p, dtype=dt.int64) if p.dtype.name == "handle" else p)
+                for p in self.params if p.kind == "tensor" and not p.hidden}
 
     def __getattr__(self, name):
         if name in _TVM_IR_MEMBERS:

@@ -99,3 +99,14 @@ def test_prim_func_signature_as_tvm_reads_it():
         main.body
     with pytest.raises(AttributeError, match="no attribute 'no_such_member'"):
         main.no_such_member
+
+    # A table of T.ptr addresses is an int64 buffer, as TileLang lowers it.
+    @T.prim_func
+    def table(ptrs: T.Tensor((4,), T.ptr), out: T.Tensor((4, 8), "float16")):
+        with T.Kernel(4, threads=1) as bx:
+            src = T.make_tensor(ptrs[bx], (8,), "float16")
+            for i in T.serial(8):
+                out[bx, i] = src[i]
+
+    assert table.buffer_map[table.params[0]].dtype == "int64"
+    assert [int(d) for d in table.buffer_map[table.params[0]].shape] == [4]
