@@ -1765,6 +1765,17 @@ def _wrap_negative(index: IndexExpr, extent, select_unknown: bool = False):
 _SIZE_VARS = [0]  # how many anonymous symbolic sizes `T.int32()` has made
 
 
+class PointerVar:
+    """`T.ptr()` outside a program: a pointer argument without a value (TVM's
+    handle variable), what `compile`/`par_compile` take for a `T.ptr`
+    parameter whose address only the call gives."""
+
+    dtype = "handle"
+
+    def __repr__(self) -> str:
+        return "T.ptr()"
+
+
 def _dtype_call(dtype: DType, *args, is_size_var: bool = False):
     """What calling a dtype does: `T.float32(x)` is `T.cast(x, T.float32)`
     (a Python number stays one outside a program); `T.int32()` outside a
@@ -1772,6 +1783,8 @@ def _dtype_call(dtype: DType, *args, is_size_var: bool = False):
     if not args:
         if state.active():  # a variable T.let binds later
             return LetVar(dtype)
+        if dtype.kind == "handle":  # T.ptr(): a pointer argument without a value yet
+            return PointerVar()
         if not dtype.is_int:
             raise TypeError(f"T.{dtype}() (a variable without a value) is a symbolic size, "
                             "which needs an integer dtype")

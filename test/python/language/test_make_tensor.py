@@ -320,3 +320,26 @@ def test_grouped_gemm_on_gpu(rng):
     for got, want, untouched in run_grouped(kernel, sizes, N, K, "cuda", rng):
         torch.testing.assert_close(got, want, atol=5e-2, rtol=1e-2)
         assert not untouched.any(), "a block wrote past its group's tiles"
+
+
+def test_eager_pointer_parameters(target, rng):
+    """An eager program whose signature says `A: T.ptr` (TileLang's
+    test_jit2_gemm_ptr): compiled ahead with `T.ptr()` for the addresses,
+    then called with tensors, whose addresses it takes."""
+
+    @tl.jit(target=target)
+    def scale(A: T.ptr, B: T.ptr, N: int, dtype: T.dtype, factor: float = 2.0):
+        A = T.make_tensor(A, (N,), dtype)
+        B = T.make_tensor(B, (N,), dtype)
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                if bx * 32 + i < N:
+                    B[bx * 32 + i] = A[bx * 32 + i] * factor
+
+    assert repr(T.ptr()) == "T.ptr()"
+    scale.compile(A=T.ptr(), B=T.ptr(), N=100, dtype=T.float32)
+    device = "cuda" if target == "cuda" else "cpu"
+    a = torch.from_numpy(rng.standard_normal(100).astype(np.float32)).to(device)
+    b = torch.zeros(100, device=device)
+    scale(a, b, 100, T.float32)
+    torch.testing.assert_close(b, a * 2)
