@@ -19,7 +19,7 @@ from ..base.dtypes import DType
 from ..base.errors import SourceLocation, TileLangError, TileLangValueError, program_error
 from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant, is_float8,
-                               physical_shape, static_int, storage_ir_type, to_index, to_scalar,
+                               lane_vector, physical_shape, static_int, storage_ir_type, to_index, to_scalar,
                                to_storage)
 from ..language.values import row_major_index as _row_major_index
 from ..language.values import row_major_position as _row_major_position
@@ -328,9 +328,15 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         except TypeError as e:
             raise self.error(f"{what}: {e}") from None
         tile = _tile()
-        ty = tile.buffer_type(physical_shape(dims, dtype), storage_ir_type(dtype), scope)
         op_class = {"shared": tile.AllocSharedOp, "fragment": tile.AllocFragmentOp,
                     "local": tile.AllocLocalOp, "var": tile.AllocVarOp}[scope]
+        if lane_vector(dtype) and scope in ("var", "local"):
+            # A vector dtype's lanes as a last dimension of a thread's own
+            # buffer (a var of one: a local buffer of its lanes).
+            ty = tile.buffer_type(dims + [dtype.lanes], storage_ir_type(dtype), "local")
+            op_class = tile.AllocLocalOp
+        else:
+            ty = tile.buffer_type(physical_shape(dims, dtype), storage_ir_type(dtype), scope)
         # At the top of the kernel: where asked (not in a loop that may not
         # allocate), and inside a T.Pipelined loop, whose statements are its
         # schedule's (TileLang's buffers are the kernel's wherever written).
@@ -419,10 +425,12 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
     def _direct(self, buf: Buffer, what: str) -> None:
         """Refuses a buffer whose elements are placed by a T.Layout or seen
         through a view, for an operation that takes the memref as it is."""
-        if buf.remap is not None or buf.strided or buf.pack > 1 or buf.bitview is not None:
+        if buf.remap is not None or buf.strided or buf.pack > 1 or buf.bitview is not None \
+                or lane_vector(buf.dtype):
             raise self.error(f"not supported by tilelang-mlir: {what} on {buf.name!r}, a "
-                             "tensor placed by a T.Layout, seen through a view, strided or "
-                             "of packed 4-bit elements (T.copy, loads and stores are)")
+                             "tensor placed by a T.Layout, seen through a view, strided, "
+                             "of packed 4-bit elements or of a vector dtype (loads and "
+                             "stores are)")
 
     def _whole(self, x, what: str) -> Buffer:
         self.no_reducer(x, what)

@@ -69,11 +69,20 @@ def storage_ir_type(dtype: DType):
     dtype = dt.as_dtype(dtype)
     if dtype.pack > 1 or _byte_vector(dtype):
         return _ir().Type.parse("i8")
+    if lane_vector(dtype):  # its lanes along a last dimension of the memref
+        return storage_ir_type(dtype.element)
     if dtype.is_subbyte:
         raise _error(f"not supported by tilelang-mlir: buffers of {dtype} ({dtype.bits}-bit "
                      "elements do not pack into bytes)")
     dtype = _computable(dtype)
     return _ir().Type.parse("i8" if dtype.kind == "bool" else dtype.mlir)
+
+
+def lane_vector(dtype: DType) -> bool:
+    """A vector dtype of whole-byte lanes (float16x2, float32x4, int8x4):
+    a T.alloc_var / T.alloc_local of it holds its lanes as a last memref
+    dimension; its values are Vectors."""
+    return dtype.lanes > 1 and dtype.element.pack == 1 and not dtype.element.is_subbyte
 
 
 def _byte_vector(dtype: DType) -> bool:
@@ -87,6 +96,11 @@ def physical_shape(shape, dtype: DType) -> list:
     divided by `dtype.pack` (ints; None stands for a dynamic size)."""
     dtype = dt.as_dtype(dtype)
     dims = list(shape)
+    if lane_vector(dtype):
+        raise _error(f"not supported by tilelang-mlir: tensors and shared or fragment "
+                     f"buffers of the vector dtype {dtype}; T.alloc_var and T.alloc_local "
+                     f"of it are (or use a buffer of {dtype.element} with one more "
+                     "dimension)")
     if dtype.pack > 1 and dims:
         last = dims[-1]
         if isinstance(last, int):
@@ -1426,6 +1440,12 @@ class BufferRef(Operators):
                            for idx in self._lane_indices("cannot load from")])
         if self.buffer.bitview is not None:
             return _load_bitview(self.buffer, self._point_indices("cannot load from"))
+        if lane_vector(self.buffer.dtype):
+            idx = [i.materialize() for i in self._point_indices("cannot load from")]
+            element = self.buffer.dtype.element
+            return Vector([from_storage(memref.LoadOp(self.buffer.value, idx + [
+                IndexExpr(k).materialize()]).result, element)
+                for k in range(self.buffer.dtype.lanes)])
         idx = self.buffer.stored_index(self._point_indices("cannot load from"))
         if self.buffer.pack > 1:
             return _load_packed(self.buffer, idx)
@@ -1462,6 +1482,21 @@ class BufferRef(Operators):
         self.buffer.stores += 1
         if self.buffer.bitview is not None:
             _store_bitview(self.buffer, self._point_indices("cannot store into"), value)
+            return
+        if lane_vector(self.buffer.dtype):
+            dtype = self.buffer.dtype
+            value = _unwrap_ref(_vector_ref(value))
+            if isinstance(value, Vector):
+                if len(value) != dtype.lanes:
+                    raise _error(f"a store into {self.buffer.name!r} ({dtype}) takes a vector "
+                                 f"of {dtype.lanes} lanes, got {len(value)}")
+                values = value.lanes
+            else:  # a scalar: broadcast to every lane
+                values = [value] * dtype.lanes
+            idx = [i.materialize() for i in self._point_indices("cannot store into")]
+            for k, v in enumerate(values):
+                memref.StoreOp(to_storage(v, dtype.element), self.buffer.value,
+                               idx + [IndexExpr(k).materialize()])
             return
         if _byte_vector(self.buffer.dtype):
             dtype = self.buffer.dtype

@@ -13,6 +13,7 @@ import tilelang_mlir as tl
 import tilelang_mlir.language as T
 from support.devices import get, put
 from tilelang_mlir.frontend.errors import TileLangError
+from tilelang_mlir.base.errors import CompilationError
 
 
 # ---------------------------------------------------------------------------
@@ -131,9 +132,20 @@ def test_call_extern_maps_c_math_and_names_other_externs(target, rng):
             for i in T.Parallel(32):
                 X[i] = T.call_extern("float32", "my_plugin_decode", X[i])
 
-    with pytest.raises(TileLangError, match="no T.import_source in this program defines "
-                                            "'my_plugin_decode'"):
+    with pytest.raises(TileLangError, match="T.call_extern of 'my_plugin_decode' inside "
+                                            "T.Parallel"):
         tl.compile(bad, target="cpu")
+
+    @T.prim_func
+    def on_cpu(X: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=1):
+            for i in T.serial(32):
+                X[i] = T.call_extern("float32", "my_plugin_decode", X[i])
+
+    # Any other name is a CUDA device function: the CPU target has none.
+    with pytest.raises(CompilationError, match="`my_plugin_decode` of the program's CUDA C\\+\\+ "
+                                               "source .*CPU backend"):
+        tl.compile(on_cpu, target="cpu")
 
 
 def test_dp4a_accumulates_four_int8_products(target, rng):
