@@ -122,6 +122,30 @@ def TileSoftwareMath : Pass<"tile-software-math"> {
                            "::mlir::math::MathDialect"];
 }
 
+def TilePreciseMath : Pass<"tile-precise-math"> {
+  let summary = "IEEE-accurate float32 transcendental functions (no fast math)";
+  let description = [{
+    TileLang's `tl.disable_fast_math` (or `tl.enable_fast_math=False`):
+    float32, float16 and bfloat16 `math.exp`, `exp2`, `log`, `log2`,
+    `log10`, `sin`, `cos` and `tanh` are computed in float64 (the software
+    routines of `tile-software-math`, accurate to a few float64 ulp) and
+    rounded to their type once, instead of on the special-function units
+    (about 2^-22 relative error, subnormal results flushed); `math.rsqrt`
+    becomes `1 / sqrt(x)` in float64 (IEEE-rounded), rounded once. Correctly rounded in
+    practice, and several times slower than the approximations.
+
+    ```mlir
+    %y = math.exp2 %x : f32
+    // becomes
+    %w = arith.extf %x : f32 to f64
+    %e = math.exp2 %w : f64
+    %y = arith.truncf %e : f64 to f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def TileFinalizeKernelParams : Pass<"tile-finalize-kernel-params",
                                     "::mlir::gpu::GPUModuleOp"> {
   let summary = "Marks the tensor-map parameters of lowered kernels";

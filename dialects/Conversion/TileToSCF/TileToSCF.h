@@ -18,6 +18,7 @@ namespace tile {
 
 #define GEN_PASS_DECL_CONVERTTILETOSCF
 #define GEN_PASS_DECL_TILESOFTWAREMATH
+#define GEN_PASS_DECL_TILEPRECISEMATH
 #include "dialects/Conversion/Passes.h.inc"
 
 /// Converts memref types in a `#tile.scope` memory space to plain memrefs

@@ -31,6 +31,7 @@
 namespace mlir {
 namespace tile {
 #define GEN_PASS_DEF_TILESOFTWAREMATH
+#define GEN_PASS_DEF_TILEPRECISEMATH
 #include "dialects/Conversion/Passes.h.inc"
 } // namespace tile
 } // namespace mlir
@@ -186,6 +187,8 @@ struct F64 : ArithEmitter {
       q = add(q, c(1.0)); // cos(x) = sin(x + pi/2)
     q = sub(q, mul(c(4.0), floor(mul(q, c(0.25)))));
     Value y = sel(eq(q, 0.0), s, sel(eq(q, 1.0), co, sel(eq(q, 2.0), neg(s), neg(co))));
+    if (!cosine) // sin(-0) = -0 (the reduction above loses the zero's sign)
+      y = sel(eq(x, 0.0), x, y);
     return y;
   }
 
@@ -302,6 +305,58 @@ struct TileSoftwareMathPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateF64MathPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+namespace {
+/// float32 / float16 / bfloat16 transcendental functions through float64
+/// (tile-precise-math).
+struct WidenToF64 : public RewritePattern {
+  WidenToF64(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &r) const override {
+    bool widen = isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
+                     math::Log10Op, math::SinOp, math::CosOp, math::TanhOp>(op);
+    if (!widen && !isa<math::RsqrtOp>(op))
+      return failure();
+    auto ft = dyn_cast<FloatType>(op->getResult(0).getType());
+    if (!ft || ft.getWidth() > 32)
+      return failure();
+    // The fast functions the program asked for by name (T.__exp, ...: afn).
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+        fm && fm.getFastMathFlagsAttr() &&
+        arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
+                                  arith::FastMathFlags::afn))
+      return failure();
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0);
+    Value wide = arith::ExtFOp::create(r, loc, r.getF64Type(), x);
+    if (isa<math::RsqrtOp>(op)) { // 1 / sqrt(x) in float64, rounded once
+      Value one = arith::ConstantOp::create(r, loc, r.getF64Type(),
+                                            r.getF64FloatAttr(1.0));
+      Value y = arith::DivFOp::create(r, loc, one,
+                                      math::SqrtOp::create(r, loc, wide));
+      r.replaceOpWithNewOp<arith::TruncFOp>(op, ft, y);
+      return success();
+    }
+    OperationState state(loc, op->getName().getStringRef(), ValueRange{wide},
+                         TypeRange{r.getF64Type()}, op->getAttrs());
+    Value y = r.create(state)->getResult(0);
+    r.replaceOpWithNewOp<arith::TruncFOp>(op, ft, y);
+    return success();
+  }
+};
+
+struct TilePreciseMathPass
+    : public tile::impl::TilePreciseMathBase<TilePreciseMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<WidenToF64>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -196,6 +196,12 @@ PASS_CONFIGS: Dict[str, PassConfig] = _records(
                "cuda.kernels_output_dir)."),
     PassConfig("tl.print_tile_ir", "bool", False, "every target",
                "Print the tile IR of every compiled kernel (TileLang's tl.ast_print_enable)."),
+    PassConfig("tl.precise_math", "bool", False, "GPU targets",
+               "float32 (and float16, bfloat16) exp, exp2, log, log2, log10, sin, cos and "
+               "tanh computed in float64 and rounded once instead of on the special-function "
+               "units, rsqrt as 1 / sqrt in float64 (tile-precise-math): correctly rounded in practice, "
+               "several times slower. The fast functions asked for by name (T.__exp, ...) "
+               "stay fast. TileLang's `tl.disable_fast_math` / `tl.enable_fast_math=False`."),
     PassConfig("tl.narrow_index", "bool", False, _CUDA,
                "Narrow integer arithmetic the range analysis proves fits in 32 bits "
                "(shared-memory offsets, swizzles, loop indices) from 64 bits "
@@ -348,12 +354,13 @@ TILELANG_PASS_CONFIGS: Dict[str, TileLangKey] = {
         "accumulator's TMA store: both are turned off",
         ours=("tl.disable_warp_specialized", "tl.disable_tma_store")),
     "tl.enable_fast_math": TileLangKey(
-        "no-op", "GPU math always uses the special-function approximations (ex2.approx, "
-        "rsqrt.approx...: what --use_fast_math gives); a false value does not make it "
-        "IEEE-exact"),
+        "convert", "false (given) sets `tl.precise_math`; true, or left out, keeps the "
+        "special-function approximations (ex2.approx, rsqrt.approx...: what --use_fast_math "
+        "gives), this compiler's default", convert=lambda v: {} if v else
+        {"tl.precise_math": True}),
     "tl.disable_fast_math": TileLangKey(
-        "refuse", "GPU math always uses the special-function approximations; IEEE-exact "
-        "transcendental functions are not available"),
+        "convert", "true sets `tl.precise_math` (IEEE-accurate transcendental functions)",
+        convert=lambda v: {"tl.precise_math": True} if v else {}),
     "tl.enable_ptxas_verbose_output": TileLangKey(
         "no-op", "ptxas's register and spill report is always kept: kernel.ptxas_info"),
     "tl.ptxas_register_usage_level": TileLangKey(

@@ -33,6 +33,8 @@ def rocm_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     return [
         Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+                          + (["func.func(tile-precise-math)"]
+                             if (pass_configs or {}).get("tl.precise_math") else [])
                           + safe_access(pass_configs)),
         Stage("pipelined", ["func.func(tile-pipeline)", "canonicalize", "cse"]),
         Stage("layout", ["func.func(tile-layout-inference{mma=false mfma=true})",

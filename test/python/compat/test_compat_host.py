@@ -278,9 +278,13 @@ def test_tilelang_pass_config_keys_in_compile():
 
     assert normalize_pass_configs({PassConfigKey.TL_DISABLE_TMA_LOWER: True}) == {
         "tl.disable_warp_specialized": True, "tl.disable_tma_store": True}
-    with pytest.raises(NotImplementedError, match="not supported by tilelang-mlir.*disable_fast"):
-        tl.compile(_add_one(n), out_idx=[1], target="cpu",
+    for key, value in ((PassConfigKey.TL_DISABLE_FAST_MATH, True),
+                       (PassConfigKey.TL_ENABLE_FAST_MATH, False)):
+        assert normalize_pass_configs({key: value}) == {"tl.precise_math": True}
+    assert normalize_pass_configs({PassConfigKey.TL_DISABLE_FAST_MATH: False}) == {}
+    k = tl.compile(_add_one(n), out_idx=[1], target="cpu",
                    pass_configs={PassConfigKey.TL_DISABLE_FAST_MATH: True})
+    np.testing.assert_allclose(k(a), a + 1.0, rtol=1e-6)
     with pytest.raises(ValueError, match="unknown pass config 'tl.no_such_key'"):
         tl.compile(_add_one(n), out_idx=[1], target="cpu", pass_configs={"tl.no_such_key": 1})
 

@@ -1702,3 +1702,83 @@ def test_float64_math_compiles_for_every_gpu():
             assert "fma.rn.f64" in src and "__nv_" not in src and "call" not in src, t
         else:
             assert "v_fma_f64" in src and "__ocml" not in src, t
+
+
+def _precise_math_f32(op: str):
+    """math.<op> on f32 through tile-precise-math (then the float64 software
+    routines), JIT-compiled on the CPU: what GPU kernels compute with
+    tl.precise_math (TileLang's disable_fast_math)."""
+    import ctypes
+
+    from tilelang_mlir import ir
+    from tilelang_mlir._mlir_libs._mlirExecutionEngine import ExecutionEngine
+    from tilelang_mlir.passmanager import PassManager
+
+    ctx = ir.Context()
+    ctx.enable_multithreading(False)
+    with ctx:
+        module = ir.Module.parse(f"""
+func.func @f(%x: f32) -> f32 attributes {{llvm.emit_c_interface}} {{
+  %r = math.{op} %x : f32
+  return %r : f32
+}}""")
+        PassManager.parse("builtin.module(func.func(tile-precise-math),"
+                          "func.func(tile-software-math),convert-to-llvm,"
+                          "reconcile-unrealized-casts)").run(module.operation)
+        assert f"math.{op}" not in str(module)
+        engine = ExecutionEngine(module, opt_level=2)
+        packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup("_mlir_ciface_f"))
+
+    def call(x):
+        vals = [ctypes.c_float(x), ctypes.c_float(0)]
+        ptrs = (ctypes.c_void_p * 2)(*[ctypes.addressof(v) for v in vals])
+        packed(ctypes.addressof(ptrs))
+        return np.float32(vals[-1].value)
+
+    call.keep = (ctx, module, engine)
+    return call
+
+
+@pytest.mark.parametrize("op, ref", [
+    ("exp", np.exp), ("exp2", np.exp2), ("log", np.log), ("log2", np.log2),
+    ("log10", np.log10), ("sin", np.sin), ("cos", np.cos), ("tanh", np.tanh),
+    ("rsqrt", lambda x: 1 / np.sqrt(x))])
+def test_precise_float32_math_is_correctly_rounded(op, ref, rng):
+    """tl.precise_math: float32 functions in float64, rounded once: equal to
+    the float64 reference rounded to float32 (at most 1 ulp where the
+    reference sits next to a rounding boundary)."""
+    fn = _precise_math_f32(op)
+    xs = np.concatenate([rng.uniform(-30, 30, 300), rng.uniform(-88, 88, 100),
+                         10.0 ** rng.uniform(-38, 38, 100),
+                         [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 1.0, 2.0, np.pi]])
+    xs = xs.astype(np.float32)
+    if op.startswith("log") or op == "rsqrt":
+        xs = np.abs(xs)
+    if op in ("sin", "cos"):
+        xs = xs[np.abs(xs) < 1e5]
+    with np.errstate(all="ignore"):
+        for x in xs:
+            got = fn(float(x))
+            want = np.float32(ref(np.float64(x)))
+            assert _ulps(np.float64(got), np.float64(want)) == 0, (op, x, got, want)
+
+
+def test_precise_math_pass_config():
+    """TileLang's tl.disable_fast_math (and enable_fast_math=False) turn the
+    approximations off; the fast functions asked for by name stay fast."""
+    @T.prim_func
+    def main(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float32"),
+             Z: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(128):
+                Y[i] = T.exp2(X[i]) + T.sin(X[i])
+                Z[i] = T.__exp(X[i])
+
+    default = tl.compile(main, target="cuda:sm_90a").get_kernel_source()
+    assert "sin.approx" in default
+    for cfg in ({"tl.disable_fast_math": True}, {"tl.enable_fast_math": False},
+                {"tl.precise_math": True}):
+        ptx = tl.compile(main, target="cuda:sm_90a", pass_configs=cfg).get_kernel_source()
+        # T.__exp's ex2.approx only: half of them
+        assert "sin.approx" not in ptx, cfg
+        assert 2 * ptx.count("ex2.approx") == default.count("ex2.approx") > 0, cfg
