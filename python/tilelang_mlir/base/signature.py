@@ -51,6 +51,11 @@ class SymExpr:
     __xor__, __rxor__ = _bin("xor"), _bin("xor", True)
     __lshift__, __rlshift__ = _bin("shl"), _bin("shl", True)
     __rshift__, __rrshift__ = _bin("shr"), _bin("shr", True)
+    # Comparisons give a symbolic truth value (TVM's `a < b` of size
+    # variables), decided when the sizes are known; == and != stay Python's
+    # (identity: symbols are dictionary keys).
+    __lt__, __le__ = _bin("lt"), _bin("le")
+    __gt__, __ge__ = _bin("gt"), _bin("ge")
     del _bin
 
     def __neg__(self):
@@ -124,9 +129,12 @@ _SYM_OPS = {
     "shl": lambda a, b: a << b, "shr": lambda a, b: a >> b,
     "max": lambda a, b: a if a >= b else b, "min": lambda a, b: a if a <= b else b,
     "ceildiv": _ceildiv,
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
 }
 _SYM_INFIX = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "and": "&",
-              "or": "|", "xor": "^", "shl": "<<", "shr": ">>"}
+              "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "lt": "<", "le": "<=",
+              "gt": ">", "ge": ">="}
 
 
 def sym_apply(op: str, a, b):

@@ -126,3 +126,25 @@ def test_a_variable_made_outside_has_no_value_inside():
 
     with pytest.raises(TileLangError, match="'x' .* outside this program"):
         tl.compile(prog, target="cpu")
+
+
+def test_comparisons_of_symbolic_sizes():
+    """`n < 8` of symbolic sizes on the host (TVM's comparison of size
+    variables) is a symbolic truth value the program decides per call; it
+    has no Python truth value."""
+    n = T.dynamic("n")
+    small = n < 8
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "int32")):
+        with T.Kernel(1, threads=1):
+            A[0] = T.if_then_else(small, 1, 2)
+            A[1] = T.if_then_else(n * 2 >= 20, 3, 4)
+
+    kernel = tl.compile(main, target="cpu")
+    for size, want in ((4, [1, 4]), (8, [2, 4]), (16, [2, 3])):
+        a = np.zeros(size, np.int32)
+        kernel(a)
+        np.testing.assert_array_equal(a[:2], want)
+    with pytest.raises(TypeError, match="no truth value"):
+        bool(n <= 3)
