@@ -262,7 +262,7 @@ class RoleBuilder:
         return AccessPtr(ref.buffer, indices, access_type)
 
     # -- TMA -------------------------------------------------------------------------
-    def tma_copy(self, src, dst, barrier) -> None:
+    def tma_copy(self, src, dst, barrier, cluster_mask=None) -> None:
         """A TMA load from a global tensor into a shared buffer, completing
         on `barrier`; the issuing thread announces its bytes there. From a
         shared buffer to a global tensor (TileLang's TMA store, which
@@ -283,4 +283,19 @@ class RoleBuilder:
             raise self.error("T.tma_copy from global to shared memory needs barrier=: the "
                              "barrier on which the copy completes")
         bar, idx = self._barrier(barrier, "T.tma_copy")
-        self.copy(src, dst, via=(bar, idx), what="T.tma_copy")
+        attrs = None
+        if cluster_mask is not None:
+            # A multicast: the lowest rank of the mask loads the tile into
+            # the same place of every block of the mask, completing on the
+            # same barrier of each; every block announces the whole tile's
+            # bytes (the blocks outside the mask load their own).
+            mask = static_int(cluster_mask, "T.tma_copy cluster_mask")
+            blocks = self._cluster_blocks("T.tma_copy(..., cluster_mask=...)")
+            if mask < 0 or mask >> blocks:
+                raise self.error(f"T.tma_copy: cluster_mask {cluster_mask!r} must be a bit "
+                                 f"mask of the {blocks} block ranks of a cluster")
+            if mask:
+                ir = _ir()
+                attrs = {"multicast_mask": ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), mask)}
+        self.copy(src, dst, via=(bar, idx), what="T.tma_copy", tma_attrs=attrs)

@@ -184,15 +184,18 @@ def tma_copy(b, src, dst, *, barrier=None, cluster_mask=None, leader_scope_threa
     arriving): the program's own T.barrier_arrive calls complete the phase,
     and a T.barrier_wait on it sees the data.
 
+    With `cluster_mask` (a kernel of clusters), a multicast: the lowest
+    rank of the mask loads the tile into the same place of every block of
+    the mask, each block's barrier announcing the whole tile.
+
     From a shared buffer to a global tile (TileLang's TMA store, without a
     barrier): the executing threads write the tile; the shared buffer has
     been read when the next operation runs (see T.tma_store_wait)."""
-    for name, value in (("cluster_mask", cluster_mask),
-                        ("leader_scope_threads", leader_scope_threads),
+    for name, value in (("leader_scope_threads", leader_scope_threads),
                         ("eviction_policy", eviction_policy), ("annotations", annotations)):
         if value is not None:
             raise b.error(f"not supported by tilelang-mlir: T.tma_copy(..., {name}=...)")
-    b.tma_copy(src, dst, barrier)
+    b.tma_copy(src, dst, barrier, cluster_mask=cluster_mask)
 
 
 @builtin

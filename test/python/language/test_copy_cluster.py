@@ -652,3 +652,66 @@ def test_multicast_loop_on_gpu(rng, mask):
     b = torch.zeros(6, 256, 256, dtype=torch.float16, device="cuda")
     kernel(_cuda(a), b)
     np.testing.assert_array_equal(b.cpu().numpy(), multicast_reference(a, mask, 64, 64))
+
+
+def tma_copy_multicast_ring(iters=8, slots=4, tile=64, cluster_sync=True):
+    """T.tma_copy(..., cluster_mask=0b11) into the slots of a ring: block 0
+    loads each tile into both blocks, each block's barrier of the slot
+    announces the whole tile (TileLang's split-phase contract: the program
+    arrives and waits itself); the ring is cycled twice, so every slot is
+    reused under both parities."""
+    @T.prim_func
+    def main(A: T.Tensor((iters, tile, tile), "float32"),
+             B: T.Tensor((2, iters, tile, tile), "float32")):
+        with T.Kernel(2, threads=128, cluster_dims=2) as pid:
+            a_shared = T.alloc_shared((slots, tile, tile), "float32")
+            bars = T.alloc_barrier([128] * slots)
+            for k in T.serial(iters):
+                slot = k % slots
+                T.tma_copy(A[k, :, :], a_shared[slot, :, :], barrier=bars[slot],
+                           cluster_mask=0b11)
+                T.barrier_arrive(bars[slot])
+                T.barrier_wait(bars[slot], (k // slots) % 2)
+                T.copy(a_shared[slot, :, :], B[pid, k, :, :])
+                if cluster_sync:  # the other block's next load into this slot waits
+                    T.cluster_sync()
+
+    return main
+
+
+def test_tma_copy_multicast_compiles():
+    ptx = tl.compile(tma_copy_multicast_ring(), target="cuda:sm_90a").get_kernel_source()
+    assert "multicast::cluster" in ptx
+
+
+def test_tma_copy_multicast_errors():
+    @T.prim_func
+    def no_cluster(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, threads=128):
+            s = T.alloc_shared((64, 64), "float32")
+            bar = T.alloc_barrier([128])
+            T.tma_copy(A, s, barrier=bar, cluster_mask=0b11)
+
+    with pytest.raises(TileLangError, match="cluster"):
+        tl.compile(no_cluster, target="cuda:sm_90a")
+
+    @T.prim_func
+    def beyond(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, threads=128, cluster_dims=2):
+            s = T.alloc_shared((64, 64), "float32")
+            bar = T.alloc_barrier([128])
+            T.tma_copy(A, s, barrier=bar, cluster_mask=0b100)
+
+    with pytest.raises(TileLangError, match="block ranks of a cluster"):
+        tl.compile(beyond, target="cuda:sm_90a")
+
+
+@pytest.mark.gpu
+def test_tma_copy_multicast_on_gpu(rng):
+    iters = 8
+    kernel = tl.compile(tma_copy_multicast_ring(iters), target="cuda")
+    a = torch.from_numpy(rng.standard_normal((iters, 64, 64)).astype(np.float32)).cuda()
+    b = torch.zeros((2, iters, 64, 64), device="cuda")
+    kernel(a, b)
+    for rank in range(2):
+        torch.testing.assert_close(b[rank], a, rtol=0, atol=0)
