@@ -387,37 +387,6 @@ static std::optional<LayoutDigit> parseTerm(AffineExpr e, bool onThread,
   return LayoutDigit{dim, dimStride, size, onThread, stride};
 }
 
-/// The value of `e` at dims `dims` and symbol 0 `sym` (floor semantics).
-static int64_t evalExpr(AffineExpr e, ArrayRef<int64_t> dims, int64_t sym) {
-  switch (e.getKind()) {
-  case AffineExprKind::Constant:
-    return cast<AffineConstantExpr>(e).getValue();
-  case AffineExprKind::DimId:
-    return dims[cast<AffineDimExpr>(e).getPosition()];
-  case AffineExprKind::SymbolId:
-    return sym;
-  default:
-    break;
-  }
-  auto bin = cast<AffineBinaryOpExpr>(e);
-  int64_t l = evalExpr(bin.getLHS(), dims, sym);
-  int64_t r = evalExpr(bin.getRHS(), dims, sym);
-  switch (e.getKind()) {
-  case AffineExprKind::Add:
-    return l + r;
-  case AffineExprKind::Mul:
-    return l * r;
-  case AffineExprKind::FloorDiv:
-    return llvm::divideFloorSigned(l, r);
-  case AffineExprKind::CeilDiv:
-    return llvm::divideCeilSigned(l, r);
-  case AffineExprKind::Mod:
-    return l - llvm::divideFloorSigned(l, r) * r;
-  default:
-    llvm_unreachable("not a binary affine expression");
-  }
-}
-
 /// A layout given as any affine function (TileLang's T.Fragment takes
 /// arbitrary index arithmetic): evaluates it at every index and fits digits
 /// to the values. Each logical dimension (and the replica index) must add
@@ -450,9 +419,12 @@ static FailureOr<TileLayout> fitLayout(FragmentLayoutAttr attr,
                   "element; write it as a sum of ((i floordiv a) mod b) * c "
                   "terms");
   }
+  // (thread, register) of an index; none where the map divides by zero.
+  bool undefined = false;
   auto eval = [&](ArrayRef<int64_t> idx, int64_t rep) {
-    return std::make_pair(evalExpr(map.getResult(0), idx, rep),
-                          evalExpr(map.getResult(1), idx, rep));
+    std::optional<std::pair<int64_t, int64_t>> v = attr.apply(idx, rep);
+    undefined |= !v;
+    return v.value_or(std::make_pair(int64_t(0), int64_t(0)));
   };
   SmallVector<int64_t> zero(rank, 0);
   auto base = eval(zero, 0);
@@ -528,6 +500,8 @@ static FailureOr<TileLayout> fitLayout(FragmentLayoutAttr attr,
       return fail("the dimensions' contributions to the thread and the "
                   "register do not add up (the layout mixes dimensions)");
   }
+  if (undefined)
+    return fail("the layout map divides by zero at some index");
   // The threads used: [0, P) after the offset; the rest become replicas.
   int64_t numThreads = attr.getThreads();
   int64_t used = 1, replicas = 1;
