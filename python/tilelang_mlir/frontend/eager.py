@@ -58,6 +58,7 @@ from ..base import dtypes as dt
 from ..base.errors import TileLangError
 from ..base.signature import Param, ScalarType, SymbolicDim, SymExpr, TensorType, param_dim
 from ..language import state
+from ..runtime.args import unpacked_layout
 from .function import TileFunction, _closure_env, _closure_values, _fingerprint, _key_values
 from .parser import Parser, _Return
 from .prim_func import PrimFunc
@@ -674,16 +675,6 @@ def _storage_bytes(t) -> int:
     return 0
 
 
-def _unpacked_layout(shape, strides, pack: int):
-    """The logical (shape, strides) of a byte tensor holding `pack`
-    elements a byte along its innermost dimension (TileLang's packed
-    float4 arguments): that dimension holds `pack` times as many, and every
-    other stride counts elements."""
-    shape = tuple(shape[:-1]) + (shape[-1] * pack,) if shape else tuple(shape)
-    strides = tuple(s * pack if s != 1 else 1 for s in strides)
-    return shape, strides
-
-
 def _freeze(name: str, value):
     """A hashable stand-in for a compile-time argument (part of a cache key)."""
     if isinstance(value, (list, tuple)):
@@ -826,8 +817,10 @@ class EagerFunction(TileFunction):
                 pack = probe.packs.get(param, 1)
                 if pack > 1 and _storage_bytes(t) == 1:
                     # Packed 4-bit elements in a byte tensor (int8, uint8,
-                    # float4_e2m1fn_x2): the sizes are of the elements.
-                    shape, strides = _unpacked_layout(shape, strides, pack)
+                    # float4_e2m1fn_x2): the sizes are of the elements, as
+                    # the runtime binds them (a last dimension that is not
+                    # contiguous is left to its error).
+                    shape, strides = unpacked_layout(shape, strides, pack) or (shape, strides)
                 rank = probe.ranks.get(param)
                 if rank is not None and len(shape) != rank:
                     raise ValueError(f"argument {param!r} of {self.name!r} must have rank "

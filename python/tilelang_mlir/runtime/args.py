@@ -147,7 +147,7 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
             raise TypeError(f"{name()} holds {p.dtype} elements packed {pack} a byte: it must "
                             f"be a tensor of a one-byte dtype (int8, uint8, "
                             f"float4_e2m1fn_x2), got {got}")
-        logical = _unpacked(shape, strides, pack)
+        logical = unpacked_layout(shape, strides, pack)
         if logical is None:
             raise ValueError(f"{name()} holds {p.dtype} elements packed {pack} a byte: its "
                              f"last dimension must be contiguous, got strides {tuple(strides)}")
@@ -164,7 +164,7 @@ def _check_tensor(kernel_name: str, p, x, symbols: Dict[str, int], where: Dict[s
     return BoundTensor(x, ptr, shape, strides)
 
 
-def _unpacked(shape, strides, pack: int):
+def unpacked_layout(shape, strides, pack: int):
     """(logical sizes, logical strides) of a tensor of bytes that packs
     `pack` elements each along its last dimension; None when that
     dimension is not contiguous."""
