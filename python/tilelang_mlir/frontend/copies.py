@@ -246,8 +246,7 @@ class CopyBuilder:
         unit = dbuf.pack
         if unit > 1:
             last = doff[-1]
-            if d_ext[-1] == 1 or extents[-1] % unit or last.const % unit or \
-                    any(c % unit for c in last.terms.values()):
+            if d_ext[-1] == 1 or extents[-1] % unit or not _on_a_byte(last, unit):
                 raise self.error(f"T.copy into {dbuf.name!r} ({dbuf.dtype}, packed {unit} a byte): "
                                  f"the region of its last dimension must start and end on a "
                                  f"byte (multiples of {unit}), got offset {last} and extent "
@@ -393,6 +392,12 @@ def _fmt(extents) -> str:
     return "x".join("?" if e is None else str(e) for e in extents)
 
 
+def _on_a_byte(offset: IndexExpr, unit: int) -> bool:
+    """Whether a last-dimension offset of packed elements (`unit` a byte)
+    falls on a byte boundary for every value of its terms."""
+    return offset.const % unit == 0 and all(c % unit == 0 for c in offset.terms.values())
+
+
 def _byte_regions(sbuf, soff, s_full, dbuf, doff, d_full):
     """For a copy between two buffers of the same packed 4-bit dtype (two
     elements a byte along the last dimension) whose regions start and end
@@ -407,7 +412,7 @@ def _byte_regions(sbuf, soff, s_full, dbuf, doff, d_full):
     out = []
     for offs, ext in ((soff, s_full), (doff, d_full)):
         last = offs[-1]
-        if ext[-1] % unit or last.const % unit or any(c % unit for c in last.terms.values()):
+        if ext[-1] % unit or not _on_a_byte(last, unit):
             return None
         byte_off = IndexExpr(last.const // unit, {a: c // unit for a, c in last.terms.items()})
         out.append((list(offs[:-1]) + [byte_off], list(ext[:-1]) + [ext[-1] // unit]))
