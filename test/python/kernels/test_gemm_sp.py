@@ -223,40 +223,40 @@ def test_two_warps_fall_back_to_mma_sp_on_sm90a():
     assert "mma.sp.sync.aligned.m16n8k32" in ptx and "wgmma" not in ptx
 
 
-def test_fragment_metadata_is_refused():
+def _small_gemm_sp(gemm, metadata_scope="shared", accumulator="float32"):
+    """A 64 x 64 x 64 block: A_sparse, E and B copied to `shared` (E to
+    `metadata_scope`), `gemm(a, e, b, c)` into a fragment C of
+    `accumulator`, copied out."""
+    alloc_e = T.alloc_fragment if metadata_scope == "fragment" else T.alloc_shared
+
     @T.prim_func
     def main(A: T.Tensor((64, 32), "float16"), E: T.Tensor((64, 4), "int16"),
-             B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+             B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), accumulator)):
         with T.Kernel(1, threads=128):
             a = T.alloc_shared((64, 32), "float16")
-            e = T.alloc_fragment((64, 4), "int16")
+            e = alloc_e((64, 4), "int16")
             b = T.alloc_shared((64, 64), "float16")
-            c = T.alloc_fragment((64, 64), "float32")
+            c = T.alloc_fragment((64, 64), accumulator)
             T.copy(A, a)
             T.copy(E, e)
             T.copy(B, b)
-            T.gemm_sp(a, e, b, c, clear_accum=True)
+            T.clear(c)
+            gemm(a, e, b, c)
             T.copy(c, C)
 
+    return main
+
+
+def test_fragment_metadata_is_refused():
+    main = _small_gemm_sp(lambda a, e, b, c: T.gemm_sp(a, e, b, c, clear_accum=True),
+                          metadata_scope="fragment")
     with pytest.raises(tl.TileLangError, match="A_sparse, E and B must be shared buffers"):
         tl.compile(main, out_idx=[3], target="cuda:sm_90a")
 
 
 def test_float16_accumulator_is_refused_on_cuda():
-    @T.prim_func
-    def main(A: T.Tensor((64, 32), "float16"), E: T.Tensor((64, 4), "int16"),
-             B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
-        with T.Kernel(1, threads=128):
-            a = T.alloc_shared((64, 32), "float16")
-            e = T.alloc_shared((64, 4), "int16")
-            b = T.alloc_shared((64, 64), "float16")
-            c = T.alloc_fragment((64, 64), "float16")
-            T.copy(A, a)
-            T.copy(E, e)
-            T.copy(B, b)
-            T.gemm_sp(a, e, b, c, clear_accum=True)
-            T.copy(c, C)
-
+    main = _small_gemm_sp(lambda a, e, b, c: T.gemm_sp(a, e, b, c, clear_accum=True),
+                          accumulator="float16")
     with pytest.raises(tl.TileLangError, match="accumulator must be float32"):
         tl.compile(main, out_idx=[3], target="cuda:sm_80")
 
@@ -266,43 +266,20 @@ def test_positional_arguments_in_either_release_order(form):
     """TileLang 0.1.10 on: gemm_sp(A, E, B, C, transpose_A, transpose_E,
     transpose_B, policy, ...); up to 0.1.9: (transpose_A, transpose_B, policy,
     ...). Each form with transpose_B=True gives a gemm reading B as N x K."""
-
-    @T.prim_func
-    def main(A: T.Tensor((64, 32), "float16"), E: T.Tensor((64, 4), "int16"),
-             B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
-        with T.Kernel(1, threads=128):
-            a = T.alloc_shared((64, 32), "float16")
-            e = T.alloc_shared((64, 4), "int16")
-            b = T.alloc_shared((64, 64), "float16")
-            c = T.alloc_fragment((64, 64), "float32")
-            T.copy(A, a)
-            T.copy(E, e)
-            T.copy(B, b)
-            T.clear(c)
-            if form == "new":
-                T.gemm_sp(a, e, b, c, False, False, True, T.GemmWarpPolicy.FullRow)
-            elif form == "old":
-                T.gemm_sp(a, e, b, c, False, True, T.GemmWarpPolicy.FullRow)
-            else:
-                T.gemm_sp(a, e, b, c, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-            T.copy(c, C)
-
-    kernel = tl.compile(main, out_idx=[3], target="cuda:sm_80")
+    calls = {
+        "new": lambda a, e, b, c: T.gemm_sp(a, e, b, c, False, False, True,
+                                            T.GemmWarpPolicy.FullRow),
+        "old": lambda a, e, b, c: T.gemm_sp(a, e, b, c, False, True, T.GemmWarpPolicy.FullRow),
+        "keywords": lambda a, e, b, c: T.gemm_sp(a, e, b, c, transpose_B=True,
+                                                 policy=T.GemmWarpPolicy.FullRow),
+    }
+    kernel = tl.compile(_small_gemm_sp(calls[form]), out_idx=[3], target="cuda:sm_80")
     ops = [ln for ln in kernel.mlir("tile").splitlines() if "tile.gemm_sp" in ln]
     assert len(ops) == 1 and "transpose_b" in ops[0] and "full_row" in ops[0], ops
 
 
 def test_positional_transpose_E_is_refused():
-    @T.prim_func
-    def main(A: T.Tensor((64, 32), "float16"), E: T.Tensor((64, 4), "int16"),
-             B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
-        with T.Kernel(1, threads=128):
-            a = T.alloc_shared((64, 32), "float16")
-            e = T.alloc_shared((64, 4), "int16")
-            b = T.alloc_shared((64, 64), "float16")
-            c = T.alloc_fragment((64, 64), "float32")
-            T.gemm_sp(a, e, b, c, False, True)
-
+    main = _small_gemm_sp(lambda a, e, b, c: T.gemm_sp(a, e, b, c, False, True))
     with pytest.raises(tl.TileLangError, match="transpose_E=True"):
         tl.compile(main, out_idx=[3], target="cuda:sm_80")
 
