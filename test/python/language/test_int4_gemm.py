@@ -14,27 +14,17 @@ import numpy as np
 import pytest
 
 import tilelang_mlir as tl
-import tilelang_mlir.language as T
+from tilelang_mlir.kernels import gemm
 from support.devices import get, put
 
 
 def _matmul(M, N, K, bm=64, bn=64, bk=64, threads=128, stages=2, dtype="int4",
             transpose_B=True):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
-             C: T.Tensor((M, N), "int32")):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
-            A_s = T.alloc_shared((bm, bk), dtype)
-            B_s = T.alloc_shared((bn, bk), dtype)
-            C_l = T.alloc_fragment((bm, bn), "int32")
-            T.clear(C_l)
-            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
-                T.copy(A[by * bm, ko * bk], A_s)
-                T.copy(B[bx * bn, ko * bk], B_s)
-                T.gemm(A_s, B_s, C_l, transpose_B=transpose_B)
-            T.copy(C_l, C[by * bm, bx * bn])
-
-    return main
+    """The kernel library's GEMM of A (M x K) by B (N x K) (`matmul_nt`),
+    or by B (K x N) (`matmul`) without `transpose_B`, accumulated in int32."""
+    make = gemm.matmul_nt if transpose_B else gemm.matmul
+    return make(M, N, K, bm, bn, bk, num_stages=stages, threads=threads, dtype=dtype,
+                accum_dtype="int32", out_dtype="int32")
 
 
 def _pack(x: np.ndarray) -> np.ndarray:
