@@ -36,6 +36,11 @@ bool isGlobal(Type type);
 /// A printable name for the scope of `type` ("global", "shared", ...).
 StringRef getScopeName(Type type);
 
+/// True for the float8 element types tile programs store and convert
+/// (f8E4M3FN, f8E5M2, f8E8M0FNU) but do not compute on: the element type
+/// of `type`, or of a memref.
+bool isStoredFloat8(Type type);
+
 } // namespace tile
 } // namespace mlir
 

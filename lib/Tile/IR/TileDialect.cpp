@@ -10,6 +10,7 @@
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -52,6 +53,13 @@ bool mlir::tile::isInScope(Type type, MemoryScope scope) {
     return false;
   auto s = dyn_cast_or_null<MemoryScopeAttr>(memref.getMemorySpace());
   return s && s.getValue() == scope;
+}
+
+bool mlir::tile::isStoredFloat8(Type type) {
+  Type e = getElementTypeOrSelf(type);
+  if (auto m = dyn_cast<MemRefType>(type))
+    e = m.getElementType();
+  return isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(e);
 }
 
 bool mlir::tile::isGlobal(Type type) {

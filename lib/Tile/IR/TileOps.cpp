@@ -238,12 +238,6 @@ LogicalResult KernelOp::verify() {
   // Float8 values are loaded, stored, copied and converted, and read by
   // gemms; nothing computes on them (LLVM has no fp8 type), so arithmetic
   // on them is refused here rather than left for LLVM to fail on.
-  auto isFloat8 = [](Type t) {
-    Type e = getElementTypeOrSelf(t);
-    if (auto m = dyn_cast<MemRefType>(t))
-      e = m.getElementType();
-    return isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(e);
-  };
   auto computesOnFloat8 = [&](Operation *op) {
     StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
                                          : StringRef();
@@ -254,8 +248,8 @@ LogicalResult KernelOp::verify() {
                          arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
                          arith::UIToFPOp, arith::FPToSIOp, arith::FPToUIOp>(
                         op));
-    return compute && (llvm::any_of(op->getOperandTypes(), isFloat8) ||
-                       llvm::any_of(op->getResultTypes(), isFloat8));
+    return compute && (llvm::any_of(op->getOperandTypes(), isStoredFloat8) ||
+                       llvm::any_of(op->getResultTypes(), isStoredFloat8));
   };
   WalkResult bits = getBody().walk([&](Operation *op) -> WalkResult {
     if (computesOnFloat8(op)) {

@@ -32,11 +32,6 @@ using namespace mlir::tile;
 
 namespace {
 
-bool isFp8(Type t) {
-  return isa<Float8E4M3FNType, Float8E5M2Type, Float8E8M0FNUType>(
-      getElementTypeOrSelf(t));
-}
-
 /// The unsigned integer type of `t`'s width (for uitofp / fptoui sides).
 Type unsignedOf(Type t) {
   auto it = cast<IntegerType>(getElementTypeOrSelf(t));
@@ -73,8 +68,8 @@ struct TileLegalizeConversionsPass
         conversions.push_back(op);
       else if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
                    arith::UIToFPOp>(op) &&
-               (isFp8(op->getOperand(0).getType()) ||
-                isFp8(op->getResult(0).getType())))
+               (isStoredFloat8(op->getOperand(0).getType()) ||
+                isStoredFloat8(op->getResult(0).getType())))
         conversions.push_back(op);
     });
     for (Operation *op : conversions) {
