@@ -325,6 +325,10 @@ LogicalResult KernelLowering::lowerCallExtern(CallExternOp op, OpBuilder &b,
       return ptr;
     return LLVM::AddrSpaceCastOp::create(b, loc, generic, ptr);
   };
+  // A private buffer's address as the callee's generic pointer: an alloca
+  // in the generic address space (NVVM's private allocas) already has a
+  // generic address; one in the private space is an offset into local
+  // memory that cvta.local makes generic.
   auto privatePtr = [&](Value memref, Value linear, Type elem) -> Value {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
     Value addr = arith::AddIOp::create(
@@ -332,7 +336,10 @@ LogicalResult KernelLowering::lowerCallExtern(CallExternOp op, OpBuilder &b,
         arith::MulIOp::create(b, loc, linear,
                               cIdx(b, loc, elementBytes(elem))));
     Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
-    return toGeneric(LLVM::IntToPtrOp::create(b, loc, local, i64));
+    bool inPrivateSpace =
+        cast<MemRefType>(memref.getType()).getMemorySpace() != nullptr;
+    return toGeneric(LLVM::IntToPtrOp::create(
+        b, loc, inPrivateSpace ? local : generic, i64));
   };
   SmallVector<Value> args;
   SmallVector<Type> types;
