@@ -171,13 +171,15 @@ def _unsupported(name: str) -> NotSupportedByTileLangMLIR:
 
 def _extras() -> dict:
     """T names of TileLang that the compat route adds to the T namespace:
-    the layout helpers of TileLang's tensor-core code and the TVM expression
-    types programs check values against."""
+    the layout helpers of TileLang's tensor-core code, the TVM expression
+    types programs check values against and the expression nodes they build
+    (T.And, T.Max, T.FloorDiv, ...)."""
     from . import intrinsics, tvm_tir
 
     out = {n: getattr(intrinsics, n) for n in intrinsics.__all__}
     out.update(PrimExpr=tvm_tir.PrimExpr, IntImm=tvm_tir.IntImm, FloatImm=tvm_tir.FloatImm,
                Any=__import__("typing").Any)
+    out.update({n: getattr(tvm_tir, n) for n in tvm_tir.EXPR_BUILDERS})
     return out
 
 

@@ -79,10 +79,9 @@ def _table(*groups) -> Dict[str, str]:
 # --- tilelang.language (T.*) -------------------------------------------------
 
 LANGUAGE = _table(
-    (TVM_EXPR_NODE, """Add And BufferLoad Call CallEffectKind CommReducer Div EQ FloorDiv
-        FloorMod GE GT IterVar LE LT Let Max Min Mod Mul NE Not Or ProducerLoad Reduce Range
-        SizeVar StringImm Sub"""),
-    (TVM_BUILDER, """Assert If Then Else While axis bind block_name_suffix_context buffer
+    (TVM_EXPR_NODE, """BufferLoad Call CallEffectKind CommReducer IterVar Let ProducerLoad
+        Reduce Range SizeVar StringImm"""),
+    (TVM_BUILDER, """Assert axis bind block_name_suffix_context buffer
         buffer_decl buffer_store buffer_var decl_buffer env_thread func_name
         func_ret init iter_var match_buffer reads writes sblock
         sblock_alloc_buffer sblock_attr target arg handle type_annotation void index_map

@@ -1,7 +1,9 @@
 """`tvm.tir` / `tvm.tirx` as TileLang programs use them on the host:
 `const(value, dtype)`, `IntImm(dtype, value)`, `FloatImm(dtype, value)`,
 `Var(name, dtype)` and the checks `isinstance(x, PrimExpr / IntImm /
-FloatImm / Var / Call)`; `Shuffle` is T.Shuffle.
+FloatImm / Var / Call)`; `Shuffle` is T.Shuffle; the expression nodes
+`Add` ... `GE`, `And`, `Or`, `Not` build the expression they name (also as
+T.Add and so on, as TileLang's T re-exports them).
 
 What they match: `PrimExpr` every value of a tile program (index
 expressions, typed scalars, buffer elements, comparisons), the constants
@@ -19,6 +21,7 @@ namespace's, as TileLang's T re-exports them."""
 from __future__ import annotations
 
 import builtins
+import operator
 
 from ..base import dtypes as dt
 from ..base.signature import SymbolicDim
@@ -205,6 +208,90 @@ def any(*args, span=None):  # noqa: A001 (TVM's name)
     return _boolean("or", *args) if len(args) > 1 else args[0]
 
 
+def _is_float(x) -> bool:
+    if isinstance(x, float):
+        return True
+    d = getattr(x, "dtype", None)
+    return bool(getattr(d, "is_float", False)) or (isinstance(d, str) and
+                                                    dt.as_dtype(d).is_float)
+
+
+def _trunc_div(a, b):
+    """TVM's Div: C's division (toward zero) of integers, `/` of floats."""
+    if _is_float(a) or _is_float(b):
+        return a / b
+    if isinstance(a, int) and isinstance(b, int):
+        if b == 0:
+            raise ZeroDivisionError("tvm.tir.Div: integer division by zero")
+        q = builtins.abs(a) // builtins.abs(b)
+        return q if (a < 0) == (b < 0) else -q
+    import tilelang_mlir.language as T
+
+    return T.truncdiv(a, b)
+
+
+def _trunc_mod(a, b):
+    """TVM's Mod: the remainder of C's division (the sign of a); fmod of floats."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b * _trunc_div(a, b)
+    import tilelang_mlir.language as T
+
+    return T.truncmod(a, b)
+
+
+def _minmax(pick):
+    def apply(a, b):
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return pick(a, b)
+        import tilelang_mlir.language as T
+
+        return (T.min if pick is builtins.min else T.max)(a, b)
+    return apply
+
+
+def _floor(op):
+    def apply(a, b):
+        import tilelang_mlir.language as T
+
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return a // b if op == "div" else a % b
+        return T.floordiv(a, b) if op == "div" else T.floormod(a, b)
+    return apply
+
+
+def _node(name: str, fn, doc: str):
+    """TVM's expression node `name` as a builder: tvm.tir.Add(a, b) is a + b
+    (inside a tile program a value of the program, outside it a Python
+    number or symbolic size)."""
+    def build(a, b, span=None):
+        return fn(a, b)
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"{doc} (TVM's tir.{name})."
+    return build
+
+
+Add = _node("Add", operator.add, "a + b")
+Sub = _node("Sub", operator.sub, "a - b")
+Mul = _node("Mul", operator.mul, "a * b")
+Div = _node("Div", _trunc_div, "a / b: integers divided toward zero (C), floats exactly")
+Mod = _node("Mod", _trunc_mod, "the remainder of Div (the sign of a; fmod of floats)")
+FloorDiv = _node("FloorDiv", _floor("div"), "a // b, rounded toward minus infinity")
+FloorMod = _node("FloorMod", _floor("mod"), "a % b with the sign of b")
+Min = _node("Min", _minmax(builtins.min), "the smaller of a and b")
+Max = _node("Max", _minmax(builtins.max), "the larger of a and b")
+EQ = _node("EQ", operator.eq, "a == b")
+NE = _node("NE", operator.ne, "a != b")
+LT = _node("LT", operator.lt, "a < b")
+LE = _node("LE", operator.le, "a <= b")
+GT = _node("GT", operator.gt, "a > b")
+GE = _node("GE", operator.ge, "a >= b")
+
+# The expression builders programs write as T.X or tvm.tir.X (compat adds
+# them to the T namespace).
+EXPR_BUILDERS = ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ",
+                 "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not")
+
+
 def const(value, dtype=None, span=None):
     """A constant of `dtype` (inferred from `value` when omitted, as TVM
     does: int32 / int64, float32, bool)."""
@@ -239,5 +326,5 @@ def __getattr__(name):
                                                     f"and passes: {TVM_ANALYSIS}"))
 
 
-__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var", "Call", "And", "Or", "Not", "all",
-           "any"]
+__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var", "Call", "all", "any",
+           *EXPR_BUILDERS]

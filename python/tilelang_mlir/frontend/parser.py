@@ -41,16 +41,46 @@ class _Return(Exception):
         self.value = value
 
 
+RUNTIME_IF = "runtime `if`"
+LOOPS = ("loop", "`while` loop", "T.Parallel loop", "T.Pipelined loop", "T.Persistent loop")
+
+
+class _Stale:
+    """A name rebound inside a runtime `if` or a loop that bound it outside,
+    as read after that statement: TileLang binds such an assignment for the
+    rest of the branch or trip only (TVMScript scoping) and reads the value
+    from before the statement afterwards, which a program meaning the
+    branch's value would get wrong without a word; reading it is an error
+    here."""
+
+    def __init__(self, name: str, node: ast.AST, what: str):
+        self.name, self.node, self.what = name, node, what
+
+
 class Scope:
-    """A block of the program. Loop and runtime-`if` bodies are barriers:
-    names bound outside cannot be rebound inside them (the IR is SSA; a
-    value that changes across iterations lives in a T.alloc_var)."""
+    """A block of the program. Loop and runtime-`if` bodies are barriers: a
+    runtime `if` may rebind a name bound outside for the rest of its branch
+    (TileLang's scoping), a loop only where its body has not read the name
+    before (the IR is SSA: a value that changes across iterations lives in a
+    T.alloc_var); after the statement the name cannot be read (_Stale)."""
 
     def __init__(self, parent: Optional["Scope"], barrier: bool = False, what: str = ""):
         self.parent = parent
         self.vars: Dict[str, Any] = {}
         self.barrier = barrier
         self.what = what
+        # names this block rebinds for itself (they are stale after the
+        # runtime `if` around it), and those of the `if` bodies it holds
+        # (made stale when that `if` statement ends)
+        self.shadowed: Dict[str, ast.AST] = {}
+        self.stale_after_if: Dict[str, ast.AST] = {}
+        # names bound outside a loop that its body has read (it cannot
+        # rebind them: the next trip would read the value from before the loop)
+        self.outer_reads: set = set()
+
+    @property
+    def loop(self) -> bool:
+        return self.barrier and self.what in LOOPS
 
     def lookup(self, name: str):
         scope = self
@@ -113,16 +143,56 @@ class Parser:
     @contextlib.contextmanager
     def child_scope(self, barrier: bool, what: str):
         saved = self.scope
-        self.scope = Scope(saved, barrier, what)
+        self.scope = child = Scope(saved, barrier, what)
         try:
             yield self.scope
         finally:
             self.scope = saved
+            if child.shadowed:
+                if what == RUNTIME_IF:  # stale once the whole `if` ends
+                    saved.stale_after_if.update(child.shadowed)
+                elif child.barrier:
+                    self._make_stale(child.shadowed, what)
+                else:
+                    saved.shadowed.update(child.shadowed)
+
+    def end_runtime_if(self) -> None:
+        """After a runtime `if`: the names its branches rebound for
+        themselves cannot be read (_Stale)."""
+        stale, self.scope.stale_after_if = self.scope.stale_after_if, {}
+        self._make_stale(stale, RUNTIME_IF)
+
+    def _make_stale(self, names: Dict[str, ast.AST], what: str) -> None:
+        for name, node in names.items():
+            try:
+                _, owner = self.scope.lookup(name)
+            except KeyError:
+                continue
+            self.scope.vars[name] = _Stale(name, node, what)
+            if owner is not self.scope:  # bound further out: stale there too
+                self.scope.shadowed[name] = node
+
+    def stale_error(self, node: ast.AST, stale: _Stale) -> TileLangError:
+        line = self.location_of(stale.node).line
+        where = "its branch" if stale.what == RUNTIME_IF else "its trip"
+        return self.error(node, f"{stale.name!r} is read after a {stale.what} that assigned it "
+                                f"(line {line}) but was defined before it: TileLang binds that "
+                                f"assignment for the rest of {where} only, so this would read "
+                                f"the value from before the {stale.what}; to carry the value "
+                                f"out, make it a variable: `{stale.name} = T.alloc_var(dtype)` "
+                                f"before the {stale.what}")
 
     def lookup(self, node: ast.Name):
         name = node.id
         try:
-            value, _ = self.scope.lookup(name)
+            value, owner = self.scope.lookup(name)
+            if isinstance(value, _Stale):
+                raise self.stale_error(node, value)
+            s = self.scope
+            while s is not owner:  # read across loops: they cannot rebind it
+                if s.loop:
+                    s.outer_reads.add(name)
+                s = s.parent
         except KeyError:
             if name in self.env:
                 value = self.env[name]
@@ -165,18 +235,31 @@ class Parser:
         if isinstance(current, Buffer) and current.scope == "var" and not isinstance(value, Buffer):
             current[()].store(value)
             return
-        if owner is not None and owner is not self.scope and is_runtime(value):
+        if owner is not None and owner is not self.scope:
             # Crossing a loop or runtime-if barrier?
-            s = self.scope
+            # A runtime `if` binds it for the rest of the branch (TileLang's
+            # scoping), and so does a loop whose body has not read it (each
+            # trip sees its own value); a loop that read it meant the value
+            # to carry from trip to trip.
+            s, shadow = self.scope, False
             while s is not owner:
-                if s.barrier:
-                    raise self.error(
-                        node, f"variable {name!r} is assigned inside a {s.what} but was "
-                        f"defined outside it; a value that changes at run time must live "
-                        f"in a buffer: `{name} = T.alloc_var(dtype)`")
+                if s.barrier and s.what == RUNTIME_IF:
+                    shadow = True
+                elif s.barrier and is_runtime(value):
+                    if not s.loop or name in s.outer_reads:
+                        raise self.error(
+                            node, f"variable {name!r} is assigned inside a {s.what} but was "
+                            f"defined outside it; a value that changes at run time must live "
+                            f"in a buffer: `{name} = T.alloc_var(dtype)`")
+                    shadow = True
                 s = s.parent
-            owner.vars[name] = value
-            return
+            if shadow:
+                self.scope.vars[name] = value
+                self.scope.shadowed[name] = node
+                return
+            if is_runtime(value):
+                owner.vars[name] = value
+                return
         self.scope.vars[name] = value
 
     # -- statements ----------------------------------------------------------------
@@ -442,13 +525,14 @@ class Parser:
         if_op = scf.IfOp(c.value, [], has_else=bool(node.orelse))
         from .. import ir
 
-        with ir.InsertionPoint(if_op.then_block), self.child_scope(True, "runtime `if`"):
+        with ir.InsertionPoint(if_op.then_block), self.child_scope(True, RUNTIME_IF):
             self.visit_body(node.body)
             scf.YieldOp([])
         if node.orelse:
-            with ir.InsertionPoint(if_op.else_block), self.child_scope(True, "runtime `if`"):
+            with ir.InsertionPoint(if_op.else_block), self.child_scope(True, RUNTIME_IF):
                 self.visit_body(node.orelse)
                 scf.YieldOp([])
+        self.end_runtime_if()
 
     def role_if(self, node: ast.If, cond, avail) -> None:
         """`if` on a thread range: its threads (of `avail`, those the branches
@@ -624,6 +708,8 @@ class Parser:
         from ..language.kernel import KernelLaunch
         from ..language.roles import WarpgroupRole
 
+        if self.tir_frame(node):
+            return
         if len(node.items) != 1:
             raise self.error(node, "`with` takes one T.Kernel(...) or T.ws(...)")
         item = node.items[0]
@@ -651,6 +737,79 @@ class Parser:
                 self.bind_loop_target(item.optional_vars, indices)
             self.visit_body(node.body)
 
+    def _frame_of(self, item: ast.withitem):
+        """The TIR frame class (T.If, T.Then, T.Else, T.While) a `with` item
+        calls, or None; only the callee is evaluated."""
+        from ..language import tir
+
+        expr = item.context_expr
+        if not isinstance(expr, ast.Call):
+            return None
+        try:
+            fn = self.eval(expr.func)
+        except TileLangError:
+            return None
+        if isinstance(fn, type) and issubclass(fn, tir._Frame):
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, f"`with T.{fn.name}(...)` binds no name")
+            return fn
+        return None
+
+    def _frame_condition(self, call: ast.Call, name: str) -> ast.expr:
+        args = [a for a in call.args]
+        kwargs = [k for k in call.keywords if k.arg != "span"]
+        if len(args) != 1 or kwargs:
+            raise self.error(call, f"T.{name} takes one condition")
+        return args[0]
+
+    def tir_frame(self, node: ast.With) -> bool:
+        """TVM's builder frames (language/tir.py: _Frame) as the `if` and
+        `while` statements they stand for; False for any other `with`."""
+        from ..language import tir
+
+        frames = [self._frame_of(item) for item in node.items]
+        if not any(frames):
+            return False
+        first = node.items[0].context_expr
+        if frames[0] in (tir.Then, tir.Else):
+            raise self.error(first, f"`with T.{frames[0].name}()` goes directly inside "
+                                    "`with T.If(...)`")
+        if frames[0] is tir.While:
+            if len(frames) != 1:
+                raise self.error(node, "`with T.While(...)` stands alone in its `with`")
+            loop = ast.While(test=self._frame_condition(first, "While"), body=node.body,
+                             orelse=[])
+            self.stmt_While(ast.copy_location(loop, node))
+            return True
+        if frames[0] is not tir.If:
+            raise self.error(node, "`with` takes one T.Kernel(...) or T.ws(...)")
+        test = self._frame_condition(first, "If")
+        if frames[1:] == [tir.Then]:  # with T.If(c), T.Then(): body
+            body, orelse = node.body, []
+        elif len(frames) == 1:
+            body = orelse = None
+            for stmt in node.body:
+                if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and
+                                                  isinstance(stmt.value, ast.Constant)):
+                    continue
+                kind = (self._frame_of(stmt.items[0]) if isinstance(stmt, ast.With) and
+                        len(stmt.items) == 1 else None)
+                if kind is tir.Then and body is None and orelse is None:
+                    body = stmt.body
+                elif kind is tir.Else and body is not None and orelse is None:
+                    orelse = stmt.body
+                else:
+                    raise self.error(stmt, "the body of `with T.If(...)` is `with T.Then():` "
+                                           "and, after it, `with T.Else():`")
+            if body is None:
+                raise self.error(node, "`with T.If(...)` has no `with T.Then():`")
+            orelse = orelse or []
+        else:
+            raise self.error(node, "`with T.If(...)` is alone in its `with` or followed by "
+                                   "T.Then()")
+        self.stmt_If(ast.copy_location(ast.If(test=test, body=body, orelse=orelse), node))
+        return True
+
     # -- expressions ------------------------------------------------------------------
     def eval(self, node: ast.expr):
         handler = getattr(self, "expr_" + type(node).__name__, None)
@@ -668,6 +827,8 @@ class Parser:
                 value, _ = self.scope.lookup(name)
             except KeyError:
                 continue
+            if isinstance(value, _Stale):
+                raise self.stale_error(node, value)
             if is_runtime(value):
                 raise self.error(node, f"unsupported expression "
                                        f"({type(node).__name__}) on runtime value {name!r}")

@@ -69,7 +69,7 @@ from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane
                    sync_warp, syncthreads_and, syncthreads_count, syncthreads_or, thread_return,
                    warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max, warp_reduce_min,
                    warp_reduce_sum)
-from .tir import (Broadcast, PrimExpr, Ramp, Shuffle, address_of, assume, attr, call_extern,
+from .tir import (Broadcast, Else, If, PrimExpr, Then, While, Ramp, Shuffle, address_of, assume, attr, call_extern,
                   call_intrin, call_pure_extern, comm_reducer, dp4a, evaluate, extract_lane,
                   func_attr,
                   get_let_value, has_let_value, import_source, let, make_tensor,

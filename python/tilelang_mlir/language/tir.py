@@ -467,6 +467,67 @@ class Shuffle(metaclass=_ShuffleType):  # noqa: N801 (TVM's name)
         return Vector(out)
 
 
+class _Frame:
+    """TVM's TIR builder frames as TileLang programs write them:
+
+        with T.If(cond):            with T.If(cond), T.Then():
+            with T.Then(): ...          ...
+            with T.Else(): ...      with T.While(cond): ...
+
+    the program's `if` / `while` under TVM's names. The parser reads them
+    where they stand in a `with` statement (frontend/parser.py); anywhere
+    else they are an error."""
+
+    name = ""
+
+    def __enter__(self):
+        raise _unsupported(f"T.{self.name}() outside a `with` statement of a tile program",
+                           "TVM's TIR frames are parsed in `with T.If(...)` / `with T.Then()` "
+                           "/ `with T.Else()` / `with T.While(...)` only")
+
+    def __exit__(self, *exc):
+        return False
+
+
+class If(_Frame):  # noqa: N801 (TVM's name)
+    """`with T.If(cond):` holding `with T.Then():` and, after it, `with
+    T.Else():` (or `with T.If(cond), T.Then():`): the program's `if`."""
+
+    name = "If"
+
+    def __init__(self, condition, span=None):
+        self.condition = condition
+
+
+class Then(_Frame):  # noqa: N801 (TVM's name)
+    """`with T.Then():` directly inside `with T.If(cond):`: the branch taken
+    where cond holds."""
+
+    name = "Then"
+
+    def __init__(self, span=None):
+        pass
+
+
+class Else(_Frame):  # noqa: N801 (TVM's name)
+    """`with T.Else():` after `with T.Then():` inside `with T.If(cond):`:
+    the branch taken where cond does not hold."""
+
+    name = "Else"
+
+    def __init__(self, span=None):
+        pass
+
+
+class While(_Frame):  # noqa: N801 (TVM's name)
+    """`with T.While(cond):`: the program's `while cond:` loop."""
+
+    name = "While"
+
+    def __init__(self, condition, span=None):
+        self.condition = condition
+
+
 def extract_lane(vector, lane):
     """Lane `lane` (a compile-time integer) of a vector value. Outside a
     program, of a tvm.tir.Var of a vector dtype, the expression of that lane
@@ -563,7 +624,7 @@ broadcast = Broadcast
 ramp = Ramp
 
 
-__all__ = ["call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
+__all__ = ["If", "Then", "Else", "While", "call_extern", "call_intrin", "call_pure_extern", "import_source", "attr",
            "evaluate", "comm_reducer", "tvm_thread_allreduce", "make_tensor",
            "assume", "dp4a", "let", "has_let_value",
            "get_let_value", "func_attr", "PrimExpr", "Ramp", "Broadcast", "Shuffle",

@@ -698,7 +698,7 @@ def _encode_e2m1(x):
 def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
     """Turns any value (Python number, index expression, load) into a
     Scalar, converted to `dtype` when given."""
-    if isinstance(x, HostExpr):
+    if isinstance(x, (HostExpr, Equality)):
         x = _unwrap_ref(x)
     if isinstance(x, (BufferRef, Buffer)):
         x = x.load()

@@ -499,3 +499,145 @@ def test_element_reads_carry_their_dtype_and_reinterpret_takes_both_orders(targe
     np.testing.assert_array_equal(c.cpu().numpy(), want)
     np.testing.assert_array_equal(d.cpu().numpy(), b.view(np.int8))
     _compiles_for_gpus(unpack)
+
+
+# ---------------------------------------------------------------------------
+# TVM's expression nodes (T.And ... T.GE) and TIR frames (T.If / T.Then /
+# T.Else / T.While), as TileOPs' kernels write them
+# ---------------------------------------------------------------------------
+
+
+def test_expression_nodes_in_a_kernel(compat_route, target, rng):
+    import tilelang.language as TL
+    from tilelang import tvm
+
+    n = 64
+    # tvm.tir.X is T.X
+    assert tvm.tir.FloorDiv is TL.FloorDiv and tvm.tir.And is TL.And
+
+    @TL.prim_func
+    def nodes(A: TL.Tensor((n,), TL.int32), B: TL.Tensor((n,), TL.int32),
+              C: TL.Tensor((8, n), TL.int32), F: TL.Tensor((n,), TL.float32)):
+        with TL.Kernel(1, threads=n) as _:
+            for i in TL.Parallel(n):
+                a, b = A[i], B[i]
+                C[0, i] = TL.Add(a, TL.Mul(b, 3)) - TL.Sub(a, 1)
+                C[1, i] = TL.Div(a, b)          # toward zero
+                C[2, i] = TL.Mod(a, b)          # the sign of a
+                C[3, i] = TL.FloorDiv(a, b)     # toward minus infinity
+                C[4, i] = TL.FloorMod(a, b)     # the sign of b
+                C[5, i] = TL.Max(a, b) * 1000 + TL.Min(a, b)
+                C[6, i] = TL.if_then_else(TL.And(TL.GT(a, 0), TL.Not(TL.EQ(b, 2))), 1, 0) + \
+                    TL.if_then_else(TL.Or(TL.LE(a, -5), TL.NE(a, a)), 10, 0) + \
+                    TL.if_then_else(TL.GE(b, 3), 100, 0) + TL.if_then_else(TL.LT(a, b), 1000, 0)
+                C[7, i] = TL.Div(n, 7) + TL.Mod(-n, 7) * 100   # constants fold on the host
+                F[i] = TL.Div(TL.cast(a, TL.float32), 4.0)    # floats divide exactly
+
+    a = rng.integers(-40, 40, n).astype(np.int32)
+    b = rng.integers(1, 9, n).astype(np.int32) * rng.choice([-1, 1], n).astype(np.int32)
+    dev = _device(target)
+    A, B = torch.tensor(a, device=dev), torch.tensor(b, device=dev)
+    C = torch.zeros((8, n), dtype=torch.int32, device=dev)
+    F = torch.zeros(n, dtype=torch.float32, device=dev)
+    tl.compile(nodes, target=target)(A, B, C, F)
+    trunc = np.trunc(a / b).astype(np.int32)
+    want = np.stack([
+        a + 3 * b - (a - 1), trunc, a - b * trunc, a // b, a % b,
+        np.maximum(a, b) * 1000 + np.minimum(a, b),
+        ((a > 0) & (b != 2)) * 1 + (a <= -5) * 10 + (b >= 3) * 100 + (a < b) * 1000,
+        np.full(n, 9 + (-1) * 100)])
+    np.testing.assert_array_equal(C.cpu().numpy(), want)
+    np.testing.assert_array_equal(F.cpu().numpy(), a.astype(np.float32) / 4)
+    if target == "cpu":
+        _compiles_for_gpus(nodes)
+
+
+def test_expression_nodes_on_the_host(compat_route):
+    from tilelang import tvm
+
+    tir = tvm.tir
+    assert tir.Div(-7, 2) == -3 and tir.Mod(-7, 2) == -1
+    assert tir.FloorDiv(-7, 2) == -4 and tir.FloorMod(-7, 2) == 1
+    assert tir.Div(7.0, 2) == 3.5 and tir.Max(3, 9) == 9 and tir.Min(3, 9) == 3
+    assert tir.And(True, False) is False and tir.Not(False) is True
+    assert tir.Div(10**18 + 1, 3) == (10**18 + 1) // 3  # exact, not through a float
+    with pytest.raises(ZeroDivisionError, match="tvm.tir.Div"):
+        tir.Div(1, 0)
+
+
+def _frames(TL, n):
+    @TL.prim_func
+    def frames(A: TL.Tensor((n,), TL.float32), B: TL.Tensor((n,), TL.float32),
+               S: TL.Tensor((n,), TL.int32)):
+        with TL.Kernel(1, threads=n) as _:
+            for i in TL.Parallel(n):
+                with TL.If(i < n // 2):
+                    with TL.Then():
+                        B[i] = A[i] * 2.0
+                    with TL.Else():
+                        with TL.If(i % 2 == 0), TL.Then():
+                            B[i] = -A[i]
+                        with TL.If(i % 2 == 1):
+                            with TL.Then():
+                                with TL.If(A[i] > 0.0):
+                                    with TL.Then():
+                                        B[i] = A[i] + 100.0
+                                    with TL.Else():
+                                        B[i] = 7.0
+                k = TL.alloc_var(TL.int32, 0)
+                with TL.While(k * k < i):
+                    k = k + 1
+                S[i] = k
+
+    return frames
+
+
+def test_tir_frames_if_then_else_while(compat_route, target, rng):
+    import tilelang.language as TL
+
+    n = 64
+    a = rng.standard_normal(n).astype(np.float32)
+    dev = _device(target)
+    A = torch.tensor(a, device=dev)
+    B = torch.zeros(n, dtype=torch.float32, device=dev)
+    S = torch.zeros(n, dtype=torch.int32, device=dev)
+    program = _frames(TL, n)
+    tl.compile(program, target=target)(A, B, S)
+    i = np.arange(n)
+    want = np.where(i < n // 2, a * 2, np.where(i % 2 == 0, -a, np.where(a > 0, a + 100, 7)))
+    np.testing.assert_allclose(B.cpu().numpy(), want.astype(np.float32), rtol=1e-6)
+    np.testing.assert_array_equal(S.cpu().numpy(), np.ceil(np.sqrt(i)).astype(np.int32))
+    if target == "cpu":
+        _compiles_for_gpus(program)
+
+
+def test_tir_frame_misuse_is_an_error(compat_route):
+    import tilelang.language as TL
+
+    @TL.prim_func
+    def stray_then(B: TL.Tensor((4,), TL.int32)):
+        with TL.Kernel(1, threads=4) as _:
+            with TL.Then():
+                B[0] = 1
+
+    @TL.prim_func
+    def else_first(B: TL.Tensor((4,), TL.int32)):
+        with TL.Kernel(1, threads=4) as _:
+            with TL.If(B[0] > 0):
+                with TL.Else():
+                    B[0] = 1
+
+    @TL.prim_func
+    def no_then(B: TL.Tensor((4,), TL.int32)):
+        with TL.Kernel(1, threads=4) as _:
+            with TL.If(B[0] > 0):
+                B[0] = 1
+
+    for program, match in ((stray_then, r"T.Then\(\)` goes directly inside"),
+                           (else_first, r"is `with T.Then\(\):` and, after it"),
+                           (no_then, r"is `with T.Then\(\):` and, after it")):
+        with pytest.raises(TileLangError, match=match):
+            tl.compile(program, target="cpu")
+    with pytest.raises(TileLangError, match=r"T.If\(\) outside a `with` statement"):
+        with TL.If(True):
+            pass

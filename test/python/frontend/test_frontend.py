@@ -265,6 +265,72 @@ def test_runtime_reassignment_in_loop_is_rejected():
         tl.compile(main, target="cpu")
 
 
+def test_rebinding_in_a_branch_or_trip_holds_there(target, rng):
+    """TileLang's scoping: a name bound before a runtime `if` (or a loop
+    whose body has not read it) and assigned inside holds the new value for
+    the rest of that branch (trip); reading it after the statement is an
+    error naming both lines, never the stale value."""
+    n = 32
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"),
+             C: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=n) as bx:
+            for i in T.serial(n):
+                x = A[i]
+                if A[i] > 0.0:
+                    x = A[i] * 10.0
+                    if A[i] > 1.0:
+                        x = x + 1.0
+                        B[i] = x
+                    else:
+                        B[i] = x
+                else:
+                    B[i] = x - 1.0
+            y = A[0]
+            for i in T.serial(n):
+                y = A[i] * 2.0
+                C[i] = y + 1.0
+
+    x = rng.standard_normal(n).astype(np.float32)
+    kernel = tl.compile(main, out_idx=[1, 2], target=target)
+    b, c = get(kernel(put(x, target)))
+    want = np.where(x > 0, np.where(x > 1, x * 10 + 1, x * 10), x - 1)
+    np.testing.assert_allclose(b, want.astype(np.float32), rtol=1e-6)
+    np.testing.assert_allclose(c, x * 2 + 1, rtol=1e-6)
+
+
+def test_reading_a_name_rebound_in_a_branch_or_trip_after_it_is_an_error():
+    @T.prim_func
+    def after_if(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = A[0]
+            if A[1] > 0.0:
+                if A[2] > 0.0:
+                    x = A[3]
+                A[4] = x
+            A[5] = x
+
+    @T.prim_func
+    def after_loop(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = A[0]
+            for i in T.serial(16):
+                x = A[i]
+            A[5] = x
+
+    with pytest.raises(TileLangError) as info:
+        tl.compile(after_if, target="cpu")
+    assert info.value.location.line == line_of(after_if.fn, "A[4] = x")
+    assert "'x' is read after a runtime `if` that assigned it (line " \
+        f"{line_of(after_if.fn, 'x = A[3]')})" in info.value.message
+    assert "x = T.alloc_var(dtype)" in info.value.message
+    with pytest.raises(TileLangError) as info:
+        tl.compile(after_loop, target="cpu")
+    assert info.value.location.line == line_of(after_loop.fn, "A[5] = x")
+    assert "read after a loop that assigned it" in info.value.message
+
+
 def test_tile_op_outside_kernel_is_rejected():
     @T.prim_func
     def main(A: T.Tensor((16,), "float32")):
