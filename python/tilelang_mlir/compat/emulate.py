@@ -158,6 +158,9 @@ def _patch_torch() -> None:
         setattr(torch.Tensor, name, wrap_factory(getattr(torch.Tensor, name)))
 
     torch.Tensor.cuda = lambda self, *a, **k: self
+    # Every tensor stands for one on the emulated GPU (libraries check
+    # x.is_cuda before they launch).
+    torch.Tensor.is_cuda = property(lambda self: True)
     orig_to = torch.Tensor.to
     orig_device = torch.device
 
