@@ -137,6 +137,8 @@ class CopyBuilder:
         eviction). `async_`: the copy is issued asynchronously (cp.async)
         and lands at a later T.ptx_wait_group (T.async_copy)."""
         self.require_kernel(what)
+        if self._copy_dynamic_region(src, dst, via, async_, what):
+            return
         sbuf, soff, sext = self._region(src, f"{what} source")
         dbuf, doff, dext = self._region(dst, f"{what} destination")
         if async_ and (sbuf.scope != "global" or dbuf.scope != "shared"):
@@ -208,6 +210,66 @@ class CopyBuilder:
                        dbuf.value, [o.materialize() for o in doff],
                        ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
                        **kwargs)
+
+    def _copy_dynamic_region(self, src, dst, via, async_, what: str) -> bool:
+        """A copy where a slice's extent is known only at run time
+        (`x[b, s0:s1, :]`, ragged chunks): element by element (a T.Parallel
+        loop) over the region of the more local side, as TileLang's copy
+        with any extents; a region of run-time extent there leaves the other
+        side's elements beyond it as they are. False where every extent is
+        static."""
+        if not any(isinstance(x, BufferRef) and x.dynamic_region() for x in (src, dst)):
+            return False
+        if via is not None or async_:
+            raise self.error(f"{what}: a region whose extent is known only at run time is "
+                             "copied element by element; a TMA or cp.async copy needs "
+                             "compile-time extents")
+
+        def sides(x, role):
+            if isinstance(x, Buffer):
+                return x, [(IndexExpr(0), to_index(d)) for d in x.shape]
+            if isinstance(x, BufferRef):
+                if len(x.items) != x.buffer.ndim:
+                    raise self.error(f"{what}: buffer {x.buffer.name!r} of rank "
+                                     f"{x.buffer.ndim} indexed with {len(x.items)} indices")
+                return x.buffer, x.bounds()
+            raise self.error(f"{what} {role} must be a buffer or a region of one, got "
+                             f"{_describe(x)}")
+
+        sbuf, sb = sides(src, "source")
+        dbuf, db = sides(dst, "destination")
+
+        def unit(e):
+            return e.is_const() and e.const == 1
+
+        s_axes = [k for k, (_, e) in enumerate(sb) if e is not None]
+        d_axes = [k for k, (_, e) in enumerate(db) if e is not None]
+        if len(s_axes) != len(d_axes):  # unit extents pair with nothing
+            s_axes = [k for k in s_axes if not unit(sb[k][1])]
+            d_axes = [k for k in d_axes if not unit(db[k][1])]
+        if len(s_axes) != len(d_axes):
+            raise self.error(f"{what}: the region of {sbuf.name!r} has "
+                             f"{len(s_axes)} sliced dimensions, the region of {dbuf.name!r} "
+                             f"{len(d_axes)}")
+        # TileLang's loop: over the region of the more local side (fragment
+        # or local, then shared, then global; the source's on a tie); global
+        # reads past the tensor are guarded as element accesses are.
+        def level(buf):
+            return 2 if buf.scope in ("fragment", "local", "var") else \
+                1 if buf.scope.startswith("shared") else 0
+
+        base_is_src = level(sbuf) >= level(dbuf)
+        extents = [sb[ks][1] if base_is_src else db[kd][1] for ks, kd in zip(s_axes, d_axes)]
+        from ..language.values import cast
+
+        with self.parallel(extents or [1]) as ivs:
+            sidx, didx = [o for o, _ in sb], [o for o, _ in db]
+            for k, iv in zip(s_axes, ivs):
+                sidx[k] = sidx[k].add(iv)
+            for k, iv in zip(d_axes, ivs):
+                didx[k] = didx[k].add(iv)
+            dbuf[tuple(didx)].store(cast(sbuf[tuple(sidx)].load(), dbuf.dtype))
+        return True
 
     def transpose(self, src, dst) -> None:
         """T.transpose: dst[..., j, i] = src[..., i, j] (a T.Parallel loop of

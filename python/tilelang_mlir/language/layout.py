@@ -238,6 +238,9 @@ class Fragment:
             elif forward_thread_fn is not None and forward_index_fn is not None:
                 thread = forward_thread_fn(*args)
                 index = forward_index_fn(*_fit(forward_index_fn, dims, args))
+            elif forward_thread_fn is not None:
+                thread = forward_thread_fn(*args)
+                index = _unused_index(self.shape, forward_thread_fn, self.replicate)
             else:
                 raise TileLangError("T.Fragment needs forward_fn, or forward_thread_fn and "
                                     "forward_index_fn")
@@ -268,6 +271,65 @@ class Fragment:
 
     def __repr__(self) -> str:
         return f"T.Fragment({self.shape}, {self.map})"
+
+
+def _unused_index(shape, thread_fn, replicate: int) -> "_Affine":
+    """TileLang's register index of a fragment given by its thread function
+    alone: the parts of the indices the thread does not depend on,
+    flattened in order (each index is unused, used, or split at a divisor
+    with one part used). Found by evaluating the function; a mapping of
+    another form is an error asking for forward_index_fn."""
+    import itertools
+
+    def thread_of(idx):
+        args = list(idx) + ([0] if replicate > 1 else [])
+        return int(thread_fn(*args))
+
+    points = list(itertools.product(*(range(n) for n in shape)))
+    threads = {p: thread_of(p) for p in points}
+
+    def depends_only_on(d, key):
+        """Whether the thread is the same for indices that agree elsewhere
+        and have the same key(index d)."""
+        seen = {}
+        for p, t in threads.items():
+            k = p[:d] + (key(p[d]),) + p[d + 1:]
+            if seen.setdefault(k, t) != t:
+                return False
+        return True
+
+    parts = []  # (affine text, range) of each unused part, in order
+    for d, n in enumerate(shape):
+        name = f"d{d}"
+        if depends_only_on(d, lambda v: 0):
+            parts.append((name, n))
+            continue
+        divisors = [k for k in range(1, n + 1) if n % k == 0]
+        low = max(k for k in divisors if depends_only_on(d, lambda v, k=k: v // k))
+        high = min(k for k in divisors if depends_only_on(d, lambda v, k=k: v % k))
+        if low > 1:  # the thread reads d // low: d mod low is free
+            parts.append((f"({name} mod {low})", low))
+        elif high < n:  # the thread reads d mod high: d floordiv high is free
+            parts.append((f"({name} floordiv {high})", n // high))
+    text, size = "0", 1
+    for part, n in parts:
+        text = part if text == "0" else f"({text} * {n} + {part})"
+        size *= n
+    # each (thread, index) must name one element
+    env = {}
+    for p, t in threads.items():
+        v = _eval_affine(text, p)
+        if env.setdefault((t, v), p) != p:
+            raise TileLangError("T.Fragment: the register index cannot be derived from "
+                                "forward_thread_fn (two elements would share a thread and an "
+                                "index); give forward_index_fn")
+    return _Affine(text)
+
+
+def _eval_affine(text: str, point) -> int:
+    expr = text.replace("floordiv", "//").replace("mod", "%")
+    return int(eval(expr, {"__builtins__": {}},  # noqa: S307 (our own text)
+                    {f"d{i}": v for i, v in enumerate(point)}))
 
 
 def _fit(fn, dims, args):

@@ -79,3 +79,50 @@ def test_copy_into_a_smaller_local_region_is_refused():
 def test_copy_extents_compile(chip):
     for program in (_global_to_global(), _global_to_wider_shared()):
         assert tl.compile(program, target=chip).get_kernel_source()
+
+
+B_, S_, D_, BS_ = 2, 100, 64, 32
+
+
+def _ragged_chunks():
+    """Chunks of BS_ rows of each sequence (its length in L) through shared
+    memory: the shared side's region has the run-time extent (rows past the
+    end stay as T.clear left them); then the chunk's rows from the global
+    region of run-time extent into the whole shared tile, which TileLang
+    copies over the shared tile (rows past the region come from the tensor,
+    zeros past its end)."""
+    @T.prim_func
+    def main(X: T.Tensor((B_, S_, D_), "float32"), L: T.Tensor((B_,), "int32"),
+             O: T.Tensor((B_, 4, BS_, D_), "float32"), P: T.Tensor((B_, 4, BS_, D_), "float32")):
+        with T.Kernel(4, B_, threads=128) as (c, b):
+            sh = T.alloc_shared((BS_, D_), "float32")
+            T.clear(sh)
+            start = c * BS_
+            end = T.min(start + BS_, L[b])
+            T.copy(X[b, start:end, :], sh[0:end - start, :])
+            T.copy(sh, O[b, c, :, :])
+            T.copy(X[b, start:end, 0:D_], sh)
+            T.copy(sh, P[b, c, :, :])
+
+    return main
+
+
+def test_regions_of_run_time_extent(target, rng):
+    x = rng.standard_normal((B_, S_, D_)).astype(np.float32)
+    lengths = np.array([70, 100], np.int32)
+    kernel = tl.compile(_ragged_chunks(), out_idx=[2, 3], target=target)
+    o, p = (get(v) for v in kernel(put(x, target), put(lengths, target)))
+    want_o = np.zeros((B_, 4, BS_, D_), np.float32)
+    want_p = np.zeros((B_, 4, BS_, D_), np.float32)
+    for b in range(B_):
+        for c in range(4):
+            s0, e = c * BS_, min(c * BS_ + BS_, lengths[b])
+            if e > s0:
+                want_o[b, c, :e - s0] = x[b, s0:e]
+            rows = x[b, s0:s0 + BS_]
+            want_p[b, c, :len(rows)] = rows
+    np.testing.assert_array_equal(o, want_o)
+    np.testing.assert_array_equal(p, want_p)
+    if target == "cpu":
+        for chip in ("cuda:sm_80", "cuda:sm_90a"):
+            tl.compile(_ragged_chunks(), out_idx=[2, 3], target=chip)

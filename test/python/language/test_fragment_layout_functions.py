@@ -112,3 +112,40 @@ def test_layout_on_threads_not_dividing_the_block():
     with pytest.raises(Exception, match="places elements on 48 threads, which does not divide "
                                         "the block's 128"):
         tl.compile(main, out_idx=[1], target="cuda:sm_90a")
+
+
+def _thread_only(thread_fn):
+    """Column sums of x (64 x 32) in a fragment given by its thread function
+    alone (TileLang derives the register index: the index parts the thread
+    does not read, in order)."""
+
+    @T.prim_func
+    def main(x: T.Tensor((64, 32), "float32"), out: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1, threads=64):
+            frag = T.alloc_fragment((64, 32), "float32")
+            T.annotate_layout({frag: T.Fragment((64, 32), forward_thread_fn=thread_fn)})
+            for i, j in T.Parallel(64, 32):
+                frag[i, j] = x[i, j] * 2.0
+            for i, j in T.Parallel(64, 32):
+                out[i, j] = frag[i, j] + 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("thread_fn", [lambda i, j: i, lambda i, j: i // 2 + j // 16 * 32,
+                                       lambda i, j: (i % 8) * 8 + j % 8],
+                         ids=["rows", "split", "mod"])
+def test_layout_from_the_thread_function_alone(target, rng, thread_fn):
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    kernel = tl.compile(_thread_only(thread_fn), out_idx=[1], target=target)
+    np.testing.assert_allclose(get(kernel(put(x, target))), x * 2 + 1, rtol=1e-6)
+    if target == "cpu":
+        tl.compile(_thread_only(thread_fn), out_idx=[1], target="cuda:sm_90a")
+
+
+def test_register_index_inferred_as_tilelang_does():
+    f = T.Fragment((64, 32), forward_thread_fn=lambda i, j: i // 2 + j // 16 * 32)
+    assert f.map.endswith("-> (((d0 floordiv 2) + ((d1 floordiv 16) * 32)), "
+                          "((d0 mod 2) * 16 + (d1 mod 16)))>"), f.map
+    with pytest.raises(tl.TileLangError, match="give forward_index_fn"):
+        T.Fragment((8, 8), forward_thread_fn=lambda i, j: (i + j) % 8)
