@@ -232,6 +232,12 @@ public:
           separate(op, state, group);
           merge(state, group);
         }
+        // A role of part of a warp (`if tx == 0:` writing a prefix sum into
+        // shared memory) cannot be synchronized by a barrier: none goes
+        // inside; its threads order their own accesses (one thread needs
+        // nothing), as in a branch whose condition differs between threads.
+        if (role.getNumThreads() % 32 != 0)
+          continue;
         int64_t outer = threads;
         threads = role.getNumThreads();
         run(role.getBody().front(), State());

@@ -724,6 +724,12 @@ class Parser:
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, "`with T.ws(...)` binds no name")
             lo, hi = self.builder.warpgroup_range(ctx.ids)
+            if self.builder.role_range == (lo, hi):
+                # inside a branch on exactly these threads (`if tx >= 128:
+                # with T.ws(1):`): the role is already open
+                with self.child_scope(True, "role"):
+                    self.visit_body(node.body)
+                return
             with self.builder.role(lo, hi, f"T.ws{tuple(ctx.ids)}"), \
                     self.child_scope(True, "role"):
                 self.visit_body(node.body)

@@ -108,6 +108,27 @@ func.func @budgets(%n: index) {
 
 // -----
 
+// An increase to fewer registers than the threads start with (TileLang's
+// 240 for the consumers of a 256-thread block, whose threads start at 256)
+// asks for what they have: it is dropped; the producer's decrease stays.
+// CHECK-LABEL: func.func @increase_below_entry
+// CHECK-NOT: nvvm.setmaxregister increase
+// CHECK: nvvm.setmaxregister decrease 24
+// CHECK-NOT: nvvm.setmaxregister increase
+func.func @increase_below_entry(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    tile.role threads(0 to 128) {
+      tile.set_max_nreg 240 increase
+    }
+    tile.role threads(128 to 256) {
+      tile.set_max_nreg 24
+    }
+  }
+  return
+}
+
+// -----
+
 // Per-thread cp.async (T.ptx_cp_async): each producer thread copies 8 f16
 // (16 bytes, cache-global) into the swizzled stage and arrives on the
 // barrier when its copies land (noinc); the consumer fences the async

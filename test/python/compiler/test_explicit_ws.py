@@ -316,13 +316,25 @@ def test_a_tile_op_under_a_thread_condition_that_is_not_a_role_is_an_error():
 def test_roles_do_not_nest_and_split_ranges_are_refused():
     @T.prim_func
     def nested(C: T.Tensor((64,), "float32")):
-        with T.Kernel(1, threads=256):
+        with T.Kernel(1, threads=384):
             tx = T.get_thread_binding()
-            if tx < 128:
+            if tx < 256:
                 with T.ws(0):
                     C[0] = 1.0
 
     assert "roles do not nest" in compile_error(nested)
+
+    # T.ws of exactly the threads of the branch it is in is that role
+    # (TileOPs' paged decode: `if tx >= 128: with T.ws(1):`)
+    @T.prim_func
+    def same(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            if tx >= 128:
+                with T.ws(1):
+                    C[tx - 128] = 1.0
+
+    assert tl.compile(same, target="cuda:sm_90a").get_kernel_source()
 
     @T.prim_func
     def split(C: T.Tensor((64,), "float32")):
@@ -354,6 +366,22 @@ def test_set_max_nreg_budgets_are_checked():
                 T.set_max_nreg(240, 1)
 
     assert "add up to 92160 registers, more than the 65536" in compile_error(too_many)
+
+    # An increase to fewer registers than the threads start with (240 in a
+    # 256-thread block, which starts at 256: TileLang's consumer hint) is
+    # dropped; the producer's decrease stays.
+    @T.prim_func
+    def below_entry(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.set_max_nreg(240, 1)
+                C[tx % 64] = 1.0
+            else:
+                T.set_max_nreg(24, 0)
+
+    ptx = tl.compile(below_entry, target="cuda:sm_90a").get_kernel_source()
+    assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+24;", ptx) and "setmaxnreg.inc" not in ptx
 
 
 def test_barrier_errors():

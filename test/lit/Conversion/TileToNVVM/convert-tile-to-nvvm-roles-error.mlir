@@ -60,17 +60,6 @@ func.func @register_budget(%n: index) {
   return
 }
 
-// -----
-
-func.func @increase_below_entry(%n: index) {
-  tile.kernel blocks(%bx) in (%n) threads(256) {
-    tile.role threads(0 to 128) {
-      // expected-error @+1 {{'tile.set_max_nreg' op raises the register budget to 200, below the 256 each of the block's 256 threads has at entry (use a decrease)}}
-      tile.set_max_nreg 200 increase
-    }
-  }
-  return
-}
 
 // -----
 

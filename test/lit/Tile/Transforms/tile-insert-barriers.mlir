@@ -297,3 +297,40 @@ func.func @varying_branch(%n: index, %end: index) {
   }
   return
 }
+
+// -----
+
+// A role of one thread (`if tx == 0:` computing a prefix sum in shared
+// memory, TileOPs' MoE permutation): its accesses follow each other in one
+// thread, and no barrier can synchronize part of a warp, so none goes
+// inside; the role is one op against the block's accesses around it.
+// CHECK-LABEL: func.func @single_thread_role
+// CHECK: tile.fill
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.role threads(0 to 1) {
+// CHECK-NEXT: scf.for
+// CHECK-NOT: tile.barrier
+// CHECK: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.copy
+func.func @single_thread_role(%B: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %s = tile.alloc_shared : memref<9xf32, #tile.scope<shared>>
+    tile.fill %s, %f : memref<9xf32, #tile.scope<shared>>, f32
+    tile.role threads(0 to 1) {
+      scf.for %e = %c0 to %c8 step %c1 {
+        %v = memref.load %s[%e] : memref<9xf32, #tile.scope<shared>>
+        %e1 = arith.addi %e, %c1 : index
+        memref.store %v, %s[%e1] : memref<9xf32, #tile.scope<shared>>
+      }
+    }
+    tile.copy %s[%c0] [8] to %B[%c0] [8] : memref<9xf32, #tile.scope<shared>> to memref<?xf32>
+  }
+  return
+}
