@@ -1040,6 +1040,10 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
                         "fragments take a T.Fragment, shared buffers T.make_swizzled_layout)")
                 self._remap_global(buf, layout)
                 continue
+            if isinstance(layout, Fragment) and buf.scope in ("local", "var"):
+                # a thread's own buffer: every thread holds all of it, which
+                # no thread mapping changes (TileLang lays out fragments only)
+                continue
             if isinstance(layout, Fragment) and buf.scope != "fragment":
                 raise self.error(f"a T.Fragment layout applies to fragments, {buf.name!r} is a "
                                  f"{buf.scope} buffer")

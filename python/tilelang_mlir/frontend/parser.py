@@ -23,7 +23,7 @@ from ..language import state
 from ..language.values import (Buffer, BufferRef, Equality, IndexExpr, LetVar, Scalar,
                                ThreadRange, Vector, cast,
                                _describe, binary, compare, is_runtime, logical, select,
-                               to_scalar, unary)
+                               to_index, to_scalar, unary)
 from .source import FunctionSource
 
 # T.unroll loops of at most this many trips are unrolled by the frontend.
@@ -670,6 +670,10 @@ class Parser:
                         self.assign(node.target, j)
                         self.visit_loop_body(node.body, exits)
                     return
+        if isinstance(it, loops.Serial) and it.annotation == "tile.vectorize" and \
+                getattr(self.builder, "async_scope", False):
+            self.async_copies(node, it)
+            return
         if isinstance(it, loops.Serial):
             with self.builder.serial(it.start, it.stop, it.step, it.annotation) as iv, \
                     self.child_scope(True, "loop"):
@@ -686,6 +690,55 @@ class Parser:
         for item in items:
             self.assign(node.target, item)
             self.visit_loop_body(node.body, exits)
+
+    def async_copies(self, node: ast.For, it) -> None:
+        """A T.vectorized loop inside `T.attr(..., "async_scope", 1)`: each
+        of its statements `S[..., f(v)] = G[..., g(v)]` (shared from global,
+        consecutive in v on both sides) is one cp.async of the loop's
+        elements by the executing thread, as TVM's InjectPTXAsyncCopy."""
+        what = "a T.vectorized loop in T.attr(..., 'async_scope', 1)"
+        bounds = [IndexExpr.lift(x) for x in (it.start, it.stop, it.step)]
+        if not all(x is not None and x.is_const() for x in bounds) or bounds[2].const != 1:
+            raise self.error(node.iter, f"{what} needs constant bounds and step 1")
+        n = bounds[1].const - bounds[0].const
+        if not isinstance(node.target, ast.Name) or node.orelse:
+            raise self.error(node, f"{what} binds one name")
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+                    isinstance(stmt.targets[0], ast.Subscript) and
+                    isinstance(stmt.value, ast.Subscript)):
+                raise self.error(stmt, f"{what} holds element copies `S[...] = G[...]` (from a "
+                                       "global tensor into shared memory) only; they are "
+                                       "issued as cp.async")
+
+            v = node.target.id
+
+            def uses(e):
+                return any(isinstance(x, ast.Name) and x.id == v for x in ast.walk(e))
+
+            def plus_v(e):  # `... + v` (v once, added)
+                if isinstance(e, ast.Name):
+                    return e.id == v
+                if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+                    return (plus_v(e.left) and not uses(e.right)) or \
+                        (plus_v(e.right) and not uses(e.left))
+                return False
+
+            for side, sub in (("destination", stmt.targets[0]), ("source", stmt.value)):
+                idx = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+                if any(uses(e) for e in idx[:-1]) or not plus_v(idx[-1]):
+                    raise self.error(sub, f"{what}: the {side}'s last index must add the loop's "
+                                          f"variable {v!r} (consecutive elements), the others "
+                                          "not use it")
+            with self.child_scope(False, "scope"):
+                self.scope.vars[v] = IndexExpr(bounds[0].const)
+                dst, src = self.eval(stmt.targets[0]), self.eval(stmt.value)
+            for ref, side in ((dst, "destination"), (src, "source")):
+                if not isinstance(ref, BufferRef):
+                    raise self.error(stmt, f"{what}: the {side} is not a buffer element")
+            with self.at(stmt):
+                self.builder.cp_async(self.builder.access_ptr(dst, "w"),
+                                      self.builder.access_ptr(src, "r"), n)
 
     def bind_loop_target(self, target: ast.expr, ivs) -> None:
         if isinstance(target, ast.Name):

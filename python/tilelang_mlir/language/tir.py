@@ -204,12 +204,37 @@ class _ReduceScope:
             builder.reducer = saved
 
 
+class _AsyncScope:
+    """`with T.attr(..., "async_scope", 1)`: TVM's asynchronous-copy scope.
+    Its element copies from a global tensor into shared memory, a
+    T.vectorized loop of 4, 8 or 16 bytes each, are issued as cp.async by
+    the executing thread (TVM's InjectPTXAsyncCopy); they land at
+    T.ptx_wait_group or arrive on a barrier through
+    T.cp_async_barrier_noinc."""
+
+    def __repr__(self):
+        return "T.attr(..., 'async_scope', 1)"
+
+    @contextlib.contextmanager
+    def __tile_scope__(self, builder):
+        saved = getattr(builder, "async_scope", False)
+        builder.async_scope = True
+        try:
+            yield
+        finally:
+            builder.async_scope = saved
+
+
 def attr(node, attr_key, value):
     """TVM's IR attribute statement. `with T.attr(T.comm_reducer(f, [id]),
     "reduce_scope", ...)` is the scope of a T.tvm_thread_allreduce with
-    reduction `f`; other keys are TVM IR and raise."""
+    reduction `f`; `with T.attr(..., "async_scope", 1)` issues the vectorized
+    global-to-shared copies of its body as cp.async (_AsyncScope); other keys
+    are TVM IR and raise."""
     if attr_key == "reduce_scope" and isinstance(node, CommReducer):
         return _ReduceScope(node)
+    if attr_key == "async_scope":
+        return _AsyncScope()
     raise _unsupported(f"T.attr (a TVM IR attribute, key {attr_key!r})",
                        "cross-thread reductions are T.reduce_sum / T.reduce_max on a fragment, "
                        "or T.warp_reduce_sum / ... on a thread's value")

@@ -529,3 +529,79 @@ def test_arrive_expect_tx_on_gpu(rng):
     b = torch.zeros(128, device="cuda")
     kernel(a, b)
     torch.testing.assert_close(b, (a * 2).flip(0) + 1)
+
+
+def _async_scope(rows=64):
+    """TVM's async_scope (TileLang's FlashMLA-style decode): each thread's
+    vectorized element copies from global into shared memory are cp.async,
+    landing on a barrier through T.cp_async_barrier_noinc; the row index
+    comes from a per-thread table."""
+
+    @T.prim_func
+    def main(A: T.Tensor((rows, 64), "float16"), Idx: T.Tensor((rows,), "int32"),
+             B: T.Tensor((rows, 64), "float16")):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_shared((rows, 64), "float16")
+            row_local = T.alloc_local((1,), "int32")
+            bar = T.alloc_barrier([128])
+            tx = T.get_thread_binding()
+            for r in T.serial(rows // 16):
+                row = r * 16 + tx // 8
+                row_local[0] = Idx[row]
+                with T.attr("default", "async_scope", 1):
+                    for v in T.vectorized(8):
+                        S[row, tx % 8 * 8 + v] = A[row_local[0], tx % 8 * 8 + v]
+            T.cp_async_barrier_noinc(bar[0])
+            T.barrier_wait(bar[0], 0)
+            for r in T.serial(rows // 16):
+                row = r * 16 + tx // 8
+                for v in T.vectorized(8):
+                    B[row, tx % 8 * 8 + v] = S[row, tx % 8 * 8 + v]
+
+    return main
+
+
+@pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
+def test_async_scope_copies_are_cp_async(arch):
+    ptx = tl.compile(_async_scope(), out_idx=[2], target=arch).get_kernel_source()
+    assert len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)) == 4
+    assert "cp.async.mbarrier.arrive.noinc" in ptx
+
+
+@pytest.mark.gpu
+def test_async_scope_on_gpu(rng):
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    idx = rng.permutation(64).astype(np.int32)
+    kernel = tl.compile(_async_scope(), out_idx=[2], target="cuda")
+    b = kernel(torch.tensor(a, device="cuda"), torch.tensor(idx, device="cuda"))
+    np.testing.assert_array_equal(b.cpu().numpy(), a[idx])
+
+
+def test_async_scope_takes_consecutive_element_copies_only():
+    @T.prim_func
+    def strided(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_shared((64, 64), "float16")
+            tx = T.get_thread_binding()
+            with T.attr("default", "async_scope", 1):
+                for v in T.vectorized(8):
+                    S[tx % 64, v * 2] = A[tx % 64, v * 2]
+
+    assert "the destination's last index must add the loop's variable 'v'" in \
+        compile_error(strided)
+
+
+def test_a_fragment_layout_on_a_local_buffer_changes_nothing(rng):
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            acc = T.alloc_local((1,), "float32")
+            T.annotate_layout({acc: T.Fragment(acc.shape, forward_thread_fn=lambda i: i)})
+            for i in T.Parallel(128):
+                acc[0] = A[i] * 3.0
+                B[i] = acc[0]
+
+    assert tl.compile(main, out_idx=[1], target="cuda:sm_90a").get_kernel_source()
+    a = rng.standard_normal(128).astype(np.float32)
+    b = tl.compile(main, out_idx=[1], target="cpu")(a)
+    np.testing.assert_allclose(b, a * 3, rtol=1e-6)
