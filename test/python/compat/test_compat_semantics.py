@@ -34,17 +34,31 @@ def test_slice_extent_over_a_loaded_offset():
     np.testing.assert_array_equal(o, np.concatenate([q[5:37], q[17 + 32:17 + 64]]))
 
 
-def test_slice_extent_still_must_be_static():
+def test_slice_extent_known_at_run_time():
+    """Q[cu[0]:cu[1], :] into a 32-row shared tile: the copy runs over the
+    more local side (TileLang's rule for any extents), so 32 rows from
+    cu[0] are read whatever cu[1] is; a region of run-time extent on the
+    shared side writes only its rows."""
     @T.prim_func
     def main(Q: T.Tensor((256, 4), "float32"), cu: T.Tensor((3,), "int32"),
-             O: T.Tensor((64, 4), "float32")):
+             O: T.Tensor((64, 4), "float32"), P: T.Tensor((64, 4), "float32")):
         with T.Kernel(2, threads=128) as bx:
             S = T.alloc_shared((32, 4), "float32")
-            T.copy(Q[cu[0]: cu[1], :], S)
+            T.copy(Q[cu[bx]: cu[bx + 1], :], S)
             T.copy(S, O[bx * 32, 0])
+            T.clear(S)
+            T.copy(Q[cu[bx]: cu[bx + 1], :], S[0:cu[bx + 1] - cu[bx], :])
+            T.copy(S, P[bx * 32, 0])
 
-    with pytest.raises(TileLangError, match="extent of slice 0 of 'Q' must be a compile-time"):
-        tl.compile(main, target="cpu")
+    rng = np.random.default_rng(1)
+    q = rng.random((256, 4), dtype=np.float32)
+    cu = np.array([5, 17, 40], dtype=np.int32)
+    o, p = np.zeros((64, 4), np.float32), np.zeros((64, 4), np.float32)
+    tl.compile(main, target="cpu")(q, cu, o, p)
+    np.testing.assert_array_equal(o, np.concatenate([q[5:37], q[17:49]]))
+    want = np.zeros((64, 4), np.float32)
+    want[:12], want[32:55] = q[5:17], q[17:40]
+    np.testing.assert_array_equal(p, want)
 
 
 def _atomic_in_parallel():
@@ -194,8 +208,11 @@ def test_slice_extent_over_a_var_and_a_longer_sum(rng):
             T.copy(X[lo: off + 16, :], S)
             T.copy(S, O[0, 0])
 
-    with pytest.raises(TileLangError, match="must be a compile-time constant"):
-        tl.compile(stored_between, target="cpu")
+    # a slice of run-time extent (5 + 16 - 3 = 18 rows) into the 16-row
+    # shared tile: TileLang copies over the more local side, rows 3 to 18
+    o = np.zeros((16, 4), np.float32)
+    tl.compile(stored_between, target="cpu")(x, o)
+    np.testing.assert_array_equal(o, x[3:19])
 
 
 def _ws_gemm(no_reg_alloc: bool):
