@@ -106,7 +106,7 @@ LANGUAGE = _table(
         ptx_wgmma_sp_ss ptx_mma_sm70 mma_fill mma_store alloc_descriptor alloc_wgmma_desc
         initialize_wgmma_descriptor increase_descriptor_offset compute_gmma_descriptor
         WGMMADescriptorParams wgmma_mma wgmma_gemm_sp warpgroup_arrive warpgroup_commit_batch
-        warpgroup_fence_operand warpgroup_wait tma_load
+        tma_load
         create_tma_descriptor"""),
     (EMITTER, """TensorCoreIntrinEmitter TensorCoreIntrinEmitterWithLadderTransform
         WGMMATensorCoreIntrinEmitter SparseTensorCoreIntrinEmitter

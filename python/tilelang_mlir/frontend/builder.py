@@ -20,7 +20,7 @@ from ..base.errors import SourceLocation, TileLangError, TileLangValueError, pro
 from ..base.signature import SymbolicDim
 from ..language.values import (Buffer, BufferRef, IndexExpr, Scalar, _describe, constant, is_float8,
                                lane_vector, physical_shape, static_int, storage_ir_type, to_index, to_scalar,
-                               to_storage)
+                               to_storage, is_runtime, _unwrap_ref)
 from ..language.values import row_major_index as _row_major_index
 from ..language.values import row_major_position as _row_major_position
 from ..language.values import reshape_index
@@ -503,6 +503,18 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
     def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
              clear_accum=False, k_pack=1, async_=False) -> None:
         self.require_kernel("T.gemm")
+        clear_accum = _unwrap_ref(clear_accum)
+        if is_runtime(clear_accum):
+            # clear_accum=(k == 0) of a loop's variable (TileLang takes any
+            # condition): the accumulator is cleared where it holds, then
+            # accumulated into
+            from ..dialects import scf
+
+            if_op = scf.IfOp(to_scalar(clear_accum, dt.boolean).value, [], has_else=False)
+            with _ir().InsertionPoint(if_op.then_block):
+                self.fill(C, 0, "T.gemm(clear_accum=...)")
+                scf.YieldOp([])
+            clear_accum = False
         if any(isinstance(x, (Buffer, BufferRef)) and _buffer_of(x).dtype.name in ("int4", "uint4")
                for x in (A, B)):
             return self._gemm_int4(A, B, C, transpose_A, transpose_B, policy, clear_accum)

@@ -26,7 +26,8 @@ from .eager import const, empty
 from ..base.dtypes import ALL_NAMES as _DTYPE_NAMES, DType, as_dtype as _as_dtype
 from .dtypes import (AnyDType, dtype, get_tvm_dtype, is_f8f6f4_family, is_float4,
                      is_float4_e2m1_unpacked, is_float4_e2m1fn, validate_gemm_ab_dtypes)
-from .gemm import GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, wgmma_gemm
+from .gemm import (GemmWarpPolicy, gemm, gemm_sp, wait_wgmma, warpgroup_fence_operand,
+                   warpgroup_wait, wgmma_gemm)
 from .kernel import (ClusterKernel, Kernel, KernelLaunchFrame, get_block_binding,
                      get_block_bindings, get_block_extent, get_block_extents,
                      get_thread_extent, get_thread_extents)

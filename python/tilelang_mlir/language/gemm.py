@@ -72,6 +72,27 @@ def wait_wgmma(b, pending: int = 0):
 
 
 @builtin
+def warpgroup_wait(b, num_mma: int):
+    """TileLang's name of wgmma.wait_group: T.wait_wgmma(num_mma)."""
+    b.gemm_wait(num_mma)
+
+
+@builtin
+def warpgroup_fence_operand(b, buffer_or_ptr, offset=0, num_regs=None, dtype=None):
+    """TileLang's fence of an asynchronous gemm's accumulator registers
+    against NVCC moving their uses across the wgmma (an empty asm on each
+    register). Here the accumulators are values of the wgmma instructions
+    themselves, ordered against T.wait_wgmma by the compiler: nothing is
+    emitted. The operand must be a fragment (or an element of one)."""
+    from .values import Buffer, BufferRef
+
+    buf = buffer_or_ptr.buffer if isinstance(buffer_or_ptr, BufferRef) else buffer_or_ptr
+    if not isinstance(buf, Buffer) or buf.scope != "fragment":
+        raise b.error("T.warpgroup_fence_operand takes the accumulator fragment of an "
+                      f"asynchronous gemm, got {buffer_or_ptr!r}")
+
+
+@builtin
 def gemm_sp(b, A_sparse, E, B, C, *args, transpose_A: bool = False, transpose_E: bool = False,
             transpose_B: bool = False, policy=GemmWarpPolicy.Square, clear_accum: bool = False,
             k_pack: int = 1, wg_wait: int = 0, annotations=None):

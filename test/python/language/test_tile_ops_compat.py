@@ -1782,3 +1782,39 @@ def test_precise_math_pass_config():
         # T.__exp's ex2.approx only: half of them
         assert "sin.approx" not in ptx, cfg
         assert 2 * ptx.count("ex2.approx") == default.count("ex2.approx") > 0, cfg
+
+
+def _gemm_clear_at_run_time():
+    """T.gemm(..., clear_accum=(k == 0)): the accumulator (5.0 before the
+    loop) is cleared at the first step only (TileLang takes any condition;
+    TileOPs' persistent grouped GEMMs write it so)."""
+    M = N = 64
+    K = 256
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128):
+            As = T.alloc_shared((M, 64), "float16")
+            Bs = T.alloc_shared((64, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.fill(acc, 5.0)
+            for k in T.Pipelined(K // 64, num_stages=2):
+                T.copy(A[0, k * 64], As)
+                T.copy(B[k * 64, 0], Bs)
+                T.gemm(As, Bs, acc, clear_accum=(k == 0))
+            T.copy(acc, C)
+
+    return main
+
+
+def test_gemm_clear_accum_decided_at_run_time(target, rng):
+    from support.bounds import assert_float32_matmul
+
+    a = rng.standard_normal((64, 256)).astype(np.float16)
+    b = rng.standard_normal((256, 64)).astype(np.float16)
+    kernel = tl.compile(_gemm_clear_at_run_time(), out_idx=[2], target=target)
+    assert_float32_matmul(get(kernel(put(a, target), put(b, target))), a, b)
+    if target == "cpu":
+        for chip in ("cuda:sm_80", "cuda:sm_90a"):
+            tl.compile(_gemm_clear_at_run_time(), out_idx=[2], target=chip)
