@@ -338,20 +338,23 @@ def Tile_CpAsyncOp : Tile_Op<"cp_async", [Tile_InKernel,
     the start is a multiple of `elements` there), asynchronously: they land
     for the thread at a `tile.async_wait` after a `tile.async_commit`, or
     signal a barrier through `tile.barrier_arrive ... after_copies`.
-    Elements read past the end of `src` are zero. TileLang's
-    `T.ptx_cp_async`.
+    Elements read past the end of `src` are zero, and so are all of them
+    where the optional `predicate` is false (cp.async's zero fill).
+    TileLang's `T.ptx_cp_async`.
 
     ```mlir
     tile.cp_async %KV[%b, %r, %c] to %kv[%s, %i, %j] elements(8)
         : memref<?x?x512xf16> to memref<2x64x512xf16, #tile.scope<shared>>
+    tile.cp_async %X[%r, %c] to %x[%i, %j] elements(8) if %ok
+        : memref<?x?xf16> to memref<64x64xf16, #tile.scope<shared>>
     ```
   }];
   let arguments = (ins Tile_AnyBuffer:$src, Variadic<Index>:$src_indices,
                        Tile_AnyBuffer:$dst, Variadic<Index>:$dst_indices,
-                       I64Attr:$elements);
+                       I64Attr:$elements, Optional<I1>:$predicate);
   let assemblyFormat = [{
     $src `[` $src_indices `]` `to` $dst `[` $dst_indices `]` `elements` `(`
-    $elements `)` attr-dict `:` type($src) `to` type($dst)
+    $elements `)` (`if` $predicate^)? attr-dict `:` type($src) `to` type($dst)
   }];
   let hasVerifier = 1;
 }

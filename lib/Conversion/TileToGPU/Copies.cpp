@@ -408,7 +408,8 @@ void KernelLowering::asyncCopy(OpBuilder &b, const Buffer &dst,
 }
 
 /// One thread's cp.async of a few elements into the (swizzled) shared
-/// buffer; a source past the end of the tensor copies zeros.
+/// buffer; a source past the end of the tensor, or a false predicate,
+/// copies zeros.
 LogicalResult KernelLowering::lowerCpAsync(CpAsyncOp op, OpBuilder &b,
                                            IRMapping &map) {
   if (!target.hasAsyncCopy())
@@ -423,7 +424,10 @@ LogicalResult KernelLowering::lowerCpAsync(CpAsyncOp op, OpBuilder &b,
     si.push_back(map.lookupOrDefault(i));
   for (Value i : op.getDstIndices())
     di.push_back(map.lookupOrDefault(i));
-  asyncCopy(b, *dst, di, *src, si, inBounds(b, *src, si), op.getElements());
+  Value copied = inBounds(b, *src, si);
+  if (Value predicate = op.getPredicate())
+    copied = arith::AndIOp::create(b, loc, copied, map.lookupOrDefault(predicate));
+  asyncCopy(b, *dst, di, *src, si, copied, op.getElements());
   return success();
 }
 
@@ -552,8 +556,10 @@ void mlir::tile::registerCopyLowerings(LoweringTable &table) {
                        IRMapping &map, Context &) {
     return kl.lowerFill(op, b, map);
   });
-  table.add<CpAsyncOp>([](KernelLowering &kl, CpAsyncOp op, OpBuilder &b,
-                          IRMapping &map, Context &) {
-    return kl.lowerCpAsync(op, b, map);
-  });
+  // One thread's copy: in a T.Parallel body, each instance's thread issues
+  // its own (TileOPs' `for i, j in T.Parallel(..): T.ptx_cp_async(..)`).
+  table.add<CpAsyncOp>(
+      [](KernelLowering &kl, CpAsyncOp op, OpBuilder &b, IRMapping &map,
+         Context &) { return kl.lowerCpAsync(op, b, map); },
+      InParallel::lowered);
 }

@@ -213,6 +213,11 @@ def _patch_torch() -> None:
     cuda.reset_peak_memory_stats = lambda *a, **k: None
     cuda.mem_get_info = lambda *a, **k: (_Props.total_memory, _Props.total_memory)
     cuda.device = _NullDevice
+    # what torch.compile's tracing asks of the current device
+    if not hasattr(torch._C, "_cuda_getDevice"):
+        torch._C._cuda_getDevice = lambda: 0
+    cuda.get_rng_state = lambda *a, **k: torch.get_rng_state()
+    cuda.set_rng_state = lambda state, *a, **k: torch.set_rng_state(state)
     torch.version.hip = None
     base = torch.Generator
 

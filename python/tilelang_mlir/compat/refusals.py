@@ -84,7 +84,7 @@ LANGUAGE = _table(
     (TVM_BUILDER, """Assert axis bind block_name_suffix_context buffer
         buffer_decl buffer_store buffer_var decl_buffer env_thread func_name
         func_ret init iter_var match_buffer reads writes sblock
-        sblock_alloc_buffer sblock_attr target arg handle type_annotation void index_map
+        sblock_alloc_buffer sblock_attr target arg handle void index_map
         where ret lookup_param undef"""),
     (TVM_RUNTIME, """TVMBackendAllocWorkspace TVMBackendFreeWorkspace anylist_getitem
         anylist_resetitem anylist_setitem_call_cpacked anylist_setitem_call_packed
@@ -94,7 +94,7 @@ LANGUAGE = _table(
         tvm_struct_set tvm_throw_last_error tvm_tuple tvm_thread_invariant
         start_profile_intrinsic end_profile_intrinsic handle_add_byte_offset isnullptr
         call_llvm_intrin call_llvm_pure_intrin llvm_lookup_intrinsic_id q_multiply_shift
-        q_multiply_shift_per_axis tvm_access_ptr create_barriers ignore_loop_partition
+        q_multiply_shift_per_axis create_barriers ignore_loop_partition
         vectorcombine vectorhigh vectorlow"""),
     (TVM_LOWERED, """tvm_warp_shuffle tvm_warp_shuffle_down tvm_warp_shuffle_up
         tvm_warp_activemask tvm_storage_sync"""),

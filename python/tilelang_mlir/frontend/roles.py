@@ -16,7 +16,7 @@ from typing import Optional, Tuple
 
 from ..base import dtypes as dt
 from ..language.values import (Buffer, BufferRef, IndexExpr, ThreadAtom, _describe,
-                               static_int, to_index)
+                               static_int, to_index, to_scalar)
 
 
 def _ir():
@@ -195,9 +195,6 @@ class RoleBuilder:
         "r"), n): the executing thread copies n consecutive elements (4, 8 or
         16 bytes) asynchronously (tile.cp_async)."""
         self.require_kernel("T.ptx_cp_async")
-        if predicate is not None:
-            raise self.error("not supported by tilelang-mlir: T.ptx_cp_async(..., predicate=...) "
-                             "(the copy already reads zeros past the end of the source)")
         for ptr, side in ((dst, "destination"), (src, "source")):
             if not isinstance(ptr, AccessPtr):
                 raise self.error(f"T.ptx_cp_async: the {side} must be a T.access_ptr(...), got "
@@ -221,8 +218,13 @@ class RoleBuilder:
             if ptr.indices[-1].is_const() and ptr.indices[-1].const % n:
                 raise self.error(f"T.ptx_cp_async: the copy at column {ptr.indices[-1].const} of "
                                  f"{ptr.buffer.name!r} is not aligned to its {n} elements")
+        # predicate: where false, the thread's elements are zeros (TileLang's
+        # conditional cp.async)
+        pred = {} if predicate is None else {
+            "predicate": to_scalar(predicate, dt.boolean).value}
         _tile().CpAsyncOp(src.buffer.value, [i.materialize() for i in src.indices],
-                          dst.buffer.value, [i.materialize() for i in dst.indices], _i64(n))
+                          dst.buffer.value, [i.materialize() for i in dst.indices], _i64(n),
+                          **pred)
 
     def async_commit(self) -> None:
         self.require_kernel("T.ptx_commit_group")

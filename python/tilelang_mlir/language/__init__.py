@@ -53,7 +53,7 @@ from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitw
 from .random import rng_init, rng_rand, rng_rand_float
 from .reduce import (cummax, cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
                      reduce_bitor, reduce_bitxor, reduce_max, reduce_min, reduce_sum)
-from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
+from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier, tvm_access_ptr, type_annotation,
                     annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, barrier_arrive,
                     barrier_wait,
                     cp_async_barrier_noinc, dec_max_nreg, fence_proxy_async,

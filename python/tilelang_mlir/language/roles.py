@@ -235,6 +235,40 @@ def access_ptr(b, base, access_type="r", *extents, offset=0, extent=None, ignore
 
 
 @builtin
+def tvm_access_ptr(b, ptype, data, offset, extent, rw_mask):
+    """TVM's `T.tvm_access_ptr(T.type_annotation(dtype), X.data, offset,
+    extent, mask)`: the address of the element `offset` places after the
+    first of buffer X (row-major), for T.ptx_cp_async and the like; `mask`
+    1 reads, 2 writes, 3 both. As T.access_ptr(X[...], mask)."""
+    from ..base import dtypes as dt
+    from .values import BufferData, BufferRef, IndexExpr, static_int, to_index
+
+    if not isinstance(data, BufferData):
+        raise b.error("T.tvm_access_ptr takes the storage of a buffer (`X.data`), got "
+                      f"{data!r}")
+    buf = data.buffer
+    if ptype is not None and dt.as_dtype(ptype) != buf.dtype:
+        raise b.error(f"T.tvm_access_ptr of {buf.name!r} ({buf.dtype}) typed as "
+                      f"{dt.as_dtype(ptype)}: a pointer to other elements is not supported")
+    dims = [static_int(d, f"a dimension of {buf.name!r}") for d in buf.shape]
+    rest, indices = to_index(offset, "T.tvm_access_ptr offset"), []
+    for d in reversed(dims[1:]):
+        indices.append(rest.mod(IndexExpr(d)))
+        rest = rest.floordiv(IndexExpr(d))
+    indices.append(rest)
+    return b.access_ptr(BufferRef(buf, tuple(reversed(indices))),
+                        static_int(rw_mask, "T.tvm_access_ptr mask"))
+
+
+def type_annotation(dtype):
+    """TVM's `T.type_annotation(dtype)`: the dtype, as T.tvm_access_ptr takes
+    it."""
+    from ..base import dtypes as dt
+
+    return dt.as_dtype(dtype)
+
+
+@builtin
 def ptx_cp_async(b, dst_access_ptr, src_access_ptr, num_elems, predicate=None):
     """The executing thread copies `num_elems` consecutive elements (4, 8 or
     16 bytes) of a global tensor into a shared buffer asynchronously

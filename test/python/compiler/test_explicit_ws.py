@@ -605,3 +605,45 @@ def test_a_fragment_layout_on_a_local_buffer_changes_nothing(rng):
     a = rng.standard_normal(128).astype(np.float32)
     b = tl.compile(main, out_idx=[1], target="cpu")(a)
     np.testing.assert_allclose(b, a * 3, rtol=1e-6)
+
+
+def _predicated_cp_async(M=48, N=64, block_m=16, elems=8, valid=40):
+    """TileOPs' AdaLN prefetch: a T.Parallel of per-thread cp.async written
+    with TVM's T.tvm_access_ptr(T.type_annotation(dtype), X.data, offset,
+    extent, mask) and a predicate: rows from `valid` on land as zeros
+    (those past M too, past the tensor's end)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float16"), Y: T.Tensor((64, N), "float16")):
+        with T.Kernel(64 // block_m, threads=128) as pid:
+            S = T.alloc_shared((block_m, N), "float16")
+            for i, j in T.Parallel(block_m, N // elems):
+                row = pid * block_m + i
+                col = j * elems
+                T.ptx_cp_async(
+                    T.tvm_access_ptr(T.type_annotation("float16"), S.data, i * N + col, elems, 2),
+                    T.tvm_access_ptr(T.type_annotation("float16"), X.data, row * N + col, elems,
+                                     1),
+                    elems, predicate=row < valid)
+            T.ptx_commit_group()
+            T.ptx_wait_group(0)
+            T.sync_threads()
+            T.copy(S, Y[pid * block_m, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
+def test_predicated_cp_async_through_tvm_access_ptr_compiles(arch):
+    ptx = tl.compile(_predicated_cp_async(), out_idx=[1], target=arch).get_kernel_source()
+    assert re.search(r"cp\.async\.cg\.shared\.global(\.L2::128B)? \[[^]]+\], \[[^]]+\], 16, %r",
+                     ptx), "the predicate sets the source size"
+
+
+@pytest.mark.gpu
+def test_predicated_cp_async_on_gpu(rng):
+    x = rng.standard_normal((48, 64)).astype(np.float16)
+    y = tl.compile(_predicated_cp_async(), out_idx=[1], target="cuda")(
+        torch.tensor(x, device="cuda")).cpu().numpy()
+    np.testing.assert_array_equal(y[:40], x[:40])
+    np.testing.assert_array_equal(y[40:], 0)

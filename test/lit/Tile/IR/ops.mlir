@@ -272,13 +272,15 @@ func.func @roles(%A: memref<?x?xf16>, %n: index) {
 // Per-thread cp.async and barrier arrivals when a thread's copies land.
 // CHECK-LABEL: func.func @cp_async
 // CHECK: tile.cp_async %{{.+}}[%{{.+}}, %{{.+}}] to %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] elements(8) : memref<?x512xf16> to memref<2x64x512xf16, #tile.scope<shared>>
+// CHECK: tile.cp_async %{{.+}}[%{{.+}}, %{{.+}}] to %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] elements(8) if %{{.+}} : memref<?x512xf16> to memref<2x64x512xf16, #tile.scope<shared>>
 // CHECK: tile.barrier_arrive %{{.+}}[%{{.+}}] per_thread after_copies : memref<2xi64, #tile.scope<shared>>
-func.func @cp_async(%KV: memref<?x512xf16>, %n: index) {
+func.func @cp_async(%KV: memref<?x512xf16>, %n: index, %ok: i1) {
   %c0 = arith.constant 0 : index
   tile.kernel blocks(%bx) in (%n) threads(128) {
     %kv = tile.alloc_shared : memref<2x64x512xf16, #tile.scope<shared>>
     %ready = tile.alloc_barrier arrivals(128) : memref<2xi64, #tile.scope<shared>>
     tile.cp_async %KV[%c0, %c0] to %kv[%c0, %c0, %c0] elements(8) : memref<?x512xf16> to memref<2x64x512xf16, #tile.scope<shared>>
+    tile.cp_async %KV[%c0, %c0] to %kv[%c0, %c0, %c0] elements(8) if %ok : memref<?x512xf16> to memref<2x64x512xf16, #tile.scope<shared>>
     tile.barrier_arrive %ready[%c0] per_thread after_copies : memref<2xi64, #tile.scope<shared>>
   }
   return
