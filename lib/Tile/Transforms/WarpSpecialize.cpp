@@ -737,6 +737,21 @@ sharedFootprint(KernelOp kernel, PipelinedOp loop, int64_t stages,
   return f;
 }
 
+/// Whether `op` writes buffer `v`: a copy into it, or an op that declares a
+/// write of it among its memory effects.
+static bool writesBuffer(Operation *op, Value v) {
+  if (auto c = dyn_cast<CopyOp>(op))
+    return c.getDst() == v;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::any_of(list, [&](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Write>(e.getEffect()) && e.getValue() == v;
+  });
+}
+
 /// TMA copies of the kernel body before the loop into buffers of their own
 /// (not produced in the loop, filled by no other copy) whose offsets the
 /// producer can recompute: per tile, the consumers read them in the loop
@@ -765,12 +780,16 @@ void Specializer::findTileCopies() {
         return true;
       if (isa<AtomicAddOp>(user))
         return false;
-      // Nothing else writes it before the loop.
-      if (auto c = dyn_cast<CopyOp>(user);
-          c && c.getDst() == dst && user->isBeforeInBlock(loop))
-        return false;
       Operation *top = kbody.findAncestorOpInBlock(*user);
-      return top && (top == loop.getOperation() || copy->isBeforeInBlock(top));
+      if (!top)
+        return false;
+      // Nothing else writes it before the loop or in it (a copy of a
+      // fragment into it in the loop body: TileOPs' DeltaNet recurrence);
+      // after the loop it may be reused.
+      if (writesBuffer(user, dst) &&
+          (top == loop.getOperation() || top->isBeforeInBlock(loop)))
+        return false;
+      return top == loop.getOperation() || copy->isBeforeInBlock(top);
     });
     if (!own)
       continue;

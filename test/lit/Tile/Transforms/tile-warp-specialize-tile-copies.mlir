@@ -52,3 +52,36 @@ func.func @query_tile(%Q: memref<8x32x512x64xf16>, %K: memref<8x32x512x64xf16>, 
   }
   return
 }
+
+// A buffer copied before the loop and written again in it (the state of a
+// recurrence: TileOPs' DeltaNet copies its fragment into the shared tile
+// each step) is not a tile of its own: the consumers keep its copy, the
+// producer issues none into it. (The pass asserted comparing the position
+// of the write in the loop body with the loop.)
+// CHECK-LABEL: func.func @state_rewritten_in_loop
+// CHECK: tile.warp_specialize producer(128) {
+// CHECK-NOT: memref<4x64x64xf16> to
+// CHECK: } consumer {
+// CHECK: tile.copy %{{.+}} [1, 64, 64] to %[[S:.+]][%c0, %c0] [64, 64] :
+// CHECK: scf.for
+// CHECK: tile.copy %{{.+}}[%c0, %c0] [64, 64] to %[[S]][%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>>
+// OFF-LABEL: func.func @state_rewritten_in_loop
+func.func @state_rewritten_in_loop(%H: memref<4x64x64xf16>, %K: memref<4x256x64xf16>, %O: memref<4x256x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%b) in (%c4) threads(128) {
+    %s = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %k = tile.alloc_shared : memref<64x64xf16, #tile.scope<shared>>
+    %acc = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %H[%b, %c0, %c0] [1, 64, 64] to %s[%c0, %c0] [64, 64] : memref<4x64x64xf16> to memref<64x64xf16, #tile.scope<shared>>
+    tile.pipelined %i = %c0 to %c4 step %c1 num_stages = 2 {
+      %r = arith.muli %i, %c4 : index
+      tile.copy %K[%b, %r, %c0] [1, 64, 64] to %k[%c0, %c0] [64, 64] : memref<4x256x64xf16> to memref<64x64xf16, #tile.scope<shared>>
+      tile.gemm %k, %s, %acc {clear_accum} : memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+      tile.copy %acc[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<64x64xf16, #tile.scope<shared>>
+      tile.copy %acc[%c0, %c0] [64, 64] to %O[%b, %r, %c0] [1, 64, 64] : memref<64x64xf32, #tile.scope<fragment>> to memref<4x256x64xf32>
+    }
+  }
+  return
+}
