@@ -26,6 +26,7 @@ from tilelang_mlir.language import roles
 CUDA_CHIPS = [c.name for c in chips.CHIPS if c.vendor == "nvidia"]
 # What every chip of the table runs (mbarriers are there from sm_80).
 EVERYWHERE = {"barrier", "mbarrier", "fence_proxy_async", "named_barrier", "cp_async",
+              "cp_async_tvm",
               "named_barrier_arrive",
               "cp_async_barrier_noinc", "wgmma_gemm", "ws_roles"}
 

@@ -58,7 +58,9 @@ def mbarrier_arrive_expect_tx():
 def _copy_tile(how: str):
     """B = A (64 x 64) through a shared tile filled by a TMA copy on an
     mbarrier ("tma"), or by per-thread cp.async copies waited for as a
-    group ("cp_async") or arriving on an mbarrier ("cp_async_noinc")."""
+    group ("cp_async"; "cp_async_tvm": their addresses written with TVM's
+    T.tvm_access_ptr, each under a predicate that holds) or arriving on an
+    mbarrier ("cp_async_noinc")."""
 
     @T.prim_func
     def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
@@ -73,15 +75,21 @@ def _copy_tile(how: str):
                 for r in T.serial(4):
                     row = r * 16 + tx // 8
                     col = tx % 8 * 8
-                    T.ptx_cp_async(T.access_ptr(s[row, col], "w", 8),
-                                   T.access_ptr(A[row, col], "r", 8), 8)
-                if how == "cp_async":
+                    if how == "cp_async_tvm":
+                        f16 = T.type_annotation("float16")
+                        T.ptx_cp_async(T.tvm_access_ptr(f16, s.data, row * 64 + col, 8, 2),
+                                       T.tvm_access_ptr(f16, A.data, row * 64 + col, 8, 1), 8,
+                                       predicate=row < 64)
+                    else:
+                        T.ptx_cp_async(T.access_ptr(s[row, col], "w", 8),
+                                       T.access_ptr(A[row, col], "r", 8), 8)
+                if how in ("cp_async", "cp_async_tvm"):
                     T.ptx_commit_group()
                     T.ptx_wait_group(0)
                     T.sync_threads()
                 else:
                     T.cp_async_barrier_noinc(bar)
-            if how != "cp_async":
+            if how not in ("cp_async", "cp_async_tvm"):
                 T.barrier_wait(bar, 0)
             T.copy(s, B[0, 0])
 
@@ -98,6 +106,10 @@ def cp_async():
 
 def cp_async_barrier_noinc():
     return _copy_tile("cp_async_noinc")
+
+
+def cp_async_tvm():
+    return _copy_tile("cp_async_tvm")
 
 
 def set_max_nreg():
@@ -246,6 +258,8 @@ PROGRAMS = {
                  [((64, 64), "float16")], _ident),
     "cp_async_barrier_noinc": (cp_async_barrier_noinc, {"cp_async_barrier_noinc"},
                                [((64, 64), "float16")], _ident),
+    "cp_async_tvm": (cp_async_tvm, {"ptx_cp_async", "tvm_access_ptr", "type_annotation"},
+                     [((64, 64), "float16")], _ident),
     "wgmma_gemm": (wgmma_gemm, {"wgmma_gemm", "wait_wgmma"},
                    [((64, 64), "float16"), ((64, 64), "float16")],
                    lambda a, b: a.astype(np.float32) @ b.astype(np.float32)),
