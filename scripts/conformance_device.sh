@@ -11,7 +11,8 @@
 #
 # ours: the cp312 wheel with this tree's Python over it; with GPUTESTS (test
 # files or folders, e.g. test/python), their GPU tests run beside on TESTS_N
-# pytest-xdist workers. tilelang: TileLang
+# pytest-xdist workers (GPUTESTS_PER_FILE=1: one pytest process per file,
+# TESTS_N at a time, a summary per file in $OUT/gputests.txt). tilelang: TileLang
 # itself, the denominator (docs/compat.md). Its wheels (tilelang,
 # apache-tvm-ffi, torch-c-dlpack-ext, z3-solver, cloudpickle, psutil, tqdm:
 # over one call's 64 MiB) are copied into $TLW over two calls back to back.
@@ -32,7 +33,16 @@ if [ "$IMPL" = tilelang ]; then
   export PYTHONPATH=/tmp/tlsite:/tmp/wsite TILELANG_CACHE_DIR=/tmp/tl-cache
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $OUT/card.txt
-if [ -n "${GPUTESTS:-}" ]; then
+if [ -n "${GPUTESTS:-}" ] && [ -n "${GPUTESTS_PER_FILE:-}" ]; then
+  # one pytest process per file, TESTS_N at a time: a sticky CUDA error (an
+  # illegal address) fails the rest of its own file only, not every later
+  # test of a shared xdist worker
+  ( printf "%s\n" $GPUTESTS | xargs -P ${TESTS_N:-6} -I{} bash -c \
+      'f={}; log=/tmp/gpufile_$(echo $f | tr "/:" "__").txt
+       timeout -s INT ${TESTS_LIMIT:-400} python3 -m pytest -q -m gpu -p no:cacheprovider -rfE $f > $log 2>&1
+       { echo "== $f: $(tail -1 $log)"; grep -E "^(FAILED|ERROR) " $log | head -12; grep -E "^E  " $log | head -6; } > $log.sum'
+    cat /tmp/gpufile_*.sum > $OUT/gputests.txt ) &
+elif [ -n "${GPUTESTS:-}" ]; then
   ( timeout -s INT ${TESTS_LIMIT:-400} python3 -m pytest -q -m gpu -p no:cacheprovider -rfE -n ${TESTS_N:-6} $GPUTESTS \
       > $OUT/gputests.txt 2>&1; echo "pytest exit $?" >> $OUT/gputests.txt ) &
 fi
