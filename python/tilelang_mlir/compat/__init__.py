@@ -180,6 +180,7 @@ def _extras() -> dict:
     out.update(PrimExpr=tvm_tir.PrimExpr, IntImm=tvm_tir.IntImm, FloatImm=tvm_tir.FloatImm,
                Any=__import__("typing").Any)
     out.update({n: getattr(tvm_tir, n) for n in tvm_tir.EXPR_BUILDERS})
+    out["SizeVar"] = tvm_tir.SizeVar
     return out
 
 

@@ -80,7 +80,7 @@ def _table(*groups) -> Dict[str, str]:
 
 LANGUAGE = _table(
     (TVM_EXPR_NODE, """BufferLoad Call CallEffectKind CommReducer IterVar Let ProducerLoad
-        Reduce Range SizeVar StringImm"""),
+        Reduce Range StringImm"""),
     (TVM_BUILDER, """Assert axis bind block_name_suffix_context buffer
         buffer_decl buffer_store buffer_var decl_buffer env_thread func_name
         func_ret init iter_var match_buffer reads writes sblock

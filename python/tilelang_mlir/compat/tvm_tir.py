@@ -151,6 +151,27 @@ class Var(metaclass=_Check):
         return var is not None and isinstance(obj, var)
 
 
+class SizeVar(metaclass=_Check):
+    """`SizeVar(name, dtype)`: TVM's variable known to be a size (not
+    negative): outside a tile program a symbolic size, as `T.dynamic(name)`;
+    `isinstance(x, SizeVar)` holds for the sizes made so."""
+
+    def __new__(cls, name: str, dtype="int32", span=None):
+        d = dt.as_dtype(str(getattr(dtype, "name", dtype)))
+        if d.name not in ("int32", "int64"):
+            raise TypeError(f"SizeVar {name!r} of dtype {d}: a size is int32 or int64")
+        from ..language import state
+
+        if state.active():
+            raise NotImplementedError("not supported by tilelang-mlir: tvm.tir.SizeVar inside "
+                                      "a tile program (declare sizes outside it, or use T.var)")
+        return SymbolicDim(name, d)
+
+    @staticmethod
+    def _matches(obj) -> bool:
+        return isinstance(obj, SymbolicDim)
+
+
 class Call(metaclass=_Check):
     """`isinstance(x, Call)`: a T.* operation applied outside a tile program
     (host_expr.HostCall: `.op.name`, `.args`, `.dtype`)."""
@@ -326,5 +347,5 @@ def __getattr__(name):
                                                     f"and passes: {TVM_ANALYSIS}"))
 
 
-__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var", "Call", "all", "any",
+__all__ = ["const", "PrimExpr", "IntImm", "FloatImm", "Var", "SizeVar", "Call", "all", "any",
            *EXPR_BUILDERS]

@@ -641,3 +641,29 @@ def test_tir_frame_misuse_is_an_error(compat_route):
     with pytest.raises(TileLangError, match=r"T.If\(\) outside a `with` statement"):
         with TL.If(True):
             pass
+
+
+def test_size_var_is_a_symbolic_size(compat_route, target, rng):
+    import tilelang.language as TL
+    from tilelang import tvm
+
+    n = TL.SizeVar("n", "int32")
+    assert isinstance(n, tvm.tir.SizeVar) and isinstance(n, tvm.tir.PrimExpr)
+    assert tvm.tir.SizeVar is TL.SizeVar
+
+    @TL.prim_func
+    def double(A: TL.Tensor((n,), TL.float32), B: TL.Tensor((n,), TL.float32)):
+        with TL.Kernel(TL.ceildiv(n, 64), threads=64) as bx:
+            for i in TL.Parallel(64):
+                if bx * 64 + i < n:
+                    B[bx * 64 + i] = A[bx * 64 + i] * 2.0
+
+    kernel = tl.compile(double, target=target)
+    dev = _device(target)
+    for size in (50, 130):
+        a = rng.standard_normal(size).astype(np.float32)
+        b = torch.zeros(size, dtype=torch.float32, device=dev)
+        kernel(torch.from_numpy(a).to(dev), b)
+        np.testing.assert_array_equal(b.cpu().numpy(), a * 2)
+    with pytest.raises(TypeError, match="a size is int32 or int64"):
+        TL.SizeVar("m", "float32")
