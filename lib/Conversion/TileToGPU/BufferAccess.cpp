@@ -471,9 +471,14 @@ Value KernelLowering::privateAlloca(OpBuilder &b, ArrayRef<int64_t> shape,
                                     Type type) {
   Attribute space = target.getPrivateMemorySpace(b.getContext());
   OpBuilder entry = OpBuilder::atBlockBegin(&gpuFunc.getBody().front());
+  // 16 bytes, the widest vector access: T.call_extern callees (TileLang's
+  // lop3 decoders) read an int8[4] register array as one uint32 and write
+  // a half[8] one as a uint4, as CUDA C++ allows for local arrays; a
+  // 1-byte-aligned alloca made those accesses misaligned.
   return memref::AllocaOp::create(
       entry, loc,
-      MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
+      MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space),
+      ValueRange(), ValueRange(), b.getI64IntegerAttr(16));
 }
 
 /// Element accesses to tile buffers, and the views and sizes of buffers

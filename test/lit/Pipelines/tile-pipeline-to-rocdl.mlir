@@ -30,7 +30,7 @@
 // CHECK: gpu.launch_func @gemm_f16_kernel::@gemm_f16_kernel blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %c7168_i32
 // CHECK: gpu.module @gemm_f16_kernel [#rocdl.target<O = 3, chip = "gfx942">]
 // CHECK: gpu.func @gemm_f16_kernel({{.+}}) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
-// CHECK: %[[ACC:.+]] = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+// CHECK: %[[ACC:.+]] = memref.alloca() {alignment = 16 : i64} : memref<32xf32, #gpu.address_space<private>>
 // CHECK-NEXT: gpu.thread_id x
 // CHECK: %[[A:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1024xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[B:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>

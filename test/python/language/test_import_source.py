@@ -11,6 +11,8 @@ checks the linked PTX); CUDA device builtins (__nanosleep, __popc) called
 without a source; the CPU and ROCm targets, a source NVRTC rejects and a
 function no source defines are clear errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,58 @@ def test_import_source_on_gpu(rng):
     np.testing.assert_array_equal(p, bits[2::4] | (bits[3::4] << 16))
 
 
+WIDE_SRC = r"""
+__device__ void widen(signed char *q, half_t *h) {
+  uint w = *reinterpret_cast<uint *>(q);
+  uint4 out;
+  out.x = w & 0xFFu; out.y = (w >> 8) & 0xFFu;
+  out.z = (w >> 16) & 0xFFu; out.w = w >> 24;
+  *reinterpret_cast<uint4 *>(h) = out;
+}
+"""
+
+
+def _wide_program():
+    """A callee that reads an int8[4] buffer as one uint32 and writes a
+    half[8] one as a uint4 (TileLang's lop3 decoders do): a thread's local
+    buffers are 16-byte aligned, as CUDA C++ places such arrays. Odd-sized
+    buffers allocated before them would otherwise leave them misaligned."""
+
+    @T.prim_func
+    def main(Q: T.Tensor((N, 4), "int8"), H: T.Tensor((N, 8), "uint16")):
+        with T.Kernel(N // TH, threads=TH) as bx:
+            T.import_source(WIDE_SRC)
+            pad = T.alloc_local((3,), "int8")
+            ql = T.alloc_local((4,), "int8")
+            pad2 = T.alloc_local((1,), "float16")
+            hl = T.alloc_local((8,), "float16")
+            i = bx * TH + T.get_thread_binding()
+            for v in T.serial(3):
+                pad[v] = Q[i, v]
+            pad2[0] = T.cast(pad[0], "float16")
+            for v in T.vectorized(4):
+                ql[v] = Q[i, v]
+            T.call_extern("handle", "widen", T.access_ptr(ql, "r"),
+                          T.access_ptr(hl, "w"))
+            for v in T.serial(8):
+                H[i, v] = T.reinterpret(hl[v], "uint16") + T.cast(
+                    pad2[0] * T.float16(0), "uint16")
+
+    return main
+
+
+@pytest.mark.gpu
+def test_extern_wide_access_to_local_buffers_on_gpu(rng):
+    q = rng.integers(-128, 128, (N, 4), dtype=np.int8)
+    kernel = tl.compile(_wide_program(), out_idx=[1], target="cuda")
+    h = get(kernel(put(q, "cuda")))
+    w = q.view(np.uint32).reshape(N)
+    want = np.zeros((N, 8), np.uint16)
+    for k in range(4):  # uint4 halves: low 16 bits of each 32-bit lane
+        want[:, 2 * k] = (w >> (8 * k)) & 0xFF
+    np.testing.assert_array_equal(h, want)
+
+
 @pytest.mark.parametrize("chip", ["cuda:sm_80", "cuda:sm_90a"])
 def test_import_source_compiles(chip):
     kernel = tl.compile(_program(), out_idx=[1, 2, 3], target=chip)
@@ -82,6 +136,8 @@ def test_import_source_compiles(chip):
     # The wrappers are defined once, and no longer declared external.
     assert ".visible .func __tl_extern_0" in ptx
     assert ".extern .func __tl_extern_0" not in ptx
+    wide = tl.compile(_wide_program(), out_idx=[1], target=chip).get_kernel_source()
+    assert re.search(r"\.local \.align 16 \.b8\s+__local_depot0\[", wide), wide
 
 
 def test_import_source_elsewhere_is_an_error():

@@ -6,9 +6,11 @@
 // alloca is already a generic address: it becomes the pointer as it is. A
 // round trip through the local address space (inttoptr to !llvm.ptr<5>, then
 // addrspacecast: cvta.local) would apply cvta.local to a generic address,
-// which the callee then dereferences out of bounds.
+// which the callee then dereferences out of bounds. The alloca is 16-byte
+// aligned: a callee may read an int8[4] buffer as one uint32 or write a
+// half[8] one as a uint4 (TileLang's lop3 decoders do).
 // CHECK-LABEL: gpu.func @ext_kernel
-// CHECK: %[[SLOT:.+]] = memref.alloca() : memref<2xf32>
+// CHECK: %[[SLOT:.+]] = memref.alloca() {alignment = 16 : i64} : memref<2xf32>
 // CHECK: %[[BASE:.+]] = memref.extract_aligned_pointer_as_index %[[SLOT]]
 // CHECK: %[[ADDR:.+]] = arith.addi %[[BASE]], %{{.+}} : index
 // CHECK: %[[I64:.+]] = arith.index_castui %[[ADDR]] : index to i64

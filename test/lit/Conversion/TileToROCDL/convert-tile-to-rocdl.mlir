@@ -27,7 +27,7 @@
 // CHECK: gpu.launch_func @gemm_f16_kernel::@gemm_f16_kernel blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) dynamic_shared_memory_size %c7168_i32
 // CHECK: gpu.module @gemm_f16_kernel [#rocdl.target<O = 3, chip = "gfx942">]
 // CHECK: gpu.func @gemm_f16_kernel({{.+}}) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
-// CHECK: %[[ACC:.+]] = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+// CHECK: %[[ACC:.+]] = memref.alloca() {alignment = 16 : i64} : memref<32xf32, #gpu.address_space<private>>
 // CHECK-NEXT: gpu.thread_id x
 // CHECK: %[[A:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1024xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[B:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
@@ -111,7 +111,7 @@ func.func @gemm_f16(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %C: memref<64x
 // register after.
 // CHECK-LABEL: func.func @gemm_bf16
 // CHECK: gpu.func @gemm_bf16_kernel
-// CHECK: %[[ACC:.+]] = memref.alloca() : memref<16xf32, #gpu.address_space<private>>
+// CHECK: %[[ACC:.+]] = memref.alloca() {alignment = 16 : i64} : memref<16xf32, #gpu.address_space<private>>
 // CHECK-NEXT: %[[TID:.+]] = gpu.thread_id x
 // CHECK: %[[AV:.+]] = memref.view %{{.+}} to memref<256xbf16, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
@@ -166,7 +166,7 @@ func.func @gemm_bf16(%A: memref<32x8xbf16>, %B: memref<8x32xbf16>, %C: memref<32
 // CHECK-LABEL: func.func @row_max
 // CHECK: gpu.launch_func @row_max_kernel::@row_max_kernel {{.+}} dynamic_shared_memory_size %c128_i32
 // CHECK: gpu.func @row_max_kernel
-// CHECK-COUNT-3: memref.alloca() : memref<{{16|4|64}}xf32, #gpu.address_space<private>>
+// CHECK-COUNT-3: memref.alloca() {alignment = 16 : i64} : memref<{{16|4|64}}xf32, #gpu.address_space<private>>
 // CHECK-NEXT: %[[TID:.+]] = gpu.thread_id x
 // CHECK-NOT: memref.alloca
 // CHECK: arith.maxnumf
