@@ -52,6 +52,10 @@ def TileLayoutInference : Pass<"tile-layout-inference", "func::FuncOp"> {
     Option<"mma", "mma", "bool", /*default=*/"true",
            "Use tensor-core (mma.sync) accumulator layouts for gemms whose "
            "element types support them">,
+    Option<"mmaSm75", "mma-sm75", "bool", /*default=*/"false",
+           "Turing's mma.sync (sm_75): only f16 operands (into f32 or f16) "
+           "get tensor-core layouts (each m16n8k16 step runs as two "
+           "m16n8k8); bf16, tf32 and int8 gemms run on the CUDA cores">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
            "Use warpgroup (wgmma, sm_90a) accumulator layouts for gemms on "
            "shared operands that wgmma can read; the gemm gets a `wgmma` "

@@ -183,7 +183,7 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op, OpBuilder &b,
     return op.emitOpError(
         "an int4 gemm runs on mma.sync m16n8k64 only: it needs whole warps "
         "whose tiles are multiples of 16 x 8 and K a multiple of 64 int4 "
-        "values (32 bytes), on an NVIDIA target");
+        "values (32 bytes), on an NVIDIA target of sm_80 or newer");
   if (op->hasAttr("mfma") || op->hasAttr("wgmma") ||
       op->hasAttr("warp_partition")) {
     if (failed(target.lowerGemm(*this, op, b, *a, *bb, *c, {})))

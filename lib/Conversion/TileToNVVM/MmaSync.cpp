@@ -3,9 +3,10 @@
 //
 // Part of tilelang-mlir.
 //
-// Warp-level tensor-core gemms (sm_80 and later): ldmatrix + mma.sync for
-// f16/bf16 (m16n8k16), tf32 (m16n8k8) and int8 (m16n8k32), and the 2:4
-// sparse mma.sp m16n8k32 with its metadata registers.
+// Warp-level tensor-core gemms: ldmatrix + mma.sync for f16/bf16
+// (m16n8k16), tf32 (m16n8k8) and int8 (m16n8k32) on sm_80 and later, f16 as
+// pairs of m16n8k8 on Turing (sm_75), and the 2:4 sparse mma.sp m16n8k32
+// (sm_80 and later) with its metadata registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,13 +40,43 @@ static SmallVector<Value> mmaRegisters(OpBuilder &b, Location loc, Value frag) {
   return regs;
 }
 
+static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag,
+                                  Value bFrag, ArrayRef<Value> c, Type elem,
+                                  Type acc, int64_t kStep, bool int4,
+                                  bool sm75);
+
+/// Turing (sm_75) has no f16 m16n8k16: the step is two m16n8k8, the first on
+/// A's registers 0 and 1 (K 0..7 of rows g and g + 8) and B's register 0,
+/// the second on A's 2 and 3 and B's 1 (K 8..15): the k16 fragments are the
+/// two k8 fragments side by side.
+static SmallVector<Value> emitMmaK8Pair(OpBuilder &b, Location loc,
+                                        Value aFrag, Value bFrag,
+                                        ArrayRef<Value> c, Type elem,
+                                        Type acc) {
+  SmallVector<Value> d(c.begin(), c.end());
+  for (int64_t half = 0; half < 2; ++half) {
+    Value a = vector::ExtractStridedSliceOp::create(
+        b, loc, aFrag, ArrayRef<int64_t>{2 * half, 0},
+        ArrayRef<int64_t>{2, 2}, ArrayRef<int64_t>{1, 1});
+    Value bh = vector::ExtractStridedSliceOp::create(
+        b, loc, bFrag, ArrayRef<int64_t>{half, 0}, ArrayRef<int64_t>{1, 2},
+        ArrayRef<int64_t>{1, 1});
+    d = emitMma(b, loc, a, bh, d, elem, acc, 8, false, false);
+  }
+  return d;
+}
+
 /// One m16n8k`kStep` mma.sync on four accumulator scalars.
 /// With `int4`, the i8 fragments hold two 4-bit integers a byte (the
 /// m16n8k64 .s4 fragments are the m16n8k32 .s8 ones of the bytes, the
 /// lower K index in the low nibble): the instruction is m16n8k(2 kStep).
+/// `sm75`: Turing's f16 k16 step as two k8 instructions.
 static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Value aFrag,
                                   Value bFrag, ArrayRef<Value> c, Type elem,
-                                  Type acc, int64_t kStep, bool int4 = false) {
+                                  Type acc, int64_t kStep, bool int4,
+                                  bool sm75) {
+  if (sm75 && elem.isF16() && kStep == 16)
+    return emitMmaK8Pair(b, loc, aFrag, bFrag, c, elem, acc);
   NVVM::MMATypes ptx = elem.isF16()    ? NVVM::MMATypes::f16
                        : elem.isBF16() ? NVVM::MMATypes::bf16
                        : elem.isF32()  ? NVVM::MMATypes::tf32
@@ -231,7 +262,7 @@ LogicalResult NVVMKernelLowering::gemmMma(GemmOp op, OpBuilder &b,
           cs.push_back(regLoad(b, c, base + i));
         SmallVector<Value> ds =
             emitMma(b, loc, aFrags[mt], bFrags[nt], cs, elem, acc, kStep,
-                    op.getInt4());
+                    op.getInt4(), target.getChipInfo().arch < 80);
         for (int64_t i = 0; i < 4; ++i)
           regStore(b, c, base + i, ds[i]);
       }

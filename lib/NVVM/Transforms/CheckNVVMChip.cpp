@@ -25,8 +25,8 @@ using namespace mlir;
 namespace {
 
 /// The operations without an NVVMRequiresSM trait that need a newer chip
-/// than the oldest of the chip table (sm_80), by name prefix (PTX ISA,
-/// each instruction's target ISA notes).
+/// than the oldest of the chip table (sm_75), by name prefix (PTX ISA,
+/// each instruction's target ISA notes); the first matching row counts.
 struct Row {
   StringLiteral prefix;
   int arch;
@@ -43,6 +43,10 @@ constexpr Row kUntraited[] = {
     {"nvvm.fence.proxy.release", 90},
     {"nvvm.cluster.arrive", 90},
     {"nvvm.cp.async.bulk.", 90},
+    // cp.async (non-bulk), its groups and its mbarrier arrive: Ampere.
+    {"nvvm.cp.async.", 80},
+    {"nvvm.redux.sync", 80},
+    {"nvvm.mbarrier.", 80},
     {"nvvm.elect.sync", 90},
     {"nvvm.stmatrix", 90},
     {"nvvm.griddepcontrol", 90},
@@ -62,16 +66,26 @@ static bool isFloat8(std::optional<NVVM::MMATypes> t) {
 
 using Need = NVVM::NVVMCheckSMVersion;
 
-/// What `op` needs, if more than sm_80. (Operations with MLIR's
+/// What `op` needs, if more than sm_75. (Operations with MLIR's
 /// NVVMRequiresSM trait are checked by the verifier of the gpu.module.)
 static std::optional<Need> needOf(Operation *op) {
   if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op))
     return fence.getKind() == NVVM::ProxyKind::alias ? std::nullopt
                                                       : std::optional(Need(false, 90));
-  if (auto mma = dyn_cast<NVVM::MmaOp>(op))
+  if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
     if (isFloat8(mma.getMultiplicandAPtxType()) ||
         isFloat8(mma.getMultiplicandBPtxType()))
       return Need(false, 89);
+    // Turing's mma.sync: f16 m16n8k8 and the m8n8 shapes; the m16n8k16 f16,
+    // bf16, tf32 and m16n8kN integer forms are Ampere's.
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    if (shape.getM() == 16 &&
+        !(shape.getK() == 8 &&
+          mma.getMultiplicandAPtxType() == NVVM::MMATypes::f16))
+      return Need(false, 80);
+  }
+  if (isa<NVVM::MmaSpOp>(op))
+    return Need(false, 80);
   StringRef name = op->getName().getStringRef();
   for (const Row &row : kUntraited)
     if (name.starts_with(row.prefix))

@@ -55,12 +55,15 @@ struct FragmentAccess {
   bool guarded = false;
 };
 
-/// Whether `(a, b) -> c` can run on mma.sync, and its K step.
-static std::optional<int64_t> mmaKStep(Type a, Type b, Type c) {
+/// Whether `(a, b) -> c` can run on mma.sync, and its K step. Turing
+/// (`sm75`) has f16 only.
+static std::optional<int64_t> mmaKStep(Type a, Type b, Type c, bool sm75) {
   if (a != b)
     return std::nullopt;
   if (a.isF16() && (c.isF32() || c.isF16()))
     return 16;
+  if (sm75)
+    return std::nullopt;
   if (a.isBF16() && c.isF32())
     return 16;
   if (a.isF32() && c.isF32())
@@ -309,11 +312,12 @@ public:
   /// `range` over those threads; kBlockRange: the kernel's, outside every
   /// role (`homes` gives each fragment's threads).
   LayoutInference(KernelOp kernel, ThreadRange range, FragmentHomes &homes,
-                  bool useMma, bool useWgmma, bool useMfma)
+                  bool useMma, bool mmaSm75, bool useWgmma, bool useMfma)
       : kernel(kernel), range(range), role(range != kBlockRange),
         homes(homes),
         threads(role ? range.second - range.first : kernel.getNumThreads()),
-        useMma(useMma), useWgmma(useWgmma), useMfma(useMfma) {}
+        useMma(useMma), mmaSm75(mmaSm75), useWgmma(useWgmma),
+        useMfma(useMfma) {}
 
   LogicalResult run();
 
@@ -344,6 +348,7 @@ private:
   FragmentHomes &homes;
   int64_t threads;
   bool useMma;
+  bool mmaSm75; // Turing: f16 mma.sync only, no mma.sp
   bool useWgmma;
   bool useMfma;
   LogicalResult anchorWgmma(GemmOp gemm, bool &done);
@@ -513,7 +518,7 @@ LogicalResult LayoutInference::anchorGemms() {
       return WalkResult::interrupt();
     if (done)
       return WalkResult::advance();
-    std::optional<int64_t> kStep = mmaKStep(a, b, acc);
+    std::optional<int64_t> kStep = mmaKStep(a, b, acc, mmaSm75);
     if (!useMma || !kStep || threads % 32 || gemm.getK() % *kStep)
       return WalkResult::advance(); // SIMT gemm: any accumulator layout
     auto partition = choosePartition(gemm.getM(), gemm.getN(), threads / 32,
@@ -581,6 +586,9 @@ LogicalResult LayoutInference::anchorGemmSp(GemmSpOp gemm) {
                             "NVIDIA's sparse tensor cores)");
   if (!gemm.getC().getType().getElementType().isF32())
     return gemm.emitOpError("on GPU targets the accumulator must be float32");
+  if (mmaSm75)
+    return gemm.emitOpError("needs the sparse tensor cores (mma.sp) of sm_80 "
+                            "or newer; the kernel is compiled for sm_75");
   if (!useMma || threads % 32 || gemm.getK() % 32)
     return gemm.emitOpError("needs the sparse tensor cores (sm_80 or newer) "
                             "and K a multiple of 32, got K = ")
@@ -1282,9 +1290,10 @@ struct TileLayoutInferencePass
       llvm::SetVector<ThreadRange> ranges;
       kernel.walk([&](RoleOp r) { ranges.insert({r.getBegin(), r.getEnd()}); });
       for (ThreadRange r : ranges)
-        if (failed(LayoutInference(kernel, r, homes, mma, wgmma, mfma).run()))
+        if (failed(LayoutInference(kernel, r, homes, mma, mmaSm75, wgmma, mfma).run()))
           return WalkResult::interrupt();
-      if (failed(LayoutInference(kernel, kBlockRange, homes, mma, wgmma, mfma)
+      if (failed(LayoutInference(kernel, kBlockRange, homes, mma, mmaSm75,
+                          wgmma, mfma)
                      .run()))
         return WalkResult::interrupt();
       return WalkResult::advance();

@@ -23,7 +23,7 @@ Fields:
   dynamic shared memory opted in (CUDA programming guide, compute
   capabilities table; the AMD CDNA ISA guides).
 - `ptx_version`: the PTX ISA version the CUDA pipeline asks LLVM for, times
-  ten (81: `+ptx81`); 0 on AMD. PTX 8.0 covers sm_80 to sm_90a (wgmma,
+  ten (81: `+ptx81`); 0 on AMD. PTX 8.0 covers sm_75 to sm_90a (wgmma,
   setmaxnreg) and CUDA 12 ptxas; sm_90 and later take 8.1 (CUDA 12.1) for
   the vector reductions (red.global.add.v2.f32) that fragment atomic adds
   use. LLVM's NVPTX backend aborts on Blackwell (sm_100, sm_120) with these
@@ -66,6 +66,7 @@ class Chip:
 # name, vendor, arch, warp_size, max_shared_bytes, ptx_version, sms,
 # device_default, mma_sync, wgmma, tma, setmaxnreg, mfma
 CHIPS: Tuple[Chip, ...] = (
+    Chip("sm_75", "nvidia", 75, 32, 65536, 80, 40, True, True, False, False, False, False),
     Chip("sm_80", "nvidia", 80, 32, 166912, 80, 108, True, True, False, False, False, False),
     Chip("sm_86", "nvidia", 86, 32, 101376, 80, 0, True, True, False, False, False, False),
     Chip("sm_87", "nvidia", 87, 32, 166912, 80, 0, True, True, False, False, False, False),

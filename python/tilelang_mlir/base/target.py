@@ -12,8 +12,9 @@ from typing import Optional
 from . import chips
 
 
-# NVIDIA chips the CUDA backend compiles for: Ampere (sm_80, sm_86, sm_87),
-# Ada (sm_89) and Hopper (sm_90 with mma.sync, sm_90a with wgmma and TMA).
+# NVIDIA chips the CUDA backend compiles for: Turing (sm_75: f16 mma.sync,
+# no cp.async), Ampere (sm_80, sm_86, sm_87), Ada (sm_89) and Hopper (sm_90
+# with mma.sync, sm_90a with wgmma and TMA).
 # Others are refused here: LLVM's NVPTX backend aborts the process on a chip
 # it does not know (sm_999) and on Blackwell (sm_100, sm_103, sm_120) with
 # the PTX version this pipeline asks for (chips.py: 8.1, they need 8.6 to
@@ -73,8 +74,8 @@ def _check_cuda_arch(arch: str, source: str) -> str:
     if arch in CUDA_ARCHS:
         return arch
     m = re.fullmatch(r"sm_(\d+)a?", arch)
-    if m and int(m.group(1)) < 80:
-        raise ValueError(f"CUDA target {arch} ({source}) is not supported: sm_80 or newer is "
+    if m and int(m.group(1)) < 75:
+        raise ValueError(f"CUDA target {arch} ({source}) is not supported: sm_75 or newer is "
                          f"needed (supported: {', '.join(CUDA_ARCHS)})")
     what = "an unknown chip" if m else "not a chip name (sm_XX)"
     raise ValueError(f"CUDA target {arch!r} ({source}) is {what}; the CUDA backend compiles "

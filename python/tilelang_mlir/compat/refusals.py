@@ -38,7 +38,7 @@ TIR_PTX = ("a PTX-level TIR intrinsic over raw buffer pointers and descriptors (
 EMITTER = ("TileLang's tensor-core intrinsic emitters generate TVM IR: use T.gemm / "
            "T.gemm_sp")
 BLACKWELL = ("a Blackwell (sm_100) tcgen05 / TMEM / CLC / TMA-gather instruction: hardware "
-             "this compiler does not target (sm_80 to sm_90a, CDNA 2-4)")
+             "this compiler does not target (sm_75 to sm_90a, CDNA 2-4)")
 SM120 = "SM120 block-scaled MMA: hardware this compiler does not target"
 SVE = "Arm SVE scalable vectors (TVM's vscale): the CPU target has fixed-width vectors"
 TVM_PASSES = ("TileLang's TVM lowering engine and passes: tilelang-mlir compiles with its own "
@@ -161,7 +161,7 @@ CARVER = _table(
     (OTHER_HW, "RDNA"),
 )
 
-VOLTA = "Volta (sm_70) tensor-core layouts: hardware this compiler does not target (sm_80 on)"
+VOLTA = "Volta (sm_70) tensor-core layouts: hardware this compiler does not target (sm_75 on)"
 
 LAYOUT = _table(
     (BLACKWELL, "make_tcgen05mma_swizzled_layout"),

@@ -335,7 +335,7 @@ def determine_target(target: TargetLike = "auto", return_object: bool = False):
 def describe_supported_targets() -> Dict[str, str]:
     return {
         "auto": "this machine's GPU (NVIDIA or AMD), else the CPU",
-        "cuda": "an NVIDIA GPU, sm_80 to sm_90a (sm_90 compiles as sm_90a, as TileLang does)",
+        "cuda": "an NVIDIA GPU, sm_75 to sm_90a (sm_90 compiles as sm_90a, as TileLang does)",
         "hip": "an AMD CDNA GPU (gfx90a, gfx942, gfx950)",
         "llvm": "the CPU (this compiler's reference backend)",
         "c": "the CPU (as llvm)",

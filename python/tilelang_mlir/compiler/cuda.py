@@ -61,6 +61,10 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     early = bool(pass_configs.get("tl.enable_early_copies", False))
     reuse = bool(pass_configs.get("tl.pipeline_reuse_slots", False))
     grouped = bool(pass_configs.get("tl.pipeline_group_per_copy", False))
+    # Turing (sm_75) has no cp.async: pipelined loops copy synchronously
+    # (the stages still overlap the loads' latency with the gemm).
+    turing = target.chip.arch < 80
+    sync_copies = bool(pass_configs.get("tl.pipeline_sync_copies")) or turing
     if early and reuse:
         raise TileLangError("tl.enable_early_copies and tl.pipeline_reuse_slots exclude each "
                             "other: a copy into the buffer its step reads must follow the "
@@ -72,7 +76,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
         f"func.func(tile-pipeline{{copies-first={'true' if early else 'false'}"
         f" reuse-slots={'true' if reuse else 'false'}"
         f" group-per-copy={'true' if grouped else 'false'}"
-        f" async-copies={'false' if pass_configs.get('tl.pipeline_sync_copies') else 'true'}}})",
+        f" async-copies={'false' if sync_copies else 'true'}}})",
         "canonicalize", "cse"]
     # Index arithmetic is 64-bit (index-bitwidth=64), and every 64-bit
     # or/xor/shift is two instructions on the GPU; shared-memory offsets and
@@ -90,7 +94,8 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
                              if (pass_configs or {}).get("tl.precise_math") else [])
                           + safe_access(pass_configs)),
         Stage("pipelined", pipeline),
-        Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}}})",
+        Stage("layout", [f"func.func(tile-layout-inference{{wgmma={'true' if wgmma else 'false'}"
+                         f"{' mma-sm75=true' if turing else ''}}})",
                          "func.func(tile-insert-barriers)"]),
         Stage("gpu", [f"convert-tile-to-nvvm{{chip={chip} features={ptx_features(target)} "
                       f"tma-store={'false' if pass_configs.get('tl.disable_tma_store') else 'true'} "

@@ -1,16 +1,18 @@
 """Every example: runs on the CPU at a small size (checking its own result),
 and compiles to PTX that ptxas assembles for sm_80 and sm_90a with no
-register spills. The register report is printed at the end of the run.
+register spills (and for sm_75, Turing, where what it lacks is refused). The register report is printed at the end of the run.
 Also the GEMM example's `--autotune` flag on the CPU and the sparse GEMM
 example on a GPU. (The kernels themselves are tested through
 `tilelang_mlir.kernels` in the test files of each family.)"""
 
 import os
+import re
 
 import pytest
 from support.examples import EXAMPLES, ROOT, example_id as _id, load as _load
 
 import tilelang_mlir as tl
+from tilelang_mlir.base.errors import CompilationError
 from tilelang_mlir.compiler.cuda import resource_report
 
 # Small problem sizes for the CPU runs (the defaults are GPU-sized).
@@ -80,20 +82,38 @@ def test_gemm_sp_example_on_gpu(dtype):
     assert 0 <= err < 1e-2, err
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+# What Turing (sm_75) lacks, as the refusal of a program that needs it says.
+TURING_REFUSALS = re.compile(r"more than the 64 KB a block can have on sm_75|"
+                             r"sparse tensor cores \(mma\.sp\) of sm_80")
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90a"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=_id)
 def test_example_assembles(path, arch):
+    """sm_75: a program compiles or is refused naming what Turing lacks
+    (shared memory past 64 KB, the sparse tensor cores); its spills are
+    reported, not refused."""
     module = _load(path)
     for name, program, out_idx in module.programs():
-        kernel = tl.compile(program, out_idx=out_idx, target=f"cuda:{arch}",
-                            pass_configs={"tl.disable_cache": True})
+        try:
+            kernel = tl.compile(program, out_idx=out_idx, target=f"cuda:{arch}",
+                                pass_configs={"tl.disable_cache": True})
+        except CompilationError as e:
+            if arch == "sm_75" and TURING_REFUSALS.search(str(e)):
+                continue
+            raise
         assert kernel.cubin[:4] == b"\x7fELF", f"{name}: ptxas gave no cubin"
         assert f".target {arch}" in kernel.get_source()
         report = resource_report(kernel.ptxas_info)
         PTXAS_REPORT.append((f"{_id(path)}:{name}", arch, report, kernel.shared_bytes))
         assert 0 < report["registers"] <= 255, (name, kernel.ptxas_info)
-        assert report["spill_stores"] == 0 and report["spill_loads"] == 0, \
-            f"{name} spills registers on {arch}:\n{kernel.ptxas_info}"
+        # (The programs' tiles are tuned for sm_80 and sm_90a; on sm_75,
+        # without cp.async, a pipelined copy stages its tile in registers:
+        # the GEMM's 128 x 128 tile over 128 threads spills a few bytes
+        # there, shown in the report, not refused.)
+        if arch != "sm_75":
+            assert report["spill_stores"] == 0 and report["spill_loads"] == 0, \
+                f"{name} spills registers on {arch}:\n{kernel.ptxas_info}"
         # ptxas serializes every wgmma of a kernel that holds a call (a
         # device assertion or print): a silent slowdown. The one known
         # exception: the device assertions of the kernels that read, signal

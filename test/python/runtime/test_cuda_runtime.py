@@ -383,7 +383,7 @@ def _edit_manifest(folder, edit):
      "target 'rocm:gfx942' is neither a CUDA target nor 'cpu'"),
     # A CPU manifest has a shared library instead of the launch data.
     (lambda m: m.update(target="cpu"), r"missing field\(s\) library"),
-    (lambda m: m.update(target="cuda:sm_70"), "sm_80 or newer is needed"),
+    (lambda m: m.update(target="cuda:sm_70"), "sm_75 or newer is needed"),
     (lambda m: m.update(name=""), "'name' must be a non-empty string"),
     (lambda m: m.update(grid=[{"sym": "K"}]), "symbolic size 'K', which no tensor parameter has"),
     (lambda m: m.update(grid=[{"op": "pow", "args": [{"const": 1}, {"const": 2}]}]), "unknown op 'pow'"),

@@ -106,11 +106,11 @@ def test_cuda_targets_are_the_known_chips(monkeypatch):
     aborts the process on sm_999 and on Blackwell with PTX 8.1)."""
     from tilelang_mlir.compiler.target import CUDA_ARCHS, parse_target
 
-    assert CUDA_ARCHS == ("sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a")
+    assert CUDA_ARCHS == ("sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a")
     for arch in CUDA_ARCHS:
         assert str(parse_target(f"cuda:{arch}")) == f"cuda:{arch}"
         assert str(parse_target(f" CUDA:{arch.upper()} ")) == f"cuda:{arch}"
-    listed = "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a"
+    listed = "sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a"
     for bad in ("cuda:sm_999", "cuda:sm_100", "cuda:sm_120", "cuda:sm_80a", "cuda:sm_91"):
         with pytest.raises(ValueError, match=f"is an unknown chip; the CUDA backend compiles "
                                              f"for {listed}"):
@@ -120,8 +120,8 @@ def test_cuda_targets_are_the_known_chips(monkeypatch):
             parse_target(bad)
     with pytest.raises(ValueError, match=f"names no chip.*{listed}"):
         parse_target("cuda:")
-    with pytest.raises(ValueError, match=f"sm_80 or newer is needed .*{listed}"):
-        parse_target("cuda:sm_75")
+    with pytest.raises(ValueError, match=f"sm_75 or newer is needed .*{listed}"):
+        parse_target("cuda:sm_70")
     with pytest.raises(ValueError, match="'rocm:sm_90a' is malformed.*gfx90a, gfx942, gfx950"):
         parse_target("rocm:sm_90a")
     with pytest.raises(ValueError, match=f"unknown target 'cud:sm_90a'.*{listed}"):

@@ -4,7 +4,7 @@
 // Chips missing from the chip table (python/tilelang_mlir/base/chips.py) are
 // refused before anything is lowered, naming the ones it has (LLVM's NVPTX
 // backend aborts on Blackwell with the PTX version the pipeline asks for).
-// CHIP: error: convert-tile-to-nvvm supports the NVIDIA chips sm_80, sm_86, sm_87, sm_89, sm_90 and sm_90a, got sm_100
+// CHIP: error: convert-tile-to-nvvm supports the NVIDIA chips sm_75, sm_80, sm_86, sm_87, sm_89, sm_90 and sm_90a, got sm_100
 
 // 96 KB + 96 KB of shared buffers fit an sm_90 block but not an sm_80 one;
 // both are live at the copy, so they cannot share bytes either (see

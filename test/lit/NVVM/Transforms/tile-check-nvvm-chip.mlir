@@ -81,3 +81,31 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Turing (sm_75): f16 mma.sync m16n8k8 and ldmatrix are there; cp.async is
+// Ampere's.
+module attributes {gpu.container_module} {
+  gpu.module @k [#nvvm.target<chip = "sm_75", features = "+ptx80">] {
+    llvm.func @f(%a: vector<2xf16>, %c: f32, %dst: !llvm.ptr<3>, %src: !llvm.ptr<1>) attributes {nvvm.kernel} {
+      %d = nvvm.mma.sync A[%a, %a] B[%a] C[%c, %c, %c, %c] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+      // expected-error @+1 {{nvvm.cp.async.shared.global needs sm_80 or newer, but the kernel is compiled for sm_75}}
+      nvvm.cp.async.shared.global %dst, %src, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+// Turing has no f16 m16n8k16 (nor bf16, tf32 or m16n8kN integer forms).
+module attributes {gpu.container_module} {
+  gpu.module @k [#nvvm.target<chip = "sm_75", features = "+ptx80">] {
+    llvm.func @f(%a: vector<2xf16>, %c: f32) attributes {nvvm.kernel} {
+      // expected-error @+1 {{nvvm.mma.sync needs sm_80 or newer, but the kernel is compiled for sm_75}}
+      %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%c, %c, %c, %c] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+      llvm.return
+    }
+  }
+}
