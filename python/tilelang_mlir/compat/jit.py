@@ -357,6 +357,10 @@ class JITImpl:
         self._tuner_cache: Dict[tuple, Any] = {}
         self._jit: Dict[str, Any] = {}
         functools.update_wrapper(self, self.func.orig_func)
+        # TileLang's JITImpl is no function wrapper: without `__wrapped__`
+        # pytest does not collect a jitted `test_*` kernel as a test (its
+        # parameters would be taken for fixtures).
+        del self.__wrapped__
 
     def __repr__(self) -> str:
         return f"<tilelang.jit of {self.func.orig_func.__qualname__} mode={self.mode}>"
