@@ -394,6 +394,40 @@ std::optional<int64_t> shiftedRegister(const TileLayout &frag,
                                        size_t combo, int64_t reg,
                                        bool guarded);
 
+/// A fragment access in `body` (a T.Parallel's) some of whose indices are
+/// values defined outside the loop, the same in every iteration: a serial
+/// loop's variable around the T.Parallel (`x[i, j]` in `for i in
+/// T.serial(m): for j in T.Parallel(n)`, TileLang's row-by-row fill of a
+/// fragment). `maps` has an entry per fragment dimension (an empty map for
+/// a uniform one); `uniformDims` are the uniform dimensions, `uniformValues`
+/// their index values.
+struct UniformAccess {
+  SmallVector<IndexMap> maps;
+  SmallVector<int64_t> uniformDims;
+  SmallVector<Value> uniformValues;
+};
+
+/// Matches the indices of an access in `body` as a UniformAccess: each a
+/// loop-variable map (matchIndexMap) or a value defined outside the loop,
+/// at least one of the latter.
+std::optional<UniformAccess> matchUniformAccess(ValueRange indices,
+                                                Block *body);
+
+/// The registers of `frag` that register `reg` of the loop layout `loop`
+/// accesses through `access`, as `base + sum(u[k] * strides[k])` over the
+/// uniform indices u, when that holds for every u within the fragment's
+/// shape (at most `maxCombos` of them) and every thread holds its element
+/// (the same register in every thread). nullopt otherwise.
+struct UniformRegisters {
+  int64_t base;
+  SmallVector<int64_t> strides;
+};
+std::optional<UniformRegisters> uniformRegisters(const TileLayout &frag,
+                                                 const TileLayout &loop,
+                                                 const UniformAccess &access,
+                                                 int64_t reg,
+                                                 int64_t maxCombos = 256);
+
 } // namespace tile
 } // namespace mlir
 

@@ -345,6 +345,37 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
   if (buf->kind == BufferKind::Fragment) {
     std::optional<int64_t> reg;
     if (ctx.inParallel()) {
+      if (std::optional<UniformAccess> u =
+              matchUniformAccess(indices, ctx.body)) {
+        // Some indices are uniform over the loop (a serial loop's variable:
+        // TileLang's row-by-row fragment fill): the register is affine in
+        // them, computed at run time.
+        std::optional<UniformRegisters> regs = uniformRegisters(
+            *buf->layout, *ctx.loopLayout, *u, ctx.reg);
+        if (!regs)
+          return op->emitError("this thread does not hold the fragment "
+                               "elements it accesses for every value of "
+                               "the indices set outside the T.Parallel "
+                               "(layout ")
+                 << buf->layout->describe()
+                 << "); tile-layout-inference should have inserted a "
+                    "conversion";
+        Value r = cIdx(b, loc, regs->base);
+        for (auto [v, stride] : llvm::zip(u->uniformValues, regs->strides))
+          if (stride)
+            r = arith::AddIOp::create(
+                b, loc, r,
+                arith::MulIOp::create(b, loc, map.lookupOrDefault(v),
+                                      cIdx(b, loc, stride)));
+        if (isLoad)
+          map.map(op->getResult(0),
+                  memref::LoadOp::create(b, loc, buf->memref, ValueRange{r}));
+        else
+          memref::StoreOp::create(
+              b, loc, map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()),
+              buf->memref, ValueRange{r});
+        return success();
+      }
       SmallVector<IndexMap> maps;
       for (Value i : indices) {
         std::optional<IndexMap> m = matchIndexMap(i, ctx.body);

@@ -53,6 +53,10 @@ struct FragmentAccess {
   /// mapped. `guarded`: it runs under a condition inside the loop.
   std::shared_ptr<const ShiftedAccess> shifted;
   bool guarded = false;
+  /// Some indices are values uniform over the loop (a serial loop's
+  /// variable around it: `x[i, j]`, matchUniformAccess); neither a
+  /// projection nor mapped.
+  std::shared_ptr<const UniformAccess> uniform;
 };
 
 /// Whether `(a, b) -> c` can run on mma.sync, and its K step. Turing
@@ -489,6 +493,9 @@ LogicalResult LayoutInference::collect() {
             access.shifted = std::make_shared<const ShiftedAccess>(std::move(*m));
           access.guarded = inner->getBlock() != &body;
         }
+        if (access.maps.empty() && !access.shifted)
+          if (std::optional<UniformAccess> m = matchUniformAccess(indices, &body))
+            access.uniform = std::make_shared<const UniformAccess>(std::move(*m));
         list.push_back(access);
       });
     }
@@ -908,6 +915,16 @@ bool LayoutInference::isLocal(const TileLayout &loop,
         if (!shiftedRegister(frag, loop, *access.shifted, c, r,
                              access.guarded))
           return false;
+    return true;
+  }
+  if (access.uniform) {
+    // Local when each thread holds every element its iterations reach for
+    // every value of the uniform indices, at registers affine in them (the
+    // lowering indexes the registers at run time).
+    const TileLayout &frag = layouts.find(access.buffer)->second;
+    for (int64_t r = 0; r < loop.getNumRegs(); ++r)
+      if (!uniformRegisters(frag, loop, *access.uniform, r))
+        return false;
     return true;
   }
   if (!access.isProjection() && !access.isMapped())

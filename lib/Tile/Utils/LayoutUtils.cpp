@@ -1167,6 +1167,96 @@ std::optional<int64_t> mlir::tile::shiftedRegister(const TileLayout &frag,
   return found ? found : std::optional<int64_t>(0);
 }
 
+std::optional<UniformAccess>
+mlir::tile::matchUniformAccess(ValueRange indices, Block *body) {
+  Region *loop = body->getParent();
+  UniformAccess out;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    if (std::optional<IndexMap> m = matchIndexMap(index, body)) {
+      out.maps.push_back(*m);
+      continue;
+    }
+    if (loop->isAncestor(index.getParentRegion()))
+      return std::nullopt; // computed in the loop from something else
+    out.maps.push_back(IndexMap{});
+    out.uniformDims.push_back(static_cast<int64_t>(d));
+    out.uniformValues.push_back(index);
+  }
+  if (out.uniformDims.empty())
+    return std::nullopt;
+  return out;
+}
+
+/// The register every thread's element of register `reg` of `loop` is in
+/// when the uniform indices are `u`; nullopt when threads differ or one
+/// does not hold its element.
+static std::optional<int64_t> registerAt(const TileLayout &frag,
+                                         const TileLayout &loop,
+                                         const UniformAccess &access,
+                                         ArrayRef<int64_t> u, int64_t reg) {
+  std::optional<int64_t> found;
+  for (int64_t t = 0; t < loop.getNumThreads(); ++t) {
+    SmallVector<int64_t> idx = loop.inverse(t, reg);
+    if (!loop.inBounds(idx))
+      continue;
+    SmallVector<int64_t> fidx;
+    for (const IndexMap &m : access.maps)
+      fidx.push_back(m.evaluate(idx));
+    for (auto [k, d] : llvm::enumerate(access.uniformDims))
+      fidx[d] = u[k];
+    std::optional<int64_t> r = frag.registerOf(fidx, t);
+    if (!r || (found && *found != *r))
+      return std::nullopt;
+    found = r;
+  }
+  return found ? found : std::optional<int64_t>(0);
+}
+
+std::optional<UniformRegisters>
+mlir::tile::uniformRegisters(const TileLayout &frag, const TileLayout &loop,
+                             const UniformAccess &access, int64_t reg,
+                             int64_t maxCombos) {
+  ArrayRef<int64_t> shape = frag.getShape();
+  size_t n = access.uniformDims.size();
+  int64_t combos = 1;
+  for (int64_t d : access.uniformDims) {
+    combos *= shape[d];
+    if (combos > maxCombos)
+      return std::nullopt;
+  }
+  SmallVector<int64_t> u(n, 0);
+  std::optional<int64_t> base = registerAt(frag, loop, access, u, reg);
+  if (!base)
+    return std::nullopt;
+  UniformRegisters out{*base, {}};
+  for (size_t k = 0; k < n; ++k) {
+    int64_t stride = 0;
+    if (shape[access.uniformDims[k]] > 1) {
+      u[k] = 1;
+      std::optional<int64_t> r = registerAt(frag, loop, access, u, reg);
+      u[k] = 0;
+      if (!r)
+        return std::nullopt;
+      stride = *r - *base;
+    }
+    out.strides.push_back(stride);
+  }
+  // Every assignment of the uniform indices lands where the strides say.
+  for (int64_t c = 0; c < combos; ++c) {
+    int64_t rest = c, want = out.base;
+    for (size_t k = n; k-- > 0;) {
+      int64_t extent = shape[access.uniformDims[k]];
+      u[k] = rest % extent;
+      rest /= extent;
+      want += u[k] * out.strides[k];
+    }
+    std::optional<int64_t> r = registerAt(frag, loop, access, u, reg);
+    if (!r || *r != want)
+      return std::nullopt;
+  }
+  return out;
+}
+
 std::string TileLayout::describe() const {
   std::string s;
   llvm::raw_string_ostream os(s);

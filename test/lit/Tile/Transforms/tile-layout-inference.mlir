@@ -471,3 +471,39 @@ func.func @fitted_user_layouts(%n: index) {
   }
   return
 }
+
+// -----
+
+// A fragment written row by row: the row index is a serial loop's variable
+// around the T.Parallel, the same in all its iterations. The reduction
+// gives the fragment a layout that keeps every row of a column in the
+// thread that holds the column, so the loop's accesses are local: no
+// shared-memory conversion is inserted (the lowering indexes the registers
+// by the row at run time).
+// CHECK-LABEL: func.func @rows
+// CHECK-NOT: tile.alloc_shared
+// CHECK: scf.for %[[I:.+]] = %c0 to %c4 step %c1 {
+// CHECK-NEXT: tile.parallel (%[[J:.+]]) in (256) attributes {layout = #tile.layout<
+// CHECK: memref.store %{{.+}}, %{{.+}}[%[[I]], %[[J]]] : memref<4x256xf32, #tile.scope<fragment>>
+// CHECK-NOT: tile.copy
+// CHECK: tile.reduce
+func.func @rows(%arg0: memref<4x256xf32>, %arg1: memref<4xf32>) {
+  %cst = arith.constant 2.000000e+00 : f32
+  %c4 = arith.constant 4 : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%arg2) in (%c1) threads(64) {
+    %0 = tile.alloc_fragment : memref<4x256xf32, #tile.scope<fragment>>
+    %1 = tile.alloc_fragment : memref<4xf32, #tile.scope<fragment>>
+    scf.for %arg3 = %c0 to %c4 step %c1 {
+      tile.parallel (%arg4) in (256) {
+        %2 = memref.load %arg0[%arg3, %arg4] {tile.guarded} : memref<4x256xf32>
+        %3 = arith.mulf %2, %cst : f32
+        memref.store %3, %0[%arg3, %arg4] : memref<4x256xf32, #tile.scope<fragment>>
+      }
+    }
+    tile.reduce %0 -> %1 {clear, dim = 1 : i64, kind = #tile.reduce<sum>} : memref<4x256xf32, #tile.scope<fragment>> -> memref<4xf32, #tile.scope<fragment>>
+    tile.copy %1[%c0] [4] to %arg1[%c0] [4] : memref<4xf32, #tile.scope<fragment>> to memref<4xf32>
+  }
+  return
+}
