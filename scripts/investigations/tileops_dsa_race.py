@@ -6,8 +6,8 @@ buffers: the producer warpgroup may write buffer 1's mask while the
 consumers still read buffer 0's. TileLang's own example
 (deepseek_v32/sparse_mla_fwd_pipelined.py) keeps one mask per stage.
 
-Run on the GPU machine from a TileOPs checkout (52dbc086) with its src on
-PYTHONPATH and this package installed:
+Run on the GPU machine from a TileOPs checkout (52dbc086), its src not on
+PYTHONPATH (the script adds it), with this package installed:
 
     python scripts/investigations/tileops_dsa_race.py            # as shipped
     python scripts/investigations/tileops_dsa_race.py --per-stage  # one mask per buffer
@@ -21,8 +21,11 @@ program's. (Open question; issue 43's notes have the measured rows.)"""
 
 import argparse
 import importlib
+import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 
 import torch
 
@@ -48,16 +51,28 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-stage", action="store_true")
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--src", default="src", help="the checkout's src folder (keep it off "
+                                                 "PYTHONPATH: the script puts it, or its "
+                                                 "rewritten copy, on the path)")
     args = ap.parse_args()
     sys.path.insert(0, os.getcwd())
     import tilelang_mlir.compat
 
     tilelang_mlir.compat.install()
-    name = "tileops.kernels.attention.deepseek_dsa_decode"
+    src = os.path.abspath(args.src)
     if args.per_stage:
-        mod = importlib.import_module(name)
-        src = _per_stage(open(mod.__file__).read())
-        exec(compile(src, mod.__file__, "exec"), mod.__dict__)
+        # A copy of the package with the module rewritten, in place of the
+        # checkout's (the frontend reads a kernel's source from its file).
+        tmp = tempfile.mkdtemp()
+        shutil.copytree(os.path.join(src, "tileops"), os.path.join(tmp, "tileops"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        path = os.path.join(tmp, "tileops", "kernels", "attention", "deepseek_dsa_decode.py")
+        with open(path) as f:
+            text = _per_stage(f.read())
+        with open(path, "w") as f:
+            f.write(text)
+        src = tmp
+    sys.path.insert(0, src)
     from tests.ops.attention.test_deepseek_dsa_decode import DsaDecodeTest
     from tileops.ops import DeepSeekSparseAttentionDecodeWithKVCacheFwdOp
 
