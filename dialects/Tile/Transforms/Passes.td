@@ -29,8 +29,14 @@ def TileLayoutInference : Pass<"tile-layout-inference", "func::FuncOp"> {
     induction variables; fragments indexed by a subset of them get the
     projection, replicated over the other threads), reductions (the
     destination is the source layout without the reduced dimension) and
-    fragment-to-fragment copies. What stays unconstrained gets a blocked
-    layout. When a loop indexes a fragment whose layout does not hold the
+    fragment-to-fragment copies. A fragment a loop indexes partly by
+    values that are the same in all its iterations (`x[i, j]` with `i` a
+    serial loop's variable around the T.Parallel over `j`) gets the loop's
+    layout over the other dimensions with every index of those held in each
+    thread's registers (up to 128 registers), and such an access is local
+    wherever each thread holds every row of its columns: the lowering
+    indexes the registers at run time. What stays unconstrained gets a
+    blocked layout. When a loop indexes a fragment whose layout does not hold the
     elements each thread needs, the pass inserts an explicit conversion: a
     fragment in the loop's layout filled by a `tile.copy` before the loop
     (and copied back after it if the loop writes it).

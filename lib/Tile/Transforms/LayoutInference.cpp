@@ -785,6 +785,48 @@ static bool inRange(const TileLayout &loop, const FragmentAccess &access,
   return true;
 }
 
+/// The layout a loop induces on a fragment it reaches through a uniform
+/// access (`x[i, j]` with i a serial loop's variable around the
+/// T.Parallel over j): the loop's layout over the other dimensions, and
+/// every index of the uniform ones in each thread's registers (outermost),
+/// so that each thread holds all rows of its columns. None when the maps
+/// do not project the loop's layout, or when it would give a thread more
+/// than kUniformRegisters registers (the fragment then takes another
+/// layout, and the access a conversion).
+static constexpr int64_t kUniformRegisters = 128;
+
+static std::optional<TileLayout> rowsInRegisters(const TileLayout &loop,
+                                                 const FragmentAccess &a) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(a.buffer.getType()).getShape();
+  SmallVector<IndexMap> maps;
+  SmallVector<int64_t> rest;
+  for (auto [d, m] : llvm::enumerate(a.uniform->maps)) {
+    if (llvm::is_contained(a.uniform->uniformDims, static_cast<int64_t>(d)))
+      continue;
+    maps.push_back(m);
+    rest.push_back(shape[d]);
+  }
+  FailureOr<TileLayout> base = loop.projectMapped(maps, rest);
+  if (failed(base))
+    return std::nullopt;
+  TileLayout l = *base;
+  for (int64_t d : a.uniform->uniformDims)
+    l = l.insertUnitDim(d);
+  SmallVector<LayoutDigit> digits(l.getDigits());
+  int64_t regs = l.getNumRegs();
+  for (int64_t d : a.uniform->uniformDims) {
+    if (shape[d] > 1)
+      digits.push_back(LayoutDigit{d, 1, shape[d], /*onThread=*/false, regs});
+    regs *= shape[d];
+  }
+  if (regs > kUniformRegisters)
+    return std::nullopt;
+  TileLayout out(shape, l.getNumThreads(), digits);
+  if (failed(out.verify()))
+    return std::nullopt;
+  return out;
+}
+
 bool LayoutInference::propagate() {
   bool changed = false;
   for (ParallelOp loop : loops) {
@@ -846,6 +888,14 @@ bool LayoutInference::propagate() {
     if (it == loopLayouts.end())
       continue;
     for (const FragmentAccess &a : list) {
+      if (!hasLayout(a.buffer) && a.uniform) {
+        if (std::optional<TileLayout> l = rowsInRegisters(it->second, a)) {
+          layouts.insert(std::make_pair(a.buffer, *l));
+          origin[a.buffer] = loop;
+          changed = true;
+        }
+        continue;
+      }
       if (hasLayout(a.buffer) || !(a.isProjection() || a.isMapped()))
         continue;
       if (a.isMapped()) {

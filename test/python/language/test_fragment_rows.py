@@ -82,6 +82,60 @@ def _scaled_gemm(M, N, K):
     return main
 
 
+def _mirrored_rows(M, N, bm, tn):
+    """A fragment no reduction or gemm places, filled row by row (scaled by
+    a per-row fragment) and read back in mirrored row order (the row index
+    `bm - 1 - i` computed inside the T.Parallel): the loop gives it its
+    layout, every row in each thread's registers."""
+
+    @T.prim_func
+    def main(x: T.Tensor((M, N), "float32"), s: T.Tensor((M,), "float32"),
+             out: T.Tensor((M, N), "float32")):
+        with T.Kernel(M // bm, threads=128) as pid:
+            sf = T.alloc_fragment((bm,), "float32")
+            xf = T.alloc_fragment((bm, tn), "float32")
+            for i in T.Parallel(bm):
+                sf[i] = s[pid * bm + i]
+            for t in T.serial(N // tn):
+                for i in T.serial(bm):
+                    for j in T.Parallel(tn):
+                        xf[i, j] = x[pid * bm + i, t * tn + j] * sf[i]
+                for i in T.serial(bm):
+                    for j in T.Parallel(tn):
+                        out[pid * bm + i, t * tn + j] = xf[i, j] + xf[bm - 1 - i, j]
+
+    return main
+
+
+def _check_mirrored(rng, target, device):
+    M, N, bm, tn = 16, 512, 4, 256
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    s = rng.standard_normal(M).astype(np.float32)
+    kernel = tl.compile(_mirrored_rows(M, N, bm, tn), out_idx=[2], target=target)
+    got = get(kernel(put(x, device), put(s, device)))
+    y = (x * s[:, None]).reshape(M // bm, bm, N)
+    want = (y + y[:, ::-1, :]).reshape(M, N)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_mirrored_rows_on_cpu(rng):
+    _check_mirrored(rng, "cpu", "cpu")
+
+
+@pytest.mark.gpu
+def test_mirrored_rows_on_gpu(rng):
+    _check_mirrored(rng, "cuda", "cuda")
+
+
+@pytest.mark.parametrize("chip", ["cuda:sm_80", "cuda:sm_90a"])
+def test_mirrored_rows_stay_in_registers(chip):
+    kernel = tl.compile(_mirrored_rows(16, 512, 4, 256), out_idx=[2], target=chip,
+                        pass_configs={"tl.disable_cache": True})
+    assert kernel.shared_bytes == 0, kernel.shared_bytes
+    ptx = kernel.get_kernel_source()
+    assert "ld.local" not in ptx and "st.local" not in ptx
+
+
 CASES = [(64, 8192, 4, 2048, 256, "l2"), (37, 3000, 4, 1024, 128, "max"),
          (10, 500, 2, 256, 64, "l2")]
 
