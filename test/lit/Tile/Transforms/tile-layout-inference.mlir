@@ -507,3 +507,39 @@ func.func @rows(%arg0: memref<4x256xf32>, %arg1: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A fragment nothing else places, written and read only through a row index
+// uniform over the T.Parallel (a serial loop's variable; `3 - i` computed in
+// the loop's body): it takes the loop's layout over the columns with its 4
+// rows in registers (register = row * 4 + column % 4), and no access needs a
+// conversion.
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1) -> (d1 floordiv 4, d0 * 4 + d1 mod 4)>
+// CHECK-LABEL: func.func @mirrored
+// CHECK-NOT: tile.alloc_shared
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[ROWS]], threads = 64>} : memref<4x256xf32, #tile.scope<fragment>>
+// CHECK-NOT: tile.copy
+func.func @mirrored(%arg0: memref<4x256xf32>, %arg1: memref<4x256xf32>) {
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%arg2) in (%c1) threads(64) {
+    %0 = tile.alloc_fragment : memref<4x256xf32, #tile.scope<fragment>>
+    scf.for %arg3 = %c0 to %c4 step %c1 {
+      tile.parallel (%arg4) in (256) {
+        %1 = memref.load %arg0[%arg3, %arg4] {tile.guarded} : memref<4x256xf32>
+        memref.store %1, %0[%arg3, %arg4] : memref<4x256xf32, #tile.scope<fragment>>
+      }
+    }
+    scf.for %arg3 = %c0 to %c4 step %c1 {
+      tile.parallel (%arg4) in (256) {
+        %1 = arith.subi %c3, %arg3 : index
+        %2 = memref.load %0[%1, %arg4] : memref<4x256xf32, #tile.scope<fragment>>
+        memref.store %2, %arg1[%arg3, %arg4] {tile.guarded} : memref<4x256xf32>
+      }
+    }
+  }
+  return
+}
