@@ -734,11 +734,16 @@ class EagerFunction(TileFunction):
         self.fn = fn
         self.name = fn.__name__
         self.signature = inspect.signature(fn)
+        # **kwargs (TileLang's eager functions take one): the keywords that
+        # name no parameter, a compile-time dict in the body.
+        self.var_keyword = None
         for p in self.signature.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TileLangError(f"not supported by tilelang-mlir: *args or **kwargs "
-                                    f"({p.name!r}) in the eager-style function {self.name!r}; "
-                                    "name every parameter")
+            if p.kind == p.VAR_POSITIONAL:
+                raise TileLangError(f"not supported by tilelang-mlir: *args ({p.name!r}) in "
+                                    f"the eager-style function {self.name!r}; name every "
+                                    "parameter")
+            if p.kind == p.VAR_KEYWORD:
+                self.var_keyword = p.name
         self._source = parse_function(fn)
         self.parameters = [p for p in self.signature.parameters]
         # The position of each parameter that may be passed by position.
@@ -778,6 +783,15 @@ class EagerFunction(TileFunction):
         values: Dict[str, Any] = {}
         runtime: Dict[str, Any] = {}
         for p in params:
+            if p.kind == p.VAR_KEYWORD:
+                for k, v in extras.items():
+                    if is_tensor(v):
+                        raise TypeError(f"{what}: {k!r} is a tensor, but only named "
+                                        f"parameters of {self.name!r} take tensors "
+                                        f"(**{p.name} holds compile-time values)")
+                values[p.name] = dict(extras)
+                extras = {}
+                continue
             if p.name in self.annotated:
                 if p.name in given:
                     runtime[p.name] = given[p.name]

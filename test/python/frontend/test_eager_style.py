@@ -391,3 +391,28 @@ def test_packed_float4_tensor_binds_logical_sizes():
     np.testing.assert_array_equal(sizes(packed), [8, 48, 48])
     np.testing.assert_array_equal(sizes(packed[::2, :16]), [4, 32, 96])
     np.testing.assert_array_equal(sizes(torch.zeros((6, 5), dtype=torch.int8)), [6, 10, 10])
+
+
+@tl.jit(target="cpu")
+def scale_shift(A, block_M: int = 16, **opts):
+    """**opts: the keywords that name no parameter, a compile-time dict in
+    the body (TileLang's eager functions take one)."""
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+        for i, j in T.Parallel(block_M, N):
+            if bx * block_M + i < M:
+                B[bx * block_M + i, j] = (A[bx * block_M + i, j] * opts.get("factor", 1.0)
+                                          + len(opts.get("axis", ())))
+    return B
+
+
+def test_eager_var_keyword_arguments():
+    a = torch.randn(37, 8)
+    torch.testing.assert_close(scale_shift(a), a)
+    torch.testing.assert_close(scale_shift(a, factor=3.0, axis=[1, 2]), a * 3.0 + 2)
+    torch.testing.assert_close(scale_shift(a, block_M=8, factor=-1.0), -a)
+    # A tensor is no compile-time value.
+    with pytest.raises(TypeError, match=r"'t' is a tensor.*\*\*opts holds compile-time values"):
+        scale_shift(a, t=a)
