@@ -244,8 +244,12 @@ class Parser:
             s, shadow = self.scope, False
             while s is not owner:
                 if s.barrier and s.what == RUNTIME_IF:
+                    # The branch's own binding: it never reaches the scopes
+                    # around the `if` (a loop that read the outer value
+                    # keeps reading it on later trips: TileOPs' Mamba scan).
                     shadow = True
-                elif s.barrier and is_runtime(value):
+                    break
+                if s.barrier and is_runtime(value):
                     if not s.loop or name in s.outer_reads:
                         raise self.error(
                             node, f"variable {name!r} is assigned inside a {s.what} but was "

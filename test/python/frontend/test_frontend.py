@@ -300,6 +300,31 @@ def test_rebinding_in_a_branch_or_trip_holds_there(target, rng):
     np.testing.assert_allclose(c, x * 2 + 1, rtol=1e-6)
 
 
+def test_rebinding_in_a_branch_inside_a_loop_that_reads_it(target, rng):
+    """A loop that reads a name in one branch and rebinds it in the other
+    (TileOPs' Mamba chunk scan: `anchor` used by the off-diagonal tiles,
+    recomputed for the diagonal ones): the rebinding holds in its branch
+    only, and later trips read the value from before the loop."""
+    n = 32
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=n) as bx:
+            anchor = A[0] * 2.0
+            for i in T.Pipelined(n, num_stages=2):
+                if A[i] > 0.0:
+                    B[i] = A[i] - anchor
+                else:
+                    anchor = A[i] * 3.0
+                    B[i] = anchor + 1.0
+
+    x = rng.standard_normal(n).astype(np.float32)
+    kernel = tl.compile(main, out_idx=[1], target=target)
+    b = get(kernel(put(x, target)))
+    want = np.where(x > 0, x - 2 * x[0], 3 * x + 1)
+    np.testing.assert_allclose(b, want.astype(np.float32), rtol=1e-6)
+
+
 def test_reading_a_name_rebound_in_a_branch_or_trip_after_it_is_an_error():
     @T.prim_func
     def after_if(A: T.Tensor((16,), "float32")):
