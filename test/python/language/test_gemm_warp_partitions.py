@@ -6,6 +6,8 @@ runs on the CUDA cores, and the result is the product either way. Checked
 against NumPy on the CPU and (marked `gpu`) on the GPU, with and without
 wgmma."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -58,7 +60,26 @@ def test_uneven_partitions_on_gpu(rng, shape, wgmma):
     _check(rng, shape, "cuda", "cuda", {"tl.disable_wgmma": not wgmma})
 
 
+# The one shape of SHAPES whose warps cover the tile on the tensor cores
+# (8 warps along N of a 48 x 64 tile); the others run on the CUDA cores.
+COVERED = {(48, 64, 32, 256, "FullRow"): [1, 8]}
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_uneven_partitions_compile(shape):
+    """sm_80 and sm_90a: ptxas assembles the kernel, and the gemm takes the
+    tensor-core grid only where its warps cover the tile (mma.sync with that
+    warp partition), else no tensor-core instruction at all."""
     for chip in ("cuda:sm_80", "cuda:sm_90a"):
-        tl.compile(_matmul(*shape), out_idx=[2], target=chip)
+        kernel = tl.compile(_matmul(*shape), out_idx=[2], target=chip,
+                            pass_configs={"tl.disable_cache": True})
+        assert kernel.cubin[:4] == b"\x7fELF", (chip, shape)
+        ptx = kernel.get_kernel_source()
+        gemm = next(line for line in kernel.mlir("layout").splitlines() if "tile.gemm" in line)
+        grid = re.search(r"warp_partition = array<i64: (\d+), (\d+)>", gemm)
+        if shape in COVERED:
+            assert grid and [int(g) for g in grid.groups()] == COVERED[shape], gemm
+            assert "mma.sync" in ptx and "wgmma" not in ptx
+        else:
+            assert grid is None and "wgmma" not in gemm, gemm
+            assert "mma.sync" not in ptx and "wgmma" not in ptx
