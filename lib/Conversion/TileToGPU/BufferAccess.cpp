@@ -343,7 +343,8 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
   for (Value i : indices)
     idx.push_back(map.lookupOrDefault(i));
   if (buf->kind == BufferKind::Fragment) {
-    std::optional<int64_t> reg;
+    // The register of the thread's private array that holds the element.
+    Value reg;
     if (ctx.inParallel()) {
       if (std::optional<UniformAccess> u =
               matchUniformAccess(indices, ctx.body)) {
@@ -360,49 +361,43 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
                  << buf->layout->describe()
                  << "); tile-layout-inference should have inserted a "
                     "conversion";
-        Value r = cIdx(b, loc, regs->base);
+        reg = cIdx(b, loc, regs->base);
         for (auto [v, stride] : llvm::zip(u->uniformValues, regs->strides))
           if (stride)
-            r = arith::AddIOp::create(
-                b, loc, r,
+            reg = arith::AddIOp::create(
+                b, loc, reg,
                 arith::MulIOp::create(b, loc, map.lookupOrDefault(v),
                                       cIdx(b, loc, stride)));
-        if (isLoad)
-          map.map(op->getResult(0),
-                  memref::LoadOp::create(b, loc, buf->memref, ValueRange{r}));
-        else
-          memref::StoreOp::create(
-              b, loc, map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()),
-              buf->memref, ValueRange{r});
-        return success();
+      } else {
+        SmallVector<IndexMap> maps;
+        for (Value i : indices) {
+          std::optional<IndexMap> m = matchIndexMap(i, ctx.body);
+          if (!m && isLoad)
+            if (std::optional<ShiftedAccess> shifted =
+                    matchShiftedAccess(indices, ctx.body)) {
+              FailureOr<Value> v = shiftedLoad(b, *buf, *shifted, op, map, ctx);
+              if (failed(v))
+                return failure();
+              map.map(op->getResult(0), *v);
+              return success();
+            }
+          if (!m)
+            return op->emitError(
+                "a fragment indexed inside T.Parallel must be "
+                "indexed by the loop's variables (or sums of "
+                "them divided, wrapped and scaled by "
+                "constants: j // c, j % c, (j % 4) * 4 + j // 4)");
+          maps.push_back(*m);
+        }
+        std::optional<int64_t> r = fragmentRegister(*buf, maps, ctx);
+        if (!r)
+          return op->emitError("this thread does not hold the fragment element "
+                               "it accesses (layout ")
+                 << buf->layout->describe()
+                 << "); tile-layout-inference should have inserted a "
+                    "conversion";
+        reg = cIdx(b, loc, *r);
       }
-      SmallVector<IndexMap> maps;
-      for (Value i : indices) {
-        std::optional<IndexMap> m = matchIndexMap(i, ctx.body);
-        if (!m && isLoad)
-          if (std::optional<ShiftedAccess> shifted =
-                  matchShiftedAccess(indices, ctx.body)) {
-            FailureOr<Value> v = shiftedLoad(b, *buf, *shifted, op, map, ctx);
-            if (failed(v))
-              return failure();
-            map.map(op->getResult(0), *v);
-            return success();
-          }
-        if (!m)
-          return op->emitError(
-              "a fragment indexed inside T.Parallel must be "
-              "indexed by the loop's variables (or sums of "
-              "them divided, wrapped and scaled by "
-              "constants: j // c, j % c, (j % 4) * 4 + j // 4)");
-        maps.push_back(*m);
-      }
-      reg = fragmentRegister(*buf, maps, ctx);
-      if (!reg)
-        return op->emitError("this thread does not hold the fragment element "
-                             "it accesses (layout ")
-               << buf->layout->describe()
-               << "); tile-layout-inference should have inserted a "
-                  "conversion";
     } else {
       // Outside parallel loops every thread must hold the element (every
       // thread of the fragment's: a role reads a block fragment's replicas).
@@ -414,31 +409,23 @@ LogicalResult KernelLowering::lowerAccess(Operation *op, OpBuilder &b,
                << "); access it inside a T.Parallel loop or copy it to "
                   "shared memory";
       // Replicated: the register is the row-major index.
-      Value lin;
       for (auto [d, i] : llvm::enumerate(idx)) {
         int64_t stride = 1;
         for (int64_t e = d + 1; e < buf->rank(); ++e)
           stride *= buf->shape[e];
         Value term = arith::MulIOp::create(b, loc, i, cIdx(b, loc, stride));
-        lin = lin ? arith::AddIOp::create(b, loc, lin, term) : term;
+        reg = reg ? arith::AddIOp::create(b, loc, reg, term) : term;
       }
-      if (!lin)
-        lin = cIdx(b, loc, 0);
-      if (isLoad) {
-        Value v = memref::LoadOp::create(b, loc, buf->memref, ValueRange{lin});
-        map.map(op->getResult(0), v);
-      } else {
-        memref::StoreOp::create(
-            b, loc, map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()),
-            buf->memref, ValueRange{lin});
-      }
-      return success();
+      if (!reg)
+        reg = cIdx(b, loc, 0);
     }
     if (isLoad)
-      map.map(op->getResult(0), regLoad(b, *buf, *reg));
+      map.map(op->getResult(0),
+              memref::LoadOp::create(b, loc, buf->memref, ValueRange{reg}));
     else
-      regStore(b, *buf, *reg,
-               map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()));
+      memref::StoreOp::create(
+          b, loc, map.lookupOrDefault(cast<memref::StoreOp>(op).getValue()),
+          buf->memref, ValueRange{reg});
     return success();
   }
   if (isLoad) {
