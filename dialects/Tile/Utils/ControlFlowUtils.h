@@ -17,6 +17,12 @@ namespace tile {
 void guarded(OpBuilder &b, Location loc, Value cond,
              function_ref<void(OpBuilder &)> fn);
 
+/// Whether `v` has the same value in every iteration of `loop`, as LLVM's
+/// LICM would find: defined outside it, or computed inside it by pure
+/// operations without regions from such values, at most `maxDepth`
+/// operations deep.
+bool isLoopInvariant(Value v, Operation *loop, int maxDepth);
+
 } // namespace tile
 } // namespace mlir
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/NVVM/Transforms/Passes.h"
+#include "dialects/Tile/Utils/ControlFlowUtils.h"
 
 #include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
 #include "mlir/Analysis/DataFlow/Utils.h"
@@ -15,7 +16,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -180,20 +180,6 @@ struct FoldDivisibleFloorDiv : OpRewritePattern<arith::FloorDivSIOp> {
 struct ConstantOutermost : OpRewritePattern<arith::AddIOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  /// Whether `v` has the same value in every iteration of `loop`, as LLVM's
-  /// LICM would find: defined outside it, or by a pure op without regions
-  /// on such values (a few levels deep).
-  static bool invariant(Value v, Operation *loop, int depth = 0) {
-    if (!loop->isAncestor(v.getParentBlock()->getParentOp()))
-      return true;
-    Operation *def = v.getDefiningOp();
-    if (!def || depth > 8 || def->getNumRegions() || !isPure(def))
-      return false;
-    return llvm::all_of(def->getOperands(), [&](Value operand) {
-      return invariant(operand, loop, depth + 1);
-    });
-  }
-
   LogicalResult matchAndRewrite(arith::AddIOp op,
                                 PatternRewriter &rewriter) const override {
     Operation *loop = op->getParentOfType<LoopLikeOpInterface>();
@@ -202,7 +188,8 @@ struct ConstantOutermost : OpRewritePattern<arith::AddIOp> {
     for (auto [x, inner] : {std::pair(op.getLhs(), op.getRhs()),
                             std::pair(op.getRhs(), op.getLhs())}) {
       auto add = inner.getDefiningOp<arith::AddIOp>();
-      if (!add || matchPattern(x, m_Constant()) || !invariant(inner, loop))
+      if (!add || matchPattern(x, m_Constant()) ||
+          !tile::isLoopInvariant(inner, loop, /*maxDepth=*/8))
         continue;
       for (auto [y, c] : {std::pair(add.getLhs(), add.getRhs()),
                           std::pair(add.getRhs(), add.getLhs())}) {

@@ -7,6 +7,7 @@
 #include "dialects/Tile/Utils/ControlFlowUtils.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -19,4 +20,19 @@ void mlir::tile::guarded(OpBuilder &b, Location loc, Value cond,
   auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
   OpBuilder inner = OpBuilder::atBlockTerminator(ifOp.thenBlock());
   fn(inner);
+}
+
+static bool invariantAt(Value v, Operation *loop, int depth, int maxDepth) {
+  if (!loop->isAncestor(v.getParentBlock()->getParentOp()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > maxDepth || def->getNumRegions() || !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return invariantAt(operand, loop, depth + 1, maxDepth);
+  });
+}
+
+bool mlir::tile::isLoopInvariant(Value v, Operation *loop, int maxDepth) {
+  return invariantAt(v, loop, 0, maxDepth);
 }

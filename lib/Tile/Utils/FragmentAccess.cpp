@@ -11,11 +11,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Tile/Utils/LayoutUtils.h"
+#include "dialects/Tile/Utils/ControlFlowUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -259,31 +259,18 @@ std::optional<int64_t> mlir::tile::shiftedRegister(const TileLayout &frag,
   return found ? found : std::optional<int64_t>(0);
 }
 
-/// Whether `v` has the same value in every iteration of the loop whose
-/// region is `loop`: defined outside it, or computed inside it by pure,
-/// region-free operations (arith) from such values (`m - 1 - i` written in
-/// the T.Parallel's body).
-static bool isLoopInvariant(Value v, Region *loop, int depth = 0) {
-  if (!loop->isAncestor(v.getParentRegion()))
-    return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || depth > 16 || def->getNumRegions() || !isPure(def))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value o) {
-    return isLoopInvariant(o, loop, depth + 1);
-  });
-}
-
 std::optional<UniformAccess>
 mlir::tile::matchUniformAccess(ValueRange indices, Block *body) {
-  Region *loop = body->getParent();
+  Operation *loop = body->getParentOp();
   UniformAccess out;
   for (auto [d, index] : llvm::enumerate(indices)) {
     if (std::optional<IndexMap> m = matchIndexMap(index, body)) {
       out.maps.push_back(*m);
       continue;
     }
-    if (!isLoopInvariant(index, loop))
+    // Defined outside the loop, or computed in it from such values
+    // (`m - 1 - i` written in the T.Parallel's body).
+    if (!isLoopInvariant(index, loop, /*maxDepth=*/16))
       return std::nullopt; // computed in the loop from something else
     out.maps.push_back(IndexMap{});
     out.uniformDims.push_back(static_cast<int64_t>(d));
