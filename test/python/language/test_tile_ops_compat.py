@@ -1266,6 +1266,7 @@ WARP_PARTITION_CASES = [
     (16, 104, 32, 384, "Square"), (288, 8, 32, 544, "Square"), (16, 104, 32, 384, "FullRow"),
     (336, 8, 32, 640, "FullCol"), (192, 104, 32, 384, "FullCol"), (48, 64, 32, 256, "FullRow"),
     (16, 16, 32, 224, "Square"), (64, 104, 32, 384, "Square"), (128, 192, 32, 384, "FullRow"),
+    (336, 16, 32, 640, "Square"), (336, 16, 32, 640, "FullCol"),
 ]
 
 
@@ -1324,13 +1325,17 @@ def test_gemm_warp_partitions_stay_in_bounds_on_the_gpu(M, N, K, threads, policy
 def test_gemm_warp_partitions_cover_the_tile(M, N, K, threads, policy, target, rng):
     """TileLang's issue 2537: warp counts that do not tile M x N evenly
     (TileLang rejects some with "No valid warp partition"; here every
-    output element is still computed)."""
-    kernel = tl.compile(_policy_gemm(M, N, K, threads, getattr(T.GemmWarpPolicy, policy)),
-                        out_idx=[2], target=target)
+    output element is still computed). On a GPU also without wgmma (the
+    mma.sync grid or the CUDA cores where wgmma took the tile)."""
     a = rng.integers(0, 3, (M, K)).astype(np.float16)
     b = rng.integers(0, 3, (K, N)).astype(np.float16)
-    out = get(kernel(put(a, target), put(b, target)))
-    np.testing.assert_array_equal(out, a.astype(np.float32) @ b.astype(np.float32))
+    configs = [{}] if target == "cpu" else [{}, {"tl.disable_wgmma": True}]
+    for pass_configs in configs:
+        kernel = tl.compile(_policy_gemm(M, N, K, threads, getattr(T.GemmWarpPolicy, policy)),
+                            out_idx=[2], target=target, pass_configs=pass_configs)
+        out = get(kernel(put(a, target), put(b, target)))
+        np.testing.assert_array_equal(out, a.astype(np.float32) @ b.astype(np.float32),
+                                      err_msg=str(pass_configs))
 
 
 def test_transpose_async_copy_and_im2col_alias(target, rng):
