@@ -53,7 +53,7 @@ from .math import (Cast, abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitw
 from .random import rng_init, rng_rand, rng_rand_float
 from .reduce import (cummax, cumsum, reduce, reduce_absmax, reduce_abssum, reduce_bitand,
                      reduce_bitor, reduce_bitxor, reduce_max, reduce_min, reduce_sum)
-from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier, tvm_access_ptr, type_annotation,
+from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier,
                     annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, barrier_arrive,
                     barrier_wait,
                     cp_async_barrier_noinc, dec_max_nreg, fence_proxy_async,
@@ -61,7 +61,7 @@ from .roles import (access_ptr, alloc_barrier, alloc_cluster_barrier, tvm_access
                     mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity,
                     named_barrier_arrive, ptx_arrive_cluster_barrier, ptx_commit_group, ptx_cp_async,
                     ptx_wait_group, set_max_nreg, sync_threads, tma_copy, tma_store_arrive,
-                    tma_store_wait, ws)
+                    tma_store_wait, tvm_access_ptr, type_annotation, ws)
 from .loads import (__ffs, __fns, __ldg, ldg32, ldg64, ldg128, ldg256, lds32, lds64, lds128,
                     stg32, stg64, stg128, stg256, sts32, sts64, sts128)
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,

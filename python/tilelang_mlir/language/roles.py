@@ -241,7 +241,8 @@ def tvm_access_ptr(b, ptype, data, offset, extent, rw_mask):
     first of buffer X (row-major), for T.ptx_cp_async and the like; `mask`
     1 reads, 2 writes, 3 both. As T.access_ptr(X[...], mask)."""
     from ..base import dtypes as dt
-    from .values import BufferData, BufferRef, IndexExpr, static_int, to_index
+    from .element_access import row_major_index
+    from .values import BufferData, BufferRef, static_int, to_index
 
     if not isinstance(data, BufferData):
         raise b.error("T.tvm_access_ptr takes the storage of a buffer (`X.data`), got "
@@ -251,12 +252,8 @@ def tvm_access_ptr(b, ptype, data, offset, extent, rw_mask):
         raise b.error(f"T.tvm_access_ptr of {buf.name!r} ({buf.dtype}) typed as "
                       f"{dt.as_dtype(ptype)}: a pointer to other elements is not supported")
     dims = [static_int(d, f"a dimension of {buf.name!r}") for d in buf.shape]
-    rest, indices = to_index(offset, "T.tvm_access_ptr offset"), []
-    for d in reversed(dims[1:]):
-        indices.append(rest.mod(IndexExpr(d)))
-        rest = rest.floordiv(IndexExpr(d))
-    indices.append(rest)
-    return b.access_ptr(BufferRef(buf, tuple(reversed(indices))),
+    indices = row_major_index(to_index(offset, "T.tvm_access_ptr offset"), dims)
+    return b.access_ptr(BufferRef(buf, tuple(indices)),
                         static_int(rw_mask, "T.tvm_access_ptr mask"))
 
 
