@@ -29,7 +29,7 @@ one() {  # one test file: its ids from $IDS, or its tests of mark $MARK
   echo "$f: $(tail -1 $log)"
 }
 export -f one; export IDS=${IDS:-} MARK=${MARK:-smoke} TMO=${TMO:-180} LOGS
-if [ -n "${IDS:-}" ]; then files=$(cut -d: -f1 "$IDS" | sort -u); else files=$(cd .tileops && ls tests/ops/test_*.py); fi
+if [ -n "${IDS:-}" ]; then files=$(cut -d: -f1 "$IDS" | sort -u); else files=$(cd .tileops && find tests/ops -name "test_*.py" | sort); fi
 timeout ${DEADLINE:-500} bash -c "printf '%s\n' $(echo $files) | xargs -P ${N:-8} -I{} bash -c 'one {}'" \
   | tee $OUT/tileops.txt
 python3 - $OUT/tileops.txt <<'PY' | tee -a $OUT/tileops.txt
