@@ -16,7 +16,7 @@ import pytest
 
 import tilelang_mlir as tl
 import tilelang_mlir.language as T
-from tilelang_mlir.base.errors import CompilationError, TileLangError
+from tilelang_mlir.base.errors import CompilationError
 from tilelang_mlir.kernels import gemm, gemm_sp
 from support.devices import get, put
 
@@ -191,9 +191,8 @@ def _check_attention_block(rng, target, device):
 
 def test_turing_is_a_target_of_its_own():
     """`cuda:sm_75` is its own chip: the GPU of compute capability 7.5
-    compiles for it, and its refusals are TileLangErrors (not aborts)."""
+    compiles for it, with Turing's 64 KB of shared memory a block."""
     from tilelang_mlir.base import chips
 
     assert chips.nvidia_chip_for_capability(7, 5) == "sm_75"
     assert chips.chip("sm_75").max_shared_bytes == 64 * 1024
-    assert issubclass(CompilationError, TileLangError)
