@@ -112,6 +112,14 @@ public:
   /// of named barrier `id`.
   virtual void emitBarrier(OpBuilder &b, Location loc, int64_t id,
                            int64_t threads) const = 0;
+  /// A barrier over the whole block of `threads` threads that the threads
+  /// reach at different places of the program (one in each tile.role):
+  /// later passes, which merge the barriers of straight-line code, must
+  /// keep it. By default the block's barrier.
+  virtual void emitDivergentBlockBarrier(OpBuilder &b, Location loc,
+                                         int64_t threads) const {
+    emitBarrier(b, loc, 0, threads);
+  }
   /// An asynchronous copy of `count` of `width` elements (zero-filling the
   /// rest) from `src` at `srcIdx` into shared `dst` at `dstIdx`.
   virtual void emitAsyncCopy(OpBuilder &b, Location loc, Value dst,

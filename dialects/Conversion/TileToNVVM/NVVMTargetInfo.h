@@ -48,6 +48,8 @@ public:
                     int64_t blockSize) const override;
   void emitBarrier(OpBuilder &b, Location loc, int64_t id,
                    int64_t threads) const override;
+  void emitDivergentBlockBarrier(OpBuilder &b, Location loc,
+                                 int64_t threads) const override;
   void emitAsyncCopy(OpBuilder &b, Location loc, Value dst, Value dstIdx,
                      Value src, ValueRange srcIdx, int64_t width, Value count,
                      bool bypassL1) const override;

@@ -394,12 +394,22 @@ def Tile_BarrierOp : Tile_Op<"barrier", [Tile_InKernel]> {
   let description = [{
     All threads of the block wait here; shared-memory writes before it are
     visible to every thread after it. Inserted by the compiler where shared
-    memory written by some threads is read by others.
+    memory written by some threads is read by others, and written by the
+    program (`T.sync_threads()`).
+
+    Inside a `tile.role` it synchronizes the role's threads (a named
+    barrier of the role), unless `block` is set: then it is a barrier of
+    the whole block (`__syncthreads()`), which every role reaches at one
+    of its own `tile.barrier {block}`s; how one role publishes shared
+    memory to the others. TileLang's `T.sync_threads()` has this meaning
+    under the pass config `tl.disable_thread_storage_sync`.
 
     ```mlir
     tile.barrier
+    tile.barrier {block}
     ```
   }];
+  let arguments = (ins UnitAttr:$block);
   let assemblyFormat = "attr-dict";
 }
 

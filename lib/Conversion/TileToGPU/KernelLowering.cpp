@@ -232,7 +232,12 @@ LogicalResult KernelLowering::lowerBarrier(BarrierOp op, OpBuilder &b,
   bool settles = !ctx.inParallel() && bulkReadsMayBeInFlight(op);
   if (settles)
     target.emitBulkReadWait(*this, b, /*withBarrier=*/false);
-  barrier(b);
+  // The program's barrier of the whole block inside a role: each role
+  // reaches its own (__syncthreads() in TileLang's branches).
+  if (op.getBlock() && roleBarrier)
+    target.emitDivergentBlockBarrier(b, loc, kernel.getNumThreads());
+  else
+    barrier(b);
   if (settles)
     bulkReadsSettled = true;
   return success();

@@ -127,6 +127,17 @@ void NVVMTargetInfo::emitBarrier(OpBuilder &b, Location loc, int64_t id,
   emitNamedBarrier(b, loc, id, threads);
 }
 
+/// `bar.sync 0, threads`: barrier 0 with its count given, which
+/// tile-merge-barriers does not take for one it may drop.
+void NVVMTargetInfo::emitDivergentBlockBarrier(OpBuilder &b, Location loc,
+                                               int64_t threads) const {
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  NVVM::BarrierOp::create(b, loc, Type(), i32(0), i32(threads),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
 void NVVMTargetInfo::emitAsyncCopy(OpBuilder &b, Location loc, Value dst,
                                    Value dstIdx, Value src, ValueRange srcIdx,
                                    int64_t width, Value count,

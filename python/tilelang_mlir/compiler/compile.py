@@ -267,6 +267,8 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict,
     trace = trace_dir(pass_configs)
     with make_context(), ir.Location.unknown():
         module, tile_text = _emit(func)
+        if pass_configs.get("tl.sync_threads_whole_block"):
+            tile_text = _block_syncs(module)
         kernels = _kernel_ops(module)
         if len(kernels) > 1 and target.kind != "cpu":
             return _lower_parts(func, module, tile_text, len(kernels), backend, target,
@@ -275,6 +277,24 @@ def _lower(func: PrimFunc, target: Target, pass_configs: dict,
         runner.dump(module, "tile")
         return backend.lower(func, module, runner, target, pass_configs, out_idx,
                              {"tile": tile_text})
+
+
+def _block_syncs(module) -> str:
+    """`tl.sync_threads_whole_block` (TileLang's
+    `tl.disable_thread_storage_sync`, under which its T.sync_threads() stays
+    __syncthreads() everywhere; without it, one inside a branch over a range
+    of threads synchronizes those threads only). Before the pipeline every
+    tile.barrier is the program's: each becomes a barrier of the whole block
+    (`block`), also inside a role. The new tile text."""
+    from .. import ir
+
+    def visit(op):
+        if op.name == "tile.barrier":
+            op.attributes["block"] = ir.UnitAttr.get()
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return str(module)
 
 
 def _kernel_ops(module) -> list:

@@ -106,6 +106,13 @@ PASS_CONFIGS: Dict[str, PassConfig] = _records(
                "out-of-range load reads 0 (or `T.annotate_safe_value`'s value) and an "
                "out-of-range store is dropped (tile-legalize-safe-access; TileLang's "
                "`TL_DISABLE_SAFE_MEMORY_ACCESS`)."),
+    PassConfig("tl.sync_threads_whole_block", "bool", False, _CUDA,
+               "The program's `T.sync_threads()` inside a branch over a range of threads "
+               "(`if tx < 128:`, a role) is a barrier of the whole block, which each "
+               "branch reaches at its own call (`__syncthreads()`; how one role publishes "
+               "shared memory to the others) instead of a barrier of the branch's threads "
+               "(TileLang's `TL_DISABLE_THREAD_STORAGE_SYNC` sets it; `tile.barrier "
+               "{block}`)."),
     PassConfig("tl.disable_warp_specialized", "bool", False, "sm_90a",
                "Pipeline with cp.async groups instead of a TMA producer warpgroup "
                "(tile-warp-specialize)."),
@@ -367,10 +374,13 @@ TILELANG_PASS_CONFIGS: Dict[str, TileLangKey] = {
         "no-op", "no ptxas options are passed; register limits come from the "
         "warp-specialization pass (setmaxnreg)"),
     "tl.disable_thread_storage_sync": TileLangKey(
-        "no-op", "barriers are still inserted where tile-insert-barriers finds a "
-        "shared-memory hazard that the program's own barriers over the same threads do "
-        "not order; none goes inside a branch or loop whose condition differs between "
-        "threads (one goes before it, as TileLang hoists its syncs)"),
+        "maps", "as in TileLang, the program's T.sync_threads() stays a barrier of the "
+        "whole block inside a branch over a range of threads, where it would otherwise "
+        "synchronize that range only. Barriers are still inserted where "
+        "tile-insert-barriers finds a shared-memory hazard that the program's own "
+        "barriers over the same threads do not order; none goes inside a branch or loop "
+        "whose condition differs between threads (one goes before it, as TileLang hoists "
+        "its syncs)", ours=("tl.sync_threads_whole_block",)),
     "tl.enable_aggressive_shared_memory_merge": TileLangKey(
         "no-op", "shared memory is placed by this compiler's own allocation planner"),
     "tl.layout_visualization_enable": TileLangKey(

@@ -165,3 +165,33 @@ func.func @cp_async(%A: memref<4096x4096xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// T.sync_threads() in roles: a plain tile.barrier synchronizes the role's
+// threads (a named barrier of its own), one with `block` the whole block
+// (barrier 0 of all 256 threads, reached in each role; given with its
+// count, so that tile-merge-barriers keeps it).
+// CHECK-LABEL: func.func @role_and_block_barriers
+// CHECK: gpu.func @role_and_block_barriers_kernel
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : i32
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : i32
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.barrier id = %[[ONE]] number_of_threads = %[[C128]]
+// CHECK-NEXT: nvvm.barrier id = %[[ZERO]] number_of_threads = %[[C256]]
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.barrier id = %[[ZERO]] number_of_threads = %[[C256]]
+func.func @role_and_block_barriers(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(256) {
+    tile.role threads(0 to 128) {
+      tile.barrier
+      tile.barrier {block}
+    }
+    tile.role threads(128 to 256) {
+      tile.barrier {block}
+    }
+  }
+  return
+}

@@ -271,6 +271,62 @@ def test_explicit_roles_compute_the_gemm(program, rng):
     torch.testing.assert_close(kernel(a, b).float(), ref, rtol=1e-2, atol=1e-1)
 
 
+def published_by_one_role(n):
+    """TileOPs' persistent grouped GEMM's start: the first warpgroup
+    computes a value into shared memory and every role reads it after its
+    own T.sync_threads() (`if` / `elif` / `else` on the thread index).
+    Y[b, i] = 3 * X[b] + i for the 256 threads of the two other roles."""
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), "int32"), Y: T.Tensor((n, 256), "int32")):
+        with T.Kernel(n, threads=384) as bx:
+            s = T.alloc_shared((1,), "int32")
+            tx = T.get_thread_binding()
+            if tx < 128:
+                if tx == 0:
+                    s[0] = X[bx] * 3
+                T.sync_threads()
+            elif tx < 256:
+                T.sync_threads()
+                Y[bx, tx - 128] = s[0] + (tx - 128)
+            else:
+                T.sync_threads()
+                Y[bx, tx - 128] = s[0] + (tx - 128)
+
+    return main
+
+
+_WHOLE_BLOCK = {"tl.disable_thread_storage_sync": True}
+
+
+@pytest.mark.parametrize("arch", ["cuda:sm_80", "cuda:sm_90a"])
+def test_sync_threads_in_roles_is_the_roles_or_the_whole_blocks(arch):
+    # TileLang: T.sync_threads() in a branch over a range of threads
+    # synchronizes that range; under tl.disable_thread_storage_sync it
+    # stays __syncthreads(), which the three branches reach together.
+    role_wise = tl.compile(published_by_one_role(4), out_idx=[1], target=arch)
+    assert "bar.sync \t0, 384" not in role_wise.get_source()
+    assert len(re.findall(r"bar\.sync\s+[1-9]\d*, 128;", role_wise.get_source())) == 3
+    block = tl.compile(published_by_one_role(4), out_idx=[1], target=arch,
+                       pass_configs=_WHOLE_BLOCK)
+    assert "tile.barrier {block}" in block.mlir("tile")
+    ptx = block.get_source()
+    assert len(re.findall(r"bar\.sync\s+0, 384;", ptx)) == 3
+    assert not re.findall(r"bar\.sync\s+[1-9]\d*, 128;", ptx)
+
+
+@pytest.mark.gpu
+def test_a_value_published_by_one_role_reaches_the_others(rng):
+    n = 2048
+    kernel = tl.compile(published_by_one_role(n), out_idx=[1], target="cuda",
+                        pass_configs=_WHOLE_BLOCK)
+    x = torch.from_numpy(rng.integers(-1000, 1000, n).astype(np.int32)).cuda()
+    for _ in range(3):
+        y = kernel(x)
+        ref = 3 * x[:, None] + torch.arange(256, device="cuda", dtype=torch.int32)
+        assert torch.equal(y, ref)
+
+
 # ---------------------------------------------------------------------------
 # errors
 # ---------------------------------------------------------------------------
