@@ -536,6 +536,9 @@ def attention_arguments(parser):
     parser.add_argument("--causal", default="both", choices=["both", "yes", "no"])
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--kv-heads", default=None,
+                        help="comma-separated KV head counts, each dividing --heads "
+                        "(grouped-query attention; default: --heads, no grouping)")
     parser.add_argument("--seq", type=int, default=4096)
     parser.add_argument("--dtypes", default="float16",
                         help="comma-separated input dtypes (float16, bfloat16)")
@@ -543,16 +546,21 @@ def attention_arguments(parser):
 
 
 def attention_cases(args, case_class):
-    """case_class(batch, heads, seq, dim, causal, dtype) for every head dim,
-    causal flag and dtype the arguments name."""
+    """case_class(batch, heads, seq, dim, causal, dtype, kv_heads=) for
+    every head dim, causal flag, dtype and KV head count the arguments
+    name."""
     dims = [int(d) for d in args.dims.split(",")]
     causal = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
     dtypes = args.dtypes.split(",")
     for dt in dtypes:
         if dt not in ("float16", "bfloat16"):
             raise SystemExit(f"--dtypes: {dt!r} is not float16 or bfloat16")
-    return [case_class(args.batch, args.heads, args.seq, d, c, dt)
-            for dt in dtypes for d in dims for c in causal]
+    kv = [int(h) for h in args.kv_heads.split(",")] if args.kv_heads else [args.heads]
+    for h in kv:
+        if h < 1 or args.heads % h:
+            raise SystemExit(f"--kv-heads: {h} does not divide --heads {args.heads}")
+    return [case_class(args.batch, args.heads, args.seq, d, c, dt, kv_heads=h)
+            for dt in dtypes for h in kv for d in dims for c in causal]
 
 
 def rounds_argument(parser):
@@ -569,15 +577,24 @@ def rounds_argument(parser):
 
 class AttentionCase:
     """An attention problem: (batch, heads, seq, dim), causal or not, the
-    dtype; `flop` is the forward's (4 B H S^2 D, half of it when causal)."""
+    dtype, `kv_heads` K/V heads (grouped-query attention: query head h
+    reads K/V head h // groups); `flop` is the forward's (4 B H S^2 D, half
+    of it when causal)."""
 
-    def __init__(self, batch, heads, seq, dim, causal, dtype="float16"):
+    def __init__(self, batch, heads, seq, dim, causal, dtype="float16", kv_heads=None):
         self.batch, self.heads, self.seq, self.dim = batch, heads, seq, dim
         self.causal, self.dtype = causal, dtype
+        self.kv_heads = kv_heads or heads
+        self.groups = heads // self.kv_heads
+
+    @property
+    def kv_shape(self):
+        return (self.batch, self.kv_heads, self.seq, self.dim)
 
     @property
     def label(self):
-        return (f"B{self.batch} H{self.heads} S{self.seq} D{self.dim} "
+        kv = f" KV{self.kv_heads}" if self.groups > 1 else ""
+        return (f"B{self.batch} H{self.heads}{kv} S{self.seq} D{self.dim} "
                 f"{'causal' if self.causal else 'full'} {self.dtype}")
 
     @property

@@ -2,7 +2,8 @@
 scaled_dot_product_attention backends and a Triton FlashAttention-2 kernel.
 
 Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
-(batch, heads, seq, dim) tensors.
+(batch, heads, seq, dim) tensors; with --kv-heads, grouped-query
+attention (K and V with fewer heads; torch's SDPA through enable_gqa).
 
 Contenders: ours (kernels/attention/flash_attn.py: its Hopper schedule,
 PASS_CONFIGS, on its first config, then every config of its CONFIGS and
@@ -22,7 +23,8 @@ round in turn, the table showing each one's median round. TFLOP/s count
 cuDNN.
 
     python benchmarks/flash_attn.py [--dims 64,128] [--causal both|yes|no] [--no-autotune]
-                                    [--seq 4096] [--batch 8] [--heads 32] [--rounds 5]
+                                    [--seq 4096] [--batch 8] [--heads 32] [--kv-heads 32,8]
+                                    [--rounds 5]
 
 Without a GPU it compiles every kernel the run would use (every config of
 every case) into the kernel cache and exits: `scripts/gpu_check.sh
@@ -136,7 +138,7 @@ class Case(common.AttentionCase):
     def program(self, config):
         tile = {k: v for k, v in config.items() if k not in VARIANTS and k not in VALUED}
         return ours.flash_attn(self.batch, self.heads, self.seq, self.dim, self.causal,
-                                  dtype=self.dtype, **tile)
+                               groups=self.groups, dtype=self.dtype, **tile)
 
 
 def cases(args):
@@ -178,11 +180,12 @@ if triton is not None:
 
     @triton.autotune(configs=_triton_configs(), key=["SEQ", "HEAD_DIM", "CAUSAL"])
     @triton.jit
-    def _fa_fwd(Q, K, V, O, qk_scale, SEQ, HEAD_DIM: tlang.constexpr, CAUSAL: tlang.constexpr,
-                BLOCK_M: tlang.constexpr, BLOCK_N: tlang.constexpr):
+    def _fa_fwd(Q, K, V, O, qk_scale, SEQ, GROUPS, HEAD_DIM: tlang.constexpr,
+                CAUSAL: tlang.constexpr, BLOCK_M: tlang.constexpr, BLOCK_N: tlang.constexpr):
         start_m = tlang.program_id(0)
         head = tlang.program_id(1).to(tlang.int64)  # batch * heads + head
         base = head * SEQ * HEAD_DIM
+        kv_base = (head // GROUPS) * SEQ * HEAD_DIM  # its K/V head (GQA)
         offs_m = start_m * BLOCK_M + tlang.arange(0, BLOCK_M)
         offs_n = tlang.arange(0, BLOCK_N)
         offs_d = tlang.arange(0, HEAD_DIM)
@@ -193,28 +196,32 @@ if triton is not None:
         if CAUSAL:
             # Tiles left of the diagonal block need no mask; BLOCK_N divides BLOCK_M.
             diag = start_m * BLOCK_M
-            acc, l_i, m_i = _fa_tile_loop(acc, l_i, m_i, q, K + base, V + base, offs_m, offs_n,
-                                          offs_d, 0, diag, qk_scale, HEAD_DIM, BLOCK_N, False)
-            acc, l_i, m_i = _fa_tile_loop(acc, l_i, m_i, q, K + base, V + base, offs_m, offs_n,
-                                          offs_d, diag, diag + BLOCK_M, qk_scale, HEAD_DIM,
-                                          BLOCK_N, True)
+            acc, l_i, m_i = _fa_tile_loop(acc, l_i, m_i, q, K + kv_base, V + kv_base, offs_m,
+                                          offs_n, offs_d, 0, diag, qk_scale, HEAD_DIM, BLOCK_N,
+                                          False)
+            acc, l_i, m_i = _fa_tile_loop(acc, l_i, m_i, q, K + kv_base, V + kv_base, offs_m,
+                                          offs_n, offs_d, diag, diag + BLOCK_M, qk_scale,
+                                          HEAD_DIM, BLOCK_N, True)
         else:
-            acc, l_i, m_i = _fa_tile_loop(acc, l_i, m_i, q, K + base, V + base, offs_m, offs_n,
-                                          offs_d, 0, SEQ, qk_scale, HEAD_DIM, BLOCK_N, False)
+            acc, l_i, m_i = _fa_tile_loop(acc, l_i, m_i, q, K + kv_base, V + kv_base, offs_m,
+                                          offs_n, offs_d, 0, SEQ, qk_scale, HEAD_DIM, BLOCK_N,
+                                          False)
         acc = acc / l_i[:, None]
         tlang.store(O + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
                     acc.to(O.dtype.element_ty))
 
     def triton_attention(q, k, v, causal):
-        """q, k, v contiguous (B, H, S, D); S a multiple of 128."""
+        """q contiguous (B, H, S, D), k and v (B, H / groups, S, D); S a
+        multiple of 128."""
         B, H, S, D = q.shape
+        groups = H // k.shape[1]
         o = torch.empty_like(q)
         qk_scale = math.log2(math.e) / math.sqrt(D)
 
         def grid(meta):
             return (triton.cdiv(S, meta["BLOCK_M"]), B * H)
 
-        _fa_fwd[grid](q, k, v, o, qk_scale, S, HEAD_DIM=D, CAUSAL=causal)
+        _fa_fwd[grid](q, k, v, o, qk_scale, S, groups, HEAD_DIM=D, CAUSAL=causal)
         return o
 
     def triton_best():
@@ -228,17 +235,20 @@ if triton is not None:
 
 def reference(q, k, v, causal):
     """(O, LSE) in float32, one batch element at a time (the scores of all
-    of them would take 17 GB)."""
+    of them would take 17 GB); K/V heads repeated for GQA."""
     o = torch.empty(q.shape, device=q.device, dtype=torch.float32)
     lse = torch.empty(q.shape[:3], device=q.device, dtype=torch.float32)
     S = q.shape[2]
+    groups = q.shape[1] // k.shape[1]
     mask = torch.ones(S, S, device=q.device, dtype=torch.bool).triu(1) if causal else None
     for b in range(q.shape[0]):
-        s = q[b].float() @ k[b].float().transpose(-1, -2) / math.sqrt(q.shape[-1])
+        kb = k[b].float().repeat_interleave(groups, dim=0)
+        s = q[b].float() @ kb.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        del kb
         if causal:
             s.masked_fill_(mask, float("-inf"))
         lse[b] = torch.logsumexp(s, dim=-1)
-        o[b] = torch.softmax(s, dim=-1) @ v[b].float()
+        o[b] = torch.softmax(s, dim=-1) @ v[b].float().repeat_interleave(groups, dim=0)
         del s
     return o, lse
 
@@ -262,9 +272,13 @@ def check_ours(o_ref, lse_ref):
 
 
 def sdpa(backend, q, k, v, causal):
+    """SDPA on one backend; K/V with fewer heads than Q through its
+    enable_gqa (a backend without it fails the check)."""
+    gqa = {"enable_gqa": True} if k.shape[1] != q.shape[1] else {}
+
     def fn():
         with sdpa_kernel([getattr(SDPBackend, backend)]):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa)
     return fn
 
 
@@ -273,7 +287,8 @@ def run_case(case, kernels, not_compiled, generator, rounds=1):
     ours: every compiled config, the fastest kept. Returns the table row."""
     dt = getattr(torch, case.dtype)
     shape = (case.batch, case.heads, case.seq, case.dim)
-    q, k, v = (torch.randn(shape, device=DEVICE, generator=generator).to(dt) for _ in range(3))
+    q, k, v = (torch.randn(s, device=DEVICE, generator=generator).to(dt)
+               for s in (shape, case.kv_shape, case.kv_shape))
     o_ref, lse_ref = reference(q, k, v, case.causal)
     row = common.fastest({"case": case}, kernels, lambda kernel: kernel(q, k, v),
                          check_ours(o_ref, lse_ref), case.flop, describe,
@@ -304,16 +319,17 @@ def run_case(case, kernels, not_compiled, generator, rounds=1):
 
 def print_table(rows):
     print()
-    print("| dtype | D | causal | ours | cuDNN | FA2 (torch) | mem-efficient | Triton "
+    print("| dtype | H / KV | D | causal | ours | cuDNN | FA2 (torch) | mem-efficient | Triton "
           "| ours / cuDNN | our config | Triton config |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     notes = []
     for row in rows:
         case = row["case"]
         ratio = common.speedup(row["ours"], row["CUDNN_ATTENTION"])
         cells = [common.tflops(row[key], case.flop) for key in
                  ("ours", "CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "triton")]
-        print(f"| {case.dtype} | {case.dim} | {'yes' if case.causal else 'no'} "
+        print(f"| {case.dtype} | {case.heads} / {case.kv_heads} | {case.dim} "
+              f"| {'yes' if case.causal else 'no'} "
               f"| {' | '.join(cells)} | {ratio} | {common.config_cell(row)} "
               f"| {row.get('triton_config', '')} |")
         notes += common.failure_notes(row, SDPA_BACKENDS + ["triton"])

@@ -2,7 +2,8 @@
 scaled_dot_product_attention with each backend that runs.
 
 Cases: B=8, H=32, S=4096, D in {64, 128}, causal and not, float16,
-(batch, heads, seq, dim) tensors.
+(batch, heads, seq, dim) tensors; with --kv-heads, grouped-query
+attention (K and V with fewer heads; torch's SDPA through enable_gqa).
 
 Contenders: ours (kernels/attention/flash_attn_bwd.py: preprocess, main
 kernel, postprocess; every config of its CONFIGS tried and the fastest
@@ -20,7 +21,8 @@ median round. TFLOP/s count 2.5x the forward's 4 B H S^2 D (two gemms
 forward, five backward), halved for causal.
 
     python benchmarks/flash_attn_bwd.py [--dims 128,64] [--causal both|yes|no] [--no-autotune]
-                                        [--seq 4096] [--batch 8] [--heads 32] [--rounds 5]
+                                        [--seq 4096] [--batch 8] [--heads 32] [--kv-heads 32,8]
+                                        [--rounds 5]
 
 Without a GPU it compiles every kernel the run would use into the kernel
 cache and exits: `scripts/gpu_check.sh prepare-attn-bwd` here,
@@ -53,7 +55,7 @@ class Case(common.AttentionCase):
 
     def compile(self, config, target):
         return ours.FlashAttnBwd(self.batch, self.heads, self.seq, self.dim, self.causal,
-                                    dtype=self.dtype, target=target, **config)
+                                 groups=self.groups, dtype=self.dtype, target=target, **config)
 
 
 def cases(args):
@@ -81,8 +83,9 @@ def sdpa_backward(backend, q, k, v, do, causal):
     """fn() -> (dq, dk, dv) of the backend's backward; its forward runs here
     once (or raises when the backend does not take the case)."""
     leaves = [x.detach().requires_grad_() for x in (q, k, v)]
+    gqa = {"enable_gqa": True} if k.shape[1] != q.shape[1] else {}
     with sdpa_kernel([getattr(SDPBackend, backend)]):
-        out = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+        out = F.scaled_dot_product_attention(*leaves, is_causal=causal, **gqa)
 
     def fn():
         return torch.autograd.grad(out, leaves, do, retain_graph=True)
@@ -92,8 +95,8 @@ def sdpa_backward(backend, q, k, v, do, causal):
 def run_case(case, kernels, generator, rounds=1):
     dt = getattr(torch, case.dtype)
     shape = (case.batch, case.heads, case.seq, case.dim)
-    q, k, v, do = (torch.randn(shape, device="cuda", generator=generator).to(dt)
-                   for _ in range(4))
+    q, k, v, do = (torch.randn(s, device="cuda", generator=generator).to(dt)
+                   for s in (shape, case.kv_shape, case.kv_shape, shape))
     o, lse = ours.forward(q, k, v, case.causal)
     refs = ours.reference(q, k, v, do, case.causal)
     check = check_grads(refs)
@@ -123,15 +126,16 @@ def run_case(case, kernels, generator, rounds=1):
 
 def print_table(rows):
     print()
-    print("| dtype | D | causal | ours | cuDNN | FA2 (torch) | mem-efficient "
+    print("| dtype | H / KV | D | causal | ours | cuDNN | FA2 (torch) | mem-efficient "
           "| ours / best torch | our config |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     notes = []
     for row in rows:
         case = row["case"]
         cells = [common.tflops(row[key], case.flop) for key in ["ours"] + SDPA_BACKENDS]
         ratio = common.speedup(row["ours"], *(row[b] for b in SDPA_BACKENDS))
-        print(f"| {case.dtype} | {case.dim} | {'yes' if case.causal else 'no'} "
+        print(f"| {case.dtype} | {case.heads} / {case.kv_heads} | {case.dim} "
+              f"| {'yes' if case.causal else 'no'} "
               f"| {' | '.join(cells)} | {ratio} | {common.config_cell(row)} |")
         notes += common.failure_notes(row, SDPA_BACKENDS)
     common.print_notes(notes, "(TFLOP/s counted as 2.5x the forward's FLOPs; ratio = ours / "
