@@ -212,10 +212,39 @@ def autotune(func=None, *, configs, warmup: int = 25, rep: int = 100, timeout: i
              supply_prog=None, rtol: float = 1e-2, atol: float = 1e-2,
              max_mismatched_ratio: float = 0.01, skip_check: bool = False,
              manual_check_prog=None, cache_input_tensors: bool = False,
-             do_not_specialize=None, early_stop: bool = False, early_stop_factor: float = 2.0):
+             do_not_specialize=None, early_stop: bool = False, early_stop_factor: float = 2.0,
+             keys=None):
     """TileLang's `@autotune(configs=..., ...)` (see the module docstring
     for what differs); `configs` is a list of dicts or a callable returning
-    one for the call's arguments."""
+    one for the call's arguments. Above a `tilelang.autotuner.jit` function
+    (TileLang 0.1.0 to 0.1.4) it is that release's tuner: calling it tunes
+    with the settings of that `jit` and returns an AutotuneResult, which
+    also unpacks as (latency, config, ref_latency); `keys` (0.1.0 to 0.1.3)
+    names the factory's arguments the configs give, which is what each
+    config's own keys say here."""
+    if keys is not None and not callable(configs):
+        for config in configs:
+            missing = [k for k in keys if k not in config]
+            if missing:
+                raise ValueError(f"autotune: keys names {missing[0]!r}, which config "
+                                 f"{config} does not give")
+    if func is None and isinstance(configs, LegacyJIT):
+        raise TypeError("autotune: give configs as a keyword (configs=...)")
+
+    def legacy(fn: "LegacyJIT"):
+        tuner = AutoTuner(fn.fn, configs)
+        s = fn.settings
+        tuner.set_compile_args(out_idx=s["out_idx"], target=s["target"])
+        tuner.set_profile_args(warmup=warmup, rep=rep, timeout=timeout,
+                               supply_type=s["supply_type"], ref_prog=s["ref_prog"],
+                               supply_prog=s["supply_prog"], rtol=s["rtol"], atol=s["atol"],
+                               max_mismatched_ratio=s["max_mismatched_ratio"],
+                               skip_check=s["skip_check"],
+                               cache_input_tensors=s["cache_input_tensors"])
+        return _LegacyTuner(tuner, fn)
+
+    if isinstance(func, LegacyJIT):
+        return legacy(func)
     if isinstance(do_not_specialize, str):
         do_not_specialize = [do_not_specialize]
     decorate = _ours.autotune(configs, warmup=warmup, rep=rep, ref_prog=ref_prog, rtol=rtol,
@@ -224,6 +253,8 @@ def autotune(func=None, *, configs, warmup: int = 25, rep: int = 100, timeout: i
                               max_workers=_workers())
 
     def wrap(fn):
+        if isinstance(fn, LegacyJIT):
+            return legacy(fn)
         tuner = decorate(_unwrap(fn))
         tuner.supply_prog = _supplier(tuner, supply_type, supply_prog)
         callbacks = any(cb is not None for cb in (ref_prog, supply_prog, manual_check_prog))
@@ -246,6 +277,11 @@ class AutotuneResult:
     @property
     def func(self):
         return self.kernel
+
+    def __iter__(self):
+        """(latency, config, ref_latency): what tuning returned in TileLang
+        0.1.0 to 0.1.3 (`best_latency, best_config, ref_latency = kernel(...)`)."""
+        return iter((self.latency, self.config, self.ref_latency))
 
 
 @dataclass
@@ -369,7 +405,15 @@ class AutoTuner:
 
     def run(self, warmup: Optional[int] = None, rep: Optional[int] = None, timeout: int = 180,
             **unused) -> AutotuneResult:
-        """Tunes; returns the best kernel with its latency (ms) and config."""
+        """Tunes; returns the best kernel with its latency (ms) and config,
+        and the reference program's latency on the same kind of inputs where
+        `ref_prog` is given."""
+        return self._run((), {}, warmup, rep)
+
+    def _run(self, args: tuple, kwargs: dict, warmup: Optional[int],
+             rep: Optional[int]) -> AutotuneResult:
+        """`run` with `args` and `kwargs` given to the factory beside each
+        config's keys (TileLang 0.1.0 to 0.1.3: `kernel(M, N, K)`)."""
         p = self.profile_args
         c = self.compile_args
         from .jit import _resolve
@@ -382,15 +426,102 @@ class AutoTuner:
                                max_workers=_workers(), out_idx=c.out_idx, target=target,
                                pass_configs=pcs)(_unwrap(self.fn))
         tuner.supply_prog = _supplier(tuner, p.supply_type, p.supply_prog)
-        kernel = tuner()
+        kernel = tuner(*args, **kwargs)
         result = kernel.autotune_result
-        kernel.update_tuner_result(result.latency, result.config, None)
+        ref_latency = None
+        if p.ref_prog is not None:  # timed as TileLang does: on the profiler's inputs
+            w = p.warmup if warmup is None else warmup
+            r = p.rep if rep is None else rep
+            profiler = kernel.get_profiler(p.supply_type)
+            inputs = (p.supply_prog(kernel.params) if p.supply_prog is not None
+                      else profiler._get_inputs())
+            ref_latency = profiler.do_bench(p.ref_prog, n_warmup=w, n_repeat=r,
+                                            input_tensors=inputs)
+        kernel.update_tuner_result(result.latency, result.config, ref_latency)
         return AutotuneResult(latency=result.latency, config=result.config, kernel=kernel,
-                              libcode=kernel.get_kernel_source(), result=result)
+                              ref_latency=ref_latency, libcode=kernel.get_kernel_source(),
+                              result=result)
 
     def __call__(self) -> AutotuneResult:
         return self.run()
 
 
+# --- TileLang 0.1.0 to 0.1.4: `tilelang.autotuner.jit` under `@autotune` ---------------
+
+
+@dataclass(frozen=True)
+class JITContext:
+    """What a `tilelang.autotuner.jit` function returns: the compiled kernel
+    with the settings its tuning uses (TileLang 0.1.0 to 0.1.4)."""
+
+    out_idx: Any
+    ref_prog: Optional[Callable]
+    supply_prog: Optional[Callable]
+    rtol: float
+    atol: float
+    max_mismatched_ratio: float
+    skip_check: bool
+    cache_input_tensors: bool
+    kernel: Any
+    supply_type: TensorSupplyType
+    target: Any
+
+    @property
+    def profiler(self):
+        """The kernel's profiler on the supply type (0.1.0 to 0.1.3's field)."""
+        return self.kernel.get_profiler(self.supply_type)
+
+
+class LegacyJIT:
+    """A factory under `tilelang.autotuner.jit`: called, it compiles the
+    program the factory returns and gives a JITContext; under `@autotune`
+    it is the function tuned with these settings."""
+
+    def __init__(self, fn: Callable, settings: dict):
+        self.fn = fn
+        self.settings = settings
+        self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __call__(self, *args, **kwargs) -> JITContext:
+        from .jit import compile as tl_compile
+
+        s = self.settings
+        kernel = tl_compile(self.fn(*args, **kwargs), out_idx=s["out_idx"], target=s["target"])
+        return JITContext(kernel=kernel, **{k: v for k, v in s.items()})
+
+
+def jit(out_idx=None, supply_type: TensorSupplyType = TensorSupplyType.Auto, ref_prog=None,
+        supply_prog=None, rtol: float = 1e-2, atol: float = 1e-2,
+        max_mismatched_ratio: float = 0.01, skip_check: bool = False,
+        cache_input_tensors: bool = True, target="auto"):
+    """`tilelang.autotuner.jit` of TileLang 0.1.0 to 0.1.4: the compile and
+    check settings of a factory that `@autotune` tunes (TileLang 0.1.5 moved
+    them into `autotune` itself)."""
+    settings = dict(out_idx=out_idx, supply_type=supply_type, ref_prog=ref_prog,
+                    supply_prog=supply_prog, rtol=rtol, atol=atol,
+                    max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
+                    cache_input_tensors=cache_input_tensors, target=target)
+    return lambda fn: LegacyJIT(fn, settings)
+
+
+class _LegacyTuner:
+    """`@autotune` over a `tilelang.autotuner.jit` factory: a call tunes
+    for its arguments (the configs give the rest) and returns the
+    AutotuneResult."""
+
+    def __init__(self, tuner: AutoTuner, fn: LegacyJIT):
+        self._tuner = tuner
+        self.__wrapped__ = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def run(self, *args, **kwargs) -> AutotuneResult:
+        return self._tuner._run(args, kwargs, None, None)
+
+    __call__ = run
+
+
 __all__ = ["autotune", "AutoTuner", "set_autotune_inputs", "get_autotune_inputs",
-           "AutotuneResult", "CompileArgs", "ProfileArgs", "AutoTuneImpl"]
+           "AutotuneResult", "CompileArgs", "ProfileArgs", "AutoTuneImpl", "JITContext", "jit"]

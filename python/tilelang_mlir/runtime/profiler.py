@@ -258,6 +258,14 @@ class Profiler:
             inputs.append(self._input(p, dynamic_symbolic_constraints))
         return inputs
 
+    def _get_inputs(self, with_output: bool = False,
+                    dynamic_symbolic_constraints: Optional[dict] = None) -> List[Any]:
+        """TileLang's `profiler._get_inputs`: `random_inputs`, with a fresh
+        tensor for every output parameter too when `with_output`."""
+        if not with_output:
+            return self.random_inputs(dynamic_symbolic_constraints)
+        return [self._input(p, dynamic_symbolic_constraints) for p in self.kernel.params]
+
     def _input(self, p, constraints: Optional[dict] = None):
         import torch
 
