@@ -35,6 +35,10 @@ class TileLangError(Exception):
     #: error waits for the compile, where TileLang raises it.
     at_definition = False
 
+    #: Set by the compat route: the location is repeated as TileLang's
+    #: `--> file:line:col` line, which its tests and tools look for.
+    arrow_line = False
+
     def __init__(self, message: str, location: Optional[SourceLocation] = None,
                  notes: tuple = ()):
         self.message = message
@@ -50,6 +54,8 @@ class TileLangError(Exception):
             snippet = self.location.snippet()
             if snippet:
                 head += "\n" + snippet
+            if TileLangError.arrow_line:
+                head += f"\n  --> {self.location}"
         for note in self.notes:
             head += f"\n  note: {note}"
         return head

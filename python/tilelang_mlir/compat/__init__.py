@@ -491,7 +491,9 @@ def _tilelang_defaults(on: bool) -> None:
     millisecond budgets, `assert_allclose` allows 1% mismatched
     elements by default, and the profiler's random inputs are TileLang's
     Auto supply (U(-1, 1) for 16/32-bit floats); outputs are torch tensors even for a call
-    without one, several of them a list (runtime.args.TILELANG_OUTPUTS)."""
+    without one, several of them a list (runtime.args.TILELANG_OUTPUTS); an
+    error at a line of the program also says `--> file:line:col`."""
+    from ..base.errors import TileLangError
     from ..runtime import args
     from ..runtime.kernel import Kernel
     from ..runtime.profiler import Profiler, TensorSupplyType
@@ -503,6 +505,8 @@ def _tilelang_defaults(on: bool) -> None:
     for cls, surface in ((Kernel, "tilelang.JITKernel"), (Profiler, "tilelang.Profiler")):
         cls.refused_members = {n: message(surface, n) for n in REFUSED[surface]} if on else {}
     Profiler.default_mismatch_ratio = 0.01 if on else 0.0
+    # Errors at a line of the program also name it as TileLang's do.
+    TileLangError.arrow_line = on
     # TileLang's kernels return torch tensors, also when no argument is one,
     # and a list of several.
     args.set_tilelang_outputs(on)

@@ -345,7 +345,9 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
                 value = op_class(ty).result
         else:
             value = op_class(ty).result
-        return Buffer(value, dims, dtype, scope, name or self.unique_name(scope))
+        buf = Buffer(value, dims, dtype, scope, name or self.unique_name(scope))
+        buf.unnamed = not name  # the program's name comes at its assignment
+        return buf
 
     # -- regions ---------------------------------------------------------------
     def region_truth(self, x, op: str, what: str):

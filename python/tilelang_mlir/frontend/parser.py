@@ -352,6 +352,10 @@ class Parser:
         if isinstance(value, ThreadBinding):  # tx = T.thread_binding(...): its index
             value = value.index
         if isinstance(target, ast.Name):
+            if isinstance(value, Buffer) and getattr(value, "unnamed", False):
+                # `B_shared = T.alloc_shared(...)`: errors name it B_shared
+                value.name = self.builder.unique_name(target.id)
+                value.unnamed = False
             self.bind(target, target.id, value)
         elif isinstance(target, ast.Subscript):
             base = self.eval(target.value)

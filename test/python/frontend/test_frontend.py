@@ -253,6 +253,37 @@ def test_verifier_error_maps_to_the_gemm_line():
     assert info.value.location.line == line_of(main.fn, "T.gemm(a, b, c)")
 
 
+def test_errors_name_buffers_by_their_variables():
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            B_shared = T.alloc_shared((64,), "float32")
+            T.copy(A[0:128], B_shared[0:64])
+
+    with pytest.raises(TileLangError) as info:
+        tl.compile(main, target="cpu")
+    assert "region of 'B_shared' (64) is smaller than the region of 'A'" in info.value.message
+    assert info.value.location.line == line_of(main.fn, "T.copy(A[0:128]")
+
+
+def test_compat_errors_carry_tilelangs_arrow_line():
+    # TileLang's diagnostics name the place as `--> file:line:col`; the
+    # compat route adds that line (its tests and tools look for it).
+    from tilelang_mlir.base.errors import SourceLocation
+    from tilelang_mlir.compat import _tilelang_defaults
+
+    loc = SourceLocation(__file__, 3, 5)
+    before = TileLangError.arrow_line  # (whether this process serves TileLang)
+    _tilelang_defaults(False)
+    try:
+        assert "-->" not in str(TileLangError("bad", loc))
+        _tilelang_defaults(True)
+        assert str(TileLangError("bad", loc)).endswith(f"\n  --> {__file__}:3:5")
+        assert "-->" not in str(TileLangError("bad"))  # no place, no line
+    finally:
+        _tilelang_defaults(before)
+
+
 def test_runtime_reassignment_in_loop_is_rejected():
     @T.prim_func
     def main(A: T.Tensor((16,), "float32")):
