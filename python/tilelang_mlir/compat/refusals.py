@@ -35,6 +35,10 @@ TVM_WMMA = "TVM's WMMA intrinsics: T.gemm emits the tensor-core instructions"
 TIR_PTX = ("a PTX-level TIR intrinsic over raw buffer pointers and descriptors (TVM IR): "
            "T.gemm, T.copy, T.tma_copy, T.wgmma_gemm and the T.mbarrier_* operations emit "
            "these instructions")
+RAW_TMA_BYTES = ("it announces the bytes of TMA loads that a program issues itself through "
+                 "T.tma_load or TileLang's C++ TMA helpers over T.create_tma_descriptor, "
+                 "PTX-level TIR intrinsics (TVM IR) refused here: T.tma_copy announces its "
+                 "own bytes on its barrier")
 EMITTER = ("TileLang's tensor-core intrinsic emitters generate TVM IR: use T.gemm / "
            "T.gemm_sp")
 BLACKWELL = ("a Blackwell (sm_100) tcgen05 / TMEM / CLC / TMA-gather instruction: hardware "
@@ -126,6 +130,7 @@ LANGUAGE = _table(
     (WS_SCHEDULE, """WarpSpecialize WarpSpecializeFrame WSID WSInstr WSOpRef WSPipeline
         WSRole WSSchedule WSScope WSSync WSSyncKind annotate_ws_schedule ws_op"""),
     (NO_CXX, "CUDASourceCodeKernel"),
+    (RAW_TMA_BYTES, "mbarrier_expect_tx"),
 )
 
 # --- host modules ------------------------------------------------------------
@@ -260,7 +265,7 @@ REFUSED: Dict[str, Dict[str, str]] = {
 # refusal (a TileLangError at the program's line, naming what to write
 # instead) rather than refused at the attribute access.
 AT_CALL: Dict[str, frozenset] = {
-    "tilelang.language": frozenset(),
+    "tilelang.language": frozenset({"mbarrier_expect_tx"}),
 }
 
 # Module paths (of any release from 0.1.6 to 0.1.15) that the compat route
@@ -370,7 +375,7 @@ RULE_INTERNALS = "TileLang's adapter and build internals"
 
 _RULE_OF = {TVM_EXPR_NODE: RULE_TVM, TVM_BUILDER: RULE_TVM, TVM_RUNTIME: RULE_TVM,
             TVM_LOWERED: RULE_TVM, TVM_WMMA: RULE_TVM, TIR_PTX: RULE_TVM, EMITTER: RULE_TVM,
-            TVM_PASSES: RULE_TVM, TVM_ANALYSIS: RULE_TVM, WS_SCHEDULE: RULE_TVM, CARVER_TVM: RULE_TVM,
+            TVM_PASSES: RULE_TVM, TVM_ANALYSIS: RULE_TVM, RAW_TMA_BYTES: RULE_TVM, WS_SCHEDULE: RULE_TVM, CARVER_TVM: RULE_TVM,
             BLACKWELL: RULE_HARDWARE, SM120: RULE_HARDWARE, SVE: RULE_HARDWARE,
             OTHER_HW: RULE_HARDWARE, VOLTA: RULE_HARDWARE,
             ADAPTER: RULE_INTERNALS, NO_CXX: RULE_INTERNALS}

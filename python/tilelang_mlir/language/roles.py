@@ -296,17 +296,25 @@ def ptx_wait_group(b, num: int = 0):
     b.async_wait(num)
 
 
-def _not_yet(name: str, why: str):
+def _refused(name: str, why: str, rule: str):
+    """A name the compat route refuses at its call (compat/refusals.py's
+    AT_CALL): the error at the program's line says why and names the rule
+    that puts it out of scope."""
     def fn(*args, **kwargs):
-        raise _unsupported(f"{name} ({why})")
+        raise _unsupported(f"{name} ({why}) (out of scope: {rule})")
 
     fn.__name__ = name.split(".")[-1]
     fn.__doc__ = f"Not supported: {why}."
     return fn
 
 
-mbarrier_expect_tx = _not_yet("T.mbarrier_expect_tx", "announce TMA bytes with T.tma_copy, "
-                              "which does it for its copy")
+mbarrier_expect_tx = _refused(
+    "T.mbarrier_expect_tx", "it announces the bytes of TMA loads that a program issues itself "
+    "through T.tma_load or TileLang's C++ TMA helpers over T.create_tma_descriptor, PTX-level "
+    "TIR intrinsics (TVM IR) refused here: T.tma_copy announces its own bytes on its barrier",
+    "TVM's IR and pass APIs")
+
+
 def _reg_hint(b, name: str, reg_count) -> int:
     from .values import static_int
 

@@ -509,16 +509,26 @@ def test_register_hints_take_tilelangs_range():
     assert "invalid register hint 16 (from 24 to 240)" in compile_error(main)
 
 
-@pytest.mark.parametrize("name", ["mbarrier_expect_tx"])
-def test_names_not_yet_supported_say_so(name):
-    fn = getattr(T, name)
+def test_mbarrier_expect_tx_is_refused_at_the_call_with_its_rule():
+    # Its only use is with TMA loads a program issues itself (T.tma_load,
+    # TileLang's C++ helpers), which are refused; compat/refusals.py lists
+    # it, so the conformance plugin counts a test that stops here as out of
+    # scope.
+    from tilelang_mlir.compat import refusals
 
     @T.prim_func
     def main(C: T.Tensor((64,), "float32")):
         with T.Kernel(1, threads=128):
-            fn(C)
+            bar = T.alloc_barrier(1)
+            T.mbarrier_expect_tx(bar[0], 256)
 
-    assert f"not supported by tilelang-mlir: T.{name}" in compile_error(main)
+    err = compile_error(main)
+    assert "not supported by tilelang-mlir: T.mbarrier_expect_tx" in err
+    assert "T.tma_copy announces its own bytes" in err
+    assert "(out of scope: TVM's IR and pass APIs)" in err
+    assert "mbarrier_expect_tx" in refusals.AT_CALL["tilelang.language"]
+    assert refusals.rule(refusals.reason("tilelang.language", "mbarrier_expect_tx")) == \
+        refusals.RULE_TVM
 
 
 # -- T.mbarrier_arrive_expect_tx: every executing thread arrives and announces bytes --
