@@ -163,20 +163,40 @@ def pytest_addoption(parser):
         pass
 
 
+_SERVED = []  # the (impl, emulate) this process serves, once set up
+
+
+def _serve(impl: str, mode: str) -> None:
+    """Serves `tilelang` from this package (impl "ours"), under the CPU or
+    dry emulation where asked; once per process."""
+    if _SERVED:
+        return
+    _SERVED.append((impl, mode))
+    if impl != "ours":
+        return
+    from tilelang_mlir import compat
+
+    compat.install(force=True)
+    _record_texts()
+    from tilelang_mlir.compat import emulate
+
+    if mode == "cpu":
+        emulate.cpu()
+    elif mode == "dry":
+        emulate.dry()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    # Before the project's conftest files, which may import tilelang (or
+    # name plugins that do: deepseek-ai/TileKernels' benchmark plugin).
+    ns = early_config.known_args_namespace
+    _serve(getattr(ns, "tl_impl", None) or "ours", getattr(ns, "tl_emulate", None) or "none")
+
+
 def pytest_configure(config):
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    if config.getoption("--tl-impl") == "ours":
-        from tilelang_mlir import compat
-
-        compat.install(force=True)
-        _record_texts()
-        from tilelang_mlir.compat import emulate
-
-        mode = config.getoption("--tl-emulate")
-        if mode == "cpu":
-            emulate.cpu()
-        elif mode == "dry":
-            emulate.dry()
+    _serve(config.getoption("--tl-impl"), config.getoption("--tl-emulate"))
     config.addinivalue_line("markers", "perf: benchmark and performance API tests")
     config.addinivalue_line("markers", "slow: long-running correctness sweeps")
     random.seed(0)

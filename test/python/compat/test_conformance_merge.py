@@ -128,3 +128,22 @@ def _positive(out):
 
 def _asserts_on_helper_count(out):
     assert _positive(out) == 3
+
+
+def test_the_plugin_serves_tilelang_before_the_projects_conftest(tmp_path):
+    """A project whose conftest imports tilelang at its top (or names a
+    plugin that does: deepseek-ai/TileKernels) finds it served: the plugin
+    installs the compat route before the initial conftests load."""
+    import subprocess
+    import sys
+
+    (tmp_path / "conftest.py").write_text("import tilelang\nSEEN = tilelang.__name__\n")
+    (tmp_path / "test_seen.py").write_text(
+        "import conftest\n"
+        "def test_seen():\n"
+        "    import tilelang\n"
+        "    assert conftest.SEEN == 'tilelang' and 'tilelang_mlir' in tilelang.__file__\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-p", "tilelang_mlir.compat.pytest_plugin", str(tmp_path)],
+                          capture_output=True, text=True, cwd=str(tmp_path))
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
