@@ -212,6 +212,9 @@ def _patch_torch() -> None:
     cuda.max_memory_allocated = lambda *a, **k: 0
     cuda.reset_peak_memory_stats = lambda *a, **k: None
     cuda.mem_get_info = lambda *a, **k: (_Props.total_memory, _Props.total_memory)
+    cuda.set_per_process_memory_fraction = lambda *a, **k: None
+    cuda.memory_reserved = lambda *a, **k: 0
+    cuda.max_memory_reserved = lambda *a, **k: 0
     cuda.device = _NullDevice
     # what torch.compile's tracing asks of the current device
     if not hasattr(torch._C, "_cuda_getDevice"):
