@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from ..base.target import Target, parse_target
+from ..base.target import Target
 
 
 def get_target_compute_version(target=None) -> str:
     """The compute capability ("9.0") of `target` (a target string such as
-    "cuda:sm_90a" or a Target), else of this machine's GPU."""
+    "cuda:sm_90a" or TileLang's "cuda -arch=sm_90a", a tvm Target as
+    `determine_target(return_object=True)` gives it, or this package's
+    Target), else of this machine's GPU."""
     if target is not None:
-        t = target if isinstance(target, Target) else parse_target(str(target))
+        from .target import to_ours
+
+        t = target if isinstance(target, Target) else to_ours(target)
         if t.kind != "cuda":
             raise ValueError(f"get_target_compute_version: {t} is not a CUDA target")
         digits = t.arch[len("sm_"):].rstrip("a")

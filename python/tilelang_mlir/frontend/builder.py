@@ -1142,7 +1142,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             raise self.error(f"{what}: shape {_fmt_shape(new_shape)} does not have the size of "
                              f"{src.name!r} ({_fmt_shape(src.shape)})", kind=AssertionError,
                              at_definition=True)
-        view_dims = [d.const if d.is_const() else None for d in dims]
+        view_dims = [d.const if d.is_const() else d for d in dims]  # symbolic: IndexExpr
 
         def remap(indices):
             return src.stored_index(reshape_index(indices, view_dims, src.shape))

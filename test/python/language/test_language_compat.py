@@ -671,6 +671,27 @@ def test_reshape_view_and_tensor_data_views(target, rng):
     np.testing.assert_array_equal(w, x.reshape(4, 48))
 
 
+def test_view_of_a_symbolic_shape(target, rng):
+    # deepseek-ai/TileKernels flattens a (num_tokens, num_topk) tensor,
+    # num_tokens dynamic, and walks it with a thread-strided loop.
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def main(A: T.Tensor((n, 3), "int32"), B: T.Tensor((n, 3), "int32")):
+        with T.Kernel(2, threads=32) as bx:
+            flat_a = T.view(A, (n * 3,))
+            flat_b = T.reshape(B, (n * 3,))
+            for i in T.Parallel(32):
+                for k in T.serial(bx * 32 + i, n * 3, 64):
+                    flat_b[k] = flat_a[k] * 2 + k
+
+    kernel = tl.compile(main, out_idx=[1], target=target)
+    for rows in (37, 5):
+        a = rng.integers(-100, 100, (rows, 3)).astype(np.int32)
+        b = get(kernel(put(a, target)))
+        np.testing.assert_array_equal(b, a * 2 + np.arange(rows * 3).reshape(rows, 3))
+
+
 @pytest.mark.parametrize("body, match", [
     (lambda X: T.reshape(X, (5, 8)), "does not have the size of"),
     (lambda X: T.view(X, (4, 8), "int16"), "do not cover 'X'"),
