@@ -373,6 +373,20 @@ def to_numpy(dtype: DType) -> np.dtype:
         raise TypeError(f"dtype {dtype} has no NumPy dtype") from None
 
 
+def float_limits(dtype: DType):
+    """(largest finite, most negative finite) value of a float dtype, the
+    narrow float formats (float8, float6, float4_e2m1fn) included."""
+    import ml_dtypes
+
+    dtype = as_dtype(dtype)
+    name = {"float4_e2m1_unpacked": "float4_e2m1fn", "float8_e4m3": "float8_e4m3fn"}.get(
+        dtype.element.name, dtype.element.name)
+    kind = getattr(ml_dtypes, name, None) if dtype.element.is_subbyte or \
+        name.startswith("float8") else None
+    info = ml_dtypes.finfo(kind if kind is not None else to_numpy(dtype.element))
+    return float(info.max), float(info.min)
+
+
 # Our dtype name -> torch's attribute name (TileLang's `as_torch`).
 _TORCH = {
     "float16": "float16", "bfloat16": "bfloat16", "float32": "float32",

@@ -235,6 +235,14 @@ class Parser:
         if isinstance(current, Buffer) and current.scope == "var" and not isinstance(value, Buffer):
             current[()].store(value)
             return
+        if isinstance(current, Buffer) and current.scope == "var" and \
+                isinstance(value, Buffer) and value.scope == "var" and value is not current:
+            # `top2 = top1`, both T.alloc_var: a copy of the value, as in
+            # TileLang, where a var's name stands for its value
+            # (deepseek-ai/TileKernels' top-2 scan, and its helpers that
+            # return a var of their own into a var of the caller's).
+            current[()].store(value[()].load())
+            return
         if owner is not None and owner is not self.scope:
             # Crossing a loop or runtime-if barrier?
             # A runtime `if` binds it for the rest of the branch (TileLang's

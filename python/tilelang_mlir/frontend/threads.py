@@ -786,19 +786,24 @@ class ThreadBuilder:
         from .roles import AccessPtr
 
         self.require_kernel(what)
-        if self.parallel_depth:
-            raise self.error(f"{what} of {name!r} inside T.Parallel: call an external function "
-                             "from per-thread code (T.serial loops, T.get_thread_binding)")
         result = None
         if dtype is not None and str(dtype) not in ("handle", "void"):
             result = dt.as_dtype(dtype)
             extern.element_ctype(result, f"{what} result")
         params, operands, indices, counts, access = [], [], [], [], []
         for k, a in enumerate(args):
+            if isinstance(a, BufferRef) and not any(isinstance(i, slice) for i in a.items) \
+                    and not a.is_vector():
+                a = a.load()  # `x[i]`: the element's value (TileLang's BufferLoad)
             if isinstance(a, (Buffer, BufferRef)) and not (isinstance(a, Buffer) and a.ndim == 0
                                                            and a.scope == "var"):
                 a = self.access_ptr(a, "rw")
             if isinstance(a, AccessPtr):
+                if self.parallel_depth:
+                    raise self.error(f"{what} of {name!r} inside T.Parallel with a pointer "
+                                     f"argument ({a.buffer.name!r}): the iterations run on "
+                                     "different threads; pass element values, or call it from "
+                                     "per-thread code (T.serial loops, T.get_thread_binding)")
                 buf = a.buffer
                 if buf.scope == "fragment":
                     raise self.error(f"{what}: fragment {buf.name!r} passed to {name!r}; an "

@@ -603,10 +603,8 @@ def infinity(dtype):
 
 def max_value(dtype):
     """The largest finite value of `dtype`."""
-    import ml_dtypes
-
     dtype = dt.as_dtype(dtype)
-    v = float(ml_dtypes.finfo(dt.to_numpy(dtype)).max) if dtype.is_float else \
+    v = dt.float_limits(dtype)[0] if dtype.is_float else \
         (2 ** (dtype.bits - 1) - 1 if dtype.kind == "int" else 2 ** dtype.bits - 1)
     return to_scalar(v, dtype) if state.active() else v
 
@@ -841,10 +839,8 @@ def bitwise_not(x):
 
 def min_value(dtype):
     """The smallest finite value of `dtype`."""
-    import ml_dtypes
-
     dtype = dt.as_dtype(dtype)
-    v = float(ml_dtypes.finfo(dt.to_numpy(dtype)).min) if dtype.is_float else \
+    v = dt.float_limits(dtype)[1] if dtype.is_float else \
         (-(2 ** (dtype.bits - 1)) if dtype.kind == "int" else 0)
     return to_scalar(v, dtype) if state.active() else v
 

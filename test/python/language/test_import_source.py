@@ -209,6 +209,39 @@ def test_cuda_builtins_without_a_source_on_gpu():
     np.testing.assert_array_equal(get(b), [-1, 8])
 
 
+def _rz_halves():
+    """A CUDA builtin of element values inside T.Parallel (each thread calls
+    it for its elements; deepseek-ai/TileKernels' float -> e5m6 cast)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((256,), "float32"), Y: T.Tensor((256,), "float16")):
+        with T.Kernel(2, threads=128) as bx:
+            for i in T.Parallel(128):
+                Y[bx * 128 + i] = T.call_extern("float16", "__float2half_rz", X[bx * 128 + i])
+
+    return main
+
+
+def _toward_zero_f16(x):
+    h = x.astype(np.float16)
+    over = np.abs(h.astype(np.float64)) > np.abs(x.astype(np.float64))
+    h[over] = np.nextafter(h[over], np.float16(0))
+    return h
+
+
+@pytest.mark.parametrize("chip", ["cuda:sm_80", "cuda:sm_90a"])
+def test_extern_calls_of_element_values_in_parallel_compile(chip):
+    ptx = tl.compile(_rz_halves(), out_idx=[1], target=chip).get_kernel_source()
+    assert "cvt.rz.f16.f32" in ptx
+
+
+@pytest.mark.gpu
+def test_extern_calls_of_element_values_in_parallel_on_gpu(rng):
+    kernel = tl.compile(_rz_halves(), out_idx=[1], target="cuda")
+    x = (rng.standard_normal(256) * 100).astype(np.float32)
+    np.testing.assert_array_equal(get(kernel(put(x, "cuda"))), _toward_zero_f16(x))
+
+
 def test_link_replaces_the_declarations():
     kernel = (".version 8.7\n.target sm_90a\n.address_size 64\n\n"
               ".extern .func __tl_extern_0\n(\n\t.param .b64 p0\n)\n;\n"

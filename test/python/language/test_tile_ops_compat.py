@@ -1440,6 +1440,19 @@ def test_cast_keywords_and_float8_constants(target):
         T.cast(1.0, "float8_e4m3", round="rn", rbits=3)
 
 
+@pytest.mark.parametrize("dtype, top", [("float4_e2m1fn", 6.0), ("float6_e2m3fn", 7.5),
+                                        ("float6_e3m2fn", 28.0), ("float8_e4m3", 448.0),
+                                        ("float8_e8m0fnu", 2.0 ** 127), ("bfloat16", None)])
+def test_max_and_min_value_of_narrow_floats(dtype, top):
+    # deepseek-ai/TileKernels clamps to T.max_value(T.float4_e2m1fn) * 2**-126
+    # on the host (the packed storage's int8 has no float limits).
+    import ml_dtypes
+
+    want = top if top is not None else float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    assert T.max_value(dtype) == want
+    assert T.min_value(dtype) == (-want if dtype != "float8_e8m0fnu" else 2.0 ** -127)
+
+
 @pytest.mark.parametrize("order", ["row", "column", "mlx"])
 def test_annotation_hints_keep_results(order, target, rng):
     """TileLang's hints that change how, not what: block rasterization in
