@@ -1120,6 +1120,8 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if not isinstance(src, Buffer):
             raise self.error(f"{what} takes a buffer, got {_describe(src)}")
         if dtype is not None and dt.as_dtype(dtype) != src.dtype:
+            if src.dtype.lanes > 1 and dt.as_dtype(dtype) == src.dtype.element:
+                return self._lane_view(src, shape, what)
             return self._bit_view(src, shape, dt.as_dtype(dtype), what)
         if src.scope == "var":
             raise self.error(f"{what} of T.alloc_var {src.name!r}: a scalar has no shape to "
@@ -1150,6 +1152,40 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         view = Buffer(src.value, new_shape, src.dtype, src.scope, f"{src.name}_view")
         view.remap = remap
         view.strided = src.strided
+        return view
+
+    def _lane_view(self, src: Buffer, shape, what: str) -> Buffer:
+        """A buffer of a vector dtype (`T.alloc_local((n,), T.bfloat16x2)`)
+        viewed as its lanes (`T.view(x, (2 * n,), T.bfloat16)`): element p
+        is lane p % lanes of element p // lanes (deepseek-ai/TileKernels'
+        packed amax)."""
+        lanes = src.dtype.lanes
+        if src.scope not in ("local", "var"):
+            raise self.error(f"not supported by tilelang-mlir: {what} of {src.name!r} "
+                             f"({src.scope}, {src.dtype}) as its lanes: views of vector "
+                             "elements are of local buffers")
+        if isinstance(shape, (int, IndexExpr)):
+            shape = (shape,)
+        dims = [static_int(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        count = 1
+        for d in src.static_shape(what):
+            count *= d
+        size = 1
+        for d in dims:
+            size *= d
+        if size != count * lanes:
+            raise self.error(f"{what}: shape {_fmt_shape(dims)} does not hold the {count * lanes} "
+                             f"lanes of {src.name!r} ({_fmt_shape(src.shape)} x {src.dtype})",
+                             kind=AssertionError, at_definition=True)
+        outer = [count] if src.scope == "local" else []
+
+        def remap(indices):
+            p = _row_major_position([to_index(i) for i in indices], dims)
+            lanes_ = IndexExpr(lanes)
+            return ([p.floordiv(lanes_)] if outer else []) + [p.mod(lanes_)]
+
+        view = Buffer(src.value, dims, src.dtype.element, "local", f"{src.name}_lanes")
+        view.remap = remap
         return view
 
     def _bit_view(self, src: Buffer, shape, dtype: DType, what: str) -> Buffer:

@@ -673,6 +673,42 @@ def test_reshape_view_and_tensor_data_views(target, rng):
     np.testing.assert_array_equal(w, x.reshape(4, 48))
 
 
+def test_view_of_vector_elements_as_lanes(target, rng):
+    # deepseek-ai/TileKernels keeps an amax in bfloat16x2 pairs and reads it
+    # as T.view(amax, (2 n,), T.bfloat16); the lanes and the pairs are one
+    # storage.
+    @T.prim_func
+    def main(X: T.Tensor((8,), "float32"), Y: T.Tensor((8,), "float32"),
+             Z: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            pair = T.alloc_local((4,), T.float32x2)
+            flat = T.view(pair, (8,), T.float32)
+            one = T.alloc_var(T.float32x2)
+            both = T.view(one, (2,), "float32")
+            for i in T.serial(8):
+                flat[i] = X[i] * 2
+            both[0] = X[0]
+            both[1] = X[7]
+            for i in T.serial(4):
+                Y[2 * i] = flat[2 * i + 1]
+                Y[2 * i + 1] = flat[2 * i]
+                Z[i] = both[i % 2]
+
+    kernel = tl.compile(main, out_idx=[1, 2], target=target)
+    x = rng.standard_normal(8).astype(np.float32)
+    y, z = (get(t) for t in kernel(put(x, target)))
+    np.testing.assert_array_equal(y, (x * 2).reshape(4, 2)[:, ::-1].reshape(8))
+    np.testing.assert_array_equal(z, [x[0], x[7], x[0], x[7]])
+    with pytest.raises(TileLangError, match="does not hold the 8 lanes"):
+        @T.prim_func
+        def bad(X: T.Tensor((8,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                pair = T.alloc_local((4,), T.float32x2)
+                T.view(pair, (6,), T.float32)
+
+        tl.compile(bad, target="cpu")
+
+
 def test_view_of_a_symbolic_shape(target, rng):
     # deepseek-ai/TileKernels flattens a (num_tokens, num_topk) tensor,
     # num_tokens dynamic, and walks it with a thread-strided loop.
