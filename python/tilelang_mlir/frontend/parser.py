@@ -45,6 +45,16 @@ RUNTIME_IF = "runtime `if`"
 LOOPS = ("loop", "`while` loop", "T.Parallel loop", "T.Pipelined loop", "T.Persistent loop")
 
 
+def _is_alloc_call(node: ast.expr) -> bool:
+    """Whether `node` is a call of a T.alloc_* function (`T.alloc_var(...)`,
+    `alloc_local(...)`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name.startswith("alloc_")
+
+
 class _Stale:
     """A name rebound inside a runtime `if` or a loop that bound it outside,
     as read after that statement: TileLang binds such an assignment for the
@@ -236,11 +246,13 @@ class Parser:
             current[()].store(value)
             return
         if isinstance(current, Buffer) and current.scope == "var" and \
-                isinstance(value, Buffer) and value.scope == "var" and value is not current:
+                isinstance(value, Buffer) and value.scope == "var" and value is not current \
+                and not getattr(self, "_allocates", False):
             # `top2 = top1`, both T.alloc_var: a copy of the value, as in
             # TileLang, where a var's name stands for its value
             # (deepseek-ai/TileKernels' top-2 scan, and its helpers that
-            # return a var of their own into a var of the caller's).
+            # return a var of their own into a var of the caller's); a
+            # `x = T.alloc_var(...)` statement binds x to the new var.
             current[()].store(value[()].load())
             return
         if owner is not None and owner is not self.scope:
@@ -332,8 +344,14 @@ class Parser:
 
     def stmt_Assign(self, node: ast.Assign) -> None:
         value = self.eval(node.value)
-        for target in node.targets:
-            self.assign(target, value)
+        # `x = T.alloc_var(...)` written here makes a new var (the name is
+        # bound to it); any other var on the right is a value (bind).
+        self._allocates = _is_alloc_call(node.value)
+        try:
+            for target in node.targets:
+                self.assign(target, value)
+        finally:
+            self._allocates = False
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is None:

@@ -673,6 +673,34 @@ def test_reshape_view_and_tensor_data_views(target, rng):
     np.testing.assert_array_equal(w, x.reshape(4, 48))
 
 
+def test_a_var_assigned_a_var_takes_its_value(target, rng):
+    # TileLang's var names stand for values: `top2 = top1` copies
+    # (deepseek-ai/TileKernels' top-2 scan); `x = T.alloc_var(...)` is a new
+    # var, the branch's own.
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32"), O: T.Tensor((3,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            top1 = T.alloc_var("float32", init=-T.infinity("float32"))
+            top2 = T.alloc_var("float32", init=-T.infinity("float32"))
+            for i in T.serial(64):
+                if A[i] > top1:
+                    top2 = top1
+                    top1 = A[i]
+                elif A[i] > top2:
+                    top2 = A[i]
+            x = T.alloc_var("float32", init=1.0)
+            if A[0] > -100.0:
+                x = T.alloc_var("float32", init=5.0)  # the branch's own var
+                O[2] = x
+            O[0] = top1
+            O[1] = top2
+
+    kernel = tl.compile(main, out_idx=[1], target=target)
+    a = rng.standard_normal(64).astype(np.float32)
+    o = get(kernel(put(a, target)))
+    np.testing.assert_array_equal(o, [np.sort(a)[-1], np.sort(a)[-2], 5.0])
+
+
 def test_view_of_vector_elements_as_lanes(target, rng):
     # deepseek-ai/TileKernels keeps an amax in bfloat16x2 pairs and reads it
     # as T.view(amax, (2 n,), T.bfloat16); the lanes and the pairs are one
