@@ -1167,8 +1167,9 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if isinstance(shape, (int, IndexExpr)):
             shape = (shape,)
         dims = [static_int(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
+        src_dims = src.static_shape(what)
         count = 1
-        for d in src.static_shape(what):
+        for d in src_dims:
             count *= d
         size = 1
         for d in dims:
@@ -1177,12 +1178,11 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             raise self.error(f"{what}: shape {_fmt_shape(dims)} does not hold the {count * lanes} "
                              f"lanes of {src.name!r} ({_fmt_shape(src.shape)} x {src.dtype})",
                              kind=AssertionError, at_definition=True)
-        outer = [count] if src.scope == "local" else []
-
-        def remap(indices):
+        def remap(indices):  # storage: the element's indices, then its lane
             p = _row_major_position([to_index(i) for i in indices], dims)
-            lanes_ = IndexExpr(lanes)
-            return ([p.floordiv(lanes_)] if outer else []) + [p.mod(lanes_)]
+            k = IndexExpr(lanes)
+            element = _row_major_index(p.floordiv(k), src_dims) if src.scope == "local" else []
+            return element + [p.mod(k)]
 
         view = Buffer(src.value, dims, src.dtype.element, "local", f"{src.name}_lanes")
         view.remap = remap

@@ -709,7 +709,7 @@ def test_view_of_vector_elements_as_lanes(target, rng):
     def main(X: T.Tensor((8,), "float32"), Y: T.Tensor((8,), "float32"),
              Z: T.Tensor((4,), "float32")):
         with T.Kernel(1, threads=32) as bx:
-            pair = T.alloc_local((4,), T.float32x2)
+            pair = T.alloc_local((2, 2), T.float32x2)
             flat = T.view(pair, (8,), T.float32)
             one = T.alloc_var(T.float32x2)
             both = T.view(one, (2,), "float32")
