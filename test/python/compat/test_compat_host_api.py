@@ -775,25 +775,23 @@ def test_legacy_autotuner_jit(tmp_path):
         def ref(A):
             return A * 3.0
 
+        def scaled(n, block, factor):
+            @T.prim_func
+            def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+                with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+                    for i in T.Parallel(block):
+                        B[bx * block + i] = A[bx * block + i] * factor
+            return main
+
         @autotune(configs=[{"block": 32}, {"block": 64}], keys=["block"], warmup=1, rep=2)
         @jit(out_idx=[1], supply_type=tilelang.TensorSupplyType.Normal, ref_prog=ref,
              target="cpu")
         def scale(n, block=None):
-            @T.prim_func
-            def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
-                with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
-                    for i in T.Parallel(block):
-                        B[bx * block + i] = A[bx * block + i] * 3.0
-            return main
+            return scaled(n, block, 3.0)
 
         @jit(out_idx=[1], target="cpu")
-        def wrong(n=64, block=32):
-            @T.prim_func
-            def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
-                with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
-                    for i in T.Parallel(block):
-                        B[bx * block + i] = A[bx * block + i] * 2.0
-            return main
+        def wrong(n=64, block=32):  # (2x: fails ref's check)
+            return scaled(n, block, 2.0)
 
         if __name__ == "__main__":  # (the compile workers import this file)
             result = scale(256)
