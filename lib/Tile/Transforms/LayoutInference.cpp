@@ -332,6 +332,7 @@ private:
   LogicalResult anchorGemms();
   bool propagate();
   LogicalResult checkCrossThreadWrites();
+  LogicalResult checkPackedStores();
   LogicalResult convertNonLocalAccesses();
   LogicalResult checkRegistersPerThread();
   void writeBack();
@@ -1082,6 +1083,89 @@ LogicalResult LayoutInference::checkCrossThreadWrites() {
   return success();
 }
 
+/// The most iterations of a loop `checkPackedStores` enumerates.
+static constexpr int64_t kPackedStoreCheckLimit = int64_t(1) << 22;
+
+/// A store of a packed 4-bit element from a T.Parallel (the frontend marks
+/// it `tile.packed_store = [dim, pack]`: the element index along the
+/// buffer's last dimension is the loop's variable `dim` plus whole bytes)
+/// is a read-modify-write of its byte. The `pack` iterations that write one
+/// byte (variable `dim` at pack * b + r) must run on one thread, in turn;
+/// on two threads they race. TileLang gives each thread whole bytes the
+/// same way; a layout that splits them is refused here.
+LogicalResult LayoutInference::checkPackedStores() {
+  for (ParallelOp loop : loops) {
+    const TileLayout &layout = loopLayouts.find(loop)->second;
+    ArrayRef<int64_t> extents = loop.getExtents();
+    WalkResult result = loop.getBody().walk([&](memref::StoreOp store) {
+      auto mark = store->getAttrOfType<DenseI64ArrayAttr>("tile.packed_store");
+      if (!mark || mark.size() != 2 ||
+          store->getParentOfType<ParallelOp>() != loop)
+        return WalkResult::advance();
+      int64_t dim = mark[0], pack = mark[1];
+      int64_t total = 1;
+      for (int64_t e : extents)
+        total *= e;
+      if (dim < 0 || dim >= static_cast<int64_t>(extents.size()) ||
+          pack < 2 || extents[dim] % pack) {
+        store.emitOpError("has a malformed tile.packed_store ")
+            << mark << " for a T.Parallel of " << extents.size()
+            << " dimensions (its dimension must be one whose extent the "
+            << "pack divides)";
+        return WalkResult::interrupt();
+      }
+      if (total * layout.getReplicate() > kPackedStoreCheckLimit) {
+        store.emitOpError("stores packed 4-bit elements from a T.Parallel of ")
+            << total << " iterations, too many to check that each byte is "
+            << "written by one thread; split the loop";
+        return WalkResult::interrupt();
+      }
+      // Every iteration at pack * b of `dim` against its byte's others.
+      SmallVector<int64_t> idx(extents.size(), 0);
+      for (int64_t flat = 0; flat < total; ++flat) {
+        int64_t rest = flat;
+        for (int64_t d = extents.size() - 1; d >= 0; --d) {
+          idx[d] = rest % extents[d];
+          rest /= extents[d];
+        }
+        if (idx[dim] % pack)
+          continue;
+        for (int64_t rep = 0; rep < layout.getReplicate(); ++rep) {
+          int64_t thread = layout.forward(idx, rep).first;
+          SmallVector<int64_t> other(idx);
+          for (int64_t r = 1; r < pack; ++r) {
+            other[dim] = idx[dim] + r;
+            int64_t t = layout.forward(other, rep).first;
+            if (t == thread)
+              continue;
+            std::string at;
+            llvm::raw_string_ostream os(at);
+            llvm::interleaveComma(idx, os);
+            std::string at2;
+            llvm::raw_string_ostream os2(at2);
+            llvm::interleaveComma(other, os2);
+            store.emitOpError()
+                << "stores packed 4-bit elements (" << pack
+                << " a byte) from a T.Parallel whose layout puts iterations ("
+                << at << ") and (" << at2 << "), which write the halves of "
+                << "one byte, on threads " << thread << " and " << t
+                << ": they race. The loop's layout " << layout.describe()
+                << " comes from the fragments it accesses; give each thread "
+                << "whole bytes (a layout or coalesced_width holding " << pack
+                << " consecutive elements of variable " << dim + 1
+                << " on one thread), or write the bytes from T.copy";
+            return WalkResult::interrupt();
+          }
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult LayoutInference::convertNonLocalAccesses() {
   OpBuilder builder(kernel.getContext());
   for (ParallelOp loop : loops) {
@@ -1335,7 +1419,8 @@ LogicalResult LayoutInference::run() {
       layouts.insert(std::make_pair(
           frag, TileLayout::blocked(cast<MemRefType>(frag.getType()).getShape(),
                                     threads, 4)));
-  if (failed(checkCrossThreadWrites()) || failed(convertNonLocalAccesses()) ||
+  if (failed(checkCrossThreadWrites()) || failed(checkPackedStores()) ||
+      failed(convertNonLocalAccesses()) ||
       failed(checkRegistersPerThread()))
     return failure();
   writeBack();

@@ -595,13 +595,16 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
                                      f"{buf.name!r} of dtype {buf.dtype}", kind=ValueError,
                                      at_definition=True)
         local = s.scope == "local" and d.scope in ("local", "var")
-        # float8 elements are computed on in a wider type (as TileLang's
-        # reduce converts each element to the destination's type): a float8
-        # source is staged in the destination's dtype (float32 if that is
-        # float8 too), a float8 destination in float32, rounded once at the
-        # copy back.
-        d_type = dt.float32 if is_float8(d.dtype) else d.dtype
-        s_type = d_type if is_float8(s.dtype) else s.dtype
+        # float8 and packed 4-bit elements are computed on in a wider type
+        # (as TileLang's reduce converts each element to the destination's
+        # type): such a source is staged in the destination's dtype (float32
+        # or int32 if that is narrow too), such a destination in float32 or
+        # int32, rounded once at the copy back.
+        def narrow(t):
+            return is_float8(t) or t.pack > 1
+
+        d_type = (dt.float32 if d.dtype.is_float else dt.int32) if narrow(d.dtype) else d.dtype
+        s_type = d_type if narrow(s.dtype) else s.dtype
         scope = "local" if local else "fragment"
 
         def direct(buf, dtype):
@@ -673,9 +676,14 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if dim < 0:
             dim += s.ndim
         direct = ("fragment", "shared")
-        s_tile = s if s.scope in direct else self._staged(s, src, what)
-        d_tile = d if d.scope in direct else (
-            s_tile if dst is None or src is dst else self._staged(d, None, what))
+        # Packed 4-bit and float8 elements are scanned in float32 (int32):
+        # staged, rounded once at the copy back.
+        wide = None
+        if any(is_float8(x.dtype) or x.dtype.pack > 1 for x in (s, d)):
+            wide = dt.float32 if s.dtype.is_float or d.dtype.is_float else dt.int32
+        s_tile = s if s.scope in direct and wide is None else self._staged(s, src, what, wide)
+        d_tile = d if d.scope in direct and wide is None else (
+            s_tile if dst is None or src is dst else self._staged(d, None, what, wide))
         ir = _ir()
         kwargs = {"reverse": True} if reverse else {}
         if kind != "sum":
@@ -1126,15 +1134,19 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if src.scope == "var":
             raise self.error(f"{what} of T.alloc_var {src.name!r}: a scalar has no shape to "
                              "change")
-        if src.pack > 1:
-            raise self.error(f"not supported by tilelang-mlir: {what} of {src.name!r}, a "
-                             f"buffer of packed {src.dtype} elements")
         if shape is None:
             shape = src.shape
         if isinstance(shape, (int, IndexExpr)):
             shape = (shape,)
         dims = [to_index(d, f"{what}: dimension {i} of the shape") for i, d in enumerate(shape)]
         new_shape = [d.const if d.is_const() else d for d in dims]
+        if src.pack > 1 and not (dims and dims[-1].is_const() and dims[-1].const % src.pack == 0):
+            # (An access to the view reaches src's element, whose byte and
+            # nibble the packed load or store finds; a last dimension that
+            # the packing divides keeps a byte's elements in one row.)
+            raise self.error(f"not supported by tilelang-mlir: {what} of {src.name!r} (packed "
+                             f"{src.dtype}, {src.pack} a byte) to shape {_fmt_shape(new_shape)}: "
+                             f"the last dimension must be a multiple of {src.pack}")
         size, src_size = IndexExpr(1), IndexExpr(1)
         for d in dims:
             size = size.mul(d)

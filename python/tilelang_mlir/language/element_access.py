@@ -48,18 +48,16 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
     that write the two halves of one byte at once race, as in TileLang)."""
     from ..dialects import memref
 
-    last = idx[-1]
     b = state.current() if state.active() else None
     # A fragment's bytes are registers: the layout inference keeps the
-    # halves of a byte on one thread, or refuses the loop (two threads
-    # writing copies of one byte, each with a half of its own).
-    if b is not None and b.parallel_depth and buf.scope != "fragment" and \
-            any(c % buf.pack for c in last.terms.values()):
-        raise _error(f"a store into {buf.name!r} ({buf.dtype}, packed {buf.pack} a byte) in a "
-                     f"T.Parallel loop at last index {last}: iterations run on different "
-                     f"threads, and two writing the halves of one byte race; write whole "
-                     f"bytes per iteration (indices {buf.pack} * i + r for r in "
-                     f"range({buf.pack})), or use T.copy")
+    # halves of a byte on one thread, or refuses the loop. A local buffer is
+    # each thread's own. Elsewhere a T.Parallel's iterations run on several
+    # threads: the store is marked with the loop variable that steps the
+    # element within its byte, and the layout inference checks that the
+    # iterations writing one byte share a thread (tile.packed_store).
+    mark = None
+    if b is not None and b.parallel_depth and buf.scope not in ("fragment", "local"):
+        mark = _packed_store_dim(b, buf, idx[-1])
     arith, ir = _arith(), _ir()
     i8 = ir.IntegerType.get_signless(8)
     v = to_scalar(value, buf.dtype)
@@ -69,7 +67,40 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
     keep = arith.XOrIOp(arith.ShLIOp(mask, shift.value).result, constant(-1, dt.int8)).result
     old = memref.LoadOp(buf.value, byte_idx).result
     new = arith.OrIOp(arith.AndIOp(old, keep).result, nibble).result
-    memref.StoreOp(new, buf.value, byte_idx)
+    store = memref.StoreOp(new, buf.value, byte_idx)
+    if mark is not None:
+        store.operation.attributes["tile.packed_store"] = _ir().DenseI64ArrayAttr.get(
+            [mark, buf.pack])
+
+
+def _packed_store_dim(b, buf: Buffer, last: IndexExpr):
+    """The variable of the innermost T.Parallel that steps a packed store's
+    element within its byte, or None when every term of the last index
+    steps whole bytes (each iteration writes bytes of its own, `2 * i + r`
+    for r in range(2)). Otherwise the last index must be that variable
+    (coefficient 1, its extent a multiple of the packing) plus whole bytes
+    (the other terms and the constant multiples of the packing); raises
+    for any other index: iterations on different threads would write the
+    halves of one byte."""
+    from .values import ValueAtom
+
+    _, ivs, ext = b._parallel_stack[-1]
+    pack = buf.pack
+    own = {iv_atom: d for d, iv in enumerate(ivs) for iv_atom in iv.terms}
+    odd = [(a, c) for a, c in last.terms.items() if c % pack]
+    if not odd:
+        return None
+    ok = (last.const % pack == 0 and len(odd) == 1 and odd[0][1] == 1
+          and isinstance(odd[0][0], ValueAtom) and odd[0][0] in own
+          and ext[own[odd[0][0]]] % pack == 0)
+    if not ok:
+        raise _error(f"a store into {buf.name!r} ({buf.dtype}, packed {pack} a byte) in a "
+                     f"T.Parallel loop at last index {last}: iterations run on different "
+                     f"threads, and two writing the halves of one byte race; index the last "
+                     f"dimension by one T.Parallel variable whose extent is a multiple of "
+                     f"{pack}, plus whole bytes (so that each thread can own whole bytes), "
+                     f"or use T.copy")
+    return own[odd[0][0]]
 
 
 def row_major_position(indices: Sequence, extents: Sequence) -> IndexExpr:

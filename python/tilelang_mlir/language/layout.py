@@ -230,30 +230,81 @@ class Fragment:
         self.replicate = int(replicate)
         if self.replicate < 1:
             raise TileLangError(f"T.Fragment: replicate must be positive, got {replicate}")
-        dims = [_Affine(f"d{i}") for i in range(len(self.shape))]
-        args = dims + ([_Affine("s0")] if self.replicate > 1 else [])
+        if forward_fn is None and forward_thread_fn is None:
+            raise TileLangError("T.Fragment needs forward_fn, or forward_thread_fn and "
+                                "forward_index_fn")
+        self._fns = (forward_fn, forward_thread_fn, forward_index_fn)
+        self.map = self._map(1)
+
+    def _apply(self, args, dims):
+        """(thread, [index]) of the functions at `args` (the indices, then
+        the replica where replicated; `dims` the indices alone)."""
+        forward_fn, thread_fn, index_fn = self._fns
         try:
             if forward_fn is not None:
                 thread, index = forward_fn(*args)
-            elif forward_thread_fn is not None and forward_index_fn is not None:
-                thread = forward_thread_fn(*args)
-                index = forward_index_fn(*_fit(forward_index_fn, dims, args))
-            elif forward_thread_fn is not None:
-                thread = forward_thread_fn(*args)
-                index = _unused_index(self.shape, forward_thread_fn, self.replicate)
+            elif index_fn is not None:
+                thread = thread_fn(*args)
+                index = index_fn(*_fit(index_fn, dims, args))
             else:
-                raise TileLangError("T.Fragment needs forward_fn, or forward_thread_fn and "
-                                    "forward_index_fn")
+                thread = thread_fn(*args)
+                index = _unused_index(self.shape, thread_fn, self.replicate)
         except (TypeError, ValueError) as e:
             raise TileLangError(f"T.Fragment: {e}") from None
         index = _outputs(index)
         if len(index) != 1:
             raise TileLangError(f"not supported by tilelang-mlir: a T.Fragment whose register "
                                 f"index has {len(index)} dimensions (one is supported)")
+        return thread, index
+
+    def _map(self, pack: int) -> str:
+        """The layout's affine map; with `pack` > 1, the map of the bytes of
+        a fragment of packed elements (`pack` a byte along the last
+        dimension): byte b of a row is where its first element is, its
+        register that element's divided by `pack`."""
+        dims = [_Affine(f"d{i}") for i in range(len(self.shape))]
+        scaled = dims[:-1] + [dims[-1] * pack] if pack > 1 else dims
+        args = scaled + ([_Affine("s0")] if self.replicate > 1 else [])
+        thread, index = self._apply(args, scaled)
+        reg = _Affine.of(index[0])
+        if pack > 1:
+            reg = reg // pack
         sym = "[s0]" if self.replicate > 1 else ""
         names = ", ".join(f"d{i}" for i in range(len(self.shape)))
-        self.map = (f"affine_map<({names}){sym} -> ({_Affine.of(thread).text}, "
-                    f"{_Affine.of(index[0]).text})>")
+        return f"affine_map<({names}){sym} -> ({_Affine.of(thread).text}, {reg.text})>"
+
+    def _check_packed(self, pack: int, name: str) -> None:
+        """The layout of a fragment of packed elements must keep each byte's
+        `pack` elements on one thread, in consecutive registers from a
+        multiple of `pack` (one register byte); checked at every element."""
+        import itertools
+
+        if self._fns[0] is None and self._fns[2] is None:
+            raise TileLangError(f"not supported by tilelang-mlir: a T.Fragment given by "
+                                f"forward_thread_fn alone on {name!r}, a fragment of packed "
+                                f"elements (give forward_fn, or forward_index_fn too)")
+        if self.shape[-1] % pack:
+            raise TileLangError(f"T.Fragment on {name!r}: its last dimension {self.shape[-1]} is "
+                                f"not a multiple of {pack}, the elements of a byte")
+        rows = [range(n) for n in self.shape[:-1]] + [range(0, self.shape[-1], pack)]
+        for rep in range(self.replicate):
+            for idx in itertools.product(*rows):
+                first = None
+                for r in range(pack):
+                    p = list(idx[:-1]) + [idx[-1] + r]
+                    thread, index = self._apply(p + ([rep] if self.replicate > 1 else []), p)
+                    here = (int(thread), int(index[0]))
+                    if first is None:
+                        first = here
+                        ok = here[1] % pack == 0
+                    else:
+                        ok = here == (first[0], first[1] + r)
+                    if not ok:
+                        raise TileLangError(
+                            f"T.Fragment on {name!r} ({pack} elements a byte): element "
+                            f"{tuple(p)} is on thread {here[0]}, register {here[1]}; the "
+                            f"elements of a byte must be on one thread in consecutive "
+                            f"registers from a multiple of {pack}")
 
     def to_attr(self, buf):
         from .. import ir
@@ -267,7 +318,14 @@ class Fragment:
             raise b.error(f"T.Fragment of shape {self.shape} annotated on {buf.name!r} of "
                           f"shape {list(buf.shape)}")
         rep = f", replicate = {self.replicate}" if self.replicate > 1 else ""
-        return ir.Attribute.parse(f"#tile.layout<{self.map}, threads = {b.kernel_threads}{rep}>")
+        fmap = self.map
+        if buf.pack > 1:  # the layout of its bytes
+            try:
+                self._check_packed(buf.pack, buf.name)
+            except TileLangError as e:
+                raise b.error(e.message) from None
+            fmap = self._map(buf.pack)
+        return ir.Attribute.parse(f"#tile.layout<{fmap}, threads = {b.kernel_threads}{rep}>")
 
     def __repr__(self) -> str:
         return f"T.Fragment({self.shape}, {self.map})"

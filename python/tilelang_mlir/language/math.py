@@ -13,7 +13,7 @@ import math as _pymath
 from ..base.signature import SymExpr, sym_apply
 from ..base import dtypes as dt
 from . import state
-from .values import (IndexExpr, Scalar, binary, cast as _cast, constant, ir_type, is_float8,
+from .values import (FloatImm, IndexExpr, Scalar, binary, cast as _cast, constant, ir_type, is_float8,
                      is_runtime, promote, select, to_computable, to_scalar, _common_dtype,
                      _unwrap_ref)
 
@@ -606,7 +606,7 @@ def max_value(dtype):
     dtype = dt.as_dtype(dtype)
     v = dt.float_limits(dtype)[0] if dtype.is_float else \
         (2 ** (dtype.bits - 1) - 1 if dtype.kind == "int" else 2 ** dtype.bits - 1)
-    return to_scalar(v, dtype) if state.active() else v
+    return _limit(v, dtype)
 
 
 def _names_a_dtype(v) -> bool:
@@ -842,7 +842,15 @@ def min_value(dtype):
     dtype = dt.as_dtype(dtype)
     v = dt.float_limits(dtype)[1] if dtype.is_float else \
         (-(2 ** (dtype.bits - 1)) if dtype.kind == "int" else 0)
-    return to_scalar(v, dtype) if state.active() else v
+    return _limit(v, dtype)
+
+
+def _limit(v, dtype):
+    """A type's limit in a program: a float type's is a constant that
+    keeps its exact value in arithmetic with other constants (FloatImm)."""
+    if not state.active():
+        return v
+    return FloatImm(v, dtype) if dtype.is_float else to_scalar(v, dtype)
 
 
 __all__ = ["exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",

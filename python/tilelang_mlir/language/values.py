@@ -474,6 +474,31 @@ class Scalar(Operators):
                      "in an `if` on the device or in T.if_then_else")
 
 
+class FloatImm(Scalar):
+    """A compile-time float constant with its dtype (T.max_value of a float
+    type, and arithmetic of such constants with Python numbers): as TVM's
+    FloatImm, it keeps its exact value (`number`) until a runtime value
+    meets it, so `T.max_value(T.float4_e2m1fn) * 2**-126` is 6 * 2**-126
+    next to a float32, not that product rounded to float4 (zero). `value`
+    is the constant rounded to `dtype`."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, number: float, dtype: DType):
+        self.number = float(number)
+        dtype = dt.as_dtype(dtype)
+        super().__init__(_rounded_constant(self.number, dtype), dtype)
+
+
+def _rounded_constant(number: float, dtype: DType):
+    """`number` as a constant of float `dtype`, rounded (saturating where the
+    literal check refuses it: a folded constant past the type's range)."""
+    try:
+        return constant(number, dtype)
+    except TileLangError:
+        return _convert_value(constant(number, dt.float64), dt.float64, dtype)
+
+
 class ThreadRange(Scalar):
     """A run-time boolean that holds exactly on threads [lo, hi) of the
     block (`tx < 128`, `tx >= 128 and tx < 256`): an `if` on it gives those
@@ -710,6 +735,8 @@ def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
         if dtype is None:
             return x
         dtype = dt.as_dtype(dtype)
+        if isinstance(x, FloatImm) and dtype.is_float and dtype != x.dtype:
+            return Scalar(_rounded_constant(x.number, dtype), dtype)
         return Scalar(_convert_value(x.value, x.dtype, dtype), dtype)
     if isinstance(x, (bool, int, float)):
         if dtype is None:
@@ -929,6 +956,13 @@ def _binary_scalar(op: str, a, b):
     if op == "/" and not dtype.is_float:
         raise _error(f"'/' on {dtype} values is ambiguous: use '//' (floor "
                      "division), or cast to a float type first")
+    # Constants fold exactly, as TVM folds FloatImm arithmetic.
+    consts = [x.number if isinstance(x, FloatImm) else x
+              if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+              for x in (a, b)]
+    if dtype.is_float and None not in consts and op in ("+", "-", "*", "/") and \
+            not (op == "/" and consts[1] == 0):
+        return FloatImm(_PY_OPS[op](*consts), dtype)
     if is_float8(dtype):
         # As TileLang's float8 operators (cutlass): each operation computes
         # in float32 and rounds its result back to float8 (nearest even,
@@ -1001,9 +1035,10 @@ def symbolic_form(x) -> Optional[IndexExpr]:
 
 
 def is_float8(dtype: DType) -> bool:
-    """Whether values of `dtype` are float8 (they are computed on in
-    float32 and rounded back after each operation)."""
-    return dtype.is_float and dtype.bits == 8
+    """Whether values of `dtype` are float8 or narrower (float6, packed
+    float4): they are computed on in float32 and rounded back after each
+    operation."""
+    return dtype.is_float and dtype.bits <= 8
 
 
 def to_computable(x, dtype: DType) -> Scalar:

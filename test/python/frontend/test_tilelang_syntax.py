@@ -673,14 +673,24 @@ def test_fp4_copies_and_the_byte_rule(target, rng):
     assert torch.equal(z[:, :8], swapped) and bool((z[:, 8:] == 0x33).all())  # 1.5 is code 3
     _compiles_for_gpus(fp4_copy)
 
-    @T.prim_func
-    def racy(x: T.Tensor((4, 32), T.float4_e2m1fn)):
-        with T.Kernel(1, threads=32) as _:
-            for i, j in T.Parallel(4, 32):
-                x[i, j] = 1.0
+    # One element an iteration: each thread's run of 4 consecutive elements
+    # (the loop's default layout) holds whole bytes; with one element a
+    # thread (coalesced_width=1) the two halves of a byte would race.
+    def fill(width):
+        @T.prim_func
+        def main(x: T.Tensor((4, 32), T.float4_e2m1fn)):
+            with T.Kernel(1, threads=32) as _:
+                for i, j in T.Parallel(4, 32, coalesced_width=width):
+                    x[i, j] = 1.0 if j % 3 else -3.0
 
-    with pytest.raises(TileLangError, match="write whole bytes per iteration"):
-        tl.compile(racy, target="cpu")
+        return main
+
+    x = torch.zeros(4, 16, dtype=torch.uint8, device=dev)
+    tl.compile(fill(None), target=target)(x)
+    codes = torch.tensor([2 if j % 3 else 13 for j in range(32)], device=dev)
+    assert torch.equal(x, (codes[0::2] | (codes[1::2] << 4)).to(torch.uint8).expand(4, 16))
+    with pytest.raises(TileLangError, match="halves of one byte, on threads 0 and 1: they race"):
+        tl.compile(fill(1), target="cuda:sm_90a")
 
 
 def fp4_fragment_quant(width=None):

@@ -208,3 +208,24 @@ func.func @mixed_dimensions(%n: index) {
   }
   return
 }
+
+// -----
+
+// A packed 4-bit store (the frontend's tile.packed_store: variable 2 steps
+// the nibble, 2 a byte) from a loop whose layout gives each thread one
+// element of a row: the two halves of a byte are written by two threads.
+func.func @packed_store_split_bytes(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %s = tile.alloc_shared : memref<4x16xi8, #tile.scope<shared>>
+    %x = tile.alloc_fragment {layout = #tile.layout<affine_map<(i, j) -> (j, i)>, threads = 32>} : memref<4x32xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (4, 32) {
+      %v = memref.load %x[%i, %j] : memref<4x32xf32, #tile.scope<fragment>>
+      %c2 = arith.constant 2 : index
+      %b = arith.divui %j, %c2 : index
+      %byte = arith.constant 1 : i8
+      // expected-error @+1 {{stores packed 4-bit elements (2 a byte) from a T.Parallel whose layout puts iterations (0, 0) and (0, 1), which write the halves of one byte, on threads 0 and 1: they race}}
+      memref.store %byte, %s[%i, %b] {tile.packed_store = array<i64: 1, 2>} : memref<4x16xi8, #tile.scope<shared>>
+    }
+  }
+  return
+}

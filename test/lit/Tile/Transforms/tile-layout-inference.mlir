@@ -543,3 +543,28 @@ func.func @mirrored(%arg0: memref<4x256xf32>, %arg1: memref<4x256xf32>) {
   }
   return
 }
+
+// -----
+
+// A packed 4-bit store (tile.packed_store: variable 2 steps the nibble, 2 a
+// byte) from a loop that takes its layout from a fragment holding runs of 2
+// consecutive elements per thread: each byte is one thread's; the loop keeps
+// that layout and the store its mark.
+// CHECK-DAG: #[[PAIRS:.+]] = affine_map<(d0, d1) -> ((d0 mod 2) * 16 + d1 floordiv 2, (d0 floordiv 2) * 2 + d1 mod 2)>
+// CHECK-LABEL: func.func @packed_store_whole_bytes
+// CHECK: tile.parallel {{.*}} attributes {layout = #tile.layout<#[[PAIRS]], threads = 32>}
+// CHECK: memref.store {{.*}} {tile.packed_store = array<i64: 1, 2>}
+func.func @packed_store_whole_bytes(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(32) {
+    %s = tile.alloc_shared : memref<4x16xi8, #tile.scope<shared>>
+    %x = tile.alloc_fragment {layout = #tile.layout<affine_map<(i, j) -> ((i * 32 + j) floordiv 2 mod 32, (i * 32 + j) floordiv 64 * 2 + j mod 2)>, threads = 32>} : memref<4x32xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (4, 32) {
+      %v = memref.load %x[%i, %j] : memref<4x32xf32, #tile.scope<fragment>>
+      %c2 = arith.constant 2 : index
+      %b = arith.divui %j, %c2 : index
+      %byte = arith.constant 1 : i8
+      memref.store %byte, %s[%i, %b] {tile.packed_store = array<i64: 1, 2>} : memref<4x16xi8, #tile.scope<shared>>
+    }
+  }
+  return
+}
