@@ -239,3 +239,29 @@ def test_reductions_and_scans_of_packed_elements_use_their_values(target):
     torch.testing.assert_close(mx.cpu(), vals.amax(1))
     torch.testing.assert_close(sm.cpu(), vals.sum(1))
     torch.testing.assert_close(cs.cpu(), vals.cumsum(1))
+
+
+def test_reductions_of_packed_int4_use_their_values(target):
+    M, K = 8, 64
+
+    @T.prim_func
+    def main(x: T.Tensor((M, K), "int4"), sm: T.Tensor((M,), "int32"),
+             mx: T.Tensor((M,), "int32")):
+        with T.Kernel(1, threads=64):
+            f = T.alloc_fragment((M, K), "int4")
+            a = T.alloc_fragment((M,), "int32")
+            b = T.alloc_fragment((M,), "int32")
+            T.copy(x, f)
+            T.reduce_sum(f, a, dim=1)
+            T.reduce_max(f, b, dim=1)
+            T.copy(a, sm)
+            T.copy(b, mx)
+
+    codes = torch.randint(0, 16, (M, K))
+    vals = torch.where(codes >= 8, codes - 16, codes)  # two's complement nibbles
+    dev = _device(target)
+    sm = torch.zeros(M, dtype=torch.int32, device=dev)
+    mx = torch.zeros(M, dtype=torch.int32, device=dev)
+    tl.compile(main, target=target)(_bytes(codes).view(torch.int8).to(dev), sm, mx)
+    assert torch.equal(sm.cpu(), vals.sum(1).int())
+    assert torch.equal(mx.cpu(), vals.amax(1).int())
