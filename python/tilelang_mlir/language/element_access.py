@@ -57,7 +57,7 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
     # iterations writing one byte share a thread (tile.packed_store).
     mark = None
     if b is not None and b.parallel_depth and buf.scope not in ("fragment", "local"):
-        mark = _packed_store_dim(b, buf, idx[-1])
+        mark = _packed_store_dim(b, buf, idx)
     arith, ir = _arith(), _ir()
     i8 = ir.IntegerType.get_signless(8)
     v = to_scalar(value, buf.dtype)
@@ -73,7 +73,20 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
             [mark, buf.pack])
 
 
-def _packed_store_dim(b, buf: Buffer, last: IndexExpr):
+def _mentions(expr: IndexExpr, atom) -> bool:
+    """Whether index expression `expr` depends on `atom` (also inside its
+    non-linear terms)."""
+    from .values import OpAtom
+
+    for a in expr.terms:
+        if a == atom:
+            return True
+        if isinstance(a, OpAtom) and (_mentions(a.lhs, atom) or _mentions(a.rhs, atom)):
+            return True
+    return False
+
+
+def _packed_store_dim(b, buf: Buffer, idx: List[IndexExpr]):
     """The variable of the innermost T.Parallel that steps a packed store's
     element within its byte, or None when every term of the last index
     steps whole bytes (each iteration writes bytes of its own, `2 * i + r`
@@ -84,15 +97,20 @@ def _packed_store_dim(b, buf: Buffer, last: IndexExpr):
     halves of one byte."""
     from .values import ValueAtom
 
+    last = idx[-1]
     _, ivs, ext = b._parallel_stack[-1]
     pack = buf.pack
     own = {iv_atom: d for d, iv in enumerate(ivs) for iv_atom in iv.terms}
     odd = [(a, c) for a, c in last.terms.items() if c % pack]
     if not odd:
         return None
+    # (The other indices must not depend on that variable: the two
+    # iterations that differ in its low bit then write the two halves of
+    # one byte, and no other iteration writes either.)
     ok = (last.const % pack == 0 and len(odd) == 1 and odd[0][1] == 1
           and isinstance(odd[0][0], ValueAtom) and odd[0][0] in own
-          and ext[own[odd[0][0]]] % pack == 0)
+          and ext[own[odd[0][0]]] % pack == 0
+          and not any(_mentions(i, odd[0][0]) for i in idx[:-1]))
     if not ok:
         raise _error(f"a store into {buf.name!r} ({buf.dtype}, packed {pack} a byte) in a "
                      f"T.Parallel loop at last index {last}: iterations run on different "

@@ -72,13 +72,17 @@ def test_parallel_stores_splitting_a_byte_over_threads_are_refused():
         tl.compile(_shared_store(4, 256, 128, 1), target="cuda:sm_90a")
 
 
-def test_parallel_store_index_without_a_byte_stepping_variable_is_refused():
+@pytest.mark.parametrize("form", ["two variables", "row of the nibble"])
+def test_parallel_store_index_without_a_byte_stepping_variable_is_refused(form):
     @T.prim_func
     def main(out: T.Tensor((4, 64), "float4_e2m1fn")):
         with T.Kernel(1, threads=32):
             s = T.alloc_shared((4, 64), "float4_e2m1fn")
             for i, j in T.Parallel(4, 32):
-                s[i, j + i] = 1.0  # two variables step the nibble
+                if form == "two variables":
+                    s[i, j + i] = 1.0  # two variables step the nibble
+                else:
+                    s[j % 4, j] = 1.0  # the nibble's neighbour is in another row
             T.copy(s, out)
 
     with pytest.raises(TileLangError, match="halves of one byte race"):
