@@ -453,6 +453,26 @@ LogicalResult LayoutInference::collect() {
                                 "GPU targets; use one T.Parallel over all "
                                 "dimensions");
       loops.push_back(loop);
+      // T.Parallel(..., loop_layout=T.Fragment(...)): the program places
+      // the iterations itself; the fragments follow it where nothing else
+      // places them (TileLang's annotated loop layout).
+      if (auto attr =
+              loop->getAttrOfType<FragmentLayoutAttr>("loop_layout")) {
+        std::string why;
+        FailureOr<TileLayout> given =
+            TileLayout::fromAttr(attr, loop.getExtents(), &why);
+        if (failed(given)) {
+          loop.emitOpError("loop_layout is not a digit structure: ") << why;
+          return WalkResult::interrupt();
+        }
+        if (given->getNumThreads() != threads) {
+          loop.emitOpError("loop_layout is over ")
+              << given->getNumThreads() << " threads, the loop runs on "
+              << threads;
+          return WalkResult::interrupt();
+        }
+        loopLayouts.insert(std::make_pair(loop.getOperation(), *given));
+      }
       Block &body = loop.getBody().front();
       SmallVector<FragmentAccess> &list = accesses[loop];
       loop.getBody().walk([&](Operation *inner) {

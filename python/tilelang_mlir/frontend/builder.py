@@ -789,10 +789,13 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
 
     # -- loops -------------------------------------------------------------------
     @contextlib.contextmanager
-    def parallel(self, extents: Sequence, vector=None):
+    def parallel(self, extents: Sequence, vector=None, loop_layout=None):
         self.require_kernel("T.Parallel")
         idx = [to_index(e, "T.Parallel extent") for e in extents]
         if not all(e.is_const() for e in idx):
+            if loop_layout is not None:
+                raise self.error("T.Parallel(..., loop_layout=...) over a run-time extent: the "
+                                 "layout places a static loop's iterations")
             with self._parallel_dynamic(idx, vector) as ivs:
                 yield ivs
             return
@@ -809,6 +812,16 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if vector is not None:
             op.operation.attributes["vector"] = _ir().IntegerAttr.get(
                 _ir().IntegerType.get_signless(64), vector)
+        if loop_layout is not None:
+            from ..language.layout import Fragment
+
+            if not isinstance(loop_layout, Fragment):
+                raise self.error(f"T.Parallel loop_layout must be a T.Fragment, got "
+                                 f"{_describe(loop_layout)}")
+            if list(loop_layout.shape) != list(ext):
+                raise self.error(f"T.Parallel loop_layout: a T.Fragment of shape "
+                                 f"{list(loop_layout.shape)} for a loop over {list(ext)}")
+            op.operation.attributes["loop_layout"] = loop_layout.layout_attr(self.kernel_threads)
         block = op.body.blocks[0]
         ivs = tuple(IndexExpr.of(block.arguments[i], f"i{i}") for i in range(len(ext)))
         self._parallel_stack.append((op, ivs, ext))

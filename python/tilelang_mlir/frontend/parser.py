@@ -657,7 +657,13 @@ class Parser:
             extents = [e for _, p in nest for e in p.extents]
             width = next((p.coalesced_width for _, p in reversed(nest)
                           if isinstance(p, loops.Parallel)), None)
-            with self.builder.parallel(extents, width) as ivs, \
+            layouts = [p.loop_layout for _, p in nest if p.loop_layout is not None]
+            if layouts and (len(nest) > 1 or len(layouts) > 1):
+                raise self.error(node, "T.Parallel(..., loop_layout=...) in a nest of parallel "
+                                       "loops: give the layout on one T.Parallel over all the "
+                                       "dimensions")
+            with self.builder.parallel(extents, width,
+                                       layouts[0] if layouts else None) as ivs, \
                     self.child_scope(True, "T.Parallel loop"):
                 ivs = iter(ivs)
                 for f, p in nest:

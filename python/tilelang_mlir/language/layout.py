@@ -306,6 +306,13 @@ class Fragment:
                             f"elements of a byte must be on one thread in consecutive "
                             f"registers from a multiple of {pack}")
 
+    def layout_attr(self, threads: int, fmap: Optional[str] = None):
+        """The #tile.layout attribute of this layout over `threads` threads."""
+        from .. import ir
+
+        rep = f", replicate = {self.replicate}" if self.replicate > 1 else ""
+        return ir.Attribute.parse(f"#tile.layout<{fmap or self.map}, threads = {threads}{rep}>")
+
     def to_attr(self, buf):
         from .. import ir
         from . import state
@@ -317,7 +324,6 @@ class Fragment:
         if list(buf.shape) != self.shape:
             raise b.error(f"T.Fragment of shape {self.shape} annotated on {buf.name!r} of "
                           f"shape {list(buf.shape)}")
-        rep = f", replicate = {self.replicate}" if self.replicate > 1 else ""
         fmap = self.map
         if buf.pack > 1:  # the layout of its bytes
             try:
@@ -325,7 +331,7 @@ class Fragment:
             except TileLangError as e:
                 raise b.error(e.message) from None
             fmap = self._map(buf.pack)
-        return ir.Attribute.parse(f"#tile.layout<{fmap}, threads = {b.kernel_threads}{rep}>")
+        return self.layout_attr(b.kernel_threads, fmap)
 
     def __repr__(self) -> str:
         return f"T.Fragment({self.shape}, {self.map})"

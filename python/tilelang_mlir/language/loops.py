@@ -16,8 +16,11 @@ class Parallel:
     symbolic size): the loop then runs over the largest extent the program
     gives it where it can be known (`T.min(n, 128)`), or over each block's
     threads repeatedly, and skips the iterations past `n`.
-    `loop_layout`, `prefer_async` and `annotations` (TileLang's hints for
-    its own passes) are accepted and not needed here."""
+    `loop_layout` (a T.Fragment over the loop's extents): which thread runs
+    each iteration, and in which of its registers; the fragments the loop
+    accesses follow it where nothing else places them. `prefer_async` and
+    `annotations` (TileLang's hints for its own passes) are accepted and
+    not needed here."""
 
     def __init__(self, *extents, coalesced_width: Optional[int] = None, loop_layout=None,
                  prefer_async=None, annotations: Optional[dict] = None):
@@ -26,6 +29,7 @@ class Parallel:
         self.extents = extents
         self.starts = (0,) * len(extents)
         self.coalesced_width = coalesced_width
+        self.loop_layout = loop_layout
 
 
 class Pipelined:
@@ -86,6 +90,7 @@ class ParallelFor:
     T.Parallel body it is each thread's sequential loop."""
 
     coalesced_width = None
+    loop_layout = None
 
     def __init__(self, start, stop):
         self.start, self.stop = start, stop

@@ -269,3 +269,46 @@ def test_reductions_of_packed_int4_use_their_values(target):
     tl.compile(main, target=target)(_bytes(codes).view(torch.int8).to(dev), sm, mx)
     assert torch.equal(sm.cpu(), vals.sum(1).int())
     assert torch.equal(mx.cpu(), vals.amax(1).int())
+
+
+def _loop_layout_fill(vec, M=4, K=64, threads=32):
+    """A fill of a packed tile from a T.Parallel whose iterations a
+    loop_layout places: runs of `vec` consecutive elements per thread."""
+    @T.prim_func
+    def main(x: T.Tensor((M, K), "float32"), out: T.Tensor((M, K), "float4_e2m1fn")):
+        with T.Kernel(1, threads=threads):
+            s = T.alloc_shared((M, K), "float4_e2m1fn")
+            for i, j in T.Parallel(M, K, loop_layout=T.Fragment(
+                    (M, K), forward_fn=_vector_layout(K, threads, vec))):
+                s[i, j] = x[i, j]
+            T.copy(s, out)
+
+    return main
+
+
+def test_loop_layout_places_the_iterations(target):
+    # TileLang's T.Parallel(..., loop_layout=T.Fragment(...)): with runs of 2
+    # each byte is one thread's; with runs of 1 the same loop is refused
+    # (the layout is the program's, not replaced by the compiler's own).
+    M, K = 4, 64
+    codes = torch.randint(0, 16, (M, K))
+    dev = _device(target)
+    out = torch.zeros(M, K // 2, dtype=torch.uint8, device=dev)
+    tl.compile(_loop_layout_fill(2), target=target)(_values(codes).to(dev),
+                                                    out.view(torch.float4_e2m1fn_x2))
+    torch.testing.assert_close(out.cpu(), _bytes(codes), rtol=0, atol=0)
+    with pytest.raises(TileLangError, match="on threads 0 and 1: they race"):
+        tl.compile(_loop_layout_fill(1), target="cuda:sm_90a")
+
+
+def test_loop_layout_must_match_the_loop():
+    @T.prim_func
+    def main(x: T.Tensor((4, 64), "float32")):
+        with T.Kernel(1, threads=32):
+            for i, j in T.Parallel(4, 64, loop_layout=T.Fragment(
+                    (4, 32), forward_fn=lambda i, j: (j, i))):
+                x[i, j] = 1.0
+
+    with pytest.raises(TileLangError, match=r"a T.Fragment of shape \[4, 32\] for a loop over "
+                                            r"\[4, 64\]"):
+        tl.compile(main, target="cpu")

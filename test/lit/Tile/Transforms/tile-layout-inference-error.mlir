@@ -229,3 +229,15 @@ func.func @packed_store_split_bytes(%n: index) {
   }
   return
 }
+
+// -----
+
+// A loop_layout over another thread count than the loop runs on.
+func.func @loop_layout_threads(%n: index) {
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+    // expected-error @+1 {{loop_layout is over 32 threads, the loop runs on 64}}
+    tile.parallel (%i, %j) in (4, 32) attributes {loop_layout = #tile.layout<affine_map<(i, j) -> (j, i)>, threads = 32>} {
+    }
+  }
+  return
+}

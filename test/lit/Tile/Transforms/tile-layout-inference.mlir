@@ -568,3 +568,24 @@ func.func @packed_store_whole_bytes(%n: index) {
   }
   return
 }
+
+// -----
+
+// T.Parallel(..., loop_layout=...): the loop keeps the program's layout
+// (here each thread one column, the rows in registers) and the fragment it
+// writes follows it, where the default would give each thread runs of 4.
+// CHECK-DAG: #[[COLS:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @loop_layout
+// CHECK: tile.alloc_fragment {layout = #tile.layout<#[[COLS]], threads = 32>} : memref<4x32xf32, #tile.scope<fragment>>
+// CHECK: tile.parallel {{.*}} attributes {layout = #tile.layout<#[[COLS]], threads = 32>
+func.func @loop_layout(%arg0: memref<4x32xf32>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(32) {
+    %f = tile.alloc_fragment : memref<4x32xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (4, 32) attributes {loop_layout = #tile.layout<affine_map<(i, j) -> (j, i)>, threads = 32>} {
+      %v = memref.load %arg0[%i, %j] : memref<4x32xf32>
+      memref.store %v, %f[%i, %j] : memref<4x32xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
