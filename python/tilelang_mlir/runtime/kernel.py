@@ -436,7 +436,25 @@ def _unused_args(tile_ir: str, count: int) -> frozenset:
     if not m or len(re.findall(r"%arg\d+:", m.group(1))) != count:
         return frozenset()
     body = tile_ir[m.end():]
-    return frozenset(i for i in range(count) if not re.search(rf"%arg{i}\b", body))
+    lines = body.splitlines()
+
+    def used(i: int) -> bool:
+        # A use that only reads the tensor's sizes or strides into values
+        # nothing reads (the metadata of a StridedTensor, emitted with the
+        # arguments) is none: the tensor itself is never touched.
+        for k, line in enumerate(lines):
+            if not re.search(rf"%arg{i}\b", line):
+                continue
+            meta = re.match(r"\s*(.*?)\s*=\s*memref\.(extract_strided_metadata|dim)\b", line)
+            if not meta:
+                return True
+            names = re.findall(r"%([\w$.]+)", meta.group(1))
+            rest = "\n".join(lines[:k] + lines[k + 1:])
+            if any(re.search(rf"%{re.escape(n)}(?![\w$.])", rest) for n in names):
+                return True
+        return False
+
+    return frozenset(i for i in range(count) if not used(i))
 
 
 class Sequence:

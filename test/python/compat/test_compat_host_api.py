@@ -382,6 +382,36 @@ def test_null_tensor_argument():
         k(None, a)
 
 
+def test_null_strided_tensor_argument():
+    # deepseek-ai/TileKernels passes None for an optional scale tensor that
+    # a StridedTensor annotation declares with a symbolic stride: its
+    # metadata is read with the arguments, the tensor itself never.
+    n, st = T.dynamic("n"), T.dynamic("st")
+
+    def program(with_sf):
+        @T.prim_func
+        def main(x: T.Tensor((n, 64), "float32"),
+                 sf: T.StridedTensor((n, 4), (st, 1), "float32"),
+                 y: T.Tensor((n, 64), "float32")):
+            with T.Kernel(T.ceildiv(n, 32), threads=128) as bx:
+                for i, j in T.Parallel(32, 64):
+                    scale = sf[bx * 32 + i, j // 16] if with_sf else 2.0
+                    y[bx * 32 + i, j] = x[bx * 32 + i, j] * scale
+
+        return main
+
+    x = torch.randn(64, 64)
+    y = torch.zeros(64, 64)
+    k = tl.compile(program(False), target="cpu")
+    assert k.unused_params == {1}
+    k(x, None, y)
+    torch.testing.assert_close(y, 2 * x)
+    used = tl.compile(program(True), target="cpu")
+    assert used.unused_params == frozenset()
+    with pytest.raises(TypeError, match="'sf' of kernel 'main' must be a tensor, got None"):
+        used(x, None, y)
+
+
 def test_profiler_members_and_dynamic_constraints():
     m = T.dynamic("m")
 
