@@ -499,6 +499,18 @@ def _rounded_constant(number: float, dtype: DType):
         return _convert_value(constant(number, dt.float64), dt.float64, dtype)
 
 
+class PromotedInt(Scalar):
+    """A narrow integer (under 32 bits) computed by an operation that C
+    evaluates in an int (a left shift): `value` has the dtype's bits, `wide`
+    the int32 C computes, which a conversion to a wider integer reads."""
+
+    __slots__ = ("wide",)
+
+    def __init__(self, value, dtype: DType, wide):
+        super().__init__(value, dtype)
+        self.wide = wide
+
+
 class ThreadRange(Scalar):
     """A run-time boolean that holds exactly on threads [lo, hi) of the
     block (`tx < 128`, `tx >= 128 and tx < 256`): an `if` on it gives those
@@ -737,6 +749,9 @@ def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
         dtype = dt.as_dtype(dtype)
         if isinstance(x, FloatImm) and dtype.is_float and dtype != x.dtype:
             return Scalar(_rounded_constant(x.number, dtype), dtype)
+        if isinstance(x, PromotedInt) and dtype.is_int and not dtype.is_bool and \
+                dtype.bits > x.dtype.bits:
+            return Scalar(_convert_value(x.wide, dt.int32, dtype), dtype)
         return Scalar(_convert_value(x.value, x.dtype, dtype), dtype)
     if isinstance(x, (bool, int, float)):
         if dtype is None:
@@ -971,6 +986,15 @@ def _binary_scalar(op: str, a, b):
         return Scalar(_convert_value(_emit_binary(op, sa.value, sb.value, dt.float32),
                                      dt.float32, dtype), dtype)
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
+    if op == "<<" and dtype.is_int and not dtype.is_bool and dtype.bits < 32 and \
+            dtype.kind != "index":
+        # TileLang's CUDA C++ shifts an integer narrower than 32 bits as its
+        # C promotion, an int: `T.cast(h << 20, T.uint32)` of a uint16 keeps
+        # the bits shifted past 16. The value keeps its dtype (a store or a
+        # T.reinterpret sees the narrow bits) and that wide value beside it.
+        wa, wb = (to_scalar(x, dt.int32) for x in (sa, sb))
+        return PromotedInt(_emit_binary(op, sa.value, sb.value, dtype), dtype,
+                           _emit_binary(op, wa.value, wb.value, dt.int32))
     affine = None
     if op in ("+", "-", "*") and dtype.is_int:
         fa, fb = symbolic_form(raw_a), symbolic_form(raw_b)

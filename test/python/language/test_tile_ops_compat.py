@@ -1836,3 +1836,27 @@ def test_gemm_clear_accum_decided_at_run_time(target, rng):
     if target == "cpu":
         for chip in ("cuda:sm_80", "cuda:sm_90a"):
             tl.compile(_gemm_clear_at_run_time(), out_idx=[2], target=chip)
+
+
+def test_left_shift_of_narrow_integers_keeps_c_promotion(target):
+    # TileLang's CUDA C++ shifts a uint16 as an int: deepseek-ai/TileKernels'
+    # e5m6 packing writes T.cast(h << 20, T.uint32) and needs the high bits;
+    # a store into a uint16 buffer truncates.
+    n = 64
+
+    @T.prim_func
+    def main(x: T.Tensor((n,), "uint16"), y: T.Tensor((n,), "uint32"),
+             z: T.Tensor((n,), "uint16")):
+        with T.Kernel(1, threads=n):
+            for i in T.Parallel(n):
+                y[i] = T.cast(x[i] << 20, "uint32") | T.cast(x[i] >> 4, "uint32")
+                z[i] = x[i] << 4
+
+    dev = "cuda" if target == "cuda" else "cpu"
+    x = torch.randint(0, 65536, (n,), dtype=torch.int32).to(torch.uint16)
+    y = torch.zeros(n, dtype=torch.uint32, device=dev)
+    z = torch.zeros(n, dtype=torch.uint16, device=dev)
+    tl.compile(main, target=target)(x.to(dev), y, z)
+    xi = x.to(torch.int64)
+    assert torch.equal(y.cpu().to(torch.int64), ((xi << 20) & 0xFFFFFFFF) | (xi >> 4))
+    assert torch.equal(z.cpu().to(torch.int64), (xi << 4) & 0xFFFF)
