@@ -1195,6 +1195,22 @@ LogicalResult LayoutInference::convertNonLocalAccesses() {
     for (const FragmentAccess &a : accesses[loop])
       if (!isLocal(loopLayout, a))
         nonLocal[a.buffer].push_back(a);
+    // A buffer the loop writes goes through the conversion whole: its local
+    // accesses too. Split, an iteration's register write and its access of
+    // the same element through the conversion buffer would see different
+    // copies, and the copy back after the loop would drop the register
+    // write (two nibble stores into one byte, one index matched and the
+    // other not, lost the first).
+    for (auto &[buffer, list] : nonLocal) {
+      bool writes = llvm::any_of(accesses[loop], [&](const FragmentAccess &a) {
+        return a.buffer == buffer && a.isWrite;
+      });
+      if (!writes)
+        continue;
+      for (const FragmentAccess &a : accesses[loop])
+        if (a.buffer == buffer && isLocal(loopLayout, a))
+          list.push_back(a);
+    }
     for (auto &[buffer, list] : nonLocal) {
       auto type = cast<MemRefType>(buffer.getType());
       // (A loop over part of the fragment, T.clear(C_local[:, :32]) for one,

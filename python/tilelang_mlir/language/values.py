@@ -401,7 +401,9 @@ class IndexExpr(Operators):
         if d is not None:
             if self.is_const():
                 return IndexExpr(self.const // d)
-            if all(c % d == 0 for c in self.terms.values()) and self.const % d == 0:
+            if all(c % d == 0 for c in self.terms.values()):
+                # the terms are a multiple of d: (m d + c) // d = m + c // d
+                # (`(2 * i + 1) // 2` is i: a packed element's byte)
                 return IndexExpr(self.const // d, {a: c // d for a, c in self.terms.items()})
             if d == 1:
                 return self

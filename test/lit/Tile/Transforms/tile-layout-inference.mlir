@@ -589,3 +589,39 @@ func.func @loop_layout(%arg0: memref<4x32xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop that writes a fragment at a matched index (local) and at one the
+// inference cannot match ((2 j + 1) floordiv 2, not folded): every access of
+// that fragment in the loop goes through the conversion buffer, so the two
+// writes of one element meet in one copy (split, the copy back after the
+// loop dropped the register write).
+// CHECK-LABEL: func.func @mixed_local_and_converted_writes
+// CHECK-DAG: %[[CONV:.+]] = tile.alloc_shared
+// CHECK-DAG: %[[FRAG:.+]] = tile.alloc_fragment {layout
+// CHECK: tile.copy %[[FRAG]]{{.*}} to %[[CONV]]
+// CHECK: tile.parallel
+// CHECK-NOT: memref.store {{.*}}, %[[FRAG]]
+// CHECK: memref.store {{.*}}, %[[CONV]]
+// CHECK-NOT: memref.store {{.*}}, %[[FRAG]]
+// CHECK: memref.store {{.*}}, %[[CONV]]
+// CHECK: tile.copy %[[CONV]]{{.*}} to %[[FRAG]]
+func.func @mixed_local_and_converted_writes(%arg0: memref<4x32xi8>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(32) {
+    %f = tile.alloc_fragment {layout = #tile.layout<affine_map<(i, j) -> (j, i)>, threads = 32>} : memref<4x32xi8, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in (4, 32) {
+      %v = memref.load %arg0[%i, %j] : memref<4x32xi8>
+      memref.store %v, %f[%i, %j] : memref<4x32xi8, #tile.scope<fragment>>
+      %c2 = arith.constant 2 : index
+      %two = arith.muli %j, %c2 : index
+      %odd = arith.addi %two, %c1 : index
+      %b = arith.floordivsi %odd, %c2 : index
+      %w = memref.load %f[%i, %b] : memref<4x32xi8, #tile.scope<fragment>>
+      %x = arith.addi %w, %v : i8
+      memref.store %x, %f[%i, %b] : memref<4x32xi8, #tile.scope<fragment>>
+    }
+  }
+  return
+}
