@@ -291,6 +291,9 @@ private:
   SmallVector<LayoutDigit> digits;
 };
 
+/// The index of row-major position `flat` in an array of `shape`.
+SmallVector<int64_t> delinearize(int64_t flat, ArrayRef<int64_t> shape);
+
 //===----------------------------------------------------------------------===//
 // Shared-memory swizzles
 //===----------------------------------------------------------------------===//

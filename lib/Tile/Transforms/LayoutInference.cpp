@@ -1114,18 +1114,24 @@ static constexpr int64_t kPackedStoreCheckLimit = int64_t(1) << 22;
 /// on two threads they race. TileLang gives each thread whole bytes the
 /// same way; a layout that splits them is refused here.
 LogicalResult LayoutInference::checkPackedStores() {
+  auto text = [](ArrayRef<int64_t> index) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    llvm::interleaveComma(index, os);
+    return out;
+  };
   for (ParallelOp loop : loops) {
     const TileLayout &layout = loopLayouts.find(loop)->second;
     ArrayRef<int64_t> extents = loop.getExtents();
+    int64_t total = 1;
+    for (int64_t e : extents)
+      total *= e;
     WalkResult result = loop.getBody().walk([&](memref::StoreOp store) {
       auto mark = store->getAttrOfType<DenseI64ArrayAttr>("tile.packed_store");
       if (!mark || mark.size() != 2 ||
           store->getParentOfType<ParallelOp>() != loop)
         return WalkResult::advance();
       int64_t dim = mark[0], pack = mark[1];
-      int64_t total = 1;
-      for (int64_t e : extents)
-        total *= e;
       if (dim < 0 || dim >= static_cast<int64_t>(extents.size()) ||
           pack < 2 || extents[dim] % pack) {
         store.emitOpError("has a malformed tile.packed_store ")
@@ -1141,13 +1147,8 @@ LogicalResult LayoutInference::checkPackedStores() {
         return WalkResult::interrupt();
       }
       // Every iteration at pack * b of `dim` against its byte's others.
-      SmallVector<int64_t> idx(extents.size(), 0);
       for (int64_t flat = 0; flat < total; ++flat) {
-        int64_t rest = flat;
-        for (int64_t d = extents.size() - 1; d >= 0; --d) {
-          idx[d] = rest % extents[d];
-          rest /= extents[d];
-        }
+        SmallVector<int64_t> idx = delinearize(flat, extents);
         if (idx[dim] % pack)
           continue;
         for (int64_t rep = 0; rep < layout.getReplicate(); ++rep) {
@@ -1158,18 +1159,13 @@ LogicalResult LayoutInference::checkPackedStores() {
             int64_t t = layout.forward(other, rep).first;
             if (t == thread)
               continue;
-            std::string at;
-            llvm::raw_string_ostream os(at);
-            llvm::interleaveComma(idx, os);
-            std::string at2;
-            llvm::raw_string_ostream os2(at2);
-            llvm::interleaveComma(other, os2);
             store.emitOpError()
                 << "stores packed 4-bit elements (" << pack
                 << " a byte) from a T.Parallel whose layout puts iterations ("
-                << at << ") and (" << at2 << "), which write the halves of "
-                << "one byte, on threads " << thread << " and " << t
-                << ": they race. The loop's layout " << layout.describe()
+                << text(idx) << ") and (" << text(other)
+                << "), which write the halves of one byte, on threads "
+                << thread << " and " << t << ": they race. The loop's layout "
+                << layout.describe()
                 << " comes from the fragments it accesses; give each thread "
                 << "whole bytes (a layout or coalesced_width holding " << pack
                 << " consecutive elements of variable " << dim + 1

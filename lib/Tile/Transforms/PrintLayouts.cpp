@@ -88,15 +88,6 @@ Grid makeGrid(ArrayRef<int64_t> shape) {
   return g;
 }
 
-SmallVector<int64_t> delinearize(int64_t flat, ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> index(shape.size());
-  for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return index;
-}
-
 void printTable(raw_ostream &os, StringRef title, const Grid &grid,
                 function_ref<std::string(int64_t)> cell) {
   SmallVector<SmallVector<std::string>> texts;

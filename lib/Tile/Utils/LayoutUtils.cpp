@@ -958,6 +958,16 @@ static int64_t swizzleBits(int64_t swizzleBytes) {
   }
 }
 
+SmallVector<int64_t> mlir::tile::delinearize(int64_t flat,
+                                             ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> index(shape.size());
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
 int64_t mlir::tile::swizzleOffset(int64_t linear, int64_t elementBytes,
                                   int64_t swizzleBytes) {
   int64_t bits = swizzleBits(swizzleBytes);

@@ -53,6 +53,17 @@ def _tile():
     return tile
 
 
+def _computes_wide(dtype: DType) -> bool:
+    """Whether tile operations compute on `dtype`'s elements in a wider type
+    (float8 and narrower floats, packed 4-bit elements): see `_wide`."""
+    return is_float8(dtype) or dtype.pack > 1
+
+
+def _wide(dtype: DType) -> DType:
+    """The type a reduction or scan of narrow `dtype` elements computes in."""
+    return dt.float32 if dtype.is_float else dt.int32
+
+
 class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBuilder):
     """Emits the tile IR of one function."""
 
@@ -600,11 +611,8 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         # type): such a source is staged in the destination's dtype (float32
         # or int32 if that is narrow too), such a destination in float32 or
         # int32, rounded once at the copy back.
-        def narrow(t):
-            return is_float8(t) or t.pack > 1
-
-        d_type = (dt.float32 if d.dtype.is_float else dt.int32) if narrow(d.dtype) else d.dtype
-        s_type = d_type if narrow(s.dtype) else s.dtype
+        d_type = _wide(d.dtype) if _computes_wide(d.dtype) else d.dtype
+        s_type = d_type if _computes_wide(s.dtype) else s.dtype
         scope = "local" if local else "fragment"
 
         def direct(buf, dtype):
@@ -679,8 +687,8 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         # Packed 4-bit and float8 elements are scanned in float32 (int32):
         # staged, rounded once at the copy back.
         wide = None
-        if any(is_float8(x.dtype) or x.dtype.pack > 1 for x in (s, d)):
-            wide = dt.float32 if s.dtype.is_float or d.dtype.is_float else dt.int32
+        if _computes_wide(s.dtype) or _computes_wide(d.dtype):
+            wide = _wide(d.dtype if d.dtype.is_float else s.dtype)
         s_tile = s if s.scope in direct and wide is None else self._staged(s, src, what, wide)
         d_tile = d if d.scope in direct and wide is None else (
             s_tile if dst is None or src is dst else self._staged(d, None, what, wide))
