@@ -75,6 +75,12 @@ std::pair<StringRef, unsigned> sourcePositionOf(Location loc);
 /// symmetric buffer (the operand `tile.peer` views on other ranks).
 constexpr StringLiteral kSymmetricAttrName = "tile.symmetric";
 
+/// The discardable attribute of an asynchronous tile.copy that the
+/// software pipeliner made: its commit groups, waits and barriers order it,
+/// so tile-insert-barriers leaves it alone (the program's own asynchronous
+/// copies land at its waits and are ordered there).
+constexpr StringLiteral kPipelineOrderedAttr = "tile.pipeline_ordered";
+
 /// The buffer a flag or view is of: a `tile.peer`'s local buffer, else
 /// `v` itself.
 Value symmetricRoot(Value v);

@@ -535,7 +535,11 @@ def Tile_RoleOp : Tile_Op<"role", [Tile_InKernel, RecursiveMemoryEffects,
     barrier). A fragment belongs to at most one role. Roles do not nest;
     they synchronize with each other through `tile.alloc_barrier` barriers
     (or `tile.named_barrier`), which the program places: the compiler
-    inserts no barrier between roles. A kernel with roles specializes
+    inserts no barrier between adjacent roles over disjoint threads (they
+    run concurrently). A role after one that shares threads with it runs
+    after it: the two groups are ordered by a block barrier where their
+    shared-memory accesses conflict (TileLang's `if tx < 32:` block, then
+    `if tx < 32: ... else: ...` reading what the first wrote). A kernel with roles specializes
     itself, so automatic warp specialization and software pipelining step
     aside (its `tile.pipelined` loops run as plain loops).
 

@@ -29,9 +29,17 @@ namespace {
 
 /// Read/written flags of each shared buffer since the last barrier;
 /// `atomic`: updated by atomics (tile.atomic_*), which need no order among
-/// themselves but do against plain reads and writes.
+/// themselves but do against plain reads and writes; `pending`: written by
+/// asynchronous copies (cp.async) that have not landed: they must follow
+/// the other threads' earlier accesses, and land for the issuing thread at
+/// its next tile.async_wait, where they become writes that later reads of
+/// other threads are ordered after (a barrier does not land them).
 struct Access {
-  bool read = false, written = false, atomic = false;
+  bool read = false, written = false, atomic = false, pending = false;
+  bool operator==(const Access &o) const {
+    return read == o.read && written == o.written && atomic == o.atomic &&
+           pending == o.pending;
+  }
 };
 using State = llvm::MapVector<Value, Access>;
 
@@ -50,12 +58,22 @@ void collectAccesses(Operation *op, State &acc) {
   op->walk<WalkOrder::PreOrder>([&](Operation *inner) -> WalkResult {
     if (isa<RoleOp>(inner))
       return WalkResult::skip(); // synchronized by the program (see run)
-    if (isa<CpAsyncOp>(inner))
-      return WalkResult::advance(); // synchronized by the program (waits)
-    if (auto copy = dyn_cast<CopyOp>(inner)) {
-      // Synchronized by the pipeliner (commit groups, barriers).
-      if (copy.getAsync() || copy.getBarrier())
+    auto noteAsync = [&](Value v) {
+      if (Value root = sharedRoot(v))
+        acc[root].pending = true;
+    };
+    if (auto cp = dyn_cast<CpAsyncOp>(inner)) {
+      noteAsync(cp.getDst());
+    } else if (auto copy = dyn_cast<CopyOp>(inner)) {
+      if (copy.getBarrier()) // a TMA load: ordered by its barrier's waits
         return WalkResult::advance();
+      if (copy.getAsync()) {
+        // The pipeliner orders its own copies (waits, then a barrier before
+        // the slot is read; a barrier before it is refilled).
+        if (!copy->hasAttr(kPipelineOrderedAttr))
+          noteAsync(copy.getDst());
+        return WalkResult::advance();
+      }
       note(copy.getSrc(), false);
       note(copy.getDst(), true);
     } else if (auto cc = dyn_cast<ClusterCopyOp>(inner)) {
@@ -110,7 +128,7 @@ bool conflicts(const State &before, const State &op) {
     if (it == before.end())
       continue;
     const Access &b = it->second;
-    if ((a.written && (b.read || b.written || b.atomic)) ||
+    if (((a.written || a.pending) && (b.read || b.written || b.atomic)) ||
         (a.read && (b.written || b.atomic)) ||
         (a.atomic && (b.read || b.written)))
       return true;
@@ -124,7 +142,29 @@ void merge(State &into, const State &from) {
     x.read |= a.read;
     x.written |= a.written;
     x.atomic |= a.atomic;
+    x.pending |= a.pending;
   }
+}
+
+/// The state after a block barrier: the accesses before it are ordered;
+/// asynchronous copies still in flight stay pending.
+void barrierPassed(State &state) {
+  State still;
+  for (auto &[buf, a] : state)
+    if (a.pending)
+      still[buf].pending = true;
+  state = std::move(still);
+}
+
+/// A thread's tile.async_wait: its copies in flight land (all of them: a
+/// wait that leaves some groups in flight is taken as landing them too,
+/// which orders more, never less).
+void asyncCopiesLanded(State &state) {
+  for (auto &[buf, a] : state)
+    if (a.pending) {
+      a.pending = false;
+      a.written = true;
+    }
 }
 
 /// A block barrier before `op` where `acc` conflicts with the accesses in
@@ -137,7 +177,7 @@ void separate(Operation &op, State &state, const State &acc) {
     OpBuilder b(&op);
     BarrierOp::create(b, op.getLoc());
   }
-  state.clear();
+  barrierPassed(state);
 }
 
 /// Whether `op` may sit between two roles of one group: it touches no
@@ -150,7 +190,35 @@ bool isGroupFiller(Operation &op) {
   return acc.empty();
 }
 
-/// The first role of the group of sibling roles `role` belongs to.
+/// Whether two roles share threads: the later one runs after the earlier
+/// one on those, so the two are not concurrent.
+bool shareThreads(RoleOp a, RoleOp b) {
+  return a.getBegin() < b.getEnd() && b.getBegin() < a.getEnd();
+}
+
+/// The roles of the group that starts at `first`, in order: the sibling
+/// roles after it (group fillers between them) up to the first one that
+/// shares threads with a role already in the group.
+SmallVector<Operation *> roleGroup(RoleOp first) {
+  SmallVector<Operation *> roles;
+  for (Operation *p = first; p; p = p->getNextNode()) {
+    if (auto role = dyn_cast<RoleOp>(p)) {
+      if (llvm::any_of(roles, [&](Operation *r) {
+            return shareThreads(cast<RoleOp>(r), role);
+          }))
+        break;
+      roles.push_back(p);
+    } else if (!isGroupFiller(*p)) {
+      break;
+    }
+  }
+  return roles;
+}
+
+/// The first role of the group of sibling roles `role` belongs to: the run
+/// of adjacent roles it is in, cut into groups of concurrent roles (TileLang's
+/// `if tx < 32: ...` then `if tx < 32: ... else: ...` is two groups, in
+/// that order).
 Operation *firstOfGroup(RoleOp role) {
   Operation *first = role;
   for (Operation *p = role->getPrevNode(); p; p = p->getPrevNode()) {
@@ -159,19 +227,15 @@ Operation *firstOfGroup(RoleOp role) {
     else if (!isGroupFiller(*p))
       break;
   }
-  return first;
-}
-
-/// The roles of the group that starts at `first`, in order.
-SmallVector<Operation *> roleGroup(RoleOp first) {
-  SmallVector<Operation *> roles;
-  for (Operation *p = first; p; p = p->getNextNode()) {
-    if (isa<RoleOp>(p))
-      roles.push_back(p);
-    else if (!isGroupFiller(*p))
-      break;
+  while (true) {
+    SmallVector<Operation *> group = roleGroup(cast<RoleOp>(first));
+    if (llvm::is_contained(group, role.getOperation()))
+      return first;
+    Operation *next = group.back()->getNextNode();
+    while (!isa<RoleOp>(next))
+      next = next->getNextNode();
+    first = next;
   }
-  return roles;
 }
 
 /// The shared accesses of a role's body (collectAccesses skips roles).
@@ -189,7 +253,11 @@ public:
   State run(Block &block, State state) {
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isa<BarrierOp>(op)) {
-        state.clear();
+        barrierPassed(state);
+        continue;
+      }
+      if (isa<AsyncWaitOp>(op)) {
+        asyncCopiesLanded(state);
         continue;
       }
       // The program's own `T.sync_threads(id, n)` over every thread of the
@@ -199,24 +267,25 @@ public:
       // was not reached by every thread of the role, and the kernel hung.)
       if (auto named = dyn_cast<NamedBarrierOp>(op);
           named && named.getThreads() == threads) {
-        state.clear();
+        barrierPassed(state);
         continue;
       }
       if (auto cc = dyn_cast<ClusterCopyOp>(op); cc && cc.getBarrier()) {
         // A cluster copy through a barrier synchronizes the threads before
         // its reads and after its stores itself (lowerClusterCopy).
-        state.clear();
+        barrierPassed(state);
         continue;
       }
       if (auto add = dyn_cast<AtomicAddOp>(op); add && add.getTma()) {
         // A bulk add synchronizes the threads before and after it itself
         // (see KernelLowering::lowerAtomicAdd).
-        state.clear();
+        barrierPassed(state);
         continue;
       }
       if (auto role = dyn_cast<RoleOp>(op)) {
-        // A group of sibling roles (threads [0, 128) under `if tx < 128`,
-        // the roles of an explicit warp specialization) runs concurrently:
+        // A group of sibling roles over disjoint threads (threads [0, 128)
+        // under `if tx < 128` and the rest under its `else`, the roles of
+        // an explicit warp specialization) runs concurrently:
         // within it, each role's barriers synchronize its own threads and
         // the roles order their accesses against each other through the
         // program's transaction barriers, so no block barrier goes between
@@ -285,9 +354,7 @@ public:
           if (next.size() == entry.size() &&
               llvm::all_of(next, [&](auto &kv) {
                 auto it = entry.find(kv.first);
-                return it != entry.end() && it->second.read == kv.second.read &&
-                       it->second.written == kv.second.written &&
-                       it->second.atomic == kv.second.atomic;
+                return it != entry.end() && it->second == kv.second;
               }))
             break;
           entry = next;

@@ -302,6 +302,10 @@ void LoopExpander::emitInstance(OpBuilder &b, size_t which, Value j) {
         async);
     expanded.setSrcElementAttr(copy.getSrcElementAttr());
     expanded.setDstElementAttr(copy.getDstElementAttr());
+    // Its commit groups, waits and barriers are the pipeliner's own: the
+    // barrier insertion leaves it to them (kPipelineOrderedAttr).
+    if (async)
+      expanded->setAttr(kPipelineOrderedAttr, b.getUnitAttr());
     return;
   }
   // Consumers see the slot of their iteration as a 2-D (...) view.

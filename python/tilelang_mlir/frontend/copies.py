@@ -130,18 +130,30 @@ class CopyBuilder:
         return new_s, new_d
 
     def copy(self, src, dst, via=None, what: str = "T.copy", async_: bool = False,
-             tma_attrs: Optional[dict] = None) -> None:
+             tma_attrs: Optional[dict] = None, loop_layout=None) -> None:
         """`via`: (barrier, index) on which the copy completes, a TMA load
         whose issuing thread announces its bytes (T.tma_copy); `tma_attrs`:
         more attributes of that TMA copy (tile.copy's multicast_mask,
         eviction). `async_`: the copy is issued asynchronously (cp.async)
-        and lands at a later T.ptx_wait_group (T.async_copy)."""
+        and lands at a later T.ptx_wait_group (T.async_copy). `loop_layout`:
+        a T.Fragment over the copy's loop (the non-unit extents of the
+        region); the copy is then TileLang's element-wise one, each element
+        moved by the thread the layout names (a program may read what its
+        thread copied without a barrier); asynchronous copies of this form
+        are issued as loads and stores, complete for the thread at once."""
         self.require_kernel(what)
-        if self._copy_dynamic_region(src, dst, via, async_, what):
+        if loop_layout is not None:
+            from ..language.layout import Fragment
+
+            if not isinstance(loop_layout, Fragment):
+                raise self.error(f"{what} loop_layout must be a T.Fragment, got "
+                                 f"{_describe(loop_layout)}")
+        if self._copy_dynamic_region(src, dst, via, async_, what, loop_layout):
             return
         sbuf, soff, sext = self._region(src, f"{what} source")
         dbuf, doff, dext = self._region(dst, f"{what} destination")
-        if async_ and (sbuf.scope != "global" or dbuf.scope != "shared"):
+        if (async_ or (loop_layout is not None and what == "T.async_copy")) and \
+                (sbuf.scope != "global" or dbuf.scope != "shared"):
             raise self.error(f"{what} only supports global->shared/shared.dyn copies "
                              f"(cp.async reads global memory into shared memory), got "
                              f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")
@@ -179,6 +191,9 @@ class CopyBuilder:
                 f"T.copy: the region of {sbuf.name!r} has shape {_fmt(s_full)} but the "
                 f"region of {dbuf.name!r} has shape {_fmt(d_full)} ({why})")
         padded = sbuf.scope == "global" and sbuf.safe_value not in (None, 0, False)
+        if loop_layout is not None:
+            self._copy_elements(sbuf, soff, s_full, dbuf, doff, d_full, loop_layout, what)
+            return
         packed = _byte_regions(sbuf, soff, s_full, dbuf, doff, d_full)
         if packed is not None and not padded:
             # Packed 4-bit elements on both sides, whole bytes: a copy of the
@@ -211,7 +226,7 @@ class CopyBuilder:
                        ir.DenseI64ArrayAttr.get(s_full), ir.DenseI64ArrayAttr.get(d_full),
                        **kwargs)
 
-    def _copy_dynamic_region(self, src, dst, via, async_, what: str) -> bool:
+    def _copy_dynamic_region(self, src, dst, via, async_, what: str, loop_layout=None) -> bool:
         """A copy where a slice's extent is known only at run time
         (`x[b, s0:s1, :]`, ragged chunks): element by element (a T.Parallel
         loop) over the region of the more local side, as TileLang's copy
@@ -224,6 +239,9 @@ class CopyBuilder:
             raise self.error(f"{what}: a region whose extent is known only at run time is "
                              "copied element by element; a TMA or cp.async copy needs "
                              "compile-time extents")
+        if loop_layout is not None:
+            raise self.error(f"{what}(..., loop_layout=...): a region whose extent is known "
+                             "only at run time; the layout places a static loop's iterations")
 
         def sides(x, role):
             if isinstance(x, Buffer):
@@ -294,14 +312,25 @@ class CopyBuilder:
             v = BufferRef(sbuf, tuple(o.add(i) for o, i in zip(soff, ivs))).load()
             BufferRef(dbuf, tuple(o.add(i) for o, i in zip(doff, swap(list(ivs))))).store(v)
 
-    def _copy_elements(self, sbuf, soff, s_ext, dbuf, doff, d_ext) -> None:
+    def _copy_elements(self, sbuf, soff, s_ext, dbuf, doff, d_ext, loop_layout=None,
+                       what: str = "T.copy") -> None:
         """T.copy element by element (a T.Parallel loop of loads and stores),
-        for a side whose elements a T.Layout places: out-of-range reads give
-        zero and out-of-range writes are dropped, as in tile.copy."""
+        for a side whose elements a T.Layout places, or with the program's
+        `loop_layout` over the loop: out-of-range reads give zero and
+        out-of-range writes are dropped, as in tile.copy."""
         from ..dialects import scf
         from ..language.values import select
 
         extents = [e for e in s_ext if e != 1] or [1]
+        if loop_layout is not None:
+            if list(loop_layout.shape) != extents:
+                raise self.error(f"{what} loop_layout: a T.Fragment of shape "
+                                 f"{list(loop_layout.shape)} for a copy whose loop runs over "
+                                 f"{extents} (the region's extents other than 1)")
+            if dbuf.pack > 1:
+                raise self.error(f"{what}(..., loop_layout=...) into {dbuf.name!r} "
+                                 f"({dbuf.dtype}, packed {dbuf.pack} a byte): a layout of "
+                                 "single elements would split bytes; copy without a layout")
         # A destination of packed elements is written a whole byte per
         # iteration (its `pack` elements in turn), so that no two threads
         # write the halves of one byte.
@@ -313,7 +342,8 @@ class CopyBuilder:
                                  f"the region of its last dimension must start and end on a "
                                  f"byte (multiples of {unit}), got offset {last} and extent "
                                  f"{d_ext[-1]}")
-        with self.parallel(extents[:-1] + [extents[-1] // unit]) as pivs:
+        with self.parallel(extents[:-1] + [extents[-1] // unit],
+                           loop_layout=loop_layout) as pivs:
             for r in range(unit):
                 ivs = tuple(pivs[:-1]) + (pivs[-1].scale(unit).add(IndexExpr(r)),)
 

@@ -12,11 +12,14 @@ def copy(b, src, dst, coalesced_width=None, disable_tma: bool = False, eviction_
     and out-of-range writes are dropped. `A[i, j]` names the start of a region
     whose extent is the other side's shape; slices give explicit extents.
     TileLang's hints on how to issue it (coalesced_width, disable_tma,
-    eviction_policy, prefer_instruction, loop_layout) leave the result as it
-    is; the compiler chooses the instructions itself (an eviction_policy
-    must still be one of TileLang's)."""
+    eviction_policy, prefer_instruction) leave the result as it is; the
+    compiler chooses the instructions itself (an eviction_policy must still
+    be one of TileLang's). `loop_layout` (a T.Fragment over the copy's loop:
+    the sliced dimensions of the more local side's region) makes it
+    TileLang's element-wise copy with each element moved by the thread the
+    layout names."""
     _check_eviction_policy(b, eviction_policy)
-    b.copy(src, dst)
+    b.copy(src, dst, loop_layout=loop_layout)
 
 
 _EVICTION_POLICIES = (None, "evict_normal", "evict_first", "evict_last")
@@ -97,8 +100,15 @@ def async_copy(b, src, dst, coalesced_width=None, annotations=None, loop_layout=
     a shared buffer (cp.async, then a commit of the thread's group, as
     TileLang); no wait is inserted: the copied data is ready after
     T.ptx_wait_group(n) (and a T.sync_threads for other threads' copies).
-    On targets without asynchronous copies (the CPU) it is synchronous."""
-    b.copy(src, dst, what="T.async_copy", async_=True)
+    On targets without asynchronous copies (the CPU) it is synchronous.
+    With `loop_layout` (a T.Fragment over the copy's loop, as T.copy's),
+    each element is copied by the thread the layout names, so a thread may
+    read what it copied after its own wait, without a barrier; that form is
+    issued as ordinary loads and stores, complete at once for the thread."""
+    if loop_layout is not None:
+        b.copy(src, dst, what="T.async_copy", loop_layout=loop_layout)
+    else:
+        b.copy(src, dst, what="T.async_copy", async_=True)
     b.async_commit()
 
 

@@ -19,11 +19,11 @@
 // Prologue, step 0: no consumer yet, so no wait.
 // CHECK: %[[RUN0:.+]] = arith.cmpi sgt, %[[N]], %c0
 // CHECK-NEXT: scf.if %[[RUN0]] {
-// CHECK-NEXT:   tile.copy %{{.+}}[%c0, %c0] [64, 32] to %[[A3]][%c0, %c0, %c0] [1, 64, 32] {async}
+// CHECK-NEXT:   tile.copy %{{.+}}[%c0, %c0] [64, 32] to %[[A3]][%c0, %c0, %c0] [1, 64, 32] {async, tile.pipeline_ordered}
 // CHECK: tile.async_commit
 // Prologue, step 1.
 // CHECK: scf.if
-// CHECK:   tile.copy %{{.+}} to %[[A3]][%c1, %c0, %c0] [1, 64, 32] {async}
+// CHECK:   tile.copy %{{.+}} to %[[A3]][%c1, %c0, %c0] [1, 64, 32] {async, tile.pipeline_ordered}
 // CHECK: tile.async_commit
 // Steady state.
 // CHECK: scf.for %[[T:.+]] = %c2 to %[[N]] step %c1 {
@@ -33,8 +33,8 @@
 // CHECK:   %[[AV:.+]] = memref.subview %[[A3]][%[[SLOT]], 0, 0] [1, 64, 32] [1, 1, 1]
 // CHECK:   tile.gemm %[[AV]], %{{.+}}, %{{.+}} :
 // CHECK:   %[[NEXT:.+]] = arith.remui %[[T]], %c3
-// CHECK:   tile.copy %{{.+}} to %[[A3]][%[[NEXT]], %c0, %c0] [1, 64, 32] {async}
-// CHECK:   tile.copy %{{.+}} to %[[B3]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async}
+// CHECK:   tile.copy %{{.+}} to %[[A3]][%[[NEXT]], %c0, %c0] [1, 64, 32] {async, tile.pipeline_ordered}
+// CHECK:   tile.copy %{{.+}} to %[[B3]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async, tile.pipeline_ordered}
 // CHECK:   tile.async_commit
 // CHECK: }
 // Epilogue: two more gemms, then everything drained.

@@ -96,16 +96,61 @@ func.func @elements_and_branches(%O: memref<?xf32>, %n: index, %p: i1) {
 
 // -----
 
-// Asynchronous copies are the pipeliner's to synchronize: none here.
-// CHECK-LABEL: func.func @async_skipped
+// Asynchronous copies into one buffer need no order among themselves, and
+// what they write lands at the thread's tile.async_wait, not before.
+// CHECK-LABEL: func.func @async_copies_in_flight
 // CHECK-NOT: tile.barrier
 // CHECK: return
-func.func @async_skipped(%A: memref<?x?xf16>, %n: index) {
+func.func @async_copies_in_flight(%A: memref<?x?xf16>, %n: index) {
   %c0 = arith.constant 0 : index
   tile.kernel blocks(%bx) in (%n) threads(128) {
     %a = tile.alloc_shared : memref<64x32xf16, #tile.scope<shared>>
     tile.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] {async} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
     tile.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] {async} : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// The program's own asynchronous copies (TileLang's T.async_copy and
+// T.ptx_cp_async, then T.ptx_wait_group): after the wait, each thread has
+// its own copies; other threads' reads need a barrier after the wait (a
+// barrier between the copy and the wait does not make them land). In a
+// loop, the next trip's copy into the buffer follows this trip's reads of
+// it: a barrier before the copy.
+// CHECK-LABEL: func.func @async_copy_then_wait
+// CHECK: tile.copy %{{.+}} to %[[S:.+]][%c0, %c0] [1, 64] {async}
+// CHECK-NEXT: tile.async_commit
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.async_wait 0
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.copy %[[S]]
+// CHECK: scf.for
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.cp_async
+// CHECK-NEXT: tile.async_commit
+// CHECK-NEXT: tile.async_wait 0
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: memref.load %[[S]]
+func.func @async_copy_then_wait(%A: memref<?x?xf32>, %O: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(64) {
+    %s = tile.alloc_shared : memref<2x64xf32, #tile.scope<shared>>
+    %f = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.copy %A[%bx, %c0] [1, 64] to %s[%c0, %c0] [1, 64] {async} : memref<?x?xf32> to memref<2x64xf32, #tile.scope<shared>>
+    tile.async_commit
+    tile.barrier
+    tile.async_wait 0
+    tile.copy %s[%c0, %c0] [1, 64] to %f[%c0] [64] : memref<2x64xf32, #tile.scope<shared>> to memref<64xf32, #tile.scope<fragment>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.cp_async %A[%k, %c0] to %s[%c1, %c0] elements(4) : memref<?x?xf32> to memref<2x64xf32, #tile.scope<shared>>
+      tile.async_commit
+      tile.async_wait 0
+      %v = memref.load %s[%c1, %k] : memref<2x64xf32, #tile.scope<shared>>
+      memref.store %v, %O[%k] : memref<?xf32>
+    }
   }
   return
 }
@@ -331,6 +376,43 @@ func.func @single_thread_role(%B: memref<?xf32>, %n: index) {
       }
     }
     tile.copy %s[%c0] [8] to %B[%c0] [8] : memref<9xf32, #tile.scope<shared>> to memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// Adjacent roles over disjoint threads run concurrently (no barrier between
+// them); a role over threads an earlier role had runs after it, so what
+// the later group reads of the first one's writes is ordered by a block
+// barrier between the groups (TileLang's `if tx < 32:` block, then
+// `if tx < 32: ... else: ...`; deepseek-ai/TileKernels' mHC pre-fuse).
+// CHECK-LABEL: func.func @sequential_role_groups
+// CHECK: tile.role threads(0 to 32)
+// CHECK: tile.copy
+// CHECK: }
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.role threads(0 to 32)
+// CHECK-NOT: tile.barrier
+// CHECK: tile.role threads(32 to 96)
+// CHECK-NOT: tile.barrier
+// CHECK: return
+func.func @sequential_role_groups(%A: memref<?xf32>, %O: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%n) threads(96) {
+    %s = tile.alloc_shared : memref<32xf32, #tile.scope<shared>>
+    tile.role threads(0 to 32) {
+      tile.copy %A[%c0] [32] to %s[%c0] [32] : memref<?xf32> to memref<32xf32, #tile.scope<shared>>
+    }
+    tile.role threads(0 to 32) {
+      %v = memref.load %s[%c0] : memref<32xf32, #tile.scope<shared>>
+      memref.store %v, %O[%c0] : memref<?xf32>
+    }
+    tile.role threads(32 to 96) {
+      %v = memref.load %s[%c1] : memref<32xf32, #tile.scope<shared>>
+      memref.store %v, %O[%c1] : memref<?xf32>
+    }
   }
   return
 }

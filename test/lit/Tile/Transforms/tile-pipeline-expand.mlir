@@ -24,11 +24,11 @@
 // Prologue, step 0: no consumer yet, so no wait.
 // CHECK: %[[RUN0:.+]] = arith.cmpi sgt, %[[N]], %c0
 // CHECK-NEXT: scf.if %[[RUN0]] {
-// CHECK-NEXT:   tile.copy %{{.+}}[%c0, %c0] [64, 32] to %[[A3]][%c0, %c0, %c0] [1, 64, 32] {async}
+// CHECK-NEXT:   tile.copy %{{.+}}[%c0, %c0] [64, 32] to %[[A3]][%c0, %c0, %c0] [1, 64, 32] {async, tile.pipeline_ordered}
 // CHECK: tile.async_commit
 // Prologue, step 1.
 // CHECK: scf.if
-// CHECK:   tile.copy %{{.+}} to %[[A3]][%c1, %c0, %c0] [1, 64, 32] {async}
+// CHECK:   tile.copy %{{.+}} to %[[A3]][%c1, %c0, %c0] [1, 64, 32] {async, tile.pipeline_ordered}
 // CHECK: tile.async_commit
 // Steady state.
 // CHECK: scf.for %[[T:.+]] = %c2 to %[[N]] step %c1 {
@@ -38,8 +38,8 @@
 // CHECK:   %[[AV:.+]] = memref.subview %[[A3]][%[[SLOT]], 0, 0] [1, 64, 32] [1, 1, 1]
 // CHECK:   tile.gemm %[[AV]], %{{.+}}, %{{.+}} :
 // CHECK:   %[[NEXT:.+]] = arith.remui %[[T]], %c3
-// CHECK:   tile.copy %{{.+}} to %[[A3]][%[[NEXT]], %c0, %c0] [1, 64, 32] {async}
-// CHECK:   tile.copy %{{.+}} to %[[B3]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async}
+// CHECK:   tile.copy %{{.+}} to %[[A3]][%[[NEXT]], %c0, %c0] [1, 64, 32] {async, tile.pipeline_ordered}
+// CHECK:   tile.copy %{{.+}} to %[[B3]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async, tile.pipeline_ordered}
 // CHECK:   tile.async_commit
 // CHECK: }
 // EARLY-LABEL: func.func @three_stages
@@ -47,8 +47,8 @@
 // EARLY:   tile.async_wait 1
 // EARLY-NEXT: tile.barrier
 // EARLY:   %[[NEXT:.+]] = arith.remui %[[T]], %c3
-// EARLY:   tile.copy %{{.+}} to %{{.+}}[%[[NEXT]], %c0, %c0] [1, 64, 32] {async}
-// EARLY:   tile.copy %{{.+}} to %{{.+}}[%[[NEXT]], %c0, %c0] [1, 32, 64] {async}
+// EARLY:   tile.copy %{{.+}} to %{{.+}}[%[[NEXT]], %c0, %c0] [1, 64, 32] {async, tile.pipeline_ordered}
+// EARLY:   tile.copy %{{.+}} to %{{.+}}[%[[NEXT]], %c0, %c0] [1, 32, 64] {async, tile.pipeline_ordered}
 // EARLY:   tile.async_commit
 // EARLY:   tile.gemm
 // EARLY: }
@@ -141,11 +141,11 @@ func.func @one_stage(%A: memref<?x64xf16>, %k: index) {
 // REUSE:   tile.gemm %{{.+}}, %[[KV]], %{{.+}} {transpose_b}
 // REUSE-NEXT: tile.barrier
 // REUSE:   %[[NEXT:.+]] = arith.remui %[[T]], %c2
-// REUSE:   tile.copy %{{.+}} to %[[K2]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async}
+// REUSE:   tile.copy %{{.+}} to %[[K2]][%[[NEXT]], %c0, %c0] [1, 32, 64] {async, tile.pipeline_ordered}
 // REUSE-NOT: {async}
 // REUSE:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} :
 // REUSE-NEXT: tile.barrier
-// REUSE:   tile.copy %{{.+}} to %[[V2]][%{{.+}}, %c0, %c0] [1, 32, 64] {async}
+// REUSE:   tile.copy %{{.+}} to %[[V2]][%{{.+}}, %c0, %c0] [1, 32, 64] {async, tile.pipeline_ordered}
 // REUSE-NEXT: tile.async_commit
 // REUSE: }
 // group-per-copy: the K and V copies commit a group each (two a step), and
@@ -165,10 +165,10 @@ func.func @one_stage(%A: memref<?x64xf16>, %k: index) {
 // GROUP-NEXT: tile.barrier
 // GROUP:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} :
 // GROUP-NOT: tile.barrier
-// GROUP:   tile.copy {{.+}} {async}
+// GROUP:   tile.copy {{.+}} {async, tile.pipeline_ordered}
 // GROUP-NEXT: tile.async_commit
 // GROUP-NOT: tile.barrier
-// GROUP:   tile.copy {{.+}} {async}
+// GROUP:   tile.copy {{.+}} {async, tile.pipeline_ordered}
 // GROUP-NEXT: tile.async_commit
 // GROUP-NEXT: }
 // The epilogue's steps commit two empty groups each, so that every wait
@@ -190,13 +190,13 @@ func.func @one_stage(%A: memref<?x64xf16>, %k: index) {
 // GREUSE-NEXT: tile.barrier
 // GREUSE:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} {transpose_b}
 // GREUSE-NEXT: tile.barrier
-// GREUSE:   tile.copy {{.+}} {async}
+// GREUSE:   tile.copy {{.+}} {async, tile.pipeline_ordered}
 // GREUSE-NEXT: tile.async_commit
 // GREUSE:   tile.async_wait 3
 // GREUSE-NEXT: tile.barrier
 // GREUSE:   tile.gemm %{{.+}}, %{{.+}}, %{{.+}} :
 // GREUSE-NEXT: tile.barrier
-// GREUSE:   tile.copy {{.+}} {async}
+// GREUSE:   tile.copy {{.+}} {async, tile.pipeline_ordered}
 // GREUSE-NEXT: tile.async_commit
 // GREUSE-NEXT: }
 func.func @reuse_two_buffers(%Q: memref<16x64xf16>, %K: memref<?x64xf16>, %V: memref<?x64xf16>, %k: index) {
