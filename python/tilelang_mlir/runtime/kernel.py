@@ -432,10 +432,11 @@ def _unused_args(tile_ir: str, count: int) -> frozenset:
     function has `count` arguments, one per parameter)."""
     import re
 
-    m = re.search(r"func\.func @[\w$.]+\(([^)]*)\)", tile_ir)
-    if not m or len(re.findall(r"%arg\d+:", m.group(1))) != count:
+    m = re.search(r"func\.func @[\w$.]+\(", tile_ir)
+    end = _closing_paren(tile_ir, m.end()) if m else None
+    if end is None or len(re.findall(r"%arg\d+:", tile_ir[m.end():end])) != count:
         return frozenset()
-    body = tile_ir[m.end():]
+    body = tile_ir[end + 1:]
     lines = body.splitlines()
 
     def used(i: int) -> bool:
@@ -455,6 +456,30 @@ def _unused_args(tile_ir: str, count: int) -> frozenset:
         return False
 
     return frozenset(i for i in range(count) if not used(i))
+
+
+def _closing_paren(text: str, start: int) -> Optional[int]:
+    """The index of the parenthesis that closes the one open before `start`
+    (parentheses inside quoted strings, a dimension symbol's expression
+    `"(num_tokens + 1) // 2"`, do not count); None when it is not closed."""
+    depth, quoted, i = 1, False, start
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
 
 
 class Sequence:

@@ -382,16 +382,20 @@ def test_null_tensor_argument():
         k(None, a)
 
 
-def test_null_strided_tensor_argument():
+@pytest.mark.parametrize("rows", ["n", "expression"])
+def test_null_strided_tensor_argument(rows):
     # deepseek-ai/TileKernels passes None for an optional scale tensor that
     # a StridedTensor annotation declares with a symbolic stride: its
-    # metadata is read with the arguments, the tensor itself never.
+    # metadata is read with the arguments, the tensor itself never. Its
+    # rows may be an expression of a size symbol (parentheses in the IR's
+    # signature: the scale rows of per_token_cast_kernel).
     n, st = T.dynamic("n"), T.dynamic("st")
+    sf_rows = n if rows == "n" else (n + 31) // 32 * 32
 
     def program(with_sf):
         @T.prim_func
         def main(x: T.Tensor((n, 64), "float32"),
-                 sf: T.StridedTensor((n, 4), (st, 1), "float32"),
+                 sf: T.StridedTensor((sf_rows, 4), (st, 1), "float32"),
                  y: T.Tensor((n, 64), "float32")):
             with T.Kernel(T.ceildiv(n, 32), threads=128) as bx:
                 for i, j in T.Parallel(32, 64):
