@@ -7,7 +7,9 @@ attention (K and V with fewer heads; torch's SDPA through enable_gqa).
 
 Contenders: ours (kernels/attention/flash_attn.py: its Hopper schedule,
 PASS_CONFIGS, on its first config, then every config of its CONFIGS and
-variants under other pass configs; the fastest kept), torch.nn.functional.
+variants under other pass configs; the fastest kept; with --no-autotune
+the library's default for the card, flash_attn.default_config),
+torch.nn.functional.
 scaled_dot_product_attention with each backend that runs (CUDNN_ATTENTION,
 FLASH_ATTENTION, EFFICIENT_ATTENTION), and a Triton FlashAttention-2-style
 kernel written here (online softmax in exp2, causal blocks split into the
@@ -120,6 +122,22 @@ CONFIGS = [dict(ours.CONFIGS[0], rotate=True, pingpong=True)] + ours.CONFIGS + [
 def describe(config):
     text = ours.describe(config)
     return " ".join([text] + [v for v in (*VARIANTS, *VALUED) if config.get(v, False)])
+
+
+def library_defaults(case, card):
+    """The library's default for a case as benchmark configs: the card's
+    (`card`, a device name), or without one (a prepare on a machine with no
+    GPU) every card's and the generic one, so that a pack serves any card."""
+    cards = [card] if card else [None] + list(ours.CARD_DEFAULTS)
+    out = []
+    for c in cards:
+        config, passes = ours.default_config(case.dim, case.causal, c)
+        flags = {v: True for v, key in VARIANTS.items() if passes.get(key)}
+        assert all(key in VARIANTS.values() for key in passes), passes
+        config = dict(config, **flags)
+        if config not in out:
+            out.append(config)
+    return out
 
 
 def pass_configs(config):
@@ -356,19 +374,21 @@ def _compile_task_in_worker(task):
 
 def main(argv=None):
     parser = common.attention_arguments(common.arguments(
-        __doc__, "ours with the first config only", jobs=True))
+        __doc__, "ours with the library's default for the card only (without a GPU: "
+        "every card's)", jobs=True))
     args = parser.parse_args(argv)
 
     gpu, target = common.init_cuda()
     todo = cases(args)
-    configs = CONFIGS[:1] if args.no_autotune else CONFIGS
+    card = torch.cuda.get_device_name() if gpu else None
     prepared = common.read_sidecar(SIDECAR)
 
     # 1. Compile every kernel the run uses (from the cache where there is no
     #    compiler; here, in parallel processes).
     t0 = time.perf_counter()
     watch = common.CompilerWatch()
-    tasks = [(case, config, target) for case in todo for config in configs]
+    tasks = [(case, config, target) for case in todo
+             for config in (library_defaults(case, card) if args.no_autotune else CONFIGS)]
     jobs = common.compile_jobs(gpu, args.jobs)
     results = common.compile_parallel(_compile_task if jobs == 1 else _compile_task_in_worker,
                                       tasks, jobs)

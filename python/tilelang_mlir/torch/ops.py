@@ -144,11 +144,17 @@ def _compiled(key: tuple):
     if kind == "flash_attn":
         from ..kernels.attention import flash_attn
         _, B, H, S, D, causal, groups, scale, dtype, _ = key
-        # The library's Hopper schedule (targets without wgmma ignore it).
+        # The library's Hopper schedule, per card (targets without wgmma
+        # ignore it).
+        if target == "cuda":
+            import torch
+
+            blocks, passes = flash_attn.default_config(D, causal, torch.cuda.get_device_name())
+        else:
+            blocks, passes = _ATTN_BLOCKS[target], None
         return tl.compile(flash_attn.flash_attn(B, H, S, D, causal, groups, dtype=dtype,
-                                                sm_scale=scale, **_ATTN_BLOCKS[target]),
-                          out_idx=[3, 4], target=target,
-                          pass_configs=flash_attn.PASS_CONFIGS if target == "cuda" else None)
+                                                sm_scale=scale, **blocks),
+                          out_idx=[3, 4], target=target, pass_configs=passes)
     if kind == "flash_attn_bwd":
         from ..kernels.attention.flash_attn_bwd import FlashAttnBwd
         _, B, H, S, D, causal, groups, scale, dtype, _ = key

@@ -156,6 +156,41 @@ def test_flash_attn_hopper_schedule_assembles(dim, is_causal):
     assert re.search(r"bar\.sync\s+%r\d+, 256", ptx) and re.search(r"bar\.arrive\s+%r\d+, 256", ptx)
 
 
+# Every per-card default (fa.CARD_DEFAULTS): no spills for sm_90a (no GPU
+# needed) and right on the GPU, where torch ops pick them by card.
+CARD_CASES = [(card, dim, causal) for card, table in fa.CARD_DEFAULTS.items()
+              for dim, causal in table]
+
+
+@pytest.mark.parametrize("card,dim,is_causal", CARD_CASES)
+def test_card_defaults_assemble_without_spills(card, dim, is_causal):
+    from tilelang_mlir.compiler.cuda import resource_report
+
+    config, passes = fa.default_config(dim, is_causal, f"NVIDIA {card} 80GB HBM3")
+    assert (config, passes) != (fa.CONFIGS[0], fa.PASS_CONFIGS)
+    kernel = tl.compile(fa.flash_attn(8, 32, 4096, dim, is_causal, **config), out_idx=[3, 4],
+                        target="cuda:sm_90a", pass_configs=passes)
+    report = resource_report(kernel.ptxas_info)
+    assert report["spill_stores"] == 0 and report["spill_loads"] == 0, kernel.ptxas_info
+
+
+def test_default_config_falls_back_to_the_schedule():
+    assert fa.default_config(128, False, "NVIDIA H200") == (fa.CONFIGS[0], fa.PASS_CONFIGS)
+    assert fa.default_config(64, False, None) == (fa.CONFIGS[0], fa.PASS_CONFIGS)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("card,dim,is_causal", CARD_CASES)
+@pytest.mark.parametrize("seq_len", [1024, 1000])
+def test_card_defaults_on_gpu(card, dim, is_causal, seq_len):
+    config, passes = fa.default_config(dim, is_causal, f"NVIDIA {card}")
+    kernel = tl.compile(fa.flash_attn(2, 4, seq_len, dim, is_causal, groups=2, **config),
+                        out_idx=[3, 4], target="cuda", pass_configs=passes)
+    q = torch.randn(2, 4, seq_len, dim).half()
+    k, v = torch.randn(2, 2, seq_len, dim).half(), torch.randn(2, 2, seq_len, dim).half()
+    assert_matches_on_gpu(kernel, q, k, v, is_causal)
+
+
 # ---------------------------------------------------------------------------
 # exp2 on the FMA pipe (tl.exp2_emulation, tile-emulate-exp2)
 # ---------------------------------------------------------------------------

@@ -127,6 +127,34 @@ CONFIGS = [
 # compiler because three consumer warpgroups (192-row tiles) spill with it.
 PASS_CONFIGS = {"tl.enable_rotate": True, "tl.enable_pingpong": True}
 
+# Per-card defaults where the card's measured best differs from the schedule
+# above: a substring of the card's name (torch.cuda.get_device_name) ->
+# (head dim, causal) -> (config, pass configs). Measured with
+# benchmarks/flash_attn.py's sweep (BENCHMARKS.md, H100 2026-12-07): at D=64
+# three consumer warpgroups (192-row tiles; no spills at D=64) under the same
+# schedule, 483 against 405 TFLOP/s; causal D=128 with three stages and the
+# rotated loop without warpgroup turns (tl.rotate_sched_barrier), 515
+# against 483 (192-row tiles measured 518 there but spill at D=128). Cards
+# not listed (the H200, on which the schedule above was tuned) and other
+# cases take CONFIGS[0] and PASS_CONFIGS.
+CARD_DEFAULTS = {
+    "H100": {
+        (64, False): (dict(block_M=192, block_N=128, num_stages=2, threads=384), PASS_CONFIGS),
+        (128, True): (dict(block_M=128, block_N=128, num_stages=3, threads=256),
+                      {"tl.enable_rotate": True, "tl.rotate_sched_barrier": True}),
+    },
+}
+
+
+def default_config(dim, is_causal, card=None):
+    """(config, pass configs) of the library's default for a head dim and
+    masking on `card` (a device name; None: the schedule above)."""
+    for name, table in CARD_DEFAULTS.items():
+        if card and name in card and (dim, bool(is_causal)) in table:
+            config, passes = table[(dim, bool(is_causal))]
+            return dict(config), dict(passes)
+    return dict(CONFIGS[0]), dict(PASS_CONFIGS)
+
 
 def describe(config):
     """'128x128 s2 t256': block_M x block_N, stages, threads (and 'launch
