@@ -36,6 +36,16 @@ _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
            ast.NotEq: "!="}
 
 
+
+def _read_now(value):
+    """The value of an element reference (`x[i, j]`, every index a point)
+    read at this point of the program; anything else (regions, buffers,
+    vectors, Python values) as it is."""
+    if isinstance(value, BufferRef) and len(value.items) == value.buffer.ndim and \
+            not any(isinstance(i, slice) for i in value.items) and not value.is_vector():
+        return value.load()
+    return value
+
 class _Return(Exception):
     def __init__(self, value):
         self.value = value
@@ -382,7 +392,9 @@ class Parser:
                 # `B_shared = T.alloc_shared(...)`: errors name it B_shared
                 value.name = self.builder.unique_name(target.id)
                 value.unnamed = False
-            self.bind(target, target.id, value)
+            # `tmp = x[j]` binds the element's value now (TileLang's let),
+            # not the element: `x[j] = x[i]; x[i] = tmp` swaps.
+            self.bind(target, target.id, _read_now(value))
         elif isinstance(target, ast.Subscript):
             base = self.eval(target.value)
             if not isinstance(base, Buffer):
@@ -398,9 +410,7 @@ class Parser:
             # Python evaluates the whole right side before it assigns: an
             # element read (`A[0], A[1] = A[1], A[0]`) is read now, not after
             # an earlier target of the same statement has been stored.
-            value = [v.load() if isinstance(v, BufferRef) and not any(
-                isinstance(i, slice) for i in v.items) and not v.is_vector() else v
-                for v in value]
+            value = [_read_now(v) for v in value]
             for t, v in zip(target.elts, value):
                 self.assign(t, v)
         else:

@@ -952,3 +952,36 @@ def test_tuple_assignment_reads_every_value_before_storing(target):
     tl.compile(swap, target=target)(x, y)
     assert x.tolist() == [2.0, 1.0, 7.0, 3.0]
     assert y.tolist() == [[8, 5], [7, 6]]
+
+
+def test_a_name_bound_to_an_element_holds_its_value(target):
+    """`tmp = x[j]` binds the value x[j] has there (TileLang's let), not the
+    element: the swap `tmp = x[j]; x[j] = x[i]; x[i] = tmp` sorts
+    (deepseek-ai/TileKernels' top-2 sum gate sorts its group indices so;
+    every element came out as the first one before). A region stays a
+    region."""
+    @T.prim_func
+    def sort4(A: T.Tensor((8,), T.int32), B: T.Tensor((8,), T.int32)):
+        with T.Kernel(1, threads=1):
+            loc = T.alloc_local((8,), T.int32)
+            for i in T.serial(8):
+                loc[i] = A[i]
+            for i in T.unroll(8):
+                for j in T.unroll(8):
+                    if j > i and loc[j] < loc[i]:
+                        tmp = loc[j]
+                        loc[j] = loc[i]
+                        loc[i] = tmp
+            head = B[0:4]
+            T.copy(loc[0:4], head)
+            first = loc[4]
+            loc[4] = -1
+            B[4] = first
+            B[5] = loc[4]
+            B[6] = loc[6]
+            B[7] = loc[7]
+
+    a = torch.randperm(8, dtype=torch.int32).to(_device(target))
+    b = torch.zeros(8, dtype=torch.int32, device=_device(target))
+    tl.compile(sort4, target=target)(a, b)
+    assert b.tolist() == [0, 1, 2, 3, 4, -1, 6, 7]
