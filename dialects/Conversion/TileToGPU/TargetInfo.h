@@ -108,6 +108,13 @@ public:
   /// result stepped by its residual's sign (RoundingUtils.h).
   virtual Value emitRoundedArith(OpBuilder &b, Location loc, IEEEKind kind,
                                  RoundingMode mode, ValueRange operands) const;
+  /// e^x of an f32 `x` as the platform's C library computes expf (TileLang's
+  /// T.exp), instruction for instruction, so results agree bit for bit;
+  /// null where the target has no such sequence (the approximate exp2 of
+  /// x log2(e) is used).
+  virtual Value emitLibraryExpf(OpBuilder &b, Location loc, Value x) const {
+    return Value();
+  }
   /// A barrier over the whole block (`id` 0) or over the `threads` threads
   /// of named barrier `id`.
   virtual void emitBarrier(OpBuilder &b, Location loc, int64_t id,

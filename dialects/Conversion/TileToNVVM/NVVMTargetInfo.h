@@ -43,6 +43,7 @@ public:
   Value emitRoundedArith(OpBuilder &b, Location loc, IEEEKind kind,
                          RoundingMode mode,
                          ValueRange operands) const override;
+  Value emitLibraryExpf(OpBuilder &b, Location loc, Value x) const override;
 
   Value emitGridDim(OpBuilder &b, Location loc, int d,
                     int64_t blockSize) const override;

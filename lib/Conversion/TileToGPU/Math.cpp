@@ -76,6 +76,18 @@ struct MathToGPUIntrinsics : public RewritePattern {
     // extra instructions per element of an attention softmax.
     StringRef ex2 = target.getMathIntrinsic(MathIntrinsic::exp2);
     StringRef lg2 = target.getMathIntrinsic(MathIntrinsic::log2);
+    // T.exp: the C library's expf where the target has its sequence;
+    // T.__exp (afn) and the rest: the approximate instructions.
+    auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+    bool fast = fm && fm.getFastMathFlagsAttr() &&
+                arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
+                                          arith::FastMathFlags::afn);
+    if (isa<math::ExpOp>(op) && !fast) {
+      if (Value e = target.emitLibraryExpf(r, loc, x)) {
+        r.replaceOp(op, type.isF32() ? e : arith::TruncFOp::create(r, loc, type, e).getResult());
+        return success();
+      }
+    }
     Value y;
     if (isa<math::ExpOp>(op))
       y = call(r, loc, ex2,

@@ -67,6 +67,42 @@ StringRef NVVMTargetInfo::getMathIntrinsic(MathIntrinsic fn) const {
   llvm_unreachable("math intrinsic");
 }
 
+/// CUDA's expf as nvcc compiles it without fast math (the sequence its PTX
+/// shows): n = floor(252 sat(x log2(e) / 252 + 1/2)) from a round-down fma
+/// into the low bits of 1.5 2^23 + 1 (saturation gives 0 and infinity past
+/// the range), f = x log2(e) - (n - 126) with log2(e) in two parts, and
+/// 2^f (ex2.approx.ftz) scaled by 2^(n - 126), whose exponent field is the
+/// fma result's low bits shifted into place. torch's exp and TileLang's
+/// T.exp are this code: their float32 results agree bit for bit.
+Value NVVMTargetInfo::emitLibraryExpf(OpBuilder &b, Location loc,
+                                      Value x) const {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto bits = [&](uint32_t u) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, f32, b.getF32FloatAttr(llvm::bit_cast<float>(u)));
+  };
+  auto intrinsic = [&](StringRef name, ValueRange args) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, f32, b.getStringAttr(name),
+                                         args)
+        .getResult(0);
+  };
+  Value t = math::FmaOp::create(b, loc, x, bits(0x3BBB989D), bits(0x3F000000));
+  Value s = intrinsic("llvm.nvvm.saturate.f", t);
+  Value j = intrinsic("llvm.nvvm.fma.rm.f",
+                      ValueRange{s, bits(0x437C0000), bits(0x4B400001)});
+  Value k = arith::AddFOp::create(b, loc, j, bits(0xCB40007F));
+  Value f = math::FmaOp::create(b, loc, x, bits(0x3FB8AA3B),
+                                arith::NegFOp::create(b, loc, k));
+  f = math::FmaOp::create(b, loc, x, bits(0x32A57060), f);
+  Value scale = arith::BitcastOp::create(
+      b, loc, f32,
+      arith::ShLIOp::create(
+          b, loc, arith::BitcastOp::create(b, loc, i32, j),
+          arith::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(23))));
+  Value e = intrinsic(getMathIntrinsic(MathIntrinsic::exp2), f);
+  return arith::MulFOp::create(b, loc, e, scale);
+}
+
 /// f32 and f64 with PTX's rounded instructions (`add.rz.f32`, `sqrt.rp.f64`,
 /// ...: CUDA's __fadd_rz and kin); sub is add of the negation (exact), rsqrt
 /// and 16-bit types take the shared path.

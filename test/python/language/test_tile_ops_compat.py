@@ -1802,6 +1802,52 @@ def test_precise_math_pass_config():
         assert 2 * ptx.count("ex2.approx") == default.count("ex2.approx") > 0, cfg
 
 
+def _exp_program(n):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32"),
+             Z: T.Tensor((n,), "float32")):
+        with T.Kernel(T.ceildiv(n, 256), threads=256) as bx:
+            for i in T.Parallel(256):
+                Y[bx * 256 + i] = T.exp(X[bx * 256 + i])
+                Z[bx * 256 + i] = T.__exp(X[bx * 256 + i])
+
+    return main
+
+
+def test_exp_is_the_c_library_expf_on_nvidia():
+    """T.exp is CUDA's expf (TileLang's T.exp; torch's exp is the same
+    code): its instruction sequence, a saturated round-down fma for the
+    power of two and log2(e) in two parts; T.__exp stays one ex2.approx of
+    x log2(e)."""
+    ptx = tl.compile(_exp_program(256), target="cuda:sm_90a").get_kernel_source()
+    n = ptx.count("fma.rm.f32")  # one per element a thread computes
+    assert n >= 1
+    for text in ("0f3BBB989D, 0f3F000000", "cvt.sat.f32.f32", "0fCB40007F", "0f32A57060"):
+        assert ptx.count(text) == n, text
+    assert ptx.count("ex2.approx.ftz.f32") == 2 * n
+
+
+@pytest.mark.gpu
+def test_exp_matches_torch_bit_for_bit():
+    """deepseek-ai/TileKernels checks its SwiGLU casts bit for bit against
+    torch: T.exp's float32 results equal torch.exp's everywhere, overflow,
+    underflow, subnormal results and specials included."""
+    n = 1 << 20
+    g = torch.Generator().manual_seed(7)
+    x = torch.cat([torch.empty(n // 2).uniform_(-10, 10, generator=g),
+                   torch.empty(n // 2 - 8).uniform_(-104, 89, generator=g),
+                   torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"),
+                                 88.72, -87.3, -103.9])]).cuda()
+    y, z = torch.empty_like(x), torch.empty_like(x)
+    tl.compile(_exp_program(n), target="cuda")(x, y, z)
+    ref = torch.exp(x)
+    same = (y.view(torch.int32) == ref.view(torch.int32)) | (y.isnan() & ref.isnan())
+    assert bool(same.all()), (x[~same][:8], y[~same][:8], ref[~same][:8])
+    # T.__exp: the approximation, within a few ulp of expf in the normal range
+    normal = (x.abs() < 80)
+    torch.testing.assert_close(z[normal], ref[normal], rtol=1e-5, atol=0)
+
+
 def _gemm_clear_at_run_time():
     """T.gemm(..., clear_accum=(k == 0)): the accumulator (5.0 before the
     loop) is cleared at the first step only (TileLang takes any condition;
