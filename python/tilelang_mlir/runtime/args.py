@@ -231,7 +231,13 @@ def _null_tensor(p, symbols: Dict[str, int]) -> BoundTensor:
     without). Its symbolic sizes are those the other arguments give (0
     where none does); reading or writing it is the caller's error, as in
     TileLang."""
-    shape = tuple(symbols.get(d, 0) if isinstance(d, str) else d for d in p.shape)
+    def size(d):
+        try:
+            return eval_dim(d, symbols)
+        except KeyError:
+            return 0
+
+    shape = tuple(size(d) for d in p.shape)
     strides, step = [], 1
     for d in reversed(shape):
         strides.append(step)
@@ -284,6 +290,7 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     values: List[Any] = [None] * len(params)
     use_torch = device == "cuda" or TILELANG_OUTPUTS
     tables: Dict[str, Any] = {}  # symmetric tensor name -> its peer table
+    nulls: List[int] = []  # None tensors: bound once the others gave their sizes
     it = iter(args)
     for i, p in enumerate(params):
         if not is_input(i, p, out_idx):
@@ -298,6 +305,9 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
                 raise TypeError(f"argument {p.name!r} of kernel {kernel_name!r} must be a "
                                 "tensor, got None (None, a null pointer, is accepted only for a "
                                 "tensor the kernel does not use)")
+            if x is None:
+                nulls.append(i)
+                continue
             values[i] = _check_tensor(kernel_name, p, x, symbols, where, device, state)
             if p.symmetric:  # a plain tensor is a world of one rank: its own address
                 tables[p.name] = table if table is not None else \
@@ -308,6 +318,8 @@ def bind(kernel_name: str, params: Sequence, out_idx: Sequence[int], args: Seque
     for i, p in enumerate(params):
         if p.kind == "scalar" and p.dtype.is_int and isinstance(values[i], int):
             symbols.setdefault(p.name, values[i])
+    for i in nulls:
+        values[i] = _null_tensor(params[i], symbols)
     outputs = []
     workspaces = [i for i, p in enumerate(params) if p.workspace]
     for i in list(out_idx) + workspaces:

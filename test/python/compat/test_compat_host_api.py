@@ -416,6 +416,33 @@ def test_null_strided_tensor_argument(rows):
         used(x, None, y)
 
 
+def test_null_tensor_that_declares_a_size_first():
+    # TileKernels' reduce_fused: the optional weights come first and share
+    # the token count with a later tensor; the kernel reads that count from
+    # the first (the grid), so the null tensor takes its sizes from the
+    # other arguments.
+    n = T.dynamic("n")
+
+    def program(with_weights):
+        @T.prim_func
+        def main(w: T.Tensor((n, 4), "float32"), x: T.Tensor((n, 4), "float32"),
+                 y: T.Tensor((n, 4), "float32")):
+            with T.Kernel(T.ceildiv(n, 32), threads=128) as bx:
+                for i, j in T.Parallel(32, 4):
+                    scale = w[bx * 32 + i, j] if with_weights else 3.0
+                    y[bx * 32 + i, j] = x[bx * 32 + i, j] * scale
+
+        return main
+
+    k = tl.compile(program(False), target="cpu")
+    assert k.unused_params == {0}
+    x = torch.randn(100, 4)
+    y = torch.zeros(100, 4)
+    k(None, x, y)
+    torch.testing.assert_close(y, 3 * x)
+    assert tl.compile(program(True), target="cpu").unused_params == frozenset()
+
+
 def test_profiler_members_and_dynamic_constraints():
     m = T.dynamic("m")
 
