@@ -37,11 +37,18 @@ _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
 
 
 
+# Buffers whose elements are data (a barrier's element is the barrier).
+_DATA_SCOPES = ("global", "shared", "fragment", "local", "var")
+
+
 def _read_now(value):
-    """The value of an element reference (`x[i, j]`, every index a point)
-    read at this point of the program; anything else (regions, buffers,
-    vectors, Python values) as it is."""
-    if isinstance(value, BufferRef) and len(value.items) == value.buffer.ndim and \
+    """The value of an element reference (`x[i, j]`, every index a point, of
+    a data buffer) read at this point of the program; anything else
+    (regions, buffers, vectors, a barrier `bars[i]`, Python values) as it
+    is."""
+    if isinstance(value, BufferRef) and (value.buffer.scope in _DATA_SCOPES or
+                                         value.buffer.scope.startswith("shared")) and \
+            len(value.items) == value.buffer.ndim and \
             not any(isinstance(i, slice) for i in value.items) and not value.is_vector():
         return value.load()
     return value

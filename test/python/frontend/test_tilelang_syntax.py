@@ -985,3 +985,24 @@ def test_a_name_bound_to_an_element_holds_its_value(target):
     b = torch.zeros(8, dtype=torch.int32, device=_device(target))
     tl.compile(sort4, target=target)(a, b)
     assert b.tolist() == [0, 1, 2, 3, 4, -1, 6, 7]
+
+
+def test_a_name_bound_to_a_barrier_is_the_barrier():
+    """`bar = bars[i]` names the barrier (its element is no data to read):
+    the explicit MLA decode's seesaw schedule passes such names to
+    T.tma_copy and the waits."""
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((128,), "float32")
+            bars = T.alloc_barrier([128, 128])
+            for i in T.Parallel(128):
+                s[i] = A[i] * 2.0
+            bar = bars[1]
+            T.mbarrier_arrive(bar)
+            T.mbarrier_wait_parity(bar, 0)
+            for i in T.Parallel(128):
+                B[i] = s[127 - i]
+
+    ptx = tl.compile(main, target="cuda:sm_90a").get_kernel_source()
+    assert "mbarrier.arrive" in ptx and "mbarrier.try_wait.parity" in ptx
