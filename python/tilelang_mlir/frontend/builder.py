@@ -79,6 +79,10 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         # program is walked; T.const and T.empty fail where it is None.
         self.eager = None
         self._names: Dict[str, int] = {}
+        # Values bound to names from elements (`x = A[i]`, TileLang's let):
+        # id -> (value, element), for the operations that take the element
+        # itself (TileLang's get_let_value: atomics, copies, fills, pointers).
+        self._let_elements: Dict[int, tuple] = {}
         self._remapped: List[Buffer] = []  # global tensors with a T.Layout in this kernel
         self._safe_valued: List[Buffer] = []  # T.annotate_safe_value's tensors in this kernel
         self.kernel_op = None  # the tile.kernel being built
@@ -393,8 +397,23 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             acc[()].store(logical(op, acc[()].load(), element(ivs)))
         return acc[()].load()
 
+    def bind_element(self, ref):
+        """`x = A[i, j]`: the element's value read here, remembered as read
+        from that element (see `element_of`)."""
+        value = ref.load()
+        self._let_elements[id(value)] = (value, ref)
+        return value
+
+    def element_of(self, x):
+        """The element a value bound from one was read from (TileLang's
+        get_let_value: `x = A[i]; T.atomic_add(x, 1)` updates A[i]); any
+        other argument as it is."""
+        hit = self._let_elements.get(id(x))
+        return hit[1] if hit is not None and hit[0] is x else x
+
     def fill(self, buf, value, what: str = "T.fill") -> None:
         self.require_kernel("T.fill")
+        buf = self.element_of(buf)
         if isinstance(buf, Reducer):
             self.reducer_fill(buf, value, what)
             return

@@ -33,6 +33,7 @@ class CopyBuilder:
 
     def _region(self, x, what: str):
         """(buffer, offsets, extents-or-None) of a buffer or subscript."""
+        x = self.element_of(x)
         self.no_reducer(x, what)
         if isinstance(x, Buffer):
             return x, [IndexExpr(0)] * x.ndim, list(x.static_shape(what))

@@ -41,17 +41,13 @@ _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
 _DATA_SCOPES = ("global", "shared", "fragment", "local", "var")
 
 
-def _read_now(value):
-    """The value of an element reference (`x[i, j]`, every index a point, of
-    a data buffer) read at this point of the program; anything else
-    (regions, buffers, vectors, a barrier `bars[i]`, Python values) as it
-    is."""
-    if isinstance(value, BufferRef) and (value.buffer.scope in _DATA_SCOPES or
-                                         value.buffer.scope.startswith("shared")) and \
-            len(value.items) == value.buffer.ndim and \
-            not any(isinstance(i, slice) for i in value.items) and not value.is_vector():
-        return value.load()
-    return value
+def _element(value) -> bool:
+    """An element reference (`x[i, j]`, every index a point) of a data
+    buffer."""
+    return isinstance(value, BufferRef) and (value.buffer.scope in _DATA_SCOPES or
+                                             value.buffer.scope.startswith("shared")) and \
+        len(value.items) == value.buffer.ndim and \
+        not any(isinstance(i, slice) for i in value.items) and not value.is_vector()
 
 class _Return(Exception):
     def __init__(self, value):
@@ -387,6 +383,13 @@ class Parser:
                 value, Vector) else to_scalar(value, dtype)
         self.assign(node.target, value)
 
+    def _read_now(self, value):
+        """The value of an element reference read at this point of the
+        program, remembered as read from it (TileLang's let and
+        get_let_value); anything else (regions, buffers, vectors, a barrier
+        `bars[i]`, Python values) as it is."""
+        return self.builder.bind_element(value) if _element(value) else value
+
     def assign(self, target: ast.expr, value) -> None:
         from ..language.loops import ThreadBinding
         from ..language.tir import unwrap_meta
@@ -401,7 +404,7 @@ class Parser:
                 value.unnamed = False
             # `tmp = x[j]` binds the element's value now (TileLang's let),
             # not the element: `x[j] = x[i]; x[i] = tmp` swaps.
-            self.bind(target, target.id, _read_now(value))
+            self.bind(target, target.id, self._read_now(value))
         elif isinstance(target, ast.Subscript):
             base = self.eval(target.value)
             if not isinstance(base, Buffer):
@@ -417,7 +420,7 @@ class Parser:
             # Python evaluates the whole right side before it assigns: an
             # element read (`A[0], A[1] = A[1], A[0]`) is read now, not after
             # an earlier target of the same statement has been stored.
-            value = [_read_now(v) for v in value]
+            value = [self._read_now(v) for v in value]
             for t, v in zip(target.elts, value):
                 self.assign(t, v)
         else:

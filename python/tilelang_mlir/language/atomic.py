@@ -48,6 +48,7 @@ def _check_order(b, order, what: str, allowed=_ORDERS) -> None:
 
 def _update(b, kind: str, dst, value, memory_order, return_prev: bool, what: str):
     _check_order(b, memory_order, what)
+    dst = b.element_of(dst)
     if not (_is_tile(dst) or _is_tile(value)):
         return b.atomic_element(kind, dst, value, memory_order, return_prev, what)
     if return_prev:
@@ -69,6 +70,7 @@ def atomic_add(b, dst, value, memory_order=None, return_prev: bool = False,
     element. See the module docstring for who makes the update."""
     what = "T.atomic_add"
     _check_order(b, memory_order, what)
+    dst = b.element_of(dst)
     region_value = isinstance(value, BufferRef) and _is_tile(value)
     if memory_order in (None, "relaxed") and not return_prev and not region_value:
         b.atomic_add(dst, value, tma=use_tma)
@@ -95,6 +97,7 @@ def atomic_min(b, dst, value, memory_order=None, return_prev: bool = False, anno
 def atomic_or(b, dst, value, memory_order=None):
     """Atomically ors the integer `value` into the element `dst[i, ...]`
     (element form only, as in TileLang)."""
+    dst = b.element_of(dst)
     if _is_tile(dst) or _is_tile(value):
         raise b.error("T.atomic_or updates one element (`dst[i]`), not a region")
     _check_order(b, memory_order, "T.atomic_or")
@@ -106,7 +109,8 @@ def _vector_add(lanes: int):
 
     @builtin
     def fn(b, dst, value, return_prev: bool = False):
-        return b.atomic_vector_add(dst, value, lanes, f"T.{name}", return_prev=return_prev)
+        return b.atomic_vector_add(b.element_of(dst), value, lanes, f"T.{name}",
+                                   return_prev=return_prev)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Atomically adds the {lanes} consecutive elements of `value` that start "
@@ -126,7 +130,7 @@ def atomic_load(b, src, memory_order: str = "seq_cst"):
     """The element `src[i, ...]` (a whole buffer: its first element), read
     atomically with `memory_order` (relaxed, consume, acquire or seq_cst)."""
     _check_order(b, memory_order, "T.atomic_load", LOAD_ORDERS)
-    return b.atomic_load(src, memory_order)
+    return b.atomic_load(b.element_of(src), memory_order)
 
 
 @builtin
@@ -134,7 +138,7 @@ def atomic_store(b, dst, src, memory_order: str = "seq_cst"):
     """Stores `src` into the element `dst[i, ...]` atomically with
     `memory_order` (relaxed, release or seq_cst)."""
     _check_order(b, memory_order, "T.atomic_store", STORE_ORDERS)
-    b.atomic_store(dst, src, memory_order)
+    b.atomic_store(b.element_of(dst), src, memory_order)
 
 
 __all__ = ["atomic_add", "atomic_max", "atomic_min", "atomic_or", "atomic_addx2",

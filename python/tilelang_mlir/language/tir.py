@@ -317,7 +317,7 @@ def address_of(ref):
     b = state.current() if state.active() else None
     if b is None:
         raise _unsupported("T.address_of outside a tile program")
-    return b.address_of(ref)
+    return b.address_of(b.element_of(ref))
 
 
 class _PtrProxy:

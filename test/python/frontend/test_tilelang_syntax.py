@@ -987,6 +987,26 @@ def test_a_name_bound_to_an_element_holds_its_value(target):
     assert b.tolist() == [0, 1, 2, 3, 4, -1, 6, 7]
 
 
+def test_operations_on_a_name_bound_to_an_element_take_the_element(target):
+    """TileLang resolves a name bound from an element to the element where
+    an operation takes a location (its get_let_value): an atomic update,
+    an atomic load, a copy or fill region start, an address."""
+    @T.prim_func
+    def main(A: T.Tensor((8,), T.float32), B: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=1):
+            x = A[2]
+            T.atomic_add(x, 10.0)
+            y = B[4]
+            T.fill(y, x)
+            B[0] = T.atomic_load(x)
+
+    a = torch.arange(8, dtype=torch.float32, device=_device(target))
+    b = torch.zeros(8, dtype=torch.float32, device=_device(target))
+    tl.compile(main, target=target)(a, b)
+    assert a.tolist() == [0, 1, 12, 3, 4, 5, 6, 7]
+    assert b.tolist() == [12, 0, 0, 0, 2, 0, 0, 0]
+
+
 def test_a_name_bound_to_a_barrier_is_the_barrier():
     """`bar = bars[i]` names the barrier (its element is no data to read):
     the explicit MLA decode's seesaw schedule passes such names to
