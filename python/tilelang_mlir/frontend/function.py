@@ -6,6 +6,7 @@ program calls it). `@T.prim_func` (prim_func.py) builds on these.
 from __future__ import annotations
 
 import hashlib
+import linecache
 import inspect
 import os
 from typing import Any, Callable, Dict, Optional
@@ -62,15 +63,38 @@ def _key_values(fn: Callable) -> Dict[str, Any]:
     return values
 
 
+def _code_text(code) -> Optional[str]:
+    """The source text a code object was compiled from, from its
+    instructions' positions (the same under every Python that has them, as
+    bytecode is not: a kernel cache prepared with one Python version must
+    serve another); None without positions or source (eval'd code)."""
+    try:
+        pos = [p for p in code.co_positions() if None not in p]
+    except AttributeError:
+        return None
+    lines = linecache.getlines(code.co_filename)
+    if not pos or not lines:
+        return None
+    (l0, c0), (l1, c1) = min((p[0], p[2]) for p in pos), max((p[1], p[3]) for p in pos)
+    seg = [line.encode() for line in lines[l0 - 1:l1]]
+    if not seg:
+        return None
+    if len(seg) == 1:
+        return seg[0][c0:c1].decode(errors="replace")
+    seg[0], seg[-1] = seg[0][c0:], seg[-1][:c1]
+    return b"".join(seg).decode(errors="replace")
+
+
 def _code_digest(code) -> str:
-    """A digest of what a code object computes (its bytecode, constants and
-    names; not its file's path, so that a kernel cache prepared in one
-    checkout serves another)."""
+    """A digest of what a code object computes (its source text where it
+    has one, else its bytecode; its constants and names; not its file's
+    path, so that a kernel cache prepared in one checkout serves another)."""
     def consts(c):
         return tuple(_code_digest(x) if inspect.iscode(x) else repr(x) for x in c.co_consts)
 
-    text = repr((code.co_code, consts(code), code.co_names, code.co_varnames,
-                 code.co_freevars, code.co_firstlineno))
+    body = _code_text(code)
+    text = repr((code.co_code if body is None else body, consts(code), code.co_names,
+                 code.co_varnames, code.co_freevars, code.co_firstlineno))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

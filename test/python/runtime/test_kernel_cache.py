@@ -312,3 +312,29 @@ def test_module_level_values_a_program_reads_are_part_of_its_key(cache, tmp_path
         tl.compile(module.main, target="cpu")(a, b)
         np.testing.assert_array_equal(b, a * scale)
     assert len(_entries(cache)) == 2  # the third run is the first one's entry
+
+
+def test_captured_functions_key_by_source_not_bytecode():
+    """A kernel cache prepared under one Python serves another (the GPU
+    machine's Python 3.12 ran the MLA decode kernels prepared under 3.11 and
+    found none: a captured function was keyed by its bytecode, which every
+    Python version compiles differently). The key is the function's source
+    text: bytecode changes leave it, and two lambdas of one line differ."""
+    from tilelang_mlir.frontend.function import _code_digest
+
+    def helper(x, k=2):
+        return x * k + 1
+
+    code = helper.__code__
+    # The same length of other bytecode (every instruction a NOP, 3.11+).
+    import dis
+
+    nops = bytes([dis.opmap["NOP"], 0]) * (len(code.co_code) // 2)
+    assert _code_digest(code.replace(co_code=nops)) == _code_digest(code)
+    f, g = (lambda x: x + 1), (lambda x: x - 1)
+    assert _code_digest(f.__code__) != _code_digest(g.__code__)
+
+    def other(x, k=2):
+        return x * k - 1
+
+    assert _code_digest(other.__code__) != _code_digest(code)
