@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelChecks.h"
 #include "dialects/Tile/IR/TileOps.h"
 #include "dialects/Tile/Transforms/Passes.h"
 #include "dialects/Tile/Utils/BufferUtils.h"
@@ -204,110 +205,6 @@ static std::optional<int64_t> wgmmaSwizzle(Value operand) {
                       (viewType.getDimSize(1) * eb) % span))
     return std::nullopt;
   return span;
-}
-
-/// Threads [begin, end) of a role; {-1, -1}: the block's, outside roles.
-/// Roles of the same range (several `with T.ws(0)`) share their fragments.
-using ThreadRange = std::pair<int64_t, int64_t>;
-static constexpr ThreadRange kBlockRange = {-1, -1};
-
-static ThreadRange rangeOf(Operation *op) {
-  if (auto role = op->getParentOfType<RoleOp>())
-    return {role.getBegin(), role.getEnd()};
-  return kBlockRange;
-}
-
-/// The threads that hold each fragment (absent: the block's).
-using FragmentHomes = DenseMap<Value, ThreadRange>;
-
-/// A fragment lives in the registers of the threads that use it: every op
-/// using it (through views) must run in one role, or outside every role.
-static LogicalResult findFragmentHomes(KernelOp kernel, FragmentHomes &homes) {
-  auto describe = [](ThreadRange r) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    if (r != kBlockRange)
-      os << "the role of threads [" << r.first << ", " << r.second << ")";
-    else
-      os << "the whole block (outside every role)";
-    return s;
-  };
-  DenseMap<Value, Operation *> firstUse;
-  WalkResult result =
-      kernel.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
-        if (isa<AnnotateLayoutOp, memref::SubViewOp, memref::CastOp>(op))
-          return WalkResult::advance();
-        for (Value operand : op->getOperands()) {
-          Value root = viewSource(operand);
-          auto alloc = root.getDefiningOp<AllocFragmentOp>();
-          if (!alloc)
-            continue;
-          ThreadRange r = rangeOf(op);
-          // A role's threads read the elements of a block fragment that
-          // every thread holds (`if tx == 0: B[0] = result[0]` after a
-          // reduction): the lowering checks that the fragment is replicated.
-          if (isa<memref::LoadOp>(op) && r != kBlockRange &&
-              !op->getParentOfType<ParallelOp>()) {
-            auto home = homes.find(root);
-            if (home != homes.end() && home->second == kBlockRange)
-              continue;
-          }
-          auto [it, inserted] = homes.try_emplace(root, r);
-          if (inserted) {
-            firstUse[root] = op;
-            continue;
-          }
-          if (it->second == r)
-            continue;
-          InFlightDiagnostic diag =
-              op->emitError("uses a fragment in ")
-              << describe(r) << ", but it lives in the registers of "
-              << describe(it->second)
-              << ": a fragment belongs to one role (pass values between "
-                 "roles through shared memory)";
-          diag.attachNote(firstUse[root]->getLoc())
-              << "used here in " << describe(it->second);
-          diag.attachNote(alloc.getLoc()) << "the fragment is allocated here";
-          return WalkResult::interrupt();
-        }
-        return WalkResult::advance();
-      });
-  return failure(result.wasInterrupted());
-}
-
-/// A tile operation runs on all the threads of its role (or block): under
-/// a branch (or in a loop) on a value that differs between threads (the
-/// thread index, a lane's vote, a thread's own element; ThreadVariance)
-/// that is not a role, only some of them would reach it. One thread's
-/// operations (shuffles, element atomics) may run there.
-static LogicalResult checkThreadBranches(KernelOp kernel) {
-  ThreadVariance variance(kernel);
-  WalkResult result = kernel.walk([&](Operation *op) -> WalkResult {
-    if (!isa<TileDialect>(op->getDialect()) || isPerThreadOp(op) ||
-        isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp, AllocVarOp,
-            AllocBarrierOp, YieldOp>(op) ||
-        op->getParentOfType<ParallelOp>())
-      return WalkResult::advance();
-    // The executing thread's own cp.async copies and their groups.
-    if (isa<CpAsyncOp, AsyncCommitOp, AsyncWaitOp>(op))
-      return WalkResult::advance();
-    if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getBarrier())
-      return WalkResult::advance(); // a TMA copy: one thread issues it
-    Operation *branch = variance.varyingControl(op);
-    if (!branch)
-      return WalkResult::advance();
-    InFlightDiagnostic diag =
-        op->emitError("a tile operation under a condition on the thread "
-                      "index that is not a role (or on another value that "
-                      "differs between threads): it runs on all the threads "
-                      "of its role or block, but only some reach it here. "
-                      "Write the condition as a range of threads (`tx < 128`, "
-                      "`tx >= 128 and tx < 256`, `else`), outside other "
-                      "roles, or move the operation out of the branch");
-    diag.attachNote(branch->getLoc()) << "the condition on the thread index";
-    return WalkResult::interrupt();
-  });
-  return failure(result.wasInterrupted());
 }
 
 class LayoutInference {

@@ -254,6 +254,41 @@ def test_tile_operations_under_a_per_thread_condition_are_refused():
     assert "a tile operation under a condition on the thread index that is not a role" in msg
 
 
+def _own_buffers_under_a_condition():
+    """Each thread fills and copies its own local buffer where its element
+    of M is set (TileKernels' top-2 gate fills its registers under a
+    per-token mask): no tile op of the block, no refusal."""
+    @T.prim_func
+    def main(A: T.Tensor((128, 4), "float32"), M: T.Tensor((128,), "int32"),
+             B: T.Tensor((128, 4), "float32")):
+        with T.Kernel(1, threads=128):
+            tx = T.get_thread_binding()
+            loc = T.alloc_local((4,), "float32")
+            T.fill(loc, -1.0)
+            if M[tx] != 0:
+                T.fill(loc, 2.0)
+                T.copy(A[tx, 0:4], loc)
+                for j in T.serial(4):
+                    loc[j] = loc[j] * 3.0
+            T.copy(loc, B[tx, 0:4])
+
+    return main
+
+
+def test_a_threads_own_buffers_under_a_per_thread_condition():
+    tl.compile(_own_buffers_under_a_condition(), target="cuda:sm_90a")
+
+
+@pytest.mark.gpu
+def test_a_threads_own_buffers_under_a_per_thread_condition_on_gpu():
+    a = torch.randn(128, 4, device="cuda")
+    m = (torch.arange(128, device="cuda") % 3 == 0).int()
+    b = torch.zeros(128, 4, device="cuda")
+    tl.compile(_own_buffers_under_a_condition(), target="cuda")(a, m, b)
+    want = torch.where(m[:, None] != 0, a * 3.0, torch.full_like(a, -1.0))
+    torch.testing.assert_close(b, want, rtol=0, atol=0)
+
+
 # -- results on the GPU --------------------------------------------------------
 
 

@@ -41,3 +41,26 @@ func.func @tile_op_under_thread_branch(%n: index) {
   }
   return
 }
+
+// -----
+
+// A fill of a thread's own buffer, and copies between it and memory, are
+// each thread's alone: under a branch on the thread index they are no
+// error (TileKernels' top-2 gate fills its registers under a per-token mask).
+func.func @own_buffers_under_thread_branch(%A: memref<?x8xf32>, %n: index) {
+  %c32 = arith.constant 32 : index
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%n) threads(128) {
+    %l = tile.alloc_local : memref<8xf32, #tile.scope<local>>
+    %tx = tile.thread_id : index
+    %r = arith.remui %tx, %c32 : index
+    %odd = arith.cmpi ne, %r, %c0 : index
+    scf.if %odd {
+      %z = arith.constant 0.0 : f32
+      tile.fill %l, %z : memref<8xf32, #tile.scope<local>>, f32
+      tile.copy %A[%tx, %c0] [1, 8] to %l[%c0] [8] : memref<?x8xf32> to memref<8xf32, #tile.scope<local>>
+      tile.copy %l[%c0] [8] to %A[%tx, %c0] [1, 8] : memref<8xf32, #tile.scope<local>> to memref<?x8xf32>
+    }
+  }
+  return
+}
