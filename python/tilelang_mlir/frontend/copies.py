@@ -153,8 +153,7 @@ class CopyBuilder:
             return
         sbuf, soff, sext = self._region(src, f"{what} source")
         dbuf, doff, dext = self._region(dst, f"{what} destination")
-        if (async_ or (loop_layout is not None and what == "T.async_copy")) and \
-                (sbuf.scope != "global" or dbuf.scope != "shared"):
+        if async_ and (sbuf.scope != "global" or dbuf.scope != "shared"):
             raise self.error(f"{what} only supports global->shared/shared.dyn copies "
                              f"(cp.async reads global memory into shared memory), got "
                              f"{sbuf.scope} {sbuf.name!r} to {dbuf.scope} {dbuf.name!r}")

@@ -105,10 +105,7 @@ def async_copy(b, src, dst, coalesced_width=None, annotations=None, loop_layout=
     each element is copied by the thread the layout names, so a thread may
     read what it copied after its own wait, without a barrier; that form is
     issued as ordinary loads and stores, complete at once for the thread."""
-    if loop_layout is not None:
-        b.copy(src, dst, what="T.async_copy", loop_layout=loop_layout)
-    else:
-        b.copy(src, dst, what="T.async_copy", async_=True)
+    b.copy(src, dst, what="T.async_copy", async_=True, loop_layout=loop_layout)
     b.async_commit()
 
 
