@@ -276,7 +276,19 @@ def _own_buffers_under_a_condition():
 
 
 def test_a_threads_own_buffers_under_a_per_thread_condition():
-    tl.compile(_own_buffers_under_a_condition(), target="cuda:sm_90a")
+    # Accepted (it was refused), the fill and the copy kept under the branch
+    # (not hoisted out of it) and no block barrier around them: each thread
+    # works on its own registers alone.
+    kernel = tl.compile(_own_buffers_under_a_condition(), target="cuda:sm_90a")
+    lines = kernel.mlir("layout").splitlines()
+    start = next(k for k, line in enumerate(lines) if "scf.if" in line)
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = next(k for k in range(start + 1, len(lines))
+               if lines[k].strip() == "}" and len(lines[k]) - len(lines[k].lstrip()) == indent)
+    branch = "\n".join(lines[start:end])
+    assert "tile.fill" in branch and "tile.copy %arg0" in branch, branch
+    ptx = kernel.get_source()
+    assert "bar.sync" not in ptx and "barrier.sync" not in ptx
 
 
 @pytest.mark.gpu
