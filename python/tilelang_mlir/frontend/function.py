@@ -6,8 +6,8 @@ program calls it). `@T.prim_func` (prim_func.py) builds on these.
 from __future__ import annotations
 
 import hashlib
-import linecache
 import inspect
+import linecache
 import os
 from typing import Any, Callable, Dict, Optional
 

@@ -36,9 +36,9 @@ _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
            ast.NotEq: "!="}
 
 
-
-# Buffers whose elements are data (a barrier's element is the barrier).
-_DATA_SCOPES = ("global", "shared", "fragment", "local", "var")
+# Buffers whose elements are data (a barrier's element is the barrier);
+# shared scopes are matched by prefix.
+_DATA_SCOPES = ("global", "fragment", "local", "var")
 
 
 def _element(value) -> bool:
@@ -48,6 +48,7 @@ def _element(value) -> bool:
                                              value.buffer.scope.startswith("shared")) and \
         len(value.items) == value.buffer.ndim and \
         not any(isinstance(i, slice) for i in value.items) and not value.is_vector()
+
 
 class _Return(Exception):
     def __init__(self, value):
