@@ -653,6 +653,9 @@ class Parser:
 
         if node.orelse:
             raise self.error(node, "`for ... else` is not supported")
+        if self.builder.kernel_depth == 0 and self._binding_call(node.iter) is not None:
+            self.explicit_launch(node)
+            return
         it = self.eval(node.iter)
         if isinstance(it, range):
             it = loops.serial(it.start, it.stop, it.step)
@@ -751,6 +754,69 @@ class Parser:
         for item in items:
             self.assign(node.target, item)
             self.visit_loop_body(node.body, exits)
+
+    def _binding_call(self, expr: ast.expr) -> Optional[tuple]:
+        """(thread tag, extent) of `T.thread_binding(start, stop, thread=...)`
+        when `expr` is such a call, else None; its arguments are evaluated."""
+        from ..language import loops
+
+        if not isinstance(expr, ast.Call):
+            return None
+        try:
+            fn = self.eval(expr.func)
+        except TileLangError:
+            return None
+        if fn is not loops.thread_binding:
+            return None
+        names = ("start", "stop", "thread", "annotations")
+        args = dict(zip(names, (self.eval(a) for a in expr.args)))
+        args.update((k.arg, self.eval(k.value)) for k in expr.keywords)
+        start, stop = args.get("start", 0), args.get("stop")
+        if stop is None:
+            start, stop = 0, start
+        if not loops.is_zero(start):
+            raise self.error(expr, "T.thread_binding outside T.Kernel (TVM's explicit launch) "
+                                   "starts at 0; the launch's indices run from 0")
+        return args.get("thread", ""), stop
+
+    def explicit_launch(self, node: ast.For) -> None:
+        """TVM's explicit launch, outside `with T.Kernel`: loops
+        `for bx in T.thread_binding(n, thread="blockIdx.x")` (and
+        threadIdx.*) are the launch's dimensions, and every statement of the
+        body runs on every thread of every block. The kernel opened here has
+        the grid of the blockIdx loops and the threads of the threadIdx loops
+        anywhere in this loop nest; inside it each such loop reads the
+        kernel's own index (as T.Kernel's body does)."""
+        extents: Dict[str, Any] = {}
+        for n in ast.walk(node):
+            if not isinstance(n, ast.For):
+                continue
+            try:
+                bound = self._binding_call(n.iter)
+            except (TileLangError, NameError) as e:
+                raise self.error(n.iter, "T.thread_binding outside T.Kernel (TVM's explicit "
+                                         "launch): its extent must be known when the kernel "
+                                         f"opens ({e})") from None
+            if bound is None:
+                continue
+            tag, extent = bound
+            if tag not in {f"{k}.{a}" for k in ("blockIdx", "threadIdx") for a in "xyz"}:
+                raise self.error(n.iter, f"T.thread_binding(thread={tag!r}): the launch's "
+                                         "dimensions are blockIdx.x/y/z and threadIdx.x/y/z")
+            have = extents.setdefault(tag, extent)
+            same = have is extent or (isinstance(have, int) and have == extent) or (
+                isinstance(have, IndexExpr) and have.same(IndexExpr.lift(extent)))
+            if not same:
+                raise self.error(n.iter, f"T.thread_binding(thread={tag!r}): launched with "
+                                         f"{have} and with {extent}; a launch dimension has "
+                                         "one extent")
+        grid = [extents.get(f"blockIdx.{a}", 1) for a in "xyz"]
+        threads = [extents.get(f"threadIdx.{a}", 1) for a in "xyz"]
+        for dims in (grid, threads):
+            while len(dims) > 1 and isinstance(dims[-1], int) and dims[-1] == 1:
+                dims.pop()
+        with self.builder.kernel(grid, threads, None), self.child_scope(False, "kernel"):
+            self.stmt_For(node)
 
     def async_copies(self, node: ast.For, it) -> None:
         """A T.vectorized loop inside `T.attr(..., "async_scope", 1)`: each

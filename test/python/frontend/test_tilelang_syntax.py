@@ -358,6 +358,59 @@ def test_kernel_forms_and_thread_bindings():
         tl.compile(tids, target="cpu")
 
 
+def test_explicit_launch_outside_a_kernel(target, rng):
+    # TVM's explicit launch: T.thread_binding loops over blockIdx / threadIdx
+    # outside T.Kernel open the kernel (grid and threads from the loops), and
+    # every statement of their bodies runs on every thread of every block
+    @T.prim_func
+    def blocks(A: T.Tensor((4, 3, 8), T.float32), B: T.Tensor((4, 3, 8), T.float32)):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for by in T.thread_binding(0, 3, thread="blockIdx.y"):
+                row = A[bx, by, 0:4]  # a region bound to a name
+                B[bx, by, 4:8] = row
+                for j in T.serial(4):
+                    B[bx, by, j] = A[bx, by, j + 4] * 2.0
+
+    a = torch.from_numpy(rng.standard_normal((4, 3, 8), dtype=np.float32)).to(_device(target))
+    b = torch.zeros_like(a)
+    tl.compile(blocks, target=target)(a, b)
+    want = torch.cat([a[..., 4:] * 2, a[..., :4]], dim=-1)
+    torch.testing.assert_close(b, want, rtol=0, atol=0)
+
+    @T.prim_func
+    def threads(A: T.Tensor((6, 32), T.float32), B: T.Tensor((6, 32), T.float32)):
+        for bx in T.thread_binding(6, thread="blockIdx.x"):
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                B[bx, tx] = A[bx, 31 - tx] + T.Cast("float32", bx)
+
+    _compiles_for_gpus(threads)
+    if target == "cuda":
+        a = torch.randn(6, 32, device="cuda")
+        b = torch.empty_like(a)
+        tl.compile(threads, target=target)(a, b)
+        want = a.flip(-1) + torch.arange(6, device="cuda", dtype=torch.float32)[:, None]
+        torch.testing.assert_close(b, want, rtol=0, atol=0)
+
+    @T.prim_func
+    def two_extents(A: T.Tensor((8,), T.float32)):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                A[tx] = 1.0
+            for tx in T.thread_binding(16, thread="threadIdx.x"):
+                A[tx % 8] = 2.0
+
+    with pytest.raises(TileLangError, match="launched with 8 and with 16"):
+        tl.compile(two_extents, target="cuda:sm_90a")
+
+    @T.prim_func
+    def bad_tag(A: T.Tensor((8,), T.float32)):
+        for bx in T.thread_binding(8, thread="vthread"):
+            A[bx] = 1.0
+
+    with pytest.raises(TileLangError, match="blockIdx.x/y/z and threadIdx.x/y/z"):
+        tl.compile(bad_tag, target="cuda:sm_90a")
+
+
 # ---------------------------------------------------------------------------
 # Vector values and negative indices
 # ---------------------------------------------------------------------------
