@@ -81,6 +81,11 @@ constexpr StringLiteral kSymmetricAttrName = "tile.symmetric";
 /// copies land at its waits and are ordered there).
 constexpr StringLiteral kPipelineOrderedAttr = "tile.pipeline_ordered";
 
+/// The discardable unit attribute of a tile.gemm written as T.wgmma_gemm:
+/// on wgmma targets it must run on wgmma (tile-layout-inference refuses it
+/// otherwise, as TileLang does, instead of falling back to mma.sync).
+constexpr StringLiteral kRequireWgmmaAttr = "tile.require_wgmma";
+
 /// The buffer a flag or view is of: a `tile.peer`'s local buffer, else
 /// `v` itself.
 Value symmetricRoot(Value v);

@@ -443,6 +443,22 @@ LogicalResult LayoutInference::anchorGemms() {
       return WalkResult::interrupt();
     if (done)
       return WalkResult::advance();
+    // T.wgmma_gemm asks for wgmma by name: a tile that no grid of whole
+    // warpgroups covers in wgmma's 64-row tiles is refused (as TileLang
+    // refuses it) rather than run on mma.sync. Operand forms the wgmma
+    // lowering here does not take (float16 accumulators, say) still run on
+    // mma.sync, with the same results; targets without wgmma run it as
+    // T.gemm.
+    if (useWgmma && gemm->hasAttr(kRequireWgmmaAttr) &&
+        (threads % 128 || !chooseWarpgroups(gemm.getM(), gemm.getN(),
+                                            threads / 128, gemm.getPolicy())))
+      return gemm.emitOpError("T.wgmma_gemm() requires Hopper WGMMA "
+                              "lowering: no grid of whole warpgroups covers "
+                              "this ")
+             << gemm.getM() << "x" << gemm.getN() << " tile over " << threads
+             << " threads in wgmma's tiles of 64 rows (M a multiple of 64 "
+                "per warpgroup, N a multiple of 8 up to 256 per warpgroup); "
+                "T.gemm runs it on mma.sync";
     std::optional<int64_t> kStep = mmaKStep(a, b, acc, mmaSm75);
     if (!useMma || !kStep || threads % 32 || gemm.getK() % *kStep)
       return WalkResult::advance(); // SIMT gemm: any accumulator layout

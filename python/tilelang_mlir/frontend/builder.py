@@ -533,7 +533,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         return Buffer(view, [sizes[d] for d in kept], buf.dtype, "shared", buf.name)
 
     def gemm(self, A, B, C, transpose_A=False, transpose_B=False, policy=None,
-             clear_accum=False, k_pack=1, async_=False) -> None:
+             clear_accum=False, k_pack=1, async_=False, require_wgmma=False) -> None:
         self.require_kernel("T.gemm")
         clear_accum = _unwrap_ref(clear_accum)
         if is_runtime(clear_accum):
@@ -561,7 +561,9 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
                 kwargs["k_pack"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k_pack)
             if async_:
                 kwargs["async_"] = True
-            _tile().GemmOp(a.value, b.value, c.value, **kwargs)
+            op = _tile().GemmOp(a.value, b.value, c.value, **kwargs)
+            if require_wgmma:  # T.wgmma_gemm: wgmma or an error on wgmma targets
+                op.operation.attributes["tile.require_wgmma"] = ir.UnitAttr.get()
 
     def _gemm_int4(self, A, B, C, transpose_A, transpose_B, policy, clear_accum) -> None:
         """T.gemm of packed int4 tiles (two a byte, even K index in the low

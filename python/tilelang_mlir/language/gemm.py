@@ -53,13 +53,16 @@ def gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
 @builtin
 def wgmma_gemm(b, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
                policy=GemmWarpPolicy.Square, clear_accum: bool = False, annotations=None):
-    """T.gemm(..., wg_wait=-1) (TileLang's name in explicitly specialized
-    programs): issues the gemm and returns; a later `T.wait_wgmma(n)` waits
-    for it."""
+    """T.gemm(..., wg_wait=-1) on wgmma (TileLang's name in explicitly
+    specialized programs): issues the gemm and returns; a later
+    `T.wait_wgmma(n)` waits for it. On sm_90a a gemm wgmma cannot run (a
+    partial warpgroup, rows short of 64 per warpgroup, operands wgmma cannot
+    read) is refused, as TileLang refuses it, where T.gemm would fall back
+    to mma.sync; targets without wgmma run it as T.gemm."""
     if annotations:
         raise b.error("not supported by tilelang-mlir: T.wgmma_gemm(..., annotations=...)")
     b.gemm(A, B, C, transpose_A=transpose_A, transpose_B=transpose_B, policy=policy,
-           clear_accum=clear_accum, async_=True)
+           clear_accum=clear_accum, async_=True, require_wgmma=True)
 
 
 @builtin

@@ -713,3 +713,33 @@ def test_predicated_cp_async_on_gpu(rng):
         torch.tensor(x, device="cuda")).cpu().numpy()
     np.testing.assert_array_equal(y[:40], x[:40])
     np.testing.assert_array_equal(y[40:], 0)
+
+
+def test_wgmma_gemm_is_refused_where_no_warpgroup_grid_covers_the_tile():
+    # T.wgmma_gemm asks for wgmma: a 32-row tile over one warpgroup has no
+    # 64-row wgmma tiling, refused on sm_90a (TileLang's refusal and
+    # message) where T.gemm falls back to mma.sync; sm_80 runs it as T.gemm
+    def program(gemm, rows):
+        @T.prim_func
+        def main(A: T.Tensor((rows, 16), "float16"), B: T.Tensor((16, 64), "float16"),
+                 D: T.Tensor((rows, 64), "float32")):
+            with T.Kernel(1, threads=128):
+                A_s = T.alloc_shared((rows, 16), "float16")
+                B_s = T.alloc_shared((16, 64), "float16")
+                C = T.alloc_fragment((rows, 64), "float32")
+                T.copy(A, A_s)
+                T.copy(B, B_s)
+                gemm(A_s, B_s, C, clear_accum=True)
+                T.wait_wgmma(0)
+                T.copy(C, D)
+
+        return main
+
+    with pytest.raises(CompilationError, match=r"T\.wgmma_gemm\(\) requires Hopper WGMMA "
+                                               r"lowering: no grid of whole warpgroups covers "
+                                               r"this 32x64 tile over 128 threads"):
+        tl.compile(program(T.wgmma_gemm, 32), target="cuda:sm_90a")
+    sm90 = tl.compile(program(T.wgmma_gemm, 64), target="cuda:sm_90a")
+    assert "wgmma.mma_async" in sm90.get_kernel_source()
+    tl.compile(program(lambda *a, **k: T.gemm(*a, **k, wg_wait=-1), 32), target="cuda:sm_90a")
+    tl.compile(program(T.wgmma_gemm, 32), target="cuda:sm_80")
