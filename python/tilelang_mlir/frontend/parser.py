@@ -391,6 +391,17 @@ class Parser:
         `bars[i]`, Python values) as it is."""
         return self.builder.bind_element(value) if _element(value) else value
 
+    def _names_a_var(self, target: ast.expr) -> bool:
+        """Whether `target` is a name bound to a var buffer (T.alloc_var),
+        which an assignment stores into."""
+        if not isinstance(target, ast.Name):
+            return False
+        try:
+            current, _ = self.scope.lookup(target.id)
+        except KeyError:
+            return False
+        return isinstance(current, Buffer) and current.scope == "var"
+
     def assign(self, target: ast.expr, value) -> None:
         from ..language.loops import ThreadBinding
         from ..language.tir import unwrap_meta
@@ -421,7 +432,12 @@ class Parser:
             # Python evaluates the whole right side before it assigns: an
             # element read (`A[0], A[1] = A[1], A[0]`) is read now, not after
             # an earlier target of the same statement has been stored.
+            # A var (T.alloc_var) stored into by a target of the same
+            # statement is read now too: `a, b = b, a` swaps their values.
             value = [self._read_now(v) for v in value]
+            value = [v[()].load() if isinstance(v, Buffer) and v.scope == "var" and
+                     (isinstance(t, ast.Subscript) or self._names_a_var(t)) else v
+                     for t, v in zip(target.elts, value)]
             for t, v in zip(target.elts, value):
                 self.assign(t, v)
         else:

@@ -1007,6 +1007,29 @@ def test_tuple_assignment_reads_every_value_before_storing(target):
     assert y.tolist() == [[8, 5], [7, 6]]
 
 
+def test_tuple_assignment_of_vars_swaps_their_values(target):
+    """`a, b = b, a` of T.alloc_var names swaps their values (TileLang's
+    test_swap_logic): a var stored into by one target is read before any
+    store (b took a's new value before: both ended up equal). A var
+    assigned to a new name stays that var."""
+    @T.prim_func
+    def rotate(A: T.Tensor((6,), T.float32)):
+        with T.Kernel(1, threads=1):
+            a = T.alloc_var(T.float32, A[0])
+            b = T.alloc_var(T.float32, A[1])
+            c = T.alloc_var(T.float32, A[2])
+            a, b, c = b, c, a
+            A[0], A[1], A[2] = a, b, c
+            a, b = b, a
+            d, A[3] = a, a + b  # d names the var a (a new name)
+            a = 10.0
+            A[4], A[5] = d, b
+
+    x = torch.tensor([1.0, 2.0, 3.0, 0.0, 0.0, 0.0], device=_device(target))
+    tl.compile(rotate, target=target)(x)
+    assert x.tolist() == [2.0, 3.0, 1.0, 5.0, 10.0, 2.0]
+
+
 def test_a_name_bound_to_an_element_holds_its_value(target):
     """`tmp = x[j]` binds the value x[j] has there (TileLang's let), not the
     element: the swap `tmp = x[j]; x[j] = x[i]; x[i] = tmp` sorts
