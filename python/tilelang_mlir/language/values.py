@@ -503,8 +503,10 @@ def _rounded_constant(number: float, dtype: DType):
 
 class PromotedInt(Scalar):
     """A narrow integer (under 32 bits) computed by an operation that C
-    evaluates in an int (a left shift): `value` has the dtype's bits, `wide`
-    the int32 C computes, which a conversion to a wider integer reads."""
+    evaluates in an int (a left shift; arithmetic on bools): `value` has the
+    dtype's bits (a bool: the int is nonzero), `wide` the int32 C computes,
+    which a conversion to a wider integer (from a bool: to any number)
+    reads."""
 
     __slots__ = ("wide",)
 
@@ -751,8 +753,8 @@ def to_scalar(x, dtype: Optional[DType] = None) -> Scalar:
         dtype = dt.as_dtype(dtype)
         if isinstance(x, FloatImm) and dtype.is_float and dtype != x.dtype:
             return Scalar(_rounded_constant(x.number, dtype), dtype)
-        if isinstance(x, PromotedInt) and dtype.is_int and not dtype.is_bool and \
-                dtype.bits > x.dtype.bits:
+        if isinstance(x, PromotedInt) and not dtype.is_bool and (
+                x.dtype.is_bool or (dtype.is_int and dtype.bits > x.dtype.bits)):
             return Scalar(_convert_value(x.wide, dt.int32, dtype), dtype)
         return Scalar(_convert_value(x.value, x.dtype, dtype), dtype)
     if isinstance(x, (bool, int, float)):
@@ -987,6 +989,14 @@ def _binary_scalar(op: str, a, b):
         sa, sb = (to_computable(x, dtype) for x in (a, b))
         return Scalar(_convert_value(_emit_binary(op, sa.value, sb.value, dt.float32),
                                      dt.float32, dtype), dtype)
+    if dtype.is_bool and op in ("+", "-", "*", "//", "%"):
+        # TileLang's CUDA C++ computes bools as ints (true + true is 2, a
+        # true bool when stored): the sum is that int, true where nonzero,
+        # and the int beside it for further arithmetic and conversions.
+        wa, wb = (x.wide if isinstance(x, PromotedInt) and x.dtype.is_bool else
+                  to_scalar(x, dt.int32).value for x in (a, b))
+        wide = _emit_binary(op, wa, wb, dt.int32)
+        return PromotedInt(_convert_value(wide, dt.int32, dt.boolean), dt.boolean, wide)
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
     if op == "<<" and dtype.is_int and not dtype.is_bool and dtype.bits < 32 and \
             dtype.kind != "index":

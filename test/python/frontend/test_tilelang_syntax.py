@@ -1030,6 +1030,33 @@ def test_tuple_assignment_of_vars_swaps_their_values(target):
     assert x.tolist() == [2.0, 3.0, 1.0, 5.0, 10.0, 2.0]
 
 
+def test_arithmetic_on_bools_computes_in_int_as_c_does(target):
+    """Bools in + - * compute as ints, as TileLang's CUDA C++ does: a sum
+    of two trues is 2, a true bool when stored (logical or; TileOPs' bool
+    add; it wrapped to false before) and 2 when converted to a number."""
+    @T.prim_func
+    def ops(A: T.Tensor((64,), "bool"), B: T.Tensor((64,), "bool"),
+            Y: T.Tensor((64,), "bool"), Z: T.Tensor((64,), T.int32),
+            F: T.Tensor((64,), T.float32)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                Y[i] = A[i] + B[i]
+                Z[i] = A[i] + B[i] + A[i] * B[i] - B[i]
+                F[i] = T.Cast(T.float32, A[i] + B[i])
+
+    dev = _device(target)
+    a = torch.randint(0, 2, (64,), dtype=torch.bool, device=dev)
+    b = torch.randint(0, 2, (64,), dtype=torch.bool, device=dev)
+    y = torch.empty_like(a)
+    z = torch.empty(64, dtype=torch.int32, device=dev)
+    f = torch.empty(64, dtype=torch.float32, device=dev)
+    tl.compile(ops, target=target)(a, b, y, z, f)
+    ai, bi = a.int(), b.int()
+    assert torch.equal(y, a | b)
+    assert torch.equal(z, ai + bi + ai * bi - bi)
+    assert torch.equal(f, (ai + bi).float())
+
+
 def test_a_name_bound_to_an_element_holds_its_value(target):
     """`tmp = x[j]` binds the value x[j] has there (TileLang's let), not the
     element: the swap `tmp = x[j]; x[j] = x[i]; x[i] = tmp` sorts
