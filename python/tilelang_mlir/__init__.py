@@ -63,7 +63,7 @@ library, models, distributed, sparse), then this package.
 from .base.version import __version__
 
 __all__ = ["compile", "jit", "autotune", "load", "Kernel", "TileLangError", "CompilationError",
-           "DeviceAssertionError", "KernelCacheWarning", "language", "library", "tools",
+           "DeviceAssertionError", "KernelCacheWarning", "TileLangWarning", "language", "library", "tools",
            "distributed",
            "__version__"]
 
@@ -83,6 +83,7 @@ _LAZY = {
     "KernelCacheWarning": ("runtime.cache", "KernelCacheWarning"),
     "TileLangError": ("base.errors", "TileLangError"),
     "CompilationError": ("base.errors", "CompilationError"),
+    "TileLangWarning": ("base.errors", "TileLangWarning"),
     "DeviceAssertionError": ("base.errors", "DeviceAssertionError"),
     "language": ("language", None),
     "tools": ("tools", None),

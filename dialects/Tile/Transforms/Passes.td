@@ -387,6 +387,32 @@ def TilePrintLayouts : Pass<"tile-print-layouts", "func::FuncOp"> {
   }];
 }
 
+def TileCheckUninitialized : Pass<"tile-check-uninitialized", "func::FuncOp"> {
+  let summary = "Warns where a thread's buffer is read before anything "
+                "writes it";
+  let description = [{
+    `tile.alloc_fragment`, `tile.alloc_local` and `tile.alloc_var` leave
+    their elements undefined (registers, as in TileLang). A warning (not an
+    error: the program is valid, its result is not defined) is emitted at a
+    `memref.load` of such a buffer that comes first among the buffer's uses
+    in program order (a pre-order walk: a read in a loop body before any
+    write, the first trip reads what the registers held), unless the load
+    sits under an `scf.if` between it and the allocation (a read guarded by
+    a condition, as of a value kept from an earlier trip). Any other first
+    use (a store, a tile operation, a view, a call) counts as a write. The
+    IR is not changed.
+
+    ```mlir
+    %acc = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.parallel (%i) in (64) {
+      %v = memref.load %acc[%i] : memref<64xf32, #tile.scope<fragment>>  // warning
+      ...
+      memref.store %w, %acc[%i] : memref<64xf32, #tile.scope<fragment>>
+    }
+    ```
+  }];
+}
+
 def TileLegalizeConversions : Pass<"tile-legalize-conversions", "func::FuncOp"> {
   let summary = "Gives element conversions the tile rules on every target";
   let description = [{

@@ -114,6 +114,24 @@ def program_error(message: str, location: Optional[SourceLocation] = None, notes
     return err
 
 
+class TileLangWarning(UserWarning):
+    """A valid program whose result is not defined somewhere (a buffer read
+    before anything writes it): the message says where, as an error's."""
+
+    def __init__(self, message: str, location: Optional[SourceLocation] = None,
+                 notes: tuple = ()):
+        # (without a location: the text as given, which is also how a warning
+        # rebuilt from its text, as pytest-xdist does, reads)
+        head = f"{location}: warning: {message}" if location else message
+        snippet = location.snippet() if location else ""
+        if snippet:
+            head += "\n" + snippet
+        for note in notes:
+            head += f"\n  note: {note}"
+        super().__init__(head)
+        self.message, self.location, self.notes = message, location, tuple(notes)
+
+
 class CompilationError(TileLangError):
     """A compiler pass failed or the generated IR does not verify."""
 

@@ -16,13 +16,14 @@ import json
 import os
 import re
 import threading
+import warnings
 from collections import OrderedDict
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from dataclasses import dataclass
 
 from ..base.artifact import CompiledArtifact
-from ..base.errors import TileLangError
+from ..base.errors import SourceLocation, TileLangError, TileLangWarning
 from ..base.signature import Param, is_input
 from ..base.target import Target, parse_target
 from ..frontend.prim_func import PrimFunc
@@ -410,16 +411,45 @@ def build_artifact(func: PrimFunc, p: CompilePlan) -> CompiledArtifact:
     `params` and `emit()` (the autotuner's workers pass emitted IR)."""
     cached = cached_artifact(func, p) if p.use_cache or offline() else None
     if cached is not None:
+        _warn_again(cached)
         return cached
     if offline():
         raise TileLangError(
             f"no compiler is available here and kernel {func.name!r} for {p.target} is not in "
             f"the kernel cache {_cache_dir()!r}; compile it on a machine with the compiler "
             "into that cache first")
-    artifact = _lower(func, p.target, p.pass_configs, p.out_idx)
+    artifact = _lower_keeping_warnings(func, p)
     if p.use_cache:
         _save_to_disk(p.key, p.target, p.compiler, artifact)
     return artifact
+
+
+def _lower_keeping_warnings(func, p: CompilePlan) -> CompiledArtifact:
+    """`_lower`, with the program's warnings (TileLangWarning at its lines)
+    kept in the artifact (stage "warnings"), so that a kernel from the disk
+    cache warns as its first compile did; every warning is given on to the
+    caller's filters."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        artifact = _lower(func, p.target, p.pass_configs, p.out_idx)
+    kept = []
+    for w in caught:
+        m = w.message
+        if isinstance(m, TileLangWarning) and m.location is not None:
+            loc = m.location
+            kept.append([m.message, loc.filename, loc.line, loc.col, list(m.notes)])
+        warnings.warn_explicit(m, w.category, w.filename, w.lineno)
+    if kept:
+        artifact.stages["warnings"] = json.dumps(kept)
+    return artifact
+
+
+def _warn_again(artifact: CompiledArtifact) -> None:
+    """The warnings the artifact's compile gave (stage "warnings")."""
+    kept = artifact.stages.get("warnings")
+    for message, filename, line, col, notes in json.loads(kept) if kept else ():
+        w = TileLangWarning(message, SourceLocation(filename, line, col), tuple(notes))
+        warnings.warn_explicit(w, TileLangWarning, filename, line)
 
 
 # TileLang's `compile_flags` are nvcc flags for the CUDA C++ it generates.
@@ -470,6 +500,8 @@ def compile(func: PrimFunc, out_idx: Union[int, Sequence[int], None] = None,  # 
     if kernel is None:
         kernel = kernel_from_artifact(func, build_artifact(func, p), out_idx, target,
                                       pass_configs, p)
+    else:
+        _warn_again(kernel.artifact)
     _report(kernel, p.pass_configs)
     return kernel
 

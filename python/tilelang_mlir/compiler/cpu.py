@@ -29,7 +29,7 @@ from .pipeline import Stage, safe_access, translate_to_llvmir
 
 def cpu_stages(pass_configs: dict = None) -> List[Stage]:
     return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+        Stage("tile-opt", ["func.func(tile-check-uninitialized)", "func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
                           + safe_access(pass_configs)),
         Stage("loops", ["convert-tile-to-scf", "canonicalize", "cse",
                         "loop-invariant-code-motion"]),

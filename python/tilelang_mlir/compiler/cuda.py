@@ -89,7 +89,7 @@ def cuda_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     return [
         # Casts get the tile rules first (saturating float -> int, fp8 in
         # integer arithmetic: ConversionUtils.h), as on every target.
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+        Stage("tile-opt", ["func.func(tile-check-uninitialized)", "func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
                           + (["func.func(tile-precise-math)"]
                              if (pass_configs or {}).get("tl.precise_math") else [])
                           + safe_access(pass_configs)),

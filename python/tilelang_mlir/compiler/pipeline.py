@@ -51,6 +51,21 @@ def diagnostics_error(err, what: str, cls=TileLangError) -> TileLangError:
     return cls(first.message, source_location(first.location), tuple(notes))
 
 
+def _warn(diagnostics) -> None:
+    """A pass's warnings (message, location, notes) as Python warnings at the
+    user's line."""
+    import warnings
+
+    from ..base.errors import TileLangWarning
+
+    for message, location, notes in diagnostics:
+        w = TileLangWarning(message, location, notes)
+        if location is None:
+            warnings.warn(w, stacklevel=3)
+        else:  # reported at the program's line, once per line and message
+            warnings.warn_explicit(w, TileLangWarning, location.filename, location.line)
+
+
 def translate_to_llvmir(operation, context, what: str = "") -> str:
     """LLVM IR text of an LLVM-dialect `operation` (a module, a gpu.module);
     a failure raises CompilationError with the diagnostics MLIR emitted."""
@@ -122,6 +137,22 @@ class PipelineRunner:
                 anchor = p if p.startswith("builtin.module(") else f"builtin.module({p})"
                 pm = PassManager.parse(anchor)
                 before = str(module) if not self.trace else None
+                warned = []
+
+                def collect(diag, warned=warned):
+                    # A pass's warnings (errors go on to the MLIRError)
+                    if diag.severity != ir.DiagnosticSeverity.WARNING:
+                        return False
+                    notes = []
+                    for n in diag.notes:
+                        if n.message.startswith("see current operation"):
+                            continue  # MLIR's own note: the op, in IR
+                        nloc = source_location(n.location)
+                        notes.append(f"{nloc}: {n.message}" if nloc else n.message)
+                    warned.append((diag.message, source_location(diag.location), tuple(notes)))
+                    return True
+
+                handler = module.context.attach_diagnostic_handler(collect)
                 try:
                     pm.run(module.operation)
                 except ir.MLIRError as e:
@@ -131,6 +162,9 @@ class PipelineRunner:
                         f"pass '{_flag(p)}' failed: {err.message}", err.location,
                         err.notes + (f"the input IR of the failing pass is in {path}",)
                     ) from None
+                finally:
+                    handler.detach()
+                _warn(warned)
                 self.dump(module, _flag(p))
             snapshots[stage.name] = str(module)
         return snapshots

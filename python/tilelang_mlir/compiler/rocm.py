@@ -32,7 +32,7 @@ def rocm_stages(target: Target, pass_configs: dict = None) -> List[Stage]:
     chip = target.arch
     gm = lambda p: f"gpu.module({p})"  # noqa: E731
     return [
-        Stage("tile-opt", ["func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
+        Stage("tile-opt", ["func.func(tile-check-uninitialized)", "func.func(tile-legalize-conversions)", "lower-affine", "canonicalize", "cse"]
                           + (["func.func(tile-precise-math)"]
                              if (pass_configs or {}).get("tl.precise_math") else [])
                           + safe_access(pass_configs)),

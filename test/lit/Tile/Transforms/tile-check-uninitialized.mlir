@@ -1,0 +1,66 @@
+// RUN: tile-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(tile-check-uninitialized))' -verify-diagnostics
+
+// An accumulation into a fragment nothing wrote: its first use is a load.
+func.func @accumulate_undefined(%x: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    // expected-note @+1 {{allocated here}}
+    %acc = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.parallel (%i) in (64) {
+      // expected-warning @+1 {{reads a T.alloc_fragment buffer before anything writes it: its elements start undefined}}
+      %a = memref.load %acc[%i] : memref<64xf32, #tile.scope<fragment>>
+      %b = memref.load %x[%i] : memref<64xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %acc[%i] : memref<64xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Cleared first (a tile op), stored first, or read under a condition (a
+// value kept from an earlier trip): no warning.
+func.func @written_first(%x: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(64) {
+    %acc = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.fill %acc, %zero : memref<64xf32, #tile.scope<fragment>>, f32
+    %v = tile.alloc_var : memref<f32, #tile.scope<var>>
+    memref.store %zero, %v[] : memref<f32, #tile.scope<var>>
+    %w = memref.load %v[] : memref<f32, #tile.scope<var>>
+    %u = tile.alloc_var : memref<f32, #tile.scope<var>>
+    scf.for %k = %c0 to %n step %c1 {
+      %first = arith.cmpi eq, %k, %c0 : index
+      scf.if %first {
+        memref.store %w, %u[] : memref<f32, #tile.scope<var>>
+      } else {
+        %p = memref.load %u[] : memref<f32, #tile.scope<var>>
+        memref.store %p, %u[] : memref<f32, #tile.scope<var>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A local buffer read in a loop before the loop's store: the first trip
+// reads what the registers held.
+func.func @loop_reads_before_store(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(1) {
+    // expected-note @+1 {{allocated here}}
+    %l = tile.alloc_local : memref<4xi32, #tile.scope<local>>
+    scf.for %k = %c0 to %n step %c1 {
+      // expected-warning @+1 {{reads a T.alloc_local buffer before anything writes it}}
+      %a = memref.load %l[%c0] : memref<4xi32, #tile.scope<local>>
+      %b = arith.addi %a, %a : i32
+      memref.store %b, %l[%c0] : memref<4xi32, #tile.scope<local>>
+    }
+  }
+  return
+}
