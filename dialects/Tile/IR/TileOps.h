@@ -86,6 +86,11 @@ constexpr StringLiteral kPipelineOrderedAttr = "tile.pipeline_ordered";
 /// otherwise, as TileLang does, instead of falling back to mma.sync).
 constexpr StringLiteral kRequireWgmmaAttr = "tile.require_wgmma";
 
+/// The discardable unit attribute of a memref.load that reads the element a
+/// store then rewrites in part (the byte of a 4-bit element): a write, for
+/// tile-check-uninitialized.
+constexpr StringLiteral kPartialWriteAttr = "tile.partial_write";
+
 /// The buffer a flag or view is of: a `tile.peer`'s local buffer, else
 /// `v` itself.
 Value symmetricRoot(Value v);

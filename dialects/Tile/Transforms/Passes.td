@@ -399,7 +399,8 @@ def TileCheckUninitialized : Pass<"tile-check-uninitialized", "func::FuncOp"> {
     write, the first trip reads what the registers held), unless the load
     sits under an `scf.if` between it and the allocation (a read guarded by
     a condition, as of a value kept from an earlier trip). Any other first
-    use (a store, a tile operation, a view, a call) counts as a write. The
+    use (a store, a tile operation, a view, a call, the read of a
+    read-modify-write marked `tile.partial_write`) counts as a write. The
     IR is not changed.
 
     ```mlir

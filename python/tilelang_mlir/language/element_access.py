@@ -65,7 +65,10 @@ def _store_packed(buf: Buffer, idx: List[IndexExpr], value) -> None:
     mask = constant((1 << buf.dtype.bits) - 1, dt.int8)
     nibble = arith.ShLIOp(arith.ExtUIOp(i8, v.value).result, shift.value).result
     keep = arith.XOrIOp(arith.ShLIOp(mask, shift.value).result, constant(-1, dt.int8)).result
-    old = memref.LoadOp(buf.value, byte_idx).result
+    load = memref.LoadOp(buf.value, byte_idx)
+    # (the read of a write: tile-check-uninitialized counts it as the write)
+    load.operation.attributes["tile.partial_write"] = ir.UnitAttr.get()
+    old = load.result
     new = arith.OrIOp(arith.AndIOp(old, keep).result, nibble).result
     store = memref.StoreOp(new, buf.value, byte_idx)
     if mark is not None:

@@ -64,3 +64,19 @@ func.func @loop_reads_before_store(%n: index) {
   }
   return
 }
+
+// -----
+
+// The read of a read-modify-write (a 4-bit element's byte) is a write.
+func.func @partial_write(%v: i8) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads(1) {
+    %l = tile.alloc_local : memref<4xi8, #tile.scope<local>>
+    %old = memref.load %l[%c0] {tile.partial_write} : memref<4xi8, #tile.scope<local>>
+    %new = arith.ori %old, %v : i8
+    memref.store %new, %l[%c0] : memref<4xi8, #tile.scope<local>>
+    %r = memref.load %l[%c0] : memref<4xi8, #tile.scope<local>>
+  }
+  return
+}
