@@ -98,6 +98,10 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         # T.annotate_pass_configs / T.annotate_compile_flags of the program.
         self.function_pass_configs: Dict = {}
         self.function_compile_flags: List[str] = []
+        # The condition under which the side of a T.if_then_else being
+        # evaluated is taken (None outside one): its shared-memory reads
+        # read element 0 where it does not hold (values.BufferRef.load).
+        self.load_guard = None
         # > 0 while an annotation is evaluated: sizes stay host expressions.
         self.raw_symbols = 0
         # T.import_source's CUDA sources, and the wrapper of each signature

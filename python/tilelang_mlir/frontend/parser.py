@@ -41,6 +41,12 @@ _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
 _DATA_SCOPES = ("global", "fragment", "local", "var")
 
 
+def _if_then_else():
+    from ..language.math import if_then_else
+
+    return if_then_else
+
+
 def _element(value) -> bool:
     """An element reference (`x[i, j]`, every index a point) of a data
     buffer."""
@@ -1141,7 +1147,33 @@ class Parser:
         cond = self.eval(node.test)
         if not is_runtime(cond):
             return self.eval(node.body if cond else node.orelse)
-        return select(cond, self.eval(node.body), self.eval(node.orelse))
+        then_value, else_value = self._sides(cond, node.body, node.orelse)
+        return select(cond, then_value, else_value)
+
+    def _sides(self, cond, then_node: ast.expr, else_node: ast.expr):
+        """The two sides of `cond ? a : b`, each evaluated as the side that
+        is taken only where it is (TVM's if_then_else, Python's `a if c else
+        b`): their shared-memory reads are guarded by the condition (see
+        Builder.load_guard)."""
+        from ..language.values import Vector, _arith, constant, logical
+
+        b = self.builder
+        outer = b.load_guard
+        if isinstance(cond, Vector):  # lane by lane: both sides read
+            return self.eval(then_node), self.eval(else_node)
+        c = to_scalar(cond, dt.boolean)
+        not_c = Scalar(_arith().XOrIOp(c.value, constant(True, dt.boolean)).result, dt.boolean)
+        sides = []
+        for guard, n in ((c, then_node), (not_c, else_node)):
+            b.load_guard = guard if outer is None else logical("and", outer, guard)
+            try:
+                v = self.eval(n)
+                if _element(v):
+                    v = v.load()  # read here, under the guard
+                sides.append(v)
+            finally:
+                b.load_guard = outer
+        return sides
 
     def expr_Subscript(self, node: ast.Subscript):
         base = self.eval(node.value)
@@ -1170,6 +1202,10 @@ class Parser:
     def expr_Call(self, node: ast.Call):
         with self.at(node):
             fn = self.eval(node.func)
+            if fn is _if_then_else() and len(node.args) == 3 and not node.keywords:
+                cond = self.eval(node.args[0])
+                if is_runtime(cond):  # each side read only where it is taken
+                    return select(cond, *self._sides(cond, node.args[1], node.args[2]))
             args = []
             for a in node.args:
                 if isinstance(a, ast.Starred):

@@ -551,7 +551,10 @@ def truncdiv(a, b):
 
 
 def if_then_else(cond, then_value, else_value):
-    """cond ? then_value : else_value (both sides are evaluated)."""
+    """cond ? then_value : else_value. Written in a tile program, each side
+    reads shared memory only where it is taken (TVM's if_then_else, the
+    guard of out-of-bounds reads); its other values are computed on both
+    sides (a select)."""
     return select(cond, then_value, else_value)
 
 

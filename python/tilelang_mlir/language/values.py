@@ -1219,6 +1219,32 @@ def _logical_scalar(op: str, a, b):
     return Scalar(v, dt.boolean)
 
 
+def _parallel_bounds() -> Dict:
+    """The ranges of the enclosing T.Parallel loops' variables: atom ->
+    extent (constant extents only)."""
+    b = state.current() if state.active() else None
+    out = {}
+    for _, ivs, extents in getattr(b, "_parallel_stack", ()):
+        for iv, e in zip(ivs, extents):
+            if isinstance(e, int) and len(iv.terms) == 1:
+                out[next(iter(iv.terms))] = e
+    return out
+
+
+def _within(x: Optional["IndexExpr"], extent, bounds: Dict) -> bool:
+    """Whether index `x` is provably in [0, extent): a constant, or a
+    T.Parallel variable plus a constant, over a constant extent."""
+    if x is None or not isinstance(extent, int):
+        return False
+    if x.is_const():
+        return 0 <= x.const < extent
+    if len(x.terms) != 1:
+        return False
+    (atom, coeff), = x.terms.items()
+    e = bounds.get(atom)
+    return e is not None and coeff == 1 and x.const >= 0 and x.const + e <= extent
+
+
 def select(cond, a, b):
     """cond ? a : b on runtime values (T.if_then_else; lane by lane)."""
     cond, a, b = _vector_ref(cond), _vector_ref(a), _vector_ref(b)
@@ -1528,7 +1554,20 @@ class BufferRef(Operators):
                 bits = _arith().ShRUIOp(raw, constant(k * element.bits, dt.int8)).result
                 lanes.append(Scalar(_arith().TruncIOp(ir_type(element), bits).result, element))
             return Vector(lanes)
-        load = memref.LoadOp(self.buffer.value, [i.materialize() for i in idx])
+        indices = [i.materialize() for i in idx]
+        guard = getattr(state.current(), "load_guard", None) if state.active() else None
+        if guard is not None and self.buffer.scope.startswith("shared"):
+            # A side of T.if_then_else reads only where it is taken (TVM's
+            # if_then_else, the guard of out-of-bounds reads: `s[i - 1]`
+            # under `i > 0`): elsewhere it reads element 0, whose value the
+            # select drops.
+            zero = IndexExpr(0).materialize()
+            bounds = _parallel_bounds()
+            indices = [i if _within(IndexExpr.lift(j), extent, bounds)
+                       else _arith().SelectOp(guard.value, i, zero).result
+                       for i, j, extent in zip(indices, idx,
+                                               _ir().MemRefType(self.buffer.value.type).shape)]
+        load = memref.LoadOp(self.buffer.value, indices)
         if self.buffer.safe_value is not None and self.buffer.scope == "global":
             load.operation.attributes["tile.safe_value"] = storage_constant(
                 self.buffer.safe_value, self.buffer.dtype)

@@ -1057,6 +1057,29 @@ def test_arithmetic_on_bools_computes_in_int_as_c_does(target):
     assert torch.equal(f, (ai + bi).float())
 
 
+def test_if_then_else_reads_only_the_side_taken(target):
+    """T.if_then_else and `a if c else b` read a side's shared memory only
+    where it is taken (TVM's if_then_else, the guard of out-of-bounds reads:
+    TileOPs' paged decode reads `s[sid - 1]` under `sid > 0`); the CPU
+    target's bounds check stopped the read of s[-1] before."""
+    @T.prim_func
+    def neighbours(L: T.Tensor((8,), T.int32), Y: T.Tensor((8,), T.int32)):
+        with T.Kernel(8, threads=1) as sid:
+            s = T.alloc_shared((8,), T.int32)
+            T.copy(L, s)
+            before = T.if_then_else(sid > 0, s[sid - 1] // 4, 0)
+            after = s[sid + 1] if sid + 1 < 8 else -1
+            Y[sid] = before * 100 + after
+
+    dev = _device(target)
+    lens = torch.arange(4, 36, 4, dtype=torch.int32, device=dev)
+    y = torch.empty_like(lens)
+    tl.compile(neighbours, target=target)(lens, y)
+    l = lens.tolist()
+    assert y.tolist() == [(l[i - 1] // 4 if i else 0) * 100 + (l[i + 1] if i < 7 else -1)
+                          for i in range(8)]
+
+
 def test_a_name_bound_to_an_element_holds_its_value(target):
     """`tmp = x[j]` binds the value x[j] has there (TileLang's let), not the
     element: the swap `tmp = x[j]; x[j] = x[i]; x[i] = tmp` sorts
