@@ -34,7 +34,7 @@ from ..runtime.launcher import JitBase
 from .backend import Backend
 from .pass_config import (PASS_CONFIGS, TILELANG_PASS_CONFIGS,  # noqa: F401
                           check_pass_configs, normalize)
-from .pipeline import PipelineRunner, diagnostics_error, trace_dir
+from .pipeline import PipelineRunner, diagnostics_error, trace_dir, warn_program
 
 # The kernels compiled in this process, most recently used last. Bounded:
 # a process that compiles kernels without end (a fuzzer, a sweep) must not
@@ -447,9 +447,8 @@ def _lower_keeping_warnings(func, p: CompilePlan) -> CompiledArtifact:
 def _warn_again(artifact: CompiledArtifact) -> None:
     """The warnings the artifact's compile gave (stage "warnings")."""
     kept = artifact.stages.get("warnings")
-    for message, filename, line, col, notes in json.loads(kept) if kept else ():
-        w = TileLangWarning(message, SourceLocation(filename, line, col), tuple(notes))
-        warnings.warn_explicit(w, TileLangWarning, filename, line)
+    warn_program((message, SourceLocation(filename, line, col), notes)
+                 for message, filename, line, col, notes in (json.loads(kept) if kept else ()))
 
 
 # TileLang's `compile_flags` are nvcc flags for the CUDA C++ it generates.

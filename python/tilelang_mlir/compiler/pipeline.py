@@ -35,31 +35,33 @@ def _short(text: str, max_lines: int = 12) -> str:
     return "\n".join(lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines)"])
 
 
+def _located(diag) -> str:
+    """A diagnostic's message, after its source position when it has one."""
+    loc = source_location(diag.location)
+    return f"{loc}: {diag.message}" if loc else diag.message
+
+
 def diagnostics_error(err, what: str, cls=TileLangError) -> TileLangError:
     """Turns an MLIRError into an error at the user's line."""
     diags = list(getattr(err, "error_diagnostics", []) or [])
     if not diags:
         return cls(f"{what}: {err}")
     first = diags[0]
-    notes = []
-    for n in getattr(first, "notes", []) or []:
-        nloc = source_location(n.location)
-        notes.append(_short(f"{nloc}: {n.message}" if nloc else n.message))
-    for d in diags[1:]:
-        dloc = source_location(d.location)
-        notes.append(_short(f"{dloc}: {d.message}" if dloc else d.message))
+    notes = [_short(_located(n)) for n in getattr(first, "notes", []) or []]
+    notes += [_short(_located(d)) for d in diags[1:]]
     return cls(first.message, source_location(first.location), tuple(notes))
 
 
-def _warn(diagnostics) -> None:
-    """A pass's warnings (message, location, notes) as Python warnings at the
-    user's line."""
+def warn_program(warned) -> None:
+    """Warnings about the program (message, SourceLocation or None, notes)
+    as Python warnings at its lines: a pass's, or those a cached kernel
+    kept from its compile."""
     import warnings
 
     from ..base.errors import TileLangWarning
 
-    for message, location, notes in diagnostics:
-        w = TileLangWarning(message, location, notes)
+    for message, location, notes in warned:
+        w = TileLangWarning(message, location, tuple(notes))
         if location is None:
             warnings.warn(w, stacklevel=3)
         else:  # reported at the program's line, once per line and message
@@ -143,12 +145,9 @@ class PipelineRunner:
                     # A pass's warnings (errors go on to the MLIRError)
                     if diag.severity != ir.DiagnosticSeverity.WARNING:
                         return False
-                    notes = []
-                    for n in diag.notes:
-                        if n.message.startswith("see current operation"):
-                            continue  # MLIR's own note: the op, in IR
-                        nloc = source_location(n.location)
-                        notes.append(f"{nloc}: {n.message}" if nloc else n.message)
+                    # (MLIR's own note "see current operation": the op, in IR)
+                    notes = [_located(n) for n in diag.notes
+                             if not n.message.startswith("see current operation")]
                     warned.append((diag.message, source_location(diag.location), tuple(notes)))
                     return True
 
@@ -164,7 +163,7 @@ class PipelineRunner:
                     ) from None
                 finally:
                     handler.detach()
-                _warn(warned)
+                warn_program(warned)
                 self.dump(module, _flag(p))
             snapshots[stage.name] = str(module)
         return snapshots

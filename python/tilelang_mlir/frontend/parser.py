@@ -782,13 +782,7 @@ class Parser:
         when `expr` is such a call, else None; its arguments are evaluated."""
         from ..language import loops
 
-        if not isinstance(expr, ast.Call):
-            return None
-        try:
-            fn = self.eval(expr.func)
-        except TileLangError:
-            return None
-        if fn is not loops.thread_binding:
+        if self._callee(expr) is not loops.thread_binding:
             return None
         names = ("start", "stop", "thread", "annotations")
         args = dict(zip(names, (self.eval(a) for a in expr.args)))
@@ -945,18 +939,22 @@ class Parser:
                 self.bind_loop_target(item.optional_vars, indices)
             self.visit_body(node.body)
 
+    def _callee(self, expr: ast.expr):
+        """What `expr` calls, when it is a call whose callee evaluates (only
+        the callee is evaluated); None otherwise."""
+        if not isinstance(expr, ast.Call):
+            return None
+        try:
+            return self.eval(expr.func)
+        except TileLangError:
+            return None
+
     def _frame_of(self, item: ast.withitem):
         """The TIR frame class (T.If, T.Then, T.Else, T.While) a `with` item
         calls, or None; only the callee is evaluated."""
         from ..language import tir
 
-        expr = item.context_expr
-        if not isinstance(expr, ast.Call):
-            return None
-        try:
-            fn = self.eval(expr.func)
-        except TileLangError:
-            return None
+        fn = self._callee(item.context_expr)
         if isinstance(fn, type) and issubclass(fn, tir._Frame):
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, f"`with T.{fn.name}(...)` binds no name")
@@ -1155,16 +1153,15 @@ class Parser:
         is taken only where it is (TVM's if_then_else, Python's `a if c else
         b`): their shared-memory reads are guarded by the condition (see
         Builder.load_guard)."""
-        from ..language.values import Vector, _arith, constant, logical
+        from ..language.values import Vector, logical
 
         b = self.builder
         outer = b.load_guard
         if isinstance(cond, Vector):  # lane by lane: both sides read
             return self.eval(then_node), self.eval(else_node)
         c = to_scalar(cond, dt.boolean)
-        not_c = Scalar(_arith().XOrIOp(c.value, constant(True, dt.boolean)).result, dt.boolean)
         sides = []
-        for guard, n in ((c, then_node), (not_c, else_node)):
+        for guard, n in ((c, then_node), (unary("not", c), else_node)):
             b.load_guard = guard if outer is None else logical("and", outer, guard)
             try:
                 v = self.eval(n)

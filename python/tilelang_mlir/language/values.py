@@ -993,8 +993,8 @@ def _binary_scalar(op: str, a, b):
         # TileLang's CUDA C++ computes bools as ints (true + true is 2, a
         # true bool when stored): the sum is that int, true where nonzero,
         # and the int beside it for further arithmetic and conversions.
-        wa, wb = (x.wide if isinstance(x, PromotedInt) and x.dtype.is_bool else
-                  to_scalar(x, dt.int32).value for x in (a, b))
+        # (to_scalar reads a bool sum's int: see PromotedInt)
+        wa, wb = (to_scalar(x, dt.int32).value for x in (a, b))
         wide = _emit_binary(op, wa, wb, dt.int32)
         return PromotedInt(_convert_value(wide, dt.int32, dt.boolean), dt.boolean, wide)
     sa, sb = to_scalar(a, dtype), to_scalar(b, dtype)
