@@ -105,13 +105,14 @@ class RandomBuilder:
         c = [_u32(v) for v in ctr]
         k0, k1 = _u32(key[0]), _u32(key[1])
         for r in range(10):
-            p0 = binary("*", to_scalar(c[0], dt.uint64), _M0)
-            p1 = binary("*", to_scalar(c[2], dt.uint64), _M1)
+            # (typed constants: a Python int past int32's range is int64)
+            p0 = binary("*", to_scalar(c[0], dt.uint64), to_scalar(_M0, dt.uint64))
+            p1 = binary("*", to_scalar(c[2], dt.uint64), to_scalar(_M1, dt.uint64))
             c = [binary("^", binary("^", self._hi(p1), c[1]), k0), self._lo(p1),
                  binary("^", binary("^", self._hi(p0), c[3]), k1), self._lo(p0)]
             if r < 9:
-                k0 = binary("+", k0, _W0)
-                k1 = binary("+", k1, _W1)
+                k0 = binary("+", k0, _u32(_W0))
+                k1 = binary("+", k1, _u32(_W1))
         return c
 
     # -- draws ----------------------------------------------------------------

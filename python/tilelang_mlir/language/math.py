@@ -192,7 +192,8 @@ def __log10(x):
             return _defer("__log10", __log10, x)
         return _pymath.log10(x)
     _require_float(x, "__log10")
-    return binary("*", __log2(x), _pymath.log10(2.0))
+    lg = __log2(x)  # the product in x's dtype, as TileLang's call of it
+    return binary("*", lg, to_scalar(_pymath.log10(2.0), lg.dtype))
 
 
 def __tan(x):
@@ -451,8 +452,15 @@ def truncmod(a, b):
 
 
 def sigmoid(x):
-    """1 / (1 + exp(-x))."""
-    return binary("/", 1.0, binary("+", 1.0, exp(binary("*", -1.0, x))))
+    """1 / (1 + exp(-x)), in x's float dtype (TVM's tir.sigmoid; integers in
+    float32)."""
+    x = _unwrap_ref(x)
+    if not _runtime(x):  # a number, or an expression of the host
+        return binary("/", 1.0, binary("+", 1.0, exp(binary("*", -1.0, x))))
+    d = to_scalar(x).dtype
+    d = d if d.is_float else dt.float32
+    one = to_scalar(1.0, d)
+    return binary("/", one, binary("+", one, exp(binary("*", to_scalar(-1.0, d), x))))
 
 
 def abs(x):  # noqa: A001 (TileLang's name)

@@ -837,51 +837,73 @@ def _describe(x) -> str:
 # ---------------------------------------------------------------------------
 
 
+_IEEE = ("float16", "float32", "float64", "tfloat32")
+
+
 def promote(a: DType, b: DType) -> DType:
-    """The common dtype of a binary operation."""
+    """The common dtype of a binary operation `a op b`: TVM's
+    `BinaryOpMatchTypes`, which TileLang's expressions follow. Of two IEEE
+    floats (float16/32/64) the wider; an IEEE float over any other type
+    (bfloat16 + float16 is float16); then bfloat16 over the rest; a float8
+    or narrower float over integers; of two integers the wider, and at one
+    width the unsigned (int32 + uint32 is uint32; a bool is a 1-bit
+    unsigned integer)."""
     if a == b:
         return a
-    if a.is_float or b.is_float:
-        if not a.is_float:
-            return b
-        if not b.is_float:
-            return a
-        if a.bits != b.bits:
-            return a if a.bits > b.bits else b
-        return dt.float32  # float16 with bfloat16
-    if a.is_bool:
+    ea, eb = a.name in _IEEE, b.name in _IEEE
+    if ea and eb:
+        return b if b.bits > a.bits else a
+    if eb:
         return b
-    if b.is_bool:
+    if ea:
         return a
+    if b.name == "bfloat16":
+        return b
+    if a.name == "bfloat16":
+        return a
+    if a.is_float and b.is_float:
+        raise TypeError(f"cannot mix {a} and {b} in one operation (TileLang "
+                        "refuses it too): convert one side with T.cast first")
+    if a.is_float or b.is_float:
+        return a if a.is_float else b
     if a.kind == "index" or b.kind == "index":
         return dt.index
     if a.bits != b.bits:
         return a if a.bits > b.bits else b
-    return a if a.kind == "int" else b
+    return a if a.is_unsigned else b
 
 
-def _python_dtype(x, other: DType) -> DType:
-    """The dtype a Python number takes next to a value of dtype `other`."""
+_BITWISE = ("&", "|", "^", "<<", ">>")
+
+
+def _python_dtype(x, other: DType, op: str = "") -> DType:
+    """The dtype of a Python number in an operation with a value of dtype
+    `other`, as TVM gives it (`tir.const`): a bool is bool, an int int32
+    (int64 past its range), a float float32, whatever the other side is
+    (`f16 * 0.5` computes in float32, `int8 + 1` in int32; the other
+    operand's dtype wins only by promotion: `f16 * 2` is float16). An int
+    beside a bitwise operator takes the other side's dtype (`u8 >> 4` stays
+    uint8). Index arithmetic (the compiler's own) keeps its index dtype."""
     if isinstance(x, bool):
-        return other if other.is_bool else dt.boolean
+        return dt.boolean
     if isinstance(x, int):
-        return other
-    if other.is_float:
-        return other
+        if op in _BITWISE or other.kind == "index":
+            return other
+        return dt.int32 if -2**31 <= x < 2**31 else dt.int64
     return dt.float32
 
 
-def _common_dtype(a, b) -> DType:
-    """The dtype the two operands of an operation promote to: a Python
-    number takes its dtype from the other side (two Python numbers, which
-    only T.if_then_else on a runtime condition meets: float32 or int32)."""
+def _common_dtype(a, b, op: str = "") -> DType:
+    """The dtype the two operands of an operation promote to (a Python
+    number typed by `_python_dtype`; two Python numbers, which only
+    T.if_then_else on a runtime condition meets: float32 or int32)."""
     da, db = _dtype_of(a), _dtype_of(b)
     if da is None and db is None:
         da = db = dt.float32 if isinstance(a, float) or isinstance(b, float) else dt.int32
     if da is None:
-        da = _python_dtype(a, db)
+        da = _python_dtype(a, db, op)
     if db is None:
-        db = _python_dtype(b, da)
+        db = _python_dtype(b, da, op)
     return promote(da, db)
 
 
@@ -971,7 +993,7 @@ def _binary_scalar(op: str, a, b):
             raise _error("'/' on integer indices is ambiguous: use '//' (floor "
                          "division) or T.ceildiv")
     # Runtime scalar arithmetic.
-    dtype = _common_dtype(a, b)
+    dtype = _common_dtype(a, b, op)
     if op == "/" and not dtype.is_float:
         raise _error(f"'/' on {dtype} values is ambiguous: use '//' (floor "
                      "division), or cast to a float type first")
@@ -1151,7 +1173,8 @@ def _unary_scalar(op: str, a):
     if op == "-":
         if isinstance(a, IndexExpr):
             return a.scale(-1)
-        return binary("-", 0 if not a.dtype.is_float else 0.0, a)
+        # -x keeps x's dtype (TVM's neg): a zero of that dtype
+        return binary("-", to_scalar(0.0 if a.dtype.is_float else 0, a.dtype), a)
     s = to_scalar(a)
     if op == "not":
         b = to_scalar(s, dt.boolean)

@@ -1080,6 +1080,140 @@ def test_if_then_else_reads_only_the_side_taken(target):
                           for i in range(8)]
 
 
+# The dtype of `a + b` as TileLang 0.1.15 gives it (read from its wheel with
+# scripts/tilelang_reference.sh: TVM's BinaryOpMatchTypes), row a, column b.
+_TYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32",
+          "int64", "uint32", "bool", "float8_e4m3fn", "float8_e5m2"]
+_SUMS = {
+    "float16": "f16 f16 f32 f64 f16 f16 f16 f16 f16 f16 f16 f16 f16",
+    "bfloat16": "f16 bf16 f32 f64 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16",
+    "float32": "f32 f32 f32 f64 f32 f32 f32 f32 f32 f32 f32 f32 f32",
+    "float64": "f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64 f64",
+    "int8": "f16 bf16 f32 f64 i8 u8 i16 i32 i64 u32 i8 e4m3 e5m2",
+    "uint8": "f16 bf16 f32 f64 u8 u8 i16 i32 i64 u32 u8 e4m3 e5m2",
+    "int16": "f16 bf16 f32 f64 i16 i16 i16 i32 i64 u32 i16 e4m3 e5m2",
+    "int32": "f16 bf16 f32 f64 i32 i32 i32 i32 i64 u32 i32 e4m3 e5m2",
+    "int64": "f16 bf16 f32 f64 i64 i64 i64 i64 i64 i64 i64 e4m3 e5m2",
+    "uint32": "f16 bf16 f32 f64 u32 u32 u32 u32 i64 u32 u32 e4m3 e5m2",
+    "bool": "f16 bf16 f32 f64 i8 u8 i16 i32 i64 u32 bool e4m3 e5m2",
+    "float8_e4m3fn": "f16 bf16 f32 f64 e4m3 e4m3 e4m3 e4m3 e4m3 e4m3 e4m3 e4m3 ERR",
+    "float8_e5m2": "f16 bf16 f32 f64 e5m2 e5m2 e5m2 e5m2 e5m2 e5m2 e5m2 ERR e5m2",
+}
+_SHORT = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+          "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64",
+          "u32": "uint32", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "bool": "bool"}
+# `x op literal` for x of each dtype: a Python float is float32, an int is
+# int32 (TVM's tir.const), then the same promotion; a bitwise operator's
+# int takes x's dtype.
+_WITH_LITERALS = {
+    "float16": "f32 f16", "bfloat16": "f32 bf16", "float32": "f32 f32", "float64": "f64 f64",
+    "int8": "f32 i32", "uint8": "f32 i32", "int16": "f32 i32", "int32": "f32 i32",
+    "int64": "f32 i64", "uint32": "f32 u32", "bool": "f32 i32",
+    "float8_e4m3fn": "f32 e4m3", "float8_e5m2": "f32 e5m2",
+}
+
+
+def _dtypes_of_operations(xs, seen):
+    """The dtype of each operation on the loaded values `xs` (one of each
+    of _TYPES) into `seen` ("ERR" where it is refused)."""
+    def record(key, make):
+        try:
+            seen[key] = str(make().dtype)
+        except (TypeError, TileLangError) as e:
+            assert "float8" in str(e) and "T.cast" in str(e), e
+            seen[key] = "ERR"
+
+    v = dict(zip(_TYPES, xs))
+    for a, x in v.items():
+        for b, y in v.items():
+            record((a, b), lambda: x + y)
+        record((a, "float"), lambda: x * 0.5)
+        record((a, "rfloat"), lambda: 0.25 - x)
+        record((a, "int"), lambda: x + 2)
+        record((a, "rint"), lambda: 3 * x)
+        if not a.startswith("float") and a != "bfloat16":
+            record((a, "shift"), lambda: x >> 1)
+            record((a, "and"), lambda: x & 1)
+    record("max", lambda: T.max(v["float16"], 0.5))
+    record("min", lambda: T.min(v["bfloat16"], 1))
+    record("select", lambda: T.if_then_else(v["bool"], v["float16"], 0.25))
+    record("select ints", lambda: T.if_then_else(v["bool"], 1, 2))
+    record("wide int", lambda: v["int32"] + 2 ** 40)
+
+
+def test_the_dtype_of_an_operation_is_tilelangs():
+    """Every pair of dtypes, and each dtype beside a Python float and int,
+    promotes as TileLang's: f16 * 0.5 and i32 * 0.5 compute in float32,
+    int8 + 1 in int32, float16 + bfloat16 in float16, int32 + uint32 in
+    uint32; mixing the two float8 types is an error naming both."""
+    seen = {}
+    bufs = {d: T.Tensor((2,), d) for d in _TYPES}
+
+    @T.prim_func
+    def probe(F16: bufs["float16"], BF16: bufs["bfloat16"], F32: bufs["float32"],
+              F64: bufs["float64"], I8: bufs["int8"], U8: bufs["uint8"],
+              I16: bufs["int16"], I32: bufs["int32"], I64: bufs["int64"],
+              U32: bufs["uint32"], B: bufs["bool"], E4: bufs["float8_e4m3fn"],
+              E5: bufs["float8_e5m2"]):
+        with T.Kernel(1, threads=1):
+            _dtypes_of_operations([F16[0], BF16[0], F32[0], F64[0], I8[0], U8[0], I16[0],
+                                   I32[0], I64[0], U32[0], B[0], E4[0], E5[0]], seen)
+
+    # (the body runs at this compile: no cached kernel may stand in for it)
+    tl.compile(probe, target="cpu", pass_configs={"tl.disable_cache": True})
+    for a in _TYPES:
+        assert [seen[a, b] for b in _TYPES] == \
+            [_SHORT.get(c, c) for c in _SUMS[a].split()], a
+        f, i = (_SHORT[c] for c in _WITH_LITERALS[a].split())
+        assert (seen[a, "float"], seen[a, "rfloat"], seen[a, "int"], seen[a, "rint"]) == \
+            (f, f, i, i), a
+        if (a, "shift") in seen:
+            assert seen[a, "shift"] == seen[a, "and"] == a
+    assert (seen["max"], seen["min"], seen["select"], seen["select ints"], seen["wide int"]) \
+        == ("float32", "bfloat16", "float32", "int32", "int64")
+
+
+def test_literals_are_typed_as_tilelang_types_them(target):
+    """Values, not only dtypes: a float16 times a Python float computes in
+    float32 (no overflow to inf), int8 arithmetic with an int in int32 (no
+    wrap), uint8 minus an int is negative, a comparison with a literal the
+    narrow type cannot hold compares in int32, and float16 + bfloat16 rounds
+    the bfloat16 side to float16."""
+    @T.prim_func
+    def ops(H: T.Tensor((64,), T.float16), Bf: T.Tensor((64,), T.bfloat16),
+            I8: T.Tensor((64,), T.int8), U8: T.Tensor((64,), T.uint8),
+            F: T.Tensor((64, 3), T.float32), Z: T.Tensor((64, 4), T.int32)):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                F[i, 0] = T.exp2(H[i] * 1.5) * 0.0001
+                F[i, 1] = U8[i] - 8
+                F[i, 2] = H[i] + Bf[i]
+                Z[i, 0] = I8[i] * 2 + 1
+                Z[i, 1] = T.if_then_else(I8[i] < 200, 1, 0)
+                Z[i, 2] = (U8[i] >> 4) & 0xF
+                Z[i, 3] = (I8[i] + 100) // 3
+
+    dev = _device(target)
+    g = torch.Generator().manual_seed(7)
+    h = (torch.rand(64, generator=g) * 4 + 10).half().to(dev)
+    bf = torch.randn(64, generator=g).bfloat16().to(dev)
+    i8 = torch.randint(-128, 128, (64,), generator=g, dtype=torch.int8).to(dev)
+    u8 = torch.randint(0, 256, (64,), generator=g, dtype=torch.uint8).to(dev)
+    f = torch.empty(64, 3, dtype=torch.float32, device=dev)
+    z = torch.empty(64, 4, dtype=torch.int32, device=dev)
+    tl.compile(ops, target=target)(h, bf, i8, u8, f, z)
+    want = torch.exp2(h.float() * 1.5) * torch.tensor(0.0001)
+    torch.testing.assert_close(f[:, 0], want, rtol=1e-5, atol=0)
+    assert torch.isfinite(f[:, 0]).all()
+    assert torch.equal(f[:, 1], u8.float() - 8)
+    assert torch.equal(f[:, 2], (h + bf.half()).float())
+    i = i8.int()
+    assert torch.equal(z[:, 0], i * 2 + 1)
+    assert torch.equal(z[:, 1], torch.ones_like(i))
+    assert torch.equal(z[:, 2], (u8.int() >> 4) & 0xF)
+    assert torch.equal(z[:, 3], torch.div(i + 100, 3, rounding_mode="floor"))
+
+
 def test_a_name_bound_to_an_element_holds_its_value(target):
     """`tmp = x[j]` binds the value x[j] has there (TileLang's let), not the
     element: the swap `tmp = x[j]; x[j] = x[i]; x[i] = tmp` sorts
