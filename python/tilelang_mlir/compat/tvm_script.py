@@ -1,7 +1,8 @@
 """`tvm.script.ir_builder.base.IRBuilderFrame`, for TileLang programs that
 check what a T.* construct returns: `isinstance(T.serial(0, n), IRBuilderFrame)`
 holds for this package's loop and kernel constructs (the objects a tile
-program enters with `for` / `with`). The rest of TVMScript (its parser,
+program enters with `for` / `with`), but for a `T.serial` whose step is not
+1 (TileLang's own stepped-loop object is no TVM frame). The rest of TVMScript (its parser,
 printer and IR builders) is out of scope: reading another name raises an
 AttributeError that says so."""
 
@@ -16,6 +17,9 @@ class _FrameCheck(type):
 
         frames = (loops.Parallel, loops.Pipelined, loops.Serial, loops.Grid, loops.Persistent,
                   kernel.KernelLaunch)
+        if isinstance(obj, loops.Serial):  # T.serial(a, b, step): a frame for step 1 only
+            step = obj.step
+            return isinstance(step, int) and not isinstance(step, bool) and step == 1
         return isinstance(obj, frames)
 
 

@@ -667,3 +667,20 @@ def test_size_var_is_a_symbolic_size(compat_route, target, rng):
         np.testing.assert_array_equal(b.cpu().numpy(), a * 2)
     with pytest.raises(TypeError, match="a size is int32 or int64"):
         TL.SizeVar("m", "float32")
+
+
+def test_ir_builder_frame_of_loops(compat_route):
+    """`isinstance(T.serial(...), IRBuilderFrame)` as TileLang answers it:
+    a loop of step 1 is a TVM frame, a stepped one (a symbolic or negative
+    step) is TileLang's own object."""
+    import tilelang.language as TL
+    from tvm.script.ir_builder.base import IRBuilderFrame
+    from tvm.tirx.expr import IntImm, Var
+
+    assert isinstance(TL.serial(1, 10), IRBuilderFrame)
+    assert isinstance(TL.serial(1, 10, 1), IRBuilderFrame)
+    assert isinstance(TL.serial(1, 10, IntImm(TL.int32, 1)), IRBuilderFrame)
+    assert not isinstance(TL.serial(1, 10, Var("tmp", TL.int32)), IRBuilderFrame)
+    assert not isinstance(TL.serial(10, -1, -1), IRBuilderFrame)
+    assert not isinstance(TL.serial(0, 10, 2), IRBuilderFrame)
+    assert isinstance(TL.Parallel(4), IRBuilderFrame) and isinstance(TL.Kernel(1), IRBuilderFrame)
