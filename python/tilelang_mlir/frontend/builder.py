@@ -511,7 +511,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         if not isinstance(x, BufferRef) or x.buffer.scope != "shared":
             return self._whole(x, what)
         buf = x.buffer
-        offsets, extents = x.region()
+        offsets, extents = x.offsets_extents()
         sizes = [1 if e is None else e for e in extents]
         kept = [d for d, e in enumerate(sizes) if e != 1] or [len(sizes) - 1]
         shape = [int(n) for n in buf.shape]
@@ -669,7 +669,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
         "region", which is always staged (T.copy reads and writes those)."""
         self.no_reducer(x, what)
         if isinstance(x, BufferRef):
-            offsets, extents = x.region()
+            offsets, extents = x.offsets_extents()
             shape = [1 if e is None else int(e) for e in extents]
             return Buffer(None, shape, x.buffer.dtype, "region", x.buffer.name)
         if not isinstance(x, Buffer):
@@ -768,7 +768,7 @@ class Builder(CopyBuilder, RoleBuilder, ThreadBuilder, ReducerBuilder, RandomBui
             buf, offsets = dst, [IndexExpr(0)] * dst.ndim
         elif isinstance(dst, BufferRef):
             buf = dst.buffer
-            offsets, extents = dst.region()
+            offsets, extents = dst.offsets_extents()
             if any(e is not None for e in extents):
                 if scalar:  # a region and a scalar: every element once
                     return self.atomic_fill("add", dst, value, None, "T.atomic_add")

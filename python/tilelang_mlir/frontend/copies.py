@@ -38,7 +38,7 @@ class CopyBuilder:
         if isinstance(x, Buffer):
             return x, [IndexExpr(0)] * x.ndim, list(x.static_shape(what))
         if isinstance(x, BufferRef):
-            offsets, extents = x.region()
+            offsets, extents = x.offsets_extents()
             return x.buffer, offsets, extents
         raise self.error(f"{what} expects a buffer or a buffer region, got {_describe(x)}")
 

@@ -389,7 +389,7 @@ class ThreadBuilder:
                 threads *= t
         dbuf = dst.buffer if isinstance(dst, BufferRef) else dst
         if isinstance(dst, BufferRef):
-            offsets, extents = dst.region()
+            offsets, extents = dst.offsets_extents()
             whole = all(o.is_const() and o.const == 0 for o in offsets) and \
                 all(e is None or e == n for e, n in zip(extents, dbuf.shape))
         else:
@@ -670,7 +670,7 @@ class ThreadBuilder:
             extents = list(dst.static_shape(what))
         else:
             buf = dst.buffer
-            offsets, extents = dst.region()
+            offsets, extents = dst.offsets_extents()
             extents = [1 if e is None else e for e in extents]
         dims = [d for d, e in enumerate(extents) if e != 1]
         with self.parallel([extents[d] for d in dims] or [1]) as ivs:
@@ -691,7 +691,7 @@ class ThreadBuilder:
             buf, offsets, extents = dst, [IndexExpr(0)] * dst.ndim, list(dst.shape)
         elif isinstance(dst, BufferRef):
             buf = dst.buffer
-            offsets, extents = dst.region()
+            offsets, extents = dst.offsets_extents()
         else:
             raise self.error(f"{what} expects a buffer destination, got {_describe(dst)}")
         if any(e is not None for e in extents):
@@ -719,7 +719,7 @@ class ThreadBuilder:
         if isinstance(value, Buffer):
             return value, [IndexExpr(0)] * value.ndim, value.static_shape(what)
         if isinstance(value, BufferRef):
-            offsets, extents = value.region()
+            offsets, extents = value.offsets_extents()
             return value.buffer, offsets, [1 if e is None else e for e in extents]
         raise self.error(f"{what}: the value must be a tile (a buffer or a region), got "
                          f"{_describe(value)}")
@@ -747,7 +747,7 @@ class ThreadBuilder:
                 return [BufferRef(ref.buffer, tuple(it.lanes[k] if isinstance(it, Vector)
                                                     else it for it in ref.items))
                         for k in range(lanes)]
-            offsets, extents = ref.region()
+            offsets, extents = ref.offsets_extents()
             if any(e is not None for e in extents[:-1] if e != 1) or \
                     extents[-1] not in (None, lanes):
                 raise self.error(f"{what}: the {side} {ref!r} must be {lanes} consecutive "

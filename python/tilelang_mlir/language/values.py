@@ -1485,9 +1485,11 @@ class BufferRef(Operators):
     @property
     def dtype(self):
         """The element type (TVM's BufferLoad.dtype: code written for TVM
-        checks `buf[i].dtype == "uint8"`); a vector access's is the vector
-        dtype."""
-        if self.is_vector():
+        checks `buf[i].dtype == "uint8"`); a vector access's (one sliced or
+        T.Ramp dimension) is the vector dtype; a region of several sliced
+        dimensions (TVM's BufferRegion, a tile operation's operand) has its
+        buffer's element dtype."""
+        if sum(isinstance(i, (slice, Vector)) for i in self.items) == 1:
             return self.load().dtype
         return self.buffer.dtype
 
@@ -1674,7 +1676,7 @@ class BufferRef(Operators):
     def dynamic_region(self) -> bool:
         """Whether a slice's extent is known only at run time."""
         try:
-            self.region()
+            self.offsets_extents()
         except TileLangError:
             return any(isinstance(i, slice) for i in self.items) and len(self.items) == \
                 self.buffer.ndim
@@ -1705,7 +1707,15 @@ class BufferRef(Operators):
             raise _error(f"slice {i} of {b.name!r} is empty")
         return start, extent.const
 
-    def region(self) -> Tuple[List[IndexExpr], List[Optional[int]]]:
+    @property
+    def region(self) -> List["RegionRange"]:
+        """TVM's `BufferRegion.region`, as TileLang code reads a slice it is
+        given (`[int(r.extent) for r in ref.region]`): a range (`min`,
+        `extent`) per dimension, extent 1 at a point index."""
+        offsets, extents = self.offsets_extents()
+        return [RegionRange(o, 1 if e is None else e) for o, e in zip(offsets, extents)]
+
+    def offsets_extents(self) -> Tuple[List[IndexExpr], List[Optional[int]]]:
         """Offsets and extents; an extent is None for a point index (the
         extent then comes from the other side of the operation)."""
         b = self.buffer
@@ -1726,6 +1736,18 @@ class BufferRef(Operators):
                                               b.shape[i]))
                 extents.append(None)
         return offsets, extents
+
+
+class RegionRange:
+    """One dimension of a buffer region (TVM's `Range`): `min`, `extent`."""
+
+    __slots__ = ("min", "extent")
+
+    def __init__(self, min, extent):  # noqa: A002 (TVM's field name)
+        self.min, self.extent = min, extent
+
+    def __repr__(self) -> str:
+        return f"Range(min={self.min!r}, extent={self.extent!r})"
 
 
 def _wrap_negative(index: IndexExpr, extent, select_unknown: bool = False):

@@ -684,3 +684,32 @@ def test_ir_builder_frame_of_loops(compat_route):
     assert not isinstance(TL.serial(10, -1, -1), IRBuilderFrame)
     assert not isinstance(TL.serial(0, 10, 2), IRBuilderFrame)
     assert isinstance(TL.Parallel(4), IRBuilderFrame) and isinstance(TL.Kernel(1), IRBuilderFrame)
+
+
+def _copy_through_region(src, dst, seen):
+    """A helper as TileLang libraries write them: it reads the extents of
+    the region it is given (TVM's BufferRegion.region) and its dtype."""
+    seen["extents"] = [int(r.extent) for r in src.region]
+    seen["dtype"] = str(getattr(src, "dtype", None) or src.buffer.dtype)
+    T.copy(src, dst)
+
+
+def test_a_sliced_region_has_tvm_ranges(target, rng):
+    seen = {}
+
+    @T.prim_func
+    def main(A: T.Tensor((2, 16, 8), T.float16), B: T.Tensor((16, 8), T.float16)):
+        with T.Kernel(1, threads=32):
+            s = T.alloc_shared((2, 16, 8), T.float16)
+            f = T.alloc_fragment((16, 8), T.float16)
+            T.copy(A, s)
+            _copy_through_region(s[1, :, :], f, seen)
+            T.copy(f, B)
+
+    kernel = tl.compile(main, target=target, pass_configs={"tl.disable_cache": True})
+    assert seen == {"extents": [1, 16, 8], "dtype": "float16"}
+    dev = _device(target)
+    a = torch.randn(2, 16, 8, dtype=torch.float16, device=dev)
+    b = torch.empty(16, 8, dtype=torch.float16, device=dev)
+    kernel(a, b)
+    assert torch.equal(b, a[1])
