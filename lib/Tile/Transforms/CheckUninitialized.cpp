@@ -4,8 +4,9 @@
 //
 // Fragments, local buffers and vars start undefined: a program that reads
 // one before writing it (an accumulation `acc[i] += x` with no T.clear
-// first) computes with whatever the registers held. A warning at the read
-// names it; the IR is not changed.
+// first, a T.gemm or T.reduce_* that accumulates into a buffer nothing
+// cleared) computes with whatever the registers held. A warning at the
+// read names it; the IR is not changed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +56,25 @@ bool guarded(Operation *op, Operation *alloc) {
   return false;
 }
 
+/// Whether `op`'s use of `buffer` reads its elements: a load (not the read
+/// of a read-modify-write, part of a write), or a tile operation's input:
+/// a copy's source, a gemm's operands (its accumulator unless
+/// `clear_accum`), a reduction's source (its destination unless `clear`).
+/// Other uses (a view, a call, a store) are not reads here.
+bool reads(Operation *op, Value buffer) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return load.getMemRef() == buffer && !load->hasAttr(kPartialWriteAttr);
+  if (auto copy = dyn_cast<CopyOp>(op))
+    return copy.getSrc() == buffer && copy.getDst() != buffer;
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return gemm.getA() == buffer || gemm.getB() == buffer ||
+           (gemm.getC() == buffer && !gemm.getClearAccum());
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return reduce.getSrc() == buffer ||
+           (reduce.getDst() == buffer && !reduce.getClear());
+  return false;
+}
+
 struct TileCheckUninitializedPass
     : public tile::impl::TileCheckUninitializedBase<
           TileCheckUninitializedPass> {
@@ -67,12 +87,8 @@ struct TileCheckUninitializedPass
       for (Value operand : op->getOperands()) {
         if (!untouched.erase(operand))
           continue;
-        auto load = dyn_cast<memref::LoadOp>(op);
         Operation *alloc = operand.getDefiningOp();
-        // The read of a read-modify-write (a 4-bit element's byte) is part
-        // of a write.
-        if (!load || load.getMemRef() != operand || guarded(op, alloc) ||
-            load->hasAttr(kPartialWriteAttr))
+        if (!reads(op, operand) || guarded(op, alloc))
           continue;
         InFlightDiagnostic diag = op->emitWarning()
                                   << "reads a T.alloc_" << kindOf(alloc)

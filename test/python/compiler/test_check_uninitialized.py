@@ -87,3 +87,51 @@ def test_the_warned_program_still_compiles_and_runs(tmp_path, monkeypatch):
     y = torch.empty(8)
     tl.compile(_sum_of_squares(True), target="cpu")(x, y)
     torch.testing.assert_close(y, (x * x).sum(1))
+
+
+def _accumulating_ops(cleared):
+    @T.prim_func
+    def main(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"),
+             C: T.Tensor((64, 64), "float32"), M: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((64, 32), "float16")
+            b = T.alloc_shared((32, 64), "float16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            m = T.alloc_fragment((64,), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            if cleared:
+                T.clear(acc)
+                T.fill(m, -T.infinity("float32"))
+            T.gemm(a, b, acc)  # the gemm
+            T.reduce_max(acc, m, dim=1, clear=False)  # the reduction
+            T.copy(acc, C)
+            T.copy(m, M)
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a"])
+def test_tile_operations_that_accumulate_into_an_unwritten_buffer_warn(target):
+    """A gemm without clear_accum and a reduction with clear=False combine
+    with their destination: into a fragment nothing wrote, each is a read
+    of undefined elements (TileOPs' MHA decode combine: NaN now and then)."""
+    with pytest.warns(TileLangWarning) as record:
+        tl.compile(_accumulating_ops(False), target=target,
+                   pass_configs={"tl.disable_cache": True})
+    lines = open(__file__).read().splitlines()
+    marks = sorted(lines[r.lineno - 1].split("# ")[-1] for r in record
+                   if r.category is TileLangWarning)
+    assert marks == ["the gemm", "the reduction"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TileLangWarning)
+        kernel = tl.compile(_accumulating_ops(True), target=target)
+    if target == "cpu":
+        g = torch.Generator().manual_seed(3)
+        a = torch.randn(64, 32, generator=g).half()
+        b = torch.randn(32, 64, generator=g).half()
+        c, m = torch.empty(64, 64), torch.empty(64)
+        kernel(a, b, c, m)
+        want = a.float() @ b.float()
+        torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-3)
+        torch.testing.assert_close(m, want.max(dim=1).values, rtol=1e-3, atol=1e-3)

@@ -498,6 +498,8 @@ func.func @affine_offset(%C: memref<4096x4096xf32>) {
   %c16 = arith.constant 16 : index
   tile.kernel blocks(%bx) in (%c16) threads(128) {
     %c = tile.alloc_fragment : memref<128x128xf32, #tile.scope<fragment>>
+    %z = arith.constant 0.0 : f32
+    tile.fill %c, %z : memref<128x128xf32, #tile.scope<fragment>>, f32
     %m0 = affine.apply affine_map<(d0) -> (d0 * 128)>(%bx)
     tile.copy %c[%c0, %c0] [128, 128] to %C[%m0, %c0] [128, 128] : memref<128x128xf32, #tile.scope<fragment>> to memref<4096x4096xf32>
   }

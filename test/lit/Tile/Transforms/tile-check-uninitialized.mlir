@@ -80,3 +80,35 @@ func.func @partial_write(%v: i8) {
   }
   return
 }
+
+// -----
+
+// Tile operations that read: a reduction into a destination nothing wrote
+// (without `clear` it combines with it), a gemm accumulating into an
+// uncleared fragment. The same operations with `clear` / `clear_accum`,
+// and a reduction whose destination was filled first, do not warn.
+func.func @tile_ops_read(%x: memref<64x64xf32>, %a: memref<64x64xf16, #tile.scope<shared>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads(128) {
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %x[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] : memref<64x64xf32> to memref<64x64xf32, #tile.scope<fragment>>
+    // expected-note @+1 {{allocated here}}
+    %m = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    // expected-warning @+1 {{reads a T.alloc_fragment buffer before anything writes it}}
+    tile.reduce %s -> %m {kind = #tile.reduce<max>, dim = 1} : memref<64x64xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
+    %m2 = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.reduce %s -> %m2 {kind = #tile.reduce<max>, dim = 1, clear} : memref<64x64xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
+    %m3 = tile.alloc_fragment : memref<64xf32, #tile.scope<fragment>>
+    tile.fill %m3, %zero : memref<64xf32, #tile.scope<fragment>>, f32
+    tile.reduce %s -> %m3 {kind = #tile.reduce<sum>, dim = 1} : memref<64x64xf32, #tile.scope<fragment>> -> memref<64xf32, #tile.scope<fragment>>
+    // expected-note @+1 {{allocated here}}
+    %acc = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-warning @+1 {{reads a T.alloc_fragment buffer before anything writes it}}
+    tile.gemm %a, %a, %acc : memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+    %acc2 = tile.alloc_fragment : memref<64x64xf32, #tile.scope<fragment>>
+    tile.gemm %a, %a, %acc2 {clear_accum} : memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>> -> memref<64x64xf32, #tile.scope<fragment>>
+  }
+  return
+}
