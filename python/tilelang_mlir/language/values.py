@@ -850,16 +850,18 @@ def promote(a: DType, b: DType) -> DType:
     unsigned integer)."""
     if a == b:
         return a
-    ea, eb = a.name in _IEEE, b.name in _IEEE
+    # (by element: float16x2 is an IEEE float16 lane by lane)
+    na, nb = a.element.name, b.element.name
+    ea, eb = na in _IEEE, nb in _IEEE
     if ea and eb:
         return b if b.bits > a.bits else a
     if eb:
         return b
     if ea:
         return a
-    if b.name == "bfloat16":
+    if nb == "bfloat16":
         return b
-    if a.name == "bfloat16":
+    if na == "bfloat16":
         return a
     if a.is_float and b.is_float:
         raise TypeError(f"cannot mix {a} and {b} in one operation (TileLang "
