@@ -2,9 +2,9 @@
 check what a T.* construct returns: `isinstance(T.serial(0, n), IRBuilderFrame)`
 holds for this package's loop and kernel constructs (the objects a tile
 program enters with `for` / `with`), but for a `T.serial` whose step is not
-1 (TileLang's own stepped-loop object is no TVM frame). The rest of TVMScript (its parser,
-printer and IR builders) is out of scope: reading another name raises an
-AttributeError that says so."""
+1 (TileLang's own stepped-loop object is no TVM frame). The rest of
+TVMScript (its parser, printer and IR builders) is out of scope: reading
+another name raises an AttributeError that says so."""
 
 from __future__ import annotations
 
